@@ -1,0 +1,45 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Countersign",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "CountersignCrypto", targets: ["CountersignCrypto"]),
+        .library(name: "CountersignServer", targets: ["CountersignServer"]),
+        .library(name: "CountersignClient", targets: ["CountersignClient"]),
+        .executable(name: "countersign", targets: ["countersign"]),
+    ],
+    dependencies: [
+        // Exact pins: these are the versions read and tested here.
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "CountersignCrypto",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(name: "CountersignServer", dependencies: ["CountersignCrypto"]),
+        .target(name: "CountersignClient", dependencies: ["CountersignCrypto"]),
+        .executableTarget(
+            name: "countersign",
+            dependencies: [
+                "CountersignCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "CountersignCryptoTests",
+            dependencies: ["CountersignCrypto"],
+            resources: [.copy("Vectors")]
+        ),
+        .testTarget(
+            name: "CountersignCLITests",
+            dependencies: ["CountersignCrypto"]
+        ),
+    ]
+)

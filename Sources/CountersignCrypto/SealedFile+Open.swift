@@ -1,0 +1,168 @@
+import Crypto
+import Foundation
+
+extension SealedFile {
+    /// Opens a version 1 sealed file, writing each chunk's plaintext to `sink` only after its tag
+    /// verified. Checks run in the order of docs/SPEC.md §4.5. With `expectedSender`, the file must be
+    /// signed by that key. `progress` receives the number of sealed bytes consumed so far.
+    @discardableResult
+    public static func open(from source: ByteSource, to sink: ByteSink, identity: Identity,
+                            expectedSender: PublicKey? = nil, progress: ((Int) -> Void)? = nil) throws -> Opened {
+        typealias F = SealedFileFormat
+        var fixed = [UInt8](repeating: 0, count: F.fixedHeaderLength)
+        var got = try source.fill(&fixed, from: 0, count: 8)
+        guard got == 8, Array(fixed[0..<8]) == F.magic else { throw SealError.unknownFormat }
+        got = try source.fill(&fixed, from: 8, count: 1)
+        guard got == 1 else { throw SealError.header("the file ends inside the header") }
+        guard fixed[8] == F.version else { throw SealError.unknownVersion(fixed[8]) }
+        got = try source.fill(&fixed, from: 9, count: F.fixedHeaderLength - 9)
+        guard got == F.fixedHeaderLength - 9 else { throw SealError.header("the file ends inside the header") }
+        let flags = fixed[9]
+        guard flags & ~F.flagSigned == 0 else { throw SealError.header("unknown flags 0x\(String(flags, radix: 16))") }
+        let signed = flags & F.flagSigned != 0
+        let salt = Array(fixed[10..<10 + F.saltLength])
+        let n = Int(fixed[F.fixedHeaderLength - 2]) << 8 | Int(fixed[F.fixedHeaderLength - 1])
+        guard n >= 1, n <= F.maxRecipients else { throw SealError.header("recipient count \(n) is out of range") }
+        var rest = [UInt8](repeating: 0, count: n * F.stanzaLength + F.macLength)
+        guard try source.fill(&rest, from: 0, count: rest.count) == rest.count else {
+            throw SealError.header("the file ends inside the header")
+        }
+        let header = fixed + rest
+
+        let mine = identity.publicKey.fingerprint
+        var sealedTo: [Fingerprint] = []
+        var fileKey: [UInt8]?
+        for i in 0..<n {
+            let s = F.fixedHeaderLength + i * F.stanzaLength
+            let keyID = Array(header[s..<s + F.keyIDLength])
+            sealedTo.append(Fingerprint(bytes: keyID))
+            guard keyID == mine.bytes, fileKey == nil else { continue }
+            let enc = Array(header[s + F.keyIDLength..<s + F.keyIDLength + F.encLength])
+            let wrapped = Array(header[s + F.keyIDLength + F.encLength..<s + F.stanzaLength])
+            guard let key = HPKEBaseSender.open(wrapped, enc: enc, with: identity.agreementKey, info: F.fileKeyInfo, aad: keyID),
+                  key.count == 32 else {
+                throw SealError.header("the recipient stanza for this key does not unwrap")
+            }
+            fileKey = key
+        }
+        guard let fileKey else { throw SealError.notForThisKey(sealedTo: sealedTo, yours: mine) }
+        let macStart = header.count - F.macLength
+        guard HMAC<SHA256>.isValidAuthenticationCode(header[macStart...], authenticating: header[..<macStart],
+                                                     using: F.headerKey(fileKey)) else {
+            throw SealError.header("the header MAC does not verify")
+        }
+        if expectedSender != nil, !signed { throw SealError.signatureMissing }
+
+        var transcript = SHA256()
+        if signed { transcript.update(data: header) }
+        let key = F.payloadKey(fileKey, salt: salt)
+        let trailer = signed ? F.signatureBlockLength : 0
+        // Enough to hold a full chunk, the trailer and one byte that proves more follows.
+        let window = F.sealedChunkSize + trailer + 1
+        var buffer = [UInt8](repeating: 0, count: 2 * window)
+        var start = 0, end = 0
+        var eof = false
+        var counter: UInt64 = 0
+        var consumed = header.count
+        var nameLength: Int?
+        var fileName: String?
+
+        while true {
+            if end - start < window, !eof {
+                if start > 0 {
+                    buffer.withUnsafeMutableBytes { b in
+                        b.baseAddress!.copyMemory(from: b.baseAddress! + start, byteCount: end - start)
+                    }
+                    end -= start
+                    start = 0
+                }
+                let got = try source.fill(&buffer, from: end, count: buffer.count - end)
+                end += got
+                eof = got < buffer.count - (end - got)
+            }
+            let available = end - start
+            let last = eof && available <= F.sealedChunkSize + trailer
+            let chunkLength = last ? available - trailer : F.sealedChunkSize
+            guard chunkLength >= F.tagLength + 1 else {
+                // Too short to hold a final chunk (and the signature block): the end is missing.
+                throw SealError.truncated
+            }
+            let plaintext: Data
+            do {
+                plaintext = try buffer.withUnsafeBytes { b in
+                    let c = UnsafeRawBufferPointer(rebasing: b[start..<start + chunkLength])
+                    let box = try AES.GCM.SealedBox(nonce: F.chunkNonce(counter, last: last),
+                                                    ciphertext: c.dropLast(F.tagLength), tag: c.suffix(F.tagLength))
+                    return try AES.GCM.open(box, using: key)
+                }
+            } catch {
+                throw last ? classifyFinalFailure(buffer[start..<end], key: key, counter: counter, signed: signed) : SealError.tampered
+            }
+            if signed {
+                buffer.withUnsafeBytes { b in transcript.update(bufferPointer: UnsafeRawBufferPointer(rebasing: b[start..<start + chunkLength])) }
+            }
+            var body = plaintext[...]
+            if nameLength == nil {
+                guard body.count >= 2 else { throw SealError.tampered }
+                let len = Int(body[body.startIndex]) << 8 | Int(body[body.startIndex + 1])
+                guard len <= F.maxNameLength, body.count >= 2 + len else { throw SealError.tampered }
+                let nameBytes = body[(body.startIndex + 2)..<(body.startIndex + 2 + len)]
+                guard let name = String(bytes: nameBytes, encoding: .utf8), !nameBytes.contains(0),
+                      !name.contains("/"), !name.contains("\\") else { throw SealError.tampered }
+                nameLength = len
+                fileName = len == 0 ? nil : name
+                body = body.dropFirst(2 + len)
+            }
+            try sink.write(Data(body))
+            start += chunkLength
+            consumed += chunkLength
+            progress?(consumed)
+            if last { break }
+            counter += 1
+        }
+
+        guard signed else { return Opened(fileName: fileName, signer: nil) }
+        let signerKey: PublicKey
+        do {
+            let block = Array(buffer[start..<end])
+            let box = try AES.GCM.SealedBox(nonce: F.zeroNonce, ciphertext: block.dropLast(F.tagLength), tag: block.suffix(F.tagLength))
+            let content = Array(try AES.GCM.open(box, using: F.signatureKey(fileKey, salt: salt)))
+            guard content.count == 129 else { throw SealError.tampered }
+            signerKey = try PublicKey(point: Array(content[0..<65]))
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: content[65...])
+            let message = F.signaturePrefix + Array(transcript.finalize())
+            guard signerKey.signingKey.isValidSignature(signature, for: message) else {
+                throw SealError.badSignature(expected: expectedSender?.fingerprint, found: signerKey.fingerprint)
+            }
+        } catch let e as SealError {
+            throw e
+        } catch KeyError.invalidPoint {
+            throw SealError.badSignature(expected: expectedSender?.fingerprint, found: nil)
+        } catch {
+            throw SealError.tampered
+        }
+        if let expectedSender, expectedSender != signerKey {
+            throw SealError.badSignature(expected: expectedSender.fingerprint, found: signerKey.fingerprint)
+        }
+        return Opened(fileName: fileName, signer: signerKey)
+    }
+
+    /// The final chunk failed. If what remains is a complete chunk sealed as *not* last, the file was cut
+    /// at a chunk boundary: report truncation, never accept it.
+    private static func classifyFinalFailure(_ rest: ArraySlice<UInt8>, key: SymmetricKey, counter: UInt64, signed: Bool) -> SealError {
+        typealias F = SealedFileFormat
+        // A signed file whose remaining bytes are exactly a valid final chunk lost its signature block.
+        if signed, rest.count <= F.sealedChunkSize,
+           let box = try? AES.GCM.SealedBox(nonce: F.chunkNonce(counter, last: true), ciphertext: rest.dropLast(F.tagLength), tag: rest.suffix(F.tagLength)),
+           (try? AES.GCM.open(box, using: key)) != nil {
+            return .truncated
+        }
+        guard rest.count >= F.sealedChunkSize else { return .tampered }
+        let c = rest.prefix(F.sealedChunkSize)
+        if let box = try? AES.GCM.SealedBox(nonce: F.chunkNonce(counter, last: false), ciphertext: c.dropLast(F.tagLength), tag: c.suffix(F.tagLength)),
+           (try? AES.GCM.open(box, using: key)) != nil {
+            return .truncated
+        }
+        return .tampered
+    }
+}

@@ -1,0 +1,95 @@
+import Crypto
+import Foundation
+
+/// The streaming, multi-recipient, optionally signed format (docs/SPEC.md §4). Sealing and opening hold
+/// two chunks at a time, whatever the size of the input.
+public enum SealedFile {
+    /// What opening learned besides the plaintext.
+    public struct Opened: Equatable, Sendable {
+        /// The name the sender carried inside the encryption, if any.
+        public var fileName: String?
+        /// The verified sender, when the file is signed.
+        public var signer: PublicKey?
+
+        public init(fileName: String?, signer: PublicKey?) { self.fileName = fileName; self.signer = signer }
+    }
+
+    /// Seals `source` to `recipients`. With `signer`, appends the encrypted sender signature.
+    /// `progress` receives the number of plaintext bytes consumed so far.
+    public static func seal<R: RandomNumberGenerator>(
+        from source: ByteSource, to sink: ByteSink, recipients: [PublicKey], signer: Identity? = nil,
+        fileName: String? = nil, using rng: inout R, progress: ((Int) -> Void)? = nil
+    ) throws {
+        typealias F = SealedFileFormat
+        guard !recipients.isEmpty else { throw SealError.invalidArgument("at least one recipient (-r) is needed") }
+        guard recipients.count <= F.maxRecipients else {
+            throw SealError.invalidArgument("at most \(F.maxRecipients) recipients are allowed")
+        }
+        let name = Array((fileName ?? "").utf8)
+        guard name.count <= F.maxNameLength, !name.contains(0), !name.contains(UInt8(ascii: "/")), !name.contains(UInt8(ascii: "\\")) else {
+            throw SealError.invalidArgument("the file name to carry must be at most 255 bytes of UTF-8 without '/', '\\' or NUL")
+        }
+
+        let fileKey = rng.bytes(32)
+        let salt = rng.bytes(F.saltLength)
+        var header = F.magic + [F.version, signer == nil ? 0 : F.flagSigned] + salt
+        header += [UInt8(recipients.count >> 8), UInt8(recipients.count & 0xff)]
+        for r in recipients {
+            let keyID = r.fingerprint.bytes
+            let ephemeral = P256Scalar.keyAgreementKey(using: &rng)
+            let (enc, wrapped) = try HPKEBaseSender.seal(fileKey, to: r.agreementKey, info: F.fileKeyInfo, aad: keyID, ephemeral: ephemeral)
+            header += keyID + enc + wrapped
+        }
+        header += Array(HMAC<SHA256>.authenticationCode(for: header, using: F.headerKey(fileKey)))
+        try sink.write(header)
+
+        var transcript = SHA256()
+        if signer != nil { transcript.update(data: header) }
+        let key = F.payloadKey(fileKey, salt: salt)
+
+        // Two plaintext buffers: the next chunk must be read before the current one is sealed, to know
+        // whether the current one is last.
+        var current = [UInt8](repeating: 0, count: F.chunkSize)
+        var next = [UInt8](repeating: 0, count: F.chunkSize)
+        let prefix = [UInt8(name.count >> 8), UInt8(name.count & 0xff)] + name
+        current.replaceSubrange(0..<prefix.count, with: prefix)
+        var currentCount = prefix.count + (try source.fill(&current, from: prefix.count, count: F.chunkSize - prefix.count))
+        var consumed = currentCount - prefix.count
+        var counter: UInt64 = 0
+        while true {
+            let nextCount = currentCount == F.chunkSize ? try source.fill(&next, from: 0, count: F.chunkSize) : 0
+            let last = nextCount == 0
+            let box = try current.withUnsafeBytes { buf in
+                try AES.GCM.seal(UnsafeRawBufferPointer(rebasing: buf[0..<currentCount]), using: key,
+                                 nonce: F.chunkNonce(counter, last: last))
+            }
+            try sink.write(box.ciphertext)
+            try sink.write(box.tag)
+            if signer != nil {
+                transcript.update(data: box.ciphertext)
+                transcript.update(data: box.tag)
+            }
+            progress?(consumed)
+            if last { break }
+            swap(&current, &next)
+            currentCount = nextCount
+            consumed += nextCount
+            counter += 1
+        }
+
+        if let signer {
+            let message = F.signaturePrefix + Array(transcript.finalize())
+            let signature = try signer.signingKey.signature(for: message)
+            let block = try AES.GCM.seal(signer.publicKey.point + Array(signature.rawRepresentation),
+                                         using: F.signatureKey(fileKey, salt: salt), nonce: F.zeroNonce)
+            try sink.write(block.ciphertext)
+            try sink.write(block.tag)
+        }
+    }
+
+    public static func seal(from source: ByteSource, to sink: ByteSink, recipients: [PublicKey], signer: Identity? = nil,
+                            fileName: String? = nil, progress: ((Int) -> Void)? = nil) throws {
+        var rng = SystemRandomNumberGenerator()
+        try seal(from: source, to: sink, recipients: recipients, signer: signer, fileName: fileName, using: &rng, progress: progress)
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import CountersignCrypto
+import Foundation
+
+/// Reading key files named on the command line, with errors that name the file.
+enum KeyFiles {
+    static func text(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError.io("cannot read \(path): no such file or not readable")
+        }
+        guard data.count <= 1 << 20 else { throw CLIError.usage("\(path) is too large to be a key file") }
+        guard let text = String(data: data, encoding: .utf8) else { throw CLIError.usage("\(path) is not a PEM text file") }
+        return text
+    }
+
+    static func publicKey(_ path: String) throws -> PublicKey {
+        do {
+            return try PublicKey(pem: text(path))
+        } catch let e as KeyError {
+            throw CLIError.usage("\(path): \(e)")
+        }
+    }
+
+    static func identity(_ path: String, passphraseFile: String?) throws -> Identity {
+        let pem = try text(path)
+        do {
+            return try Identity(pem: pem) {
+                if let passphraseFile { return try Terminal.passphrase(fromFile: passphraseFile) }
+                return try Terminal.ask("Passphrase for \(path): ")
+            }
+        } catch let e as KeyError {
+            throw CLIError.usage("\(path): \(e)")
+        }
+    }
+}
+
+/// `--passphrase-file`, shared by the commands that read an identity.
+struct PassphraseOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Read the key's passphrase from the first line of this file.", valueName: "file"))
+    var passphraseFile: String?
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import CountersignCrypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Keygen: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a P-256 identity (or a legacy RSA key).",
+        discussion: """
+        The private key is PKCS#8 PEM, encrypted with scrypt and AES-256 unless --no-passphrase, so \
+        `openssl pkey` reads it too. With -o it goes to that file (mode 0600) and the public key (SPKI PEM) \
+        to standard output; without -o the private key goes to standard output and the public key to \
+        standard error. The fingerprint always goes to standard error.
+        """
+    )
+
+    @Option(name: .short, help: ArgumentHelp("Write the private key to this file (must not exist).", valueName: "file"))
+    var output: String?
+
+    @Option(name: .long, help: ArgumentHelp("Read the new passphrase from the first line of this file.", valueName: "file"))
+    var passphraseFile: String?
+
+    @Flag(name: .long, help: "Store the private key unencrypted.")
+    var noPassphrase = false
+
+    @Option(name: .long, help: ArgumentHelp("Make an RSA key of this size for the PingIdentity legacy payload (1024 is weak).", valueName: "bits"))
+    var rsaLegacy: Int?
+
+    func validate() throws {
+        if noPassphrase, passphraseFile != nil { throw ValidationError("--no-passphrase and --passphrase-file exclude each other") }
+    }
+
+    func run() throws {
+        let passphrase = try newPassphrase()
+        let privatePEM: String, publicPEM: String, fingerprint: Fingerprint
+        if let bits = rsaLegacy {
+            let key = try LegacyRSAKey.generate(bits: bits)
+            if bits < 2048 { Terminal.warn("warning: RSA-\(bits) is weak; use it only to talk to the PingIdentity app") }
+            privatePEM = try key.pem(passphrase: passphrase)
+            publicPEM = key.publicKeyPEM + "\n"
+            fingerprint = key.fingerprint
+        } else {
+            let identity = Identity.generate()
+            privatePEM = try identity.pem(passphrase: passphrase)
+            publicPEM = identity.publicKey.pem(.spki)
+            fingerprint = identity.publicKey.fingerprint
+        }
+        if let output {
+            let file = try AtomicOutput(path: output, force: false)
+            try file.sink.write(Array(privatePEM.utf8))
+            try file.commit()
+            print(publicPEM, terminator: "")
+        } else {
+            print(privatePEM, terminator: "")
+            FileHandle.standardError.write(Data(publicPEM.utf8))
+        }
+        Terminal.warn("fingerprint: \(fingerprint)")
+    }
+
+    private func newPassphrase() throws -> [UInt8]? {
+        if noPassphrase { return nil }
+        if let passphraseFile { return try Terminal.passphrase(fromFile: passphraseFile) }
+        guard isatty(0) == 1 || FileManager.default.isReadableFile(atPath: "/dev/tty") else {
+            throw CLIError.usage("no terminal to ask for a passphrase; use --passphrase-file or --no-passphrase")
+        }
+        let first = try Terminal.ask("New passphrase: ")
+        guard !first.isEmpty else { throw CLIError.usage("empty passphrase; use --no-passphrase to store the key unencrypted") }
+        let second = try Terminal.ask("Repeat passphrase: ")
+        guard first == second else { throw CLIError.usage("the passphrases do not match; nothing was written") }
+        return first
+    }
+}

@@ -1,0 +1,113 @@
+import ArgumentParser
+import CountersignCrypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Open: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open a sealed file (Countersign or FileLock format, detected).",
+        discussion: """
+        With -o, the plaintext appears at OUT only after every check passed; on any failure nothing is \
+        there and the exit status is 1. To standard output, only authenticated plaintext is written: a \
+        signed file is verified completely before its first byte is written (docs/SPEC.md §4.6).
+        """
+    )
+
+    @Option(name: .short, help: ArgumentHelp("Your private key file.", valueName: "keyfile"))
+    var identity: String
+
+    @OptionGroup var passphrase: PassphraseOption
+
+    @Option(name: .long, help: ArgumentHelp("Demand a signature by this sender's public key.", valueName: "pubkey"))
+    var from: String?
+
+    @Option(name: .short, help: ArgumentHelp("Write the plaintext here instead of standard output.", valueName: "out"))
+    var output: String?
+
+    @Flag(name: .long, help: "Replace OUT if it exists.")
+    var force = false
+
+    @Argument(help: ArgumentHelp("The sealed file; - or nothing for standard input.", valueName: "file"))
+    var input: String?
+
+    func run() throws {
+        let sender = try from.map(KeyFiles.publicKey)
+        let me = try KeyFiles.identity(identity, passphraseFile: passphrase.passphraseFile)
+        let source = try FileDescriptorSource(path: input)
+        let head = try PrefixedSource.peek(source, count: 10)
+        let file = try output.map { try AtomicOutput(path: $0, force: force) }
+        do {
+            let opened: SealedFile.Opened
+            if head.starts(with: [0, 0, 0, 113]) {
+                guard sender == nil else { throw SealError.signatureMissing }
+                opened = try openFileLock(PrefixedSource(prefix: head, rest: source), identity: me, sink: file?.sink)
+            } else if head.starts(with: Array("CSEAL".utf8) + [0x0d, 0x0a, 0x1a]) {
+                let signed = head.count == 10 && head[9] & 1 == 1
+                if file == nil, signed {
+                    opened = try openVerifiedFirst(source, head: head, identity: me, sender: sender)
+                } else {
+                    let progress = Terminal.Progress(label: "opening", total: source.size)
+                    defer { progress?.finish() }
+                    opened = try SealedFile.open(from: PrefixedSource(prefix: head, rest: source),
+                                                 to: file?.sink ?? FileDescriptorSink(fd: 1), identity: me,
+                                                 expectedSender: sender, progress: progress.map { p in { p.update($0) } })
+                }
+            } else {
+                throw SealError.unknownFormat
+            }
+            try file?.commit()
+            if let name = opened.fileName { Terminal.warn("file name: \(name)") }
+            if let signer = opened.signer { Terminal.warn("signed by: \(signer.fingerprint)") }
+        } catch {
+            file?.discard()
+            throw error
+        }
+    }
+
+    private func openFileLock(_ source: ByteSource, identity: Identity, sink: ByteSink?) throws -> SealedFile.Opened {
+        guard let package = try PrefixedSource.readAll(source, limit: FileLockPackage.maxPlaintext + 157) else {
+            throw SealError.tooLarge(limit: FileLockPackage.maxPlaintext)
+        }
+        let plaintext = try FileLockPackage.open(package, with: identity)
+        try plaintext.withUnsafeBytes { try (sink ?? FileDescriptorSink(fd: 1)).write($0) }
+        return SealedFile.Opened(fileName: nil, signer: nil)
+    }
+
+    /// Pass 1 checks every tag and the signature and writes nothing; pass 2 decrypts to stdout. Input
+    /// that cannot be re-read is first spooled, still sealed, to an unlinked temporary file.
+    private func openVerifiedFirst(_ source: FileDescriptorSource, head: [UInt8], identity: Identity,
+                                   sender: PublicKey?) throws -> SealedFile.Opened {
+        var replay: FileDescriptorSource = source
+        if !source.isSeekable {
+            replay = try spool(PrefixedSource(prefix: head, rest: source))
+        } else {
+            try source.rewind()
+        }
+        let progress = Terminal.Progress(label: "verifying", total: replay.size)
+        _ = try SealedFile.open(from: replay, to: DiscardSink(), identity: identity, expectedSender: sender,
+                                progress: progress.map { p in { p.update($0) } })
+        progress?.finish()
+        try replay.rewind()
+        return try SealedFile.open(from: replay, to: FileDescriptorSink(fd: 1), identity: identity, expectedSender: sender)
+    }
+
+    private func spool(_ source: ByteSource) throws -> FileDescriptorSource {
+        let dir = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        var template = Array((dir + "/countersign-spool-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw CLIError.io("cannot create a spool file in \(dir)") }
+        unlink(String(cString: template))
+        let sink = FileDescriptorSink(fd: fd)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 { break }
+            try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+        let spooled = FileDescriptorSource(fd: fd, owns: true)
+        try spooled.rewind()
+        return spooled
+    }
+}
