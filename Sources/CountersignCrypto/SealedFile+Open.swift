@@ -37,10 +37,10 @@ extension SealedFile {
             let keyID = Array(header[s..<s + F.keyIDLength])
             sealedTo.append(Fingerprint(bytes: keyID))
             guard keyID == mine.bytes, fileKey == nil else { continue }
-            let enc = Array(header[s + F.keyIDLength..<s + F.keyIDLength + F.encLength])
-            let wrapped = Array(header[s + F.keyIDLength + F.encLength..<s + F.stanzaLength])
-            guard let key = HPKEBaseSender.open(wrapped, enc: enc, with: identity.agreementKey, info: F.fileKeyInfo, aad: keyID),
-                  key.count == 32 else {
+            let stanza = RecipientStanza(keyID: keyID,
+                                         enc: Array(header[s + F.keyIDLength..<s + F.keyIDLength + F.encLength]),
+                                         wrappedKey: Array(header[s + F.keyIDLength + F.encLength..<s + F.stanzaLength]))
+            guard let key = identity.unwrap(stanza) else {
                 throw SealError.header("the recipient stanza for this key does not unwrap")
             }
             fileKey = key

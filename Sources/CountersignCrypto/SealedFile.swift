@@ -35,10 +35,7 @@ public enum SealedFile {
         var header = F.magic + [F.version, signer == nil ? 0 : F.flagSigned] + salt
         header += [UInt8(recipients.count >> 8), UInt8(recipients.count & 0xff)]
         for r in recipients {
-            let keyID = r.fingerprint.bytes
-            let ephemeral = P256Scalar.keyAgreementKey(using: &rng)
-            let (enc, wrapped) = try HPKEBaseSender.seal(fileKey, to: r.agreementKey, info: F.fileKeyInfo, aad: keyID, ephemeral: ephemeral)
-            header += keyID + enc + wrapped
+            header += try r.wrap(fileKey: fileKey, using: &rng).bytes
         }
         header += Array(HMAC<SHA256>.authenticationCode(for: header, using: F.headerKey(fileKey)))
         try sink.write(header)
