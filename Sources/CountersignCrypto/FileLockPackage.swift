@@ -6,7 +6,7 @@ import Foundation
 public enum FileLockPackage {
     /// 256 MiB: above this the user is told to use the streaming format.
     public static let maxPlaintext = 256 << 20
-    static let wrappedKeyLength = 113
+    public static let wrappedKeyLength = 113
 
     public static func seal<R: RandomNumberGenerator>(_ plaintext: [UInt8], to recipient: PublicKey,
                                                       using rng: inout R) throws -> [UInt8] {

@@ -36,16 +36,16 @@ struct Open: ParsableCommand {
         let sender = try from.map(KeyFiles.publicKey)
         let me = try KeyFiles.identity(identity, passphraseFile: passphrase.passphraseFile)
         let source = try FileDescriptorSource(path: input)
-        let head = try PrefixedSource.peek(source, count: 10)
+        let head = try PrefixedSource.peek(source, count: SealedFormat.detectionLength)
         let file = try output.map { try AtomicOutput(path: $0, force: force) }
         do {
             let opened: SealedFile.Opened
-            if head.starts(with: [0, 0, 0, 113]) {
+            switch SealedFormat.detect(head) {
+            case .filelock?:
                 guard sender == nil else { throw SealError.signatureMissing }
                 opened = try openFileLock(PrefixedSource(prefix: head, rest: source), identity: me, sink: file?.sink)
-            } else if head.starts(with: Array("CSEAL".utf8) + [0x0d, 0x0a, 0x1a]) {
-                let signed = head.count == 10 && head[9] & 1 == 1
-                if file == nil, signed {
+            case .countersign?:
+                if file == nil, SealedFormat.isSigned(head) {
                     opened = try openVerifiedFirst(source, head: head, identity: me, sender: sender)
                 } else {
                     let progress = Terminal.Progress(label: "opening", total: source.size)
@@ -54,7 +54,7 @@ struct Open: ParsableCommand {
                                                  to: file?.sink ?? FileDescriptorSink(fd: 1), identity: me,
                                                  expectedSender: sender, progress: progress.map { p in { p.update($0) } })
                 }
-            } else {
+            case nil:
                 throw SealError.unknownFormat
             }
             try file?.commit()

@@ -5,12 +5,7 @@ import Foundation
 import Glibc
 #endif
 
-enum SealFormat: String, ExpressibleByArgument, CaseIterable {
-    /// The streaming, multi-recipient format of docs/SPEC.md §4.
-    case countersign
-    /// FileLock's four-chunk package (one recipient, no signature, held in memory).
-    case filelock
-}
+extension SealedFormat: ExpressibleByArgument {}
 
 struct Seal: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,7 +25,7 @@ struct Seal: ParsableCommand {
     @OptionGroup var passphrase: PassphraseOption
 
     @Option(name: .long, help: "countersign (default) or filelock (the FileLock iOS app's package).")
-    var format: SealFormat = .countersign
+    var format: SealedFormat = .countersign
 
     @Flag(name: .long, help: "Carry FILE's base name inside the encryption.")
     var keepName = false

@@ -1,0 +1,89 @@
+import Crypto
+import Foundation
+@testable import CountersignCrypto
+
+/// One scenario file under Vectors/ (docs/SPEC.md §6).
+struct TestVector {
+    var name: String
+    var expect: String
+    var identity: Identity
+    var from: PublicKey?
+    var payloadSHA256: String?
+    var comment: String
+    var bytes: [UInt8]
+
+    init(name: String, expect: String, identity: Identity, from: PublicKey? = nil, payload: [UInt8]? = nil,
+         comment: String, bytes: [UInt8]) {
+        self.name = name; self.expect = expect; self.identity = identity; self.from = from
+        self.payloadSHA256 = payload.map { Array(SHA256.hash(data: $0)).hex }
+        self.comment = comment; self.bytes = bytes
+    }
+
+    init(parsing text: String, name: String) throws {
+        let parts = text.components(separatedBy: "\n\n")
+        var fields: [String: String] = [:]
+        for line in parts[0].split(separator: "\n") {
+            let kv = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            fields[kv[0]] = kv[1]
+        }
+        self.name = name
+        expect = fields["expect"]!
+        let pem = String(decoding: Data(base64Encoded: fields["identity"]!)!, as: UTF8.self)
+        identity = try Identity(pem: pem) { [] }
+        from = try fields["from"].map { try PublicKey(spki: Array(Data(base64Encoded: $0)!)) }
+        payloadSHA256 = fields["payload"]
+        comment = fields["comment"] ?? ""
+        bytes = [UInt8](hex: parts[1].replacingOccurrences(of: "\n", with: ""))
+    }
+
+    var text: String {
+        var rng = SeededRandom(seed: "pem")
+        var out = "expect: \(expect)\n"
+        out += "identity: \(Data(try! identity.pem(passphrase: nil, using: &rng).utf8).base64EncodedString())\n"
+        if let from { out += "from: \(Data(from.spkiDER).base64EncodedString())\n" }
+        if let payloadSHA256 { out += "payload: \(payloadSHA256)\n" }
+        out += "comment: \(comment)\n\n"
+        let hex = bytes.hex
+        var i = hex.startIndex
+        while i < hex.endIndex {
+            let j = hex.index(i, offsetBy: 128, limitedBy: hex.endIndex) ?? hex.endIndex
+            out += hex[i..<j] + "\n"
+            i = j
+        }
+        return out
+    }
+
+    /// Opens the bytes as a user would and returns the `expect:` class of the outcome.
+    func run() -> String {
+        do {
+            let plaintext: [UInt8]
+            switch SealedFormat.detect(Array(bytes.prefix(SealedFormat.detectionLength))) {
+            case .countersign?:
+                let sink = MemorySink()
+                try SealedFile.open(from: MemorySource(bytes), to: sink, identity: identity, expectedSender: from)
+                plaintext = sink.bytes
+            case .filelock?:
+                plaintext = try FileLockPackage.open(bytes, with: identity)
+            case nil:
+                throw SealError.unknownFormat
+            }
+            return Array(SHA256.hash(data: plaintext)).hex == payloadSHA256 ? "success" : "wrong plaintext"
+        } catch let e as SealError {
+            switch e {
+            case .unknownFormat: return "unknown format"
+            case .unknownVersion: return "unknown version"
+            case .header: return "header"
+            case .notForThisKey: return "not for this key"
+            case .tampered: return "tampered"
+            case .truncated: return "truncated"
+            case .signatureMissing: return "signature missing"
+            case .badSignature: return "bad signature"
+            case .malformed: return "malformed"
+            case .tooLarge: return "too large"
+            case .invalidArgument: return "invalid argument"
+            }
+        } catch {
+            return "unexpected \(error)"
+        }
+    }
+}
