@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// Runs the built `countersign` binary and other real tools (openssl, python3) in a scratch directory.
+struct CLI {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let binary: String = {
+        for config in ["debug", "release"] {
+            let path = packageRoot.appendingPathComponent(".build/\(config)/countersign").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/countersign").path
+    }()
+    static let interop = packageRoot.appendingPathComponent("Tests/interop").path
+    static let fixtures = packageRoot.appendingPathComponent("Tests/CountersignCryptoTests/Vectors/keys").path
+
+    let dir: URL
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("cs-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    }
+
+    struct Output {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// `countersign ARGS` with optional stdin bytes.
+    @discardableResult
+    func cs(_ args: String..., stdin: Data? = nil) throws -> Output {
+        try run(Self.binary, args, stdin: stdin)
+    }
+
+    @discardableResult
+    func run(_ tool: String, _ args: [String], stdin: Data? = nil) throws -> Output {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env")
+        p.arguments = tool.hasPrefix("/") ? args : [tool] + args
+        p.currentDirectoryURL = dir
+        let out = Pipe(), inp = Pipe()
+        // stderr goes to a file: small, and reading two pipes at once needs shared mutable state.
+        let errURL = dir.appendingPathComponent(".stderr-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let err = try FileHandle(forWritingTo: errURL)
+        defer { try? FileManager.default.removeItem(at: errURL) }
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = stdin == nil ? FileHandle.nullDevice : inp
+        try p.run()
+        if let stdin {
+            DispatchQueue.global().async {
+                inp.fileHandleForWriting.write(stdin)
+                try? inp.fileHandleForWriting.close()
+            }
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        try err.close()
+        let errData = FileManager.default.contents(atPath: errURL.path) ?? Data()
+        return Output(status: p.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+    func write(_ name: String, _ data: Data) throws { try data.write(to: dir.appendingPathComponent(name)) }
+    func read(_ name: String) -> Data? { FileManager.default.contents(atPath: path(name)) }
+    func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path(name)) }
+    /// Files in the scratch directory, to prove no temporary was left behind.
+    func listing() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()) ?? [] }
+
+    static func random(_ n: Int) -> Data {
+        var g = SystemRandomNumberGenerator()
+        return Data((0..<n).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+}
