@@ -32,6 +32,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "countersign-bench",
+            dependencies: ["CountersignCrypto", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Benchmarks/WrapBench"
+        ),
         .testTarget(
             name: "CountersignCryptoTests",
             dependencies: ["CountersignCrypto"],

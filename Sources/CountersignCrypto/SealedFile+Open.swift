@@ -113,7 +113,7 @@ extension SealedFile {
                 fileName = len == 0 ? nil : name
                 body = body.dropFirst(2 + len)
             }
-            try sink.write(Data(body))
+            try body.withUnsafeBytes { try sink.write($0) }
             start += chunkLength
             consumed += chunkLength
             progress?(consumed)

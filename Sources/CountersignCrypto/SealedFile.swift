@@ -44,34 +44,40 @@ public enum SealedFile {
         if signer != nil { transcript.update(data: header) }
         let key = F.payloadKey(fileKey, salt: salt)
 
-        // Two plaintext buffers: the next chunk must be read before the current one is sealed, to know
-        // whether the current one is last.
-        var current = [UInt8](repeating: 0, count: F.chunkSize)
-        var next = [UInt8](repeating: 0, count: F.chunkSize)
+        // Chunks are sealed a batch at a time on all cores. The next batch is read before the current
+        // one is sealed, to know whether the current one holds the final chunk.
+        let batchBytes = F.batchChunks * F.chunkSize
+        var current = [UInt8](repeating: 0, count: batchBytes)
+        var next = [UInt8](repeating: 0, count: batchBytes)
         let prefix = [UInt8(name.count >> 8), UInt8(name.count & 0xff)] + name
         current.replaceSubrange(0..<prefix.count, with: prefix)
-        var currentCount = prefix.count + (try source.fill(&current, from: prefix.count, count: F.chunkSize - prefix.count))
+        var currentCount = prefix.count + (try source.fill(&current, from: prefix.count, count: batchBytes - prefix.count))
         var consumed = currentCount - prefix.count
         var counter: UInt64 = 0
+        let boxes = UnsafeMutableBufferPointer<AES.GCM.SealedBox?>.allocate(capacity: F.batchChunks)
+        boxes.initialize(repeating: nil)
+        defer { boxes.deinitialize(); boxes.deallocate() }
         while true {
-            let nextCount = currentCount == F.chunkSize ? try source.fill(&next, from: 0, count: F.chunkSize) : 0
-            let last = nextCount == 0
-            let box = try current.withUnsafeBytes { buf in
-                try AES.GCM.seal(UnsafeRawBufferPointer(rebasing: buf[0..<currentCount]), using: key,
-                                 nonce: F.chunkNonce(counter, last: last))
-            }
-            try sink.write(box.ciphertext)
-            try sink.write(box.tag)
-            if signer != nil {
-                transcript.update(data: box.ciphertext)
-                transcript.update(data: box.tag)
+            let nextCount = currentCount == batchBytes ? try source.fill(&next, from: 0, count: batchBytes) : 0
+            let lastBatch = nextCount == 0
+            let chunks = (currentCount + F.chunkSize - 1) / F.chunkSize
+            sealBatch(current, count: currentCount, chunks: chunks, firstCounter: counter, lastBatch: lastBatch, key: key, into: boxes)
+            for i in 0..<chunks {
+                guard let box = boxes[i] else { throw SealError.invalidArgument("AES-GCM failed to seal a chunk") }
+                try sink.write(box.ciphertext)
+                try sink.write(box.tag)
+                if signer != nil {
+                    transcript.update(data: box.ciphertext)
+                    transcript.update(data: box.tag)
+                }
+                boxes[i] = nil
             }
             progress?(consumed)
-            if last { break }
+            if lastBatch { break }
             swap(&current, &next)
             currentCount = nextCount
             consumed += nextCount
-            counter += 1
+            counter += UInt64(chunks)
         }
 
         if let signer {
@@ -81,6 +87,23 @@ public enum SealedFile {
                                          using: F.signatureKey(fileKey, salt: salt), nonce: F.zeroNonce)
             try sink.write(block.ciphertext)
             try sink.write(block.tag)
+        }
+    }
+
+    /// Seals the chunks of one batch in parallel; `boxes[i]` receives chunk `i` (nil only if AES-GCM failed).
+    private static func sealBatch(_ plaintext: [UInt8], count: Int, chunks: Int, firstCounter: UInt64, lastBatch: Bool,
+                                  key: SymmetricKey, into boxes: UnsafeMutableBufferPointer<AES.GCM.SealedBox?>) {
+        typealias F = SealedFileFormat
+        plaintext.withUnsafeBytes { raw in
+            nonisolated(unsafe) let raw = raw
+            nonisolated(unsafe) let boxes = boxes
+            let work: @Sendable (Int) -> Void = { i in
+                let start = i * F.chunkSize
+                let end = min(start + F.chunkSize, count)
+                let nonce = F.chunkNonce(firstCounter + UInt64(i), last: lastBatch && i == chunks - 1)
+                boxes[i] = try? AES.GCM.seal(UnsafeRawBufferPointer(rebasing: raw[start..<end]), using: key, nonce: nonce)
+            }
+            if chunks == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: chunks, execute: work) }
         }
     }
 

@@ -14,6 +14,8 @@ enum SealedFileFormat {
     static let fixedHeaderLength = 8 + 1 + 1 + saltLength + 2   // before the stanzas
     static let maxRecipients = 256
     static let chunkSize = 64 * 1024
+    /// Chunks sealed in parallel per batch: 1 MiB, enough to keep two cores busy between writes.
+    static let batchChunks = 16
     static let tagLength = 16
     static let sealedChunkSize = chunkSize + tagLength
     static let signatureBlockLength = 65 + 64 + tagLength

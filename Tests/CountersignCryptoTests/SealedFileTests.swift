@@ -48,7 +48,9 @@ enum Sealing {
     static let sealedChunk = SealedFileFormat.sealedChunkSize
 
     // Sizes around the chunk boundaries; the stream carries a 2-byte name prefix.
-    @Test(arguments: [0, 1, chunk - 2, chunk - 1, chunk, 2 * chunk - 2, 2 * chunk + 5, 3 * chunk + 1])
+    // Also around the 16-chunk batch that is sealed in parallel.
+    @Test(arguments: [0, 1, chunk - 2, chunk - 1, chunk, 2 * chunk - 2, 2 * chunk + 5, 3 * chunk + 1,
+                      16 * chunk - 2, 16 * chunk - 1, 32 * chunk - 2, 33 * chunk + 70_000])
     func roundTrip(size: Int) throws {
         var rng = SeededRandom(seed: "data \(size)")
         let plaintext = rng.bytes(size)

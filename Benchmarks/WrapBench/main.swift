@@ -1,0 +1,35 @@
+import Crypto
+import CountersignCrypto
+import Foundation
+
+// Times one recipient wrap (HPKE seal of a file key) and unwrap (HPKE open), beside the bare P-256
+// ECDH they cannot be faster than, measured in the same run. Run in release mode:
+//   swift run -c release countersign-bench [iterations]
+let iterations = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 5000
+var rng = SystemRandomNumberGenerator()
+let identity = Identity.generate()
+let recipient = identity.publicKey
+let fileKey = rng.bytes(32)
+
+func time(_ label: String, _ body: () throws -> Void) rethrows -> Double {
+    for _ in 0..<200 { try body() }   // warm up
+    let start = ContinuousClock.now
+    for _ in 0..<iterations { try body() }
+    let elapsed = ContinuousClock.now - start
+    let micros = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
+    return micros / Double(iterations)
+}
+
+var stanza = try recipient.wrap(fileKey: fileKey, using: &rng)
+let wrap = try time("wrap") { stanza = try recipient.wrap(fileKey: fileKey, using: &rng) }
+var opened: [UInt8]? = nil
+let unwrap = time("unwrap") { opened = identity.unwrap(stanza) }
+precondition(opened == fileKey, "unwrap did not return the file key")
+
+let peerKey = P256.KeyAgreement.PrivateKey()
+let peerPub = P256.KeyAgreement.PrivateKey().publicKey
+let ecdh = try time("ecdh") { _ = try peerKey.sharedSecretFromKeyAgreement(with: peerPub) }
+let keygenEcdh = try time("keygen+ecdh") { _ = try P256.KeyAgreement.PrivateKey().sharedSecretFromKeyAgreement(with: peerPub) }
+
+print(String(format: "wrap   (HPKE seal, 1 recipient): %7.1f µs   goal <= 100 µs   %.2fx a bare keygen+ECDH (%.1f µs)", wrap, wrap / keygenEcdh, keygenEcdh))
+print(String(format: "unwrap (HPKE open, 1 recipient): %7.1f µs   goal <=  40 µs   %.2fx a bare ECDH (%.1f µs)", unwrap, unwrap / ecdh, ecdh))
