@@ -57,8 +57,10 @@ extension SealedFile {
         if signed { transcript.update(data: header) }
         let key = F.payloadKey(fileKey, salt: salt)
         let trailer = signed ? F.signatureBlockLength : 0
-        // Enough to hold a full chunk, the trailer and one byte that proves more follows.
-        let window = F.sealedChunkSize + trailer + 1
+        // Chunks are opened a batch at a time on all cores. The window holds a full batch, the trailer
+        // and one byte that proves more follows.
+        let batchSealed = F.batchChunks * F.sealedChunkSize
+        let window = batchSealed + trailer + 1
         var buffer = [UInt8](repeating: 0, count: 2 * window)
         var start = 0, end = 0
         var eof = false
@@ -66,6 +68,9 @@ extension SealedFile {
         var consumed = header.count
         var nameLength: Int?
         var fileName: String?
+        let opened = UnsafeMutableBufferPointer<Data?>.allocate(capacity: F.batchChunks)
+        opened.initialize(repeating: nil)
+        defer { opened.deinitialize(); opened.deallocate() }
 
         while true {
             if end - start < window, !eof {
@@ -81,44 +86,48 @@ extension SealedFile {
                 eof = got < buffer.count - (end - got)
             }
             let available = end - start
-            let last = eof && available <= F.sealedChunkSize + trailer
-            let chunkLength = last ? available - trailer : F.sealedChunkSize
-            guard chunkLength >= F.tagLength + 1 else {
+            let finalBatch = eof && available <= batchSealed + trailer
+            let payload = finalBatch ? available - trailer : batchSealed
+            guard payload >= F.tagLength + 1 else {
                 // Too short to hold a final chunk (and the signature block): the end is missing.
                 throw SealError.truncated
             }
-            let plaintext: Data
-            do {
-                plaintext = try buffer.withUnsafeBytes { b in
-                    let c = UnsafeRawBufferPointer(rebasing: b[start..<start + chunkLength])
-                    let box = try AES.GCM.SealedBox(nonce: F.chunkNonce(counter, last: last),
-                                                    ciphertext: c.dropLast(F.tagLength), tag: c.suffix(F.tagLength))
-                    return try AES.GCM.open(box, using: key)
+            let chunks = (payload + F.sealedChunkSize - 1) / F.sealedChunkSize
+            let finalLength = payload - (chunks - 1) * F.sealedChunkSize
+            openChunks(buffer, from: start, chunks: chunks, finalLength: finalBatch ? finalLength : nil,
+                       firstCounter: counter, key: key, into: opened)
+            for i in 0..<chunks {
+                let isFinal = finalBatch && i == chunks - 1
+                let chunkStart = start + i * F.sealedChunkSize
+                let chunkLength = isFinal ? finalLength : F.sealedChunkSize
+                guard isFinal ? chunkLength >= F.tagLength + 1 : true else { throw SealError.truncated }
+                guard let plaintext = opened[i] else {
+                    throw isFinal ? classifyFinalFailure(buffer[chunkStart..<end], key: key, counter: counter + UInt64(i), signed: signed)
+                                  : SealError.tampered
                 }
-            } catch {
-                throw last ? classifyFinalFailure(buffer[start..<end], key: key, counter: counter, signed: signed) : SealError.tampered
+                opened[i] = nil
+                if signed {
+                    buffer.withUnsafeBytes { b in transcript.update(bufferPointer: UnsafeRawBufferPointer(rebasing: b[chunkStart..<chunkStart + chunkLength])) }
+                }
+                var body = plaintext[...]
+                if nameLength == nil {
+                    guard body.count >= 2 else { throw SealError.tampered }
+                    let len = Int(body[body.startIndex]) << 8 | Int(body[body.startIndex + 1])
+                    guard len <= F.maxNameLength, body.count >= 2 + len else { throw SealError.tampered }
+                    let nameBytes = body[(body.startIndex + 2)..<(body.startIndex + 2 + len)]
+                    guard let name = String(bytes: nameBytes, encoding: .utf8), !nameBytes.contains(0),
+                          !name.contains("/"), !name.contains("\\") else { throw SealError.tampered }
+                    nameLength = len
+                    fileName = len == 0 ? nil : name
+                    body = body.dropFirst(2 + len)
+                }
+                try body.withUnsafeBytes { try sink.write($0) }
+                consumed += chunkLength
             }
-            if signed {
-                buffer.withUnsafeBytes { b in transcript.update(bufferPointer: UnsafeRawBufferPointer(rebasing: b[start..<start + chunkLength])) }
-            }
-            var body = plaintext[...]
-            if nameLength == nil {
-                guard body.count >= 2 else { throw SealError.tampered }
-                let len = Int(body[body.startIndex]) << 8 | Int(body[body.startIndex + 1])
-                guard len <= F.maxNameLength, body.count >= 2 + len else { throw SealError.tampered }
-                let nameBytes = body[(body.startIndex + 2)..<(body.startIndex + 2 + len)]
-                guard let name = String(bytes: nameBytes, encoding: .utf8), !nameBytes.contains(0),
-                      !name.contains("/"), !name.contains("\\") else { throw SealError.tampered }
-                nameLength = len
-                fileName = len == 0 ? nil : name
-                body = body.dropFirst(2 + len)
-            }
-            try body.withUnsafeBytes { try sink.write($0) }
-            start += chunkLength
-            consumed += chunkLength
+            start += payload
             progress?(consumed)
-            if last { break }
-            counter += 1
+            if finalBatch { break }
+            counter += UInt64(chunks)
         }
 
         guard signed else { return Opened(fileName: fileName, signer: nil) }
@@ -145,6 +154,28 @@ extension SealedFile {
             throw SealError.badSignature(expected: expectedSender.fingerprint, found: signerKey.fingerprint)
         }
         return Opened(fileName: fileName, signer: signerKey)
+    }
+
+    /// Opens `chunks` consecutive sealed chunks from `offset` in parallel; `opened[i]` is nil where the tag
+    /// failed. With `finalLength`, the last one is the final chunk and has that length.
+    private static func openChunks(_ buffer: [UInt8], from offset: Int, chunks: Int, finalLength: Int?, firstCounter: UInt64,
+                                   key: SymmetricKey, into opened: UnsafeMutableBufferPointer<Data?>) {
+        typealias F = SealedFileFormat
+        buffer.withUnsafeBytes { raw in
+            nonisolated(unsafe) let raw = raw
+            nonisolated(unsafe) let opened = opened
+            let work: @Sendable (Int) -> Void = { i in
+                let isFinal = finalLength != nil && i == chunks - 1
+                let length = isFinal ? finalLength! : F.sealedChunkSize
+                guard length >= F.tagLength + 1 else { opened[i] = nil; return }
+                let start = offset + i * F.sealedChunkSize
+                let c = UnsafeRawBufferPointer(rebasing: raw[start..<start + length])
+                opened[i] = try? AES.GCM.open(AES.GCM.SealedBox(nonce: F.chunkNonce(firstCounter + UInt64(i), last: isFinal),
+                                                                ciphertext: c.dropLast(F.tagLength), tag: c.suffix(F.tagLength)),
+                                              using: key)
+            }
+            if chunks == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: chunks, execute: work) }
+        }
     }
 
     /// The final chunk failed. If what remains is a complete chunk sealed as *not* last, the file was cut

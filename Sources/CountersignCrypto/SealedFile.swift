@@ -58,10 +58,21 @@ public enum SealedFile {
         boxes.initialize(repeating: nil)
         defer { boxes.deinitialize(); boxes.deallocate() }
         while true {
-            let nextCount = currentCount == batchBytes ? try source.fill(&next, from: 0, count: batchBytes) : 0
-            let lastBatch = nextCount == 0
+            // All but the batch's last chunk are sealed while the next batch is read; the last one
+            // waits to learn whether the input ended with it.
             let chunks = (currentCount + F.chunkSize - 1) / F.chunkSize
-            sealBatch(current, count: currentCount, chunks: chunks, firstCounter: counter, lastBatch: lastBatch, key: key, into: boxes)
+            let nextCount: Int
+            if currentCount == batchBytes {
+                nextCount = try readConcurrently(source, into: &next, count: batchBytes) {
+                    sealChunks(current, count: currentCount, range: 0..<chunks - 1, firstCounter: counter, lastChunk: nil, key: key, into: boxes)
+                }
+            } else {
+                nextCount = 0
+                sealChunks(current, count: currentCount, range: 0..<chunks - 1, firstCounter: counter, lastChunk: nil, key: key, into: boxes)
+            }
+            let lastBatch = nextCount == 0
+            sealChunks(current, count: currentCount, range: chunks - 1..<chunks, firstCounter: counter,
+                       lastChunk: lastBatch ? chunks - 1 : nil, key: key, into: boxes)
             for i in 0..<chunks {
                 guard let box = boxes[i] else { throw SealError.invalidArgument("AES-GCM failed to seal a chunk") }
                 try sink.write(box.ciphertext)
@@ -90,21 +101,50 @@ public enum SealedFile {
         }
     }
 
-    /// Seals the chunks of one batch in parallel; `boxes[i]` receives chunk `i` (nil only if AES-GCM failed).
-    private static func sealBatch(_ plaintext: [UInt8], count: Int, chunks: Int, firstCounter: UInt64, lastBatch: Bool,
-                                  key: SymmetricKey, into boxes: UnsafeMutableBufferPointer<AES.GCM.SealedBox?>) {
+    /// Seals chunks `range` of a batch in parallel; `boxes[i]` receives chunk `i` (nil only if AES-GCM failed).
+    /// `lastChunk` is the index that carries the final flag, if it is in this batch.
+    private static func sealChunks(_ plaintext: [UInt8], count: Int, range: Range<Int>, firstCounter: UInt64, lastChunk: Int?,
+                                   key: SymmetricKey, into boxes: UnsafeMutableBufferPointer<AES.GCM.SealedBox?>) {
         typealias F = SealedFileFormat
+        guard !range.isEmpty else { return }
         plaintext.withUnsafeBytes { raw in
             nonisolated(unsafe) let raw = raw
             nonisolated(unsafe) let boxes = boxes
-            let work: @Sendable (Int) -> Void = { i in
+            let work: @Sendable (Int) -> Void = { j in
+                let i = range.lowerBound + j
                 let start = i * F.chunkSize
                 let end = min(start + F.chunkSize, count)
-                let nonce = F.chunkNonce(firstCounter + UInt64(i), last: lastBatch && i == chunks - 1)
+                let nonce = F.chunkNonce(firstCounter + UInt64(i), last: i == lastChunk)
                 boxes[i] = try? AES.GCM.seal(UnsafeRawBufferPointer(rebasing: raw[start..<end]), using: key, nonce: nonce)
             }
-            if chunks == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: chunks, execute: work) }
+            if range.count == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: range.count, execute: work) }
         }
+    }
+
+    /// Fills `buffer` from `source` on another thread while `work` runs on this one; returns bytes read.
+    static func readConcurrently(_ source: ByteSource, into buffer: inout [UInt8], count: Int, while work: () -> Void) throws -> Int {
+        nonisolated(unsafe) let source = source
+        nonisolated(unsafe) var result: Result<Int, Error> = .success(0)
+        let done = DispatchSemaphore(value: 0)
+        try buffer.withUnsafeMutableBytes { raw in
+            nonisolated(unsafe) let raw = raw
+            DispatchQueue.global().async {
+                result = Result {
+                    var got = 0
+                    while got < count {
+                        let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[got..<count]))
+                        if n == 0 { break }
+                        got += n
+                    }
+                    return got
+                }
+                done.signal()
+            }
+            work()
+            done.wait()
+            _ = try result.get()
+        }
+        return try result.get()
     }
 
     public static func seal(from source: ByteSource, to sink: ByteSink, recipients: [PublicKey], signer: Identity? = nil,
