@@ -24,7 +24,7 @@ extension PublicKey {
 extension Identity {
     /// The file key, or nil when the stanza does not open with this identity (wrong key or altered).
     public func unwrap(_ stanza: RecipientStanza) -> [UInt8]? {
-        guard let key = HPKEBaseSender.open(stanza.wrappedKey, enc: stanza.enc, with: agreementKey,
+        guard let key = HPKEBaseSender.open(stanza.wrappedKey, enc: stanza.enc, with: agreementKey, recipientPoint: publicKey.point,
                                             info: SealedFileFormat.fileKeyInfo, aad: stanza.keyID),
               key.count == 32 else { return nil }
         return key

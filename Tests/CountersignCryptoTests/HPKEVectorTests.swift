@@ -39,10 +39,27 @@ import Testing
         }
         // The single-shot opener used for stanzas agrees on the first message and refuses a flipped bit.
         let first = vector.encryptions[0]
-        #expect(HPKEBaseSender.open([UInt8](hex: first.ct), enc: [UInt8](hex: vector.enc), with: key,
+        #expect(HPKEBaseSender.open([UInt8](hex: first.ct), enc: [UInt8](hex: vector.enc), with: key, recipientPoint: [UInt8](hex: vector.pkRm),
                                     info: [UInt8](hex: vector.info), aad: [UInt8](hex: first.aad))?.hex == first.pt)
         var bad = [UInt8](hex: first.ct); bad[0] ^= 1
-        #expect(HPKEBaseSender.open(bad, enc: [UInt8](hex: vector.enc), with: key, info: [UInt8](hex: vector.info),
+        #expect(HPKEBaseSender.open(bad, enc: [UInt8](hex: vector.enc), with: key, recipientPoint: [UInt8](hex: vector.pkRm), info: [UInt8](hex: vector.info),
                                     aad: [UInt8](hex: first.aad)) == nil)
+    }
+
+    @Test func swiftCryptoOpensWhatWeSeal() throws {
+        var rng = SeededRandom(seed: "hpke cross")
+        for i in 0..<20 {
+            let recipient = Identity.generate(using: &rng)
+            let ephemeral = P256Scalar.keyAgreementKey(using: &rng)
+            let msg = rng.bytes(i * 7), info = rng.bytes(i), aad = rng.bytes(20 - i)
+            let (enc, ct) = try HPKEBaseSender.seal(msg, to: recipient.publicKey.agreementKey, info: info, aad: aad, ephemeral: ephemeral)
+            var r = try HPKE.Recipient(privateKey: recipient.agreementKey, ciphersuite: .P256_SHA256_AES_GCM_256,
+                                       info: Data(info), encapsulatedKey: Data(enc))
+            #expect(Array(try r.open(ct, authenticating: aad)) == msg)
+            var s = try HPKE.Sender(recipientKey: recipient.publicKey.agreementKey, ciphersuite: .P256_SHA256_AES_GCM_256, info: Data(info))
+            let theirs = try s.seal(msg, authenticating: aad)
+            #expect(HPKEBaseSender.open(Array(theirs), enc: Array(s.encapsulatedKey), with: recipient.agreementKey,
+                                        recipientPoint: recipient.publicKey.point, info: info, aad: aad) == msg)
+        }
     }
 }
