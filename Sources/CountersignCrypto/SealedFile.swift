@@ -74,13 +74,12 @@ public enum SealedFile {
             sealChunks(current, count: currentCount, range: chunks - 1..<chunks, firstCounter: counter,
                        lastChunk: lastBatch ? chunks - 1 : nil, key: key, into: boxes)
             for i in 0..<chunks {
-                guard let box = boxes[i] else { throw SealError.invalidArgument("AES-GCM failed to seal a chunk") }
-                try sink.write(box.ciphertext)
-                try sink.write(box.tag)
-                if signer != nil {
-                    transcript.update(data: box.ciphertext)
-                    transcript.update(data: box.tag)
+                // combined = nonce || ciphertext || tag (12-byte nonce), so one write carries ciphertext || tag.
+                guard let sealed = boxes[i]?.combined?.dropFirst(12) else {
+                    throw SealError.invalidArgument("AES-GCM failed to seal a chunk")
                 }
+                try sink.write(sealed)
+                if signer != nil { transcript.update(data: sealed) }
                 boxes[i] = nil
             }
             progress?(consumed)
