@@ -11,6 +11,8 @@ enum PKCS8Encryption {
     /// Bounds on what a hostile key file may make us compute.
     static let maxScryptN = 1 << 20
     static let maxPBKDF2Iterations = 10_000_000
+    /// scrypt needs 128·r·N bytes; 256 MiB admits age's N = 2^18, r = 8 and refuses a key file that asks for gigabytes.
+    static let maxScryptMemory = 256 << 20
 
     static func encrypt<R: RandomNumberGenerator>(_ pkcs8: [UInt8], passphrase: [UInt8], using rng: inout R) throws -> [UInt8] {
         let salt = rng.bytes(16)
@@ -65,7 +67,7 @@ enum PKCS8Encryption {
                 let n = try kp.readInt(), r = try kp.readInt(), p = try kp.readInt()
                 if !kp.isAtEnd { guard try kp.readInt() == keyLength else { throw KeyError.malformedKey("scrypt key length does not match the cipher") } }
                 try kp.expectEnd()
-                guard n > 1, n & (n - 1) == 0, n <= maxScryptN, r >= 1, p >= 1, r * p < 1 << 30, r <= 32, p <= 16 else {
+                guard n > 1, n & (n - 1) == 0, n <= maxScryptN, r >= 1, r <= 32, p >= 1, p <= 16, 128 * r * n <= maxScryptMemory else {
                     throw KeyError.unsupportedEncryption("scrypt parameters N=\(n) r=\(r) p=\(p) are out of the accepted range")
                 }
                 key = try KDF.Scrypt.deriveKey(from: passphrase, salt: salt, outputByteCount: keyLength,

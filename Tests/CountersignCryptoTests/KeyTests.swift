@@ -97,6 +97,21 @@ import Testing
         #expect(throws: KeyError.unsupportedEncryption("scrypt parameters N=1073741824 r=8 p=1 are out of the accepted range")) {
             try Identity(pem: pem) { Array("x".utf8) }
         }
+        // N = 2^20 with r = 32 is within each bound but would need 4 GiB.
+        let kdf2 = DER.sequence(DER.encode(DER.oid, OID.scrypt),
+                                DER.sequence(DER.encode(DER.octetString, [1, 2, 3]), DER.integer(1 << 20), DER.integer(32), DER.integer(1)))
+        let der2 = DER.sequence(DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(kdf2, scheme)),
+                                DER.encode(DER.octetString, [UInt8](repeating: 0, count: 32)))
+        #expect(throws: KeyError.unsupportedEncryption("scrypt parameters N=1048576 r=32 p=1 are out of the accepted range")) {
+            try Identity(pem: PEM(label: "ENCRYPTED PRIVATE KEY", der: der2).text) { Array("x".utf8) }
+        }
+        // PBKDF2 with 2^31 iterations.
+        let pbkdf2 = DER.sequence(DER.encode(DER.oid, OID.pbkdf2), DER.sequence(DER.encode(DER.octetString, [1, 2, 3]), DER.integer(1 << 31)))
+        let der3 = DER.sequence(DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(pbkdf2, scheme)),
+                                DER.encode(DER.octetString, [UInt8](repeating: 0, count: 32)))
+        #expect(throws: KeyError.unsupportedEncryption("PBKDF2 iteration count 2147483648 is out of range")) {
+            try Identity(pem: PEM(label: "ENCRYPTED PRIVATE KEY", der: der3).text) { Array("x".utf8) }
+        }
     }
 
     @Test func refusesInvalidPoints() throws {
