@@ -138,7 +138,9 @@ extension SealedFile {
             let content = Array(try AES.GCM.open(box, using: F.signatureKey(fileKey, salt: salt)))
             guard content.count == 129 else { throw SealError.tampered }
             signerKey = try PublicKey(point: Array(content[0..<65]))
-            let signature = try P256.Signing.ECDSASignature(rawRepresentation: content[65...])
+            guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: content[65...]) else {
+                throw SealError.badSignature(expected: expectedSender?.fingerprint, found: signerKey.fingerprint)
+            }
             let message = F.signaturePrefix + Array(transcript.finalize())
             guard signerKey.signingKey.isValidSignature(signature, for: message) else {
                 throw SealError.badSignature(expected: expectedSender?.fingerprint, found: signerKey.fingerprint)

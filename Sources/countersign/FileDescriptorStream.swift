@@ -35,9 +35,6 @@ final class FileDescriptorSource: ByteSource {
         }
     }
 
-    /// Regular files can be read twice (verify, then decrypt); pipes cannot.
-    var isSeekable: Bool { lseek(fd, 0, SEEK_CUR) >= 0 }
-
     var size: Int? {
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }

@@ -58,7 +58,7 @@ struct Open: ParsableCommand {
                 throw SealError.unknownFormat
             }
             try file?.commit()
-            if let name = opened.fileName { Terminal.warn("file name: \(name)") }
+            if let name = opened.fileName { Terminal.warn("file name: \(Terminal.printable(name))") }
             if let signer = opened.signer { Terminal.warn("signed by: \(signer.fingerprint)") }
         } catch {
             file?.discard()
@@ -75,16 +75,12 @@ struct Open: ParsableCommand {
         return SealedFile.Opened(fileName: nil, signer: nil)
     }
 
-    /// Pass 1 checks every tag and the signature and writes nothing; pass 2 decrypts to stdout. Input
-    /// that cannot be re-read is first spooled, still sealed, to an unlinked temporary file.
+    /// Pass 1 checks every tag and the signature and writes nothing; pass 2 decrypts to stdout. Both run
+    /// on a private copy of the *sealed* input (an unlinked temporary file), so the bytes decrypted in pass 2
+    /// are the bytes verified in pass 1 even if the original file changes in between.
     private func openVerifiedFirst(_ source: FileDescriptorSource, head: [UInt8], identity: Identity,
                                    sender: PublicKey?) throws -> SealedFile.Opened {
-        var replay: FileDescriptorSource = source
-        if !source.isSeekable {
-            replay = try spool(PrefixedSource(prefix: head, rest: source))
-        } else {
-            try source.rewind()
-        }
+        let replay = try spool(PrefixedSource(prefix: head, rest: source))
         let progress = Terminal.Progress(label: "verifying", total: replay.size)
         _ = try SealedFile.open(from: replay, to: DiscardSink(), identity: identity, expectedSender: sender,
                                 progress: progress.map { p in { p.update($0) } })
@@ -99,6 +95,7 @@ struct Open: ParsableCommand {
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw CLIError.io("cannot create a spool file in \(dir)") }
         unlink(String(cString: template))
+        let spooled = FileDescriptorSource(fd: fd, owns: true)
         let sink = FileDescriptorSink(fd: fd)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -106,7 +103,6 @@ struct Open: ParsableCommand {
             if n == 0 { break }
             try buffer.withUnsafeBytes { try sink.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         }
-        let spooled = FileDescriptorSource(fd: fd, owns: true)
         try spooled.rewind()
         return spooled
     }

@@ -11,6 +11,13 @@ enum Terminal {
         FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 
+    /// `text` with control characters (C0, DEL, C1) escaped, so a sender-chosen string cannot drive the terminal.
+    static func printable(_ text: String) -> String {
+        text.unicodeScalars.map { s in
+            s.value < 0x20 || (0x7f...0x9f).contains(s.value) ? "\\u{\(String(s.value, radix: 16))}" : String(s)
+        }.joined()
+    }
+
     /// First line of the file, without its line ending.
     static func passphrase(fromFile path: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {

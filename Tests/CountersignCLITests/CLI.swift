@@ -71,7 +71,8 @@ struct CLI {
     func listing() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()) ?? [] }
 
     static func random(_ n: Int) -> Data {
-        var g = SystemRandomNumberGenerator()
-        return Data((0..<n).map { _ in UInt8.random(in: 0...255, using: &g) })
+        let urandom = FileHandle(forReadingAtPath: "/dev/urandom")!
+        defer { try? urandom.close() }
+        return urandom.readData(ofLength: n)
     }
 }

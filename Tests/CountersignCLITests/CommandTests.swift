@@ -118,4 +118,29 @@ import Testing
         let fl = try t.cs("seal", "--format", "filelock", "-r", "bob.pub", "-r", "alice.pub", "-o", "x", "data")
         #expect(fl.status != 0 && fl.stderr.contains("exactly one recipient"))
     }
+
+    @Test func killedOpenLeavesNoPartialOrTemporaryFile() throws {
+        let (t, _) = try Self.setUp()
+        let big = CLI.random(40 << 20)
+        try t.write("big", big)
+        #expect(try t.cs("seal", "-r", "bob.pub", "-o", "big.cs", "big").status == 0)
+        let before = t.listing()
+        for delay in [0.05, 0.2, 0.5] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: CLI.binary)
+            p.arguments = ["open", "-i", "bob.key", "-o", "out", "big.cs"]
+            p.currentDirectoryURL = t.dir
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            // Either the run finished (complete OUT) or nothing at all is left: never a partial OUT or a temp file.
+            if t.exists("out") {
+                #expect(t.read("out") == big)
+                try FileManager.default.removeItem(atPath: t.path("out"))
+            }
+            #expect(t.listing() == before, "after SIGKILL at \(delay) s")
+        }
+    }
 }
