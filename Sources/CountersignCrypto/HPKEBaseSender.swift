@@ -38,14 +38,22 @@ enum HPKEBaseSender {
         let kemContext = enc + recipientPoint
         let eaePRK = labeledExtract(salt: [], label: "eae_prk", ikm: dh.withUnsafeBytes { Array($0) }, suite: kemSuiteID)
         let sharedSecret = labeledExpand(eaePRK, label: "shared_secret", info: kemContext, length: 32, suite: kemSuiteID)
-        let pskIDHash = labeledExtract(salt: [], label: "psk_id_hash", ikm: [], suite: hpkeSuiteID)
-        let infoHash = labeledExtract(salt: [], label: "info_hash", ikm: info, suite: hpkeSuiteID)
-        let context = [0x00] + pskIDHash + infoHash
+        let context = info == fileKeyInfo ? fileKeyContext : keyScheduleContext(info: info)
         let secret = labeledExtract(salt: sharedSecret, label: "secret", ikm: [], suite: hpkeSuiteID)
         let key = labeledExpand(secret, label: "key", info: context, length: 32, suite: hpkeSuiteID)
         let nonce = labeledExpand(secret, label: "base_nonce", info: context, length: 12, suite: hpkeSuiteID)
         return (SymmetricKey(data: key), try! AES.GCM.Nonce(data: nonce))
     }
+
+    /// mode || psk_id_hash || info_hash; it depends on `info` alone, so the file-key one is computed once.
+    private static func keyScheduleContext(info: [UInt8]) -> [UInt8] {
+        let pskIDHash = labeledExtract(salt: [], label: "psk_id_hash", ikm: [], suite: hpkeSuiteID)
+        let infoHash = labeledExtract(salt: [], label: "info_hash", ikm: info, suite: hpkeSuiteID)
+        return [0x00] + pskIDHash + infoHash
+    }
+
+    private static let fileKeyInfo = SealedFileFormat.fileKeyInfo
+    private static let fileKeyContext = keyScheduleContext(info: fileKeyInfo)
 
     private static func labeledExtract(salt: [UInt8], label: String, ikm: [UInt8], suite: [UInt8]) -> [UInt8] {
         let labeled = Array("HPKE-v1".utf8) + suite + Array(label.utf8) + ikm
