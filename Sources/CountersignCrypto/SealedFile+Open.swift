@@ -57,13 +57,15 @@ extension SealedFile {
         if signed { transcript.update(data: header) }
         let key = F.payloadKey(fileKey, salt: salt)
         let trailer = signed ? F.signatureBlockLength : 0
-        // Chunks are opened a batch at a time on all cores. The window holds a full batch, the trailer
-        // and one byte that proves more follows.
+        // Chunks are opened a batch at a time on all cores while the next batch is read. A window holds a
+        // full batch, the trailer and one byte that proves more follows; after a batch only that small
+        // tail is carried into the other window.
         let batchSealed = F.batchChunks * F.sealedChunkSize
         let window = batchSealed + trailer + 1
-        var buffer = [UInt8](repeating: 0, count: 2 * window)
-        var start = 0, end = 0
-        var eof = false
+        var buffer = [UInt8](repeating: 0, count: window)
+        var spare = [UInt8](repeating: 0, count: window)
+        var end = try source.fill(&buffer, from: 0, count: window)
+        var eof = end < window
         var counter: UInt64 = 0
         var consumed = header.count
         var nameLength: Int?
@@ -71,21 +73,10 @@ extension SealedFile {
         let opened = UnsafeMutableBufferPointer<Data?>.allocate(capacity: F.batchChunks)
         opened.initialize(repeating: nil)
         defer { opened.deinitialize(); opened.deallocate() }
+        var start = 0   // where the unread bytes of `buffer` begin: the signature block after the loop
 
         while true {
-            if end - start < window, !eof {
-                if start > 0 {
-                    buffer.withUnsafeMutableBytes { b in
-                        b.baseAddress!.copyMemory(from: b.baseAddress! + start, byteCount: end - start)
-                    }
-                    end -= start
-                    start = 0
-                }
-                let got = try source.fill(&buffer, from: end, count: buffer.count - end)
-                end += got
-                eof = got < buffer.count - (end - got)
-            }
-            let available = end - start
+            let available = end
             let finalBatch = eof && available <= batchSealed + trailer
             let payload = finalBatch ? available - trailer : batchSealed
             guard payload >= F.tagLength + 1 else {
@@ -94,8 +85,18 @@ extension SealedFile {
             }
             let chunks = (payload + F.sealedChunkSize - 1) / F.sealedChunkSize
             let finalLength = payload - (chunks - 1) * F.sealedChunkSize
-            openChunks(buffer, from: start, chunks: chunks, finalLength: finalBatch ? finalLength : nil,
-                       firstCounter: counter, key: key, into: opened)
+            var nextEnd = 0, nextEOF = true
+            if finalBatch {
+                openChunks(buffer, from: 0, chunks: chunks, finalLength: finalLength, firstCounter: counter, key: key, into: opened)
+            } else {
+                let tail = end - payload
+                spare.replaceSubrange(0..<tail, with: buffer[payload..<end])
+                let got = try SealedFile.readConcurrently(source, into: &spare, from: tail, count: window - tail) {
+                    openChunks(buffer, from: 0, chunks: chunks, finalLength: nil, firstCounter: counter, key: key, into: opened)
+                }
+                nextEnd = tail + got
+                nextEOF = eof || got < window - tail
+            }
             for i in 0..<chunks {
                 let isFinal = finalBatch && i == chunks - 1
                 let chunkStart = start + i * F.sealedChunkSize
@@ -124,9 +125,11 @@ extension SealedFile {
                 try body.withUnsafeBytes { try sink.write($0) }
                 consumed += chunkLength
             }
-            start += payload
             progress?(consumed)
-            if finalBatch { break }
+            if finalBatch { start = payload; break }
+            swap(&buffer, &spare)
+            end = nextEnd
+            eof = nextEOF
             counter += UInt64(chunks)
         }
 

@@ -120,8 +120,10 @@ public enum SealedFile {
         }
     }
 
-    /// Fills `buffer` from `source` on another thread while `work` runs on this one; returns bytes read.
-    static func readConcurrently(_ source: ByteSource, into buffer: inout [UInt8], count: Int, while work: () -> Void) throws -> Int {
+    /// Fills `count` bytes of `buffer` from `offset`, from `source` on another thread while `work` runs on
+    /// this one; returns bytes read (fewer only at end of input).
+    static func readConcurrently(_ source: ByteSource, into buffer: inout [UInt8], from offset: Int = 0, count: Int,
+                                 while work: () -> Void) throws -> Int {
         nonisolated(unsafe) let source = source
         nonisolated(unsafe) var result: Result<Int, Error> = .success(0)
         let done = DispatchSemaphore(value: 0)
@@ -131,7 +133,7 @@ public enum SealedFile {
                 result = Result {
                     var got = 0
                     while got < count {
-                        let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[got..<count]))
+                        let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[(offset + got)..<(offset + count)]))
                         if n == 0 { break }
                         got += n
                     }
