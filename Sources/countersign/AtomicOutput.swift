@@ -38,7 +38,7 @@ final class AtomicOutput {
             let mask = umask(0)
             umask(mask)
             fchmod(fd, mode & ~mask)
-            namedTemporary = String(cString: template)
+            namedTemporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
         self.path = path
         self.force = force

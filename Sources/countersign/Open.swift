@@ -94,7 +94,7 @@ struct Open: ParsableCommand {
         var template = Array((dir + "/countersign-spool-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw CLIError.io("cannot create a spool file in \(dir)") }
-        unlink(String(cString: template))
+        unlink(String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self))
         let spooled = FileDescriptorSource(fd: fd, owns: true)
         let sink = FileDescriptorSink(fd: fd)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
