@@ -1,0 +1,95 @@
+import Crypto
+import Foundation
+
+/// Why a one-time passcode setup or URI was refused.
+public enum OTPError: Error, Equatable, Sendable, CustomStringConvertible {
+    case malformedURI(String)
+    case invalidSecret(String)
+    case invalidParameter(String)
+
+    public var description: String {
+        switch self {
+        case .malformedURI(let why): return "malformed otpauth URI: \(why)"
+        case .invalidSecret(let why): return "invalid secret: \(why)"
+        case .invalidParameter(let why): return "invalid OTP parameter: \(why)"
+        }
+    }
+}
+
+/// HOTP (RFC 4226) and TOTP (RFC 6238). Time and the last accepted step are passed in: the caller owns
+/// the clock and the replay state.
+public struct OTPGenerator: Equatable, Sendable {
+    public enum Algorithm: String, CaseIterable, Sendable { case sha1 = "SHA1", sha256 = "SHA256", sha512 = "SHA512" }
+
+    public let secret: [UInt8]
+    public let algorithm: Algorithm
+    public let digits: Int
+    /// TOTP step in seconds.
+    public let period: Int
+
+    public init(secret: [UInt8], algorithm: Algorithm = .sha1, digits: Int = 6, period: Int = 30) throws {
+        guard !secret.isEmpty else { throw OTPError.invalidSecret("empty") }
+        guard (6...8).contains(digits) else { throw OTPError.invalidParameter("digits must be 6, 7 or 8, not \(digits)") }
+        guard period >= 1, period <= 86_400 else { throw OTPError.invalidParameter("period must be 1 to 86400 seconds, not \(period)") }
+        self.secret = secret; self.algorithm = algorithm; self.digits = digits; self.period = period
+    }
+
+    /// RFC 4226 §5.3: dynamic truncation of HMAC(secret, counter), modulo 10^digits, zero-padded.
+    public func code(counter: UInt64) -> String {
+        let key = SymmetricKey(data: secret)
+        let message = withUnsafeBytes(of: counter.bigEndian) { Array($0) }
+        let mac: [UInt8]
+        switch algorithm {
+        case .sha1: mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: key))
+        case .sha256: mac = Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
+        case .sha512: mac = Array(HMAC<SHA512>.authenticationCode(for: message, using: key))
+        }
+        let offset = Int(mac[mac.count - 1] & 0x0f)
+        let binary = (UInt32(mac[offset] & 0x7f) << 24) | (UInt32(mac[offset + 1]) << 16) | (UInt32(mac[offset + 2]) << 8) | UInt32(mac[offset + 3])
+        var modulus: UInt32 = 1
+        for _ in 0..<digits { modulus *= 10 }
+        let value = String(binary % modulus)
+        return String(repeating: "0", count: digits - value.count) + value
+    }
+
+    /// The TOTP time step containing `date` (RFC 6238 §4.2, T0 = 0).
+    public func step(at date: Date) -> UInt64 {
+        let t = date.timeIntervalSince1970
+        return t <= 0 ? 0 : UInt64(t) / UInt64(period)
+    }
+
+    public func code(at date: Date) -> String { code(counter: step(at: date)) }
+
+    /// Checks `candidate` against the steps `window` either side of `date`, newest first, skipping every
+    /// step at or before `lastAcceptedStep` (the replay guard). Returns the step that matched, which the
+    /// caller must store as the new `lastAcceptedStep`; nil when nothing matched.
+    public func verify(_ candidate: String, at date: Date, window: Int = 1, lastAcceptedStep: UInt64? = nil) -> UInt64? {
+        let now = step(at: date)
+        let low = now >= UInt64(window) ? now - UInt64(window) : 0
+        var matched: UInt64?
+        // Every step in the window is computed and compared in constant time, so timing says nothing
+        // about which step (if any) matched.
+        for s in low...(now + UInt64(window)) {
+            let fresh = lastAcceptedStep.map { s > $0 } ?? true
+            if Self.constantTimeEqual(code(counter: s), candidate) && fresh { matched = s }
+        }
+        return matched
+    }
+
+    /// HOTP: checks counters `counter ... counter + lookAhead`; returns the counter that matched (store it + 1).
+    public func verify(_ candidate: String, counter: UInt64, lookAhead: Int = 0) -> UInt64? {
+        var matched: UInt64?
+        for c in counter...(counter + UInt64(lookAhead)) where matched == nil {
+            if Self.constantTimeEqual(code(counter: c), candidate) { matched = c }
+        }
+        return matched
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var diff: UInt8 = 0
+        for i in 0..<x.count { diff |= x[i] ^ y[i] }
+        return diff == 0
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// The Key URI Format (`otpauth://TYPE/LABEL?secret=…&issuer=…&algorithm=…&digits=…&period=…&counter=…`)
+/// that every authenticator app reads. Parsing is strict and says which part is wrong.
+public struct OTPAuthURI: Equatable, Sendable {
+    public enum Kind: Equatable, Sendable { case totp, hotp(counter: UInt64) }
+
+    public var kind: Kind
+    public var issuer: String?
+    public var account: String
+    public var generator: OTPGenerator
+
+    public init(kind: Kind, issuer: String?, account: String, generator: OTPGenerator) {
+        self.kind = kind; self.issuer = issuer; self.account = account; self.generator = generator
+    }
+
+    public init(parsing text: String) throws {
+        guard let c = URLComponents(string: text) else { throw OTPError.malformedURI("not a URI") }
+        guard c.scheme?.lowercased() == "otpauth" else { throw OTPError.malformedURI("the scheme must be otpauth://") }
+        let type = c.host?.lowercased()
+        guard type == "totp" || type == "hotp" else { throw OTPError.malformedURI("the type must be totp or hotp, not \(c.host ?? "nothing")") }
+        let label = String(c.percentEncodedPath.dropFirst()).removingPercentEncoding ?? ""
+        guard !label.isEmpty else { throw OTPError.malformedURI("the label (account name) is missing") }
+        var query: [String: String] = [:]
+        for item in c.queryItems ?? [] {
+            let name = item.name.lowercased()
+            guard query[name] == nil else { throw OTPError.malformedURI("parameter \(name) appears twice") }
+            query[name] = item.value ?? ""
+        }
+        let parts = label.split(separator: ":", maxSplits: 1).map { String($0).trimmingCharacters(in: .whitespaces) }
+        account = parts.count == 2 ? parts[1] : parts[0]
+        let labelIssuer = parts.count == 2 ? parts[0] : nil
+        if let i = query["issuer"], let l = labelIssuer, i != l {
+            throw OTPError.malformedURI("the issuer parameter (\(i)) differs from the label's prefix (\(l))")
+        }
+        issuer = query["issuer"] ?? labelIssuer
+        guard let secretText = query["secret"], !secretText.isEmpty else { throw OTPError.malformedURI("the secret parameter is missing") }
+        guard let secret = Base32.decode(secretText), !secret.isEmpty else {
+            throw OTPError.invalidSecret("the secret is not base32 (letters A-Z and digits 2-7)")
+        }
+        let algorithm: OTPGenerator.Algorithm
+        switch query["algorithm"]?.uppercased() {
+        case nil, "SHA1": algorithm = .sha1
+        case "SHA256": algorithm = .sha256
+        case "SHA512": algorithm = .sha512
+        case let other?: throw OTPError.invalidParameter("algorithm \(other) is not SHA1, SHA256 or SHA512")
+        }
+        func integer(_ name: String, _ fallback: Int) throws -> Int {
+            guard let v = query[name] else { return fallback }
+            guard let n = Int(v), String(n) == v else { throw OTPError.invalidParameter("\(name) must be a decimal number, not \(v)") }
+            return n
+        }
+        generator = try OTPGenerator(secret: secret, algorithm: algorithm, digits: try integer("digits", 6), period: try integer("period", 30))
+        if type == "hotp" {
+            guard let v = query["counter"], let n = UInt64(v) else { throw OTPError.malformedURI("an hotp URI needs counter=N") }
+            kind = .hotp(counter: n)
+        } else {
+            kind = .totp
+        }
+    }
+
+    /// The canonical URI: issuer in label and parameter, secret unpadded, every parameter explicit.
+    public var uri: String {
+        var c = URLComponents()
+        c.scheme = "otpauth"
+        switch kind {
+        case .totp: c.host = "totp"
+        case .hotp: c.host = "hotp"
+        }
+        let label = issuer.map { "\($0):\(account)" } ?? account
+        c.percentEncodedPath = "/" + (label.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~:@"))) ?? label)
+        var items = [URLQueryItem(name: "secret", value: Base32.encode(generator.secret))]
+        if let issuer { items.append(URLQueryItem(name: "issuer", value: issuer)) }
+        items += [URLQueryItem(name: "algorithm", value: generator.algorithm.rawValue),
+                  URLQueryItem(name: "digits", value: String(generator.digits))]
+        switch kind {
+        case .totp: items.append(URLQueryItem(name: "period", value: String(generator.period)))
+        case .hotp(let counter): items.append(URLQueryItem(name: "counter", value: String(counter)))
+        }
+        c.queryItems = items
+        return c.string ?? ""
+    }
+}

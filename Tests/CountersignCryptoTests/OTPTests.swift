@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import CountersignCrypto
+
+@Suite struct OTPTests {
+    static func rows(_ name: String) throws -> [[String]] {
+        try Fixtures.text(name).split(separator: "\n").filter { !$0.hasPrefix("#") }.map { $0.split(separator: "\t").map(String.init) }
+    }
+
+    static func seed(_ length: Int) -> [UInt8] {
+        Array(String(repeating: "1234567890", count: 7).utf8.prefix(length))
+    }
+
+    @Test func rfc4226Vectors() throws {
+        let g = try OTPGenerator(secret: Self.seed(20))
+        let rows = try Self.rows("otp_rfc4226.tsv")
+        #expect(rows.count == 10)
+        for r in rows { #expect(g.code(counter: UInt64(r[0])!) == r[1], "counter \(r[0])") }
+    }
+
+    @Test func rfc6238Vectors() throws {
+        let rows = try Self.rows("otp_rfc6238.tsv")
+        #expect(rows.count == 18)
+        for r in rows {
+            let alg = OTPGenerator.Algorithm(rawValue: r[1])!
+            let length = [OTPGenerator.Algorithm.sha1: 20, .sha256: 32, .sha512: 64][alg]!
+            let g = try OTPGenerator(secret: Self.seed(length), algorithm: alg, digits: 8)
+            #expect(g.code(at: Date(timeIntervalSince1970: Double(r[0])!)) == r[2], "\(r[0]) \(r[1])")
+        }
+    }
+
+    @Test func windowAndReplayGuard() throws {
+        let g = try OTPGenerator(secret: Self.seed(20))
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let step = g.step(at: now)
+        let code = g.code(at: now)
+        #expect(g.verify(code, at: now) == step)
+        // The previous step's code is accepted with window 1, refused with window 0.
+        let previous = g.code(counter: step - 1)
+        #expect(g.verify(previous, at: now, window: 1) == step - 1)
+        #expect(g.verify(previous, at: now, window: 0) == nil)
+        // Two steps away is outside window 1.
+        #expect(g.verify(g.code(counter: step + 2), at: now, window: 1) == nil)
+        // Replay: once step was accepted, its code (and older ones) are refused.
+        #expect(g.verify(code, at: now, lastAcceptedStep: step) == nil)
+        #expect(g.verify(previous, at: now, lastAcceptedStep: step - 1) == nil)
+        #expect(g.verify(g.code(counter: step + 1), at: now, lastAcceptedStep: step) == step + 1)
+        // Wrong, short, long and non-digit codes.
+        for bad in ["000000", String(code.dropLast()), code + "0", "abcdef", ""] where bad != code {
+            #expect(g.verify(bad, at: now, window: 1) == nil, "\(bad)")
+        }
+    }
+
+    @Test func hotpLookAhead() throws {
+        let g = try OTPGenerator(secret: Self.seed(20))
+        #expect(g.verify("969429", counter: 0, lookAhead: 5) == 3)
+        #expect(g.verify("969429", counter: 0, lookAhead: 2) == nil)
+        #expect(g.verify("969429", counter: 4, lookAhead: 5) == nil)
+    }
+
+    @Test func parametersAreChecked() {
+        #expect(throws: OTPError.self) { try OTPGenerator(secret: []) }
+        #expect(throws: OTPError.self) { try OTPGenerator(secret: [1], digits: 5) }
+        #expect(throws: OTPError.self) { try OTPGenerator(secret: [1], digits: 9) }
+        #expect(throws: OTPError.self) { try OTPGenerator(secret: [1], period: 0) }
+    }
+
+    @Test func base32RoundTripAndRejects() {
+        var rng = SeededRandom(seed: "b32")
+        for n in 0..<40 {
+            let bytes = rng.bytes(n)
+            let text = Base32.encode(bytes)
+            #expect(!text.contains("="))
+            #expect(Base32.decode(text) == bytes)
+            #expect(Base32.decode(text.lowercased()) == bytes)
+        }
+        #expect(Base32.encode(Array("foobar".utf8)) == "MZXW6YTBOI")   // RFC 4648 §10, unpadded
+        #expect(Base32.decode("MZXW6YTBOI======") == Array("foobar".utf8))
+        #expect(Base32.decode("MZXW6YTB0I") == nil)   // 0 is not in the alphabet
+        #expect(Base32.decode("MZXW6YTBOJ") == nil)   // non-zero leftover bits
+    }
+
+    @Test func uriRoundTripAndReasons() throws {
+        let uri = "otpauth://totp/ACME%20Co:alice@example.com?secret=JBSWY3DPEHPK3PXP&issuer=ACME%20Co&algorithm=SHA256&digits=8&period=60"
+        let parsed = try OTPAuthURI(parsing: uri)
+        #expect(parsed.issuer == "ACME Co" && parsed.account == "alice@example.com")
+        #expect(parsed.generator.algorithm == .sha256 && parsed.generator.digits == 8 && parsed.generator.period == 60)
+        #expect(parsed.generator.secret == Base32.decode("JBSWY3DPEHPK3PXP"))
+        #expect(try OTPAuthURI(parsing: parsed.uri) == parsed)
+        let hotp = try OTPAuthURI(parsing: "otpauth://hotp/bob?secret=JBSWY3DPEHPK3PXP&counter=7")
+        #expect(hotp.kind == .hotp(counter: 7) && hotp.generator.digits == 6 && hotp.generator.algorithm == .sha1)
+        #expect(try OTPAuthURI(parsing: hotp.uri) == hotp)
+        let bad: [(String, String)] = [
+            ("https://totp/x?secret=JBSWY3DP", "scheme"),
+            ("otpauth://motp/x?secret=JBSWY3DP", "type"),
+            ("otpauth://totp/?secret=JBSWY3DP", "label"),
+            ("otpauth://totp/x", "secret"),
+            ("otpauth://totp/x?secret=JBSW1", "base32"),
+            ("otpauth://totp/x?secret=JBSWY3DP&algorithm=MD5", "MD5"),
+            ("otpauth://totp/x?secret=JBSWY3DP&digits=10", "digits"),
+            ("otpauth://totp/x?secret=JBSWY3DP&period=abc", "period"),
+            ("otpauth://hotp/x?secret=JBSWY3DP", "counter"),
+            ("otpauth://totp/A:x?secret=JBSWY3DP&issuer=B", "differs"),
+            ("otpauth://totp/x?secret=JBSWY3DP&secret=JBSWY3DP", "twice"),
+        ]
+        for (text, reason) in bad {
+            do {
+                _ = try OTPAuthURI(parsing: text)
+                Issue.record("accepted \(text)")
+            } catch let e as OTPError {
+                #expect(e.description.contains(reason), "\(text): \(e)")
+            }
+        }
+    }
+}
