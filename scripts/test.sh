@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: the unit, vector and adversarial tests of CountersignCrypto, and the CLI
-# tests that check interoperability with OpenSSL and Python's `cryptography`.
+# tests that check interoperability with OpenSSL, oathtool and Python's `cryptography`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v openssl >/dev/null || need_apt+=(openssl)
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+command -v oathtool >/dev/null || need_apt+=(oathtool)
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
 fi

@@ -15,7 +15,7 @@ struct Countersign: ParsableCommand {
         FileLock app format: countersign seal --format filelock -r filelock.pem photo.jpg > encrypted_file.pkg
         """,
         version: "0.1.0",
-        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self]
+        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, OTPCommand.self]
     )
 
     static func main() {

@@ -1,0 +1,76 @@
+import ArgumentParser
+import CountersignCrypto
+import Foundation
+
+extension OTPGenerator.Algorithm: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument.uppercased().replacingOccurrences(of: "-", with: "")) }
+}
+
+struct OTPCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "otp",
+        abstract: "Print a one-time passcode (like `oathtool --totp -b`).",
+        discussion: """
+        Give either an otpauth:// URI or --secret with its parameters. TOTP unless the URI says hotp \
+        (then its counter is used) or --counter is given.
+        """
+    )
+
+    @Option(name: .long, help: "The shared secret in base32.")
+    var secret: String?
+
+    @Option(name: .long, help: "SHA1 (default), SHA256 or SHA512.")
+    var algorithm: OTPGenerator.Algorithm?
+
+    @Option(name: .long, help: "6 (default), 7 or 8.")
+    var digits: Int?
+
+    @Option(name: .long, help: "TOTP step in seconds (default 30).")
+    var period: Int?
+
+    @Option(name: .long, help: "HOTP: the counter value.")
+    var counter: UInt64?
+
+    @Option(name: .long, help: ArgumentHelp("Compute at this time: Unix seconds or ISO 8601 (default: now).", valueName: "time"))
+    var time: String?
+
+    @Argument(help: "An otpauth:// URI.")
+    var uri: String?
+
+    func validate() throws {
+        if (secret == nil) == (uri == nil) { throw ValidationError("give either an otpauth:// URI or --secret") }
+        if uri != nil, algorithm != nil || digits != nil || period != nil {
+            throw ValidationError("--algorithm, --digits and --period come from the URI; leave them out")
+        }
+    }
+
+    func run() throws {
+        let generator: OTPGenerator
+        var hotpCounter = counter
+        do {
+            if let uri {
+                let parsed = try OTPAuthURI(parsing: uri)
+                generator = parsed.generator
+                if case .hotp(let c) = parsed.kind, hotpCounter == nil { hotpCounter = c }
+            } else {
+                guard let bytes = Base32.decode(secret!), !bytes.isEmpty else {
+                    throw OTPError.invalidSecret("--secret is not base32 (letters A-Z and digits 2-7)")
+                }
+                generator = try OTPGenerator(secret: bytes, algorithm: algorithm ?? .sha1, digits: digits ?? 6, period: period ?? 30)
+            }
+        }
+        if let hotpCounter {
+            print(generator.code(counter: hotpCounter))
+        } else {
+            print(generator.code(at: try date()))
+        }
+    }
+
+    private func date() throws -> Date {
+        guard let time else { return Date() }
+        if let seconds = Double(time) { return Date(timeIntervalSince1970: seconds) }
+        let f = ISO8601DateFormatter()
+        if let d = f.date(from: time) { return d }
+        throw ValidationError("--time must be Unix seconds or ISO 8601 like 2026-11-22T10:00:00Z, not \(time)")
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// `countersign otp` prints what oathtool (an implementation nobody here wrote) prints.
+@Suite struct OTPCommandTests {
+    @Test func matchesOathtool() throws {
+        let t = try CLI()
+        var g = SystemRandomNumberGenerator()
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+        for (alg, digits, period) in [("SHA1", 6, 30), ("SHA256", 8, 30), ("SHA512", 7, 60), ("SHA1", 8, 15)] {
+            for _ in 0..<3 {
+                let secret = String((0..<32).map { _ in alphabet[Int.random(in: 0..<32, using: &g)] })
+                let time = Int.random(in: 0...4_000_000_000, using: &g)
+                let ours = try t.cs("otp", "--secret", secret, "--algorithm", alg, "--digits", "\(digits)", "--period", "\(period)", "--time", "\(time)")
+                #expect(ours.status == 0, "\(ours.stderr)")
+                let theirs = try t.run("oathtool", ["--totp=\(alg.lowercased())", "-d", "\(digits)", "-s", "\(period)s", "-b", secret, "--now", "@\(time)"])
+                #expect(theirs.status == 0, "\(theirs.stderr)")
+                #expect(ours.text == theirs.text, "\(alg) \(digits) \(period) \(time)")
+                // The same through an otpauth:// URI.
+                let uri = "otpauth://totp/t?secret=\(secret)&algorithm=\(alg)&digits=\(digits)&period=\(period)"
+                #expect(try t.cs("otp", uri, "--time", "\(time)").text == theirs.text)
+            }
+        }
+        for counter in [0, 1, 99, 123_456] {
+            let ours = try t.cs("otp", "--secret", "JBSWY3DPEHPK3PXP", "--counter", "\(counter)")
+            let theirs = try t.run("oathtool", ["-b", "-c", "\(counter)", "JBSWY3DPEHPK3PXP"])
+            #expect(ours.text == theirs.text && ours.status == 0, "counter \(counter)")
+        }
+    }
+
+    @Test func badInputSaysWhy() throws {
+        let t = try CLI()
+        let notBase32 = try t.cs("otp", "--secret", "0189")
+        #expect(notBase32.status != 0 && notBase32.stderr.contains("base32"))
+        let badURI = try t.cs("otp", "otpauth://totp/x?secret=JBSWY3DP&digits=12")
+        #expect(badURI.status != 0 && badURI.stderr.contains("digits"))
+        let both = try t.cs("otp", "--secret", "JBSWY3DP", "otpauth://totp/x?secret=JBSWY3DP")
+        #expect(both.status != 0)
+        let badTime = try t.cs("otp", "--secret", "JBSWY3DP", "--time", "yesterday")
+        #expect(badTime.status != 0 && badTime.stderr.contains("ISO 8601"))
+    }
+}
