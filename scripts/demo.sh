@@ -4,6 +4,10 @@
 # command runs it instead.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# libargon2 (password hashing) is a system library the package links.
+if [ ! -f /usr/include/argon2.h ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libargon2-dev
+fi
 swift build -c release --product countersign >&2
 cs="$PWD/.build/release/countersign"
 work=$(mktemp -d)

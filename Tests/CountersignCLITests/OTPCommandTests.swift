@@ -1,4 +1,5 @@
 import Foundation
+import CountersignCrypto
 import Testing
 
 /// `countersign otp` prints what oathtool (an implementation nobody here wrote) prints.
@@ -38,5 +39,19 @@ import Testing
         #expect(both.status != 0)
         let badTime = try t.cs("otp", "--secret", "JBSWY3DP", "--time", "yesterday")
         #expect(badTime.status != 0 && badTime.stderr.contains("ISO 8601"))
+    }
+}
+
+/// PHC strings from the reference `argon2` command verify with ours, and the reverse.
+@Suite struct Argon2InteropTests {
+    @Test func referenceCLIAndOursAgree() throws {
+        let t = try CLI()
+        let out = try t.run("argon2", ["somesaltsomesalt", "-id", "-t", "2", "-k", "19456", "-p", "1", "-e"], stdin: Data("hunter22".utf8))
+        #expect(out.status == 0, "\(out.stderr)")
+        let phc = out.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(phc.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
+        #expect(try PasswordHasher.verify(Array("hunter22".utf8), against: phc))
+        #expect(try !PasswordHasher.verify(Array("hunter23".utf8), against: phc))
+        #expect(!PasswordHasher.owasp.needsRehash(phc))
     }
 }
