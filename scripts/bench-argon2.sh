@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 missing=()
 [ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
 command -v argon2 >/dev/null || missing+=(argon2)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi

@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # libargon2 (password hashing) is a system library the package links.
-if [ ! -f /usr/include/argon2.h ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libargon2-dev
+if [ ! -f /usr/include/argon2.h ] || ! command -v pkg-config >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libargon2-dev pkg-config
 fi
 swift build -c release --product countersign >&2
 cs="$PWD/.build/release/countersign"

@@ -10,6 +10,7 @@ command -v openssl >/dev/null || need_apt+=(openssl)
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
 command -v oathtool >/dev/null || need_apt+=(oathtool)
 [ -f /usr/include/argon2.h ] || need_apt+=(libargon2-dev)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v argon2 >/dev/null || need_apt+=(argon2)
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
