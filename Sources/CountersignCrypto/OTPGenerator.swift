@@ -40,32 +40,38 @@ public struct OTPGenerator: Equatable, Sendable {
     /// The TOTP time step containing `date` (RFC 6238 §4.2, T0 = 0).
     public func step(at date: Date) -> UInt64 {
         let t = date.timeIntervalSince1970
-        return t <= 0 ? 0 : UInt64(t) / UInt64(period)
+        // Clamped so that no date (NaN, negative, year 10^300) can trap the conversion.
+        guard t.isFinite, t > 0 else { return 0 }
+        return UInt64(min(t, 1e18)) / UInt64(period)
     }
 
     public func code(at date: Date) -> String { code(counter: step(at: date)) }
 
-    /// Checks `candidate` against the steps `window` either side of `date`, newest first, skipping every
+    /// Checks `candidate` against the steps `window` (0 to 10) either side of `date`, skipping every
     /// step at or before `lastAcceptedStep` (the replay guard). Returns the step that matched, which the
     /// caller must store as the new `lastAcceptedStep`; nil when nothing matched.
     public func verify(_ candidate: String, at date: Date, window: Int = 1, lastAcceptedStep: UInt64? = nil) -> UInt64? {
         let now = step(at: date)
-        let low = now >= UInt64(window) ? now - UInt64(window) : 0
+        let w = UInt64(max(0, min(window, 10)))
+        let low = now >= w ? now - w : 0
         var matched: UInt64?
         // Every step in the window is computed and compared in constant time, so timing says nothing
         // about which step (if any) matched.
-        for s in low...(now + UInt64(window)) {
+        for s in low...(now + w) {
             let fresh = lastAcceptedStep.map { s > $0 } ?? true
             if Self.constantTimeEqual(code(counter: s), candidate) && fresh { matched = s }
         }
         return matched
     }
 
-    /// HOTP: checks counters `counter ... counter + lookAhead`; returns the counter that matched (store it + 1).
+    /// HOTP: checks counters `counter ... counter + lookAhead` (lookAhead 0 to 100); returns the counter that
+    /// matched (store it + 1).
     public func verify(_ candidate: String, counter: UInt64, lookAhead: Int = 0) -> UInt64? {
         var matched: UInt64?
-        for c in counter...(counter + UInt64(lookAhead)) where matched == nil {
-            if Self.constantTimeEqual(code(counter: c), candidate) { matched = c }
+        let end = counter.addingReportingOverflow(UInt64(max(0, min(lookAhead, 100))))
+        for c in counter...(end.overflow ? UInt64.max : end.partialValue) {
+            // All candidates are computed; the first match wins.
+            if Self.constantTimeEqual(code(counter: c), candidate), matched == nil { matched = c }
         }
         return matched
     }

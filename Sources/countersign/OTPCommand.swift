@@ -68,7 +68,10 @@ struct OTPCommand: ParsableCommand {
 
     private func date() throws -> Date {
         guard let time else { return Date() }
-        if let seconds = Double(time) { return Date(timeIntervalSince1970: seconds) }
+        if let seconds = Double(time) {
+            guard seconds >= 0, seconds <= 253_402_300_799 else { throw ValidationError("--time must be between 0 and the end of year 9999") }
+            return Date(timeIntervalSince1970: seconds)
+        }
         let f = ISO8601DateFormatter()
         if let d = f.date(from: time) { return d }
         throw ValidationError("--time must be Unix seconds or ISO 8601 like 2026-11-22T10:00:00Z, not \(time)")

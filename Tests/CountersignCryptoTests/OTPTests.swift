@@ -51,6 +51,17 @@ import Testing
         }
     }
 
+    @Test func hostileTimesAndWindowsDoNotTrap() throws {
+        let g = try OTPGenerator(secret: Self.seed(20))
+        for t in [Double.nan, -1, 0, 1e300, .infinity, -.infinity] {
+            // Must not trap; the clamped step is 0 for non-positive and NaN times.
+            _ = g.verify("000000", at: Date(timeIntervalSince1970: t), window: -5)
+            if !(t > 0) { #expect(g.step(at: Date(timeIntervalSince1970: t)) == 0) }
+        }
+        #expect(g.verify(g.code(counter: UInt64.max), counter: UInt64.max, lookAhead: 5) == UInt64.max)
+        #expect(g.verify(g.code(counter: 1), counter: 0, lookAhead: -3) == nil)   // negative look-ahead is 0
+    }
+
     @Test func hotpLookAhead() throws {
         let g = try OTPGenerator(secret: Self.seed(20))
         #expect(g.verify("969429", counter: 0, lookAhead: 5) == 3)
