@@ -1,3 +1,4 @@
+import Crypto
 import CryptoExtras
 import Foundation
 
@@ -17,6 +18,26 @@ public struct LegacyRSAKey: Sendable {
         return LegacyRSAKey(key: bits < 2048 ? try _RSA.Signing.PrivateKey(unsafeKeySize: size) : try _RSA.Signing.PrivateKey(keySize: size))
     }
 
+    /// Reads a PKCS#8 (optionally encrypted) or PKCS#1 RSA private key. Keys under 2048 bits are accepted
+    /// because the PingIdentity app uses 1024; the payload format warns about it.
+    public init(pem text: String, passphrase: () throws -> [UInt8]) throws {
+        let pem = try PEM(parsing: text)
+        var der = pem.der
+        switch pem.label {
+        case "ENCRYPTED PRIVATE KEY": der = try PKCS8Encryption.decrypt(pem.der, passphrase: passphrase())
+        case "PRIVATE KEY", "RSA PRIVATE KEY": break
+        default: throw KeyError.wrongKeyType("\(pem.label) where an RSA private key is needed")
+        }
+        guard let key = try? _RSA.Signing.PrivateKey(unsafeDERRepresentation: der) else {
+            throw pem.label == "ENCRYPTED PRIVATE KEY" ? KeyError.wrongPassphrase : KeyError.wrongKeyType("not an RSA private key")
+        }
+        self.key = key
+    }
+
+    init(key: _RSA.Signing.PrivateKey) { self.key = key }
+
+    public var publicKey: LegacyRSAPublicKey { LegacyRSAPublicKey(key: key.publicKey) }
+
     /// PKCS#8, encrypted like P-256 identities when a passphrase is given.
     public func pem(passphrase: [UInt8]?) throws -> String {
         let pkcs8 = Array(key.pkcs8DERRepresentation)
@@ -30,4 +51,25 @@ public struct LegacyRSAKey: Sendable {
 
     /// SHA-256 of the SPKI DER, first 16 bytes, as for P-256 keys.
     public var fingerprint: Fingerprint { Fingerprint(spki: Array(key.publicKey.derRepresentation)) }
+}
+
+/// An RSA public key (SPKI or PKCS#1 PEM) for the PingIdentity legacy payload.
+public struct LegacyRSAPublicKey: Sendable {
+    let key: _RSA.Signing.PublicKey
+
+    init(key: _RSA.Signing.PublicKey) { self.key = key }
+
+    public init(pem text: String) throws {
+        let pem = try PEM(parsing: text)
+        guard pem.label == "PUBLIC KEY" || pem.label == "RSA PUBLIC KEY",
+              let key = try? _RSA.Signing.PublicKey(unsafeDERRepresentation: pem.der) else {
+            throw KeyError.wrongKeyType("not an RSA public key (\(pem.label))")
+        }
+        self.key = key
+    }
+
+    public var bits: Int { key.keySizeInBits }
+    /// PKCS#1 v1.5 encryption leaves k − 11 bytes for the message.
+    public var maxPlaintext: Int { bits / 8 - 11 }
+    public var pem: String { key.pemRepresentation + "\n" }
 }
