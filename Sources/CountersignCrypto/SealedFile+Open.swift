@@ -73,7 +73,7 @@ extension SealedFile {
         let opened = UnsafeMutableBufferPointer<Data?>.allocate(capacity: F.batchChunks)
         opened.initialize(repeating: nil)
         defer { opened.deinitialize(); opened.deallocate() }
-        var start = 0   // where the unread bytes of `buffer` begin: the signature block after the loop
+        var signatureBlockStart = 0   // in `buffer`, once the final batch is processed
 
         while true {
             let available = end
@@ -99,7 +99,7 @@ extension SealedFile {
             }
             for i in 0..<chunks {
                 let isFinal = finalBatch && i == chunks - 1
-                let chunkStart = start + i * F.sealedChunkSize
+                let chunkStart = i * F.sealedChunkSize
                 let chunkLength = isFinal ? finalLength : F.sealedChunkSize
                 guard isFinal ? chunkLength >= F.tagLength + 1 : true else { throw SealError.truncated }
                 guard let plaintext = opened[i] else {
@@ -126,7 +126,7 @@ extension SealedFile {
                 consumed += chunkLength
             }
             progress?(consumed)
-            if finalBatch { start = payload; break }
+            if finalBatch { signatureBlockStart = payload; break }
             swap(&buffer, &spare)
             end = nextEnd
             eof = nextEOF
@@ -136,7 +136,7 @@ extension SealedFile {
         guard signed else { return Opened(fileName: fileName, signer: nil) }
         let signerKey: PublicKey
         do {
-            let block = Array(buffer[start..<end])
+            let block = Array(buffer[signatureBlockStart..<end])
             let box = try AES.GCM.SealedBox(nonce: F.zeroNonce, ciphertext: block.dropLast(F.tagLength), tag: block.suffix(F.tagLength))
             let content = Array(try AES.GCM.open(box, using: F.signatureKey(fileKey, salt: salt)))
             guard content.count == 129 else { throw SealError.tampered }
