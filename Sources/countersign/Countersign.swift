@@ -13,9 +13,10 @@ struct Countersign: ParsableCommand {
         Seal to someone:     countersign seal -r them.pub -o report.pdf.cs report.pdf
         Open what you got:   countersign open -i me.key -o report.pdf report.pdf.cs
         FileLock app format: countersign seal --format filelock -r filelock.pem photo.jpg > encrypted_file.pkg
+        Send a short text:   countersign message seal -r them.pub -s me.key "hello" > msg.txt
         """,
         version: "0.1.0",
-        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, OTPCommand.self]
+        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self]
     )
 
     static func main() {

@@ -39,3 +39,26 @@ struct PassphraseOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Read the key's passphrase from the first line of this file.", valueName: "file"))
     var passphraseFile: String?
 }
+
+extension KeyFiles {
+    /// An RSA private key for the PingIdentity legacy payload.
+    static func legacyRSAKey(_ path: String, passphraseFile: String?) throws -> LegacyRSAKey {
+        let pem = try text(path)
+        do {
+            return try LegacyRSAKey(pem: pem) {
+                if let passphraseFile { return try Terminal.passphrase(fromFile: passphraseFile) }
+                return try Terminal.ask("Passphrase for \(path): ")
+            }
+        } catch let e as KeyError {
+            throw CLIError.usage("\(path): \(e) (--format pingidentity takes RSA keys from `countersign keygen --rsa-legacy 1024`)")
+        }
+    }
+
+    static func legacyRSAPublicKey(_ path: String) throws -> LegacyRSAPublicKey {
+        do {
+            return try LegacyRSAPublicKey(pem: text(path))
+        } catch let e as KeyError {
+            throw CLIError.usage("\(path): \(e) (--format pingidentity takes RSA public keys)")
+        }
+    }
+}

@@ -43,7 +43,7 @@ struct CLI {
         let out = Pipe(), inp = Pipe()
         // stderr goes to a file: small, and reading two pipes at once needs shared mutable state.
         let errURL = dir.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let err = try FileHandle(forWritingTo: errURL)
         defer { try? FileManager.default.removeItem(at: errURL) }
         p.standardOutput = out
