@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Countersign",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "CountersignCrypto", targets: ["CountersignCrypto"]),
         .library(name: "CountersignServer", targets: ["CountersignServer"]),
@@ -14,6 +14,16 @@ let package = Package(
         // Exact pins: these are the versions read and tested here.
         .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
+        .package(url: "https://github.com/vapor/fluent-kit.git", exact: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", exact: "4.9.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", exact: "2.14.0"),
+        .package(url: "https://github.com/vapor/sql-kit.git", exact: "3.36.0"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
     ],
     targets: [
         // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev.
@@ -26,12 +36,31 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        .target(name: "CountersignServer", dependencies: ["CountersignCrypto"]),
+        .target(
+            name: "CountersignServer",
+            dependencies: [
+                "CountersignCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("openapi.yaml")]
+        ),
         .target(name: "CountersignClient", dependencies: ["CountersignCrypto"]),
         .executableTarget(
             name: "countersign",
             dependencies: [
                 "CountersignCrypto",
+                "CountersignServer",
+                "CountersignClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,6 +77,14 @@ let package = Package(
         .testTarget(
             name: "CountersignCLITests",
             dependencies: ["CountersignCrypto"]
+        ),
+        .testTarget(
+            name: "CountersignServerTests",
+            dependencies: [
+                "CountersignServer",
+                "CountersignClient",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
     ]
 )

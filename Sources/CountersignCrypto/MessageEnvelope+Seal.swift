@@ -13,8 +13,10 @@ extension MessageEnvelope {
 
     /// Seals `plaintext` to `recipients` and signs it as `sender` (docs/SPEC.md §4d.2). `created` is the
     /// sender's clock in Unix milliseconds and `rng` supplies the message ID, message key and ephemeral
-    /// keys, so both are the caller's to pin.
-    public static func seal<R: RandomNumberGenerator>(
+    /// keys, so both are the caller's to pin. Internal: the body's nonce is fixed because the key is fresh,
+    /// so a generator replayed by a caller (a copied seeded generator) would reuse a GCM key and nonce;
+    /// tests and vectors reach it with `@testable`, applications use the overload that draws from the system.
+    static func seal<R: RandomNumberGenerator>(
         _ plaintext: [UInt8], contentType: String = defaultContentType, from sender: Identity, to recipients: [PublicKey],
         created: UInt64, using rng: inout R, report: (Step) -> Void = { _ in }
     ) throws -> MessageEnvelope {
@@ -60,11 +62,13 @@ extension MessageEnvelope {
                                stanzas: stanzas, body: body, signature: P256LowS.normalize(raw))
     }
 
-    public static func seal(_ text: String, from sender: Identity, to recipients: [PublicKey], created: Date = Date(),
-                            report: (Step) -> Void = { _ in }) throws -> MessageEnvelope {
+    /// Seals with fresh system randomness. `created` is the sender's clock (pass the injected one).
+    public static func seal(_ plaintext: [UInt8], contentType: String = defaultContentType, from sender: Identity, to recipients: [PublicKey],
+                            created: Date, report: (Step) -> Void = { _ in }) throws -> MessageEnvelope {
+        let ms = created.timeIntervalSince1970 * 1000
+        guard ms.isFinite, ms >= 0, ms < 9.0e18 else { throw MessageError.invalidArgument("the creation time is before 1970 or out of range") }
         var rng = SystemRandomNumberGenerator()
-        return try seal(Array(text.utf8), from: sender, to: recipients, created: UInt64(max(0, created.timeIntervalSince1970 * 1000)),
-                        using: &rng, report: report)
+        return try seal(plaintext, contentType: contentType, from: sender, to: recipients, created: UInt64(ms), using: &rng, report: report)
     }
 
     static func payloadKey(_ messageKey: [UInt8], messageID: [UInt8]) -> SymmetricKey {

@@ -4,10 +4,10 @@ import Glibc
 #endif
 
 @main
-struct Countersign: ParsableCommand {
+struct Countersign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "countersign",
-        abstract: "Private files and strong sign-in: keys, sealed files (and, later, the server).",
+        abstract: "Private messages, private files and strong sign-in: keys, sealed files and messages, OTP, and the server.",
         discussion: """
         Make a key:          countersign keygen -o me.key > me.pub
         Seal to someone:     countersign seal -r them.pub -o report.pdf.cs report.pdf
@@ -16,10 +16,10 @@ struct Countersign: ParsableCommand {
         Send a short text:   countersign message seal -r them.pub -s me.key "hello" > msg.txt
         """,
         version: "0.1.0",
-        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self]
+        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, Admin.self]
     )
 
-    static func main() {
+    static func main() async {
         #if canImport(Glibc)
         // swift-crypto returns every sealed or opened chunk in a fresh 64 KiB allocation. With glibc's
         // defaults each batch's memory is trimmed back to the kernel and faulted in again, which costs
@@ -28,7 +28,7 @@ struct Countersign: ParsableCommand {
         _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 512 << 20)
         _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 32 << 20)
         #endif
-        main(nil)
+        await main(nil)
     }
 }
 

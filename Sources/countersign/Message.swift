@@ -71,11 +71,7 @@ struct MessageSeal: ParsableCommand {
         case .countersign:
             let recipients = try recipient.map(KeyFiles.publicKey)
             let me = try KeyFiles.identity(signer, passphraseFile: passphrase.passphraseFile)
-            var rng = SystemRandomNumberGenerator()
-            let created = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
-            let envelope = try MessageEnvelope.seal(plaintext, from: me, to: recipients, created: created, using: &rng) {
-                report($0.rawValue)
-            }
+            let envelope = try MessageEnvelope.seal(plaintext, from: me, to: recipients, created: Date()) { report($0.rawValue) }
             FileHandle.standardOutput.write(Data(envelope.armored.utf8))
         case .pingidentity:
             Terminal.warn(Message.pingIdentityWarning)
@@ -139,11 +135,12 @@ struct MessageOpen: ParsableCommand {
 
     func run() throws {
         let text = try readEnvelope()
-        let trimmed = text.drop { " \t\r\n".contains($0) }
+        // Bytes, not Characters: Swift merges CR LF into one Character, so a Character set would miss LF.
+        let trimmed = text.utf8.drop { [0x20, 0x09, 0x0D, 0x0A].contains($0) }
         let detected: Message.Format
-        if trimmed.hasPrefix("{") {
+        if trimmed.starts(with: "{".utf8) {
             detected = .pingidentity
-        } else if trimmed.hasPrefix("-----BEGIN COUNTERSIGN MESSAGE-----") {
+        } else if trimmed.starts(with: "-----BEGIN COUNTERSIGN MESSAGE-----".utf8) {
             detected = .countersign
         } else {
             let hint = envelope.map { FileManager.default.fileExists(atPath: $0) ? "; to read the file \($0), run: countersign message open … < \($0)" : "" } ?? ""
@@ -188,10 +185,18 @@ struct MessageOpen: ParsableCommand {
     }
 
     /// On a terminal, a sender's control characters (escape sequences) are shown escaped, not obeyed;
-    /// newlines and tabs pass.
+    /// line feeds, tabs and the carriage return of a CR LF pass.
     static func terminalSafe(_ bytes: [UInt8]) -> String {
-        String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            .map { line in line.split(separator: "\t", omittingEmptySubsequences: false).map { Terminal.printable(String($0)) }.joined(separator: "\t") }
-            .joined(separator: "\n")
+        let scalars = Array(String(decoding: bytes, as: UTF8.self).unicodeScalars)
+        var out = String.UnicodeScalarView()
+        for (i, s) in scalars.enumerated() {
+            let crlf = s == "\r" && i + 1 < scalars.count && scalars[i + 1] == "\n"
+            if s == "\n" || s == "\t" || crlf {
+                out.append(s)
+            } else {
+                out.append(contentsOf: Terminal.printable(String(s)).unicodeScalars)
+            }
+        }
+        return String(out)
     }
 }

@@ -33,6 +33,11 @@ import Testing
             #expect(steps.contains { $0.hasPrefix("message ID: ") && $0.count == "message ID: ".count + 32 })
             #expect(!opened.stderr.contains("warning"))
         }
+        // Whitespace around the envelope, as pasted: a leading blank line, CRLF, trailing spaces.
+        for wrapped in ["\n" + sealed.text, "\r\n\n" + sealed.text + "  \n\n", "\t" + sealed.text] {
+            let r = try t.cs("message", "open", "-i", "bob.key", "--from", "alice.pub", stdin: Data(wrapped.utf8))
+            #expect(r.status == 0 && r.text == "see you at noon ✓", "\(r.stderr)")
+        }
         // Without --verbose, nothing on stderr; the envelope can also be given as the argument.
         let quiet = try t.cs("message", "open", "-i", "bob.key", "--from", "alice.pub", "--", sealed.text)
         #expect(quiet.status == 0 && quiet.stderr.isEmpty && quiet.text == "see you at noon ✓")
@@ -48,12 +53,13 @@ import Testing
         #expect(carol.stderr.contains("Signature verified") && !carol.stderr.contains("String decrypted"))
         let wrongSender = try t.cs("message", "open", "-i", "bob.key", "--from", "carol.pub", stdin: sealed.stdout)
         #expect(wrongSender.status == 1 && wrongSender.stdout.isEmpty && wrongSender.stderr.contains("Signature Not Verified"))
-        // One base64 character changed in the middle of the armor.
-        var text = Array(sealed.text)
-        let i = text.count / 2
-        text[i] = text[i] == "A" ? "B" : "A"
-        let tampered = try t.cs("message", "open", "-i", "bob.key", "--from", "alice.pub", stdin: Data(String(text).utf8))
+        // One base64 character changed in the middle of the second armor line (inside the header).
+        var lines = sealed.text.split(separator: "\n").map { Array($0) }
+        lines[2][30] = lines[2][30] == "A" ? "B" : "A"
+        let tamperedText = lines.map { String($0) }.joined(separator: "\n") + "\n"
+        let tampered = try t.cs("message", "open", "-i", "bob.key", "--from", "alice.pub", stdin: Data(tamperedText.utf8))
         #expect(tampered.status == 1 && tampered.stdout.isEmpty, "\(tampered.stderr)")
+        #expect(tampered.stderr.contains("Signature Not Verified") || tampered.stderr.contains("malformed"), "\(tampered.stderr)")
         let cut = try t.cs("message", "open", "-i", "bob.key", "--from", "alice.pub", stdin: Data(sealed.text.prefix(200).utf8))
         #expect(cut.status == 1 && cut.stderr.contains("malformed"), "\(cut.stderr)")
         try t.write("msg.txt", sealed.stdout)

@@ -1,0 +1,150 @@
+import CountersignCrypto
+import Foundation
+import Hummingbird
+
+/// The JSON API under /v1 (docs/openapi.yaml). Handlers decode, call `AccountService`, encode; the
+/// rules live in the service.
+struct APIRoutes {
+    let service: AccountService
+    let maxBody: Int
+
+    struct RegisterRequest: Decodable { var username: String; var password: String; var name: String; var lastname: String; var captcha: String? }
+    struct SignInRequest: Decodable { var username: String; var password: String; var captcha: String? }
+    struct PasswordRequest: Decodable { var currentPassword: String; var newPassword: String }
+    struct ReauthRequest: Decodable { var password: String }
+    struct SettingsRequest: Decodable { var reauthIntervalMinutes: Int }
+
+    struct AccountBody: Encodable {
+        var id: String; var username: String; var name: String; var lastname: String
+        var settings: SettingsBody; var createdAt: Date
+        init(_ a: AccountRecord) {
+            id = a.id; username = a.username; name = a.name; lastname = a.lastname; createdAt = a.createdAt
+            settings = SettingsBody(reauthIntervalMinutes: a.reauthMinutes)
+        }
+    }
+    struct SettingsBody: Encodable { var reauthIntervalMinutes: Int }
+    struct SessionBody: Encodable { var token: String; var expiresAt: Date; var account: AccountBody }
+    struct AuditPage: Encodable { var events: [AuditEvent]; var next: String? }
+
+    func register(on router: Router<AppContext>) {
+        let v1 = router.group("v1")
+        v1.get("captcha") { _, _ in try json(service.captchaChallenge(), headers: [.cacheControl: "no-store"]) }
+        v1.post("accounts") { request, context in
+            let body = try await decode(RegisterRequest.self, request, context)
+            let account = try await service.register(username: body.username, password: body.password, name: body.name,
+                                                     lastname: body.lastname, captcha: body.captcha, origin: origin(request, context))
+            return try json(AccountBody(account), status: .created, headers: [.location: "/v1/me"])
+        }
+        v1.post("sessions") { request, context in
+            let body = try await decode(SignInRequest.self, request, context)
+            do {
+                let s = try await service.signIn(username: body.username, password: body.password, captcha: body.captcha,
+                                                 origin: origin(request, context))
+                ServerMetrics.signIn("success")
+                return try json(SessionBody(token: s.token, expiresAt: s.expiresAt, account: AccountBody(s.account)), status: .created)
+            } catch let e as AccountError {
+                ServerMetrics.signIn(Self.metricOutcome(e))
+                throw e
+            }
+        }
+        v1.delete("sessions/current") { request, context in
+            let auth = try await authenticate(request)
+            try await service.signOut(auth, origin: origin(request, context))
+            return Response(status: .noContent)
+        }
+        v1.post("sessions/current/reauth") { request, context in
+            let auth = try await authenticate(request)
+            let body = try await decode(ReauthRequest.self, request, context)
+            try await service.reauthenticate(auth, password: body.password, origin: origin(request, context))
+            return Response(status: .noContent)
+        }
+        v1.get("me") { request, _ in
+            try json(AccountBody(try await authenticate(request).account))
+        }
+        v1.put("me/password") { request, context in
+            let auth = try await authenticate(request)
+            let body = try await decode(PasswordRequest.self, request, context)
+            try await service.changePassword(auth, current: body.currentPassword, new: body.newPassword, origin: origin(request, context))
+            return Response(status: .noContent)
+        }
+        v1.put("me/settings") { request, context in
+            let auth = try await authenticate(request)
+            let body = try await decode(SettingsRequest.self, request, context)
+            try await service.updateSettings(auth, reauthMinutes: body.reauthIntervalMinutes, origin: origin(request, context))
+            return try json(SettingsBody(reauthIntervalMinutes: body.reauthIntervalMinutes))
+        }
+        v1.get("me/audit") { request, _ in
+            let auth = try await authenticate(request)
+            let q = request.uri.queryParameters
+            var limit = 50
+            if let l = q["limit"] {
+                guard let n = Int(String(l)), (1...100).contains(n) else { throw Problem.malformed("limit must be 1 to 100") }
+                limit = n
+            }
+            var before: Int64?
+            if let b = q["before"] {
+                guard let n = Int64(String(b)), n > 0 else { throw Problem.malformed("before must be an event id from a previous page's next") }
+                before = n
+            }
+            let events = try await service.auditEvents(auth, before: before, limit: limit)
+            let next = events.count == limit ? events.last.map { "/v1/me/audit?limit=\(limit)&before=\($0.id)" } : nil
+            return try json(AuditPage(events: events, next: next))
+        }
+    }
+
+    static func metricOutcome(_ e: AccountError) -> String {
+        switch e {
+        case .invalidCredentials: return "invalid-credentials"
+        case .signInDelayed: return "delayed"
+        case .accountLocked: return "locked"
+        case .signInBusy: return "busy"
+        case .rateLimited: return "rate-limited"
+        case .captchaRequired, .captchaInvalid: return "captcha"
+        default: return "other"
+        }
+    }
+
+    func origin(_ request: Request, _ context: AppContext) -> RequestOrigin {
+        RequestOrigin(address: context.peerAddress, userAgent: request.headers[.userAgent] ?? "")
+    }
+
+    func authenticate(_ request: Request) async throws -> Authenticated {
+        let header = request.headers[.authorization] ?? ""
+        let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : nil
+        return try await service.authenticate(token: token)
+    }
+
+    /// Reads at most `maxBody` bytes and decodes JSON, naming the field at fault.
+    func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: AppContext) async throws -> T {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxBody)
+        } catch {
+            throw Problem.tooLarge(maxBody)
+        }
+        if let ct = request.headers[.contentType], !ct.lowercased().hasPrefix("application/json") {
+            throw Problem(status: .unsupportedMediaType, code: "unsupported-media-type", title: "Unsupported media type",
+                          detail: "Send the body as application/json.")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw Problem.malformed("missing field \(key.stringValue)")
+        } catch let DecodingError.typeMismatch(_, c) {
+            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
+        } catch let DecodingError.valueNotFound(_, c) {
+            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) is null")
+        } catch {
+            throw Problem.malformed("the body is not a JSON object of the documented shape")
+        }
+    }
+}
+
+func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+    let encoder = JSONEncoder()
+    encoder.dateEncodingStrategy = .iso8601
+    encoder.outputFormatting = [.sortedKeys]
+    var fields = headers
+    fields[.contentType] = "application/json"
+    return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// Why an account operation was refused. Closed: the HTTP edge maps each case to one problem type
+/// (docs/SERVER.md lists them); nothing here knows about HTTP.
+public enum AccountError: Error, Equatable, Sendable {
+    /// A field has the wrong shape; `field` names it, `reason` says what is allowed.
+    case invalidField(field: String, reason: String)
+    case usernameTaken
+    /// The captcha policy asks for a solution and none was sent.
+    case captchaRequired
+    /// The solution was malformed, wrong, expired, not ours, or already used.
+    case captchaInvalid(String)
+    /// Wrong username or password (never which). `delayedUntil`/`locked` tell what this failure caused.
+    case invalidCredentials(delayedUntil: Date?, locked: Bool)
+    /// Sign-in refused without a password check until `until`.
+    case signInDelayed(until: Date)
+    /// Sign-in refused until an administrator unlocks the account.
+    case accountLocked
+    /// Other checks for this username are in flight; retry in a second.
+    case signInBusy
+    /// Too many attempts from this address.
+    case rateLimited(retryAfter: TimeInterval)
+    /// No, an unknown, or an expired session token.
+    case unauthenticated
+    /// The operation needs a password check within the account's re-authentication interval.
+    case reauthenticationRequired(intervalMinutes: Int)
+    /// The current password given to a password change or re-authentication is wrong.
+    case wrongPassword
+}

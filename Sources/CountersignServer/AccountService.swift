@@ -1,0 +1,327 @@
+import CountersignCrypto
+import Crypto
+import Foundation
+import Logging
+
+/// Who is asking: the client address and user agent, recorded in the audit log.
+public struct RequestOrigin: Sendable {
+    public var address: String
+    public var userAgent: String
+    public init(address: String, userAgent: String) { self.address = address; self.userAgent = String(userAgent.prefix(256)) }
+}
+
+/// A signed-in request: the session and its account.
+public struct Authenticated: Sendable {
+    public var session: SessionRecord
+    public var account: AccountRecord
+}
+
+/// Accounts, sign-in with captcha and lockout, sessions, re-authentication and audit. Decisions take
+/// the time from `clock` and randomness from `random`; nothing here knows about HTTP.
+public final class AccountService: Sendable {
+    let store: any AccountStore
+    let config: ServerConfiguration
+    let clock: any WallClock
+    let random: any RandomSource
+    let altcha: Altcha
+    let logger: Logger
+    let signInFailures: AddressThrottle
+    let registrations: AddressThrottle
+    /// A hash of a random password with the current parameters: unknown usernames are checked against
+    /// it so that they cost the same time as real ones.
+    let dummyHash: String
+
+    public init(store: any AccountStore, config: ServerConfiguration, clock: any WallClock = SystemClock(),
+                random: any RandomSource = SystemRandomSource(), logger: Logger = Logger(label: "countersign")) async throws {
+        self.store = store; self.config = config; self.clock = clock; self.random = random; self.logger = logger
+        let key = try await store.serverSecret(name: "altcha-hmac-key") { SystemRandomSource().bytes(32) }
+        altcha = Altcha(key: key, maxNumber: config.captchaMaxNumber)
+        signInFailures = AddressThrottle(config.signInFailuresPerAddress)
+        registrations = AddressThrottle(config.registrationsPerAddress)
+        var rng = RandomSourceGenerator(source: random)
+        dummyHash = try config.hasher.hash(random.bytes(16), using: &rng)
+    }
+
+    // MARK: Captcha
+
+    public func captchaChallenge() -> Altcha.Challenge {
+        var rng = RandomSourceGenerator(source: random)
+        return altcha.challenge(now: clock.now(), using: &rng)
+    }
+
+    private func checkCaptcha(_ payload: String?, required: Bool) async throws {
+        guard required else { return }
+        guard let payload, !payload.isEmpty else { throw AccountError.captchaRequired }
+        let (challenge, expires): (String, Date)
+        do {
+            (challenge, expires) = try altcha.verify(payload, now: clock.now())
+        } catch let e as Altcha.Failure {
+            switch e {
+            case .malformed: throw AccountError.captchaInvalid("the captcha solution is not base64 JSON of an ALTCHA SHA-256 solution")
+            case .badSignature: throw AccountError.captchaInvalid("the captcha challenge was not issued by this server")
+            case .wrongAnswer: throw AccountError.captchaInvalid("the captcha number does not solve the challenge")
+            case .expired: throw AccountError.captchaInvalid("the captcha challenge expired")
+            }
+        }
+        guard try await store.spendCaptcha(challenge: challenge, expiresAt: expires) else {
+            throw AccountError.captchaInvalid("the captcha solution was already used")
+        }
+    }
+
+    // MARK: Registration
+
+    public func register(username rawUsername: String, password: String, name: String, lastname: String,
+                         captcha: String?, origin: RequestOrigin) async throws -> AccountRecord {
+        let now = clock.now()
+        if let wait = registrations.retryAfter(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        let username = try Self.validUsername(rawUsername)
+        try Self.validate(password: password, username: username)
+        let name = try Self.validName(name, field: "name"), lastname = try Self.validName(lastname, field: "lastname")
+        try await checkCaptcha(captcha, required: config.captcha != .off)
+        registrations.consume(origin.address, now: now)
+        let hash = try await hashOffPool(password)
+        let account = AccountRecord(id: UUID(uuid: uuidBytes()).uuidString.lowercased(), username: username, name: name, lastname: lastname,
+                                    passwordHash: hash, reauthMinutes: 0, createdAt: now)
+        try await store.createAccount(account)
+        try await audit(account.id, "account-created", "success", origin)
+        return account
+    }
+
+    /// 3 to 32 characters of a-z, 0-9, `.`, `_`, `-`, starting and ending with a letter or digit; compared
+    /// case-insensitively (stored in lower case).
+    public static func validUsername(_ raw: String) throws -> String {
+        let u = raw.lowercased()
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._-")
+        let alnum = Set("abcdefghijklmnopqrstuvwxyz0123456789")
+        guard (3...32).contains(u.count), u.allSatisfy(allowed.contains), let f = u.first, let l = u.last, alnum.contains(f), alnum.contains(l)
+        else {
+            throw AccountError.invalidField(field: "username",
+                                            reason: "3 to 32 characters of a-z, 0-9, '.', '_' and '-', starting and ending with a letter or digit")
+        }
+        return u
+    }
+
+    /// 8 to 128 characters, not the username.
+    public static func validate(password: String, username: String) throws {
+        guard (8...128).contains(password.count), password.utf8.count <= 1024 else {
+            throw AccountError.invalidField(field: "password", reason: "8 to 128 characters")
+        }
+        guard password.lowercased() != username.lowercased() else {
+            throw AccountError.invalidField(field: "password", reason: "must not be the username")
+        }
+    }
+
+    static func validName(_ raw: String, field: String) throws -> String {
+        let s = raw.trimmingCharacters(in: .whitespaces)
+        guard (1...100).contains(s.count), !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AccountError.invalidField(field: field, reason: "1 to 100 characters, no control characters")
+        }
+        return s
+    }
+
+    private func uuidBytes() -> uuid_t {
+        var b = random.bytes(16)
+        b[6] = b[6] & 0x0f | 0x40
+        b[8] = b[8] & 0x3f | 0x80
+        return (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+    }
+
+    // MARK: Sign-in
+
+    public struct NewSession: Sendable {
+        public var token: String
+        public var expiresAt: Date
+        public var account: AccountRecord
+    }
+
+    /// Unknown usernames go through the same lockout states, answers and password-hash time as real ones.
+    public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin) async throws -> NewSession {
+        let now = clock.now()
+        if let wait = signInFailures.retryAfter(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        let username = (try? Self.validUsername(rawUsername)) ?? ""
+        let captchaNeeded: Bool
+        switch config.captcha {
+        case .always: captchaNeeded = true
+        case .off: captchaNeeded = false
+        case .risk:
+            let guardFailures = username.isEmpty ? 0 : (try await store.loginGuard(username: username)?.failures ?? 0)
+            captchaNeeded = guardFailures > 0 || signInFailures.hasRecentEvents(origin.address, now: now)
+        }
+        try await checkCaptcha(captcha, required: captchaNeeded)
+
+        guard !username.isEmpty else {
+            // No account can have this name: the same work and answer as a wrong password.
+            _ = try? await verifyOffPool(password, dummyHash)
+            signInFailures.consume(origin.address, now: now)
+            throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
+        }
+        let account = try await store.account(username: username)
+        let gate = try await store.reserveSignIn(username: username, policy: config.lockout, now: now)
+        switch gate {
+        case .proceed: break
+        case .delayed(let until):
+            try await audit(account?.id, "sign-in", "refused-delayed", origin)
+            throw AccountError.signInDelayed(until: until)
+        case .locked:
+            try await audit(account?.id, "sign-in", "refused-locked", origin)
+            throw AccountError.accountLocked
+        case .busy:
+            throw AccountError.signInBusy
+        }
+        let matches = (try? await verifyOffPool(password, account?.passwordHash ?? dummyHash)) ?? false
+        let ok = matches && account != nil
+        let after = clock.now()
+        let failure = try await store.finishSignIn(username: username, success: ok, policy: config.lockout, now: after)
+        guard ok, let account else {
+            signInFailures.consume(origin.address, now: after)
+            switch failure {
+            case .locked?:
+                try await audit(account?.id, "sign-in", "wrong-password-locked", origin)
+                throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
+            case .delayed(let until)?:
+                try await audit(account?.id, "sign-in", "wrong-password-delayed", origin)
+                throw AccountError.invalidCredentials(delayedUntil: until, locked: false)
+            default:
+                try await audit(account?.id, "sign-in", "wrong-password", origin)
+                throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
+            }
+        }
+        if config.hasher.needsRehash(account.passwordHash) {
+            try await store.setPasswordHash(try await hashOffPool(password), accountID: account.id)
+        }
+        let session = try await startSession(account, origin: origin, now: after)
+        try await audit(account.id, "sign-in", "success", origin)
+        return session
+    }
+
+    private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date) async throws -> NewSession {
+        let token = "cs_" + random.bytes(32).base64URL
+        let expires = now.addingTimeInterval(config.sessionLifetime)
+        try await store.createSession(SessionRecord(tokenHash: Self.tokenHash(token), accountID: account.id, createdAt: now, lastUsedAt: now,
+                                                    authenticatedAt: now, expiresAt: expires, address: origin.address,
+                                                    userAgent: origin.userAgent))
+        return NewSession(token: token, expiresAt: expires, account: account)
+    }
+
+    /// Tokens carry 256 random bits, so a fast hash suffices: a leaked table gives no usable token.
+    static func tokenHash(_ token: String) -> String { Array(SHA256.hash(data: Array(token.utf8))).hex }
+
+    // MARK: Sessions
+
+    public func authenticate(token: String?) async throws -> Authenticated {
+        guard let token, token.hasPrefix("cs_"), token.utf8.count <= 64 else { throw AccountError.unauthenticated }
+        let hash = Self.tokenHash(token)
+        let now = clock.now()
+        guard let session = try await store.session(tokenHash: hash) else { throw AccountError.unauthenticated }
+        guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle else {
+            try await store.deleteSession(tokenHash: hash)
+            throw AccountError.unauthenticated
+        }
+        guard let account = try await store.account(id: session.accountID) else { throw AccountError.unauthenticated }
+        // One write a minute per session at most: idle expiry does not need more precision.
+        if now.timeIntervalSince(session.lastUsedAt) >= 60 { try await store.touchSession(tokenHash: hash, at: now) }
+        return Authenticated(session: session, account: account)
+    }
+
+    public func signOut(_ auth: Authenticated, origin: RequestOrigin) async throws {
+        try await store.deleteSession(tokenHash: auth.session.tokenHash)
+        try await audit(auth.account.id, "sign-out", "success", origin)
+    }
+
+    /// Sensitive operations need a password check within the account's interval (0 = never asked again).
+    func requireRecentAuthentication(_ auth: Authenticated) throws {
+        let minutes = auth.account.reauthMinutes
+        guard minutes > 0 else { return }
+        if clock.now().timeIntervalSince(auth.session.authenticatedAt) > TimeInterval(minutes * 60) {
+            throw AccountError.reauthenticationRequired(intervalMinutes: minutes)
+        }
+    }
+
+    /// Checks the password against the account, counting failures like sign-in does (a stolen token
+    /// must not become an unlimited password oracle).
+    private func checkPassword(_ password: String, _ auth: Authenticated, origin: RequestOrigin, kind: String) async throws {
+        let now = clock.now()
+        switch try await store.reserveSignIn(username: auth.account.username, policy: config.lockout, now: now) {
+        case .proceed: break
+        case .delayed(let until): throw AccountError.signInDelayed(until: until)
+        case .locked: throw AccountError.accountLocked
+        case .busy: throw AccountError.signInBusy
+        }
+        let ok = (try? await verifyOffPool(password, auth.account.passwordHash)) ?? false
+        let failure = try await store.finishSignIn(username: auth.account.username, success: ok, policy: config.lockout, now: clock.now())
+        guard ok else {
+            try await audit(auth.account.id, kind, "wrong-password", origin)
+            if case .locked? = failure { try await store.deleteSessions(accountID: auth.account.id, keeping: nil) }
+            throw AccountError.wrongPassword
+        }
+    }
+
+    public func reauthenticate(_ auth: Authenticated, password: String, origin: RequestOrigin) async throws {
+        try await checkPassword(password, auth, origin: origin, kind: "reauth")
+        try await store.markReauthenticated(tokenHash: auth.session.tokenHash, at: clock.now())
+        try await audit(auth.account.id, "reauth", "success", origin)
+    }
+
+    public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws {
+        try requireRecentAuthentication(auth)
+        try Self.validate(password: new, username: auth.account.username)
+        try await checkPassword(current, auth, origin: origin, kind: "password-change")
+        try await store.setPasswordHash(try await hashOffPool(new), accountID: auth.account.id)
+        try await store.deleteSessions(accountID: auth.account.id, keeping: auth.session.tokenHash)
+        try await audit(auth.account.id, "password-change", "success", origin)
+    }
+
+    public static let reauthChoices = [0, 5, 10, 30, 60]
+
+    public func updateSettings(_ auth: Authenticated, reauthMinutes: Int, origin: RequestOrigin) async throws {
+        guard Self.reauthChoices.contains(reauthMinutes) else {
+            throw AccountError.invalidField(field: "reauthIntervalMinutes", reason: "one of 0 (never), 5, 10, 30, 60")
+        }
+        try requireRecentAuthentication(auth)
+        try await store.setReauthMinutes(reauthMinutes, accountID: auth.account.id)
+        try await audit(auth.account.id, "settings-change", "success", origin)
+    }
+
+    public func auditEvents(_ auth: Authenticated, before: Int64?, limit: Int) async throws -> [AuditEvent] {
+        try await store.auditEvents(accountID: auth.account.id, before: before, limit: max(1, min(limit, 100)))
+    }
+
+    // MARK: Helpers
+
+    private func audit(_ accountID: String?, _ kind: String, _ outcome: String, _ origin: RequestOrigin) async throws {
+        guard let accountID else { return }
+        try await store.record(accountID: accountID, kind: kind, outcome: outcome, address: origin.address,
+                               userAgent: origin.userAgent, at: clock.now())
+    }
+
+    /// Argon2id takes ~17 ms of CPU: run it on a dispatch queue, not the cooperative pool or an event loop.
+    private static let hashing = DispatchQueue(label: "countersign.argon2", attributes: .concurrent)
+
+    private func hashOffPool(_ password: String) async throws -> String {
+        let hasher = config.hasher
+        let salt = random.bytes(16)
+        return try await withCheckedThrowingContinuation { c in
+            Self.hashing.async {
+                var rng = FixedBytes(salt)
+                c.resume(with: Result { try hasher.hash(Array(password.utf8), using: &rng) })
+            }
+        }
+    }
+
+    private func verifyOffPool(_ password: String, _ phc: String) async throws -> Bool {
+        try await withCheckedThrowingContinuation { c in
+            Self.hashing.async { c.resume(with: Result { try PasswordHasher.verify(Array(password.utf8), against: phc) }) }
+        }
+    }
+}
+
+/// Hands out pre-drawn bytes (the salt), so hashing on another thread needs no shared generator.
+struct FixedBytes: RandomNumberGenerator {
+    var bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    mutating func next() -> UInt64 {
+        if bytes.count < 8 { bytes += SystemRandomSource().bytes(8) }
+        defer { bytes.removeFirst(8) }
+        return bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}

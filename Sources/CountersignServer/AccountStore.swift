@@ -1,0 +1,71 @@
+import Foundation
+
+/// An account as stored. The password hash never leaves the server.
+public struct AccountRecord: Equatable, Sendable {
+    public var id: String
+    public var username: String
+    public var name: String
+    public var lastname: String
+    public var passwordHash: String
+    public var reauthMinutes: Int
+    public var createdAt: Date
+}
+
+public struct SessionRecord: Equatable, Sendable {
+    public var tokenHash: String
+    public var accountID: String
+    public var createdAt: Date
+    public var lastUsedAt: Date
+    public var authenticatedAt: Date
+    public var expiresAt: Date
+    public var address: String
+    public var userAgent: String
+}
+
+public struct AuditEvent: Equatable, Sendable, Codable {
+    public var id: Int64
+    public var at: Date
+    public var kind: String
+    public var outcome: String
+    public var address: String
+    public var userAgent: String
+}
+
+/// The storage the account service needs, and nothing more. `SQLAccountStore` implements it on SQLite
+/// and PostgreSQL; each method is atomic.
+public protocol AccountStore: Sendable {
+    /// Inserts the account and clears any lockout state left under its username. Throws
+    /// `AccountError.usernameTaken` when the username exists.
+    func createAccount(_ account: AccountRecord) async throws
+    func account(username: String) async throws -> AccountRecord?
+    func account(id: String) async throws -> AccountRecord?
+    func setPasswordHash(_ hash: String, accountID: String) async throws
+    func setReauthMinutes(_ minutes: Int, accountID: String) async throws
+
+    /// Loads the username's lockout state, applies `reserve`, stores it: one transaction.
+    func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
+    /// Applies the outcome of a check that `reserveSignIn` allowed: one transaction.
+    func finishSignIn(username: String, success: Bool, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure?
+    /// Clears the lockout state; false when the username has none.
+    func unlock(username: String) async throws -> Bool
+    func loginGuard(username: String) async throws -> LoginGuard?
+
+    func createSession(_ session: SessionRecord) async throws
+    func session(tokenHash: String) async throws -> SessionRecord?
+    func touchSession(tokenHash: String, at: Date) async throws
+    func markReauthenticated(tokenHash: String, at: Date) async throws
+    func deleteSession(tokenHash: String) async throws
+    /// Ends every session of the account but `keeping`.
+    func deleteSessions(accountID: String, keeping: String?) async throws
+    /// Deletes sessions past their absolute or idle lifetime and spent captchas past expiry.
+    func purgeExpired(now: Date, idle: TimeInterval) async throws
+
+    func record(accountID: String, kind: String, outcome: String, address: String, userAgent: String, at: Date) async throws
+    /// Newest first, ids below `before` when given.
+    func auditEvents(accountID: String, before: Int64?, limit: Int) async throws -> [AuditEvent]
+
+    /// Records a captcha challenge as used; false when it already was.
+    func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool
+    /// A named random secret shared by every node, created on first use.
+    func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8]
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// Turns every error into an RFC 9457 problem response, so clients never see a framework's plain-text
+/// error or a 500 for bad input. Unexpected errors are logged (without request bodies) and become 500.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = AppContext
+    let clock: any WallClock
+
+    func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let p as Problem {
+            throw p
+        } catch let e as AccountError {
+            throw Problem(e, now: clock.now())
+        } catch let e as HTTPError {
+            switch e.status {
+            case .notFound: throw Problem.notFound
+            case .contentTooLarge: throw Problem.tooLarge(context.maxUploadSize)
+            case .methodNotAllowed:
+                throw Problem(status: .methodNotAllowed, code: "method-not-allowed", title: "Method not allowed",
+                              detail: "\(request.method) is not allowed on \(request.uri.path); see /openapi.yaml.")
+            default:
+                throw Problem(status: e.status, code: e.status.code < 500 ? "bad-request" : "internal", title: e.status.reasonPhrase,
+                              detail: e.body ?? e.status.reasonPhrase)
+            }
+        } catch {
+            context.logger.error("unexpected error", metadata: ["error": "\(type(of: error))", "path": "\(request.uri.path)"])
+            throw Problem(status: .internalServerError, code: "internal", title: "Internal error",
+                          detail: "The server failed; the error was logged. Retry, and report it if it persists.")
+        }
+    }
+}

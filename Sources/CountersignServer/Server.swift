@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// Builds and runs the Countersign server.
+public enum CountersignServer {
+    /// The router with every route and middleware, over an open database. Tests drive it directly.
+    public static func buildRouter(service: AccountService, database: ServerDatabase, config: ServerConfiguration,
+                                   clock: any WallClock) -> Router<AppContext> {
+        ServerMetrics.bootstrap()
+        AppContext.maxBodyBytes = config.maxBodyBytes
+        let router = Router(context: AppContext.self)
+        router.add(middleware: ProblemMiddleware(clock: clock))
+        router.add(middleware: MetricsMiddleware())
+        router.get("healthz") { _, _ in
+            _ = try await database.database.transaction { _ in () }
+            return "ok\n"
+        }
+        router.get("openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(bytes: openAPIDocument)))
+        }
+        router.get("metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
+        }
+        APIRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
+        return router
+    }
+
+    static let openAPIDocument: [UInt8] = {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"), let data = try? Data(contentsOf: url) else { return [] }
+        return Array(data)
+    }()
+
+    /// Opens the database, runs migrations, and serves until SIGINT or SIGTERM. `onListening` receives
+    /// the address actually bound (useful with port 0).
+    public static func run(config: ServerConfiguration, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(),
+                           logger: Logger, onListening: @escaping @Sendable (String) -> Void) async throws {
+        let database = try await ServerDatabase.open(config.database, logger: logger)
+        do {
+            let store = SQLAccountStore(database: database.database)
+            let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)
+            try await store.purgeExpired(now: clock.now(), idle: config.sessionIdle)
+            let app = Application(
+                router: buildRouter(service: service, database: database, config: config, clock: clock),
+                configuration: .init(address: .hostname(config.host, port: config.port), serverName: "countersign"),
+                onServerRunning: { channel in
+                    let port = channel.localAddress?.port ?? config.port
+                    let host = config.host.contains(":") ? "[\(config.host)]" : config.host
+                    onListening("http://\(host):\(port)")
+                },
+                logger: logger
+            )
+            try await app.runService()
+        } catch {
+            await database.close()
+            throw error
+        }
+        await database.close()
+    }
+}
+
+extension CountersignServer {
+    /// `countersign admin unlock`: clears the username's lockout state. Throws when no such account exists.
+    public static func unlock(username raw: String, database location: DatabaseLocation, logger: Logger) async throws -> String {
+        let database = try await ServerDatabase.open(location, logger: logger)
+        do {
+            let store = SQLAccountStore(database: database.database)
+            let username = (try? AccountService.validUsername(raw)) ?? raw.lowercased()
+            guard try await store.account(username: username) != nil else {
+                throw ConfigurationError("no account named \(username) in \(location)")
+            }
+            let had = try await store.unlock(username: username)
+            await database.close()
+            return had ? "unlocked \(username): failed sign-ins cleared" : "\(username) had no failed sign-ins or lock"
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// Registration, sign-in, sessions, re-authentication, settings and audit over HTTP, on SQLite and PostgreSQL.
+@Suite struct AccountAPITests {
+    @Test(arguments: Backend.available)
+    func registerSignInMeSignOut(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let r = try await api.register("Ada.L", "correct horse")
+            #expect(r.status == 201, "\(String(decoding: r.body, as: UTF8.self))")
+            #expect(r.json["username"] as? String == "ada.l")
+            #expect(r.json["password"] == nil && r.json["passwordHash"] == nil)
+            #expect(try await api.register("ADA.l", "another password").code == "username-taken", "case-insensitive")
+            let s = try await api.signIn("ADA.L")
+            #expect(s.status == 201)
+            let token = try #require(s.json["token"] as? String)
+            #expect(token.hasPrefix("cs_") && token.count == 46)
+            #expect(s.json["expiresAt"] as? String != nil)
+            let me = try await api.call(.get, "/v1/me", token: token)
+            #expect(me.status == 200 && me.json["username"] as? String == "ada.l")
+            // The token is stored only as its hash.
+            #expect(try await h.store.session(tokenHash: token) == nil)
+            #expect(try await h.store.session(tokenHash: AccountService.tokenHash(token)) != nil)
+            #expect(try await api.call(.delete, "/v1/sessions/current", token: token).status == 204)
+            let after = try await api.call(.get, "/v1/me", token: token)
+            #expect(after.status == 401 && after.code == "unauthenticated" && after.isProblem)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func registrationRules(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            for bad in ["ab", "-abc", "abc-", "a b c", "ädam", String(repeating: "a", count: 33), "abc/def"] {
+                let r = try await api.register(bad)
+                #expect(r.status == 422 && r.code == "invalid-field" && r.json["field"] as? String == "username", "\(bad)")
+            }
+            #expect(try await api.register("short", "1234567").json["field"] as? String == "password", "7 characters")
+            #expect(try await api.register("longpw", String(repeating: "x", count: 129)).json["field"] as? String == "password")
+            #expect(try await api.register("samesame", "SAMESAME").json["field"] as? String == "password", "password = username")
+            #expect(try await api.register("eight", "12345678").status == 201, "8 characters is the minimum")
+            let noName = try await api.call(.post, "/v1/accounts", json: ["username": "noname", "password": "correct horse", "name": "", "lastname": "x"])
+            #expect(noName.status == 422 && noName.json["field"] as? String == "name")
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func badInputIsA4xxProblemNeverA500(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let cases: [(Data, String)] = [
+                (Data("{not json".utf8), "malformed-request"),
+                (Data("[]".utf8), "malformed-request"),
+                (Data("{\"username\": 5, \"password\": \"x\", \"name\": \"a\", \"lastname\": \"b\"}".utf8), "malformed-request"),
+                (Data("{\"username\": \"abc\"}".utf8), "malformed-request"),
+                (Data("{\"username\": null, \"password\": \"x\", \"name\": \"a\", \"lastname\": \"b\"}".utf8), "malformed-request"),
+                (Data(), "malformed-request"),
+                (Data(repeating: 0x20, count: 70_000), "payload-too-large"),
+            ]
+            for (body, code) in cases {
+                for path in ["/v1/accounts", "/v1/sessions"] {
+                    let r = try await api.call(.post, path, raw: body, headers: [.contentType: "application/json"])
+                    #expect((400..<500).contains(r.status) && r.code == code && r.isProblem, "\(path) \(body.prefix(40)): \(r.status) \(r.code ?? "-")")
+                }
+            }
+            let missing = try await api.call(.post, "/v1/sessions", raw: Data("{\"username\": \"abc\"}".utf8), headers: [.contentType: "application/json"])
+            #expect((missing.json["detail"] as? String)?.contains("password") == true)
+            let xml = try await api.call(.post, "/v1/sessions", raw: Data("<a/>".utf8), headers: [.contentType: "application/xml"])
+            #expect(xml.status == 415 && xml.isProblem)
+            let nowhere = try await api.call(.get, "/v1/nowhere")
+            #expect(nowhere.status == 404 && nowhere.isProblem)
+            let badAudit = try await api.call(.get, "/v1/me/audit?limit=abc", token: "cs_nothing")
+            #expect(badAudit.status == 401, "authentication comes first")
+            for token in ["", "cs_", "cs_" + String(repeating: "A", count: 43), "Basic abc", String(repeating: "x", count: 5000)] {
+                let r = try await api.call(.get, "/v1/me", token: token)
+                #expect(r.status == 401 && r.isProblem)
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func sessionsExpireIdleAndAbsolute(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("idle")
+            let token = try await api.token("idle")
+            h.clock.advance(29 * 60)
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 200)
+            h.clock.advance(29 * 60)
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 200, "use keeps the session alive")
+            h.clock.advance(31 * 60)
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 401, "idle for 31 minutes")
+            let busy = try await api.token("idle")
+            for _ in 0..<30 {
+                h.clock.advance(25 * 60)
+                _ = try await api.call(.get, "/v1/me", token: busy)
+            }
+            #expect(try await api.call(.get, "/v1/me", token: busy).status == 401, "12 h absolute lifetime")
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func passwordChangeNeedsCurrentPasswordAndEndsOtherSessions(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("changer")
+            let a = try await api.token("changer"), b = try await api.token("changer")
+            let wrong = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "not it at all", "newPassword": "a new password"], token: a)
+            #expect(wrong.status == 403 && wrong.code == "wrong-password")
+            let short = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "short"], token: a)
+            #expect(short.status == 422)
+            #expect(try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "a new password"], token: a).status == 204)
+            #expect(try await api.call(.get, "/v1/me", token: a).status == 200, "this session stays")
+            #expect(try await api.call(.get, "/v1/me", token: b).status == 401, "the other one ended")
+            #expect(try await api.signIn("changer", "correct horse").status == 401)
+            #expect(try await api.signIn("changer", "a new password").status == 201)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func reauthenticationInterval(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("lockwhisper")
+            let t = try await api.token("lockwhisper")
+            #expect(try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 7], token: t).status == 422)
+            let set = try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 5], token: t)
+            #expect(set.status == 200 && set.json["reauthIntervalMinutes"] as? Int == 5)
+            h.clock.advance(4 * 60)
+            #expect(try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 10], token: t).status == 200)
+            h.clock.advance(11 * 60)
+            let stale = try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 30], token: t)
+            #expect(stale.status == 401 && stale.code == "reauthentication-required" && stale.json["intervalMinutes"] as? Int == 10)
+            let pw = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "another pass"], token: t)
+            #expect(pw.code == "reauthentication-required")
+            #expect(try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong password"], token: t).code == "wrong-password")
+            #expect(try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "correct horse"], token: t).status == 204)
+            #expect(try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 0], token: t).status == 200)
+            h.clock.advance(10 * 3600)
+            let me = try await api.call(.get, "/v1/me", token: t)
+            #expect(me.status == 401, "idle expiry still applies")
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func auditIsPerAccountNewestFirstAndPaginated(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("auditor")
+            try await api.register("other")
+            for _ in 0..<2 { _ = try await api.signIn("auditor", "wrong password") }
+            let t = try await api.token("auditor")
+            let o = try await api.token("other")
+            let page = try await api.call(.get, "/v1/me/audit?limit=2", token: t, headers: [.userAgent: "test-agent/1"])
+            #expect(page.status == 200)
+            let events = try #require(page.json["events"] as? [[String: Any]])
+            #expect(events.map { $0["outcome"] as? String } == ["success", "wrong-password"])
+            #expect(events.allSatisfy { $0["kind"] as? String == "sign-in" && $0["address"] != nil && $0["at"] != nil })
+            let next = try #require(page.json["next"] as? String)
+            let rest = try #require(try await api.call(.get, next, token: t).json["events"] as? [[String: Any]])
+            #expect(rest.map { $0["kind"] as? String } == ["sign-in", "account-created"])
+            #expect(rest.first?["outcome"] as? String == "wrong-password")
+            let theirs = try #require(try await api.call(.get, "/v1/me/audit", token: o).json["events"] as? [[String: Any]])
+            #expect(theirs.count == 2, "one user's token never reads another's audit: \(theirs)")
+            #expect(try await api.call(.get, "/v1/me/audit?limit=0", token: t).status == 400)
+            #expect(try await api.call(.get, "/v1/me/audit?before=-1", token: t).status == 400)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func metricsOpenAPIAndHealth(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            #expect(try await api.call(.get, "/healthz").status == 200)
+            try await api.register("metric")
+            _ = try await api.signIn("metric", "wrong password")
+            let m = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+            #expect(m.contains("countersign_sign_ins_total{outcome=\"invalid-credentials\"}"), "\(m.prefix(500))")
+            let doc = try await api.call(.get, "/openapi.yaml")
+            #expect(doc.status == 200 && String(decoding: doc.body, as: UTF8.self).hasPrefix("openapi: 3.1"))
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import CountersignCrypto
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+@testable import CountersignServer
+
+/// The databases every integration test runs against: a fresh SQLite file, and a fresh database on the
+/// PostgreSQL that scripts/test.sh starts (COUNTERSIGN_TEST_POSTGRES_URL).
+enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
+    case sqlite, postgres
+    var description: String { rawValue }
+
+    static var postgresAdminURL: String? { ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"] }
+    static var available: [Backend] { postgresAdminURL == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+    /// A new, empty database of this kind.
+    func freshLocation() throws -> DatabaseLocation {
+        switch self {
+        case .sqlite:
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cs-server-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            return .sqlite(path: dir.appendingPathComponent("test.sqlite").path)
+        case .postgres:
+            let admin = Backend.postgresAdminURL!
+            let name = "cs_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = ["psql", admin, "-q", "-c", "CREATE DATABASE \(name)"]
+            try p.run()
+            p.waitUntilExit()
+            guard p.terminationStatus == 0 else { throw ConfigurationError("psql could not create \(name)") }
+            var c = URLComponents(string: admin)!
+            c.path = "/\(name)"
+            return .postgres(url: c.string!)
+        }
+    }
+}
+
+/// A server over a real database with a manual clock, driven in-process through Hummingbird's test client.
+struct Harness: Sendable {
+    let clock: ManualClock
+    let config: ServerConfiguration
+    let database: ServerDatabase
+    let service: AccountService
+    let store: SQLAccountStore
+
+    /// A cheap Argon2id for tests that hash often; the OWASP default is measured by the benchmark.
+    static let testHasher = PasswordHasher(memoryKiB: 1024, iterations: 1, parallelism: 1)
+
+    static func make(_ backend: Backend, location: DatabaseLocation? = nil, clock: ManualClock = ManualClock(),
+                     configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> Harness {
+        var config = ServerConfiguration()
+        config.captcha = .off
+        config.captchaMaxNumber = 2_000
+        config.hasher = testHasher
+        configure(&config)
+        config.database = try location ?? backend.freshLocation()
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let database = try await ServerDatabase.open(config.database, logger: logger)
+        let store = SQLAccountStore(database: database.database)
+        let service = try await AccountService(store: store, config: config, clock: clock, logger: logger)
+        return Harness(clock: clock, config: config, database: database, service: service, store: store)
+    }
+
+    func run(_ test: @Sendable (API) async throws -> Void) async throws {
+        let router = CountersignServer.buildRouter(service: service, database: database, config: config, clock: clock)
+        let app = Application(router: router)
+        do {
+            try await app.test(.router) { client in try await test(API(client: client)) }
+        } catch {
+            await database.close()
+            throw error
+        }
+        await database.close()
+    }
+}
+
+/// JSON over the test client.
+struct API: Sendable {
+    let client: any TestClientProtocol
+
+    struct Reply: Sendable {
+        var status: Int
+        var headers: HTTPFields
+        var body: Data
+        var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
+        var code: String? { json["code"] as? String }
+        var isProblem: Bool { headers[.contentType] == "application/problem+json" && json["type"] != nil && json["status"] as? Int == status }
+    }
+
+    func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil, raw: Data? = nil, token: String? = nil,
+              headers extra: HTTPFields = [:]) async throws -> Reply {
+        var headers = extra
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        var body: ByteBuffer?
+        if let json {
+            body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+            if headers[.contentType] == nil { headers[.contentType] = "application/json" }
+        } else if let raw {
+            body = ByteBuffer(bytes: raw)
+        }
+        let r = try await client.execute(uri: path, method: method, headers: headers, body: body)
+        return Reply(status: Int(r.status.code), headers: r.headers, body: Data(buffer: r.body))
+    }
+
+    @discardableResult
+    func register(_ username: String, _ password: String = "correct horse", captcha: String? = nil) async throws -> Reply {
+        var body: [String: any Sendable] = ["username": username, "password": password, "name": "Ada", "lastname": "Lovelace"]
+        if let captcha { body["captcha"] = captcha }
+        return try await call(.post, "/v1/accounts", json: body)
+    }
+
+    func signIn(_ username: String, _ password: String = "correct horse", captcha: String? = nil) async throws -> Reply {
+        var body: [String: any Sendable] = ["username": username, "password": password]
+        if let captcha { body["captcha"] = captcha }
+        return try await call(.post, "/v1/sessions", json: body)
+    }
+
+    func token(_ username: String, _ password: String = "correct horse") async throws -> String {
+        let r = try await signIn(username, password)
+        guard r.status == 201, let token = r.json["token"] as? String else { throw ConfigurationError("sign-in failed: \(r.status) \(String(decoding: r.body, as: UTF8.self))") }
+        return token
+    }
+
+    /// Fetches a challenge and solves it by brute force (the test configuration keeps maxnumber small).
+    func solveCaptcha() async throws -> String {
+        let c = try await call(.get, "/v1/captcha").json
+        let salt = c["salt"] as! String, challenge = c["challenge"] as! String, max = c["maxnumber"] as! Int
+        for n in 0...max where Altcha.sha256Hex(salt + String(n)) == challenge {
+            let solution: [String: any Sendable] = ["algorithm": "SHA-256", "challenge": challenge, "number": n, "salt": salt,
+                                                    "signature": c["signature"] as! String]
+            return try JSONSerialization.data(withJSONObject: solution).base64EncodedString()
+        }
+        throw ConfigurationError("unsolvable captcha")
+    }
+}
+
+@Suite struct BackendAvailability {
+    /// scripts/test.sh starts PostgreSQL and sets COUNTERSIGN_REQUIRE_POSTGRES=1: then a missing URL is a
+    /// failure, not a silently skipped half of the suite.
+    @Test func postgresIsThereWhenRequired() {
+        if ProcessInfo.processInfo.environment["COUNTERSIGN_REQUIRE_POSTGRES"] == "1" {
+            #expect(Backend.available.contains(.postgres), "COUNTERSIGN_TEST_POSTGRES_URL is not set")
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// The lockout rule over HTTP: exact sequence, enumeration safety, atomicity under 100 concurrent attempts.
+@Suite struct LockoutAPITests {
+    /// status/code of each response, for comparing a real username's sequence with an unknown one's.
+    static func shape(_ r: API.Reply) -> String {
+        let keys = r.json.keys.filter { !["detail", "retryAt"].contains($0) }.sorted().joined(separator: ",")
+        return "\(r.status) \(r.code ?? "-") [\(keys)] retry-after:\(r.headers[.retryAfter] ?? "-")"
+    }
+
+    @Test(arguments: Backend.available)
+    func exactSequenceAndUnknownUsernamesAnswerTheSame(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("victim")
+            var sequences: [[String]] = []
+            for name in ["victim", "nobody-here"] {
+                let start = h.clock.now()
+                var seen: [String] = []
+                for _ in 0..<3 { seen.append(Self.shape(try await api.signIn(name, "wrong password"))) }
+                let delayed = try await api.signIn(name, "correct horse")
+                #expect(delayed.status == 429 && delayed.code == "sign-in-delayed", "refused even with the right password while delayed")
+                #expect(delayed.headers[.retryAfter] == "1800")
+                seen.append(Self.shape(delayed))
+                h.clock.advance(30 * 60)
+                seen.append(Self.shape(try await api.signIn(name, "wrong password")))      // 4th: delayed again
+                seen.append(Self.shape(try await api.signIn(name, "wrong password")))      // still delayed
+                h.clock.advance(30 * 60)
+                let fifth = try await api.signIn(name, "wrong password")
+                #expect(fifth.status == 401 && fifth.json["locked"] as? Bool == true)
+                seen.append(Self.shape(fifth))
+                h.clock.advance(24 * 3600)
+                let locked = try await api.signIn(name, "correct horse")
+                #expect(locked.status == 423 && locked.code == "account-locked", "after the lock the correct password is refused")
+                seen.append(Self.shape(locked))
+                sequences.append(seen)
+                _ = start
+            }
+            #expect(sequences[0] == sequences[1], "an unknown username goes through the same responses:\n\(sequences[0])\n\(sequences[1])")
+            #expect(sequences[0][2].hasPrefix("401 invalid-credentials"))
+            #expect(sequences[0][4].hasPrefix("401"), "the 4th failure after the delay is checked")
+            #expect(sequences[0][5].hasPrefix("429 sign-in-delayed"))
+        }
+        // An administrator unlocks; a success resets the count.
+        #expect(try await CountersignServer.unlock(username: "VICTIM", database: h.config.database, logger: .init(label: "t"))
+            .hasPrefix("unlocked victim"))
+        let again = try await Harness.make(backend, location: h.config.database, clock: h.clock)
+        try await again.run { api in
+            let wrong = try await api.signIn("victim", "wrong password")
+            let right = try await api.signIn("victim", "correct horse")
+            let state = try await again.store.loginGuard(username: "victim")
+            #expect(wrong.status == 401 && right.status == 201 && state?.failures == 0)
+        }
+        await #expect(throws: ConfigurationError.self) {
+            try await CountersignServer.unlock(username: "nobody-here", database: h.config.database, logger: .init(label: "t"))
+        }
+    }
+
+    /// However many requests arrive at once, at most 3 password checks run before the delay; each
+    /// checked attempt answers 401, every other one is refused unchecked.
+    @Test(arguments: Backend.available)
+    func hundredConcurrentAttemptsCheckAtMostThree(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("target")
+            let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for _ in 0..<100 { group.addTask { try await api.signIn("target", "wrong password") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let checked = replies.filter { $0.status == 401 }.count
+            #expect(checked == 3, "\(Dictionary(grouping: replies, by: { $0.code ?? "?" }).mapValues(\.count))")
+            #expect(replies.allSatisfy { [401, 429].contains($0.status) })
+            #expect(try await h.store.loginGuard(username: "target")?.failures == 3)
+            // Lock state: after the delay, two more failures in a concurrent burst lock it with at most one check each step.
+            h.clock.advance(30 * 60)
+            let burst = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for _ in 0..<100 { group.addTask { try await api.signIn("target", "wrong password") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(burst.filter { $0.status == 401 }.count == 1)
+            h.clock.advance(30 * 60)
+            _ = try await api.signIn("target", "wrong password")
+            let correct = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for _ in 0..<100 { group.addTask { try await api.signIn("target", "correct horse") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(correct.allSatisfy { $0.status == 423 }, "after the lock the correct password is refused")
+            #expect(try await h.store.loginGuard(username: "target")?.failures == 5)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func perAddressThrottleStopsStuffingAcrossUsernames(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.signInFailuresPerAddress = .init(capacity: 5, window: 60) }
+        try await h.run { api in
+            for i in 0..<5 { #expect(try await api.signIn("user\(i)", "wrong password").status == 401) }
+            let r = try await api.signIn("user9", "wrong password")
+            #expect(r.status == 429 && r.code == "rate-limited" && Int(r.headers[.retryAfter] ?? "") != nil)
+            h.clock.advance(12)
+            #expect(try await api.signIn("user9", "wrong password").status == 401, "the bucket refills")
+        }
+    }
+}
