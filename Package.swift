@@ -54,7 +54,10 @@ let package = Package(
             ],
             resources: [.copy("openapi.yaml")]
         ),
-        .target(name: "CountersignClient", dependencies: ["CountersignCrypto"]),
+        .target(
+            name: "CountersignClient",
+            dependencies: ["CountersignCrypto", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .executableTarget(
             name: "countersign",
             dependencies: [

@@ -1,1 +1,129 @@
-public enum CountersignClientModule {}
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The Swift SDK for a Countersign server: accounts, sessions, re-authentication, settings, audit.
+/// Signing in and registering solve the server's captcha when it asks for one.
+public final class CountersignClient: @unchecked Sendable {
+    public let server: URL
+    /// The bearer token of the current session, if signed in.
+    public private(set) var token: String?
+    let session: URLSession
+    let userAgent: String
+
+    public init(server: URL, token: String? = nil, userAgent: String = "countersign-swift/0.2") {
+        self.server = server
+        self.token = token
+        self.userAgent = userAgent
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 30
+        session = URLSession(configuration: configuration)
+    }
+
+    // MARK: Accounts and sessions
+
+    @discardableResult
+    public func register(username: String, password: String, name: String, lastname: String) async throws -> Account {
+        try await withCaptcha { captcha in
+            var body: [String: String] = ["username": username, "password": password, "name": name, "lastname": lastname]
+            body["captcha"] = captcha
+            return try await self.send("POST", "/v1/accounts", body: body, as: Account.self)
+        }
+    }
+
+    /// Signs in and keeps the token for later calls.
+    @discardableResult
+    public func signIn(username: String, password: String) async throws -> SignedInSession {
+        let s = try await withCaptcha { captcha in
+            var body = ["username": username, "password": password]
+            body["captcha"] = captcha
+            return try await self.send("POST", "/v1/sessions", body: body, as: SignedInSession.self)
+        }
+        token = s.token
+        return s
+    }
+
+    public func signOut() async throws {
+        _ = try await send("DELETE", "/v1/sessions/current", body: Optional<[String: String]>.none, as: Empty.self, authenticated: true)
+        token = nil
+    }
+
+    public func me() async throws -> Account {
+        try await send("GET", "/v1/me", body: Optional<[String: String]>.none, as: Account.self, authenticated: true)
+    }
+
+    public func changePassword(current: String, new: String) async throws {
+        _ = try await send("PUT", "/v1/me/password", body: ["currentPassword": current, "newPassword": new], as: Empty.self, authenticated: true)
+    }
+
+    public func reauthenticate(password: String) async throws {
+        _ = try await send("POST", "/v1/sessions/current/reauth", body: ["password": password], as: Empty.self, authenticated: true)
+    }
+
+    @discardableResult
+    public func updateSettings(_ settings: AccountSettings) async throws -> AccountSettings {
+        try await send("PUT", "/v1/me/settings", body: settings, as: AccountSettings.self, authenticated: true)
+    }
+
+    /// One page of the audit log, newest first; pass the previous page's `next` to continue.
+    public func audit(limit: Int = 50, next: String? = nil) async throws -> AuditPage {
+        try await send("GET", next ?? "/v1/me/audit?limit=\(limit)", body: Optional<[String: String]>.none, as: AuditPage.self, authenticated: true)
+    }
+
+    public func captcha() async throws -> CaptchaChallenge {
+        try await send("GET", "/v1/captcha", body: Optional<[String: String]>.none, as: CaptchaChallenge.self)
+    }
+
+    // MARK: Plumbing
+
+    /// Tries without a captcha; when the server asks for one, solves a fresh challenge and retries once.
+    private func withCaptcha<T>(_ call: (String?) async throws -> T) async throws -> T {
+        do {
+            return try await call(nil)
+        } catch ClientError.problem(let p) where p.kind == .captchaRequired {
+            let challenge = try await captcha()
+            let solution = try await Task.detached(priority: .userInitiated) { CaptchaSolver.solve(challenge) }.value
+            guard let solution else { throw ClientError.captchaUnsolvable }
+            return try await call(solution)
+        }
+    }
+
+    struct Empty: Decodable {}
+
+    private func send<B: Encodable, T: Decodable>(_ method: String, _ path: String, body: B?, as: T.Type,
+                                                  authenticated: Bool = false) async throws -> T {
+        guard let url = URL(string: path, relativeTo: server) else { throw ClientError.unexpectedResponse(status: 0, detail: "bad path \(path)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if authenticated {
+            guard let token else { throw ClientError.notSignedIn }
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        }
+        if let body {
+            request.httpBody = try JSONEncoder().encode(body)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw ClientError.transport(error.localizedDescription)
+        }
+        guard let http = response as? HTTPURLResponse else { throw ClientError.transport("not an HTTP response") }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        guard (200..<300).contains(http.statusCode) else {
+            if let problem = try? decoder.decode(Problem.self, from: data) { throw ClientError.problem(problem) }
+            throw ClientError.unexpectedResponse(status: http.statusCode, detail: String(decoding: data.prefix(200), as: UTF8.self))
+        }
+        if T.self == Empty.self { return Empty() as! T }
+        do {
+            return try decoder.decode(T.self, from: data)
+        } catch {
+            throw ClientError.unexpectedResponse(status: http.statusCode, detail: "the body does not match the API: \(error)")
+        }
+    }
+}

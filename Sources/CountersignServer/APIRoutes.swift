@@ -100,6 +100,7 @@ struct APIRoutes {
         case .signInBusy: return "busy"
         case .rateLimited: return "rate-limited"
         case .captchaRequired, .captchaInvalid: return "captcha"
+        case .serverBusy: return "server-busy"
         default: return "other"
         }
     }

@@ -26,4 +26,6 @@ public enum AccountError: Error, Equatable, Sendable {
     case reauthenticationRequired(intervalMinutes: Int)
     /// The current password given to a password change or re-authentication is wrong.
     case wrongPassword
+    /// Too many password checks are waiting; retry in a second.
+    case serverBusy
 }

@@ -2,6 +2,7 @@ import CountersignCrypto
 import Crypto
 import Foundation
 import Logging
+import Synchronization
 
 /// Who is asking: the client address and user agent, recorded in the audit log.
 public struct RequestOrigin: Sendable {
@@ -70,16 +71,23 @@ public final class AccountService: Sendable {
 
     // MARK: Registration
 
-    public func register(username rawUsername: String, password: String, name: String, lastname: String,
+    public func register(username rawUsername: String, password: String, name rawName: String, lastname rawLastname: String,
                          captcha: String?, origin: RequestOrigin) async throws -> AccountRecord {
         let now = clock.now()
-        if let wait = registrations.retryAfter(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
-        let username = try Self.validUsername(rawUsername)
-        try Self.validate(password: password, username: username)
-        let name = try Self.validName(name, field: "name"), lastname = try Self.validName(lastname, field: "lastname")
-        try await checkCaptcha(captcha, required: config.captcha != .off)
-        registrations.consume(origin.address, now: now)
-        let hash = try await hashOffPool(password)
+        if let wait = registrations.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        let username: String, name: String, lastname: String, hash: String
+        do {
+            username = try Self.validUsername(rawUsername)
+            try Self.validate(password: password, username: username)
+            name = try Self.validName(rawName, field: "name")
+            lastname = try Self.validName(rawLastname, field: "lastname")
+            try await checkCaptcha(captcha, required: config.captcha != .off)
+            hash = try await hashOffPool(password)
+        } catch {
+            // Refused before any account work (a typo, a captcha, a full queue): not a registration.
+            registrations.refund(origin.address, now: now)
+            throw error
+        }
         let account = AccountRecord(id: UUID(uuid: uuidBytes()).uuidString.lowercased(), username: username, name: name, lastname: lastname,
                                     passwordHash: hash, reauthMinutes: 0, createdAt: now)
         try await store.createAccount(account)
@@ -90,7 +98,8 @@ public final class AccountService: Sendable {
     /// 3 to 32 characters of a-z, 0-9, `.`, `_`, `-`, starting and ending with a letter or digit; compared
     /// case-insensitively (stored in lower case).
     public static func validUsername(_ raw: String) throws -> String {
-        let u = raw.lowercased()
+        // ASCII first: lowercased() maps some non-ASCII letters (the Kelvin sign) to ASCII ones.
+        let u = raw.unicodeScalars.allSatisfy(\.isASCII) ? raw.lowercased() : ""
         let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._-")
         let alnum = Set("abcdefghijklmnopqrstuvwxyz0123456789")
         guard (3...32).contains(u.count), u.allSatisfy(allowed.contains), let f = u.first, let l = u.last, alnum.contains(f), alnum.contains(l)
@@ -134,10 +143,9 @@ public final class AccountService: Sendable {
         public var account: AccountRecord
     }
 
-    /// Unknown usernames go through the same lockout states, answers and password-hash time as real ones.
+    /// Unknown usernames go through the same lockout states, answers, writes and password-hash time as real ones.
     public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin) async throws -> NewSession {
         let now = clock.now()
-        if let wait = signInFailures.retryAfter(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
         let username = (try? Self.validUsername(rawUsername)) ?? ""
         let captchaNeeded: Bool
         switch config.captcha {
@@ -147,52 +155,92 @@ public final class AccountService: Sendable {
             let guardFailures = username.isEmpty ? 0 : (try await store.loginGuard(username: username)?.failures ?? 0)
             captchaNeeded = guardFailures > 0 || signInFailures.hasRecentEvents(origin.address, now: now)
         }
-        try await checkCaptcha(captcha, required: captchaNeeded)
-
+        // One token per attempt, taken before any work; given back only when the sign-in succeeds (or
+        // never became an attempt: a missing or bad captcha costs the server nothing).
+        if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        var refund = false
+        defer { if refund { signInFailures.refund(origin.address, now: clock.now()) } }
+        do {
+            try await checkCaptcha(captcha, required: captchaNeeded)
+        } catch {
+            refund = true
+            throw error
+        }
         guard !username.isEmpty else {
             // No account can have this name: the same work and answer as a wrong password.
             _ = try? await verifyOffPool(password, dummyHash)
-            signInFailures.consume(origin.address, now: now)
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         }
         let account = try await store.account(username: username)
-        let gate = try await store.reserveSignIn(username: username, policy: config.lockout, now: now)
-        switch gate {
+        let auditID = account?.id ?? Self.unknownAccount
+        switch try await store.reserveSignIn(username: username, policy: config.lockout, now: now) {
         case .proceed: break
         case .delayed(let until):
-            try await audit(account?.id, "sign-in", "refused-delayed", origin)
+            try await audit(auditID, "sign-in", "refused-delayed", origin)
             throw AccountError.signInDelayed(until: until)
         case .locked:
-            try await audit(account?.id, "sign-in", "refused-locked", origin)
+            try await audit(auditID, "sign-in", "refused-locked", origin)
             throw AccountError.accountLocked
         case .busy:
             throw AccountError.signInBusy
         }
-        let matches = (try? await verifyOffPool(password, account?.passwordHash ?? dummyHash)) ?? false
-        let ok = matches && account != nil
-        let after = clock.now()
-        let failure = try await store.finishSignIn(username: username, success: ok, policy: config.lockout, now: after)
-        guard ok, let account else {
-            signInFailures.consume(origin.address, now: after)
-            switch failure {
-            case .locked?:
-                try await audit(account?.id, "sign-in", "wrong-password-locked", origin)
-                throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
-            case .delayed(let until)?:
-                try await audit(account?.id, "sign-in", "wrong-password-delayed", origin)
-                throw AccountError.invalidCredentials(delayedUntil: until, locked: false)
-            default:
-                try await audit(account?.id, "sign-in", "wrong-password", origin)
-                throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
-            }
+        let verifiedHash = account?.passwordHash ?? dummyHash
+        let matches: Bool
+        do {
+            matches = try await verifyOffPool(password, verifiedHash)
+        } catch AccountError.serverBusy {
+            // Not a check: give the reservation back without counting anything.
+            try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
+            refund = true
+            throw AccountError.serverBusy
+        } catch {
+            matches = false
         }
-        if config.hasher.needsRehash(account.passwordHash) {
-            try await store.setPasswordHash(try await hashOffPool(password), accountID: account.id)
+        let after = clock.now()
+        let outcome = try await store.finishSignIn(username: username, success: matches && account != nil, policy: config.lockout, now: after)
+        switch outcome {
+        case .failed(.locked):
+            try await audit(auditID, "sign-in", "wrong-password-locked", origin)
+            throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
+        case .failed(.delayed(let until)):
+            try await audit(auditID, "sign-in", "wrong-password-delayed", origin)
+            throw AccountError.invalidCredentials(delayedUntil: until, locked: false)
+        case .failed(.counted):
+            try await audit(auditID, "sign-in", "wrong-password", origin)
+            throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
+        case .succeeded(.locked):
+            try await audit(auditID, "sign-in", "refused-locked", origin)
+            throw AccountError.accountLocked
+        case .succeeded(.delayed(let until)):
+            try await audit(auditID, "sign-in", "refused-delayed", origin)
+            throw AccountError.signInDelayed(until: until)
+        case .succeeded(.busy):
+            throw AccountError.signInBusy
+        case .succeeded(.proceed):
+            break
+        }
+        guard let account else { throw AccountError.invalidCredentials(delayedUntil: nil, locked: false) }
+        var currentHash = verifiedHash
+        if config.hasher.needsRehash(verifiedHash) {
+            let rehashed = try await hashOffPool(password)
+            // Only if the password did not change meanwhile: never write an old password's hash back.
+            if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) { currentHash = rehashed }
         }
         let session = try await startSession(account, origin: origin, now: after)
+        // A password change that landed while this check ran ended all sessions but its own; this one
+        // was made with the old password and must not outlive it.
+        guard try await store.account(id: account.id)?.passwordHash == currentHash else {
+            try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
+            throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
+        }
         try await audit(account.id, "sign-in", "success", origin)
+        refund = true
         return session
     }
+
+    /// Audit rows for usernames without an account: written so that a refusal costs the same whether the
+    /// name exists, never shown to anyone, purged after a day.
+    static let unknownAccount = ""
 
     private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date) async throws -> NewSession {
         let token = "cs_" + random.bytes(32).base64URL
@@ -240,18 +288,34 @@ public final class AccountService: Sendable {
     /// Checks the password against the account, counting failures like sign-in does (a stolen token
     /// must not become an unlimited password oracle).
     private func checkPassword(_ password: String, _ auth: Authenticated, origin: RequestOrigin, kind: String) async throws {
-        let now = clock.now()
-        switch try await store.reserveSignIn(username: auth.account.username, policy: config.lockout, now: now) {
+        let username = auth.account.username
+        switch try await store.reserveSignIn(username: username, policy: config.lockout, now: clock.now()) {
         case .proceed: break
         case .delayed(let until): throw AccountError.signInDelayed(until: until)
         case .locked: throw AccountError.accountLocked
         case .busy: throw AccountError.signInBusy
         }
-        let ok = (try? await verifyOffPool(password, auth.account.passwordHash)) ?? false
-        let failure = try await store.finishSignIn(username: auth.account.username, success: ok, policy: config.lockout, now: clock.now())
-        guard ok else {
+        let ok: Bool
+        do {
+            ok = try await verifyOffPool(password, auth.account.passwordHash)
+        } catch AccountError.serverBusy {
+            try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
+            throw AccountError.serverBusy
+        } catch {
+            ok = false
+        }
+        switch try await store.finishSignIn(username: username, success: ok, policy: config.lockout, now: clock.now()) {
+        case .succeeded(.proceed):
+            return
+        case .succeeded(.delayed(let until)):
+            throw AccountError.signInDelayed(until: until)
+        case .succeeded(.locked):
+            throw AccountError.accountLocked
+        case .succeeded(.busy):
+            throw AccountError.signInBusy
+        case .failed(let failure):
             try await audit(auth.account.id, kind, "wrong-password", origin)
-            if case .locked? = failure { try await store.deleteSessions(accountID: auth.account.id, keeping: nil) }
+            if case .locked = failure { try await store.deleteSessions(accountID: auth.account.id, keeping: nil) }
             throw AccountError.wrongPassword
         }
     }
@@ -288,30 +352,42 @@ public final class AccountService: Sendable {
 
     // MARK: Helpers
 
-    private func audit(_ accountID: String?, _ kind: String, _ outcome: String, _ origin: RequestOrigin) async throws {
-        guard let accountID else { return }
+    private func audit(_ accountID: String, _ kind: String, _ outcome: String, _ origin: RequestOrigin) async throws {
         try await store.record(accountID: accountID, kind: kind, outcome: outcome, address: origin.address,
                                userAgent: origin.userAgent, at: clock.now())
     }
 
-    /// Argon2id takes ~17 ms of CPU: run it on a dispatch queue, not the cooperative pool or an event loop.
-    private static let hashing = DispatchQueue(label: "countersign.argon2", attributes: .concurrent)
+    /// Argon2id takes ~17 ms of CPU and 19 MiB: it runs on one serial queue per core (never on the
+    /// cooperative pool or an event loop), and past `maxQueuedHashes` waiting checks the server answers
+    /// 503 at once instead of letting the queue (and every reservation's age) grow.
+    static let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    private static let hashQueues = (0..<cores).map { DispatchQueue(label: "countersign.argon2.\($0)") }
+    private let queued = Mutex(0)
+    private let nextQueue = Mutex(0)
+
+    private func onHashQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let admitted = queued.withLock { n -> Bool in
+            guard n < config.maxQueuedHashes else { return false }
+            n += 1
+            return true
+        }
+        guard admitted else { throw AccountError.serverBusy }
+        defer { queued.withLock { $0 -= 1 } }
+        let queue = Self.hashQueues[nextQueue.withLock { i in defer { i = (i + 1) % Self.cores }; return i }]
+        return try await withCheckedThrowingContinuation { c in queue.async { c.resume(with: Result { try work() }) } }
+    }
 
     private func hashOffPool(_ password: String) async throws -> String {
         let hasher = config.hasher
         let salt = random.bytes(16)
-        return try await withCheckedThrowingContinuation { c in
-            Self.hashing.async {
-                var rng = FixedBytes(salt)
-                c.resume(with: Result { try hasher.hash(Array(password.utf8), using: &rng) })
-            }
+        return try await onHashQueue {
+            var rng = FixedBytes(salt)
+            return try hasher.hash(Array(password.utf8), using: &rng)
         }
     }
 
     private func verifyOffPool(_ password: String, _ phc: String) async throws -> Bool {
-        try await withCheckedThrowingContinuation { c in
-            Self.hashing.async { c.resume(with: Result { try PasswordHasher.verify(Array(password.utf8), against: phc) }) }
-        }
+        try await onHashQueue { try PasswordHasher.verify(Array(password.utf8), against: phc) }
     }
 }
 

@@ -31,6 +31,13 @@ public struct AuditEvent: Equatable, Sendable, Codable {
     public var userAgent: String
 }
 
+/// What finishing a password check did to the username's lockout state.
+public enum SignInOutcome: Equatable, Sendable {
+    /// The password matched; `.proceed` unless a lock or delay set meanwhile refuses it.
+    case succeeded(LockoutPolicy.Gate)
+    case failed(LockoutPolicy.Failure)
+}
+
 /// The storage the account service needs, and nothing more. `SQLAccountStore` implements it on SQLite
 /// and PostgreSQL; each method is atomic.
 public protocol AccountStore: Sendable {
@@ -40,12 +47,16 @@ public protocol AccountStore: Sendable {
     func account(username: String) async throws -> AccountRecord?
     func account(id: String) async throws -> AccountRecord?
     func setPasswordHash(_ hash: String, accountID: String) async throws
+    /// Replaces the hash only if it is still `old` (compare and set); false when it changed meanwhile.
+    func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool
     func setReauthMinutes(_ minutes: Int, accountID: String) async throws
 
     /// Loads the username's lockout state, applies `reserve`, stores it: one transaction.
     func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
     /// Applies the outcome of a check that `reserveSignIn` allowed: one transaction.
-    func finishSignIn(username: String, success: Bool, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure?
+    func finishSignIn(username: String, success: Bool, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome
+    /// Gives back a reservation whose check never ran.
+    func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws
     /// Clears the lockout state; false when the username has none.
     func unlock(username: String) async throws -> Bool
     func loginGuard(username: String) async throws -> LoginGuard?

@@ -11,7 +11,8 @@ public struct LockoutPolicy: Sendable, Equatable {
     public var delayAfter: Int
     public var delay: TimeInterval
     public var lockAfter: Int
-    /// A reservation whose request never finished (a crashed node) stops counting after this long.
+    /// A reservation whose request has not finished after this long (a crashed node, a stalled check)
+    /// is counted as a failure: the rule fails closed, never open.
     public var reservationTimeout: TimeInterval
 
     public init(delayAfter: Int = 3, delay: TimeInterval = 30 * 60, lockAfter: Int = 5, reservationTimeout: TimeInterval = 60) {
@@ -39,35 +40,66 @@ public struct LockoutPolicy: Sendable, Equatable {
     }
 
     public func reserve(_ state: inout LoginGuard, now: Date) -> Gate {
-        if state.locked { return .locked }
-        if let until = state.delayedUntil, until > now { return .delayed(until: until) }
-        let pending = state.livePending(now: now)
+        expireReservations(&state, now: now)
+        if let refusal = refusal(state, now: now) { return refusal }
         let threshold = state.failures < delayAfter ? delayAfter : state.failures + 1
-        guard state.failures + pending < min(threshold, lockAfter) else { return .busy }
-        state.pending = pending + 1
+        guard state.failures + state.pending < min(threshold, lockAfter) else { return .busy }
+        state.pending += 1
         state.pendingExpiresAt = now.addingTimeInterval(reservationTimeout)
         return .proceed
     }
 
-    public func succeed(_ state: inout LoginGuard, now: Date) {
-        state.pending = max(0, state.livePending(now: now) - 1)
+    /// A correct password resets the count, unless the username was locked or delayed while the check
+    /// ran (by a concurrent failure or an expired reservation): then the success is refused too.
+    public func succeed(_ state: inout LoginGuard, now: Date) -> Gate {
+        expireReservations(&state, now: now)
+        state.pending = max(0, state.pending - 1)
+        if let refusal = refusal(state, now: now) { return refusal }
         state.failures = 0
         state.delayedUntil = nil
+        return .proceed
     }
 
     public func fail(_ state: inout LoginGuard, now: Date) -> Failure {
-        state.pending = max(0, state.livePending(now: now) - 1)
-        state.failures += 1
+        expireReservations(&state, now: now)
+        state.pending = max(0, state.pending - 1)
+        return count(failures: 1, &state, now: now)
+    }
+
+    /// Gives back a reservation whose check never ran (the server was too busy to hash).
+    public func release(_ state: inout LoginGuard, now: Date) {
+        expireReservations(&state, now: now)
+        state.pending = max(0, state.pending - 1)
+    }
+
+    private func refusal(_ state: LoginGuard, now: Date) -> Gate? {
+        if state.locked { return .locked }
+        if let until = state.delayedUntil, until > now { return .delayed(until: until) }
+        return nil
+    }
+
+    private func count(failures n: Int, _ state: inout LoginGuard, now: Date) -> Failure {
+        state.failures += n
         if state.failures >= lockAfter {
             state.locked = true
             return .locked
         }
         if state.failures >= delayAfter {
             let until = now.addingTimeInterval(delay)
-            state.delayedUntil = until
-            return .delayed(until: until)
+            state.delayedUntil = max(until, state.delayedUntil ?? until)
+            return .delayed(until: state.delayedUntil!)
         }
         return .counted(failures: state.failures)
+    }
+
+    /// Reservations past their timeout become failures. A check that does finish later still counts
+    /// its own outcome (a late failure counts twice, which errs on the side of the account).
+    private func expireReservations(_ state: inout LoginGuard, now: Date) {
+        guard state.pending > 0, let expires = state.pendingExpiresAt, expires <= now else { return }
+        let stale = state.pending
+        state.pending = 0
+        state.pendingExpiresAt = nil
+        _ = count(failures: stale, &state, now: now)
     }
 }
 
@@ -83,10 +115,5 @@ public struct LoginGuard: Equatable, Sendable {
     public init(failures: Int = 0, pending: Int = 0, pendingExpiresAt: Date? = nil, delayedUntil: Date? = nil, locked: Bool = false) {
         self.failures = failures; self.pending = pending; self.pendingExpiresAt = pendingExpiresAt
         self.delayedUntil = delayedUntil; self.locked = locked
-    }
-
-    func livePending(now: Date) -> Int {
-        guard let expires = pendingExpiresAt, expires > now else { return 0 }
-        return pending
     }
 }

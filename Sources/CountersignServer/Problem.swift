@@ -104,6 +104,10 @@ extension Problem {
                       extra: ["intervalMinutes": .int(minutes)])
         case .wrongPassword:
             self.init(status: .forbidden, code: "wrong-password", title: "Wrong password", detail: "The current password is wrong.")
+        case .serverBusy:
+            self.init(status: .serviceUnavailable, code: "server-busy", title: "Server busy",
+                      detail: "Too many password checks are waiting; retry in a second.")
+            headers[.retryAfter] = "1"
         }
     }
 }

@@ -49,6 +49,12 @@ public struct SQLAccountStore: AccountStore {
         try await sql.raw("UPDATE accounts SET password_hash = \(bind: hash) WHERE id = \(bind: accountID)").run()
     }
 
+    public func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
+        !(try await sql.raw("""
+            UPDATE accounts SET password_hash = \(bind: new) WHERE id = \(bind: accountID) AND password_hash = \(bind: old) RETURNING id
+            """).all().isEmpty)
+    }
+
     public func setReauthMinutes(_ minutes: Int, accountID: String) async throws {
         try await sql.raw("UPDATE accounts SET reauth_minutes = \(bind: Int64(minutes)) WHERE id = \(bind: accountID)").run()
     }
@@ -95,14 +101,14 @@ public struct SQLAccountStore: AccountStore {
         try await withGuard(username) { policy.reserve(&$0, now: now) }
     }
 
-    public func finishSignIn(username: String, success: Bool, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure? {
-        try await withGuard(username) { state -> LockoutPolicy.Failure? in
-            if success {
-                policy.succeed(&state, now: now)
-                return nil
-            }
-            return policy.fail(&state, now: now)
+    public func finishSignIn(username: String, success: Bool, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome {
+        try await withGuard(username) { state -> SignInOutcome in
+            success ? .succeeded(policy.succeed(&state, now: now)) : .failed(policy.fail(&state, now: now))
         }
+    }
+
+    public func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws {
+        try await withGuard(username) { policy.release(&$0, now: now) }
     }
 
     public func unlock(username: String) async throws -> Bool {
@@ -157,6 +163,9 @@ public struct SQLAccountStore: AccountStore {
             DELETE FROM sessions WHERE expires_at <= \(bind: now.ms) OR last_used_at <= \(bind: now.addingTimeInterval(-idle).ms)
             """).run()
         try await sql.raw("DELETE FROM captcha_spent WHERE expires_at <= \(bind: now.ms)").run()
+        try await sql.raw("""
+            DELETE FROM audit_events WHERE account_id = \(bind: AccountService.unknownAccount) AND at <= \(bind: now.addingTimeInterval(-86_400).ms)
+            """).run()
     }
 
     // MARK: Audit
@@ -193,7 +202,7 @@ public struct SQLAccountStore: AccountStore {
         try await sql.raw("INSERT INTO server_secrets (name, value) VALUES (\(bind: name), \(bind: fresh)) ON CONFLICT (name) DO NOTHING").run()
         guard let row = try await sql.raw("SELECT value FROM server_secrets WHERE name = \(bind: name)").first(),
               let value = Data(base64Encoded: try row.decode(column: "value", as: String.self)) else {
-            throw AccountError.unauthenticated
+            throw ConfigurationError("the server secret \(name) in the database is not base64; restore it from a backup")
         }
         return Array(value)
     }

@@ -52,7 +52,9 @@ public enum CountersignServer {
                 },
                 logger: logger
             )
-            try await app.runService()
+            var running = app
+            running.addServices(PurgeService(store: store, clock: clock, idle: config.sessionIdle, logger: logger))
+            try await running.runService()
         } catch {
             await database.close()
             throw error
@@ -77,6 +79,29 @@ extension CountersignServer {
         } catch {
             await database.close()
             throw error
+        }
+    }
+}
+
+/// Deletes expired sessions, spent captchas and old audit rows of unknown usernames every 10 minutes.
+struct PurgeService: Service {
+    let store: SQLAccountStore
+    let clock: any WallClock
+    let idle: TimeInterval
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: .seconds(600))
+                    try await store.purgeExpired(now: clock.now(), idle: idle)
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.warning("purge failed", metadata: ["error": "\(type(of: error))"])
+                }
+            }
         }
     }
 }

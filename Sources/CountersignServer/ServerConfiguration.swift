@@ -15,11 +15,14 @@ public struct ServerConfiguration: Sendable {
     public var port = 8080
     public var database: DatabaseLocation = .sqlite(path: "countersign.sqlite")
     public var captcha = CaptchaPolicy.always
-    public var captchaMaxNumber = 100_000
+    /// ALTCHA's own default: about 500,000 SHA-256 on average for the client, one for the server.
+    public var captchaMaxNumber = 1_000_000
     public var lockout = LockoutPolicy()
     public var sessionIdle: TimeInterval = 30 * 60
     public var sessionLifetime: TimeInterval = 12 * 60 * 60
     public var hasher = PasswordHasher.owasp
+    /// Password checks waiting for a core beyond this are refused with 503 (each holds 19 MiB while it runs).
+    public var maxQueuedHashes = 16 * max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// Request bodies above this are refused with 413.
     public var maxBodyBytes = 64 * 1024
     /// Failed sign-ins per client address.
@@ -50,9 +53,10 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL without its password, for logs and errors.
     static func redacted(_ url: String) -> String {
-        guard var c = URLComponents(string: url), c.password != nil else { return url }
-        c.password = "***"
-        return c.string ?? "postgres://…"
+        // Anything that does not parse is shown as nothing at all: it may hold a password.
+        guard var c = URLComponents(string: url), let host = c.host else { return "postgres://…" }
+        if c.password != nil { c.password = "***" }
+        return c.string ?? "postgres://…@\(host)"
     }
 
     public var description: String {

@@ -2,6 +2,9 @@ import FluentKit
 import FluentPostgresDriver
 import FluentSQLiteDriver
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import NIOCore
 import NIOPosix
@@ -16,7 +19,10 @@ public final class ServerDatabase: Sendable {
     let ownedGroup: MultiThreadedEventLoopGroup?
     public let location: DatabaseLocation
 
-    public static func open(_ location: DatabaseLocation, logger: Logger) async throws -> ServerDatabase {
+    public static func open(_ location: DatabaseLocation, logger configured: Logger) async throws -> ServerDatabase {
+        // PostgreSQL logs statements at trace; never let that reach the output, whatever the log level.
+        var logger = configured
+        if logger.logLevel < .info { logger.logLevel = .info }
         let group: MultiThreadedEventLoopGroup?
         let databases: Databases
         switch location {
@@ -25,17 +31,24 @@ public final class ServerDatabase: Sendable {
             guard FileManager.default.fileExists(atPath: dir) else {
                 throw ConfigurationError("the directory of \(path) does not exist; create it or choose another --database sqlite:PATH")
             }
+            // The file holds password hashes and the captcha key: create it private (SQLite gives its
+            // -wal and -shm files the same mode).
+            let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw ConfigurationError("cannot create \(path): \(String(cString: strerror(errno)))") }
+            Glibc.close(fd)
             let g = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             group = g
             databases = Databases(threadPool: NIOThreadPool.singleton, on: g)
-            databases.use(.sqlite(.file(path), sqlLogLevel: .trace), as: .sqlite)
+            // No query logging at all: bound values include password hashes and the captcha key.
+            databases.use(.sqlite(.file(path), sqlLogLevel: nil), as: .sqlite)
         case .postgres(let url):
             group = nil
             databases = Databases(threadPool: NIOThreadPool.singleton, on: MultiThreadedEventLoopGroup.singleton)
             do {
                 databases.use(try .postgres(url: url, maxConnectionsPerEventLoop: 8, sqlLogLevel: .trace), as: .psql)
             } catch {
-                throw ConfigurationError("--database \(location): \(error)")
+                // The underlying error carries the whole URL, password included: say what is wrong without it.
+                throw ConfigurationError("--database \(location) is not a URL PostgreSQL accepts (postgres://user:pass@host:port/db, optionally ?tlsmode=disable|prefer|require)")
             }
         }
         let eventLoop = (group ?? MultiThreadedEventLoopGroup.singleton).any()
@@ -60,7 +73,7 @@ public final class ServerDatabase: Sendable {
             throw e
         } catch {
             await handle.close()
-            throw ConfigurationError("cannot open \(location): \(String(reflecting: error))")
+            throw ConfigurationError("cannot open \(location): \(String(describing: error))")
         }
         return handle
     }

@@ -16,7 +16,7 @@ struct Countersign: AsyncParsableCommand {
         Send a short text:   countersign message seal -r them.pub -s me.key "hello" > msg.txt
         """,
         version: "0.1.0",
-        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, Admin.self]
+        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, AccountCommand.self, Admin.self]
     )
 
     static func main() async {

@@ -11,7 +11,11 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the Countersign server.",
         discussion: """
         Prints the URL it listens on, then serves until SIGINT or SIGTERM (finishing requests in flight).
-        Environment: COUNTERSIGN_HOST, COUNTERSIGN_PORT, COUNTERSIGN_DATABASE, COUNTERSIGN_CAPTCHA, COUNTERSIGN_LOG_LEVEL.
+        Environment: COUNTERSIGN_HOST, COUNTERSIGN_PORT, COUNTERSIGN_DATABASE, COUNTERSIGN_CAPTCHA, COUNTERSIGN_LOG_LEVEL;
+        COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS (per 10 minutes, default 20) and
+        COUNTERSIGN_REGISTRATIONS_PER_ADDRESS (per hour, default 10) set the per-address limits;
+        COUNTERSIGN_LOCKOUT_DELAY_AFTER (3), COUNTERSIGN_LOCKOUT_DELAY_MINUTES (30) and
+        COUNTERSIGN_LOCKOUT_LOCK_AFTER (5) set the lockout rule.
         The default database is sqlite:countersign.sqlite in the current directory, created on first start.
         """
     )
@@ -42,6 +46,22 @@ struct Serve: AsyncParsableCommand {
             guard let policy = ServerConfiguration.CaptchaPolicy(rawValue: c) else { throw ValidationError("COUNTERSIGN_CAPTCHA takes always, risk or off") }
             config.captcha = policy
         }
+        for (name, window, apply) in [("COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS", 600.0, { (c: inout ServerConfiguration, l: AddressThrottle.Limit) in c.signInFailuresPerAddress = l }),
+                                      ("COUNTERSIGN_REGISTRATIONS_PER_ADDRESS", 3600.0, { (c: inout ServerConfiguration, l: AddressThrottle.Limit) in c.registrationsPerAddress = l })] {
+            guard let text = env[name] else { continue }
+            guard let n = Int(text), n >= 1 else { throw ValidationError("\(name) takes a whole number of at least 1") }
+            apply(&config, AddressThrottle.Limit(capacity: n, window: window))
+        }
+        func number(_ name: String, _ fallback: Int) throws -> Int {
+            guard let text = env[name] else { return fallback }
+            guard let n = Int(text), n >= 1 else { throw ValidationError("\(name) takes a whole number of at least 1") }
+            return n
+        }
+        let delayAfter = try number("COUNTERSIGN_LOCKOUT_DELAY_AFTER", config.lockout.delayAfter)
+        let lockAfter = try number("COUNTERSIGN_LOCKOUT_LOCK_AFTER", config.lockout.lockAfter)
+        guard lockAfter >= delayAfter else { throw ValidationError("COUNTERSIGN_LOCKOUT_LOCK_AFTER must be at least COUNTERSIGN_LOCKOUT_DELAY_AFTER") }
+        config.lockout = LockoutPolicy(delayAfter: delayAfter, delay: TimeInterval(try number("COUNTERSIGN_LOCKOUT_DELAY_MINUTES", 30) * 60),
+                                       lockAfter: lockAfter)
         var logger = Logger(label: "countersign")
         logger.logLevel = env["COUNTERSIGN_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let db = config.database

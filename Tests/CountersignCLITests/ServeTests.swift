@@ -10,9 +10,9 @@ import Testing
         let process = Process()
         let url: String
 
-        init(database: String, in dir: URL) throws {
+        init(database: String, in dir: URL, captcha: String = "off") throws {
             process.executableURL = URL(fileURLWithPath: CLI.binary)
-            process.arguments = ["serve", "--port", "0", "--database", database, "--captcha", "off"]
+            process.arguments = ["serve", "--port", "0", "--database", database, "--captcha", captcha]
             process.currentDirectoryURL = dir
             let out = Pipe()
             process.standardOutput = out
@@ -88,5 +88,41 @@ import Testing
         #expect(missing.status != 0 && missing.stderr.contains("does not exist"), "\(missing.stderr)")
         let pw = try t.cs("serve", "--database", "postgres://u:secret@127.0.0.1:1/db", "--port", "0")
         #expect(pw.status != 0 && !pw.stderr.contains("secret"), "the password never reaches the terminal: \(pw.stderr)")
+    }
+}
+
+/// `countersign account …` against a real server process, as a user runs it.
+@Suite struct AccountCommandTests {
+    @Test func registerLoginWhoamiPasswdAuditLogout() throws {
+        let t = try CLI()
+        let server = try ServeTests.Server(database: "sqlite:" + t.path("a.sqlite"), in: t.dir, captcha: "always")
+        defer { _ = server.signal(SIGTERM) }
+        setenv("COUNTERSIGN_CONFIG_DIR", t.path("config"), 1)
+        defer { unsetenv("COUNTERSIGN_CONFIG_DIR") }
+        try t.write("pw", Data("correct horse\n".utf8))
+        try t.write("pw2", Data("a brand new password\n".utf8))
+        let reg = try t.cs("account", "register", "cliuser", "--name", "Cli", "--lastname", "User", "--password-file", "pw", "--server", server.url)
+        #expect(reg.status == 0 && reg.text.contains("registered cliuser"), "\(reg.stderr)")
+        let bad = try t.cs("account", "login", "cliuser", "--password-file", "pw2", "--server", server.url)
+        #expect(bad.status != 0 && bad.stderr.contains("username or password is wrong"), "\(bad.stderr)")
+        let login = try t.cs("account", "login", "cliuser", "--password-file", "pw", "--server", server.url)
+        #expect(login.status == 0, "\(login.stderr)")
+        var st = stat()
+        #expect(stat(t.path("config/session.json"), &st) == 0 && st.st_mode & 0o777 == 0o600, "token file is 0600")
+        #expect(stat(t.path("config"), &st) == 0 && st.st_mode & 0o777 == 0o700)
+        let who = try t.cs("account", "whoami")
+        #expect(who.status == 0 && who.text.hasPrefix("cliuser (Cli User)"), "\(who.stderr)")
+        let pw = try t.cs("account", "passwd", "--password-file", "pw", "--new-password-file", "pw2")
+        #expect(pw.status == 0, "\(pw.stderr)")
+        let audit = try t.cs("account", "audit", "--limit", "5")
+        #expect(audit.status == 0 && audit.text.contains("password-change") && audit.text.contains("wrong-password"), "\(audit.text)")
+        #expect(try t.cs("account", "logout").status == 0)
+        #expect(!t.exists("config/session.json"))
+        let after = try t.cs("account", "whoami")
+        #expect(after.status != 0 && after.stderr.contains("not signed in"))
+        let relogin = try t.cs("account", "login", "cliuser", "--password-file", "pw2", "--server", server.url)
+        #expect(relogin.status == 0, "the new password works: \(relogin.stderr)")
+        let badURL = try t.cs("account", "whoami", "--server", "ftp://x")
+        #expect(badURL.status != 0 && badURL.stderr.contains("http://"))
     }
 }

@@ -33,7 +33,7 @@ import Testing
     func registrationRules(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
         try await h.run { api in
-            for bad in ["ab", "-abc", "abc-", "a b c", "ädam", String(repeating: "a", count: 33), "abc/def"] {
+            for bad in ["ab", "-abc", "abc-", "a b c", "ädam", String(repeating: "a", count: 33), "abc/def", "\u{212A}elvin"] {
                 let r = try await api.register(bad)
                 #expect(r.status == 422 && r.code == "invalid-field" && r.json["field"] as? String == "username", "\(bad)")
             }
@@ -167,6 +167,30 @@ import Testing
             #expect(try await api.call(.get, "/v1/me/audit?limit=0", token: t).status == 400)
             #expect(try await api.call(.get, "/v1/me/audit?before=-1", token: t).status == 400)
         }
+    }
+
+    @Test func storeDetailsTheAPIRelieson() async throws {
+        let h = try await Harness.make(.sqlite)
+        guard case .sqlite(let path) = h.config.database else { return }
+        var st = stat()
+        #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o600, "the database file is private")
+        try await h.run { api in
+            let created = try await api.register("casuser")
+            let id = try #require(created.json["id"] as? String)
+            let hash = try #require(try await h.store.account(id: id)?.passwordHash)
+            #expect(try await h.store.replacePasswordHash("not the hash", with: "x", accountID: id) == false)
+            #expect(try await h.store.account(id: id)?.passwordHash == hash, "compare-and-set did not write")
+            #expect(try await h.store.replacePasswordHash(hash, with: hash, accountID: id))
+            // Refusals for an unknown name write an audit row like a real one, shown to no one.
+            for _ in 0..<4 { _ = try await api.signIn("ghost-user", "wrong password") }
+            let token = try await api.token("casuser")
+            let mine = try await api.call(.get, "/v1/me/audit", token: token).json["events"] as? [[String: Any]]
+            #expect(mine?.count == 2)
+            #expect(try await h.store.auditEvents(accountID: "", before: nil, limit: 100).count == 4)
+        }
+        #expect(AddressThrottle.key("192.0.2.7") == "192.0.2.7")
+        #expect(AddressThrottle.key("2001:db8:1:2:aaaa::1") == AddressThrottle.key("2001:db8:1:2:ffff:ffff:ffff:ffff"))
+        #expect(AddressThrottle.key("2001:db8:1:2::1") != AddressThrottle.key("2001:db8:1:3::1"))
     }
 
     @Test(arguments: Backend.available)

@@ -62,7 +62,8 @@ import Testing
     /// checked attempt answers 401, every other one is refused unchecked.
     @Test(arguments: Backend.available)
     func hundredConcurrentAttemptsCheckAtMostThree(_ backend: Backend) async throws {
-        let h = try await Harness.make(backend)
+        // A generous address budget: this test is about the per-username rule, not the per-address one.
+        let h = try await Harness.make(backend) { $0.signInFailuresPerAddress = .init(capacity: 10_000, window: 600) }
         try await h.run { api in
             try await api.register("target")
             let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
@@ -100,6 +101,43 @@ import Testing
             #expect(r.status == 429 && r.code == "rate-limited" && Int(r.headers[.retryAfter] ?? "") != nil)
             h.clock.advance(12)
             #expect(try await api.signIn("user9", "wrong password").status == 401, "the bucket refills")
+            // 100 at once across 100 usernames: the tokens are taken before the checks, so one more passes.
+            h.clock.advance(12)
+            let burst = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for i in 0..<100 { group.addTask { try await api.signIn("stuffed\(i)", "wrong password") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(burst.filter { $0.status == 401 }.count == 1, "\(Dictionary(grouping: burst, by: { $0.code ?? "?" }).mapValues(\.count))")
+            #expect(burst.filter { $0.code == "rate-limited" }.count == 99)
+        }
+    }
+
+    @Test func successesDoNotSpendTheAddressBudget() async throws {
+        let h = try await Harness.make(.sqlite) { $0.signInFailuresPerAddress = .init(capacity: 2, window: 600) }
+        try await h.run { api in
+            try await api.register("often")
+            for _ in 0..<10 { #expect(try await api.signIn("often").status == 201) }
+        }
+    }
+
+    /// Past the queue limit the server answers 503 at once; those attempts reserve nothing and count nothing.
+    @Test func aFullHashQueueAnswers503AndCountsNothing() async throws {
+        let h = try await Harness.make(.sqlite) { $0.maxQueuedHashes = 1; $0.hasher = .owasp }
+        try await h.run { api in
+            let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for i in 0..<20 { group.addTask { try await api.signIn("queued\(i)", "wrong password") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let busy = replies.filter { $0.code == "server-busy" }
+            #expect(!busy.isEmpty && busy.allSatisfy { $0.status == 503 && $0.headers[.retryAfter] == "1" })
+            #expect(replies.allSatisfy { [401, 503].contains($0.status) })
+            var counted = 0
+            for i in 0..<20 {
+                let g = try await h.store.loginGuard(username: "queued\(i)")
+                #expect(g?.pending ?? 0 == 0, "no reservation left behind")
+                counted += g?.failures ?? 0
+            }
+            #expect(counted == replies.filter { $0.status == 401 }.count)
         }
     }
 }

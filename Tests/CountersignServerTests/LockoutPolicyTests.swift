@@ -29,7 +29,7 @@ import Testing
         _ = failOnce(&s, at: t0)
         _ = failOnce(&s, at: t0)
         #expect(policy.reserve(&s, now: t0) == .proceed)
-        policy.succeed(&s, now: t0)
+        #expect(policy.succeed(&s, now: t0) == .proceed)
         #expect(s.failures == 0 && s.pending == 0 && s.delayedUntil == nil)
         #expect(failOnce(&s, at: t0) == .counted(failures: 1))
     }
@@ -43,8 +43,32 @@ import Testing
         // After the delay, one check at a time: each failure must delay or lock before the next.
         #expect(policy.reserve(&s, now: t0 + 1800) == .proceed)
         #expect(policy.reserve(&s, now: t0 + 1800) == .busy)
-        // A reservation whose request died stops counting after the timeout.
-        #expect(policy.reserve(&s, now: t0 + 1800 + 61) == .proceed)
+        // A reservation whose request never finished counts as a failure after the timeout: fail closed.
+        #expect(policy.reserve(&s, now: t0 + 1800 + 61) == .delayed(until: t0 + 1861 + 1800))
+        #expect(s.failures == 4 && s.pending == 0)
+    }
+
+    /// Three checks in flight; two fail (the second delays); the third, correct, finishes after: refused.
+    @Test func aSuccessFinishingAfterALockOrDelayIsRefused() {
+        var s = LoginGuard(failures: 1)
+        #expect(policy.reserve(&s, now: t0) == .proceed)
+        #expect(policy.reserve(&s, now: t0) == .proceed)
+        #expect(policy.fail(&s, now: t0) == .counted(failures: 2))
+        #expect(policy.fail(&s, now: t0) == .delayed(until: t0 + 1800))
+        var locked = LoginGuard(failures: 4, pending: 1, pendingExpiresAt: t0 + 60, locked: true)
+        #expect(policy.succeed(&locked, now: t0) == .locked)
+        #expect(locked.failures == 4 && locked.locked)
+        // A reservation that times out while its check is stuck becomes the 5th failure; the late success is refused.
+        var slow = LoginGuard(failures: 4)
+        _ = policy.reserve(&slow, now: t0)
+        #expect(policy.succeed(&slow, now: t0 + 61) == .locked, "the reservation expired into the 5th failure")
+    }
+
+    @Test func releaseGivesBackWithoutCounting() {
+        var s = LoginGuard()
+        _ = policy.reserve(&s, now: t0)
+        policy.release(&s, now: t0)
+        #expect(s == LoginGuard(failures: 0, pending: 0, pendingExpiresAt: t0 + 60))
     }
 
     @Test func customNumbers() {

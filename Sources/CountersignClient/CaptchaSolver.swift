@@ -1,0 +1,36 @@
+import Crypto
+import Foundation
+
+/// Solves ALTCHA v1 challenges: the number n ≤ maxnumber with SHA-256(salt || n) = challenge.
+public enum CaptchaSolver {
+    /// The base64 JSON the server expects in the `captcha` field, or nil when no number up to
+    /// `maxnumber` (at most 10,000,000) solves it.
+    public static func solve(_ c: CaptchaChallenge) -> String? {
+        guard c.algorithm == "SHA-256", c.maxnumber >= 0, c.maxnumber <= 10_000_000, let target = hexBytes(c.challenge), target.count == 32 else {
+            return nil
+        }
+        let salt = Array(c.salt.utf8)
+        for n in 0...c.maxnumber {
+            var h = SHA256()
+            h.update(data: salt)
+            h.update(data: Array(String(n).utf8))
+            guard Array(h.finalize()) == target else { continue }
+            let solution = Solution(algorithm: c.algorithm, challenge: c.challenge, number: n, salt: c.salt, signature: c.signature)
+            return (try? JSONEncoder().encode(solution))?.base64EncodedString()
+        }
+        return nil
+    }
+
+    struct Solution: Encodable { var algorithm: String; var challenge: String; var number: Int; var salt: String; var signature: String }
+
+    static func hexBytes(_ s: String) -> [UInt8]? {
+        let chars = Array(s.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: chars.count, by: 2) {
+            guard let b = UInt8(String(decoding: chars[i...i + 1], as: UTF8.self), radix: 16) else { return nil }
+            out.append(b)
+        }
+        return out
+    }
+}

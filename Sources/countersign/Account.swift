@@ -1,0 +1,148 @@
+import ArgumentParser
+import CountersignClient
+import Foundation
+
+/// `countersign account …`: the client side of the server's accounts.
+struct AccountCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "account",
+        abstract: "Register, sign in and manage your account on a Countersign server.",
+        discussion: """
+        The session token is kept in ~/.config/countersign/session.json (mode 0600). Passwords are read \
+        from the terminal without echo, or from the first line of --password-file.
+        """,
+        subcommands: [Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, Audit.self]
+    )
+
+    struct ServerOption: ParsableArguments {
+        @Option(help: ArgumentHelp("The server, e.g. http://127.0.0.1:8080 (default: the signed-in one, or $COUNTERSIGN_SERVER).", valueName: "url"))
+        var server: String?
+
+        func url(required: Bool = true) throws -> URL {
+            let text = server ?? ProcessInfo.processInfo.environment["COUNTERSIGN_SERVER"] ?? SessionFile.load()?.server
+            guard let text else { throw ValidationError("name the server with --server URL") }
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ValidationError("--server must be an http:// or https:// URL, not \(text)")
+            }
+            return url
+        }
+    }
+
+    /// A client for the signed-in session, refusing when the session is for another server.
+    static func signedInClient(_ option: ServerOption) throws -> (CountersignClient, SessionFile) {
+        guard let file = SessionFile.load() else { throw ClientError.notSignedIn }
+        let url = try option.url()
+        guard url.absoluteString == file.server else {
+            throw CLIError.usage("signed in to \(file.server), not \(url.absoluteString); run `countersign account login --server \(url.absoluteString)`")
+        }
+        return (CountersignClient(server: url, token: file.token), file)
+    }
+
+    static func password(file: String?, prompt: String, confirm: Bool = false) throws -> String {
+        if let file { return String(decoding: try Terminal.passphrase(fromFile: file), as: UTF8.self) }
+        let first = String(decoding: try Terminal.ask(prompt), as: UTF8.self)
+        if confirm {
+            guard String(decoding: try Terminal.ask("Repeat: "), as: UTF8.self) == first else {
+                throw CLIError.usage("the passwords do not match; nothing was changed")
+            }
+        }
+        return first
+    }
+
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an account (solves the server's captcha).")
+        @OptionGroup var server: ServerOption
+        @Argument(help: "3 to 32 characters: a-z, 0-9, '.', '_', '-'.") var username: String
+        @Option(help: "Your first name.") var name: String
+        @Option(help: "Your last name.") var lastname: String
+        @Option(help: ArgumentHelp("Read the password from the first line of this file.", valueName: "file")) var passwordFile: String?
+
+        func run() async throws {
+            let client = CountersignClient(server: try server.url())
+            let password = try AccountCommand.password(file: passwordFile, prompt: "New password (8-128 characters): ", confirm: true)
+            let account = try await client.register(username: username, password: password, name: name, lastname: lastname)
+            print("registered \(account.username); sign in with: countersign account login \(account.username) --server \(client.server.absoluteString)")
+        }
+    }
+
+    struct Login: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign in and keep the session token.")
+        @OptionGroup var server: ServerOption
+        @Argument var username: String
+        @Option(help: ArgumentHelp("Read the password from the first line of this file.", valueName: "file")) var passwordFile: String?
+
+        func run() async throws {
+            let url = try server.url()
+            let client = CountersignClient(server: url)
+            let password = try AccountCommand.password(file: passwordFile, prompt: "Password for \(username): ")
+            let s = try await client.signIn(username: username, password: password)
+            try SessionFile(server: url.absoluteString, username: s.account.username, token: s.token, expiresAt: s.expiresAt).save()
+            print("signed in as \(s.account.username) until \(s.expiresAt.formatted(.iso8601)) (or 30 minutes unused)")
+        }
+    }
+
+    struct Logout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End the session on the server and forget the token.")
+        @OptionGroup var server: ServerOption
+
+        func run() async throws {
+            let (client, file) = try AccountCommand.signedInClient(server)
+            do {
+                try await client.signOut()
+            } catch ClientError.problem(let p) where p.kind == .unauthenticated {
+                // Already expired on the server: forgetting it locally is all that is left.
+            }
+            SessionFile.remove()
+            print("signed out \(file.username)")
+        }
+    }
+
+    struct Whoami: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the signed-in account.")
+        @OptionGroup var server: ServerOption
+
+        func run() async throws {
+            let (client, _) = try AccountCommand.signedInClient(server)
+            let me = try await client.me()
+            let interval = me.settings.reauthIntervalMinutes == 0 ? "never" : "every \(me.settings.reauthIntervalMinutes) minutes"
+            print("\(me.username) (\(me.name) \(me.lastname)) on \(client.server.absoluteString); re-authentication: \(interval)")
+        }
+    }
+
+    struct Passwd: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change your password; ends your other sessions.")
+        @OptionGroup var server: ServerOption
+        @Option(help: ArgumentHelp("Read the current password from this file.", valueName: "file")) var passwordFile: String?
+        @Option(help: ArgumentHelp("Read the new password from this file.", valueName: "file")) var newPasswordFile: String?
+
+        func run() async throws {
+            let (client, _) = try AccountCommand.signedInClient(server)
+            let current = try AccountCommand.password(file: passwordFile, prompt: "Current password: ")
+            let new = try AccountCommand.password(file: newPasswordFile, prompt: "New password (8-128 characters): ", confirm: newPasswordFile == nil)
+            do {
+                try await client.changePassword(current: current, new: new)
+            } catch ClientError.problem(let p) where p.kind == .reauthenticationRequired {
+                try await client.reauthenticate(password: current)
+                try await client.changePassword(current: current, new: new)
+            }
+            print("password changed; your other sessions were signed out")
+        }
+    }
+
+    struct Audit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List your sign-in attempts and security events, newest first.")
+        @OptionGroup var server: ServerOption
+        @Option(help: "How many events (1-100).") var limit = 20
+
+        func validate() throws { guard (1...100).contains(limit) else { throw ValidationError("--limit takes 1 to 100") } }
+
+        func run() async throws {
+            let (client, _) = try AccountCommand.signedInClient(server)
+            let page = try await client.audit(limit: limit)
+            for e in page.events {
+                print("\(e.at.formatted(.iso8601))  \(e.kind.padding(toLength: 16, withPad: " ", startingAt: 0)) \(e.outcome.padding(toLength: 24, withPad: " ", startingAt: 0)) \(e.address)  \(Terminal.printable(e.userAgent))")
+            }
+            if page.events.isEmpty { print("no events") }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import CountersignClient
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+@testable import CountersignServer
+
+/// The SDK against a live server on a real socket: every call, and the typed errors.
+@Suite struct ClientTests {
+    @Test func everyCallAndItsTypedErrors() async throws {
+        let h = try await Harness.make(.sqlite) { $0.captcha = .always }
+        let router = CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        defer { Task { await h.database.close() } }
+        try await app.test(.live) { client in
+            let server = URL(string: "http://127.0.0.1:\(client.port!)")!
+            let sdk = CountersignClient(server: server)
+            let account = try await sdk.register(username: "SwiftUser", password: "correct horse", name: "Swift", lastname: "User")
+            #expect(account.username == "swiftuser" && account.settings.reauthIntervalMinutes == 0)
+            await #expect(throws: ClientError.notSignedIn) { try await sdk.me() }
+            do {
+                try await sdk.register(username: "swiftuser", password: "correct horse", name: "S", lastname: "U")
+                Issue.record("registered twice")
+            } catch let e as ClientError {
+                #expect(e.code == .usernameTaken)
+            }
+            do {
+                try await sdk.signIn(username: "swiftuser", password: "wrong password")
+                Issue.record("signed in with a wrong password")
+            } catch let e as ClientError {
+                #expect(e.code == .invalidCredentials)
+            }
+            let s = try await sdk.signIn(username: "swiftuser", password: "correct horse")
+            #expect(s.token == sdk.token && s.expiresAt > h.clock.now())
+            #expect(try await sdk.me().username == "swiftuser")
+            #expect(try await sdk.updateSettings(AccountSettings(reauthIntervalMinutes: 5)).reauthIntervalMinutes == 5)
+            h.clock.advance(6 * 60)
+            do {
+                try await sdk.changePassword(current: "correct horse", new: "a brand new one")
+                Issue.record("no re-authentication asked")
+            } catch let e as ClientError {
+                #expect(e.code == .reauthenticationRequired)
+                if case .problem(let p) = e { #expect(p.intervalMinutes == 5) }
+            }
+            try await sdk.reauthenticate(password: "correct horse")
+            try await sdk.changePassword(current: "correct horse", new: "a brand new one")
+            let page = try await sdk.audit(limit: 3)
+            #expect(page.events.first?.kind == "password-change" && page.events.first?.userAgent.hasPrefix("countersign-swift") == true)
+            let rest = try await sdk.audit(next: try #require(page.next))
+            #expect(!rest.events.isEmpty && rest.events.first!.id < page.events.last!.id)
+            try await sdk.signOut()
+            #expect(sdk.token == nil)
+            let stale = CountersignClient(server: server, token: s.token)
+            do { _ = try await stale.me(); Issue.record("signed-out token works") } catch let e as ClientError { #expect(e.code == .unauthenticated) }
+        }
+        let nowhere = CountersignClient(server: URL(string: "http://127.0.0.1:1")!)
+        do { _ = try await nowhere.captcha(); Issue.record("reached port 1") } catch let e as ClientError {
+            if case .transport = e {} else { Issue.record("expected a transport error, got \(e)") }
+        }
+    }
+}

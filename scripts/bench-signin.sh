@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Sign-ins per second over HTTP beside raw Argon2id hashes per second, measured in the same run.
+#   bash scripts/bench-signin.sh [CONNECTIONS] [SECONDS] [sqlite|postgres]
+# Release build; the server runs with --captcha off (a solved captcha costs the client, not the server's
+# hash budget) on a fresh SQLite file; `wrk` (Debian) drives POST /v1/sessions with CONNECTIONS
+# connections over 64 accounts, every sign-in a real Argon2id (m=19 MiB, t=2, p=1) check that creates a
+# session and an audit row. Goal: >= 50 sign-ins/s per core.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+conns=${1:-16}; secs=${2:-15}
+missing=()
+[ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+command -v wrk >/dev/null || missing+=(wrk)
+command -v curl >/dev/null || missing+=(curl)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+swift build -c release --product countersign >&2
+swift build -c release --product countersign-bench >&2
+cores=$(nproc)
+work=$(mktemp -d)
+cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+echo "== raw Argon2id, one core"
+raw=$(.build/release/countersign-bench argon2 30)
+echo "$raw"
+per_core=$(echo "$raw" | sed -E 's/.*= ([0-9.]+) hashes\/s.*/\1/')
+
+echo "== server: $cores cores, SQLite, captcha off"
+COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 .build/release/countersign serve --port 0 --captcha off \
+  --database "sqlite:$work/bench.sqlite" > "$work/serve.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*' "$work/serve.log")
+for i in $(seq 0 63); do
+  curl -sf -o /dev/null -X POST "$url/v1/accounts" -H 'Content-Type: application/json' \
+    -d "{\"username\":\"bench$i\",\"password\":\"correct horse battery\",\"name\":\"B\",\"lastname\":\"Ench\"}"
+done
+cat > "$work/signin.lua" <<'LUA'
+local n = 0
+request = function()
+  n = n + 1
+  local body = '{"username":"bench' .. (n % 64) .. '","password":"correct horse battery"}'
+  return wrk.format("POST", "/v1/sessions", {["Content-Type"] = "application/json"}, body)
+end
+LUA
+wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$work/signin.lua" "$url" > "$work/wrk.txt"
+grep -E "Latency|50%|99%|Requests/sec|Non-2xx|requests in" "$work/wrk.txt"
+rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
+non2xx=$(awk '/Non-2xx/ {print $5}' "$work/wrk.txt"); non2xx=${non2xx:-0}
+awk -v r="$rps" -v c="$cores" -v h="$per_core" -v bad="$non2xx" -v conns="$conns" 'BEGIN {
+  printf "sign-ins: %.1f/s with %d connections on %d cores = %.1f per core (goal 50); raw Argon2id %.1f hashes/s per core; ratio sign-ins/raw %.2f; non-2xx %d\n",
+    r, conns, c, r / c, h, (r / c) / h, bad }'
