@@ -4,7 +4,8 @@
 # Release build; the server runs with --captcha off (a solved captcha costs the client, not the server's
 # hash budget) on a fresh SQLite file; `wrk` (Debian) drives POST /v1/sessions with CONNECTIONS
 # connections over 64 accounts, every sign-in a real Argon2id (m=19 MiB, t=2, p=1) check that creates a
-# session and an audit row. Goal: >= 50 sign-ins/s per core.
+# session and an audit row. Goal: >= 50 sign-ins/s per core. Then, for enumeration safety, the time of a
+# wrong-password sign-in for 30 real usernames and for 30 unknown ones (one attempt each, sequential).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 conns=${1:-16}; secs=${2:-15}
@@ -29,7 +30,7 @@ echo "$raw"
 per_core=$(echo "$raw" | sed -E 's/.*= ([0-9.]+) hashes\/s.*/\1/')
 
 echo "== server: $cores cores, SQLite, captcha off"
-COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 .build/release/countersign serve --port 0 --captcha off \
+COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=1000 .build/release/countersign serve --port 0 --captcha off \
   --database "sqlite:$work/bench.sqlite" > "$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
@@ -46,10 +47,21 @@ request = function()
   return wrk.format("POST", "/v1/sessions", {["Content-Type"] = "application/json"}, body)
 end
 LUA
-wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$work/signin.lua" "$url" > "$work/wrk.txt"
+# One wrk thread: the load generator shares the cores with the server.
+wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$work/signin.lua" "$url" > "$work/wrk.txt"
 grep -E "Latency|50%|99%|Requests/sec|Non-2xx|requests in" "$work/wrk.txt"
 rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
 non2xx=$(awk '/Non-2xx/ {print $5}' "$work/wrk.txt"); non2xx=${non2xx:-0}
 awk -v r="$rps" -v c="$cores" -v h="$per_core" -v bad="$non2xx" -v conns="$conns" 'BEGIN {
   printf "sign-ins: %.1f/s with %d connections on %d cores = %.1f per core (goal 50); raw Argon2id %.1f hashes/s per core; ratio sign-ins/raw %.2f; non-2xx %d\n",
     r, conns, c, r / c, h, (r / c) / h, bad }'
+
+echo "== wrong password: real vs unknown usernames (30 each, sequential)"
+for kind in real unknown; do
+  for i in $(seq 0 29); do
+    name=$([ "$kind" = real ] && echo "bench$i" || echo "nobody$i")
+    curl -s -o /dev/null -w '%{time_total}\n' -X POST "$url/v1/sessions" -H 'Content-Type: application/json' \
+      -d "{\"username\":\"$name\",\"password\":\"wrong password!\"}"
+  done | sort -n | awk -v k="$kind" '{ t[NR] = $1 * 1000; s += $1 * 1000 } END {
+    printf "%-7s mean %.1f ms, median %.1f ms, min %.1f, max %.1f\n", k, s / NR, t[int((NR + 1) / 2)], t[1], t[NR] }'
+done

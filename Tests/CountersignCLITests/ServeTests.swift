@@ -53,9 +53,22 @@ import Testing
         return ((response as! HTTPURLResponse).statusCode, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
     }
 
-    @Test func killedServerLosesNoAcknowledgedAccountOrSession() async throws {
+    /// A fresh database URL: a SQLite file, or a new database on the PostgreSQL scripts/test.sh started.
+    static func database(_ kind: String, _ t: CLI) throws -> String? {
+        guard kind == "postgres" else { return "sqlite:" + t.path("data.sqlite") }
+        guard let admin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"] else { return nil }
+        let name = "cs_serve_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        let r = try t.run("psql", [admin, "-q", "-c", "CREATE DATABASE \(name)"])
+        guard r.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: r.stderr]) }
+        var c = URLComponents(string: admin)!
+        c.path = "/\(name)"
+        return c.string!
+    }
+
+    @Test(arguments: ["sqlite", "postgres"])
+    func killedServerLosesNoAcknowledgedAccountOrSession(_ kind: String) async throws {
         let t = try CLI()
-        let db = "sqlite:" + t.path("data.sqlite")
+        guard let db = try Self.database(kind, t) else { return }   // BackendAvailability fails the run if PostgreSQL was required
         var server = try Server(database: db, in: t.dir)
         #expect(try await Self.request("GET", server.url + "/healthz").0 == 200)
         var tokens: [String] = []

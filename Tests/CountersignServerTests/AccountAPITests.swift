@@ -1,6 +1,11 @@
+import CountersignCrypto
 import Foundation
 import Testing
 @testable import CountersignServer
+
+enum PasswordHasherParameters {
+    static let stronger = PasswordHasher(memoryKiB: 2048, iterations: 2, parallelism: 1)
+}
 
 /// Registration, sign-in, sessions, re-authentication, settings and audit over HTTP, on SQLite and PostgreSQL.
 @Suite struct AccountAPITests {
@@ -166,6 +171,40 @@ import Testing
             #expect(theirs.count == 2, "one user's token never reads another's audit: \(theirs)")
             #expect(try await api.call(.get, "/v1/me/audit?limit=0", token: t).status == 400)
             #expect(try await api.call(.get, "/v1/me/audit?before=-1", token: t).status == 400)
+        }
+    }
+
+    /// Raising the Argon2id parameters takes effect for each account at its next successful sign-in.
+    @Test(arguments: Backend.available)
+    func outdatedHashesAreReplacedAtSignIn(_ backend: Backend) async throws {
+        let weak = try await Harness.make(backend)
+        try await weak.run { api in
+            let created = try await api.register("rehash")
+            #expect(created.status == 201)
+        }
+        let stronger = PasswordHasherParameters.stronger
+        let strong = try await Harness.make(backend, location: weak.config.database) { $0.hasher = stronger }
+        try await strong.run { api in
+            let before = try #require(try await strong.store.account(username: "rehash")?.passwordHash)
+            #expect(before.contains("m=1024,t=1"))
+            #expect(try await api.signIn("rehash", "wrong password").status == 401)
+            #expect(try await strong.store.account(username: "rehash")?.passwordHash == before, "a failure changes nothing")
+            #expect(try await api.signIn("rehash").status == 201)
+            let after = try #require(try await strong.store.account(username: "rehash")?.passwordHash)
+            #expect(after.contains("m=2048,t=2") && after != before)
+            #expect(try await api.signIn("rehash").status == 201, "the new hash verifies")
+        }
+    }
+
+    @Test func registrationsArePerAddressLimited() async throws {
+        let h = try await Harness.make(.sqlite) { $0.registrationsPerAddress = .init(capacity: 3, window: 3600) }
+        try await h.run { api in
+            #expect(try await api.register("x").status == 422, "a malformed request gives its token back")
+            for i in 0..<3 { #expect(try await api.register("reg\(i)").status == 201) }
+            let r = try await api.register("reg9")
+            #expect(r.status == 429 && r.code == "rate-limited" && r.headers[.retryAfter] == "1200")
+            h.clock.advance(1200)
+            #expect(try await api.register("reg9").status == 201)
         }
     }
 

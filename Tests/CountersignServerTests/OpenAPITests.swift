@@ -1,0 +1,47 @@
+import Foundation
+import Hummingbird
+import Testing
+@testable import CountersignServer
+
+/// The OpenAPI document stays true to the code: every problem code the server can send is listed, and
+/// every documented path answers (not 404) on a running router.
+@Suite struct OpenAPITests {
+    static let document = String(decoding: CountersignServer.openAPIDocument, as: UTF8.self)
+
+    static var documentedCodes: Set<String> {
+        guard let start = document.range(of: "enum: [malformed-request") else { return [] }
+        let list = document[start.upperBound...].prefix { $0 != "]" }
+        return Set(("malformed-request" + list).split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+    }
+
+    @Test func everyProblemCodeIsDocumented() {
+        let now = Date()
+        let errors: [AccountError] = [
+            .invalidField(field: "x", reason: "y"), .usernameTaken, .captchaRequired, .captchaInvalid("x"),
+            .invalidCredentials(delayedUntil: nil, locked: false), .signInDelayed(until: now), .accountLocked, .signInBusy,
+            .rateLimited(retryAfter: 1), .unauthenticated, .reauthenticationRequired(intervalMinutes: 5), .wrongPassword, .serverBusy,
+        ]
+        let codes = errors.map { Problem($0, now: now).code } + [Problem.malformed("x").code, Problem.notFound.code, Problem.tooLarge(1).code]
+        let documented = Self.documentedCodes
+        #expect(documented.count > 10)
+        for code in codes { #expect(documented.contains(code), "\(code) is missing from openapi.yaml") }
+    }
+
+    @Test func everyDocumentedPathIsRouted() async throws {
+        let paths = Self.document.split(separator: "\n").filter { $0.hasPrefix("  /") && $0.hasSuffix(":") }
+            .map { String($0.dropFirst(2).dropLast()) }
+        #expect(paths.count == 12, "\(paths)")
+        let h = try await Harness.make(.sqlite)
+        try await h.run { api in
+            for path in paths {
+                for method in [HTTPRequest.Method.get, .post, .put, .delete] {
+                    let r = try await api.call(method, path)
+                    #expect(r.status != 500, "\(method) \(path)")
+                }
+                let get = try await api.call(.get, path), post = try await api.call(.post, path)
+                let put = try await api.call(.put, path), delete = try await api.call(.delete, path)
+                #expect([get, post, put, delete].contains { $0.status != 404 }, "\(path) is documented but not routed")
+            }
+        }
+    }
+}
