@@ -110,9 +110,9 @@ public final class AccountService: Sendable {
         return u
     }
 
-    /// 8 to 128 characters, not the username.
+    /// 8 to 128 characters (Unicode code points, as JSON Schema counts them), not the username.
     public static func validate(password: String, username: String) throws {
-        guard (8...128).contains(password.count), password.utf8.count <= 1024 else {
+        guard (8...128).contains(password.unicodeScalars.count) else {
             throw AccountError.invalidField(field: "password", reason: "8 to 128 characters")
         }
         guard password.lowercased() != username.lowercased() else {
@@ -122,7 +122,7 @@ public final class AccountService: Sendable {
 
     static func validName(_ raw: String, field: String) throws -> String {
         let s = raw.trimmingCharacters(in: .whitespaces)
-        guard (1...100).contains(s.count), !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard (1...100).contains(s.unicodeScalars.count), !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw AccountError.invalidField(field: field, reason: "1 to 100 characters, no control characters")
         }
         return s

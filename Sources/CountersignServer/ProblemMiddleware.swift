@@ -17,7 +17,15 @@ struct ProblemMiddleware: RouterMiddleware {
             throw Problem(e, now: clock.now())
         } catch let e as HTTPError {
             switch e.status {
-            case .notFound: throw Problem.notFound
+            case .notFound:
+                let path = request.uri.path.count > 1 && request.uri.path.hasSuffix("/") ? String(request.uri.path.dropLast()) : request.uri.path
+                if let allowed = APIRoutes.allowedMethods[path] {
+                    var p = Problem(status: .methodNotAllowed, code: "method-not-allowed", title: "Method not allowed",
+                                    detail: "\(request.method) is not allowed on \(path); it takes \(allowed.joined(separator: ", ")).")
+                    p.headers[.allow] = allowed.joined(separator: ", ")
+                    throw p
+                }
+                throw Problem.notFound
             case .contentTooLarge: throw Problem.tooLarge(context.maxUploadSize)
             case .methodNotAllowed:
                 throw Problem(status: .methodNotAllowed, code: "method-not-allowed", title: "Method not allowed",

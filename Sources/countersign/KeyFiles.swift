@@ -22,14 +22,20 @@ enum KeyFiles {
     }
 
     static func identity(_ path: String, passphraseFile: String?) throws -> Identity {
+        try privateKey(path, passphraseFile: passphraseFile, hint: "", Identity.init(pem:passphrase:))
+    }
+
+    /// Reads a private key file, asking for its passphrase only if the file is encrypted; key errors name the file.
+    static func privateKey<K>(_ path: String, passphraseFile: String?, hint: String,
+                              _ parse: (String, () throws -> [UInt8]) throws -> K) throws -> K {
         let pem = try text(path)
         do {
-            return try Identity(pem: pem) {
+            return try parse(pem) {
                 if let passphraseFile { return try Terminal.passphrase(fromFile: passphraseFile) }
                 return try Terminal.ask("Passphrase for \(path): ")
             }
         } catch let e as KeyError {
-            throw CLIError.usage("\(path): \(e)")
+            throw CLIError.usage("\(path): \(e)\(hint)")
         }
     }
 }
@@ -43,15 +49,8 @@ struct PassphraseOption: ParsableArguments {
 extension KeyFiles {
     /// An RSA private key for the PingIdentity legacy payload.
     static func legacyRSAKey(_ path: String, passphraseFile: String?) throws -> LegacyRSAKey {
-        let pem = try text(path)
-        do {
-            return try LegacyRSAKey(pem: pem) {
-                if let passphraseFile { return try Terminal.passphrase(fromFile: passphraseFile) }
-                return try Terminal.ask("Passphrase for \(path): ")
-            }
-        } catch let e as KeyError {
-            throw CLIError.usage("\(path): \(e) (--format pingidentity takes RSA keys from `countersign keygen --rsa-legacy 1024`)")
-        }
+        try privateKey(path, passphraseFile: passphraseFile, hint: " (--format pingidentity takes RSA keys from `countersign keygen --rsa-legacy 1024`)",
+                       LegacyRSAKey.init(pem:passphrase:))
     }
 
     static func legacyRSAPublicKey(_ path: String) throws -> LegacyRSAPublicKey {

@@ -27,6 +27,31 @@ import Testing
         for code in codes { #expect(documented.contains(code), "\(code) is missing from openapi.yaml") }
     }
 
+    /// The 405 table lists exactly the documented paths and methods.
+    @Test func methodTableMatchesTheDocument() {
+        var documented: [String: [String]] = [:]
+        var current: String?
+        for line in Self.document.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("  /") && line.hasSuffix(":") { current = String(line.dropFirst(2).dropLast()); continue }
+            if !line.hasPrefix("    ") && !line.hasPrefix("  /") { if !line.hasPrefix(" ") { current = nil } }
+            if let c = current, let m = ["get", "post", "put", "delete"].first(where: { line == "    \($0):" }) {
+                documented[c, default: []].append(m.uppercased())
+            }
+        }
+        #expect(documented.mapValues { $0.sorted() } == APIRoutes.allowedMethods.mapValues { $0.sorted() })
+    }
+
+    @Test func unknownMethodsOnKnownPathsAre405() async throws {
+        let h = try await Harness.make(.sqlite)
+        try await h.run { api in
+            let r = try await api.call(.patch, "/v1/me")
+            #expect(r.status == 405 && r.code == "method-not-allowed" && r.headers[.allow] == "GET" && r.isProblem)
+            let s = try await api.call(.get, "/v1/sessions")
+            #expect(s.status == 405 && s.headers[.allow] == "POST")
+            #expect(try await api.call(.get, "/v1/nothing").status == 404)
+        }
+    }
+
     @Test func everyDocumentedPathIsRouted() async throws {
         let paths = Self.document.split(separator: "\n").filter { $0.hasPrefix("  /") && $0.hasSuffix(":") }
             .map { String($0.dropFirst(2).dropLast()) }
