@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Sign-ins per second over HTTP beside raw Argon2id hashes per second, measured in the same run.
-#   bash scripts/bench-signin.sh [CONNECTIONS] [SECONDS] [sqlite|postgres]
+#   bash scripts/bench-signin.sh [CONNECTIONS] [SECONDS] [sqlite|postgres]     (defaults 16 15 sqlite)
 # Release build; the server runs with --captcha off (a solved captcha costs the client, not the server's
-# hash budget) on a fresh SQLite file; `wrk` (Debian) drives POST /v1/sessions with CONNECTIONS
+# hash budget) on a fresh SQLite file, or with `postgres` on a throwaway PostgreSQL 15 cluster (fsync on); `wrk` (Debian) drives POST /v1/sessions with CONNECTIONS
 # connections over 64 accounts, every sign-in a real Argon2id (m=19 MiB, t=2, p=1) check that creates a
 # session and an audit row. Goal: >= 50 sign-ins/s per core. Then, for enumeration safety, the time of a
 # wrong-password sign-in for 30 real usernames and for 30 unknown ones (one attempt each, sequential).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-conns=${1:-16}; secs=${2:-15}
+conns=${1:-16}; secs=${2:-15}; backend=${3:-sqlite}
 missing=()
 [ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v curl >/dev/null || missing+=(curl)
+[ "$backend" = sqlite ] || [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
@@ -21,7 +22,12 @@ swift build -c release --product countersign >&2
 swift build -c release --product countersign-bench >&2
 cores=$(nproc)
 work=$(mktemp -d)
-cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
+database="sqlite:$work/bench.sqlite"
+if [ "$backend" = postgres ]; then
+  source scripts/lib/postgres.sh
+  database=$COUNTERSIGN_TEST_POSTGRES_URL
+fi
+cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; [ "$backend" = sqlite ] || stop_pg; }
 trap cleanup EXIT
 
 echo "== raw Argon2id, one core"
@@ -29,9 +35,9 @@ raw=$(.build/release/countersign-bench argon2 30)
 echo "$raw"
 per_core=$(echo "$raw" | sed -E 's/.*= ([0-9.]+) hashes\/s.*/\1/')
 
-echo "== server: $cores cores, SQLite, captcha off"
+echo "== server: $cores cores, $backend, captcha off"
 COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=1000 .build/release/countersign serve --port 0 --captcha off \
-  --database "sqlite:$work/bench.sqlite" > "$work/serve.log" 2>&1 &
+  --database "$database" > "$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
 url=$(grep -o 'http://[^ ]*' "$work/serve.log")
