@@ -62,12 +62,17 @@ awk -v r="$rps" -v c="$cores" -v h="$per_core" -v bad="$non2xx" -v conns="$conns
   printf "sign-ins: %.1f/s with %d connections on %d cores = %.1f per core (goal 50); raw Argon2id %.1f hashes/s per core; ratio sign-ins/raw %.2f; non-2xx %d\n",
     r, conns, c, r / c, h, (r / c) / h, bad }'
 
-echo "== wrong password: real vs unknown usernames (30 each, sequential)"
-for kind in real unknown; do
-  for i in $(seq 0 29); do
+echo "== wrong password: real vs unknown usernames (30 each, interleaved, after the queue drained)"
+sleep 2
+for i in $(seq 0 29); do
+  for kind in real unknown; do
     name=$([ "$kind" = real ] && echo "bench$i" || echo "nobody$i")
-    curl -s -o /dev/null -w '%{time_total}\n' -X POST "$url/v1/sessions" -H 'Content-Type: application/json' \
-      -d "{\"username\":\"$name\",\"password\":\"wrong password!\"}"
-  done | sort -n | awk -v k="$kind" '{ t[NR] = $1 * 1000; s += $1 * 1000 } END {
+    t=$(curl -s -o /dev/null -w '%{time_total}' -X POST "$url/v1/sessions" -H 'Content-Type: application/json' \
+      -d "{\"username\":\"$name\",\"password\":\"wrong password!\"}")
+    echo "$t" >> "$work/$kind.times"
+  done
+done
+for kind in real unknown; do
+  sort -n "$work/$kind.times" | awk -v k="$kind" '{ t[NR] = $1 * 1000; s += $1 * 1000 } END {
     printf "%-7s mean %.1f ms, median %.1f ms, min %.1f, max %.1f\n", k, s / NR, t[int((NR + 1) / 2)], t[1], t[NR] }'
 done
