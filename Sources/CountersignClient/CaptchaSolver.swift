@@ -1,3 +1,4 @@
+import CountersignCrypto
 import Crypto
 import Foundation
 
@@ -6,7 +7,7 @@ public enum CaptchaSolver {
     /// The base64 JSON the server expects in the `captcha` field, or nil when no number up to
     /// `maxnumber` (at most 10,000,000) solves it.
     public static func solve(_ c: CaptchaChallenge) -> String? {
-        guard c.algorithm == "SHA-256", c.maxnumber >= 0, c.maxnumber <= 10_000_000, let target = hexBytes(c.challenge), target.count == 32 else {
+        guard c.algorithm == "SHA-256", c.maxnumber >= 0, c.maxnumber <= 10_000_000, let target = Hex.decode(c.challenge), target.count == 32 else {
             return nil
         }
         let salt = Array(c.salt.utf8)
@@ -22,15 +23,4 @@ public enum CaptchaSolver {
     }
 
     struct Solution: Encodable { var algorithm: String; var challenge: String; var number: Int; var salt: String; var signature: String }
-
-    static func hexBytes(_ s: String) -> [UInt8]? {
-        let chars = Array(s.utf8)
-        guard chars.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        for i in stride(from: 0, to: chars.count, by: 2) {
-            guard let b = UInt8(String(decoding: chars[i...i + 1], as: UTF8.self), radix: 16) else { return nil }
-            out.append(b)
-        }
-        return out
-    }
 }

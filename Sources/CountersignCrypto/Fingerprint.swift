@@ -14,7 +14,7 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
 
     /// `3f2a9c01:77e0b5d2:0c4a18f3:9e21d7aa`
     public var description: String {
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let hex = Hex.encode(bytes)
         return stride(from: 0, to: 32, by: 8).map { i in
             String(hex[hex.index(hex.startIndex, offsetBy: i)..<hex.index(hex.startIndex, offsetBy: i + 8)])
         }.joined(separator: ":")

@@ -35,7 +35,7 @@ public final class AccountService: Sendable {
     public init(store: any AccountStore, config: ServerConfiguration, clock: any WallClock = SystemClock(),
                 random: any RandomSource = SystemRandomSource(), logger: Logger = Logger(label: "countersign")) async throws {
         self.store = store; self.config = config; self.clock = clock; self.random = random; self.logger = logger
-        let key = try await store.serverSecret(name: "altcha-hmac-key") { SystemRandomSource().bytes(32) }
+        let key = try await store.serverSecret(name: "altcha-hmac-key") { random.bytes(32) }
         altcha = Altcha(key: key, maxNumber: config.captchaMaxNumber)
         signInFailures = AddressThrottle(config.signInFailuresPerAddress)
         registrations = AddressThrottle(config.registrationsPerAddress)
@@ -172,33 +172,19 @@ public final class AccountService: Sendable {
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         }
         let account = try await store.account(username: username)
-        let auditID = account?.id ?? Self.unknownAccount
-        switch try await store.reserveSignIn(username: username, policy: config.lockout, now: now) {
-        case .proceed: break
-        case .delayed(let until):
-            try await audit(auditID, "sign-in", "refused-delayed", origin)
-            throw AccountError.signInDelayed(until: until)
-        case .locked:
-            try await audit(auditID, "sign-in", "refused-locked", origin)
-            throw AccountError.accountLocked
-        case .busy:
-            throw AccountError.signInBusy
-        }
+        let auditID = account?.id ?? AuditEvent.unknownAccountID
         let verifiedHash = account?.passwordHash ?? dummyHash
-        let matches: Bool
+        let result: CheckResult
         do {
-            matches = try await verifyOffPool(password, verifiedHash)
+            result = try await checkUnderLockout(username: username, password: password, against: verifiedHash, accountExists: account != nil)
         } catch AccountError.serverBusy {
-            // Not a check: give the reservation back without counting anything.
-            try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
-            refund = true
+            refund = true    // not an attempt: the server never looked at the password
             throw AccountError.serverBusy
-        } catch {
-            matches = false
         }
-        let after = clock.now()
-        let outcome = try await store.finishSignIn(username: username, success: matches && account != nil, policy: config.lockout, now: after)
-        switch outcome {
+        switch result {
+        case .refused(let error, let outcome):
+            if let outcome { try await audit(auditID, "sign-in", outcome, origin) }
+            throw error
         case .failed(.locked):
             try await audit(auditID, "sign-in", "wrong-password-locked", origin)
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
@@ -208,17 +194,10 @@ public final class AccountService: Sendable {
         case .failed(.counted):
             try await audit(auditID, "sign-in", "wrong-password", origin)
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
-        case .succeeded(.locked):
-            try await audit(auditID, "sign-in", "refused-locked", origin)
-            throw AccountError.accountLocked
-        case .succeeded(.delayed(let until)):
-            try await audit(auditID, "sign-in", "refused-delayed", origin)
-            throw AccountError.signInDelayed(until: until)
-        case .succeeded(.busy):
-            throw AccountError.signInBusy
-        case .succeeded(.proceed):
+        case .matched:
             break
         }
+        let after = clock.now()
         guard let account else { throw AccountError.invalidCredentials(delayedUntil: nil, locked: false) }
         var currentHash = verifiedHash
         if config.hasher.needsRehash(verifiedHash) {
@@ -238,10 +217,6 @@ public final class AccountService: Sendable {
         return session
     }
 
-    /// Audit rows for usernames without an account: written so that a refusal costs the same whether the
-    /// name exists, never shown to anyone, purged after a day.
-    static let unknownAccount = ""
-
     private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date) async throws -> NewSession {
         let token = "cs_" + random.bytes(32).base64URL
         let expires = now.addingTimeInterval(config.sessionLifetime)
@@ -252,7 +227,7 @@ public final class AccountService: Sendable {
     }
 
     /// Tokens carry 256 random bits, so a fast hash suffices: a leaked table gives no usable token.
-    static func tokenHash(_ token: String) -> String { Array(SHA256.hash(data: Array(token.utf8))).hex }
+    static func tokenHash(_ token: String) -> String { Hex.encode(SHA256.hash(data: Array(token.utf8))) }
 
     // MARK: Sessions
 
@@ -285,34 +260,54 @@ public final class AccountService: Sendable {
         }
     }
 
-    /// Checks the password against the account, counting failures like sign-in does (a stolen token
-    /// must not become an unlimited password oracle).
-    private func checkPassword(_ password: String, _ auth: Authenticated, origin: RequestOrigin, kind: String) async throws {
-        let username = auth.account.username
-        switch try await store.reserveSignIn(username: username, policy: config.lockout, now: clock.now()) {
-        case .proceed: break
-        case .delayed(let until): throw AccountError.signInDelayed(until: until)
-        case .locked: throw AccountError.accountLocked
-        case .busy: throw AccountError.signInBusy
+    /// What one password check under the lockout rule came to.
+    enum CheckResult {
+        case matched
+        case failed(LockoutPolicy.Failure)
+        /// Refused by the lockout state, before the check or (set meanwhile) after it; `outcome` is the
+        /// audit word for it, nil when the refusal is not an attempt (`busy`).
+        case refused(AccountError, outcome: String?)
+    }
+
+    /// The one path every password check takes: reserve the check in the username's lockout row, verify
+    /// off the event loops, apply the outcome. A full hashing queue releases the reservation and throws
+    /// `serverBusy` without counting anything.
+    func checkUnderLockout(username: String, password: String, against phc: String, accountExists: Bool) async throws -> CheckResult {
+        func refusal(_ gate: LockoutPolicy.Gate) -> CheckResult? {
+            switch gate {
+            case .proceed: return nil
+            case .delayed(let until): return .refused(.signInDelayed(until: until), outcome: "refused-delayed")
+            case .locked: return .refused(.accountLocked, outcome: "refused-locked")
+            case .busy: return .refused(.signInBusy, outcome: nil)
+            }
         }
-        let ok: Bool
+        if let refused = refusal(try await store.reserveSignIn(username: username, policy: config.lockout, now: clock.now())) {
+            return refused
+        }
+        let matches: Bool
         do {
-            ok = try await verifyOffPool(password, auth.account.passwordHash)
+            matches = try await verifyOffPool(password, phc)
         } catch AccountError.serverBusy {
             try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
             throw AccountError.serverBusy
         } catch {
-            ok = false
+            matches = false    // a stored hash that does not parse matches nothing
         }
-        switch try await store.finishSignIn(username: username, success: ok, policy: config.lockout, now: clock.now()) {
-        case .succeeded(.proceed):
+        switch try await store.finishSignIn(username: username, success: matches && accountExists, policy: config.lockout, now: clock.now()) {
+        case .failed(let failure): return .failed(failure)
+        case .succeeded(let gate): return refusal(gate) ?? .matched
+        }
+    }
+
+    /// Checks the password against the account, counting failures like sign-in does (a stolen token
+    /// must not become an unlimited password oracle).
+    private func checkPassword(_ password: String, _ auth: Authenticated, origin: RequestOrigin, kind: String) async throws {
+        switch try await checkUnderLockout(username: auth.account.username, password: password, against: auth.account.passwordHash,
+                                           accountExists: true) {
+        case .matched:
             return
-        case .succeeded(.delayed(let until)):
-            throw AccountError.signInDelayed(until: until)
-        case .succeeded(.locked):
-            throw AccountError.accountLocked
-        case .succeeded(.busy):
-            throw AccountError.signInBusy
+        case .refused(let error, _):
+            throw error
         case .failed(let failure):
             try await audit(auth.account.id, kind, "wrong-password", origin)
             if case .locked = failure { try await store.deleteSessions(accountID: auth.account.id, keeping: nil) }
@@ -378,26 +373,14 @@ public final class AccountService: Sendable {
     }
 
     private func hashOffPool(_ password: String) async throws -> String {
-        let hasher = config.hasher
-        let salt = random.bytes(16)
+        let hasher = config.hasher, random = self.random
         return try await onHashQueue {
-            var rng = FixedBytes(salt)
+            var rng = RandomSourceGenerator(source: random)
             return try hasher.hash(Array(password.utf8), using: &rng)
         }
     }
 
     private func verifyOffPool(_ password: String, _ phc: String) async throws -> Bool {
         try await onHashQueue { try PasswordHasher.verify(Array(password.utf8), against: phc) }
-    }
-}
-
-/// Hands out pre-drawn bytes (the salt), so hashing on another thread needs no shared generator.
-struct FixedBytes: RandomNumberGenerator {
-    var bytes: [UInt8]
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-    mutating func next() -> UInt64 {
-        if bytes.count < 8 { bytes += SystemRandomSource().bytes(8) }
-        defer { bytes.removeFirst(8) }
-        return bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

@@ -23,6 +23,10 @@ public struct SessionRecord: Equatable, Sendable {
 }
 
 public struct AuditEvent: Equatable, Sendable, Codable {
+    /// The account ID of audit rows for usernames without an account: written so that a refusal costs
+    /// the same whether the name exists, shown to no one, purged after a day.
+    public static let unknownAccountID = ""
+
     public var id: Int64
     public var at: Date
     public var kind: String

@@ -1,3 +1,4 @@
+import CountersignCrypto
 import Foundation
 import Synchronization
 
@@ -68,6 +69,6 @@ public final class AddressThrottle: Sendable {
         guard address.contains(":") else { return address }
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, address, &v6) == 1 else { return address }
-        return withUnsafeBytes(of: &v6) { Array($0.prefix(8)) }.map { String(format: "%02x", $0) }.joined() + "::/64"
+        return Hex.encode(withUnsafeBytes(of: &v6) { Array($0.prefix(8)) }) + "::/64"
     }
 }

@@ -1,3 +1,4 @@
+import CountersignCrypto
 import Crypto
 import Foundation
 
@@ -38,7 +39,7 @@ public struct Altcha: Sendable {
     }
 
     public func challenge<R: RandomNumberGenerator>(now: Date, using rng: inout R) -> Challenge {
-        let nonce = (0..<12).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
+        let nonce = Hex.encode((0..<12).map { _ in UInt8.random(in: 0...255, using: &rng) })
         let expires = Int(now.timeIntervalSince1970 + lifetime)
         let salt = "\(nonce)?expires=\(expires)&"
         let number = Int.random(in: 0...maxNumber, using: &rng)
@@ -52,7 +53,10 @@ public struct Altcha: Sendable {
               let s = try? JSONDecoder().decode(Solution.self, from: data),
               s.algorithm == "SHA-256", s.salt.utf8.count <= 512, s.challenge.utf8.count == 64, (0...maxNumber).contains(s.number)
         else { throw Failure.malformed }
-        guard constantTimeEqual(Array(sign(s.challenge).utf8), Array(s.signature.lowercased().utf8)) else { throw Failure.badSignature }
+        // swift-crypto compares the MAC in constant time, as the sealed-file header MAC does.
+        guard let mac = Hex.decode(s.signature),
+              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(s.challenge.lowercased().utf8), using: key)
+        else { throw Failure.badSignature }
         guard Self.sha256Hex(s.salt + String(s.number)) == s.challenge.lowercased() else { throw Failure.wrongAnswer }
         guard let expires = Self.expires(in: s.salt) else { throw Failure.malformed }
         guard expires > now else { throw Failure.expired }
@@ -60,7 +64,7 @@ public struct Altcha: Sendable {
     }
 
     func sign(_ challenge: String) -> String {
-        HMAC<SHA256>.authenticationCode(for: Array(challenge.lowercased().utf8), using: key).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(HMAC<SHA256>.authenticationCode(for: Array(challenge.lowercased().utf8), using: key))
     }
 
     /// The one `expires` parameter of the salt's query; a salt with two is refused (the signed challenge
@@ -76,14 +80,6 @@ public struct Altcha: Sendable {
     }
 
     static func sha256Hex(_ s: String) -> String {
-        SHA256.hash(data: Array(s.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Array(s.utf8)))
     }
-}
-
-/// Compares two byte strings in time that depends only on their lengths.
-func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    guard a.count == b.count else { return false }
-    var diff: UInt8 = 0
-    for i in 0..<a.count { diff |= a[i] ^ b[i] }
-    return diff == 0
 }

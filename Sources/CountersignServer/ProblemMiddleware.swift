@@ -7,6 +7,7 @@ import Logging
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = AppContext
     let clock: any WallClock
+    let maxBody: Int
 
     func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
         do {
@@ -26,7 +27,7 @@ struct ProblemMiddleware: RouterMiddleware {
                     throw p
                 }
                 throw Problem.notFound
-            case .contentTooLarge: throw Problem.tooLarge(context.maxUploadSize)
+            case .contentTooLarge: throw Problem.tooLarge(maxBody)
             case .methodNotAllowed:
                 throw Problem(status: .methodNotAllowed, code: "method-not-allowed", title: "Method not allowed",
                               detail: "\(request.method) is not allowed on \(request.uri.path); see /openapi.yaml.")

@@ -24,5 +24,4 @@ extension Array where Element == UInt8 {
         Data(self).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
 }

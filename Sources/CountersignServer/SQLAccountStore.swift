@@ -164,7 +164,7 @@ public struct SQLAccountStore: AccountStore {
             """).run()
         try await sql.raw("DELETE FROM captcha_spent WHERE expires_at <= \(bind: now.ms)").run()
         try await sql.raw("""
-            DELETE FROM audit_events WHERE account_id = \(bind: AccountService.unknownAccount) AND at <= \(bind: now.addingTimeInterval(-86_400).ms)
+            DELETE FROM audit_events WHERE account_id = \(bind: AuditEvent.unknownAccountID) AND at <= \(bind: now.addingTimeInterval(-86_400).ms)
             """).run()
     }
 

@@ -10,9 +10,8 @@ public enum CountersignServer {
     public static func buildRouter(service: AccountService, database: ServerDatabase, config: ServerConfiguration,
                                    clock: any WallClock) -> Router<AppContext> {
         ServerMetrics.bootstrap()
-        AppContext.maxBodyBytes = config.maxBodyBytes
         let router = Router(context: AppContext.self)
-        router.add(middleware: ProblemMiddleware(clock: clock))
+        router.add(middleware: ProblemMiddleware(clock: clock, maxBody: config.maxBodyBytes))
         router.add(middleware: MetricsMiddleware())
         router.get("healthz") { _, _ in
             _ = try await database.database.transaction { _ in () }

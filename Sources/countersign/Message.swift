@@ -160,7 +160,7 @@ struct MessageOpen: ParsableCommand {
             if verbose {
                 Terminal.warn("from: \(opened.sender)")
                 Terminal.warn("to: \(opened.recipients.map(\.description).joined(separator: ", "))")
-                Terminal.warn("message ID: \(opened.messageID.map { String(format: "%02x", $0) }.joined())")
+                Terminal.warn("message ID: \(Hex.encode(opened.messageID))")
                 Terminal.warn("created: \(opened.createdDate.formatted(.iso8601)) (\(opened.created) ms)")
                 Terminal.warn("content type: \(opened.contentType)")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import CountersignCrypto
 
 /// Files under `Vectors/`, copied into the test bundle.
 enum Fixtures {
@@ -16,12 +17,7 @@ enum Fixtures {
 }
 
 extension Array where Element == UInt8 {
-    init(hex: String) {
-        let chars = Array(hex.utf8)
-        self = stride(from: 0, to: chars.count - 1, by: 2).map { i in
-            UInt8(String(decoding: chars[i...i + 1], as: UTF8.self), radix: 16)!
-        }
-    }
+    init(hex: String) { self = Hex.decode(hex)! }
 
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
+    var hex: String { Hex.encode(self) }
 }

@@ -208,7 +208,7 @@ enum PasswordHasherParameters {
         }
     }
 
-    @Test func storeDetailsTheAPIRelieson() async throws {
+    @Test func storeDetailsTheAPIReliesOn() async throws {
         let h = try await Harness.make(.sqlite)
         guard case .sqlite(let path) = h.config.database else { return }
         var st = stat()

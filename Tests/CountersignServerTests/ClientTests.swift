@@ -11,7 +11,16 @@ import Testing
         let h = try await Harness.make(.sqlite) { $0.captcha = .always }
         let router = CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        defer { Task { await h.database.close() } }
+        do {
+            try await exercise(app, h)
+        } catch {
+            await h.database.close()
+            throw error
+        }
+        await h.database.close()
+    }
+
+    func exercise(_ app: some ApplicationProtocol, _ h: Harness) async throws {
         try await app.test(.live) { client in
             let server = URL(string: "http://127.0.0.1:\(client.port!)")!
             let sdk = CountersignClient(server: server)

@@ -48,7 +48,9 @@ import Testing
         #expect(s.failures == 4 && s.pending == 0)
     }
 
-    /// Three checks in flight; two fail (the second delays); the third, correct, finishes after: refused.
+    /// The in-flight budget lets only the last check in flight reach a delay, so a correct password can
+    /// finish after a delay or lock only when the row was locked meanwhile or its reservation expired:
+    /// both are refused.
     @Test func aSuccessFinishingAfterALockOrDelayIsRefused() {
         var s = LoginGuard(failures: 1)
         #expect(policy.reserve(&s, now: t0) == .proceed)

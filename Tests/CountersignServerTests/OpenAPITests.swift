@@ -52,6 +52,8 @@ import Testing
         }
     }
 
+    /// Each documented method on each documented path reaches a handler: neither 404 nor the 405 that
+    /// the method table would give an unrouted one. No method on any of them is a 500.
     @Test func everyDocumentedPathIsRouted() async throws {
         let paths = Self.document.split(separator: "\n").filter { $0.hasPrefix("  /") && $0.hasSuffix(":") }
             .map { String($0.dropFirst(2).dropLast()) }
@@ -62,10 +64,10 @@ import Testing
                 for method in [HTTPRequest.Method.get, .post, .put, .delete] {
                     let r = try await api.call(method, path)
                     #expect(r.status != 500, "\(method) \(path)")
+                    if APIRoutes.allowedMethods[path]?.contains(method.rawValue) == true {
+                        #expect(r.status != 404 && r.status != 405, "\(method) \(path) is documented but not routed")
+                    }
                 }
-                let get = try await api.call(.get, path), post = try await api.call(.post, path)
-                let put = try await api.call(.put, path), delete = try await api.call(.delete, path)
-                #expect([get, post, put, delete].contains { $0.status != 404 }, "\(path) is documented but not routed")
             }
         }
     }
