@@ -4,7 +4,14 @@ import Testing
 /// Runs the built `countersign` binary and other real tools (openssl, python3) in a scratch directory.
 struct CLI {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The `countersign` built beside this test runner (the runner lives in `<scratch>/debug/`), so a
+    /// build with `--scratch-path` tests its own binary; else the default `.build`.
     static let binary: String = {
+        let runner = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        for dir in [runner, CommandLine.arguments[0]].map({ URL(fileURLWithPath: $0).deletingLastPathComponent() }) {
+            let candidate = dir.appendingPathComponent("countersign").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
         for config in ["debug", "release"] {
             let path = packageRoot.appendingPathComponent(".build/\(config)/countersign").path
             if FileManager.default.isExecutableFile(atPath: path) { return path }
@@ -61,6 +68,26 @@ struct CLI {
         try err.close()
         let errData = FileManager.default.contents(atPath: errURL.path) ?? Data()
         return Output(status: p.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// `bash -c SCRIPT` with `$0` set to the countersign binary, for process substitution and pipes.
+    @discardableResult
+    func bash(_ script: String, stdin: Data? = nil) throws -> Output {
+        try run("/bin/bash", ["-c", script, Self.binary], stdin: stdin)
+    }
+
+    /// countersign in a new session: no controlling terminal, so nothing can be asked on /dev/tty.
+    @discardableResult
+    func csWithoutTerminal(_ args: String...) throws -> Output {
+        try run("/usr/bin/setsid", ["-w", Self.binary] + args)
+    }
+
+    func chmod(_ name: String, _ mode: Int) throws {
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path(name))
+    }
+
+    func mode(_ name: String) throws -> Int? {
+        try FileManager.default.attributesOfItem(atPath: path(name))[.posixPermissions] as? Int
     }
 
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
