@@ -20,12 +20,22 @@ public enum Base32 {
 
     /// nil for a character outside the alphabet, misplaced padding, or leftover bits that are not zero.
     public static func decode(_ text: String) -> [UInt8]? {
-        var chars = Array(text.uppercased().utf8.filter { $0 != UInt8(ascii: " ") })
-        while chars.last == UInt8(ascii: "=") { chars.removeLast() }
         var out = [UInt8]()
         var buffer = 0, bits = 0
-        for c in chars {
-            guard let v = alphabet.firstIndex(of: c) else { return nil }
+        var padded = false
+        // Byte by byte and ASCII only: Unicode case mapping would read "ß" as "SS" or "ı" as "I" and so
+        // accept a secret other than the one written.
+        for c in text.utf8 {
+            let v: Int
+            switch c {
+            case UInt8(ascii: " "): continue
+            case UInt8(ascii: "="): padded = true; continue
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): v = Int(c - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): v = Int(c - UInt8(ascii: "a"))
+            case UInt8(ascii: "2")...UInt8(ascii: "7"): v = Int(c - UInt8(ascii: "2")) + 26
+            default: return nil
+            }
+            guard !padded else { return nil }
             buffer = (buffer << 5 | v) & 0xffff
             bits += 5
             if bits >= 8 {

@@ -19,17 +19,17 @@ public struct OTPAuthURI: Equatable, Sendable {
         guard c.scheme?.lowercased() == "otpauth" else { throw OTPError.malformedURI("the scheme must be otpauth://") }
         let type = c.host?.lowercased()
         guard type == "totp" || type == "hotp" else { throw OTPError.malformedURI("the type must be totp or hotp, not \(c.host ?? "nothing")") }
-        let label = String(c.percentEncodedPath.dropFirst()).removingPercentEncoding ?? ""
-        guard !label.isEmpty else { throw OTPError.malformedURI("the label (account name) is missing") }
+        guard let label = String(c.percentEncodedPath.dropFirst()).removingPercentEncoding else {
+            throw OTPError.malformedURI("the label has a broken %-escape")
+        }
+        let (labelIssuer, labelAccount) = try Self.splitLabel(label)
         var query: [String: String] = [:]
         for item in c.queryItems ?? [] {
             let name = item.name.lowercased()
             guard query[name] == nil else { throw OTPError.malformedURI("parameter \(name) appears twice") }
             query[name] = item.value ?? ""
         }
-        let parts = label.split(separator: ":", maxSplits: 1).map { String($0).trimmingCharacters(in: .whitespaces) }
-        account = parts.count == 2 ? parts[1] : parts[0]
-        let labelIssuer = parts.count == 2 ? parts[0] : nil
+        account = labelAccount
         if let i = query["issuer"], let l = labelIssuer, i != l {
             throw OTPError.malformedURI("the issuer parameter (\(i)) differs from the label's prefix (\(l))")
         }
@@ -57,6 +57,25 @@ public struct OTPAuthURI: Equatable, Sendable {
         } else {
             kind = .totp
         }
+    }
+
+    /// `ISSUER:ACCOUNT` or `ACCOUNT` (the colon may have been %3A), each part trimmed. Both parts must say
+    /// something: an authenticator would show an entry with no name, and the user could not tell it apart.
+    static func splitLabel(_ label: String) throws -> (issuer: String?, account: String) {
+        func trimmed(_ s: Substring) -> String { s.trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard let colon = label.firstIndex(of: ":") else {
+            let account = trimmed(label[...])
+            guard !account.isEmpty else { throw OTPError.malformedURI("the label (account name) is missing or blank") }
+            return (nil, account)
+        }
+        let issuer = trimmed(label[..<colon]), account = trimmed(label[label.index(after: colon)...])
+        guard !issuer.isEmpty else {
+            throw OTPError.malformedURI("the label's issuer before ':' is blank; write ISSUER:ACCOUNT or just ACCOUNT")
+        }
+        guard !account.isEmpty else {
+            throw OTPError.malformedURI("the label has no account name after \"\(issuer):\"; write ISSUER:ACCOUNT")
+        }
+        return (issuer, account)
     }
 
     /// The canonical URI: issuer in label and parameter, secret unpadded, every parameter explicit.

@@ -28,8 +28,13 @@ struct OTPCommand: ParsableCommand {
     @Option(name: .long, help: "TOTP step in seconds (default 30).")
     var period: Int?
 
-    @Option(name: .long, help: "HOTP: the counter value.")
-    var counter: UInt64?
+    // Taken as text and parsed unconditionally, so "-1" reaches validate() and is refused as a negative
+    // counter instead of being read as an unknown flag.
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("HOTP: the counter value (0 or more).", valueName: "n"))
+    var counter: String?
+
+    /// The HOTP counter, once validate() has checked it.
+    private var counterValue: UInt64? { counter.flatMap { UInt64($0) } }
 
     @Option(name: .long, help: ArgumentHelp("Compute at this time: Unix seconds or ISO 8601 (default: now).", valueName: "time"))
     var time: String?
@@ -42,11 +47,18 @@ struct OTPCommand: ParsableCommand {
         if uri != nil, algorithm != nil || digits != nil || period != nil {
             throw ValidationError("--algorithm, --digits and --period come from the URI; leave them out")
         }
+        if let counter, UInt64(counter) == nil {
+            let digits = counter.dropFirst()
+            if counter.hasPrefix("-"), !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                throw ValidationError("--counter cannot be negative (\(counter)); HOTP counters run from 0 to \(UInt64.max)")
+            }
+            throw ValidationError("--counter must be a whole number from 0 to \(UInt64.max), not \(counter)")
+        }
     }
 
     func run() throws {
         let generator: OTPGenerator
-        var hotpCounter = counter
+        var hotpCounter = counterValue
         do {
             if let uri {
                 let parsed = try OTPAuthURI(parsing: uri)

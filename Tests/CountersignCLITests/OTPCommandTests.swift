@@ -40,6 +40,53 @@ import Testing
         let badTime = try t.cs("otp", "--secret", "JBSWY3DP", "--time", "yesterday")
         #expect(badTime.status != 0 && badTime.stderr.contains("ISO 8601"))
     }
+
+    /// ":" and "%3A" once trapped (exit 132); blank labels and "Issuer:" alone were accepted.
+    @Test func labelsWithoutAnAccountAreRefusedWithoutATrap() throws {
+        let t = try CLI()
+        let cases: [(String, String)] = [
+            (":", "the label's issuer before ':' is blank"), ("%3A", "the label's issuer before ':' is blank"),
+            ("%20%20", "the label (account name) is missing or blank"), ("ACME:", "the label has no account name after \"ACME:\""),
+            ("ACME%3A%20", "the label has no account name after \"ACME:\""),
+        ]
+        for (label, reason) in cases {
+            let r = try t.cs("otp", "otpauth://totp/\(label)?secret=JBSWY3DPEHPK3PXP")
+            #expect(r.status == 1, "\(label): exit \(r.status) (a trap is 4/5, seen by a shell as 132/133)")
+            #expect(r.stdout.isEmpty && r.stderr.contains("malformed otpauth URI: \(reason)"), "\(label): \(r.stderr)")
+        }
+        let good = try t.cs("otp", "otpauth://totp/ACME:alice?secret=JBSWY3DPEHPK3PXP", "--time", "59")
+        #expect(good.status == 0 && good.text == "996554\n", "\(good.stderr)")
+    }
+
+    /// "ß" upper-cases to "SS": the secret …3Pß once gave the code of …3PSS.
+    @Test func secretsOutsideTheASCIIAlphabetAreRefused() throws {
+        let t = try CLI()
+        #expect(try t.cs("otp", "--secret", "JBSWY3DPEHPK3PSS", "--time", "59").status == 0)
+        for secret in ["JBSWY3DPEHPK3Pß", "JBSWY3DPEHPK3PXı", "JBSWY3DPEHPK3Pﬀ"] {
+            let r = try t.cs("otp", "--secret", secret, "--time", "59")
+            #expect(r.status != 0 && r.stdout.isEmpty && r.stderr.contains("not base32"), "\(secret): \(r.stderr)")
+            let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let uri = try t.cs("otp", "otpauth://totp/x?secret=\(encoded)", "--time", "59")
+            #expect(uri.status != 0 && uri.stdout.isEmpty && uri.stderr.contains("not base32"), "\(secret): \(uri.stderr)")
+        }
+    }
+
+    /// "-1" was read as an unknown flag ("Missing value for '--counter <counter>'").
+    @Test func negativeAndNonNumericCountersAreRefusedClearly() throws {
+        let t = try CLI()
+        for value in ["-1", "-18446744073709551616"] {
+            let r = try t.cs("otp", "--secret", "JBSWY3DPEHPK3PXP", "--counter", value)
+            #expect(r.status != 0 && r.stdout.isEmpty, "\(value)")
+            #expect(r.stderr.contains("--counter cannot be negative (\(value)); HOTP counters run from 0 to 18446744073709551615"), "\(r.stderr)")
+        }
+        for value in ["abc", "18446744073709551616", "1.5", "-"] {
+            let r = try t.cs("otp", "--secret", "JBSWY3DPEHPK3PXP", "--counter", value)
+            #expect(r.status != 0 && r.stderr.contains("--counter must be a whole number from 0 to 18446744073709551615, not \(value)"), "\(value): \(r.stderr)")
+        }
+        let max = try t.cs("otp", "--secret", "JBSWY3DPEHPK3PXP", "--counter", "18446744073709551615")
+        let theirs = try t.run("oathtool", ["-b", "-c", "18446744073709551615", "JBSWY3DPEHPK3PXP"])
+        #expect(max.status == 0 && theirs.status == 0 && max.text == theirs.text, "\(max.stderr) \(theirs.stderr)")
+    }
 }
 
 /// PHC strings from the reference `argon2` command verify with ours, and the reverse.

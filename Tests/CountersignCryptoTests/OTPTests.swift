@@ -89,6 +89,49 @@ import Testing
         #expect(Base32.decode("MZXW6YTBOI======") == Array("foobar".utf8))
         #expect(Base32.decode("MZXW6YTB0I") == nil)   // 0 is not in the alphabet
         #expect(Base32.decode("MZXW6YTBOJ") == nil)   // non-zero leftover bits
+        #expect(Base32.decode("MZ=XW6YTBOI") == nil)  // padding only at the end
+        #expect(Base32.decode("mzxw 6ytb oi==") == Array("foobar".utf8))
+    }
+
+    /// Unicode case mapping turns "ß" into "SS", "ı" into "I" and "ﬀ" into "FF": each non-ASCII form must
+    /// be refused, not read as the ASCII secret it maps to.
+    @Test(arguments: [("JBSWY3DPEHPK3Pß", "JBSWY3DPEHPK3PSS"), ("JBSWY3DPEHPK3PXı", "JBSWY3DPEHPK3PXI"),
+                      ("JBSWY3DPEHPK3Pﬀ", "JBSWY3DPEHPK3PFF"), ("JBSWY3DPEHPK3PXＰ", "JBSWY3DPEHPK3PXP"),
+                      ("JBSWY3DPEHPK3PXP\u{0}", "JBSWY3DPEHPK3PXP"), ("JBSWY3DPEHPK3PX\tP", "JBSWY3DPEHPK3PXP")])
+    func base32RefusesEverythingOutsideItsASCIIAlphabet(text: String, lookalike: String) throws {
+        #expect(Base32.decode(lookalike) != nil, "the ASCII form is valid")
+        #expect(Base32.decode(text) == nil, "\(text) must not decode as \(lookalike)")
+        let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+        #expect(throws: OTPError.invalidSecret("the secret is not base32 (letters A-Z and digits 2-7)")) {
+            try OTPAuthURI(parsing: "otpauth://totp/x?secret=\(encoded)")
+        }
+    }
+
+    /// Labels that name no account are refused with a reason, never trapped on (":" once crashed).
+    @Test func labelsWithoutAnAccountAreRefused() throws {
+        let refused: [(String, String)] = [
+            (":", "issuer before ':' is blank"), ("%3A", "issuer before ':' is blank"), ("%3a", "issuer before ':' is blank"),
+            ("%20%20", "missing or blank"), ("%09", "missing or blank"), ("", "missing or blank"),
+            ("ACME:", "no account name after \"ACME:\""), ("ACME%3A%20", "no account name after \"ACME:\""),
+            ("ACME%3A", "no account name after \"ACME:\""), (":alice", "issuer before ':' is blank"),
+            ("%20:alice", "issuer before ':' is blank"),
+        ]
+        for (label, reason) in refused {
+            let uri = "otpauth://totp/\(label)?secret=JBSWY3DPEHPK3PXP"
+            #expect(throws: OTPError.self, "\(uri)") { try OTPAuthURI(parsing: uri) }
+            do {
+                _ = try OTPAuthURI(parsing: uri)
+            } catch let e as OTPError {
+                guard case .malformedURI = e, e.description.contains(reason) else {
+                    Issue.record("\(uri): \(e) does not say \(reason)"); continue
+                }
+            }
+        }
+        // Spaces around the parts are not part of them; a colon in the account stays in the account.
+        let spaced = try OTPAuthURI(parsing: "otpauth://totp/ACME%3A%20alice?secret=JBSWY3DPEHPK3PXP")
+        #expect(spaced.issuer == "ACME" && spaced.account == "alice")
+        let colon = try OTPAuthURI(parsing: "otpauth://totp/ACME:alice:work?secret=JBSWY3DPEHPK3PXP&issuer=ACME")
+        #expect(colon.issuer == "ACME" && colon.account == "alice:work")
     }
 
     @Test func uriRoundTripAndReasons() throws {
