@@ -72,9 +72,21 @@ let package = Package(
             dependencies: ["CountersignCrypto", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/WrapBench"
         ),
+        // The test-vector generator (package access to the seeded sealing APIs) and the command that
+        // rewrites the vectors with it: scripts/regenerate-vectors.sh.
+        .target(
+            name: "CountersignVectors",
+            dependencies: ["CountersignCrypto", .product(name: "Crypto", package: "swift-crypto")],
+            path: "scripts/vectors/CountersignVectors"
+        ),
+        .executableTarget(
+            name: "countersign-vectors",
+            dependencies: ["CountersignVectors"],
+            path: "scripts/vectors/countersign-vectors"
+        ),
         .testTarget(
             name: "CountersignCryptoTests",
-            dependencies: ["CountersignCrypto"],
+            dependencies: ["CountersignCrypto", "CountersignVectors"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(

@@ -139,6 +139,7 @@ enum OID {
         case x25519: return "an X25519 key"
         case ecPublicKey:
             switch curve {
+            case prime256v1?: return "a P-256 key"
             case secp384r1?: return "a P-384 key"
             case secp521r1?: return "a P-521 key"
             case secp256k1?: return "a secp256k1 key"
@@ -146,5 +147,26 @@ enum OID {
             }
         default: return "a key of an unknown algorithm"
         }
+    }
+
+    /// What the AlgorithmIdentifier at the start of `reader` names, for error messages; nil if unreadable.
+    private static func name(readingAlgorithmFrom reader: inout DER.Reader) -> String? {
+        guard var alg = try? reader.enter(DER.sequence), let oid = try? alg.readOID() else { return nil }
+        let curve = alg.peekTag == DER.oid ? try? alg.readOID() : nil
+        return name(ofKeyAlgorithm: oid, curve: curve)
+    }
+
+    /// The key type a SubjectPublicKeyInfo holds, for error messages; nil if it is not one.
+    static func name(ofSPKI der: [UInt8]) -> String? {
+        var outer = DER.Reader(der)
+        guard var spki = try? outer.enter(DER.sequence) else { return nil }
+        return name(readingAlgorithmFrom: &spki)
+    }
+
+    /// The key type a PKCS#8 PrivateKeyInfo holds, for error messages; nil if it is not one.
+    static func name(ofPKCS8 der: [UInt8]) -> String? {
+        var outer = DER.Reader(der)
+        guard var info = try? outer.enter(DER.sequence), (try? info.readInt()) != nil else { return nil }
+        return name(readingAlgorithmFrom: &info)
     }
 }

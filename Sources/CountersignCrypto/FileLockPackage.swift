@@ -8,8 +8,16 @@ public enum FileLockPackage {
     public static let maxPlaintext = 256 << 20
     public static let wrappedKeyLength = 113
 
-    public static func seal<R: RandomNumberGenerator>(_ plaintext: [UInt8], to recipient: PublicKey,
-                                                      using rng: inout R) throws -> [UInt8] {
+    /// Seals `plaintext` to `recipient` with fresh system randomness.
+    public static func seal(_ plaintext: [UInt8], to recipient: PublicKey) throws -> [UInt8] {
+        var rng = SystemRandomNumberGenerator()
+        return try seal(plaintext, to: recipient, using: &rng)
+    }
+
+    /// Package-only: the file key, nonce and ephemeral key all come from `rng`, so a replayed generator
+    /// would reuse a GCM key and nonce; tests and the vector generator pin it.
+    package static func seal<R: RandomNumberGenerator>(_ plaintext: [UInt8], to recipient: PublicKey,
+                                                       using rng: inout R) throws -> [UInt8] {
         guard plaintext.count <= maxPlaintext else { throw SealError.tooLarge(limit: maxPlaintext) }
         let fileKey = rng.bytes(32)
         let nonce = rng.bytes(12)

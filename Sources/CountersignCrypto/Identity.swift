@@ -11,8 +11,9 @@ public struct Identity: Sendable {
         publicKey = PublicKey(key.publicKey)
     }
 
-    /// A new identity whose scalar comes from `rng`.
-    public static func generate<R: RandomNumberGenerator>(using rng: inout R) -> Identity {
+    /// A new identity whose scalar comes from `rng`. Package-only: a seeded or replayed generator makes a
+    /// key anyone with the seed can recompute.
+    package static func generate<R: RandomNumberGenerator>(using rng: inout R) -> Identity {
         Identity(P256Scalar.keyAgreementKey(using: &rng))
     }
 
@@ -49,7 +50,7 @@ public struct Identity: Sendable {
         case "RSA PRIVATE KEY":
             throw KeyError.wrongKeyType("an RSA key")
         case "PUBLIC KEY":
-            throw KeyError.wrongKeyType("a public key where a private key (identity) is needed")
+            throw KeyError.publicKeyWherePrivateNeeded
         default:
             throw KeyError.malformedPEM("unexpected PEM label \"\(pem.label)\"; expected PRIVATE KEY")
         }
@@ -77,7 +78,8 @@ public struct Identity: Sendable {
     }
 
     /// The key file: encrypted PKCS#8 (scrypt + AES-256-CBC) when a passphrase is given, else plain PKCS#8.
-    public func pem<R: RandomNumberGenerator>(passphrase: [UInt8]?, using rng: inout R) throws -> String {
+    /// Package-only: the salt and IV come from `rng` (pinned for vectors).
+    package func pem<R: RandomNumberGenerator>(passphrase: [UInt8]?, using rng: inout R) throws -> String {
         let pkcs8 = Array(agreementKey.derRepresentation)
         guard let passphrase else { return PEM(label: "PRIVATE KEY", der: pkcs8).text }
         let der = try PKCS8Encryption.encrypt(pkcs8, passphrase: passphrase, using: &rng)
@@ -89,7 +91,7 @@ public struct Identity: Sendable {
         return try pem(passphrase: passphrase, using: &rng)
     }
 
-    var signingKey: P256.Signing.PrivateKey {
+    package var signingKey: P256.Signing.PrivateKey {
         try! P256.Signing.PrivateKey(rawRepresentation: agreementKey.rawRepresentation)
     }
 }

@@ -12,7 +12,7 @@ public struct LegacyRSAKey: Sendable {
 
     public static func generate(bits: Int) throws -> LegacyRSAKey {
         guard allowedBits.contains(bits) else {
-            throw KeyError.wrongKeyType("RSA-\(bits); --rsa-legacy takes one of \(allowedBits.map(String.init).joined(separator: ", "))")
+            throw KeyError.unsupportedRSASize(bits)
         }
         let size = _RSA.Signing.KeySize(bitCount: bits)
         return LegacyRSAKey(key: bits < 2048 ? try _RSA.Signing.PrivateKey(unsafeKeySize: size) : try _RSA.Signing.PrivateKey(keySize: size))
@@ -26,10 +26,17 @@ public struct LegacyRSAKey: Sendable {
         switch pem.label {
         case "ENCRYPTED PRIVATE KEY": der = try PKCS8Encryption.decrypt(pem.der, passphrase: passphrase())
         case "PRIVATE KEY", "RSA PRIVATE KEY": break
-        default: throw KeyError.wrongKeyType("\(pem.label) where an RSA private key is needed")
+        case "EC PRIVATE KEY": throw KeyError.rsaKeyNeeded(found: "an EC key")
+        case "PUBLIC KEY", "RSA PUBLIC KEY": throw KeyError.publicKeyWherePrivateNeeded
+        default: throw KeyError.malformedPEM("unexpected PEM label \"\(pem.label)\"; expected PRIVATE KEY")
         }
         guard let key = try? _RSA.Signing.PrivateKey(unsafeDERRepresentation: der) else {
-            throw pem.label == "ENCRYPTED PRIVATE KEY" ? KeyError.wrongPassphrase : KeyError.wrongKeyType("not an RSA private key")
+            // A readable PKCS#8 of another algorithm is a wrong key, even when it was encrypted (the
+            // passphrase was right); anything else that was encrypted is most likely a wrong passphrase.
+            if pem.label != "RSA PRIVATE KEY", let other = OID.name(ofPKCS8: der), other != "an RSA key" {
+                throw KeyError.rsaKeyNeeded(found: other)
+            }
+            throw pem.label == "ENCRYPTED PRIVATE KEY" ? KeyError.wrongPassphrase : KeyError.malformedKey("not a valid RSA private key")
         }
         self.key = key
     }
@@ -61,9 +68,15 @@ public struct LegacyRSAPublicKey: Sendable {
 
     public init(pem text: String) throws {
         let pem = try PEM(parsing: text)
-        guard pem.label == "PUBLIC KEY" || pem.label == "RSA PUBLIC KEY",
-              let key = try? _RSA.Signing.PublicKey(unsafeDERRepresentation: pem.der) else {
-            throw KeyError.wrongKeyType("not an RSA public key (\(pem.label))")
+        switch pem.label {
+        case "PUBLIC KEY", "RSA PUBLIC KEY": break
+        case "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY": throw KeyError.privateKeyWherePublicNeeded
+        default: throw KeyError.malformedPEM("unexpected PEM label \"\(pem.label)\"; expected PUBLIC KEY")
+        }
+        guard let key = try? _RSA.Signing.PublicKey(unsafeDERRepresentation: pem.der) else {
+            if pem.der.count == 65, pem.der[0] == 0x04 { throw KeyError.rsaKeyNeeded(found: "a P-256 key (FileLock form)") }
+            if let other = OID.name(ofSPKI: pem.der), other != "an RSA key" { throw KeyError.rsaKeyNeeded(found: other) }
+            throw KeyError.malformedKey("not a valid RSA public key")
         }
         self.key = key
     }

@@ -13,10 +13,10 @@ extension MessageEnvelope {
 
     /// Seals `plaintext` to `recipients` and signs it as `sender` (docs/SPEC.md §4d.2). `created` is the
     /// sender's clock in Unix milliseconds and `rng` supplies the message ID, message key and ephemeral
-    /// keys, so both are the caller's to pin. Internal: the body's nonce is fixed because the key is fresh,
-    /// so a generator replayed by a caller (a copied seeded generator) would reuse a GCM key and nonce;
-    /// tests and vectors reach it with `@testable`, applications use the overload that draws from the system.
-    static func seal<R: RandomNumberGenerator>(
+    /// keys, so both are the caller's to pin. Package-only: the body's nonce is fixed because the key is
+    /// fresh, so a generator replayed by a caller (a copied seeded generator) would reuse a GCM key and
+    /// nonce; tests and the vector generator reach it, applications use the overload that draws from the system.
+    package static func seal<R: RandomNumberGenerator>(
         _ plaintext: [UInt8], contentType: String = defaultContentType, from sender: Identity, to recipients: [PublicKey],
         created: UInt64, using rng: inout R, report: (Step) -> Void = { _ in }
     ) throws -> MessageEnvelope {

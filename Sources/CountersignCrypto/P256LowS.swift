@@ -1,9 +1,9 @@
 /// Low-S normalisation of P-256 ECDSA signatures (docs/SPEC.md §4d.1). ECDSA accepts both `(r, s)` and
 /// `(r, q − s)`; admitting only `s ≤ (q − 1)/2` leaves one encoding per signature, so an envelope cannot
 /// be re-encoded into other bytes that still verify.
-enum P256LowS {
+package enum P256LowS {
     /// The group order q, big-endian.
-    static let order: [UInt8] = [
+    package static let order: [UInt8] = [
         0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
         0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
     ]
@@ -29,7 +29,7 @@ enum P256LowS {
     }
 
     /// `r || s` with s replaced by q − s when it is high.
-    static func normalize(_ signature: [UInt8]) -> [UInt8] {
+    package static func normalize(_ signature: [UInt8]) -> [UInt8] {
         precondition(signature.count == 64)
         let s = signature[32..<64]
         guard less(ArraySlice(halfOrder), Array(s)) else { return signature }
@@ -39,7 +39,7 @@ enum P256LowS {
     }
 
     /// a − b for 32-byte big-endian a ≥ b.
-    static func subtract(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
+    package static func subtract(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)
         var borrow = 0
         for i in stride(from: 31, through: 0, by: -1) {

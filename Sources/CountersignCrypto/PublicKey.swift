@@ -76,7 +76,7 @@ public struct PublicKey: Equatable, Sendable {
         case "RSA PUBLIC KEY":
             throw KeyError.wrongKeyType("an RSA key")
         case "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "EC PRIVATE KEY":
-            throw KeyError.wrongKeyType("a private key file where a public key is needed; run `countersign pubkey` on it")
+            throw KeyError.privateKeyWherePublicNeeded
         default:
             throw KeyError.malformedPEM("unexpected PEM label \"\(pem.label)\"; expected PUBLIC KEY")
         }

@@ -14,16 +14,16 @@ extension RandomNumberGenerator {
     }
 }
 
-/// A deterministic generator for tests and vectors: SHA-256 in counter mode over a seed.
-/// Never use it for real keys.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
+/// A deterministic generator for tests and vectors: SHA-256 in counter mode over a seed. Package-only:
+/// anything sealed or generated with it is predictable, and a copy replays keys and nonces.
+package struct SeededRandom: RandomNumberGenerator, Sendable {
     private let seed: [UInt8]
     private var counter: UInt64 = 0
     private var pool: [UInt8] = []
 
-    public init(seed: String) { self.seed = Array(seed.utf8) }
+    package init(seed: String) { self.seed = Array(seed.utf8) }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         if pool.count < 8 {
             var h = SHA256()
             h.update(data: seed)

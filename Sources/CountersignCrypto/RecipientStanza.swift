@@ -11,8 +11,9 @@ public struct RecipientStanza: Equatable, Sendable {
 }
 
 extension PublicKey {
-    /// HPKE-seals `fileKey` to this key; the key ID is bound as the AEAD's associated data.
-    public func wrap<R: RandomNumberGenerator>(fileKey: [UInt8], using rng: inout R) throws -> RecipientStanza {
+    /// HPKE-seals `fileKey` to this key; the key ID is bound as the AEAD's associated data. Package-only:
+    /// the ephemeral key comes from `rng`, and a replayed generator would reuse it.
+    package func wrap<R: RandomNumberGenerator>(fileKey: [UInt8], using rng: inout R) throws -> RecipientStanza {
         let keyID = fingerprint.bytes
         let ephemeral = P256Scalar.keyAgreementKey(using: &rng)
         let (enc, wrapped) = try HPKEBaseSender.seal(fileKey, to: agreementKey, info: SealedFileFormat.fileKeyInfo,

@@ -39,7 +39,7 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
             let list = to.map(\.description).joined(separator: ", ")
             return "not sealed to this key: the file is sealed to \(list); your key is \(yours)"
         case .tampered:
-            return "tampered or corrupt: the payload failed authentication; nothing was written"
+            return "tampered or corrupt: the payload failed authentication"
         case .truncated:
             return "truncated: the file ends before its final chunk; get a complete copy"
         case .signatureMissing:

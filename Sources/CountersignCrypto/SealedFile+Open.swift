@@ -2,12 +2,30 @@ import Crypto
 import Foundation
 
 extension SealedFile {
-    /// Opens a version 1 sealed file, writing each chunk's plaintext to `sink` only after its tag
-    /// verified. Checks run in the order of docs/SPEC.md §4.5. With `expectedSender`, the file must be
-    /// signed by that key. `progress` receives the number of sealed bytes consumed so far.
+    /// Checks a version 1 sealed file completely (every tag, the end, and the signature: docs/SPEC.md §4.5)
+    /// and releases nothing. With `expectedSender`, the file must be signed by that key. To release only
+    /// verified plaintext, verify a private copy with this, then open the same copy with
+    /// `openReleasingChunksBeforeVerification` (a file that changes in between defeats the check).
     @discardableResult
-    public static func open(from source: ByteSource, to sink: ByteSink, identity: Identity,
-                            expectedSender: PublicKey? = nil, progress: ((Int) -> Void)? = nil) throws -> Opened {
+    public static func verify(from source: ByteSource, identity: Identity, expectedSender: PublicKey? = nil,
+                              progress: ((Int) -> Void)? = nil) throws -> Opened {
+        try openReleasingChunksBeforeVerification(from: source, to: DiscardSink(), identity: identity,
+                                                  expectedSender: expectedSender, progress: progress)
+    }
+
+    /// Opens a version 1 sealed file as a stream. **It writes each chunk's plaintext to `sink` as soon as
+    /// that chunk's tag verified, before the file's end and its sender signature are checked**: when this
+    /// throws (truncated, tampered later on, signature missing, invalid or by another sender), `sink` has
+    /// already received an authenticated prefix, which the caller must discard or mark as incomplete and
+    /// unverified. Callers that must not release anything unverified call `verify` on a private copy first
+    /// (as `countersign open` does for signed files to standard output), or write to a temporary file that
+    /// is kept only when this returns. Checks run in the order of docs/SPEC.md §4.5; `progress` receives the
+    /// number of sealed bytes consumed so far.
+    @discardableResult
+    public static func openReleasingChunksBeforeVerification(
+        from source: ByteSource, to sink: ByteSink, identity: Identity,
+        expectedSender: PublicKey? = nil, progress: ((Int) -> Void)? = nil
+    ) throws -> Opened {
         typealias F = SealedFileFormat
         var fixed = [UInt8](repeating: 0, count: F.fixedHeaderLength)
         var got = try source.fill(&fixed, from: 0, count: 8)

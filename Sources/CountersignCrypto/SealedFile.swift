@@ -15,8 +15,10 @@ public enum SealedFile {
     }
 
     /// Seals `source` to `recipients`. With `signer`, appends the encrypted sender signature.
-    /// `progress` receives the number of plaintext bytes consumed so far.
-    public static func seal<R: RandomNumberGenerator>(
+    /// `progress` receives the number of plaintext bytes consumed so far. Package-only: every key, salt and
+    /// ephemeral scalar comes from `rng`, so a replayed generator (a copied seeded one) would reuse file keys
+    /// and GCM nonces; tests and the vector generator pin it, applications use the overload below.
+    package static func seal<R: RandomNumberGenerator>(
         from source: ByteSource, to sink: ByteSink, recipients: [PublicKey], signer: Identity? = nil,
         fileName: String? = nil, using rng: inout R, progress: ((Int) -> Void)? = nil
     ) throws {
@@ -148,6 +150,7 @@ public enum SealedFile {
         return try result.get()
     }
 
+    /// Seals `source` to `recipients` with fresh system randomness; see the generic overload for the rest.
     public static func seal(from source: ByteSource, to sink: ByteSink, recipients: [PublicKey], signer: Identity? = nil,
                             fileName: String? = nil, progress: ((Int) -> Void)? = nil) throws {
         var rng = SystemRandomNumberGenerator()

@@ -1,7 +1,7 @@
 import Crypto
 
 /// Constants and derivations of the version 1 sealed file (docs/SPEC.md §4).
-enum SealedFileFormat {
+package enum SealedFileFormat {
     static let magic: [UInt8] = Array("CSEAL".utf8) + [0x0d, 0x0a, 0x1a]
     static let version: UInt8 = 1
     static let flagSigned: UInt8 = 0x01
@@ -13,11 +13,11 @@ enum SealedFileFormat {
     static let macLength = 32
     static let fixedHeaderLength = 8 + 1 + 1 + saltLength + 2   // before the stanzas
     static let maxRecipients = 256
-    static let chunkSize = 64 * 1024
+    package static let chunkSize = 64 * 1024
     /// Chunks sealed in parallel per batch: 1 MiB, enough to keep two cores busy between writes.
     static let batchChunks = 16
     static let tagLength = 16
-    static let sealedChunkSize = chunkSize + tagLength
+    package static let sealedChunkSize = chunkSize + tagLength
     static let signatureBlockLength = 65 + 64 + tagLength
     static let maxNameLength = 255
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CountersignClient
+import CountersignServer
 import Foundation
 
 /// `countersign account …`: the client side of the server's accounts.
@@ -38,15 +39,27 @@ struct AccountCommand: AsyncParsableCommand {
         return (CountersignClient(server: url, token: file.token), file)
     }
 
-    static func password(file: String?, prompt: String, confirm: Bool = false) throws -> String {
-        if let file { return String(decoding: try Terminal.passphrase(fromFile: file), as: UTF8.self) }
-        let first = String(decoding: try Terminal.ask(prompt), as: UTF8.self)
+    /// From the first line of `file`, else asked on the terminal; `fileOption` is the flag that names the file.
+    static func password(file: String?, fileOption: String = "--password-file", prompt: String, confirm: Bool = false) throws -> String {
+        if let file { return String(decoding: try Terminal.passphrase(fromFile: file, what: "password"), as: UTF8.self) }
+        let instead = "use \(fileOption) FILE"
+        let first = String(decoding: try Terminal.ask(prompt, what: "password", instead: instead), as: UTF8.self)
         if confirm {
-            guard String(decoding: try Terminal.ask("Repeat: "), as: UTF8.self) == first else {
+            guard String(decoding: try Terminal.ask("Repeat: ", what: "password", instead: instead), as: UTF8.self) == first else {
                 throw CLIError.usage("the passwords do not match; nothing was changed")
             }
         }
         return first
+    }
+
+    /// The server's username rule, checked here so a mistyped name is refused before any network or captcha
+    /// work, in the server's own words.
+    static func validate(username: String) throws {
+        do {
+            _ = try AccountService.validUsername(username)
+        } catch AccountError.invalidField(let field, let reason) {
+            throw ValidationError("\(field): \(reason)")
+        }
     }
 
     struct Register: AsyncParsableCommand {
@@ -56,6 +69,8 @@ struct AccountCommand: AsyncParsableCommand {
         @Option(help: "Your first name.") var name: String
         @Option(help: "Your last name.") var lastname: String
         @Option(help: ArgumentHelp("Read the password from the first line of this file.", valueName: "file")) var passwordFile: String?
+
+        func validate() throws { try AccountCommand.validate(username: username) }
 
         func run() async throws {
             let client = CountersignClient(server: try server.url())
@@ -70,6 +85,8 @@ struct AccountCommand: AsyncParsableCommand {
         @OptionGroup var server: ServerOption
         @Argument var username: String
         @Option(help: ArgumentHelp("Read the password from the first line of this file.", valueName: "file")) var passwordFile: String?
+
+        func validate() throws { try AccountCommand.validate(username: username) }
 
         func run() async throws {
             let url = try server.url()
@@ -118,7 +135,8 @@ struct AccountCommand: AsyncParsableCommand {
         func run() async throws {
             let (client, _) = try AccountCommand.signedInClient(server)
             let current = try AccountCommand.password(file: passwordFile, prompt: "Current password: ")
-            let new = try AccountCommand.password(file: newPasswordFile, prompt: "New password (8-128 characters): ", confirm: newPasswordFile == nil)
+            let new = try AccountCommand.password(file: newPasswordFile, fileOption: "--new-password-file",
+                                                  prompt: "New password (8-128 characters): ", confirm: newPasswordFile == nil)
             do {
                 try await client.changePassword(current: current, new: new)
             } catch ClientError.problem(let p) where p.kind == .reauthenticationRequired {

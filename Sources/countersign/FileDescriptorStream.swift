@@ -62,3 +62,16 @@ final class FileDescriptorSink: ByteSink {
         }
     }
 }
+
+/// Passes bytes on and counts them.
+final class CountingSink: ByteSink {
+    private let inner: ByteSink
+    private(set) var count = 0
+
+    init(_ inner: ByteSink) { self.inner = inner }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try inner.write(bytes)
+        count += bytes.count
+    }
+}

@@ -16,8 +16,11 @@ struct Keygen: ParsableCommand {
         """
     )
 
-    @Option(name: .short, help: ArgumentHelp("Write the private key to this file (must not exist).", valueName: "file"))
+    @Option(name: .short, help: ArgumentHelp("Write the private key to this file (mode 0600; an existing one only with --force).", valueName: "file"))
     var output: String?
+
+    @Flag(name: .long, help: "Replace the -o file if it exists (atomically: the old key stays until the new one is complete).")
+    var force = false
 
     @Option(name: .long, help: ArgumentHelp("Read the new passphrase from the first line of this file.", valueName: "file"))
     var passphraseFile: String?
@@ -30,9 +33,13 @@ struct Keygen: ParsableCommand {
 
     func validate() throws {
         if noPassphrase, passphraseFile != nil { throw ValidationError("--no-passphrase and --passphrase-file exclude each other") }
+        if let bits = rsaLegacy, !LegacyRSAKey.allowedBits.contains(bits) { throw ValidationError(KeyError.unsupportedRSASize(bits).description) }
+        if force, output == nil { throw ValidationError("--force replaces the -o file; without -o the key goes to standard output") }
     }
 
     func run() throws {
+        // Refuse an existing OUT before asking for a passphrase; it is replaced only at commit.
+        let file = try output.map { try AtomicOutput(path: $0, force: force) }
         let passphrase = try newPassphrase()
         let privatePEM: String, publicPEM: String, fingerprint: Fingerprint
         if let bits = rsaLegacy {
@@ -47,8 +54,7 @@ struct Keygen: ParsableCommand {
             publicPEM = identity.publicKey.pem(.spki)
             fingerprint = identity.publicKey.fingerprint
         }
-        if let output {
-            let file = try AtomicOutput(path: output, force: false)
+        if let file {
             try file.sink.write(Array(privatePEM.utf8))
             try file.commit()
             print(publicPEM, terminator: "")
@@ -62,12 +68,10 @@ struct Keygen: ParsableCommand {
     private func newPassphrase() throws -> [UInt8]? {
         if noPassphrase { return nil }
         if let passphraseFile { return try Terminal.passphrase(fromFile: passphraseFile) }
-        guard isatty(0) == 1 || FileManager.default.isReadableFile(atPath: "/dev/tty") else {
-            throw CLIError.usage("no terminal to ask for a passphrase; use --passphrase-file or --no-passphrase")
-        }
-        let first = try Terminal.ask("New passphrase: ")
+        let instead = "use --passphrase-file FILE, or --no-passphrase to store the key unencrypted"
+        let first = try Terminal.ask("New passphrase: ", instead: instead)
         guard !first.isEmpty else { throw CLIError.usage("empty passphrase; use --no-passphrase to store the key unencrypted") }
-        let second = try Terminal.ask("Repeat passphrase: ")
+        let second = try Terminal.ask("Repeat passphrase: ", instead: instead)
         guard first == second else { throw CLIError.usage("the passphrases do not match; nothing was written") }
         return first
     }

@@ -46,7 +46,7 @@ struct MessageSeal: ParsableCommand {
     @Option(name: .short, help: ArgumentHelp("Your private key file: the message is signed with it.", valueName: "keyfile"))
     var signer: String
 
-    @OptionGroup var passphrase: PassphraseOption
+    @OptionGroup var keyOptions: PrivateKeyOptions
 
     @Option(name: .long, help: "countersign (default) or pingidentity (the PingIdentity app's RSA payload; weak).")
     var format: Message.Format = .countersign
@@ -70,13 +70,13 @@ struct MessageSeal: ParsableCommand {
         switch format {
         case .countersign:
             let recipients = try recipient.map(KeyFiles.publicKey)
-            let me = try KeyFiles.identity(signer, passphraseFile: passphrase.passphraseFile)
+            let me = try KeyFiles.identity(signer, keyOptions)
             let envelope = try MessageEnvelope.seal(plaintext, from: me, to: recipients, created: Date()) { report($0.rawValue) }
             FileHandle.standardOutput.write(Data(envelope.armored.utf8))
         case .pingidentity:
             Terminal.warn(Message.pingIdentityWarning)
             let to = try KeyFiles.legacyRSAPublicKey(recipient[0])
-            let me = try KeyFiles.legacyRSAKey(signer, passphraseFile: passphrase.passphraseFile)
+            let me = try KeyFiles.legacyRSAKey(signer, keyOptions)
             let payload = try PingIdentityPayload.seal(String(decoding: plaintext, as: UTF8.self), to: to, signer: me) {
                 report($0.rawValue)
             }
@@ -122,7 +122,7 @@ struct MessageOpen: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The sender's public key: its signature is required.", valueName: "pubkey"))
     var from: String
 
-    @OptionGroup var passphrase: PassphraseOption
+    @OptionGroup var keyOptions: PrivateKeyOptions
 
     @Option(name: .long, help: "Insist on countersign or pingidentity (detected when left out).")
     var format: Message.Format?
@@ -155,7 +155,7 @@ struct MessageOpen: ParsableCommand {
         case .countersign:
             let envelope = try MessageEnvelope(armored: text)
             let sender = try KeyFiles.publicKey(from)
-            let me = try KeyFiles.identity(identity, passphraseFile: passphrase.passphraseFile)
+            let me = try KeyFiles.identity(identity, keyOptions)
             let opened = try envelope.open(with: me, from: sender) { report($0.rawValue) }
             if verbose {
                 Terminal.warn("from: \(opened.sender)")
@@ -169,7 +169,7 @@ struct MessageOpen: ParsableCommand {
             Terminal.warn(Message.pingIdentityWarning)
             let payload = try PingIdentityPayload(json: text)
             let sender = try KeyFiles.legacyRSAPublicKey(from)
-            let me = try KeyFiles.legacyRSAKey(identity, passphraseFile: passphrase.passphraseFile)
+            let me = try KeyFiles.legacyRSAKey(identity, keyOptions)
             plaintext = Array(try payload.open(with: me, from: sender) { report($0.rawValue) }.utf8)
         }
         FileHandle.standardOutput.write(Data(isatty(1) == 1 ? Array(Self.terminalSafe(plaintext).utf8) : plaintext))

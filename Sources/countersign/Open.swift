@@ -18,7 +18,7 @@ struct Open: ParsableCommand {
     @Option(name: .short, help: ArgumentHelp("Your private key file.", valueName: "keyfile"))
     var identity: String
 
-    @OptionGroup var passphrase: PassphraseOption
+    @OptionGroup var keyOptions: PrivateKeyOptions
 
     @Option(name: .long, help: ArgumentHelp("Demand a signature by this sender's public key.", valueName: "pubkey"))
     var from: String?
@@ -34,25 +34,29 @@ struct Open: ParsableCommand {
 
     func run() throws {
         let sender = try from.map(KeyFiles.publicKey)
-        let me = try KeyFiles.identity(identity, passphraseFile: passphrase.passphraseFile)
+        let me = try KeyFiles.identity(identity, keyOptions)
         let source = try FileDescriptorSource(path: input)
         let head = try PrefixedSource.peek(source, count: SealedFormat.detectionLength)
         let file = try output.map { try AtomicOutput(path: $0, force: force) }
+        // Counts what reached standard output, so a failure can say how much was released.
+        let stdout = CountingSink(FileDescriptorSink(fd: 1))
         do {
             let opened: SealedFile.Opened
             switch SealedFormat.detect(head) {
             case .filelock?:
                 guard sender == nil else { throw SealError.signatureMissing }
-                opened = try openFileLock(PrefixedSource(prefix: head, rest: source), identity: me, sink: file?.sink)
+                opened = try openFileLock(PrefixedSource(prefix: head, rest: source), identity: me, sink: file?.sink ?? stdout)
             case .countersign?:
                 if file == nil, SealedFormat.isSigned(head) {
-                    opened = try openVerifiedFirst(source, head: head, identity: me, sender: sender)
+                    opened = try openVerifiedFirst(source, head: head, identity: me, sender: sender, to: stdout)
                 } else {
                     let progress = Terminal.Progress(label: "opening", total: source.size)
                     defer { progress?.finish() }
-                    opened = try SealedFile.open(from: PrefixedSource(prefix: head, rest: source),
-                                                 to: file?.sink ?? FileDescriptorSink(fd: 1), identity: me,
-                                                 expectedSender: sender, progress: progress.map { p in { p.update($0) } })
+                    // Unsigned to stdout: authenticated chunks stream out as they verify (SPEC §4.6); a
+                    // file is only linked in at the end, so both cases may stream.
+                    opened = try SealedFile.openReleasingChunksBeforeVerification(
+                        from: PrefixedSource(prefix: head, rest: source), to: file?.sink ?? stdout, identity: me,
+                        expectedSender: sender, progress: progress.map { p in { p.update($0) } })
                 }
             case nil:
                 throw SealError.unknownFormat
@@ -62,16 +66,24 @@ struct Open: ParsableCommand {
             if let signer = opened.signer { Terminal.warn("signed by: \(signer.fingerprint)") }
         } catch {
             file?.discard()
-            throw error
+            throw CLIError.io("\(error); " + Self.released(output: output, stdoutBytes: stdout.count))
         }
     }
 
-    private func openFileLock(_ source: ByteSource, identity: Identity, sink: ByteSink?) throws -> SealedFile.Opened {
+    /// What a failed open left behind, so the message is true whatever was written.
+    static func released(output: String?, stdoutBytes: Int) -> String {
+        if let output { return "nothing was written to \(output)" }
+        if stdoutBytes == 0 { return "nothing was written" }
+        return "\(stdoutBytes) bytes of authenticated plaintext were written to standard output before the failure; "
+            + "that output is incomplete: discard it"
+    }
+
+    private func openFileLock(_ source: ByteSource, identity: Identity, sink: ByteSink) throws -> SealedFile.Opened {
         guard let package = try PrefixedSource.readAll(source, limit: FileLockPackage.maxPlaintext + 157) else {
             throw SealError.tooLarge(limit: FileLockPackage.maxPlaintext)
         }
         let plaintext = try FileLockPackage.open(package, with: identity)
-        try plaintext.withUnsafeBytes { try (sink ?? FileDescriptorSink(fd: 1)).write($0) }
+        try plaintext.withUnsafeBytes { try sink.write($0) }
         return SealedFile.Opened(fileName: nil, signer: nil)
     }
 
@@ -79,14 +91,13 @@ struct Open: ParsableCommand {
     /// on a private copy of the *sealed* input (an unlinked temporary file), so the bytes decrypted in pass 2
     /// are the bytes verified in pass 1 even if the original file changes in between.
     private func openVerifiedFirst(_ source: FileDescriptorSource, head: [UInt8], identity: Identity,
-                                   sender: PublicKey?) throws -> SealedFile.Opened {
+                                   sender: PublicKey?, to sink: ByteSink) throws -> SealedFile.Opened {
         let replay = try spool(PrefixedSource(prefix: head, rest: source))
         let progress = Terminal.Progress(label: "verifying", total: replay.size)
-        _ = try SealedFile.open(from: replay, to: DiscardSink(), identity: identity, expectedSender: sender,
-                                progress: progress.map { p in { p.update($0) } })
+        try SealedFile.verify(from: replay, identity: identity, expectedSender: sender, progress: progress.map { p in { p.update($0) } })
         progress?.finish()
         try replay.rewind()
-        return try SealedFile.open(from: replay, to: FileDescriptorSink(fd: 1), identity: identity, expectedSender: sender)
+        return try SealedFile.openReleasingChunksBeforeVerification(from: replay, to: sink, identity: identity, expectedSender: sender)
     }
 
     private func spool(_ source: ByteSource) throws -> FileDescriptorSource {

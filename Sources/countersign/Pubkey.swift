@@ -12,18 +12,19 @@ struct Pubkey: ParsableCommand {
     @Option(name: .long, help: "spki (standard, as OpenSSL) or filelock.")
     var format: PublicKey.Format = .spki
 
-    @OptionGroup var passphrase: PassphraseOption
+    @OptionGroup var keyOptions: PrivateKeyOptions
 
     @Argument(help: ArgumentHelp("A private key file, or a public key file in either form.", valueName: "keyfile"))
     var keyFile: String
 
     func run() throws {
-        let text = try KeyFiles.text(keyFile)
+        // Read once: the file may be a pipe.
+        let file = try KeyFiles.load(keyFile)
         let key: PublicKey
-        if let pub = try? PublicKey(pem: text) {
+        if let pub = try? PublicKey(pem: file.text) {
             key = pub
         } else {
-            key = try KeyFiles.identity(keyFile, passphraseFile: passphrase.passphraseFile).publicKey
+            key = try KeyFiles.identity(file, keyOptions).publicKey
         }
         print(key.pem(format), terminator: "")
         Terminal.warn("fingerprint: \(key.fingerprint)")

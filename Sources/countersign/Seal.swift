@@ -22,7 +22,7 @@ struct Seal: ParsableCommand {
     @Option(name: .short, help: ArgumentHelp("Sign as the sender with this private key file.", valueName: "keyfile"))
     var signer: String?
 
-    @OptionGroup var passphrase: PassphraseOption
+    @OptionGroup var keyOptions: PrivateKeyOptions
 
     @Option(name: .long, help: "countersign (default) or filelock (the FileLock iOS app's package).")
     var format: SealedFormat = .countersign
@@ -54,7 +54,7 @@ struct Seal: ParsableCommand {
 
     func run() throws {
         let recipients = try recipient.map(KeyFiles.publicKey)
-        let signerIdentity = try signer.map { try KeyFiles.identity($0, passphraseFile: passphrase.passphraseFile) }
+        let signerIdentity = try signer.map { try KeyFiles.identity($0, keyOptions) }
         let source = try FileDescriptorSource(path: input)
         let file = try output.map { try AtomicOutput(path: $0, force: force, mode: 0o644) }
         let sink: ByteSink = file?.sink ?? FileDescriptorSink(fd: 1)
@@ -64,8 +64,7 @@ struct Seal: ParsableCommand {
                 guard let plaintext = try PrefixedSource.readAll(source, limit: FileLockPackage.maxPlaintext) else {
                     throw SealError.tooLarge(limit: FileLockPackage.maxPlaintext)
                 }
-                var rng = SystemRandomNumberGenerator()
-                let package = try FileLockPackage.seal(plaintext, to: recipients[0], using: &rng)
+                let package = try FileLockPackage.seal(plaintext, to: recipients[0])
                 try sink.write(package)
             case .countersign:
                 let progress = Terminal.Progress(label: "sealing", total: source.size)

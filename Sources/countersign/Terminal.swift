@@ -18,24 +18,41 @@ enum Terminal {
         }.joined()
     }
 
-    /// First line of the file, without its line ending.
-    static func passphrase(fromFile path: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError.io("cannot read the passphrase file \(path)")
+    /// The longest first line a passphrase or password file may have.
+    static let maxSecretLine = 4096
+
+    /// First line of the file, without its line ending. Read as a stream, a byte at a time, so that pipes
+    /// (`<(echo pw)`, /dev/stdin) work and nothing past the line is consumed from a shared standard input.
+    /// `what` is "passphrase" or "password", for the messages.
+    static func passphrase(fromFile path: String, what: String = "passphrase") throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CLIError.io("cannot read the \(what) file \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var line: [UInt8] = []
+        var c: UInt8 = 0
+        while true {
+            let n = Glibc.read(fd, &c, 1)
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw CLIError.io("cannot read the \(what) file \(path): \(String(cString: strerror(errno)))") }
+            if n == 0 || c == UInt8(ascii: "\n") { break }
+            line.append(c)
+            guard line.count <= maxSecretLine + 1 else {
+                throw CLIError.usage("the first line of the \(what) file \(path) is over \(maxSecretLine) bytes; put only the \(what) on it")
+            }
         }
-        let line = data.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-        var bytes = Array(line)
-        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw CLIError.usage("the passphrase file \(path) has an empty first line") }
-        return bytes
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        guard line.count <= maxSecretLine else {
+            throw CLIError.usage("the first line of the \(what) file \(path) is over \(maxSecretLine) bytes; put only the \(what) on it")
+        }
+        guard !line.isEmpty else { throw CLIError.usage("the \(what) file \(path) has an empty first line") }
+        return line
     }
 
-    /// Reads one line from /dev/tty with echo off.
-    static func ask(_ prompt: String) throws -> [UInt8] {
+    /// Reads one line from /dev/tty with echo off. Without a terminal, says what is asked for (`what`)
+    /// and how to give it `instead`, which must name the calling command's own flags.
+    static func ask(_ prompt: String, what: String = "passphrase", instead: String = "use --passphrase-file FILE") throws -> [UInt8] {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw CLIError.usage("no terminal to ask for a passphrase; use --passphrase-file")
-        }
+        guard fd >= 0 else { throw CLIError.usage("no terminal to ask for the \(what); \(instead)") }
         defer { close(fd) }
         _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
         var old = termios()

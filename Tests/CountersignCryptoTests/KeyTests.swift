@@ -153,9 +153,46 @@ import Testing
         #expect(throws: KeyError.malformedKey("SubjectPublicKeyInfo: trailing bytes")) {
             try PublicKey(pem: PEM(label: "PUBLIC KEY", der: long).text)
         }
-        #expect(throws: KeyError.wrongKeyType("a private key file where a public key is needed; run `countersign pubkey` on it")) {
+        #expect(throws: KeyError.privateKeyWherePublicNeeded) {
             try PublicKey(pem: Fixtures.text("keys/openssl-p256.key.pem"))
         }
+    }
+
+    /// Each wrong-key case says what the key is and what is needed, and never contradicts itself (every
+    /// reason once ended in ", but a P-256 key is needed").
+    @Test func wrongKeyMessagesAreEachTheirOwnSentence() throws {
+        let p256Private = try Fixtures.text("keys/openssl-p256.key.pem")
+        let p256Public = try Fixtures.text("keys/openssl-p256.pub.pem")
+        func error(_ body: () throws -> Void) -> KeyError? {
+            do { try body(); return nil } catch let e as KeyError { return e } catch { return nil }
+        }
+        let privateAsPublic = error { _ = try PublicKey(pem: p256Private) }
+        #expect(privateAsPublic == .privateKeyWherePublicNeeded)
+        #expect(privateAsPublic?.description.hasPrefix("this is a private key, but a public key is needed here") == true)
+        #expect(privateAsPublic?.description.contains("countersign pubkey") == true)
+
+        let publicAsPrivate = error { _ = try Identity(pem: p256Public) { [] } }
+        #expect(publicAsPrivate == .publicKeyWherePrivateNeeded)
+        #expect(publicAsPrivate?.description.hasPrefix("this is a public key, but your private key is needed here") == true)
+
+        let rsa512 = error { _ = try LegacyRSAKey.generate(bits: 512) }
+        #expect(rsa512 == .unsupportedRSASize(512))
+        #expect(rsa512?.description.hasPrefix("RSA-512 is not supported: choose 1024, 2048, 3072 or 4096 bits") == true)
+
+        let p256AsRSA = error { _ = try LegacyRSAPublicKey(pem: p256Public) }
+        #expect(p256AsRSA == .rsaKeyNeeded(found: "a P-256 key"))
+        #expect(p256AsRSA?.description.hasPrefix("wrong key type: this is a P-256 key, but the PingIdentity format needs an RSA key") == true)
+        #expect(error { _ = try LegacyRSAKey(pem: p256Private) { [] } } == .rsaKeyNeeded(found: "a P-256 key"))
+        #expect(error { _ = try LegacyRSAPublicKey(pem: Fixtures.text("keys/rsa1024.key.pem")) } == .privateKeyWherePublicNeeded)
+        #expect(error { _ = try LegacyRSAKey(pem: Fixtures.text("keys/rsa1024.pub.pem")) { [] } } == .publicKeyWherePrivateNeeded)
+        #expect(error { _ = try LegacyRSAPublicKey(pem: Fixtures.text("keys/p384.pub.pem")) } == .rsaKeyNeeded(found: "a P-384 key"))
+
+        for e in [privateAsPublic, publicAsPrivate, rsa512, p256AsRSA].compactMap({ $0 }) {
+            #expect(!e.description.contains("a P-256 key is needed"), "\(e)")
+        }
+        // A P-256 key where one is needed still says so.
+        #expect(KeyError.wrongKeyType("a P-384 key").description
+                == "wrong key type: this is a P-384 key, but a P-256 key is needed; make one with `countersign keygen`")
     }
 
     @Test func derReaderIsStrict() throws {

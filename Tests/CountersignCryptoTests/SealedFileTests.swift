@@ -24,7 +24,8 @@ enum Sealing {
         -> (result: Result<(plaintext: [UInt8], opened: SealedFile.Opened), SealError>, written: [UInt8]) {
         let sink = MemorySink()
         do {
-            let opened = try SealedFile.open(from: MemorySource(sealed, maxRead: 5_000), to: sink, identity: identity, expectedSender: sender)
+            let opened = try SealedFile.openReleasingChunksBeforeVerification(from: MemorySource(sealed, maxRead: 5_000), to: sink,
+                                                                              identity: identity, expectedSender: sender)
             return (.success((sink.bytes, opened)), sink.bytes)
         } catch let e as SealError {
             return (.failure(e), sink.bytes)
@@ -166,6 +167,26 @@ enum Sealing {
         #expect(written.isEmpty)
         let writtenDropped = Sealing.open(droppedMiddle, as: bob).written
         #expect(writtenDropped == Array(plaintext.prefix(Self.chunk - 2)))
+    }
+
+    /// The streaming open releases authenticated chunks before the signature is checked, as its name says;
+    /// `verify` checks everything and releases nothing, so verify-then-open on a private copy is safe.
+    @Test func verifyReleasesNothingWhileStreamingOpenReleasesChunksFirst() throws {
+        var rng = SeededRandom(seed: "release")
+        let plaintext = rng.bytes(3 * Self.chunk)
+        let signed = try Sealing.seal(plaintext, to: [bob], signer: alice)
+        var forged = signed
+        forged[forged.count - 1] ^= 1   // the signature block's tag
+        #expect(throws: SealError.tampered) { try SealedFile.verify(from: MemorySource(forged), identity: bob) }
+        let (result, written) = Sealing.open(forged, as: bob)
+        #expect(throws: SealError.tampered) { try result.get() }
+        #expect(written == plaintext, "every chunk was released before the signature failed")
+        // A valid file: verify returns what open would, and writes nowhere.
+        #expect(try SealedFile.verify(from: MemorySource(signed), identity: bob, expectedSender: alice.publicKey)
+                == SealedFile.Opened(fileName: nil, signer: alice.publicKey))
+        #expect(throws: SealError.badSignature(expected: carol.publicKey.fingerprint, found: alice.publicKey.fingerprint)) {
+            try SealedFile.verify(from: MemorySource(signed), identity: bob, expectedSender: carol.publicKey)
+        }
     }
 
     @Test func stanzaMovedUnderAnotherKeyIDFailsToUnwrap() throws {

@@ -1,21 +1,24 @@
 import Crypto
+import CountersignCrypto
 import Foundation
-@testable import CountersignCrypto
 
-/// Builds every scenario of Vectors/*.txt from fixed seeds. Unsigned scenarios are byte-for-byte
-/// reproducible; ECDSA signatures draw their nonce inside swift-crypto, so signed ones are not.
-enum VectorGenerator {
-    static let bob = Sealing.identity("vector bob")
-    static let alice = Sealing.identity("vector alice")
-    static let carol = Sealing.identity("vector carol")
+/// Builds every scenario of Tests/CountersignCryptoTests/Vectors/*.txt from fixed seeds. Unsigned scenarios
+/// are byte-for-byte reproducible; ECDSA signatures draw their nonce inside swift-crypto, so signed ones are not.
+package enum VectorGenerator {
+    package static let bob = Seeded.identity("vector bob")
+    package static let alice = Seeded.identity("vector alice")
+    package static let carol = Seeded.identity("vector carol")
 
-    static func all() throws -> [TestVector] {
+    /// Every scenario, sealed-file and message envelope.
+    package static func everything() throws -> [TestVector] { try all() + MessageVectorGenerator.all() }
+
+    package static func all() throws -> [TestVector] {
         let hello = Array("Hello, Countersign.\n".utf8)
         var rng = SeededRandom(seed: "vector payload")
         let twoChunks = rng.bytes(SealedFileFormat.chunkSize)   // + 2-byte prefix = 2 chunks
-        let basic = try Sealing.seal(hello, to: [bob], seed: "v basic")
-        let long = try Sealing.seal(twoChunks, to: [bob], seed: "v long")
-        let signed = try Sealing.seal(hello, to: [bob], signer: alice, seed: "v signed")
+        let basic = try Seeded.seal(hello, to: [bob], seed: "v basic")
+        let long = try Seeded.seal(twoChunks, to: [bob], seed: "v long")
+        let signed = try Seeded.seal(hello, to: [bob], signer: alice, seed: "v signed")
         var v: [TestVector] = []
         func add(_ name: String, _ expect: String, _ bytes: [UInt8], from: PublicKey? = nil, identity: Identity = bob,
                  payload: [UInt8]? = nil, _ comment: String) {
@@ -24,10 +27,10 @@ enum VectorGenerator {
         func flipped(_ b: [UInt8], _ i: Int) -> [UInt8] { var c = b; c[i] ^= 0x80; return c }
 
         add("countersign_basic", "success", basic, payload: hello, "one recipient, one chunk, no name, unsigned")
-        add("countersign_empty", "success", try Sealing.seal([], to: [bob], seed: "v empty"), payload: [], "empty payload: one chunk holding the 2-byte name prefix")
+        add("countersign_empty", "success", try Seeded.seal([], to: [bob], seed: "v empty"), payload: [], "empty payload: one chunk holding the 2-byte name prefix")
         add("countersign_two_chunks", "success", long, payload: twoChunks, "65536 bytes + prefix: a full first chunk and a 2-byte final chunk")
         add("countersign_three_recipients_name", "success",
-            try Sealing.seal(hello, to: [alice, carol, bob], name: "hello.txt", seed: "v three"), payload: hello,
+            try Seeded.seal(hello, to: [alice, carol, bob], name: "hello.txt", seed: "v three"), payload: hello,
             "three stanzas, bob's last; carries the name hello.txt")
         add("countersign_signed", "success", signed, from: alice.publicKey, payload: hello, "signed by alice, opened with --from alice")
         add("countersign_signed_wrong_sender", "bad signature", signed, from: carol.publicKey, "signed by alice, --from carol")

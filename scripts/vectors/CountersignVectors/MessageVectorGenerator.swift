@@ -1,10 +1,10 @@
 import Crypto
+import CountersignCrypto
 import Foundation
-@testable import CountersignCrypto
 
 /// Builds the `message_*` scenarios of Vectors/ from fixed seeds and a fixed clock. Everything but the
 /// ECDSA signature is reproducible; the signature's 64 bytes are masked when comparing.
-enum MessageVectorGenerator {
+package enum MessageVectorGenerator {
     static let alice = VectorGenerator.alice, bob = VectorGenerator.bob, carol = VectorGenerator.carol
     static let created: UInt64 = 1_795_000_000_000
 
@@ -13,7 +13,7 @@ enum MessageVectorGenerator {
         return try MessageEnvelope.seal(text, from: alice, to: recipients.map(\.publicKey), created: created, using: &rng).bytes
     }
 
-    static func all() throws -> [TestVector] {
+    package static func all() throws -> [TestVector] {
         let hello = Array("Hello, Bob. Meet at noon.\n".utf8)
         let basic = try seal(hello, to: [bob], seed: "m basic")
         let typeEnd = 50 + MessageEnvelope.defaultContentType.utf8.count      // recipient count follows
@@ -26,7 +26,7 @@ enum MessageVectorGenerator {
                                 comment: comment, bytes: bytes, unreproducible: sig..<sig + 64))
         }
         func edit(_ b: [UInt8], _ change: (inout [UInt8]) -> Void) -> [UInt8] { var c = b; change(&c); return c }
-        func resign(_ b: [UInt8]) throws -> [UInt8] { try Messages.resign(b, as: alice) }
+        func resign(_ b: [UInt8]) throws -> [UInt8] { try Seeded.resign(b, as: alice) }
 
         add("basic", "success", basic, payload: hello, "one recipient, text/plain;charset=utf-8")
         let empty = try seal([], to: [bob], seed: "m empty")
