@@ -38,6 +38,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case notSignedIn
     /// The server's captcha could not be solved within its bounds.
     case captchaUnsolvable
+    /// The server answered with a redirect, which this client never follows (it would carry the
+    /// credentials along).
+    case redirected(status: Int, location: String)
 
     public var description: String {
         switch self {
@@ -46,6 +49,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unexpectedResponse(let status, let detail): return "unexpected response \(status) from the server: \(detail)"
         case .notSignedIn: return "not signed in; run `countersign account login` first"
         case .captchaUnsolvable: return "the server's captcha challenge has no solution within its bounds"
+        case .redirected(let status, let location):
+            return "the server answered \(status) redirecting to \(location.isEmpty ? "nowhere" : location); redirects are not followed, "
+                + "so credentials are never sent elsewhere: check the server URL (scheme, host, port, no path)"
         }
     }
 

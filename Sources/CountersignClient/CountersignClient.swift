@@ -18,7 +18,7 @@ public final class CountersignClient: @unchecked Sendable {
         self.userAgent = userAgent
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 30
-        session = URLSession(configuration: configuration)
+        session = URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
     }
 
     // MARK: Accounts and sessions
@@ -113,6 +113,9 @@ public final class CountersignClient: @unchecked Sendable {
             throw ClientError.transport(error.localizedDescription)
         }
         guard let http = response as? HTTPURLResponse else { throw ClientError.transport("not an HTTP response") }
+        if (300..<400).contains(http.statusCode) {
+            throw ClientError.redirected(status: http.statusCode, location: http.value(forHTTPHeaderField: "Location") ?? "")
+        }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         guard (200..<300).contains(http.statusCode) else {
@@ -125,5 +128,15 @@ public final class CountersignClient: @unchecked Sendable {
         } catch {
             throw ClientError.unexpectedResponse(status: http.statusCode, detail: "the body does not match the API: \(error)")
         }
+    }
+}
+
+/// The API never redirects, so a redirect is a misconfigured server URL or a hostile server: never follow
+/// one. Following would replay the bearer token and the password in the body to wherever it points,
+/// another host included; the caller gets `ClientError.redirected` naming the target instead.
+final class RefuseRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)
     }
 }

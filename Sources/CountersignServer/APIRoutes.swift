@@ -119,9 +119,17 @@ struct APIRoutes {
     }
 
     func authenticate(_ request: Request) async throws -> Authenticated {
-        let header = request.headers[.authorization] ?? ""
-        let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : nil
-        return try await service.authenticate(token: token)
+        return try await service.authenticate(token: Self.bearerToken(request.headers[.authorization]))
+    }
+
+    /// The credentials of `Authorization: Bearer TOKEN`. The scheme is case-insensitive (RFC 9110 §11.1)
+    /// and may be followed by more than one space; the token itself is compared exactly.
+    static func bearerToken(_ header: String?) -> String? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].drop { $0 == " " }
+        return token.isEmpty ? nil : String(token)
     }
 
     /// Reads at most `maxBody` bytes and decodes JSON, naming the field at fault.
@@ -156,5 +164,8 @@ func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: 
     encoder.outputFormatting = [.sortedKeys]
     var fields = headers
     fields[.contentType] = "application/json"
+    // Every API answer is about one account, and the sign-in answer carries its token: no cache, shared
+    // or private, may keep any of them (RFC 9111 §5.2.2.5).
+    if fields[.cacheControl] == nil { fields[.cacheControl] = "no-store" }
     return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
 }

@@ -8,7 +8,10 @@ import Synchronization
 public struct RequestOrigin: Sendable {
     public var address: String
     public var userAgent: String
-    public init(address: String, userAgent: String) { self.address = address; self.userAgent = String(userAgent.prefix(256)) }
+    public init(address: String, userAgent: String) {
+        self.address = ClientAddress.normalize(address)
+        self.userAgent = String(userAgent.prefix(256))
+    }
 }
 
 /// A signed-in request: the session and its account.
@@ -28,6 +31,7 @@ public final class AccountService: Sendable {
     let logger: Logger
     let signInFailures: AddressThrottle
     let registrations: AddressThrottle
+    let recentFailures: RecentFailures
     /// A hash of a random password with the current parameters: unknown usernames are checked against
     /// it so that they cost the same time as real ones.
     let dummyHash: String
@@ -39,6 +43,7 @@ public final class AccountService: Sendable {
         altcha = Altcha(key: key, maxNumber: config.captchaMaxNumber)
         signInFailures = AddressThrottle(config.signInFailuresPerAddress)
         registrations = AddressThrottle(config.registrationsPerAddress)
+        recentFailures = RecentFailures(window: config.riskMemory)
         var rng = RandomSourceGenerator(source: random)
         dummyHash = try config.hasher.hash(random.bytes(16), using: &rng)
     }
@@ -153,7 +158,7 @@ public final class AccountService: Sendable {
         case .off: captchaNeeded = false
         case .risk:
             let guardFailures = username.isEmpty ? 0 : (try await store.loginGuard(username: username)?.failures ?? 0)
-            captchaNeeded = guardFailures > 0 || signInFailures.hasRecentEvents(origin.address, now: now)
+            captchaNeeded = guardFailures > 0 || recentFailures.contains(address: origin.address, username: username, now: now)
         }
         // One token per attempt, taken before any work; given back only when the sign-in succeeds (or
         // never became an attempt: a missing or bad captcha costs the server nothing).
@@ -169,6 +174,7 @@ public final class AccountService: Sendable {
         guard !username.isEmpty else {
             // No account can have this name: the same work and answer as a wrong password.
             _ = try? await verifyOffPool(password, dummyHash)
+            recentFailures.record(address: origin.address, username: nil, now: clock.now())
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         }
         let account = try await store.account(username: username)
@@ -180,6 +186,10 @@ public final class AccountService: Sendable {
         } catch AccountError.serverBusy {
             refund = true    // not an attempt: the server never looked at the password
             throw AccountError.serverBusy
+        }
+        switch result {
+        case .matched, .refused(_, outcome: nil): break
+        case .failed, .refused: recentFailures.record(address: origin.address, username: username, now: clock.now())
         }
         switch result {
         case .refused(let error, let outcome):
@@ -306,11 +316,18 @@ public final class AccountService: Sendable {
                                            accountExists: true) {
         case .matched:
             return
-        case .refused(let error, _):
+        case .refused(let error, let outcome):
+            if let outcome { try await audit(auth.account.id, kind, outcome, origin) }
             throw error
         case .failed(let failure):
-            try await audit(auth.account.id, kind, "wrong-password", origin)
-            if case .locked = failure { try await store.deleteSessions(accountID: auth.account.id, keeping: nil) }
+            switch failure {
+            case .counted: try await audit(auth.account.id, kind, "wrong-password", origin)
+            case .delayed: try await audit(auth.account.id, kind, "wrong-password-delayed", origin)
+            case .locked:
+                try await audit(auth.account.id, kind, "wrong-password-locked", origin)
+                // A guesser holding a stolen token must not keep it once the account locks.
+                try await store.deleteSessions(accountID: auth.account.id, keeping: nil)
+            }
             throw AccountError.wrongPassword
         }
     }

@@ -50,12 +50,6 @@ public final class AddressThrottle: Sendable {
         }
     }
 
-    /// True when the address spent any of its budget recently (the `risk` captcha policy asks then).
-    public func hasRecentEvents(_ address: String, now: Date) -> Bool {
-        let key = Self.key(address)
-        return state.withLock { s in refill(s.buckets[key], now: now).tokens < Double(limit.capacity) }
-    }
-
     /// Drops full buckets when there are too many, at most once every 10 seconds, so the cost of a sweep
     /// is spread over many requests instead of paid by each.
     private func sweep(_ s: inout State, now: Date) {
@@ -64,8 +58,9 @@ public final class AddressThrottle: Sendable {
         s.buckets = s.buckets.filter { refill($0.value, now: now).tokens < Double(limit.capacity) }
     }
 
-    /// An IPv4 address as is; an IPv6 address as its first 64 bits.
-    static func key(_ address: String) -> String {
+    /// An IPv4 address (including an IPv4-mapped IPv6 one) as is; an IPv6 address as its first 64 bits.
+    static func key(_ raw: String) -> String {
+        let address = ClientAddress.normalize(raw)
         guard address.contains(":") else { return address }
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, address, &v6) == 1 else { return address }

@@ -9,6 +9,6 @@ public struct AppContext: RequestContext {
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        peerAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        peerAddress = ClientAddress.normalize(source.channel.remoteAddress?.ipAddress ?? "unknown")
     }
 }

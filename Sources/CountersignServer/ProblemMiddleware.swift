@@ -4,12 +4,22 @@ import Logging
 
 /// Turns every error into an RFC 9457 problem response, so clients never see a framework's plain-text
 /// error or a 500 for bad input. Unexpected errors are logged (without request bodies) and become 500.
+/// It returns the problem as a response rather than throwing it, so the metrics middleware outside it
+/// records the real status and the duration.
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = AppContext
     let clock: any WallClock
     let maxBody: Int
 
     func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
+        do {
+            return try await problem(request, context: context, next: next)
+        } catch let p as Problem {
+            return try p.response(from: request, context: context)
+        }
+    }
+
+    private func problem(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let p as Problem {

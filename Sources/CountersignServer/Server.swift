@@ -1,8 +1,10 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// Builds and runs the Countersign server.
 public enum CountersignServer {
@@ -11,8 +13,10 @@ public enum CountersignServer {
                                    clock: any WallClock) -> Router<AppContext> {
         ServerMetrics.bootstrap()
         let router = Router(context: AppContext.self)
-        router.add(middleware: ProblemMiddleware(clock: clock, maxBody: config.maxBodyBytes))
+        // Metrics outside problems: they must see the problem's status (401, 405, 429…) and time every
+        // request, which they only do for a response, not for a thrown error.
         router.add(middleware: MetricsMiddleware())
+        router.add(middleware: ProblemMiddleware(clock: clock, maxBody: config.maxBodyBytes))
         router.get("healthz") { _, _ in
             _ = try await database.database.transaction { _ in () }
             return "ok\n"
@@ -32,22 +36,35 @@ public enum CountersignServer {
         return Array(data)
     }()
 
-    /// Opens the database, runs migrations, and serves until SIGINT or SIGTERM. `onListening` receives
-    /// the address actually bound (useful with port 0).
+    /// Checks that the address can be bound, opens the database, runs migrations, and serves until
+    /// SIGINT or SIGTERM. `onListening` receives the address actually bound (useful with port 0).
+    /// A failure before the server listens leaves no new SQLite file behind.
     public static func run(config: ServerConfiguration, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(),
                            logger: Logger, onListening: @escaping @Sendable (String) -> Void) async throws {
-        let database = try await ServerDatabase.open(config.database, logger: logger)
+        // Before the database: a busy port or a wrong --host must not leave a fresh database file.
+        try ListenAddress.check(host: config.host, port: config.port)
+        var createdFile: String?
+        if case .sqlite(let path) = config.database, !FileManager.default.fileExists(atPath: path) { createdFile = path }
+        let listening = Mutex(false)
+        let database: ServerDatabase
+        do {
+            database = try await ServerDatabase.open(config.database, logger: logger)
+        } catch {
+            removeNewDatabase(createdFile)
+            throw error
+        }
         do {
             let store = SQLAccountStore(database: database.database)
             let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)
             try await store.purgeExpired(now: clock.now(), idle: config.sessionIdle)
             let app = Application(
                 router: buildRouter(service: service, database: database, config: config, clock: clock),
+                server: httpServer(config),
                 configuration: .init(address: .hostname(config.host, port: config.port), serverName: "countersign"),
                 onServerRunning: { channel in
+                    listening.withLock { $0 = true }
                     let port = channel.localAddress?.port ?? config.port
-                    let host = config.host.contains(":") ? "[\(config.host)]" : config.host
-                    onListening("http://\(host):\(port)")
+                    onListening("http://\(ListenAddress.display(config.host, port))")
                 },
                 logger: logger
             )
@@ -56,9 +73,27 @@ public enum CountersignServer {
             try await running.runService()
         } catch {
             await database.close()
+            if !listening.withLock({ $0 }) {
+                removeNewDatabase(createdFile)
+                // Another process took the port between the check and the bind.
+                if let message = ListenAddress.describe(bindError: error, host: config.host, port: config.port) { throw ConfigurationError(message) }
+            }
             throw error
         }
         await database.close()
+    }
+
+    /// HTTP/1.1 with the idle timeout (which also bounds how long a request's headers may take) and
+    /// the body read timeout.
+    static func httpServer(_ config: ServerConfiguration) -> HTTPServerBuilder {
+        let read = TimeAmount.milliseconds(Int64(config.readTimeout * 1000))
+        return .http1(configuration: .init(additionalChannelHandlers: [ReadTimeoutHandler(timeout: read)],
+                                           idleTimeout: .milliseconds(Int64(config.idleTimeout * 1000))))
+    }
+
+    private static func removeNewDatabase(_ path: String?) {
+        guard let path else { return }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 }
 

@@ -29,6 +29,15 @@ public struct ServerConfiguration: Sendable {
     public var signInFailuresPerAddress = AddressThrottle.Limit(capacity: 20, window: 10 * 60)
     /// Registrations per client address.
     public var registrationsPerAddress = AddressThrottle.Limit(capacity: 10, window: 60 * 60)
+    /// Under the `risk` captcha policy, how long a failed sign-in from an address (its /64 for IPv6) or
+    /// for a username keeps asking for a captcha.
+    public var riskMemory: TimeInterval = 15 * 60
+    /// A connection with no request in progress is closed after this long, and so is one that has not
+    /// finished sending a request's headers this long after its previous response (or its opening):
+    /// idle and slowloris connections cannot hold file descriptors for ever.
+    public var idleTimeout: TimeInterval = 30
+    /// A request whose body has not fully arrived this long after its headers is dropped.
+    public var readTimeout: TimeInterval = 30
 
     public init() {}
 }
@@ -47,16 +56,24 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
             guard URL(string: text)?.host != nil else { throw ConfigurationError("--database \(Self.redacted(text)) is not a valid postgres:// URL") }
             self = .postgres(url: text)
         } else {
-            throw ConfigurationError("--database takes sqlite:PATH or postgres://user:pass@host:port/db, not \(Self.redacted(text))")
+            throw ConfigurationError("--database takes sqlite:PATH or postgres://user:pass@host:port/db; \"\(Self.redacted(text))\" is neither")
         }
     }
 
-    /// The URL without its password, for logs and errors.
-    static func redacted(_ url: String) -> String {
-        // Anything that does not parse is shown as nothing at all: it may hold a password.
-        guard var c = URLComponents(string: url), let host = c.host else { return "postgres://…" }
-        if c.password != nil { c.password = "***" }
-        return c.string ?? "postgres://…@\(host)"
+    /// The text without its password, for logs and errors. A parsable URL keeps its user and hides the
+    /// password; anything else is shown as typed (so an operator sees the typo) except what sits between
+    /// `://` and the last `@`, which may be a password.
+    static func redacted(_ text: String) -> String {
+        if var c = URLComponents(string: text), c.scheme != nil, c.host != nil {
+            if c.password != nil { c.password = "***" }
+            if let s = c.string { return s }
+        }
+        var shown = text
+        if let scheme = text.range(of: "://"), let at = text.range(of: "@", options: .backwards), at.lowerBound >= scheme.upperBound {
+            shown = String(text[..<scheme.upperBound]) + "…" + String(text[at.lowerBound...])
+        }
+        let printable = String(String.UnicodeScalarView(shown.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+        return printable.count > 200 ? String(printable.prefix(200)) + "…" : printable
     }
 
     public var description: String {

@@ -73,7 +73,7 @@ public final class ServerDatabase: Sendable {
             throw e
         } catch {
             await handle.close()
-            throw ConfigurationError("cannot open \(location): \(String(describing: error))")
+            throw ConfigurationError("cannot open \(location): \(DatabaseFailure.describe(error, location: location))")
         }
         return handle
     }

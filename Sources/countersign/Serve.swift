@@ -15,7 +15,10 @@ struct Serve: AsyncParsableCommand {
         COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS (per 10 minutes, default 20) and
         COUNTERSIGN_REGISTRATIONS_PER_ADDRESS (per hour, default 10) set the per-address limits;
         COUNTERSIGN_LOCKOUT_DELAY_AFTER (3), COUNTERSIGN_LOCKOUT_DELAY_MINUTES (30) and
-        COUNTERSIGN_LOCKOUT_LOCK_AFTER (5) set the lockout rule.
+        COUNTERSIGN_LOCKOUT_LOCK_AFTER (5) set the lockout rule; COUNTERSIGN_CAPTCHA_RISK_MINUTES (15) is how long
+        a failed sign-in makes the risk policy ask its address and username for a captcha.
+        COUNTERSIGN_IDLE_TIMEOUT and COUNTERSIGN_READ_TIMEOUT (seconds) stand in for the timeout flags;
+        COUNTERSIGN_EXIT_WITH_PARENT=1 makes the server shut down when the process that started it dies.
         The default database is sqlite:countersign.sqlite in the current directory, created on first start.
         """
     )
@@ -28,6 +31,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("sqlite:PATH or postgres://user:pass@host:port/db (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
     var database: String?
+
+    @Option(help: ArgumentHelp("Close a connection with no request in progress, or whose request headers have not all arrived, after this many seconds (default 30, or $COUNTERSIGN_IDLE_TIMEOUT).", valueName: "seconds"))
+    var idleTimeout: Int?
+
+    @Option(help: ArgumentHelp("Drop a request whose body has not all arrived this many seconds after its headers (default 30, or $COUNTERSIGN_READ_TIMEOUT).", valueName: "seconds"))
+    var readTimeout: Int?
 
     @Option(help: "When sign-in and registration need a captcha: always (default), risk (after a failure), off. Or $COUNTERSIGN_CAPTCHA.")
     var captcha: ServerConfiguration.CaptchaPolicy?
@@ -57,6 +66,17 @@ struct Serve: AsyncParsableCommand {
             guard let n = Int(text), n >= 1 else { throw ValidationError("\(name) takes a whole number of at least 1") }
             return n
         }
+        for (flag, value, name, apply) in [("--idle-timeout", idleTimeout, "COUNTERSIGN_IDLE_TIMEOUT", { (c: inout ServerConfiguration, t: TimeInterval) in c.idleTimeout = t }),
+                                           ("--read-timeout", readTimeout, "COUNTERSIGN_READ_TIMEOUT", { (c: inout ServerConfiguration, t: TimeInterval) in c.readTimeout = t })] {
+            let seconds: Int
+            if let value { seconds = value } else if let text = env[name] {
+                guard let n = Int(text) else { throw ValidationError("\(name) takes a whole number of seconds") }
+                seconds = n
+            } else { continue }
+            guard (1...3600).contains(seconds) else { throw ValidationError("\(flag) (or \(name)) takes 1 to 3600 seconds, not \(seconds)") }
+            apply(&config, TimeInterval(seconds))
+        }
+        config.riskMemory = TimeInterval(try number("COUNTERSIGN_CAPTCHA_RISK_MINUTES", 15) * 60)
         let delayAfter = try number("COUNTERSIGN_LOCKOUT_DELAY_AFTER", config.lockout.delayAfter)
         let lockAfter = try number("COUNTERSIGN_LOCKOUT_LOCK_AFTER", config.lockout.lockAfter)
         guard lockAfter >= delayAfter else { throw ValidationError("COUNTERSIGN_LOCKOUT_LOCK_AFTER must be at least COUNTERSIGN_LOCKOUT_DELAY_AFTER") }
@@ -65,9 +85,22 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "countersign")
         logger.logLevel = env["COUNTERSIGN_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let db = config.database
+        if env["COUNTERSIGN_EXIT_WITH_PARENT"] == "1" { Self.exitWithParent() }
         try await CountersignServer.run(config: config, logger: logger) { url in
             // Unbuffered: whoever started the server (a script, a test) reads this line at once.
             FileHandle.standardOutput.write(Data("countersign listening on \(url) (database \(db))\n".utf8))
+        }
+    }
+}
+
+extension Serve {
+    /// For tests and supervisors that start the server as a child: when the parent dies (a crashed test
+    /// runner), the server is re-parented and shuts down as on SIGTERM instead of living on.
+    static func exitWithParent() {
+        let parent = getppid()
+        Thread.detachNewThread {
+            while getppid() == parent { Thread.sleep(forTimeInterval: 0.5) }
+            kill(getpid(), SIGTERM)
         }
     }
 }

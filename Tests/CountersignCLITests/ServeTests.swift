@@ -14,6 +14,8 @@ import Testing
             process.executableURL = URL(fileURLWithPath: CLI.binary)
             process.arguments = ["serve", "--port", "0", "--database", database, "--captcha", captcha]
             process.currentDirectoryURL = dir
+            // Even if this test process crashes, the server stops (it watches its parent).
+            process.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_EXIT_WITH_PARENT": "1"]) { $1 }
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice
@@ -32,6 +34,11 @@ import Testing
             }
             url = String(text[range])
             #expect(text.hasPrefix("countersign listening on http://127.0.0.1:"))
+        }
+
+        /// A test that fails or crashes between start and `signal` must not leave a server behind.
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
         }
 
         func signal(_ s: Int32) -> Int32 {
@@ -101,6 +108,48 @@ import Testing
         #expect(missing.status != 0 && missing.stderr.contains("does not exist"), "\(missing.stderr)")
         let pw = try t.cs("serve", "--database", "postgres://u:secret@127.0.0.1:1/db", "--port", "0")
         #expect(pw.status != 0 && !pw.stderr.contains("secret"), "the password never reaches the terminal: \(pw.stderr)")
+        #expect(pw.stderr.contains("cannot reach PostgreSQL at 127.0.0.1:1: Connection refused"), "says where and why: \(pw.stderr)")
+        #expect(!pw.stderr.contains("Generic description"))
+        let typo = try t.cs("serve", "--database", "not a url")
+        #expect(typo.status != 0 && typo.stderr.contains("\"not a url\" is neither"), "the typo is shown as typed: \(typo.stderr)")
+        let scheme = try t.cs("serve", "--database", "postgress://bob:hunter2@db/x")
+        #expect(scheme.status != 0 && !scheme.stderr.contains("hunter2") && scheme.stderr.contains("postgress://"), "\(scheme.stderr)")
+        if let admin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"], var c = URLComponents(string: admin) {
+            c.path = "/no_such_database"
+            let missing = try t.cs("serve", "--database", c.string!, "--port", "0")
+            #expect(missing.status != 0 && missing.stderr.contains("refused: database \"no_such_database\" does not exist"), "\(missing.stderr)")
+        }
+    }
+
+    /// Issue 8.9: the address is checked before the database is touched, and the error names it.
+    @Test func aBusyPortOrAForeignHostFailsFirstAndLeavesNoFile() throws {
+        let t = try CLI()
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let busy = try t.cs("serve", "--port", "\(port)", "--database", "sqlite:" + t.path("busy.sqlite"))
+        #expect(busy.status != 0 && busy.stderr.contains("127.0.0.1:\(port) is already in use; pick another --port"), "\(busy.stderr)")
+        #expect(!busy.stderr.contains("bind(descriptor"))
+        #expect(!t.exists("busy.sqlite") && !t.exists("busy.sqlite-wal"), "no database file was created")
+        let host = try t.cs("serve", "--host", "999.1.1.1", "--port", "0", "--database", "sqlite:" + t.path("host.sqlite"))
+        #expect(host.status != 0 && host.stderr.contains("--host 999.1.1.1"), "\(host.stderr)")
+        let foreign = try t.cs("serve", "--host", "192.0.2.55", "--port", "0", "--database", "sqlite:" + t.path("host.sqlite"))
+        #expect(foreign.status != 0 && foreign.stderr.contains("192.0.2.55 is not an address of this machine"), "\(foreign.stderr)")
+        #expect(!t.exists("host.sqlite"))
+        // An existing database is left as it was, not deleted.
+        try t.write("kept.sqlite", Data())
+        #expect(try t.cs("serve", "--port", "\(port)", "--database", "sqlite:" + t.path("kept.sqlite")).status != 0)
+        #expect(t.exists("kept.sqlite"))
+        let timeout = try t.cs("serve", "--idle-timeout", "0")
+        #expect(timeout.status != 0 && timeout.stderr.contains("1 to 3600 seconds"), "\(timeout.stderr)")
     }
 }
 

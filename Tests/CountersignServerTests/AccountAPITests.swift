@@ -97,12 +97,13 @@ enum PasswordHasherParameters {
             #expect(try await api.call(.get, "/v1/me", token: token).status == 200, "use keeps the session alive")
             h.clock.advance(31 * 60)
             #expect(try await api.call(.get, "/v1/me", token: token).status == 401, "idle for 31 minutes")
+            // Used every 25 minutes: alive for exactly 12 hours, then gone however busy.
             let busy = try await api.token("idle")
-            for _ in 0..<30 {
+            for step in 1...30 {
                 h.clock.advance(25 * 60)
-                _ = try await api.call(.get, "/v1/me", token: busy)
+                let alive = step * 25 < 12 * 60
+                #expect(try await api.call(.get, "/v1/me", token: busy).status == (alive ? 200 : 401), "after \(step * 25) minutes")
             }
-            #expect(try await api.call(.get, "/v1/me", token: busy).status == 401, "12 h absolute lifetime")
         }
     }
 
@@ -230,6 +231,61 @@ enum PasswordHasherParameters {
         #expect(AddressThrottle.key("192.0.2.7") == "192.0.2.7")
         #expect(AddressThrottle.key("2001:db8:1:2:aaaa::1") == AddressThrottle.key("2001:db8:1:2:ffff:ffff:ffff:ffff"))
         #expect(AddressThrottle.key("2001:db8:1:2::1") != AddressThrottle.key("2001:db8:1:3::1"))
+    }
+
+    /// RFC 9110: the auth scheme is case-insensitive. No cache may keep an API answer, the token's above all.
+    @Test func bearerSchemeAnyCaseAndNoStore() async throws {
+        let h = try await Harness.make(.sqlite)
+        try await h.run { api in
+            #expect(try await api.register("schemer").headers[.cacheControl] == "no-store")
+            let signIn = try await api.signIn("schemer")
+            #expect(signIn.status == 201 && signIn.headers[.cacheControl] == "no-store", "the answer that carries the token")
+            let token = try #require(signIn.json["token"] as? String)
+            for header in ["Bearer \(token)", "bearer \(token)", "BEARER \(token)", "bEaReR  \(token)"] {
+                let r = try await api.call(.get, "/v1/me", headers: [.authorization: header])
+                #expect(r.status == 200 && r.headers[.cacheControl] == "no-store", "\(header.prefix(8))")
+            }
+            for header in ["Basic \(token)", "Bearer", "Bearer ", "Bearer\(token)", token, "Bearer x\(token)"] {
+                #expect(try await api.call(.get, "/v1/me", headers: [.authorization: header]).status == 401, "\(header.prefix(10))")
+            }
+        }
+        #expect(APIRoutes.bearerToken("Bearer abc") == "abc" && APIRoutes.bearerToken("bearer   abc") == "abc")
+        #expect(APIRoutes.bearerToken("Bearerabc") == nil && APIRoutes.bearerToken("Token abc") == nil && APIRoutes.bearerToken(nil) == nil)
+    }
+
+    /// The periodic purge deletes exactly what is past its time: sessions past their idle or absolute
+    /// lifetime, spent captchas past expiry, unknown-username audit rows older than a day.
+    @Test(arguments: Backend.available)
+    func purgeDeletesOnlyWhatExpired(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("purged")
+            let account = try #require(try await h.store.account(username: "purged"))
+            let now = h.clock.now()
+            func session(_ name: String, created: TimeInterval, used: TimeInterval) -> SessionRecord {
+                SessionRecord(tokenHash: name, accountID: account.id, createdAt: now.addingTimeInterval(created), lastUsedAt: now.addingTimeInterval(used),
+                              authenticatedAt: now.addingTimeInterval(created), expiresAt: now.addingTimeInterval(created + 12 * 3600),
+                              address: "192.0.2.1", userAgent: "t")
+            }
+            try await h.store.createSession(session("fresh", created: -3600, used: -60))
+            try await h.store.createSession(session("idle", created: -3600, used: -31 * 60))
+            try await h.store.createSession(session("old", created: -12 * 3600 - 1, used: -60))
+            #expect(try await h.store.spendCaptcha(challenge: "spent-live", expiresAt: now.addingTimeInterval(60)))
+            #expect(try await h.store.spendCaptcha(challenge: "spent-dead", expiresAt: now.addingTimeInterval(-1)))
+            try await h.store.record(accountID: "", kind: "sign-in", outcome: "wrong-password", address: "a", userAgent: "", at: now.addingTimeInterval(-86_401))
+            try await h.store.record(accountID: "", kind: "sign-in", outcome: "wrong-password", address: "b", userAgent: "", at: now.addingTimeInterval(-3600))
+            try await h.store.record(accountID: account.id, kind: "sign-in", outcome: "success", address: "c", userAgent: "", at: now.addingTimeInterval(-90 * 86_400))
+
+            try await h.store.purgeExpired(now: now, idle: 30 * 60)
+
+            #expect(try await h.store.session(tokenHash: "fresh") != nil)
+            #expect(try await h.store.session(tokenHash: "idle") == nil, "31 minutes unused")
+            #expect(try await h.store.session(tokenHash: "old") == nil, "past 12 hours")
+            #expect(try await h.store.spendCaptcha(challenge: "spent-live", expiresAt: now) == false, "a live challenge stays spent")
+            #expect(try await h.store.spendCaptcha(challenge: "spent-dead", expiresAt: now), "an expired one's record is gone")
+            #expect(try await h.store.auditEvents(accountID: "", before: nil, limit: 10).map(\.address) == ["b"])
+            #expect(try await h.store.auditEvents(accountID: account.id, before: nil, limit: 10).map(\.address).contains("c"), "an account's own history is kept")
+        }
     }
 
     @Test(arguments: Backend.available)

@@ -2,6 +2,7 @@ import CountersignClient
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Synchronization
 import Testing
 @testable import CountersignServer
 
@@ -65,6 +66,48 @@ import Testing
         let nowhere = CountersignClient(server: URL(string: "http://127.0.0.1:1")!)
         do { _ = try await nowhere.captcha(); Issue.record("reached port 1") } catch let e as ClientError {
             if case .transport = e {} else { Issue.record("expected a transport error, got \(e)") }
+        }
+    }
+}
+
+/// Issue 8.2: the SDK never follows a redirect, so a token or password never reaches another origin.
+@Suite struct ClientRedirectTests {
+    @Test func redirectsAreRefusedAndCredentialsStayHome() async throws {
+        let seen = Mutex<[String]>([])
+        let elsewhere = Router()
+        elsewhere.get("v1/me") { request, _ -> Response in
+            seen.withLock { $0.append("GET " + (request.headers[.authorization] ?? "no credentials")) }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}")))
+        }
+        elsewhere.post("v1/sessions") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 10_000)
+            seen.withLock { $0.append("POST " + String(buffer: body)) }
+            return Response(status: .created)
+        }
+        let thief = Application(router: elsewhere, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await thief.test(.live) { thiefClient in
+            let target = "http://127.0.0.1:\(thiefClient.port!)"
+            let redirecting = Router()
+            redirecting.get("v1/me") { _, _ in Response(status: .found, headers: [.location: target + "/v1/me"]) }
+            redirecting.post("v1/sessions") { _, _ in Response(status: .temporaryRedirect, headers: [.location: target + "/v1/sessions"]) }
+            let server = Application(router: redirecting, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await server.test(.live) { client in
+                let sdk = CountersignClient(server: URL(string: "http://127.0.0.1:\(client.port!)")!, token: "cs_secret-token")
+                do {
+                    _ = try await sdk.me()
+                    Issue.record("followed a redirect")
+                } catch let e as ClientError {
+                    #expect(e == .redirected(status: 302, location: target + "/v1/me"))
+                    #expect(e.description.contains("302") && e.description.contains(target) && e.description.contains("not followed"))
+                }
+                do {
+                    _ = try await sdk.signIn(username: "victim", password: "hunter2 hunter2")
+                    Issue.record("followed a 307 with the password")
+                } catch let e as ClientError {
+                    #expect(e == .redirected(status: 307, location: target + "/v1/sessions"))
+                }
+            }
+            #expect(seen.withLock { $0 }.isEmpty, "the other origin received nothing: \(seen.withLock { $0 })")
         }
     }
 }

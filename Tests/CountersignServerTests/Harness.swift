@@ -50,7 +50,8 @@ struct Harness: Sendable {
     static let testHasher = PasswordHasher(memoryKiB: 1024, iterations: 1, parallelism: 1)
 
     static func make(_ backend: Backend, location: DatabaseLocation? = nil, clock: ManualClock = ManualClock(),
-                     configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> Harness {
+                     configure: (inout ServerConfiguration) -> Void = { _ in },
+                     wrapStore: (SQLAccountStore) -> any AccountStore = { $0 }) async throws -> Harness {
         var config = ServerConfiguration()
         config.captcha = .off
         config.captchaMaxNumber = 2_000
@@ -61,7 +62,7 @@ struct Harness: Sendable {
         logger.logLevel = .warning
         let database = try await ServerDatabase.open(config.database, logger: logger)
         let store = SQLAccountStore(database: database.database)
-        let service = try await AccountService(store: store, config: config, clock: clock, logger: logger)
+        let service = try await AccountService(store: wrapStore(store), config: config, clock: clock, logger: logger)
         return Harness(clock: clock, config: config, database: database, service: service, store: store)
     }
 
