@@ -48,6 +48,9 @@ final class FileDescriptorSource: ByteSource {
 
 final class FileDescriptorSink: ByteSink {
     let fd: Int32
+    /// Bytes the kernel accepted, counted per write(2), so a failure midway can say how much went out.
+    private(set) var written = 0
+
     init(fd: Int32) { self.fd = fd }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -59,19 +62,7 @@ final class FileDescriptorSink: ByteSink {
                 throw CLIError.io("write failed: \(String(cString: strerror(errno)))")
             }
             offset += n
+            written += n
         }
-    }
-}
-
-/// Passes bytes on and counts them.
-final class CountingSink: ByteSink {
-    private let inner: ByteSink
-    private(set) var count = 0
-
-    init(_ inner: ByteSink) { self.inner = inner }
-
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try inner.write(bytes)
-        count += bytes.count
     }
 }

@@ -39,7 +39,7 @@ struct Open: ParsableCommand {
         let head = try PrefixedSource.peek(source, count: SealedFormat.detectionLength)
         let file = try output.map { try AtomicOutput(path: $0, force: force) }
         // Counts what reached standard output, so a failure can say how much was released.
-        let stdout = CountingSink(FileDescriptorSink(fd: 1))
+        let stdout = FileDescriptorSink(fd: 1)
         do {
             let opened: SealedFile.Opened
             switch SealedFormat.detect(head) {
@@ -66,7 +66,7 @@ struct Open: ParsableCommand {
             if let signer = opened.signer { Terminal.warn("signed by: \(signer.fingerprint)") }
         } catch {
             file?.discard()
-            throw CLIError.io("\(error); " + Self.released(output: output, stdoutBytes: stdout.count))
+            throw CLIError.io("\(error); " + Self.released(output: output, stdoutBytes: stdout.written))
         }
     }
 

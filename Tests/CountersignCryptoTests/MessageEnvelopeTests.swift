@@ -251,7 +251,7 @@ enum Messages {
         #expect(refused(a.replacingOccurrences(of: "\n", with: "\r\n")) == .malformed("CRLF line endings; the armor uses LF only"))
         #expect(refused("-----BEGIN PGP MESSAGE-----\n" + a.split(separator: "\n").dropFirst().joined(separator: "\n")) == .unknownFormat)
         #expect(refused(String(a.dropLast(10))) == .malformed("missing or damaged -----END COUNTERSIGN MESSAGE----- line"))
-        var lines = a.split(separator: "\n").map(String.init)
+        let lines = a.split(separator: "\n").map(String.init)
         let joined = lines[1] + lines[2]
         var rewrapped = lines
         rewrapped[1] = String(joined.prefix(76)); rewrapped[2] = String(joined.dropFirst(76))
