@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CountersignCrypto", targets: ["CountersignCrypto"]),
+        .library(name: "CountersignAPI", targets: ["CountersignAPI"]),
         .library(name: "CountersignServer", targets: ["CountersignServer"]),
         .library(name: "CountersignClient", targets: ["CountersignClient"]),
         .executable(name: "countersign", targets: ["countersign"]),
@@ -38,10 +39,13 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // The wire types, shared by the server and the SDK; no logic, no I/O.
+        .target(name: "CountersignAPI"),
         .target(
             name: "CountersignServer",
             dependencies: [
                 "CountersignCrypto",
+                "CountersignAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "FluentKit", package: "fluent-kit"),
@@ -61,7 +65,7 @@ let package = Package(
         ),
         .target(
             name: "CountersignClient",
-            dependencies: ["CountersignCrypto", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .executableTarget(
             name: "countersign",

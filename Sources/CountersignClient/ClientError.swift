@@ -1,35 +1,10 @@
+import CountersignAPI
 import Foundation
-
-/// A problem response (RFC 9457) from the server.
-public struct Problem: Codable, Equatable, Sendable, CustomStringConvertible {
-    public var type: String
-    public var code: String
-    public var title: String
-    public var status: Int
-    public var detail: String
-    public var field: String?
-    public var retryAt: Date?
-    public var locked: Bool?
-    public var intervalMinutes: Int?
-
-    public var kind: Code { Code(rawValue: code) ?? .other }
-    public var description: String { detail }
-
-    /// The stable codes a client acts on; `other` for codes newer than this client.
-    public enum Code: String, Sendable {
-        case malformedRequest = "malformed-request", payloadTooLarge = "payload-too-large", invalidField = "invalid-field"
-        case usernameTaken = "username-taken", captchaRequired = "captcha-required", captchaInvalid = "captcha-invalid"
-        case invalidCredentials = "invalid-credentials", signInDelayed = "sign-in-delayed", accountLocked = "account-locked"
-        case signInBusy = "sign-in-busy", rateLimited = "rate-limited", unauthenticated
-        case reauthenticationRequired = "reauthentication-required", wrongPassword = "wrong-password", notFound = "not-found"
-        case other
-    }
-}
 
 /// Why a client call failed.
 public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The server refused with a problem response.
-    case problem(Problem)
+    case problem(ProblemDetails)
     /// The server could not be reached or the connection failed.
     case transport(String)
     /// The server answered something this client does not understand.
@@ -56,5 +31,5 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The problem code, when the server refused.
-    public var code: Problem.Code? { if case .problem(let p) = self { return p.kind } else { return nil } }
+    public var code: ProblemCode? { if case .problem(let p) = self { return p.kind } else { return nil } }
 }

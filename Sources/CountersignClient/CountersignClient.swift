@@ -1,3 +1,4 @@
+@_exported import CountersignAPI
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -119,7 +120,7 @@ public final class CountersignClient: @unchecked Sendable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         guard (200..<300).contains(http.statusCode) else {
-            if let problem = try? decoder.decode(Problem.self, from: data) { throw ClientError.problem(problem) }
+            if let problem = try? decoder.decode(ProblemDetails.self, from: data) { throw ClientError.problem(problem) }
             throw ClientError.unexpectedResponse(status: http.statusCode, detail: String(decoding: data.prefix(200), as: UTF8.self))
         }
         if T.self == Empty.self { return Empty() as! T }

@@ -1,4 +1,5 @@
 import CountersignCrypto
+import CountersignAPI
 import Foundation
 import Hummingbird
 
@@ -8,23 +9,10 @@ struct APIRoutes {
     let service: AccountService
     let maxBody: Int
 
-    struct RegisterRequest: Decodable { var username: String; var password: String; var name: String; var lastname: String; var captcha: String? }
-    struct SignInRequest: Decodable { var username: String; var password: String; var captcha: String? }
-    struct PasswordRequest: Decodable { var currentPassword: String; var newPassword: String }
-    struct ReauthRequest: Decodable { var password: String }
-    struct SettingsRequest: Decodable { var reauthIntervalMinutes: Int }
-
-    struct AccountBody: Encodable {
-        var id: String; var username: String; var name: String; var lastname: String
-        var settings: SettingsBody; var createdAt: Date
-        init(_ a: AccountRecord) {
-            id = a.id; username = a.username; name = a.name; lastname = a.lastname; createdAt = a.createdAt
-            settings = SettingsBody(reauthIntervalMinutes: a.reauthMinutes)
-        }
+    static func account(_ a: AccountRecord) -> Account {
+        Account(id: a.id, username: a.username, name: a.name, lastname: a.lastname,
+                settings: AccountSettings(reauthIntervalMinutes: a.reauthMinutes), createdAt: a.createdAt)
     }
-    struct SettingsBody: Encodable { var reauthIntervalMinutes: Int }
-    struct SessionBody: Encodable { var token: String; var expiresAt: Date; var account: AccountBody }
-    struct AuditPage: Encodable { var events: [AuditEvent]; var next: String? }
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
@@ -33,7 +21,7 @@ struct APIRoutes {
             let body = try await decode(RegisterRequest.self, request, context)
             let account = try await service.register(username: body.username, password: body.password, name: body.name,
                                                      lastname: body.lastname, captcha: body.captcha, origin: origin(request, context))
-            return try json(AccountBody(account), status: .created, headers: [.location: "/v1/me"])
+            return try json(Self.account(account), status: .created, headers: [.location: "/v1/me"])
         }
         v1.post("sessions") { request, context in
             let body = try await decode(SignInRequest.self, request, context)
@@ -41,7 +29,7 @@ struct APIRoutes {
                 let s = try await service.signIn(username: body.username, password: body.password, captcha: body.captcha,
                                                  origin: origin(request, context))
                 ServerMetrics.signIn("success")
-                return try json(SessionBody(token: s.token, expiresAt: s.expiresAt, account: AccountBody(s.account)), status: .created)
+                return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)), status: .created)
             } catch let e as AccountError {
                 ServerMetrics.signIn(Self.metricOutcome(e))
                 throw e
@@ -59,19 +47,19 @@ struct APIRoutes {
             return Response(status: .noContent)
         }
         v1.get("me") { request, _ in
-            try json(AccountBody(try await authenticate(request).account))
+            try json(Self.account(try await authenticate(request).account))
         }
         v1.put("me/password") { request, context in
             let auth = try await authenticate(request)
-            let body = try await decode(PasswordRequest.self, request, context)
+            let body = try await decode(PasswordChangeRequest.self, request, context)
             try await service.changePassword(auth, current: body.currentPassword, new: body.newPassword, origin: origin(request, context))
             return Response(status: .noContent)
         }
         v1.put("me/settings") { request, context in
             let auth = try await authenticate(request)
-            let body = try await decode(SettingsRequest.self, request, context)
+            let body = try await decode(AccountSettings.self, request, context)
             try await service.updateSettings(auth, reauthMinutes: body.reauthIntervalMinutes, origin: origin(request, context))
-            return try json(SettingsBody(reauthIntervalMinutes: body.reauthIntervalMinutes))
+            return try json(AccountSettings(reauthIntervalMinutes: body.reauthIntervalMinutes))
         }
         v1.get("me/audit") { request, _ in
             let auth = try await authenticate(request)
@@ -141,7 +129,7 @@ struct APIRoutes {
             throw Problem.tooLarge(maxBody)
         }
         if let ct = request.headers[.contentType], !ct.lowercased().hasPrefix("application/json") {
-            throw Problem(status: .unsupportedMediaType, code: "unsupported-media-type", title: "Unsupported media type",
+            throw Problem(status: .unsupportedMediaType, code: .unsupportedMediaType, title: "Unsupported media type",
                           detail: "Send the body as application/json.")
         }
         do {
@@ -159,9 +147,7 @@ struct APIRoutes {
 }
 
 func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
-    let encoder = JSONEncoder()
-    encoder.dateEncodingStrategy = .iso8601
-    encoder.outputFormatting = [.sortedKeys]
+    let encoder = APICoding.encoder()
     var fields = headers
     fields[.contentType] = "application/json"
     // Every API answer is about one account, and the sign-in answer carries its token: no cache, shared

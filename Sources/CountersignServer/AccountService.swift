@@ -1,5 +1,6 @@
 import CountersignCrypto
 import Crypto
+import CountersignAPI
 import Foundation
 import Logging
 import Synchronization

@@ -1,3 +1,4 @@
+import CountersignAPI
 import Foundation
 
 /// An account as stored. The password hash never leaves the server.
@@ -22,17 +23,10 @@ public struct SessionRecord: Equatable, Sendable {
     public var userAgent: String
 }
 
-public struct AuditEvent: Equatable, Sendable, Codable {
+extension AuditEvent {
     /// The account ID of audit rows for usernames without an account: written so that a refusal costs
     /// the same whether the name exists, shown to no one, purged after a day.
     public static let unknownAccountID = ""
-
-    public var id: Int64
-    public var at: Date
-    public var kind: String
-    public var outcome: String
-    public var address: String
-    public var userAgent: String
 }
 
 /// What finishing a password check did to the username's lockout state.

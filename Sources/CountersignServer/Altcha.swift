@@ -1,18 +1,13 @@
 import CountersignCrypto
 import Crypto
+import CountersignAPI
 import Foundation
 
 /// ALTCHA v1 proof-of-work challenges (https://altcha.org/docs/v1): the client finds `number` ≤ `maxnumber`
 /// with `SHA-256(salt || number) = challenge`; the server signs `challenge` with HMAC-SHA-256 so it keeps
 /// no state until a solution is spent. The salt carries `expires` (Unix seconds) under the hash.
 public struct Altcha: Sendable {
-    public struct Challenge: Codable, Equatable, Sendable {
-        public var algorithm: String
-        public var challenge: String
-        public var maxnumber: Int
-        public var salt: String
-        public var signature: String
-    }
+    public typealias Challenge = CaptchaChallenge
 
     /// The client's answer, sent base64-encoded as the `captcha` field.
     public struct Solution: Codable, Equatable, Sendable {

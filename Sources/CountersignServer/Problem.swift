@@ -1,10 +1,11 @@
+import CountersignAPI
 import Foundation
 import Hummingbird
 
 /// An RFC 9457 problem response. `code` is stable and also the last part of `type`; clients switch on it.
 struct Problem: Error, HTTPResponseError {
     let status: HTTPResponse.Status
-    let code: String
+    let code: ProblemCode
     let title: String
     let detail: String
     var extra: [String: ProblemValue] = [:]
@@ -14,8 +15,8 @@ struct Problem: Error, HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var object: [String: ProblemValue] = extra
-        object["type"] = .string(Self.typePrefix + code)
-        object["code"] = .string(code)
+        object["type"] = .string(Self.typePrefix + code.rawValue)
+        object["code"] = .string(code.rawValue)
         object["title"] = .string(title)
         object["status"] = .int(status.code)
         object["detail"] = .string(detail)
@@ -42,13 +43,13 @@ enum ProblemValue: Encodable {
 
 extension Problem {
     static func malformed(_ detail: String) -> Problem {
-        Problem(status: .badRequest, code: "malformed-request", title: "Malformed request", detail: detail)
+        Problem(status: .badRequest, code: .malformedRequest, title: "Malformed request", detail: detail)
     }
 
-    static let notFound = Problem(status: .notFound, code: "not-found", title: "Not found", detail: "There is nothing at this address; see /openapi.yaml.")
+    static let notFound = Problem(status: .notFound, code: .notFound, title: "Not found", detail: "There is nothing at this address; see /openapi.yaml.")
 
     static func tooLarge(_ limit: Int) -> Problem {
-        Problem(status: .contentTooLarge, code: "payload-too-large", title: "Request body too large",
+        Problem(status: .contentTooLarge, code: .payloadTooLarge, title: "Request body too large",
                 detail: "The body exceeds \(limit) bytes.")
     }
 
@@ -57,15 +58,15 @@ extension Problem {
         let iso = ISO8601DateFormatter()
         switch error {
         case .invalidField(let field, let reason):
-            self.init(status: .unprocessableContent, code: "invalid-field", title: "Invalid field", detail: "\(field): \(reason)",
+            self.init(status: .unprocessableContent, code: .invalidField, title: "Invalid field", detail: "\(field): \(reason)",
                       extra: ["field": .string(field)])
         case .usernameTaken:
-            self.init(status: .conflict, code: "username-taken", title: "Username taken", detail: "That username is already registered; choose another.")
+            self.init(status: .conflict, code: .usernameTaken, title: "Username taken", detail: "That username is already registered; choose another.")
         case .captchaRequired:
-            self.init(status: .badRequest, code: "captcha-required", title: "Captcha required",
+            self.init(status: .badRequest, code: .captchaRequired, title: "Captcha required",
                       detail: "Solve a challenge from GET /v1/captcha and send the solution as the captcha field.")
         case .captchaInvalid(let why):
-            self.init(status: .badRequest, code: "captcha-invalid", title: "Captcha invalid",
+            self.init(status: .badRequest, code: .captchaInvalid, title: "Captcha invalid",
                       detail: "\(why); fetch a new challenge from GET /v1/captcha.")
         case .invalidCredentials(let until, let locked):
             var extra: [String: ProblemValue] = [:]
@@ -77,35 +78,35 @@ extension Problem {
                 extra["retryAt"] = .string(iso.string(from: until))
                 detail += " Too many failures: sign-in is refused until \(iso.string(from: until))."
             }
-            self.init(status: .unauthorized, code: "invalid-credentials", title: "Invalid credentials", detail: detail, extra: extra)
+            self.init(status: .unauthorized, code: .invalidCredentials, title: "Invalid credentials", detail: detail, extra: extra)
         case .signInDelayed(let until):
-            self.init(status: .tooManyRequests, code: "sign-in-delayed", title: "Sign-in delayed",
+            self.init(status: .tooManyRequests, code: .signInDelayed, title: "Sign-in delayed",
                       detail: "Too many failed sign-ins; try again after \(iso.string(from: until)).",
                       extra: ["retryAt": .string(iso.string(from: until))])
             headers[.retryAfter] = "\(max(1, Int(until.timeIntervalSince(now).rounded(.up))))"
         case .accountLocked:
-            self.init(status: .init(code: 423, reasonPhrase: "Locked"), code: "account-locked", title: "Account locked",
+            self.init(status: .init(code: 423, reasonPhrase: "Locked"), code: .accountLocked, title: "Account locked",
                       detail: "Too many failed sign-ins; an administrator must unlock the account.")
         case .signInBusy:
-            self.init(status: .tooManyRequests, code: "sign-in-busy", title: "Sign-in busy",
+            self.init(status: .tooManyRequests, code: .signInBusy, title: "Sign-in busy",
                       detail: "Other sign-ins for this username are being checked; retry in a second.")
             headers[.retryAfter] = "1"
         case .rateLimited(let after):
-            self.init(status: .tooManyRequests, code: "rate-limited", title: "Too many requests",
+            self.init(status: .tooManyRequests, code: .rateLimited, title: "Too many requests",
                       detail: "Too many attempts from your address; retry in \(Int(after.rounded(.up))) seconds.")
             headers[.retryAfter] = "\(max(1, Int(after.rounded(.up))))"
         case .unauthenticated:
-            self.init(status: .unauthorized, code: "unauthenticated", title: "Not signed in",
+            self.init(status: .unauthorized, code: .unauthenticated, title: "Not signed in",
                       detail: "Send a valid session token as `Authorization: Bearer …`; sign in with POST /v1/sessions.")
             headers[.wwwAuthenticate] = "Bearer"
         case .reauthenticationRequired(let minutes):
-            self.init(status: .unauthorized, code: "reauthentication-required", title: "Re-authentication required",
+            self.init(status: .unauthorized, code: .reauthenticationRequired, title: "Re-authentication required",
                       detail: "This operation needs your password within the last \(minutes) minutes; POST /v1/sessions/current/reauth first.",
                       extra: ["intervalMinutes": .int(minutes)])
         case .wrongPassword:
-            self.init(status: .forbidden, code: "wrong-password", title: "Wrong password", detail: "The current password is wrong.")
+            self.init(status: .forbidden, code: .wrongPassword, title: "Wrong password", detail: "The current password is wrong.")
         case .serverBusy:
-            self.init(status: .serviceUnavailable, code: "server-busy", title: "Server busy",
+            self.init(status: .serviceUnavailable, code: .serverBusy, title: "Server busy",
                       detail: "Too many password checks are waiting; retry in a second.")
             headers[.retryAfter] = "1"
         }

@@ -1,3 +1,4 @@
+import CountersignAPI
 import Foundation
 import Hummingbird
 import Logging
@@ -31,7 +32,7 @@ struct ProblemMiddleware: RouterMiddleware {
             case .notFound:
                 let path = request.uri.path.count > 1 && request.uri.path.hasSuffix("/") ? String(request.uri.path.dropLast()) : request.uri.path
                 if let allowed = APIRoutes.allowedMethods[path] {
-                    var p = Problem(status: .methodNotAllowed, code: "method-not-allowed", title: "Method not allowed",
+                    var p = Problem(status: .methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed",
                                     detail: "\(request.method) is not allowed on \(path); it takes \(allowed.joined(separator: ", ")).")
                     p.headers[.allow] = allowed.joined(separator: ", ")
                     throw p
@@ -39,15 +40,15 @@ struct ProblemMiddleware: RouterMiddleware {
                 throw Problem.notFound
             case .contentTooLarge: throw Problem.tooLarge(maxBody)
             case .methodNotAllowed:
-                throw Problem(status: .methodNotAllowed, code: "method-not-allowed", title: "Method not allowed",
+                throw Problem(status: .methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed",
                               detail: "\(request.method) is not allowed on \(request.uri.path); see /openapi.yaml.")
             default:
-                throw Problem(status: e.status, code: e.status.code < 500 ? "bad-request" : "internal", title: e.status.reasonPhrase,
+                throw Problem(status: e.status, code: e.status.code < 500 ? .malformedRequest : .internal, title: e.status.reasonPhrase,
                               detail: e.body ?? e.status.reasonPhrase)
             }
         } catch {
             context.logger.error("unexpected error", metadata: ["error": "\(type(of: error))", "path": "\(request.uri.path)"])
-            throw Problem(status: .internalServerError, code: "internal", title: "Internal error",
+            throw Problem(status: .internalServerError, code: .`internal`, title: "Internal error",
                           detail: "The server failed; the error was logged. Retry, and report it if it persists.")
         }
     }

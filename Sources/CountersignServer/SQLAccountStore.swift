@@ -1,4 +1,5 @@
 import FluentKit
+import CountersignAPI
 import Foundation
 import SQLKit
 

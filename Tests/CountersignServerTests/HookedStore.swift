@@ -1,3 +1,4 @@
+import CountersignAPI
 import Foundation
 @testable import CountersignServer
 

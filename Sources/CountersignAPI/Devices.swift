@@ -1,0 +1,140 @@
+import Foundation
+
+/// A fresh server challenge (registration) or nonce (device session): 32 bytes, single use.
+public struct DeviceChallenge: Codable, Equatable, Sendable {
+    public var challenge: Base64URL
+    public var expiresAt: Date
+    public init(challenge: Base64URL, expiresAt: Date) { self.challenge = challenge; self.expiresAt = expiresAt }
+}
+
+/// `POST /v1/devices`: keys as SPKI DER, and a signature by the signing key over the registration
+/// message (docs/SPEC.md §4e).
+public struct DeviceRegistrationRequest: Codable, Sendable {
+    public var name: String
+    public var signingKey: Base64URL
+    public var encryptionKey: Base64URL
+    public var challenge: Base64URL
+    public var signature: Base64URL
+    public init(name: String, signingKey: Base64URL, encryptionKey: Base64URL, challenge: Base64URL, signature: Base64URL) {
+        self.name = name; self.signingKey = signingKey; self.encryptionKey = encryptionKey; self.challenge = challenge; self.signature = signature
+    }
+}
+
+/// A device as its own account sees it.
+public struct Device: Codable, Equatable, Sendable {
+    public var id: String
+    public var name: String
+    public var signingKey: Base64URL
+    public var signingKeyId: String
+    public var encryptionKey: Base64URL
+    public var encryptionKeyId: String
+    public var createdAt: Date
+    /// When the current keys were registered (creation or the last rotation).
+    public var keysSince: Date
+    public var lastSeenAt: Date?
+    public var revokedAt: Date?
+    public init(id: String, name: String, signingKey: Base64URL, signingKeyId: String, encryptionKey: Base64URL, encryptionKeyId: String,
+                createdAt: Date, keysSince: Date, lastSeenAt: Date?, revokedAt: Date?) {
+        self.id = id; self.name = name; self.signingKey = signingKey; self.signingKeyId = signingKeyId; self.encryptionKey = encryptionKey
+        self.encryptionKeyId = encryptionKeyId; self.createdAt = createdAt; self.keysSince = keysSince; self.lastSeenAt = lastSeenAt; self.revokedAt = revokedAt
+    }
+}
+
+public struct DeviceList: Codable, Equatable, Sendable {
+    public var devices: [Device]
+    public init(devices: [Device]) { self.devices = devices }
+}
+
+public struct DeviceRenameRequest: Codable, Sendable {
+    public var name: String
+    public init(name: String) { self.name = name }
+}
+
+/// `POST /v1/device-sessions/challenges`.
+public struct DeviceSessionChallengeRequest: Codable, Sendable {
+    public var deviceId: String
+    public init(deviceId: String) { self.deviceId = deviceId }
+}
+
+/// `POST /v1/device-sessions`: the nonce signed by the device's current signing key.
+public struct DeviceSessionRequest: Codable, Sendable {
+    public var deviceId: String
+    public var nonce: Base64URL
+    public var signature: Base64URL
+    public init(deviceId: String, nonce: Base64URL, signature: Base64URL) { self.deviceId = deviceId; self.nonce = nonce; self.signature = signature }
+}
+
+public struct DeviceSession: Codable, Equatable, Sendable {
+    public var token: String
+    public var expiresAt: Date
+    public var device: Device
+    public var username: String
+    public init(token: String, expiresAt: Date, device: Device, username: String) {
+        self.token = token; self.expiresAt = expiresAt; self.device = device; self.username = username
+    }
+}
+
+/// `POST /v1/devices/current/keys`: new keys, vouched for by the old signing key and proven by the new.
+public struct KeyRotationRequest: Codable, Sendable {
+    public var signingKey: Base64URL
+    public var encryptionKey: Base64URL
+    public var oldKeySignature: Base64URL
+    public var newKeySignature: Base64URL
+    public init(signingKey: Base64URL, encryptionKey: Base64URL, oldKeySignature: Base64URL, newKeySignature: Base64URL) {
+        self.signingKey = signingKey; self.encryptionKey = encryptionKey; self.oldKeySignature = oldKeySignature; self.newKeySignature = newKeySignature
+    }
+}
+
+/// One device of a user in the key directory: what a sender seals to and whose signatures it checks.
+public struct DirectoryDevice: Codable, Equatable, Sendable {
+    public var id: String
+    public var name: String
+    public var signingKey: Base64URL
+    public var signingKeyId: String
+    public var encryptionKey: Base64URL
+    public var encryptionKeyId: String
+    public var createdAt: Date
+    public var keysSince: Date
+    public init(id: String, name: String, signingKey: Base64URL, signingKeyId: String, encryptionKey: Base64URL, encryptionKeyId: String,
+                createdAt: Date, keysSince: Date) {
+        self.id = id; self.name = name; self.signingKey = signingKey; self.signingKeyId = signingKeyId; self.encryptionKey = encryptionKey
+        self.encryptionKeyId = encryptionKeyId; self.createdAt = createdAt; self.keysSince = keysSince
+    }
+}
+
+/// A key a device had: current, rotated away or revoked, and when.
+public struct KeyHistoryEntry: Codable, Equatable, Sendable {
+    public var deviceId: String
+    public var signingKeyId: String
+    public var encryptionKeyId: String
+    /// The public signing key, so that messages signed before a rotation still verify.
+    public var signingKey: Base64URL
+    public var addedAt: Date
+    public var retiredAt: Date?
+    /// `rotated` or `revoked` once retired.
+    public var retiredBecause: String?
+    public init(deviceId: String, signingKeyId: String, encryptionKeyId: String, signingKey: Base64URL, addedAt: Date, retiredAt: Date?, retiredBecause: String?) {
+        self.deviceId = deviceId; self.signingKeyId = signingKeyId; self.encryptionKeyId = encryptionKeyId; self.signingKey = signingKey
+        self.addedAt = addedAt; self.retiredAt = retiredAt; self.retiredBecause = retiredBecause
+    }
+}
+
+/// `GET /v1/users/{username}/devices`.
+public struct UserDirectory: Codable, Equatable, Sendable {
+    public var username: String
+    public var devices: [DirectoryDevice]
+    public var history: [KeyHistoryEntry]
+    public init(username: String, devices: [DirectoryDevice], history: [KeyHistoryEntry]) {
+        self.username = username; self.devices = devices; self.history = history
+    }
+}
+
+/// A device's key as a 409 `device-mismatch` names it.
+public struct DeviceKeyRef: Codable, Equatable, Hashable, Sendable {
+    public var username: String?
+    public var deviceId: String?
+    public var encryptionKeyId: String
+    public init(username: String?, deviceId: String?, encryptionKeyId: String) {
+        self.username = username; self.deviceId = deviceId; self.encryptionKeyId = encryptionKeyId
+    }
+}
