@@ -1,0 +1,58 @@
+import Crypto
+import Foundation
+
+/// The statements a device signs (docs/SPEC.md §4e): registering its keys to an account, opening a device
+/// session, and rotating its keys. Each has its own context string, so no signature counts as another.
+public enum DeviceProof {
+    public static func registrationMessage(challenge: [UInt8], accountID: String, signingKey: PublicKey, encryptionKey: PublicKey) -> [UInt8] {
+        framed("countersign/v1 device registration",
+               challenge + lv(Array(accountID.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER))
+    }
+
+    public static func sessionMessage(nonce: [UInt8], deviceID: String) -> [UInt8] {
+        framed("countersign/v1 device session", nonce + lv(Array(deviceID.utf8)))
+    }
+
+    public static func rotationMessage(deviceID: String, oldSigningKey: PublicKey, newSigningKey: PublicKey, newEncryptionKey: PublicKey) -> [UInt8] {
+        framed("countersign/v1 key rotation",
+               lv(Array(deviceID.utf8)) + lv(oldSigningKey.spkiDER) + lv(newSigningKey.spkiDER) + lv(newEncryptionKey.spkiDER))
+    }
+
+    static func lv(_ bytes: [UInt8]) -> [UInt8] {
+        precondition(bytes.count <= 0xFFFF)
+        return [UInt8(bytes.count >> 8), UInt8(bytes.count & 0xFF)] + bytes
+    }
+
+    static func framed(_ context: String, _ content: [UInt8]) -> [UInt8] {
+        Array(context.utf8) + [0] + Array(SHA256.hash(data: content))
+    }
+}
+
+extension Identity {
+    /// `r || s`, low S (docs/SPEC.md §4e): the one signature encoding verifiers accept.
+    public func signature(for message: [UInt8]) throws -> [UInt8] {
+        // swift-crypto signs with a fresh random nonce; the low-S form is unique per signature.
+        let raw = Array(try signingKey.signature(for: message).rawRepresentation)
+        return P256LowS.normalize(raw)
+    }
+}
+
+extension PublicKey {
+    /// True only for a 64-byte, in-range, low-S signature that verifies over `message`.
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+        guard P256LowS.isCanonical(signature), let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+        return signingKey.isValidSignature(ecdsa, for: message)
+    }
+}
+
+extension MessageEnvelope {
+    /// Checks the sender signature alone (docs/SPEC.md §4d.4 steps 3 and 4), as a relay does before it
+    /// stores an envelope; it never needs a private key.
+    public func verifySignature(from sender: PublicKey) throws {
+        let expected = sender.fingerprint
+        guard senderKeyID == expected else { throw MessageError.badSignature(expected: expected, found: senderKeyID) }
+        guard sender.isValidSignature(signature, for: Self.signedMessage(header: header, body: body)) else {
+            throw MessageError.badSignature(expected: expected, found: nil)
+        }
+    }
+}
