@@ -27,7 +27,7 @@ public enum CountersignServer {
         router.get("metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
         }
-        APIRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
+        AccountRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
         return router
     }
 

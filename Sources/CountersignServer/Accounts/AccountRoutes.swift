@@ -3,9 +3,9 @@ import CountersignAPI
 import Foundation
 import Hummingbird
 
-/// The JSON API under /v1 (docs/openapi.yaml). Handlers decode, call `AccountService`, encode; the
-/// rules live in the service.
-struct APIRoutes {
+/// Accounts, sessions and the audit log under /v1 (docs/openapi.yaml). Handlers decode, call
+/// `AccountService`, encode; the rules live in the service.
+struct AccountRoutes {
     let service: AccountService
     let maxBody: Int
 
@@ -80,15 +80,6 @@ struct APIRoutes {
         }
     }
 
-    /// Every path and its methods, for 405 answers with `Allow` (the router itself answers 404 for a
-    /// known path with an unknown method). OpenAPITests checks this table against openapi.yaml.
-    static let allowedMethods: [String: [String]] = [
-        "/healthz": ["GET"], "/openapi.yaml": ["GET"], "/metrics": ["GET"],
-        "/v1/captcha": ["GET"], "/v1/accounts": ["POST"], "/v1/sessions": ["POST"],
-        "/v1/sessions/current": ["DELETE"], "/v1/sessions/current/reauth": ["POST"],
-        "/v1/me": ["GET"], "/v1/me/password": ["PUT"], "/v1/me/settings": ["PUT"], "/v1/me/audit": ["GET"],
-    ]
-
     static func metricOutcome(_ e: AccountError) -> String {
         switch e {
         case .invalidCredentials: return "invalid-credentials"
@@ -102,56 +93,13 @@ struct APIRoutes {
         }
     }
 
-    func origin(_ request: Request, _ context: AppContext) -> RequestOrigin {
-        RequestOrigin(address: context.peerAddress, userAgent: request.headers[.userAgent] ?? "")
-    }
-
     func authenticate(_ request: Request) async throws -> Authenticated {
-        return try await service.authenticate(token: Self.bearerToken(request.headers[.authorization]))
+        try await service.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
     }
 
-    /// The credentials of `Authorization: Bearer TOKEN`. The scheme is case-insensitive (RFC 9110 §11.1)
-    /// and may be followed by more than one space; the token itself is compared exactly.
-    static func bearerToken(_ header: String?) -> String? {
-        guard let header else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].drop { $0 == " " }
-        return token.isEmpty ? nil : String(token)
-    }
-
-    /// Reads at most `maxBody` bytes and decodes JSON, naming the field at fault.
     func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: AppContext) async throws -> T {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: maxBody)
-        } catch {
-            throw Problem.tooLarge(maxBody)
-        }
-        if let ct = request.headers[.contentType], !ct.lowercased().hasPrefix("application/json") {
-            throw Problem(status: .unsupportedMediaType, code: .unsupportedMediaType, title: "Unsupported media type",
-                          detail: "Send the body as application/json.")
-        }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
-        } catch let DecodingError.keyNotFound(key, _) {
-            throw Problem.malformed("missing field \(key.stringValue)")
-        } catch let DecodingError.typeMismatch(_, c) {
-            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
-        } catch let DecodingError.valueNotFound(_, c) {
-            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) is null")
-        } catch {
-            throw Problem.malformed("the body is not a JSON object of the documented shape")
-        }
+        try await APIRoutes.decode(type, request, maxBody: maxBody)
     }
-}
 
-func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
-    let encoder = APICoding.encoder()
-    var fields = headers
-    fields[.contentType] = "application/json"
-    // Every API answer is about one account, and the sign-in answer carries its token: no cache, shared
-    // or private, may keep any of them (RFC 9111 §5.2.2.5).
-    if fields[.cacheControl] == nil { fields[.cacheControl] = "no-store" }
-    return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    func origin(_ request: Request, _ context: AppContext) -> RequestOrigin { APIRoutes.origin(request, context) }
 }

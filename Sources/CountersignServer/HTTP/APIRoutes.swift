@@ -1,0 +1,64 @@
+import CountersignAPI
+import Foundation
+import Hummingbird
+
+/// What every route group shares: the method table for 405s, the bearer token, bounded JSON bodies.
+enum APIRoutes {
+    /// Every path and its methods, for 405 answers with `Allow` (the router itself answers 404 for a
+    /// known path with an unknown method). OpenAPITests checks this table against openapi.yaml.
+    static let allowedMethods: [String: [String]] = [
+        "/healthz": ["GET"], "/openapi.yaml": ["GET"], "/metrics": ["GET"],
+        "/v1/captcha": ["GET"], "/v1/accounts": ["POST"], "/v1/sessions": ["POST"],
+        "/v1/sessions/current": ["DELETE"], "/v1/sessions/current/reauth": ["POST"],
+        "/v1/me": ["GET"], "/v1/me/password": ["PUT"], "/v1/me/settings": ["PUT"], "/v1/me/audit": ["GET"],
+    ]
+
+    static func origin(_ request: Request, _ context: AppContext) -> RequestOrigin {
+        RequestOrigin(address: context.peerAddress, userAgent: request.headers[.userAgent] ?? "")
+    }
+
+    /// The credentials of `Authorization: Bearer TOKEN`. The scheme is case-insensitive (RFC 9110 §11.1)
+    /// and may be followed by more than one space; the token itself is compared exactly.
+    static func bearerToken(_ header: String?) -> String? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].drop { $0 == " " }
+        return token.isEmpty ? nil : String(token)
+    }
+
+    /// Reads at most `maxBody` bytes and decodes JSON, naming the field at fault.
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request, maxBody: Int) async throws -> T {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: maxBody)
+        } catch {
+            throw Problem.tooLarge(maxBody)
+        }
+        if let ct = request.headers[.contentType], !ct.lowercased().hasPrefix("application/json") {
+            throw Problem(status: .unsupportedMediaType, code: .unsupportedMediaType, title: "Unsupported media type",
+                          detail: "Send the body as application/json.")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw Problem.malformed("missing field \(key.stringValue)")
+        } catch let DecodingError.typeMismatch(_, c) {
+            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
+        } catch let DecodingError.valueNotFound(_, c) {
+            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) is null")
+        } catch {
+            throw Problem.malformed("the body is not a JSON object of the documented shape")
+        }
+    }
+}
+
+func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+    let encoder = APICoding.encoder()
+    var fields = headers
+    fields[.contentType] = "application/json"
+    // Every API answer is about one account, and the sign-in answer carries its token: no cache, shared
+    // or private, may keep any of them (RFC 9111 §5.2.2.5).
+    if fields[.cacheControl] == nil { fields[.cacheControl] = "no-store" }
+    return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+}
