@@ -11,6 +11,12 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case unexpectedResponse(status: Int, detail: String)
     /// The call needs a session token and the client has none.
     case notSignedIn
+    /// The call needs a device session and the client has none.
+    case noDeviceSession
+    /// A contact's devices differ from the ones pinned for them; nothing was sent.
+    case untrustedDevices(username: String, detail: String)
+    /// The envelope could not be made (a key that is not P-256, a text over the limit…).
+    case sealing(String)
     /// The server's captcha could not be solved within its bounds.
     case captchaUnsolvable
     /// The server answered with a redirect, which this client never follows (it would carry the
@@ -23,6 +29,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .transport(let why): return "cannot reach the server: \(why)"
         case .unexpectedResponse(let status, let detail): return "unexpected response \(status) from the server: \(detail)"
         case .notSignedIn: return "not signed in; run `countersign account login` first"
+        case .noDeviceSession: return "this device has no session; run `countersign device init` (or sign in again) first"
+        case .untrustedDevices(_, let detail): return detail
+        case .sealing(let why): return "cannot seal the message: \(why)"
         case .captchaUnsolvable: return "the server's captcha challenge has no solution within its bounds"
         case .redirected(let status, let location):
             return "the server answered \(status) redirecting to \(location.isEmpty ? "nowhere" : location); redirects are not followed, "

@@ -8,14 +8,17 @@ import FoundationNetworking
 /// Signing in and registering solve the server's captcha when it asks for one.
 public final class CountersignClient: @unchecked Sendable {
     public let server: URL
-    /// The bearer token of the current session, if signed in.
+    /// The bearer token of the current account session, if signed in.
     public private(set) var token: String?
+    /// The bearer token of the current device session (messages, key rotation), if one is open.
+    public internal(set) var deviceToken: String?
     let session: URLSession
     let userAgent: String
 
-    public init(server: URL, token: String? = nil, userAgent: String = "countersign-swift/0.2") {
+    public init(server: URL, token: String? = nil, deviceToken: String? = nil, userAgent: String = "countersign-swift/0.3") {
         self.server = server
         self.token = token
+        self.deviceToken = deviceToken
         self.userAgent = userAgent
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 30
@@ -91,20 +94,29 @@ public final class CountersignClient: @unchecked Sendable {
     }
 
     struct Empty: Decodable {}
+    static let noBody: [String: String]? = nil
 
-    private func send<B: Encodable, T: Decodable>(_ method: String, _ path: String, body: B?, as: T.Type,
-                                                  authenticated: Bool = false) async throws -> T {
+    /// Which token a call carries.
+    enum Credential { case none, account, device }
+
+    func send<B: Encodable, T: Decodable>(_ method: String, _ path: String, body: B?, as: T.Type,
+                                          authenticated: Bool = false, credential: Credential? = nil) async throws -> T {
         guard let url = URL(string: path, relativeTo: server) else { throw ClientError.unexpectedResponse(status: 0, detail: "bad path \(path)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if authenticated {
+        switch credential ?? (authenticated ? .account : .none) {
+        case .none: break
+        case .account:
             guard let token else { throw ClientError.notSignedIn }
             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        case .device:
+            guard let deviceToken else { throw ClientError.noDeviceSession }
+            request.setValue("Bearer \(deviceToken)", forHTTPHeaderField: "Authorization")
         }
         if let body {
-            request.httpBody = try JSONEncoder().encode(body)
+            request.httpBody = try APICoding.encoder().encode(body)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         let data: Data, response: URLResponse
@@ -117,8 +129,7 @@ public final class CountersignClient: @unchecked Sendable {
         if (300..<400).contains(http.statusCode) {
             throw ClientError.redirected(status: http.statusCode, location: http.value(forHTTPHeaderField: "Location") ?? "")
         }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        let decoder = APICoding.decoder()
         guard (200..<300).contains(http.statusCode) else {
             if let problem = try? decoder.decode(ProblemDetails.self, from: data) { throw ClientError.problem(problem) }
             throw ClientError.unexpectedResponse(status: http.statusCode, detail: String(decoding: data.prefix(200), as: UTF8.self))

@@ -6,7 +6,8 @@ import SQLKit
 /// read the same on SQLite and PostgreSQL.
 enum Migrations {
     static var all: [any AsyncMigration] {
-        [CreateAccounts(), CreateLoginGuards(), CreateSessions(), CreateAuditEvents(), CreateCaptchaSpent(), CreateServerSecrets()]
+        [CreateAccounts(), CreateLoginGuards(), CreateSessions(), CreateAuditEvents(), CreateCaptchaSpent(), CreateServerSecrets(),
+         CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue()]
     }
 }
 
@@ -97,4 +98,126 @@ struct CreateServerSecrets: AsyncMigration {
             .create()
     }
     func revert(on db: any Database) async throws { try await db.schema("server_secrets").delete() }
+}
+
+struct CreateDevices: AsyncMigration {
+    var name: String { "2026-11-24-01-devices" }
+    func prepare(on db: any Database) async throws {
+        try await db.schema("devices")
+            .field("id", .string, .identifier(auto: false))
+            .field("account_id", .string, .required)
+            .field("name", .string, .required)
+            .field("signing_key", .data, .required)
+            .field("signing_key_id", .string, .required)
+            .field("encryption_key", .data, .required)
+            .field("encryption_key_id", .string, .required)
+            .field("created_at", .int64, .required)
+            .field("keys_since", .int64, .required)
+            .field("last_seen_at", .int64)
+            .field("revoked_at", .int64)
+            .create()
+        try await (db as! any SQLDatabase).create(index: "devices_account").on("devices").column("account_id").run()
+    }
+    func revert(on db: any Database) async throws { try await db.schema("devices").delete() }
+}
+
+/// Every key pair a device has had; the unique indexes make a key usable by one device, once.
+struct CreateDeviceKeys: AsyncMigration {
+    var name: String { "2026-11-24-02-device-keys" }
+    func prepare(on db: any Database) async throws {
+        try await db.schema("device_keys")
+            .field("id", .int64, .identifier(auto: true))
+            .field("device_id", .string, .required)
+            .field("account_id", .string, .required)
+            .field("signing_key", .data, .required)
+            .field("signing_key_id", .string, .required)
+            .field("encryption_key_id", .string, .required)
+            .field("added_at", .int64, .required)
+            .field("retired_at", .int64)
+            .field("retired_because", .string)
+            .create()
+        let sql = db as! any SQLDatabase
+        try await sql.create(index: "device_keys_signing").on("device_keys").column("signing_key_id").unique().run()
+        try await sql.create(index: "device_keys_encryption").on("device_keys").column("encryption_key_id").unique().run()
+        try await sql.create(index: "device_keys_account").on("device_keys").column("account_id").run()
+    }
+    func revert(on db: any Database) async throws { try await db.schema("device_keys").delete() }
+}
+
+struct CreateDeviceChallenges: AsyncMigration {
+    var name: String { "2026-11-24-03-device-challenges" }
+    func prepare(on db: any Database) async throws {
+        try await db.schema("device_challenges")
+            .field("challenge_hash", .string, .identifier(auto: false))
+            .field("kind", .string, .required)
+            .field("subject", .string, .required)
+            .field("expires_at", .int64, .required)
+            .create()
+    }
+    func revert(on db: any Database) async throws { try await db.schema("device_challenges").delete() }
+}
+
+struct CreateDeviceSessions: AsyncMigration {
+    var name: String { "2026-11-24-04-device-sessions" }
+    func prepare(on db: any Database) async throws {
+        try await db.schema("device_sessions")
+            .field("token_hash", .string, .identifier(auto: false))
+            .field("device_id", .string, .required)
+            .field("account_id", .string, .required)
+            .field("created_at", .int64, .required)
+            .field("last_used_at", .int64, .required)
+            .field("expires_at", .int64, .required)
+            .create()
+        let sql = db as! any SQLDatabase
+        try await sql.create(index: "device_sessions_device").on("device_sessions").column("device_id").run()
+        try await sql.create(index: "device_sessions_account").on("device_sessions").column("account_id").run()
+    }
+    func revert(on db: any Database) async throws { try await db.schema("device_sessions").delete() }
+}
+
+/// Each envelope once, with its routing facts; the bytes are ciphertext (docs/SPEC.md §4d).
+struct CreateMessages: AsyncMigration {
+    var name: String { "2026-11-24-05-messages" }
+    func prepare(on db: any Database) async throws {
+        try await db.schema("messages")
+            .field("id", .string, .identifier(auto: false))
+            .field("sender_account", .string, .required)
+            .field("sender_device", .string, .required)
+            .field("sender_username", .string, .required)
+            .field("recipients", .string, .required)
+            .field("envelope", .data, .required)
+            .field("digest", .string, .required)
+            .field("size", .int64, .required)
+            .field("accepted_at", .int64, .required)
+            .field("deliver_at", .int64, .required)
+            .field("expires_at", .int64, .required)
+            .field("recipient_devices", .int64, .required)
+            .field("fetched_by", .int64, .required)
+            .field("acked_by", .int64, .required)
+            .field("cancelled", .int64, .required)
+            .create()
+        try await (db as! any SQLDatabase).create(index: "messages_expiry").on("messages").column("expires_at").run()
+    }
+    func revert(on db: any Database) async throws { try await db.schema("messages").delete() }
+}
+
+/// One row per (device, message) until the device acknowledges it or it expires.
+struct CreateMessageQueue: AsyncMigration {
+    var name: String { "2026-11-24-06-message-queue" }
+    func prepare(on db: any Database) async throws {
+        try await db.schema("message_queue")
+            .field("seq", .int64, .identifier(auto: true))
+            .field("device_id", .string, .required)
+            .field("message_id", .string, .required)
+            .field("incoming", .int64, .required)
+            .field("deliver_at", .int64, .required)
+            .field("expires_at", .int64, .required)
+            .field("fetched", .int64, .required)
+            .create()
+        let sql = db as! any SQLDatabase
+        try await sql.create(index: "message_queue_device").on("message_queue").column("device_id").column("seq").run()
+        try await sql.create(index: "message_queue_message").on("message_queue").column("message_id").run()
+        try await sql.create(index: "message_queue_expiry").on("message_queue").column("expires_at").run()
+    }
+    func revert(on db: any Database) async throws { try await db.schema("message_queue").delete() }
 }

@@ -28,6 +28,11 @@ public enum CountersignServer {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
         }
         AccountRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
+        let devices = DeviceService(store: SQLDeviceStore(database: database.database), accounts: service, config: config, clock: clock,
+                                    random: service.random)
+        DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
+        let messages = MessageService(store: SQLMessageStore(database: database.database), accounts: service, config: config, clock: clock)
+        MessageRoutes(devices: devices, messages: messages).register(on: router)
         return router
     }
 
@@ -56,7 +61,8 @@ public enum CountersignServer {
         do {
             let store = SQLAccountStore(database: database.database)
             let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)
-            try await store.purgeExpired(now: clock.now(), idle: config.sessionIdle)
+            let purge = PurgeService(database: database, clock: clock, config: config, logger: logger)
+            try await purge.purge()
             let app = Application(
                 router: buildRouter(service: service, database: database, config: config, clock: clock),
                 server: httpServer(config),
@@ -69,7 +75,7 @@ public enum CountersignServer {
                 logger: logger
             )
             var running = app
-            running.addServices(PurgeService(store: store, clock: clock, idle: config.sessionIdle, logger: logger))
+            running.addServices(purge)
             try await running.runService()
         } catch {
             await database.close()
@@ -117,19 +123,27 @@ extension CountersignServer {
     }
 }
 
-/// Deletes expired sessions, spent captchas and old audit rows of unknown usernames every 10 minutes.
+/// Every 10 minutes deletes what has expired: sessions, spent captchas, old audit rows of unknown
+/// usernames, device challenges and sessions, undelivered queue entries and messages past retention.
 struct PurgeService: Service {
-    let store: SQLAccountStore
+    let database: ServerDatabase
     let clock: any WallClock
-    let idle: TimeInterval
+    let config: ServerConfiguration
     let logger: Logger
+
+    func purge() async throws {
+        let now = clock.now()
+        try await SQLAccountStore(database: database.database).purgeExpired(now: now, idle: config.sessionIdle)
+        try await SQLDeviceStore(database: database.database).purgeExpiredDevices(now: now, idle: config.deviceSessionIdle)
+        try await SQLMessageStore(database: database.database).purgeExpiredMessages(now: now)
+    }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
                     try await Task.sleep(for: .seconds(600))
-                    try await store.purgeExpired(now: clock.now(), idle: idle)
+                    try await purge()
                 } catch is CancellationError {
                     return
                 } catch {

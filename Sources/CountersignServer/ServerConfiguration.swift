@@ -38,6 +38,18 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: TimeInterval = 30
     /// A request whose body has not fully arrived this long after its headers is dropped.
     public var readTimeout: TimeInterval = 30
+    /// Active devices per account.
+    public var maxDevicesPerAccount = 10
+    /// A device session ends this long after it was opened, or after this long unused.
+    public var deviceSessionLifetime: TimeInterval = 30 * 86_400
+    public var deviceSessionIdle: TimeInterval = 7 * 86_400
+    /// Registration challenges and device-session nonces are single use and expire after this long.
+    public var challengeLifetime: TimeInterval = 5 * 60
+    /// Device-session nonces per client address.
+    public var deviceNoncesPerAddress = AddressThrottle.Limit(capacity: 60, window: 60)
+    /// Undelivered (unacknowledged) queue entries, and the stored envelope, are deleted this long after
+    /// the message was accepted.
+    public var messageRetention: TimeInterval = 30 * 86_400
 
     public init() {}
 }

@@ -134,6 +134,9 @@ public final class AccountService: Sendable {
         return s
     }
 
+    /// A random version-4 UUID in lower case, for accounts and devices.
+    func newID() -> String { UUID(uuid: uuidBytes()).uuidString.lowercased() }
+
     private func uuidBytes() -> uuid_t {
         var b = random.bytes(16)
         b[6] = b[6] & 0x0f | 0x40
@@ -257,6 +260,12 @@ public final class AccountService: Sendable {
         return Authenticated(session: session, account: account)
     }
 
+    /// Ends every session of the account, this one and every device session included.
+    public func signOutEverywhere(_ auth: Authenticated, origin: RequestOrigin) async throws {
+        try await store.deleteSessions(accountID: auth.account.id, keeping: nil)
+        try await audit(auth.account.id, "sign-out-everywhere", "success", origin)
+    }
+
     public func signOut(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try await store.deleteSession(tokenHash: auth.session.tokenHash)
         try await audit(auth.account.id, "sign-out", "success", origin)
@@ -365,7 +374,7 @@ public final class AccountService: Sendable {
 
     // MARK: Helpers
 
-    private func audit(_ accountID: String, _ kind: String, _ outcome: String, _ origin: RequestOrigin) async throws {
+    func audit(_ accountID: String, _ kind: String, _ outcome: String, _ origin: RequestOrigin) async throws {
         try await store.record(accountID: accountID, kind: kind, outcome: outcome, address: origin.address,
                                userAgent: origin.userAgent, at: clock.now())
     }

@@ -64,7 +64,7 @@ public protocol AccountStore: Sendable {
     func touchSession(tokenHash: String, at: Date) async throws
     func markReauthenticated(tokenHash: String, at: Date) async throws
     func deleteSession(tokenHash: String) async throws
-    /// Ends every session of the account but `keeping`.
+    /// Ends every session of the account but `keeping`, and every device session of the account.
     func deleteSessions(accountID: String, keeping: String?) async throws
     /// Deletes sessions past their absolute or idle lifetime and spent captchas past expiry.
     func purgeExpired(now: Date, idle: TimeInterval) async throws

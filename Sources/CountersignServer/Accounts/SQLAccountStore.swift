@@ -155,8 +155,13 @@ public struct SQLAccountStore: AccountStore {
         try await sql.raw("DELETE FROM sessions WHERE token_hash = \(bind: tokenHash)").run()
     }
 
+    /// Device sessions end too: a password change, a lock or sign-out-everywhere must reach every device.
     public func deleteSessions(accountID: String, keeping: String?) async throws {
-        try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")").run()
+        try await db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")").run()
+            try await sql.raw("DELETE FROM device_sessions WHERE account_id = \(bind: accountID)").run()
+        }
     }
 
     public func purgeExpired(now: Date, idle: TimeInterval) async throws {

@@ -8,10 +8,27 @@ enum APIRoutes {
     /// known path with an unknown method). OpenAPITests checks this table against openapi.yaml.
     static let allowedMethods: [String: [String]] = [
         "/healthz": ["GET"], "/openapi.yaml": ["GET"], "/metrics": ["GET"],
-        "/v1/captcha": ["GET"], "/v1/accounts": ["POST"], "/v1/sessions": ["POST"],
+        "/v1/captcha": ["GET"], "/v1/accounts": ["POST"], "/v1/sessions": ["POST", "DELETE"],
         "/v1/sessions/current": ["DELETE"], "/v1/sessions/current/reauth": ["POST"],
         "/v1/me": ["GET"], "/v1/me/password": ["PUT"], "/v1/me/settings": ["PUT"], "/v1/me/audit": ["GET"],
+        "/v1/devices/challenges": ["POST"], "/v1/devices": ["GET", "POST"], "/v1/devices/{id}": ["PATCH", "DELETE"],
+        "/v1/device-sessions/challenges": ["POST"], "/v1/device-sessions": ["POST"], "/v1/device-sessions/current": ["DELETE"],
+        "/v1/devices/current/keys": ["POST"], "/v1/devices/current/messages": ["GET"], "/v1/devices/current/acks": ["POST"],
+        "/v1/users/{username}/devices": ["GET"], "/v1/messages": ["POST"], "/v1/messages/{id}": ["GET", "DELETE"],
     ]
+
+    /// The methods of the documented path that `path` is: itself, or a template whose `{…}` segments
+    /// match any one segment.
+    static func allowed(for path: String) -> [String]? {
+        if let exact = allowedMethods[path] { return exact }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        for (template, methods) in allowedMethods where template.contains("{") {
+            let parts = template.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == segments.count else { continue }
+            if zip(parts, segments).allSatisfy({ $0.hasPrefix("{") ? !$1.isEmpty : $0 == $1 }) { return methods }
+        }
+        return nil
+    }
 
     static func origin(_ request: Request, _ context: AppContext) -> RequestOrigin {
         RequestOrigin(address: context.peerAddress, userAgent: request.headers[.userAgent] ?? "")
@@ -47,6 +64,8 @@ enum APIRoutes {
             throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
         } catch let DecodingError.valueNotFound(_, c) {
             throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) is null")
+        } catch let DecodingError.dataCorrupted(c) where !c.codingPath.isEmpty {
+            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")): \(c.debugDescription)")
         } catch {
             throw Problem.malformed("the body is not a JSON object of the documented shape")
         }

@@ -30,13 +30,15 @@ struct Problem: Error, HTTPResponseError {
 }
 
 enum ProblemValue: Encodable {
-    case string(String), int(Int), bool(Bool)
+    case string(String), int(Int), bool(Bool), keys([DeviceKeyRef]), strings([String])
     func encode(to encoder: Encoder) throws {
         var c = encoder.singleValueContainer()
         switch self {
         case .string(let s): try c.encode(s)
         case .int(let i): try c.encode(i)
         case .bool(let b): try c.encode(b)
+        case .keys(let k): try c.encode(k)
+        case .strings(let s): try c.encode(s)
         }
     }
 }
@@ -109,6 +111,58 @@ extension Problem {
             self.init(status: .serviceUnavailable, code: .serverBusy, title: "Server busy",
                       detail: "Too many password checks are waiting; retry in a second.")
             headers[.retryAfter] = "1"
+        }
+    }
+}
+
+extension Problem {
+    init(_ error: DeviceError) {
+        switch error {
+        case .challengeInvalid:
+            self.init(status: .badRequest, code: .challengeInvalid, title: "Challenge invalid",
+                      detail: "The challenge is unknown, used, expired or for another account or device; ask for a new one.")
+        case .badSignature(let why):
+            self.init(status: .unprocessableContent, code: .badSignature, title: "Bad signature", detail: why)
+        case .deviceLimit(let n):
+            self.init(status: .conflict, code: .deviceLimit, title: "Too many devices",
+                      detail: "The account already has \(n) active devices; revoke one (DELETE /v1/devices/{id}) first.", extra: ["limit": .int(n)])
+        case .keyInUse(let why):
+            self.init(status: .conflict, code: .keyInUse, title: "Key in use", detail: why)
+        case .notFound:
+            self = .notFound
+        case .revoked:
+            self.init(status: .forbidden, code: .deviceRevoked, title: "Device revoked",
+                      detail: "This device was revoked; register new keys as a new device.")
+        case .unauthenticated:
+            self.init(status: .unauthorized, code: .unauthenticated, title: "No device session",
+                      detail: "Send a device session token (csd_…) as `Authorization: Bearer …`; open one with POST /v1/device-sessions.")
+            headers[.wwwAuthenticate] = "Bearer"
+        }
+    }
+
+    init(_ error: RelayError) {
+        switch error {
+        case .invalidEnvelope(let why):
+            self.init(status: .unprocessableContent, code: .invalidEnvelope, title: "Invalid envelope",
+                      detail: "The envelope is not a Countersign message envelope: \(why).")
+        case .forgedSender(let why):
+            self.init(status: .unprocessableContent, code: .badSignature, title: "Bad signature", detail: why)
+        case .unknownRecipients(let names):
+            self.init(status: .unprocessableContent, code: .unknownRecipient, title: "Unknown recipient",
+                      detail: "No account is named \(names.joined(separator: ", ")).", extra: ["usernames": .strings(names)])
+        case .deviceMismatch(let missing, let extra):
+            self.init(status: .conflict, code: .deviceMismatch, title: "Devices changed",
+                      detail: "The envelope must be sealed to exactly the current devices of its recipients and of the sender: "
+                        + "\(missing.count) missing, \(extra.count) extra. Fetch GET /v1/users/{username}/devices, check what changed, seal again.",
+                      extra: ["missingDevices": .keys(missing), "extraDevices": .keys(extra)])
+        case .messageIDReused:
+            self.init(status: .conflict, code: .messageIDReused, title: "Message ID reused",
+                      detail: "Another envelope was already sent with this message ID; seal the message again (a fresh ID).")
+        case .notFound:
+            self = .notFound
+        case .alreadyDelivered:
+            self.init(status: .conflict, code: .alreadyDelivered, title: "Already delivered",
+                      detail: "The message is already visible to its recipients and can no longer be cancelled.")
         }
     }
 }

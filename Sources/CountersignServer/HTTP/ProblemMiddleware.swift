@@ -27,11 +27,15 @@ struct ProblemMiddleware: RouterMiddleware {
             throw p
         } catch let e as AccountError {
             throw Problem(e, now: clock.now())
+        } catch let e as DeviceError {
+            throw Problem(e)
+        } catch let e as RelayError {
+            throw Problem(e)
         } catch let e as HTTPError {
             switch e.status {
             case .notFound:
                 let path = request.uri.path.count > 1 && request.uri.path.hasSuffix("/") ? String(request.uri.path.dropLast()) : request.uri.path
-                if let allowed = APIRoutes.allowedMethods[path] {
+                if let allowed = APIRoutes.allowed(for: path) {
                     var p = Problem(status: .methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed",
                                     detail: "\(request.method) is not allowed on \(path); it takes \(allowed.joined(separator: ", ")).")
                     p.headers[.allow] = allowed.joined(separator: ", ")

@@ -1,0 +1,82 @@
+import CountersignAPI
+import CountersignCrypto
+import Foundation
+
+extension CountersignClient {
+    /// Registers this installation as a device of the signed-in account (docs/SPEC.md §4e): fetches a
+    /// challenge and signs it with `signing`. The account's re-authentication interval applies.
+    public func registerDevice(name: String, signing: Identity, encryptionKey: PublicKey) async throws -> Device {
+        let account = try await me()
+        let challenge = try await send("POST", "/v1/devices/challenges", body: Self.noBody, as: DeviceChallenge.self, credential: .account)
+        let message = DeviceProof.registrationMessage(challenge: challenge.challenge.bytes, accountID: account.id,
+                                                      signingKey: signing.publicKey, encryptionKey: encryptionKey)
+        let request = DeviceRegistrationRequest(name: name, signingKey: Base64URL(signing.publicKey.spkiDER),
+                                                encryptionKey: Base64URL(encryptionKey.spkiDER), challenge: challenge.challenge,
+                                                signature: Base64URL(try signing.signature(for: message)))
+        return try await send("POST", "/v1/devices", body: request, as: Device.self, credential: .account)
+    }
+
+    /// Opens a device session by signing a fresh nonce with the device's signing key; later message
+    /// calls use it.
+    @discardableResult
+    public func openDeviceSession(deviceID: String, signing: Identity) async throws -> DeviceSession {
+        let nonce = try await send("POST", "/v1/device-sessions/challenges", body: DeviceSessionChallengeRequest(deviceId: deviceID),
+                                   as: DeviceChallenge.self)
+        let signature = try signing.signature(for: DeviceProof.sessionMessage(nonce: nonce.challenge.bytes, deviceID: deviceID))
+        let session = try await send("POST", "/v1/device-sessions",
+                                     body: DeviceSessionRequest(deviceId: deviceID, nonce: nonce.challenge, signature: Base64URL(signature)),
+                                     as: DeviceSession.self)
+        deviceToken = session.token
+        return session
+    }
+
+    public func closeDeviceSession() async throws {
+        _ = try await send("DELETE", "/v1/device-sessions/current", body: Self.noBody, as: Empty.self, credential: .device)
+        deviceToken = nil
+    }
+
+    /// The account's devices, revoked ones included.
+    public func devices() async throws -> [Device] {
+        try await send("GET", "/v1/devices", body: Self.noBody, as: DeviceList.self, credential: .account).devices
+    }
+
+    public func renameDevice(id: String, to name: String) async throws -> Device {
+        try await send("PATCH", "/v1/devices/\(try Self.segment(id))", body: DeviceRenameRequest(name: name), as: Device.self, credential: .account)
+    }
+
+    /// Revokes a device: its sessions end, its queue is dropped, its keys stop receiving.
+    public func revokeDevice(id: String) async throws {
+        _ = try await send("DELETE", "/v1/devices/\(try Self.segment(id))", body: Self.noBody, as: Empty.self, credential: .account)
+    }
+
+    /// Replaces this device's keys: the old signing key vouches for the new ones, the new one proves
+    /// possession. Keep the old private key to open messages sealed to it.
+    public func rotateKeys(deviceID: String, old: Identity, newSigning: Identity, newEncryptionKey: PublicKey) async throws -> Device {
+        let message = DeviceProof.rotationMessage(deviceID: deviceID, oldSigningKey: old.publicKey, newSigningKey: newSigning.publicKey,
+                                                  newEncryptionKey: newEncryptionKey)
+        let request = KeyRotationRequest(signingKey: Base64URL(newSigning.publicKey.spkiDER), encryptionKey: Base64URL(newEncryptionKey.spkiDER),
+                                         oldKeySignature: Base64URL(try old.signature(for: message)),
+                                         newKeySignature: Base64URL(try newSigning.signature(for: message)))
+        return try await send("POST", "/v1/devices/current/keys", body: request, as: Device.self, credential: .device)
+    }
+
+    /// A user's active devices and key history, with whichever session this client has.
+    public func directory(username: String) async throws -> UserDirectory {
+        try await send("GET", "/v1/users/\(try Self.segment(username))/devices", body: Self.noBody, as: UserDirectory.self,
+                       credential: deviceToken != nil ? .device : .account)
+    }
+
+    /// Ends every session of the account, device sessions included.
+    public func signOutEverywhere() async throws {
+        _ = try await send("DELETE", "/v1/sessions", body: Self.noBody, as: Empty.self, credential: .account)
+    }
+
+    /// A path segment: IDs and usernames are plain ASCII; anything else is refused rather than escaped.
+    static func segment(_ text: String) throws -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        guard !text.isEmpty, text.count <= 64, text.allSatisfy(allowed.contains) else {
+            throw ClientError.unexpectedResponse(status: 0, detail: "\"\(text.prefix(40))\" is not a valid ID or username")
+        }
+        return text
+    }
+}

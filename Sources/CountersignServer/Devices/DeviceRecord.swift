@@ -1,0 +1,46 @@
+import Foundation
+
+/// A device as stored: its current keys as SPKI DER and their key IDs (docs/SPEC.md §2.4, hex).
+public struct DeviceRecord: Equatable, Sendable {
+    public var id: String
+    public var accountID: String
+    public var name: String
+    public var signingKey: [UInt8]
+    public var signingKeyID: String
+    public var encryptionKey: [UInt8]
+    public var encryptionKeyID: String
+    public var createdAt: Date
+    public var keysSince: Date
+    public var lastSeenAt: Date?
+    public var revokedAt: Date?
+
+    public var isActive: Bool { revokedAt == nil }
+}
+
+public struct DeviceSessionRecord: Equatable, Sendable {
+    public var tokenHash: String
+    public var deviceID: String
+    public var accountID: String
+    public var createdAt: Date
+    public var lastUsedAt: Date
+    public var expiresAt: Date
+}
+
+/// One key pair a device has had.
+public struct KeyHistoryRecord: Equatable, Sendable {
+    public var deviceID: String
+    public var signingKey: [UInt8]
+    public var signingKeyID: String
+    public var encryptionKeyID: String
+    public var addedAt: Date
+    public var retiredAt: Date?
+    public var retiredBecause: String?
+}
+
+/// What adding a device or new keys came to.
+public enum DeviceWrite: Equatable, Sendable {
+    case done
+    case limitReached
+    case keyInUse
+    case notFound
+}

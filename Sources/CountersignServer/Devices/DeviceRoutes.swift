@@ -1,0 +1,99 @@
+import CountersignAPI
+import CountersignCrypto
+import Foundation
+import Hummingbird
+
+/// Devices, device sessions and the key directory under /v1 (docs/openapi.yaml).
+struct DeviceRoutes {
+    let accounts: AccountService
+    let devices: DeviceService
+    let maxBody: Int
+
+    static func device(_ d: DeviceRecord) -> Device {
+        Device(id: d.id, name: d.name, signingKey: Base64URL(d.signingKey), signingKeyId: d.signingKeyID,
+               encryptionKey: Base64URL(d.encryptionKey), encryptionKeyId: d.encryptionKeyID, createdAt: d.createdAt,
+               keysSince: d.keysSince, lastSeenAt: d.lastSeenAt, revokedAt: d.revokedAt)
+    }
+
+    func register(on router: Router<AppContext>) {
+        let v1 = router.group("v1")
+        v1.delete("sessions") { request, context in
+            try await accounts.signOutEverywhere(try await account(request), origin: APIRoutes.origin(request, context))
+            return Response(status: .noContent)
+        }
+        v1.post("devices/challenges") { request, _ in
+            try json(try await devices.registrationChallenge(try await account(request)), status: .created)
+        }
+        v1.post("devices") { request, context in
+            let auth = try await account(request)
+            let body = try await APIRoutes.decode(DeviceRegistrationRequest.self, request, maxBody: maxBody)
+            let device = try await devices.register(auth, body, origin: APIRoutes.origin(request, context))
+            return try json(Self.device(device), status: .created, headers: [.location: "/v1/devices/\(device.id)"])
+        }
+        v1.get("devices") { request, _ in
+            try json(DeviceList(devices: try await devices.list(try await account(request)).map(Self.device)))
+        }
+        v1.patch("devices/:id") { request, context in
+            let auth = try await account(request)
+            let body = try await APIRoutes.decode(DeviceRenameRequest.self, request, maxBody: maxBody)
+            let id = try context.parameters.require("id")
+            return try json(Self.device(try await devices.rename(auth, deviceID: id, name: body.name, origin: APIRoutes.origin(request, context))))
+        }
+        v1.delete("devices/:id") { request, context in
+            let auth = try await account(request)
+            try await devices.revoke(auth, deviceID: try context.parameters.require("id"), origin: APIRoutes.origin(request, context))
+            return Response(status: .noContent)
+        }
+        v1.post("device-sessions/challenges") { request, context in
+            let body = try await APIRoutes.decode(DeviceSessionChallengeRequest.self, request, maxBody: maxBody)
+            return try json(try await devices.sessionChallenge(deviceID: body.deviceId, origin: APIRoutes.origin(request, context)), status: .created)
+        }
+        v1.post("device-sessions") { request, context in
+            let body = try await APIRoutes.decode(DeviceSessionRequest.self, request, maxBody: maxBody)
+            let (token, session, device, account) = try await devices.openSession(body, origin: APIRoutes.origin(request, context))
+            return try json(DeviceSession(token: token, expiresAt: session.expiresAt, device: Self.device(device), username: account.username),
+                            status: .created)
+        }
+        v1.delete("device-sessions/current") { request, _ in
+            let auth = try await device(request)
+            try await devices.store.deleteDeviceSession(tokenHash: auth.session.tokenHash)
+            return Response(status: .noContent)
+        }
+        v1.post("devices/current/keys") { request, context in
+            let auth = try await device(request)
+            let body = try await APIRoutes.decode(KeyRotationRequest.self, request, maxBody: maxBody)
+            return try json(Self.device(try await devices.rotate(auth, body, origin: APIRoutes.origin(request, context))))
+        }
+        v1.get("users/:username/devices") { request, context in
+            // Any signed-in account or device may read the directory; anonymous callers may not list users.
+            try await anyone(request)
+            let (account, active, history) = try await devices.directory(username: try context.parameters.require("username"))
+            return try json(UserDirectory(
+                username: account.username,
+                devices: active.map {
+                    DirectoryDevice(id: $0.id, name: $0.name, signingKey: Base64URL($0.signingKey), signingKeyId: $0.signingKeyID,
+                                    encryptionKey: Base64URL($0.encryptionKey), encryptionKeyId: $0.encryptionKeyID,
+                                    createdAt: $0.createdAt, keysSince: $0.keysSince)
+                },
+                history: history.map {
+                    KeyHistoryEntry(deviceId: $0.deviceID, signingKeyId: $0.signingKeyID, encryptionKeyId: $0.encryptionKeyID,
+                                    signingKey: Base64URL($0.signingKey), addedAt: $0.addedAt, retiredAt: $0.retiredAt,
+                                    retiredBecause: $0.retiredBecause)
+                }))
+        }
+    }
+
+    func account(_ request: Request) async throws -> Authenticated {
+        try await accounts.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
+    }
+
+    func device(_ request: Request) async throws -> DeviceAuthenticated {
+        try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
+    }
+
+    /// An account session or a device session.
+    func anyone(_ request: Request) async throws {
+        let token = APIRoutes.bearerToken(request.headers[.authorization])
+        if token?.hasPrefix("csd_") == true { _ = try await devices.authenticate(deviceToken: token) } else { _ = try await accounts.authenticate(token: token) }
+    }
+}

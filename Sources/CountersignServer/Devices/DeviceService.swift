@@ -1,0 +1,195 @@
+import CountersignAPI
+import CountersignCrypto
+import Crypto
+import Foundation
+import Logging
+
+/// A request made with a device session: the session, its device and the device's account.
+public struct DeviceAuthenticated: Sendable {
+    public var session: DeviceSessionRecord
+    public var device: DeviceRecord
+    public var account: AccountRecord
+}
+
+/// Devices: registration with proof of possession, device sessions opened by signing a nonce, rename,
+/// revoke, key rotation, and the public key directory (docs/SERVER.md, "Devices"). Clock and randomness
+/// are injected; nothing here knows about HTTP.
+public final class DeviceService: Sendable {
+    let store: any DeviceStore
+    let accounts: AccountService
+    let config: ServerConfiguration
+    let clock: any WallClock
+    let random: any RandomSource
+    let nonces: AddressThrottle
+
+    public init(store: any DeviceStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock, random: any RandomSource) {
+        self.store = store; self.accounts = accounts; self.config = config; self.clock = clock; self.random = random
+        nonces = AddressThrottle(config.deviceNoncesPerAddress)
+    }
+
+    static let registerKind = "register", sessionKind = "session"
+
+    private func challenge(kind: String, subject: String) async throws -> DeviceChallenge {
+        let bytes = random.bytes(32)
+        let expires = clock.now().addingTimeInterval(config.challengeLifetime)
+        try await store.createChallenge(hash: Hex.encode(SHA256.hash(data: bytes)), kind: kind, subject: subject, expiresAt: expires)
+        return DeviceChallenge(challenge: Base64URL(bytes), expiresAt: expires)
+    }
+
+    private func spend(_ challenge: Base64URL, kind: String, subject: String) async throws {
+        guard challenge.bytes.count == 32,
+              try await store.spendChallenge(hash: Hex.encode(SHA256.hash(data: challenge.bytes)), kind: kind, subject: subject, now: clock.now())
+        else { throw DeviceError.challengeInvalid }
+    }
+
+    // MARK: Registration
+
+    public func registrationChallenge(_ auth: Authenticated) async throws -> DeviceChallenge {
+        try await challenge(kind: Self.registerKind, subject: auth.account.id)
+    }
+
+    static func publicKey(_ field: String, _ value: Base64URL) throws -> PublicKey {
+        do {
+            return try PublicKey(spki: value.bytes)
+        } catch {
+            throw AccountError.invalidField(field: field, reason: "a P-256 public key as SPKI DER in unpadded base64url (\(error))")
+        }
+    }
+
+    static func validName(_ raw: String) throws -> String {
+        let s = raw.trimmingCharacters(in: .whitespaces)
+        guard (1...64).contains(s.unicodeScalars.count), !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AccountError.invalidField(field: "name", reason: "1 to 64 characters, no control characters")
+        }
+        return s
+    }
+
+    public func register(_ auth: Authenticated, _ request: DeviceRegistrationRequest, origin: RequestOrigin) async throws -> DeviceRecord {
+        try accounts.requireRecentAuthentication(auth)
+        let name = try Self.validName(request.name)
+        let signing = try Self.publicKey("signingKey", request.signingKey)
+        let encryption = try Self.publicKey("encryptionKey", request.encryptionKey)
+        // Spent before the signature is checked: a challenge buys one attempt, right or wrong.
+        try await spend(request.challenge, kind: Self.registerKind, subject: auth.account.id)
+        let message = DeviceProof.registrationMessage(challenge: request.challenge.bytes, accountID: auth.account.id,
+                                                      signingKey: signing, encryptionKey: encryption)
+        guard signing.isValidSignature(request.signature.bytes, for: message) else {
+            try await accounts.audit(auth.account.id, "device-register", "bad-signature", origin)
+            throw DeviceError.badSignature("the signature does not verify with signingKey over the registration message (docs/SPEC.md §4e)")
+        }
+        let now = clock.now()
+        let device = DeviceRecord(id: accounts.newID(), accountID: auth.account.id, name: name, signingKey: signing.spkiDER,
+                                  signingKeyID: Hex.encode(signing.fingerprint.bytes), encryptionKey: encryption.spkiDER,
+                                  encryptionKeyID: Hex.encode(encryption.fingerprint.bytes), createdAt: now, keysSince: now,
+                                  lastSeenAt: nil, revokedAt: nil)
+        switch try await store.addDevice(device, maxActive: config.maxDevicesPerAccount) {
+        case .done: break
+        case .limitReached: throw DeviceError.deviceLimit(config.maxDevicesPerAccount)
+        case .keyInUse: throw DeviceError.keyInUse("a key of this device is already registered; make new keys (countersign device init)")
+        case .notFound: throw AccountError.unauthenticated
+        }
+        try await accounts.audit(auth.account.id, "device-register", "success", origin)
+        return device
+    }
+
+    // MARK: Device sessions
+
+    public func sessionChallenge(deviceID: String, origin: RequestOrigin) async throws -> DeviceChallenge {
+        if let wait = nonces.take(origin.address, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
+        guard deviceID.utf8.count <= 64 else { throw AccountError.invalidField(field: "deviceId", reason: "a device ID from POST /v1/devices") }
+        // Issued for any ID: whether a device exists is only learnt by proving its key.
+        return try await challenge(kind: Self.sessionKind, subject: deviceID)
+    }
+
+    public func openSession(_ request: DeviceSessionRequest, origin: RequestOrigin) async throws -> (String, DeviceSessionRecord, DeviceRecord, AccountRecord) {
+        try await spend(request.nonce, kind: Self.sessionKind, subject: request.deviceId)
+        guard let device = try await store.device(id: request.deviceId),
+              let account = try await accounts.store.account(id: device.accountID) else {
+            throw DeviceError.badSignature("no device with this ID holds a key that made this signature")
+        }
+        guard device.isActive else { throw DeviceError.revoked }
+        let key = try PublicKey(spki: device.signingKey)
+        guard key.isValidSignature(request.signature.bytes, for: DeviceProof.sessionMessage(nonce: request.nonce.bytes, deviceID: device.id)) else {
+            throw DeviceError.badSignature("the signature does not verify with this device's signing key over the session message (docs/SPEC.md §4e)")
+        }
+        let now = clock.now()
+        let token = "csd_" + random.bytes(32).base64URL
+        let session = DeviceSessionRecord(tokenHash: AccountService.tokenHash(token), deviceID: device.id, accountID: account.id,
+                                          createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(config.deviceSessionLifetime))
+        try await store.createDeviceSession(session)
+        try await store.touchDevice(id: device.id, at: now)
+        try await accounts.audit(account.id, "device-session", "success", origin)
+        return (token, session, device, account)
+    }
+
+    public func authenticate(deviceToken token: String?) async throws -> DeviceAuthenticated {
+        guard let token, token.hasPrefix("csd_"), token.utf8.count <= 64 else { throw DeviceError.unauthenticated }
+        let hash = AccountService.tokenHash(token)
+        let now = clock.now()
+        guard let session = try await store.deviceSession(tokenHash: hash) else { throw DeviceError.unauthenticated }
+        guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.deviceSessionIdle else {
+            try await store.deleteDeviceSession(tokenHash: hash)
+            throw DeviceError.unauthenticated
+        }
+        guard let device = try await store.device(id: session.deviceID), device.isActive,
+              let account = try await accounts.store.account(id: session.accountID) else { throw DeviceError.unauthenticated }
+        if now.timeIntervalSince(session.lastUsedAt) >= 60 {
+            try await store.touchDeviceSession(tokenHash: hash, at: now)
+            try await store.touchDevice(id: device.id, at: now)
+        }
+        return DeviceAuthenticated(session: session, device: device, account: account)
+    }
+
+    // MARK: Managing devices
+
+    public func list(_ auth: Authenticated) async throws -> [DeviceRecord] {
+        try await store.devices(accountID: auth.account.id, includeRevoked: true)
+    }
+
+    public func rename(_ auth: Authenticated, deviceID: String, name raw: String, origin: RequestOrigin) async throws -> DeviceRecord {
+        let name = try Self.validName(raw)
+        guard try await store.rename(deviceID: deviceID, accountID: auth.account.id, name: name) == .done,
+              let device = try await store.device(id: deviceID) else { throw DeviceError.notFound }
+        try await accounts.audit(auth.account.id, "device-rename", "success", origin)
+        return device
+    }
+
+    public func revoke(_ auth: Authenticated, deviceID: String, origin: RequestOrigin) async throws {
+        try accounts.requireRecentAuthentication(auth)
+        guard try await store.revoke(deviceID: deviceID, accountID: auth.account.id, at: clock.now()) == .done else { throw DeviceError.notFound }
+        try await accounts.audit(auth.account.id, "device-revoke", "success", origin)
+    }
+
+    public func rotate(_ auth: DeviceAuthenticated, _ request: KeyRotationRequest, origin: RequestOrigin) async throws -> DeviceRecord {
+        let old = try PublicKey(spki: auth.device.signingKey)
+        let signing = try Self.publicKey("signingKey", request.signingKey)
+        let encryption = try Self.publicKey("encryptionKey", request.encryptionKey)
+        let message = DeviceProof.rotationMessage(deviceID: auth.device.id, oldSigningKey: old, newSigningKey: signing, newEncryptionKey: encryption)
+        guard old.isValidSignature(request.oldKeySignature.bytes, for: message) else {
+            throw DeviceError.badSignature("oldKeySignature does not verify with the device's current signing key")
+        }
+        guard signing.isValidSignature(request.newKeySignature.bytes, for: message) else {
+            throw DeviceError.badSignature("newKeySignature does not verify with the new signing key")
+        }
+        let now = clock.now()
+        switch try await store.rotate(deviceID: auth.device.id, expectedSigningKeyID: auth.device.signingKeyID, signingKey: signing.spkiDER,
+                                      signingKeyID: Hex.encode(signing.fingerprint.bytes), encryptionKey: encryption.spkiDER,
+                                      encryptionKeyID: Hex.encode(encryption.fingerprint.bytes), at: now) {
+        case .done: break
+        case .keyInUse: throw DeviceError.keyInUse("a new key is already registered; make fresh keys")
+        case .notFound, .limitReached: throw DeviceError.revoked
+        }
+        try await accounts.audit(auth.account.id, "device-rotate", "success", origin)
+        guard let device = try await store.device(id: auth.device.id) else { throw DeviceError.notFound }
+        return device
+    }
+
+    // MARK: Directory
+
+    public func directory(username raw: String) async throws -> (AccountRecord, [DeviceRecord], [KeyHistoryRecord]) {
+        guard let username = try? AccountService.validUsername(raw), let account = try await accounts.store.account(username: username) else {
+            throw DeviceError.notFound
+        }
+        return (account, try await store.devices(accountID: account.id, includeRevoked: false), try await store.keyHistory(accountID: account.id))
+    }
+}

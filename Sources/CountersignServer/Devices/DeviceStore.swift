@@ -1,0 +1,31 @@
+import Foundation
+
+/// The storage the device service needs. `SQLDeviceStore` implements it; each method is atomic.
+public protocol DeviceStore: Sendable {
+    /// Records a single-use challenge under the SHA-256 of its bytes.
+    func createChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws
+    /// Deletes the challenge and says whether it existed for this kind and subject and had not expired.
+    func spendChallenge(hash: String, kind: String, subject: String, now: Date) async throws -> Bool
+
+    /// Inserts the device and its first key-history row, unless the account has `maxActive` active
+    /// devices or either key ID is known.
+    func addDevice(_ device: DeviceRecord, maxActive: Int) async throws -> DeviceWrite
+    func device(id: String) async throws -> DeviceRecord?
+    /// The account's devices, oldest first; revoked ones included when asked.
+    func devices(accountID: String, includeRevoked: Bool) async throws -> [DeviceRecord]
+    func keyHistory(accountID: String) async throws -> [KeyHistoryRecord]
+    func rename(deviceID: String, accountID: String, name: String) async throws -> DeviceWrite
+    /// Marks the device revoked, retires its keys, ends its sessions and drops its undelivered queue.
+    func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite
+    /// Replaces the device's keys (only if its signing key is still `expectedSigningKeyID`).
+    func rotate(deviceID: String, expectedSigningKeyID: String, signingKey: [UInt8], signingKeyID: String,
+                encryptionKey: [UInt8], encryptionKeyID: String, at: Date) async throws -> DeviceWrite
+    func touchDevice(id: String, at: Date) async throws
+
+    func createDeviceSession(_ session: DeviceSessionRecord) async throws
+    func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord?
+    func touchDeviceSession(tokenHash: String, at: Date) async throws
+    func deleteDeviceSession(tokenHash: String) async throws
+    /// Deletes expired challenges and device sessions.
+    func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws
+}

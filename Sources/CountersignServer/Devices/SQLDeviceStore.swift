@@ -1,0 +1,210 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// `DeviceStore` over SQLKit, for SQLite and PostgreSQL. Writes that check then insert run in one
+/// transaction; on PostgreSQL the account row is locked first (`FOR UPDATE`), so two registrations
+/// cannot both pass the device limit, and unique indexes on the key IDs back the reuse check.
+public struct SQLDeviceStore: DeviceStore {
+    let db: any Database
+    var sql: any SQLDatabase { db as! any SQLDatabase }
+    var isPostgres: Bool { sql.dialect.name == "postgresql" }
+
+    public init(database: any Database) { db = database }
+
+    // MARK: Challenges
+
+    public func createChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws {
+        try await sql.raw("""
+            INSERT INTO device_challenges (challenge_hash, kind, subject, expires_at)
+            VALUES (\(bind: hash), \(bind: kind), \(bind: subject), \(bind: expiresAt.ms))
+            """).run()
+    }
+
+    public func spendChallenge(hash: String, kind: String, subject: String, now: Date) async throws -> Bool {
+        let rows = try await sql.raw("""
+            DELETE FROM device_challenges WHERE challenge_hash = \(bind: hash) RETURNING kind, subject, expires_at
+            """).all()
+        guard let row = rows.first else { return false }
+        return try row.decode(column: "kind", as: String.self) == kind && row.decode(column: "subject", as: String.self) == subject
+            && row.decode(column: "expires_at", as: Int64.self) > now.ms
+    }
+
+    // MARK: Devices
+
+    private func lockAccount(_ sql: any SQLDatabase, _ accountID: String) async throws -> Bool {
+        let lock: SQLQueryString = isPostgres ? " FOR UPDATE" : ""
+        return try await sql.raw("SELECT id FROM accounts WHERE id = \(bind: accountID)\(lock)").first() != nil
+    }
+
+    private static func keysKnown(_ sql: any SQLDatabase, _ ids: [String]) async throws -> Bool {
+        try await sql.raw("""
+            SELECT device_id FROM device_keys WHERE signing_key_id IN (\(binds: ids)) OR encryption_key_id IN (\(binds: ids))
+            """).first() != nil
+    }
+
+    public func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
+        do {
+            return try await db.transaction { tx in
+                let sql = tx as! any SQLDatabase
+                guard try await lockAccount(sql, d.accountID) else { return .notFound }
+                let active = try await sql.raw("""
+                    SELECT COUNT(*) AS n FROM devices WHERE account_id = \(bind: d.accountID) AND revoked_at IS NULL
+                    """).first()?.decode(column: "n", as: Int64.self) ?? 0
+                guard active < maxActive else { return .limitReached }
+                guard try await !Self.keysKnown(sql, [d.signingKeyID, d.encryptionKeyID]) else { return .keyInUse }
+                try await sql.raw("""
+                    INSERT INTO devices (id, account_id, name, signing_key, signing_key_id, encryption_key, encryption_key_id,
+                                         created_at, keys_since, last_seen_at, revoked_at)
+                    VALUES (\(bind: d.id), \(bind: d.accountID), \(bind: d.name), \(bind: Data(d.signingKey)), \(bind: d.signingKeyID),
+                            \(bind: Data(d.encryptionKey)), \(bind: d.encryptionKeyID), \(bind: d.createdAt.ms), \(bind: d.keysSince.ms), NULL, NULL)
+                    """).run()
+                try await Self.insertKey(sql, deviceID: d.id, accountID: d.accountID, signingKey: d.signingKey, signingKeyID: d.signingKeyID,
+                                         encryptionKeyID: d.encryptionKeyID, at: d.createdAt)
+                return .done
+            }
+        } catch let e where Self.isUniqueViolation(e) {
+            return .keyInUse   // a concurrent registration took the key between the check and the insert
+        }
+    }
+
+    private static func insertKey(_ sql: any SQLDatabase, deviceID: String, accountID: String, signingKey: [UInt8], signingKeyID: String,
+                                  encryptionKeyID: String, at: Date) async throws {
+        try await sql.raw("""
+            INSERT INTO device_keys (device_id, account_id, signing_key, signing_key_id, encryption_key_id, added_at, retired_at, retired_because)
+            VALUES (\(bind: deviceID), \(bind: accountID), \(bind: Data(signingKey)), \(bind: signingKeyID), \(bind: encryptionKeyID),
+                    \(bind: at.ms), NULL, NULL)
+            """).run()
+    }
+
+    static func isUniqueViolation(_ error: any Error) -> Bool {
+        let text = String(reflecting: error).lowercased()
+        return text.contains("unique") || text.contains("23505")
+    }
+
+    public func device(id: String) async throws -> DeviceRecord? {
+        try await sql.raw("SELECT * FROM devices WHERE id = \(bind: id)").first().map(Self.device)
+    }
+
+    public func devices(accountID: String, includeRevoked: Bool) async throws -> [DeviceRecord] {
+        let filter: SQLQueryString = includeRevoked ? "" : " AND revoked_at IS NULL"
+        return try await sql.raw("SELECT * FROM devices WHERE account_id = \(bind: accountID)\(filter) ORDER BY created_at, id").all().map(Self.device)
+    }
+
+    static func device(_ row: any SQLRow) throws -> DeviceRecord {
+        DeviceRecord(id: try row.decode(column: "id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
+                     name: try row.decode(column: "name", as: String.self),
+                     signingKey: Array(try row.decode(column: "signing_key", as: Data.self)),
+                     signingKeyID: try row.decode(column: "signing_key_id", as: String.self),
+                     encryptionKey: Array(try row.decode(column: "encryption_key", as: Data.self)),
+                     encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
+                     createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
+                     keysSince: Date(ms: try row.decode(column: "keys_since", as: Int64.self)),
+                     lastSeenAt: try row.decode(column: "last_seen_at", as: Int64?.self).map(Date.init(ms:)),
+                     revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(ms:)))
+    }
+
+    public func keyHistory(accountID: String) async throws -> [KeyHistoryRecord] {
+        try await sql.raw("SELECT * FROM device_keys WHERE account_id = \(bind: accountID) ORDER BY added_at, id").all().map { row in
+            KeyHistoryRecord(deviceID: try row.decode(column: "device_id", as: String.self),
+                             signingKey: Array(try row.decode(column: "signing_key", as: Data.self)),
+                             signingKeyID: try row.decode(column: "signing_key_id", as: String.self),
+                             encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
+                             addedAt: Date(ms: try row.decode(column: "added_at", as: Int64.self)),
+                             retiredAt: try row.decode(column: "retired_at", as: Int64?.self).map(Date.init(ms:)),
+                             retiredBecause: try row.decode(column: "retired_because", as: String?.self))
+        }
+    }
+
+    public func rename(deviceID: String, accountID: String, name: String) async throws -> DeviceWrite {
+        let rows = try await sql.raw("""
+            UPDATE devices SET name = \(bind: name) WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) RETURNING id
+            """).all()
+        return rows.isEmpty ? .notFound : .done
+    }
+
+    public func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite {
+        try await db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            let rows = try await sql.raw("""
+                UPDATE devices SET revoked_at = \(bind: at.ms)
+                WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) AND revoked_at IS NULL RETURNING id
+                """).all()
+            guard !rows.isEmpty else { return .notFound }
+            try await sql.raw("""
+                UPDATE device_keys SET retired_at = \(bind: at.ms), retired_because = 'revoked'
+                WHERE device_id = \(bind: deviceID) AND retired_at IS NULL
+                """).run()
+            try await sql.raw("DELETE FROM device_sessions WHERE device_id = \(bind: deviceID)").run()
+            try await sql.raw("DELETE FROM message_queue WHERE device_id = \(bind: deviceID)").run()
+            return .done
+        }
+    }
+
+    public func rotate(deviceID: String, expectedSigningKeyID: String, signingKey: [UInt8], signingKeyID: String,
+                       encryptionKey: [UInt8], encryptionKeyID: String, at: Date) async throws -> DeviceWrite {
+        do {
+            return try await db.transaction { tx in
+                let sql = tx as! any SQLDatabase
+                guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else { return .notFound }
+                let current = try Self.device(row)
+                guard current.isActive, current.signingKeyID == expectedSigningKeyID else { return .notFound }
+                guard try await !Self.keysKnown(sql, [signingKeyID, encryptionKeyID]) else { return .keyInUse }
+                try await sql.raw("""
+                    UPDATE device_keys SET retired_at = \(bind: at.ms), retired_because = 'rotated'
+                    WHERE device_id = \(bind: deviceID) AND retired_at IS NULL
+                    """).run()
+                try await sql.raw("""
+                    UPDATE devices SET signing_key = \(bind: Data(signingKey)), signing_key_id = \(bind: signingKeyID),
+                        encryption_key = \(bind: Data(encryptionKey)), encryption_key_id = \(bind: encryptionKeyID), keys_since = \(bind: at.ms)
+                    WHERE id = \(bind: deviceID)
+                    """).run()
+                try await Self.insertKey(sql, deviceID: deviceID, accountID: current.accountID, signingKey: signingKey, signingKeyID: signingKeyID,
+                                         encryptionKeyID: encryptionKeyID, at: at)
+                return .done
+            }
+        } catch let e where Self.isUniqueViolation(e) {
+            return .keyInUse
+        }
+    }
+
+    public func touchDevice(id: String, at: Date) async throws {
+        try await sql.raw("UPDATE devices SET last_seen_at = \(bind: at.ms) WHERE id = \(bind: id)").run()
+    }
+
+    // MARK: Device sessions
+
+    public func createDeviceSession(_ s: DeviceSessionRecord) async throws {
+        try await sql.raw("""
+            INSERT INTO device_sessions (token_hash, device_id, account_id, created_at, last_used_at, expires_at)
+            VALUES (\(bind: s.tokenHash), \(bind: s.deviceID), \(bind: s.accountID), \(bind: s.createdAt.ms), \(bind: s.lastUsedAt.ms),
+                    \(bind: s.expiresAt.ms))
+            """).run()
+    }
+
+    public func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord? {
+        try await sql.raw("SELECT * FROM device_sessions WHERE token_hash = \(bind: tokenHash)").first().map { row in
+            DeviceSessionRecord(tokenHash: try row.decode(column: "token_hash", as: String.self),
+                                deviceID: try row.decode(column: "device_id", as: String.self),
+                                accountID: try row.decode(column: "account_id", as: String.self),
+                                createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
+                                lastUsedAt: Date(ms: try row.decode(column: "last_used_at", as: Int64.self)),
+                                expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)))
+        }
+    }
+
+    public func touchDeviceSession(tokenHash: String, at: Date) async throws {
+        try await sql.raw("UPDATE device_sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)").run()
+    }
+
+    public func deleteDeviceSession(tokenHash: String) async throws {
+        try await sql.raw("DELETE FROM device_sessions WHERE token_hash = \(bind: tokenHash)").run()
+    }
+
+    public func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws {
+        try await sql.raw("DELETE FROM device_challenges WHERE expires_at <= \(bind: now.ms)").run()
+        try await sql.raw("""
+            DELETE FROM device_sessions WHERE expires_at <= \(bind: now.ms) OR last_used_at <= \(bind: now.addingTimeInterval(-idle).ms)
+            """).run()
+    }
+}

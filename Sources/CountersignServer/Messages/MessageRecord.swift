@@ -1,0 +1,46 @@
+import Foundation
+
+/// A stored envelope and what the relay knows about it; `envelope` is ciphertext (docs/SPEC.md §4d).
+public struct MessageRecord: Equatable, Sendable {
+    public var id: String
+    public var senderAccountID: String
+    public var senderDeviceID: String
+    public var senderUsername: String
+    public var recipients: [String]
+    public var envelope: [UInt8]
+    public var digest: String
+    public var acceptedAt: Date
+    public var deliverAt: Date
+    public var expiresAt: Date
+    public var recipientDevices: Int
+    public var fetchedBy: Int
+    public var acknowledgedBy: Int
+    public var cancelled: Bool
+}
+
+/// One entry of a device's queue, with its message.
+public struct QueueEntry: Equatable, Sendable {
+    public var seq: Int64
+    public var incoming: Bool
+    public var message: MessageRecord
+}
+
+/// What storing a message came to.
+public enum StoreOutcome: Equatable, Sendable {
+    case stored(recipientDevices: Int)
+    /// The same bytes were stored before (a retried request): the earlier record.
+    case duplicate(MessageRecord)
+    case idReused
+    case deviceMismatch(missing: [DeviceKeyRefRecord], extra: [String])
+}
+
+/// A device as a mismatch names it.
+public struct DeviceKeyRefRecord: Equatable, Sendable {
+    public var username: String
+    public var deviceID: String
+    public var encryptionKeyID: String
+}
+
+public enum CancelOutcome: Equatable, Sendable {
+    case cancelled, notFound, alreadyDelivered
+}

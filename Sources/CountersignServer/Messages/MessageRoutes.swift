@@ -1,0 +1,54 @@
+import CountersignAPI
+import Foundation
+import Hummingbird
+
+/// Sending, fetching, acknowledging and cancelling messages under /v1 (docs/openapi.yaml). Every route
+/// needs a device session: an account password alone never reads or sends mail.
+struct MessageRoutes {
+    let devices: DeviceService
+    let messages: MessageService
+    /// An envelope of the largest size in unpadded base64url, and room for the rest of the JSON.
+    static let maxBody = 1_500_000
+
+    func register(on router: Router<AppContext>) {
+        let v1 = router.group("v1")
+        v1.post("messages") { request, _ in
+            let auth = try await device(request)
+            let body = try await APIRoutes.decode(SendMessageRequest.self, request, maxBody: Self.maxBody)
+            let (sent, created) = try await messages.send(auth, body)
+            return try json(sent, status: created ? .created : .ok, headers: [.location: "/v1/messages/\(sent.id)"])
+        }
+        v1.get("devices/current/messages") { request, _ in
+            let auth = try await device(request)
+            let q = request.uri.queryParameters
+            var after: Int64 = 0, limit = 100
+            if let a = q["after"] {
+                guard let n = Int64(String(a)), n >= 0 else { throw Problem.malformed("after must be a queue position (0 or a previous page's next)") }
+                after = n
+            }
+            if let l = q["limit"] {
+                guard let n = Int(String(l)), (1...100).contains(n) else { throw Problem.malformed("limit must be 1 to 100") }
+                limit = n
+            }
+            return try json(try await messages.fetch(auth, after: after, limit: limit))
+        }
+        v1.post("devices/current/acks") { request, _ in
+            let auth = try await device(request)
+            let body = try await APIRoutes.decode(AckRequest.self, request, maxBody: 64 * 1024)
+            return try json(AckResult(acknowledged: try await messages.acknowledge(auth, seqs: body.seqs)))
+        }
+        v1.get("messages/:id") { request, context in
+            let auth = try await device(request)
+            return try json(try await messages.status(auth, messageID: try context.parameters.require("id")))
+        }
+        v1.delete("messages/:id") { request, context in
+            let auth = try await device(request)
+            try await messages.cancel(auth, messageID: try context.parameters.require("id"))
+            return Response(status: .noContent)
+        }
+    }
+
+    func device(_ request: Request) async throws -> DeviceAuthenticated {
+        try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
+    }
+}

@@ -1,0 +1,109 @@
+import CountersignAPI
+import CountersignCrypto
+import Crypto
+import Foundation
+
+/// The relay: accepts an envelope only from the device that signed it and only when it is sealed to
+/// exactly the current devices of its recipients and of the sender; stores it once, queues it per device,
+/// releases it when due (docs/SERVER.md, "Messages"). It never holds a key that opens an envelope.
+public final class MessageService: Sendable {
+    let store: any MessageStore
+    let accounts: AccountService
+    let config: ServerConfiguration
+    let clock: any WallClock
+
+    public static let maxDeliverAfter = 30 * 86_400
+    public static let maxRecipients = 64
+
+    public init(store: any MessageStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock) {
+        self.store = store; self.accounts = accounts; self.config = config; self.clock = clock
+    }
+
+    public func send(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) async throws -> (SentMessage, created: Bool) {
+        let delay = request.deliverAfter ?? 0
+        guard (0...Self.maxDeliverAfter).contains(delay) else {
+            throw AccountError.invalidField(field: "deliverAfter", reason: "0 to \(Self.maxDeliverAfter) seconds (30 days)")
+        }
+        var names: [String] = []
+        for raw in request.to {
+            guard let name = try? AccountService.validUsername(raw) else {
+                throw AccountError.invalidField(field: "to", reason: "usernames; \"\(raw.prefix(40))\" is not one")
+            }
+            if !names.contains(name) { names.append(name) }
+        }
+        guard (1...Self.maxRecipients).contains(names.count) else {
+            throw AccountError.invalidField(field: "to", reason: "1 to \(Self.maxRecipients) usernames")
+        }
+        let bytes = request.envelope.bytes
+        guard bytes.count <= MessageEnvelope.maxSize else {
+            throw RelayError.invalidEnvelope("\(bytes.count) bytes; an envelope is at most \(MessageEnvelope.maxSize) (docs/SPEC.md §4d.5)")
+        }
+        let envelope: MessageEnvelope
+        do {
+            envelope = try MessageEnvelope(bytes: bytes)
+        } catch {
+            throw RelayError.invalidEnvelope("\(error)")
+        }
+        let signer = try PublicKey(spki: auth.device.signingKey)
+        do {
+            try await CPUWork.run { try envelope.verifySignature(from: signer) }
+        } catch {
+            throw RelayError.forgedSender("the envelope must be signed by this device's current signing key \(auth.device.signingKeyID): \(error)")
+        }
+        var recipients: [AccountRecord] = []
+        var unknown: [String] = []
+        for name in names {
+            if let a = try await accounts.store.account(username: name) { recipients.append(a) } else { unknown.append(name) }
+        }
+        guard unknown.isEmpty else { throw RelayError.unknownRecipients(unknown) }
+        let now = clock.now()
+        let id = Hex.encode(envelope.messageID)
+        let record = MessageRecord(id: id, senderAccountID: auth.account.id, senderDeviceID: auth.device.id, senderUsername: auth.account.username,
+                                   recipients: names, envelope: bytes, digest: Hex.encode(SHA256.hash(data: bytes)), acceptedAt: now,
+                                   deliverAt: now.addingTimeInterval(TimeInterval(delay)), expiresAt: now.addingTimeInterval(config.messageRetention),
+                                   recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0, cancelled: false)
+        let accountIDs = Array(Set(recipients.map(\.id) + [auth.account.id]))
+        let keyIDs = Set(envelope.recipients.map { Hex.encode($0.bytes) })
+        switch try await store.store(record, accountIDs: accountIDs, senderAccountID: auth.account.id, keyIDs: keyIDs) {
+        case .stored(let n):
+            return (SentMessage(id: id, acceptedAt: now, deliverAt: record.deliverAt, recipientDevices: n), true)
+        case .duplicate(let earlier):
+            return (SentMessage(id: id, acceptedAt: earlier.acceptedAt, deliverAt: earlier.deliverAt, recipientDevices: earlier.recipientDevices), false)
+        case .idReused:
+            throw RelayError.messageIDReused
+        case .deviceMismatch(let missing, let extra):
+            throw RelayError.deviceMismatch(
+                missing: missing.map { DeviceKeyRef(username: $0.username, deviceId: $0.deviceID, encryptionKeyId: $0.encryptionKeyID) },
+                extra: extra.map { DeviceKeyRef(username: nil, deviceId: nil, encryptionKeyId: $0) })
+        }
+    }
+
+    public func fetch(_ auth: DeviceAuthenticated, after: Int64, limit: Int) async throws -> MessagePage {
+        let entries = try await store.fetch(deviceID: auth.device.id, after: after, limit: max(1, min(limit, 100)), maxBytes: 8 << 20, now: clock.now())
+        let messages = entries.map { e in
+            QueuedMessage(seq: e.seq, id: e.message.id, direction: e.incoming ? "incoming" : "outgoing", from: e.message.senderUsername,
+                          fromDevice: e.message.senderDeviceID, to: e.message.recipients, envelope: Base64URL(e.message.envelope),
+                          acceptedAt: e.message.acceptedAt, deliverAt: e.message.deliverAt)
+        }
+        return MessagePage(messages: messages, next: messages.count == max(1, min(limit, 100)) ? messages.last?.seq : nil)
+    }
+
+    public func acknowledge(_ auth: DeviceAuthenticated, seqs: [Int64]) async throws -> Int {
+        guard seqs.count <= 1000 else { throw AccountError.invalidField(field: "seqs", reason: "at most 1000 positions per request") }
+        return try await store.acknowledge(deviceID: auth.device.id, seqs: seqs)
+    }
+
+    public func cancel(_ auth: DeviceAuthenticated, messageID: String) async throws {
+        switch try await store.cancel(messageID: messageID.lowercased(), senderAccountID: auth.account.id, now: clock.now()) {
+        case .cancelled: return
+        case .notFound: throw RelayError.notFound
+        case .alreadyDelivered: throw RelayError.alreadyDelivered
+        }
+    }
+
+    public func status(_ auth: DeviceAuthenticated, messageID: String) async throws -> MessageStatus {
+        guard let m = try await store.message(id: messageID.lowercased()), m.senderAccountID == auth.account.id else { throw RelayError.notFound }
+        return MessageStatus(id: m.id, to: m.recipients, acceptedAt: m.acceptedAt, deliverAt: m.deliverAt, recipientDevices: m.recipientDevices,
+                             fetchedBy: m.fetchedBy, acknowledgedBy: m.acknowledgedBy, cancelled: m.cancelled)
+    }
+}

@@ -1,0 +1,21 @@
+import Foundation
+
+/// The storage the relay needs. `SQLMessageStore` implements it; each method is atomic.
+public protocol MessageStore: Sendable {
+    /// In one transaction: reads the active devices of `accountIDs` (the recipients' and the sender's),
+    /// compares their encryption key IDs with `keyIDs`, and when they are equal and the message ID is
+    /// new, stores the message once and queues it for each device (incoming for recipients' devices,
+    /// outgoing for the sender's). Recipient devices are counted without the sender's own.
+    func store(_ message: MessageRecord, accountIDs: [String], senderAccountID: String, keyIDs: Set<String>) async throws -> StoreOutcome
+    /// The device's due, unexpired entries after `after`, oldest first, at most `limit` entries and
+    /// about `maxBytes` of envelopes; marks them fetched and counts first fetches as receipts.
+    func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> [QueueEntry]
+    /// Deletes the device's entries with these positions; returns how many there were.
+    func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int
+    func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome
+    func message(id: String) async throws -> MessageRecord?
+    /// Every stored message, newest first (the "what the server sees" view).
+    func allMessages(limit: Int) async throws -> [MessageRecord]
+    /// Deletes queue entries and messages past their expiry.
+    func purgeExpiredMessages(now: Date) async throws
+}

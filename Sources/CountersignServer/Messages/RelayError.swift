@@ -1,0 +1,20 @@
+import CountersignAPI
+import Foundation
+
+/// Why the relay refused a message operation. Closed; `Problem.init(_:)` maps each case to one problem type.
+public enum RelayError: Error, Equatable, Sendable {
+    /// The envelope does not parse as docs/SPEC.md §4d (the reason says which rule).
+    case invalidEnvelope(String)
+    /// The envelope is not signed by the sending device's current signing key, or the signature fails.
+    case forgedSender(String)
+    /// Some `to` names have no account.
+    case unknownRecipients([String])
+    /// The envelope's recipients are not exactly the current devices: what to add and what to drop.
+    case deviceMismatch(missing: [DeviceKeyRef], extra: [DeviceKeyRef])
+    /// The message ID was used before with other bytes.
+    case messageIDReused
+    /// No such message of this account (or of this device's queue).
+    case notFound
+    /// The message is already visible to its recipients and cannot be cancelled.
+    case alreadyDelivered
+}

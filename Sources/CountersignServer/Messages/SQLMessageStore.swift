@@ -1,0 +1,163 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// `MessageStore` over SQLKit, for SQLite and PostgreSQL. A send is one transaction: the device-set
+/// check, the envelope and its queue rows commit together or not at all; on PostgreSQL the recipients'
+/// account rows are locked (`FOR SHARE`) so a device cannot be added or revoked between check and insert.
+public struct SQLMessageStore: MessageStore {
+    let db: any Database
+    var sql: any SQLDatabase { db as! any SQLDatabase }
+    var isPostgres: Bool { sql.dialect.name == "postgresql" }
+
+    public init(database: any Database) { db = database }
+
+    public func store(_ m: MessageRecord, accountIDs: [String], senderAccountID: String, keyIDs: Set<String>) async throws -> StoreOutcome {
+        let postgres = isPostgres
+        return try await db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            if postgres {
+                // In a fixed order, so concurrent sends to overlapping recipients cannot deadlock.
+                try await sql.raw("SELECT id FROM accounts WHERE id IN (\(binds: accountIDs.sorted())) ORDER BY id FOR SHARE").run()
+            }
+            if let existing = try await sql.raw("SELECT * FROM messages WHERE id = \(bind: m.id)").first() {
+                let record = try Self.message(existing)
+                return record.digest == m.digest && record.senderAccountID == m.senderAccountID ? .duplicate(record) : .idReused
+            }
+            let rows = try await sql.raw("""
+                SELECT d.id, d.account_id, d.encryption_key_id, a.username FROM devices d JOIN accounts a ON a.id = d.account_id
+                WHERE d.revoked_at IS NULL AND d.account_id IN (\(binds: accountIDs))
+                """).all()
+            var devices: [(id: String, account: String, keyID: String, username: String)] = []
+            for row in rows {
+                devices.append((try row.decode(column: "id", as: String.self), try row.decode(column: "account_id", as: String.self),
+                                try row.decode(column: "encryption_key_id", as: String.self), try row.decode(column: "username", as: String.self)))
+            }
+            let current = Set(devices.map(\.keyID))
+            guard current == keyIDs else {
+                let missing = devices.filter { !keyIDs.contains($0.keyID) }
+                    .map { DeviceKeyRefRecord(username: $0.username, deviceID: $0.id, encryptionKeyID: $0.keyID) }
+                return .deviceMismatch(missing: missing, extra: keyIDs.subtracting(current).sorted())
+            }
+            let recipientDevices = devices.filter { $0.account != senderAccountID }.count
+            try await sql.raw("""
+                INSERT INTO messages (id, sender_account, sender_device, sender_username, recipients, envelope, digest, size, accepted_at,
+                                      deliver_at, expires_at, recipient_devices, fetched_by, acked_by, cancelled)
+                VALUES (\(bind: m.id), \(bind: m.senderAccountID), \(bind: m.senderDeviceID), \(bind: m.senderUsername),
+                        \(bind: m.recipients.joined(separator: ",")), \(bind: Data(m.envelope)), \(bind: m.digest), \(bind: Int64(m.envelope.count)),
+                        \(bind: m.acceptedAt.ms), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), \(bind: Int64(recipientDevices)), 0, 0, 0)
+                """).run()
+            // One statement for every queue row; ordered so each device sees its copies in send order.
+            let values = devices.sorted { $0.id < $1.id }.map { d -> SQLQueryString in
+                "(\(bind: d.id), \(bind: m.id), \(bind: Int64(d.account == senderAccountID ? 0 : 1)), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), 0)"
+            }
+            try await sql.raw("""
+                INSERT INTO message_queue (device_id, message_id, incoming, deliver_at, expires_at, fetched) VALUES \(values.joined(separator: ", "))
+                """).run()
+            return .stored(recipientDevices: recipientDevices)
+        }
+    }
+
+    public func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> [QueueEntry] {
+        try await db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            let rows = try await sql.raw("""
+                SELECT q.seq, q.incoming, q.fetched, m.* FROM message_queue q JOIN messages m ON m.id = q.message_id
+                WHERE q.device_id = \(bind: deviceID) AND q.seq > \(bind: after) AND q.deliver_at <= \(bind: now.ms) AND q.expires_at > \(bind: now.ms)
+                ORDER BY q.seq LIMIT \(bind: Int64(limit))
+                """).all()
+            var entries: [QueueEntry] = []
+            var firstFetches: [String: Int64] = [:]
+            var fresh: [Int64] = []
+            var bytes = 0
+            for row in rows {
+                let message = try Self.message(row)
+                if !entries.isEmpty, bytes + message.envelope.count > maxBytes { break }
+                bytes += message.envelope.count
+                let seq = try row.decode(column: "seq", as: Int64.self)
+                let incoming = try row.decode(column: "incoming", as: Int64.self) != 0
+                if try row.decode(column: "fetched", as: Int64.self) == 0 {
+                    fresh.append(seq)
+                    if incoming { firstFetches[message.id, default: 0] += 1 }
+                }
+                entries.append(QueueEntry(seq: seq, incoming: incoming, message: message))
+            }
+            if !fresh.isEmpty {
+                try await sql.raw("UPDATE message_queue SET fetched = 1 WHERE seq IN (\(binds: fresh))").run()
+            }
+            for (id, n) in firstFetches {
+                try await sql.raw("UPDATE messages SET fetched_by = fetched_by + \(bind: n) WHERE id = \(bind: id)").run()
+            }
+            return entries
+        }
+    }
+
+    public func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
+        guard !seqs.isEmpty else { return 0 }
+        return try await db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            let rows = try await sql.raw("""
+                DELETE FROM message_queue WHERE device_id = \(bind: deviceID) AND seq IN (\(binds: seqs)) RETURNING message_id, incoming, fetched
+                """).all()
+            var acked: [String: Int64] = [:], fetched: [String: Int64] = [:]
+            for row in rows where try row.decode(column: "incoming", as: Int64.self) != 0 {
+                let id = try row.decode(column: "message_id", as: String.self)
+                acked[id, default: 0] += 1
+                if try row.decode(column: "fetched", as: Int64.self) == 0 { fetched[id, default: 0] += 1 }
+            }
+            for (id, n) in acked {
+                try await sql.raw("""
+                    UPDATE messages SET acked_by = acked_by + \(bind: n), fetched_by = fetched_by + \(bind: fetched[id] ?? 0) WHERE id = \(bind: id)
+                    """).run()
+            }
+            return rows.count
+        }
+    }
+
+    public func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome {
+        try await db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            guard let row = try await sql.raw("""
+                SELECT * FROM messages WHERE id = \(bind: messageID) AND sender_account = \(bind: senderAccountID)
+                """).first() else { return .notFound }
+            let m = try Self.message(row)
+            guard !m.cancelled else { return .cancelled }
+            guard m.deliverAt > now else { return .alreadyDelivered }
+            try await sql.raw("DELETE FROM message_queue WHERE message_id = \(bind: messageID)").run()
+            // The ciphertext goes too: a cancelled message is kept only as a record that it was cancelled.
+            try await sql.raw("UPDATE messages SET cancelled = 1, envelope = \(bind: Data()) WHERE id = \(bind: messageID)").run()
+            return .cancelled
+        }
+    }
+
+    public func message(id: String) async throws -> MessageRecord? {
+        try await sql.raw("SELECT * FROM messages WHERE id = \(bind: id)").first().map(Self.message)
+    }
+
+    public func allMessages(limit: Int) async throws -> [MessageRecord] {
+        try await sql.raw("SELECT * FROM messages ORDER BY accepted_at DESC, id LIMIT \(bind: Int64(limit))").all().map(Self.message)
+    }
+
+    public func purgeExpiredMessages(now: Date) async throws {
+        try await sql.raw("DELETE FROM message_queue WHERE expires_at <= \(bind: now.ms)").run()
+        try await sql.raw("DELETE FROM messages WHERE expires_at <= \(bind: now.ms)").run()
+    }
+
+    static func message(_ row: any SQLRow) throws -> MessageRecord {
+        let recipients = try row.decode(column: "recipients", as: String.self)
+        return MessageRecord(id: try row.decode(column: "id", as: String.self),
+                             senderAccountID: try row.decode(column: "sender_account", as: String.self),
+                             senderDeviceID: try row.decode(column: "sender_device", as: String.self),
+                             senderUsername: try row.decode(column: "sender_username", as: String.self),
+                             recipients: recipients.isEmpty ? [] : recipients.split(separator: ",").map(String.init),
+                             envelope: Array(try row.decode(column: "envelope", as: Data.self)),
+                             digest: try row.decode(column: "digest", as: String.self),
+                             acceptedAt: Date(ms: try row.decode(column: "accepted_at", as: Int64.self)),
+                             deliverAt: Date(ms: try row.decode(column: "deliver_at", as: Int64.self)),
+                             expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)),
+                             recipientDevices: Int(try row.decode(column: "recipient_devices", as: Int64.self)),
+                             fetchedBy: Int(try row.decode(column: "fetched_by", as: Int64.self)),
+                             acknowledgedBy: Int(try row.decode(column: "acked_by", as: Int64.self)),
+                             cancelled: try row.decode(column: "cancelled", as: Int64.self) != 0)
+    }
+}

@@ -1,0 +1,89 @@
+import CountersignAPI
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// The wire types of CountersignAPI and the schemas of openapi.yaml name the same fields, and agree on
+/// which are required: a field added to one and not the other fails here.
+@Suite struct APITypesTests {
+    /// openapi.yaml as JSON, read by PyYAML (installed with openapi-spec-validator by scripts/test.sh).
+    static func schemas() throws -> [String: [String: Any]] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import sys, json, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try p.run()
+        input.fileHandleForWriting.write(Data(CountersignServer.openAPIDocument))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let doc = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let components = try #require(doc["components"] as? [String: Any])
+        return try #require(components["schemas"] as? [String: [String: Any]])
+    }
+
+    static let date = Date(timeIntervalSince1970: 1_800_000_000)
+    static let b = Base64URL([1, 2, 3])
+
+    /// One value of each wire type, under the schema name that documents it.
+    nonisolated(unsafe) static let samples: [(String, Any)] = [
+        ("RegisterRequest", RegisterRequest(username: "u", password: "p", name: "n", lastname: "l")),
+        ("SignInRequest", SignInRequest(username: "u", password: "p")),
+        ("PasswordChangeRequest", PasswordChangeRequest(currentPassword: "a", newPassword: "b")),
+        ("ReauthRequest", ReauthRequest(password: "p")),
+        ("Settings", AccountSettings(reauthIntervalMinutes: 0)),
+        ("Account", Account(id: "i", username: "u", name: "n", lastname: "l", settings: .init(reauthIntervalMinutes: 0), createdAt: date)),
+        ("Session", SignedInSession(token: "t", expiresAt: date, account: Account(id: "i", username: "u", name: "n", lastname: "l",
+                                                                                  settings: .init(reauthIntervalMinutes: 0), createdAt: date))),
+        ("AuditEvent", AuditEvent(id: 1, at: date, kind: "k", outcome: "o", address: "a", userAgent: "u")),
+        ("AuditPage", AuditPage(events: [], next: nil)),
+        ("Challenge", CaptchaChallenge(algorithm: "SHA-256", challenge: "c", maxnumber: 1, salt: "s", signature: "g")),
+        ("DeviceChallenge", DeviceChallenge(challenge: b, expiresAt: date)),
+        ("DeviceRegistrationRequest", DeviceRegistrationRequest(name: "n", signingKey: b, encryptionKey: b, challenge: b, signature: b)),
+        ("Device", Device(id: "i", name: "n", signingKey: b, signingKeyId: "k", encryptionKey: b, encryptionKeyId: "k", createdAt: date,
+                          keysSince: date, lastSeenAt: nil, revokedAt: nil)),
+        ("DeviceList", DeviceList(devices: [])),
+        ("DeviceRenameRequest", DeviceRenameRequest(name: "n")),
+        ("DeviceSessionChallengeRequest", DeviceSessionChallengeRequest(deviceId: "d")),
+        ("DeviceSessionRequest", DeviceSessionRequest(deviceId: "d", nonce: b, signature: b)),
+        ("KeyRotationRequest", KeyRotationRequest(signingKey: b, encryptionKey: b, oldKeySignature: b, newKeySignature: b)),
+        ("DirectoryDevice", DirectoryDevice(id: "i", name: "n", signingKey: b, signingKeyId: "k", encryptionKey: b, encryptionKeyId: "k",
+                                            createdAt: date, keysSince: date)),
+        ("KeyHistoryEntry", KeyHistoryEntry(deviceId: "d", signingKeyId: "k", encryptionKeyId: "k", signingKey: b, addedAt: date, retiredAt: nil,
+                                            retiredBecause: nil)),
+        ("UserDirectory", UserDirectory(username: "u", devices: [], history: [])),
+        ("DeviceKeyRef", DeviceKeyRef(username: nil, deviceId: nil, encryptionKeyId: "k")),
+        ("SendMessageRequest", SendMessageRequest(to: ["u"], envelope: b)),
+        ("SentMessage", SentMessage(id: "i", acceptedAt: date, deliverAt: date, recipientDevices: 1)),
+        ("QueuedMessage", QueuedMessage(seq: 1, id: "i", direction: "incoming", from: "f", fromDevice: "d", to: [], envelope: b, acceptedAt: date,
+                                        deliverAt: date)),
+        ("MessagePage", MessagePage(messages: [], next: nil)),
+        ("AckRequest", AckRequest(seqs: [])),
+        ("AckResult", AckResult(acknowledged: 0)),
+        ("MessageStatus", MessageStatus(id: "i", to: [], acceptedAt: date, deliverAt: date, recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0,
+                                        cancelled: false)),
+    ]
+
+    @Test func everyWireTypeMatchesItsSchema() throws {
+        let schemas = try Self.schemas()
+        for (name, value) in Self.samples {
+            guard let schema = schemas[name], let properties = schema["properties"] as? [String: Any] else {
+                Issue.record("openapi.yaml has no schema \(name)")
+                continue
+            }
+            let fields = Mirror(reflecting: value).children.compactMap { child -> (String, Bool)? in
+                guard let label = child.label else { return nil }
+                return (label, Mirror(reflecting: child.value).displayStyle != .optional)
+            }
+            #expect(Set(fields.map(\.0)) == Set(properties.keys), "\(name): fields differ from the schema's properties")
+            let required = Set((schema["required"] as? [String]) ?? [])
+            #expect(Set(fields.filter(\.1).map(\.0)) == required, "\(name): required fields differ")
+        }
+        // ProblemDetails: its fields are the Problem schema's properties.
+        let problem = try #require(schemas["Problem"]?["properties"] as? [String: Any])
+        let problemFields = ["type", "code", "title", "status", "detail", "field", "retryAt", "locked", "intervalMinutes", "missingDevices", "extraDevices"]
+        #expect(Set(problemFields) == Set(problem.keys))
+    }
+}
