@@ -14,9 +14,13 @@ struct Countersign: AsyncParsableCommand {
         Open what you got:   countersign open -i me.key -o report.pdf report.pdf.cs
         FileLock app format: countersign seal --format filelock -r filelock.pem photo.jpg > encrypted_file.pkg
         Send a short text:   countersign message seal -r them.pub -s me.key "hello" > msg.txt
+        Message someone:     countersign account login me --server URL; countersign device init
+                             countersign send --to them "hello"; countersign inbox; countersign read ID
         """,
         version: "0.1.0",
-        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, AccountCommand.self, Admin.self]
+        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, AccountCommand.self, Admin.self,
+                      DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self,
+                      ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self]
     )
 
     static func main() async {

@@ -1,0 +1,229 @@
+import ArgumentParser
+import CountersignClient
+import CountersignCrypto
+import Foundation
+
+/// `countersign device …`: this config directory as a device of the signed-in account.
+struct DeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "Make this config directory a device of your account, list, revoke and rotate devices.",
+        discussion: """
+        A device is one config directory ($COUNTERSIGN_CONFIG_DIR, else ~/.config/countersign) with its own \
+        P-256 key in keys/ (encrypted PKCS#8, mode 0600), used both to sign what it sends and to open what \
+        it receives. Several users share a machine by using one config directory each.
+        """,
+        subcommands: [Init.self, List.self, Revoke.self, Rotate.self]
+    )
+
+    /// The signed-in account session, or an error naming `account login`.
+    static func accountClient() throws -> (CountersignClient, SessionFile) {
+        guard let session = SessionFile.load() else { throw ClientError.notSignedIn }
+        guard let url = URL(string: session.server) else { throw CLIError.io("\(SessionFile.url.path) names no valid server") }
+        return (CountersignClient(server: url, token: session.token), session)
+    }
+
+    /// Runs an account call that may need a recent password check: when the server asks for one, the
+    /// password is read (--password-file or the terminal) and the call made once more.
+    static func withReauthentication<T>(_ client: CountersignClient, _ session: SessionFile, passwordFile: String?,
+                                        what: String, _ call: () async throws -> T) async throws -> T {
+        do {
+            return try await accountCall(call)
+        } catch let e as ClientError where e.code == .reauthenticationRequired {
+            let password: String
+            do {
+                password = try AccountCommand.password(file: passwordFile, prompt: "The server asks for your password again before \(what).\nPassword for \(session.username): ")
+            } catch let e as CLIError {
+                throw CLIError.usage("""
+                    the server asks for your password again before \(what) (re-authentication): pass --password-file FILE, \
+                    or sign in again with `countersign account login \(session.username)` and retry (\(e))
+                    """)
+            }
+            try await accountCall { try await client.reauthenticate(password: password) }
+            return try await accountCall(call)
+        }
+    }
+
+    /// An account call whose expired session is named as such.
+    static func accountCall<T>(_ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch let e as ClientError where e.code == .unauthenticated {
+            throw CLIError.usage("your account session has ended (\(e)); run `countersign account login` again")
+        }
+    }
+
+    struct Init: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a key for this device, register it with the signed-in account and open a device session.",
+            discussion: "Run `countersign account login` first. The key goes to keys/<key ID>.key in the config directory."
+        )
+
+        @Option(help: ArgumentHelp("The device's name, 1 to 64 characters (default: the host name).", valueName: "name"))
+        var name: String?
+
+        @Option(name: .long, help: ArgumentHelp("Read the new key's passphrase from the first line of this file.", valueName: "file"))
+        var passphraseFile: String?
+
+        @Flag(name: .long, help: "Store the device key unencrypted.")
+        var noPassphrase = false
+
+        @Option(name: .long, help: ArgumentHelp("Read your account password from this file if the server asks for it again.", valueName: "file"))
+        var passwordFile: String?
+
+        func validate() throws {
+            if noPassphrase, passphraseFile != nil { throw ValidationError("--no-passphrase and --passphrase-file exclude each other") }
+            if let name, !(1...64).contains(name.trimmingCharacters(in: .whitespaces).unicodeScalars.count) {
+                throw ValidationError("--name takes 1 to 64 characters")
+            }
+        }
+
+        func run() async throws {
+            let (client, session) = try DeviceCommand.accountClient()
+            if let existing = try DeviceFile.load() {
+                guard existing.username == session.username else {
+                    throw CLIError.usage("""
+                        \(PrivateFiles.config.path) holds \(existing.username)'s device, but you are signed in as \(session.username); \
+                        give each user a config directory of their own (COUNTERSIGN_CONFIG_DIR=DIR)
+                        """)
+                }
+                throw CLIError.usage("""
+                    this config directory already is device \(existing.deviceId) ("\(Terminal.printable(existing.name))") of \(existing.username); \
+                    to replace it, run `countersign device revoke \(existing.deviceId)` first
+                    """)
+            }
+            let deviceName = (name ?? DeviceContext.hostName()).trimmingCharacters(in: .whitespaces)
+            let passphrase = try Keyring.newPassphrase(file: passphraseFile, none: noPassphrase)
+            let identity = Identity.generate()
+            let keyFile = try Keyring.store(identity, passphrase: passphrase)
+            let device: Device
+            do {
+                device = try await DeviceCommand.withReauthentication(client, session, passwordFile: passwordFile, what: "adding a device") {
+                    try await client.registerDevice(name: deviceName, signing: identity, encryptionKey: identity.publicKey)
+                }
+            } catch {
+                PrivateFiles.remove(PrivateFiles.config.appendingPathComponent(keyFile))
+                throw error
+            }
+            let state = DeviceFile(server: session.server, username: session.username, deviceId: device.id, name: device.name,
+                                   keyFile: keyFile, oldKeyFiles: [], pendingKeyFile: nil, createdAt: device.createdAt)
+            try state.save()
+            print("registered device \(device.id) (\"\(Terminal.printable(device.name))\") for \(session.username)")
+            print("key \(PrivateFiles.config.appendingPathComponent(keyFile).path), fingerprint \(identity.publicKey.fingerprint)")
+            do {
+                let opened = try await client.openDeviceSession(deviceID: device.id, signing: identity)
+                try DeviceSessionFile(deviceId: device.id, token: opened.token, expiresAt: opened.expiresAt).save()
+            } catch {
+                Terminal.warn("warning: no device session yet (\(error)); the next message command opens one")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List your account's devices, revoked ones included; * marks this one.")
+
+        func run() async throws {
+            let (client, session) = try DeviceCommand.accountClient()
+            let mine = (try? DeviceFile.load()).flatMap { $0?.server == session.server && $0?.username == session.username ? $0 : nil }
+            let devices = try await DeviceCommand.accountCall { try await client.devices() }
+            if devices.isEmpty {
+                print("no devices; run `countersign device init` to make this one")
+                return
+            }
+            print("  ID                                    NAME                 FINGERPRINT                          CREATED               LAST SEEN             REVOKED")
+            for d in devices.sorted(by: { $0.createdAt < $1.createdAt }) {
+                let this = d.id == mine?.deviceId
+                let name = Terminal.printable(d.name)
+                let columns = [
+                    (this ? "* " : "  ") + d.id.padding(toLength: max(36, d.id.count), withPad: " ", startingAt: 0),
+                    name.count > 20 ? String(name.prefix(19)) + "…" : name.padding(toLength: 20, withPad: " ", startingAt: 0),
+                    KeyIDs.fingerprint(hex: d.signingKeyId).padding(toLength: 35, withPad: " ", startingAt: 0),
+                    PrivateFiles.date(d.createdAt),
+                    (d.lastSeenAt.map(PrivateFiles.date) ?? "never").padding(toLength: 20, withPad: " ", startingAt: 0),
+                    d.revokedAt.map(PrivateFiles.date) ?? "-",
+                ]
+                print(columns.joined(separator: "  ") + (this ? "  (this device)" : ""))
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a device of your account: its sessions end and it receives nothing more.",
+            discussion: "Revoking this device also clears its state here (device.json); its keys and stored messages stay."
+        )
+
+        @Argument(help: "The device ID (see `countersign device list`).") var id: String
+
+        @Option(name: .long, help: ArgumentHelp("Read your account password from this file if the server asks for it again.", valueName: "file"))
+        var passwordFile: String?
+
+        func run() async throws {
+            let (client, session) = try DeviceCommand.accountClient()
+            let mine = (try? DeviceFile.load()).flatMap { $0?.deviceId == id && $0?.server == session.server ? $0 : nil }
+            func clearThisDevice() {
+                DeviceFile.remove()
+                print("that was this device: its state here is cleared (keys and stored messages stay); `countersign device init` makes a new one")
+            }
+            do {
+                try await DeviceCommand.withReauthentication(client, session, passwordFile: passwordFile, what: "revoking a device") {
+                    try await client.revokeDevice(id: id)
+                }
+            } catch let e as ClientError where e.code == .notFound || (e.code == nil && "\(e)".contains("not a valid ID")) {
+                if mine != nil {
+                    print("device \(id) was already revoked")
+                    clearThisDevice()
+                    return
+                }
+                throw CLIError.usage("no active device \(Terminal.printable(id)) in \(session.username)'s account; `countersign device list` shows them")
+            }
+            print("revoked device \(id)")
+            if mine != nil { clearThisDevice() }
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace this device's key; the old one stays in the keyring so older messages still open.",
+            discussion: """
+            The old key signs for the new one and the new one proves itself (docs/SPEC.md §4e). The new key \
+            gets the old key's passphrase. People who pinned this device will be asked to trust it again.
+            """
+        )
+
+        @OptionGroup var keyOptions: PrivateKeyOptions
+
+        func run() async throws {
+            let context = try DeviceContext(keyOptions: keyOptions)
+            let old = try context.currentIdentity()
+            let passphrase = try context.currentPassphrase()
+            let new = Identity.generate()
+            let newFile = try Keyring.store(new, passphrase: passphrase)
+            var pending = context.device
+            pending.pendingKeyFile = newFile
+            try context.saveDevice(pending)
+            do {
+                _ = try await context.withSession {
+                    try await context.client.rotateKeys(deviceID: context.device.deviceId, old: old, newSigning: new, newEncryptionKey: new.publicKey)
+                }
+            } catch {
+                // Refused: the old key stays current. (A lost answer leaves the new key pending; the next
+                // device session finds out which one the server has.)
+                if case ClientError.problem = error {
+                    var back = context.device
+                    back.pendingKeyFile = nil
+                    try? context.saveDevice(back)
+                    PrivateFiles.remove(PrivateFiles.config.appendingPathComponent(newFile))
+                }
+                throw error
+            }
+            var done = context.device
+            done.oldKeyFiles.append(done.keyFile)
+            done.keyFile = newFile
+            done.pendingKeyFile = nil
+            try context.saveDevice(done)
+            print("rotated device \(done.deviceId): \(old.publicKey.fingerprint) -> \(new.publicKey.fingerprint)")
+            print("the old key stays in \(PrivateFiles.keysDirectory.path) to open messages sealed to it")
+        }
+    }
+}

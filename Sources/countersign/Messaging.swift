@@ -1,0 +1,388 @@
+import ArgumentParser
+import CountersignClient
+import CountersignCrypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A message as this device keeps it (`messages/<id>.json`, 0600): the relay's metadata and the sealed
+/// envelope, never the plaintext. A message sent from this device is recorded at once without its
+/// envelope; the copy the server queues for this device fills it in.
+struct StoredMessage: Codable {
+    var id: String
+    var direction: String
+    var from: String
+    var fromDevice: String
+    var to: [String]
+    /// The envelope's `created` (the sender's clock, signed; checked when the message is read).
+    var sentAt: Date
+    var acceptedAt: Date
+    var deliverAt: Date
+    /// Unpadded base64url of the envelope's bytes.
+    var envelope: Base64URL?
+    var read: Bool
+    var readAt: Date?
+
+    var incoming: Bool { direction == "incoming" }
+    var peer: String { incoming ? from : to.joined(separator: ",") }
+
+    static func url(_ id: String) -> URL { PrivateFiles.messagesDirectory.appendingPathComponent("\(id).json") }
+    static func isID(_ text: String) -> Bool { text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
+
+    static func load(_ id: String) throws -> StoredMessage? { try PrivateFiles.readJSON(StoredMessage.self, at: url(id)) }
+    func save() throws { try PrivateFiles.writeJSON(self, to: Self.url(id)) }
+
+    /// Every stored message, oldest first.
+    static func all() throws -> [StoredMessage] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: PrivateFiles.messagesDirectory.path)) ?? []
+        return try names.filter { $0.hasSuffix(".json") && isID(String($0.dropLast(5))) }
+            .compactMap { try load(String($0.dropLast(5))) }
+            .sorted { ($0.sentAt, $0.id) < ($1.sentAt, $1.id) }
+    }
+
+    /// The message whose ID is `text` or starts with it (at least 4 hex digits).
+    static func find(_ text: String) throws -> StoredMessage {
+        let wanted = text.lowercased()
+        guard wanted.utf8.count >= 4, wanted.utf8.count <= 32, wanted.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw CLIError.usage("\"\(Terminal.printable(String(text.prefix(40))))\" is not a message ID (32 hex digits, or the first few of them)")
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: PrivateFiles.messagesDirectory.path)) ?? []
+        let matches = names.filter { $0.hasSuffix(".json") && $0.hasPrefix(wanted) && isID(String($0.dropLast(5))) }
+        guard matches.count <= 1 else { throw CLIError.usage("\(wanted) is the start of \(matches.count) message IDs; give more of it") }
+        guard let name = matches.first, let message = try load(String(name.dropLast(5))) else {
+            throw CLIError.usage("no message \(wanted) on this device; run `countersign inbox` to fetch new messages")
+        }
+        return message
+    }
+}
+
+/// `countersign send`.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Seal a text to every device of the recipients (and of your account), sign it, and send it.",
+        discussion: """
+        TEXT is the message (put -- before one that starts with a dash); - or nothing reads it from standard \
+        input (UTF-8, at most 1 MiB). The first message to someone pins their devices (trust on first use); \
+        if their devices change later, nothing is sent until you run `countersign trust USER`.
+        """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("A recipient's username (repeat for more).", valueName: "user"))
+    var to: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Hold the message on the server this long first: 15s, 2m, 1h, 1d (at most 30d).", valueName: "duration"))
+    var after: String?
+
+    @Flag(name: .long, help: "Report each step on standard error.")
+    var verbose = false
+
+    @OptionGroup var keyOptions: PrivateKeyOptions
+
+    @Argument(help: ArgumentHelp("The message text; - or nothing for standard input.", valueName: "text"))
+    var text: String?
+
+    func validate() throws {
+        if to.isEmpty { throw ValidationError("name at least one recipient with --to USER") }
+        for user in to { try AccountCommand.validate(username: user.lowercased()) }
+        if let after { _ = try Self.seconds(after) }
+    }
+
+    /// `15s`, `2m`, `1h`, `1d` or plain seconds, 0 to 30 days.
+    static func seconds(_ text: String) throws -> Int {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var digits = Substring(text)
+        var unit = 1
+        if let last = text.last, let u = units[last] { unit = u; digits = digits.dropLast() }
+        guard !digits.isEmpty, digits.count <= 8, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(digits), n * unit <= 30 * 86_400 else {
+            throw ValidationError("--after takes a duration from 0 to 30 days, like 15s, 2m, 1h or 1d; not \(text)")
+        }
+        return n * unit
+    }
+
+    func run() async throws {
+        let plaintext = try readText()
+        let context = try DeviceContext(keyOptions: keyOptions)
+        let me = try context.currentIdentity()
+        let myKeyID = Hex.encode(me.publicKey.fingerprint.bytes)
+        guard myKeyID == context.device.keyID else { throw CLIError.io("\(context.device.keyPath) does not hold the key its name says") }
+        var book = try ContactBook.load()
+        var firstContacts: [String: [PinnedDevice]] = [:]
+        let recipients = to.map { $0.lowercased() }
+        let now = Date()
+        let sent: SentMessage
+        do {
+            sent = try await context.withSession {
+                firstContacts = [:]
+                return try await context.client.sendMessage(plaintext, to: recipients, from: context.username, signing: me,
+                                                             deliverAfter: try after.map(Self.seconds), now: now,
+                                                             check: { try book.check($0, me: context.device, myKeyID: myKeyID, firstContacts: &firstContacts) },
+                                                             report: { if verbose { Terminal.warn($0.rawValue) } })
+            }
+        } catch let e as ClientError where e.code == .unknownRecipient {
+            throw CLIError.usage("nothing was sent: \(e)")
+        } catch let e as ClientError where e.code == .notFound {
+            // The directory lookup failed: name who is missing.
+            var missing: [String] = []
+            for user in recipients where !missing.contains(user) {
+                if case ClientError.problem(let p)? = await Self.failure(of: { _ = try await context.client.directory(username: user) }), p.kind == .notFound {
+                    missing.append(user)
+                }
+            }
+            throw CLIError.usage("nothing was sent: there is no user \(missing.isEmpty ? "among the recipients" : missing.joined(separator: ", ")) on \(context.device.server)")
+        }
+        for (user, devices) in firstContacts.sorted(by: { $0.key < $1.key }) {
+            book.pin(user, devices, now: now)
+            if user == context.username.lowercased() {
+                if !devices.isEmpty {
+                    Terminal.warn("pinned your account's \(devices.count) other device\(devices.count == 1 ? "" : "s"): "
+                        + devices.map(\.label).joined(separator: "; "))
+                }
+            } else {
+                Terminal.warn("first message to \(user): pinned \(devices.count) device\(devices.count == 1 ? "" : "s") (trust on first use): "
+                    + devices.map(\.label).joined(separator: "; ") + "; compare `countersign safety-number \(user)` with \(user) to be sure")
+            }
+        }
+        if !firstContacts.isEmpty { try book.save() }
+        // Recorded as sent now; the copy the server queues for this device brings the envelope.
+        if (try? StoredMessage.load(sent.id)) == nil {
+            try? StoredMessage(id: sent.id, direction: "outgoing", from: context.username, fromDevice: context.device.deviceId, to: recipients,
+                               sentAt: now, acceptedAt: sent.acceptedAt, deliverAt: sent.deliverAt, envelope: nil, read: true, readAt: nil).save()
+        }
+        let delivery = sent.deliverAt > sent.acceptedAt.addingTimeInterval(0.5) ? "delivered at \(PrivateFiles.date(sent.deliverAt))" : "delivered now"
+        print("sent \(sent.id) to \(recipients.joined(separator: ", ")) (\(sent.recipientDevices) device\(sent.recipientDevices == 1 ? "" : "s")); \(delivery)")
+    }
+
+    static func failure(of call: () async throws -> Void) async -> ClientError? {
+        do { try await call(); return nil } catch { return error as? ClientError }
+    }
+
+    private func readText() throws -> [UInt8] {
+        let bytes: [UInt8]
+        if let text, text != "-" {
+            bytes = Array(text.utf8)
+        } else {
+            guard let read = try PrefixedSource.readAll(FileDescriptorSource(fd: 0, owns: false), limit: MessageEnvelope.maxPlaintext) else {
+                throw CLIError.usage("the message on standard input is over 1 MiB; send larger content as a sealed file (`countersign seal`)")
+            }
+            bytes = read
+        }
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw CLIError.usage("the message is not UTF-8 text; send binary content as a sealed file (`countersign seal`)")
+        }
+        guard bytes.count <= MessageEnvelope.maxPlaintext else {
+            throw CLIError.usage("the message is \(bytes.count) bytes; the limit is 1 MiB")
+        }
+        return bytes
+    }
+}
+
+/// Fetching this device's queue into `messages/`.
+enum Mailbox {
+    /// Fetches every due message, stores each envelope, and only then acknowledges it; a message already
+    /// stored (an earlier run stored it but its acknowledgement was lost) is acknowledged again, not
+    /// duplicated. Returns the IDs newly stored.
+    static func sync(_ context: DeviceContext) async throws -> [String] {
+        var fresh: [String] = []
+        var cursor: Int64 = 0
+        while true {
+            let page = try await context.withSession { try await context.client.fetchMessages(after: cursor, limit: 100) }
+            var stored: [Int64] = []
+            for m in page.messages {
+                cursor = max(cursor, m.seq)
+                guard let message = verifiedHeader(m) else { stored.append(m.seq); continue }
+                if let existing = try StoredMessage.load(m.id) {
+                    if existing.envelope == nil {
+                        var filled = message
+                        filled.read = existing.read
+                        try filled.save()
+                    }
+                } else {
+                    try message.save()
+                    fresh.append(m.id)
+                }
+                stored.append(m.seq)
+            }
+            if !stored.isEmpty {
+                _ = try await context.withSession { try await context.client.acknowledge(stored) }
+            }
+            guard let next = page.next, !page.messages.isEmpty else { break }
+            cursor = max(cursor, next)
+        }
+        return fresh
+    }
+
+    /// The entry as stored, or nil (with a warning) when the relay handed over something that is not an
+    /// envelope with this ID: it can never be opened, so it is acknowledged and dropped.
+    static func verifiedHeader(_ m: QueuedMessage) -> StoredMessage? {
+        guard StoredMessage.isID(m.id), ["incoming", "outgoing"].contains(m.direction) else {
+            Terminal.warn("warning: dropped queue entry \(m.seq): the server sent an invalid message ID or direction")
+            return nil
+        }
+        let envelope: MessageEnvelope
+        do {
+            envelope = try MessageEnvelope(bytes: m.envelope.bytes)
+        } catch {
+            Terminal.warn("warning: dropped message \(m.id): not a valid envelope (\(error))")
+            return nil
+        }
+        guard Hex.encode(envelope.messageID) == m.id else {
+            Terminal.warn("warning: dropped message \(m.id): its envelope carries another message ID")
+            return nil
+        }
+        return StoredMessage(id: m.id, direction: m.direction, from: m.from.lowercased(), fromDevice: m.fromDevice, to: m.to.map { $0.lowercased() },
+                             sentAt: Date(timeIntervalSince1970: Double(envelope.created) / 1000), acceptedAt: m.acceptedAt,
+                             deliverAt: m.deliverAt, envelope: m.envelope, read: false, readAt: nil)
+    }
+
+    /// One row per message, or one JSON array.
+    static func list(_ messages: [StoredMessage], json: Bool, receipts: [String: MessageStatus] = [:]) throws {
+        if json {
+            let rows: [[String: Any]] = messages.map { m in
+                var row: [String: Any] = [
+                    "id": m.id, "direction": m.direction, "peer": m.peer, "from": m.from, "to": m.to,
+                    "sentAt": PrivateFiles.date(m.sentAt), "acceptedAt": PrivateFiles.date(m.acceptedAt),
+                    "deliverAt": PrivateFiles.date(m.deliverAt), "read": m.read, "delivered": m.envelope != nil,
+                ]
+                if let r = receipts[m.id] {
+                    row["receipts"] = ["recipientDevices": r.recipientDevices, "fetchedBy": r.fetchedBy,
+                                       "acknowledgedBy": r.acknowledgedBy, "cancelled": r.cancelled]
+                }
+                return row
+            }
+            let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            return
+        }
+        for m in messages {
+            var columns = [m.id, m.incoming ? "in " : "out", Terminal.printable(m.peer).padding(toLength: 12, withPad: " ", startingAt: 0),
+                           PrivateFiles.date(m.sentAt), m.read ? "read  " : "unread"]
+            if !m.incoming {
+                if let r = receipts[m.id] {
+                    columns[4] = r.cancelled ? "cancelled"
+                        : "fetched \(r.fetchedBy)/\(r.recipientDevices), stored \(r.acknowledgedBy)/\(r.recipientDevices)"
+                        + (r.deliverAt > Date() ? ", due \(PrivateFiles.date(r.deliverAt))" : "")
+                } else {
+                    columns[4] = m.deliverAt > Date() ? "due \(PrivateFiles.date(m.deliverAt))" : "sent"
+                }
+            }
+            print(columns.joined(separator: "  "))
+        }
+    }
+}
+
+/// `countersign inbox`.
+struct InboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inbox",
+        abstract: "Fetch new messages and list the ones you received.",
+        discussion: """
+        Envelopes are kept sealed in messages/ in the config directory; `countersign read ID` opens one. \
+        The date is the sender's own (signed) clock.
+        """
+    )
+
+    @Flag(name: .long, help: "Print one JSON array (id, direction, peer, sentAt, acceptedAt, read, …).") var json = false
+    @OptionGroup var keyOptions: PrivateKeyOptions
+
+    func run() async throws {
+        let context = try DeviceContext(keyOptions: keyOptions)
+        let fresh = try await Mailbox.sync(context)
+        let incoming = try StoredMessage.all().filter(\.incoming)
+        if !json {
+            Terminal.warn(fresh.isEmpty ? "no new messages" : "\(fresh.count) new message\(fresh.count == 1 ? "" : "s")")
+            if incoming.isEmpty { print("no messages") }
+        }
+        try Mailbox.list(incoming, json: json)
+    }
+}
+
+/// `countersign outbox`.
+struct OutboxCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outbox",
+        abstract: "List the messages your account sent, with delivery receipts.",
+        discussion: "Receipts count the recipients' devices that fetched and stored each message (the 50 newest)."
+    )
+
+    @Flag(name: .long, help: "Print one JSON array (id, direction, peer, sentAt, read, receipts, …).") var json = false
+    @OptionGroup var keyOptions: PrivateKeyOptions
+
+    func run() async throws {
+        let context = try DeviceContext(keyOptions: keyOptions)
+        _ = try await Mailbox.sync(context)
+        let outgoing = try StoredMessage.all().filter { !$0.incoming }
+        var receipts: [String: MessageStatus] = [:]
+        for m in outgoing.suffix(50) {
+            receipts[m.id] = try? await context.withSession { try await context.client.messageStatus(id: m.id) }
+        }
+        if !json, outgoing.isEmpty { print("no messages sent") }
+        try Mailbox.list(outgoing, json: json, receipts: receipts)
+    }
+}
+
+/// `countersign read ID`.
+struct ReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read",
+        abstract: "Verify a stored message's signature against its sender's keys, decrypt it and print the text.",
+        discussion: """
+        ID is a message ID from `countersign inbox` or `outbox` (its first few digits will do). The signing \
+        key must be one the server lists, now or in the past, for the claimed sender; nothing is decrypted \
+        unless the signature holds. On a terminal, control characters in the text are shown escaped.
+        """
+    )
+
+    @Argument(help: "The message ID.") var id: String
+    @Flag(name: .long, help: "Report each step and the signed header on standard error.") var verbose = false
+    @OptionGroup var keyOptions: PrivateKeyOptions
+
+    func run() async throws {
+        var message = try StoredMessage.find(id)
+        let context = try DeviceContext(keyOptions: keyOptions)
+        guard let bytes = message.envelope?.bytes else {
+            throw CLIError.usage("message \(message.id) has not reached this device yet (due \(PrivateFiles.date(message.deliverAt))); run `countersign outbox` later")
+        }
+        let envelope = try MessageEnvelope(bytes: bytes)
+        // The key this device had when the message was sealed: current or rotated away.
+        guard let keyPath = envelope.recipients.lazy.compactMap(Keyring.path(keyID:)).first else {
+            throw CLIError.usage("""
+                message \(message.id) is not sealed to any key of this device (it is sealed to \
+                \(envelope.recipients.map(\.description).joined(separator: ", ")); this device's key is \
+                \(KeyIDs.fingerprint(hex: context.device.keyID)))
+                """)
+        }
+        let sender = message.from
+        let directory = try await Directory.fetch(context, sender)
+        let senderKeyID = Hex.encode(envelope.senderKeyID.bytes)
+        guard let entry = directory.history.first(where: { $0.signingKeyId == senderKeyID }),
+              let senderKey = try? PublicKey(spki: entry.signingKey.bytes), senderKey.fingerprint == envelope.senderKeyID else {
+            throw CLIError.usage("""
+                REFUSED: message \(message.id) claims to be from \(sender), but it is signed by key \(envelope.senderKeyID), \
+                which is not a key of \(sender) (now or before); it was not decrypted
+                """)
+        }
+        let identity = try context.identity(at: keyPath)
+        let opened = try envelope.open(with: identity, from: senderKey) { if verbose { Terminal.warn($0.rawValue) } }
+        if verbose {
+            let retired = entry.retiredAt.map { ", key \($0 > opened.createdDate ? "since" : "already") \(entry.retiredBecause ?? "retired") \(PrivateFiles.date($0))" } ?? ""
+            Terminal.warn("from: \(sender), device \(entry.deviceId), key \(opened.sender)\(retired)")
+            Terminal.warn("to: \(message.to.joined(separator: ", ")) (keys \(opened.recipients.map(\.description).joined(separator: ", ")))")
+            Terminal.warn("message ID: \(Hex.encode(opened.messageID))")
+            Terminal.warn("sent: \(PrivateFiles.date(opened.createdDate)); accepted by the server \(PrivateFiles.date(message.acceptedAt))")
+        }
+        if entry.deviceId != message.fromDevice {
+            Terminal.warn("warning: the server says device \(message.fromDevice) sent this, but it is signed by \(sender)'s device \(entry.deviceId)")
+        }
+        let tty = isatty(1) == 1
+        var out = tty ? Array(MessageOpen.terminalSafe(opened.plaintext).utf8) : opened.plaintext
+        if tty, out.last != UInt8(ascii: "\n") { out.append(UInt8(ascii: "\n")) }
+        FileHandle.standardOutput.write(Data(out))
+        if !message.read {
+            message.read = true
+            message.readAt = Date()
+            try message.save()
+        }
+    }
+}
