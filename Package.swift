@@ -100,7 +100,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountersignCLITests",
-            dependencies: ["CountersignCrypto"]
+            dependencies: ["CountersignCrypto", "CountersignClient"]
         ),
         .testTarget(
             name: "CountersignServerTests",

@@ -1,3 +1,4 @@
+import CountersignCrypto
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -116,6 +117,30 @@ extension CountersignServer {
             let had = try await store.unlock(username: username)
             await database.close()
             return had ? "unlocked \(username): failed sign-ins cleared" : "\(username) had no failed sign-ins or lock"
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+}
+
+extension CountersignServer {
+    /// `countersign admin messages`: what the server holds, as the seed's Man-in-the-Middle screen showed
+    /// it: `alice => bob  <accepted>  <size>  <first bytes of the envelope>`. Ciphertext only: the
+    /// server has no key that opens any of it.
+    public static func messageLines(database location: DatabaseLocation, limit: Int, logger: Logger) async throws -> [String] {
+        let database = try await ServerDatabase.open(location, logger: logger)
+        do {
+            let messages = try await SQLMessageStore(database: database.database).allMessages(limit: limit)
+            await database.close()
+            let iso = ISO8601DateFormatter()
+            return messages.map { m in
+                let state = m.cancelled ? "  (cancelled)" : m.deliverAt > m.acceptedAt ? "  (deliver at \(iso.string(from: m.deliverAt)))" : ""
+                // The first bytes of the AES-GCM body: what a reader of the database would find instead of the text.
+                let head = (try? MessageEnvelope(bytes: m.envelope)).map { Array($0.body.prefix(24)) } ?? Array(m.envelope.prefix(24))
+                return "\(m.senderUsername) => \(m.recipients.joined(separator: ", "))  \(iso.string(from: m.acceptedAt))  \(m.envelope.count) bytes  "
+                    + Hex.encode(head) + "…" + state
+            }
         } catch {
             await database.close()
             throw error

@@ -109,8 +109,29 @@ extension Serve {
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a Countersign database directly.",
-        subcommands: [Unlock.self]
+        subcommands: [Unlock.self, Messages.self]
     )
+
+    struct Messages: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the stored messages as the server sees them: sender => recipients, date, size, ciphertext.")
+
+        @Option(help: ArgumentHelp("sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
+        var database: String?
+
+        @Option(help: "At most this many, newest first (default 100).")
+        var limit = 100
+
+        func run() async throws {
+            guard (1...100_000).contains(limit) else { throw ValidationError("--limit takes 1 to 100000") }
+            let location = try DatabaseLocation(parsing: database ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? "sqlite:countersign.sqlite")
+            var logger = Logger(label: "countersign")
+            logger.logLevel = .warning
+            let lines = try await CountersignServer.messageLines(database: location, limit: limit, logger: logger)
+            if lines.isEmpty { FileHandle.standardError.write(Data("no messages stored\n".utf8)) }
+            for line in lines { print(line) }
+        }
+    }
 
     struct Unlock: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Clear an account's failed sign-ins and lock.")

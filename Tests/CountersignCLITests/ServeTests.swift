@@ -2,6 +2,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CountersignClient
+import CountersignCrypto
 import Testing
 
 /// The real `countersign serve` process: the printed URL, clean shutdown, and durability across SIGKILL.
@@ -98,6 +100,45 @@ import Testing
         server = try Server(database: db, in: t.dir)
         #expect(try await Self.request("POST", server.url + "/v1/sessions", json: ["username": "user7", "password": "correct horse"]).0 == 201)
         #expect(server.signal(SIGINT) == 0)
+    }
+
+    /// Every message the relay acknowledged (201) is there after SIGKILL, delayed ones included, and
+    /// `admin messages` shows them as the server sees them: names, dates, sizes, ciphertext.
+    @Test(arguments: ["sqlite", "postgres"])
+    func acknowledgedMessagesSurviveSIGKILL(_ kind: String) async throws {
+        let t = try CLI()
+        guard let db = try Self.database(kind, t) else { return }
+        var server = try Server(database: db, in: t.dir)
+        func person(_ name: String) async throws -> (CountersignClient, Identity) {
+            let sdk = CountersignClient(server: URL(string: server.url)!)
+            try await sdk.register(username: name, password: "correct horse", name: "N", lastname: "L")
+            try await sdk.signIn(username: name, password: "correct horse")
+            let identity = Identity.generate()
+            let device = try await sdk.registerDevice(name: "cli", signing: identity, encryptionKey: identity.publicKey)
+            try await sdk.openDeviceSession(deviceID: device.id, signing: identity)
+            return (sdk, identity)
+        }
+        let (alice, aliceKey) = try await person("alice")
+        let (bob, _) = try await person("bob")
+        var sent: Set<String> = []
+        for i in 0..<10 {
+            let m = try await alice.sendMessage(Array("secret number \(i)".utf8), to: ["bob"], from: "alice", signing: aliceKey,
+                                                deliverAfter: i < 6 ? nil : 2)
+            sent.insert(m.id)
+        }
+        #expect(server.signal(SIGKILL) != 0)
+        server = try Server(database: db, in: t.dir)
+        let after = CountersignClient(server: URL(string: server.url)!, deviceToken: bob.deviceToken)
+        try await Task.sleep(for: .seconds(2.2))
+        let page = try await after.fetchMessages()
+        #expect(Set(page.messages.map(\.id)) == sent, "all 10 acknowledged sends survived, the 4 delayed ones came due")
+        #expect(server.signal(SIGTERM) == 0)
+        let admin = try t.cs("admin", "messages", "--database", db)
+        let lines = admin.text.split(separator: "\n")
+        #expect(admin.status == 0 && lines.count == 10, "\(admin.stderr)")
+        #expect(lines.allSatisfy { $0.hasPrefix("alice => bob  ") && $0.contains(" bytes  ") }, "\(lines.first ?? "")")
+        #expect(!admin.text.contains("secret number"))
+        #expect(lines.filter { $0.contains("(deliver at ") }.count == 4)
     }
 
     @Test func badDatabaseArgumentsFailClearly() throws {
