@@ -126,6 +126,8 @@ public struct SQLDeviceStore: DeviceStore {
     public func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite {
         try await db.transaction { tx in
             let sql = tx as! any SQLDatabase
+            // Serialised with sends to this account (they hold the row FOR SHARE): none queues to a device being revoked.
+            guard try await lockAccount(sql, accountID) else { return .notFound }
             let rows = try await sql.raw("""
                 UPDATE devices SET revoked_at = \(bind: at.ms)
                 WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) AND revoked_at IS NULL RETURNING id

@@ -79,13 +79,14 @@ public final class MessageService: Sendable {
     }
 
     public func fetch(_ auth: DeviceAuthenticated, after: Int64, limit: Int) async throws -> MessagePage {
-        let entries = try await store.fetch(deviceID: auth.device.id, after: after, limit: max(1, min(limit, 100)), maxBytes: 8 << 20, now: clock.now())
+        let (entries, more) = try await store.fetch(deviceID: auth.device.id, after: after, limit: max(1, min(limit, 100)), maxBytes: 8 << 20,
+                                                    now: clock.now())
         let messages = entries.map { e in
             QueuedMessage(seq: e.seq, id: e.message.id, direction: e.incoming ? "incoming" : "outgoing", from: e.message.senderUsername,
                           fromDevice: e.message.senderDeviceID, to: e.message.recipients, envelope: Base64URL(e.message.envelope),
                           acceptedAt: e.message.acceptedAt, deliverAt: e.message.deliverAt)
         }
-        return MessagePage(messages: messages, next: messages.count == max(1, min(limit, 100)) ? messages.last?.seq : nil)
+        return MessagePage(messages: messages, next: more ? messages.last?.seq : nil)
     }
 
     public func acknowledge(_ auth: DeviceAuthenticated, seqs: [Int64]) async throws -> Int {

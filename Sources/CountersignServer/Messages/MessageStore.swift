@@ -8,8 +8,9 @@ public protocol MessageStore: Sendable {
     /// outgoing for the sender's). Recipient devices are counted without the sender's own.
     func store(_ message: MessageRecord, accountIDs: [String], senderAccountID: String, keyIDs: Set<String>) async throws -> StoreOutcome
     /// The device's due, unexpired entries after `after`, oldest first, at most `limit` entries and
-    /// about `maxBytes` of envelopes; marks them fetched and counts first fetches as receipts.
-    func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> [QueueEntry]
+    /// about `maxBytes` of envelopes; marks them fetched and counts first fetches as receipts. `more` is
+    /// true when a limit cut the page short.
+    func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> (entries: [QueueEntry], more: Bool)
     /// Deletes the device's entries with these positions; returns how many there were.
     func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int
     func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome

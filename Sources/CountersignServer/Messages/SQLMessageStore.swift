@@ -58,7 +58,7 @@ public struct SQLMessageStore: MessageStore {
         }
     }
 
-    public func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> [QueueEntry] {
+    public func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> (entries: [QueueEntry], more: Bool) {
         try await db.transaction { tx in
             let sql = tx as! any SQLDatabase
             let rows = try await sql.raw("""
@@ -88,7 +88,7 @@ public struct SQLMessageStore: MessageStore {
             for (id, n) in firstFetches {
                 try await sql.raw("UPDATE messages SET fetched_by = fetched_by + \(bind: n) WHERE id = \(bind: id)").run()
             }
-            return entries
+            return (entries, entries.count < rows.count || rows.count == limit)
         }
     }
 
