@@ -87,10 +87,16 @@ struct DeviceCommand: AsyncParsableCommand {
                         give each user a config directory of their own (COUNTERSIGN_CONFIG_DIR=DIR)
                         """)
                 }
-                throw CLIError.usage("""
-                    this config directory already is device \(existing.deviceId) ("\(Terminal.printable(existing.name))") of \(existing.username); \
-                    to replace it, run `countersign device revoke \(existing.deviceId)` first
-                    """)
+                let listed = try await DeviceCommand.accountCall { try await client.devices() }
+                if let still = listed.first(where: { $0.id == existing.deviceId }), still.revokedAt == nil {
+                    throw CLIError.usage("""
+                        this config directory already is device \(existing.deviceId) ("\(Terminal.printable(existing.name))") of \(existing.username); \
+                        to replace it, run `countersign device revoke \(existing.deviceId)` first
+                        """)
+                }
+                // Revoked elsewhere: what is left here is stale (its keys stay in the keyring).
+                DeviceFile.remove()
+                Terminal.warn("note: this directory's device \(existing.deviceId) has been revoked; making a new one")
             }
             let deviceName = (name ?? DeviceContext.hostName()).trimmingCharacters(in: .whitespaces)
             let passphrase = try Keyring.newPassphrase(file: passphraseFile, none: noPassphrase)
@@ -130,7 +136,9 @@ struct DeviceCommand: AsyncParsableCommand {
                 print("no devices; run `countersign device init` to make this one")
                 return
             }
-            print("  ID                                    NAME                 FINGERPRINT                          CREATED               LAST SEEN             REVOKED")
+            print(["  " + "ID".padding(toLength: 36, withPad: " ", startingAt: 0), "NAME".padding(toLength: 20, withPad: " ", startingAt: 0),
+                   "FINGERPRINT".padding(toLength: 35, withPad: " ", startingAt: 0), "CREATED".padding(toLength: 20, withPad: " ", startingAt: 0),
+                   "LAST SEEN".padding(toLength: 20, withPad: " ", startingAt: 0), "REVOKED"].joined(separator: "  "))
             for d in devices.sorted(by: { $0.createdAt < $1.createdAt }) {
                 let this = d.id == mine?.deviceId
                 let name = Terminal.printable(d.name)

@@ -339,8 +339,8 @@ struct ReadCommand: AsyncParsableCommand {
     @OptionGroup var keyOptions: PrivateKeyOptions
 
     func run() async throws {
-        var message = try StoredMessage.find(id)
         let context = try DeviceContext(keyOptions: keyOptions)
+        var message = try StoredMessage.find(id)
         guard let bytes = message.envelope?.bytes else {
             throw CLIError.usage("message \(message.id) has not reached this device yet (due \(PrivateFiles.date(message.deliverAt))); run `countersign outbox` later")
         }
