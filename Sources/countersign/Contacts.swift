@@ -117,7 +117,7 @@ struct ContactsCommand: ParsableCommand {
             print("no contacts yet; the first message to someone pins their devices")
             return
         }
-        let me = (try? DeviceFile.load())??.username.lowercased()
+        let me = DeviceFile.loadQuietly()?.username.lowercased()
         for c in book.contacts.values.sorted(by: { $0.username < $1.username }) {
             let count = c.devices.count == 1 ? "1 device" : "\(c.devices.count) devices"
             let who = c.username == me ? "\(c.username) (you; your other devices)" : c.username

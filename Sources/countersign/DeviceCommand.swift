@@ -130,7 +130,7 @@ struct DeviceCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (client, session) = try DeviceCommand.accountClient()
-            let mine = (try? DeviceFile.load()).flatMap { $0?.server == session.server && $0?.username == session.username ? $0 : nil }
+            let mine = DeviceFile.loadQuietly().flatMap { $0.server == session.server && $0.username == session.username ? $0 : nil }
             let devices = try await DeviceCommand.accountCall { try await client.devices() }
             if devices.isEmpty {
                 print("no devices; run `countersign device init` to make this one")
@@ -168,7 +168,7 @@ struct DeviceCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (client, session) = try DeviceCommand.accountClient()
-            let mine = (try? DeviceFile.load()).flatMap { $0?.deviceId == id && $0?.server == session.server ? $0 : nil }
+            let mine = DeviceFile.loadQuietly().flatMap { $0.deviceId == id && $0.server == session.server ? $0 : nil }
             func clearThisDevice() {
                 DeviceFile.remove()
                 print("that was this device: its state here is cleared (keys and stored messages stay); `countersign device init` makes a new one")

@@ -22,6 +22,11 @@ struct DeviceFile: Codable {
 
     static func load() throws -> DeviceFile? { try PrivateFiles.readJSON(DeviceFile.self, at: PrivateFiles.deviceURL) }
 
+    /// This directory's device for display and bookkeeping; nil when there is none or it cannot be read.
+    static func loadQuietly() -> DeviceFile? {
+        do { return try load() } catch { return nil }
+    }
+
     /// This directory's device, or an error saying how to make one.
     static func required() throws -> DeviceFile {
         guard let device = try load() else {
@@ -128,8 +133,9 @@ final class DeviceContext {
         if let known = identities[path] { return known }
         let file = try KeyFiles.load(path)
         let identity = try KeyFiles.privateKey(file, keyOptions) { text, ask in
-            try Identity(pem: text) {
-                if let passphrase = self.passphrase { return passphrase }
+            // The passphrase already given usually fits (rotation keeps it); if not, ask for this key's own.
+            if let known = self.passphrase, let identity = try? Identity(pem: text, passphrase: { known }) { return identity }
+            return try Identity(pem: text) {
                 let typed = try ask()
                 self.passphrase = typed
                 return typed
