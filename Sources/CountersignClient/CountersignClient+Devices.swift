@@ -20,6 +20,7 @@ extension CountersignClient {
     /// calls use it.
     @discardableResult
     public func openDeviceSession(deviceID: String, signing: Identity) async throws -> DeviceSession {
+        _ = try Self.segment(deviceID)
         let nonce = try await send("POST", "/v1/device-sessions/challenges", body: DeviceSessionChallengeRequest(deviceId: deviceID),
                                    as: DeviceChallenge.self)
         let signature = try signing.signature(for: DeviceProof.sessionMessage(nonce: nonce.challenge.bytes, deviceID: deviceID))
@@ -52,6 +53,7 @@ extension CountersignClient {
     /// Replaces this device's keys: the old signing key vouches for the new ones, the new one proves
     /// possession. Keep the old private key to open messages sealed to it.
     public func rotateKeys(deviceID: String, old: Identity, newSigning: Identity, newEncryptionKey: PublicKey) async throws -> Device {
+        _ = try Self.segment(deviceID)
         let message = DeviceProof.rotationMessage(deviceID: deviceID, oldSigningKey: old.publicKey, newSigningKey: newSigning.publicKey,
                                                   newEncryptionKey: newEncryptionKey)
         let request = KeyRotationRequest(signingKey: Base64URL(newSigning.publicKey.spkiDER), encryptionKey: Base64URL(newEncryptionKey.spkiDER),

@@ -43,4 +43,6 @@ public enum DeviceWrite: Equatable, Sendable {
     case limitReached
     case keyInUse
     case notFound
+    /// The device's keys changed meanwhile (a concurrent rotation won).
+    case changed
 }

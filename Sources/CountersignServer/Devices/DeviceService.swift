@@ -86,7 +86,7 @@ public final class DeviceService: Sendable {
         case .done: break
         case .limitReached: throw DeviceError.deviceLimit(config.maxDevicesPerAccount)
         case .keyInUse: throw DeviceError.keyInUse("a key of this device is already registered; make new keys (countersign device init)")
-        case .notFound: throw AccountError.unauthenticated
+        case .notFound, .changed: throw AccountError.unauthenticated
         }
         try await accounts.audit(auth.account.id, "device-register", "success", origin)
         return device
@@ -103,15 +103,13 @@ public final class DeviceService: Sendable {
 
     public func openSession(_ request: DeviceSessionRequest, origin: RequestOrigin) async throws -> (String, DeviceSessionRecord, DeviceRecord, AccountRecord) {
         try await spend(request.nonce, kind: Self.sessionKind, subject: request.deviceId)
-        guard let device = try await store.device(id: request.deviceId),
-              let account = try await accounts.store.account(id: device.accountID) else {
-            throw DeviceError.badSignature("no device with this ID holds a key that made this signature")
-        }
+        // One answer for "no such device" and "wrong key", and the revocation told only to the key's
+        // holder: the endpoint is anonymous, so it must not say which device IDs exist.
+        let refused = DeviceError.badSignature("the signature does not verify with the signing key of a device with this ID (docs/SPEC.md §4e)")
+        guard let device = try await store.device(id: request.deviceId), let key = try? PublicKey(spki: device.signingKey),
+              key.isValidSignature(request.signature.bytes, for: DeviceProof.sessionMessage(nonce: request.nonce.bytes, deviceID: device.id)),
+              let account = try await accounts.store.account(id: device.accountID) else { throw refused }
         guard device.isActive else { throw DeviceError.revoked }
-        let key = try PublicKey(spki: device.signingKey)
-        guard key.isValidSignature(request.signature.bytes, for: DeviceProof.sessionMessage(nonce: request.nonce.bytes, deviceID: device.id)) else {
-            throw DeviceError.badSignature("the signature does not verify with this device's signing key over the session message (docs/SPEC.md §4e)")
-        }
         let now = clock.now()
         let token = "csd_" + random.bytes(32).base64URL
         let session = DeviceSessionRecord(tokenHash: AccountService.tokenHash(token), deviceID: device.id, accountID: account.id,
@@ -177,6 +175,7 @@ public final class DeviceService: Sendable {
                                       encryptionKeyID: Hex.encode(encryption.fingerprint.bytes), at: now) {
         case .done: break
         case .keyInUse: throw DeviceError.keyInUse("a new key is already registered; make fresh keys")
+        case .changed: throw DeviceError.keyInUse("this device's keys were rotated meanwhile by another request; open a new device session")
         case .notFound, .limitReached: throw DeviceError.revoked
         }
         try await accounts.audit(auth.account.id, "device-rotate", "success", origin)

@@ -149,8 +149,12 @@ public struct SQLDeviceStore: DeviceStore {
             return try await db.transaction { tx in
                 let sql = tx as! any SQLDatabase
                 guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else { return .notFound }
-                let current = try Self.device(row)
-                guard current.isActive, current.signingKeyID == expectedSigningKeyID else { return .notFound }
+                // Serialised with sends (FOR SHARE), registrations and revocations of this account.
+                guard try await lockAccount(sql, try Self.device(row).accountID) else { return .notFound }
+                guard let locked = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else { return .notFound }
+                let current = try Self.device(locked)
+                guard current.isActive else { return .notFound }
+                guard current.signingKeyID == expectedSigningKeyID else { return .changed }
                 guard try await !Self.keysKnown(sql, [signingKeyID, encryptionKeyID]) else { return .keyInUse }
                 try await sql.raw("""
                     UPDATE device_keys SET retired_at = \(bind: at.ms), retired_because = 'rotated'

@@ -31,6 +31,8 @@ public enum StoreOutcome: Equatable, Sendable {
     /// The same bytes were stored before (a retried request): the earlier record.
     case duplicate(MessageRecord)
     case idReused
+    /// The sending device was revoked or its keys rotated after its signature was checked.
+    case senderChanged
     case deviceMismatch(missing: [DeviceKeyRefRecord], extra: [String])
 }
 

@@ -24,14 +24,19 @@ public final class MessageService: Sendable {
         guard (0...Self.maxDeliverAfter).contains(delay) else {
             throw AccountError.invalidField(field: "deliverAfter", reason: "0 to \(Self.maxDeliverAfter) seconds (30 days)")
         }
+        // Bounded before any per-name work: a body may hold a very long list.
+        guard (1...Self.maxRecipients).contains(request.to.count) else {
+            throw AccountError.invalidField(field: "to", reason: "1 to \(Self.maxRecipients) usernames")
+        }
         var names: [String] = []
+        var seen = Set<String>()
         for raw in request.to {
             guard let name = try? AccountService.validUsername(raw) else {
                 throw AccountError.invalidField(field: "to", reason: "usernames; \"\(raw.prefix(40))\" is not one")
             }
-            if !names.contains(name) { names.append(name) }
+            if seen.insert(name).inserted { names.append(name) }
         }
-        guard (1...Self.maxRecipients).contains(names.count) else {
+        guard !names.isEmpty else {
             throw AccountError.invalidField(field: "to", reason: "1 to \(Self.maxRecipients) usernames")
         }
         let bytes = request.envelope.bytes
@@ -64,13 +69,16 @@ public final class MessageService: Sendable {
                                    recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0, cancelled: false)
         let accountIDs = Array(Set(recipients.map(\.id) + [auth.account.id]))
         let keyIDs = Set(envelope.recipients.map { Hex.encode($0.bytes) })
-        switch try await store.store(record, accountIDs: accountIDs, senderAccountID: auth.account.id, keyIDs: keyIDs) {
+        switch try await store.store(record, accountIDs: accountIDs, senderAccountID: auth.account.id, senderSigningKeyID: auth.device.signingKeyID,
+                                     keyIDs: keyIDs) {
         case .stored(let n):
             return (SentMessage(id: id, acceptedAt: now, deliverAt: record.deliverAt, recipientDevices: n), true)
         case .duplicate(let earlier):
             return (SentMessage(id: id, acceptedAt: earlier.acceptedAt, deliverAt: earlier.deliverAt, recipientDevices: earlier.recipientDevices), false)
         case .idReused:
             throw RelayError.messageIDReused
+        case .senderChanged:
+            throw DeviceError.revoked
         case .deviceMismatch(let missing, let extra):
             throw RelayError.deviceMismatch(
                 missing: missing.map { DeviceKeyRef(username: $0.username, deviceId: $0.deviceID, encryptionKeyId: $0.encryptionKeyID) },

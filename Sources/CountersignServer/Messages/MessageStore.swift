@@ -6,7 +6,10 @@ public protocol MessageStore: Sendable {
     /// compares their encryption key IDs with `keyIDs`, and when they are equal and the message ID is
     /// new, stores the message once and queues it for each device (incoming for recipients' devices,
     /// outgoing for the sender's). Recipient devices are counted without the sender's own.
-    func store(_ message: MessageRecord, accountIDs: [String], senderAccountID: String, keyIDs: Set<String>) async throws -> StoreOutcome
+    /// `senderSigningKeyID` is the key the signature was checked with: if the sending device was revoked or
+    /// rotated meanwhile, nothing is stored (`.senderChanged`).
+    func store(_ message: MessageRecord, accountIDs: [String], senderAccountID: String, senderSigningKeyID: String,
+               keyIDs: Set<String>) async throws -> StoreOutcome
     /// The device's due, unexpired entries after `after`, oldest first, at most `limit` entries and
     /// about `maxBytes` of envelopes; marks them fetched and counts first fetches as receipts. `more` is
     /// true when a limit cut the page short.

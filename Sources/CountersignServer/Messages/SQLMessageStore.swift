@@ -12,7 +12,8 @@ public struct SQLMessageStore: MessageStore {
 
     public init(database: any Database) { db = database }
 
-    public func store(_ m: MessageRecord, accountIDs: [String], senderAccountID: String, keyIDs: Set<String>) async throws -> StoreOutcome {
+    public func store(_ m: MessageRecord, accountIDs: [String], senderAccountID: String, senderSigningKeyID: String,
+                      keyIDs: Set<String>) async throws -> StoreOutcome {
         let postgres = isPostgres
         return try await db.transaction { tx in
             let sql = tx as! any SQLDatabase
@@ -20,6 +21,9 @@ public struct SQLMessageStore: MessageStore {
                 // In a fixed order, so concurrent sends to overlapping recipients cannot deadlock.
                 try await sql.raw("SELECT id FROM accounts WHERE id IN (\(binds: accountIDs.sorted())) ORDER BY id FOR SHARE").run()
             }
+            guard try await sql.raw("""
+                SELECT id FROM devices WHERE id = \(bind: m.senderDeviceID) AND revoked_at IS NULL AND signing_key_id = \(bind: senderSigningKeyID)
+                """).first() != nil else { return .senderChanged }
             if let existing = try await sql.raw("SELECT * FROM messages WHERE id = \(bind: m.id)").first() {
                 let record = try Self.message(existing)
                 return record.digest == m.digest && record.senderAccountID == m.senderAccountID ? .duplicate(record) : .idReused
@@ -61,19 +65,31 @@ public struct SQLMessageStore: MessageStore {
     public func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> (entries: [QueueEntry], more: Bool) {
         try await db.transaction { tx in
             let sql = tx as! any SQLDatabase
-            let rows = try await sql.raw("""
-                SELECT q.seq, q.incoming, q.fetched, m.* FROM message_queue q JOIN messages m ON m.id = q.message_id
+            // Sizes first, envelopes only for the entries that fit: a queue of large messages must not be
+            // read into memory whole.
+            let sized = try await sql.raw("""
+                SELECT q.seq, m.size FROM message_queue q JOIN messages m ON m.id = q.message_id
                 WHERE q.device_id = \(bind: deviceID) AND q.seq > \(bind: after) AND q.deliver_at <= \(bind: now.ms) AND q.expires_at > \(bind: now.ms)
                 ORDER BY q.seq LIMIT \(bind: Int64(limit))
+                """).all()
+            var chosen: [Int64] = []
+            var total: Int64 = 0
+            for row in sized {
+                let size = try row.decode(column: "size", as: Int64.self)
+                if !chosen.isEmpty, total + size > Int64(maxBytes) { break }
+                total += size
+                chosen.append(try row.decode(column: "seq", as: Int64.self))
+            }
+            guard !chosen.isEmpty else { return ([], false) }
+            let rows = try await sql.raw("""
+                SELECT q.seq, q.incoming, q.fetched, m.* FROM message_queue q JOIN messages m ON m.id = q.message_id
+                WHERE q.device_id = \(bind: deviceID) AND q.seq IN (\(binds: chosen)) ORDER BY q.seq
                 """).all()
             var entries: [QueueEntry] = []
             var firstFetches: [String: Int64] = [:]
             var fresh: [Int64] = []
-            var bytes = 0
             for row in rows {
                 let message = try Self.message(row)
-                if !entries.isEmpty, bytes + message.envelope.count > maxBytes { break }
-                bytes += message.envelope.count
                 let seq = try row.decode(column: "seq", as: Int64.self)
                 let incoming = try row.decode(column: "incoming", as: Int64.self) != 0
                 if try row.decode(column: "fetched", as: Int64.self) == 0 {
@@ -88,7 +104,7 @@ public struct SQLMessageStore: MessageStore {
             for (id, n) in firstFetches {
                 try await sql.raw("UPDATE messages SET fetched_by = fetched_by + \(bind: n) WHERE id = \(bind: id)").run()
             }
-            return (entries, entries.count < rows.count || rows.count == limit)
+            return (entries, chosen.count < sized.count || sized.count == limit)
         }
     }
 
