@@ -1,6 +1,7 @@
 import CountersignAPI
 import Foundation
 import Hummingbird
+import NIOCore
 
 /// What every route group shares: the method table for 405s, the bearer token, bounded JSON bodies.
 enum APIRoutes {
@@ -49,8 +50,8 @@ enum APIRoutes {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maxBody)
-        } catch {
-            throw Problem.tooLarge(maxBody)
+        } catch is NIOTooManyBytesError {
+            throw Problem.tooLarge(maxBody)   // this route's limit, not a global one
         }
         if let ct = request.headers[.contentType], !ct.lowercased().hasPrefix("application/json") {
             throw Problem(status: .unsupportedMediaType, code: .unsupportedMediaType, title: "Unsupported media type",
