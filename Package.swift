@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/fluent-postgres-driver.git", exact: "2.14.0"),
         .package(url: "https://github.com/vapor/sql-kit.git", exact: "3.36.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", exact: "1.13.2"),
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
@@ -53,6 +54,7 @@ let package = Package(
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -75,6 +77,11 @@ let package = Package(
                 "CountersignClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .executableTarget(
+            name: "countersign-bench-messages",
+            dependencies: ["CountersignClient", "CountersignCrypto"],
+            path: "Benchmarks/MessageBench"
         ),
         .executableTarget(
             name: "countersign-bench",

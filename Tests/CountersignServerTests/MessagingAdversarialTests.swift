@@ -90,6 +90,32 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
         }
     }
 
+    /// Registration challenges (20 per 10 minutes per account) and rotations (10 a day per device) each
+    /// write a row others read, so both are limited.
+    @Test func challengesAndRotationsAreRateLimited() async throws {
+        try await withLiveServer(.sqlite) { server, h in
+            var alice = try await Person.make("alice", server: server)   // spent one challenge
+            for _ in 0..<19 {
+                _ = try await alice.sdk.send("POST", "/v1/devices/challenges", body: CountersignClient.noBody, as: DeviceChallenge.self, credential: .account)
+            }
+            #expect(await problemCode {
+                _ = try await alice.sdk.send("POST", "/v1/devices/challenges", body: CountersignClient.noBody, as: DeviceChallenge.self, credential: .account)
+            } == .rateLimited)
+            h.clock.advance(31)
+            _ = try await alice.sdk.send("POST", "/v1/devices/challenges", body: CountersignClient.noBody, as: DeviceChallenge.self, credential: .account)
+            for _ in 0..<10 {
+                let next = Identity.generate()
+                _ = try await alice.sdk.rotateKeys(deviceID: alice.device.id, old: alice.identity, newSigning: next, newEncryptionKey: next.publicKey)
+                alice.identity = next
+            }
+            let eleventh = Identity.generate()
+            #expect(await problemCode {
+                _ = try await alice.sdk.rotateKeys(deviceID: alice.device.id, old: alice.identity, newSigning: eleventh, newEncryptionKey: eleventh.publicKey)
+            } == .rateLimited)
+            #expect(try await alice.sdk.directory(username: "alice").history.count == 11)
+        }
+    }
+
     @Test(arguments: Backend.available)
     func sessionsAndEndpointsBelongToTheirOwners(_ backend: Backend) async throws {
         try await withLiveServer(backend) { server, h in

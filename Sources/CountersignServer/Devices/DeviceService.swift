@@ -21,6 +21,10 @@ public final class DeviceService: Sendable {
     let clock: any WallClock
     let random: any RandomSource
     let nonces: AddressThrottle
+    /// Registration challenges per account and rotations per device: each writes a row (a challenge, a
+    /// key-history entry that every sender then downloads), so neither may be asked for without bound.
+    let registrationChallenges = AddressThrottle(.init(capacity: 20, window: 600))
+    let rotations = AddressThrottle(.init(capacity: 10, window: 86_400))
 
     public init(store: any DeviceStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock, random: any RandomSource) {
         self.store = store; self.accounts = accounts; self.config = config; self.clock = clock; self.random = random
@@ -45,7 +49,8 @@ public final class DeviceService: Sendable {
     // MARK: Registration
 
     public func registrationChallenge(_ auth: Authenticated) async throws -> DeviceChallenge {
-        try await challenge(kind: Self.registerKind, subject: auth.account.id)
+        if let wait = registrationChallenges.take("account " + auth.account.id, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
+        return try await challenge(kind: Self.registerKind, subject: auth.account.id)
     }
 
     static func publicKey(_ field: String, _ value: Base64URL) throws -> PublicKey {
@@ -159,6 +164,7 @@ public final class DeviceService: Sendable {
     }
 
     public func rotate(_ auth: DeviceAuthenticated, _ request: KeyRotationRequest, origin: RequestOrigin) async throws -> DeviceRecord {
+        if let wait = rotations.take("device " + auth.device.id, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
         let old = try PublicKey(spki: auth.device.signingKey)
         let signing = try Self.publicKey("signingKey", request.signingKey)
         let encryption = try Self.publicKey("encryptionKey", request.encryptionKey)

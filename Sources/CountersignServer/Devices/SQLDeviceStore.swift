@@ -1,5 +1,7 @@
 import FluentKit
 import Foundation
+import PostgresNIO
+import SQLiteNIO
 import SQLKit
 
 /// `DeviceStore` over SQLKit, for SQLite and PostgreSQL. Writes that check then insert run in one
@@ -77,9 +79,16 @@ public struct SQLDeviceStore: DeviceStore {
             """).run()
     }
 
+    /// A unique-index violation on a key ID (`device_keys_signing`, `device_keys_encryption`), read from
+    /// the database's own code and constraint name, not from message text.
     static func isUniqueViolation(_ error: any Error) -> Bool {
-        let text = String(reflecting: error).lowercased()
-        return text.contains("unique") || text.contains("23505")
+        if let p = error as? PSQLError, let info = p.serverInfo {
+            return info[.sqlState] == "23505" && (info[.constraintName]?.hasPrefix("device_keys_") ?? false)
+        }
+        if let s = error as? SQLiteError {
+            return [.constraint, .constraintUniqueFailed].contains(s.reason) && s.message.contains("device_keys.")
+        }
+        return false
     }
 
     public func device(id: String) async throws -> DeviceRecord? {

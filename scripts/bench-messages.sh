@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Messages accepted per second and fetched+acknowledged per second over HTTP, beside the raw insert rate
+# of the same database measured in the same run.
+#   bash scripts/bench-messages.sh [sqlite|postgres] [DEVICES] [SECONDS]        (defaults sqlite 4 10)
+# Release build. DEVICES sender devices (and as many recipients, one device each) are made through the SDK;
+# each sender's envelopes are sealed beforehand (signed, sealed to 2 devices: its recipient's and its own),
+# so the timed run measures the server: parse, verify the ECDSA signature, check the device set, store
+# the envelope once and queue it twice. `wrk` (Debian) sends them: one wrk thread per sender device, 4
+# connections each; only 201 answers count. Then every recipient drains its queue (fetch 100, ack).
+# The peer: single-row INSERT transactions of a same-sized row (SQLite WAL synchronous=NORMAL via Python's
+# sqlite3; PostgreSQL via pgbench), the cost floor of "one send, one transaction".
+# Goals (issue 9): >= 5,000 messages/s accepted on SQLite, >= 4,000 on PostgreSQL, on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+backend=${1:-sqlite}; devices=${2:-4}; secs=${3:-10}
+missing=()
+[ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+command -v wrk >/dev/null || missing+=(wrk)
+[ "$backend" = sqlite ] || [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+swift build -c release --product countersign >&2
+swift build -c release --product countersign-bench-messages >&2
+work=$(mktemp -d)
+database="sqlite:$work/bench.sqlite"
+if [ "$backend" = postgres ]; then
+  source scripts/lib/postgres.sh
+  database=$COUNTERSIGN_TEST_POSTGRES_URL
+fi
+cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; [ "$backend" = sqlite ] || stop_pg; }
+trap cleanup EXIT
+# Enough envelopes that no sender runs out within the run at 20,000/s in all.
+per_device=$(( 20000 * secs / devices + 1000 ))
+
+echo "== raw $backend inserts, one row (~700 bytes) per transaction"
+if [ "$backend" = sqlite ]; then
+  raw=$(python3 - "$work/raw.sqlite" <<'PY'
+import sqlite3, sys, time, os
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL"); db.execute("PRAGMA synchronous=NORMAL")
+db.execute("CREATE TABLE raw (id TEXT PRIMARY KEY, body BLOB)")
+body = os.urandom(700); n = 0; start = time.perf_counter()
+while time.perf_counter() - start < 3:
+    db.execute("BEGIN"); db.execute("INSERT INTO raw VALUES (?, ?)", (str(n), body)); db.execute("COMMIT"); n += 1
+print(f"{n / (time.perf_counter() - start):.0f}")
+PY
+)
+else
+  psql -q "$database" -c "CREATE TABLE raw (id BIGSERIAL PRIMARY KEY, body BYTEA)"
+  echo "INSERT INTO raw (body) VALUES (decode(repeat('ab', 700), 'hex'));" > "$work/insert.sql"
+  raw=$(/usr/lib/postgresql/15/bin/pgbench -n -f "$work/insert.sql" -c 8 -j 2 -T 3 "$database" 2>/dev/null | awk '/^tps/ {printf "%.0f", $3}')
+  psql -q "$database" -c "DROP TABLE raw"
+fi
+echo "raw inserts: $raw rows/s"
+
+echo "== server: $(nproc) cores, $backend, captcha off; $devices sender devices"
+COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=100000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=100000 COUNTERSIGN_LOG_LEVEL=warning \
+  .build/release/countersign serve --port 0 --captcha off --database "$database" > "$work/serve.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*' "$work/serve.log")
+.build/release/countersign-bench-messages setup "$url" "$devices" "$per_device" "$work"
+
+cat > "$work/send.lua" <<'LUA'
+-- One wrk thread per sender device: its token, its pre-sealed bodies; 201s counted per thread.
+local threads = {}
+local counter = 0
+function setup(thread)
+  counter = counter + 1
+  thread:set("id", counter)
+  table.insert(threads, thread)
+end
+function init(args)
+  local dir = args[1]
+  local tokens = {}
+  for line in io.lines(dir .. "/tokens.txt") do table.insert(tokens, line) end
+  token = tokens[id]
+  bodies = {}
+  for line in io.lines(dir .. "/bodies-" .. id .. ".txt") do table.insert(bodies, line) end
+  n = 0; accepted = 0; other = 0
+end
+function request()
+  n = n + 1
+  if n > #bodies then n = 1 end
+  return wrk.format("POST", "/v1/messages", {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token}, bodies[n])
+end
+function response(status, headers, body)
+  if status == 201 then accepted = accepted + 1 else other = other + 1 end
+end
+function done(summary, latency, requests)
+  local a, o = 0, 0
+  for _, t in ipairs(threads) do a = a + t:get("accepted"); o = o + t:get("other") end
+  io.write(string.format("accepted %d, other answers %d\n", a, o))
+end
+LUA
+wrk -t"$devices" -c$((devices * 4)) -d"${secs}s" --latency -s "$work/send.lua" "$url" -- "$work" > "$work/wrk.txt"
+grep -E "Latency|50%|99%|Requests/sec|requests in|accepted" "$work/wrk.txt"
+accepted=$(awk '/^accepted/ {print $2}' "$work/wrk.txt" | tr -d ,)
+rate=$(python3 -c "print(f'{$accepted / $secs:.0f}')")
+echo "== fetch and acknowledge"
+drain=$(.build/release/countersign-bench-messages drain "$url" "$work")
+echo "$drain"
+python3 - "$rate" "$raw" "$backend" <<'PY'
+import sys
+rate, raw, backend = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+goal = 5000 if backend == "sqlite" else 4000
+print(f"accepted: {rate:.0f} messages/s = {rate / raw:.2f} x the raw single-row insert rate ({raw:.0f}/s); goal {goal}/s: {'met' if rate >= goal else 'NOT met'}")
+PY
