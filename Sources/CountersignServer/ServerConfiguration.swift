@@ -50,6 +50,8 @@ public struct ServerConfiguration: Sendable {
     /// Undelivered (unacknowledged) queue entries, and the stored envelope, are deleted this long after
     /// the message was accepted.
     public var messageRetention: TimeInterval = 30 * 86_400
+    /// Sends written in one transaction at most (group commit); 1 writes each alone.
+    public var sendBatch = 128
 
     public init() {}
 }

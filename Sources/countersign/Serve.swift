@@ -18,7 +18,8 @@ struct Serve: AsyncParsableCommand {
         COUNTERSIGN_LOCKOUT_LOCK_AFTER (5) set the lockout rule; COUNTERSIGN_CAPTCHA_RISK_MINUTES (15) is how long
         a failed sign-in makes the risk policy ask its address and username for a captcha.
         COUNTERSIGN_IDLE_TIMEOUT and COUNTERSIGN_READ_TIMEOUT (seconds) stand in for the timeout flags;
-        COUNTERSIGN_EXIT_WITH_PARENT=1 makes the server shut down when the process that started it dies.
+        COUNTERSIGN_EXIT_WITH_PARENT=1 makes the server shut down when the process that started it dies;
+        COUNTERSIGN_SEND_BATCH (128) is how many concurrent sends share one transaction (1: none do).
         The default database is sqlite:countersign.sqlite in the current directory, created on first start.
         """
     )
@@ -77,6 +78,7 @@ struct Serve: AsyncParsableCommand {
             apply(&config, TimeInterval(seconds))
         }
         config.riskMemory = TimeInterval(try number("COUNTERSIGN_CAPTCHA_RISK_MINUTES", 15) * 60)
+        config.sendBatch = try number("COUNTERSIGN_SEND_BATCH", config.sendBatch)
         let delayAfter = try number("COUNTERSIGN_LOCKOUT_DELAY_AFTER", config.lockout.delayAfter)
         let lockAfter = try number("COUNTERSIGN_LOCKOUT_LOCK_AFTER", config.lockout.lockAfter)
         guard lockAfter >= delayAfter else { throw ValidationError("COUNTERSIGN_LOCKOUT_LOCK_AFTER must be at least COUNTERSIGN_LOCKOUT_DELAY_AFTER") }

@@ -25,6 +25,18 @@ public struct QueueEntry: Equatable, Sendable {
     public var message: MessageRecord
 }
 
+/// One send, as the store checks and writes it.
+public struct StoreRequest: Sendable {
+    public var message: MessageRecord
+    /// The recipients' accounts and the sender's: the devices the envelope must be sealed to.
+    public var accountIDs: [String]
+    public var senderAccountID: String
+    /// The signing key the envelope's signature was verified with.
+    public var senderSigningKeyID: String
+    /// The encryption key IDs the envelope is sealed to.
+    public var keyIDs: Set<String>
+}
+
 /// What storing a message came to.
 public enum StoreOutcome: Equatable, Sendable {
     case stored(recipientDevices: Int)

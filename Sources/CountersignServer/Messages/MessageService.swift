@@ -8,6 +8,7 @@ import Foundation
 /// releases it when due (docs/SERVER.md, "Messages"). It never holds a key that opens an envelope.
 public final class MessageService: Sendable {
     let store: any MessageStore
+    let batcher: SendBatcher
     let accounts: AccountService
     let config: ServerConfiguration
     let clock: any WallClock
@@ -17,6 +18,7 @@ public final class MessageService: Sendable {
 
     public init(store: any MessageStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock) {
         self.store = store; self.accounts = accounts; self.config = config; self.clock = clock
+        batcher = SendBatcher(store: store, maxBatch: max(1, config.sendBatch))
     }
 
     public func send(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) async throws -> (SentMessage, created: Bool) {
@@ -69,8 +71,8 @@ public final class MessageService: Sendable {
                                    recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0, cancelled: false)
         let accountIDs = Array(Set(recipients.map(\.id) + [auth.account.id]))
         let keyIDs = Set(envelope.recipients.map { Hex.encode($0.bytes) })
-        switch try await store.store(record, accountIDs: accountIDs, senderAccountID: auth.account.id, senderSigningKeyID: auth.device.signingKeyID,
-                                     keyIDs: keyIDs) {
+        switch try await batcher.submit(StoreRequest(message: record, accountIDs: accountIDs, senderAccountID: auth.account.id,
+                                                     senderSigningKeyID: auth.device.signingKeyID, keyIDs: keyIDs)) {
         case .stored(let n):
             return (SentMessage(id: id, acceptedAt: now, deliverAt: record.deliverAt, recipientDevices: n), true)
         case .duplicate(let earlier):

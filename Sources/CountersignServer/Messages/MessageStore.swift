@@ -2,14 +2,12 @@ import Foundation
 
 /// The storage the relay needs. `SQLMessageStore` implements it; each method is atomic.
 public protocol MessageStore: Sendable {
-    /// In one transaction: reads the active devices of `accountIDs` (the recipients' and the sender's),
-    /// compares their encryption key IDs with `keyIDs`, and when they are equal and the message ID is
-    /// new, stores the message once and queues it for each device (incoming for recipients' devices,
-    /// outgoing for the sender's). Recipient devices are counted without the sender's own.
-    /// `senderSigningKeyID` is the key the signature was checked with: if the sending device was revoked or
-    /// rotated meanwhile, nothing is stored (`.senderChanged`).
-    func store(_ message: MessageRecord, accountIDs: [String], senderAccountID: String, senderSigningKeyID: String,
-               keyIDs: Set<String>) async throws -> StoreOutcome
+    /// In one transaction, for each request in order: checks that the sending device still has the
+    /// signing key the signature was checked with, reads the active devices of its accounts (the
+    /// recipients' and the sender's), compares their encryption key IDs with the envelope's, and when
+    /// they are equal and the message ID is new, stores the message once and queues it for each device
+    /// (incoming for recipients' devices, outgoing for the sender's). One outcome per request.
+    func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome]
     /// The device's due, unexpired entries after `after`, oldest first, at most `limit` entries and
     /// about `maxBytes` of envelopes; marks them fetched and counts first fetches as receipts. `more` is
     /// true when a limit cut the page short.

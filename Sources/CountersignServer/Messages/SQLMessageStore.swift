@@ -2,9 +2,10 @@ import FluentKit
 import Foundation
 import SQLKit
 
-/// `MessageStore` over SQLKit, for SQLite and PostgreSQL. A send is one transaction: the device-set
-/// check, the envelope and its queue rows commit together or not at all; on PostgreSQL the recipients'
-/// account rows are locked (`FOR SHARE`) so a device cannot be added or revoked between check and insert.
+/// `MessageStore` over SQLKit, for SQLite and PostgreSQL. A batch of sends is one transaction: each one's
+/// device-set check, envelope and queue rows commit together with the others or not at all; on
+/// PostgreSQL the accounts involved are locked (`FOR SHARE`) so a device cannot be added, rotated or
+/// revoked between check and insert.
 public struct SQLMessageStore: MessageStore {
     let db: any Database
     var sql: any SQLDatabase { db as! any SQLDatabase }
@@ -12,53 +13,92 @@ public struct SQLMessageStore: MessageStore {
 
     public init(database: any Database) { db = database }
 
-    public func store(_ m: MessageRecord, accountIDs: [String], senderAccountID: String, senderSigningKeyID: String,
-                      keyIDs: Set<String>) async throws -> StoreOutcome {
+    public func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
+        guard !batch.isEmpty else { return [] }
         let postgres = isPostgres
         return try await db.transaction { tx in
             let sql = tx as! any SQLDatabase
             if postgres {
-                // In a fixed order, so concurrent sends to overlapping recipients cannot deadlock.
-                try await sql.raw("SELECT id FROM accounts WHERE id IN (\(binds: accountIDs.sorted())) ORDER BY id FOR SHARE").run()
+                // Every account of the batch, in one fixed order, so concurrent batches cannot deadlock;
+                // registrations, rotations and revocations (FOR UPDATE) wait until this commits.
+                let accounts = Set(batch.flatMap(\.accountIDs)).sorted()
+                try await sql.raw("SELECT id FROM accounts WHERE id IN (\(binds: accounts)) ORDER BY id FOR SHARE").run()
             }
-            guard try await sql.raw("""
-                SELECT id FROM devices WHERE id = \(bind: m.senderDeviceID) AND revoked_at IS NULL AND signing_key_id = \(bind: senderSigningKeyID)
-                """).first() != nil else { return .senderChanged }
-            if let existing = try await sql.raw("SELECT * FROM messages WHERE id = \(bind: m.id)").first() {
-                let record = try Self.message(existing)
-                return record.digest == m.digest && record.senderAccountID == m.senderAccountID ? .duplicate(record) : .idReused
+            typealias DeviceRow = (id: String, account: String, keyID: String, username: String)
+            var senderOK: [String: Bool] = [:]
+            var deviceSets: [[String]: [DeviceRow]] = [:]
+            var accepted: [String: (MessageRecord, Int)] = [:]
+            var messageRows: [SQLQueryString] = []
+            var queueRows: [SQLQueryString] = []
+            var outcomes: [StoreOutcome] = []
+            for r in batch {
+                let m = r.message
+                let senderKey = m.senderDeviceID + " " + r.senderSigningKeyID
+                if senderOK[senderKey] == nil {
+                    senderOK[senderKey] = try await sql.raw("""
+                        SELECT id FROM devices WHERE id = \(bind: m.senderDeviceID) AND revoked_at IS NULL AND signing_key_id = \(bind: r.senderSigningKeyID)
+                        """).first() != nil
+                }
+                guard senderOK[senderKey] == true else { outcomes.append(.senderChanged); continue }
+                if let (earlier, _) = accepted[m.id] {
+                    outcomes.append(earlier.digest == m.digest && earlier.senderAccountID == m.senderAccountID ? .duplicate(earlier) : .idReused)
+                    continue
+                }
+                if let existing = try await sql.raw("SELECT * FROM messages WHERE id = \(bind: m.id)").first() {
+                    let record = try Self.message(existing)
+                    outcomes.append(record.digest == m.digest && record.senderAccountID == m.senderAccountID ? .duplicate(record) : .idReused)
+                    continue
+                }
+                let setKey = r.accountIDs.sorted()
+                if deviceSets[setKey] == nil {
+                    var rows: [DeviceRow] = []
+                    for row in try await sql.raw("""
+                        SELECT d.id, d.account_id, d.encryption_key_id, a.username FROM devices d JOIN accounts a ON a.id = d.account_id
+                        WHERE d.revoked_at IS NULL AND d.account_id IN (\(binds: setKey))
+                        """).all() {
+                        rows.append((try row.decode(column: "id", as: String.self), try row.decode(column: "account_id", as: String.self),
+                                     try row.decode(column: "encryption_key_id", as: String.self), try row.decode(column: "username", as: String.self)))
+                    }
+                    deviceSets[setKey] = rows.sorted { $0.id < $1.id }
+                }
+                let devices = deviceSets[setKey]!
+                let current = Set(devices.map(\.keyID))
+                guard current == r.keyIDs else {
+                    let missing = devices.filter { !r.keyIDs.contains($0.keyID) }
+                        .map { DeviceKeyRefRecord(username: $0.username, deviceID: $0.id, encryptionKeyID: $0.keyID) }
+                    outcomes.append(.deviceMismatch(missing: missing, extra: r.keyIDs.subtracting(current).sorted()))
+                    continue
+                }
+                let recipientDevices = devices.filter { $0.account != r.senderAccountID }.count
+                var record = m
+                record.recipientDevices = recipientDevices
+                accepted[m.id] = (record, recipientDevices)
+                messageRows.append("""
+                    (\(bind: m.id), \(bind: m.senderAccountID), \(bind: m.senderDeviceID), \(bind: m.senderUsername),
+                     \(bind: m.recipients.joined(separator: ",")), \(bind: Data(m.envelope)), \(bind: m.digest), \(bind: Int64(m.envelope.count)),
+                     \(bind: m.acceptedAt.ms), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), \(bind: Int64(recipientDevices)), 0, 0, 0)
+                    """)
+                for d in devices {
+                    queueRows.append("(\(bind: d.id), \(bind: m.id), \(bind: Int64(d.account == r.senderAccountID ? 0 : 1)), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), 0)")
+                }
+                outcomes.append(.stored(recipientDevices: recipientDevices))
             }
-            let rows = try await sql.raw("""
-                SELECT d.id, d.account_id, d.encryption_key_id, a.username FROM devices d JOIN accounts a ON a.id = d.account_id
-                WHERE d.revoked_at IS NULL AND d.account_id IN (\(binds: accountIDs))
-                """).all()
-            var devices: [(id: String, account: String, keyID: String, username: String)] = []
-            for row in rows {
-                devices.append((try row.decode(column: "id", as: String.self), try row.decode(column: "account_id", as: String.self),
-                                try row.decode(column: "encryption_key_id", as: String.self), try row.decode(column: "username", as: String.self)))
+            // Multi-row inserts in chunks that stay below both databases' bound-parameter limits; in batch
+            // order, so each device's queue keeps the order in which sends were accepted.
+            for chunk in stride(from: 0, to: messageRows.count, by: 500) {
+                try await sql.raw("""
+                    INSERT INTO messages (id, sender_account, sender_device, sender_username, recipients, envelope, digest, size, accepted_at,
+                                          deliver_at, expires_at, recipient_devices, fetched_by, acked_by, cancelled)
+                    VALUES \(messageRows[chunk..<min(chunk + 500, messageRows.count)].joined(separator: ", "))
+                    """).run()
             }
-            let current = Set(devices.map(\.keyID))
-            guard current == keyIDs else {
-                let missing = devices.filter { !keyIDs.contains($0.keyID) }
-                    .map { DeviceKeyRefRecord(username: $0.username, deviceID: $0.id, encryptionKeyID: $0.keyID) }
-                return .deviceMismatch(missing: missing, extra: keyIDs.subtracting(current).sorted())
+            for chunk in stride(from: 0, to: queueRows.count, by: 2000) {
+                try await sql.raw("""
+                    INSERT INTO message_queue (device_id, message_id, incoming, deliver_at, expires_at, fetched)
+                    VALUES \(queueRows[chunk..<min(chunk + 2000, queueRows.count)].joined(separator: ", "))
+                    """).run()
             }
-            let recipientDevices = devices.filter { $0.account != senderAccountID }.count
-            try await sql.raw("""
-                INSERT INTO messages (id, sender_account, sender_device, sender_username, recipients, envelope, digest, size, accepted_at,
-                                      deliver_at, expires_at, recipient_devices, fetched_by, acked_by, cancelled)
-                VALUES (\(bind: m.id), \(bind: m.senderAccountID), \(bind: m.senderDeviceID), \(bind: m.senderUsername),
-                        \(bind: m.recipients.joined(separator: ",")), \(bind: Data(m.envelope)), \(bind: m.digest), \(bind: Int64(m.envelope.count)),
-                        \(bind: m.acceptedAt.ms), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), \(bind: Int64(recipientDevices)), 0, 0, 0)
-                """).run()
-            // One statement for every queue row; ordered so each device sees its copies in send order.
-            let values = devices.sorted { $0.id < $1.id }.map { d -> SQLQueryString in
-                "(\(bind: d.id), \(bind: m.id), \(bind: Int64(d.account == senderAccountID ? 0 : 1)), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), 0)"
-            }
-            try await sql.raw("""
-                INSERT INTO message_queue (device_id, message_id, incoming, deliver_at, expires_at, fetched) VALUES \(values.joined(separator: ", "))
-                """).run()
-            return .stored(recipientDevices: recipientDevices)
+            return outcomes
         }
     }
 

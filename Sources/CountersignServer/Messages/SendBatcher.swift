@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+
+/// Group commit for sends: requests that arrive while a batch is being written wait and go into the next
+/// one, so under load many sends share one transaction (one commit, one WAL write of shared pages, one
+/// multi-row insert) while a lone send is written at once, with no added wait.
+final class SendBatcher: Sendable {
+    private struct Pending {
+        var request: StoreRequest
+        var continuation: CheckedContinuation<StoreOutcome, any Error>
+    }
+    private struct State { var pending: [Pending] = []; var writing = false }
+    private let state = Mutex(State())
+    let store: any MessageStore
+    let maxBatch: Int
+
+    init(store: any MessageStore, maxBatch: Int = 128) { self.store = store; self.maxBatch = maxBatch }
+
+    func submit(_ request: StoreRequest) async throws -> StoreOutcome {
+        try await withCheckedThrowingContinuation { c in
+            let start = state.withLock { s -> Bool in
+                s.pending.append(Pending(request: request, continuation: c))
+                guard !s.writing else { return false }
+                s.writing = true
+                return true
+            }
+            if start { Task { await self.drain() } }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            let batch = state.withLock { s -> [Pending] in
+                guard !s.pending.isEmpty else { s.writing = false; return [] }
+                let taken = Array(s.pending.prefix(maxBatch))
+                s.pending.removeFirst(taken.count)
+                return taken
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                let outcomes = try await store.store(batch.map(\.request))
+                for (p, outcome) in zip(batch, outcomes) { p.continuation.resume(returning: outcome) }
+            } catch where batch.count > 1 {
+                // One bad request must not fail the others: write each alone, each with its own answer.
+                for p in batch {
+                    do {
+                        p.continuation.resume(returning: try await store.store([p.request]).first ?? .idReused)
+                    } catch {
+                        p.continuation.resume(throwing: error)
+                    }
+                }
+            } catch {
+                batch.forEach { $0.continuation.resume(throwing: error) }
+            }
+        }
+    }
+}
