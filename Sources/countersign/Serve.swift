@@ -19,7 +19,8 @@ struct Serve: AsyncParsableCommand {
         a failed sign-in makes the risk policy ask its address and username for a captcha.
         COUNTERSIGN_IDLE_TIMEOUT and COUNTERSIGN_READ_TIMEOUT (seconds) stand in for the timeout flags;
         COUNTERSIGN_EXIT_WITH_PARENT=1 makes the server shut down when the process that started it dies;
-        COUNTERSIGN_SEND_BATCH (128) is how many concurrent sends share one transaction (1: none do).
+        COUNTERSIGN_SEND_BATCH (128) is how many concurrent sends share one transaction (1: none do);
+        COUNTERSIGN_MESSAGE_RETENTION_DAYS (30) is how long an unacknowledged message is kept.
         The default database is sqlite:countersign.sqlite in the current directory, created on first start.
         """
     )
@@ -79,6 +80,9 @@ struct Serve: AsyncParsableCommand {
         }
         config.riskMemory = TimeInterval(try number("COUNTERSIGN_CAPTCHA_RISK_MINUTES", 15) * 60)
         config.sendBatch = try number("COUNTERSIGN_SEND_BATCH", config.sendBatch)
+        let retention = try number("COUNTERSIGN_MESSAGE_RETENTION_DAYS", 30)
+        guard retention <= 3650 else { throw ValidationError("COUNTERSIGN_MESSAGE_RETENTION_DAYS takes 1 to 3650 days") }
+        config.messageRetention = TimeInterval(retention * 86_400)
         let delayAfter = try number("COUNTERSIGN_LOCKOUT_DELAY_AFTER", config.lockout.delayAfter)
         let lockAfter = try number("COUNTERSIGN_LOCKOUT_LOCK_AFTER", config.lockout.lockAfter)
         guard lockAfter >= delayAfter else { throw ValidationError("COUNTERSIGN_LOCKOUT_LOCK_AFTER must be at least COUNTERSIGN_LOCKOUT_DELAY_AFTER") }

@@ -44,6 +44,8 @@ public protocol AccountStore: Sendable {
     func createAccount(_ account: AccountRecord) async throws
     func account(username: String) async throws -> AccountRecord?
     func account(id: String) async throws -> AccountRecord?
+    /// The accounts with these usernames (absent ones are left out).
+    func accounts(usernames: [String]) async throws -> [AccountRecord]
     func setPasswordHash(_ hash: String, accountID: String) async throws
     /// Replaces the hash only if it is still `old` (compare and set); false when it changed meanwhile.
     func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool

@@ -38,6 +38,11 @@ public struct SQLAccountStore: AccountStore {
         try await sql.raw("SELECT * FROM accounts WHERE id = \(bind: id)").first().map(Self.account)
     }
 
+    public func accounts(usernames: [String]) async throws -> [AccountRecord] {
+        guard !usernames.isEmpty else { return [] }
+        return try await sql.raw("SELECT * FROM accounts WHERE username IN (\(binds: usernames))").all().map(Self.account)
+    }
+
     static func account(_ row: any SQLRow) throws -> AccountRecord {
         AccountRecord(id: try row.decode(column: "id", as: String.self), username: try row.decode(column: "username", as: String.self),
                       name: try row.decode(column: "name", as: String.self), lastname: try row.decode(column: "lastname", as: String.self),

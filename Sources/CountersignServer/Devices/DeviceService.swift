@@ -129,13 +129,12 @@ public final class DeviceService: Sendable {
         guard let token, token.hasPrefix("csd_"), token.utf8.count <= 64 else { throw DeviceError.unauthenticated }
         let hash = AccountService.tokenHash(token)
         let now = clock.now()
-        guard let session = try await store.deviceSession(tokenHash: hash) else { throw DeviceError.unauthenticated }
+        guard let (session, device, account) = try await store.deviceSessionContext(tokenHash: hash) else { throw DeviceError.unauthenticated }
         guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.deviceSessionIdle else {
             try await store.deleteDeviceSession(tokenHash: hash)
             throw DeviceError.unauthenticated
         }
-        guard let device = try await store.device(id: session.deviceID), device.isActive,
-              let account = try await accounts.store.account(id: session.accountID) else { throw DeviceError.unauthenticated }
+        guard device.isActive else { throw DeviceError.unauthenticated }
         if now.timeIntervalSince(session.lastUsedAt) >= 60 {
             try await store.touchDeviceSession(tokenHash: hash, at: now)
             try await store.touchDevice(id: device.id, at: now)

@@ -24,6 +24,8 @@ public protocol DeviceStore: Sendable {
 
     func createDeviceSession(_ session: DeviceSessionRecord) async throws
     func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord?
+    /// The session with its device and account, in one read (every device request starts with it).
+    func deviceSessionContext(tokenHash: String) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)?
     func touchDeviceSession(tokenHash: String, at: Date) async throws
     func deleteDeviceSession(tokenHash: String) async throws
     /// Deletes expired challenges and device sessions.

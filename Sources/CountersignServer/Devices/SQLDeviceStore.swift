@@ -208,6 +208,30 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
+    public func deviceSessionContext(tokenHash: String) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
+        guard let row = try await sql.raw("""
+            SELECT s.token_hash AS s_token_hash, s.device_id AS s_device_id, s.account_id AS s_account_id, s.created_at AS s_created_at,
+                   s.last_used_at AS s_last_used_at, s.expires_at AS s_expires_at,
+                   d.*,
+                   a.id AS a_id, a.username AS a_username, a.name AS a_name, a.lastname AS a_lastname, a.password_hash AS a_password_hash,
+                   a.reauth_minutes AS a_reauth_minutes, a.created_at AS a_created_at
+            FROM device_sessions s JOIN devices d ON d.id = s.device_id JOIN accounts a ON a.id = s.account_id
+            WHERE s.token_hash = \(bind: tokenHash)
+            """).first() else { return nil }
+        let session = DeviceSessionRecord(tokenHash: try row.decode(column: "s_token_hash", as: String.self),
+                                          deviceID: try row.decode(column: "s_device_id", as: String.self),
+                                          accountID: try row.decode(column: "s_account_id", as: String.self),
+                                          createdAt: Date(ms: try row.decode(column: "s_created_at", as: Int64.self)),
+                                          lastUsedAt: Date(ms: try row.decode(column: "s_last_used_at", as: Int64.self)),
+                                          expiresAt: Date(ms: try row.decode(column: "s_expires_at", as: Int64.self)))
+        let account = AccountRecord(id: try row.decode(column: "a_id", as: String.self), username: try row.decode(column: "a_username", as: String.self),
+                                    name: try row.decode(column: "a_name", as: String.self), lastname: try row.decode(column: "a_lastname", as: String.self),
+                                    passwordHash: try row.decode(column: "a_password_hash", as: String.self),
+                                    reauthMinutes: Int(try row.decode(column: "a_reauth_minutes", as: Int64.self)),
+                                    createdAt: Date(ms: try row.decode(column: "a_created_at", as: Int64.self)))
+        return (session, try Self.device(row), account)
+    }
+
     public func touchDeviceSession(tokenHash: String, at: Date) async throws {
         try await sql.raw("UPDATE device_sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)").run()
     }

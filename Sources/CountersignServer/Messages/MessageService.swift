@@ -57,11 +57,9 @@ public final class MessageService: Sendable {
         } catch {
             throw RelayError.forgedSender("the envelope must be signed by this device's current signing key \(auth.device.signingKeyID): \(error)")
         }
-        var recipients: [AccountRecord] = []
-        var unknown: [String] = []
-        for name in names {
-            if let a = try await accounts.store.account(username: name) { recipients.append(a) } else { unknown.append(name) }
-        }
+        let recipients = try await accounts.store.accounts(usernames: names)
+        let found = Set(recipients.map(\.username))
+        let unknown = names.filter { !found.contains($0) }
         guard unknown.isEmpty else { throw RelayError.unknownRecipients(unknown) }
         let now = clock.now()
         let id = Hex.encode(envelope.messageID)

@@ -24,6 +24,12 @@ public struct SQLMessageStore: MessageStore {
                 let accounts = Set(batch.flatMap(\.accountIDs)).sorted()
                 try await sql.raw("SELECT id FROM accounts WHERE id IN (\(binds: accounts)) ORDER BY id FOR SHARE").run()
             }
+            // Every ID of the batch in one read; most are new.
+            var existing: [String: MessageRecord] = [:]
+            for row in try await sql.raw("SELECT * FROM messages WHERE id IN (\(binds: Array(Set(batch.map(\.message.id)))))").all() {
+                let record = try Self.message(row)
+                existing[record.id] = record
+            }
             typealias DeviceRow = (id: String, account: String, keyID: String, username: String)
             var senderOK: [String: Bool] = [:]
             var deviceSets: [[String]: [DeviceRow]] = [:]
@@ -44,8 +50,7 @@ public struct SQLMessageStore: MessageStore {
                     outcomes.append(earlier.digest == m.digest && earlier.senderAccountID == m.senderAccountID ? .duplicate(earlier) : .idReused)
                     continue
                 }
-                if let existing = try await sql.raw("SELECT * FROM messages WHERE id = \(bind: m.id)").first() {
-                    let record = try Self.message(existing)
+                if let record = existing[m.id] {
                     outcomes.append(record.digest == m.digest && record.senderAccountID == m.senderAccountID ? .duplicate(record) : .idReused)
                     continue
                 }
