@@ -29,7 +29,7 @@ public enum CountersignServer {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
         }
         AccountRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
-        let devices = DeviceService(store: SQLDeviceStore(database: database.database), accounts: service, config: config, clock: clock,
+        let devices = DeviceService(store: SQLDeviceStore(database: database.database, readers: { database.reader }), accounts: service, config: config, clock: clock,
                                     random: service.random)
         DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
         let messages = MessageService(store: SQLMessageStore(database: database.database), accounts: service, config: config, clock: clock)
@@ -60,7 +60,7 @@ public enum CountersignServer {
             throw error
         }
         do {
-            let store = SQLAccountStore(database: database.database)
+            let store = SQLAccountStore(database: database.database, readers: { database.reader })
             let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)
             let purge = PurgeService(database: database, clock: clock, config: config, logger: logger)
             try await purge.purge()

@@ -9,6 +9,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SQLKit
+import Synchronization
 
 /// The open database and what owns it. SQLite gets its own one-thread event loop group, hence one
 /// connection: every statement goes through it, so transactions never interleave and the busy handler
@@ -17,6 +18,12 @@ public final class ServerDatabase: Sendable {
     public let databases: Databases
     public let database: any Database
     let ownedGroup: MultiThreadedEventLoopGroup?
+    /// SQLite: read-only connections, one per core, on their own threads. In WAL mode they read the last
+    /// committed state while the one writer writes, so the hot reads (who is this device session, who
+    /// are these recipients) neither wait for nor occupy the writer. Nil for PostgreSQL (its pool reads).
+    let readerGroup: MultiThreadedEventLoopGroup?
+    let readerDatabases: Databases?
+    private let nextReader = Mutex(0)
     public let location: DatabaseLocation
 
     public static func open(_ location: DatabaseLocation, logger configured: Logger) async throws -> ServerDatabase {
@@ -53,7 +60,17 @@ public final class ServerDatabase: Sendable {
         }
         let eventLoop = (group ?? MultiThreadedEventLoopGroup.singleton).any()
         guard let db = databases.database(logger: logger, on: eventLoop) else { throw ConfigurationError("the database could not be opened") }
-        let handle = ServerDatabase(databases: databases, database: db, group: group, location: location)
+        var readerGroup: MultiThreadedEventLoopGroup?
+        var readerDatabases: Databases?
+        if case .sqlite(let path) = location {
+            let readers = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
+            readerGroup = readers
+            let r = Databases(threadPool: NIOThreadPool.singleton, on: readers)
+            r.use(.sqlite(.file(path), maxConnectionsPerEventLoop: 1, sqlLogLevel: nil), as: Self.readers, isDefault: true)
+            readerDatabases = r
+        }
+        let handle = ServerDatabase(databases: databases, database: db, group: group, readerGroup: readerGroup, readerDatabases: readerDatabases,
+                                    location: location)
         do {
             if case .sqlite = location {
                 let sql = db as! any SQLDatabase
@@ -68,6 +85,12 @@ public final class ServerDatabase: Sendable {
             let migrator = Migrator(databases: databases, migrations: migrations, logger: logger, on: eventLoop, migrationLogLevel: .debug)
             try await migrator.setupIfNeeded().get()
             try await migrator.prepareBatch().get()
+            // Readers may never write, and wait rather than fail while a checkpoint holds the file.
+            for loop in readerGroup.map({ Array($0.makeIterator()) }) ?? [] {
+                guard let reader = readerDatabases?.database(Self.readers, logger: logger, on: loop) as? any SQLDatabase else { continue }
+                try await reader.raw("PRAGMA query_only=1").run()
+                try await reader.raw("PRAGMA busy_timeout=5000").run()
+            }
         } catch let e as ConfigurationError {
             await handle.close()
             throw e
@@ -78,12 +101,26 @@ public final class ServerDatabase: Sendable {
         return handle
     }
 
-    init(databases: Databases, database: any Database, group: MultiThreadedEventLoopGroup?, location: DatabaseLocation) {
-        self.databases = databases; self.database = database; self.ownedGroup = group; self.location = location
+    init(databases: Databases, database: any Database, group: MultiThreadedEventLoopGroup?, readerGroup: MultiThreadedEventLoopGroup?,
+         readerDatabases: Databases?, location: DatabaseLocation) {
+        self.databases = databases; self.database = database; self.ownedGroup = group; self.readerGroup = readerGroup
+        self.readerDatabases = readerDatabases; self.location = location
+    }
+
+    static let readers = DatabaseID(string: "sqlite-readers")
+
+    /// A database for reads that may see any committed state: a reader connection (SQLite), or the pool.
+    public var reader: any Database {
+        guard let group = readerGroup, let readerDatabases else { return database }
+        let loops = Array(group.makeIterator())
+        let loop = loops[nextReader.withLock { i in defer { i = (i + 1) % loops.count }; return i }]
+        return readerDatabases.database(Self.readers, logger: database.logger, on: loop) ?? database
     }
 
     public func close() async {
         await databases.shutdownAsync()
+        await readerDatabases?.shutdownAsync()
         try? await ownedGroup?.shutdownGracefully()
+        try? await readerGroup?.shutdownGracefully()
     }
 }

@@ -61,7 +61,7 @@ struct Harness: Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let database = try await ServerDatabase.open(config.database, logger: logger)
-        let store = SQLAccountStore(database: database.database)
+        let store = SQLAccountStore(database: database.database, readers: { database.reader })
         let service = try await AccountService(store: wrapStore(store), config: config, clock: clock, logger: logger)
         return Harness(clock: clock, config: config, database: database, service: service, store: store)
     }

@@ -11,7 +11,10 @@ public struct SQLAccountStore: AccountStore {
     var sql: any SQLDatabase { db as! any SQLDatabase }
     var isPostgres: Bool { sql.dialect.name == "postgresql" }
 
-    public init(database: any Database) { db = database }
+    /// Where reads that may see any committed state go (`ServerDatabase.reader`); the writer when nil.
+    let readers: (@Sendable () -> any Database)?
+
+    public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) { db = database; self.readers = readers }
 
     // MARK: Accounts
 
@@ -40,7 +43,8 @@ public struct SQLAccountStore: AccountStore {
 
     public func accounts(usernames: [String]) async throws -> [AccountRecord] {
         guard !usernames.isEmpty else { return [] }
-        return try await sql.raw("SELECT * FROM accounts WHERE username IN (\(binds: usernames))").all().map(Self.account)
+        let reader = (readers?() ?? db) as! any SQLDatabase
+        return try await reader.raw("SELECT * FROM accounts WHERE username IN (\(binds: usernames))").all().map(Self.account)
     }
 
     static func account(_ row: any SQLRow) throws -> AccountRecord {

@@ -12,7 +12,10 @@ public struct SQLDeviceStore: DeviceStore {
     var sql: any SQLDatabase { db as! any SQLDatabase }
     var isPostgres: Bool { sql.dialect.name == "postgresql" }
 
-    public init(database: any Database) { db = database }
+    /// Where reads that may see any committed state go (`ServerDatabase.reader`); the writer when nil.
+    let readers: (@Sendable () -> any Database)?
+
+    public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) { db = database; self.readers = readers }
 
     // MARK: Challenges
 
@@ -209,7 +212,8 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     public func deviceSessionContext(tokenHash: String) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
-        guard let row = try await sql.raw("""
+        let reader = (readers?() ?? db) as! any SQLDatabase
+        guard let row = try await reader.raw("""
             SELECT s.token_hash AS s_token_hash, s.device_id AS s_device_id, s.account_id AS s_account_id, s.created_at AS s_created_at,
                    s.last_used_at AS s_last_used_at, s.expires_at AS s_expires_at,
                    d.*,
