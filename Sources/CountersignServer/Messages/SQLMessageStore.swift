@@ -30,22 +30,29 @@ public struct SQLMessageStore: MessageStore {
                 let record = try Self.message(row)
                 existing[record.id] = record
             }
-            typealias DeviceRow = (id: String, account: String, keyID: String, username: String)
-            var senderOK: [String: Bool] = [:]
-            var deviceSets: [[String]: [DeviceRow]] = [:]
+            typealias DeviceRow = (id: String, account: String, keyID: String, username: String, signingKeyID: String)
+            // Every active device of every account in the batch, in one read: the senders' checks and each
+            // message's device set come from it.
+            var byAccount: [String: [DeviceRow]] = [:]
+            var signingKeyOf: [String: String] = [:]
+            for row in try await sql.raw("""
+                SELECT d.id, d.account_id, d.encryption_key_id, d.signing_key_id, a.username FROM devices d JOIN accounts a ON a.id = d.account_id
+                WHERE d.revoked_at IS NULL AND d.account_id IN (\(binds: Array(Set(batch.flatMap(\.accountIDs)))))
+                """).all() {
+                let d: DeviceRow = (try row.decode(column: "id", as: String.self), try row.decode(column: "account_id", as: String.self),
+                                    try row.decode(column: "encryption_key_id", as: String.self), try row.decode(column: "username", as: String.self),
+                                    try row.decode(column: "signing_key_id", as: String.self))
+                byAccount[d.account, default: []].append(d)
+                signingKeyOf[d.id] = d.signingKeyID
+            }
             var accepted: [String: (MessageRecord, Int)] = [:]
             var messageRows: [SQLQueryString] = []
             var queueRows: [SQLQueryString] = []
             var outcomes: [StoreOutcome] = []
             for r in batch {
                 let m = r.message
-                let senderKey = m.senderDeviceID + " " + r.senderSigningKeyID
-                if senderOK[senderKey] == nil {
-                    senderOK[senderKey] = try await sql.raw("""
-                        SELECT id FROM devices WHERE id = \(bind: m.senderDeviceID) AND revoked_at IS NULL AND signing_key_id = \(bind: r.senderSigningKeyID)
-                        """).first() != nil
-                }
-                guard senderOK[senderKey] == true else { outcomes.append(.senderChanged); continue }
+                // The sender's account is among the accounts read, so an active sending device is in the map.
+                guard signingKeyOf[m.senderDeviceID] == r.senderSigningKeyID else { outcomes.append(.senderChanged); continue }
                 if let (earlier, _) = accepted[m.id] {
                     outcomes.append(earlier.digest == m.digest && earlier.senderAccountID == m.senderAccountID ? .duplicate(earlier) : .idReused)
                     continue
@@ -54,19 +61,7 @@ public struct SQLMessageStore: MessageStore {
                     outcomes.append(record.digest == m.digest && record.senderAccountID == m.senderAccountID ? .duplicate(record) : .idReused)
                     continue
                 }
-                let setKey = r.accountIDs.sorted()
-                if deviceSets[setKey] == nil {
-                    var rows: [DeviceRow] = []
-                    for row in try await sql.raw("""
-                        SELECT d.id, d.account_id, d.encryption_key_id, a.username FROM devices d JOIN accounts a ON a.id = d.account_id
-                        WHERE d.revoked_at IS NULL AND d.account_id IN (\(binds: setKey))
-                        """).all() {
-                        rows.append((try row.decode(column: "id", as: String.self), try row.decode(column: "account_id", as: String.self),
-                                     try row.decode(column: "encryption_key_id", as: String.self), try row.decode(column: "username", as: String.self)))
-                    }
-                    deviceSets[setKey] = rows.sorted { $0.id < $1.id }
-                }
-                let devices = deviceSets[setKey]!
+                let devices = Set(r.accountIDs).flatMap { byAccount[$0] ?? [] }.sorted { $0.id < $1.id }
                 let current = Set(devices.map(\.keyID))
                 guard current == r.keyIDs else {
                     let missing = devices.filter { !r.keyIDs.contains($0.keyID) }
