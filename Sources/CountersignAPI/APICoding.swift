@@ -24,22 +24,67 @@ public struct Base64URL: Codable, Hashable, Sendable, CustomStringConvertible {
 
     /// Nil unless `text` is canonical unpadded base64url: no padding, no other characters, zero spare bits.
     public init?(text: String) {
-        guard text.utf8.allSatisfy({ Self.alphabet.contains($0) }), text.utf8.count % 4 != 1 else { return nil }
-        var b64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        b64 += String(repeating: "=", count: (4 - b64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: b64) else { return nil }
-        bytes = Array(data)
-        guard self.text == text else { return nil }
+        let decoded = text.utf8.withContiguousStorageIfAvailable { Self.decode($0) } ?? Self.decode(Array(text.utf8))
+        guard let decoded else { return nil }
+        bytes = decoded
     }
 
+    /// Byte-level, one pass: these fields carry whole envelopes (up to 1.4 MB of text), and Foundation's
+    /// string replacement and re-encoding cost more than everything else a request does.
+    private static func decode<C: Collection>(_ input: C) -> [UInt8]? where C.Element == UInt8 {
+        let n = input.count
+        guard n % 4 != 1 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(n * 3 / 4)
+        var acc: UInt32 = 0, bits = 0
+        for c in input {
+            let v = table[Int(c)]
+            guard v != 0xFF else { return nil }
+            acc = acc << 6 | UInt32(v)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+            }
+        }
+        // Canonical: the bits left over after the last whole byte must be zero.
+        guard acc & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return out
+    }
+
+    private static let table: [UInt8] = {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in alphabetBytes.enumerated() { t[Int(c)] = UInt8(i) }
+        return t
+    }()
+
+    static let alphabetBytes = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     public var text: String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        var out = [UInt8]()
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var i = 0
+        let a = Self.alphabetBytes
+        while i + 3 <= bytes.count {
+            let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out += [a[Int(v >> 18 & 63)], a[Int(v >> 12 & 63)], a[Int(v >> 6 & 63)], a[Int(v & 63)]]
+            i += 3
+        }
+        switch bytes.count - i {
+        case 1:
+            let v = UInt32(bytes[i]) << 16
+            out += [a[Int(v >> 18 & 63)], a[Int(v >> 12 & 63)]]
+        case 2:
+            let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+            out += [a[Int(v >> 18 & 63)], a[Int(v >> 12 & 63)], a[Int(v >> 6 & 63)]]
+        default:
+            break
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     public var description: String { text }
 
-    static let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()

@@ -86,4 +86,22 @@ import Testing
         let problemFields = ["type", "code", "title", "status", "detail", "field", "retryAt", "locked", "intervalMinutes", "missingDevices", "extraDevices"]
         #expect(Set(problemFields) == Set(problem.keys))
     }
+
+    /// Unpadded base64url, canonical only: the same bytes as Foundation's base64 for every length, and
+    /// padding, the standard alphabet, stray characters and non-zero spare bits refused.
+    @Test func base64URLIsCanonicalAndAgreesWithFoundation() {
+        var rng = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let text = Base64URL(bytes).text
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(text == foundation, "length \(length)")
+            #expect(Base64URL(text: text)?.bytes == bytes, "length \(length)")
+        }
+        for bad in ["A", "AB", "AAB", "AA==", "AA=", "+A", "/A", "AA A", "AÀ", "AAAAA"] {
+            #expect(Base64URL(text: bad) == nil, "\(bad)")
+        }
+        #expect(Base64URL(text: "AA")?.bytes == [0] && Base64URL(text: "AAE")?.bytes == [0, 1] && Base64URL(text: "")?.bytes == [])
+    }
 }
