@@ -18,10 +18,3 @@ struct RandomSourceGenerator: RandomNumberGenerator {
     let source: any RandomSource
     mutating func next() -> UInt64 { source.bytes(8).reduce(0) { $0 << 8 | UInt64($1) } }
 }
-
-extension Array where Element == UInt8 {
-    var base64URL: String {
-        Data(self).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-}

@@ -81,15 +81,8 @@ enum Keyring {
 
     /// A new key's passphrase: from --passphrase-file, none with --no-passphrase, else asked twice.
     static func newPassphrase(file: String?, none: Bool) throws -> [UInt8]? {
-        if none { return nil }
-        if let file { return try Terminal.passphrase(fromFile: file) }
-        let instead = "use --passphrase-file FILE, or --no-passphrase to store the device key unencrypted"
-        let first = try Terminal.ask("New passphrase for this device's key: ", instead: instead)
-        guard !first.isEmpty else { throw CLIError.usage("empty passphrase; use --no-passphrase to store the key unencrypted") }
-        guard try Terminal.ask("Repeat passphrase: ", instead: instead) == first else {
-            throw CLIError.usage("the passphrases do not match; nothing was changed")
-        }
-        return first
+        try Terminal.newPassphrase(file: file, none: none, prompt: "New passphrase for this device's key: ", what: "the device key",
+                                   unchanged: "nothing was changed")
     }
 }
 

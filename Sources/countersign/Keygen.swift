@@ -66,13 +66,7 @@ struct Keygen: ParsableCommand {
     }
 
     private func newPassphrase() throws -> [UInt8]? {
-        if noPassphrase { return nil }
-        if let passphraseFile { return try Terminal.passphrase(fromFile: passphraseFile) }
-        let instead = "use --passphrase-file FILE, or --no-passphrase to store the key unencrypted"
-        let first = try Terminal.ask("New passphrase: ", instead: instead)
-        guard !first.isEmpty else { throw CLIError.usage("empty passphrase; use --no-passphrase to store the key unencrypted") }
-        let second = try Terminal.ask("Repeat passphrase: ", instead: instead)
-        guard first == second else { throw CLIError.usage("the passphrases do not match; nothing was written") }
-        return first
+        try Terminal.newPassphrase(file: passphraseFile, none: noPassphrase, prompt: "New passphrase: ", what: "the key",
+                                   unchanged: "nothing was written")
     }
 }

@@ -158,24 +158,7 @@ struct SendCommand: AsyncParsableCommand {
         do { try await call(); return nil } catch { return error as? ClientError }
     }
 
-    private func readText() throws -> [UInt8] {
-        let bytes: [UInt8]
-        if let text, text != "-" {
-            bytes = Array(text.utf8)
-        } else {
-            guard let read = try PrefixedSource.readAll(FileDescriptorSource(fd: 0, owns: false), limit: MessageEnvelope.maxPlaintext) else {
-                throw CLIError.usage("the message on standard input is over 1 MiB; send larger content as a sealed file (`countersign seal`)")
-            }
-            bytes = read
-        }
-        guard String(validating: bytes, as: UTF8.self) != nil else {
-            throw CLIError.usage("the message is not UTF-8 text; send binary content as a sealed file (`countersign seal`)")
-        }
-        guard bytes.count <= MessageEnvelope.maxPlaintext else {
-            throw CLIError.usage("the message is \(bytes.count) bytes; the limit is 1 MiB")
-        }
-        return bytes
-    }
+    private func readText() throws -> [UInt8] { try MessageText.read(text) }
 }
 
 /// Fetching this device's queue into `messages/`.

@@ -71,6 +71,20 @@ enum Terminal {
         return line
     }
 
+    /// A new key's passphrase: none with `--no-passphrase`, the first line of `--passphrase-file`, or asked
+    /// twice on the terminal. `what` names the key in the messages, `unchanged` says what a mismatch leaves.
+    static func newPassphrase(file: String?, none: Bool, prompt: String, what: String, unchanged: String) throws -> [UInt8]? {
+        if none { return nil }
+        if let file { return try passphrase(fromFile: file) }
+        let instead = "use --passphrase-file FILE, or --no-passphrase to store \(what) unencrypted"
+        let first = try ask(prompt, instead: instead)
+        guard !first.isEmpty else { throw CLIError.usage("empty passphrase; use --no-passphrase to store the key unencrypted") }
+        guard try ask("Repeat passphrase: ", instead: instead) == first else {
+            throw CLIError.usage("the passphrases do not match; \(unchanged)")
+        }
+        return first
+    }
+
     /// A "label: 123 MiB / 1.0 GiB" line on stderr, redrawn at most ten times a second, only on a terminal.
     final class Progress {
         private let label: String

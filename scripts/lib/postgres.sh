@@ -12,3 +12,6 @@ pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0));
   -o "-h 127.0.0.1 -p $pgport -k $pgdir ${PG_EXTRA_OPTIONS:-} -c max_connections=300" start >/dev/null
 stop_pg() { "${as_pg[@]}" "$PGBIN/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$pgdir"; }
 export COUNTERSIGN_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pgport/postgres"
+# The caller's EXIT trap stops the cluster; a signal must reach it too (bash skips EXIT traps on an
+# untrapped SIGTERM or SIGINT), or an interrupted run leaves a postgres behind.
+trap 'exit 130' INT TERM HUP

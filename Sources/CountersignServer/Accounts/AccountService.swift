@@ -232,7 +232,7 @@ public final class AccountService: Sendable {
     }
 
     private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date) async throws -> NewSession {
-        let token = "cs_" + random.bytes(32).base64URL
+        let token = "cs_" + Base64URL(random.bytes(32)).text
         let expires = now.addingTimeInterval(config.sessionLifetime)
         try await store.createSession(SessionRecord(tokenHash: Self.tokenHash(token), accountID: account.id, createdAt: now, lastUsedAt: now,
                                                     authenticatedAt: now, expiresAt: expires, address: origin.address,

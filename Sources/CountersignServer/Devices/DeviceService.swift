@@ -116,7 +116,7 @@ public final class DeviceService: Sendable {
               let account = try await accounts.store.account(id: device.accountID) else { throw refused }
         guard device.isActive else { throw DeviceError.revoked }
         let now = clock.now()
-        let token = "csd_" + random.bytes(32).base64URL
+        let token = "csd_" + Base64URL(random.bytes(32)).text
         let session = DeviceSessionRecord(tokenHash: AccountService.tokenHash(token), deviceID: device.id, accountID: account.id,
                                           createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(config.deviceSessionLifetime))
         try await store.createDeviceSession(session)
