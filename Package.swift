@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+        // The push channel's WebSocket client (the server side uses NIOWebSocket directly).
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", exact: "1.6.2"),
     ],
     targets: [
         // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev.
@@ -61,13 +63,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("openapi.yaml")]
         ),
         .target(
             name: "CountersignClient",
-            dependencies: ["CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "countersign",

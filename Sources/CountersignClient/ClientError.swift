@@ -22,6 +22,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The server answered with a redirect, which this client never follows (it would carry the
     /// credentials along).
     case redirected(status: Int, location: String)
+    /// The push channel was closed for good: the device was revoked or its session ended (4403), or
+    /// the same device connected elsewhere (4409).
+    case pushEnded(PushCloseCode)
 
     public var description: String {
         switch self {
@@ -33,6 +36,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .untrustedDevices(_, let detail): return detail
         case .sealing(let why): return "cannot seal the message: \(why)"
         case .captchaUnsolvable: return "the server's captcha challenge has no solution within its bounds"
+        case .pushEnded(.replaced): return "this device connected to the push channel elsewhere; this connection was replaced"
+        case .pushEnded: return "the server ended this device's push channel: the device was revoked or its session ended"
         case .redirected(let status, let location):
             return "the server answered \(status) redirecting to \(location.isEmpty ? "nowhere" : location); redirects are not followed, "
                 + "so credentials are never sent elsewhere: check the server URL (scheme, host, port, no path)"

@@ -7,7 +7,7 @@ import SQLKit
 enum Migrations {
     static var all: [any AsyncMigration] {
         [CreateAccounts(), CreateLoginGuards(), CreateSessions(), CreateAuditEvents(), CreateCaptchaSpent(), CreateServerSecrets(),
-         CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue()]
+         CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue(), CreatePush()]
     }
 }
 
@@ -220,4 +220,25 @@ struct CreateMessageQueue: AsyncMigration {
         try await sql.create(index: "message_queue_expiry").on("message_queue").column("expires_at").run()
     }
     func revert(on db: any Database) async throws { try await db.schema("message_queue").delete() }
+}
+
+/// Push tickets (docs/SPEC.md §4g), and which delayed messages have been announced to the push channel.
+struct CreatePush: AsyncMigration {
+    var name: String { "2026-11-25-01-push" }
+    func prepare(on db: any Database) async throws {
+        try await db.schema("push_tickets")
+            .field("ticket_hash", .string, .identifier(auto: false))
+            .field("device_id", .string, .required)
+            .field("session_hash", .string, .required)
+            .field("expires_at", .int64, .required)
+            .create()
+        let sql = db as! any SQLDatabase
+        // Delayed messages accepted before this are announced once when the scheduler first runs: a spare wake-up at worst.
+        try await sql.raw("ALTER TABLE messages ADD COLUMN announced BIGINT NOT NULL DEFAULT 0").run()
+        try await sql.raw("CREATE INDEX messages_due ON messages (deliver_at) WHERE announced = 0 AND deliver_at > accepted_at").run()
+    }
+    func revert(on db: any Database) async throws {
+        try await db.schema("push_tickets").delete()
+        try await (db as! any SQLDatabase).raw("DROP INDEX messages_due").run()
+    }
 }

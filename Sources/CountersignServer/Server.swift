@@ -5,6 +5,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SQLKit
 import Synchronization
 
 /// Builds and runs the Countersign server.
@@ -12,6 +13,12 @@ public enum CountersignServer {
     /// The router with every route and middleware, over an open database. Tests drive it directly.
     public static func buildRouter(service: AccountService, database: ServerDatabase, config: ServerConfiguration,
                                    clock: any WallClock) -> Router<AppContext> {
+        build(service: service, database: database, config: config, clock: clock, logger: service.logger).router
+    }
+
+    /// The router and the push channel behind it (which `run` serves beside the router).
+    static func build(service: AccountService, database: ServerDatabase, config: ServerConfiguration, clock: any WallClock,
+                      logger: Logger) -> (router: Router<AppContext>, push: PushService) {
         ServerMetrics.bootstrap()
         let router = Router(context: AppContext.self)
         // Metrics outside problems: they must see the problem's status (401, 405, 429…) and time every
@@ -33,8 +40,16 @@ public enum CountersignServer {
                                     random: service.random)
         DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
         let messages = MessageService(store: SQLMessageStore(database: database.database), accounts: service, config: config, clock: clock)
-        MessageRoutes(devices: devices, messages: messages).register(on: router)
-        return router
+        var bus: (@Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus)?
+        if case .postgres(let url) = database.location, let sql = database.database as? any SQLDatabase {
+            let node = UUID().uuidString
+            bus = { deliver in PostgresPushBus(url: url, database: sql, node: node, logger: logger, deliverLocal: deliver) }
+        }
+        let push = PushService(store: SQLPushStore(database: database.database), devices: devices, messages: messages, clock: clock,
+                               random: service.random, logger: logger, bus: bus)
+        MessageRoutes(devices: devices, messages: messages, push: push).register(on: router)
+        PushRoutes(devices: devices, push: push).register(on: router)
+        return (router, push)
     }
 
     static let openAPIDocument: [UInt8] = {
@@ -64,9 +79,10 @@ public enum CountersignServer {
             let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)
             let purge = PurgeService(database: database, clock: clock, config: config, logger: logger)
             try await purge.purge()
+            let (router, push) = build(service: service, database: database, config: config, clock: clock, logger: logger)
             let app = Application(
-                router: buildRouter(service: service, database: database, config: config, clock: clock),
-                server: httpServer(config),
+                router: router,
+                server: httpServer(config, push: push),
                 configuration: .init(address: .hostname(config.host, port: config.port), serverName: "countersign"),
                 onServerRunning: { channel in
                     listening.withLock { $0 = true }
@@ -76,7 +92,7 @@ public enum CountersignServer {
                 logger: logger
             )
             var running = app
-            running.addServices(purge)
+            running.addServices(purge, PushRunner(push: push))
             try await running.runService()
         } catch {
             await database.close()
@@ -91,11 +107,13 @@ public enum CountersignServer {
     }
 
     /// HTTP/1.1 with the idle timeout (which also bounds how long a request's headers may take) and
-    /// the body read timeout.
-    static func httpServer(_ config: ServerConfiguration) -> HTTPServerBuilder {
+    /// the body read timeout; a first request that upgrades `GET /v1/push` becomes a push connection.
+    static func httpServer(_ config: ServerConfiguration, push: PushService) -> HTTPServerBuilder {
         let read = TimeAmount.milliseconds(Int64(config.readTimeout * 1000))
-        return .http1(configuration: .init(additionalChannelHandlers: [ReadTimeoutHandler(timeout: read)],
-                                           idleTimeout: .milliseconds(Int64(config.idleTimeout * 1000))))
+        let idle = TimeAmount.milliseconds(Int64(config.idleTimeout * 1000))
+        return HTTPServerBuilder { responder in
+            PushChildChannel(responder: responder, push: push, idleTimeout: idle, additionalHandlers: { [ReadTimeoutHandler(timeout: read)] })
+        }
     }
 
     private static func removeNewDatabase(_ path: String?) {

@@ -20,7 +20,7 @@ struct Countersign: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, AccountCommand.self, Admin.self,
                       DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self,
-                      ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self]
+                      ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self]
     )
 
     static func main() async {

@@ -28,8 +28,8 @@ import Testing
 
     @Test func idleSlowHeadersAndSlowBodiesAreClosed() async throws {
         let h = try await Harness.make(.sqlite) { $0.idleTimeout = 1; $0.readTimeout = 2 }
-        let router = CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
-        let app = Application(router: router, server: CountersignServer.httpServer(h.config),
+        let (router, push) = CountersignServer.build(service: h.service, database: h.database, config: h.config, clock: h.clock, logger: h.service.logger)
+        let app = Application(router: router, server: CountersignServer.httpServer(h.config, push: push),
                               configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         do {
             try await app.test(.live) { client in

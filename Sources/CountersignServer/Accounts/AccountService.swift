@@ -36,6 +36,8 @@ public final class AccountService: Sendable {
     /// A hash of a random password with the current parameters: unknown usernames are checked against
     /// it so that they cost the same time as real ones.
     let dummyHash: String
+    /// Told when sessions end, so that open push connections close at once.
+    public let endings = SessionEndings()
 
     public init(store: any AccountStore, config: ServerConfiguration, clock: any WallClock = SystemClock(),
                 random: any RandomSource = SystemRandomSource(), logger: Logger = Logger(label: "countersign")) async throws {
@@ -263,6 +265,7 @@ public final class AccountService: Sendable {
     /// Ends every session of the account, this one and every device session included.
     public func signOutEverywhere(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try await store.deleteSessions(accountID: auth.account.id, keeping: nil)
+        endings.ended(.account(auth.account.id))
         try await audit(auth.account.id, "sign-out-everywhere", "success", origin)
     }
 
@@ -337,6 +340,7 @@ public final class AccountService: Sendable {
                 try await audit(auth.account.id, kind, "wrong-password-locked", origin)
                 // A guesser holding a stolen token must not keep it once the account locks.
                 try await store.deleteSessions(accountID: auth.account.id, keeping: nil)
+                endings.ended(.account(auth.account.id))
             }
             throw AccountError.wrongPassword
         }
@@ -354,6 +358,7 @@ public final class AccountService: Sendable {
         try await checkPassword(current, auth, origin: origin, kind: "password-change")
         try await store.setPasswordHash(try await hashOffPool(new), accountID: auth.account.id)
         try await store.deleteSessions(accountID: auth.account.id, keeping: auth.session.tokenHash)
+        endings.ended(.account(auth.account.id))
         try await audit(auth.account.id, "password-change", "success", origin)
     }
 

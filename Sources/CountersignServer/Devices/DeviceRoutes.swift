@@ -57,6 +57,7 @@ struct DeviceRoutes {
         v1.delete("device-sessions/current") { request, _ in
             let auth = try await device(request)
             try await devices.store.deleteDeviceSession(tokenHash: auth.session.tokenHash)
+            accounts.endings.ended(.deviceSession(tokenHash: auth.session.tokenHash))
             return Response(status: .noContent)
         }
         v1.post("devices/current/keys") { request, context in

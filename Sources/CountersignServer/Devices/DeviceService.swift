@@ -127,11 +127,16 @@ public final class DeviceService: Sendable {
 
     public func authenticate(deviceToken token: String?) async throws -> DeviceAuthenticated {
         guard let token, token.hasPrefix("csd_"), token.utf8.count <= 64 else { throw DeviceError.unauthenticated }
-        let hash = AccountService.tokenHash(token)
+        return try await authenticate(sessionHash: AccountService.tokenHash(token))
+    }
+
+    /// The device session stored under `hash` (a push ticket carries it), if it is still valid.
+    func authenticate(sessionHash hash: String) async throws -> DeviceAuthenticated {
         let now = clock.now()
         guard let (session, device, account) = try await store.deviceSessionContext(tokenHash: hash) else { throw DeviceError.unauthenticated }
         guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.deviceSessionIdle else {
             try await store.deleteDeviceSession(tokenHash: hash)
+            accounts.endings.ended(.deviceSession(tokenHash: hash))
             throw DeviceError.unauthenticated
         }
         guard device.isActive else { throw DeviceError.unauthenticated }
@@ -159,6 +164,7 @@ public final class DeviceService: Sendable {
     public func revoke(_ auth: Authenticated, deviceID: String, origin: RequestOrigin) async throws {
         try accounts.requireRecentAuthentication(auth)
         guard try await store.revoke(deviceID: deviceID, accountID: auth.account.id, at: clock.now()) == .done else { throw DeviceError.notFound }
+        accounts.endings.ended(.device(deviceID))
         try await accounts.audit(auth.account.id, "device-revoke", "success", origin)
     }
 

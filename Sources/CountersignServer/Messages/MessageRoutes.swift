@@ -7,6 +7,9 @@ import Hummingbird
 struct MessageRoutes {
     let devices: DeviceService
     let messages: MessageService
+    let push: PushService
+    /// The longest long poll (`wait`), below the idle timeouts of common proxies.
+    static let maxWait = 30
     /// An envelope of the largest size in unpadded base64url, and room for the rest of the JSON.
     static let maxBody = 1_500_000
 
@@ -30,7 +33,24 @@ struct MessageRoutes {
                 guard let n = Int(String(l)), (1...100).contains(n) else { throw Problem.malformed("limit must be 1 to 100") }
                 limit = n
             }
-            return try json(try await messages.fetch(auth, after: after, limit: limit))
+            var wait = 0
+            if let w = q["wait"] {
+                guard let n = Int(String(w)), (0...Self.maxWait).contains(n) else { throw Problem.malformed("wait must be 0 to \(Self.maxWait) seconds") }
+                wait = n
+            }
+            // Long poll: with nothing due, answer as soon as something is, or after `wait` seconds.
+            let deadline = ContinuousClock.now + .seconds(wait)
+            while true {
+                let waiter = push.hub.register(account: auth.account.id)
+                let page = try await messages.fetch(auth, after: after, limit: limit)
+                let left = deadline - ContinuousClock.now
+                guard page.messages.isEmpty, left > .zero else {
+                    push.hub.cancel(waiter, account: auth.account.id)
+                    return try json(page)
+                }
+                await push.hub.wait(waiter, account: auth.account.id,
+                                    seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+            }
         }
         v1.post("devices/current/acks") { request, _ in
             let auth = try await device(request)

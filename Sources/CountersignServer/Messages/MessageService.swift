@@ -2,6 +2,7 @@ import CountersignAPI
 import CountersignCrypto
 import Crypto
 import Foundation
+import Synchronization
 
 /// The relay: accepts an envelope only from the device that signed it and only when it is sealed to
 /// exactly the current devices of its recipients and of the sender; stores it once, queues it per device,
@@ -12,6 +13,13 @@ public final class MessageService: Sendable {
     let accounts: AccountService
     let config: ServerConfiguration
     let clock: any WallClock
+
+    private let dueHandler = Mutex<(@Sendable ([String]) -> Void)?>(nil)
+    /// Called with the accounts whose devices have a new entry due now (the push channel's wake-up).
+    var onDue: (@Sendable ([String]) -> Void)? {
+        get { dueHandler.withLock { $0 } }
+        set { dueHandler.withLock { $0 = newValue } }
+    }
 
     public static let maxDeliverAfter = 30 * 86_400
     public static let maxRecipients = 64
@@ -72,6 +80,7 @@ public final class MessageService: Sendable {
         switch try await batcher.submit(StoreRequest(message: record, accountIDs: accountIDs, senderAccountID: auth.account.id,
                                                      senderSigningKeyID: auth.device.signingKeyID, keyIDs: keyIDs)) {
         case .stored(let n):
+            if delay == 0 { onDue?(accountIDs) }
             return (SentMessage(id: id, acceptedAt: now, deliverAt: record.deliverAt, recipientDevices: n), true)
         case .duplicate(let earlier):
             return (SentMessage(id: id, acceptedAt: earlier.acceptedAt, deliverAt: earlier.deliverAt, recipientDevices: earlier.recipientDevices), false)
@@ -87,8 +96,12 @@ public final class MessageService: Sendable {
     }
 
     public func fetch(_ auth: DeviceAuthenticated, after: Int64, limit: Int) async throws -> MessagePage {
-        let (entries, more) = try await store.fetch(deviceID: auth.device.id, after: after, limit: max(1, min(limit, 100)), maxBytes: 8 << 20,
-                                                    now: clock.now())
+        try await page(deviceID: auth.device.id, after: after, excluding: [], limit: limit, maxBytes: 8 << 20)
+    }
+
+    func page(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int) async throws -> MessagePage {
+        let (entries, more) = try await store.fetch(deviceID: deviceID, after: after, excluding: excluding, limit: max(1, min(limit, 100)),
+                                                    maxBytes: maxBytes, now: clock.now())
         let messages = entries.map { e in
             QueuedMessage(seq: e.seq, id: e.message.id, direction: e.incoming ? "incoming" : "outgoing", from: e.message.senderUsername,
                           fromDevice: e.message.senderDeviceID, to: e.message.recipients, envelope: Base64URL(e.message.envelope),

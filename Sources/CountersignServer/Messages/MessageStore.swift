@@ -8,10 +8,11 @@ public protocol MessageStore: Sendable {
     /// they are equal and the message ID is new, stores the message once and queues it for each device
     /// (incoming for recipients' devices, outgoing for the sender's). One outcome per request.
     func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome]
-    /// The device's due, unexpired entries after `after`, oldest first, at most `limit` entries and
-    /// about `maxBytes` of envelopes; marks them fetched and counts first fetches as receipts. `more` is
-    /// true when a limit cut the page short.
-    func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> (entries: [QueueEntry], more: Bool)
+    /// The device's due, unexpired entries after `after` and not in `excluding`, oldest first, at most
+    /// `limit` entries and about `maxBytes` of envelopes; marks them fetched and counts first fetches as
+    /// receipts. `more` is true when a limit cut the page short.
+    func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date) async throws
+        -> (entries: [QueueEntry], more: Bool)
     /// Deletes the device's entries with these positions; returns how many there were.
     func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int
     func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome

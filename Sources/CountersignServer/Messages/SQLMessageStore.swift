@@ -102,7 +102,8 @@ public struct SQLMessageStore: MessageStore {
         }
     }
 
-    public func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> (entries: [QueueEntry], more: Bool) {
+    public func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date) async throws
+        -> (entries: [QueueEntry], more: Bool) {
         try await db.transaction { tx in
             let sql = tx as! any SQLDatabase
             // Sizes first, envelopes only for the entries that fit: a queue of large messages must not be
@@ -110,6 +111,7 @@ public struct SQLMessageStore: MessageStore {
             let sized = try await sql.raw("""
                 SELECT q.seq, m.size FROM message_queue q JOIN messages m ON m.id = q.message_id
                 WHERE q.device_id = \(bind: deviceID) AND q.seq > \(bind: after) AND q.deliver_at <= \(bind: now.ms) AND q.expires_at > \(bind: now.ms)
+                \(excluding.isEmpty ? "" : "AND q.seq NOT IN (\(binds: excluding))" as SQLQueryString)
                 ORDER BY q.seq LIMIT \(bind: Int64(limit))
                 """).all()
             var chosen: [Int64] = []

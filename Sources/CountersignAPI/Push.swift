@@ -1,0 +1,79 @@
+import Foundation
+
+/// `POST /v1/devices/current/push-tickets`: the credential of a push connection's first frame
+/// (docs/SPEC.md §4g). Single use, 60 seconds, bound to the device session that asked for it.
+public struct PushTicket: Codable, Equatable, Sendable {
+    public var ticket: String
+    public var expiresAt: Date
+    public init(ticket: String, expiresAt: Date) { self.ticket = ticket; self.expiresAt = expiresAt }
+}
+
+/// One frame of the push channel, either way (docs/SPEC.md §4g). Decoding never fails on an unknown
+/// `type`: it becomes `.unknown`, which receivers ignore, so new event types need no new version.
+public enum PushFrame: Codable, Equatable, Sendable {
+    /// Client → server, first frame.
+    case hello(ticket: String)
+    /// Server → client, after a good `hello`.
+    case ready(deviceId: String, window: Int, pingInterval: Int)
+    /// Server → client: one queue entry.
+    case message(seq: Int64, message: QueuedMessage)
+    /// Server → client: everything due when the connection opened has been sent.
+    case queueEmpty
+    /// Client → server: these queue entries are stored on the device; delete them.
+    case ack(seqs: [Int64])
+    case unknown(type: String)
+
+    public static let maxClientFrame = 64 * 1024
+
+    private enum Key: String, CodingKey { case type, ticket, deviceId, window, pingInterval, seq, message, seqs }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        let type = try c.decode(String.self, forKey: .type)
+        switch type {
+        case "hello": self = .hello(ticket: try c.decode(String.self, forKey: .ticket))
+        case "ready":
+            self = .ready(deviceId: try c.decode(String.self, forKey: .deviceId), window: try c.decode(Int.self, forKey: .window),
+                          pingInterval: try c.decode(Int.self, forKey: .pingInterval))
+        case "message": self = .message(seq: try c.decode(Int64.self, forKey: .seq), message: try c.decode(QueuedMessage.self, forKey: .message))
+        case "queueEmpty": self = .queueEmpty
+        case "ack": self = .ack(seqs: try c.decode([Int64].self, forKey: .seqs))
+        default: self = .unknown(type: type)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        switch self {
+        case .hello(let ticket):
+            try c.encode("hello", forKey: .type); try c.encode(ticket, forKey: .ticket)
+        case .ready(let deviceId, let window, let pingInterval):
+            try c.encode("ready", forKey: .type); try c.encode(deviceId, forKey: .deviceId)
+            try c.encode(window, forKey: .window); try c.encode(pingInterval, forKey: .pingInterval)
+        case .message(let seq, let message):
+            try c.encode("message", forKey: .type); try c.encode(seq, forKey: .seq); try c.encode(message, forKey: .message)
+        case .queueEmpty:
+            try c.encode("queueEmpty", forKey: .type)
+        case .ack(let seqs):
+            try c.encode("ack", forKey: .type); try c.encode(seqs, forKey: .seqs)
+        case .unknown(let type):
+            try c.encode(type, forKey: .type)
+        }
+    }
+}
+
+/// The push channel's close codes (docs/SPEC.md §4g).
+public enum PushCloseCode: UInt16, Sendable, CaseIterable {
+    /// The server is shutting down: reconnect with backoff.
+    case goingAway = 1001
+    /// A frame that is not a JSON object of a known client type, a binary frame, a frame over 64 KiB.
+    case protocolError = 4400
+    /// No `hello` within 10 s, or a ticket that is unknown, used or expired: get a new ticket.
+    case unauthenticated = 4401
+    /// The device was revoked or its session ended: do not reconnect with it.
+    case revoked = 4403
+    /// Nothing arrived for three ping intervals.
+    case timedOut = 4408
+    /// The same device connected again; this connection was replaced.
+    case replaced = 4409
+}

@@ -1,0 +1,224 @@
+import CountersignAPI
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+import WSClient
+
+/// What the push channel delivers to the app (docs/SPEC.md §4g).
+public enum PushEvent: Sendable, Equatable {
+    /// One queue entry. It is acknowledged when the app asks for the next event, so store it first.
+    case message(QueuedMessage)
+    /// Everything that was due when the connection opened has been delivered.
+    case caughtUp
+}
+
+/// How the connection is doing, for a status line; never needed for correctness.
+public enum PushStatus: Sendable, Equatable {
+    case connecting
+    case connected
+    /// Lost; the next attempt is in `retryIn` seconds.
+    case disconnected(reason: String, retryIn: Double)
+}
+
+/// The push channel as an `AsyncSequence` of events that reconnects (exponential backoff with full
+/// jitter), resumes (the server resends whatever was not acknowledged) and acknowledges: an event is
+/// acknowledged when the consumer asks for the next one, so a crash between receiving and storing
+/// costs a redelivery, never a loss. Duplicates (redelivered after a lost acknowledgement) are dropped
+/// by message ID. It ends by throwing `ClientError.pushEnded` when the device is revoked or connected
+/// elsewhere, and the device session's errors when it cannot get a ticket.
+public struct PushEvents: AsyncSequence, Sendable {
+    public typealias Element = PushEvent
+    let client: CountersignClient
+    let renewSession: (@Sendable () async throws -> Void)?
+    let onStatus: @Sendable (PushStatus) -> Void
+    let backoff: ClosedRange<Double>
+
+    public func makeAsyncIterator() -> Iterator { Iterator(self) }
+
+    public final class Iterator: AsyncIteratorProtocol {
+        let stream: AsyncThrowingStream<PushEvent, any Error>
+        var iterator: AsyncThrowingStream<PushEvent, any Error>.AsyncIterator
+        let link: PushLink
+        let task: Task<Void, Never>
+        var pendingAck: QueuedMessage?
+
+        init(_ events: PushEvents) {
+            let (stream, continuation) = AsyncThrowingStream<PushEvent, any Error>.makeStream()
+            self.stream = stream
+            iterator = stream.makeAsyncIterator()
+            let link = PushLink()
+            self.link = link
+            task = Task { await PushLink.run(events, link: link, output: continuation) }
+            continuation.onTermination = { [task] _ in task.cancel() }
+        }
+
+        deinit { task.cancel() }
+
+        public func next() async throws -> PushEvent? {
+            if let done = pendingAck {
+                pendingAck = nil
+                link.consumed(done)
+            }
+            let event = try await iterator.next()
+            if case .message(let m) = event { pendingAck = m }
+            return event
+        }
+    }
+}
+
+extension CountersignClient {
+    /// A single-use ticket for the push channel's first frame (needs a device session).
+    public func pushTicket() async throws -> PushTicket {
+        try await send("POST", "/v1/devices/current/push-tickets", body: Self.noBody, as: PushTicket.self, credential: .device)
+    }
+
+    /// This device's push channel. `renewSession` is called when the device session has ended (expired,
+    /// idle), to open a new one; without it that ends the sequence with the server's error.
+    public func events(renewSession: (@Sendable () async throws -> Void)? = nil, backoff: ClosedRange<Double> = 0.5...30,
+                       onStatus: @escaping @Sendable (PushStatus) -> Void = { _ in }) -> PushEvents {
+        PushEvents(client: self, renewSession: renewSession, onStatus: onStatus, backoff: backoff)
+    }
+
+    /// The WebSocket URL of the push channel: the server's URL with ws/wss.
+    var pushURL: String {
+        var c = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        c.scheme = server.scheme == "https" ? "wss" : "ws"
+        c.path = "/v1/push"
+        c.query = nil
+        return c.string ?? "ws://localhost/v1/push"
+    }
+}
+
+/// Between the consumer and the connection of the moment: acknowledgements go to the live connection
+/// (or are dropped when there is none: the server resends, and the ID is then known to be done).
+final class PushLink: Sendable {
+    private struct State {
+        var acks: AsyncStream<[Int64]>.Continuation?
+        /// Handed to the consumer and not yet acknowledged by it: a resend is ignored.
+        var handedOut: [String: Int64] = [:]
+        /// Consumed: a resend is acknowledged at once and not handed out again. Bounded.
+        var done: Set<String> = []
+        var doneOrder: [String] = []
+    }
+    private let state = Mutex(State())
+    static let rememberDone = 10_000
+
+    func consumed(_ m: QueuedMessage) {
+        let acks = state.withLock { s -> AsyncStream<[Int64]>.Continuation? in
+            s.handedOut[m.id] = nil
+            if s.done.insert(m.id).inserted {
+                s.doneOrder.append(m.id)
+                if s.doneOrder.count > Self.rememberDone { s.done.remove(s.doneOrder.removeFirst()) }
+            }
+            return s.acks
+        }
+        acks?.yield([m.seq])
+    }
+
+    enum Arrival { case new, ackNow, ignore }
+
+    func arrived(_ m: QueuedMessage) -> Arrival {
+        state.withLock { s in
+            if s.done.contains(m.id) { return .ackNow }
+            if s.handedOut[m.id] != nil { return .ignore }
+            s.handedOut[m.id] = m.seq
+            return .new
+        }
+    }
+
+    func attach(_ acks: AsyncStream<[Int64]>.Continuation?) { state.withLock { $0.acks = acks } }
+
+    /// The connection loop: ticket, connect, hello, read; on loss, back off and again.
+    static func run(_ events: PushEvents, link: PushLink, output: AsyncThrowingStream<PushEvent, any Error>.Continuation) async {
+        let client = events.client
+        var failures = 0
+        var logger = Logger(label: "countersign.push")
+        logger.logLevel = .critical
+        while !Task.isCancelled {
+            events.onStatus(.connecting)
+            var reason = "connection lost"
+            do {
+                let ticket: PushTicket
+                do {
+                    ticket = try await client.pushTicket()
+                } catch let e as ClientError where (e.code == .unauthenticated || e == .noDeviceSession) && events.renewSession != nil {
+                    try await events.renewSession!()
+                    ticket = try await client.pushTicket()
+                }
+                let hello = String(decoding: try APICoding.encoder().encode(PushFrame.hello(ticket: ticket.ticket)), as: UTF8.self)
+                let ready = Flag()
+                let configuration = WebSocketClientConfiguration(maxFrameSize: 4 << 20, autoPing: .enabled(timePeriod: .seconds(30)))
+                let close = try await WebSocketClient.connect(url: client.pushURL, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                    try await outbound.write(.text(hello))
+                    let (acks, ackContinuation) = AsyncStream<[Int64]>.makeStream()
+                    link.attach(ackContinuation)
+                    defer { link.attach(nil); ackContinuation.finish() }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for await seqs in acks {
+                                let frame = String(decoding: try APICoding.encoder().encode(PushFrame.ack(seqs: seqs)), as: UTF8.self)
+                                try await outbound.write(.text(frame))
+                            }
+                        }
+                        group.addTask {
+                            for try await message in inbound.messages(maxSize: 4 << 20) {
+                                guard case .text(let text) = message,
+                                      let frame = try? APICoding.decoder().decode(PushFrame.self, from: Data(text.utf8)) else { continue }
+                                switch frame {
+                                case .ready:
+                                    ready.set()
+                                    events.onStatus(.connected)
+                                case .message(let seq, let m):
+                                    switch link.arrived(m) {
+                                    case .new: output.yield(.message(m))
+                                    case .ackNow: ackContinuation.yield([seq])
+                                    case .ignore: break
+                                    }
+                                case .queueEmpty:
+                                    output.yield(.caughtUp)
+                                default:
+                                    break
+                                }
+                            }
+                        }
+                        try await group.next()
+                        group.cancelAll()
+                    }
+                }
+                if ready.isSet { failures = 0 }
+                if let code = close?.closeCode, case .unknown(let n) = code {
+                    if n == PushCloseCode.revoked.rawValue || n == PushCloseCode.replaced.rawValue {
+                        output.finish(throwing: ClientError.pushEnded(PushCloseCode(rawValue: n)!))
+                        return
+                    }
+                    reason = "closed by the server (\(n))"
+                } else if let code = close?.closeCode {
+                    reason = "closed by the server (\(code))"
+                }
+            } catch let e as ClientError where e.code == .unauthenticated || e.code == .deviceRevoked || e == .noDeviceSession {
+                output.finish(throwing: e)
+                return
+            } catch is CancellationError {
+                break
+            } catch {
+                reason = "\(error)"
+            }
+            if Task.isCancelled { break }
+            failures += 1
+            // Full jitter (AWS architecture blog, "Exponential Backoff And Jitter"): spreads a whole
+            // fleet's reconnects after a server restart instead of synchronising them.
+            let ceiling = min(events.backoff.upperBound, events.backoff.lowerBound * pow(2, Double(min(failures - 1, 16))))
+            let wait = Double.random(in: events.backoff.lowerBound...max(events.backoff.lowerBound, ceiling))
+            events.onStatus(.disconnected(reason: reason, retryIn: wait))
+            try? await Task.sleep(for: .seconds(wait))
+        }
+        output.finish()
+    }
+}
+
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Synchronization
+
+/// This node's side of the push channel: which devices hold a connection here, and which long polls
+/// wait. Signals from the bus (this node's or another's) are applied here; connections and waiters are
+/// only ever reached through it.
+final class PushHub: Sendable {
+    private struct State {
+        var byDevice: [String: PushConnection] = [:]
+        var devicesOf: [String: Set<String>] = [:]
+        var waiters: [String: [UInt64: Waiter]] = [:]
+        var nextWaiter: UInt64 = 0
+        var closed = false
+    }
+    /// A long poll: registered before its read, so a signal between the read and the wait is kept.
+    private enum Waiter { case registered, signalled, waiting(CheckedContinuation<Void, Never>) }
+    private let state = Mutex(State())
+    let metrics = PushMetrics()
+
+    // MARK: Signals
+
+    func apply(_ signal: PushSignal) {
+        switch signal {
+        case .due(let accounts):
+            metrics.dueSignals.increment()
+            var wake: [PushConnection] = []
+            var resume: [CheckedContinuation<Void, Never>] = []
+            state.withLock { s in
+                for account in accounts {
+                    for device in s.devicesOf[account] ?? [] { if let c = s.byDevice[device] { wake.append(c) } }
+                    for (id, w) in s.waiters[account] ?? [:] {
+                        if case .waiting(let c) = w { resume.append(c); s.waiters[account]![id] = nil } else { s.waiters[account]![id] = .signalled }
+                    }
+                    if s.waiters[account]?.isEmpty == true { s.waiters[account] = nil }
+                }
+            }
+            wake.forEach { $0.due() }
+            resume.forEach { $0.resume() }
+        case .ended(let ending):
+            let victims = state.withLock { s -> [PushConnection] in
+                switch ending {
+                case .account(let id): return (s.devicesOf[id] ?? []).compactMap { s.byDevice[$0] }
+                case .device(let id): return s.byDevice[id].map { [$0] } ?? []
+                case .deviceSession(let hash): return s.byDevice.values.filter { $0.sessionHash == hash }
+                }
+            }
+            victims.forEach { $0.close(.revoked) }
+        case .connected(let device, let connection):
+            let old = state.withLock { s -> PushConnection? in
+                guard let c = s.byDevice[device], c.id != connection else { return nil }
+                return c
+            }
+            old?.close(.replaced)
+        }
+    }
+
+    /// Everything local looks at its queue again (after a lost LISTEN connection).
+    func resync() {
+        let (all, resume) = state.withLock { s -> ([PushConnection], [CheckedContinuation<Void, Never>]) in
+            var resume: [CheckedContinuation<Void, Never>] = []
+            for (account, ws) in s.waiters {
+                for (id, w) in ws {
+                    if case .waiting(let c) = w { resume.append(c); s.waiters[account]![id] = nil } else { s.waiters[account]![id] = .signalled }
+                }
+            }
+            return (Array(s.byDevice.values), resume)
+        }
+        all.forEach { $0.due() }
+        resume.forEach { $0.resume() }
+    }
+
+    // MARK: Connections
+
+    /// Registers an authenticated connection; returns false when the node is shutting down. A local
+    /// connection of the same device is closed here; other nodes' by the `connected` signal.
+    func attach(_ c: PushConnection) -> Bool {
+        let (ok, old) = state.withLock { s -> (Bool, PushConnection?) in
+            guard !s.closed else { return (false, nil) }
+            let old = s.byDevice.updateValue(c, forKey: c.deviceID)
+            s.devicesOf[c.accountID, default: []].insert(c.deviceID)
+            return (true, old)
+        }
+        if ok, old == nil { metrics.connections.increment() }
+        old?.close(.replaced)
+        return ok
+    }
+
+    func detach(_ c: PushConnection) {
+        let removed = state.withLock { s -> Bool in
+            guard s.byDevice[c.deviceID] === c else { return false }
+            s.byDevice[c.deviceID] = nil
+            s.devicesOf[c.accountID]?.remove(c.deviceID)
+            if s.devicesOf[c.accountID]?.isEmpty == true { s.devicesOf[c.accountID] = nil }
+            return true
+        }
+        if removed { metrics.connections.decrement() }
+    }
+
+    var connectionCount: Int { state.withLock { $0.byDevice.count } }
+
+    /// Shutdown: new connections are refused and every open one is closed with 1001 (reconnect later).
+    func closeAll() {
+        let all = state.withLock { s -> [PushConnection] in
+            s.closed = true
+            return Array(s.byDevice.values)
+        }
+        all.forEach { $0.close(.goingAway) }
+    }
+
+    // MARK: Long polls
+
+    /// Step one of a long poll, before the caller reads the queue.
+    func register(account: String) -> UInt64 {
+        state.withLock { s in
+            s.nextWaiter += 1
+            s.waiters[account, default: [:]][s.nextWaiter] = .registered
+            return s.nextWaiter
+        }
+    }
+
+    /// Step two, when the read found nothing: returns when something became due for the account since
+    /// `register`, or after `seconds`, or at shutdown.
+    func wait(_ id: UInt64, account: String, seconds: Double) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let waiting = state.withLock { s -> Bool in
+                guard !s.closed, case .registered = s.waiters[account]?[id] else { return false }
+                s.waiters[account]![id] = .waiting(c)
+                return true
+            }
+            guard waiting else { c.resume(); cancel(id, account: account); return }
+            Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                let c = self.state.withLock { s -> CheckedContinuation<Void, Never>? in
+                    guard case .waiting(let c) = s.waiters[account]?[id] else { return nil }
+                    s.waiters[account]![id] = nil
+                    if s.waiters[account]?.isEmpty == true { s.waiters[account] = nil }
+                    return c
+                }
+                c?.resume()
+            }
+        }
+    }
+
+    /// Drops a registration whose read found something (or whose wait is over).
+    func cancel(_ id: UInt64, account: String) {
+        state.withLock { s in
+            s.waiters[account]?[id] = nil
+            if s.waiters[account]?.isEmpty == true { s.waiters[account] = nil }
+        }
+    }
+}

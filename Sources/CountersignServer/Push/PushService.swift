@@ -1,0 +1,95 @@
+import CountersignAPI
+import CountersignCrypto
+import Crypto
+import Foundation
+import Logging
+
+/// The push channel's rules (docs/SPEC.md §4g): tickets, who a connection is, and what it may be sent.
+/// Clock and randomness are injected; the NIO side (`PushSocketHandler`) only moves frames.
+public final class PushService: Sendable {
+    let store: any PushStore
+    let devices: DeviceService
+    let messages: MessageService
+    let clock: any WallClock
+    let random: any RandomSource
+    let logger: Logger
+    let hub = PushHub()
+    /// Set once at start: in-process on SQLite, NOTIFY/LISTEN on PostgreSQL.
+    let bus: any PushBus
+
+    static let ticketLifetime: TimeInterval = 60
+    static let helloTimeout: TimeInterval = 10
+    public static let window = 64
+    public static let pingInterval = 25
+    /// A connection looks at its device session again this often, and closes when it has ended: a
+    /// backstop to the signals, which a node that was down can miss.
+    static let recheckInterval: TimeInterval = 300
+
+    init(store: any PushStore, devices: DeviceService, messages: MessageService, clock: any WallClock, random: any RandomSource,
+         logger: Logger, bus: (@Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus)?) {
+        self.store = store; self.devices = devices; self.messages = messages; self.clock = clock; self.random = random; self.logger = logger
+        let hub = self.hub
+        let deliver: @Sendable (PushSignal) -> Void = { hub.apply($0) }
+        self.bus = bus?(deliver) ?? LocalPushBus(deliver: deliver)
+        devices.accounts.endings.observe { [bus = self.bus] ending in bus.publish(.ended(ending)) }
+        messages.onDue = { [bus = self.bus] accounts in bus.publish(.due(accounts: accounts)) }
+    }
+
+    public func ticket(_ auth: DeviceAuthenticated) async throws -> PushTicket {
+        let bytes = random.bytes(32)
+        let ticket = "cst_" + Base64URL(bytes).description
+        let expires = clock.now().addingTimeInterval(Self.ticketLifetime)
+        try await store.createTicket(hash: AccountService.tokenHash(ticket), deviceID: auth.device.id, sessionHash: auth.session.tokenHash,
+                                     expiresAt: expires)
+        return PushTicket(ticket: ticket, expiresAt: expires)
+    }
+
+    /// The device behind a `hello`'s ticket, or nil: unknown, used, expired, or its session has ended.
+    func redeem(ticket: String) async -> DeviceAuthenticated? {
+        guard ticket.hasPrefix("cst_"), ticket.utf8.count <= 64 else { return nil }
+        do {
+            guard let session = try await store.spendTicket(hash: AccountService.tokenHash(ticket), now: clock.now()) else { return nil }
+            return try await devices.authenticate(sessionHash: session)
+        } catch {
+            return nil
+        }
+    }
+
+    /// Whether the connection's device session is still valid (the periodic backstop).
+    func stillValid(sessionHash: String) async -> Bool {
+        do {
+            _ = try await devices.authenticate(sessionHash: sessionHash)
+            return true
+        } catch DeviceError.unauthenticated {
+            return false
+        } catch {
+            return true   // a database hiccup is not a revocation
+        }
+    }
+
+    /// Due entries not in `excluding` (those sent and not yet acknowledged), oldest first, at most
+    /// `limit` and about 1 MiB (a window of large messages must not sit in memory at once); `complete`
+    /// when nothing more is due now. Always from the start of the queue: a delayed message comes due
+    /// with a position below entries already sent, and on PostgreSQL positions can commit out of order.
+    func entries(deviceID: String, excluding: Set<Int64>, limit: Int) async throws -> (messages: [QueuedMessage], complete: Bool) {
+        let page = try await messages.page(deviceID: deviceID, after: 0, excluding: Array(excluding), limit: limit, maxBytes: 1 << 20)
+        return (page.messages, page.next == nil)
+    }
+
+    func acknowledge(deviceID: String, seqs: [Int64]) async throws {
+        _ = try await messages.store.acknowledge(deviceID: deviceID, seqs: seqs)
+    }
+
+    /// Announces delayed messages that came due: claimed once across all nodes, then signalled.
+    func fireDue() async throws -> Int {
+        var total = 0
+        while true {
+            let (n, accounts) = try await store.claimDue(now: clock.now(), limit: 500)
+            total += n
+            if !accounts.isEmpty { bus.publish(.due(accounts: accounts)) }
+            if n < 500 { break }
+        }
+        if total > 0 { hub.metrics.dueFired.increment(by: Int64(total)) }
+        return total
+    }
+}
