@@ -113,7 +113,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CountersignCLITests",
-            dependencies: ["CountersignCrypto", "CountersignClient"]
+            dependencies: ["CountersignCrypto", "CountersignClient", .product(name: "WSClient", package: "swift-websocket"),
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "CountersignServerTests",

@@ -46,9 +46,10 @@ extension CountersignClient {
 
     /// One page of this device's queue: due messages it has not acknowledged, oldest first. Start at 0;
     /// pass the page's `next` for more. Entries stay until acknowledged, so a crash loses nothing.
-    public func fetchMessages(after: Int64 = 0, limit: Int = 100) async throws -> MessagePage {
-        try await send("GET", "/v1/devices/current/messages?after=\(after)&limit=\(limit)", body: Self.noBody, as: MessagePage.self,
-                       credential: .device)
+    /// `wait` (1 to 30 seconds) long-polls: with nothing due, the answer comes when something is.
+    public func fetchMessages(after: Int64 = 0, limit: Int = 100, wait: Int = 0) async throws -> MessagePage {
+        try await send("GET", "/v1/devices/current/messages?after=\(after)&limit=\(limit)" + (wait > 0 ? "&wait=\(wait)" : ""),
+                       body: Self.noBody, as: MessagePage.self, credential: .device)
     }
 
     /// Tells the server these queue entries are stored on the device; it deletes them.

@@ -21,7 +21,7 @@ public final class CountersignClient: @unchecked Sendable {
         self.deviceToken = deviceToken
         self.userAgent = userAgent
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 30
+        configuration.timeoutIntervalForRequest = 45   // above the longest long poll (30 s)
         session = URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
     }
 

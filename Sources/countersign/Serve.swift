@@ -92,6 +92,7 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = env["COUNTERSIGN_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let db = config.database
         if env["COUNTERSIGN_EXIT_WITH_PARENT"] == "1" { Self.exitWithParent() }
+        Self.raiseFileLimit()
         try await CountersignServer.run(config: config, logger: logger) { url in
             // Unbuffered: whoever started the server (a script, a test) reads this line at once.
             FileHandle.standardOutput.write(Data("countersign listening on \(url) (database \(db))\n".utf8))
@@ -100,6 +101,15 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension Serve {
+    /// Every push connection holds a file descriptor: take the whole hard limit (the soft default, often
+    /// 1024, would refuse connections long before memory runs out).
+    static func raiseFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_CONSTANT, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(RLIMIT_NOFILE_CONSTANT, &limit)
+    }
+
     /// For tests and supervisors that start the server as a child: when the parent dies (a crashed test
     /// runner), the server is re-parented and shuts down as on SIGTERM instead of living on.
     static func exitWithParent() {
@@ -157,3 +167,9 @@ struct Admin: AsyncParsableCommand {
         }
     }
 }
+
+#if canImport(Glibc)
+private let RLIMIT_NOFILE_CONSTANT = Int32(RLIMIT_NOFILE.rawValue)
+#else
+private let RLIMIT_NOFILE_CONSTANT = RLIMIT_NOFILE
+#endif

@@ -12,9 +12,9 @@ import Testing
         let process = Process()
         let url: String
 
-        init(database: String, in dir: URL, captcha: String = "off") throws {
+        init(database: String, in dir: URL, captcha: String = "off", port: Int = 0) throws {
             process.executableURL = URL(fileURLWithPath: CLI.binary)
-            process.arguments = ["serve", "--port", "0", "--database", database, "--captcha", captcha]
+            process.arguments = ["serve", "--port", "\(port)", "--database", database, "--captcha", captcha]
             process.currentDirectoryURL = dir
             // Even if this test process crashes, the server stops (it watches its parent).
             process.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_EXIT_WITH_PARENT": "1"]) { $1 }

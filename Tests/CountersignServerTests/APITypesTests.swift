@@ -62,6 +62,7 @@ import Testing
         ("MessagePage", MessagePage(messages: [], next: nil)),
         ("AckRequest", AckRequest(seqs: [])),
         ("AckResult", AckResult(acknowledged: 0)),
+        ("PushTicket", PushTicket(ticket: "t", expiresAt: date)),
         ("MessageStatus", MessageStatus(id: "i", to: [], acceptedAt: date, deliverAt: date, recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0,
                                         cancelled: false)),
     ]

@@ -15,6 +15,7 @@ enum APIRoutes {
         "/v1/devices/challenges": ["POST"], "/v1/devices": ["GET", "POST"], "/v1/devices/{id}": ["PATCH", "DELETE"],
         "/v1/device-sessions/challenges": ["POST"], "/v1/device-sessions": ["POST"], "/v1/device-sessions/current": ["DELETE"],
         "/v1/devices/current/keys": ["POST"], "/v1/devices/current/messages": ["GET"], "/v1/devices/current/acks": ["POST"],
+        "/v1/devices/current/push-tickets": ["POST"], "/v1/push": ["GET"],
         "/v1/users/{username}/devices": ["GET"], "/v1/messages": ["POST"], "/v1/messages/{id}": ["GET", "DELETE"],
     ]
 
