@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
         // The push channel's WebSocket client (the server side uses NIOWebSocket directly).
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", exact: "1.6.2"),
+        // ES256 push challenges and answers (docs/SPEC.md §4h).
+        .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
     ],
     targets: [
         // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev.
@@ -67,13 +69,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             resources: [.copy("openapi.yaml")]
         ),
         .target(
             name: "CountersignClient",
             dependencies: ["CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log")]
+                           .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "JWTKit", package: "jwt-kit")]
         ),
         .executableTarget(
             name: "countersign",

@@ -34,6 +34,15 @@ public enum ProblemCode: String, Codable, CaseIterable, Sendable {
     case messageIDReused = "message-id-reused"
     case invalidEnvelope = "invalid-envelope"
     case alreadyDelivered = "already-delivered"
+    case pairingKeyInvalid = "pairing-key-invalid"
+    case tooManyPairingKeys = "too-many-pairing-keys"
+    case mfaNotCompleted = "mfa-not-completed"
+    case mfaAlreadyCollected = "mfa-already-collected"
+    case notAnAuthenticator = "not-an-authenticator"
+    case answerRefused = "answer-refused"
+    case authCodeInvalid = "auth-code-invalid"
+    case passcodeInvalid = "passcode-invalid"
+    case noPendingEnrollment = "no-pending-enrollment"
 }
 
 /// A problem response as a client reads it. `code` is a string so that a newer server's codes still
@@ -50,6 +59,8 @@ public struct ProblemDetails: Codable, Equatable, Sendable, CustomStringConverti
     public var intervalMinutes: Int?
     /// 409 `device-mismatch`: what the envelope must add and drop.
     public var missingDevices: [DeviceKeyRef]?
+    /// PingOne's error number (10000–10020) where one fits.
+    public var pingOneError: Int?
     public var extraDevices: [DeviceKeyRef]?
 
     public var kind: ProblemCode? { ProblemCode(rawValue: code) }

@@ -21,11 +21,13 @@ public enum PushFrame: Codable, Equatable, Sendable {
     case queueEmpty
     /// Client → server: these queue entries are stored on the device; delete them.
     case ack(seqs: [Int64])
+    /// Server → authenticator: a signed push challenge (docs/SPEC.md §4h), not acknowledged; it expires.
+    case mfaChallenge(jwt: String)
     case unknown(type: String)
 
     public static let maxClientFrame = 64 * 1024
 
-    private enum Key: String, CodingKey { case type, ticket, deviceId, window, pingInterval, seq, message, seqs }
+    private enum Key: String, CodingKey { case type, ticket, deviceId, window, pingInterval, seq, message, seqs, jwt }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
@@ -38,6 +40,7 @@ public enum PushFrame: Codable, Equatable, Sendable {
         case "message": self = .message(seq: try c.decode(Int64.self, forKey: .seq), message: try c.decode(QueuedMessage.self, forKey: .message))
         case "queueEmpty": self = .queueEmpty
         case "ack": self = .ack(seqs: try c.decode([Int64].self, forKey: .seqs))
+        case "mfaChallenge": self = .mfaChallenge(jwt: try c.decode(String.self, forKey: .jwt))
         default: self = .unknown(type: type)
         }
     }
@@ -56,6 +59,8 @@ public enum PushFrame: Codable, Equatable, Sendable {
             try c.encode("queueEmpty", forKey: .type)
         case .ack(let seqs):
             try c.encode("ack", forKey: .type); try c.encode(seqs, forKey: .seqs)
+        case .mfaChallenge(let jwt):
+            try c.encode("mfaChallenge", forKey: .type); try c.encode(jwt, forKey: .jwt)
         case .unknown(let type):
             try c.encode(type, forKey: .type)
         }

@@ -25,6 +25,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The push channel was closed for good: the device was revoked or its session ended (4403), or
     /// the same device connected elsewhere (4409).
     case pushEnded(PushCloseCode)
+    /// The password was right and the account has a second factor: the sign-in is pending.
+    case secondFactorRequired(MFARequired)
 
     public var description: String {
         switch self {
@@ -36,6 +38,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .untrustedDevices(_, let detail): return detail
         case .sealing(let why): return "cannot seal the message: \(why)"
         case .captchaUnsolvable: return "the server's captcha challenge has no solution within its bounds"
+        case .secondFactorRequired(let p):
+            return "a second factor is needed (\(p.transaction.methods.joined(separator: ", "))); the sign-in is \(p.transaction.status)"
         case .pushEnded(.replaced): return "this device connected to the push channel elsewhere; this connection was replaced"
         case .pushEnded: return "the server ended this device's push channel: the device was revoked or its session ended"
         case .redirected(let status, let location):

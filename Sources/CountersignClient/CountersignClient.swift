@@ -38,12 +38,33 @@ public final class CountersignClient: @unchecked Sendable {
 
     /// Signs in and keeps the token for later calls.
     @discardableResult
+    /// Throws `ClientError.secondFactorRequired` when the account has a second factor: finish it with
+    /// `mfaTransaction`, `submitPasscode` or `submitRecoveryCode`, then `completeSignIn`.
     public func signIn(username: String, password: String) async throws -> SignedInSession {
-        let s = try await withCaptcha { captcha in
+        let answer = try await withCaptcha { captcha in
             var body = ["username": username, "password": password]
             body["captcha"] = captcha
-            return try await self.send("POST", "/v1/sessions", body: body, as: SignedInSession.self)
+            return try await self.send("POST", "/v1/sessions", body: body, as: SignInAnswer.self)
         }
+        switch answer {
+        case .session(let s):
+            token = s.token
+            return s
+        case .secondFactor(let pending):
+            throw ClientError.secondFactorRequired(pending)
+        }
+    }
+
+    /// `POST /v1/sessions` answers a session (201) or a pending second factor (202).
+    enum SignInAnswer: Decodable {
+        case session(SignedInSession), secondFactor(MFARequired)
+        init(from decoder: any Decoder) throws {
+            if let pending = try? MFARequired(from: decoder) { self = .secondFactor(pending) } else { self = .session(try SignedInSession(from: decoder)) }
+        }
+    }
+
+    /// Keeps a session obtained another way (a completed second factor, an authentication code).
+    func adopt(_ s: SignedInSession) -> SignedInSession {
         token = s.token
         return s
     }
@@ -97,7 +118,7 @@ public final class CountersignClient: @unchecked Sendable {
     static let noBody: [String: String]? = nil
 
     /// Which token a call carries.
-    enum Credential { case none, account, device }
+    enum Credential { case none, account, device, bearer(String) }
 
     func send<B: Encodable, T: Decodable>(_ method: String, _ path: String, body: B?, as: T.Type,
                                           authenticated: Bool = false, credential: Credential? = nil) async throws -> T {
@@ -114,6 +135,8 @@ public final class CountersignClient: @unchecked Sendable {
         case .device:
             guard let deviceToken else { throw ClientError.noDeviceSession }
             request.setValue("Bearer \(deviceToken)", forHTTPHeaderField: "Authorization")
+        case .bearer(let secret):
+            request.setValue("Bearer \(secret)", forHTTPHeaderField: "Authorization")
         }
         if let body {
             request.httpBody = try APICoding.encoder().encode(body)

@@ -11,6 +11,8 @@ public enum PushEvent: Sendable, Equatable {
     case message(QueuedMessage)
     /// Everything that was due when the connection opened has been delivered.
     case caughtUp
+    /// An authenticator's signed push challenge (docs/SPEC.md §4h); `CountersignAuthenticator` checks it.
+    case challenge(jwt: String)
 }
 
 /// How the connection is doing, for a status line; never needed for correctness.
@@ -177,6 +179,8 @@ final class PushLink: Sendable {
                                     }
                                 case .queueEmpty:
                                     output.yield(.caughtUp)
+                                case .mfaChallenge(let jwt):
+                                    output.yield(.challenge(jwt: jwt))
                                 default:
                                     break
                                 }

@@ -18,6 +18,11 @@ public enum DeviceProof {
                lv(Array(deviceID.utf8)) + lv(oldSigningKey.spkiDER) + lv(newSigningKey.spkiDER) + lv(newEncryptionKey.spkiDER))
     }
 
+    /// An authenticator pairing (docs/SPEC.md §4h): the pairing key (normalised, as typed) names the account.
+    public static func pairingMessage(pairingKey: String, signingKey: PublicKey, encryptionKey: PublicKey) -> [UInt8] {
+        framed("countersign/v1 authenticator pairing", lv(Array(pairingKey.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER))
+    }
+
     static func lv(_ bytes: [UInt8]) -> [UInt8] {
         precondition(bytes.count <= 0xFFFF)
         return [UInt8(bytes.count >> 8), UInt8(bytes.count & 0xFF)] + bytes

@@ -17,6 +17,15 @@ public struct Identity: Sendable {
         Identity(P256Scalar.keyAgreementKey(using: &rng))
     }
 
+    /// The key from its 32-byte private scalar (a server keeps its challenge key this way, in its own
+    /// secret store); throws for a scalar that is zero or not below the group order.
+    public init(privateScalar: [UInt8]) throws {
+        self.init(try P256.KeyAgreement.PrivateKey(rawRepresentation: privateScalar))
+    }
+
+    /// The 32-byte private scalar.
+    public var privateScalar: [UInt8] { Array(agreementKey.rawRepresentation) }
+
     public static func generate() -> Identity {
         var rng = SystemRandomNumberGenerator()
         return generate(using: &rng)

@@ -7,7 +7,7 @@ import SQLKit
 enum Migrations {
     static var all: [any AsyncMigration] {
         [CreateAccounts(), CreateLoginGuards(), CreateSessions(), CreateAuditEvents(), CreateCaptchaSpent(), CreateServerSecrets(),
-         CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue(), CreatePush()]
+         CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue(), CreatePush(), CreateMFA()]
     }
 }
 
@@ -240,5 +240,76 @@ struct CreatePush: AsyncMigration {
     func revert(on db: any Database) async throws {
         try await db.schema("push_tickets").delete()
         try await (db as! any SQLDatabase).raw("DROP INDEX messages_due").run()
+    }
+}
+
+/// Multi-factor sign-in (docs/SPEC.md §4h). Transactions and authentication codes keep their state as
+/// JSON with a version: every transition is a compare-and-set, so concurrent answers cannot both apply.
+struct CreateMFA: AsyncMigration {
+    var name: String { "2026-11-25-02-mfa" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE devices ADD COLUMN kind TEXT NOT NULL DEFAULT 'messaging'").run()
+        try await db.schema("authenticators")
+            .field("device_id", .string, .identifier(auto: false))
+            .field("account_id", .string, .required)
+            .field("push_allowed", .int64, .required)
+            .field("totp_secret", .data, .required)
+            .field("totp_last_step", .int64)
+            .field("paired_at", .int64, .required)
+            .create()
+        try await sql.create(index: "authenticators_account").on("authenticators").column("account_id").run()
+        try await db.schema("mfa_accounts")
+            .field("account_id", .string, .identifier(auto: false))
+            .field("state", .string, .required)
+            .field("version", .int64, .required)
+            .create()
+        try await db.schema("pairing_keys")
+            .field("key_hash", .string, .identifier(auto: false))
+            .field("account_id", .string, .required)
+            .field("expires_at", .int64, .required)
+            .create()
+        try await sql.create(index: "pairing_keys_account").on("pairing_keys").column("account_id").run()
+        try await db.schema("mfa_transactions")
+            .field("id", .string, .identifier(auto: false))
+            .field("account_id", .string, .required)
+            .field("binding_hash", .string, .required)
+            .field("state", .string, .required)
+            .field("version", .int64, .required)
+            .field("expires_at", .int64, .required)
+            .create()
+        try await db.schema("mfa_challenges")
+            .field("device_id", .string, .required)
+            .field("transaction_id", .string, .required)
+            .field("jwt", .string, .required)
+            .field("expires_at", .int64, .required)
+            .unique(on: "device_id", "transaction_id")
+            .create()
+        try await db.schema("recovery_codes")
+            .field("code_hash", .string, .identifier(auto: false))
+            .field("account_id", .string, .required)
+            .create()
+        try await sql.create(index: "recovery_codes_account").on("recovery_codes").column("account_id").run()
+        try await db.schema("auth_codes")
+            .field("code_hash", .string, .identifier(auto: false))
+            .field("binding_hash", .string, .required)
+            .field("state", .string, .required)
+            .field("version", .int64, .required)
+            .field("expires_at", .int64, .required)
+            .create()
+        try await sql.create(index: "auth_codes_binding").on("auth_codes").column("binding_hash").run()
+        try await db.schema("authenticator_logs")
+            .field("support_id", .string, .identifier(auto: false))
+            .field("device_id", .string, .required)
+            .field("account_id", .string, .required)
+            .field("created_at", .int64, .required)
+            .field("text", .string, .required)
+            .create()
+    }
+    func revert(on db: any Database) async throws {
+        for table in ["authenticators", "mfa_accounts", "pairing_keys", "mfa_transactions", "mfa_challenges", "recovery_codes", "auth_codes",
+                      "authenticator_logs"] {
+            try await db.schema(table).delete()
+        }
     }
 }

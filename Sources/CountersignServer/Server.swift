@@ -12,13 +12,13 @@ import Synchronization
 public enum CountersignServer {
     /// The router with every route and middleware, over an open database. Tests drive it directly.
     public static func buildRouter(service: AccountService, database: ServerDatabase, config: ServerConfiguration,
-                                   clock: any WallClock) -> Router<AppContext> {
-        build(service: service, database: database, config: config, clock: clock, logger: service.logger).router
+                                   clock: any WallClock) async throws -> Router<AppContext> {
+        try await build(service: service, database: database, config: config, clock: clock, logger: service.logger).router
     }
 
     /// The router and the push channel behind it (which `run` serves beside the router).
     static func build(service: AccountService, database: ServerDatabase, config: ServerConfiguration, clock: any WallClock,
-                      logger: Logger) -> (router: Router<AppContext>, push: PushService) {
+                      logger: Logger) async throws -> (router: Router<AppContext>, push: PushService) {
         ServerMetrics.bootstrap()
         let router = Router(context: AppContext.self)
         // Metrics outside problems: they must see the problem's status (401, 405, 429…) and time every
@@ -49,6 +49,10 @@ public enum CountersignServer {
                                random: service.random, logger: logger, bus: bus)
         MessageRoutes(devices: devices, messages: messages, push: push).register(on: router)
         PushRoutes(devices: devices, push: push).register(on: router)
+        let mfa = try await MFAService(store: SQLMFAStore(database: database.database), accounts: service, devices: devices, clock: clock,
+                                       random: service.random) { [bus = push.bus] devices in bus.publish(.challenge(devices: devices)) }
+        push.setChallengeSource { [weak mfa] device in try await mfa?.pendingChallenges(deviceID: device) ?? [] }
+        MFARoutes(accounts: service, devices: devices, mfa: mfa, maxBody: config.maxBodyBytes).register(on: router)
         return (router, push)
     }
 
@@ -79,7 +83,7 @@ public enum CountersignServer {
             let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)
             let purge = PurgeService(database: database, clock: clock, config: config, logger: logger)
             try await purge.purge()
-            let (router, push) = build(service: service, database: database, config: config, clock: clock, logger: logger)
+            let (router, push) = try await build(service: service, database: database, config: config, clock: clock, logger: logger)
             let app = Application(
                 router: router,
                 server: httpServer(config, push: push),

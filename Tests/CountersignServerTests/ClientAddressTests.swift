@@ -40,7 +40,7 @@ import Testing
         let h = try await Harness.make(.sqlite) { $0.signInFailuresPerAddress = .init(capacity: 5, window: 600) }
         try await h.service.register(username: "mapped", password: "correct horse", name: "M", lastname: "A", captcha: nil,
                                      origin: RequestOrigin(address: "127.0.0.1", userAgent: ""))
-        let router = CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
+        let router = try await CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
         let app = Application(router: router, configuration: .init(address: .hostname("::", port: 0)))
         do {
             try await app.test(.live) { client in

@@ -10,7 +10,7 @@ import Testing
 @Suite struct ClientTests {
     @Test func everyCallAndItsTypedErrors() async throws {
         let h = try await Harness.make(.sqlite) { $0.captcha = .always }
-        let router = CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
+        let router = try await CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         do {
             try await exercise(app, h)

@@ -67,7 +67,7 @@ struct Harness: Sendable {
     }
 
     func run(_ test: @Sendable (API) async throws -> Void) async throws {
-        let router = CountersignServer.buildRouter(service: service, database: database, config: config, clock: clock)
+        let router = try await CountersignServer.buildRouter(service: service, database: database, config: config, clock: clock)
         let app = Application(router: router)
         do {
             try await app.test(.router) { client in try await test(API(client: client)) }

@@ -54,7 +54,7 @@ struct Person {
 func withLiveServer(_ backend: Backend, configure: (inout ServerConfiguration) -> Void = { _ in },
                     _ body: @Sendable (URL, Harness) async throws -> Void) async throws {
     let h = try await Harness.make(backend, configure: configure)
-    let router = CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
+    let router = try await CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
     let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     do {
         try await app.test(.live) { client in try await body(URL(string: "http://127.0.0.1:\(client.port!)")!, h) }

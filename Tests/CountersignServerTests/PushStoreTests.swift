@@ -75,7 +75,8 @@ import Testing
 
     @Test func framesDecodeUnknownTypesWithoutFailing() throws {
         let decoder = APICoding.decoder()
-        #expect(try decoder.decode(PushFrame.self, from: Data(#"{"type":"mfaChallenge","x":1}"#.utf8)) == .unknown(type: "mfaChallenge"))
+        #expect(try decoder.decode(PushFrame.self, from: Data(#"{"type":"somethingNewer","x":1}"#.utf8)) == .unknown(type: "somethingNewer"))
+        #expect(try decoder.decode(PushFrame.self, from: Data(#"{"type":"mfaChallenge","jwt":"a.b.c"}"#.utf8)) == .mfaChallenge(jwt: "a.b.c"))
         #expect(try decoder.decode(PushFrame.self, from: Data(#"{"type":"ack","seqs":[1,2]}"#.utf8)) == .ack(seqs: [1, 2]))
         #expect(throws: DecodingError.self) { try decoder.decode(PushFrame.self, from: Data(#"{"type":"ack"}"#.utf8)) }
         #expect(throws: DecodingError.self) { try decoder.decode(PushFrame.self, from: Data(#"{"seqs":[1]}"#.utf8)) }

@@ -28,7 +28,7 @@ import Testing
 
     @Test func idleSlowHeadersAndSlowBodiesAreClosed() async throws {
         let h = try await Harness.make(.sqlite) { $0.idleTimeout = 1; $0.readTimeout = 2 }
-        let (router, push) = CountersignServer.build(service: h.service, database: h.database, config: h.config, clock: h.clock, logger: h.service.logger)
+        let (router, push) = try await CountersignServer.build(service: h.service, database: h.database, config: h.config, clock: h.clock, logger: h.service.logger)
         let app = Application(router: router, server: CountersignServer.httpServer(h.config, push: push),
                               configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         do {

@@ -26,10 +26,15 @@ struct AccountRoutes {
         v1.post("sessions") { request, context in
             let body = try await decode(SignInRequest.self, request, context)
             do {
-                let s = try await service.signIn(username: body.username, password: body.password, captcha: body.captcha,
-                                                 origin: origin(request, context))
-                ServerMetrics.signIn("success")
-                return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)), status: .created)
+                switch try await service.signIn(username: body.username, password: body.password, captcha: body.captcha,
+                                                origin: origin(request, context)) {
+                case .session(let s):
+                    ServerMetrics.signIn("success")
+                    return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)), status: .created)
+                case .secondFactor(let pending):
+                    ServerMetrics.signIn("second-factor")
+                    return try json(pending, status: .accepted)
+                }
             } catch let e as AccountError {
                 ServerMetrics.signIn(Self.metricOutcome(e))
                 throw e

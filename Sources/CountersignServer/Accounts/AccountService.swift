@@ -38,6 +38,8 @@ public final class AccountService: Sendable {
     let dummyHash: String
     /// Told when sessions end, so that open push connections close at once.
     public let endings = SessionEndings()
+    /// Asked after a correct password whether a second factor must follow (MFA, docs/SPEC.md §4h).
+    let secondFactor = SecondFactorGate()
 
     public init(store: any AccountStore, config: ServerConfiguration, clock: any WallClock = SystemClock(),
                 random: any RandomSource = SystemRandomSource(), logger: Logger = Logger(label: "countersign")) async throws {
@@ -155,7 +157,13 @@ public final class AccountService: Sendable {
     }
 
     /// Unknown usernames go through the same lockout states, answers, writes and password-hash time as real ones.
-    public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin) async throws -> NewSession {
+    /// What a correct password leads to: a session, or a second factor to finish first.
+    public enum SignInResult: Sendable {
+        case session(NewSession)
+        case secondFactor(MFARequired)
+    }
+
+    public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin) async throws -> SignInResult {
         let now = clock.now()
         let username = (try? Self.validUsername(rawUsername)) ?? ""
         let captchaNeeded: Bool
@@ -221,6 +229,11 @@ public final class AccountService: Sendable {
             // Only if the password did not change meanwhile: never write an old password's hash back.
             if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) { currentHash = rehashed }
         }
+        if let pending = try await secondFactor.begin(account, origin, after) {
+            try await audit(account.id, "sign-in", "password-ok-second-factor-pending", origin)
+            refund = true
+            return .secondFactor(pending)
+        }
         let session = try await startSession(account, origin: origin, now: after)
         // A password change that landed while this check ran ended all sessions but its own; this one
         // was made with the old password and must not outlive it.
@@ -230,7 +243,25 @@ public final class AccountService: Sendable {
         }
         try await audit(account.id, "sign-in", "success", origin)
         refund = true
+        return .session(session)
+    }
+
+    /// The session of a sign-in whose second factor (`method`) just completed.
+    func finishSecondFactor(accountID: String, method: String, origin: RequestOrigin) async throws -> NewSession {
+        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        let session = try await startSession(account, origin: origin, now: clock.now())
+        try await audit(account.id, "sign-in", "success-\(method)", origin)
         return session
+    }
+
+    /// A failed second factor (a denial, a wrong number, too many wrong codes) counts like a wrong
+    /// password: whoever knows the password cannot keep guessing the rest for free.
+    func countSecondFactorFailure(accountID: String, outcome: String, origin: RequestOrigin) async throws {
+        guard let account = try await store.account(id: accountID) else { return }
+        if case .proceed = try await store.reserveSignIn(username: account.username, policy: config.lockout, now: clock.now()) {
+            _ = try await store.finishSignIn(username: account.username, success: false, policy: config.lockout, now: clock.now())
+        }
+        try await audit(account.id, "sign-in", outcome, origin)
     }
 
     private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date) async throws -> NewSession {

@@ -1,3 +1,5 @@
+import CountersignAPI
+import Foundation
 import Synchronization
 
 /// What ended: every session of an account (sign-out-everywhere, password change, lock), one device
@@ -21,5 +23,19 @@ public final class SessionEndings: Sendable {
 
     func ended(_ ending: SessionEnding) {
         for observer in observers.withLock({ $0 }) { observer(ending) }
+    }
+}
+
+/// The second-factor step of sign-in, set by the MFA service: after a correct password, it either lets
+/// the session start (nil) or opens a transaction the client must finish.
+final class SecondFactorGate: Sendable {
+    typealias Begin = @Sendable (AccountRecord, RequestOrigin, Date) async throws -> MFARequired?
+    private let handler = Mutex<Begin?>(nil)
+
+    func set(_ begin: @escaping Begin) { handler.withLock { $0 = begin } }
+
+    func begin(_ account: AccountRecord, _ origin: RequestOrigin, _ now: Date) async throws -> MFARequired? {
+        guard let begin = handler.withLock({ $0 }) else { return nil }
+        return try await begin(account, origin, now)
     }
 }

@@ -13,6 +13,10 @@ public struct DeviceRecord: Equatable, Sendable {
     public var keysSince: Date
     public var lastSeenAt: Date?
     public var revokedAt: Date?
+    /// `messaging` (in the key directory, sealed to) or `authenticator` (approves sign-ins; holds no mail).
+    public var kind: String = DeviceRecord.messaging
+
+    public static let messaging = "messaging", authenticator = "authenticator"
 
     public var isActive: Bool { revokedAt == nil }
 }

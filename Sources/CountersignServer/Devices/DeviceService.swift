@@ -97,6 +97,31 @@ public final class DeviceService: Sendable {
         return device
     }
 
+    /// An authenticator's device row (docs/SPEC.md §4h): the pairing key already proved the account.
+    func addAuthenticator(accountID: String, name: String, signing: PublicKey, encryption: PublicKey) async throws -> DeviceRecord {
+        let now = clock.now()
+        let device = DeviceRecord(id: accounts.newID(), accountID: accountID, name: name, signingKey: signing.spkiDER,
+                                  signingKeyID: Hex.encode(signing.fingerprint.bytes), encryptionKey: encryption.spkiDER,
+                                  encryptionKeyID: Hex.encode(encryption.fingerprint.bytes), createdAt: now, keysSince: now,
+                                  lastSeenAt: nil, revokedAt: nil, kind: DeviceRecord.authenticator)
+        switch try await store.addDevice(device, maxActive: config.maxDevicesPerAccount) {
+        case .done: return device
+        case .limitReached: throw DeviceError.deviceLimit(config.maxDevicesPerAccount)
+        case .keyInUse: throw DeviceError.keyInUse("a key of this device is already registered; make new keys")
+        case .notFound, .changed: throw AccountError.unauthenticated
+        }
+    }
+
+    /// A new device session for `device` (after a proof the caller checked).
+    func newSession(device: DeviceRecord) async throws -> (token: String, record: DeviceSessionRecord) {
+        let now = clock.now()
+        let token = "csd_" + Base64URL(random.bytes(32)).text
+        let session = DeviceSessionRecord(tokenHash: AccountService.tokenHash(token), deviceID: device.id, accountID: device.accountID,
+                                          createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(config.deviceSessionLifetime))
+        try await store.createDeviceSession(session)
+        return (token, session)
+    }
+
     // MARK: Device sessions
 
     public func sessionChallenge(deviceID: String, origin: RequestOrigin) async throws -> DeviceChallenge {
@@ -200,6 +225,7 @@ public final class DeviceService: Sendable {
         guard let username = try? AccountService.validUsername(raw), let account = try await accounts.store.account(username: username) else {
             throw DeviceError.notFound
         }
-        return (account, try await store.devices(accountID: account.id, includeRevoked: false), try await store.keyHistory(accountID: account.id))
+        let active = try await store.devices(accountID: account.id, includeRevoked: false).filter { $0.kind == DeviceRecord.messaging }
+        return (account, active, try await store.keyHistory(accountID: account.id))
     }
 }

@@ -60,9 +60,10 @@ public struct SQLDeviceStore: DeviceStore {
                 guard try await !Self.keysKnown(sql, [d.signingKeyID, d.encryptionKeyID]) else { return .keyInUse }
                 try await sql.raw("""
                     INSERT INTO devices (id, account_id, name, signing_key, signing_key_id, encryption_key, encryption_key_id,
-                                         created_at, keys_since, last_seen_at, revoked_at)
+                                         created_at, keys_since, last_seen_at, revoked_at, kind)
                     VALUES (\(bind: d.id), \(bind: d.accountID), \(bind: d.name), \(bind: Data(d.signingKey)), \(bind: d.signingKeyID),
-                            \(bind: Data(d.encryptionKey)), \(bind: d.encryptionKeyID), \(bind: d.createdAt.ms), \(bind: d.keysSince.ms), NULL, NULL)
+                            \(bind: Data(d.encryptionKey)), \(bind: d.encryptionKeyID), \(bind: d.createdAt.ms), \(bind: d.keysSince.ms), NULL, NULL,
+                            \(bind: d.kind))
                     """).run()
                 try await Self.insertKey(sql, deviceID: d.id, accountID: d.accountID, signingKey: d.signingKey, signingKeyID: d.signingKeyID,
                                          encryptionKeyID: d.encryptionKeyID, at: d.createdAt)
@@ -113,11 +114,16 @@ public struct SQLDeviceStore: DeviceStore {
                      createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
                      keysSince: Date(ms: try row.decode(column: "keys_since", as: Int64.self)),
                      lastSeenAt: try row.decode(column: "last_seen_at", as: Int64?.self).map(Date.init(ms:)),
-                     revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(ms:)))
+                     revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(ms:)),
+                     kind: try row.decode(column: "kind", as: String.self))
     }
 
     public func keyHistory(accountID: String) async throws -> [KeyHistoryRecord] {
-        try await sql.raw("SELECT * FROM device_keys WHERE account_id = \(bind: accountID) ORDER BY added_at, id").all().map { row in
+        // Messaging devices' keys only: nothing is ever sealed to an authenticator, so it is not in the directory.
+        try await sql.raw("""
+            SELECT k.* FROM device_keys k JOIN devices d ON d.id = k.device_id
+            WHERE k.account_id = \(bind: accountID) AND d.kind = 'messaging' ORDER BY k.added_at, k.id
+            """).all().map { row in
             KeyHistoryRecord(deviceID: try row.decode(column: "device_id", as: String.self),
                              signingKey: Array(try row.decode(column: "signing_key", as: Data.self)),
                              signingKeyID: try row.decode(column: "signing_key_id", as: String.self),

@@ -166,3 +166,43 @@ extension Problem {
         }
     }
 }
+
+extension Problem {
+    init(_ error: MFAError) {
+        switch error {
+        case .pairingKeyInvalid:
+            self.init(status: .unprocessableContent, code: .pairingKeyInvalid, title: "Pairing key invalid",
+                      detail: "The pairing key is wrong, used or expired; create a new one (countersign account mfa pairing-key).",
+                      extra: ["pingOneError": .int(10005)])
+        case .tooManyPairingKeys:
+            self.init(status: .conflict, code: .tooManyPairingKeys, title: "Too many pairing keys",
+                      detail: "This account already has 3 open pairing keys; use one or wait 10 minutes.")
+        case .transactionNotFound:
+            self = .notFound
+        case .notCompleted(let status):
+            self.init(status: .conflict, code: .mfaNotCompleted, title: "Second factor not completed",
+                      detail: "The sign-in is \(status); the session is released only when it is COMPLETED.", extra: ["status": .string(status)])
+        case .alreadyCollected:
+            self.init(status: .conflict, code: .mfaAlreadyCollected, title: "Already collected",
+                      detail: "This sign-in's session was already handed out; sign in again.")
+        case .notAnAuthenticator:
+            self.init(status: .forbidden, code: .notAnAuthenticator, title: "Not an authenticator",
+                      detail: "This device session is not a paired authenticator's; pair with countersign authenticator pair.",
+                      extra: ["pingOneError": .int(10008)])
+        case .answerRefused(let why):
+            self.init(status: .conflict, code: .answerRefused, title: "Answer refused",
+                      detail: "The answer changed nothing: \(why).", extra: ["reason": .string(why), "pingOneError": .int(why == "expired" ? 10009 : 10012)])
+        case .authCodeInvalid:
+            self.init(status: .unprocessableContent, code: .authCodeInvalid, title: "Authentication code invalid",
+                      detail: "The code is unknown, expired, or claimed by another authenticator; ask the sign-in screen for a new one.",
+                      extra: ["pingOneError": .int(10011)])
+        case .passcodeInvalid:
+            self.init(status: .unprocessableContent, code: .passcodeInvalid, title: "Passcode invalid",
+                      detail: "The passcode is not the current one for this secret; check the device's clock and try the next code.",
+                      extra: ["pingOneError": .int(10010)])
+        case .noPendingEnrollment:
+            self.init(status: .conflict, code: .noPendingEnrollment, title: "Nothing to confirm",
+                      detail: "Start with POST /v1/me/mfa/totp (countersign account mfa totp enroll).")
+        }
+    }
+}

@@ -29,6 +29,8 @@ struct ProblemMiddleware: RouterMiddleware {
             throw Problem(e, now: clock.now())
         } catch let e as DeviceError {
             throw Problem(e)
+        } catch let e as MFAError {
+            throw Problem(e)
         } catch let e as RelayError {
             throw Problem(e)
         } catch let e as HTTPError {

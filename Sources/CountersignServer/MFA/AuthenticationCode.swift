@@ -2,7 +2,7 @@ import Foundation
 
 /// A QR / typed sign-in code (docs/SPEC.md §4h, PingOne `authenticate(authCode)`): the sign-in screen
 /// waits; one authenticator claims it and approves a user, or denies.
-struct AuthenticationCode: Equatable, Sendable {
+struct AuthenticationCode: Codable, Equatable, Sendable {
     /// Exactly PingOne's words. A code nobody has claimed yet has no status on the wire; `pending` is ours.
     enum Status: String, Codable, Sendable {
         case pending = "PENDING"

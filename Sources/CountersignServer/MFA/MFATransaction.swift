@@ -2,7 +2,7 @@ import Foundation
 
 /// One sign-in waiting for its second factor (docs/SPEC.md §4h). A value type: the store keeps it and
 /// applies each transition under a compare-and-set, so of concurrent answers exactly one takes effect.
-struct MFATransaction: Equatable, Sendable {
+struct MFATransaction: Codable, Equatable, Sendable {
     /// PingOne's device-authentication statuses.
     enum Status: String, Codable, Sendable {
         case pushConfirmationRequired = "PUSH_CONFIRMATION_REQUIRED"

@@ -1,6 +1,6 @@
 /// Number matching for push approvals (docs/SPEC.md §4h, NIST SP 800-63B-4 §3.1.3): the sign-in side
 /// shows a number; the authenticator's user types it, or picks it among three.
-struct NumberMatching: Equatable, Sendable {
+struct NumberMatching: Codable, Equatable, Sendable {
     enum Kind: String, Codable, Sendable { case enterManually = "ENTER_MANUALLY", selectNumber = "SELECT_NUMBER" }
 
     let kind: Kind

@@ -37,7 +37,7 @@ public struct SQLMessageStore: MessageStore {
             var signingKeyOf: [String: String] = [:]
             for row in try await sql.raw("""
                 SELECT d.id, d.account_id, d.encryption_key_id, d.signing_key_id, a.username FROM devices d JOIN accounts a ON a.id = d.account_id
-                WHERE d.revoked_at IS NULL AND d.account_id IN (\(binds: Array(Set(batch.flatMap(\.accountIDs)))))
+                WHERE d.revoked_at IS NULL AND d.kind = 'messaging' AND d.account_id IN (\(binds: Array(Set(batch.flatMap(\.accountIDs)))))
                 """).all() {
                 let d: DeviceRow = (try row.decode(column: "id", as: String.self), try row.decode(column: "account_id", as: String.self),
                                     try row.decode(column: "encryption_key_id", as: String.self), try row.decode(column: "username", as: String.self),

@@ -45,6 +45,8 @@ final class PushHub: Sendable {
                 }
             }
             victims.forEach { $0.close(.revoked) }
+        case .challenge(let devices):
+            state.withLock { s in devices.compactMap { s.byDevice[$0] } }.forEach { $0.challenged() }
         case .connected(let device, let connection):
             let old = state.withLock { s -> PushConnection? in
                 guard let c = s.byDevice[device], c.id != connection else { return nil }

@@ -3,6 +3,7 @@ import CountersignCrypto
 import Crypto
 import Foundation
 import Logging
+import Synchronization
 
 /// The push channel's rules (docs/SPEC.md §4g): tickets, who a connection is, and what it may be sent.
 /// Clock and randomness are injected; the NIO side (`PushSocketHandler`) only moves frames.
@@ -16,6 +17,15 @@ public final class PushService: Sendable {
     let hub = PushHub()
     /// Set once at start: in-process on SQLite, NOTIFY/LISTEN on PostgreSQL.
     let bus: any PushBus
+    /// A device's pending MFA challenges (set by the MFA service once it exists).
+    private let challengeSource = Mutex<(@Sendable (String) async throws -> [String])?>(nil)
+
+    func setChallengeSource(_ source: @escaping @Sendable (String) async throws -> [String]) { challengeSource.withLock { $0 = source } }
+
+    func pendingChallenges(deviceID: String) async throws -> [String] {
+        guard let source = challengeSource.withLock({ $0 }) else { return [] }
+        return try await source(deviceID)
+    }
 
     static let ticketLifetime: TimeInterval = 60
     static let helloTimeout: TimeInterval = 10

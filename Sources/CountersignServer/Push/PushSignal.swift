@@ -5,6 +5,8 @@ enum PushSignal: Sendable, Equatable {
     case due(accounts: [String])
     /// Close what runs on this ending's behalf (4403).
     case ended(SessionEnding)
+    /// These authenticators have a new MFA challenge: their connections send it.
+    case challenge(devices: [String])
     /// A device connected (on some node) with this connection id: any other connection of it closes (4409).
     case connected(deviceID: String, connectionID: String)
 
@@ -15,6 +17,7 @@ enum PushSignal: Sendable, Equatable {
         case .ended(.device(let id)): "d:" + id
         case .ended(.deviceSession(let hash)): "s:" + hash
         case .connected(let device, let connection): "c:" + device + "," + connection
+        case .challenge(let devices): "m:" + devices.joined(separator: ",")
         }
     }
 
@@ -26,6 +29,7 @@ enum PushSignal: Sendable, Equatable {
         case "a": self = .ended(.account(rest))
         case "d": self = .ended(.device(rest))
         case "s": self = .ended(.deviceSession(tokenHash: rest))
+        case "m": self = .challenge(devices: rest.split(separator: ",").map(String.init))
         case "c":
             let parts = rest.split(separator: ",")
             guard parts.count == 2 else { return nil }

@@ -29,6 +29,8 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var lastCheck = NIODeadline.now()
     private var helloTimer: Scheduled<Void>?
     private var pinger: RepeatedTask?
+    /// MFA challenges already sent on this connection (they are not acknowledged; they expire).
+    private var sentChallenges = Set<String>()
 
     init(service: PushService) { self.service = service }
 
@@ -146,6 +148,7 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         let me = NIOLoopBound(self, eventLoop: context.eventLoop)
         pinger = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in me.value.tick() }
         pump()
+        sendChallenges()
     }
 
     /// Every ping interval: close a silent peer, ping a live one, and now and then look at the session.
@@ -214,6 +217,23 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// Sends the device's pending MFA challenges that this connection has not sent yet.
+    func sendChallenges() {
+        guard phase == .open, let context, let connection else { return }
+        let loop = context.eventLoop
+        let me = NIOLoopBound(self, eventLoop: loop)
+        let service = self.service
+        Task {
+            guard let jwts = try? await service.pendingChallenges(deviceID: connection.deviceID), !jwts.isEmpty else { return }
+            loop.execute {
+                let handler = me.value
+                guard handler.phase == .open else { return }
+                for jwt in jwts where handler.sentChallenges.insert(jwt).inserted { handler.write(.mfaChallenge(jwt: jwt)) }
+                handler.context?.flush()
+            }
+        }
+    }
+
     private func write(_ frame: PushFrame) {
         guard let context, let bytes = try? APICoding.encoder().encode(frame) else { return }
         var buffer = context.channel.allocator.buffer(capacity: bytes.count)
@@ -260,6 +280,9 @@ final class PushConnection: Sendable {
 
     /// Something may be due: look.
     func due() { handler.eventLoop.execute { self.handler.value.pump() } }
+
+    /// A new MFA challenge may be waiting.
+    func challenged() { handler.eventLoop.execute { self.handler.value.sendChallenges() } }
 
     func close(_ code: PushCloseCode) { handler.eventLoop.execute { self.handler.value.close(code) } }
 }

@@ -1,0 +1,50 @@
+import Foundation
+
+/// The claims of a push challenge, signed ES256 by the server (docs/SPEC.md §4h). Times are Unix seconds.
+public struct ChallengeClaims: Codable, Equatable, Sendable {
+    public struct Matching: Codable, Equatable, Sendable {
+        /// ENTER_MANUALLY or SELECT_NUMBER.
+        public var type: String
+        /// SELECT_NUMBER only: three numbers, one of them the one the sign-in side shows.
+        public var options: [String]?
+        public init(type: String, options: [String]?) { self.type = type; self.options = options }
+    }
+    public var iss: String
+    public var aud: String
+    public var sub: String
+    public var txn: String
+    public var nonce: String
+    public var iat: Int64
+    public var exp: Int64
+    public var ctx: ClientContextClaim
+    public var nm: Matching
+    public init(iss: String, aud: String, sub: String, txn: String, nonce: String, iat: Int64, exp: Int64, ctx: ClientContextClaim, nm: Matching) {
+        self.iss = iss; self.aud = aud; self.sub = sub; self.txn = txn; self.nonce = nonce; self.iat = iat; self.exp = exp; self.ctx = ctx
+        self.nm = nm
+    }
+}
+
+/// PingOne's `clientContext` inside a token: who asked to sign in (time in Unix seconds).
+public struct ClientContextClaim: Codable, Equatable, Sendable {
+    public var address: String
+    public var userAgent: String
+    public var time: Int64
+    public init(address: String, userAgent: String, time: Int64) { self.address = address; self.userAgent = userAgent; self.time = time }
+}
+
+/// The claims of an authenticator's answer, signed ES256 by its device signing key (docs/SPEC.md §4h).
+public struct AnswerClaims: Codable, Equatable, Sendable {
+    public var iss: String
+    public var aud: String
+    public var txn: String
+    public var nonce: String
+    public var iat: Int64
+    /// APPROVE or DENY.
+    public var decision: String
+    public var number: String?
+    public var report: Bool?
+    public init(iss: String, aud: String, txn: String, nonce: String, iat: Int64, decision: String, number: String?, report: Bool?) {
+        self.iss = iss; self.aud = aud; self.txn = txn; self.nonce = nonce; self.iat = iat; self.decision = decision; self.number = number
+        self.report = report
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+
+/// Why a multi-factor operation was refused. Closed; `Problem.init(_:)` maps each case to one problem
+/// type, with PingOne's error number where one fits (`pingOneError`).
+public enum MFAError: Error, Equatable, Sendable {
+    /// A pairing key that is wrong, used or expired: one answer for all three (PingOne 10005).
+    case pairingKeyInvalid
+    /// Already 3 open pairing keys; wait for one to be used or to expire.
+    case tooManyPairingKeys
+    /// No transaction with this id for this binding (or for this device's account).
+    case transactionNotFound
+    /// The session can be collected only after COMPLETED; the status now.
+    case notCompleted(String)
+    case alreadyCollected
+    /// The device session is not an authenticator's (PingOne 10008 deviceIsNotPaired).
+    case notAnAuthenticator
+    /// The answer changed nothing: `finished`, `expired` (PingOne 10009), `notThisChallenge`, `pushNotOffered`.
+    case answerRefused(String)
+    /// An authentication code that is unknown, expired, or claimed by another authenticator (PingOne 10011).
+    case authCodeInvalid
+    /// A passcode that does not confirm an authenticator-app enrollment (PingOne 10010).
+    case passcodeInvalid
+    /// `totp confirm` without `totp enroll` first.
+    case noPendingEnrollment
+}

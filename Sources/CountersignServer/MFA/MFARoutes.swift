@@ -1,0 +1,119 @@
+import CountersignAPI
+import Foundation
+import Hummingbird
+
+/// Multi-factor sign-in under /v1 (docs/openapi.yaml, docs/SPEC.md §4h): the account's settings (account
+/// session), the signing-in client's transaction and auth-code routes (its binding secret as bearer),
+/// and the authenticator's routes (device session).
+struct MFARoutes {
+    let accounts: AccountService
+    let devices: DeviceService
+    let mfa: MFAService
+    let maxBody: Int
+
+    /// The base URL the client used, for URIs and QR codes it will hand to an authenticator.
+    static func server(_ request: Request) -> String { "http://" + (request.head.authority ?? "localhost") }
+
+    func register(on router: Router<AppContext>) {
+        let v1 = router.group("v1")
+        @Sendable func account(_ r: Request) async throws -> Authenticated { try await accounts.authenticate(token: APIRoutes.bearerToken(r.headers[.authorization])) }
+        @Sendable func device(_ r: Request) async throws -> DeviceAuthenticated {
+            try await devices.authenticate(deviceToken: APIRoutes.bearerToken(r.headers[.authorization]))
+        }
+        @Sendable func binding(_ r: Request) -> String? { APIRoutes.bearerToken(r.headers[.authorization]) }
+
+        // The account's own settings.
+        v1.get("me/mfa") { request, _ in try json(try await mfa.status(try await account(request))) }
+        v1.put("me/mfa/settings") { request, _ in
+            let auth = try await account(request)
+            return try json(try await mfa.updateSettings(auth, try await APIRoutes.decode(MFASettings.self, request, maxBody: maxBody)))
+        }
+        v1.delete("me/mfa") { request, context in
+            try await mfa.disable(try await account(request), origin: APIRoutes.origin(request, context))
+            return Response(status: .noContent)
+        }
+        v1.post("me/mfa/pairing-keys") { request, _ in
+            try json(try await mfa.pairingKey(try await account(request), server: Self.server(request)), status: .created)
+        }
+        v1.post("me/mfa/totp") { request, _ in try json(try await mfa.enrollTOTP(try await account(request)), status: .created) }
+        v1.post("me/mfa/totp/confirm") { request, _ in
+            let auth = try await account(request)
+            return try json(try await mfa.confirmTOTP(auth, code: try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody).code))
+        }
+        v1.post("me/mfa/recovery-codes") { request, _ in
+            try json(try await mfa.regenerateRecoveryCodes(try await account(request)), status: .created)
+        }
+
+        // The signing-in client, with its binding secret.
+        v1.get("mfa/transactions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            var wait = 0
+            if let w = request.uri.queryParameters["wait"] {
+                guard let n = Int(String(w)), (0...30).contains(n) else { throw Problem.malformed("wait must be 0 to 30 seconds") }
+                wait = n
+            }
+            // Long poll: answers when the status changes from the one first seen, or after `wait` seconds.
+            let first = try await mfa.transaction(id: id, binding: binding(request))
+            let deadline = ContinuousClock.now + .seconds(wait)
+            var current = first
+            while current.status == first.status, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+                current = try await mfa.transaction(id: id, binding: binding(request))
+            }
+            return try json(current)
+        }
+        v1.post("mfa/transactions/:id/otp") { request, context in
+            let body = try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody)
+            return try json(try await mfa.submitCode(id: try context.parameters.require("id"), binding: binding(request), code: body.code, kind: .totp,
+                                                     origin: APIRoutes.origin(request, context)))
+        }
+        v1.post("mfa/transactions/:id/recovery-code") { request, context in
+            let body = try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody)
+            return try json(try await mfa.submitCode(id: try context.parameters.require("id"), binding: binding(request), code: body.code,
+                                                     kind: .recovery, origin: APIRoutes.origin(request, context)))
+        }
+        v1.post("mfa/transactions/:id/session") { request, context in
+            let s = try await mfa.collect(id: try context.parameters.require("id"), binding: binding(request), origin: APIRoutes.origin(request, context))
+            return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)), status: .created)
+        }
+
+        // Authentication codes: the screen that waits.
+        v1.post("auth-codes") { request, context in
+            let body = try await APIRoutes.decode(AuthCodeRequest.self, request, maxBody: maxBody)
+            return try json(try await mfa.createAuthCode(body, origin: APIRoutes.origin(request, context), server: Self.server(request)),
+                            status: .created)
+        }
+        v1.get("auth-codes/current") { request, _ in try json(try await mfa.authCodeState(binding: binding(request))) }
+        v1.post("auth-codes/current/session") { request, context in
+            let s = try await mfa.collectAuthCode(binding: binding(request), origin: APIRoutes.origin(request, context))
+            return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)), status: .created)
+        }
+
+        // Authenticators.
+        v1.post("authenticators") { request, context in
+            let body = try await APIRoutes.decode(PairingRequest.self, request, maxBody: maxBody)
+            return try json(try await mfa.pair(body, origin: APIRoutes.origin(request, context)), status: .created)
+        }
+        v1.get("authenticator/challenges") { request, _ in try json(try await mfa.challenges(try await device(request))) }
+        v1.post("authenticator/answers") { request, context in
+            let auth = try await device(request)
+            let body = try await APIRoutes.decode(PushAnswer.self, request, maxBody: maxBody)
+            return try json(try await mfa.answer(auth, body, origin: APIRoutes.origin(request, context)))
+        }
+        v1.put("authenticator/push") { request, _ in
+            let auth = try await device(request)
+            return try json(try await mfa.setPush(auth, allowed: try await APIRoutes.decode(PushPermission.self, request, maxBody: maxBody).allowed))
+        }
+        v1.post("authenticator/logs") { request, _ in
+            let auth = try await device(request)
+            return try json(try await mfa.uploadLogs(auth, text: try await APIRoutes.decode(LogUpload.self, request, maxBody: 300 * 1024).text),
+                            status: .created)
+        }
+        for action in [MFAService.AuthCodeAction.claim, .approve, .deny] {
+            v1.post(action == .claim ? "authenticator/auth-codes" : "authenticator/auth-codes/\(action.rawValue)") { request, _ in
+                let auth = try await device(request)
+                return try json(try await mfa.authCode(auth, try await APIRoutes.decode(AuthCodeClaim.self, request, maxBody: maxBody), action: action))
+            }
+        }
+    }
+}

@@ -1,0 +1,381 @@
+import CountersignAPI
+import CountersignCrypto
+import Crypto
+import Foundation
+import Logging
+
+/// Multi-factor sign-in (docs/SPEC.md §4h): pairing authenticators, the second factor of sign-in (push
+/// with number matching, passcodes, recovery codes), authentication codes. The rules are the pure types
+/// of this folder; this service loads them, applies one transition, and stores the result by
+/// compare-and-set. Clock and randomness are injected; nothing here knows about HTTP.
+public final class MFAService: Sendable {
+    let store: any MFAStore
+    let accounts: AccountService
+    let devices: DeviceService
+    let clock: any WallClock
+    let random: any RandomSource
+    let signer: ChallengeSigner
+    let box: SecretBox
+    let recoveryKey: [UInt8]
+    /// What challenges name as their issuer and answers as their audience: `countersign:` and the
+    /// challenge key's ID, the same on every node of one deployment and different between deployments.
+    let issuer: String
+    /// Tells the push channel that these devices have a new challenge.
+    let notify: @Sendable ([String]) -> Void
+    let pairingAttempts = AddressThrottle(.init(capacity: 10, window: 600))
+    let authCodeRequests = AddressThrottle(.init(capacity: 30, window: 600))
+
+    static let transactionLifetime: TimeInterval = 60
+    static let totpPeriod = 30
+
+    init(store: any MFAStore, accounts: AccountService, devices: DeviceService, clock: any WallClock, random: any RandomSource,
+         notify: @escaping @Sendable ([String]) -> Void) async throws {
+        self.store = store; self.accounts = accounts; self.devices = devices; self.clock = clock; self.random = random
+        self.notify = notify
+        signer = try await ChallengeSigner(privateScalar: try await accounts.store.serverSecret(name: "mfa-challenge-key") {
+            Identity.generate().privateScalar
+        })
+        issuer = "countersign:" + signer.kid
+        box = SecretBox(key: SymmetricKey(data: try await accounts.store.serverSecret(name: "mfa-secret-key") { random.bytes(32) }))
+        recoveryKey = try await accounts.store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
+        accounts.secondFactor.set { [weak self] account, origin, now in try await self?.begin(account: account, origin: origin, now: now) }
+    }
+
+    // MARK: Account state
+
+    struct AccountState: Codable, Sendable {
+        var fatigue = PushFatigue()
+        var matching = NumberMatching.Kind.enterManually
+        var digits = 2
+        /// An authenticator app: its secret sealed under the server key, confirmed by one code.
+        var totpSecret: [UInt8]?
+        var totpConfirmed = false
+        var totpLastStep: UInt64?
+    }
+
+    func state(_ accountID: String) async throws -> (AccountState, Int64?) {
+        guard let (data, version) = try await store.accountState(accountID) else { return (AccountState(), nil) }
+        return (try JSONDecoder().decode(AccountState.self, from: data), version)
+    }
+
+    /// Applies `change` to the account's state by compare-and-set, retrying on a concurrent write.
+    @discardableResult
+    func update<T>(_ accountID: String, _ change: (inout AccountState) throws -> T) async throws -> T {
+        for _ in 0..<8 {
+            var (s, version) = try await state(accountID)
+            let result = try change(&s)
+            if try await store.saveAccountState(accountID, state: try JSONEncoder().encode(s), expected: version) { return result }
+        }
+        throw AccountError.serverBusy
+    }
+
+    public func status(_ auth: Authenticated) async throws -> MFAStatus {
+        let (s, _) = try await state(auth.account.id)
+        let authenticators = try await store.authenticators(accountID: auth.account.id)
+        var infos: [AuthenticatorInfo] = []
+        for a in authenticators {
+            let name = try await devices.store.device(id: a.deviceID)?.name ?? ""
+            infos.append(AuthenticatorInfo(deviceId: a.deviceID, name: name, pairedAt: a.pairedAt, pushAllowed: a.pushAllowed))
+        }
+        let codes = try await store.recoveryCodesLeft(accountID: auth.account.id)
+        return MFAStatus(enabled: !authenticators.isEmpty || s.totpConfirmed, authenticators: infos, totpApp: s.totpConfirmed,
+                         recoveryCodesLeft: codes, pushSuspended: s.fatigue.suspended, numberMatching: s.matching.rawValue, numberDigits: s.digits)
+    }
+
+    public func updateSettings(_ auth: Authenticated, _ settings: MFASettings) async throws -> MFAStatus {
+        try accounts.requireRecentAuthentication(auth)
+        guard let kind = NumberMatching.Kind(rawValue: settings.numberMatching) else {
+            throw AccountError.invalidField(field: "numberMatching", reason: "ENTER_MANUALLY or SELECT_NUMBER")
+        }
+        guard settings.numberDigits == 2 || settings.numberDigits == 6 else { throw AccountError.invalidField(field: "numberDigits", reason: "2 or 6") }
+        try await update(auth.account.id) { $0.matching = kind; $0.digits = settings.numberDigits }
+        try await accounts.audit(auth.account.id, "mfa-settings", "\(kind.rawValue)-\(settings.numberDigits)", origin(auth))
+        return try await status(auth)
+    }
+
+    private func origin(_ auth: Authenticated) -> RequestOrigin { RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent) }
+
+    // MARK: Pairing
+
+    public func pairingKey(_ auth: Authenticated, server: String) async throws -> PairingKeyResponse {
+        try accounts.requireRecentAuthentication(auth)
+        let now = clock.now()
+        guard try await store.openPairingKeys(accountID: auth.account.id, now: now) < PairingKey.maxOpenPerAccount else {
+            throw MFAError.tooManyPairingKeys
+        }
+        let (text, record) = PairingKey.make(accountID: auth.account.id, now: now, random: random)
+        try await store.createPairingKey(hash: record.hash, accountID: auth.account.id, expiresAt: record.expiresAt)
+        try await accounts.audit(auth.account.id, "mfa-pairing-key", "created", origin(auth))
+        return PairingKeyResponse(key: text, uri: Self.uri("pair", ["key": text, "server": server]), expiresAt: record.expiresAt)
+    }
+
+    static func uri(_ kind: String, _ items: KeyValuePairs<String, String>) -> String {
+        var c = URLComponents()
+        c.scheme = "countersign"
+        c.host = kind
+        c.queryItems = items.map { URLQueryItem(name: $0.key, value: $0.value) }
+        return c.string ?? "countersign://\(kind)"
+    }
+
+    public func pair(_ request: PairingRequest, origin: RequestOrigin) async throws -> PairingInfo {
+        let now = clock.now()
+        if let wait = pairingAttempts.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        let name = try DeviceService.validName(request.name)
+        let signing = try DeviceService.publicKey("signingKey", request.signingKey)
+        let encryption = try DeviceService.publicKey("encryptionKey", request.encryptionKey)
+        // Spent before the signature is checked, and one answer for wrong, used and expired.
+        guard let key = PairingKey.parse(request.pairingKey),
+              let accountID = try await store.spendPairingKey(hash: PairingKey.hash(key), now: now) else { throw MFAError.pairingKeyInvalid }
+        guard signing.isValidSignature(request.signature.bytes,
+                                       for: DeviceProof.pairingMessage(pairingKey: key, signingKey: signing, encryptionKey: encryption)) else {
+            try await accounts.audit(accountID, "mfa-pair", "bad-signature", origin)
+            throw DeviceError.badSignature("the signature does not verify with signingKey over the pairing message (docs/SPEC.md §4h)")
+        }
+        guard let account = try await accounts.store.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
+        let device = try await devices.addAuthenticator(accountID: accountID, name: name, signing: signing, encryption: encryption)
+        let secret = random.bytes(20)
+        try await store.addAuthenticator(AuthenticatorRecord(deviceID: device.id, accountID: accountID, pushAllowed: true,
+                                                             sealedTOTPSecret: try box.seal(secret, for: device.id), lastStep: nil, pairedAt: now))
+        let (token, session) = try await devices.newSession(device: device)
+        let envelope = try MessageEnvelope.seal(secret, contentType: "application/x-countersign-totp-secret", from: signer.identity,
+                                                to: [encryption], created: now)
+        try await accounts.audit(accountID, "mfa-pair", "success", origin)
+        return PairingInfo(
+            authenticators: [.init(type: "push", status: "COMPLETED"), .init(type: "oneTimePasscode", status: "COMPLETED")],
+            deviceId: device.id, username: account.username,
+            session: DeviceSession(token: token, expiresAt: session.expiresAt, device: DeviceRoutes.device(device), username: account.username),
+            jwks: signer.jwks, totp: SealedTOTP(envelope: Base64URL(envelope.bytes), period: Self.totpPeriod))
+    }
+
+    // MARK: The second factor of sign-in
+
+    /// What the store keeps of a transaction: the rules' value and what the view needs.
+    struct Stored: Codable, Sendable {
+        var tx: MFATransaction
+        var context: ClientContextClaim
+        var methods: [String]
+        var viaPush = false
+    }
+
+    /// Called by sign-in after a correct password: nil when the account has no second factor.
+    func begin(account: AccountRecord, origin: RequestOrigin, now: Date) async throws -> MFARequired? {
+        let authenticators = try await store.authenticators(accountID: account.id)
+        let (s, _) = try await state(account.id)
+        let recovery = try await store.recoveryCodesLeft(accountID: account.id)
+        guard !authenticators.isEmpty || s.totpConfirmed else { return nil }
+        let (allowed, digits) = s.fatigue.allowsPush(now: now, policyDigits: s.digits)
+        let pushTargets = allowed ? authenticators.filter(\.pushAllowed) : []
+        let id = accounts.newID()
+        let binding = "csb_" + Base64URL(random.bytes(32)).text
+        var nonces: [String: [UInt8]] = [:]
+        for a in pushTargets { nonces[a.deviceID] = random.bytes(32) }
+        let matching = pushTargets.isEmpty ? nil : NumberMatching.make(kind: s.matching, digits: digits, random: random)
+        let tx = MFATransaction(id: id, accountID: account.id, now: now, lifetime: Self.transactionLifetime, challenges: nonces, matching: matching)
+        var methods = pushTargets.isEmpty ? [] : ["push"]
+        methods.append("totp")
+        if recovery > 0 { methods.append("recoveryCode") }
+        let context = ClientContextClaim(address: origin.address, userAgent: String(origin.userAgent.prefix(256)), time: Int64(now.timeIntervalSince1970))
+        let stored = Stored(tx: tx, context: context, methods: methods)
+        try await store.createTransaction(id: id, accountID: account.id, bindingHash: AccountService.tokenHash(binding),
+                                          state: try JSONEncoder().encode(stored), expiresAt: tx.expiresAt)
+        if let matching, !pushTargets.isEmpty {
+            var challenges: [(deviceID: String, transactionID: String, jwt: String)] = []
+            for a in pushTargets {
+                let claims = ChallengeClaims(iss: issuer, aud: a.deviceID, sub: account.username, txn: id, nonce: Base64URL(nonces[a.deviceID]!).text,
+                                             iat: Int64(now.timeIntervalSince1970), exp: Int64(tx.expiresAt.timeIntervalSince1970), ctx: context,
+                                             nm: .init(type: matching.kind.rawValue, options: matching.kind == .selectNumber ? matching.options : nil))
+                challenges.append((a.deviceID, id, try await signer.sign(claims)))
+            }
+            try await store.addChallenges(challenges, expiresAt: tx.expiresAt)
+            try await update(account.id) { $0.fatigue.pushed() }
+            notify(pushTargets.map(\.deviceID))
+        }
+        return MFARequired(transaction: view(stored, now: now), binding: binding)
+    }
+
+    func view(_ s: Stored, now: Date) -> MFATransactionView {
+        let status = s.tx.status(at: now)
+        let open = !status.isTerminal
+        return MFATransactionView(id: s.tx.id, status: status.rawValue, methods: open ? s.methods : [], expiresAt: s.tx.expiresAt,
+                                  numberMatching: s.tx.matching.map { NumberMatchingView(type: $0.kind.rawValue, number: $0.number) },
+                                  failure: s.tx.failure?.rawValue,
+                                  attemptsLeft: open ? MFATransaction.maxCodeAttempts - s.tx.codeAttempts : nil)
+    }
+
+    /// The transaction behind `id`, if `binding` is its binding secret (compared as hashes).
+    private func load(id: String, binding: String?) async throws -> (Stored, Int64) {
+        guard let binding, binding.hasPrefix("csb_"), id.utf8.count <= 64,
+              let row = try await store.transaction(id: id), row.bindingHash == AccountService.tokenHash(binding) else {
+            throw MFAError.transactionNotFound
+        }
+        return (try JSONDecoder().decode(Stored.self, from: row.state), row.version)
+    }
+
+    public func transaction(id: String, binding: String?) async throws -> MFATransactionView {
+        view(try await load(id: id, binding: binding).0, now: clock.now())
+    }
+
+    /// Applies one transition by compare-and-set: of concurrent callers exactly one changes the stored
+    /// state; the others reload and see it (a terminal state refuses them).
+    private func transition(id: String, binding: String?, _ apply: (inout Stored) async throws -> MFATransaction.Outcome)
+        async throws -> (Stored, MFATransaction.Outcome) {
+        for _ in 0..<8 {
+            var (s, version) = try await load(id: id, binding: binding)
+            let outcome = try await apply(&s)
+            if case .refused = outcome { return (s, outcome) }
+            if try await store.updateTransaction(id: id, state: try JSONEncoder().encode(s), expected: version) {
+                if s.tx.status.isTerminal { try await store.removeChallenges(transactionID: id) }
+                return (s, outcome)
+            }
+        }
+        throw AccountError.serverBusy
+    }
+
+    public enum CodeKind: Sendable { case totp, recovery }
+
+    public func submitCode(id: String, binding: String?, code: String, kind: CodeKind, origin: RequestOrigin) async throws -> MFATransactionView {
+        let now = clock.now()
+        let (s, outcome) = try await transition(id: id, binding: binding) { s in
+            if s.tx.status(at: now).isTerminal { return s.tx.code(valid: false, now: now) }
+            let valid = switch kind {
+            case .totp: try await checkPasscode(accountID: s.tx.accountID, code: code, now: now)
+            case .recovery: try await RecoveryCodes.hash(typed: code, key: recoveryKey).asyncMap { try await store.spendRecoveryCode(accountID: s.tx.accountID, hash: $0) } ?? false
+            }
+            if valid { s.viaPush = false }
+            return s.tx.code(valid: valid, now: now)
+        }
+        try await settle(s, outcome, origin: origin, method: kind == .totp ? "totp" : "recovery-code")
+        return view(s, now: now)
+    }
+
+    /// A passcode from any of the account's authenticators or its authenticator app, ±1 step, each
+    /// step accepted once per source.
+    private func checkPasscode(accountID: String, code: String, now: Date) async throws -> Bool {
+        guard code.count == 6, code.allSatisfy(\.isASCII), code.allSatisfy(\.isNumber) else { return false }
+        for a in try await store.authenticators(accountID: accountID) {
+            let secret = try box.open(a.sealedTOTPSecret, for: a.deviceID)
+            let otp = try OTPGenerator(secret: secret, algorithm: .sha1, digits: 6, period: Self.totpPeriod)
+            if let step = otp.verify(code, at: now, window: 1, lastAcceptedStep: a.lastStep), try await store.advanceStep(deviceID: a.deviceID, to: step) {
+                return true
+            }
+        }
+        let (s, _) = try await state(accountID)
+        if s.totpConfirmed, let sealed = s.totpSecret {
+            let otp = try OTPGenerator(secret: try box.open(sealed, for: accountID), algorithm: .sha1, digits: 6, period: Self.totpPeriod)
+            if let step = otp.verify(code, at: now, window: 1, lastAcceptedStep: s.totpLastStep) {
+                return try await update(accountID) { st -> Bool in
+                    guard st.totpLastStep.map({ step > $0 }) ?? true else { return false }
+                    st.totpLastStep = step
+                    return true
+                }
+            }
+        }
+        return false
+    }
+
+    /// Bookkeeping after a transition: fatigue, lockout, audit.
+    private func settle(_ s: Stored, _ outcome: MFATransaction.Outcome, origin: RequestOrigin, method: String) async throws {
+        switch outcome {
+        case .completed:
+            try await update(s.tx.accountID) { $0.fatigue.finished(outcome, viaPush: s.viaPush, now: clock.now()) }
+            try await accounts.audit(s.tx.accountID, "mfa", "approved-\(method)", origin)
+        case .failed(let why):
+            try await update(s.tx.accountID) { $0.fatigue.finished(outcome, viaPush: s.viaPush, now: clock.now()) }
+            try await accounts.countSecondFactorFailure(accountID: s.tx.accountID, outcome: "second-factor-\(why.rawValue)", origin: origin)
+        case .stillOpen:
+            try await accounts.audit(s.tx.accountID, "mfa", "wrong-\(method)", origin)
+        case .refused:
+            break
+        }
+    }
+
+    /// The binding client's session, once, after COMPLETED.
+    public func collect(id: String, binding: String?, origin: RequestOrigin) async throws -> AccountService.NewSession {
+        let now = clock.now()
+        var collected = false
+        let (s, _) = try await transition(id: id, binding: binding) { s in
+            guard s.tx.status(at: now) == .completed, s.tx.collect(now: now) else { return .refused(.finished) }
+            collected = true
+            return .completed
+        }
+        guard collected else {
+            throw s.tx.status(at: now) == .completed ? MFAError.alreadyCollected : MFAError.notCompleted(s.tx.status(at: now).rawValue)
+        }
+        return try await accounts.finishSecondFactor(accountID: s.tx.accountID, method: s.viaPush ? "push" : "code", origin: origin)
+    }
+
+    // MARK: Authenticators answering
+
+    public func challenges(_ auth: DeviceAuthenticated) async throws -> PushChallengeList {
+        guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
+        return PushChallengeList(challenges: try await store.pendingChallenges(deviceID: auth.device.id, now: clock.now()).map(PushChallenge.init))
+    }
+
+    func pendingChallenges(deviceID: String) async throws -> [String] { try await store.pendingChallenges(deviceID: deviceID, now: clock.now()) }
+
+    public func answer(_ auth: DeviceAuthenticated, _ answer: PushAnswer, origin: RequestOrigin) async throws -> PushAnswerResult {
+        guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
+        guard let claims = await ChallengeSigner.verifyAnswer(answer.jwt, signingKey: auth.device.signingKey) else {
+            throw DeviceError.badSignature("the answer must be an ES256 JWT signed by this authenticator's signing key (docs/SPEC.md §4h)")
+        }
+        let now = clock.now()
+        guard claims.iss == auth.device.id, claims.aud == issuer, ["APPROVE", "DENY"].contains(claims.decision),
+              let nonce = Base64URL(text: claims.nonce) else {
+            throw AccountError.invalidField(field: "jwt", reason: "iss must be this device, aud the server, decision APPROVE or DENY")
+        }
+        // The transaction's binding is not the device's to know: it is looked up by id, and only this
+        // account's transactions that challenged this very device (the nonce) accept the answer.
+        guard let row = try await store.transaction(id: claims.txn), row.accountID == auth.account.id else { throw MFAError.transactionNotFound }
+        let (s, outcome) = try await transition(id: claims.txn, binding: nil, loaded: row) { s in
+            let o = s.tx.answer(device: auth.device.id, nonce: nonce.bytes, approve: claims.decision == "APPROVE", number: claims.number,
+                                report: claims.report ?? false, now: now)
+            if case .completed = o { s.viaPush = true }
+            if case .failed = o { s.viaPush = true }
+            return o
+        }
+        if case .refused(let why) = outcome { throw MFAError.answerRefused(why.rawValue) }
+        try await settle(s, outcome, origin: origin, method: "push")
+        return PushAnswerResult(status: s.tx.status(at: now).rawValue)
+    }
+
+    /// `transition` for a caller that authenticated another way (the answering device) and has the row.
+    private func transition(id: String, binding: String?, loaded: (accountID: String, bindingHash: String, state: Data, version: Int64),
+                            _ apply: (inout Stored) async throws -> MFATransaction.Outcome) async throws -> (Stored, MFATransaction.Outcome) {
+        var row = loaded
+        for _ in 0..<8 {
+            var s = try JSONDecoder().decode(Stored.self, from: row.state)
+            let outcome = try await apply(&s)
+            if case .refused = outcome { return (s, outcome) }
+            if try await store.updateTransaction(id: id, state: try JSONEncoder().encode(s), expected: row.version) {
+                if s.tx.status.isTerminal { try await store.removeChallenges(transactionID: id) }
+                return (s, outcome)
+            }
+            guard let again = try await store.transaction(id: id) else { throw MFAError.transactionNotFound }
+            row = again
+        }
+        throw AccountError.serverBusy
+    }
+
+    public func setPush(_ auth: DeviceAuthenticated, allowed: Bool) async throws -> PushPermission {
+        guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
+        try await store.setPushAllowed(deviceID: auth.device.id, allowed)
+        try await accounts.audit(auth.account.id, "mfa-push", allowed ? "allowed" : "disallowed",
+                                 RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)"))
+        return PushPermission(allowed: allowed)
+    }
+
+    /// Keeps the device's log text (the SDK redacts it first) under a new support id.
+    public func uploadLogs(_ auth: DeviceAuthenticated, text: String) async throws -> LogReceipt {
+        guard text.utf8.count <= 256 * 1024 else { throw AccountError.invalidField(field: "text", reason: "at most 256 KiB") }
+        let id = HumanCode.generate(length: 10, random: random)
+        try await store.addLog(supportID: id, deviceID: auth.device.id, accountID: auth.account.id, at: clock.now(), text: text)
+        return LogReceipt(supportId: HumanCode.grouped(id, by: 5))
+    }
+}
+
+extension Optional {
+    func asyncMap<U>(_ transform: (Wrapped) async throws -> U) async rethrows -> U? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// An authenticator as stored: its TOTP secret is sealed under the server's key (`SecretBox`).
+public struct AuthenticatorRecord: Equatable, Sendable {
+    public var deviceID: String
+    public var accountID: String
+    public var pushAllowed: Bool
+    public var sealedTOTPSecret: [UInt8]
+    public var lastStep: UInt64?
+    public var pairedAt: Date
+}
+
+/// The storage of multi-factor sign-in. `SQLMFAStore` implements it. Versioned values (account state,
+/// transactions, authentication codes) change only by compare-and-set on their version.
+public protocol MFAStore: Sendable {
+    func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)?
+    /// Writes when the stored version is `expected` (nil: no row yet); false when someone else wrote first.
+    func saveAccountState(_ accountID: String, state: Data, expected: Int64?) async throws -> Bool
+
+    func authenticators(accountID: String) async throws -> [AuthenticatorRecord]
+    func authenticator(deviceID: String) async throws -> AuthenticatorRecord?
+    func addAuthenticator(_ a: AuthenticatorRecord) async throws
+    func setPushAllowed(deviceID: String, _ allowed: Bool) async throws
+    /// Records `step` as the authenticator's last accepted passcode step if it is later than the stored
+    /// one; false when it is not (a replayed code, or a concurrent use of the same one).
+    func advanceStep(deviceID: String, to step: UInt64) async throws -> Bool
+    func removeAuthenticators(accountID: String) async throws -> [String]
+
+    func createPairingKey(hash: String, accountID: String, expiresAt: Date) async throws
+    func openPairingKeys(accountID: String, now: Date) async throws -> Int
+    /// Deletes the key whatever its state and returns its account if it had not expired.
+    func spendPairingKey(hash: String, now: Date) async throws -> String?
+
+    func createTransaction(id: String, accountID: String, bindingHash: String, state: Data, expiresAt: Date) async throws
+    func transaction(id: String) async throws -> (accountID: String, bindingHash: String, state: Data, version: Int64)?
+    func updateTransaction(id: String, state: Data, expected: Int64) async throws -> Bool
+
+    func addChallenges(_ challenges: [(deviceID: String, transactionID: String, jwt: String)], expiresAt: Date) async throws
+    func pendingChallenges(deviceID: String, now: Date) async throws -> [String]
+    func removeChallenges(transactionID: String) async throws
+
+    func replaceRecoveryCodes(accountID: String, hashes: [String]) async throws
+    func spendRecoveryCode(accountID: String, hash: String) async throws -> Bool
+    func recoveryCodesLeft(accountID: String) async throws -> Int
+
+    func createAuthCode(hash: String, bindingHash: String, state: Data, expiresAt: Date) async throws
+    func authCode(hash: String) async throws -> (state: Data, version: Int64)?
+    func authCode(bindingHash: String) async throws -> (hash: String, state: Data, version: Int64)?
+    func updateAuthCode(hash: String, state: Data, expected: Int64) async throws -> Bool
+
+    func addLog(supportID: String, deviceID: String, accountID: String, at: Date, text: String) async throws
+    func purgeExpiredMFA(now: Date) async throws
+}

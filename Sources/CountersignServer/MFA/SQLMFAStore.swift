@@ -1,0 +1,201 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// `MFAStore` over SQLKit, for SQLite and PostgreSQL.
+public struct SQLMFAStore: MFAStore {
+    let db: any Database
+    var sql: any SQLDatabase { db as! any SQLDatabase }
+
+    public init(database: any Database) { db = database }
+
+    private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
+
+    public func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)? {
+        try await sql.raw("SELECT state, version FROM mfa_accounts WHERE account_id = \(bind: accountID)").first().map {
+            (Data(try $0.decode(column: "state", as: String.self).utf8), try $0.decode(column: "version", as: Int64.self))
+        }
+    }
+
+    public func saveAccountState(_ accountID: String, state: Data, expected: Int64?) async throws -> Bool {
+        if let expected {
+            return try await !sql.raw("""
+                UPDATE mfa_accounts SET state = \(bind: text(state)), version = version + 1
+                WHERE account_id = \(bind: accountID) AND version = \(bind: expected) RETURNING version
+                """).all().isEmpty
+        }
+        return try await !sql.raw("""
+            INSERT INTO mfa_accounts (account_id, state, version) VALUES (\(bind: accountID), \(bind: text(state)), 1)
+            ON CONFLICT (account_id) DO NOTHING RETURNING version
+            """).all().isEmpty
+    }
+
+    static func authenticator(_ row: any SQLRow) throws -> AuthenticatorRecord {
+        AuthenticatorRecord(deviceID: try row.decode(column: "device_id", as: String.self),
+                            accountID: try row.decode(column: "account_id", as: String.self),
+                            pushAllowed: try row.decode(column: "push_allowed", as: Int64.self) != 0,
+                            sealedTOTPSecret: Array(try row.decode(column: "totp_secret", as: Data.self)),
+                            lastStep: try row.decode(column: "totp_last_step", as: Int64?.self).map { UInt64($0) },
+                            pairedAt: Date(ms: try row.decode(column: "paired_at", as: Int64.self)))
+    }
+
+    public func authenticators(accountID: String) async throws -> [AuthenticatorRecord] {
+        // Only those whose device is still active: revoking the device unpairs it.
+        try await sql.raw("""
+            SELECT a.* FROM authenticators a JOIN devices d ON d.id = a.device_id
+            WHERE a.account_id = \(bind: accountID) AND d.revoked_at IS NULL ORDER BY a.paired_at
+            """).all().map(Self.authenticator)
+    }
+
+    public func authenticator(deviceID: String) async throws -> AuthenticatorRecord? {
+        try await sql.raw("""
+            SELECT a.* FROM authenticators a JOIN devices d ON d.id = a.device_id WHERE a.device_id = \(bind: deviceID) AND d.revoked_at IS NULL
+            """).first().map(Self.authenticator)
+    }
+
+    public func addAuthenticator(_ a: AuthenticatorRecord) async throws {
+        try await sql.raw("""
+            INSERT INTO authenticators (device_id, account_id, push_allowed, totp_secret, totp_last_step, paired_at)
+            VALUES (\(bind: a.deviceID), \(bind: a.accountID), \(bind: Int64(a.pushAllowed ? 1 : 0)), \(bind: Data(a.sealedTOTPSecret)), NULL,
+                    \(bind: a.pairedAt.ms))
+            """).run()
+    }
+
+    public func setPushAllowed(deviceID: String, _ allowed: Bool) async throws {
+        try await sql.raw("UPDATE authenticators SET push_allowed = \(bind: Int64(allowed ? 1 : 0)) WHERE device_id = \(bind: deviceID)").run()
+    }
+
+    public func advanceStep(deviceID: String, to step: UInt64) async throws -> Bool {
+        try await !sql.raw("""
+            UPDATE authenticators SET totp_last_step = \(bind: Int64(step))
+            WHERE device_id = \(bind: deviceID) AND (totp_last_step IS NULL OR totp_last_step < \(bind: Int64(step))) RETURNING device_id
+            """).all().isEmpty
+    }
+
+    public func removeAuthenticators(accountID: String) async throws -> [String] {
+        try await sql.raw("DELETE FROM authenticators WHERE account_id = \(bind: accountID) RETURNING device_id").all()
+            .map { try $0.decode(column: "device_id", as: String.self) }
+    }
+
+    public func createPairingKey(hash: String, accountID: String, expiresAt: Date) async throws {
+        try await sql.raw("""
+            INSERT INTO pairing_keys (key_hash, account_id, expires_at) VALUES (\(bind: hash), \(bind: accountID), \(bind: expiresAt.ms))
+            """).run()
+    }
+
+    public func openPairingKeys(accountID: String, now: Date) async throws -> Int {
+        Int(try await sql.raw("""
+            SELECT COUNT(*) AS n FROM pairing_keys WHERE account_id = \(bind: accountID) AND expires_at > \(bind: now.ms)
+            """).first()?.decode(column: "n", as: Int64.self) ?? 0)
+    }
+
+    public func spendPairingKey(hash: String, now: Date) async throws -> String? {
+        guard let row = try await sql.raw("DELETE FROM pairing_keys WHERE key_hash = \(bind: hash) RETURNING account_id, expires_at").first(),
+              try row.decode(column: "expires_at", as: Int64.self) > now.ms else { return nil }
+        return try row.decode(column: "account_id", as: String.self)
+    }
+
+    public func createTransaction(id: String, accountID: String, bindingHash: String, state: Data, expiresAt: Date) async throws {
+        try await sql.raw("""
+            INSERT INTO mfa_transactions (id, account_id, binding_hash, state, version, expires_at)
+            VALUES (\(bind: id), \(bind: accountID), \(bind: bindingHash), \(bind: text(state)), 1, \(bind: expiresAt.ms))
+            """).run()
+    }
+
+    public func transaction(id: String) async throws -> (accountID: String, bindingHash: String, state: Data, version: Int64)? {
+        try await sql.raw("SELECT * FROM mfa_transactions WHERE id = \(bind: id)").first().map {
+            (try $0.decode(column: "account_id", as: String.self), try $0.decode(column: "binding_hash", as: String.self),
+             Data(try $0.decode(column: "state", as: String.self).utf8), try $0.decode(column: "version", as: Int64.self))
+        }
+    }
+
+    public func updateTransaction(id: String, state: Data, expected: Int64) async throws -> Bool {
+        try await !sql.raw("""
+            UPDATE mfa_transactions SET state = \(bind: text(state)), version = version + 1
+            WHERE id = \(bind: id) AND version = \(bind: expected) RETURNING version
+            """).all().isEmpty
+    }
+
+    public func addChallenges(_ challenges: [(deviceID: String, transactionID: String, jwt: String)], expiresAt: Date) async throws {
+        for c in challenges {
+            try await sql.raw("""
+                INSERT INTO mfa_challenges (device_id, transaction_id, jwt, expires_at)
+                VALUES (\(bind: c.deviceID), \(bind: c.transactionID), \(bind: c.jwt), \(bind: expiresAt.ms))
+                """).run()
+        }
+    }
+
+    public func pendingChallenges(deviceID: String, now: Date) async throws -> [String] {
+        try await sql.raw("""
+            SELECT jwt FROM mfa_challenges WHERE device_id = \(bind: deviceID) AND expires_at > \(bind: now.ms) ORDER BY expires_at
+            """).all().map { try $0.decode(column: "jwt", as: String.self) }
+    }
+
+    public func removeChallenges(transactionID: String) async throws {
+        try await sql.raw("DELETE FROM mfa_challenges WHERE transaction_id = \(bind: transactionID)").run()
+    }
+
+    public func replaceRecoveryCodes(accountID: String, hashes: [String]) async throws {
+        try await db.transaction { tx in
+            let sql = tx as! any SQLDatabase
+            try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: accountID)").run()
+            for h in hashes {
+                try await sql.raw("INSERT INTO recovery_codes (code_hash, account_id) VALUES (\(bind: h), \(bind: accountID))").run()
+            }
+        }
+    }
+
+    public func spendRecoveryCode(accountID: String, hash: String) async throws -> Bool {
+        try await !sql.raw("""
+            DELETE FROM recovery_codes WHERE code_hash = \(bind: hash) AND account_id = \(bind: accountID) RETURNING code_hash
+            """).all().isEmpty
+    }
+
+    public func recoveryCodesLeft(accountID: String) async throws -> Int {
+        Int(try await sql.raw("SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID)").first()?
+            .decode(column: "n", as: Int64.self) ?? 0)
+    }
+
+    public func createAuthCode(hash: String, bindingHash: String, state: Data, expiresAt: Date) async throws {
+        try await sql.raw("""
+            INSERT INTO auth_codes (code_hash, binding_hash, state, version, expires_at)
+            VALUES (\(bind: hash), \(bind: bindingHash), \(bind: text(state)), 1, \(bind: expiresAt.ms))
+            """).run()
+    }
+
+    public func authCode(hash: String) async throws -> (state: Data, version: Int64)? {
+        try await sql.raw("SELECT state, version FROM auth_codes WHERE code_hash = \(bind: hash)").first().map {
+            (Data(try $0.decode(column: "state", as: String.self).utf8), try $0.decode(column: "version", as: Int64.self))
+        }
+    }
+
+    public func authCode(bindingHash: String) async throws -> (hash: String, state: Data, version: Int64)? {
+        try await sql.raw("SELECT code_hash, state, version FROM auth_codes WHERE binding_hash = \(bind: bindingHash)").first().map {
+            (try $0.decode(column: "code_hash", as: String.self), Data(try $0.decode(column: "state", as: String.self).utf8),
+             try $0.decode(column: "version", as: Int64.self))
+        }
+    }
+
+    public func updateAuthCode(hash: String, state: Data, expected: Int64) async throws -> Bool {
+        try await !sql.raw("""
+            UPDATE auth_codes SET state = \(bind: text(state)), version = version + 1
+            WHERE code_hash = \(bind: hash) AND version = \(bind: expected) RETURNING version
+            """).all().isEmpty
+    }
+
+    public func addLog(supportID: String, deviceID: String, accountID: String, at: Date, text: String) async throws {
+        try await sql.raw("""
+            INSERT INTO authenticator_logs (support_id, device_id, account_id, created_at, text)
+            VALUES (\(bind: supportID), \(bind: deviceID), \(bind: accountID), \(bind: at.ms), \(bind: text))
+            """).run()
+    }
+
+    public func purgeExpiredMFA(now: Date) async throws {
+        let day = now.addingTimeInterval(-86_400).ms
+        try await sql.raw("DELETE FROM pairing_keys WHERE expires_at <= \(bind: now.ms)").run()
+        try await sql.raw("DELETE FROM mfa_challenges WHERE expires_at <= \(bind: now.ms)").run()
+        // Kept a day after expiry: a late status poll still learns how it ended.
+        try await sql.raw("DELETE FROM mfa_transactions WHERE expires_at <= \(bind: day)").run()
+        try await sql.raw("DELETE FROM auth_codes WHERE expires_at <= \(bind: day)").run()
+    }
+}
