@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
 [ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
+[ -f /usr/include/qrencode.h ] || missing+=(libqrencode-dev)
 command -v argon2 >/dev/null || missing+=(argon2)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 if [ ${#missing[@]} -gt 0 ]; then

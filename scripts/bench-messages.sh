@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 backend=${1:-sqlite}; devices=${2:-8}; secs=${3:-10}
 missing=()
 [ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
+[ -f /usr/include/qrencode.h ] || missing+=(libqrencode-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v wrk >/dev/null || missing+=(wrk)
 [ "$backend" = sqlite ] || [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)

@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 conns=${1:-16}; secs=${2:-15}; backend=${3:-sqlite}
 missing=()
 [ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
+[ -f /usr/include/qrencode.h ] || missing+=(libqrencode-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v curl >/dev/null || missing+=(curl)
