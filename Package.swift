@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CountersignAPI", targets: ["CountersignAPI"]),
         .library(name: "CountersignServer", targets: ["CountersignServer"]),
         .library(name: "CountersignClient", targets: ["CountersignClient"]),
+        .library(name: "CountersignQR", targets: ["CountersignQR"]),
         .executable(name: "countersign", targets: ["countersign"]),
     ],
     dependencies: [
@@ -36,6 +37,10 @@ let package = Package(
     targets: [
         // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev.
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+        // libqrencode, for QR codes (pairing, authentication codes, otpauth URIs), from Debian's libqrencode-dev.
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // QR codes as a matrix, terminal text, PBM and PNG bytes; no I/O.
+        .target(name: "CountersignQR", dependencies: ["CQRencode"]),
         .target(
             name: "CountersignCrypto",
             dependencies: [
@@ -85,6 +90,7 @@ let package = Package(
                 "CountersignCrypto",
                 "CountersignServer",
                 "CountersignClient",
+                "CountersignQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -117,7 +123,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountersignCLITests",
-            dependencies: ["CountersignCrypto", "CountersignClient", .product(name: "WSClient", package: "swift-websocket"),
+            dependencies: ["CountersignCrypto", "CountersignClient", "CountersignQR", .product(name: "WSClient", package: "swift-websocket"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                            .product(name: "Logging", package: "swift-log")]
         ),
