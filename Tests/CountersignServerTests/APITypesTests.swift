@@ -65,7 +65,52 @@ import Testing
         ("PushTicket", PushTicket(ticket: "t", expiresAt: date)),
         ("MessageStatus", MessageStatus(id: "i", to: [], acceptedAt: date, deliverAt: date, recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0,
                                         cancelled: false)),
+        // Multi-factor sign-in
+        ("MFARequired", MFARequired(transaction: transaction, binding: "csb_b")),
+        ("MFATransactionView", transaction),
+        ("NumberMatchingView", NumberMatchingView(type: "ENTER_MANUALLY", number: "42")),
+        ("MFACodeRequest", MFACodeRequest(code: "123456")),
+        ("AuthenticatorInfo", AuthenticatorInfo(deviceId: "d", name: "n", pairedAt: date, pushAllowed: true)),
+        ("MFAStatus", MFAStatus(enabled: true, authenticators: [], totpApp: false, recoveryCodesLeft: 10, pushSuspended: false,
+                                numberMatching: "ENTER_MANUALLY", numberDigits: 2)),
+        ("PairingKeyResponse", PairingKeyResponse(key: "k", uri: "u", expiresAt: date)),
+        ("TOTPEnrollment", TOTPEnrollment(secret: "s", uri: "u")),
+        ("RecoveryCodeList", RecoveryCodeList(codes: [])),
+        ("MFASettings", MFASettings(numberMatching: "SELECT_NUMBER", numberDigits: 6)),
+        ("PairingRequest", PairingRequest(pairingKey: "k", name: "n", signingKey: b, encryptionKey: b, signature: b)),
+        ("PairingInfo", PairingInfo(authenticators: [], deviceId: "d", username: "u",
+                                    session: DeviceSession(token: "t", expiresAt: date, device: device, username: "u"),
+                                    jwks: ChallengeKeySet(keys: []), totp: SealedTOTP(envelope: b))),
+        ("PairingAuthenticator", PairingInfo.Authenticator(type: "push", status: "COMPLETED")),
+        ("ChallengeKeySet", ChallengeKeySet(keys: [])),
+        ("ChallengeKey", ChallengeKeySet.Key(x: "x", y: "y", kid: "k")),
+        ("SealedTOTP", SealedTOTP(envelope: b)),
+        ("PushChallenge", PushChallenge(jwt: "j")),
+        ("PushChallengeList", PushChallengeList(challenges: [])),
+        ("ChallengeClaims", ChallengeClaims(iss: "i", aud: "a", sub: "s", txn: "t", nonce: "n", iat: 1, exp: 2,
+                                            ctx: ClientContextClaim(address: "a", userAgent: "u", time: 1),
+                                            nm: .init(type: "ENTER_MANUALLY", options: nil))),
+        ("ChallengeMatching", ChallengeClaims.Matching(type: "SELECT_NUMBER", options: ["1", "2", "3"])),
+        ("ClientContextClaim", ClientContextClaim(address: "a", userAgent: "u", time: 1)),
+        ("AnswerClaims", AnswerClaims(iss: "i", aud: "a", txn: "t", nonce: "n", iat: 1, decision: "DENY", number: nil, report: true)),
+        ("PushAnswer", PushAnswer(jwt: "j")),
+        ("PushAnswerResult", PushAnswerResult(status: "COMPLETED")),
+        ("PushPermission", PushPermission(allowed: true)),
+        ("LogUpload", LogUpload(text: "t")),
+        ("LogReceipt", LogReceipt(supportId: "s")),
+        ("AuthCodeRequest", AuthCodeRequest(userApproval: nil)),
+        ("AuthCodeCreated", AuthCodeCreated(code: "c", uri: "u", expiresAt: date, binding: "csb_b")),
+        ("AuthCodeState", AuthCodeState(status: "PENDING", expiresAt: date)),
+        ("AuthCodeClaim", AuthCodeClaim(code: "c", userId: nil)),
+        ("AuthenticationObject", AuthenticationObject(status: "CLAIMED", users: [], userApproval: "REQUIRED",
+                                                      clientContext: ClientContext(address: "a", userAgent: "u", time: date))),
+        ("AuthenticationUser", AuthenticationObject.User(userId: "i", username: "u", given: "g", family: "f")),
+        ("ClientContext", ClientContext(address: "a", userAgent: "u", time: date)),
     ]
+    static let transaction = MFATransactionView(id: "i", status: "PUSH_CONFIRMATION_REQUIRED", methods: ["push"], expiresAt: date,
+                                                numberMatching: nil, failure: nil, attemptsLeft: nil)
+    static let device = Device(id: "i", name: "n", signingKey: b, signingKeyId: "k", encryptionKey: b, encryptionKeyId: "k", createdAt: date,
+                               keysSince: date, lastSeenAt: nil, revokedAt: nil)
 
     @Test func everyWireTypeMatchesItsSchema() throws {
         let schemas = try Self.schemas()
@@ -84,7 +129,8 @@ import Testing
         }
         // ProblemDetails: its fields are the Problem schema's properties.
         let problem = try #require(schemas["Problem"]?["properties"] as? [String: Any])
-        let problemFields = ["type", "code", "title", "status", "detail", "field", "retryAt", "locked", "intervalMinutes", "missingDevices", "extraDevices"]
+        let problemFields = ["type", "code", "title", "status", "detail", "field", "retryAt", "locked", "intervalMinutes", "missingDevices", "extraDevices",
+                             "pingOneError"]
         #expect(Set(problemFields) == Set(problem.keys))
     }
 

@@ -17,6 +17,14 @@ enum APIRoutes {
         "/v1/devices/current/keys": ["POST"], "/v1/devices/current/messages": ["GET"], "/v1/devices/current/acks": ["POST"],
         "/v1/devices/current/push-tickets": ["POST"], "/v1/push": ["GET"],
         "/v1/users/{username}/devices": ["GET"], "/v1/messages": ["POST"], "/v1/messages/{id}": ["GET", "DELETE"],
+        "/v1/me/mfa": ["GET", "DELETE"], "/v1/me/mfa/settings": ["PUT"], "/v1/me/mfa/pairing-keys": ["POST"], "/v1/me/mfa/totp": ["POST"],
+        "/v1/me/mfa/totp/confirm": ["POST"], "/v1/me/mfa/recovery-codes": ["POST"],
+        "/v1/mfa/transactions/{id}": ["GET"], "/v1/mfa/transactions/{id}/otp": ["POST"], "/v1/mfa/transactions/{id}/recovery-code": ["POST"],
+        "/v1/mfa/transactions/{id}/session": ["POST"],
+        "/v1/auth-codes": ["POST"], "/v1/auth-codes/current": ["GET"], "/v1/auth-codes/current/session": ["POST"],
+        "/v1/authenticators": ["POST"], "/v1/authenticator/challenges": ["GET"], "/v1/authenticator/answers": ["POST"],
+        "/v1/authenticator/push": ["PUT"], "/v1/authenticator/logs": ["POST"], "/v1/authenticator/auth-codes": ["POST"],
+        "/v1/authenticator/auth-codes/approve": ["POST"], "/v1/authenticator/auth-codes/deny": ["POST"],
     ]
 
     /// The methods of the documented path that `path` is: itself, or a template whose `{…}` segments
