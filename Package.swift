@@ -104,6 +104,14 @@ let package = Package(
             dependencies: ["CountersignCrypto", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/WrapBench"
         ),
+        .executableTarget(
+            name: "countersign-bench-push",
+            dependencies: ["CountersignServer", "CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                           .product(name: "FluentKit", package: "fluent-kit"), .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/PushBench"
+        ),
         // The test-vector generator (package access to the seeded sealing APIs) and the command that
         // rewrites the vectors with it: scripts/regenerate-vectors.sh.
         .target(

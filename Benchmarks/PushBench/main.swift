@@ -1,0 +1,46 @@
+import Foundation
+
+// The load generator of scripts/bench-push.sh (docs/SPEC.md §4g, issue section 5):
+//   countersign-bench-push setup DBPATH CONNS SENDERS DIR
+//     before the server starts: opens the SQLite file with the server library (migrations included) and
+//     inserts CONNS accounts with one device and one device session each, plus SENDERS sender accounts
+//     (one device each). The first sender goes through AccountService/DeviceService (one Argon2id hash,
+//     a real device registration and session); every other row is a copy of those records with its own
+//     IDs, P-256 key and random `csd_` token, all in one transaction. Writes DIR/devices.tsv and
+//     DIR/senders.tsv (tokens, keys) for `run`.
+//   countersign-bench-push run URL SERVER_PID DIR CONNS RATE SECONDS
+//     connects CONNS push channels (ticket, WebSocket, hello, ready, queueEmpty; 200 at a time, failures
+//     retried), reads the server's VmRSS before and after (idle), pre-seals RATE*SECONDS envelopes to
+//     random connected devices, sends them at RATE per second over 32 keep-alive HTTP/1.1 connections and
+//     times each from just before its POST is written to the moment its target's connection reads the
+//     `message` frame. The last line is the summary the script prints last.
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("countersign-bench-push: \(message)\n".utf8))
+    exit(2)
+}
+
+let args = Array(CommandLine.arguments.dropFirst())
+switch args.first {
+case "setup":
+    guard args.count == 5, let conns = Int(args[2]), conns > 0, let senders = Int(args[3]), senders > 0 else {
+        fail("usage: setup DBPATH CONNS SENDERS DIR")
+    }
+    do {
+        try await Setup.run(dbPath: args[1], conns: conns, senders: senders, dir: URL(fileURLWithPath: args[4]))
+    } catch {
+        fail("setup failed: \(error)")
+    }
+case "run":
+    guard args.count == 7, let url = URL(string: args[1]), let host = url.host, let port = url.port, let pid = Int32(args[2]),
+          let conns = Int(args[4]), let rate = Double(args[5]), rate > 0, let seconds = Double(args[6]), seconds > 0 else {
+        fail("usage: run URL SERVER_PID DIR CONNS RATE SECONDS")
+    }
+    do {
+        try await Run(host: host, port: port, serverPID: pid, dir: URL(fileURLWithPath: args[3]), conns: conns, rate: rate, seconds: seconds).run()
+    } catch {
+        fail("run failed: \(error)")
+    }
+default:
+    fail("usage: setup DBPATH CONNS SENDERS DIR | run URL SERVER_PID DIR CONNS RATE SECONDS")
+}
