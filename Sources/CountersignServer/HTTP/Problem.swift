@@ -177,11 +177,16 @@ extension Problem {
         case .tooManyPairingKeys:
             self.init(status: .conflict, code: .tooManyPairingKeys, title: "Too many pairing keys",
                       detail: "This account already has 3 open pairing keys; use one or wait 10 minutes.")
+        case .noBinding:
+            self.init(status: .unauthorized, code: .unauthenticated, title: "No binding secret",
+                      detail: "Send the binding secret (csb_…) from the 202 sign-in answer or the auth-code answer as `Authorization: Bearer …`.")
+            headers[.wwwAuthenticate] = "Bearer"
         case .transactionNotFound:
             self = .notFound
         case .notCompleted(let status):
             self.init(status: .conflict, code: .mfaNotCompleted, title: "Second factor not completed",
-                      detail: "The sign-in is \(status); the session is released only when it is COMPLETED.", extra: ["status": .string(status)])
+                      detail: "The sign-in is \(status); the session is released only when it is COMPLETED.",
+                      extra: ["transactionStatus": .string(status)])
         case .alreadyCollected:
             self.init(status: .conflict, code: .mfaAlreadyCollected, title: "Already collected",
                       detail: "This sign-in's session was already handed out; sign in again.")
@@ -200,6 +205,10 @@ extension Problem {
             self.init(status: .unprocessableContent, code: .passcodeInvalid, title: "Passcode invalid",
                       detail: "The passcode is not the current one for this secret; check the device's clock and try the next code.",
                       extra: ["pingOneError": .int(10010)])
+        case .tooManyAttempts(let wait):
+            self.init(status: .tooManyRequests, code: .rateLimited, title: "Too many attempts",
+                      detail: "Too many passcodes tried for this enrollment; try again in \(Int(wait.rounded(.up))) seconds.")
+            headers[.retryAfter] = String(Int(wait.rounded(.up)))
         case .noPendingEnrollment:
             self.init(status: .conflict, code: .noPendingEnrollment, title: "Nothing to confirm",
                       detail: "Start with POST /v1/me/mfa/totp (countersign account mfa totp enroll).")

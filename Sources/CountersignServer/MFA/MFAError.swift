@@ -7,7 +7,9 @@ public enum MFAError: Error, Equatable, Sendable {
     case pairingKeyInvalid
     /// Already 3 open pairing keys; wait for one to be used or to expire.
     case tooManyPairingKeys
-    /// No transaction with this id for this binding (or for this device's account).
+    /// No binding secret (`csb_…`) was sent as the bearer.
+    case noBinding
+    /// No transaction (or authentication code) with this id for this binding, or for this device's account.
     case transactionNotFound
     /// The session can be collected only after COMPLETED; the status now.
     case notCompleted(String)
@@ -20,6 +22,8 @@ public enum MFAError: Error, Equatable, Sendable {
     case authCodeInvalid
     /// A passcode that does not confirm an authenticator-app enrollment (PingOne 10010).
     case passcodeInvalid
+    /// Too many confirmation attempts for an enrollment: wait.
+    case tooManyAttempts(retryAfter: TimeInterval)
     /// `totp confirm` without `totp enroll` first.
     case noPendingEnrollment
 }

@@ -56,7 +56,9 @@ struct MFARoutes {
             let first = try await mfa.transaction(id: id, binding: binding(request))
             let deadline = ContinuousClock.now + .seconds(wait)
             var current = first
-            while current.status == first.status, ContinuousClock.now < deadline {
+            let terminal: Set<String> = ["COMPLETED", "FAILED", "PUSH_CONFIRMATION_TIMED_OUT"]
+            while current.status == first.status, current.attemptsLeft == first.attemptsLeft, !terminal.contains(current.status),
+                  ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
                 current = try await mfa.transaction(id: id, binding: binding(request))
             }

@@ -9,7 +9,7 @@ extension MFAService {
         try accounts.requireRecentAuthentication(auth)
         let secret = random.bytes(20)
         let sealed = try box.seal(secret, for: auth.account.id)
-        try await update(auth.account.id) { $0.totpSecret = sealed; $0.totpConfirmed = false; $0.totpLastStep = nil }
+        try await update(auth.account.id) { $0.pendingTotpSecret = sealed }
         let encoded = Base32.encode(secret)
         var c = URLComponents()
         c.scheme = "otpauth"
@@ -24,10 +24,14 @@ extension MFAService {
 
     public func confirmTOTP(_ auth: Authenticated, code: String) async throws -> MFAStatus {
         let now = clock.now()
+        if let wait = enrollmentAttempts.take(auth.account.id, now: now) { throw MFAError.tooManyAttempts(retryAfter: wait) }
         let confirmed = try await update(auth.account.id) { s -> Bool? in
-            guard let sealed = s.totpSecret, !s.totpConfirmed else { return nil }
+            guard let sealed = s.pendingTotpSecret else { return nil }
             let otp = try OTPGenerator(secret: try box.open(sealed, for: auth.account.id), algorithm: .sha1, digits: 6, period: Self.totpPeriod)
-            guard let step = otp.verify(code.filter { $0 != " " }, at: now, window: 1, lastAcceptedStep: s.totpLastStep) else { return false }
+            guard let step = otp.verify(code.filter { $0 != " " }, at: now, window: 1, lastAcceptedStep: nil) else { return false }
+            // The new app replaces the old one only now that it has proved it has the secret.
+            s.totpSecret = sealed
+            s.pendingTotpSecret = nil
             s.totpConfirmed = true
             s.totpLastStep = step
             return true
@@ -95,9 +99,8 @@ extension MFAService {
     }
 
     private func loadCode(binding: String?) async throws -> (String, StoredCode, Int64) {
-        guard let binding, binding.hasPrefix("csb_"), let row = try await store.authCode(bindingHash: AccountService.tokenHash(binding)) else {
-            throw MFAError.authCodeInvalid
-        }
+        guard let binding, binding.hasPrefix("csb_"), binding.utf8.count <= 64 else { throw MFAError.noBinding }
+        guard let row = try await store.authCode(bindingHash: AccountService.tokenHash(binding)) else { throw MFAError.transactionNotFound }
         return (row.hash, try JSONDecoder().decode(StoredCode.self, from: row.state), row.version)
     }
 

@@ -24,6 +24,8 @@ public final class MFAService: Sendable {
     let notify: @Sendable ([String]) -> Void
     let pairingAttempts = AddressThrottle(.init(capacity: 10, window: 600))
     let authCodeRequests = AddressThrottle(.init(capacity: 30, window: 600))
+    /// Confirming an authenticator app guesses a 6-digit code: 5 tries per 10 minutes per account.
+    let enrollmentAttempts = AddressThrottle(.init(capacity: 5, window: 600))
 
     static let transactionLifetime: TimeInterval = 60
     static let totpPeriod = 30
@@ -51,6 +53,8 @@ public final class MFAService: Sendable {
         var totpSecret: [UInt8]?
         var totpConfirmed = false
         var totpLastStep: UInt64?
+        /// A new enrollment waiting for its first code; the confirmed one stays until it is confirmed.
+        var pendingTotpSecret: [UInt8]?
     }
 
     func state(_ accountID: String) async throws -> (AccountState, Int64?) {
@@ -204,8 +208,8 @@ public final class MFAService: Sendable {
 
     /// The transaction behind `id`, if `binding` is its binding secret (compared as hashes).
     private func load(id: String, binding: String?) async throws -> (Stored, Int64) {
-        guard let binding, binding.hasPrefix("csb_"), id.utf8.count <= 64,
-              let row = try await store.transaction(id: id), row.bindingHash == AccountService.tokenHash(binding) else {
+        guard let binding, binding.hasPrefix("csb_"), binding.utf8.count <= 64 else { throw MFAError.noBinding }
+        guard id.utf8.count <= 64, let row = try await store.transaction(id: id), row.bindingHash == AccountService.tokenHash(binding) else {
             throw MFAError.transactionNotFound
         }
         return (try JSONDecoder().decode(Stored.self, from: row.state), row.version)
@@ -235,12 +239,20 @@ public final class MFAService: Sendable {
 
     public func submitCode(id: String, binding: String?, code: String, kind: CodeKind, origin: RequestOrigin) async throws -> MFATransactionView {
         let now = clock.now()
-        let (s, outcome) = try await transition(id: id, binding: binding) { s in
-            if s.tx.status(at: now).isTerminal { return s.tx.code(valid: false, now: now) }
-            let valid = switch kind {
-            case .totp: try await checkPasscode(accountID: s.tx.accountID, code: code, now: now)
-            case .recovery: try await RecoveryCodes.hash(typed: code, key: recoveryKey).asyncMap { try await store.spendRecoveryCode(accountID: s.tx.accountID, hash: $0) } ?? false
+        // Checked once, before the compare-and-set: checking spends the code (or the TOTP step), so a
+        // retry after a concurrent write must not check it again and find it spent.
+        let (before, _) = try await load(id: id, binding: binding)
+        var valid = false
+        if !before.tx.status(at: now).isTerminal {
+            switch kind {
+            case .totp: valid = try await checkPasscode(accountID: before.tx.accountID, code: code, now: now)
+            case .recovery:
+                if let hash = RecoveryCodes.hash(typed: code, key: recoveryKey) {
+                    valid = try await store.spendRecoveryCode(accountID: before.tx.accountID, hash: hash)
+                }
             }
+        }
+        let (s, outcome) = try await transition(id: id, binding: binding) { s in
             if valid { s.viaPush = false }
             return s.tx.code(valid: valid, now: now)
         }
@@ -301,6 +313,11 @@ public final class MFAService: Sendable {
         guard collected else {
             throw s.tx.status(at: now) == .completed ? MFAError.alreadyCollected : MFAError.notCompleted(s.tx.status(at: now).rawValue)
         }
+        // Locked between the password and the second factor (other failures meanwhile): no session.
+        if let account = try await accounts.store.account(id: s.tx.accountID),
+           try await accounts.store.loginGuard(username: account.username)?.locked == true {
+            throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
+        }
         return try await accounts.finishSecondFactor(accountID: s.tx.accountID, method: s.viaPush ? "push" : "code", origin: origin)
     }
 
@@ -321,7 +338,11 @@ public final class MFAService: Sendable {
         let now = clock.now()
         guard claims.iss == auth.device.id, claims.aud == issuer, ["APPROVE", "DENY"].contains(claims.decision),
               let nonce = Base64URL(text: claims.nonce) else {
-            throw AccountError.invalidField(field: "jwt", reason: "iss must be this device, aud the server, decision APPROVE or DENY")
+            throw AccountError.invalidField(field: "jwt", reason: "iss must be this device, aud the challenge's iss, decision APPROVE or DENY")
+        }
+        // An answer is made for one challenge, within its minute: one made long before or after is stale.
+        guard abs(Double(claims.iat) - now.timeIntervalSince1970) <= 300 else {
+            throw AccountError.invalidField(field: "jwt", reason: "iat is more than 5 minutes from the server's clock")
         }
         // The transaction's binding is not the device's to know: it is looked up by id, and only this
         // account's transactions that challenged this very device (the nonce) accept the answer.
@@ -366,6 +387,7 @@ public final class MFAService: Sendable {
 
     /// Keeps the device's log text (the SDK redacts it first) under a new support id.
     public func uploadLogs(_ auth: DeviceAuthenticated, text: String) async throws -> LogReceipt {
+        guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         guard text.utf8.count <= 256 * 1024 else { throw AccountError.invalidField(field: "text", reason: "at most 256 KiB") }
         let id = HumanCode.generate(length: 10, random: random)
         try await store.addLog(supportID: id, deviceID: auth.device.id, accountID: auth.account.id, at: clock.now(), text: text)

@@ -14,7 +14,7 @@ struct MFATransaction: Codable, Equatable, Sendable {
         var isTerminal: Bool { self == .completed || self == .failed || self == .pushConfirmationTimedOut }
     }
 
-    /// Why a transaction failed: each is audited, and all but `tooManyCodes` count toward lockout.
+    /// Why a transaction failed: each is audited and counts toward the account's lockout.
     enum Failure: String, Codable, Sendable { case denied, reported, wrongNumber = "wrong-number", tooManyCodes = "too-many-codes" }
 
     /// What a transition did. `refused` changes nothing and says why.
