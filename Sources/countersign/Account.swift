@@ -12,7 +12,7 @@ struct AccountCommand: AsyncParsableCommand {
         The session token is kept in ~/.config/countersign/session.json (mode 0600). Passwords are read \
         from the terminal without echo, or from the first line of --password-file.
         """,
-        subcommands: [Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, Audit.self]
+        subcommands: [Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, Audit.self, MFA.self]
     )
 
     struct ServerOption: ParsableArguments {
@@ -81,18 +81,53 @@ struct AccountCommand: AsyncParsableCommand {
     }
 
     struct Login: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Sign in and keep the session token.")
+        static let configuration = CommandConfiguration(
+            abstract: "Sign in and keep the session token.",
+            discussion: """
+            With multi-factor sign-in on, the password is followed by the second factor: a push to your authenticators \
+            ("Number to match: NN" is printed; approve there with that number, and this waits), or --otp CODE (an authenticator \
+            app's code or a paired authenticator's `countersign authenticator otp`), or --recovery-code CODE. With --qr no \
+            username or password: an authentication code is printed alone on the first line, then its URI and QR code, and an \
+            authenticator's `countersign authenticator auth CODE --approve USER` signs you in.
+            """
+        )
         @OptionGroup var server: ServerOption
-        @Argument var username: String
+        @Argument var username: String?
         @Option(help: ArgumentHelp("Read the password from the first line of this file.", valueName: "file")) var passwordFile: String?
+        @Option(name: .long, help: ArgumentHelp("Finish the second factor with this passcode (authenticator app, or `authenticator otp`).", valueName: "code"))
+        var otp: String?
+        @Option(name: .long, help: ArgumentHelp("Finish the second factor with one of your recovery codes.", valueName: "code"))
+        var recoveryCode: String?
+        @Flag(name: .long, help: "Sign in by approving an authentication code (QR) on a paired authenticator; no password.")
+        var qr = false
 
-        func validate() throws { try AccountCommand.validate(username: username) }
+        func validate() throws {
+            if qr {
+                if username != nil || passwordFile != nil || otp != nil || recoveryCode != nil {
+                    throw ValidationError("--qr takes no username, --password-file, --otp or --recovery-code: the authenticator says who signs in")
+                }
+                return
+            }
+            guard let username else { throw ValidationError("give the username (or --qr to sign in from a paired authenticator)") }
+            if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
+            try AccountCommand.validate(username: username)
+        }
 
         func run() async throws {
             let url = try server.url()
             let client = CountersignClient(server: url)
-            let password = try AccountCommand.password(file: passwordFile, prompt: "Password for \(username): ")
-            let s = try await client.signIn(username: username, password: password)
+            let s: SignedInSession
+            if qr {
+                s = try await MFALogin.qr(client)
+            } else {
+                let username = username ?? ""
+                let password = try AccountCommand.password(file: passwordFile, prompt: "Password for \(username): ")
+                do {
+                    s = try await client.signIn(username: username, password: password)
+                } catch ClientError.secondFactorRequired(let pending) {
+                    s = try await MFALogin.finish(client, pending, otp: otp, recoveryCode: recoveryCode)
+                }
+            }
             try SessionFile(server: url.absoluteString, username: s.account.username, token: s.token, expiresAt: s.expiresAt).save()
             print("signed in as \(s.account.username) until \(s.expiresAt.formatted(.iso8601)) (or 30 minutes unused)")
         }

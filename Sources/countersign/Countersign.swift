@@ -16,11 +16,12 @@ struct Countersign: AsyncParsableCommand {
         Send a short text:   countersign message seal -r them.pub -s me.key "hello" > msg.txt
         Message someone:     countersign account login me --server URL; countersign device init
                              countersign send --to them "hello"; countersign inbox; countersign read ID
+        Second factor:       countersign account mfa pairing-key; countersign authenticator pair KEY (its own config dir)
         """,
         version: "0.1.0",
         subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, AccountCommand.self, Admin.self,
                       DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self,
-                      ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self]
+                      ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self, AuthenticatorCommand.self]
     )
 
     static func main() async {

@@ -79,6 +79,7 @@ struct DeviceCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            try AuthenticatorFile.refuseDevice()
             let (client, session) = try DeviceCommand.accountClient()
             if let existing = try DeviceFile.load() {
                 guard existing.username == session.username else {
