@@ -30,8 +30,9 @@ swift build -c release --scratch-path "$scratch" --product countersign >&2
 swift build -c release --scratch-path "$scratch" --product countersign-bench-push >&2
 bin=$scratch/release
 work=$(mktemp -d)
-pid=
+pid=; gen=
 cleanup() {
+  if [ -n "$gen" ]; then kill -TERM "$gen" 2>/dev/null || true; fi
   # The server runs in its own process group (setsid): end all of it.
   if [ -n "$pid" ]; then kill -TERM -- "-$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
   if [ -n "${KEEP_WORK:-}" ]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
@@ -65,7 +66,15 @@ echo "server $url, pid $pid, file limit $(awk '/Max open files/ {print $4}' "/pr
 echo "== run: $conns connections, then $rate msgs/s for $secs s"
 t=$(date +%s.%N)
 status=0
-( ulimit -n "$hard"; exec "$bin/countersign-bench-push" run "$url" "$pid" "$work" "$conns" "$rate" "$secs" ) | tee "$work/run.txt" || status=$?
+# In the background, so that a signal to this script is handled at once (bash runs traps only between
+# foreground commands), with its output followed here.
+( ulimit -n "$hard"; exec "$bin/countersign-bench-push" run "$url" "$pid" "$work" "$conns" "$rate" "$secs" ) > "$work/run.txt" 2>&1 &
+gen=$!
+tail -n +1 -f --pid="$gen" "$work/run.txt" &
+follower=$!
+wait "$gen" || status=$?
+wait "$follower" 2>/dev/null || true
+gen=
 echo "run took $(elapsed "$t") s; whole script $(elapsed "$began") s"
 
 problems=$(grep -ciE 'warning|error|critical' "$work/serve.log" || true)

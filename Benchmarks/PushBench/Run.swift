@@ -55,13 +55,18 @@ struct Run {
     }
 
     /// VmRSS of the server, in KiB.
-    func serverRSS() -> Int {
+    func serverRSS() -> Int { serverStatus("VmRSS") }
+
+    /// A KiB field of /proc/PID/status (VmRSS, RssAnon, RssFile); -1 when unreadable.
+    func serverStatus(_ field: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(serverPID)/status", encoding: .utf8) else { return -1 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? -1
         }
         return -1
     }
+
+    func rssParts() -> String { "anon \(serverStatus("RssAnon")) KiB, file \(serverStatus("RssFile")) KiB, threads \(serverStatus("Threads"))" }
 
     func loadDevices() throws -> [Device] {
         let text = try String(contentsOf: dir.appendingPathComponent("devices.tsv"), encoding: .utf8)
@@ -96,7 +101,7 @@ struct Run {
         for d in devices.prefix(64) { _ = try await ticket(d, pool: pool, hostHeader: hostHeader) }
         try await Task.sleep(for: .seconds(2))
         let rssBefore = serverRSS()
-        say("server RSS before: \(rssBefore) KiB")
+        say("server RSS before: \(rssBefore) KiB (\(rssParts()))")
 
         // Connect everything, PARALLEL at a time, then retry what failed.
         let connectStart = ContinuousClock.now
@@ -140,7 +145,7 @@ struct Run {
         let perConnection = connected.isEmpty ? 0 : Double(rssAfter - rssBefore) / Double(connected.count)
         say("server RSS after \(connected.count) connections idle \(Self.idleSeconds) s: \(rssAfter) KiB "
             + String(format: "(+%d KiB, %.1f KiB per connection)", rssAfter - rssBefore, perConnection)
-            + (dropsBefore > 0 ? "; \(dropsBefore) connections dropped while idle" : ""))
+            + (dropsBefore > 0 ? "; \(dropsBefore) connections dropped while idle" : "") + " (\(rssParts()))")
 
         // The timed phase: a fresh pool (the first one may have idled toward the server's timeout).
         let sendPool = HTTPPool(group: group, host: host, port: port, size: Self.httpConnections)
