@@ -92,7 +92,7 @@ struct AccountCommand: AsyncParsableCommand {
             """
         )
         @OptionGroup var server: ServerOption
-        @Argument var username: String?
+        @Argument(help: "Your username (left out with --qr).") var username: String?
         @Option(help: ArgumentHelp("Read the password from the first line of this file.", valueName: "file")) var passwordFile: String?
         @Option(name: .long, help: ArgumentHelp("Finish the second factor with this passcode (authenticator app, or `authenticator otp`).", valueName: "code"))
         var otp: String?
@@ -124,6 +124,7 @@ struct AccountCommand: AsyncParsableCommand {
                 let password = try AccountCommand.password(file: passwordFile, prompt: "Password for \(username): ")
                 do {
                     s = try await client.signIn(username: username, password: password)
+                    if otp != nil || recoveryCode != nil { Terminal.warn("note: \(username) has no second factor; the password alone signed in") }
                 } catch ClientError.secondFactorRequired(let pending) {
                     s = try await MFALogin.finish(client, pending, otp: otp, recoveryCode: recoveryCode)
                 }

@@ -289,7 +289,26 @@ import Testing
         #expect(otp.status == 0 && otp.text.range(of: "^[0-9]{6} [0-9]{1,2}\n$", options: .regularExpression) != nil, "\(otp.text)")
         let logs = try phone.cs("authenticator", "logs", "send")
         #expect(logs.status == 0 && logs.text.range(of: "^[2-9A-Z]{5}-[2-9A-Z]{5}\n$", options: .regularExpression) != nil, "\(logs.text) \(logs.stderr)")
-        let none = try phone.json("authenticator", "pending", "--json")
-        #expect(none.isEmpty)
+        #expect(try phone.json("authenticator", "pending", "--json").isEmpty)
+
+        // SELECT_NUMBER: three options, one of them the number shown; another number is refused before it is sent.
+        let settings = try alice.cs("account", "mfa", "settings", "--number-matching", "SELECT_NUMBER", "--digits", "6")
+        #expect(settings.status == 0 && settings.text == "number matching: SELECT_NUMBER, 6 digits\n", "\(settings.text) \(settings.stderr)")
+        let laptop = Dir(t: t, name: "laptop")
+        let waiting = try Self.login(laptop, server)
+        let number = try waiting.wait(for: "^Number to match: ([0-9]+)$")
+        let row = try #require(Self.pending(phone).first)
+        let options = try #require(row["options"] as? [String])
+        #expect(row["numberMatchingType"] as? String == "SELECT_NUMBER" && options.count == 3 && options.contains(number) && number.count == 6, "\(row)")
+        let id = try #require(row["id"] as? String)
+        let notAnOption = try phone.cs("authenticator", "approve", id, "--number", "12")
+        #expect(notAnOption.status != 0 && notAnOption.stderr.contains("not among this request's numbers"), "\(notAnOption.stderr)")
+        #expect(try phone.cs("authenticator", "approve", String(id.prefix(8)), "--number", number).text == "COMPLETED\n", "an ID prefix works")
+        #expect(waiting.finish().status == 0)
+
+        // Turned off on the account: the authenticator is unpaired and says so.
+        #expect(try alice.cs("account", "mfa", "disable").status == 0)
+        let unpaired = try phone.cs("authenticator", "pending")
+        #expect(unpaired.status != 0 && unpaired.stderr.contains("no longer paired"), "\(unpaired.stderr)")
     }
 }
