@@ -30,8 +30,12 @@ struct Countersign: AsyncParsableCommand {
         // defaults each batch's memory is trimmed back to the kernel and faulted in again, which costs
         // as much as the AES itself; keeping freed memory in the heap removes that (RSS is unchanged,
         // the same few MiB are reused). Measured with scripts/bench-seal.sh.
-        _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 512 << 20)
-        _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 32 << 20)
+        // Not for `serve`: a server's memory comes and goes with connections and requests, and keeping
+        // 512 MiB of freed heap would hold the peak of every burst (scripts/bench-push.sh measures it).
+        if CommandLine.arguments.dropFirst().first != "serve" {
+            _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 512 << 20)
+            _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 32 << 20)
+        }
         #endif
         await main(nil)
     }

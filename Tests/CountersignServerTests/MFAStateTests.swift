@@ -154,6 +154,7 @@ final class ScriptedRandom: RandomSource {
         #expect(code.status == .pending)
         #expect(try code.claim(device: "phone", users: ["alice", "bob"], now: t0 + 1) == .claimed)
         #expect(throws: AuthenticationCode.Refusal.notClaimable) { try code.claim(device: "other", users: ["carol"], now: t0 + 2) }
+        #expect(try code.claim(device: "phone", users: ["alice", "bob"], now: t0 + 2) == .claimed, "the claimer may look again")
         #expect(throws: AuthenticationCode.Refusal.notYours) { try code.approve(device: "other", user: "alice", now: t0 + 2) }
         #expect(throws: AuthenticationCode.Refusal.notYours) { try code.approve(device: "phone", user: "carol", now: t0 + 2) }
         #expect(try code.approve(device: "phone", user: "bob", now: t0 + 3) == .completed)

@@ -51,6 +51,8 @@ struct AuthenticationCode: Codable, Equatable, Sendable {
     /// An authenticator submitted the code. With NOT_REQUIRED and one user, that completes it.
     mutating func claim(device: String, users: [String], now: Date) throws(Refusal) -> Status {
         if expireIfDue(now) { return .expired }
+        // The claiming authenticator may look again (claim in one run, answer in another); no one else may.
+        if status == .claimed, claimedBy == device { return .claimed }
         guard status == .pending, !users.isEmpty else { throw .notClaimable }
         claimedBy = device
         self.users = users
