@@ -58,7 +58,15 @@ public final class ServerDatabase: Sendable {
             group = nil
             databases = Databases(threadPool: NIOThreadPool.singleton, on: MultiThreadedEventLoopGroup.singleton)
             do {
-                databases.use(try .postgres(url: url, maxConnectionsPerEventLoop: 8, sqlLogLevel: .trace), as: .psql)
+                var configuration = try SQLPostgresConfiguration(url: url)
+                // The hot statements are named prepared statements (PostgresSessionContext,
+                // PostgresSendStore): plan each execution for the table sizes of the moment, never a
+                // generic plan cached while a table was small (a sequential scan kept until the next
+                // ANALYZE; measured: more CPU per send than planning). Only named statements are
+                // affected: every other query is planned per use anyway.
+                configuration.coreConfiguration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
+                databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: 8, connectionPoolTimeout: .seconds(10),
+                                        encodingContext: .default, decodingContext: .default, sqlLogLevel: .trace), as: .psql)
             } catch {
                 // The underlying error carries the whole URL, password included: say what is wrong without it.
                 throw ConfigurationError("--database \(location) is not a URL PostgreSQL accepts (postgres://user:pass@host:port/db, optionally ?tlsmode=disable|prefer|require)")

@@ -224,6 +224,9 @@ public struct SQLDeviceStore: DeviceStore {
         if let worker = sessionReaders?() {
             return try await worker.run { try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash) }
         }
+        if isPostgres, let postgres = (readers?() ?? db) as? any PostgresDatabase {
+            return try await PostgresSessionContext.read(postgres, tokenHash: tokenHash)
+        }
         let reader = (readers?() ?? db) as! any SQLDatabase
         guard let row = try await reader.raw("""
             SELECT s.token_hash AS s_token_hash, s.device_id AS s_device_id, s.account_id AS s_account_id, s.created_at AS s_created_at,

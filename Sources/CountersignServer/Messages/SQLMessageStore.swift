@@ -1,12 +1,14 @@
 import FluentKit
+import PostgresNIO
 import Foundation
 import SQLKit
 
 /// `MessageStore` over SQLKit, for SQLite and PostgreSQL. A batch of sends is one transaction: each one's
-/// device-set check, envelope and queue rows commit together with the others or not at all; on
-/// PostgreSQL the accounts involved are locked (`FOR SHARE`) so a device cannot be added, rotated or
-/// revoked between check and insert. With a `writer` (the server on SQLite), batches go to the direct
-/// SQLite writer instead (`DirectSendStore`: same checks, one hop per batch, BEGIN IMMEDIATE).
+/// device-set check, envelope and queue rows commit together with the others or not at all. Batches go
+/// to `PostgresSendStore` on PostgreSQL (prepared statements; the accounts involved are locked
+/// `FOR SHARE` so a device cannot be added, rotated or revoked between check and insert) and, with a
+/// `writer` (the server on SQLite), to the direct SQLite writer (`DirectSendStore`: one hop per batch,
+/// BEGIN IMMEDIATE). All three decide with the same `SendBatchPlan`.
 public struct SQLMessageStore: MessageStore {
     let db: any Database
     let writer: SQLiteWorker?
@@ -19,16 +21,12 @@ public struct SQLMessageStore: MessageStore {
     public func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
         if let writer { return try await writer.run { try DirectSendStore.store($0, batch) } }
-        let postgres = isPostgres
+        if isPostgres, let postgres = db as? any PostgresDatabase { return try await PostgresSendStore.store(postgres, batch) }
+        // SQLite through SQLKit (a store opened without the direct writer): the single Fluent writer
+        // connection runs the transaction, BEGIN IMMEDIATE, so nothing changes between reads and inserts.
         return try await db.writeTransaction { tx in
             let sql = tx as! any SQLDatabase
             let usernames = SendBatchPlan.usernames(batch)
-            if postgres {
-                // Every account of the batch, in one fixed order, so concurrent batches cannot deadlock;
-                // registrations, rotations and revocations (FOR UPDATE) wait until this commits. The
-                // device read below is a later statement, so it sees what they committed before.
-                try await sql.raw("SELECT id FROM accounts WHERE username IN (\(binds: usernames)) ORDER BY id FOR SHARE").run()
-            }
             // Every ID of the batch in one read; most are new.
             var existing: [String: MessageRecord] = [:]
             for row in try await sql.raw("SELECT * FROM messages WHERE id IN (\(binds: Array(Set(batch.map(\.message.id)))))").all() {
