@@ -26,6 +26,10 @@ final class DirectSQLite: @unchecked Sendable {
         // As the Fluent connections (ServerDatabase.open): readers never write; the writer commits with
         // synchronous=NORMAL in WAL mode (a commit survives a killed process, not a power loss).
         try execute(readOnly ? "PRAGMA query_only=1" : "PRAGMA synchronous=NORMAL")
+        // The writer checkpoints the WAL into the database file every 8000 pages (~32 MB) instead of
+        // SQLite's 1000: fewer checkpoints, each copying a hot page once for many commits, and fewer
+        // stalls of the writer on the checkpoint's fsync (measured: ~10% less CPU per send, higher rate).
+        if !readOnly { try execute("PRAGMA wal_autocheckpoint=8000") }
     }
 
     deinit { close() }
