@@ -59,8 +59,7 @@ public struct SQLDeviceStore: DeviceStore {
 
     public func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
         do {
-            return try await db.writeTransaction { tx in
-                let sql = tx as! any SQLDatabase
+            return try await db.writeTransaction { sql in
                 guard try await lockAccount(sql, d.accountID) else { return .notFound }
                 let active = try await sql.raw("""
                     SELECT COUNT(*) AS n FROM devices WHERE account_id = \(bind: d.accountID) AND revoked_at IS NULL
@@ -145,8 +144,7 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     public func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite {
-        try await db.writeTransaction { tx in
-            let sql = tx as! any SQLDatabase
+        try await db.writeTransaction { sql in
             // Serialised with sends to this account (they hold the row FOR SHARE): none queues to a device being revoked.
             guard try await lockAccount(sql, accountID) else { return .notFound }
             let rows = try await sql.raw("""
@@ -167,8 +165,7 @@ public struct SQLDeviceStore: DeviceStore {
     public func rotate(deviceID: String, expectedSigningKeyID: String, signingKey: [UInt8], signingKeyID: String,
                        encryptionKey: [UInt8], encryptionKeyID: String, at: Date) async throws -> DeviceWrite {
         do {
-            return try await db.writeTransaction { tx in
-                let sql = tx as! any SQLDatabase
+            return try await db.writeTransaction { sql in
                 guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else { return .notFound }
                 // Serialised with sends (FOR SHARE), registrations and revocations of this account.
                 guard try await lockAccount(sql, try Self.device(row).accountID) else { return .notFound }

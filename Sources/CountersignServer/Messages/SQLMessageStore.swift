@@ -24,8 +24,7 @@ public struct SQLMessageStore: MessageStore {
         if isPostgres, let postgres = db as? any PostgresDatabase { return try await PostgresSendStore.store(postgres, batch) }
         // SQLite through SQLKit (a store opened without the direct writer): the single Fluent writer
         // connection runs the transaction, BEGIN IMMEDIATE, so nothing changes between reads and inserts.
-        return try await db.writeTransaction { tx in
-            let sql = tx as! any SQLDatabase
+        return try await db.writeTransaction { sql in
             let usernames = SendBatchPlan.usernames(batch)
             // Every ID of the batch in one read; most are new.
             var existing: [String: MessageRecord] = [:]
@@ -79,8 +78,7 @@ public struct SQLMessageStore: MessageStore {
     }
 
     public func fetch(deviceID: String, after: Int64, limit: Int, maxBytes: Int, now: Date) async throws -> (entries: [QueueEntry], more: Bool) {
-        try await db.writeTransaction { tx in
-            let sql = tx as! any SQLDatabase
+        try await db.writeTransaction { sql in
             // Sizes first, envelopes only for the entries that fit: a queue of large messages must not be
             // read into memory whole.
             let sized = try await sql.raw("""
@@ -126,8 +124,7 @@ public struct SQLMessageStore: MessageStore {
 
     public func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
         guard !seqs.isEmpty else { return 0 }
-        return try await db.writeTransaction { tx in
-            let sql = tx as! any SQLDatabase
+        return try await db.writeTransaction { sql in
             let rows = try await sql.raw("""
                 DELETE FROM message_queue WHERE device_id = \(bind: deviceID) AND seq IN (\(binds: seqs)) RETURNING message_id, incoming, fetched
                 """).all()
@@ -147,8 +144,7 @@ public struct SQLMessageStore: MessageStore {
     }
 
     public func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome {
-        try await db.writeTransaction { tx in
-            let sql = tx as! any SQLDatabase
+        try await db.writeTransaction { sql in
             guard let row = try await sql.raw("""
                 SELECT * FROM messages WHERE id = \(bind: messageID) AND sender_account = \(bind: senderAccountID)
                 """).first() else { return .notFound }
