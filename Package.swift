@@ -51,11 +51,15 @@ let package = Package(
         ),
         // The wire types, shared by the server and the SDK; no logic, no I/O.
         .target(name: "CountersignAPI"),
+        // Declarations of the SQLite C functions the server calls directly, resolved at link time against
+        // SQLiteNIO's vendored copy (never a second SQLite: see its header).
+        .target(name: "CSQLiteNIO"),
         .target(
             name: "CountersignServer",
             dependencies: [
                 "CountersignCrypto",
                 "CountersignAPI",
+                "CSQLiteNIO",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "FluentKit", package: "fluent-kit"),

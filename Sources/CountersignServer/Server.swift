@@ -36,10 +36,11 @@ public enum CountersignServer {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
         }
         AccountRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
-        let devices = DeviceService(store: SQLDeviceStore(database: database.database, readers: { database.reader }), accounts: service, config: config, clock: clock,
-                                    random: service.random)
+        let devices = DeviceService(store: SQLDeviceStore(database: database.database, readers: { database.reader },
+                                                          sessionReaders: { database.sessionReader }),
+                                    accounts: service, config: config, clock: clock, random: service.random)
         DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
-        let messages = MessageService(store: SQLMessageStore(database: database.database), accounts: service, config: config, clock: clock)
+        let messages = MessageService(store: database.messageStore, accounts: service, config: config, clock: clock)
         var bus: (@Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus)?
         if case .postgres(let url) = database.location, let sql = database.database as? any SQLDatabase {
             let node = UUID().uuidString

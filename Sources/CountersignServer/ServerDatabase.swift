@@ -24,6 +24,12 @@ public final class ServerDatabase: Sendable {
     let readerGroup: MultiThreadedEventLoopGroup?
     let readerDatabases: Databases?
     private let nextReader = Mutex(0)
+    /// SQLite: the direct writer for send batches and direct read-only connections (one per core) for
+    /// device-session lookups, on SQLiteNIO's own copy of SQLite (`DirectSQLite`): each a whole unit of
+    /// work in one hop instead of a hop per statement. Empty for PostgreSQL.
+    let sendWriter: SQLiteWorker?
+    let sessionReaders: [SQLiteWorker]
+    private let nextSessionReader = Mutex(0)
     public let location: DatabaseLocation
 
     public static func open(_ location: DatabaseLocation, logger configured: Logger) async throws -> ServerDatabase {
@@ -52,7 +58,15 @@ public final class ServerDatabase: Sendable {
             group = nil
             databases = Databases(threadPool: NIOThreadPool.singleton, on: MultiThreadedEventLoopGroup.singleton)
             do {
-                databases.use(try .postgres(url: url, maxConnectionsPerEventLoop: 8, sqlLogLevel: .trace), as: .psql)
+                var configuration = try SQLPostgresConfiguration(url: url)
+                // The hot statements are named prepared statements (PostgresSessionContext,
+                // PostgresSendStore): plan each execution for the table sizes of the moment, never a
+                // generic plan cached while a table was small (a sequential scan kept until the next
+                // ANALYZE; measured: more CPU per send than planning). Only named statements are
+                // affected: every other query is planned per use anyway.
+                configuration.coreConfiguration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
+                databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: 8, connectionPoolTimeout: .seconds(10),
+                                        encodingContext: .default, decodingContext: .default, sqlLogLevel: .trace), as: .psql)
             } catch {
                 // The underlying error carries the whole URL, password included: say what is wrong without it.
                 throw ConfigurationError("--database \(location) is not a URL PostgreSQL accepts (postgres://user:pass@host:port/db, optionally ?tlsmode=disable|prefer|require)")
@@ -69,8 +83,8 @@ public final class ServerDatabase: Sendable {
             r.use(.sqlite(.file(path), maxConnectionsPerEventLoop: 1, sqlLogLevel: nil), as: Self.readers, isDefault: true)
             readerDatabases = r
         }
-        let handle = ServerDatabase(databases: databases, database: db, group: group, readerGroup: readerGroup, readerDatabases: readerDatabases,
-                                    location: location)
+        var handle = ServerDatabase(databases: databases, database: db, group: group, readerGroup: readerGroup, readerDatabases: readerDatabases,
+                                    sendWriter: nil, sessionReaders: [], location: location)
         do {
             if case .sqlite = location {
                 let sql = db as! any SQLDatabase
@@ -91,6 +105,15 @@ public final class ServerDatabase: Sendable {
                 try await reader.raw("PRAGMA query_only=1").run()
                 try await reader.raw("PRAGMA busy_timeout=5000").run()
             }
+            // After the migrations: the direct connections prepare statements over the tables they made.
+            if case .sqlite(let path) = location {
+                let writer = try SQLiteWorker(label: "countersign.sqlite.sends", path: path, readOnly: false)
+                let readers = try (0..<max(1, System.coreCount)).map { i in
+                    try SQLiteWorker(label: "countersign.sqlite.sessions.\(i)", path: path, readOnly: true)
+                }
+                handle = ServerDatabase(databases: databases, database: db, group: group, readerGroup: readerGroup,
+                                        readerDatabases: readerDatabases, sendWriter: writer, sessionReaders: readers, location: location)
+            }
         } catch let e as ConfigurationError {
             await handle.close()
             throw e
@@ -102,22 +125,40 @@ public final class ServerDatabase: Sendable {
     }
 
     init(databases: Databases, database: any Database, group: MultiThreadedEventLoopGroup?, readerGroup: MultiThreadedEventLoopGroup?,
-         readerDatabases: Databases?, location: DatabaseLocation) {
+         readerDatabases: Databases?, sendWriter: SQLiteWorker?, sessionReaders: [SQLiteWorker], location: DatabaseLocation) {
         self.databases = databases; self.database = database; self.ownedGroup = group; self.readerGroup = readerGroup
-        self.readerDatabases = readerDatabases; self.location = location
+        self.readerDatabases = readerDatabases; self.sendWriter = sendWriter; self.sessionReaders = sessionReaders; self.location = location
+    }
+
+    /// The message store the server sends through: on SQLite, batches go to the direct writer.
+    var messageStore: SQLMessageStore { SQLMessageStore(database: database, writer: sendWriter) }
+
+    /// The next direct session reader, round robin; nil for PostgreSQL.
+    var sessionReader: SQLiteWorker? {
+        guard !sessionReaders.isEmpty else { return nil }
+        return sessionReaders[nextSessionReader.withLock { i in defer { i = (i + 1) % sessionReaders.count }; return i }]
     }
 
     static let readers = DatabaseID(string: "sqlite-readers")
 
     /// A database for reads that may see any committed state: a reader connection (SQLite), or the pool.
     public var reader: any Database {
-        guard let group = readerGroup, let readerDatabases else { return database }
+        guard let group = readerGroup, let readerDatabases else {
+            // PostgreSQL: the pool of the next event loop, round robin; `database` alone would put every
+            // read on one loop's connections, and so all their I/O on one thread.
+            guard case .postgres = location else { return database }
+            let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+            let loop = loops[nextReader.withLock { i in defer { i = (i + 1) % loops.count }; return i }]
+            return databases.database(logger: database.logger, on: loop) ?? database
+        }
         let loops = Array(group.makeIterator())
         let loop = loops[nextReader.withLock { i in defer { i = (i + 1) % loops.count }; return i }]
         return readerDatabases.database(Self.readers, logger: database.logger, on: loop) ?? database
     }
 
     public func close() async {
+        sendWriter?.close()
+        sessionReaders.forEach { $0.close() }
         await databases.shutdownAsync()
         await readerDatabases?.shutdownAsync()
         try? await ownedGroup?.shutdownGracefully()

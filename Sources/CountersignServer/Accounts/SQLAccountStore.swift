@@ -19,8 +19,7 @@ public struct SQLAccountStore: AccountStore {
     // MARK: Accounts
 
     public func createAccount(_ a: AccountRecord) async throws {
-        try await db.transaction { tx in
-            let sql = tx as! any SQLDatabase
+        try await db.writeTransaction { sql in
             let inserted = try await sql.raw("""
                 INSERT INTO accounts (id, username, name, lastname, password_hash, reauth_minutes, created_at)
                 VALUES (\(bind: a.id), \(bind: a.username), \(bind: a.name), \(bind: a.lastname), \(bind: a.passwordHash),
@@ -74,8 +73,7 @@ public struct SQLAccountStore: AccountStore {
     /// Runs `change` on the username's guard inside one transaction, creating the row when absent.
     private func withGuard<T: Sendable>(_ username: String, _ change: @escaping @Sendable (inout LoginGuard) -> T) async throws -> T {
         let postgres = isPostgres
-        return try await db.transaction { tx in
-            let sql = tx as! any SQLDatabase
+        return try await db.writeTransaction { sql in
             try await sql.raw("""
                 INSERT INTO login_guards (username, failures, pending, locked) VALUES (\(bind: username), 0, 0, 0)
                 ON CONFLICT (username) DO NOTHING
@@ -166,8 +164,7 @@ public struct SQLAccountStore: AccountStore {
 
     /// Device sessions end too: a password change, a lock or sign-out-everywhere must reach every device.
     public func deleteSessions(accountID: String, keeping: String?) async throws {
-        try await db.transaction { tx in
-            let sql = tx as! any SQLDatabase
+        try await db.writeTransaction { sql in
             try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")").run()
             try await sql.raw("DELETE FROM device_sessions WHERE account_id = \(bind: accountID)").run()
         }

@@ -151,25 +151,60 @@ public final class DeviceService: Sendable {
     }
 
     public func authenticate(deviceToken token: String?) async throws -> DeviceAuthenticated {
-        guard let token, token.hasPrefix("csd_"), token.utf8.count <= 64 else { throw DeviceError.unauthenticated }
-        return try await authenticate(sessionHash: AccountService.tokenHash(token))
+        try await authenticate(sessionHash: try Self.tokenHash(token))
     }
 
     /// The device session stored under `hash` (a push ticket carries it), if it is still valid.
     func authenticate(sessionHash hash: String) async throws -> DeviceAuthenticated {
         let now = clock.now()
-        guard let (session, device, account) = try await store.deviceSessionContext(tokenHash: hash) else { throw DeviceError.unauthenticated }
-        guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.deviceSessionIdle else {
+        return try await settle(hash, classify(try await store.deviceSessionContext(tokenHash: hash), now: now, then: { _ in () }), now: now).0
+    }
+
+    /// `authenticate`, and `work` for the authenticated device, run right after the session read and in
+    /// the same hop where the store can (a send's signature check: one thread handoff fewer per send).
+    /// `work` runs only for a live session of an active device; nothing of the session is cached, every
+    /// call reads it anew. Its error is thrown after the session's own bookkeeping.
+    public func authenticate<T: Sendable>(deviceToken token: String?,
+                                          then work: @escaping @Sendable (DeviceAuthenticated) throws -> T) async throws -> (DeviceAuthenticated, T) {
+        let hash = try Self.tokenHash(token)
+        let now = clock.now()
+        let found = try await store.deviceSessionContext(tokenHash: hash) { [self] context in classify(context, now: now, then: work) }
+        return try await settle(hash, found, now: now)
+    }
+
+    enum SessionCheck<T: Sendable>: Sendable { case none, stale, inactive, live(DeviceAuthenticated, Result<T, any Error>) }
+
+    private static func tokenHash(_ token: String?) throws -> String {
+        guard let token, token.hasPrefix("csd_"), token.utf8.count <= 64 else { throw DeviceError.unauthenticated }
+        return AccountService.tokenHash(token)
+    }
+
+    /// The pure part: is this a live session of an active device; if so, `work`'s result.
+    private func classify<T>(_ context: (DeviceSessionRecord, DeviceRecord, AccountRecord)?, now: Date,
+                             then work: (DeviceAuthenticated) throws -> T) -> SessionCheck<T> {
+        guard let (session, device, account) = context else { return .none }
+        guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.deviceSessionIdle else { return .stale }
+        guard device.isActive else { return .inactive }
+        let auth = DeviceAuthenticated(session: session, device: device, account: account)
+        return .live(auth, Result { try work(auth) })
+    }
+
+    /// The writes a session check calls for: an expired session is deleted, a used one touched once a minute.
+    private func settle<T>(_ hash: String, _ check: SessionCheck<T>, now: Date) async throws -> (DeviceAuthenticated, T) {
+        switch check {
+        case .none, .inactive:
+            throw DeviceError.unauthenticated
+        case .stale:
             try await store.deleteDeviceSession(tokenHash: hash)
             accounts.endings.ended(.deviceSession(tokenHash: hash))
             throw DeviceError.unauthenticated
+        case .live(let auth, let result):
+            if now.timeIntervalSince(auth.session.lastUsedAt) >= 60 {
+                try await store.touchDeviceSession(tokenHash: hash, at: now)
+                try await store.touchDevice(id: auth.device.id, at: now)
+            }
+            return (auth, try result.get())
         }
-        guard device.isActive else { throw DeviceError.unauthenticated }
-        if now.timeIntervalSince(session.lastUsedAt) >= 60 {
-            try await store.touchDeviceSession(tokenHash: hash, at: now)
-            try await store.touchDevice(id: device.id, at: now)
-        }
-        return DeviceAuthenticated(session: session, device: device, account: account)
     }
 
     // MARK: Managing devices

@@ -15,7 +15,16 @@ public struct SQLDeviceStore: DeviceStore {
     /// Where reads that may see any committed state go (`ServerDatabase.reader`); the writer when nil.
     let readers: (@Sendable () -> any Database)?
 
-    public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) { db = database; self.readers = readers }
+    /// SQLite: direct read-only connections for the session lookup every device request starts with.
+    let sessionReaders: (@Sendable () -> SQLiteWorker?)?
+
+    public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) {
+        db = database; self.readers = readers; sessionReaders = nil
+    }
+
+    init(database: any Database, readers: (@Sendable () -> any Database)?, sessionReaders: (@Sendable () -> SQLiteWorker?)?) {
+        db = database; self.readers = readers; self.sessionReaders = sessionReaders
+    }
 
     // MARK: Challenges
 
@@ -50,8 +59,7 @@ public struct SQLDeviceStore: DeviceStore {
 
     public func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
         do {
-            return try await db.transaction { tx in
-                let sql = tx as! any SQLDatabase
+            return try await db.writeTransaction { sql in
                 guard try await lockAccount(sql, d.accountID) else { return .notFound }
                 let active = try await sql.raw("""
                     SELECT COUNT(*) AS n FROM devices WHERE account_id = \(bind: d.accountID) AND revoked_at IS NULL
@@ -142,8 +150,7 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     public func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite {
-        try await db.transaction { tx in
-            let sql = tx as! any SQLDatabase
+        try await db.writeTransaction { sql in
             // Serialised with sends to this account (they hold the row FOR SHARE): none queues to a device being revoked.
             guard try await lockAccount(sql, accountID) else { return .notFound }
             let rows = try await sql.raw("""
@@ -164,8 +171,7 @@ public struct SQLDeviceStore: DeviceStore {
     public func rotate(deviceID: String, expectedSigningKeyID: String, signingKey: [UInt8], signingKeyID: String,
                        encryptionKey: [UInt8], encryptionKeyID: String, at: Date) async throws -> DeviceWrite {
         do {
-            return try await db.transaction { tx in
-                let sql = tx as! any SQLDatabase
+            return try await db.writeTransaction { sql in
                 guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else { return .notFound }
                 // Serialised with sends (FOR SHARE), registrations and revocations of this account.
                 guard try await lockAccount(sql, try Self.device(row).accountID) else { return .notFound }
@@ -218,6 +224,12 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     public func deviceSessionContext(tokenHash: String) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
+        if let worker = sessionReaders?() {
+            return try await worker.run { try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash) }
+        }
+        if isPostgres, let postgres = (readers?() ?? db) as? any PostgresDatabase {
+            return try await PostgresSessionContext.read(postgres, tokenHash: tokenHash)
+        }
         let reader = (readers?() ?? db) as! any SQLDatabase
         guard let row = try await reader.raw("""
             SELECT s.token_hash AS s_token_hash, s.device_id AS s_device_id, s.account_id AS s_account_id, s.created_at AS s_created_at,
@@ -240,6 +252,16 @@ public struct SQLDeviceStore: DeviceStore {
                                     reauthMinutes: Int(try row.decode(column: "a_reauth_minutes", as: Int64.self)),
                                     createdAt: Date(ms: try row.decode(column: "a_created_at", as: Int64.self)))
         return (session, try Self.device(row), account)
+    }
+
+    public func deviceSessionContext<T: Sendable>(
+        tokenHash: String, then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
+    ) async throws -> T {
+        guard let worker = sessionReaders?() else {
+            let context = try await deviceSessionContext(tokenHash: tokenHash)
+            return try await CPUWork.run { try then(context) }
+        }
+        return try await worker.run { try then(try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash)) }
     }
 
     public func touchDeviceSession(tokenHash: String, at: Date) async throws {

@@ -56,6 +56,11 @@ enum APIRoutes {
 
     /// Reads at most `maxBody` bytes and decodes JSON, naming the field at fault.
     static func decode<T: Decodable>(_ type: T.Type, _ request: Request, maxBody: Int) async throws -> T {
+        try decode(type, try await body(request, maxBody: maxBody))
+    }
+
+    /// Reads at most `maxBody` bytes of a JSON body (checking the media type), not yet decoded.
+    static func body(_ request: Request, maxBody: Int) async throws -> ByteBuffer {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maxBody)
@@ -66,6 +71,11 @@ enum APIRoutes {
             throw Problem(status: .unsupportedMediaType, code: .unsupportedMediaType, title: "Unsupported media type",
                           detail: "Send the body as application/json.")
         }
+        return buffer
+    }
+
+    /// Decodes a body read by `body(_:maxBody:)`, naming the field at fault.
+    static func decode<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer) throws -> T {
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
         } catch let DecodingError.keyNotFound(key, _) {

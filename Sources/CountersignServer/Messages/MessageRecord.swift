@@ -27,10 +27,9 @@ public struct QueueEntry: Equatable, Sendable {
 
 /// One send, as the store checks and writes it.
 public struct StoreRequest: Sendable {
+    /// Its `recipients` and `senderUsername` name the accounts whose devices the envelope must be sealed
+    /// to; the store reads them inside its write transaction (an unknown name is refused there).
     public var message: MessageRecord
-    /// The recipients' accounts and the sender's: the devices the envelope must be sealed to.
-    public var accountIDs: [String]
-    public var senderAccountID: String
     /// The signing key the envelope's signature was verified with.
     public var senderSigningKeyID: String
     /// The encryption key IDs the envelope is sealed to.
@@ -39,10 +38,13 @@ public struct StoreRequest: Sendable {
 
 /// What storing a message came to.
 public enum StoreOutcome: Equatable, Sendable {
-    case stored(recipientDevices: Int)
+    /// Stored; `accounts` are the accounts (recipients and sender) whose devices got a queue entry.
+    case stored(recipientDevices: Int, accounts: [String])
     /// The same bytes were stored before (a retried request): the earlier record.
     case duplicate(MessageRecord)
     case idReused
+    /// No account has these recipient names.
+    case unknownRecipients([String])
     /// The sending device was revoked or its keys rotated after its signature was checked.
     case senderChanged
     case deviceMismatch(missing: [DeviceKeyRefRecord], extra: [String])

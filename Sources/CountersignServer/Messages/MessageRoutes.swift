@@ -16,9 +16,15 @@ struct MessageRoutes {
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
         v1.post("messages") { request, _ in
-            let auth = try await device(request)
-            let body = try await APIRoutes.decode(SendMessageRequest.self, request, maxBody: Self.maxBody)
-            let (sent, created) = try await messages.send(auth, body)
+            // The body is read first but decoded and checked only for a live device session, in the same
+            // hop as the session read (on SQLite): session, JSON, checks and the ECDSA signature in one
+            // handoff, off the event loops. A bad session still answers 401 before anything about the body.
+            let body: Result<ByteBuffer, any Error>
+            do { body = .success(try await APIRoutes.body(request, maxBody: Self.maxBody)) } catch { body = .failure(error) }
+            let (_, checked) = try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization])) { auth in
+                try messages.check(auth, try APIRoutes.decode(SendMessageRequest.self, try body.get()))
+            }
+            let (sent, created) = try await messages.store(checked)
             return try json(sent, status: created ? .created : .ok, headers: [.location: "/v1/messages/\(sent.id)"])
         }
         v1.get("devices/current/messages") { request, _ in

@@ -30,6 +30,19 @@ public final class MessageService: Sendable {
     }
 
     public func send(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) async throws -> (SentMessage, created: Bool) {
+        try await store(try await CPUWork.run { try self.check(auth, request) })
+    }
+
+    /// A send that passed every check that needs no database: its record and the key IDs it is sealed to.
+    public struct CheckedSend: Sendable {
+        var record: MessageRecord
+        var senderSigningKeyID: String
+        var keyIDs: Set<String>
+    }
+
+    /// Every check of a send that needs no database, the ECDSA signature last. CPU-bound: call it off the
+    /// event loops and the cooperative pool (`CPUWork`, or the session read's hop: `DeviceService.authenticate(deviceToken:then:)`).
+    public func check(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) throws -> CheckedSend {
         let delay = request.deliverAfter ?? 0
         guard (0...Self.maxDeliverAfter).contains(delay) else {
             throw AccountError.invalidField(field: "deliverAfter", reason: "0 to \(Self.maxDeliverAfter) seconds (30 days)")
@@ -61,31 +74,36 @@ public final class MessageService: Sendable {
         }
         let signer = try PublicKey(spki: auth.device.signingKey)
         do {
-            try await CPUWork.run { try envelope.verifySignature(from: signer) }
+            try envelope.verifySignature(from: signer)
         } catch {
             throw RelayError.forgedSender("the envelope must be signed by this device's current signing key \(auth.device.signingKeyID): \(error)")
         }
-        let recipients = try await accounts.store.accounts(usernames: names)
-        let found = Set(recipients.map(\.username))
-        let unknown = names.filter { !found.contains($0) }
-        guard unknown.isEmpty else { throw RelayError.unknownRecipients(unknown) }
+        // The recipients' names are resolved by the store, in the write transaction that checks their
+        // devices: no read here, and no gap between the two.
         let now = clock.now()
-        let id = Hex.encode(envelope.messageID)
-        let record = MessageRecord(id: id, senderAccountID: auth.account.id, senderDeviceID: auth.device.id, senderUsername: auth.account.username,
-                                   recipients: names, envelope: bytes, digest: Hex.encode(SHA256.hash(data: bytes)), acceptedAt: now,
-                                   deliverAt: now.addingTimeInterval(TimeInterval(delay)), expiresAt: now.addingTimeInterval(config.messageRetention),
-                                   recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0, cancelled: false)
-        let accountIDs = Array(Set(recipients.map(\.id) + [auth.account.id]))
-        let keyIDs = Set(envelope.recipients.map { Hex.encode($0.bytes) })
-        switch try await batcher.submit(StoreRequest(message: record, accountIDs: accountIDs, senderAccountID: auth.account.id,
-                                                     senderSigningKeyID: auth.device.signingKeyID, keyIDs: keyIDs)) {
-        case .stored(let n):
-            if delay == 0 { onDue?(accountIDs) }
-            return (SentMessage(id: id, acceptedAt: now, deliverAt: record.deliverAt, recipientDevices: n), true)
+        let record = MessageRecord(id: Hex.encode(envelope.messageID), senderAccountID: auth.account.id, senderDeviceID: auth.device.id,
+                                   senderUsername: auth.account.username, recipients: names, envelope: bytes,
+                                   digest: Hex.encode(SHA256.hash(data: bytes)), acceptedAt: now, deliverAt: now.addingTimeInterval(TimeInterval(delay)),
+                                   expiresAt: now.addingTimeInterval(config.messageRetention), recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0,
+                                   cancelled: false)
+        return CheckedSend(record: record, senderSigningKeyID: auth.device.signingKeyID, keyIDs: Set(envelope.recipients.map { Hex.encode($0.bytes) }))
+    }
+
+    /// Stores a checked send through the group-commit batcher; the store re-checks the sender and the
+    /// device set inside its write transaction.
+    public func store(_ send: CheckedSend) async throws -> (SentMessage, created: Bool) {
+        let record = send.record
+        switch try await batcher.submit(StoreRequest(message: record, senderSigningKeyID: send.senderSigningKeyID, keyIDs: send.keyIDs)) {
+        case .stored(let n, let accounts):
+            // Due now: wake the devices of every account involved (delayed ones are the scheduler's).
+            if record.deliverAt <= record.acceptedAt { onDue?(accounts) }
+            return (SentMessage(id: record.id, acceptedAt: record.acceptedAt, deliverAt: record.deliverAt, recipientDevices: n), true)
         case .duplicate(let earlier):
-            return (SentMessage(id: id, acceptedAt: earlier.acceptedAt, deliverAt: earlier.deliverAt, recipientDevices: earlier.recipientDevices), false)
+            return (SentMessage(id: record.id, acceptedAt: earlier.acceptedAt, deliverAt: earlier.deliverAt, recipientDevices: earlier.recipientDevices), false)
         case .idReused:
             throw RelayError.messageIDReused
+        case .unknownRecipients(let unknown):
+            throw RelayError.unknownRecipients(unknown)
         case .senderChanged:
             throw DeviceError.revoked
         case .deviceMismatch(let missing, let extra):

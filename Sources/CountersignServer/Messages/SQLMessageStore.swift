@@ -1,87 +1,62 @@
 import FluentKit
+import PostgresNIO
 import Foundation
 import SQLKit
 
 /// `MessageStore` over SQLKit, for SQLite and PostgreSQL. A batch of sends is one transaction: each one's
-/// device-set check, envelope and queue rows commit together with the others or not at all; on
-/// PostgreSQL the accounts involved are locked (`FOR SHARE`) so a device cannot be added, rotated or
-/// revoked between check and insert.
+/// device-set check, envelope and queue rows commit together with the others or not at all. Batches go
+/// to `PostgresSendStore` on PostgreSQL (prepared statements; the accounts involved are locked
+/// `FOR SHARE` so a device cannot be added, rotated or revoked between check and insert) and, with a
+/// `writer` (the server on SQLite), to the direct SQLite writer (`DirectSendStore`: one hop per batch,
+/// BEGIN IMMEDIATE). All three decide with the same `SendBatchPlan`.
 public struct SQLMessageStore: MessageStore {
     let db: any Database
+    let writer: SQLiteWorker?
     var sql: any SQLDatabase { db as! any SQLDatabase }
     var isPostgres: Bool { sql.dialect.name == "postgresql" }
 
-    public init(database: any Database) { db = database }
+    public init(database: any Database) { db = database; writer = nil }
+    init(database: any Database, writer: SQLiteWorker?) { db = database; self.writer = writer }
 
     public func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
-        let postgres = isPostgres
-        return try await db.transaction { tx in
-            let sql = tx as! any SQLDatabase
-            if postgres {
-                // Every account of the batch, in one fixed order, so concurrent batches cannot deadlock;
-                // registrations, rotations and revocations (FOR UPDATE) wait until this commits.
-                let accounts = Set(batch.flatMap(\.accountIDs)).sorted()
-                try await sql.raw("SELECT id FROM accounts WHERE id IN (\(binds: accounts)) ORDER BY id FOR SHARE").run()
-            }
+        if let writer { return try await writer.run { try DirectSendStore.store($0, batch) } }
+        if isPostgres, let postgres = db as? any PostgresDatabase { return try await PostgresSendStore.store(postgres, batch) }
+        // SQLite through SQLKit (a store opened without the direct writer): the single Fluent writer
+        // connection runs the transaction, BEGIN IMMEDIATE, so nothing changes between reads and inserts.
+        return try await db.writeTransaction { sql in
+            let usernames = SendBatchPlan.usernames(batch)
             // Every ID of the batch in one read; most are new.
             var existing: [String: MessageRecord] = [:]
             for row in try await sql.raw("SELECT * FROM messages WHERE id IN (\(binds: Array(Set(batch.map(\.message.id)))))").all() {
                 let record = try Self.message(row)
                 existing[record.id] = record
             }
-            typealias DeviceRow = (id: String, account: String, keyID: String, username: String, signingKeyID: String)
-            // Every active device of every account in the batch, in one read: the senders' checks and each
-            // message's device set come from it.
-            var byAccount: [String: [DeviceRow]] = [:]
-            var signingKeyOf: [String: String] = [:]
+            // Every account the batch names, each with every active device, in one read: unknown names,
+            // the senders' checks and each message's device set come from it.
+            var accounts: [SendBatchPlan.AccountDevice] = []
             for row in try await sql.raw("""
-                SELECT d.id, d.account_id, d.encryption_key_id, d.signing_key_id, a.username FROM devices d JOIN accounts a ON a.id = d.account_id
-                WHERE d.revoked_at IS NULL AND d.kind = 'messaging' AND d.account_id IN (\(binds: Array(Set(batch.flatMap(\.accountIDs)))))
+                SELECT a.id AS account_id, a.username, d.id, d.encryption_key_id, d.signing_key_id
+                FROM accounts a LEFT JOIN devices d ON d.account_id = a.id AND d.revoked_at IS NULL AND d.kind = 'messaging'
+                WHERE a.username IN (\(binds: usernames))
                 """).all() {
-                let d: DeviceRow = (try row.decode(column: "id", as: String.self), try row.decode(column: "account_id", as: String.self),
-                                    try row.decode(column: "encryption_key_id", as: String.self), try row.decode(column: "username", as: String.self),
-                                    try row.decode(column: "signing_key_id", as: String.self))
-                byAccount[d.account, default: []].append(d)
-                signingKeyOf[d.id] = d.signingKeyID
+                let device = try row.decode(column: "id", as: String?.self).map { id in
+                    (id: id, encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
+                     signingKeyID: try row.decode(column: "signing_key_id", as: String.self))
+                }
+                accounts.append(.init(accountID: try row.decode(column: "account_id", as: String.self),
+                                      username: try row.decode(column: "username", as: String.self), device: device))
             }
-            var accepted: [String: (MessageRecord, Int)] = [:]
-            var messageRows: [SQLQueryString] = []
-            var queueRows: [SQLQueryString] = []
-            var outcomes: [StoreOutcome] = []
-            for r in batch {
-                let m = r.message
-                // The sender's account is among the accounts read, so an active sending device is in the map.
-                guard signingKeyOf[m.senderDeviceID] == r.senderSigningKeyID else { outcomes.append(.senderChanged); continue }
-                if let (earlier, _) = accepted[m.id] {
-                    outcomes.append(earlier.digest == m.digest && earlier.senderAccountID == m.senderAccountID ? .duplicate(earlier) : .idReused)
-                    continue
-                }
-                if let record = existing[m.id] {
-                    outcomes.append(record.digest == m.digest && record.senderAccountID == m.senderAccountID ? .duplicate(record) : .idReused)
-                    continue
-                }
-                let devices = Set(r.accountIDs).flatMap { byAccount[$0] ?? [] }.sorted { $0.id < $1.id }
-                let current = Set(devices.map(\.keyID))
-                guard current == r.keyIDs else {
-                    let missing = devices.filter { !r.keyIDs.contains($0.keyID) }
-                        .map { DeviceKeyRefRecord(username: $0.username, deviceID: $0.id, encryptionKeyID: $0.keyID) }
-                    outcomes.append(.deviceMismatch(missing: missing, extra: r.keyIDs.subtracting(current).sorted()))
-                    continue
-                }
-                let recipientDevices = devices.filter { $0.account != r.senderAccountID }.count
-                var record = m
-                record.recipientDevices = recipientDevices
-                accepted[m.id] = (record, recipientDevices)
-                messageRows.append("""
-                    (\(bind: m.id), \(bind: m.senderAccountID), \(bind: m.senderDeviceID), \(bind: m.senderUsername),
-                     \(bind: m.recipients.joined(separator: ",")), \(bind: Data(m.envelope)), \(bind: m.digest), \(bind: Int64(m.envelope.count)),
-                     \(bind: m.acceptedAt.ms), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), \(bind: Int64(recipientDevices)), 0, 0, 0)
-                    """)
-                for d in devices {
-                    queueRows.append("(\(bind: d.id), \(bind: m.id), \(bind: Int64(d.account == r.senderAccountID ? 0 : 1)), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), 0)")
-                }
-                outcomes.append(.stored(recipientDevices: recipientDevices))
+            let plan = SendBatchPlan(batch: batch, existing: existing, accounts: accounts)
+            let messageRows: [SQLQueryString] = plan.messages.map { m in
+                """
+                (\(bind: m.id), \(bind: m.senderAccountID), \(bind: m.senderDeviceID), \(bind: m.senderUsername),
+                 \(bind: m.recipients.joined(separator: ",")), \(bind: Data(m.envelope)), \(bind: m.digest), \(bind: Int64(m.envelope.count)),
+                 \(bind: m.acceptedAt.ms), \(bind: m.deliverAt.ms), \(bind: m.expiresAt.ms), \(bind: Int64(m.recipientDevices)), 0, 0, 0)
+                """
+            }
+            let queueRows: [SQLQueryString] = plan.queue.map { q in
+                "(\(bind: q.deviceID), \(bind: q.messageID), \(bind: Int64(q.incoming ? 1 : 0)), \(bind: q.deliverAt.ms), \(bind: q.expiresAt.ms), 0)"
             }
             // Multi-row inserts in chunks that stay below both databases' bound-parameter limits; in batch
             // order, so each device's queue keeps the order in which sends were accepted.
@@ -98,14 +73,13 @@ public struct SQLMessageStore: MessageStore {
                     VALUES \(queueRows[chunk..<min(chunk + 2000, queueRows.count)].joined(separator: ", "))
                     """).run()
             }
-            return outcomes
+            return plan.outcomes
         }
     }
 
     public func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date) async throws
         -> (entries: [QueueEntry], more: Bool) {
-        try await db.transaction { tx in
-            let sql = tx as! any SQLDatabase
+        try await db.writeTransaction { sql in
             // Sizes first, envelopes only for the entries that fit: a queue of large messages must not be
             // read into memory whole.
             let sized = try await sql.raw("""
@@ -152,8 +126,7 @@ public struct SQLMessageStore: MessageStore {
 
     public func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
         guard !seqs.isEmpty else { return 0 }
-        return try await db.transaction { tx in
-            let sql = tx as! any SQLDatabase
+        return try await db.writeTransaction { sql in
             let rows = try await sql.raw("""
                 DELETE FROM message_queue WHERE device_id = \(bind: deviceID) AND seq IN (\(binds: seqs)) RETURNING message_id, incoming, fetched
                 """).all()
@@ -173,8 +146,7 @@ public struct SQLMessageStore: MessageStore {
     }
 
     public func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome {
-        try await db.transaction { tx in
-            let sql = tx as! any SQLDatabase
+        try await db.writeTransaction { sql in
             guard let row = try await sql.raw("""
                 SELECT * FROM messages WHERE id = \(bind: messageID) AND sender_account = \(bind: senderAccountID)
                 """).first() else { return .notFound }

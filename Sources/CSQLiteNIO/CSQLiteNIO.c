@@ -1,0 +1,2 @@
+// Declarations only (include/CSQLiteNIO.h); a C target needs one source file.
+#include "CSQLiteNIO.h"

@@ -1,0 +1,130 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// A batch of sends on PostgreSQL: one leased connection, one transaction, four named prepared
+/// statements whose SQL never changes with the batch size (arrays bound as single parameters, rows
+/// inserted with `unnest`), so the server parses and plans none of them again per batch. The checks are
+/// `SendBatchPlan`, the same code as the SQLite writer's.
+enum PostgresSendStore {
+    static func store(_ database: any PostgresDatabase, _ batch: [StoreRequest]) async throws -> [StoreOutcome] {
+        let logger = database.logger
+        return try await database.withConnection { connection in
+            connection.eventLoop.makeFutureWithTask {
+                try await transaction(connection, logger: logger) { try await storeInTransaction(connection, batch, logger: logger) }
+            }
+        }.get()
+    }
+
+    private static func transaction<T>(_ c: PostgresConnection, logger: Logger, _ body: () async throws -> T) async throws -> T {
+        try await c.query("BEGIN", logger: logger)
+        do {
+            let result = try await body()
+            try await c.query("COMMIT", logger: logger)
+            return result
+        } catch {
+            _ = try? await c.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    private static func storeInTransaction(_ c: PostgresConnection, _ batch: [StoreRequest], logger: Logger) async throws -> [StoreOutcome] {
+        let usernames = SendBatchPlan.usernames(batch)
+        // Every account of the batch, in one fixed order, so concurrent batches cannot deadlock;
+        // registrations, rotations and revocations (FOR UPDATE) wait until this commits. The device read
+        // below is a later statement, so it sees what they committed before.
+        for try await _ in try await c.execute(LockAccounts(usernames: usernames), logger: logger) {}
+        var existing: [String: MessageRecord] = [:]
+        for try await m in try await c.execute(MessagesByID(ids: Array(Set(batch.map(\.message.id)))), logger: logger) { existing[m.id] = m }
+        var accounts: [SendBatchPlan.AccountDevice] = []
+        for try await a in try await c.execute(AccountDevices(usernames: usernames), logger: logger) { accounts.append(a) }
+        let plan = SendBatchPlan(batch: batch, existing: existing, accounts: accounts)
+        if !plan.messages.isEmpty {
+            try await c.execute(InsertMessages(messages: plan.messages, queue: plan.queue), logger: logger)
+        }
+        return plan.outcomes
+    }
+
+    struct LockAccounts: PostgresPreparedStatement {
+        static let sql = "SELECT id FROM accounts WHERE username = ANY($1) ORDER BY id FOR SHARE"
+        typealias Row = String
+        var usernames: [String]
+        func makeBindings() throws -> PostgresBindings { var b = PostgresBindings(capacity: 1); b.append(usernames); return b }
+        func decodeRow(_ row: PostgresRow) throws -> String { try row.decode(String.self) }
+    }
+
+    struct MessagesByID: PostgresPreparedStatement {
+        static let sql = """
+            SELECT id, sender_account, sender_device, sender_username, recipients, envelope, digest, accepted_at, deliver_at, expires_at,
+                   recipient_devices, fetched_by, acked_by, cancelled
+            FROM messages WHERE id = ANY($1)
+            """
+        typealias Row = MessageRecord
+        var ids: [String]
+        func makeBindings() throws -> PostgresBindings { var b = PostgresBindings(capacity: 1); b.append(ids); return b }
+        func decodeRow(_ row: PostgresRow) throws -> MessageRecord {
+            let r = row.makeRandomAccess()
+            func text(_ i: Int) throws -> String { try r[i].decode(String.self) }
+            func int(_ i: Int) throws -> Int64 { try r[i].decode(Int64.self) }
+            let recipients = try text(4)
+            return MessageRecord(id: try text(0), senderAccountID: try text(1), senderDeviceID: try text(2), senderUsername: try text(3),
+                                 recipients: recipients.isEmpty ? [] : recipients.split(separator: ",").map(String.init),
+                                 envelope: Array(try r[5].decode(ByteBuffer.self).readableBytesView), digest: try text(6),
+                                 acceptedAt: Date(ms: try int(7)), deliverAt: Date(ms: try int(8)), expiresAt: Date(ms: try int(9)),
+                                 recipientDevices: Int(try int(10)), fetchedBy: Int(try int(11)), acknowledgedBy: Int(try int(12)),
+                                 cancelled: try int(13) != 0)
+        }
+    }
+
+    /// Every named account with each of its active devices (one row with NULLs for an account with none).
+    struct AccountDevices: PostgresPreparedStatement {
+        static let sql = """
+            SELECT a.id, a.username, d.id, d.encryption_key_id, d.signing_key_id
+            FROM accounts a LEFT JOIN devices d ON d.account_id = a.id AND d.revoked_at IS NULL AND d.kind = 'messaging' WHERE a.username = ANY($1)
+            """
+        typealias Row = SendBatchPlan.AccountDevice
+        var usernames: [String]
+        func makeBindings() throws -> PostgresBindings { var b = PostgresBindings(capacity: 1); b.append(usernames); return b }
+        func decodeRow(_ row: PostgresRow) throws -> SendBatchPlan.AccountDevice {
+            let r = row.makeRandomAccess()
+            let device = try r[2].decode(String?.self).map { id in
+                (id: id, encryptionKeyID: try r[3].decode(String.self), signingKeyID: try r[4].decode(String.self))
+            }
+            return .init(accountID: try r[0].decode(String.self), username: try r[1].decode(String.self), device: device)
+        }
+    }
+
+    /// The messages and their queue entries in one statement (one round trip): the queue rows in batch
+    /// order (ORDER BY the array position), since `seq` is drawn row by row and each device's queue
+    /// keeps the order in which sends were accepted.
+    struct InsertMessages: PostgresPreparedStatement {
+        static let sql = """
+            WITH inserted AS (
+                INSERT INTO messages (id, sender_account, sender_device, sender_username, recipients, envelope, digest, size, accepted_at,
+                                      deliver_at, expires_at, recipient_devices, fetched_by, acked_by, cancelled)
+                SELECT id, sa, sd, su, r, e, dg, sz, aa, da, ea, rd, 0, 0, 0
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::int8[], $9::int8[],
+                            $10::int8[], $11::int8[], $12::int8[]) WITH ORDINALITY AS t(id, sa, sd, su, r, e, dg, sz, aa, da, ea, rd, n)
+                ORDER BY n
+            )
+            INSERT INTO message_queue (device_id, message_id, incoming, deliver_at, expires_at, fetched)
+            SELECT d, m, i, da, ea, 0 FROM unnest($13::text[], $14::text[], $15::int8[], $16::int8[], $17::int8[]) WITH ORDINALITY AS q(d, m, i, da, ea, n)
+            ORDER BY n
+            """
+        typealias Row = ()
+        var messages: [MessageRecord]
+        var queue: [SendBatchPlan.QueueRow]
+        func makeBindings() throws -> PostgresBindings {
+            var b = PostgresBindings(capacity: 17)
+            b.append(messages.map(\.id)); b.append(messages.map(\.senderAccountID)); b.append(messages.map(\.senderDeviceID))
+            b.append(messages.map(\.senderUsername)); b.append(messages.map { $0.recipients.joined(separator: ",") })
+            b.append(messages.map { ByteBuffer(bytes: $0.envelope) }); b.append(messages.map(\.digest))
+            b.append(messages.map { Int64($0.envelope.count) }); b.append(messages.map(\.acceptedAt.ms)); b.append(messages.map(\.deliverAt.ms))
+            b.append(messages.map(\.expiresAt.ms)); b.append(messages.map { Int64($0.recipientDevices) })
+            b.append(queue.map(\.deviceID)); b.append(queue.map(\.messageID)); b.append(queue.map { Int64($0.incoming ? 1 : 0) })
+            b.append(queue.map(\.deliverAt.ms)); b.append(queue.map(\.expiresAt.ms))
+            return b
+        }
+        func decodeRow(_ row: PostgresRow) throws {}
+    }
+}

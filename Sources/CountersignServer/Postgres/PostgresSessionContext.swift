@@ -1,0 +1,56 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// The device-session read that starts every device request, on PostgreSQL as a named prepared
+/// statement (PostgresNIO prepares it once per connection): the server skips parsing and planning the
+/// three-table join on every request, and the row is read by position instead of through SQLKit's
+/// by-name decoding. Same columns and meaning as `SQLDeviceStore.deviceSessionContext`'s query.
+struct PostgresSessionContext: PostgresPreparedStatement {
+    static let sql = """
+        SELECT s.token_hash, s.device_id, s.account_id, s.created_at, s.last_used_at, s.expires_at,
+               d.id, d.account_id, d.name, d.signing_key, d.signing_key_id, d.encryption_key, d.encryption_key_id, d.created_at,
+               d.keys_since, d.last_seen_at, d.revoked_at,
+               a.id, a.username, a.name, a.lastname, a.password_hash, a.reauth_minutes, a.created_at, d.kind
+        FROM device_sessions s JOIN devices d ON d.id = s.device_id JOIN accounts a ON a.id = s.account_id
+        WHERE s.token_hash = $1
+        """
+    typealias Row = (DeviceSessionRecord, DeviceRecord, AccountRecord)
+
+    var tokenHash: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(tokenHash)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let r = row.makeRandomAccess()
+        func text(_ i: Int) throws -> String { try r[i].decode(String.self) }
+        func int(_ i: Int) throws -> Int64 { try r[i].decode(Int64.self) }
+        func date(_ i: Int) throws -> Date { Date(ms: try int(i)) }
+        func optionalDate(_ i: Int) throws -> Date? { try r[i].decode(Int64?.self).map(Date.init(ms:)) }
+        func bytes(_ i: Int) throws -> [UInt8] { Array(try r[i].decode(ByteBuffer.self).readableBytesView) }
+        let session = DeviceSessionRecord(tokenHash: try text(0), deviceID: try text(1), accountID: try text(2), createdAt: try date(3),
+                                          lastUsedAt: try date(4), expiresAt: try date(5))
+        let device = DeviceRecord(id: try text(6), accountID: try text(7), name: try text(8), signingKey: try bytes(9), signingKeyID: try text(10),
+                                  encryptionKey: try bytes(11), encryptionKeyID: try text(12), createdAt: try date(13), keysSince: try date(14),
+                                  lastSeenAt: try optionalDate(15), revokedAt: try optionalDate(16), kind: try text(24))
+        let account = AccountRecord(id: try text(17), username: try text(18), name: try text(19), lastname: try text(20),
+                                    passwordHash: try text(21), reauthMinutes: Int(try int(22)), createdAt: try date(23))
+        return (session, device, account)
+    }
+
+    /// Runs the statement on a connection of `database`'s pool.
+    static func read(_ database: any PostgresDatabase, tokenHash: String) async throws -> Row? {
+        let logger = database.logger
+        return try await database.withConnection { connection in
+            connection.eventLoop.makeFutureWithTask {
+                var found: Row?
+                for try await row in try await connection.execute(PostgresSessionContext(tokenHash: tokenHash), logger: logger) { found = row }
+                return found
+            }
+        }.get()
+    }
+}

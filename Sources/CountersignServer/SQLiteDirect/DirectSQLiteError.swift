@@ -1,0 +1,6 @@
+/// A failed SQLite call: the extended result code and SQLite's message (never bound values).
+struct DirectSQLiteError: Error, CustomStringConvertible {
+    var code: Int32
+    var message: String
+    var description: String { "SQLite error \(code): \(message)" }
+}

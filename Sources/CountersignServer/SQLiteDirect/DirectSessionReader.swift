@@ -1,0 +1,34 @@
+import Foundation
+
+/// The device-session lookup that starts every device request, on a direct read-only SQLite
+/// connection: one hop, one prepared statement. Read-only WAL connections see the last committed state,
+/// so a revocation (which deletes the device's sessions and marks it revoked) is seen by the next
+/// request; nothing is cached between requests.
+enum DirectSessionReader {
+    static let context = """
+        SELECT s.token_hash, s.device_id, s.account_id, s.created_at, s.last_used_at, s.expires_at,
+               d.id, d.account_id, d.name, d.signing_key, d.signing_key_id, d.encryption_key, d.encryption_key_id, d.created_at,
+               d.keys_since, d.last_seen_at, d.revoked_at,
+               a.id, a.username, a.name, a.lastname, a.password_hash, a.reauth_minutes, a.created_at, d.kind
+        FROM device_sessions s JOIN devices d ON d.id = s.device_id JOIN accounts a ON a.id = s.account_id
+        WHERE s.token_hash = ?1
+        """
+
+    static func deviceSessionContext(_ c: DirectSQLite, tokenHash: String) throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
+        let s = try c.statement(context)
+        s.bind(1, tokenHash)
+        var found: (DeviceSessionRecord, DeviceRecord, AccountRecord)?
+        try s.forEach { r in
+            let session = DeviceSessionRecord(tokenHash: r.string(0), deviceID: r.string(1), accountID: r.string(2), createdAt: Date(ms: r.int64(3)),
+                                              lastUsedAt: Date(ms: r.int64(4)), expiresAt: Date(ms: r.int64(5)))
+            let device = DeviceRecord(id: r.string(6), accountID: r.string(7), name: r.string(8), signingKey: r.bytes(9), signingKeyID: r.string(10),
+                                      encryptionKey: r.bytes(11), encryptionKeyID: r.string(12), createdAt: Date(ms: r.int64(13)),
+                                      keysSince: Date(ms: r.int64(14)), lastSeenAt: r.isNull(15) ? nil : Date(ms: r.int64(15)),
+                                      revokedAt: r.isNull(16) ? nil : Date(ms: r.int64(16)), kind: r.string(24))
+            let account = AccountRecord(id: r.string(17), username: r.string(18), name: r.string(19), lastname: r.string(20),
+                                        passwordHash: r.string(21), reauthMinutes: Int(r.int64(22)), createdAt: Date(ms: r.int64(23)))
+            found = (session, device, account)
+        }
+        return found
+    }
+}

@@ -1,0 +1,26 @@
+import FluentKit
+import SQLKit
+
+extension Database {
+    /// A write transaction. On SQLite it takes the write lock at BEGIN (IMMEDIATE), waiting on the busy
+    /// timeout: the server has a second writer connection (the direct send writer), and a DEFERRED
+    /// transaction that reads before it writes would fail with SQLITE_BUSY_SNAPSHOT, not wait, whenever
+    /// that writer committed in between. The body runs inline on the leased connection (SQLKit's session),
+    /// as in Fluent's own transaction: no extra task hop while the one Fluent writer connection is held.
+    /// On PostgreSQL, Fluent's transaction.
+    func writeTransaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        let sql = self as! any SQLDatabase
+        guard !inTransaction, sql.dialect.name == "sqlite" else { return try await transaction { try await body($0 as! any SQLDatabase) } }
+        return try await sql.withSession { session in
+            try await session.raw("BEGIN IMMEDIATE TRANSACTION").run()
+            do {
+                let result = try await body(session)
+                try await session.raw("COMMIT TRANSACTION").run()
+                return result
+            } catch {
+                try? await session.raw("ROLLBACK TRANSACTION").run()
+                throw error
+            }
+        }
+    }
+}
