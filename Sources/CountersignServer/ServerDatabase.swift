@@ -131,7 +131,7 @@ public final class ServerDatabase: Sendable {
     }
 
     /// The message store the server sends through: on SQLite, batches go to the direct writer.
-    var messageStore: SQLMessageStore { SQLMessageStore(database: database, writer: sendWriter) }
+    var messageStore: SQLMessageStore { SQLMessageStore(database: database, writer: sendWriter, readers: { self.reader }) }
 
     /// The next direct session reader, round robin; nil for PostgreSQL.
     var sessionReader: SQLiteWorker? {

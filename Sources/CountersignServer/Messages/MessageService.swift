@@ -114,12 +114,12 @@ public final class MessageService: Sendable {
     }
 
     public func fetch(_ auth: DeviceAuthenticated, after: Int64, limit: Int) async throws -> MessagePage {
-        try await page(deviceID: auth.device.id, after: after, excluding: [], limit: limit, maxBytes: 8 << 20)
+        try await page(deviceID: auth.device.id, after: after, excluding: [], limit: limit, maxBytes: 8 << 20, recordFetch: true)
     }
 
-    func page(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int) async throws -> MessagePage {
+    func page(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, recordFetch: Bool) async throws -> MessagePage {
         let (entries, more) = try await store.fetch(deviceID: deviceID, after: after, excluding: excluding, limit: max(1, min(limit, 100)),
-                                                    maxBytes: maxBytes, now: clock.now())
+                                                    maxBytes: maxBytes, now: clock.now(), recordFetch: recordFetch)
         let messages = entries.map { e in
             QueuedMessage(seq: e.seq, id: e.message.id, direction: e.incoming ? "incoming" : "outgoing", from: e.message.senderUsername,
                           fromDevice: e.message.senderDeviceID, to: e.message.recipients, envelope: Base64URL(e.message.envelope),

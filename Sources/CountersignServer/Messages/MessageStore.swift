@@ -11,7 +11,8 @@ public protocol MessageStore: Sendable {
     /// The device's due, unexpired entries after `after` and not in `excluding`, oldest first, at most
     /// `limit` entries and about `maxBytes` of envelopes; marks them fetched and counts first fetches as
     /// receipts. `more` is true when a limit cut the page short.
-    func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date) async throws
+    /// With `recordFetch` false the read writes nothing (the push channel's; receipts then count at acknowledgement).
+    func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date, recordFetch: Bool) async throws
         -> (entries: [QueueEntry], more: Bool)
     /// Deletes the device's entries with these positions; returns how many there were.
     func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int

@@ -12,11 +12,15 @@ import SQLKit
 public struct SQLMessageStore: MessageStore {
     let db: any Database
     let writer: SQLiteWorker?
+    /// Where reads that may see any committed state go (the push channel's reads); the writer when nil.
+    let readers: (@Sendable () -> any Database)?
     var sql: any SQLDatabase { db as! any SQLDatabase }
     var isPostgres: Bool { sql.dialect.name == "postgresql" }
 
-    public init(database: any Database) { db = database; writer = nil }
-    init(database: any Database, writer: SQLiteWorker?) { db = database; self.writer = writer }
+    public init(database: any Database) { db = database; writer = nil; readers = nil }
+    init(database: any Database, writer: SQLiteWorker?, readers: (@Sendable () -> any Database)? = nil) {
+        db = database; self.writer = writer; self.readers = readers
+    }
 
     public func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
@@ -77,9 +81,24 @@ public struct SQLMessageStore: MessageStore {
         }
     }
 
-    public func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date) async throws
+    public func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date, recordFetch: Bool) async throws
         -> (entries: [QueueEntry], more: Bool) {
-        try await db.writeTransaction { sql in
+        // The push channel reads without writing: on a reader connection, no write lock taken per delivery
+        // (the first-fetch receipt is counted when the device acknowledges instead).
+        guard recordFetch else {
+            let reader = (readers?() ?? db) as! any SQLDatabase
+            return try await Self.page(reader, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
+                                       recordFetch: false)
+        }
+        return try await db.writeTransaction { sql in
+            try await Self.page(sql, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
+                                recordFetch: true)
+        }
+    }
+
+    private static func page(_ sql: any SQLDatabase, deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date,
+                             recordFetch: Bool) async throws -> (entries: [QueueEntry], more: Bool) {
+        do {
             // Sizes first, envelopes only for the entries that fit: a queue of large messages must not be
             // read into memory whole.
             let sized = try await sql.raw("""
@@ -114,10 +133,10 @@ public struct SQLMessageStore: MessageStore {
                 }
                 entries.append(QueueEntry(seq: seq, incoming: incoming, message: message))
             }
-            if !fresh.isEmpty {
+            if recordFetch, !fresh.isEmpty {
                 try await sql.raw("UPDATE message_queue SET fetched = 1 WHERE seq IN (\(binds: fresh))").run()
             }
-            for (id, n) in firstFetches {
+            for (id, n) in firstFetches where recordFetch {
                 try await sql.raw("UPDATE messages SET fetched_by = fetched_by + \(bind: n) WHERE id = \(bind: id)").run()
             }
             return (entries, chosen.count < sized.count || sized.count == limit)

@@ -82,7 +82,8 @@ public final class PushService: Sendable {
     /// when nothing more is due now. Always from the start of the queue: a delayed message comes due
     /// with a position below entries already sent, and on PostgreSQL positions can commit out of order.
     func entries(deviceID: String, excluding: Set<Int64>, limit: Int) async throws -> (messages: [QueuedMessage], complete: Bool) {
-        let page = try await messages.page(deviceID: deviceID, after: 0, excluding: Array(excluding), limit: limit, maxBytes: 1 << 20)
+        let page = try await messages.page(deviceID: deviceID, after: 0, excluding: Array(excluding), limit: limit, maxBytes: 1 << 20,
+                                           recordFetch: false)
         return (page.messages, page.next == nil)
     }
 
