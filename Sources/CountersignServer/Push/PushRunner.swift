@@ -21,6 +21,15 @@ struct PushRunner: Service {
                     }
                 }
                 group.addTask {
+                    // Connecting thousands of devices frees far more than it keeps (request parsing, JSON,
+                    // rows, tasks): hand the freed pages back to the system now and then, or RSS keeps
+                    // the peak of every burst.
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(5))
+                        MemoryTrim.trim()
+                    }
+                }
+                group.addTask {
                     while !Task.isCancelled {
                         do {
                             _ = try await push.fireDue()
@@ -38,3 +47,4 @@ struct PushRunner: Service {
         push.hub.closeAll()
     }
 }
+
