@@ -220,11 +220,12 @@ public final class MFAService: Sendable {
     }
 
     /// Applies one transition by compare-and-set: of concurrent callers exactly one changes the stored
-    /// state; the others reload and see it (a terminal state refuses them).
-    private func transition(id: String, binding: String?, _ apply: (inout Stored) async throws -> MFATransaction.Outcome)
+    /// state; the others reload and see it (a terminal state refuses them). `reload` reads the row and
+    /// checks the caller's right to it (the binding secret, or the answering device's account).
+    private func transition(id: String, reload: () async throws -> (Stored, Int64), _ apply: (inout Stored) async throws -> MFATransaction.Outcome)
         async throws -> (Stored, MFATransaction.Outcome) {
         for _ in 0..<8 {
-            var (s, version) = try await load(id: id, binding: binding)
+            var (s, version) = try await reload()
             let outcome = try await apply(&s)
             if case .refused = outcome { return (s, outcome) }
             if try await store.updateTransaction(id: id, state: try JSONEncoder().encode(s), expected: version) {
@@ -233,6 +234,11 @@ public final class MFAService: Sendable {
             }
         }
         throw AccountError.serverBusy
+    }
+
+    private func transition(id: String, binding: String?, _ apply: (inout Stored) async throws -> MFATransaction.Outcome)
+        async throws -> (Stored, MFATransaction.Outcome) {
+        try await transition(id: id, reload: { try await load(id: id, binding: binding) }, apply)
     }
 
     public enum CodeKind: Sendable { case totp, recovery }
@@ -346,8 +352,11 @@ public final class MFAService: Sendable {
         }
         // The transaction's binding is not the device's to know: it is looked up by id, and only this
         // account's transactions that challenged this very device (the nonce) accept the answer.
-        guard let row = try await store.transaction(id: claims.txn), row.accountID == auth.account.id else { throw MFAError.transactionNotFound }
-        let (s, outcome) = try await transition(id: claims.txn, binding: nil, loaded: row) { s in
+        let reload = { () async throws -> (Stored, Int64) in
+            guard let row = try await self.store.transaction(id: claims.txn), row.accountID == auth.account.id else { throw MFAError.transactionNotFound }
+            return (try JSONDecoder().decode(Stored.self, from: row.state), row.version)
+        }
+        let (s, outcome) = try await transition(id: claims.txn, reload: reload) { s in
             let o = s.tx.answer(device: auth.device.id, nonce: nonce.bytes, approve: claims.decision == "APPROVE", number: claims.number,
                                 report: claims.report ?? false, now: now)
             if case .completed = o { s.viaPush = true }
@@ -357,24 +366,6 @@ public final class MFAService: Sendable {
         if case .refused(let why) = outcome { throw MFAError.answerRefused(why.rawValue) }
         try await settle(s, outcome, origin: origin, method: "push")
         return PushAnswerResult(status: s.tx.status(at: now).rawValue)
-    }
-
-    /// `transition` for a caller that authenticated another way (the answering device) and has the row.
-    private func transition(id: String, binding: String?, loaded: (accountID: String, bindingHash: String, state: Data, version: Int64),
-                            _ apply: (inout Stored) async throws -> MFATransaction.Outcome) async throws -> (Stored, MFATransaction.Outcome) {
-        var row = loaded
-        for _ in 0..<8 {
-            var s = try JSONDecoder().decode(Stored.self, from: row.state)
-            let outcome = try await apply(&s)
-            if case .refused = outcome { return (s, outcome) }
-            if try await store.updateTransaction(id: id, state: try JSONEncoder().encode(s), expected: row.version) {
-                if s.tx.status.isTerminal { try await store.removeChallenges(transactionID: id) }
-                return (s, outcome)
-            }
-            guard let again = try await store.transaction(id: id) else { throw MFAError.transactionNotFound }
-            row = again
-        }
-        throw AccountError.serverBusy
     }
 
     public func setPush(_ auth: DeviceAuthenticated, allowed: Bool) async throws -> PushPermission {

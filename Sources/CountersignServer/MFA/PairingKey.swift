@@ -24,7 +24,8 @@ struct PairingKey: Equatable, Sendable {
         return (text, PairingKey(hash: hash(text), accountID: accountID, now: now))
     }
 
-    static func hash(_ normalized: String) -> String { Hex.encode(SHA256.hash(data: Array(normalized.utf8))) }
+    /// As session tokens are hashed: the key is random, so a fast hash suffices.
+    static func hash(_ normalized: String) -> String { AccountService.tokenHash(normalized) }
 
     /// The key in what someone typed or scanned: bare (any case, dashes and spaces allowed) or the `key`
     /// of a `countersign://pair?key=…` URI.
