@@ -7,14 +7,7 @@ import PostgresNIO
 /// three-table join on every request, and the row is read by position instead of through SQLKit's
 /// by-name decoding. Same columns and meaning as `SQLDeviceStore.deviceSessionContext`'s query.
 struct PostgresSessionContext: PostgresPreparedStatement {
-    static let sql = """
-        SELECT s.token_hash, s.device_id, s.account_id, s.created_at, s.last_used_at, s.expires_at,
-               d.id, d.account_id, d.name, d.signing_key, d.signing_key_id, d.encryption_key, d.encryption_key_id, d.created_at,
-               d.keys_since, d.last_seen_at, d.revoked_at,
-               a.id, a.username, a.name, a.lastname, a.password_hash, a.reauth_minutes, a.created_at, d.kind
-        FROM device_sessions s JOIN devices d ON d.id = s.device_id JOIN accounts a ON a.id = s.account_id
-        WHERE s.token_hash = $1
-        """
+    static let sql = SessionContextQuery.sql(tokenHashParameter: "$1")
     typealias Row = (DeviceSessionRecord, DeviceRecord, AccountRecord)
 
     var tokenHash: String
