@@ -113,7 +113,8 @@ let package = Package(
             dependencies: ["CountersignServer", "CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
-                           .product(name: "FluentKit", package: "fluent-kit"), .product(name: "Logging", package: "swift-log")],
+                           .product(name: "FluentKit", package: "fluent-kit"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "JWTKit", package: "jwt-kit")],
             path: "Benchmarks/PushBench"
         ),
         // The test-vector generator (package access to the seeded sealing APIs) and the command that
@@ -145,6 +146,8 @@ let package = Package(
                 "CountersignServer",
                 "CountersignClient",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ]

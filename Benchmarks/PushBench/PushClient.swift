@@ -69,6 +69,7 @@ private struct Incoming: Decodable {
     var type: String
     var seq: Int64?
     var message: Message?
+    var jwt: String?
 }
 
 /// One device's push connection after the upgrade: hello, then ready, then queueEmpty (which completes
@@ -81,13 +82,15 @@ final class PushClientHandler: ChannelInboundHandler {
     let ticket: String
     let recorder: Recorder
     let ready: EventLoopPromise<Void>
+    /// bench-mfa: each `mfaChallenge` frame's token, with the time it was read.
+    let onChallenge: (@Sendable (String, UInt64) -> Void)?
     private var phase = 0   // 0 hello sent, 1 ready, 2 queueEmpty
     private var closeCode: UInt16?
     private var partial: ByteBuffer?
     private var context: ChannelHandlerContext?
 
-    init(device: Int, ticket: String, recorder: Recorder, ready: EventLoopPromise<Void>) {
-        self.device = device; self.ticket = ticket; self.recorder = recorder; self.ready = ready
+    init(device: Int, ticket: String, recorder: Recorder, ready: EventLoopPromise<Void>, onChallenge: (@Sendable (String, UInt64) -> Void)?) {
+        self.device = device; self.ticket = ticket; self.recorder = recorder; self.ready = ready; self.onChallenge = onChallenge
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -130,6 +133,8 @@ final class PushClientHandler: ChannelInboundHandler {
             guard let seq = frame.seq, let id = frame.message?.id else { return }
             recorder.received(id: id, device: device, at: t)
             send(text: #"{"type":"ack","seqs":[\#(seq)]}"#, context: context)
+        case "mfaChallenge":
+            if let jwt = frame.jwt { onChallenge?(jwt, t) }
         case "ready":
             phase = 1
         case "queueEmpty":
@@ -158,7 +163,7 @@ enum PushClient {
     /// Opens a WebSocket to /v1/push, says hello with `ticket`, and returns the channel once the server
     /// has sent `ready` and `queueEmpty`; fails (and closes) on anything else or after `timeout`.
     static func connect(device: Int, ticket: String, host: String, port: Int, loop: any EventLoop, recorder: Recorder,
-                        timeout: TimeAmount = .seconds(20)) async throws -> any Channel {
+                        timeout: TimeAmount = .seconds(20), onChallenge: (@Sendable (String, UInt64) -> Void)? = nil) async throws -> any Channel {
         let ready = loop.makePromise(of: Void.self)
         let hostHeader = "\(host):\(port)"
         let (channel, upgraded): (any Channel, EventLoopFuture<Bool>)
@@ -171,7 +176,7 @@ enum PushClient {
                         let upgrader = NIOTypedWebSocketClientUpgrader<Bool>(maxFrameSize: 1 << 20, upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.addHandler(
-                                    PushClientHandler(device: device, ticket: ticket, recorder: recorder, ready: ready))
+                                    PushClientHandler(device: device, ticket: ticket, recorder: recorder, ready: ready, onChallenge: onChallenge))
                                 return true
                             }
                         })

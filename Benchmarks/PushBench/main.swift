@@ -14,6 +14,13 @@ import Foundation
 //     random connected devices, sends them at RATE per second over 32 keep-alive HTTP/1.1 connections and
 //     times each from just before its POST is written to the moment its target's connection reads the
 //     `message` frame. The last line is the summary the script prints last.
+//   countersign-bench-push mfa-setup DBPATH COUNT DIR
+//     scripts/bench-mfa.sh's fixtures: COUNT accounts, each with one authenticator paired through
+//     MFAService (MFASetup). Writes DIR/authenticators.tsv.
+//   countersign-bench-push mfa-run URL SERVER_PID DIR COUNT RATE SECONDS
+//     connects COUNT authenticators' push channels, then signs in RATE accounts per second for SECONDS:
+//     password (202 with the number) → challenge on the push channel (verified) → signed answer →
+//     long poll sees COMPLETED → session (MFARun). The last line is the summary the script prints last.
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("countersign-bench-push: \(message)\n".utf8))
@@ -41,6 +48,23 @@ case "run":
     } catch {
         fail("run failed: \(error)")
     }
+case "mfa-setup":
+    guard args.count == 4, let count = Int(args[2]), count > 0 else { fail("usage: mfa-setup DBPATH COUNT DIR") }
+    do {
+        try await MFASetup.run(dbPath: args[1], count: count, dir: URL(fileURLWithPath: args[3]))
+    } catch {
+        fail("mfa-setup failed: \(error)")
+    }
+case "mfa-run":
+    guard args.count == 7, let url = URL(string: args[1]), let host = url.host, let port = url.port, let pid = Int32(args[2]),
+          let count = Int(args[4]), let rate = Double(args[5]), rate > 0, let seconds = Double(args[6]), seconds > 0 else {
+        fail("usage: mfa-run URL SERVER_PID DIR COUNT RATE SECONDS")
+    }
+    do {
+        try await MFARun(host: host, port: port, serverPID: pid, dir: URL(fileURLWithPath: args[3]), count: count, rate: rate, seconds: seconds).run()
+    } catch {
+        fail("mfa-run failed: \(error)")
+    }
 default:
-    fail("usage: setup DBPATH CONNS SENDERS DIR | run URL SERVER_PID DIR CONNS RATE SECONDS")
+    fail("usage: setup DBPATH CONNS SENDERS DIR | run URL SERVER_PID DIR CONNS RATE SECONDS | mfa-setup DBPATH COUNT DIR | mfa-run URL SERVER_PID DIR COUNT RATE SECONDS")
 }

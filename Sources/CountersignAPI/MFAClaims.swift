@@ -18,9 +18,14 @@ public struct ChallengeClaims: Codable, Equatable, Sendable {
     public var exp: Int64
     public var ctx: ClientContextClaim
     public var nm: Matching
-    public init(iss: String, aud: String, sub: String, txn: String, nonce: String, iat: Int64, exp: Int64, ctx: ClientContextClaim, nm: Matching) {
+    /// Absent for a sign-in; `reauthentication` when an already signed-in session asks to confirm a
+    /// sensitive change (the authenticator says so: it is not a new sign-in).
+    public var purpose: String?
+    public static let reauthentication = "reauthentication"
+    public init(iss: String, aud: String, sub: String, txn: String, nonce: String, iat: Int64, exp: Int64, ctx: ClientContextClaim, nm: Matching,
+                purpose: String? = nil) {
         self.iss = iss; self.aud = aud; self.sub = sub; self.txn = txn; self.nonce = nonce; self.iat = iat; self.exp = exp; self.ctx = ctx
-        self.nm = nm
+        self.nm = nm; self.purpose = purpose
     }
 }
 

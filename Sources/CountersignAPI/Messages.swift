@@ -67,7 +67,8 @@ public struct MessageStatus: Codable, Equatable, Sendable {
     public var acceptedAt: Date
     public var deliverAt: Date
     public var recipientDevices: Int
-    /// Recipient devices that have fetched it at least once.
+    /// Recipient devices that have fetched it at least once (`GET /v1/devices/current/messages`); a
+    /// delivery over the push channel counts here when the device acknowledges it.
     public var fetchedBy: Int
     /// Recipient devices that acknowledged (stored) it.
     public var acknowledgedBy: Int

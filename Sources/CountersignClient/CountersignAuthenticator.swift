@@ -174,6 +174,8 @@ public struct NotificationObject: Sendable {
     public var numberMatchingOptions: [String] { claims.nm.options ?? [] }
     /// Who asked: address, user agent, time.
     public var clientContext: ClientContextClaim { claims.ctx }
+    /// True when an already signed-in session asks to confirm a sensitive change, not a new sign-in.
+    public var isReauthentication: Bool { claims.purpose == ChallengeClaims.reauthentication }
     public var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(claims.exp)) }
 
     /// Approves with the number the user typed or picked; returns the sign-in's status (COMPLETED, or

@@ -29,6 +29,13 @@ extension CountersignClient {
                              credential: .bearer(pending.binding)))
     }
 
+    /// Finishes a COMPLETED re-authentication (from `reauthenticate(password:)`): this client's session
+    /// counts as freshly authenticated.
+    public func completeReauthentication(_ pending: MFARequired) async throws {
+        _ = try await send("POST", "/v1/mfa/transactions/\(pending.transaction.id)/session", body: Self.noBody, as: Empty.self,
+                           credential: .bearer(pending.binding))
+    }
+
     /// Waits (long polls) until the sign-in leaves PUSH_CONFIRMATION_REQUIRED, then returns its view.
     public func waitForApproval(_ pending: MFARequired) async throws -> MFATransactionView {
         var view = pending.transaction

@@ -82,8 +82,13 @@ public final class CountersignClient: @unchecked Sendable {
         _ = try await send("PUT", "/v1/me/password", body: ["currentPassword": current, "newPassword": new], as: Empty.self, authenticated: true)
     }
 
+    /// Throws `ClientError.secondFactorRequired` when the account has a second factor: the password alone
+    /// re-authenticates nothing; finish the transaction as a sign-in's (push, `submitPasscode`,
+    /// `submitRecoveryCode`), then `completeReauthentication`.
     public func reauthenticate(password: String) async throws {
-        _ = try await send("POST", "/v1/sessions/current/reauth", body: ["password": password], as: Empty.self, authenticated: true)
+        let answer = try await send("POST", "/v1/sessions/current/reauth", body: ["password": password], as: MaybeBody<MFARequired>.self,
+                                    authenticated: true)
+        if let pending = answer.value { throw ClientError.secondFactorRequired(pending) }
     }
 
     @discardableResult
@@ -115,6 +120,13 @@ public final class CountersignClient: @unchecked Sendable {
     }
 
     struct Empty: Decodable {}
+
+    /// A body that is absent (204) or present (202).
+    struct MaybeBody<Wrapped: Decodable>: Decodable, AbsentBody {
+        var value: Wrapped?
+        init() { value = nil }
+        init(from decoder: any Decoder) throws { value = try Wrapped(from: decoder) }
+    }
     static let noBody: [String: String]? = nil
 
     /// Which token a call carries.
@@ -158,6 +170,7 @@ public final class CountersignClient: @unchecked Sendable {
             throw ClientError.unexpectedResponse(status: http.statusCode, detail: String(decoding: data.prefix(200), as: UTF8.self))
         }
         if T.self == Empty.self { return Empty() as! T }
+        if data.isEmpty, let absent = T.self as? any AbsentBody.Type { return absent.init() as! T }
         do {
             return try decoder.decode(T.self, from: data)
         } catch {
@@ -175,3 +188,6 @@ final class RefuseRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendab
         completionHandler(nil)
     }
 }
+
+/// A response type that an empty body (204) decodes to.
+protocol AbsentBody { init() }

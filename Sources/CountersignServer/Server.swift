@@ -51,9 +51,9 @@ public enum CountersignServer {
         MessageRoutes(devices: devices, messages: messages, push: push).register(on: router)
         PushRoutes(devices: devices, push: push).register(on: router)
         let mfa = try await MFAService(store: SQLMFAStore(database: database.database), accounts: service, devices: devices, clock: clock,
-                                       random: service.random) { [bus = push.bus] devices in bus.publish(.challenge(devices: devices)) }
+                                       random: service.random) { [bus = push.bus] signal in bus.publish(signal) }
         push.setChallengeSource { [weak mfa] device in try await mfa?.pendingChallenges(deviceID: device) ?? [] }
-        MFARoutes(accounts: service, devices: devices, mfa: mfa, maxBody: config.maxBodyBytes).register(on: router)
+        MFARoutes(accounts: service, devices: devices, mfa: mfa, push: push, maxBody: config.maxBodyBytes, publicURL: config.publicURL).register(on: router)
         return (router, push)
     }
 

@@ -52,6 +52,19 @@ public struct ServerConfiguration: Sendable {
     public var messageRetention: TimeInterval = 30 * 86_400
     /// Sends written in one transaction at most (group commit); 1 writes each alone.
     public var sendBatch = 128
+    /// The URL clients reach this server at (`https://auth.example.com`), put into the pairing and
+    /// authentication-code URIs an authenticator scans. Unset: `http://` and the request's Host, which is
+    /// right only when clients talk to this process directly over plain HTTP (behind a TLS proxy, set it).
+    public var publicURL: String?
+
+    /// A public URL as `--public-url` takes it: http or https, a host, no path beyond `/`, no query,
+    /// no credentials; returned without a trailing slash.
+    public static func validPublicURL(_ text: String) -> String? {
+        guard let c = URLComponents(string: text), let scheme = c.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = c.percentEncodedHost, !host.isEmpty, c.user == nil, c.password == nil, c.query == nil, c.fragment == nil,
+              c.path.isEmpty || c.path == "/" else { return nil }
+        return scheme + "://" + host + (c.port.map { ":\($0)" } ?? "")
+    }
 
     public init() {}
 }

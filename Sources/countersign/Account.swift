@@ -167,6 +167,15 @@ struct AccountCommand: AsyncParsableCommand {
         @OptionGroup var server: ServerOption
         @Option(help: ArgumentHelp("Read the current password from this file.", valueName: "file")) var passwordFile: String?
         @Option(help: ArgumentHelp("Read the new password from this file.", valueName: "file")) var newPasswordFile: String?
+        @Option(name: .long, help: ArgumentHelp("""
+            If the server asks for a recent sign-in and the account has a second factor: this passcode instead of a push approval.
+            """, valueName: "code"))
+        var otp: String?
+        @Option(name: .long, help: ArgumentHelp("As --otp, with a recovery code (spent).", valueName: "code")) var recoveryCode: String?
+
+        func validate() throws {
+            if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
+        }
 
         func run() async throws {
             let (client, _) = try AccountCommand.signedInClient(server)
@@ -176,7 +185,10 @@ struct AccountCommand: AsyncParsableCommand {
             do {
                 try await client.changePassword(current: current, new: new)
             } catch ClientError.problem(let p) where p.kind == .reauthenticationRequired {
-                try await client.reauthenticate(password: current)
+                var reauth = ReauthOptions()
+                reauth.otp = otp
+                reauth.recoveryCode = recoveryCode
+                try await DeviceCommand.reauthenticate(client, password: current, reauth)
                 try await client.changePassword(current: current, new: new)
             }
             print("password changed; your other sessions were signed out")

@@ -11,20 +11,37 @@ enum MFALogin {
     /// The session of a sign-in the SDK reported as pending: with a passcode or a recovery code when one is
     /// given, else by waiting for the push approval, showing the number to match.
     static func finish(_ client: CountersignClient, _ pending: MFARequired, otp: String?, recoveryCode: String?) async throws -> SignedInSession {
+        try await settle(client, pending, otp: otp, recoveryCode: recoveryCode, what: "sign-in", again: "sign in again")
+        return try await client.completeSignIn(pending)
+    }
+
+    /// A re-authentication's second factor (an account with one: the password alone is not enough), then
+    /// the re-authentication itself.
+    static func reauthenticate(_ client: CountersignClient, _ pending: MFARequired, otp: String?, recoveryCode: String?) async throws {
+        // The number on stderr: the command's own output (a pairing key on its first line…) stays parseable.
+        try await settle(client, pending, otp: otp, recoveryCode: recoveryCode, what: "re-authentication", again: "run the command again",
+                         numberOnStderr: true)
+        try await client.completeReauthentication(pending)
+    }
+
+    /// Drives a pending second factor to COMPLETED, or throws in the CLI's words (`what` names the
+    /// request: sign-in or re-authentication; `again` says how to retry).
+    private static func settle(_ client: CountersignClient, _ pending: MFARequired, otp: String?, recoveryCode: String?, what: String,
+                               again: String, numberOnStderr: Bool = false) async throws {
         let tx = pending.transaction
         var view: MFATransactionView
         if let otp {
-            view = try await code { try await client.submitPasscode(otp.filter { $0 != " " }, for: pending) }
-            try refuseOpen(view, what: "passcode", hint: "a passcode works once: wait for the next one (at most 30 s)")
+            view = try await code(again: again) { try await client.submitPasscode(otp.filter { $0 != " " }, for: pending) }
+            try refuseOpen(view, what: "passcode", request: what, hint: "a passcode works once: wait for the next one (at most 30 s)")
         } else if let recoveryCode {
-            view = try await code { try await client.submitRecoveryCode(recoveryCode, for: pending) }
-            try refuseOpen(view, what: "recovery code", hint: "each recovery code works once")
+            view = try await code(again: again) { try await client.submitRecoveryCode(recoveryCode, for: pending) }
+            try refuseOpen(view, what: "recovery code", request: what, hint: "each recovery code works once")
         } else if tx.status == "PUSH_CONFIRMATION_REQUIRED", let matching = tx.numberMatching {
-            print("Number to match: \(matching.number)")
+            if numberOnStderr { Terminal.warn("Number to match: \(matching.number)") } else { print("Number to match: \(matching.number)") }
             fflush(nil)
             let how = matching.type == "SELECT_NUMBER" ? "pick this number" : "type this number"
             Terminal.warn("""
-                Approve the sign-in on your authenticator and \(how) there (`countersign authenticator watch`, or \
+                Approve the \(what) on your authenticator and \(how) there (`countersign authenticator watch`, or \
                 `authenticator approve ID --number \(matching.number)`); waiting until \(PrivateFiles.date(tx.expiresAt)). \
                 Or run again with --otp CODE.
                 """)
@@ -34,19 +51,19 @@ enum MFALogin {
         }
         switch view.status {
         case "COMPLETED":
-            return try await client.completeSignIn(pending)
+            return
         case "FAILED":
-            throw CLIError.usage("sign-in FAILED: " + failure(view.failure, number: tx.numberMatching?.number))
+            throw CLIError.usage("\(what) FAILED: " + failure(view.failure, number: tx.numberMatching?.number, what: what))
         case "PUSH_CONFIRMATION_TIMED_OUT":
             throw CLIError.usage("""
-                sign-in PUSH_CONFIRMATION_TIMED_OUT: no answer from your authenticator before the request expired; sign in again, \
+                \(what) PUSH_CONFIRMATION_TIMED_OUT: no answer from your authenticator before the request expired; \(again), \
                 or with --otp CODE (your authenticator app's code, or `countersign authenticator otp` on the paired authenticator)
                 """)
         default:
             // OTP_REQUIRED, or a push transaction without a number (not expected): a code is the way.
             let recovery = view.methods.contains("recoveryCode") ? " or --recovery-code CODE" : ""
             throw CLIError.usage("""
-                sign-in \(view.status): a second factor is needed and no push approval is offered (none paired, push off on the \
+                \(what) \(view.status): a second factor is needed and no push approval is offered (none paired, push off on the \
                 authenticator, or suspended after a \"this wasn't me\" report); run again with --otp CODE (an authenticator app's \
                 code, or `countersign authenticator otp` on a paired authenticator)\(recovery)
                 """)
@@ -54,32 +71,33 @@ enum MFALogin {
     }
 
     /// A code submission whose refusals are said in the CLI's words.
-    private static func code(_ call: () async throws -> MFATransactionView) async throws -> MFATransactionView {
+    private static func code(again: String, _ call: () async throws -> MFATransactionView) async throws -> MFATransactionView {
         do {
             return try await call()
         } catch let e as ClientError where e.code == .notFound || e.code == .mfaNotCompleted {
-            throw CLIError.usage("the sign-in request expired or ended (\(e)); sign in again")
+            throw CLIError.usage("the request expired or ended (\(e)); \(again)")
         }
     }
 
     /// A code that left the transaction open was not accepted.
-    private static func refuseOpen(_ view: MFATransactionView, what: String, hint: String) throws {
+    private static func refuseOpen(_ view: MFATransactionView, what: String, request: String, hint: String) throws {
         guard ["PUSH_CONFIRMATION_REQUIRED", "OTP_REQUIRED"].contains(view.status) else { return }
-        let left = view.attemptsLeft.map { "; \($0) attempt\($0 == 1 ? "" : "s") left for this sign-in" } ?? ""
+        let left = view.attemptsLeft.map { "; \($0) attempt\($0 == 1 ? "" : "s") left for this \(request)" } ?? ""
         throw CLIError.usage("the \(what) was not accepted (wrong, or already used)\(left); \(hint)")
     }
 
-    static func failure(_ why: String?, number: String?) -> String {
+    static func failure(_ why: String?, number: String?, what: String = "sign-in") -> String {
+        let again = what == "sign-in" ? "sign in again" : "run the command again"
         switch why {
-        case "denied": return "the sign-in was denied on your authenticator"
+        case "denied": return "the \(what) was denied on your authenticator"
         case "reported":
             return """
-                the sign-in was reported as \"this wasn't me\" on your authenticator; push approval is suspended until you sign in with \
+                the \(what) was reported as \"this wasn't me\" on your authenticator; push approval is suspended until you sign in with \
                 --otp CODE or --recovery-code CODE
                 """
         case "wrong-number":
-            return "the number chosen on the authenticator did not match\(number.map { " \($0)" } ?? ""); sign in again and check the number"
-        case "too-many-codes": return "too many wrong codes; sign in again"
+            return "the number chosen on the authenticator did not match\(number.map { " \($0)" } ?? ""); \(again) and check the number"
+        case "too-many-codes": return "too many wrong codes; \(again)"
         default: return why ?? "the second factor was refused"
         }
     }
@@ -140,15 +158,10 @@ extension AccountCommand {
             subcommands: [Status.self, PairingKey.self, TOTP.self, RecoveryCodes.self, Settings.self, Disable.self]
         )
 
-        struct PasswordOption: ParsableArguments {
-            @Option(name: .long, help: ArgumentHelp("Read your account password from this file if the server asks for it again.", valueName: "file"))
-            var passwordFile: String?
-        }
-
         /// An account-session call that may need the password again.
-        static func call<T>(_ password: PasswordOption, what: String, _ call: (CountersignClient) async throws -> T) async throws -> T {
+        static func call<T>(_ reauth: ReauthOptions, what: String, _ call: (CountersignClient) async throws -> T) async throws -> T {
             let (client, session) = try DeviceCommand.accountClient()
-            return try await DeviceCommand.withReauthentication(client, session, passwordFile: password.passwordFile, what: what) {
+            return try await DeviceCommand.withReauthentication(client, session, reauth, what: what) {
                 try await call(client)
             }
         }
@@ -182,10 +195,10 @@ extension AccountCommand {
                 abstract: "Make a pairing key for a new authenticator (printed alone on the first line, then its URI and QR code).",
                 discussion: "Valid for 10 minutes, once. On the authenticator: countersign authenticator pair KEY (or the URI)."
             )
-            @OptionGroup var password: PasswordOption
+            @OptionGroup var reauth: ReauthOptions
 
             func run() async throws {
-                let key = try await MFA.call(password, what: "making a pairing key") { try await $0.createPairingKey() }
+                let key = try await MFA.call(reauth, what: "making a pairing key") { try await $0.createPairingKey() }
                 print(Self.grouped(key.key))
                 print(key.uri)
                 print(QRText.render(key.uri), terminator: "")
@@ -213,10 +226,10 @@ extension AccountCommand {
                     abstract: "Start: prints the otpauth:// URI (first line) and its QR code for the app.",
                     discussion: "Not active until `countersign account mfa totp confirm CODE`. Enrolling again replaces an unconfirmed secret."
                 )
-                @OptionGroup var password: PasswordOption
+                @OptionGroup var reauth: ReauthOptions
 
                 func run() async throws {
-                    let e = try await MFA.call(password, what: "adding an authenticator app") { try await $0.enrollTOTP() }
+                    let e = try await MFA.call(reauth, what: "adding an authenticator app") { try await $0.enrollTOTP() }
                     print(e.uri)
                     print(QRText.render(e.uri), terminator: "")
                     fflush(nil)
@@ -227,11 +240,11 @@ extension AccountCommand {
             struct Confirm: AsyncParsableCommand {
                 static let configuration = CommandConfiguration(abstract: "Finish: the app's current code turns it on.")
                 @Argument(help: "The 6-digit code the app shows now.") var code: String
-                @OptionGroup var password: PasswordOption
+                @OptionGroup var reauth: ReauthOptions
 
                 func run() async throws {
                     do {
-                        _ = try await MFA.call(password, what: "adding an authenticator app") { try await $0.confirmTOTP(code: code) }
+                        _ = try await MFA.call(reauth, what: "adding an authenticator app") { try await $0.confirmTOTP(code: code) }
                     } catch let e as ClientError where e.code == .passcodeInvalid {
                         throw CLIError.usage("the code does not match the enrolled secret (\(e)); check the app's clock and try its next code")
                     } catch let e as ClientError where e.code == .noPendingEnrollment {
@@ -248,10 +261,10 @@ extension AccountCommand {
                 abstract: "Make 10 new recovery codes (one a line); the old ones stop working.",
                 discussion: "Each works once with `account login --recovery-code CODE`. They are shown only now: store them safely."
             )
-            @OptionGroup var password: PasswordOption
+            @OptionGroup var reauth: ReauthOptions
 
             func run() async throws {
-                let codes = try await MFA.call(password, what: "making recovery codes") { try await $0.regenerateRecoveryCodes() }
+                let codes = try await MFA.call(reauth, what: "making recovery codes") { try await $0.regenerateRecoveryCodes() }
                 for c in codes { print(c) }
                 fflush(nil)
                 Terminal.warn("store these \(codes.count) recovery codes somewhere safe: they are shown only once, each works once, and earlier codes no longer work")
@@ -263,7 +276,7 @@ extension AccountCommand {
             @Option(name: .long, help: ArgumentHelp("ENTER_MANUALLY (type the number) or SELECT_NUMBER (pick it among three).", valueName: "type"))
             var numberMatching: String?
             @Option(name: .long, help: "Digits of the number: 2 or 6.") var digits: Int?
-            @OptionGroup var password: PasswordOption
+            @OptionGroup var reauth: ReauthOptions
 
             func validate() throws {
                 if numberMatching == nil, digits == nil { throw ValidationError("give --number-matching and/or --digits") }
@@ -274,7 +287,7 @@ extension AccountCommand {
             }
 
             func run() async throws {
-                let s = try await MFA.call(password, what: "changing sign-in settings") { client in
+                let s = try await MFA.call(reauth, what: "changing sign-in settings") { client in
                     let now = try await client.mfaStatus()
                     return try await client.updateMFASettings(MFASettings(numberMatching: numberMatching?.uppercased() ?? now.numberMatching,
                                                                           numberDigits: digits ?? now.numberDigits))
@@ -287,10 +300,10 @@ extension AccountCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Turn multi-factor sign-in off: unpair every authenticator, drop the app and the recovery codes."
             )
-            @OptionGroup var password: PasswordOption
+            @OptionGroup var reauth: ReauthOptions
 
             func run() async throws {
-                try await MFA.call(password, what: "turning multi-factor sign-in off") { try await $0.disableMFA() }
+                try await MFA.call(reauth, what: "turning multi-factor sign-in off") { try await $0.disableMFA() }
                 print("multi-factor sign-in is off: authenticators unpaired, authenticator app and recovery codes removed; the password alone signs in")
             }
         }

@@ -116,7 +116,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         let when = PrivateFiles.date(Date(timeIntervalSince1970: TimeInterval(c.time)))
         let matching = n.numberMatchingType == "SELECT_NUMBER" ? "pick one of \(n.numberMatchingOptions.joined(separator: " "))"
                                                                : "type the number shown"
-        return "\(n.transactionID)  \(Terminal.printable(n.username))  from \(Terminal.printable(c.address)) "
+        return "\(n.transactionID)  \(Terminal.printable(n.username))\(n.isReauthentication ? "  RE-AUTHENTICATION (already signed in)" : "")  from \(Terminal.printable(c.address)) "
             + "(\(Terminal.printable(c.userAgent))) at \(when)  \(n.numberMatchingType): \(matching)  expires \(PrivateFiles.date(n.expiresAt))"
     }
 
@@ -124,7 +124,8 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         let c = n.clientContext
         return ["id": n.transactionID, "user": n.username, "address": c.address, "userAgent": c.userAgent,
                 "time": PrivateFiles.date(Date(timeIntervalSince1970: TimeInterval(c.time))), "numberMatchingType": n.numberMatchingType,
-                "options": n.numberMatchingOptions, "expiresAt": PrivateFiles.date(n.expiresAt)]
+                "options": n.numberMatchingOptions, "expiresAt": PrivateFiles.date(n.expiresAt),
+                "purpose": n.isReauthentication ? "reauthentication" : "sign-in"]
     }
 
     struct Pending: AsyncParsableCommand {
@@ -257,7 +258,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                         continue
                     }
                     guard seen.insert(n.transactionID).inserted else { continue }
-                    print("Sign-in request " + AuthenticatorCommand.describe(n))
+                    print((n.isReauthentication ? "Re-authentication request " : "Sign-in request ") + AuthenticatorCommand.describe(n))
                     fflush(nil)
                     AuthenticatorLog.append("request \(n.transactionID) for \(n.username) from \(n.clientContext.address)")
                     if interactive {

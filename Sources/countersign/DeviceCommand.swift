@@ -24,23 +24,35 @@ struct DeviceCommand: AsyncParsableCommand {
     }
 
     /// Runs an account call that may need a recent password check: when the server asks for one, the
-    /// password is read (--password-file or the terminal) and the call made once more.
-    static func withReauthentication<T>(_ client: CountersignClient, _ session: SessionFile, passwordFile: String?,
+    /// password is read (--password-file or the terminal) and, on an account with a second factor, that
+    /// factor given too (--otp, --recovery-code, or a push approval it waits for); then the call is made
+    /// once more.
+    static func withReauthentication<T>(_ client: CountersignClient, _ session: SessionFile, _ options: ReauthOptions,
                                         what: String, _ call: () async throws -> T) async throws -> T {
         do {
             return try await accountCall(call)
         } catch let e as ClientError where e.code == .reauthenticationRequired {
             let password: String
             do {
-                password = try AccountCommand.password(file: passwordFile, prompt: "The server asks for your password again before \(what).\nPassword for \(session.username): ")
+                password = try AccountCommand.password(file: options.passwordFile,
+                                                       prompt: "The server asks for your password again before \(what).\nPassword for \(session.username): ")
             } catch let e as CLIError {
                 throw CLIError.usage("""
                     the server asks for your password again before \(what) (re-authentication): pass --password-file FILE, \
                     or sign in again with `countersign account login \(session.username)` and retry (\(e))
                     """)
             }
-            try await accountCall { try await client.reauthenticate(password: password) }
+            try await reauthenticate(client, password: password, options)
             return try await accountCall(call)
+        }
+    }
+
+    /// Password, then the second factor when the account has one.
+    static func reauthenticate(_ client: CountersignClient, password: String, _ options: ReauthOptions) async throws {
+        do {
+            try await accountCall { try await client.reauthenticate(password: password) }
+        } catch ClientError.secondFactorRequired(let pending) {
+            try await MFALogin.reauthenticate(client, pending, otp: options.otp, recoveryCode: options.recoveryCode)
         }
     }
 
@@ -68,8 +80,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @Flag(name: .long, help: "Store the device key unencrypted.")
         var noPassphrase = false
 
-        @Option(name: .long, help: ArgumentHelp("Read your account password from this file if the server asks for it again.", valueName: "file"))
-        var passwordFile: String?
+        @OptionGroup var reauth: ReauthOptions
 
         func validate() throws {
             if noPassphrase, passphraseFile != nil { throw ValidationError("--no-passphrase and --passphrase-file exclude each other") }
@@ -105,7 +116,7 @@ struct DeviceCommand: AsyncParsableCommand {
             let keyFile = try Keyring.store(identity, passphrase: passphrase)
             let device: Device
             do {
-                device = try await DeviceCommand.withReauthentication(client, session, passwordFile: passwordFile, what: "adding a device") {
+                device = try await DeviceCommand.withReauthentication(client, session, reauth, what: "adding a device") {
                     try await client.registerDevice(name: deviceName, signing: identity, encryptionKey: identity.publicKey)
                 }
             } catch {
@@ -164,8 +175,7 @@ struct DeviceCommand: AsyncParsableCommand {
 
         @Argument(help: "The device ID (see `countersign device list`).") var id: String
 
-        @Option(name: .long, help: ArgumentHelp("Read your account password from this file if the server asks for it again.", valueName: "file"))
-        var passwordFile: String?
+        @OptionGroup var reauth: ReauthOptions
 
         func run() async throws {
             let (client, session) = try DeviceCommand.accountClient()
@@ -175,7 +185,7 @@ struct DeviceCommand: AsyncParsableCommand {
                 print("that was this device: its state here is cleared (keys and stored messages stay); `countersign device init` makes a new one")
             }
             do {
-                try await DeviceCommand.withReauthentication(client, session, passwordFile: passwordFile, what: "revoking a device") {
+                try await DeviceCommand.withReauthentication(client, session, reauth, what: "revoking a device") {
                     try await client.revokeDevice(id: id)
                 }
             } catch let e as ClientError where e.code == .notFound || (e.code == nil && "\(e)".contains("not a valid ID")) {

@@ -43,6 +43,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "When sign-in and registration need a captcha: always (default), risk (after a failure), off. Or $COUNTERSIGN_CAPTCHA.")
     var captcha: ServerConfiguration.CaptchaPolicy?
 
+    @Option(help: ArgumentHelp("""
+        The URL clients reach this server at (e.g. https://auth.example.com behind a TLS proxy), used in the pairing and \
+        authentication-code URIs and QR codes; default: http:// and the Host each request names, or $COUNTERSIGN_PUBLIC_URL.
+        """, valueName: "url"))
+    var publicURL: String?
+
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
         var config = ServerConfiguration()
@@ -53,6 +59,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0...65535).contains(config.port) else { throw ValidationError("--port must be 0 to 65535") }
         config.database = try DatabaseLocation(parsing: database ?? env["COUNTERSIGN_DATABASE"] ?? "sqlite:countersign.sqlite")
+        if let text = publicURL ?? env["COUNTERSIGN_PUBLIC_URL"] {
+            guard let url = ServerConfiguration.validPublicURL(text) else {
+                throw ValidationError("--public-url (or COUNTERSIGN_PUBLIC_URL) must be an http:// or https:// URL with a host and nothing after it, e.g. https://auth.example.com")
+            }
+            config.publicURL = url
+        }
         if let c = captcha { config.captcha = c } else if let c = env["COUNTERSIGN_CAPTCHA"] {
             guard let policy = ServerConfiguration.CaptchaPolicy(rawValue: c) else { throw ValidationError("COUNTERSIGN_CAPTCHA takes always, risk or off") }
             config.captcha = policy

@@ -82,6 +82,33 @@ import Testing
     }
 
     @Test(arguments: ["sqlite", "postgres"])
+    func reauthenticationAsksForThePushToo(_ kind: String) async throws {
+        let t = try CLI()
+        guard let db = try ServeTests.database(kind, t) else { return }
+        let server = try ServeTests.Server(database: db, in: t.dir)
+        let alice = try await Account("alice", server: server.url)
+        let phone = try await alice.pair("phone")
+        do {
+            try await alice.sdk.reauthenticate(password: "correct horse")
+            Issue.record("the password alone re-authenticated an account with a second factor")
+        } catch ClientError.secondFactorRequired(let pending) {
+            #expect(pending.transaction.status == "PUSH_CONFIRMATION_REQUIRED")
+            let number = try #require(pending.transaction.numberMatching?.number)
+            let n = try await Self.notification(phone, for: pending)
+            #expect(n.isReauthentication && n.username == "alice", "the authenticator is told it is not a new sign-in")
+            await #expect(throws: ClientError.self, "nothing before the approval") { try await alice.sdk.completeReauthentication(pending) }
+            #expect(try await n.approve(numberMatchingPickedValue: number) == "COMPLETED")
+            try await alice.sdk.completeReauthentication(pending)
+            await #expect(throws: ClientError.self, "once") { try await alice.sdk.completeReauthentication(pending) }
+            #expect(try await alice.sdk.me().username == "alice", "the same session goes on")
+        }
+        await #expect(throws: ClientError.self, "a wrong password starts nothing") { try await alice.sdk.reauthenticate(password: "wrong horse") }
+        let (_, signIn) = try await alice.pendingSignIn(server: server.url)
+        #expect(!(try await Self.notification(phone, for: signIn)).isReauthentication)
+        #expect(server.signal(SIGTERM) == 0)
+    }
+
+    @Test(arguments: ["sqlite", "postgres"])
     func wrongNumberDenialReportAndFatigue(_ kind: String) async throws {
         let t = try CLI()
         guard let db = try ServeTests.database(kind, t) else { return }

@@ -62,7 +62,8 @@ import Testing
 
     @Test func signalsRoundTripAndSplit() {
         let signals: [PushSignal] = [.due(accounts: ["a", "b"]), .ended(.account("a")), .ended(.device("d")),
-                                     .ended(.deviceSession(tokenHash: "h")), .connected(deviceID: "d", connectionID: "c")]
+                                     .ended(.deviceSession(tokenHash: "h")), .connected(deviceID: "d", connectionID: "c"),
+                                     .challenge(devices: ["d1", "d2"]), .transaction(id: "t1")]
         for s in signals { #expect(PushSignal(text: s.text) == s) }
         #expect(PushSignal(text: "x:y") == nil && PushSignal(text: "nocolon") == nil && PushSignal(text: "c:only-one") == nil)
         let accounts = (0..<1000).map { "account-\($0)-\(UUID().uuidString)" }

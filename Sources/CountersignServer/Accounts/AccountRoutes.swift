@@ -48,8 +48,10 @@ struct AccountRoutes {
         v1.post("sessions/current/reauth") { request, context in
             let auth = try await authenticate(request)
             let body = try await decode(ReauthRequest.self, request, context)
-            try await service.reauthenticate(auth, password: body.password, origin: origin(request, context))
-            return Response(status: .noContent)
+            switch try await service.reauthenticate(auth, password: body.password, origin: origin(request, context)) {
+            case .done: return Response(status: .noContent)
+            case .secondFactor(let pending): return try json(pending, status: .accepted)
+            }
         }
         v1.get("me") { request, _ in
             try json(Self.account(try await authenticate(request).account))

@@ -306,8 +306,14 @@ public final class AccountService: Sendable {
     }
 
     /// Sensitive operations need a password check within the account's interval (0 = never asked again).
-    func requireRecentAuthentication(_ auth: Authenticated) throws {
-        let minutes = auth.account.reauthMinutes
+    /// The longest a change to the second factors (pairing, authenticator app, recovery codes, turning
+    /// them off, unpairing) may follow the last full authentication, whatever the account's own interval
+    /// (0, "never", included): a stolen session must not be enough to remove or replace them.
+    static let secondFactorChangeMinutes = 10
+
+    func requireRecentAuthentication(_ auth: Authenticated, secondFactorChange: Bool = false) throws {
+        var minutes = auth.account.reauthMinutes
+        if secondFactorChange { minutes = minutes == 0 ? Self.secondFactorChangeMinutes : min(minutes, Self.secondFactorChangeMinutes) }
         guard minutes > 0 else { return }
         if clock.now().timeIntervalSince(auth.session.authenticatedAt) > TimeInterval(minutes * 60) {
             throw AccountError.reauthenticationRequired(intervalMinutes: minutes)
@@ -377,10 +383,33 @@ public final class AccountService: Sendable {
         }
     }
 
-    public func reauthenticate(_ auth: Authenticated, password: String, origin: RequestOrigin) async throws {
+    public enum ReauthResult: Sendable {
+        case done
+        /// The account has a second factor: the password alone re-authenticates nothing; finishing this
+        /// transaction (push, passcode or recovery code, then its `session` step) does.
+        case secondFactor(MFARequired)
+    }
+
+    public func reauthenticate(_ auth: Authenticated, password: String, origin: RequestOrigin) async throws -> ReauthResult {
         try await checkPassword(password, auth, origin: origin, kind: "reauth")
+        if let pending = try await secondFactor.begin(auth.account, origin, clock.now(), reauthenticating: auth.session.tokenHash) {
+            try await audit(auth.account.id, "reauth", "password-ok-second-factor-pending", origin)
+            return .secondFactor(pending)
+        }
         try await store.markReauthenticated(tokenHash: auth.session.tokenHash, at: clock.now())
         try await audit(auth.account.id, "reauth", "success", origin)
+        return .done
+    }
+
+    /// The second factor of a re-authentication is done: the session that asked counts as freshly
+    /// authenticated, if it is still open.
+    func finishReauthentication(tokenHash: String, accountID: String, method: String, origin: RequestOrigin) async throws {
+        let now = clock.now()
+        guard let session = try await store.session(tokenHash: tokenHash), session.accountID == accountID, session.expiresAt > now else {
+            throw AccountError.unauthenticated
+        }
+        try await store.markReauthenticated(tokenHash: tokenHash, at: now)
+        try await audit(accountID, "reauth", "success-\(method)", origin)
     }
 
     public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws {

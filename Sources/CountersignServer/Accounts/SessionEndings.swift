@@ -29,13 +29,14 @@ public final class SessionEndings: Sendable {
 /// The second-factor step of sign-in, set by the MFA service: after a correct password, it either lets
 /// the session start (nil) or opens a transaction the client must finish.
 final class SecondFactorGate: Sendable {
-    typealias Begin = @Sendable (AccountRecord, RequestOrigin, Date) async throws -> MFARequired?
+    /// The account, who asks, when, and for a re-authentication the session's token hash (nil: a sign-in).
+    typealias Begin = @Sendable (AccountRecord, RequestOrigin, Date, String?) async throws -> MFARequired?
     private let handler = Mutex<Begin?>(nil)
 
     func set(_ begin: @escaping Begin) { handler.withLock { $0 = begin } }
 
-    func begin(_ account: AccountRecord, _ origin: RequestOrigin, _ now: Date) async throws -> MFARequired? {
+    func begin(_ account: AccountRecord, _ origin: RequestOrigin, _ now: Date, reauthenticating session: String? = nil) async throws -> MFARequired? {
         guard let begin = handler.withLock({ $0 }) else { return nil }
-        return try await begin(account, origin, now)
+        return try await begin(account, origin, now, session)
     }
 }

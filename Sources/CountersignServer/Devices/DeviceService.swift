@@ -222,7 +222,9 @@ public final class DeviceService: Sendable {
     }
 
     public func revoke(_ auth: Authenticated, deviceID: String, origin: RequestOrigin) async throws {
-        try accounts.requireRecentAuthentication(auth)
+        // Revoking an authenticator unpairs it: a change to the second factors.
+        let target = try await store.device(id: deviceID)
+        try accounts.requireRecentAuthentication(auth, secondFactorChange: target?.accountID == auth.account.id && target?.kind == DeviceRecord.authenticator)
         guard try await store.revoke(deviceID: deviceID, accountID: auth.account.id, at: clock.now()) == .done else { throw DeviceError.notFound }
         accounts.endings.ended(.device(deviceID))
         try await accounts.audit(auth.account.id, "device-revoke", "success", origin)

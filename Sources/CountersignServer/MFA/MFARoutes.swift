@@ -9,10 +9,21 @@ struct MFARoutes {
     let accounts: AccountService
     let devices: DeviceService
     let mfa: MFAService
+    let push: PushService
     let maxBody: Int
+    let publicURL: String?
 
-    /// The base URL the client used, for URIs and QR codes it will hand to an authenticator.
-    static func server(_ request: Request) -> String { "http://" + (request.head.authority ?? "localhost") }
+    /// The base URL an authenticator should use, for the URIs and QR codes the client hands it: the
+    /// configured public URL, else the Host the client used (host and port characters only).
+    func server(_ request: Request) -> String { Self.server(authority: request.head.authority, publicURL: publicURL) }
+
+    static func server(authority: String?, publicURL: String?) -> String {
+        if let publicURL { return publicURL }
+        let authority = authority ?? ""
+        let plain = !authority.isEmpty && authority.utf8.count <= 255
+            && authority.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || ".-:[]".unicodeScalars.contains($0)) }
+        return "http://" + (plain ? authority : "localhost")
+    }
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
@@ -33,7 +44,7 @@ struct MFARoutes {
             return Response(status: .noContent)
         }
         v1.post("me/mfa/pairing-keys") { request, _ in
-            try json(try await mfa.pairingKey(try await account(request), server: Self.server(request)), status: .created)
+            try json(try await mfa.pairingKey(try await account(request), server: server(request)), status: .created)
         }
         v1.post("me/mfa/totp") { request, _ in try json(try await mfa.enrollTOTP(try await account(request)), status: .created) }
         v1.post("me/mfa/totp/confirm") { request, _ in
@@ -53,13 +64,24 @@ struct MFARoutes {
                 wait = n
             }
             // Long poll: answers when the status changes from the one first seen, or after `wait` seconds.
-            let first = try await mfa.transaction(id: id, binding: binding(request))
+            // Woken by the transaction's signal (from whichever node changed it); an expiry has no signal,
+            // so no wait outlasts the transaction, and a lost signal costs at most a second.
+            let key = PushHub.transactionKey(id)
             let deadline = ContinuousClock.now + .seconds(wait)
+            let first = try await mfa.transaction(id: id, binding: binding(request))
             var current = first
             let terminal: Set<String> = ["COMPLETED", "FAILED", "PUSH_CONFIRMATION_TIMED_OUT"]
-            while current.status == first.status, current.attemptsLeft == first.attemptsLeft, !terminal.contains(current.status),
-                  ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
+            while true {
+                let waiter = push.hub.register(account: key)
+                if current.status != first.status || current.attemptsLeft != first.attemptsLeft || terminal.contains(current.status) {
+                    push.hub.cancel(waiter, account: key)
+                    break
+                }
+                let left = deadline - ContinuousClock.now
+                guard left > .zero, !push.hub.isClosed else { push.hub.cancel(waiter, account: key); break }
+                let untilExpiry = current.expiresAt.timeIntervalSinceNow + 0.05
+                await push.hub.wait(waiter, account: key, seconds: min(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18,
+                                                                        max(0.05, untilExpiry), 1.0))
                 current = try await mfa.transaction(id: id, binding: binding(request))
             }
             return try json(current)
@@ -75,14 +97,18 @@ struct MFARoutes {
                                                      kind: .recovery, origin: APIRoutes.origin(request, context)))
         }
         v1.post("mfa/transactions/:id/session") { request, context in
-            let s = try await mfa.collect(id: try context.parameters.require("id"), binding: binding(request), origin: APIRoutes.origin(request, context))
-            return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)), status: .created)
+            switch try await mfa.collect(id: try context.parameters.require("id"), binding: binding(request), origin: APIRoutes.origin(request, context)) {
+            case .session(let s):
+                return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)), status: .created)
+            case .reauthenticated:
+                return Response(status: .noContent)
+            }
         }
 
         // Authentication codes: the screen that waits.
         v1.post("auth-codes") { request, context in
             let body = try await APIRoutes.decode(AuthCodeRequest.self, request, maxBody: maxBody)
-            return try json(try await mfa.createAuthCode(body, origin: APIRoutes.origin(request, context), server: Self.server(request)),
+            return try json(try await mfa.createAuthCode(body, origin: APIRoutes.origin(request, context), server: server(request)),
                             status: .created)
         }
         v1.get("auth-codes/current") { request, _ in try json(try await mfa.authCodeState(binding: binding(request))) }

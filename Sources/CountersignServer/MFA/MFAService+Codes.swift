@@ -6,7 +6,7 @@ extension MFAService {
     // MARK: Authenticator app (TOTP)
 
     public func enrollTOTP(_ auth: Authenticated) async throws -> TOTPEnrollment {
-        try accounts.requireRecentAuthentication(auth)
+        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let secret = random.bytes(20)
         let sealed = try box.seal(secret, for: auth.account.id)
         try await update(auth.account.id) { $0.pendingTotpSecret = sealed }
@@ -48,7 +48,7 @@ extension MFAService {
     // MARK: Recovery codes
 
     public func regenerateRecoveryCodes(_ auth: Authenticated) async throws -> RecoveryCodeList {
-        try accounts.requireRecentAuthentication(auth)
+        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let (shown, hashes) = RecoveryCodes.make(key: recoveryKey, random: random)
         try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: hashes)
         try await accounts.audit(auth.account.id, "mfa-recovery-codes", "generated", RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent))
@@ -60,7 +60,7 @@ extension MFAService {
     /// Unpairs every authenticator (their devices are revoked), drops the authenticator app and the
     /// recovery codes: the password alone signs in again.
     public func disable(_ auth: Authenticated, origin: RequestOrigin) async throws {
-        try accounts.requireRecentAuthentication(auth)
+        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         for deviceID in try await store.removeAuthenticators(accountID: auth.account.id) {
             _ = try await devices.store.revoke(deviceID: deviceID, accountID: auth.account.id, at: clock.now())
             accounts.endings.ended(.device(deviceID))

@@ -20,8 +20,8 @@ public final class MFAService: Sendable {
     /// What challenges name as their issuer and answers as their audience: `countersign:` and the
     /// challenge key's ID, the same on every node of one deployment and different between deployments.
     let issuer: String
-    /// Tells the push channel that these devices have a new challenge.
-    let notify: @Sendable ([String]) -> Void
+    /// Tells every node's push channel: devices that have a new challenge, transactions that changed.
+    let publish: @Sendable (PushSignal) -> Void
     let pairingAttempts = AddressThrottle(.init(capacity: 10, window: 600))
     let authCodeRequests = AddressThrottle(.init(capacity: 30, window: 600))
     /// Confirming an authenticator app guesses a 6-digit code: 5 tries per 10 minutes per account.
@@ -31,16 +31,25 @@ public final class MFAService: Sendable {
     static let totpPeriod = 30
 
     init(store: any MFAStore, accounts: AccountService, devices: DeviceService, clock: any WallClock, random: any RandomSource,
-         notify: @escaping @Sendable ([String]) -> Void) async throws {
+         publish: @escaping @Sendable (PushSignal) -> Void) async throws {
         self.store = store; self.accounts = accounts; self.devices = devices; self.clock = clock; self.random = random
-        self.notify = notify
+        self.publish = publish
         signer = try await ChallengeSigner(privateScalar: try await accounts.store.serverSecret(name: "mfa-challenge-key") {
             Identity.generate().privateScalar
         })
         issuer = "countersign:" + signer.kid
         box = SecretBox(key: SymmetricKey(data: try await accounts.store.serverSecret(name: "mfa-secret-key") { random.bytes(32) }))
         recoveryKey = try await accounts.store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
-        accounts.secondFactor.set { [weak self] account, origin, now in try await self?.begin(account: account, origin: origin, now: now) }
+        accounts.secondFactor.set { [weak self] account, origin, now, session in
+            try await self?.begin(account: account, origin: origin, now: now, reauthenticating: session)
+        }
+    }
+
+    /// A service with no push channel, for tools that fill a database before any server runs on it (the
+    /// benchmarks' fixtures): challenges are stored but signal no one.
+    public convenience init(store: any MFAStore, accounts: AccountService, devices: DeviceService, clock: any WallClock,
+                            random: any RandomSource) async throws {
+        try await self.init(store: store, accounts: accounts, devices: devices, clock: clock, random: random, publish: { _ in })
     }
 
     // MARK: Account state
@@ -87,7 +96,7 @@ public final class MFAService: Sendable {
     }
 
     public func updateSettings(_ auth: Authenticated, _ settings: MFASettings) async throws -> MFAStatus {
-        try accounts.requireRecentAuthentication(auth)
+        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         guard let kind = NumberMatching.Kind(rawValue: settings.numberMatching) else {
             throw AccountError.invalidField(field: "numberMatching", reason: "ENTER_MANUALLY or SELECT_NUMBER")
         }
@@ -102,7 +111,7 @@ public final class MFAService: Sendable {
     // MARK: Pairing
 
     public func pairingKey(_ auth: Authenticated, server: String) async throws -> PairingKeyResponse {
-        try accounts.requireRecentAuthentication(auth)
+        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let now = clock.now()
         guard try await store.openPairingKeys(accountID: auth.account.id, now: now) < PairingKey.maxOpenPerAccount else {
             throw MFAError.tooManyPairingKeys
@@ -159,10 +168,13 @@ public final class MFAService: Sendable {
         var context: ClientContextClaim
         var methods: [String]
         var viaPush = false
+        /// A re-authentication's: the token hash of the account session that asked (nil: a sign-in).
+        var reauthSession: String?
     }
 
-    /// Called by sign-in after a correct password: nil when the account has no second factor.
-    func begin(account: AccountRecord, origin: RequestOrigin, now: Date) async throws -> MFARequired? {
+    /// Called by sign-in and re-authentication after a correct password: nil when the account has no
+    /// second factor.
+    func begin(account: AccountRecord, origin: RequestOrigin, now: Date, reauthenticating session: String? = nil) async throws -> MFARequired? {
         let authenticators = try await store.authenticators(accountID: account.id)
         let (s, _) = try await state(account.id)
         let recovery = try await store.recoveryCodesLeft(accountID: account.id)
@@ -179,7 +191,7 @@ public final class MFAService: Sendable {
         methods.append("totp")
         if recovery > 0 { methods.append("recoveryCode") }
         let context = ClientContextClaim(address: origin.address, userAgent: String(origin.userAgent.prefix(256)), time: Int64(now.timeIntervalSince1970))
-        let stored = Stored(tx: tx, context: context, methods: methods)
+        let stored = Stored(tx: tx, context: context, methods: methods, reauthSession: session)
         try await store.createTransaction(id: id, accountID: account.id, bindingHash: AccountService.tokenHash(binding),
                                           state: try JSONEncoder().encode(stored), expiresAt: tx.expiresAt)
         if let matching, !pushTargets.isEmpty {
@@ -187,12 +199,13 @@ public final class MFAService: Sendable {
             for a in pushTargets {
                 let claims = ChallengeClaims(iss: issuer, aud: a.deviceID, sub: account.username, txn: id, nonce: Base64URL(nonces[a.deviceID]!).text,
                                              iat: Int64(now.timeIntervalSince1970), exp: Int64(tx.expiresAt.timeIntervalSince1970), ctx: context,
-                                             nm: .init(type: matching.kind.rawValue, options: matching.kind == .selectNumber ? matching.options : nil))
+                                             nm: .init(type: matching.kind.rawValue, options: matching.kind == .selectNumber ? matching.options : nil),
+                                             purpose: session == nil ? nil : ChallengeClaims.reauthentication)
                 challenges.append((a.deviceID, id, try await signer.sign(claims)))
             }
             try await store.addChallenges(challenges, expiresAt: tx.expiresAt)
             try await update(account.id) { $0.fatigue.pushed() }
-            notify(pushTargets.map(\.deviceID))
+            publish(.challenge(devices: pushTargets.map(\.deviceID)))
         }
         return MFARequired(transaction: view(stored, now: now), binding: binding)
     }
@@ -230,6 +243,7 @@ public final class MFAService: Sendable {
             if case .refused = outcome { return (s, outcome) }
             if try await store.updateTransaction(id: id, state: try JSONEncoder().encode(s), expected: version) {
                 if s.tx.status.isTerminal { try await store.removeChallenges(transactionID: id) }
+                publish(.transaction(id: id))
                 return (s, outcome)
             }
         }
@@ -307,8 +321,15 @@ public final class MFAService: Sendable {
         }
     }
 
-    /// The binding client's session, once, after COMPLETED.
-    public func collect(id: String, binding: String?, origin: RequestOrigin) async throws -> AccountService.NewSession {
+    public enum Collected: Sendable {
+        /// A sign-in's new session.
+        case session(AccountService.NewSession)
+        /// A re-authentication's: the session that asked is freshly authenticated.
+        case reauthenticated
+    }
+
+    /// What the binding client gets, once, after COMPLETED: a sign-in's session, or its re-authentication.
+    public func collect(id: String, binding: String?, origin: RequestOrigin) async throws -> Collected {
         let now = clock.now()
         var collected = false
         let (s, _) = try await transition(id: id, binding: binding) { s in
@@ -324,7 +345,11 @@ public final class MFAService: Sendable {
            try await accounts.store.loginGuard(username: account.username)?.locked == true {
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
         }
-        return try await accounts.finishSecondFactor(accountID: s.tx.accountID, method: s.viaPush ? "push" : "code", origin: origin)
+        if let session = s.reauthSession {
+            try await accounts.finishReauthentication(tokenHash: session, accountID: s.tx.accountID, method: s.viaPush ? "push" : "code", origin: origin)
+            return .reauthenticated
+        }
+        return .session(try await accounts.finishSecondFactor(accountID: s.tx.accountID, method: s.viaPush ? "push" : "code", origin: origin))
     }
 
     // MARK: Authenticators answering

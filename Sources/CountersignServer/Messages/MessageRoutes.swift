@@ -50,7 +50,7 @@ struct MessageRoutes {
                 let waiter = push.hub.register(account: auth.account.id)
                 let page = try await messages.fetch(auth, after: after, limit: limit)
                 let left = deadline - ContinuousClock.now
-                guard page.messages.isEmpty, left > .zero else {
+                guard page.messages.isEmpty, left > .zero, !push.hub.isClosed else {
                     push.hub.cancel(waiter, account: auth.account.id)
                     return try json(page)
                 }

@@ -28,14 +28,13 @@ final class PushHub: Sendable {
             state.withLock { s in
                 for account in accounts {
                     for device in s.devicesOf[account] ?? [] { if let c = s.byDevice[device] { wake.append(c) } }
-                    for (id, w) in s.waiters[account] ?? [:] {
-                        if case .waiting(let c) = w { resume.append(c); s.waiters[account]![id] = nil } else { s.waiters[account]![id] = .signalled }
-                    }
-                    if s.waiters[account]?.isEmpty == true { s.waiters[account] = nil }
+                    resume += Self.signal(key: account, in: &s)
                 }
             }
             wake.forEach { $0.due() }
             resume.forEach { $0.resume() }
+        case .transaction(let id):
+            state.withLock { Self.signal(key: Self.transactionKey(id), in: &$0) }.forEach { $0.resume() }
         case .ended(let ending):
             let victims = state.withLock { s -> [PushConnection] in
                 switch ending {
@@ -56,15 +55,23 @@ final class PushHub: Sendable {
         }
     }
 
+    /// Marks every long poll waiting on `key` as signalled; returns the continuations to resume (outside the lock).
+    private static func signal(key: String, in s: inout State) -> [CheckedContinuation<Void, Never>] {
+        var resume: [CheckedContinuation<Void, Never>] = []
+        for (id, w) in s.waiters[key] ?? [:] {
+            if case .waiting(let c) = w { resume.append(c); s.waiters[key]![id] = nil } else { s.waiters[key]![id] = .signalled }
+        }
+        if s.waiters[key]?.isEmpty == true { s.waiters[key] = nil }
+        return resume
+    }
+
+    /// The waiter key of an MFA transaction's long poll; account IDs (the other keys) never contain `:`.
+    static func transactionKey(_ id: String) -> String { "t:" + id }
+
     /// Everything local looks at its queue again (after a lost LISTEN connection).
     func resync() {
         let (all, resume) = state.withLock { s -> ([PushConnection], [CheckedContinuation<Void, Never>]) in
-            var resume: [CheckedContinuation<Void, Never>] = []
-            for (account, ws) in s.waiters {
-                for (id, w) in ws {
-                    if case .waiting(let c) = w { resume.append(c); s.waiters[account]![id] = nil } else { s.waiters[account]![id] = .signalled }
-                }
-            }
+            let resume = s.waiters.keys.flatMap { Self.signal(key: $0, in: &s) }
             return (Array(s.byDevice.values), resume)
         }
         all.forEach { $0.due() }
@@ -100,6 +107,9 @@ final class PushHub: Sendable {
 
     var connectionCount: Int { state.withLock { $0.byDevice.count } }
 
+    /// Shutting down: long polls answer what they have instead of waiting (a wait would return at once).
+    var isClosed: Bool { state.withLock { $0.closed } }
+
     /// Shutdown: new connections are refused and every open one is closed with 1001 (reconnect later).
     func closeAll() {
         let all = state.withLock { s -> [PushConnection] in
@@ -111,7 +121,7 @@ final class PushHub: Sendable {
 
     // MARK: Long polls
 
-    /// Step one of a long poll, before the caller reads the queue.
+    /// Step one of a long poll, before the caller reads the queue (or the transaction: `transactionKey`).
     func register(account: String) -> UInt64 {
         state.withLock { s in
             s.nextWaiter += 1

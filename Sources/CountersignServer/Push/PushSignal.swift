@@ -9,6 +9,8 @@ enum PushSignal: Sendable, Equatable {
     case challenge(devices: [String])
     /// A device connected (on some node) with this connection id: any other connection of it closes (4409).
     case connected(deviceID: String, connectionID: String)
+    /// This MFA transaction changed (answered, failed, collected): the sign-in client's long poll looks.
+    case transaction(id: String)
 
     var text: String {
         switch self {
@@ -18,6 +20,7 @@ enum PushSignal: Sendable, Equatable {
         case .ended(.deviceSession(let hash)): "s:" + hash
         case .connected(let device, let connection): "c:" + device + "," + connection
         case .challenge(let devices): "m:" + devices.joined(separator: ",")
+        case .transaction(let id): "t:" + id
         }
     }
 
@@ -30,6 +33,7 @@ enum PushSignal: Sendable, Equatable {
         case "d": self = .ended(.device(rest))
         case "s": self = .ended(.deviceSession(tokenHash: rest))
         case "m": self = .challenge(devices: rest.split(separator: ",").map(String.init))
+        case "t": self = .transaction(id: rest)
         case "c":
             let parts = rest.split(separator: ",")
             guard parts.count == 2 else { return nil }
