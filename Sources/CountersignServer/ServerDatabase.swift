@@ -29,6 +29,8 @@ public final class ServerDatabase: Sendable {
     /// work in one hop instead of a hop per statement. Empty for PostgreSQL.
     let sendWriter: SQLiteWorker?
     let sessionReaders: [SQLiteWorker]
+    /// SQLite: copies the WAL into the file in the background, so that no commit waits for a checkpoint.
+    let checkpointer: SQLiteCheckpointer?
     private let nextSessionReader = Mutex(0)
     public let location: DatabaseLocation
 
@@ -93,6 +95,9 @@ public final class ServerDatabase: Sendable {
                 _ = try await sql.raw("PRAGMA journal_mode=WAL").all()
                 try await sql.raw("PRAGMA synchronous=NORMAL").run()
                 try await sql.raw("PRAGMA busy_timeout=5000").run()
+                // Checkpoints run in the background (SQLiteCheckpointer); inline only as a safety net.
+                try await sql.raw("PRAGMA wal_autocheckpoint=\(unsafeRaw: String(SQLiteCheckpointer.inlineAfterPages))").run()
+                try await sql.raw("PRAGMA journal_size_limit=\(unsafeRaw: String(SQLiteCheckpointer.walSizeLimit))").run()
             }
             let migrations = FluentKit.Migrations()
             migrations.add(Migrations.all)
@@ -107,12 +112,14 @@ public final class ServerDatabase: Sendable {
             }
             // After the migrations: the direct connections prepare statements over the tables they made.
             if case .sqlite(let path) = location {
+                let checkpointer = try SQLiteCheckpointer(path: path)
                 let writer = try SQLiteWorker(label: "countersign.sqlite.sends", path: path, readOnly: false)
                 let readers = try (0..<max(1, System.coreCount)).map { i in
                     try SQLiteWorker(label: "countersign.sqlite.sessions.\(i)", path: path, readOnly: true)
                 }
                 handle = ServerDatabase(databases: databases, database: db, group: group, readerGroup: readerGroup,
-                                        readerDatabases: readerDatabases, sendWriter: writer, sessionReaders: readers, location: location)
+                                        readerDatabases: readerDatabases, sendWriter: writer, sessionReaders: readers, location: location,
+                                        checkpointer: checkpointer)
             }
         } catch let e as ConfigurationError {
             await handle.close()
@@ -125,9 +132,11 @@ public final class ServerDatabase: Sendable {
     }
 
     init(databases: Databases, database: any Database, group: MultiThreadedEventLoopGroup?, readerGroup: MultiThreadedEventLoopGroup?,
-         readerDatabases: Databases?, sendWriter: SQLiteWorker?, sessionReaders: [SQLiteWorker], location: DatabaseLocation) {
+         readerDatabases: Databases?, sendWriter: SQLiteWorker?, sessionReaders: [SQLiteWorker], location: DatabaseLocation,
+         checkpointer: SQLiteCheckpointer? = nil) {
         self.databases = databases; self.database = database; self.ownedGroup = group; self.readerGroup = readerGroup
         self.readerDatabases = readerDatabases; self.sendWriter = sendWriter; self.sessionReaders = sessionReaders; self.location = location
+        self.checkpointer = checkpointer
     }
 
     /// The message store the server sends through: on SQLite, batches go to the direct writer.
@@ -157,6 +166,7 @@ public final class ServerDatabase: Sendable {
     }
 
     public func close() async {
+        checkpointer?.close()
         sendWriter?.close()
         sessionReaders.forEach { $0.close() }
         await databases.shutdownAsync()

@@ -185,10 +185,7 @@ struct AccountCommand: AsyncParsableCommand {
             do {
                 try await client.changePassword(current: current, new: new)
             } catch ClientError.problem(let p) where p.kind == .reauthenticationRequired {
-                var reauth = ReauthOptions()
-                reauth.otp = otp
-                reauth.recoveryCode = recoveryCode
-                try await DeviceCommand.reauthenticate(client, password: current, reauth)
+                try await DeviceCommand.reauthenticate(client, password: current, otp: otp, recoveryCode: recoveryCode)
                 try await client.changePassword(current: current, new: new)
             }
             print("password changed; your other sessions were signed out")

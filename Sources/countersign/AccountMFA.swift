@@ -82,7 +82,7 @@ enum MFALogin {
     /// A code that left the transaction open was not accepted.
     private static func refuseOpen(_ view: MFATransactionView, what: String, request: String, hint: String) throws {
         guard ["PUSH_CONFIRMATION_REQUIRED", "OTP_REQUIRED"].contains(view.status) else { return }
-        let left = view.attemptsLeft.map { "; \($0) attempt\($0 == 1 ? "" : "s") left for this \(request)" } ?? ""
+        let left = request == "sign-in" ? view.attemptsLeft.map { "; \($0) attempt\($0 == 1 ? "" : "s") left for this sign-in" } ?? "" : ""
         throw CLIError.usage("the \(what) was not accepted (wrong, or already used)\(left); \(hint)")
     }
 

@@ -42,17 +42,17 @@ struct DeviceCommand: AsyncParsableCommand {
                     or sign in again with `countersign account login \(session.username)` and retry (\(e))
                     """)
             }
-            try await reauthenticate(client, password: password, options)
+            try await reauthenticate(client, password: password, otp: options.otp, recoveryCode: options.recoveryCode)
             return try await accountCall(call)
         }
     }
 
     /// Password, then the second factor when the account has one.
-    static func reauthenticate(_ client: CountersignClient, password: String, _ options: ReauthOptions) async throws {
+    static func reauthenticate(_ client: CountersignClient, password: String, otp: String?, recoveryCode: String?) async throws {
         do {
             try await accountCall { try await client.reauthenticate(password: password) }
         } catch ClientError.secondFactorRequired(let pending) {
-            try await MFALogin.reauthenticate(client, pending, otp: options.otp, recoveryCode: options.recoveryCode)
+            try await accountCall { try await MFALogin.reauthenticate(client, pending, otp: otp, recoveryCode: recoveryCode) }
         }
     }
 

@@ -184,6 +184,12 @@ import Testing
         #expect(try await claim.approve(userId: claim.users[0].userId) == "COMPLETED")
         try await screen.completeAuthCodeSignIn(created)
         #expect(try await screen.me().username == "carol")
+        // The authenticator alone signed this session in: it may not change the second factors before the
+        // password (and then the second factor) are given.
+        let refused = await #expect(throws: ClientError.self, "a passwordless session is not a full authentication") {
+            _ = try await screen.createPairingKey()
+        }
+        #expect(refused?.code == .reauthenticationRequired)
 
         let other = try await screen.createAuthCode()
         let second = try await phone.authenticate(authCode: other.code.lowercased())

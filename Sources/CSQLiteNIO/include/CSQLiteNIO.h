@@ -42,6 +42,9 @@ int sqlite_nio_sqlite3_extended_errcode(sqlite3 *);
 const char *sqlite_nio_sqlite3_errmsg(sqlite3 *);
 int sqlite_nio_sqlite3_get_autocommit(sqlite3 *);
 int sqlite_nio_sqlite3_db_config(sqlite3 *, int op, ...);
+int sqlite_nio_sqlite3_wal_checkpoint_v2(sqlite3 *db, const char *zDb, int eMode, int *pnLog, int *pnCkpt);
+
+#define CS_SQLITE_CHECKPOINT_PASSIVE 0
 
 // The query planner stability guarantee (SQLITE_DBCONFIG_ENABLE_QPSG): plans never depend on bound
 // values, so a kept prepared statement is not marked expired and re-prepared (parsed again) whenever a

@@ -247,9 +247,11 @@ public final class AccountService: Sendable {
     }
 
     /// The session of a sign-in whose second factor (`method`) just completed.
-    func finishSecondFactor(accountID: String, method: String, origin: RequestOrigin) async throws -> NewSession {
+    /// `passwordless`: a QR sign-in (the authenticator alone): its session has never had a full
+    /// authentication, so anything behind re-authentication asks for the password (and second factor) first.
+    func finishSecondFactor(accountID: String, method: String, origin: RequestOrigin, passwordless: Bool = false) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
-        let session = try await startSession(account, origin: origin, now: clock.now())
+        let session = try await startSession(account, origin: origin, now: clock.now(), passwordless: passwordless)
         try await audit(account.id, "sign-in", "success-\(method)", origin)
         return session
     }
@@ -264,11 +266,12 @@ public final class AccountService: Sendable {
         try await audit(account.id, "sign-in", outcome, origin)
     }
 
-    private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date) async throws -> NewSession {
+    private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date, passwordless: Bool = false) async throws -> NewSession {
         let token = "cs_" + Base64URL(random.bytes(32)).text
         let expires = now.addingTimeInterval(config.sessionLifetime)
         try await store.createSession(SessionRecord(tokenHash: Self.tokenHash(token), accountID: account.id, createdAt: now, lastUsedAt: now,
-                                                    authenticatedAt: now, expiresAt: expires, address: origin.address,
+                                                    authenticatedAt: passwordless ? Date(timeIntervalSince1970: 0) : now, expiresAt: expires,
+                                                    address: origin.address,
                                                     userAgent: origin.userAgent))
         return NewSession(token: token, expiresAt: expires, account: account)
     }
@@ -405,7 +408,9 @@ public final class AccountService: Sendable {
     /// authenticated, if it is still open.
     func finishReauthentication(tokenHash: String, accountID: String, method: String, origin: RequestOrigin) async throws {
         let now = clock.now()
-        guard let session = try await store.session(tokenHash: tokenHash), session.accountID == accountID, session.expiresAt > now else {
+        // The same checks as `authenticate`: an expired or idle session is not brought back.
+        guard let session = try await store.session(tokenHash: tokenHash), session.accountID == accountID, session.expiresAt > now,
+              now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle else {
             throw AccountError.unauthenticated
         }
         try await store.markReauthenticated(tokenHash: tokenHash, at: now)

@@ -103,7 +103,7 @@ extension Problem {
             headers[.wwwAuthenticate] = "Bearer"
         case .reauthenticationRequired(let minutes):
             self.init(status: .unauthorized, code: .reauthenticationRequired, title: "Re-authentication required",
-                      detail: "This operation needs your password within the last \(minutes) minutes; POST /v1/sessions/current/reauth first.",
+                      detail: "This operation needs a full authentication within the last \(minutes) minutes (the password, and the second factor if the account has one): POST /v1/sessions/current/reauth first.",
                       extra: ["intervalMinutes": .int(minutes)])
         case .wrongPassword:
             self.init(status: .forbidden, code: .wrongPassword, title: "Wrong password", detail: "The current password is wrong.")

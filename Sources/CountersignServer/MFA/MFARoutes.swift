@@ -64,25 +64,30 @@ struct MFARoutes {
                 wait = n
             }
             // Long poll: answers when the status changes from the one first seen, or after `wait` seconds.
-            // Woken by the transaction's signal (from whichever node changed it); an expiry has no signal,
-            // so no wait outlasts the transaction, and a lost signal costs at most a second.
+            // Woken by the transaction's signal (from whichever node changed it), registered before each
+            // read so that a change between the read and the wait is not missed; an expiry has no signal,
+            // so no wait outlasts the transaction, and a lost NOTIFY costs at most 5 seconds.
             let key = PushHub.transactionKey(id)
             let deadline = ContinuousClock.now + .seconds(wait)
-            let first = try await mfa.transaction(id: id, binding: binding(request))
-            var current = first
             let terminal: Set<String> = ["COMPLETED", "FAILED", "PUSH_CONFIRMATION_TIMED_OUT"]
+            var waiter = push.hub.register(account: key)
+            func read(_ waiter: UInt64) async throws -> MFATransactionView {
+                do { return try await mfa.transaction(id: id, binding: binding(request)) } catch { push.hub.cancel(waiter, account: key); throw error }
+            }
+            let first = try await read(waiter)
+            var current = first
             while true {
-                let waiter = push.hub.register(account: key)
-                if current.status != first.status || current.attemptsLeft != first.attemptsLeft || terminal.contains(current.status) {
+                let left = deadline - ContinuousClock.now
+                if current.status != first.status || current.attemptsLeft != first.attemptsLeft || terminal.contains(current.status)
+                    || left <= .zero || push.hub.isClosed {
                     push.hub.cancel(waiter, account: key)
                     break
                 }
-                let left = deadline - ContinuousClock.now
-                guard left > .zero, !push.hub.isClosed else { push.hub.cancel(waiter, account: key); break }
                 let untilExpiry = current.expiresAt.timeIntervalSinceNow + 0.05
                 await push.hub.wait(waiter, account: key, seconds: min(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18,
-                                                                        max(0.05, untilExpiry), 1.0))
-                current = try await mfa.transaction(id: id, binding: binding(request))
+                                                                        max(0.05, untilExpiry), 5))
+                waiter = push.hub.register(account: key)
+                current = try await read(waiter)
             }
             return try json(current)
         }

@@ -118,7 +118,7 @@ extension MFAService {
             guard !s.collected else { throw MFAError.alreadyCollected }
             s.collected = true
             if try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: version) {
-                return try await accounts.finishSecondFactor(accountID: user, method: "auth-code", origin: origin)
+                return try await accounts.finishSecondFactor(accountID: user, method: "auth-code", origin: origin, passwordless: true)
             }
         }
         throw AccountError.serverBusy

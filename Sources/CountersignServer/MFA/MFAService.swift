@@ -346,6 +346,9 @@ public final class MFAService: Sendable {
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
         }
         if let session = s.reauthSession {
+            // A re-authentication counts only when collected soon after its factor: a completed
+            // transaction kept for later must not make a session fresh long after the fact.
+            guard now <= s.tx.expiresAt.addingTimeInterval(Self.transactionLifetime) else { throw MFAError.notCompleted("EXPIRED") }
             try await accounts.finishReauthentication(tokenHash: session, accountID: s.tx.accountID, method: s.viaPush ? "push" : "code", origin: origin)
             return .reauthenticated
         }

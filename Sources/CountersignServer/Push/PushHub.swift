@@ -112,11 +112,14 @@ final class PushHub: Sendable {
 
     /// Shutdown: new connections are refused and every open one is closed with 1001 (reconnect later).
     func closeAll() {
-        let all = state.withLock { s -> [PushConnection] in
+        let (all, resume) = state.withLock { s -> ([PushConnection], [CheckedContinuation<Void, Never>]) in
             s.closed = true
-            return Array(s.byDevice.values)
+            // Long polls answer what they have now rather than hold the shutdown for their wait.
+            let resume = s.waiters.keys.flatMap { Self.signal(key: $0, in: &s) }
+            return (Array(s.byDevice.values), resume)
         }
         all.forEach { $0.close(.goingAway) }
+        resume.forEach { $0.resume() }
     }
 
     // MARK: Long polls
