@@ -170,6 +170,17 @@ import Testing
         let parts = otp.text.split(separator: " ")
         #expect(otp.status == 0 && parts.count == 2 && parts[0].count == 6 && Int(parts[1].dropLast()).map { (1...30).contains($0) } == true, "\(otp.text)")
         let code = String(parts[0])
+        // On a terminal (script(1) gives it one): a live countdown redrawn in place every 100 ms, until Ctrl-C.
+        let live = try t.run("/usr/bin/timeout", ["-s", "INT", "1.5", "/usr/bin/script", "-qfec",
+                                                  "COUNTERSIGN_CONFIG_DIR=\(phone.dir) \(CLI.binary) authenticator otp", "/dev/null"])
+        let frames = live.text.split(separator: "\r").map { $0.replacingOccurrences(of: "\u{1b}[K", with: "").trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
+        #expect(frames.count >= 5, "redrawn: \(frames)")
+        #expect(frames.allSatisfy { f in
+            let p = f.split(separator: " ", omittingEmptySubsequences: true)
+            return p.count == 2 && p[0].count == 6 && p[0].allSatisfy(\.isNumber) && p[1].hasSuffix("s") && Int(p[1].dropLast()).map { (1...30).contains($0) } == true
+        }, "\(frames)")
+        #expect(frames.contains { $0.hasPrefix(code) } || Int(parts[1].dropLast())! <= 2, "the same code as without a terminal: \(frames) vs \(code)")
         let withOTP = try Self.login(laptop, server, "--otp", code).finish()
         #expect(withOTP.status == 0 && withOTP.stdout.hasPrefix("signed in as alice"), "\(withOTP)")
         let again = try Self.login(laptop, server, "--otp", code).finish()
