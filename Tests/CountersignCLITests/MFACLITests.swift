@@ -19,17 +19,30 @@ import Testing
             var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
         }
         private let errURL: URL
+        private var input: FileHandle?
 
-        init(_ d: Dir, _ args: [String]) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary] + args
+        /// `terminal`: run under script(1), on a pseudo-terminal whose input is `type(_:)`.
+        init(_ d: Dir, _ args: [String], terminal: Bool = false) throws {
+            if terminal {
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+                process.arguments = ["-qfec", (["COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary] + args).joined(separator: " "), "/dev/null"]
+            } else {
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary] + args
+            }
             process.currentDirectoryURL = d.t.dir
             let out = Pipe()
             errURL = d.t.dir.appendingPathComponent(".stderr-\(UUID().uuidString)")
             _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
             process.standardOutput = out
             process.standardError = try FileHandle(forWritingTo: errURL)
-            process.standardInput = FileHandle.nullDevice
+            if terminal {
+                let pipe = Pipe()
+                process.standardInput = pipe
+                input = pipe.fileHandleForWriting
+            } else {
+                process.standardInput = FileHandle.nullDevice
+            }
             try process.run()
             let reader = out.fileHandleForReading
             Thread { [output] in
@@ -42,6 +55,9 @@ import Testing
         }
 
         deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        /// A line typed on the terminal.
+        func type(_ line: String) { input?.write(Data((line + "\n").utf8)) }
 
         var text: String { output.text }
 
@@ -113,6 +129,35 @@ import Testing
         }
         Issue.record("no pending request reached the authenticator")
         return []
+    }
+
+    /// `authenticator watch` on a terminal: each request shown as it arrives, answered by typing.
+    @Test func watchAnswersFromTheTerminal() throws {
+        guard let (t, server, alice, laptop) = try Self.setUp() else { return }
+        defer { _ = server.signal(SIGTERM) }
+        let phone = Dir(t: t, name: "phone")
+        let (key, _) = try Self.pairingKey(alice)
+        #expect(try Self.pair(phone, key, server: server).status == 0)
+        let watch = try Running(phone, ["authenticator", "watch"], terminal: true)
+        defer { kill(watch.process.processIdentifier, SIGKILL) }
+        _ = try watch.wait(for: "connected; waiting for sign-in requests for alice")
+
+        let first = try Self.login(laptop, server)
+        let number = try first.wait(for: "^Number to match: ([0-9]+)$")
+        _ = try watch.wait(for: "Sign-in request .* alice .*from 127\\.0\\.0\\.1")
+        _ = try watch.wait(for: "Type the number shown on the sign-in screen")
+        watch.type(number)
+        _ = try watch.wait(for: "^COMPLETED")
+        let approved = first.finish()
+        #expect(approved.status == 0 && approved.stdout.contains("signed in as alice"), "\(approved)")
+
+        let second = try Self.login(laptop, server)
+        _ = try second.wait(for: "^Number to match: ([0-9]+)$")
+        _ = try watch.wait(for: "(?s)COMPLETED.*Type the number shown")
+        watch.type("d")
+        _ = try watch.wait(for: "^FAILED")
+        let denied = second.finish()
+        #expect(denied.status != 0 && denied.stderr.contains("sign-in FAILED") && denied.stderr.contains("denied"), "\(denied)")
     }
 
     @Test(arguments: ["sqlite", "postgres"])
