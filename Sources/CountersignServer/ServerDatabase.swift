@@ -140,7 +140,9 @@ public final class ServerDatabase: Sendable {
     }
 
     /// The message store the server sends through: on SQLite, batches go to the direct writer.
-    var messageStore: SQLMessageStore { SQLMessageStore(database: database, writer: sendWriter, readers: { self.reader }) }
+    var messageStore: SQLMessageStore {
+        SQLMessageStore(database: database, writer: sendWriter, readers: { self.reader }, directReaders: { self.sessionReader })
+    }
 
     /// The next direct session reader, round robin; nil for PostgreSQL.
     var sessionReader: SQLiteWorker? {

@@ -31,12 +31,12 @@ public final class SessionEndings: Sendable {
 final class SecondFactorGate: Sendable {
     /// The account, who asks, when, and for a re-authentication the session's token hash (nil: a sign-in).
     typealias Begin = @Sendable (AccountRecord, RequestOrigin, Date, String?) async throws -> MFARequired?
-    private let handler = Mutex<Begin?>(nil)
+    private let handler = CallbackSlot<Begin>()
 
-    func set(_ begin: @escaping Begin) { handler.withLock { $0 = begin } }
+    func set(_ begin: @escaping Begin) { handler.set(begin) }
 
     func begin(_ account: AccountRecord, _ origin: RequestOrigin, _ now: Date, reauthenticating session: String? = nil) async throws -> MFARequired? {
-        guard let begin = handler.withLock({ $0 }) else { return nil }
+        guard let begin = handler.current else { return nil }
         return try await begin(account, origin, now, session)
     }
 }

@@ -14,11 +14,11 @@ public final class MessageService: Sendable {
     let config: ServerConfiguration
     let clock: any WallClock
 
-    private let dueHandler = Mutex<(@Sendable ([String]) -> Void)?>(nil)
+    private let dueHandler = CallbackSlot<@Sendable ([String]) -> Void>()
     /// Called with the accounts whose devices have a new entry due now (the push channel's wake-up).
     var onDue: (@Sendable ([String]) -> Void)? {
-        get { dueHandler.withLock { $0 } }
-        set { dueHandler.withLock { $0 = newValue } }
+        get { dueHandler.current }
+        set { dueHandler.set(newValue) }
     }
 
     public static let maxDeliverAfter = 30 * 86_400

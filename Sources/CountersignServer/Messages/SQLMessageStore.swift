@@ -17,9 +17,13 @@ public struct SQLMessageStore: MessageStore {
     var sql: any SQLDatabase { db as! any SQLDatabase }
     var isPostgres: Bool { sql.dialect.name == "postgresql" }
 
-    public init(database: any Database) { db = database; writer = nil; readers = nil }
-    init(database: any Database, writer: SQLiteWorker?, readers: (@Sendable () -> any Database)? = nil) {
-        db = database; self.writer = writer; self.readers = readers
+    /// SQLite: the direct read-only connections, round robin (push deliveries read there in one hop).
+    let directReaders: (@Sendable () -> SQLiteWorker?)?
+
+    public init(database: any Database) { db = database; writer = nil; readers = nil; directReaders = nil }
+    init(database: any Database, writer: SQLiteWorker?, readers: (@Sendable () -> any Database)? = nil,
+         directReaders: (@Sendable () -> SQLiteWorker?)? = nil) {
+        db = database; self.writer = writer; self.readers = readers; self.directReaders = directReaders
     }
 
     public func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
@@ -86,6 +90,10 @@ public struct SQLMessageStore: MessageStore {
         // The push channel reads without writing: on a reader connection, no write lock taken per delivery
         // (the first-fetch receipt is counted when the device acknowledges instead).
         guard recordFetch else {
+            if let direct = directReaders?() {
+                return try await direct.run { try DirectQueueReader.page($0, deviceID: deviceID, after: after, excluding: excluding, limit: limit,
+                                                                        maxBytes: maxBytes, now: now) }
+            }
             let reader = (readers?() ?? db) as! any SQLDatabase
             return try await Self.page(reader, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
                                        recordFetch: false)
@@ -145,6 +153,7 @@ public struct SQLMessageStore: MessageStore {
 
     public func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
         guard !seqs.isEmpty else { return 0 }
+        if let writer { return try await writer.run { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) } }
         return try await db.writeTransaction { sql in
             let rows = try await sql.raw("""
                 DELETE FROM message_queue WHERE device_id = \(bind: deviceID) AND seq IN (\(binds: seqs)) RETURNING message_id, incoming, fetched

@@ -18,12 +18,12 @@ public final class PushService: Sendable {
     /// Set once at start: in-process on SQLite, NOTIFY/LISTEN on PostgreSQL.
     let bus: any PushBus
     /// A device's pending MFA challenges (set by the MFA service once it exists).
-    private let challengeSource = Mutex<(@Sendable (String) async throws -> [String])?>(nil)
+    private let challengeSource = CallbackSlot<@Sendable (String) async throws -> [String]>()
 
-    func setChallengeSource(_ source: @escaping @Sendable (String) async throws -> [String]) { challengeSource.withLock { $0 = source } }
+    func setChallengeSource(_ source: @escaping @Sendable (String) async throws -> [String]) { challengeSource.set(source) }
 
     func pendingChallenges(deviceID: String) async throws -> [String] {
-        guard let source = challengeSource.withLock({ $0 }) else { return [] }
+        guard let source = challengeSource.current else { return [] }
         return try await source(deviceID)
     }
 
