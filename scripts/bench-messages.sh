@@ -23,8 +23,12 @@ command -v wrk >/dev/null || missing+=(wrk)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
-swift build -c release --product countersign >&2
-swift build -c release --product countersign-bench-messages >&2
+# The benchmarks' own scratch path (shared with bench-push.sh and bench-mfa.sh): never waits for, or
+# disturbs, a build in .build.
+scratch=${BENCH_SCRATCH:-.build-bench}
+swift build -c release --scratch-path "$scratch" --product countersign >&2
+swift build -c release --scratch-path "$scratch" --product countersign-bench-messages >&2
+bin=$scratch/release
 work=$(mktemp -d)
 database="sqlite:$work/bench.sqlite"
 if [ "$backend" = postgres ]; then
@@ -102,17 +106,17 @@ for batch in 1 128; do
   fi
   echo "== server: $(nproc) cores, $backend, captcha off, COUNTERSIGN_SEND_BATCH=$batch; $devices sender devices"
   COUNTERSIGN_SEND_BATCH=$batch COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=100000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=100000 \
-    COUNTERSIGN_LOG_LEVEL=warning .build/release/countersign serve --port 0 --captcha off --database "$db" > "$run/serve.log" 2>&1 &
+    COUNTERSIGN_LOG_LEVEL=warning "$bin/countersign" serve --port 0 --captcha off --database "$db" > "$run/serve.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q listening "$run/serve.log" && break; sleep 0.1; done
   url=$(grep -o 'http://[^ ]*' "$run/serve.log")
-  .build/release/countersign-bench-messages setup "$url" "$devices" "$per_device" "$run"
+  "$bin/countersign-bench-messages" setup "$url" "$devices" "$per_device" "$run"
   wrk -t"$devices" -c$((devices * 4)) -d"${secs}s" --latency -s "$work/send.lua" "$url" -- "$run" > "$run/wrk.txt"
   grep -E "Latency|50%|99%|Requests/sec|requests in|accepted" "$run/wrk.txt"
   accepted=$(awk '/^accepted/ {print $2}' "$run/wrk.txt" | tr -d ,)
   rates[$batch]=$(python3 -c "print(f'{$accepted / $secs:.0f}')")
   echo "accepted: ${rates[$batch]} messages/s"
-  .build/release/countersign-bench-messages drain "$url" "$run"
+  "$bin/countersign-bench-messages" drain "$url" "$run"
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 done
 python3 - "${rates[1]}" "${rates[128]}" "$raw" "$backend" <<'PY'
