@@ -18,44 +18,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-1000}; rate=${MFA_RATE:-20}; secs=${MFA_SECONDS:-15}
 case $count in ''|*[!0-9]*) echo "usage: bash scripts/bench-mfa.sh [AUTHENTICATORS]" >&2; exit 2 ;; esac
-missing=()
-[ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
-[ -f /usr/include/qrencode.h ] || missing+=(libqrencode-dev)
-command -v pkg-config >/dev/null || missing+=(pkg-config)
-if [ ${#missing[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
-fi
-scratch=${PUSH_SCRATCH:-.build-bench}
-swift build -c release --scratch-path "$scratch" --product countersign >&2
-swift build -c release --scratch-path "$scratch" --product countersign-bench-push >&2
-bin=$scratch/release
-work=$(mktemp -d)
-pid=; gen=
-cleanup() {
-  if [ -n "$gen" ]; then kill -TERM "$gen" 2>/dev/null || true; fi
-  if [ -n "$pid" ]; then kill -TERM -- "-$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  if [ -n "${KEEP_WORK:-}" ]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+source scripts/lib/bench-server.sh
+bench_build countersign-bench-push
 
 echo "== setup: $count accounts with a paired authenticator in a fresh SQLite file"
 "$bin/countersign-bench-push" mfa-setup "$work/bench.sqlite" "$count" "$work"
 
-hard=$(ulimit -Hn)
 echo "== server: $(nproc) cores, sqlite, captcha off"
-( ulimit -n "$hard"
-  COUNTERSIGN_LOG_LEVEL=warning COUNTERSIGN_EXIT_WITH_PARENT=1 \
-    exec setsid "$bin/countersign" serve --port 0 --captcha off --database "sqlite:$work/bench.sqlite" ) > "$work/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 200); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' "$work/serve.log" || true)
-if [ -z "$url" ]; then echo "the server did not start:" >&2; cat "$work/serve.log" >&2; exit 1; fi
+bench_serve "$work/bench.sqlite" "$work/serve.log"
 echo "server $url, pid $pid"
 
 echo "== run: $count authenticators connected, then $rate sign-ins/s for $secs s"
 status=0
-( ulimit -n "$hard"; exec "$bin/countersign-bench-push" mfa-run "$url" "$pid" "$work" "$count" "$rate" "$secs" ) > "$work/run.txt" 2>&1 &
+( ulimit -n "$(ulimit -Hn)"; exec "$bin/countersign-bench-push" mfa-run "$url" "$pid" "$work" "$count" "$rate" "$secs" ) > "$work/run.txt" 2>&1 &
 gen=$!
 tail -n +1 -f --pid="$gen" "$work/run.txt" &
 follower=$!
@@ -63,11 +38,7 @@ wait "$gen" || status=$?
 wait "$follower" 2>/dev/null || true
 gen=
 
-problems=$(grep -ciE 'warning|error|critical' "$work/serve.log" || true)
-echo "server log: $problems warning/error lines"
-if [ "$problems" -gt 0 ]; then
-  grep -iE 'warning|error|critical' "$work/serve.log" | sed -E 's/^[0-9T:.+-]+ //' | sort | uniq -c | sort -rn | head -5
-fi
+bench_server_log "$work/serve.log"
 last=$(grep '^mfa: ' "$work/run.txt" | tail -1 || true)
 if [ -n "$last" ]; then
   echo "$last"

@@ -16,29 +16,8 @@ cd "$(dirname "$0")/.."
 conns=${1:-10000}; rate=${PUSH_RATE:-1000}; secs=${PUSH_SECONDS:-10}; senders=8
 case $conns in ''|*[!0-9]*) echo "usage: bash scripts/bench-push.sh [CONNS]" >&2; exit 2 ;; esac
 began=$(date +%s.%N)
-missing=()
-[ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
-[ -f /usr/include/qrencode.h ] || missing+=(libqrencode-dev)
-command -v pkg-config >/dev/null || missing+=(pkg-config)
-if [ ${#missing[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
-fi
-# Its own scratch path, so that it never waits for (or disturbs) a build in .build.
-scratch=${PUSH_SCRATCH:-.build-bench}
-# One product per invocation: swift build honours only the last --product given.
-swift build -c release --scratch-path "$scratch" --product countersign >&2
-swift build -c release --scratch-path "$scratch" --product countersign-bench-push >&2
-bin=$scratch/release
-work=$(mktemp -d)
-pid=; gen=
-cleanup() {
-  if [ -n "$gen" ]; then kill -TERM "$gen" 2>/dev/null || true; fi
-  # The server runs in its own process group (setsid): end all of it.
-  if [ -n "$pid" ]; then kill -TERM -- "-$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  if [ -n "${KEEP_WORK:-}" ]; then echo "work directory kept: $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+source scripts/lib/bench-server.sh
+bench_build countersign-bench-push
 
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(date +%s.%N)"; }
 
@@ -53,13 +32,7 @@ if [ "$hard" != unlimited ] && [ "$hard" -lt "$need" ]; then
   echo "warning: the hard file limit ($hard) is below $need; connections beyond it will fail" >&2
 fi
 echo "== server: $(nproc) cores, sqlite, captcha off, file limit raised to $hard"
-( ulimit -n "$hard"
-  COUNTERSIGN_LOG_LEVEL=warning COUNTERSIGN_EXIT_WITH_PARENT=1 \
-    exec setsid "$bin/countersign" serve --port 0 --captcha off --database "sqlite:$work/bench.sqlite" ) > "$work/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 200); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' "$work/serve.log" || true)
-if [ -z "$url" ]; then echo "the server did not start:" >&2; cat "$work/serve.log" >&2; exit 1; fi
+bench_serve "$work/bench.sqlite" "$work/serve.log"
 # The server's own pid (setsid execs in place, so $pid is it).
 echo "server $url, pid $pid, file limit $(awk '/Max open files/ {print $4}' "/proc/$pid/limits")"
 
@@ -77,11 +50,7 @@ wait "$follower" 2>/dev/null || true
 gen=
 echo "run took $(elapsed "$t") s; whole script $(elapsed "$began") s"
 
-problems=$(grep -ciE 'warning|error|critical' "$work/serve.log" || true)
-echo "server log: $problems warning/error lines"
-if [ "$problems" -gt 0 ]; then
-  grep -iE 'warning|error|critical' "$work/serve.log" | sed -E 's/^[0-9T:.+-]+ //' | sort | uniq -c | sort -rn | head -5
-fi
+bench_server_log "$work/serve.log"
 if ! kill -0 "$pid" 2>/dev/null; then echo "the server is no longer running" >&2; fi
 
 last=$(grep '^push: ' "$work/run.txt" | tail -1 || true)

@@ -13,19 +13,9 @@ import Logging
 enum MFASetup {
     static func run(dbPath: String, count: Int, dir: URL) async throws {
         let started = ContinuousClock.now
-        var logger = Logger(label: "countersign-bench-mfa")
-        logger.logLevel = .warning
-        var config = ServerConfiguration()
-        config.captcha = .off
-        config.database = .sqlite(path: dbPath)
-        let database = try await ServerDatabase.open(config.database, logger: logger)
-        do {
+        try await Setup.withDatabase(dbPath) { database, config, logger in
             try await fill(database: database, config: config, logger: logger, count: count, dir: dir, started: started)
-        } catch {
-            await database.close()
-            throw error
         }
-        await database.close()
     }
 
     private static func fill(database: ServerDatabase, config: ServerConfiguration, logger: Logger, count: Int, dir: URL,

@@ -55,6 +55,14 @@ enum Setup {
 
     static func run(dbPath: String, conns: Int, senders: Int, dir: URL) async throws {
         let started = ContinuousClock.now
+        try await withDatabase(dbPath) { database, config, logger in
+            try await fill(database: database, config: config, logger: logger, conns: conns, senders: senders, dir: dir, started: started)
+        }
+    }
+
+    /// The SQLite file opened with the server library (migrations included) and the server's default
+    /// configuration (captcha off), closed after `body` whatever happens.
+    static func withDatabase(_ dbPath: String, _ body: (ServerDatabase, ServerConfiguration, Logger) async throws -> Void) async throws {
         var logger = Logger(label: "countersign-bench-push")
         logger.logLevel = .warning
         var config = ServerConfiguration()
@@ -62,7 +70,7 @@ enum Setup {
         config.database = .sqlite(path: dbPath)
         let database = try await ServerDatabase.open(config.database, logger: logger)
         do {
-            try await fill(database: database, config: config, logger: logger, conns: conns, senders: senders, dir: dir, started: started)
+            try await body(database, config, logger)
         } catch {
             await database.close()
             throw error
