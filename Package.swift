@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", exact: "1.6.2"),
         // ES256 push challenges and answers (docs/SPEC.md §4h).
         .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
+        .package(url: "https://github.com/vapor/async-kit.git", exact: "1.22.0"),
     ],
     targets: [
         // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev.
@@ -79,6 +80,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncKit", package: "async-kit"),
             ],
             resources: [.copy("openapi.yaml")]
         ),

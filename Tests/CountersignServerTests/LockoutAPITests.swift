@@ -72,7 +72,10 @@ import Testing
             }
             let checked = replies.filter { $0.status == 401 }.count
             #expect(checked == 3, "\(Dictionary(grouping: replies, by: { $0.code ?? "?" }).mapValues(\.count))")
-            #expect(replies.allSatisfy { [401, 429].contains($0.status) })
+            // Checked (401) or refused unchecked: delayed (429), or shed when every database connection
+            // stayed busy (503 server-busy, as a loaded CI machine may); never anything else.
+            #expect(replies.allSatisfy { [401, 429].contains($0.status) || ($0.status == 503 && $0.code == "server-busy") },
+                    "\(replies.map { "\($0.status) \($0.code ?? "")" })")
             #expect(try await h.store.loginGuard(username: "target")?.failures == 3)
             // Lock state: after the delay, two more failures in a concurrent burst lock it with at most one check each step.
             h.clock.advance(30 * 60)

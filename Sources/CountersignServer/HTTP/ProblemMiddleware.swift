@@ -1,3 +1,4 @@
+import AsyncKit
 import CountersignAPI
 import Foundation
 import Hummingbird
@@ -33,6 +34,13 @@ struct ProblemMiddleware: RouterMiddleware {
             throw Problem(e)
         } catch let e as RelayError {
             throw Problem(e)
+        } catch is ConnectionPoolTimeoutError {
+            // Every pooled database connection stayed busy for the pool's whole wait: overload, not a fault.
+            context.logger.warning("database connection pool exhausted", metadata: ["path": "\(request.uri.path)"])
+            var p = Problem(status: .serviceUnavailable, code: .serverBusy, title: "Server busy",
+                            detail: "Every database connection is busy; retry in a second.")
+            p.headers[.retryAfter] = "1"
+            throw p
         } catch let e as HTTPError {
             switch e.status {
             case .notFound:

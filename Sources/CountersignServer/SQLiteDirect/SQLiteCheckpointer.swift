@@ -22,12 +22,22 @@ final class SQLiteCheckpointer: Sendable {
     init(path: String, interval: Duration = .milliseconds(250)) throws {
         let connection = try DirectSQLite(path: path, readOnly: false)
         let nanos = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+        let wal = path + "-wal"
         let thread = Thread { [self] in
+            var copied: timespec?
             while !stopping.load(ordering: .relaxed) {
                 var ts = timespec(tv_sec: Int(nanos / 1_000_000_000), tv_nsec: Int(nanos % 1_000_000_000))
                 nanosleep(&ts, nil)
+                // Nothing written since the last checkpoint (the WAL file unchanged): no checkpoint, no
+                // fsync. An idle database costs a stat per tick.
+                var st = stat()
+                let modified = stat(wal, &st) == 0 ? st.st_mtim : nil
+                if let modified, let copied, modified.tv_sec == copied.tv_sec, modified.tv_nsec == copied.tv_nsec { continue }
                 // A failure (the file busy past the timeout) is retried at the next tick.
-                if (try? connection.checkpointPassive()) != nil { runs.add(1, ordering: .relaxed) }
+                if (try? connection.checkpointPassive()) != nil {
+                    copied = modified
+                    runs.add(1, ordering: .relaxed)
+                }
             }
             connection.close()
             stopped.signal()
