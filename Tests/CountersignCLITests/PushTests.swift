@@ -300,7 +300,9 @@ import WSClient
         let revokedAt = Date()
         try await bob.sdk.revokeDevice(id: phone.id)
         #expect(await phoneEvents.wait(5) { phoneEvents.failure.withLock { $0 } as? ClientError == .pushEnded(.revoked) })
-        #expect(Date().timeIntervalSince(revokedAt) < 2, "at once, not at the next periodic check")
+        // At once, not at the next periodic session check (every 300 s); the bound leaves room for a loaded
+        // CI machine (2.3 to 2.5 s seen there, with the revocation request itself included).
+        #expect(Date().timeIntervalSince(revokedAt) < 5, "at once, not at the next periodic check")
 
         // Sign-out everywhere ends the first device's session: its connection closes too.
         try await bob.sdk.signOutEverywhere()
