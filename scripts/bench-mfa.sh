@@ -29,14 +29,7 @@ bench_serve "$work/bench.sqlite" "$work/serve.log"
 echo "server $url, pid $pid"
 
 echo "== run: $count authenticators connected, then $rate sign-ins/s for $secs s"
-status=0
-( ulimit -n "$(ulimit -Hn)"; exec "$bin/countersign-bench-push" mfa-run "$url" "$pid" "$work" "$count" "$rate" "$secs" ) > "$work/run.txt" 2>&1 &
-gen=$!
-tail -n +1 -f --pid="$gen" "$work/run.txt" &
-follower=$!
-wait "$gen" || status=$?
-wait "$follower" 2>/dev/null || true
-gen=
+bench_generate mfa-run "$url" "$pid" "$work" "$count" "$rate" "$secs"
 
 bench_server_log "$work/serve.log"
 last=$(grep '^mfa: ' "$work/run.txt" | tail -1 || true)

@@ -38,16 +38,7 @@ echo "server $url, pid $pid, file limit $(awk '/Max open files/ {print $4}' "/pr
 
 echo "== run: $conns connections, then $rate msgs/s for $secs s"
 t=$(date +%s.%N)
-status=0
-# In the background, so that a signal to this script is handled at once (bash runs traps only between
-# foreground commands), with its output followed here.
-( ulimit -n "$hard"; exec "$bin/countersign-bench-push" run "$url" "$pid" "$work" "$conns" "$rate" "$secs" ) > "$work/run.txt" 2>&1 &
-gen=$!
-tail -n +1 -f --pid="$gen" "$work/run.txt" &
-follower=$!
-wait "$gen" || status=$?
-wait "$follower" 2>/dev/null || true
-gen=
+bench_generate run "$url" "$pid" "$work" "$conns" "$rate" "$secs"
 echo "run took $(elapsed "$t") s; whole script $(elapsed "$began") s"
 
 bench_server_log "$work/serve.log"

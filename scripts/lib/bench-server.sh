@@ -52,3 +52,17 @@ bench_server_log() {
     grep -iE 'warning|error|critical' "$1" | sed -E 's/^[0-9T:.+-]+ //' | sort | uniq -c | sort -rn | head -5
   fi
 }
+
+# Runs `countersign-bench-push ARGS…` under the hard file limit, in the background so that a signal to the
+# script is handled at once (bash runs traps only between foreground commands), its output written to
+# $work/run.txt and followed here; sets $status to its exit status.
+bench_generate() {
+  status=0
+  ( ulimit -n "$(ulimit -Hn)"; exec "$bin/countersign-bench-push" "$@" ) > "$work/run.txt" 2>&1 &
+  gen=$!
+  tail -n +1 -f --pid="$gen" "$work/run.txt" &
+  local follower=$!
+  wait "$gen" || status=$?
+  wait "$follower" 2>/dev/null || true
+  gen=
+}
