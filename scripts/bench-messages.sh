@@ -97,7 +97,7 @@ LUA
 # One server per batch setting, each on its own fresh database, so the group commit's effect is a ratio
 # measured in this run: COUNTERSIGN_SEND_BATCH=1 writes every send in its own transaction.
 declare -A rates
-for batch in 1 128; do
+for batch in ${BENCH_BATCHES:-1 128}; do
   run="$work/batch-$batch"; mkdir -p "$run"
   db="sqlite:$run/bench.sqlite"
   if [ "$backend" = postgres ]; then

@@ -36,8 +36,9 @@ public enum CountersignServer {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
         }
         AccountRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
+        let postgresSessions = PostgresSessionReads(database)
         let devices = DeviceService(store: SQLDeviceStore(database: database.database, readers: { database.reader },
-                                                          sessionReaders: { database.sessionReader }),
+                                                          sessionReaders: { database.sessionReader }, postgresSessions: postgresSessions),
                                     accounts: service, config: config, clock: clock, random: service.random)
         DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
         let messages = MessageService(store: database.messageStore, accounts: service, config: config, clock: clock)

@@ -1,7 +1,8 @@
 # Shared by bench-push.sh and bench-mfa.sh (sourced): the release build under the benchmarks' own scratch
 # path, a work directory, a server on a SQLite file in its own process group, and the cleanup of all of it.
 #   bench_build PRODUCT       installs what the build needs, builds countersign and PRODUCT; sets $bin
-#   bench_serve DBFILE LOG    starts `countersign serve` (captcha off, hard file limit); sets $pid and $url
+#   bench_serve DBFILE LOG    starts `countersign serve` (captcha off, hard file limit); sets $pid and $url;
+#                             BENCH_SERVER=PATH runs another build of the server (A/B runs within one session)
 # $work is the work directory; $gen, when set, is a generator process to stop on exit.
 
 bench_build() {
@@ -36,7 +37,7 @@ bench_serve() {
   hard=$(ulimit -Hn)
   ( ulimit -n "$hard"
     COUNTERSIGN_LOG_LEVEL=warning COUNTERSIGN_EXIT_WITH_PARENT=1 \
-      exec setsid "$bin/countersign" serve --port 0 --captcha off --database "sqlite:$1" ) > "$2" 2>&1 &
+      exec setsid "${BENCH_SERVER:-$bin/countersign}" serve --port 0 --captcha off --database "sqlite:$1" ) > "$2" 2>&1 &
   pid=$!
   for _ in $(seq 200); do grep -q listening "$2" && break; sleep 0.1; done
   url=$(grep -o 'http://[^ ]*' "$2" || true)

@@ -17,13 +17,16 @@ public struct SQLDeviceStore: DeviceStore {
 
     /// SQLite: direct read-only connections for the session lookup every device request starts with.
     let sessionReaders: (@Sendable () -> SQLiteWorker?)?
+    /// PostgreSQL: the same lookup, grouped across concurrent requests.
+    let postgresSessions: PostgresSessionReads?
 
     public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) {
-        db = database; self.readers = readers; sessionReaders = nil
+        db = database; self.readers = readers; sessionReaders = nil; postgresSessions = nil
     }
 
-    init(database: any Database, readers: (@Sendable () -> any Database)?, sessionReaders: (@Sendable () -> SQLiteWorker?)?) {
-        db = database; self.readers = readers; self.sessionReaders = sessionReaders
+    init(database: any Database, readers: (@Sendable () -> any Database)?, sessionReaders: (@Sendable () -> SQLiteWorker?)?,
+         postgresSessions: PostgresSessionReads? = nil) {
+        db = database; self.readers = readers; self.sessionReaders = sessionReaders; self.postgresSessions = postgresSessions
     }
 
     // MARK: Challenges
@@ -227,6 +230,7 @@ public struct SQLDeviceStore: DeviceStore {
         if let worker = sessionReaders?() {
             return try await worker.run { try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash) }
         }
+        if let postgresSessions { return try await postgresSessions.read(tokenHash: tokenHash) }
         if isPostgres, let postgres = (readers?() ?? db) as? any PostgresDatabase {
             return try await PostgresSessionContext.read(postgres, tokenHash: tokenHash)
         }

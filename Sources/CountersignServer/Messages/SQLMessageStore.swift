@@ -28,7 +28,7 @@ public struct SQLMessageStore: MessageStore {
 
     public func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
-        if let writer { return try await writer.run { try DirectSendStore.store($0, batch) } }
+        if let writer { return try await writer.write { try DirectSendStore.store($0, batch) } }
         if isPostgres, let postgres = db as? any PostgresDatabase { return try await PostgresSendStore.store(postgres, batch) }
         // SQLite through SQLKit (a store opened without the direct writer): the single Fluent writer
         // connection runs the transaction, BEGIN IMMEDIATE, so nothing changes between reads and inserts.
@@ -153,7 +153,7 @@ public struct SQLMessageStore: MessageStore {
 
     public func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
         guard !seqs.isEmpty else { return 0 }
-        if let writer { return try await writer.run { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) } }
+        if let writer { return try await writer.write { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) } }
         return try await db.writeTransaction { sql in
             let rows = try await sql.raw("""
                 DELETE FROM message_queue WHERE device_id = \(bind: deviceID) AND seq IN (\(binds: seqs)) RETURNING message_id, incoming, fetched

@@ -18,7 +18,9 @@ struct PostgresSessionContext: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row {
+    func decodeRow(_ row: PostgresRow) throws -> Row { try Self.decode(row) }
+
+    static func decode(_ row: PostgresRow) throws -> Row {
         let r = row.makeRandomAccess()
         func text(_ i: Int) throws -> String { try r[i].decode(String.self) }
         func int(_ i: Int) throws -> Int64 { try r[i].decode(Int64.self) }

@@ -77,8 +77,22 @@ final class DirectSQLite: @unchecked Sendable {
     }
 
     /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE): its reads see the state it
-    /// writes over, and no other writer can commit between them. Rolled back if `body` throws.
+    /// writes over, and no other writer can commit between them. Rolled back if `body` throws. Inside a
+    /// transaction already (a group commit, `SQLiteWorker.write`) it is a savepoint: rolled back alone,
+    /// committed with the group.
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        guard autocommit else {
+            try execute("SAVEPOINT write")
+            do {
+                let result = try body()
+                try execute("RELEASE write")
+                return result
+            } catch {
+                // Unless the error already ended the whole transaction (the group sees that).
+                if !autocommit { try? execute("ROLLBACK TO write"); try? execute("RELEASE write") }
+                throw error
+            }
+        }
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()

@@ -1,0 +1,142 @@
+import CountersignClient
+import CountersignCrypto
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// The grouping under the hot paths: the SQLite writer's group commit (`SQLiteWorker.write`) and
+/// PostgreSQL's grouped device-session reads (`PostgresSessionReads`). Grouping must never mix up
+/// callers, let one caller's failure undo another's write, or answer before the data is durable.
+@Suite struct GroupedReadWriteTests {
+    private func scratchWriter() throws -> (SQLiteWorker, String) {
+        guard case .sqlite(let path) = try Backend.sqlite.freshLocation() else { throw ConfigurationError("no path") }
+        // DirectSQLite opens, never creates: an empty file is an empty database.
+        FileManager.default.createFile(atPath: path, contents: nil)
+        let setup = try DirectSQLite(path: path, readOnly: false)
+        try setup.execute("PRAGMA journal_mode=WAL")
+        try setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
+        setup.close()
+        return (try SQLiteWorker(label: "test.writer", path: path, readOnly: false), path)
+    }
+
+    /// 200 writes queued behind a busy writer go into one transaction; the ones that fail (a duplicate
+    /// key, a thrown error after an insert) roll back alone; each caller gets its own result; and every
+    /// caller that was answered finds its row from another connection (nothing answered before COMMIT).
+    @Test func groupCommitKeepsEachWriteItsOwn() async throws {
+        let (writer, path) = try scratchWriter()
+        defer { writer.close() }
+        struct Refused: Error { let n: Int }
+        // Occupy the writer's queue so the writes pile up and go as one group.
+        let blocker = Task { try await writer.run { _ in Thread.sleep(forTimeInterval: 0.3) } }
+        try await Task.sleep(for: .milliseconds(50))
+        let results = try await withThrowingTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
+            for n in 0..<200 {
+                group.addTask {
+                    let result: Result<Int, any Error>
+                    do {
+                        result = .success(try await writer.write { c in
+                            try c.writeTransaction { () throws -> Int in
+                                let insert = try c.statement("INSERT INTO t (id, v) VALUES (?1, ?2)")
+                                // Writes 5, 15, … take write 1's key: whichever of them runs first holds it, the others fail.
+                                insert.bind(1, Int64(n % 10 == 5 ? 1 : n))
+                                insert.bind(2, "w\(n)")
+                                try insert.run()
+                                if n % 10 == 7 { throw Refused(n: n) }
+                                return n
+                            }
+                        })
+                    } catch {
+                        result = .failure(error)
+                    }
+                    if case .success = result {
+                        // Answered: committed, visible to a fresh reader.
+                        let reader = try DirectSQLite(path: path, readOnly: true)
+                        defer { reader.close() }
+                        let s = try reader.statement("SELECT v FROM t WHERE v = ?1")
+                        s.bind(1, "w\(n)")
+                        var seen = false
+                        try s.forEach { _ in seen = true }
+                        #expect(seen, "write \(n) was answered before its row was committed")
+                    }
+                    return (n, result)
+                }
+            }
+            return try await group.reduce(into: [Int: Result<Int, any Error>]()) { $0[$1.0] = $1.1 }
+        }
+        try await blocker.value
+        var expected = Set<String>()
+        for (n, result) in results {
+            switch result {
+            case .success(let value):
+                #expect(value == n, "a caller got another's result")
+                #expect(n % 10 != 7)
+                expected.insert("w\(n)")
+            case .failure(let error):
+                if n % 10 == 7 { #expect((error as? Refused)?.n == n) } else { #expect(n % 10 == 5 || n == 1, "write \(n) failed: \(error)") }
+            }
+        }
+        // Write 1 and the twenty writes to its key: exactly one of them holds it.
+        #expect(results.filter { ($0.key == 1 || $0.key % 10 == 5) && (try? $0.value.get()) != nil }.count == 1)
+        let reader = try DirectSQLite(path: path, readOnly: true)
+        defer { reader.close() }
+        var stored = Set<String>()
+        try reader.statement("SELECT v FROM t").forEach { stored.insert($0.string(0)) }
+        #expect(stored == expected, "exactly the successful writes are stored")
+        #expect(writer.groups.load(ordering: .relaxed) < 10 && writer.grouped.load(ordering: .relaxed) == 200,
+                "\(writer.groups.load(ordering: .relaxed)) groups: the writes were not grouped")
+    }
+
+    /// A lone write (no group: its own BEGIN and COMMIT) that fails is reported failed and leaves nothing;
+    /// the writer goes on.
+    @Test func aLoneWriteIsItsOwnTransaction() async throws {
+        let (writer, path) = try scratchWriter()
+        defer { writer.close() }
+        let one = try await writer.write { c in try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (1, 'a')"); return 1 } }
+        #expect(one == 1)
+        await #expect(throws: DirectSQLiteError.self) {
+            try await writer.write { c in try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (1, 'b')") } }
+        }
+        _ = try await writer.write { c in try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (2, 'c')") } }
+        let reader = try DirectSQLite(path: path, readOnly: true)
+        defer { reader.close() }
+        var rows: [String] = []
+        try reader.statement("SELECT v FROM t ORDER BY id").forEach { rows.append($0.string(0)) }
+        #expect(rows == ["a", "c"])
+    }
+
+    /// Concurrent session reads on PostgreSQL share statements, and each caller gets its own session's
+    /// device (or nothing for an unknown or revoked session), never another's.
+    @Test func groupedSessionReadsAnswerEachCallerAlone() async throws {
+        guard Backend.available.contains(.postgres) else { return }
+        try await withLiveServer(.postgres) { server, h in
+            var people: [Person] = []
+            for i in 0..<6 { people.append(try await Person.make("reader\(i)", server: server)) }
+            let revoked = try await Person.addDevice("reader0", sdk: people[0].sdk, name: "old")
+            try await people[0].sdk.revokeDevice(id: revoked.device.id)
+            let reads = try #require(PostgresSessionReads(h.database))
+            var asks: [(hash: String, device: String?)] = people.map { (AccountService.tokenHash($0.sdk.deviceToken!), $0.device.id) }
+            asks.append((AccountService.tokenHash(revoked.sdk.deviceToken!), nil))
+            asks.append((AccountService.tokenHash("csd_unknown"), nil))
+            let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for i in 0..<300 {
+                    let ask = asks[i % asks.count]
+                    group.addTask { (i, try await reads.read(tokenHash: ask.hash)?.1.id) }
+                }
+                return try await group.reduce(into: [(Int, String?)]()) { $0.append($1) }
+            }
+            #expect(answers.count == 300)
+            for (i, device) in answers { #expect(device == asks[i % asks.count].device, "read \(i)") }
+            #expect(reads.grouped.load(ordering: .relaxed) == 300)
+            #expect(reads.statements.load(ordering: .relaxed) < 300, "the reads were not grouped")
+            // Through the server too: many devices at once, each its own (empty) queue, the revoked one refused.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<60 {
+                    let person = people[i % people.count]
+                    group.addTask { let page = try await person.sdk.fetchMessages(); #expect(page.messages.isEmpty) }
+                }
+                group.addTask { #expect(await problemCode { _ = try await revoked.sdk.fetchMessages() } == .unauthenticated) }
+                try await group.waitForAll()
+            }
+        }
+    }
+}
