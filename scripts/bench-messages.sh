@@ -106,7 +106,7 @@ for batch in ${BENCH_BATCHES:-1 128}; do
   fi
   echo "== server: $(nproc) cores, $backend, captcha off, COUNTERSIGN_SEND_BATCH=$batch; $devices sender devices"
   COUNTERSIGN_SEND_BATCH=$batch COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=100000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=100000 \
-    COUNTERSIGN_LOG_LEVEL=warning "$bin/countersign" serve --port 0 --captcha off --database "$db" > "$run/serve.log" 2>&1 &
+    COUNTERSIGN_LOG_LEVEL=warning "${BENCH_SERVER:-$bin/countersign}" serve --port 0 --captcha off --database "$db" > "$run/serve.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q listening "$run/serve.log" && break; sleep 0.1; done
   url=$(grep -o 'http://[^ ]*' "$run/serve.log")
