@@ -26,10 +26,9 @@ import Testing
         let (writer, path) = try scratchWriter()
         defer { writer.close() }
         struct Refused: Error { let n: Int }
-        // Occupy the writer's queue so the writes pile up and go as one group.
-        let blocker = Task { try await writer.run { _ in Thread.sleep(forTimeInterval: 0.3) } }
-        try await Task.sleep(for: .milliseconds(50))
-        let results = try await withThrowingTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
+        // Hold the writer's queue until all 200 writes wait, so they go as one group whatever the load.
+        let hold = try await holdQueue(writer)
+        let submitted = Task { try await withThrowingTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
             for n in 0..<200 {
                 group.addTask {
                     let result: Result<Int, any Error>
@@ -62,8 +61,9 @@ import Testing
                 }
             }
             return try await group.reduce(into: [Int: Result<Int, any Error>]()) { $0[$1.0] = $1.1 }
-        }
-        try await blocker.value
+        } }
+        try await hold.release(whenWaiting: 200)
+        let results = try await submitted.value
         var expected = Set<String>()
         for (n, result) in results {
             switch result {
@@ -82,8 +82,69 @@ import Testing
         var stored = Set<String>()
         try reader.statement("SELECT v FROM t").forEach { stored.insert($0.string(0)) }
         #expect(stored == expected, "exactly the successful writes are stored")
-        #expect(writer.groups.load(ordering: .relaxed) < 10 && writer.grouped.load(ordering: .relaxed) == 200,
+        #expect(writer.groups.load(ordering: .relaxed) == 1 && writer.grouped.load(ordering: .relaxed) == 200,
                 "\(writer.groups.load(ordering: .relaxed)) groups: the writes were not grouped")
+    }
+
+    /// Occupies `writer`'s serial queue (a `run` that waits) until `release(whenWaiting:)`.
+    private struct Hold {
+        let gate: DispatchSemaphore
+        let task: Task<Void, any Error>
+        let writer: SQLiteWorker
+        func release(whenWaiting n: Int) async throws {
+            for _ in 0..<500 where writer.waiting < n { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(writer.waiting == n, "the writes did not all arrive")
+            gate.signal()
+            try await task.value
+        }
+    }
+
+    private func holdQueue(_ writer: SQLiteWorker) async throws -> Hold {
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let task = Task { try await writer.run { _ in started.signal(); gate.wait() } }
+        // Off the cooperative pool: wait until the queue is really held.
+        await withCheckedContinuation { c in DispatchQueue.global().async { started.wait(); c.resume() } }
+        return Hold(gate: gate, task: task, writer: writer)
+    }
+
+    /// A write that ends the whole group transaction (as an I/O error or a full disk does) fails alone:
+    /// the writes before it in the group, already rolled back with it, are written again alone, and
+    /// those after it too; every other caller succeeds and its row is there.
+    @Test func aWriteThatEndsTheGroupTransactionFailsAlone() async throws {
+        let (writer, path) = try scratchWriter()
+        defer { writer.close() }
+        struct Ended: Error {}
+        let hold = try await holdQueue(writer)
+        let submitted = Task { try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            for n in 0..<20 {
+                group.addTask {
+                    do {
+                        _ = try await writer.write { c in
+                            try c.writeTransaction {
+                                try c.execute("INSERT INTO t (id, v) VALUES (\(n), 'w\(n)')")
+                                // Write 7 ends the whole transaction, then fails.
+                                if n == 7 { try c.execute("ROLLBACK"); throw Ended() }
+                            }
+                        }
+                        return (n, true)
+                    } catch is Ended {
+                        return (n, false)
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+        } }
+        try await hold.release(whenWaiting: 20)
+        let outcomes = try await submitted.value
+        #expect(outcomes.count == 20 && outcomes.filter { !$0.value }.map(\.key) == [7])
+        let reader = try DirectSQLite(path: path, readOnly: true)
+        defer { reader.close() }
+        var rows = Set<Int64>()
+        try reader.statement("SELECT id FROM t").forEach { rows.insert($0.int64(0)) }
+        #expect(rows == Set((0..<20).filter { $0 != 7 }.map(Int64.init)))
+        // The writer goes on: the next group commits.
+        _ = try await writer.write { c in try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (100, 'after')") } }
     }
 
     /// A lone write (no group: its own BEGIN and COMMIT) that fails is reported failed and leaves nothing;

@@ -41,7 +41,8 @@ final class PostgresSessionReads: Sendable {
                 s.running += 1
                 return true
             }
-            if start { Task { await self.drain() } }
+            // Detached: the drain serves many requests and takes none's task-locals (logger metadata).
+            if start { Task.detached { await self.drain() } }
         }
     }
 

@@ -53,6 +53,7 @@ final class DirectSQLite: @unchecked Sendable {
     /// The prepared statement for `sql`, reset and unbound, prepared once per connection.
     func statement(_ sql: String) throws -> DirectStatement {
         if let s = statements[sql] { return DirectStatement(raw: s, connection: self) }
+        guard handle != nil else { throw DirectSQLiteError(code: 21, message: "the database connection is closed (the server is shutting down)") }
         var s: OpaquePointer?
         let rc = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(CS_SQLITE_PREPARE_PERSISTENT), &s, nil)
         guard rc == CS_SQLITE_OK, let s else { throw error(rc) }
@@ -69,8 +70,18 @@ final class DirectSQLite: @unchecked Sendable {
         return Int(copied)
     }
 
-    /// True outside a transaction (after COMMIT or ROLLBACK, or when a failed statement rolled it back).
-    var autocommit: Bool { sqlite_nio_sqlite3_get_autocommit(handle) != 0 }
+    /// True outside a transaction (after COMMIT or ROLLBACK, or when a failed statement rolled it back),
+    /// and on a closed connection.
+    var autocommit: Bool {
+        guard let handle else { return true }
+        return sqlite_nio_sqlite3_get_autocommit(handle) != 0
+    }
+
+    /// Set by `SQLiteWorker` while it runs the writes of a group inside its own transaction: each
+    /// `writeTransaction` is then a savepoint. Never inferred from `autocommit`: a transaction left open
+    /// by a failed ROLLBACK must make the next BEGIN fail, not turn later writes into savepoints of a
+    /// transaction nobody commits.
+    var inGroup = false
 
     func error(_ rc: Int32) -> DirectSQLiteError {
         DirectSQLiteError(code: sqlite_nio_sqlite3_extended_errcode(handle), message: sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "code \(rc)")
@@ -78,18 +89,25 @@ final class DirectSQLite: @unchecked Sendable {
 
     /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE): its reads see the state it
     /// writes over, and no other writer can commit between them. Rolled back if `body` throws. Inside a
-    /// transaction already (a group commit, `SQLiteWorker.write`) it is a savepoint: rolled back alone,
-    /// committed with the group.
+    /// group commit (`inGroup`, `SQLiteWorker.write`) it is a savepoint instead: rolled back alone,
+    /// committed with the group; if the savepoint cannot be rolled back, the whole transaction is (the
+    /// group sees that and answers for it), so a failed write never commits half its changes.
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
-        guard autocommit else {
+        if inGroup {
             try execute("SAVEPOINT write")
             do {
                 let result = try body()
                 try execute("RELEASE write")
                 return result
             } catch {
-                // Unless the error already ended the whole transaction (the group sees that).
-                if !autocommit { try? execute("ROLLBACK TO write"); try? execute("RELEASE write") }
+                if !autocommit {
+                    do {
+                        try execute("ROLLBACK TO write")
+                        try execute("RELEASE write")
+                    } catch {
+                        try? execute("ROLLBACK")
+                    }
+                }
                 throw error
             }
         }

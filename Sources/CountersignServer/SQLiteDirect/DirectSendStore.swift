@@ -2,7 +2,8 @@ import Foundation
 
 /// A batch of sends written by the direct SQLite writer: BEGIN IMMEDIATE, the reads, the checks
 /// (`SendBatchPlan`, the same code as PostgreSQL's), the inserts and COMMIT, all in one hop to the
-/// writer's thread with statements prepared once. IMMEDIATE takes the write lock before the reads, so no
+/// writer's thread with statements prepared once (in a group commit, `SQLiteWorker.write`, a savepoint
+/// of the group's BEGIN IMMEDIATE … COMMIT). IMMEDIATE takes the write lock before the reads, so no
 /// other connection can add, rotate or revoke a device between the device-set check and the inserts.
 enum DirectSendStore {
     static let accountDevices = """

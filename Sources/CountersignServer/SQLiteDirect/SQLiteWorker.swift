@@ -14,9 +14,14 @@ final class SQLiteWorker: Sendable {
     private let queue: DispatchQueue
     private let connection: DirectSQLite
 
-    /// A write waiting for its group: runs its work inside the group's transaction and returns what
-    /// to do once the group's fate (nil: committed) is known.
-    private typealias Job = @Sendable (DirectSQLite) -> @Sendable ((any Error)?) -> Void
+    /// A write waiting for its group: runs its work (inside the group's transaction, or alone) and
+    /// returns whether it succeeded and how to answer its caller once the group's fate is known.
+    private typealias Job = @Sendable (DirectSQLite) -> Ran
+    private struct Ran {
+        var succeeded: Bool
+        /// nil: answer with the write's own result; an error: answer with it instead.
+        var answer: @Sendable ((any Error)?) -> Void
+    }
     private struct Pending: ~Copyable { var jobs: [Job] = []; var draining = false }
     private let pending = Mutex(Pending())
     /// At most this many writes share a commit; the rest go into the next group, so a long group does
@@ -37,15 +42,16 @@ final class SQLiteWorker: Sendable {
         }
     }
 
-    /// Runs `work` in the next group commit (see the type's comment). `work` takes its own
-    /// `writeTransaction`, which is a savepoint inside the group; its result is handed back only once
-    /// the whole group has committed, and a failed COMMIT fails every write of the group.
+    /// Runs `work` in the next group commit (see the type's comment). `work` must make its changes
+    /// inside its own `writeTransaction` (a savepoint inside a group, a transaction alone); its result is
+    /// handed back only once the whole group has committed, and a failed COMMIT fails every write of the group.
     func write<T: Sendable>(_ work: @escaping @Sendable (DirectSQLite) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
             let job: Job = { connection in
                 let result = Result { try work(connection) }
-                return { groupError in
-                    if let groupError { c.resume(throwing: groupError) } else { c.resume(with: result) }
+                let succeeded = if case .success = result { true } else { false }
+                return Ran(succeeded: succeeded) { error in
+                    if let error { c.resume(throwing: error) } else { c.resume(with: result) }
                 }
             }
             let start = pending.withLock { p -> Bool in
@@ -57,6 +63,9 @@ final class SQLiteWorker: Sendable {
             if start { queue.async { self.drain() } }
         }
     }
+
+    /// Writes submitted and not yet taken into a group (tests).
+    var waiting: Int { pending.withLock { $0.jobs.count } }
 
     /// On the queue: writes group after group until none is waiting.
     private func drain() {
@@ -74,36 +83,46 @@ final class SQLiteWorker: Sendable {
         }
     }
 
+    /// Each job alone: its own BEGIN IMMEDIATE and COMMIT (its writeTransaction), its own answer.
+    private func alone(_ jobs: ArraySlice<Job>) {
+        for job in jobs { job(connection).answer(nil) }
+    }
+
     private func commit(_ jobs: [Job]) {
-        // A lone write is its own transaction (its writeTransaction begins and commits).
-        guard jobs.count > 1 else { jobs[0](connection)(nil); return }
+        guard jobs.count > 1 else { alone(jobs[...]); return }
         do {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
-            jobs.forEach { $0(connection)(nil) }   // each alone, as a lone write
+            // The write lock was not had within the busy timeout (or the file is unusable): trying each
+            // write alone would wait that long again per write. They all fail, retryable.
+            jobs.forEach { $0(connection).answer(error) }
             return
         }
-        var finishes: [@Sendable ((any Error)?) -> Void] = []
-        finishes.reserveCapacity(jobs.count)
-        for job in jobs {
-            finishes.append(job(connection))
-            // Some errors (an I/O error, a full disk) roll back the whole transaction, not only the
-            // savepoint: the writes before it are gone, so none of the group may report success.
+        connection.inGroup = true
+        var ran: [Ran] = []
+        ran.reserveCapacity(jobs.count)
+        for (i, job) in jobs.enumerated() {
+            let r = job(connection)
+            // Some errors (an I/O error, a full disk) end the whole transaction, not only the savepoint,
+            // and so do the writes before this one. This one answers with its own error (or, had it
+            // succeeded, with the loss); those before are run again alone, untouched by its failure,
+            // their first answers dropped unsent; those after run alone.
             if connection.autocommit {
-                let error = DirectSQLiteError(code: 4, message: "the group's transaction was rolled back by a failed write; retry")
-                finishes.forEach { $0(error) }
-                // The rest of the group, each alone.
-                let done = finishes.count
-                for job in jobs[done...] { job(connection)(nil) }
+                connection.inGroup = false
+                r.answer(r.succeeded ? DirectSQLiteError(code: 4, message: "the write was rolled back with its group; retry") : nil)
+                alone(jobs[..<i])
+                alone(jobs[(i + 1)...])
                 return
             }
+            ran.append(r)
         }
+        connection.inGroup = false
         do {
             try connection.execute("COMMIT")
-            finishes.forEach { $0(nil) }
+            ran.forEach { $0.answer(nil) }
         } catch {
             if !connection.autocommit { try? connection.execute("ROLLBACK") }
-            finishes.forEach { $0(error) }
+            ran.forEach { $0.answer(error) }
         }
     }
 
