@@ -232,7 +232,7 @@ public struct SQLDeviceStore: DeviceStore {
         }
         if let postgresSessions { return try await postgresSessions.read(tokenHash: tokenHash) }
         if isPostgres, let postgres = (readers?() ?? db) as? any PostgresDatabase {
-            return try await PostgresSessionContext.read(postgres, tokenHash: tokenHash)
+            return try await PostgresSessionContext.read(postgres, tokenHashes: [tokenHash]).first
         }
         let reader = (readers?() ?? db) as! any SQLDatabase
         guard let row = try await reader.raw("""

@@ -3,24 +3,23 @@ import NIOCore
 import PostgresNIO
 
 /// The device-session read that starts every device request, on PostgreSQL as a named prepared
-/// statement (PostgresNIO prepares it once per connection): the server skips parsing and planning the
-/// three-table join on every request, and the row is read by position instead of through SQLKit's
-/// by-name decoding. Same columns and meaning as `SQLDeviceStore.deviceSessionContext`'s query.
+/// statement (PostgresNIO prepares it once per connection; the server skips parsing the three-table join),
+/// for one or several token hashes at once (`PostgresSessionReads` groups concurrent requests): one row
+/// per live hash, read by position instead of through SQLKit's by-name decoding. Same columns and
+/// meaning as `SQLDeviceStore.deviceSessionContext`'s query.
 struct PostgresSessionContext: PostgresPreparedStatement {
-    static let sql = SessionContextQuery.sql(tokenHashParameter: "$1")
+    static let sql = SessionContextQuery.sql(tokenHashParameter: "ANY($1)")
     typealias Row = (DeviceSessionRecord, DeviceRecord, AccountRecord)
 
-    var tokenHash: String
+    var tokenHashes: [String]
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 1)
-        bindings.append(tokenHash)
+        bindings.append(tokenHashes)
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try Self.decode(row) }
-
-    static func decode(_ row: PostgresRow) throws -> Row {
+    func decodeRow(_ row: PostgresRow) throws -> Row {
         let r = row.makeRandomAccess()
         func text(_ i: Int) throws -> String { try r[i].decode(String.self) }
         func int(_ i: Int) throws -> Int64 { try r[i].decode(Int64.self) }
@@ -38,13 +37,13 @@ struct PostgresSessionContext: PostgresPreparedStatement {
     }
 
     /// Runs the statement on a connection of `database`'s pool.
-    static func read(_ database: any PostgresDatabase, tokenHash: String) async throws -> Row? {
+    static func read(_ database: any PostgresDatabase, tokenHashes: [String]) async throws -> [Row] {
         let logger = database.logger
         return try await database.withConnection { connection in
             connection.eventLoop.makeFutureWithTask {
-                var found: Row?
-                for try await row in try await connection.execute(PostgresSessionContext(tokenHash: tokenHash), logger: logger) { found = row }
-                return found
+                var rows: [Row] = []
+                for try await row in try await connection.execute(PostgresSessionContext(tokenHashes: tokenHashes), logger: logger) { rows.append(row) }
+                return rows
             }
         }.get()
     }

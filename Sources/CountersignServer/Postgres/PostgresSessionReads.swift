@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 import PostgresNIO
 import Synchronization
 
@@ -56,7 +55,7 @@ final class PostgresSessionReads: Sendable {
             }
             guard !group.isEmpty else { return }
             do {
-                let rows = try await PostgresSessionContexts.read(database(), tokenHashes: Array(Set(group.map(\.hash))))
+                let rows = try await PostgresSessionContext.read(database(), tokenHashes: Array(Set(group.map(\.hash))))
                 var byHash: [String: Row] = [:]
                 for row in rows { byHash[row.0.tokenHash] = row }
                 statements.add(1, ordering: .relaxed)
@@ -66,32 +65,5 @@ final class PostgresSessionReads: Sendable {
                 for w in group { w.continuation.resume(throwing: error) }
             }
         }
-    }
-}
-
-/// `PostgresSessionContext` for several token hashes at once: the same columns, one row per live hash.
-struct PostgresSessionContexts: PostgresPreparedStatement {
-    static let sql = SessionContextQuery.sql(tokenHashParameter: "ANY($1)")
-    typealias Row = PostgresSessionContext.Row
-
-    var tokenHashes: [String]
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 1)
-        bindings.append(tokenHashes)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try PostgresSessionContext.decode(row) }
-
-    static func read(_ database: any PostgresDatabase, tokenHashes: [String]) async throws -> [Row] {
-        let logger = database.logger
-        return try await database.withConnection { connection in
-            connection.eventLoop.makeFutureWithTask {
-                var rows: [Row] = []
-                for try await row in try await connection.execute(PostgresSessionContexts(tokenHashes: tokenHashes), logger: logger) { rows.append(row) }
-                return rows
-            }
-        }.get()
     }
 }

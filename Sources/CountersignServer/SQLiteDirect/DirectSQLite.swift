@@ -93,32 +93,23 @@ final class DirectSQLite: @unchecked Sendable {
     /// committed with the group; if the savepoint cannot be rolled back, the whole transaction is (the
     /// group sees that and answers for it), so a failed write never commits half its changes.
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
-        if inGroup {
-            try execute("SAVEPOINT write")
-            do {
-                let result = try body()
-                try execute("RELEASE write")
-                return result
-            } catch {
-                if !autocommit {
-                    do {
-                        try execute("ROLLBACK TO write")
-                        try execute("RELEASE write")
-                    } catch {
-                        try? execute("ROLLBACK")
-                    }
-                }
-                throw error
-            }
-        }
-        try execute("BEGIN IMMEDIATE")
+        let grouped = inGroup
+        try execute(grouped ? "SAVEPOINT write" : "BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try execute(grouped ? "RELEASE write" : "COMMIT")
             return result
         } catch {
-            if !autocommit { try? execute("ROLLBACK") }
+            rollBack(savepoint: grouped)
             throw error
         }
+    }
+
+    /// Undoes a failed `writeTransaction` (unless its error already ended the transaction): the savepoint
+    /// alone when it can be, else the whole transaction.
+    private func rollBack(savepoint: Bool) {
+        guard !autocommit else { return }
+        if savepoint, (try? execute("ROLLBACK TO write")) != nil, (try? execute("RELEASE write")) != nil { return }
+        try? execute("ROLLBACK")
     }
 }
