@@ -32,6 +32,9 @@ public final class ServerDatabase: Sendable {
     /// SQLite: copies the WAL into the file in the background, so that no commit waits for a checkpoint.
     let checkpointer: SQLiteCheckpointer?
     private let nextSessionReader = Mutex(0)
+    /// PostgreSQL: connections of their own, on threads of their own, for send batches and grouped
+    /// device-session reads (`PostgresLane`). Nil for SQLite.
+    let postgresLanes: PostgresLanes?
     public let location: DatabaseLocation
 
     public static func open(_ location: DatabaseLocation, logger configured: Logger) async throws -> ServerDatabase {
@@ -40,6 +43,7 @@ public final class ServerDatabase: Sendable {
         if logger.logLevel < .info { logger.logLevel = .info }
         let group: MultiThreadedEventLoopGroup?
         let databases: Databases
+        var lanes: PostgresLanes?
         switch location {
         case .sqlite(let path):
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -69,6 +73,7 @@ public final class ServerDatabase: Sendable {
                 configuration.coreConfiguration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
                 databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: 8, connectionPoolTimeout: .seconds(10),
                                         encodingContext: .default, decodingContext: .default, sqlLogLevel: .trace), as: .psql)
+                lanes = PostgresLanes(configuration: configuration.coreConfiguration, logger: logger)
             } catch {
                 // The underlying error carries the whole URL, password included: say what is wrong without it.
                 throw ConfigurationError("--database \(location) is not a URL PostgreSQL accepts (postgres://user:pass@host:port/db, optionally ?tlsmode=disable|prefer|require)")
@@ -86,7 +91,7 @@ public final class ServerDatabase: Sendable {
             readerDatabases = r
         }
         var handle = ServerDatabase(databases: databases, database: db, group: group, readerGroup: readerGroup, readerDatabases: readerDatabases,
-                                    sendWriter: nil, sessionReaders: [], location: location)
+                                    sendWriter: nil, sessionReaders: [], location: location, postgresLanes: lanes)
         do {
             if case .sqlite = location {
                 let sql = db as! any SQLDatabase
@@ -133,15 +138,16 @@ public final class ServerDatabase: Sendable {
 
     init(databases: Databases, database: any Database, group: MultiThreadedEventLoopGroup?, readerGroup: MultiThreadedEventLoopGroup?,
          readerDatabases: Databases?, sendWriter: SQLiteWorker?, sessionReaders: [SQLiteWorker], location: DatabaseLocation,
-         checkpointer: SQLiteCheckpointer? = nil) {
+         checkpointer: SQLiteCheckpointer? = nil, postgresLanes: PostgresLanes? = nil) {
         self.databases = databases; self.database = database; self.ownedGroup = group; self.readerGroup = readerGroup
         self.readerDatabases = readerDatabases; self.sendWriter = sendWriter; self.sessionReaders = sessionReaders; self.location = location
-        self.checkpointer = checkpointer
+        self.checkpointer = checkpointer; self.postgresLanes = postgresLanes
     }
 
     /// The message store the server sends through: on SQLite, batches go to the direct writer.
     var messageStore: SQLMessageStore {
-        SQLMessageStore(database: database, writer: sendWriter, readers: { self.reader }, directReaders: { self.sessionReader })
+        SQLMessageStore(database: database, writer: sendWriter, readers: { self.reader }, directReaders: { self.sessionReader },
+                        sendLane: postgresLanes?.send)
     }
 
     /// The next direct session reader, round robin; nil for PostgreSQL.
@@ -171,6 +177,7 @@ public final class ServerDatabase: Sendable {
         checkpointer?.close()
         sendWriter?.close()
         sessionReaders.forEach { $0.close() }
+        await postgresLanes?.close()
         await databases.shutdownAsync()
         await readerDatabases?.shutdownAsync()
         try? await ownedGroup?.shutdownGracefully()

@@ -261,6 +261,7 @@ public struct SQLDeviceStore: DeviceStore {
     public func deviceSessionContext<T: Sendable>(
         tokenHash: String, then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
     ) async throws -> T {
+        if let postgresSessions { return try await postgresSessions.read(tokenHash: tokenHash, then: then) }
         guard let worker = sessionReaders?() else {
             let context = try await deviceSessionContext(tokenHash: tokenHash)
             return try await CPUWork.run { try then(context) }

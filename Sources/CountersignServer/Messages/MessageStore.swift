@@ -22,4 +22,10 @@ public protocol MessageStore: Sendable {
     func allMessages(limit: Int) async throws -> [MessageRecord]
     /// Deletes queue entries and messages past their expiry.
     func purgeExpiredMessages(now: Date) async throws
+    /// Where the send batcher should run its batches (`store`), if the store has a thread for them.
+    var sendExecutor: (any TaskExecutor)? { get }
+}
+
+extension MessageStore {
+    public var sendExecutor: (any TaskExecutor)? { nil }
 }

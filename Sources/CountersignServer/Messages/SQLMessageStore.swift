@@ -20,16 +20,26 @@ public struct SQLMessageStore: MessageStore {
     /// SQLite: the direct read-only connections, round robin (push deliveries read there in one hop).
     let directReaders: (@Sendable () -> SQLiteWorker?)?
 
-    public init(database: any Database) { db = database; writer = nil; readers = nil; directReaders = nil }
+    /// PostgreSQL: the connection and thread send batches run on (the server's); the pool when nil.
+    let sendLane: PostgresLane?
+    public var sendExecutor: (any TaskExecutor)? { sendLane?.executor }
+
+    public init(database: any Database) { db = database; writer = nil; readers = nil; directReaders = nil; sendLane = nil }
     init(database: any Database, writer: SQLiteWorker?, readers: (@Sendable () -> any Database)? = nil,
-         directReaders: (@Sendable () -> SQLiteWorker?)? = nil) {
-        db = database; self.writer = writer; self.readers = readers; self.directReaders = directReaders
+         directReaders: (@Sendable () -> SQLiteWorker?)? = nil, sendLane: PostgresLane? = nil) {
+        db = database; self.writer = writer; self.readers = readers; self.directReaders = directReaders; self.sendLane = sendLane
     }
 
     public func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
         if let writer { return try await writer.write { try DirectSendStore.store($0, batch) } }
-        if isPostgres, let postgres = db as? any PostgresDatabase { return try await PostgresSendStore.store(postgres, batch) }
+        if let sendLane { return try await sendLane.run { c, logger in try await PostgresSendStore.store(c, batch, logger: logger) } }
+        if isPostgres, let postgres = db as? any PostgresDatabase {
+            let logger = postgres.logger
+            return try await postgres.withConnection { c in
+                c.eventLoop.makeFutureWithTask { try await PostgresSendStore.store(c, batch, logger: logger) }
+            }.get()
+        }
         // SQLite through SQLKit (a store opened without the direct writer): the single Fluent writer
         // connection runs the transaction, BEGIN IMMEDIATE, so nothing changes between reads and inserts.
         return try await db.writeTransaction { sql in

@@ -13,8 +13,10 @@ final class SendBatcher: Sendable {
     private let state = Mutex(State())
     let store: any MessageStore
     let maxBatch: Int
+    /// The store's thread for batches (`MessageStore.sendExecutor`), else the cooperative pool.
+    private let executor: (any TaskExecutor)?
 
-    init(store: any MessageStore, maxBatch: Int = 128) { self.store = store; self.maxBatch = maxBatch }
+    init(store: any MessageStore, maxBatch: Int = 128) { self.store = store; self.maxBatch = maxBatch; executor = store.sendExecutor }
 
     func submit(_ request: StoreRequest) async throws -> StoreOutcome {
         try await withCheckedThrowingContinuation { c in
@@ -24,7 +26,8 @@ final class SendBatcher: Sendable {
                 s.writing = true
                 return true
             }
-            if start { Task { await self.drain() } }
+            // Detached: the drain serves many requests and takes none's task-locals (logger metadata).
+            if start { Task.detached(executorPreference: executor) { await self.drain() } }
         }
     }
 

@@ -1,20 +1,16 @@
 import Foundation
+import Logging
 import NIOCore
 import PostgresNIO
 
-/// A batch of sends on PostgreSQL: one leased connection, one transaction, three named prepared
+/// A batch of sends on PostgreSQL: one connection (the server's send lane), one transaction, three named prepared
 /// statements whose SQL never changes with the batch size (arrays bound as single parameters, rows
 /// inserted with `unnest`), so the server parses none of them again (it plans each execution anew:
 /// `plan_cache_mode`, ServerDatabase). Five round trips: BEGIN, the account locks, the reads, the inserts,
 /// COMMIT. The checks are `SendBatchPlan`, the same code as the SQLite writer's.
 enum PostgresSendStore {
-    static func store(_ database: any PostgresDatabase, _ batch: [StoreRequest]) async throws -> [StoreOutcome] {
-        let logger = database.logger
-        return try await database.withConnection { connection in
-            connection.eventLoop.makeFutureWithTask {
-                try await transaction(connection, logger: logger) { try await storeInTransaction(connection, batch, logger: logger) }
-            }
-        }.get()
+    static func store(_ connection: PostgresConnection, _ batch: [StoreRequest], logger: Logger) async throws -> [StoreOutcome] {
+        try await transaction(connection, logger: logger) { try await storeInTransaction(connection, batch, logger: logger) }
     }
 
     private static func transaction<T>(_ c: PostgresConnection, logger: Logger, _ body: () async throws -> T) async throws -> T {

@@ -2,21 +2,27 @@ import Foundation
 import PostgresNIO
 import Synchronization
 
-/// The device-session reads of concurrent requests on PostgreSQL, grouped the way sends are: while
-/// `lanes` statements are in flight, new reads wait and go together in the next one (`token_hash =
+/// The device-session reads of concurrent requests on PostgreSQL, grouped the way sends are: while every
+/// lane has a statement in flight, new reads wait and go together in the next one (`token_hash =
 /// ANY($1)`), so under load a few dozen requests share one round trip, one plan of the three-table join
-/// and one pool lease, while a lone request is read at once with no added wait. Nothing is cached: every
+/// and one connection, while a lone request is read at once with no added wait. Nothing is cached: every
 /// read is a statement that began after its request arrived, so a revocation committed before it is seen.
+/// Each lane is a `PostgresLane` (its own connection and thread); a caller's `then` (a send's signature
+/// check) runs there, right after the read, in the same hop, as the SQLite session readers do.
 final class PostgresSessionReads: Sendable {
     typealias Row = PostgresSessionContext.Row
     private struct Waiting {
         var hash: String
-        var continuation: CheckedContinuation<Row?, any Error>
+        /// Takes the read's result (the row, nil, or the statement's error) and answers the caller.
+        var answer: @Sendable (Result<Row?, any Error>) -> Void
     }
-    private struct State { var waiting: [Waiting] = []; var running = 0 }
-    private let state = Mutex(State())
-    private let database: @Sendable () -> any PostgresDatabase
-    /// Statements in flight at once: two keep the pool busy while one waits for its answer.
+    private struct State {
+        var waiting: [Waiting] = []
+        var idle: [Int]
+    }
+    private let state: Mutex<State>
+    private let lanes: [PostgresLane]
+    /// Statements in flight at once: two keep the database busy while one waits for its answer.
     static let lanes = 2
     /// The most reads one statement carries (the rest wait for the next).
     static let maxGroup = 64
@@ -24,45 +30,59 @@ final class PostgresSessionReads: Sendable {
     let statements = Atomic<Int>(0)
     let grouped = Atomic<Int>(0)
 
-    init(database: @escaping @Sendable () -> any PostgresDatabase) { self.database = database }
+    init(lanes: [PostgresLane]) {
+        precondition(!lanes.isEmpty)
+        self.lanes = lanes
+        state = Mutex(State(idle: Array(lanes.indices)))
+    }
 
-    /// Grouped reads over the pools of `database` (spread over its event loops); nil unless PostgreSQL.
+    /// Grouped reads over the server's session lanes; nil unless PostgreSQL.
     convenience init?(_ database: ServerDatabase) {
-        guard case .postgres = database.location, let writer = database.database as? any PostgresDatabase else { return nil }
-        self.init { (database.reader as? any PostgresDatabase) ?? writer }
+        guard let lanes = database.postgresLanes?.sessions, !lanes.isEmpty else { return nil }
+        self.init(lanes: lanes)
     }
 
     func read(tokenHash: String) async throws -> Row? {
-        try await withCheckedThrowingContinuation { c in
-            let start = state.withLock { s -> Bool in
-                s.waiting.append(Waiting(hash: tokenHash, continuation: c))
-                guard s.running < Self.lanes else { return false }
-                s.running += 1
-                return true
+        try await read(tokenHash: tokenHash) { $0 }
+    }
+
+    /// The session stored under `tokenHash` (nil if none), passed to `then` on the lane's thread, right
+    /// after the statement that read it: keep `then` short (a signature check) and free of waits.
+    func read<T: Sendable>(tokenHash: String, then work: @escaping @Sendable (Row?) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            let waiting = Waiting(hash: tokenHash) { result in c.resume(with: Result { try work(try result.get()) }) }
+            let lane = state.withLock { s -> Int? in
+                s.waiting.append(waiting)
+                return s.idle.popLast()
             }
             // Detached: the drain serves many requests and takes none's task-locals (logger metadata).
-            if start { Task.detached { await self.drain() } }
+            if let lane { Task.detached(executorPreference: lanes[lane].executor) { await self.drain(lane) } }
         }
     }
 
-    private func drain() async {
+    private func drain(_ lane: Int) async {
         while true {
             let group = state.withLock { s -> [Waiting] in
-                guard !s.waiting.isEmpty else { s.running -= 1; return [] }
+                guard !s.waiting.isEmpty else { s.idle.append(lane); return [] }
                 let taken = Array(s.waiting.prefix(Self.maxGroup))
                 s.waiting.removeFirst(taken.count)
                 return taken
             }
             guard !group.isEmpty else { return }
             do {
-                let rows = try await PostgresSessionContext.read(database(), tokenHashes: Array(Set(group.map(\.hash))))
+                let hashes = Array(Set(group.map(\.hash)))
+                let rows = try await lanes[lane].run { c, logger in
+                    var rows: [Row] = []
+                    for try await row in try await c.execute(PostgresSessionContext(tokenHashes: hashes), logger: logger) { rows.append(row) }
+                    return rows
+                }
                 var byHash: [String: Row] = [:]
                 for row in rows { byHash[row.0.tokenHash] = row }
                 statements.add(1, ordering: .relaxed)
                 grouped.add(group.count, ordering: .relaxed)
-                for w in group { w.continuation.resume(returning: byHash[w.hash]) }
+                for w in group { w.answer(.success(byHash[w.hash])) }
             } catch {
-                for w in group { w.continuation.resume(throwing: error) }
+                for w in group { w.answer(.failure(error)) }
             }
         }
     }
