@@ -65,11 +65,10 @@ public final class ServerDatabase: Sendable {
             databases = Databases(threadPool: NIOThreadPool.singleton, on: MultiThreadedEventLoopGroup.singleton)
             do {
                 var configuration = try SQLPostgresConfiguration(url: url)
-                // The hot statements are named prepared statements (PostgresSessionContext,
-                // PostgresSendStore): plan each execution for the table sizes of the moment, never a
-                // generic plan cached while a table was small (a sequential scan kept until the next
-                // ANALYZE; measured: more CPU per send than planning). Only named statements are
-                // affected: every other query is planned per use anyway.
+                // Named prepared statements on the pool (the lanes pin their own plans: PostgresLanes):
+                // plan each execution for the table sizes of the moment, never a generic plan cached
+                // while a table was small (a sequential scan kept until the next ANALYZE). Only named
+                // statements are affected: every other query is planned per use anyway.
                 configuration.coreConfiguration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
                 databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: 8, connectionPoolTimeout: .seconds(10),
                                         encodingContext: .default, decodingContext: .default, sqlLogLevel: .trace), as: .psql)

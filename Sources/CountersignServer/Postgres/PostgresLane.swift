@@ -48,7 +48,21 @@ struct PostgresLanes: Sendable {
     let send: PostgresLane
     let sessions: [PostgresLane]
 
-    init(configuration: PostgresConnection.Configuration, logger: Logger) {
+    /// Planner settings of the lane connections. A lane runs only its few named statements (the session
+    /// read, the send batch's lock, reads and inserts), and each is a lookup of a handful of rows by
+    /// primary or unique key, or an insert from arrays: the right plan is index scans and nested loops
+    /// at any table size. So a lane plans each statement once (a generic plan) with sequential scans,
+    /// hash and merge joins priced out, and the plan stays that shape whether it was made when the tables
+    /// were empty or large (the failure that `auto` showed: a plan made while a table was small kept
+    /// scanning it). Planning every execution instead cost 120-150 microseconds each, about a fifth of
+    /// PostgreSQL's CPU in `bench-messages.sh postgres`. `PostgresLaneTests` checks the plans' shape.
+    static let plannerSettings = [("plan_cache_mode", "force_generic_plan"), ("enable_seqscan", "off"),
+                                  ("enable_hashjoin", "off"), ("enable_mergejoin", "off")]
+
+    init(configuration base: PostgresConnection.Configuration, logger: Logger) {
+        var configuration = base
+        configuration.options.additionalStartupParameters.removeAll { name, _ in Self.plannerSettings.contains { $0.0 == name } }
+        configuration.options.additionalStartupParameters += Self.plannerSettings
         let loops = 1 + PostgresSessionReads.lanes
         group = MultiThreadedEventLoopGroup(numberOfThreads: loops)
         let threads = Array(group.makeIterator())

@@ -1,0 +1,64 @@
+import CountersignClient
+import Foundation
+import PostgresNIO
+import SQLKit
+import Testing
+@testable import CountersignServer
+
+/// The PostgreSQL lanes (`PostgresLane`): connections of their own for send batches and session reads,
+/// with generic plans pinned to index lookups.
+@Suite struct PostgresLaneTests {
+    /// Every statement a lane runs is planned as index scans and nested loops, on empty tables too,
+    /// where the planner would otherwise prefer scanning (and the cached plan would keep scanning as the
+    /// tables grow).
+    @Test func laneStatementsPlanIndexLookupsWhateverTheTableSize() async throws {
+        guard Backend.available.contains(.postgres) else { return }
+        let h = try await Harness.make(.postgres)
+        let lanes = try #require(h.database.postgresLanes)
+        // (name, SQL, reads rows of a table)
+        let statements = [("session read", PostgresSessionContext.sql, true), ("account locks", PostgresSendStore.LockAccounts.sql, true),
+                          ("batch reads", PostgresSendStore.BatchReads.sql, true), ("inserts", PostgresSendStore.InsertMessages.sql, false)]
+        do {
+            for (i, (name, sql, reads)) in statements.enumerated() {
+                let parameters = Set(sql.matches(of: /\$(\d+)/).map { Int($0.1)! }).count
+                let plan = try await lanes.send.run { c, logger in
+                    try await c.query(PostgresQuery(unsafeSQL: "PREPARE plan_check_\(i) AS \(sql)"), logger: logger)
+                    let nulls = Array(repeating: "NULL", count: parameters).joined(separator: ", ")
+                    var lines: [String] = []
+                    for try await row in try await c.query(PostgresQuery(unsafeSQL: "EXPLAIN EXECUTE plan_check_\(i)(\(nulls))"), logger: logger) {
+                        lines.append(try row.decode(String.self))
+                    }
+                    try await c.query(PostgresQuery(unsafeSQL: "DEALLOCATE plan_check_\(i)"), logger: logger)
+                    return lines.joined(separator: "\n")
+                }
+                #expect(!plan.contains("Seq Scan") && !plan.contains("Hash") && !plan.contains("Merge Join"), "\(name):\n\(plan)")
+                #expect(!reads || plan.contains("Index Scan"), "\(name) reads no index:\n\(plan)")
+            }
+        } catch {
+            await h.database.close()
+            throw error
+        }
+        await h.database.close()
+    }
+
+    /// The PostgreSQL lanes (their own connections for send batches and session reads) open again after
+    /// the database drops them: a restarted or failed-over server costs no restart of ours.
+    @Test func postgresLanesReconnectAfterTheirConnectionsAreDropped() async throws {
+        guard Backend.available.contains(.postgres) else { return }
+        try await withLiveServer(.postgres) { server, h in
+            let alice = try await Person.make("lanealice", server: server)
+            let bob = try await Person.make("lanebob", server: server)
+            _ = try await alice.send("before", to: ["lanebob"])
+            let sql = try #require(h.database.database as? any SQLDatabase)
+            let dropped = try await sql.raw("""
+                SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+                """).all()
+            #expect(dropped.count >= 2, "the send lane and a session lane had connections")
+            try await Task.sleep(for: .milliseconds(300))
+            // Session read and send batch both on fresh lane connections; each answered once, nothing lost.
+            _ = try await alice.send("after", to: ["lanebob"])
+            #expect(try await bob.inbox().map(\.1) == ["before", "after"])
+        }
+    }
+}
