@@ -1,5 +1,6 @@
 import FluentKit
 import FluentPostgresDriver
+import PostgresNIO
 import FluentSQLiteDriver
 import Foundation
 #if canImport(Glibc)
@@ -43,7 +44,7 @@ public final class ServerDatabase: Sendable {
         if logger.logLevel < .info { logger.logLevel = .info }
         let group: MultiThreadedEventLoopGroup?
         let databases: Databases
-        var lanes: PostgresLanes?
+        var laneConfiguration: PostgresConnection.Configuration?
         switch location {
         case .sqlite(let path):
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -72,7 +73,7 @@ public final class ServerDatabase: Sendable {
                 configuration.coreConfiguration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
                 databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: 8, connectionPoolTimeout: .seconds(10),
                                         encodingContext: .default, decodingContext: .default, sqlLogLevel: .trace), as: .psql)
-                lanes = PostgresLanes(configuration: configuration.coreConfiguration, logger: logger)
+                laneConfiguration = configuration.coreConfiguration
             } catch {
                 // The underlying error carries the whole URL, password included: say what is wrong without it.
                 throw ConfigurationError("--database \(location) is not a URL PostgreSQL accepts (postgres://user:pass@host:port/db, optionally ?tlsmode=disable|prefer|require)")
@@ -80,6 +81,8 @@ public final class ServerDatabase: Sendable {
         }
         let eventLoop = (group ?? MultiThreadedEventLoopGroup.singleton).any()
         guard let db = databases.database(logger: logger, on: eventLoop) else { throw ConfigurationError("the database could not be opened") }
+        // After the last early exit: from here on `close()` (below, on failure) shuts the lanes' threads down.
+        let lanes = laneConfiguration.map { PostgresLanes(configuration: $0, logger: logger) }
         var readerGroup: MultiThreadedEventLoopGroup?
         var readerDatabases: Databases?
         if case .sqlite(let path) = location {

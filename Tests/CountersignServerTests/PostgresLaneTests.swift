@@ -61,4 +61,38 @@ import Testing
             #expect(try await bob.inbox().map(\.1) == ["before", "after"])
         }
     }
+
+    /// Units of work sent to one lane at once run one after another on its one connection: each sees a
+    /// transaction of its own (none begins inside another's), and after `close()` none runs any more.
+    @Test func aLaneRunsOneUnitAtATimeAndNoneAfterClose() async throws {
+        guard Backend.available.contains(.postgres) else { return }
+        let h = try await Harness.make(.postgres)
+        let lane = try #require(h.database.postgresLanes?.send)
+        do {
+            let units = try await withThrowingTaskGroup(of: [Int64].self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        try await lane.run { c, logger in
+                            try await c.query("BEGIN", logger: logger)
+                            var ids: [Int64] = []
+                            for _ in 0..<2 {
+                                for try await id in try await c.query("SELECT txid_current()", logger: logger).decode(Int64.self) { ids.append(id) }
+                                await Task.yield()
+                            }
+                            try await c.query("COMMIT", logger: logger)
+                            return ids
+                        }
+                    }
+                }
+                return try await group.reduce(into: [[Int64]]()) { $0.append($1) }
+            }
+            #expect(units.count == 20 && units.allSatisfy { $0.count == 2 && $0[0] == $0[1] })
+            #expect(Set(units.map { $0[0] }).count == 20, "two units shared a transaction")
+        } catch {
+            await h.database.close()
+            throw error
+        }
+        await h.database.close()
+        await #expect(throws: PostgresLane.Closed.self) { try await lane.run { _, _ in 1 } }
+    }
 }

@@ -453,7 +453,7 @@ public final class AccountService: Sendable {
     /// cooperative pool or an event loop), and past `maxQueuedHashes` waiting checks the server answers
     /// 503 at once instead of letting the queue (and every reservation's age) grow.
     static let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
-    private static let hashQueues = (0..<cores).map { DispatchQueue(label: "countersign.argon2.\($0)") }
+    static let hashQueues = (0..<cores).map { DispatchQueue(label: "countersign.argon2.\($0)") }
     private let queued = Mutex(0)
     private let nextQueue = Mutex(0)
 

@@ -8,35 +8,90 @@ import Synchronization
 /// one unit of work at a time: the send batch writer, a lane of grouped device-session reads. The pool
 /// shares its loops with HTTP and hands every statement between threads; a lane's work runs on its
 /// thread (`executor`) from the first statement to the last, and answers its callers once.
-/// The connection opens on first use and again after it closed (a restarted or unreachable server
-/// fails that unit of work alone; the next one reconnects).
+/// Units of work run one at a time, in arrival order (a transaction never interleaves with another on
+/// the connection). The connection opens on first use and again after it closed: a dropped connection
+/// fails the unit of work that was using it, and the next one reconnects. Once `close()` is called
+/// every unit of work fails with `Closed`.
 final class PostgresLane: Sendable {
+    /// The server is shutting down: the lane opens no connection any more.
+    struct Closed: Error, CustomStringConvertible {
+        var description: String { "the server is shutting down; its PostgreSQL lane is closed" }
+    }
+
     let executor: EventLoopTaskExecutor
     private let configuration: PostgresConnection.Configuration
     private let id: Int
     private let logger: Logger
-    private let connection = Mutex<PostgresConnection?>(nil)
+    private struct State {
+        var connection: PostgresConnection?
+        var busy = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var closed = false
+    }
+    private let state = Mutex(State())
 
     init(loop: any EventLoop, configuration: PostgresConnection.Configuration, id: Int, logger: Logger) {
         executor = EventLoopTaskExecutor(loop)
         self.configuration = configuration; self.id = id; self.logger = logger
     }
 
-    /// `body` with the lane's open connection. Call it from a task that prefers `executor` (the lane's
-    /// drains do), or every statement pays the handoffs the lane exists to avoid.
-    func run<T>(_ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
-        let open: PostgresConnection
-        if let c = connection.withLock({ $0 }), !c.isClosed {
-            open = c
-        } else {
-            open = try await PostgresConnection.connect(on: executor.loop, configuration: configuration, id: id, logger: logger)
-            connection.withLock { $0 = open }
+    /// `body` with the lane's open connection, on the lane's thread, after every unit of work that
+    /// arrived before it. The `isClosed` check and the first statement run in one turn of the loop:
+    /// PostgresNIO never answers a statement written after its channel was torn down.
+    func run<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        // Before moving to the loop: once closed, its group shuts down and drops what is sent to it.
+        guard !state.withLock({ $0.closed }) else { throw Closed() }
+        return try await withTaskExecutorPreference(executor) {
+            await acquire()
+            defer { release() }
+            return try await body(try await open(), logger)
         }
-        return try await body(open, logger)
     }
 
+    private func open() async throws -> PostgresConnection {
+        let current = state.withLock { s -> (PostgresConnection?, closed: Bool) in (s.connection, s.closed) }
+        guard !current.closed else { throw Closed() }
+        if let c = current.0, !c.isClosed { return c }
+        let c = try await PostgresConnection.connect(on: executor.loop, configuration: configuration, id: id, logger: logger)
+        let kept = state.withLock { s -> Bool in
+            guard !s.closed else { return false }
+            s.connection = c
+            return true
+        }
+        guard kept else {
+            try? await c.close()
+            throw Closed()
+        }
+        return c
+    }
+
+    private func acquire() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                guard s.busy else { s.busy = true; return true }
+                s.waiting.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
+    /// Hands the lane to the next unit of work waiting, if any (it stays busy).
+    private func release() {
+        let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard !s.waiting.isEmpty else { s.busy = false; return nil }
+            return s.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+
+    /// Ends the lane: the connection closes (a statement in flight fails) and no new one opens.
     func close() async {
-        let c = connection.withLock { c in defer { c = nil }; return c }
+        let c = state.withLock { s in
+            s.closed = true
+            defer { s.connection = nil }
+            return s.connection
+        }
         try? await c?.close()
     }
 }

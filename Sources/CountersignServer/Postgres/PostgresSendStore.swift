@@ -5,8 +5,8 @@ import PostgresNIO
 
 /// A batch of sends on PostgreSQL: one connection (the server's send lane), one transaction, three named prepared
 /// statements whose SQL never changes with the batch size (arrays bound as single parameters, rows
-/// inserted with `unnest`), so the server parses none of them again (it plans each execution anew:
-/// `plan_cache_mode`, ServerDatabase). Five round trips: BEGIN, the account locks, the reads, the inserts,
+/// inserted with `unnest`), so the server parses none of them again and, on the lane, plans each once
+/// (`PostgresLanes.plannerSettings`). Five round trips: BEGIN, the account locks, the reads, the inserts,
 /// COMMIT. The checks are `SendBatchPlan`, the same code as the SQLite writer's.
 enum PostgresSendStore {
     static func store(_ connection: PostgresConnection, _ batch: [StoreRequest], logger: Logger) async throws -> [StoreOutcome] {
@@ -20,7 +20,12 @@ enum PostgresSendStore {
             try await c.query("COMMIT", logger: logger)
             return result
         } catch {
-            _ = try? await c.query("ROLLBACK", logger: logger)
+            do {
+                try await c.query("ROLLBACK", logger: logger)
+            } catch {
+                // Still inside the failed transaction, or not knowing: the next batch must not begin in it.
+                try? await c.close()
+            }
             throw error
         }
     }
