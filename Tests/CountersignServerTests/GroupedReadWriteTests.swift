@@ -189,6 +189,9 @@ import Testing
             for (i, device) in answers { #expect(device == asks[i % asks.count].device, "read \(i)") }
             #expect(reads.grouped.load(ordering: .relaxed) == 300)
             #expect(reads.statements.load(ordering: .relaxed) < 300, "the reads were not grouped")
+            // A store without the lanes (admin commands) reads the same sessions through the pool.
+            let pooled = SQLDeviceStore(database: h.database.database)
+            for ask in asks { #expect(try await pooled.deviceSessionContext(tokenHash: ask.hash)?.1.id == ask.device) }
             // Through the server too: many devices at once, each its own (empty) queue, the revoked one refused.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<60 {

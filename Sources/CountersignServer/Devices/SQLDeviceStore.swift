@@ -232,7 +232,9 @@ public struct SQLDeviceStore: DeviceStore {
         }
         if let postgresSessions { return try await postgresSessions.read(tokenHash: tokenHash) }
         if isPostgres, let postgres = (readers?() ?? db) as? any PostgresDatabase {
-            return try await PostgresSessionContext.read(postgres, tokenHashes: [tokenHash]).first
+            return try await postgres.withLeasedConnection { c, logger in
+                try await PostgresSessionContext.rows(c, tokenHashes: [tokenHash], logger: logger).first
+            }
         }
         let reader = (readers?() ?? db) as! any SQLDatabase
         guard let row = try await reader.raw("""

@@ -35,10 +35,7 @@ public struct SQLMessageStore: MessageStore {
         if let writer { return try await writer.write { try DirectSendStore.store($0, batch) } }
         if let sendLane { return try await sendLane.run { c, logger in try await PostgresSendStore.store(c, batch, logger: logger) } }
         if isPostgres, let postgres = db as? any PostgresDatabase {
-            let logger = postgres.logger
-            return try await postgres.withConnection { c in
-                c.eventLoop.makeFutureWithTask { try await PostgresSendStore.store(c, batch, logger: logger) }
-            }.get()
+            return try await postgres.withLeasedConnection { c, logger in try await PostgresSendStore.store(c, batch, logger: logger) }
         }
         // SQLite through SQLKit (a store opened without the direct writer): the single Fluent writer
         // connection runs the transaction, BEGIN IMMEDIATE, so nothing changes between reads and inserts.

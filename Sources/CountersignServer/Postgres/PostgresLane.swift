@@ -96,7 +96,7 @@ final class PostgresLane: Sendable {
     }
 }
 
-/// The lanes of a PostgreSQL server: one for send batches, `PostgresSessionReads.lanes` for session
+/// The lanes of a PostgreSQL server: one for send batches, `PostgresSessionReads.laneCount` for session
 /// reads, each on its own thread of one group.
 struct PostgresLanes: Sendable {
     let group: MultiThreadedEventLoopGroup
@@ -118,7 +118,7 @@ struct PostgresLanes: Sendable {
         var configuration = base
         configuration.options.additionalStartupParameters.removeAll { name, _ in Self.plannerSettings.contains { $0.0 == name } }
         configuration.options.additionalStartupParameters += Self.plannerSettings
-        let loops = 1 + PostgresSessionReads.lanes
+        let loops = 1 + PostgresSessionReads.laneCount
         group = MultiThreadedEventLoopGroup(numberOfThreads: loops)
         let threads = Array(group.makeIterator())
         send = PostgresLane(loop: threads[0], configuration: configuration, id: 0, logger: logger)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import PostgresNIO
 
@@ -36,15 +37,10 @@ struct PostgresSessionContext: PostgresPreparedStatement {
         return (session, device, account)
     }
 
-    /// Runs the statement on a connection of `database`'s pool.
-    static func read(_ database: any PostgresDatabase, tokenHashes: [String]) async throws -> [Row] {
-        let logger = database.logger
-        return try await database.withConnection { connection in
-            connection.eventLoop.makeFutureWithTask {
-                var rows: [Row] = []
-                for try await row in try await connection.execute(PostgresSessionContext(tokenHashes: tokenHashes), logger: logger) { rows.append(row) }
-                return rows
-            }
-        }.get()
+    /// The rows for `tokenHashes` (one per live hash), read on `connection`.
+    static func rows(_ connection: PostgresConnection, tokenHashes: [String], logger: Logger) async throws -> [Row] {
+        var rows: [Row] = []
+        for try await row in try await connection.execute(PostgresSessionContext(tokenHashes: tokenHashes), logger: logger) { rows.append(row) }
+        return rows
     }
 }

@@ -23,7 +23,7 @@ final class PostgresSessionReads: Sendable {
     private let state: Mutex<State>
     private let lanes: [PostgresLane]
     /// Statements in flight at once: two keep the database busy while one waits for its answer.
-    static let lanes = 2
+    static let laneCount = 2
     /// The most reads one statement carries (the rest wait for the next).
     static let maxGroup = 64
     /// Statements run and reads they carried (tests and benchmarks).
@@ -71,11 +71,7 @@ final class PostgresSessionReads: Sendable {
             guard !group.isEmpty else { return }
             do {
                 let hashes = Array(Set(group.map(\.hash)))
-                let rows = try await lanes[lane].run { c, logger in
-                    var rows: [Row] = []
-                    for try await row in try await c.execute(PostgresSessionContext(tokenHashes: hashes), logger: logger) { rows.append(row) }
-                    return rows
-                }
+                let rows = try await lanes[lane].run { c, logger in try await PostgresSessionContext.rows(c, tokenHashes: hashes, logger: logger) }
                 var byHash: [String: Row] = [:]
                 for row in rows { byHash[row.0.tokenHash] = row }
                 statements.add(1, ordering: .relaxed)
