@@ -26,7 +26,9 @@ public struct PasswordChangeRequest: Codable, Sendable {
 
 public struct ReauthRequest: Codable, Sendable {
     public var password: String
-    public init(password: String) { self.password = password }
+    /// Asked for under the same rule as sign-in's (`captcha-required`).
+    public var captcha: String?
+    public init(password: String, captcha: String? = nil) { self.password = password; self.captcha = captcha }
 }
 
 public struct AccountSettings: Codable, Equatable, Sendable {

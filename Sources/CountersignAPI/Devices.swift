@@ -113,9 +113,17 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
     public var retiredAt: Date?
     /// `rotated` or `revoked` once retired.
     public var retiredBecause: String?
-    public init(deviceId: String, signingKeyId: String, encryptionKeyId: String, signingKey: Base64URL, addedAt: Date, retiredAt: Date?, retiredBecause: String?) {
+    /// The public encryption key (absent on keys registered before servers kept it).
+    public var encryptionKey: Base64URL?
+    /// On a key that replaced another by rotation: the previous signing key's signature over the rotation
+    /// message (docs/SPEC.md §4e), so that a client that pinned the previous key can follow the rotation
+    /// without trusting the server.
+    public var rotationSignature: Base64URL?
+    public init(deviceId: String, signingKeyId: String, encryptionKeyId: String, signingKey: Base64URL, addedAt: Date, retiredAt: Date?, retiredBecause: String?,
+                encryptionKey: Base64URL? = nil, rotationSignature: Base64URL? = nil) {
         self.deviceId = deviceId; self.signingKeyId = signingKeyId; self.encryptionKeyId = encryptionKeyId; self.signingKey = signingKey
         self.addedAt = addedAt; self.retiredAt = retiredAt; self.retiredBecause = retiredBecause
+        self.encryptionKey = encryptionKey; self.rotationSignature = rotationSignature
     }
 }
 

@@ -86,8 +86,10 @@ public final class CountersignClient: @unchecked Sendable {
     /// re-authenticates nothing; finish the transaction as a sign-in's (push, `submitPasscode`,
     /// `submitRecoveryCode`), then `completeReauthentication`.
     public func reauthenticate(password: String) async throws {
-        let answer = try await send("POST", "/v1/sessions/current/reauth", body: ["password": password], as: MaybeBody<MFARequired>.self,
-                                    authenticated: true)
+        let answer = try await withCaptcha { captcha in
+            try await send("POST", "/v1/sessions/current/reauth", body: ReauthRequest(password: password, captcha: captcha),
+                           as: MaybeBody<MFARequired>.self, authenticated: true)
+        }
         if let pending = answer.value { throw ClientError.secondFactorRequired(pending) }
     }
 

@@ -7,7 +7,8 @@ import SQLKit
 enum Migrations {
     static var all: [any AsyncMigration] {
         [CreateAccounts(), CreateLoginGuards(), CreateSessions(), CreateAuditEvents(), CreateCaptchaSpent(), CreateServerSecrets(),
-         CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue(), CreatePush(), CreateMFA()]
+         CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue(), CreatePush(), CreateMFA(),
+         AddKeyRotationProofs(), AddTransactionFinished()]
     }
 }
 
@@ -142,6 +143,36 @@ struct CreateDeviceKeys: AsyncMigration {
         try await sql.create(index: "device_keys_account").on("device_keys").column("account_id").run()
     }
     func revert(on db: any Database) async throws { try await db.schema("device_keys").delete() }
+}
+
+/// What a reader needs to follow a rotation without trusting the server (docs/SPEC.md §4e): each key's
+/// encryption SPKI, and on a key that replaced another, the old key's signature over the rotation.
+/// Rows written before it have neither (NULL).
+struct AddKeyRotationProofs: AsyncMigration {
+    var name: String { "2026-11-25-01-key-rotation-proofs" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        let bytes: SQLQueryString = sql.dialect.name == "postgresql" ? "BYTEA" : "BLOB"
+        try await sql.raw("ALTER TABLE device_keys ADD COLUMN encryption_key \(bytes)").run()
+        try await sql.raw("ALTER TABLE device_keys ADD COLUMN rotation_signature \(bytes)").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE device_keys DROP COLUMN rotation_signature").run()
+        try await sql.raw("ALTER TABLE device_keys DROP COLUMN encryption_key").run()
+    }
+}
+
+/// Whether a sign-in transaction has reached a terminal status, so that the per-account cap counts only
+/// the ones still waiting for a second factor.
+struct AddTransactionFinished: AsyncMigration {
+    var name: String { "2026-11-25-02-mfa-transaction-finished" }
+    func prepare(on db: any Database) async throws {
+        try await (db as! any SQLDatabase).raw("ALTER TABLE mfa_transactions ADD COLUMN finished BIGINT NOT NULL DEFAULT 0").run()
+    }
+    func revert(on db: any Database) async throws {
+        try await (db as! any SQLDatabase).raw("ALTER TABLE mfa_transactions DROP COLUMN finished").run()
+    }
 }
 
 struct CreateDeviceChallenges: AsyncMigration {

@@ -8,9 +8,15 @@ struct HookedStore: AccountStore {
     let base: SQLAccountStore
     let beforeFinish: @Sendable (String) async throws -> Void
 
-    func finishSignIn(username: String, success: Bool, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome {
+    func finishSignIn(username: String, check: LockoutPolicy.Check, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome {
         try await beforeFinish(username)
-        return try await base.finishSignIn(username: username, success: success, policy: policy, now: now)
+        return try await base.finishSignIn(username: username, check: check, policy: policy, now: now)
+    }
+    func countSignInFailure(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure {
+        try await base.countSignInFailure(username: username, policy: policy, now: now)
+    }
+    func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
+        try await base.completeSignIn(username: username, policy: policy, now: now)
     }
 
     func createAccount(_ account: AccountRecord) async throws { try await base.createAccount(account) }

@@ -7,9 +7,15 @@ import Testing
     let policy = LockoutPolicy()
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
+    /// A reserved check that failed.
+    func fail(_ s: inout LoginGuard, now: Date) -> LockoutPolicy.Failure? {
+        guard case .failed(let f) = policy.finish(&s, .failed, now: now) else { return nil }
+        return f
+    }
+
     func failOnce(_ s: inout LoginGuard, at now: Date) -> LockoutPolicy.Failure? {
         guard policy.reserve(&s, now: now) == .proceed else { return nil }
-        return policy.fail(&s, now: now)
+        return fail(&s, now: now)
     }
 
     @Test func thirdFailureDelaysFifthLocks() {
@@ -29,7 +35,7 @@ import Testing
         _ = failOnce(&s, at: t0)
         _ = failOnce(&s, at: t0)
         #expect(policy.reserve(&s, now: t0) == .proceed)
-        #expect(policy.succeed(&s, now: t0) == .proceed)
+        #expect(policy.finish(&s, .passed, now: t0) == .succeeded(.proceed))
         #expect(s.failures == 0 && s.pending == 0 && s.delayedUntil == nil)
         #expect(failOnce(&s, at: t0) == .counted(failures: 1))
     }
@@ -38,8 +44,8 @@ import Testing
         var s = LoginGuard()
         #expect((0..<3).map { _ in policy.reserve(&s, now: t0) } == [.proceed, .proceed, .proceed])
         #expect(policy.reserve(&s, now: t0) == .busy, "a fourth check could not be counted before the delay")
-        _ = policy.fail(&s, now: t0); _ = policy.fail(&s, now: t0)
-        #expect(policy.fail(&s, now: t0) == .delayed(until: t0 + 1800))
+        _ = fail(&s, now: t0); _ = fail(&s, now: t0)
+        #expect(fail(&s, now: t0) == .delayed(until: t0 + 1800))
         // After the delay, one check at a time: each failure must delay or lock before the next.
         #expect(policy.reserve(&s, now: t0 + 1800) == .proceed)
         #expect(policy.reserve(&s, now: t0 + 1800) == .busy)
@@ -55,15 +61,15 @@ import Testing
         var s = LoginGuard(failures: 1)
         #expect(policy.reserve(&s, now: t0) == .proceed)
         #expect(policy.reserve(&s, now: t0) == .proceed)
-        #expect(policy.fail(&s, now: t0) == .counted(failures: 2))
-        #expect(policy.fail(&s, now: t0) == .delayed(until: t0 + 1800))
+        #expect(fail(&s, now: t0) == .counted(failures: 2))
+        #expect(fail(&s, now: t0) == .delayed(until: t0 + 1800))
         var locked = LoginGuard(failures: 4, pending: 1, pendingExpiresAt: t0 + 60, locked: true)
-        #expect(policy.succeed(&locked, now: t0) == .locked)
+        #expect(policy.finish(&locked, .passed, now: t0) == .succeeded(.locked))
         #expect(locked.failures == 4 && locked.locked)
         // A reservation that times out while its check is stuck becomes the 5th failure; the late success is refused.
         var slow = LoginGuard(failures: 4)
         _ = policy.reserve(&slow, now: t0)
-        #expect(policy.succeed(&slow, now: t0 + 61) == .locked, "the reservation expired into the 5th failure")
+        #expect(policy.finish(&slow, .passed, now: t0 + 61) == .succeeded(.locked), "the reservation expired into the 5th failure")
     }
 
     @Test func releaseGivesBackWithoutCounting() {
@@ -77,8 +83,24 @@ import Testing
         let p = LockoutPolicy(delayAfter: 1, delay: 10, lockAfter: 2)
         var s = LoginGuard()
         _ = p.reserve(&s, now: t0)
-        #expect(p.fail(&s, now: t0) == .delayed(until: t0 + 10))
+        #expect(p.finish(&s, .failed, now: t0) == .failed(.delayed(until: t0 + 10)))
         #expect(p.reserve(&s, now: t0 + 10) == .proceed)
-        #expect(p.fail(&s, now: t0 + 10) == .locked)
+        #expect(p.finish(&s, .failed, now: t0 + 10) == .failed(.locked))
+    }
+
+    /// A password with a second factor still to come is not a success: failures counted before it (a
+    /// guesser's wrong codes) stay, and only a complete sign-in resets them.
+    @Test func aPasswordWithASecondFactorPendingResetsNothing() {
+        var s = LoginGuard(failures: 2)
+        #expect(policy.reserve(&s, now: t0) == .proceed)
+        #expect(policy.finish(&s, .passedMoreToFollow, now: t0) == .succeeded(.proceed))
+        #expect(s.failures == 2 && s.pending == 0)
+        #expect(policy.countFailure(&s, now: t0) == .delayed(until: t0 + 1800), "a denied push counts without a reservation")
+        #expect(policy.complete(&s, now: t0 + 60) == .delayed(until: t0 + 1800), "an approval during the delay is refused")
+        #expect(s.failures == 3)
+        #expect(policy.complete(&s, now: t0 + 1800) == .proceed)
+        #expect(s.failures == 0 && s.delayedUntil == nil)
+        var locked = LoginGuard(failures: 5, locked: true)
+        #expect(policy.complete(&locked, now: t0) == .locked && locked.failures == 5)
     }
 }

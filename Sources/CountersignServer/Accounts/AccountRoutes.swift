@@ -48,7 +48,7 @@ struct AccountRoutes {
         v1.post("sessions/current/reauth") { request, context in
             let auth = try await authenticate(request)
             let body = try await decode(ReauthRequest.self, request, context)
-            switch try await service.reauthenticate(auth, password: body.password, origin: origin(request, context)) {
+            switch try await service.reauthenticate(auth, password: body.password, captcha: body.captcha, origin: origin(request, context)) {
             case .done: return Response(status: .noContent)
             case .secondFactor(let pending): return try json(pending, status: .accepted)
             }

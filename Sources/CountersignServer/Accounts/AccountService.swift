@@ -211,6 +211,7 @@ public final class AccountService: Sendable {
             throw error
         case .failed(.locked):
             try await audit(auditID, "sign-in", "wrong-password-locked", origin)
+            if let account { try await endAllSessions(account.id) }
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
         case .failed(.delayed(let until)):
             try await audit(auditID, "sign-in", "wrong-password-delayed", origin)
@@ -230,10 +231,12 @@ public final class AccountService: Sendable {
             if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) { currentHash = rehashed }
         }
         if let pending = try await secondFactor.begin(account, origin, after) {
+            // Not a success yet: the lockout count stays, and so does this address's token until the
+            // second factor is done (`finishSecondFactor` gives it back).
             try await audit(account.id, "sign-in", "password-ok-second-factor-pending", origin)
-            refund = true
             return .secondFactor(pending)
         }
+        try await complete(username: account.username)
         let session = try await startSession(account, origin: origin, now: after)
         // A password change that landed while this check ran ended all sessions but its own; this one
         // was made with the old password and must not outlive it.
@@ -251,19 +254,82 @@ public final class AccountService: Sendable {
     /// authentication, so anything behind re-authentication asks for the password (and second factor) first.
     func finishSecondFactor(accountID: String, method: String, origin: RequestOrigin, passwordless: Bool = false) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        if passwordless {
+            // No password was checked: the count stays, but a locked or delayed account gets nothing.
+            switch try await store.loginGuard(username: account.username).flatMap({ config.lockout.refusal($0, now: clock.now()) }) ?? .proceed {
+            case .proceed: break
+            case .delayed(let until): throw AccountError.signInDelayed(until: until)
+            case .locked, .busy: throw AccountError.accountLocked
+            }
+        } else {
+            try await complete(username: account.username)
+            signInFailures.refund(origin.address, now: clock.now())
+        }
         let session = try await startSession(account, origin: origin, now: clock.now(), passwordless: passwordless)
         try await audit(account.id, "sign-in", "success-\(method)", origin)
         return session
     }
 
-    /// A failed second factor (a denial, a wrong number, too many wrong codes) counts like a wrong
-    /// password: whoever knows the password cannot keep guessing the rest for free.
+    /// A denied or wrong-number push counts like a wrong password: whoever knows the password cannot
+    /// keep prompting the owner for free. (Codes are counted as they are checked: `checkSecondFactor`.)
     func countSecondFactorFailure(accountID: String, outcome: String, origin: RequestOrigin) async throws {
         guard let account = try await store.account(id: accountID) else { return }
-        if case .proceed = try await store.reserveSignIn(username: account.username, policy: config.lockout, now: clock.now()) {
-            _ = try await store.finishSignIn(username: account.username, success: false, policy: config.lockout, now: clock.now())
-        }
+        let failure = try await store.countSignInFailure(username: account.username, policy: config.lockout, now: clock.now())
         try await audit(account.id, "sign-in", outcome, origin)
+        if failure == .locked { try await endAllSessions(account.id) }
+    }
+
+    /// What checking one second-factor code came to.
+    enum FactorCheck: Equatable {
+        case valid
+        case wrong(LockoutPolicy.Failure)
+    }
+
+    /// Checks a passcode or recovery code under the account's lockout rule, as a password is checked:
+    /// reserved first (refused while delayed or locked, or when as many checks are in flight as failures
+    /// are left), then checked, then counted. A valid code is not yet a success: collecting the
+    /// transaction completes the sign-in (`finishSecondFactor`).
+    func checkSecondFactor(accountID: String, _ check: () async throws -> Bool) async throws -> FactorCheck {
+        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        switch try await store.reserveSignIn(username: account.username, policy: config.lockout, now: clock.now()) {
+        case .proceed: break
+        case .delayed(let until): throw AccountError.signInDelayed(until: until)
+        case .locked: throw AccountError.accountLocked
+        case .busy: throw AccountError.signInBusy
+        }
+        let valid: Bool
+        do {
+            valid = try await check()
+        } catch {
+            try await store.releaseSignIn(username: account.username, policy: config.lockout, now: clock.now())
+            throw error
+        }
+        switch try await store.finishSignIn(username: account.username, check: valid ? .passedMoreToFollow : .failed,
+                                            policy: config.lockout, now: clock.now()) {
+        case .succeeded(.proceed): return .valid
+        case .succeeded(.delayed(let until)): throw AccountError.signInDelayed(until: until)
+        case .succeeded: throw AccountError.accountLocked
+        case .failed(let failure):
+            if failure == .locked { try await endAllSessions(account.id) }
+            return .wrong(failure)
+        }
+    }
+
+    /// Every factor of a sign-in or re-authentication passed: the count resets, unless the account was
+    /// locked or delayed meanwhile (by failures elsewhere), which refuses it.
+    private func complete(username: String) async throws {
+        switch try await store.completeSignIn(username: username, policy: config.lockout, now: clock.now()) {
+        case .proceed: return
+        case .delayed(let until): throw AccountError.signInDelayed(until: until)
+        case .locked, .busy: throw AccountError.accountLocked
+        }
+    }
+
+    /// A lock ends every session of the account and closes its push connections: a guesser holding a
+    /// stolen token must not keep it once the account locks.
+    private func endAllSessions(_ accountID: String) async throws {
+        try await store.deleteSessions(accountID: accountID, keeping: nil)
+        endings.ended(.account(accountID))
     }
 
     private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date, passwordless: Bool = false) async throws -> NewSession {
@@ -356,7 +422,9 @@ public final class AccountService: Sendable {
         } catch {
             matches = false    // a stored hash that does not parse matches nothing
         }
-        switch try await store.finishSignIn(username: username, success: matches && accountExists, policy: config.lockout, now: clock.now()) {
+        // A correct password is one factor: `complete` resets the count once every factor has passed.
+        switch try await store.finishSignIn(username: username, check: matches && accountExists ? .passedMoreToFollow : .failed,
+                                            policy: config.lockout, now: clock.now()) {
         case .failed(let failure): return .failed(failure)
         case .succeeded(let gate): return refusal(gate) ?? .matched
         }
@@ -378,9 +446,7 @@ public final class AccountService: Sendable {
             case .delayed: try await audit(auth.account.id, kind, "wrong-password-delayed", origin)
             case .locked:
                 try await audit(auth.account.id, kind, "wrong-password-locked", origin)
-                // A guesser holding a stolen token must not keep it once the account locks.
-                try await store.deleteSessions(accountID: auth.account.id, keeping: nil)
-                endings.ended(.account(auth.account.id))
+                try await endAllSessions(auth.account.id)
             }
             throw AccountError.wrongPassword
         }
@@ -393,12 +459,42 @@ public final class AccountService: Sendable {
         case secondFactor(MFARequired)
     }
 
-    public func reauthenticate(_ auth: Authenticated, password: String, origin: RequestOrigin) async throws -> ReauthResult {
-        try await checkPassword(password, auth, origin: origin, kind: "reauth")
+    /// Re-authentication obeys sign-in's limits: the same lockout count, the same per-address tokens
+    /// and the same captcha rule, so a stolen session is not a cheaper way to guess.
+    public func reauthenticate(_ auth: Authenticated, password: String, captcha: String? = nil, origin: RequestOrigin) async throws -> ReauthResult {
+        let now = clock.now()
+        let captchaNeeded: Bool
+        switch config.captcha {
+        case .always: captchaNeeded = true
+        case .off: captchaNeeded = false
+        case .risk:
+            captchaNeeded = (try await store.loginGuard(username: auth.account.username)?.failures ?? 0) > 0
+                || recentFailures.contains(address: origin.address, username: auth.account.username, now: now)
+        }
+        if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        var refund = false
+        defer { if refund { signInFailures.refund(origin.address, now: clock.now()) } }
+        do {
+            try await checkCaptcha(captcha, required: captchaNeeded)
+        } catch {
+            refund = true
+            throw error
+        }
+        do {
+            try await checkPassword(password, auth, origin: origin, kind: "reauth")
+        } catch AccountError.serverBusy {
+            refund = true
+            throw AccountError.serverBusy
+        } catch AccountError.wrongPassword {
+            recentFailures.record(address: origin.address, username: auth.account.username, now: clock.now())
+            throw AccountError.wrongPassword
+        }
         if let pending = try await secondFactor.begin(auth.account, origin, clock.now(), reauthenticating: auth.session.tokenHash) {
             try await audit(auth.account.id, "reauth", "password-ok-second-factor-pending", origin)
             return .secondFactor(pending)
         }
+        try await complete(username: auth.account.username)
+        refund = true
         try await store.markReauthenticated(tokenHash: auth.session.tokenHash, at: clock.now())
         try await audit(auth.account.id, "reauth", "success", origin)
         return .done
@@ -413,6 +509,9 @@ public final class AccountService: Sendable {
               now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle else {
             throw AccountError.unauthenticated
         }
+        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        try await complete(username: account.username)
+        signInFailures.refund(origin.address, now: now)
         try await store.markReauthenticated(tokenHash: tokenHash, at: now)
         try await audit(accountID, "reauth", "success-\(method)", origin)
     }
@@ -421,6 +520,8 @@ public final class AccountService: Sendable {
         try requireRecentAuthentication(auth)
         try Self.validate(password: new, username: auth.account.username)
         try await checkPassword(current, auth, origin: origin, kind: "password-change")
+        // The session is freshly and fully authenticated (`requireRecentAuthentication`): a complete sign-in.
+        try await complete(username: auth.account.username)
         try await store.setPasswordHash(try await hashOffPool(new), accountID: auth.account.id)
         try await store.deleteSessions(accountID: auth.account.id, keeping: auth.session.tokenHash)
         endings.ended(.account(auth.account.id))

@@ -29,9 +29,9 @@ extension AuditEvent {
     public static let unknownAccountID = ""
 }
 
-/// What finishing a password check did to the username's lockout state.
+/// What finishing a check (a password, a passcode) did to the username's lockout state.
 public enum SignInOutcome: Equatable, Sendable {
-    /// The password matched; `.proceed` unless a lock or delay set meanwhile refuses it.
+    /// The check passed; `.proceed` unless a lock or delay set meanwhile refuses it.
     case succeeded(LockoutPolicy.Gate)
     case failed(LockoutPolicy.Failure)
 }
@@ -54,7 +54,11 @@ public protocol AccountStore: Sendable {
     /// Loads the username's lockout state, applies `reserve`, stores it: one transaction.
     func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
     /// Applies the outcome of a check that `reserveSignIn` allowed: one transaction.
-    func finishSignIn(username: String, success: Bool, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome
+    func finishSignIn(username: String, check: LockoutPolicy.Check, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome
+    /// Counts a failure that had no reservation (a denied push): one transaction.
+    func countSignInFailure(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure
+    /// A sign-in whose every factor passed: resets the count unless locked or delayed. One transaction.
+    func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
     /// Gives back a reservation whose check never ran.
     func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws
     /// Clears the lockout state; false when the username has none.

@@ -1,12 +1,15 @@
 import Foundation
 
-/// Consecutive failed password checks per username (docs/SERVER.md, "Lockout"): the `delayAfter`-th
-/// failure delays sign-in for `delay`; after the delay each further failure delays again, and the
-/// `lockAfter`-th locks until an administrator unlocks. A success resets the count.
+/// Consecutive failed checks per username (docs/SERVER.md, "Lockout"): wrong passwords, wrong passcodes
+/// and recovery codes, denied or wrong-number pushes, across sign-ins and re-authentications. The
+/// `delayAfter`-th failure delays sign-in for `delay`; after the delay each further failure delays
+/// again, and the `lockAfter`-th locks until an administrator unlocks. Only a complete sign-in (the
+/// password, and the second factor when the account has one) resets the count.
 ///
-/// A pure state machine: the store loads a `LoginGuard`, calls `reserve` before a password check and
-/// `finish` after it, and saves the result, each inside one transaction. Reserving counts checks in
-/// flight, so concurrent requests cannot run more checks than failures are left before the delay.
+/// A pure state machine: the store loads a `LoginGuard`, calls `reserve` before a check and `finish`
+/// after it, and saves the result, each inside one transaction. Reserving counts checks in flight, so
+/// concurrent requests cannot run more checks than failures are left before the delay: the check and
+/// its count are one compare-and-set.
 public struct LockoutPolicy: Sendable, Equatable {
     public var delayAfter: Int
     public var delay: TimeInterval
@@ -49,20 +52,41 @@ public struct LockoutPolicy: Sendable, Equatable {
         return .proceed
     }
 
-    /// A correct password resets the count, unless the username was locked or delayed while the check
-    /// ran (by a concurrent failure or an expired reservation): then the success is refused too.
-    public func succeed(_ state: inout LoginGuard, now: Date) -> Gate {
+    /// How a reserved check ended.
+    public enum Check: Equatable, Sendable {
+        /// The last factor passed: the sign-in is complete and the count resets.
+        case passed
+        /// A factor passed but another must follow (a password on an account with a second factor, a
+        /// code whose transaction is still to be collected): not a failure, and not yet a success.
+        case passedMoreToFollow
+        case failed
+    }
+
+    /// Applies the end of a reserved check. A pass is refused (and resets nothing) when the username was
+    /// locked or delayed while the check ran, by a concurrent failure or an expired reservation.
+    public func finish(_ state: inout LoginGuard, _ check: Check, now: Date) -> SignInOutcome {
         expireReservations(&state, now: now)
         state.pending = max(0, state.pending - 1)
+        switch check {
+        case .failed: return .failed(count(failures: 1, &state, now: now))
+        case .passedMoreToFollow: return .succeeded(refusal(state, now: now) ?? .proceed)
+        case .passed: return .succeeded(complete(&state, now: now))
+        }
+    }
+
+    /// A sign-in whose factors all passed, with no reservation of its own (a push approval, a collected
+    /// transaction): resets the count unless the username is locked or delayed.
+    public func complete(_ state: inout LoginGuard, now: Date) -> Gate {
+        expireReservations(&state, now: now)
         if let refusal = refusal(state, now: now) { return refusal }
         state.failures = 0
         state.delayedUntil = nil
         return .proceed
     }
 
-    public func fail(_ state: inout LoginGuard, now: Date) -> Failure {
+    /// A failure that needed no check of ours (an authenticator denied, or picked the wrong number).
+    public func countFailure(_ state: inout LoginGuard, now: Date) -> Failure {
         expireReservations(&state, now: now)
-        state.pending = max(0, state.pending - 1)
         return count(failures: 1, &state, now: now)
     }
 
@@ -72,7 +96,8 @@ public struct LockoutPolicy: Sendable, Equatable {
         state.pending = max(0, state.pending - 1)
     }
 
-    private func refusal(_ state: LoginGuard, now: Date) -> Gate? {
+    /// Why the state refuses any check now, nil when it does not.
+    func refusal(_ state: LoginGuard, now: Date) -> Gate? {
         if state.locked { return .locked }
         if let until = state.delayedUntil, until > now { return .delayed(until: until) }
         return nil

@@ -109,10 +109,16 @@ public struct SQLAccountStore: AccountStore {
         try await withGuard(username) { policy.reserve(&$0, now: now) }
     }
 
-    public func finishSignIn(username: String, success: Bool, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome {
-        try await withGuard(username) { state -> SignInOutcome in
-            success ? .succeeded(policy.succeed(&state, now: now)) : .failed(policy.fail(&state, now: now))
-        }
+    public func finishSignIn(username: String, check: LockoutPolicy.Check, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome {
+        try await withGuard(username) { policy.finish(&$0, check, now: now) }
+    }
+
+    public func countSignInFailure(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure {
+        try await withGuard(username) { policy.countFailure(&$0, now: now) }
+    }
+
+    public func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
+        try await withGuard(username) { policy.complete(&$0, now: now) }
     }
 
     public func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws {

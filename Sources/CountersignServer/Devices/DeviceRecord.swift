@@ -39,6 +39,10 @@ public struct KeyHistoryRecord: Equatable, Sendable {
     public var addedAt: Date
     public var retiredAt: Date?
     public var retiredBecause: String?
+    /// Absent on keys registered before it was kept.
+    public var encryptionKey: [UInt8]?
+    /// On a key that replaced another: the old signing key's signature over the rotation (docs/SPEC.md §4e).
+    public var rotationSignature: [UInt8]?
 }
 
 /// What adding a device or new keys came to.

@@ -79,7 +79,8 @@ struct DeviceRoutes {
                 history: history.map {
                     KeyHistoryEntry(deviceId: $0.deviceID, signingKeyId: $0.signingKeyID, encryptionKeyId: $0.encryptionKeyID,
                                     signingKey: Base64URL($0.signingKey), addedAt: $0.addedAt, retiredAt: $0.retiredAt,
-                                    retiredBecause: $0.retiredBecause)
+                                    retiredBecause: $0.retiredBecause, encryptionKey: $0.encryptionKey.map(Base64URL.init),
+                                    rotationSignature: $0.rotationSignature.map(Base64URL.init))
                 }))
         }
     }

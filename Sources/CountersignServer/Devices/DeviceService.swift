@@ -245,7 +245,8 @@ public final class DeviceService: Sendable {
         let now = clock.now()
         switch try await store.rotate(deviceID: auth.device.id, expectedSigningKeyID: auth.device.signingKeyID, signingKey: signing.spkiDER,
                                       signingKeyID: Hex.encode(signing.fingerprint.bytes), encryptionKey: encryption.spkiDER,
-                                      encryptionKeyID: Hex.encode(encryption.fingerprint.bytes), at: now) {
+                                      encryptionKeyID: Hex.encode(encryption.fingerprint.bytes),
+                                      oldKeySignature: request.oldKeySignature.bytes, at: now) {
         case .done: break
         case .keyInUse: throw DeviceError.keyInUse("a new key is already registered; make fresh keys")
         case .changed: throw DeviceError.keyInUse("this device's keys were rotated meanwhile by another request; open a new device session")

@@ -18,8 +18,10 @@ public protocol DeviceStore: Sendable {
     /// Marks the device revoked, retires its keys, ends its sessions and drops its undelivered queue.
     func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite
     /// Replaces the device's keys (only if its signing key is still `expectedSigningKeyID`).
+    /// `oldKeySignature` (the old key vouching for the new, docs/SPEC.md §4e) is kept with the new key,
+    /// so that readers can follow the rotation without trusting the server.
     func rotate(deviceID: String, expectedSigningKeyID: String, signingKey: [UInt8], signingKeyID: String,
-                encryptionKey: [UInt8], encryptionKeyID: String, at: Date) async throws -> DeviceWrite
+                encryptionKey: [UInt8], encryptionKeyID: String, oldKeySignature: [UInt8], at: Date) async throws -> DeviceWrite
     func touchDevice(id: String, at: Date) async throws
 
     func createDeviceSession(_ session: DeviceSessionRecord) async throws

@@ -77,7 +77,7 @@ public struct SQLDeviceStore: DeviceStore {
                             \(bind: d.kind))
                     """).run()
                 try await Self.insertKey(sql, deviceID: d.id, accountID: d.accountID, signingKey: d.signingKey, signingKeyID: d.signingKeyID,
-                                         encryptionKeyID: d.encryptionKeyID, at: d.createdAt)
+                                         encryptionKey: d.encryptionKey, encryptionKeyID: d.encryptionKeyID, rotationSignature: nil, at: d.createdAt)
                 return .done
             }
         } catch let e where Self.isUniqueViolation(e) {
@@ -86,11 +86,12 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     private static func insertKey(_ sql: any SQLDatabase, deviceID: String, accountID: String, signingKey: [UInt8], signingKeyID: String,
-                                  encryptionKeyID: String, at: Date) async throws {
+                                  encryptionKey: [UInt8], encryptionKeyID: String, rotationSignature: [UInt8]?, at: Date) async throws {
         try await sql.raw("""
-            INSERT INTO device_keys (device_id, account_id, signing_key, signing_key_id, encryption_key_id, added_at, retired_at, retired_because)
-            VALUES (\(bind: deviceID), \(bind: accountID), \(bind: Data(signingKey)), \(bind: signingKeyID), \(bind: encryptionKeyID),
-                    \(bind: at.ms), NULL, NULL)
+            INSERT INTO device_keys (device_id, account_id, signing_key, signing_key_id, encryption_key, encryption_key_id, rotation_signature,
+                                     added_at, retired_at, retired_because)
+            VALUES (\(bind: deviceID), \(bind: accountID), \(bind: Data(signingKey)), \(bind: signingKeyID), \(bind: Data(encryptionKey)),
+                    \(bind: encryptionKeyID), \(bind: rotationSignature.map { Data($0) }), \(bind: at.ms), NULL, NULL)
             """).run()
     }
 
@@ -141,7 +142,9 @@ public struct SQLDeviceStore: DeviceStore {
                              encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
                              addedAt: Date(ms: try row.decode(column: "added_at", as: Int64.self)),
                              retiredAt: try row.decode(column: "retired_at", as: Int64?.self).map(Date.init(ms:)),
-                             retiredBecause: try row.decode(column: "retired_because", as: String?.self))
+                             retiredBecause: try row.decode(column: "retired_because", as: String?.self),
+                             encryptionKey: try row.decode(column: "encryption_key", as: Data?.self).map { Array($0) },
+                             rotationSignature: try row.decode(column: "rotation_signature", as: Data?.self).map { Array($0) })
         }
     }
 
@@ -172,7 +175,7 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     public func rotate(deviceID: String, expectedSigningKeyID: String, signingKey: [UInt8], signingKeyID: String,
-                       encryptionKey: [UInt8], encryptionKeyID: String, at: Date) async throws -> DeviceWrite {
+                       encryptionKey: [UInt8], encryptionKeyID: String, oldKeySignature: [UInt8], at: Date) async throws -> DeviceWrite {
         do {
             return try await db.writeTransaction { sql in
                 guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else { return .notFound }
@@ -193,7 +196,7 @@ public struct SQLDeviceStore: DeviceStore {
                     WHERE id = \(bind: deviceID)
                     """).run()
                 try await Self.insertKey(sql, deviceID: deviceID, accountID: current.accountID, signingKey: signingKey, signingKeyID: signingKeyID,
-                                         encryptionKeyID: encryptionKeyID, at: at)
+                                         encryptionKey: encryptionKey, encryptionKeyID: encryptionKeyID, rotationSignature: oldKeySignature, at: at)
                 return .done
             }
         } catch let e where Self.isUniqueViolation(e) {

@@ -209,6 +209,10 @@ extension Problem {
             self.init(status: .tooManyRequests, code: .rateLimited, title: "Too many attempts",
                       detail: "Too many passcodes tried for this enrollment; try again in \(Int(wait.rounded(.up))) seconds.")
             headers[.retryAfter] = String(Int(wait.rounded(.up)))
+        case .tooManyPendingSignIns(let wait):
+            self.init(status: .tooManyRequests, code: .rateLimited, title: "Too many sign-ins waiting",
+                      detail: "Too many sign-ins of this account wait for a second factor; finish one or try again in \(Int(wait.rounded(.up))) seconds.")
+            headers[.retryAfter] = String(Int(wait.rounded(.up)))
         case .noPendingEnrollment:
             self.init(status: .conflict, code: .noPendingEnrollment, title: "Nothing to confirm",
                       detail: "Start with POST /v1/me/mfa/totp (countersign account mfa totp enroll).")

@@ -24,6 +24,8 @@ public enum MFAError: Error, Equatable, Sendable {
     case passcodeInvalid
     /// Too many confirmation attempts for an enrollment: wait.
     case tooManyAttempts(retryAfter: TimeInterval)
+    /// As many sign-ins of this account wait for a second factor as are allowed; one expires within `retryAfter`.
+    case tooManyPendingSignIns(retryAfter: TimeInterval)
     /// `totp confirm` without `totp enroll` first.
     case noPendingEnrollment
 }

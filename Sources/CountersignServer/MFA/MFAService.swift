@@ -28,6 +28,8 @@ public final class MFAService: Sendable {
     let enrollmentAttempts = AddressThrottle(.init(capacity: 5, window: 600))
 
     static let transactionLifetime: TimeInterval = 60
+    /// Sign-ins waiting for a second factor (unexpired, unfinished transactions) per account.
+    static let maxOpenTransactions = 5
     static let totpPeriod = 30
 
     init(store: any MFAStore, accounts: AccountService, devices: DeviceService, clock: any WallClock, random: any RandomSource,
@@ -113,11 +115,11 @@ public final class MFAService: Sendable {
     public func pairingKey(_ auth: Authenticated, server: String) async throws -> PairingKeyResponse {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let now = clock.now()
-        guard try await store.openPairingKeys(accountID: auth.account.id, now: now) < PairingKey.maxOpenPerAccount else {
+        let (text, record) = PairingKey.make(accountID: auth.account.id, now: now, random: random)
+        guard try await store.createPairingKey(hash: record.hash, accountID: auth.account.id, expiresAt: record.expiresAt,
+                                               maxOpen: PairingKey.maxOpenPerAccount, now: now) else {
             throw MFAError.tooManyPairingKeys
         }
-        let (text, record) = PairingKey.make(accountID: auth.account.id, now: now, random: random)
-        try await store.createPairingKey(hash: record.hash, accountID: auth.account.id, expiresAt: record.expiresAt)
         try await accounts.audit(auth.account.id, "mfa-pairing-key", "created", origin(auth))
         return PairingKeyResponse(key: text, uri: Self.uri("pair", ["key": text, "server": server]), expiresAt: record.expiresAt)
     }
@@ -192,8 +194,13 @@ public final class MFAService: Sendable {
         if recovery > 0 { methods.append("recoveryCode") }
         let context = ClientContextClaim(address: origin.address, userAgent: String(origin.userAgent.prefix(256)), time: Int64(now.timeIntervalSince1970))
         let stored = Stored(tx: tx, context: context, methods: methods, reauthSession: session)
-        try await store.createTransaction(id: id, accountID: account.id, bindingHash: AccountService.tokenHash(binding),
-                                          state: try JSONEncoder().encode(stored), expiresAt: tx.expiresAt)
+        // A cap on transactions per account within one lifetime: each sends pushes and holds rows, and
+        // signing in again must not be a way around anything.
+        guard try await store.createTransaction(id: id, accountID: account.id, bindingHash: AccountService.tokenHash(binding),
+                                                state: try JSONEncoder().encode(stored), expiresAt: tx.expiresAt,
+                                                maxOpen: Self.maxOpenTransactions, now: now) else {
+            throw MFAError.tooManyPendingSignIns(retryAfter: Self.transactionLifetime)
+        }
         if let matching, !pushTargets.isEmpty {
             var challenges: [(deviceID: String, transactionID: String, jwt: String)] = []
             for a in pushTargets {
@@ -241,7 +248,7 @@ public final class MFAService: Sendable {
             var (s, version) = try await reload()
             let outcome = try await apply(&s)
             if case .refused = outcome { return (s, outcome) }
-            if try await store.updateTransaction(id: id, state: try JSONEncoder().encode(s), expected: version) {
+            if try await store.updateTransaction(id: id, state: try JSONEncoder().encode(s), finished: s.tx.status.isTerminal, expected: version) {
                 if s.tx.status.isTerminal { try await store.removeChallenges(transactionID: id) }
                 publish(.transaction(id: id))
                 return (s, outcome)
@@ -261,20 +268,28 @@ public final class MFAService: Sendable {
         let now = clock.now()
         // Checked once, before the compare-and-set: checking spends the code (or the TOTP step), so a
         // retry after a concurrent write must not check it again and find it spent.
+        // Each check is counted under the account's lockout rule, across transactions and
+        // re-authentications (`checkSecondFactor`): a new transaction is no new budget of guesses.
         let (before, _) = try await load(id: id, binding: binding)
-        var valid = false
+        var valid = false, exhausted = false
         if !before.tx.status(at: now).isTerminal {
-            switch kind {
-            case .totp: valid = try await checkPasscode(accountID: before.tx.accountID, code: code, now: now)
-            case .recovery:
-                if let hash = RecoveryCodes.hash(typed: code, key: recoveryKey) {
-                    valid = try await store.spendRecoveryCode(accountID: before.tx.accountID, hash: hash)
+            let accountID = before.tx.accountID, recoveryKey = self.recoveryKey
+            switch try await accounts.checkSecondFactor(accountID: accountID, {
+                switch kind {
+                case .totp: return try await self.checkPasscode(accountID: accountID, code: code, now: now)
+                case .recovery:
+                    guard let hash = RecoveryCodes.hash(typed: code, key: recoveryKey) else { return false }
+                    return try await self.store.spendRecoveryCode(accountID: accountID, hash: hash)
                 }
+            }) {
+            case .valid: valid = true
+            case .wrong(.counted): break
+            case .wrong: exhausted = true    // the account is delayed or locked now: no further checks
             }
         }
         let (s, outcome) = try await transition(id: id, binding: binding) { s in
             if valid { s.viaPush = false }
-            return s.tx.code(valid: valid, now: now)
+            return s.tx.code(valid: valid, exhausted: exhausted, now: now)
         }
         try await settle(s, outcome, origin: origin, method: kind == .totp ? "totp" : "recovery-code")
         return view(s, now: now)
@@ -313,7 +328,12 @@ public final class MFAService: Sendable {
             try await accounts.audit(s.tx.accountID, "mfa", "approved-\(method)", origin)
         case .failed(let why):
             try await update(s.tx.accountID) { $0.fatigue.finished(outcome, viaPush: s.viaPush, now: clock.now()) }
-            try await accounts.countSecondFactorFailure(accountID: s.tx.accountID, outcome: "second-factor-\(why.rawValue)", origin: origin)
+            if why == .tooManyCodes {
+                // Each wrong code was counted as it was checked.
+                try await accounts.audit(s.tx.accountID, "sign-in", "second-factor-\(why.rawValue)", origin)
+            } else {
+                try await accounts.countSecondFactorFailure(accountID: s.tx.accountID, outcome: "second-factor-\(why.rawValue)", origin: origin)
+            }
         case .stillOpen:
             try await accounts.audit(s.tx.accountID, "mfa", "wrong-\(method)", origin)
         case .refused:
@@ -340,11 +360,8 @@ public final class MFAService: Sendable {
         guard collected else {
             throw s.tx.status(at: now) == .completed ? MFAError.alreadyCollected : MFAError.notCompleted(s.tx.status(at: now).rawValue)
         }
-        // Locked between the password and the second factor (other failures meanwhile): no session.
-        if let account = try await accounts.store.account(id: s.tx.accountID),
-           try await accounts.store.loginGuard(username: account.username)?.locked == true {
-            throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
-        }
+        // Locked or delayed between the password and the second factor (failures elsewhere meanwhile):
+        // no session (`finishSecondFactor`, `finishReauthentication`).
         if let session = s.reauthSession {
             // A re-authentication counts only when collected soon after its factor: a completed
             // transaction kept for later must not make a session fresh long after the fact.

@@ -78,12 +78,13 @@ struct MFATransaction: Codable, Equatable, Sendable {
         return .completed
     }
 
-    /// A passcode or recovery code was checked by the caller (`valid`); wrong ones are limited.
-    mutating func code(valid: Bool, now: Date) -> Outcome {
+    /// A passcode or recovery code was checked by the caller (`valid`); wrong ones are limited, here and
+    /// by the account's lockout rule (`exhausted`: the wrong code delayed or locked the account).
+    mutating func code(valid: Bool, exhausted: Bool = false, now: Date) -> Outcome {
         if let r = open(now) { return .refused(r) }
         if valid { status = .completed; return .completed }
         codeAttempts += 1
-        guard codeAttempts < Self.maxCodeAttempts else { return fail(.tooManyCodes) }
+        guard codeAttempts < Self.maxCodeAttempts, !exhausted else { return fail(.tooManyCodes) }
         return .stillOpen(attemptsLeft: Self.maxCodeAttempts - codeAttempts)
     }
 

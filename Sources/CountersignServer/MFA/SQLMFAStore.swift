@@ -77,16 +77,30 @@ public struct SQLMFAStore: MFAStore {
             .map { try $0.decode(column: "device_id", as: String.self) }
     }
 
-    public func createPairingKey(hash: String, accountID: String, expiresAt: Date) async throws {
-        try await sql.raw("""
-            INSERT INTO pairing_keys (key_hash, account_id, expires_at) VALUES (\(bind: hash), \(bind: accountID), \(bind: expiresAt.ms))
-            """).run()
+    public func createPairingKey(hash: String, accountID: String, expiresAt: Date, maxOpen: Int, now: Date) async throws -> Bool {
+        try await insertUnderCap(accountID: accountID, table: "pairing_keys", maxOpen: maxOpen, now: now) { sql in
+            try await sql.raw("""
+                INSERT INTO pairing_keys (key_hash, account_id, expires_at) VALUES (\(bind: hash), \(bind: accountID), \(bind: expiresAt.ms))
+                """).run()
+        }
     }
 
-    public func openPairingKeys(accountID: String, now: Date) async throws -> Int {
-        Int(try await sql.raw("""
-            SELECT COUNT(*) AS n FROM pairing_keys WHERE account_id = \(bind: accountID) AND expires_at > \(bind: now.ms)
-            """).first()?.decode(column: "n", as: Int64.self) ?? 0)
+    /// Counts the account's unexpired rows of `table` and inserts only below `maxOpen`, in one write
+    /// transaction that holds the account's row lock on PostgreSQL (SQLite has one writer), so that
+    /// concurrent requests cannot each see room for one more.
+    private func insertUnderCap(accountID: String, table: String, unfinishedOnly: Bool = false, maxOpen: Int, now: Date,
+                                _ insert: @escaping @Sendable (any SQLDatabase) async throws -> Void) async throws -> Bool {
+        let postgres = sql.dialect.name == "postgresql"
+        return try await db.writeTransaction { sql in
+            if postgres { try await sql.raw("SELECT id FROM accounts WHERE id = \(bind: accountID) FOR UPDATE").run() }
+            let open = try await sql.raw("""
+                SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE account_id = \(bind: accountID) AND expires_at > \(bind: now.ms)
+                \(unsafeRaw: unfinishedOnly ? "AND finished = 0" : "")
+                """).first()?.decode(column: "n", as: Int64.self) ?? 0
+            guard open < maxOpen else { return false }
+            try await insert(sql)
+            return true
+        }
     }
 
     public func spendPairingKey(hash: String, now: Date) async throws -> String? {
@@ -95,11 +109,15 @@ public struct SQLMFAStore: MFAStore {
         return try row.decode(column: "account_id", as: String.self)
     }
 
-    public func createTransaction(id: String, accountID: String, bindingHash: String, state: Data, expiresAt: Date) async throws {
-        try await sql.raw("""
-            INSERT INTO mfa_transactions (id, account_id, binding_hash, state, version, expires_at)
-            VALUES (\(bind: id), \(bind: accountID), \(bind: bindingHash), \(bind: text(state)), 1, \(bind: expiresAt.ms))
-            """).run()
+    public func createTransaction(id: String, accountID: String, bindingHash: String, state: Data, expiresAt: Date, maxOpen: Int,
+                                  now: Date) async throws -> Bool {
+        let state = text(state)
+        return try await insertUnderCap(accountID: accountID, table: "mfa_transactions", unfinishedOnly: true, maxOpen: maxOpen, now: now) { sql in
+            try await sql.raw("""
+                INSERT INTO mfa_transactions (id, account_id, binding_hash, state, version, expires_at)
+                VALUES (\(bind: id), \(bind: accountID), \(bind: bindingHash), \(bind: state), 1, \(bind: expiresAt.ms))
+                """).run()
+        }
     }
 
     public func transaction(id: String) async throws -> (accountID: String, bindingHash: String, state: Data, version: Int64)? {
@@ -109,9 +127,9 @@ public struct SQLMFAStore: MFAStore {
         }
     }
 
-    public func updateTransaction(id: String, state: Data, expected: Int64) async throws -> Bool {
+    public func updateTransaction(id: String, state: Data, finished: Bool, expected: Int64) async throws -> Bool {
         try await !sql.raw("""
-            UPDATE mfa_transactions SET state = \(bind: text(state)), version = version + 1
+            UPDATE mfa_transactions SET state = \(bind: text(state)), version = version + 1, finished = \(bind: Int64(finished ? 1 : 0))
             WHERE id = \(bind: id) AND version = \(bind: expected) RETURNING version
             """).all().isEmpty
     }

@@ -1,0 +1,203 @@
+import CountersignCrypto
+import Foundation
+import Testing
+@testable import CountersignServer
+
+/// Whoever knows the password must not get unlimited guesses at the second factor (issue 19, 1): every
+/// wrong passcode counts toward the account's 3/5 lockout rule across transactions and
+/// re-authentications, is counted before it is checked, and re-authentication obeys sign-in's limits.
+@Suite struct SecondFactorGuessingTests {
+    /// An account with a confirmed authenticator app; returns its session and the app's secret.
+    static func accountWithTOTP(_ api: API, _ h: Harness, _ username: String) async throws -> (session: String, secret: String) {
+        try await api.register(username)
+        let session = try await api.token(username)
+        let enrolled = try await api.call(.post, "/v1/me/mfa/totp", token: session)
+        let secret = try #require(enrolled.json["secret"] as? String)
+        let confirm = try await api.call(.post, "/v1/me/mfa/totp/confirm", json: ["code": try MFAReauthTests.code(secret, h)], token: session)
+        #expect(confirm.status == 200)
+        h.clock.advance(30)    // the confirming step is spent
+        return (session, secret)
+    }
+
+    /// A password sign-in that must stop at the second factor: the transaction's id and binding secret.
+    static func pending(_ api: API, _ username: String) async throws -> (id: String, binding: String) {
+        let r = try await api.signIn(username)
+        #expect(r.status == 202, "\(r.status) \(String(decoding: r.body, as: UTF8.self))")
+        let tx = try #require(r.json["transaction"] as? [String: Any])
+        return (try #require(tx["id"] as? String), try #require(r.json["binding"] as? String))
+    }
+
+    static func otp(_ api: API, _ tx: (id: String, binding: String), _ code: String) async throws -> API.Reply {
+        try await api.call(.post, "/v1/mfa/transactions/\(tx.id)/otp", json: ["code": code], token: tx.binding)
+    }
+
+    /// A code that is not the current one (nor the step either side of it).
+    static func wrongCode(_ secret: String, _ h: Harness) throws -> String {
+        let right = try MFAReauthTests.code(secret, h)
+        return right == "000000" ? "111111" : "000000"
+    }
+
+    @Test(arguments: Backend.available)
+    func wrongCodesCountAcrossTransactionsAndACorrectPasswordResetsNothing(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let (_, secret) = try await Self.accountWithTOTP(api, h, "gerda")
+            // One wrong code per transaction, a new sign-in (correct password) each time: the password
+            // between them resets nothing, so the third wrong code delays the account.
+            for n in 1...3 {
+                let tx = try await Self.pending(api, "gerda")
+                let wrong = try await Self.otp(api, tx, try Self.wrongCode(secret, h))
+                #expect(wrong.status == 200)
+                #expect(wrong.json["status"] as? String == (n < 3 ? "OTP_REQUIRED" : "FAILED"), "\(n): \(wrong.json)")
+                h.clock.advance(61)
+            }
+            let guardState = try #require(try await h.store.loginGuard(username: "gerda"))
+            #expect(guardState.failures == 3 && guardState.delayedUntil != nil, "\(guardState)")
+            let delayed = try await api.signIn("gerda")
+            #expect(delayed.status == 429 && delayed.code == "sign-in-delayed", "the correct password is refused while delayed")
+
+            // After the delay: two transactions; a wrong code on one is the 4th failure and delays again,
+            // and the other's next code is refused without a check.
+            h.clock.advance(30 * 60)
+            let open = try await Self.pending(api, "gerda")
+            let fourth = try await Self.pending(api, "gerda")
+            #expect(try await Self.otp(api, fourth, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
+            #expect(try #require(try await h.store.loginGuard(username: "gerda")).failures == 4)
+            let refused = try await Self.otp(api, open, try MFAReauthTests.code(secret, h))
+            #expect(refused.status == 429 && refused.code == "sign-in-delayed", "even the right code: \(refused.status) \(refused.json)")
+            h.clock.advance(30 * 60)
+            let fifth = try await Self.pending(api, "gerda")
+            #expect(try await Self.otp(api, fifth, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
+            #expect(try #require(try await h.store.loginGuard(username: "gerda")).locked, "the 5th wrong code locks")
+            let locked = try await api.signIn("gerda")
+            #expect(locked.status == 423 && locked.code == "account-locked", "\(locked.status)")
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func theRightCodeAfterTheLockGivesNoSession(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let (session, secret) = try await Self.accountWithTOTP(api, h, "hedda")
+            for _ in 0..<4 {
+                let tx = try await Self.pending(api, "hedda")
+                _ = try await Self.otp(api, tx, try Self.wrongCode(secret, h))
+                h.clock.advance(30 * 60 + 1)
+            }
+            // Two sign-ins at once; the guesser's 5th wrong code locks the account, and then the owner's
+            // right code on the other transaction is refused and collecting gives no session.
+            let owner = try await Self.pending(api, "hedda"), guesser = try await Self.pending(api, "hedda")
+            #expect(try await Self.otp(api, guesser, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
+            #expect(try #require(try await h.store.loginGuard(username: "hedda")).locked)
+            let right = try await Self.otp(api, owner, try MFAReauthTests.code(secret, h))
+            #expect(right.status == 423 && right.code == "account-locked", "\(right.status) \(right.json)")
+            #expect(try await api.call(.post, "/v1/mfa/transactions/\(owner.id)/session", token: owner.binding).status == 409)
+            // The lock ended the sessions the account had.
+            #expect(try await api.call(.get, "/v1/me", token: session).status == 401)
+        }
+    }
+
+    /// Many wrong codes at once: each is counted before it is checked, so no more are checked than
+    /// failures are left before the delay (3), and the right code afterwards is refused.
+    @Test(arguments: Backend.available)
+    func concurrentWrongCodesAreCountedBeforeTheyAreChecked(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let (_, secret) = try await Self.accountWithTOTP(api, h, "ingrid")
+            let tx = try await Self.pending(api, "ingrid")
+            let wrong = try Self.wrongCode(secret, h)
+            let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for _ in 0..<40 { group.addTask { try await Self.otp(api, tx, wrong) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(replies.allSatisfy { $0.status == 200 || ($0.status == 429 && ["sign-in-busy", "sign-in-delayed"].contains($0.code ?? "")) },
+                     "\(Set(replies.map(\.status)))")
+            let g = try #require(try await h.store.loginGuard(username: "ingrid"))
+            #expect(g.failures == 3 && g.pending == 0 && g.delayedUntil != nil, "\(g)")
+            let checked = try await MFAReauthTests.outcomes(h, "ingrid").filter { ["mfa wrong-totp", "sign-in second-factor-too-many-codes"].contains($0) }
+            #expect(checked.count == 3, "codes checked: \(checked)")
+            let right = try await Self.otp(api, tx, try MFAReauthTests.code(secret, h))
+            #expect(right.json["status"] as? String == "FAILED" && right.json["token"] == nil)
+            #expect(try await api.call(.post, "/v1/mfa/transactions/\(tx.id)/session", token: tx.binding).status == 409)
+            #expect(try await api.signIn("ingrid").code == "sign-in-delayed")
+        }
+    }
+
+    /// A recovery code is a second factor like a passcode: wrong ones count.
+    @Test(arguments: Backend.available)
+    func wrongRecoveryCodesCount(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let (session, _) = try await Self.accountWithTOTP(api, h, "jonas")
+            #expect(try await api.call(.post, "/v1/me/mfa/recovery-codes", token: session).status == 201)
+            for _ in 0..<3 {
+                let tx = try await Self.pending(api, "jonas")
+                let r = try await api.call(.post, "/v1/mfa/transactions/\(tx.id)/recovery-code", json: ["code": "aaaaa-bbbbb"], token: tx.binding)
+                #expect(r.status == 200)
+                h.clock.advance(61)
+            }
+            #expect(try #require(try await h.store.loginGuard(username: "jonas")).failures == 3)
+            #expect(try await api.signIn("jonas").code == "sign-in-delayed")
+        }
+    }
+
+    /// Signing in again and again leaves at most 5 transactions open per account, even at once; a
+    /// finished one (here: expired) makes room.
+    @Test(arguments: Backend.available)
+    func openTransactionsPerAccountAreCapped(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let (_, secret) = try await Self.accountWithTOTP(api, h, "karin")
+            let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
+                for _ in 0..<10 { group.addTask { try await api.signIn("karin") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            var opened = replies.filter { $0.status == 202 }.count
+            #expect(opened >= 1 && opened <= MFAService.maxOpenTransactions && replies.allSatisfy { $0.status == 202 || $0.status == 429 }, "\(replies.map(\.status))")
+            var last = try await Self.pending(api, "karin")
+            opened += 1
+            while opened < MFAService.maxOpenTransactions {
+                last = try await Self.pending(api, "karin")
+                opened += 1
+            }
+            let capped = try await api.signIn("karin")
+            #expect(capped.status == 429 && capped.code == "rate-limited" && capped.headers[.retryAfter] == "60", "\(capped.json)")
+            // Finishing one makes room for one.
+            #expect(try await Self.otp(api, last, try MFAReauthTests.code(secret, h)).json["status"] as? String == "COMPLETED")
+            _ = try await Self.pending(api, "karin")
+            #expect(try await api.signIn("karin").status == 429)
+            h.clock.advance(61)
+            _ = try await Self.pending(api, "karin")
+        }
+    }
+
+    /// Re-authentication with a stolen session: the same lockout count as sign-in, the captcha under the
+    /// same rule, and the same per-address tokens.
+    @Test(arguments: Backend.available)
+    func reauthenticationObeysSignInLimits(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) {
+            $0.captcha = .risk
+            $0.signInFailuresPerAddress = .init(capacity: 4, window: 600)
+        }
+        try await h.run { api in
+            try await api.register("lotta", captcha: try await api.solveCaptcha())
+            try await api.register("maja", captcha: try await api.solveCaptcha())
+            let lotta = try await api.token("lotta"), maja = try await api.token("maja")
+            let wrong = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong horse"], token: lotta)
+            #expect(wrong.code == "wrong-password")
+            let noCaptcha = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong horse"], token: lotta)
+            #expect(noCaptcha.status == 400 && noCaptcha.code == "captcha-required", "\(noCaptcha.status) \(noCaptcha.json)")
+            let solved = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "correct horse", "captcha": try await api.solveCaptcha()],
+                                            token: lotta)
+            #expect(solved.status == 204, "\(solved.status) \(solved.json)")
+            // Per address: 4 tokens; the two sign-ins and one failure above took 1 (a success gives its
+            // token back), so 3 more wrong passwords on another account empty the bucket.
+            for _ in 0..<3 {
+                #expect(try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong", "captcha": try await api.solveCaptcha()],
+                                           token: maja).status == 403)
+            }
+            let limited = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "correct horse"], token: maja)
+            #expect(limited.status == 429 && limited.code == "rate-limited", "\(limited.status) \(limited.json)")
+        }
+    }
+}
