@@ -25,6 +25,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The push channel was closed for good: the device was revoked or its session ended (4403), or
     /// the same device connected elsewhere (4409).
     case pushEnded(PushCloseCode)
+    /// The key directory answered for another name than the one asked: nothing was pinned or sent.
+    case directoryMismatch(asked: String, answered: String)
     /// The password was right and the account has a second factor: the sign-in is pending.
     case secondFactorRequired(MFARequired)
 
@@ -38,6 +40,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .untrustedDevices(_, let detail): return detail
         case .sealing(let why): return "cannot seal the message: \(why)"
         case .captchaUnsolvable: return "the server's captcha challenge has no solution within its bounds"
+        case .directoryMismatch(let asked, let answered):
+            return "REFUSED: asked the server for \(asked)'s devices and it answered with \(answered)'s; nothing was sent or pinned"
         case .secondFactorRequired(let p):
             return "a second factor is needed (\(p.transaction.methods.joined(separator: ", "))); the sign-in is \(p.transaction.status)"
         case .pushEnded(.replaced): return "this device connected to the push channel elsewhere; this connection was replaced"

@@ -63,9 +63,14 @@ extension CountersignClient {
     }
 
     /// A user's active devices and key history, with whichever session this client has.
+    /// The key directory of `username` (compared in lower case, as the server stores names). An answer
+    /// for any other name is refused: pins are looked up under the name asked, never the name answered.
     public func directory(username: String) async throws -> UserDirectory {
-        try await send("GET", "/v1/users/\(try Self.segment(username))/devices", body: Self.noBody, as: UserDirectory.self,
-                       credential: deviceToken != nil ? .device : .account)
+        let asked = username.lowercased()
+        let answer = try await send("GET", "/v1/users/\(try Self.segment(asked))/devices", body: Self.noBody, as: UserDirectory.self,
+                                    credential: deviceToken != nil ? .device : .account)
+        guard answer.username == asked else { throw ClientError.directoryMismatch(asked: asked, answered: answer.username) }
+        return answer
     }
 
     /// Ends every session of the account, device sessions included.

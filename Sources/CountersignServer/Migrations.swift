@@ -168,10 +168,15 @@ struct AddKeyRotationProofs: AsyncMigration {
 struct AddTransactionFinished: AsyncMigration {
     var name: String { "2026-11-25-02-mfa-transaction-finished" }
     func prepare(on db: any Database) async throws {
-        try await (db as! any SQLDatabase).raw("ALTER TABLE mfa_transactions ADD COLUMN finished BIGINT NOT NULL DEFAULT 0").run()
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE mfa_transactions ADD COLUMN finished BIGINT NOT NULL DEFAULT 0").run()
+        // The cap counts an account's unexpired rows inside the write transaction of every sign-in.
+        try await sql.raw("CREATE INDEX mfa_transactions_account ON mfa_transactions (account_id, expires_at)").run()
     }
     func revert(on db: any Database) async throws {
-        try await (db as! any SQLDatabase).raw("ALTER TABLE mfa_transactions DROP COLUMN finished").run()
+        let sql = db as! any SQLDatabase
+        try await sql.raw("DROP INDEX mfa_transactions_account").run()
+        try await sql.raw("ALTER TABLE mfa_transactions DROP COLUMN finished").run()
     }
 }
 

@@ -76,7 +76,7 @@ struct AccountCommand: AsyncParsableCommand {
             let client = CountersignClient(server: try server.url())
             let password = try AccountCommand.password(file: passwordFile, prompt: "New password (8-128 characters): ", confirm: true)
             let account = try await client.register(username: username, password: password, name: name, lastname: lastname)
-            print("registered \(account.username); sign in with: countersign account login \(account.username) --server \(client.server.absoluteString)")
+            print(Terminal.printable("registered \(account.username); sign in with: countersign account login \(account.username) --server \(client.server.absoluteString)"))
         }
     }
 
@@ -130,7 +130,7 @@ struct AccountCommand: AsyncParsableCommand {
                 }
             }
             try SessionFile(server: url.absoluteString, username: s.account.username, token: s.token, expiresAt: s.expiresAt).save()
-            print("signed in as \(s.account.username) until \(s.expiresAt.formatted(.iso8601)) (or 30 minutes unused)")
+            print(Terminal.printable("signed in as \(s.account.username) until \(s.expiresAt.formatted(.iso8601)) (or 30 minutes unused)"))
         }
     }
 
@@ -158,7 +158,7 @@ struct AccountCommand: AsyncParsableCommand {
             let (client, _) = try AccountCommand.signedInClient(server)
             let me = try await client.me()
             let interval = me.settings.reauthIntervalMinutes == 0 ? "never" : "every \(me.settings.reauthIntervalMinutes) minutes"
-            print("\(me.username) (\(me.name) \(me.lastname)) on \(client.server.absoluteString); re-authentication: \(interval)")
+            print(Terminal.printable("\(me.username) (\(me.name) \(me.lastname)) on \(client.server.absoluteString); re-authentication: \(interval)"))
         }
     }
 
@@ -203,7 +203,7 @@ struct AccountCommand: AsyncParsableCommand {
             let (client, _) = try AccountCommand.signedInClient(server)
             let page = try await client.audit(limit: limit)
             for e in page.events {
-                print("\(e.at.formatted(.iso8601))  \(e.kind.padding(toLength: 16, withPad: " ", startingAt: 0)) \(e.outcome.padding(toLength: 24, withPad: " ", startingAt: 0)) \(e.address)  \(Terminal.printable(e.userAgent))")
+                print(Terminal.printable("\(e.at.formatted(.iso8601))  \(e.kind.padding(toLength: 16, withPad: " ", startingAt: 0)) \(e.outcome.padding(toLength: 24, withPad: " ", startingAt: 0)) \(e.address)  \(Terminal.printable(e.userAgent))"))
             }
             if page.events.isEmpty { print("no events") }
         }

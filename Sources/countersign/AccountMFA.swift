@@ -105,8 +105,8 @@ enum MFALogin {
     /// `account login --qr`: an authentication code for an authenticator to scan or type; waits for its answer.
     static func qr(_ client: CountersignClient) async throws -> SignedInSession {
         let created = try await client.createAuthCode()
-        print(created.code)
-        print(created.uri)
+        print(Terminal.printable(created.code))
+        print(Terminal.printable(created.uri))
         print(QRText.render(created.uri), terminator: "")
         fflush(nil)
         Terminal.warn("""
@@ -123,7 +123,7 @@ enum MFALogin {
             try await Task.sleep(for: .milliseconds(500))
             state = try await client.authCodeState(created)
         }
-        print(state.status)
+        print(Terminal.printable(state.status))
         fflush(nil)
         guard state.status == "COMPLETED" else {
             Terminal.warn(state.status == "DENIED" ? "the sign-in was denied on the authenticator" : "nobody approved the code in time; run again for a new one")
@@ -185,7 +185,7 @@ extension AccountCommand {
                 print("authenticator app: \(s.totpApp ? "yes" : "no")")
                 print("recovery codes left: \(s.recoveryCodesLeft)")
                 print("push suspended: \(s.pushSuspended ? "yes (after a \"this wasn't me\" report; sign in with a code to lift it)" : "no")")
-                print("number matching: \(s.numberMatching), \(s.numberDigits) digits")
+                print(Terminal.printable("number matching: \(s.numberMatching), \(s.numberDigits) digits"))
             }
         }
 
@@ -199,8 +199,8 @@ extension AccountCommand {
 
             func run() async throws {
                 let key = try await MFA.call(reauth, what: "making a pairing key") { try await $0.createPairingKey() }
-                print(Self.grouped(key.key))
-                print(key.uri)
+                print(Terminal.printable(Self.grouped(key.key)))
+                print(Terminal.printable(key.uri))
                 print(QRText.render(key.uri), terminator: "")
                 fflush(nil)
                 Terminal.warn("valid once, until \(PrivateFiles.date(key.expiresAt)); on the authenticator: countersign authenticator pair \(Self.grouped(key.key))")
@@ -230,7 +230,7 @@ extension AccountCommand {
 
                 func run() async throws {
                     let e = try await MFA.call(reauth, what: "adding an authenticator app") { try await $0.enrollTOTP() }
-                    print(e.uri)
+                    print(Terminal.printable(e.uri))
                     print(QRText.render(e.uri), terminator: "")
                     fflush(nil)
                     Terminal.warn("scan it (or type the secret \(e.secret)), then: countersign account mfa totp confirm CODE")
@@ -265,7 +265,7 @@ extension AccountCommand {
 
             func run() async throws {
                 let codes = try await MFA.call(reauth, what: "making recovery codes") { try await $0.regenerateRecoveryCodes() }
-                for c in codes { print(c) }
+                for c in codes { print(Terminal.printable(c)) }
                 fflush(nil)
                 Terminal.warn("store these \(codes.count) recovery codes somewhere safe: they are shown only once, each works once, and earlier codes no longer work")
             }
@@ -292,7 +292,7 @@ extension AccountCommand {
                     return try await client.updateMFASettings(MFASettings(numberMatching: numberMatching?.uppercased() ?? now.numberMatching,
                                                                           numberDigits: digits ?? now.numberDigits))
                 }
-                print("number matching: \(s.numberMatching), \(s.numberDigits) digits")
+                print(Terminal.printable("number matching: \(s.numberMatching), \(s.numberDigits) digits"))
             }
         }
 

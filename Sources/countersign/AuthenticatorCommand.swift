@@ -100,9 +100,9 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             try file.save()
             AuthenticatorLog.append("paired as \(info.deviceId) (\(deviceName)) for \(info.username) on \(authenticator.state.server)")
             for a in info.authenticators {
-                print("\(a.type): \(a.status)" + (a.errorMessage.map { " (\($0))" } ?? ""))
+                print(Terminal.printable("\(a.type): \(a.status)" + (a.errorMessage.map { " (\($0))" } ?? "")))
             }
-            print("username: \(info.username)")
+            print(Terminal.printable("username: \(info.username)"))
             Terminal.warn("""
                 paired authenticator \(info.deviceId) ("\(Terminal.printable(deviceName))") for \(info.username) on \(authenticator.state.server); \
                 key \(PrivateFiles.config.appendingPathComponent(keyFile).path), fingerprint \(identity.publicKey.fingerprint)
@@ -143,7 +143,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             } else if pending.isEmpty {
                 print("no sign-in requests waiting")
             } else {
-                for n in pending { print(AuthenticatorCommand.describe(n)) }
+                for n in pending { print(Terminal.printable(AuthenticatorCommand.describe(n))) }
             }
         }
     }
@@ -203,7 +203,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             let status = try await AuthenticatorCommand.answer(context, n, what: "approve") {
                 try await n.approve(numberMatchingPickedValue: picked)
             }
-            print(status)
+            print(Terminal.printable(status))
             if status != "COMPLETED" {
                 Terminal.warn(status == "FAILED" ? "the number did not match: the sign-in failed" : "the sign-in is \(status)")
                 throw ExitCode(1)
@@ -222,7 +222,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             let context = try AuthenticatorContext(keyOptions: keyOptions)
             let n = try await AuthenticatorCommand.notification(context, id: id)
             let status = try await AuthenticatorCommand.answer(context, n, what: report ? "deny (reported)" : "deny") { try await n.deny(report: report) }
-            print(status)
+            print(Terminal.printable(status))
         }
     }
 
@@ -258,7 +258,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                         continue
                     }
                     guard seen.insert(n.transactionID).inserted else { continue }
-                    print((n.isReauthentication ? "Re-authentication request " : "Sign-in request ") + AuthenticatorCommand.describe(n))
+                    print(Terminal.printable((n.isReauthentication ? "Re-authentication request " : "Sign-in request ") + AuthenticatorCommand.describe(n)))
                     fflush(nil)
                     AuthenticatorLog.append("request \(n.transactionID) for \(n.username) from \(n.clientContext.address)")
                     if interactive {
@@ -295,9 +295,9 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                         }
                         status = try await AuthenticatorCommand.answer(context, n, what: "approve") { try await n.approve(numberMatchingPickedValue: line) }
                     }
-                    print(status)
+                    print(Terminal.printable(status))
                 } catch {
-                    print("not answered: \(error)")
+                    print(Terminal.printable("not answered: \(error)"))
                 }
                 fflush(nil)
                 return
@@ -371,7 +371,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             var user = approve
             var denying = deny
             if status == "CLAIMED", user == nil, !denying, isatty(0) == 1 {
-                print("Approve for \(session.users.map(\.username).joined(separator: " / ")) (type the username), d to deny: ", terminator: "")
+                print("Approve for \(Terminal.printable(session.users.map(\.username).joined(separator: " / "))) (type the username), d to deny: ", terminator: "")
                 fflush(nil)
                 let line = (Swift.readLine() ?? "").trimmingCharacters(in: .whitespaces)
                 if line.lowercased() == "d" { denying = true } else if !line.isEmpty { user = line }
@@ -386,7 +386,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                 status = try await AuthenticatorCommand.run(context) { try await session.deny() }
                 AuthenticatorLog.append("denied the authentication code: \(status)")
             }
-            print(status)
+            print(Terminal.printable(status))
             let wanted: Set<String> = user != nil ? ["COMPLETED"] : denying ? ["DENIED"] : ["CLAIMED", "COMPLETED"]
             if !wanted.contains(status) { throw ExitCode(1) }
         }
@@ -407,7 +407,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             let on = setting.lowercased() == "on"
             try await AuthenticatorCommand.run(context) { try await context.authenticator.allowPushNotifications(on) }
             AuthenticatorLog.append("push \(on ? "on" : "off")")
-            print("push approvals \(on ? "on" : "off") for this authenticator (\(context.username))")
+            print(Terminal.printable("push approvals \(on ? "on" : "off") for this authenticator (\(context.username))"))
         }
     }
 
@@ -429,7 +429,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                 }
                 let id = try await AuthenticatorCommand.run(context) { try await context.authenticator.sendLogs(lines) }
                 AuthenticatorLog.append("sent logs: support id \(id)")
-                print(id)
+                print(Terminal.printable(id))
             }
         }
     }

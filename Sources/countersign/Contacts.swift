@@ -3,104 +3,79 @@ import CountersignClient
 import CountersignCrypto
 import Foundation
 
-/// A device as pinned: its ID and the key IDs computed here from the keys the directory gave (never the
-/// server's own key ID fields, which it could set apart from the keys).
-struct PinnedDevice: Codable, Equatable {
-    var id: String
-    var name: String
-    var signingKeyId: String
-    var encryptionKeyId: String
-
-    var identity: String { "\(id) \(signingKeyId) \(encryptionKeyId)" }
-    var fingerprint: String { KeyIDs.fingerprint(hex: signingKeyId) }
+extension PinnedDevice {
+    var fingerprint: String { KeyPins.fingerprint(hex: signingKeyId) }
     var label: String {
-        let encryption = encryptionKeyId == signingKeyId ? "" : ", encryption \(KeyIDs.fingerprint(hex: encryptionKeyId))"
+        let encryption = encryptionKeyId == signingKeyId ? "" : ", encryption \(KeyPins.fingerprint(hex: encryptionKeyId))"
         return "device \(id) (\"\(Terminal.printable(name))\") key \(fingerprint)\(encryption)"
     }
 }
 
-/// Trust on first use: the device sets of the people this device has written to (`contacts.json`), and of
-/// its own account's other devices, each as first seen or last confirmed with `countersign trust`.
-struct ContactBook: Codable {
-    struct Contact: Codable {
-        var username: String
-        var firstSeen: Date
-        var trustedAt: Date
-        var devices: [PinnedDevice]
-    }
+/// The device's pins (`contacts.json`): the SDK's `KeyPins` (trust on first use, signed rotations
+/// followed, messages verified only under pinned keys), kept in a file and worded for a terminal.
+enum ContactBook {
+    static func load() throws -> KeyPins { try PrivateFiles.readJSON(KeyPins.self, at: PrivateFiles.contactsURL) ?? KeyPins() }
+    static func save(_ pins: KeyPins) throws { try PrivateFiles.writeJSON(pins, to: PrivateFiles.contactsURL) }
 
-    var contacts: [String: Contact] = [:]
-
-    static func load() throws -> ContactBook { try PrivateFiles.readJSON(ContactBook.self, at: PrivateFiles.contactsURL) ?? ContactBook() }
-    func save() throws { try PrivateFiles.writeJSON(self, to: PrivateFiles.contactsURL) }
-
-    /// The devices of `directory` to pin: every active one, but this device itself for its own account
-    /// (its key is the one in the keyring). Throws when a key is not P-256 or the server lists this
-    /// device with a key it does not hold.
+    /// The devices of `directory` to pin, as the SDK finds them, with CLI wording for a refusal.
     static func devices(of directory: UserDirectory, me: DeviceFile, myKeyID: String?) throws -> [PinnedDevice] {
-        let user = directory.username.lowercased()
-        var out: [PinnedDevice] = []
-        for d in directory.devices {
-            guard let signing = KeyIDs.hex(spki: d.signingKey.bytes), let encryption = KeyIDs.hex(spki: d.encryptionKey.bytes) else {
-                throw CLIError.usage("the server lists a device \(d.id) of \(user) whose key is not a P-256 public key; nothing was sent")
-            }
-            if user == me.username.lowercased(), d.id == me.deviceId {
-                if let myKeyID, signing != myKeyID || encryption != myKeyID {
-                    throw CLIError.usage("""
-                        REFUSED: the server lists this device (\(d.id)) with key \(KeyIDs.fingerprint(hex: signing)), \
-                        but its key is \(KeyIDs.fingerprint(hex: myKeyID)); someone may have replaced this device's key on the server
-                        """)
+        do {
+            return try KeyPins.devices(of: directory, ownUsername: me.username.lowercased(), ownDeviceID: me.deviceId, ownKeyID: myKeyID)
+        } catch let e as PinError {
+            throw CLIError.usage("\(e); nothing was sent")
+        }
+    }
+
+    /// Says on standard error which signed rotations were followed.
+    static func announce(_ followed: [KeyPins.FollowedRotation], of user: String) {
+        for f in followed {
+            Terminal.warn("\(user)'s device \(f.deviceID) rotated its key \(KeyPins.fingerprint(hex: f.from)) -> \(KeyPins.fingerprint(hex: f.to)), "
+                + "signed by the key you pinned: now pinned")
+        }
+    }
+
+    /// What changed, one line each.
+    static func lines(_ changes: [DeviceChange]) -> [String] {
+        changes.map { change in
+            switch change {
+            case .added(let d): return "  added    \(d.label)"
+            case .removed(let d): return "  removed  \(d.label)"
+            case .changed(let before, let d):
+                var what = "  changed  device \(d.id) (\"\(Terminal.printable(d.name))\"): key \(before.fingerprint) -> \(d.fingerprint)"
+                if before.encryptionKeyId != d.encryptionKeyId, before.encryptionKeyId != before.signingKeyId || d.encryptionKeyId != d.signingKeyId {
+                    what += ", encryption \(KeyPins.fingerprint(hex: before.encryptionKeyId)) -> \(KeyPins.fingerprint(hex: d.encryptionKeyId))"
                 }
-                continue
+                return what
             }
-            out.append(PinnedDevice(id: d.id, name: d.name, signingKeyId: signing, encryptionKeyId: encryption))
         }
-        return out.sorted { $0.id < $1.id }
     }
 
-    /// What changed from `old` to `new`, one line each.
-    static func changes(from old: [PinnedDevice], to new: [PinnedDevice]) -> [String] {
-        var lines: [String] = []
-        let oldByID = Dictionary(old.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let newByID = Dictionary(new.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        for d in new where oldByID[d.id] == nil { lines.append("  added    \(d.label)") }
-        for d in old where newByID[d.id] == nil { lines.append("  removed  \(d.label)") }
-        for d in new {
-            guard let before = oldByID[d.id], before.identity != d.identity else { continue }
-            var what = "  changed  device \(d.id) (\"\(Terminal.printable(d.name))\"): key \(before.fingerprint) -> \(d.fingerprint)"
-            if before.encryptionKeyId != d.encryptionKeyId, before.encryptionKeyId != before.signingKeyId || d.encryptionKeyId != d.signingKeyId {
-                what += ", encryption \(KeyIDs.fingerprint(hex: before.encryptionKeyId)) -> \(KeyIDs.fingerprint(hex: d.encryptionKeyId))"
-            }
-            lines.append(what)
-        }
-        return lines
-    }
-
-    /// `sendMessage`'s check: a pinned user whose devices changed is refused; an unknown one is pinned
-    /// in `firstContacts` (saved by the caller once the message is sent).
-    func check(_ directory: UserDirectory, me: DeviceFile, myKeyID: String, firstContacts: inout [String: [PinnedDevice]]) throws {
-        let user = directory.username.lowercased()
-        let current = try Self.devices(of: directory, me: me, myKeyID: myKeyID)
-        guard let pinned = contacts[user] else {
-            firstContacts[user] = current
-            return
-        }
-        let changes = Self.changes(from: pinned.devices, to: current)
-        guard !changes.isEmpty else { return }
-        let own = user == me.username.lowercased()
+    /// `send`'s refusal when a pinned user's devices changed.
+    static func refusal(_ user: String, own: Bool, pinnedAt: Date, changes: [DeviceChange]) -> ClientError {
         let whose = own ? "your own account \(user)'s other devices" : "\(user)'s devices"
-        throw ClientError.untrustedDevices(username: user, detail: """
-            REFUSED: \(whose) changed since you pinned them (\(PrivateFiles.date(pinned.trustedAt))); nothing was sent.
-            \(changes.joined(separator: "\n"))
+        return ClientError.untrustedDevices(username: user, detail: """
+            REFUSED: \(whose) changed since you pinned them (\(PrivateFiles.date(pinnedAt))); nothing was sent.
+            \(lines(changes).joined(separator: "\n"))
             This is expected when \(own ? "you" : user) added, replaced or revoked a device, and is what a server \
             slipping in its own key looks like. \(own ? "If you made these changes" : "Compare `countersign safety-number \(user)` with \(user) in person or over a channel you trust"), \
             then run `countersign trust \(user)` and send again.
             """)
     }
 
-    mutating func pin(_ user: String, _ devices: [PinnedDevice], now: Date) {
-        let first = contacts[user]?.firstSeen ?? now
-        contacts[user] = Contact(username: user, firstSeen: first, trustedAt: now, devices: devices)
+    /// `sendMessage`'s check on each directory: follows signed rotations, refuses other changes, and
+    /// collects first contacts (pinned by the caller once the message is sent).
+    static func checkBeforeSending(_ book: inout KeyPins, _ directory: UserDirectory, me: DeviceFile, myKeyID: String, now: Date,
+                                   firstContacts: inout [String: [PinnedDevice]]) throws {
+        do {
+            switch try book.checkBeforeSending(directory, ownUsername: me.username.lowercased(), ownDeviceID: me.deviceId, ownKeyID: myKeyID, now: now) {
+            case .firstContact(let devices): firstContacts[directory.username] = devices
+            case .pinned(let followed): announce(followed, of: directory.username)
+            }
+        } catch PinError.changed(let user, let own, let pinnedAt, let changes) {
+            throw refusal(user, own: own, pinnedAt: pinnedAt, changes: changes)
+        } catch let e as PinError {
+            throw CLIError.usage("\(e); nothing was sent")
+        }
     }
 }
 
@@ -119,9 +94,11 @@ struct ContactsCommand: ParsableCommand {
         }
         let me = DeviceFile.loadQuietly()?.username.lowercased()
         for c in book.contacts.values.sorted(by: { $0.username < $1.username }) {
+            let retired = c.retired?.count ?? 0
             let count = c.devices.count == 1 ? "1 device" : "\(c.devices.count) devices"
             let who = c.username == me ? "\(c.username) (you; your other devices)" : c.username
-            print("\(who): \(count), first seen \(PrivateFiles.date(c.firstSeen)), trusted \(PrivateFiles.date(c.trustedAt))")
+            print("\(who): \(count), first seen \(PrivateFiles.date(c.firstSeen)), trusted \(PrivateFiles.date(c.trustedAt))"
+                + (retired == 0 ? "" : ", \(retired) earlier key\(retired == 1 ? "" : "s")"))
             for d in c.devices { print("  \(d.fingerprint)  \(d.id)  \(Terminal.printable(d.name))") }
         }
     }
@@ -148,7 +125,7 @@ struct TrustCommand: AsyncParsableCommand {
         let devices = try ContactBook.devices(of: directory, me: context.device, myKeyID: context.device.keyID)
         let old = book.contacts[name]?.devices
         book.pin(name, devices, now: Date())
-        try book.save()
+        try ContactBook.save(book)
         let count = devices.count == 1 ? "1 device" : "\(devices.count) devices"
         let whose = name == context.username.lowercased() ? "\(name) (your other devices)" : name
         guard let old else {
@@ -156,7 +133,7 @@ struct TrustCommand: AsyncParsableCommand {
             for d in devices { print("  \(d.label)") }
             return
         }
-        let changes = ContactBook.changes(from: old, to: devices)
+        let changes = ContactBook.lines(KeyPins.changes(from: old, to: devices))
         print(changes.isEmpty ? "\(whose): \(count), unchanged" : "pinned \(whose): \(count)")
         for line in changes { print(line) }
     }
@@ -168,7 +145,7 @@ enum Directory {
         do {
             return try await context.withSession { try await context.client.directory(username: user) }
         } catch let e as ClientError where e.code == .notFound {
-            throw CLIError.usage("there is no user \(user) on \(context.device.server)")
+            throw CLIError.usage("there is no user \(user) on \(Terminal.printable(context.device.server))")
         }
     }
 }
@@ -215,7 +192,7 @@ struct SafetyNumberCommand: AsyncParsableCommand {
         let book = try ContactBook.load()
         if them != me, let pinned = book.contacts[them] {
             let current = try ContactBook.devices(of: theirs, me: context.device, myKeyID: nil)
-            let changes = ContactBook.changes(from: pinned.devices, to: current)
+            let changes = ContactBook.lines(KeyPins.changes(from: pinned.devices, to: current))
             if !changes.isEmpty {
                 Terminal.warn("note: \(them)'s devices differ from the ones you pinned:\n\(changes.joined(separator: "\n"))\nif the numbers match, run `countersign trust \(them)`")
             }

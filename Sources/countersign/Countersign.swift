@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,7 +38,22 @@ struct Countersign: AsyncParsableCommand {
             _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 32 << 20)
         }
         #endif
-        await main(nil)
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot(nil)
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var async = command as? any AsyncParsableCommand { try await async.run() } else { var sync = command; try sync.run() }
+        } catch let error where String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
+            exit(withError: error)    // help, version, validation, exit codes: the parser's own rendering
+        } catch {
+            // Errors carry server-supplied text (problem details, names): escaped, so that a server cannot
+            // drive the terminal. Line breaks stay: they are the messages' own.
+            Terminal.warn("Error: " + Terminal.printable(String(describing: error), keepingLineBreaks: true))
+            Foundation.exit(EXIT_FAILURE)
+        }
     }
 }
 

@@ -157,7 +157,7 @@ struct DeviceCommand: AsyncParsableCommand {
                 let columns = [
                     (this ? "* " : "  ") + d.id.padding(toLength: max(36, d.id.count), withPad: " ", startingAt: 0),
                     name.count > 20 ? String(name.prefix(19)) + "…" : name.padding(toLength: 20, withPad: " ", startingAt: 0),
-                    KeyIDs.fingerprint(hex: d.signingKeyId).padding(toLength: 35, withPad: " ", startingAt: 0),
+                    KeyPins.fingerprint(hex: d.signingKeyId).padding(toLength: 35, withPad: " ", startingAt: 0),
                     PrivateFiles.date(d.createdAt),
                     (d.lastSeenAt.map(PrivateFiles.date) ?? "never").padding(toLength: 20, withPad: " ", startingAt: 0),
                     d.revokedAt.map(PrivateFiles.date) ?? "-",

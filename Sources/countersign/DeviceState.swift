@@ -86,19 +86,6 @@ enum Keyring {
     }
 }
 
-/// Formatting of key IDs as users see them: the fingerprint form `xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx`.
-enum KeyIDs {
-    static func fingerprint(hex: String) -> String {
-        guard let bytes = Hex.decode(hex), bytes.count == 16 else { return hex }
-        return Fingerprint(bytes: bytes).description
-    }
-
-    /// The fingerprint of SPKI DER bytes, in hex; nil when they are not a P-256 key.
-    static func hex(spki: [UInt8]) -> String? {
-        (try? PublicKey(spki: spki)).map { Hex.encode($0.fingerprint.bytes) }
-    }
-}
-
 /// A client for this device: the device session, renewed by signing a fresh nonce when the server no
 /// longer accepts it, and the device's keys, unlocked at most once per run.
 final class DeviceContext {

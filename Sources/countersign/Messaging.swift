@@ -117,7 +117,10 @@ struct SendCommand: AsyncParsableCommand {
                 firstContacts = [:]
                 return try await context.client.sendMessage(plaintext, to: recipients, from: context.username, signing: me,
                                                              deliverAfter: try after.map(Self.seconds), now: now,
-                                                             check: { try book.check($0, me: context.device, myKeyID: myKeyID, firstContacts: &firstContacts) },
+                                                             check: {
+                                                                 try ContactBook.checkBeforeSending(&book, $0, me: context.device, myKeyID: myKeyID, now: now,
+                                                                                                    firstContacts: &firstContacts)
+                                                             },
                                                              report: { if verbose { Terminal.warn($0.rawValue) } })
             }
         } catch let e as ClientError where e.code == .unknownRecipient {
@@ -144,7 +147,7 @@ struct SendCommand: AsyncParsableCommand {
                     + devices.map(\.label).joined(separator: "; ") + "; compare `countersign safety-number \(user)` with \(user) to be sure")
             }
         }
-        if !firstContacts.isEmpty { try book.save() }
+        try ContactBook.save(book)
         // Recorded as sent now; the copy the server queues for this device brings the envelope.
         if (try? StoredMessage.load(sent.id)) == nil {
             try? StoredMessage(id: sent.id, direction: "outgoing", from: context.username, fromDevice: context.device.deviceId, to: recipients,
@@ -201,6 +204,12 @@ enum Mailbox {
     static func verifiedHeader(_ m: QueuedMessage) -> StoredMessage? {
         guard StoredMessage.isID(m.id), ["incoming", "outgoing"].contains(m.direction) else {
             Terminal.warn("warning: dropped queue entry \(m.seq): the server sent an invalid message ID or direction")
+            return nil
+        }
+        // Names are shown and pins are looked up by them: only what the server's username rule allows.
+        guard ([m.from] + m.to).allSatisfy({ (try? AccountCommand.validate(username: $0.lowercased())) != nil }), m.fromDevice.utf8.count <= 64,
+              m.fromDevice.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-") }) else {
+            Terminal.warn("warning: dropped message \(m.id): the server sent a sender or recipient name that is not a username")
             return nil
         }
         let envelope: MessageEnvelope
@@ -312,8 +321,10 @@ struct ReadCommand: AsyncParsableCommand {
         abstract: "Verify a stored message's signature against its sender's keys, decrypt it and print the text.",
         discussion: """
         ID is a message ID from `countersign inbox` or `outbox` (its first few digits will do). The signing \
-        key must be one the server lists, now or in the past, for the claimed sender; nothing is decrypted \
-        unless the signature holds. On a terminal, control characters in the text are shown escaped.
+        key must be one this device pinned for the claimed sender (the first message from someone pins their \
+        devices; a rotation their pinned key signed is followed); a key retired before the message was signed \
+        is refused; nothing is decrypted unless the signature holds. Works offline with the pinned keys. On a \
+        terminal, control characters in the text are shown escaped.
         """
     )
 
@@ -333,30 +344,62 @@ struct ReadCommand: AsyncParsableCommand {
             throw CLIError.usage("""
                 message \(message.id) is not sealed to any key of this device (it is sealed to \
                 \(envelope.recipients.map(\.description).joined(separator: ", ")); this device's key is \
-                \(KeyIDs.fingerprint(hex: context.device.keyID)))
+                \(KeyPins.fingerprint(hex: context.device.keyID)))
                 """)
         }
         let sender = message.from
-        let directory = try await Directory.fetch(context, sender)
         let senderKeyID = Hex.encode(envelope.senderKeyID.bytes)
-        guard let entry = directory.history.first(where: { $0.signingKeyId == senderKeyID }),
-              let senderKey = try? PublicKey(spki: entry.signingKey.bytes), senderKey.fingerprint == envelope.senderKeyID else {
-            throw CLIError.usage("""
-                REFUSED: message \(message.id) claims to be from \(sender), but it is signed by key \(envelope.senderKeyID), \
-                which is not a key of \(sender) (now or before); it was not decrypted
-                """)
+        let signedAt = Date(timeIntervalSince1970: Double(envelope.created) / 1000)
+        let me = context.username.lowercased()
+        let senderKey: PublicKey, signerDevice: String, retiredAt: Date?
+        if sender == me, let ownPath = Keyring.path(keyID: envelope.senderKeyID) {
+            // Sent from this device (its current key or one it rotated away): the key file is here.
+            senderKey = try context.identity(at: ownPath).publicKey
+            signerDevice = context.device.deviceId
+            retiredAt = nil
+        } else {
+            // Only keys pinned for the sender count (KeyPins.signer): the server's directory is asked to
+            // pin a first contact and to follow rotations the pinned keys signed, never to vouch for a key.
+            var book = try ContactBook.load()
+            var directory: UserDirectory?
+            do {
+                directory = try await context.withSession { try await context.client.directory(username: sender) }
+            } catch let e as ClientError {
+                switch e {
+                case .transport: Terminal.warn("note: \(e); checking against the keys pinned on this device")
+                case .problem(let p) where p.kind == .notFound: Terminal.warn("note: the server has no user \(sender) now; checking against the keys pinned on this device")
+                default: throw e
+                }
+            }
+            let signer: KeyPins.Signer
+            do {
+                signer = try book.signer(sender: sender, keyID: senderKeyID, signedAt: signedAt, directory: directory, ownUsername: me,
+                                         ownDeviceID: context.device.deviceId, now: Date())
+            } catch let e as PinError {
+                try? ContactBook.save(book)    // rotations followed before the refusal stay followed
+                throw CLIError.usage("REFUSED: message \(message.id) was not decrypted: \(e)")
+            }
+            try ContactBook.save(book)
+            ContactBook.announce(signer.followed, of: sender)
+            if let first = signer.firstContact {
+                Terminal.warn("first message from \(sender): pinned \(first.count) device\(first.count == 1 ? "" : "s") (trust on first use): "
+                    + first.map(\.label).joined(separator: "; ") + "; compare `countersign safety-number \(sender)` with \(sender) to be sure")
+            }
+            senderKey = signer.key
+            signerDevice = signer.deviceID
+            retiredAt = signer.retiredAt
         }
         let identity = try context.identity(at: keyPath)
         let opened = try envelope.open(with: identity, from: senderKey) { if verbose { Terminal.warn($0.rawValue) } }
         if verbose {
-            let retired = entry.retiredAt.map { ", key \($0 > opened.createdDate ? "since" : "already") \(entry.retiredBecause ?? "retired") \(PrivateFiles.date($0))" } ?? ""
-            Terminal.warn("from: \(sender), device \(entry.deviceId), key \(opened.sender)\(retired)")
+            let retired = retiredAt.map { ", a key since retired \(PrivateFiles.date($0))" } ?? ""
+            Terminal.warn("from: \(sender), device \(signerDevice), key \(opened.sender) (pinned)\(retired)")
             Terminal.warn("to: \(message.to.joined(separator: ", ")) (keys \(opened.recipients.map(\.description).joined(separator: ", ")))")
             Terminal.warn("message ID: \(Hex.encode(opened.messageID))")
             Terminal.warn("sent: \(PrivateFiles.date(opened.createdDate)); accepted by the server \(PrivateFiles.date(message.acceptedAt))")
         }
-        if entry.deviceId != message.fromDevice {
-            Terminal.warn("warning: the server says device \(message.fromDevice) sent this, but it is signed by \(sender)'s device \(entry.deviceId)")
+        if signerDevice != message.fromDevice {
+            Terminal.warn("warning: the server says device \(Terminal.printable(message.fromDevice)) sent this, but it is signed by \(sender)'s device \(signerDevice)")
         }
         let tty = isatty(1) == 1
         var out = tty ? Array(MessageOpen.terminalSafe(opened.plaintext).utf8) : opened.plaintext

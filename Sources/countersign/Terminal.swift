@@ -12,9 +12,10 @@ enum Terminal {
     }
 
     /// `text` with control characters (C0, DEL, C1) escaped, so a sender-chosen string cannot drive the terminal.
-    static func printable(_ text: String) -> String {
+    static func printable(_ text: String, keepingLineBreaks: Bool = false) -> String {
         text.unicodeScalars.map { s in
-            s.value < 0x20 || (0x7f...0x9f).contains(s.value) ? "\\u{\(String(s.value, radix: 16))}" : String(s)
+            if keepingLineBreaks, s == "\n" { return "\n" }
+            return s.value < 0x20 || (0x7f...0x9f).contains(s.value) ? "\\u{\(String(s.value, radix: 16))}" : String(s)
         }.joined()
     }
 

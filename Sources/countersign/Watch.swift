@@ -76,7 +76,7 @@ struct WatchCommand: AsyncParsableCommand {
             print("Encrypted Message Received from \(Terminal.printable(m.from)) at \(iso.string(from: m.sentAt)) (id \(m.id)). "
                   + "Tap to decrypt and view the message: countersign read \(m.id)")
         } else {
-            print("Sent from another of your devices to \(m.to.map(Terminal.printable).joined(separator: ", ")) at \(iso.string(from: m.sentAt)) "
+            print("Sent from another of your devices to \(m.to.map { Terminal.printable($0) }.joined(separator: ", ")) at \(iso.string(from: m.sentAt)) "
                   + "(id \(m.id)): countersign read \(m.id)")
         }
         fflush(nil)   // a pipe to a script gets each line at once

@@ -96,6 +96,8 @@ import Testing
         #expect(policy.finish(&s, .passedMoreToFollow, now: t0) == .succeeded(.proceed))
         #expect(s.failures == 2 && s.pending == 0)
         #expect(policy.countFailure(&s, now: t0) == .delayed(until: t0 + 1800), "a denied push counts without a reservation")
+        #expect(policy.countFailure(&s, now: t0 + 5) == .delayed(until: t0 + 1800) && s.failures == 3,
+                "while delayed, more denials count nothing (no walk from the delay to the lock in seconds)")
         #expect(policy.complete(&s, now: t0 + 60) == .delayed(until: t0 + 1800), "an approval during the delay is refused")
         #expect(s.failures == 3)
         #expect(policy.complete(&s, now: t0 + 1800) == .proceed)

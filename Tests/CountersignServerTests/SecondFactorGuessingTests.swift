@@ -200,4 +200,26 @@ import Testing
             #expect(limited.status == 429 && limited.code == "rate-limited", "\(limited.status) \(limited.json)")
         }
     }
+
+    /// A password change is not a sign-in: with the interval "never" it needs no second factor, so it
+    /// must not wipe the wrong codes counted so far (review of issue 19, 1).
+    @Test(arguments: Backend.available)
+    func aPasswordChangeResetsNoCount(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let (session, secret) = try await Self.accountWithTOTP(api, h, "nora")
+            for round in 0..<2 {
+                let tx = try await Self.pending(api, "nora")
+                _ = try await Self.otp(api, tx, try Self.wrongCode(secret, h))
+                let changed = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "correct horse"],
+                                                 token: session)
+                #expect(changed.status == 204, "\(round): \(changed.json)")
+                h.clock.advance(61)
+            }
+            #expect(try #require(try await h.store.loginGuard(username: "nora")).failures == 2)
+            let tx = try await Self.pending(api, "nora")
+            #expect(try await Self.otp(api, tx, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
+            #expect(try await api.signIn("nora").code == "sign-in-delayed")
+        }
+    }
 }

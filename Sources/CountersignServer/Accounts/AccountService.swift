@@ -519,9 +519,9 @@ public final class AccountService: Sendable {
     public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws {
         try requireRecentAuthentication(auth)
         try Self.validate(password: new, username: auth.account.username)
+        // Not a sign-in: a password change resets no count (with the interval "never" it needs no recent
+        // second factor, and would otherwise wipe a guesser's wrong codes).
         try await checkPassword(current, auth, origin: origin, kind: "password-change")
-        // The session is freshly and fully authenticated (`requireRecentAuthentication`): a complete sign-in.
-        try await complete(username: auth.account.username)
         try await store.setPasswordHash(try await hashOffPool(new), accountID: auth.account.id)
         try await store.deleteSessions(accountID: auth.account.id, keeping: auth.session.tokenHash)
         endings.ended(.account(auth.account.id))

@@ -85,8 +85,12 @@ public struct LockoutPolicy: Sendable, Equatable {
     }
 
     /// A failure that needed no check of ours (an authenticator denied, or picked the wrong number).
+    /// While delayed or locked nothing more is counted: the pushes of transactions opened before the delay
+    /// must not walk the account from the first delay to the lock in seconds.
     public func countFailure(_ state: inout LoginGuard, now: Date) -> Failure {
         expireReservations(&state, now: now)
+        if state.locked { return .locked }
+        if let until = state.delayedUntil, until > now { return .delayed(until: until) }
         return count(failures: 1, &state, now: now)
     }
 

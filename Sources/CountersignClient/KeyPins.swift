@@ -1,0 +1,306 @@
+import CountersignAPI
+import CountersignCrypto
+import Foundation
+
+/// A device as pinned: its ID and the key IDs computed here from the keys the directory gave (never the
+/// server's own key ID fields, which it could set apart from the keys).
+public struct PinnedDevice: Codable, Equatable, Sendable {
+    public var id: String
+    public var name: String
+    public var signingKeyId: String
+    public var encryptionKeyId: String
+    /// The signing key itself (SPKI), so that messages verify without asking the server. Absent in pins
+    /// written before it was kept; filled in from the directory when its fingerprint matches.
+    public var signingKey: Base64URL?
+
+    public init(id: String, name: String, signingKeyId: String, encryptionKeyId: String, signingKey: Base64URL?) {
+        self.id = id; self.name = name; self.signingKeyId = signingKeyId; self.encryptionKeyId = encryptionKeyId; self.signingKey = signingKey
+    }
+
+    /// What must not change unnoticed: the device and both keys.
+    public var identity: String { "\(id) \(signingKeyId) \(encryptionKeyId)" }
+}
+
+/// A signing key pinned earlier and since replaced: by a rotation the pinned key signed (followed without
+/// asking), or when the user trusted a new device set. Messages it signed before `retiredAt` still verify.
+public struct RetiredPin: Codable, Equatable, Sendable {
+    public var deviceId: String
+    public var signingKeyId: String
+    public var signingKey: Base64URL?
+    /// The earliest moment the key is known to be retired: the directory's time or when this device
+    /// first saw it retired, whichever is earlier (a server cannot stretch a key's life past what we saw).
+    public var retiredAt: Date
+}
+
+/// One user's pinned devices (trust on first use), as first seen or last confirmed with `trust`.
+public struct PinnedContact: Codable, Sendable {
+    public var username: String
+    public var firstSeen: Date
+    public var trustedAt: Date
+    public var devices: [PinnedDevice]
+    /// Keys pinned before and replaced since (absent in files written before it was kept).
+    public var retired: [RetiredPin]?
+}
+
+/// How a user's devices differ from the ones pinned.
+public enum DeviceChange: Equatable, Sendable {
+    case added(PinnedDevice)
+    case removed(PinnedDevice)
+    case changed(from: PinnedDevice, to: PinnedDevice)
+}
+
+/// Why a pin check refused. Every case names the fingerprints involved so that a person can act.
+public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The directory lists a key that is not a P-256 SPKI.
+    case notP256(username: String, deviceID: String)
+    /// The directory lists this very device with a key it does not hold.
+    case ownKeyReplaced(deviceID: String, listed: String, held: String)
+    /// A pinned user's devices changed (other than by a rotation their pinned key signed).
+    case changed(username: String, own: Bool, pinnedAt: Date, changes: [DeviceChange])
+    /// A message's signing key is not one pinned for the sender, now or before.
+    case unpinnedSigner(username: String, keyID: String, pinned: [String])
+    /// A message is signed by a pinned key that was retired before the message's signed time.
+    case signerRetired(username: String, keyID: String, retiredAt: Date, signedAt: Date)
+    /// Nothing is pinned for the sender and the directory could not be asked.
+    case notPinned(username: String)
+
+    public var description: String {
+        switch self {
+        case .notP256(let user, let device):
+            return "the server lists a device \(device) of \(user) whose key is not a P-256 public key"
+        case .ownKeyReplaced(let device, let listed, let held):
+            return "REFUSED: the server lists this device (\(device)) with key \(KeyPins.fingerprint(hex: listed)), but its key is "
+                + "\(KeyPins.fingerprint(hex: held)); someone may have replaced this device's key on the server"
+        case .changed(let user, let own, _, let changes):
+            return "\(own ? "your own account \(user)'s other devices" : "\(user)'s devices") changed since you pinned them (\(changes.count) change\(changes.count == 1 ? "" : "s"))"
+        case .unpinnedSigner(let user, let key, let pinned):
+            return "it claims to be from \(user), but it is signed by key \(KeyPins.fingerprint(hex: key)), which is not a key you pinned for \(user) "
+                + "(pinned: \(pinned.isEmpty ? "none" : pinned.map(KeyPins.fingerprint(hex:)).joined(separator: ", ")))"
+        case .signerRetired(let user, let key, let retired, let signed):
+            return "it is signed by \(user)'s key \(KeyPins.fingerprint(hex: key)), which was retired at "
+                + "\(retired.formatted(.iso8601)), before the message's signed time \(signed.formatted(.iso8601))"
+        case .notPinned(let user):
+            return "nothing is pinned for \(user) on this device and the server could not be asked"
+        }
+    }
+}
+
+/// Trust on first use for a device: the device sets of the people it has written to or read from, and of
+/// its own account's other devices. A value with no I/O; a client keeps it where it likes (the CLI in
+/// `contacts.json`). Rules:
+/// - The first contact with a user pins their active devices as the directory lists them.
+/// - Later, a device whose pinned key was replaced by a rotation that key signed (docs/SPEC.md §4e) is
+///   followed: the old key moves to `retired` with the time it was retired, and the new key is pinned.
+/// - Any other change (a device added, revoked, or re-keyed without a valid rotation) is refused until
+///   the user confirms it (`trust`).
+/// - A message verifies only under a key pinned for its sender: a current one, or a retired one for a
+///   message signed before it was retired.
+public struct KeyPins: Codable, Sendable {
+    public var contacts: [String: PinnedContact] = [:]
+
+    public init() {}
+
+    /// The fingerprint display form of a hex key ID.
+    public static func fingerprint(hex: String) -> String {
+        guard let bytes = Hex.decode(hex), bytes.count == 16 else { return hex }
+        return Fingerprint(bytes: bytes).description
+    }
+
+    /// The hex key ID of SPKI DER bytes; nil when they are not a P-256 key.
+    public static func keyID(spki: [UInt8]) -> String? {
+        (try? PublicKey(spki: spki)).map { Hex.encode($0.fingerprint.bytes) }
+    }
+
+    /// The devices of `directory` to pin: every active one, but this device itself for its own account
+    /// (its key is the caller's, checked against `ownKeyID` when given).
+    public static func devices(of directory: UserDirectory, ownUsername: String, ownDeviceID: String?, ownKeyID: String?) throws -> [PinnedDevice] {
+        let user = directory.username
+        var out: [PinnedDevice] = []
+        for d in directory.devices {
+            guard let signing = keyID(spki: d.signingKey.bytes), let encryption = keyID(spki: d.encryptionKey.bytes) else {
+                throw PinError.notP256(username: user, deviceID: d.id)
+            }
+            if user == ownUsername, d.id == ownDeviceID {
+                if let ownKeyID, signing != ownKeyID || encryption != ownKeyID {
+                    throw PinError.ownKeyReplaced(deviceID: d.id, listed: signing, held: ownKeyID)
+                }
+                continue
+            }
+            out.append(PinnedDevice(id: d.id, name: d.name, signingKeyId: signing, encryptionKeyId: encryption, signingKey: d.signingKey))
+        }
+        return out.sorted { $0.id < $1.id }
+    }
+
+    /// What changed from `old` to `new`.
+    public static func changes(from old: [PinnedDevice], to new: [PinnedDevice]) -> [DeviceChange] {
+        let oldByID = Dictionary(old.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let newByID = Dictionary(new.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var out: [DeviceChange] = []
+        for d in new where oldByID[d.id] == nil { out.append(.added(d)) }
+        for d in old where newByID[d.id] == nil { out.append(.removed(d)) }
+        for d in new {
+            if let before = oldByID[d.id], before.identity != d.identity { out.append(.changed(from: before, to: d)) }
+        }
+        return out
+    }
+
+    /// Pins `devices` for `user` as confirmed now; keys replaced by this move to `retired` (retired now).
+    public mutating func pin(_ user: String, _ devices: [PinnedDevice], now: Date) {
+        let old = contacts[user]
+        var retired = old?.retired ?? []
+        for d in old?.devices ?? [] where !devices.contains(where: { $0.signingKeyId == d.signingKeyId }) {
+            retired.append(RetiredPin(deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt: now))
+        }
+        contacts[user] = PinnedContact(username: user, firstSeen: old?.firstSeen ?? now, trustedAt: now, devices: devices,
+                                       retired: retired.isEmpty ? nil : retired)
+    }
+
+    /// A rotation followed: the device, its old and its new signing key ID.
+    public struct FollowedRotation: Equatable, Sendable {
+        public var deviceID: String
+        public var from: String
+        public var to: String
+        public init(deviceID: String, from: String, to: String) { self.deviceID = deviceID; self.from = from; self.to = to }
+    }
+
+    /// Follows every rotation of a pinned device that the pinned key signed (a chain of them, each signed
+    /// by the key before), and fills in signing keys missing from older pins when the directory's key has
+    /// the pinned fingerprint. Changes nothing else.
+    @discardableResult
+    public mutating func followRotations(_ directory: UserDirectory, now: Date) -> [FollowedRotation] {
+        guard var contact = contacts[directory.username] else { return [] }
+        var followed: [FollowedRotation] = []
+        for (i, pinned) in contact.devices.enumerated() {
+            if contact.devices[i].signingKey == nil,
+               let entry = directory.history.first(where: { $0.deviceId == pinned.id && Self.keyID(spki: $0.signingKey.bytes) == pinned.signingKeyId }) {
+                contact.devices[i].signingKey = entry.signingKey
+            }
+            guard let current = directory.devices.first(where: { $0.id == pinned.id }),
+                  let currentSigning = Self.keyID(spki: current.signingKey.bytes), let currentEncryption = Self.keyID(spki: current.encryptionKey.bytes),
+                  currentSigning != pinned.signingKeyId,
+                  let chain = Self.rotationChain(deviceID: pinned.id, from: contact.devices[i], to: currentSigning, in: directory.history, now: now)
+            else { continue }
+            let last = chain.newKeys.last
+            guard last?.encryption == currentEncryption else { continue }
+            contact.retired = (contact.retired ?? []) + chain.retired
+            contact.devices[i] = PinnedDevice(id: pinned.id, name: current.name, signingKeyId: currentSigning, encryptionKeyId: currentEncryption,
+                                              signingKey: current.signingKey)
+            followed.append(FollowedRotation(deviceID: pinned.id, from: pinned.signingKeyId, to: currentSigning))
+        }
+        contacts[directory.username] = contact
+        return followed
+    }
+
+    /// The rotations from `pinned`'s key to `target`, each verified with the key before it; nil when the
+    /// chain breaks (a missing or bad signature, a missing key).
+    static func rotationChain(deviceID: String, from pinned: PinnedDevice, to target: String, in history: [KeyHistoryEntry], now: Date)
+        -> (retired: [RetiredPin], newKeys: [(signing: String, encryption: String)])? {
+        guard let spki = pinned.signingKey?.bytes, var key = try? PublicKey(spki: spki), Hex.encode(key.fingerprint.bytes) == pinned.signingKeyId else {
+            return nil
+        }
+        var keyID = pinned.signingKeyId
+        var retired: [RetiredPin] = []
+        var newKeys: [(signing: String, encryption: String)] = []
+        // A chain longer than the history is a loop; every step must move to a key not seen yet.
+        var seen: Set<String> = [keyID]
+        while keyID != target {
+            let old = key
+            let oldEntry = history.first { $0.deviceId == deviceID && $0.signingKeyId == keyID }
+            guard let next = history.first(where: { e in
+                guard e.deviceId == deviceID, let sig = e.rotationSignature, let enc = e.encryptionKey,
+                      let newSigning = try? PublicKey(spki: e.signingKey.bytes), let newEncryption = try? PublicKey(spki: enc.bytes),
+                      !seen.contains(Hex.encode(newSigning.fingerprint.bytes)) else { return false }
+                return old.isValidSignature(sig.bytes, for: DeviceProof.rotationMessage(deviceID: deviceID, oldSigningKey: old, newSigningKey: newSigning,
+                                                                                          newEncryptionKey: newEncryption))
+            }), let newKey = try? PublicKey(spki: next.signingKey.bytes), let encryption = next.encryptionKey.flatMap({ Self.keyID(spki: $0.bytes) })
+            else { return nil }
+            // Retired no later than the new key's arrival as the server tells it, and no later than now.
+            let retiredAt = min(oldEntry?.retiredAt ?? now, next.addedAt, now)
+            retired.append(RetiredPin(deviceId: deviceID, signingKeyId: keyID, signingKey: Base64URL(old.spkiDER), retiredAt: retiredAt))
+            key = newKey
+            keyID = Hex.encode(newKey.fingerprint.bytes)
+            seen.insert(keyID)
+            newKeys.append((keyID, encryption))
+        }
+        return (retired, newKeys)
+    }
+
+    /// What a check before sending found.
+    public enum SendCheck: Equatable, Sendable {
+        /// Nothing pinned yet: these devices are to be pinned once the message is sent.
+        case firstContact([PinnedDevice])
+        /// As pinned, after following the rotations listed (each signed by the pinned key).
+        case pinned(followed: [FollowedRotation])
+    }
+
+    /// The check before sealing to `directory`'s devices: follows signed rotations, and throws
+    /// `PinError.changed` for any other change. `asked` must be the name the directory was asked for.
+    public mutating func checkBeforeSending(_ directory: UserDirectory, ownUsername: String, ownDeviceID: String?, ownKeyID: String?,
+                                            now: Date) throws -> SendCheck {
+        let user = directory.username
+        let current = try Self.devices(of: directory, ownUsername: ownUsername, ownDeviceID: ownDeviceID, ownKeyID: ownKeyID)
+        guard let pinned = contacts[user] else { return .firstContact(current) }
+        let followed = followRotations(directory, now: now)
+        let changes = Self.changes(from: contacts[user]?.devices ?? pinned.devices, to: current)
+        guard changes.isEmpty else { throw PinError.changed(username: user, own: user == ownUsername, pinnedAt: pinned.trustedAt, changes: changes) }
+        return .pinned(followed: followed)
+    }
+
+    /// A message's verified signer: the pinned key and its device.
+    public struct Signer: Sendable {
+        public var key: PublicKey
+        public var deviceID: String
+        /// When the key was retired, if it was (the message was signed before).
+        public var retiredAt: Date?
+        /// The first contact with the sender happened now: their devices were pinned.
+        public var firstContact: [PinnedDevice]?
+        /// Rotations of the sender's devices followed now (each signed by the pinned key).
+        public var followed: [FollowedRotation] = []
+    }
+
+    /// The key a message claiming to be from `sender`, signed by `keyID` at its signed time `signedAt`,
+    /// verifies under: one pinned for `sender`, current or retired after `signedAt`. With a directory
+    /// (fetched for `sender` by the caller) a first contact is pinned and signed rotations are followed;
+    /// without one (offline) only what is pinned counts.
+    public mutating func signer(sender: String, keyID: String, signedAt: Date, directory: UserDirectory?, ownUsername: String,
+                                ownDeviceID: String?, now: Date) throws -> Signer {
+        var firstContact: [PinnedDevice]?
+        var followed: [FollowedRotation] = []
+        if let directory {
+            if contacts[sender] == nil {
+                let devices = try Self.devices(of: directory, ownUsername: ownUsername, ownDeviceID: ownDeviceID, ownKeyID: nil)
+                pin(sender, devices, now: now)
+                firstContact = devices
+            } else {
+                followed = followRotations(directory, now: now)
+            }
+        }
+        guard let contact = contacts[sender] else { throw PinError.notPinned(username: sender) }
+        if let d = contact.devices.first(where: { $0.signingKeyId == keyID }) {
+            // The server may say the key was retired (a revocation we have not confirmed): a message
+            // signed after that is refused; one signed before still verifies.
+            let retiredAt = directory?.history.first { $0.deviceId == d.id && $0.signingKeyId == keyID }?.retiredAt
+            if let retiredAt, retiredAt <= signedAt {
+                throw PinError.signerRetired(username: sender, keyID: keyID, retiredAt: retiredAt, signedAt: signedAt)
+            }
+            return Signer(key: try Self.key(d.signingKey, keyID, sender), deviceID: d.id, retiredAt: retiredAt, firstContact: firstContact,
+                          followed: followed)
+        }
+        if let r = contact.retired?.last(where: { $0.signingKeyId == keyID }) {
+            guard signedAt < r.retiredAt else {
+                throw PinError.signerRetired(username: sender, keyID: keyID, retiredAt: r.retiredAt, signedAt: signedAt)
+            }
+            return Signer(key: try Self.key(r.signingKey, keyID, sender), deviceID: r.deviceId, retiredAt: r.retiredAt, firstContact: firstContact,
+                          followed: followed)
+        }
+        throw PinError.unpinnedSigner(username: sender, keyID: keyID, pinned: contact.devices.map(\.signingKeyId))
+    }
+
+    /// The public key of a pin, checked against its fingerprint.
+    private static func key(_ spki: Base64URL?, _ keyID: String, _ sender: String) throws -> PublicKey {
+        guard let spki, let key = try? PublicKey(spki: spki.bytes), Hex.encode(key.fingerprint.bytes) == keyID else {
+            throw PinError.notPinned(username: sender)
+        }
+        return key
+    }
+}
