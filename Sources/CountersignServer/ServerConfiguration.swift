@@ -56,6 +56,10 @@ public struct ServerConfiguration: Sendable {
     /// authentication-code URIs an authenticator scans. Unset: `http://` and the request's Host, which is
     /// right only when clients talk to this process directly over plain HTTP (behind a TLS proxy, set it).
     public var publicURL: String?
+    /// Whether a QR sign-in code may ask to complete on the authenticator's claim alone (PingOne's
+    /// `userApproval: NOT_REQUIRED`). Off: the code's anonymous creator would choose it, and a phished
+    /// claim would then sign the victim in. `COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL=1` turns it on.
+    public var authCodesWithoutApproval = false
 
     /// A public URL as `--public-url` takes it: http or https, a host, no path beyond `/`, no query,
     /// no credentials; returned without a trailing slash.

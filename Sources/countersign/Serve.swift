@@ -90,6 +90,11 @@ struct Serve: AsyncParsableCommand {
             guard (1...3600).contains(seconds) else { throw ValidationError("\(flag) (or \(name)) takes 1 to 3600 seconds, not \(seconds)") }
             apply(&config, TimeInterval(seconds))
         }
+        switch env["COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL"] {
+        case nil, "0": break
+        case "1": config.authCodesWithoutApproval = true
+        default: throw ValidationError("COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL takes 1 (allow) or 0 (the default: every QR sign-in is approved)")
+        }
         config.riskMemory = TimeInterval(try number("COUNTERSIGN_CAPTCHA_RISK_MINUTES", 15) * 60)
         config.sendBatch = try number("COUNTERSIGN_SEND_BATCH", config.sendBatch)
         let retention = try number("COUNTERSIGN_MESSAGE_RETENTION_DAYS", 30)

@@ -200,6 +200,42 @@ import Testing
         #expect(server.signal(SIGTERM) == 0)
     }
 
+    /// QR sign-in codes (issue 19, 4): the anonymous creator cannot skip the approval; a locked account
+    /// gets no session; the passwordless session registers no device until it re-authenticates.
+    @Test(arguments: ["sqlite", "postgres"])
+    func authenticationCodesNeedApprovalRespectTheLockAndRegisterNoDevice(_ kind: String) async throws {
+        let t = try CLI()
+        guard let db = try ServeTests.database(kind, t) else { return }
+        let server = try ServeTests.Server(database: db, in: t.dir)
+        let dana = try await Account("dana", server: server.url)
+        let phone = try await dana.pair("phone")
+        let screen = CountersignClient(server: URL(string: server.url)!)
+        let unapproved = await #expect(throws: ClientError.self) { _ = try await screen.createAuthCode(userApproval: "NOT_REQUIRED") }
+        #expect(unapproved?.code == .invalidField && "\(unapproved!)".contains("COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL"), "\(String(describing: unapproved))")
+
+        // Approved, then wrong passwords elsewhere delay the account (the 3rd; the rest are refused
+        // unchecked) before the screen collects.
+        let created = try await screen.createAuthCode()
+        let claim = try await phone.authenticate(authCode: created.code)
+        #expect(claim.status == "CLAIMED" && claim.object.clientContext.address == "127.0.0.1")
+        #expect(try await claim.approve(userId: claim.users[0].userId) == "COMPLETED")
+        let guesser = CountersignClient(server: URL(string: server.url)!)
+        for _ in 0..<5 { _ = try? await guesser.signIn(username: "dana", password: "wrong horse") }
+        let locked = await #expect(throws: ClientError.self) { _ = try await screen.completeAuthCodeSignIn(created) }
+        #expect(locked?.code == .signInDelayed, "\(String(describing: locked))")
+        #expect(try t.cs("admin", "unlock", "dana", "--database", db).status == 0)
+
+        // A session from a code: no device registration, however the account's interval is set.
+        let again = try await screen.createAuthCode()
+        let second = try await phone.authenticate(authCode: again.code)
+        #expect(try await second.approve(userId: second.users[0].userId) == "COMPLETED")
+        _ = try await screen.completeAuthCodeSignIn(again)
+        let key = Identity.generate()
+        let device = await #expect(throws: ClientError.self) { _ = try await screen.registerDevice(name: "kiosk", signing: key, encryptionKey: key.publicKey) }
+        #expect(device?.code == .reauthenticationRequired, "\(String(describing: device))")
+        #expect(server.signal(SIGTERM) == 0)
+    }
+
     /// Pairing keys: single use, one answer for wrong and used; an authenticator is not in the
     /// directory; concurrent approvals of one sign-in: exactly one wins; another account's device and a
     /// replayed answer are refused.

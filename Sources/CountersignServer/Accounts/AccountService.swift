@@ -336,7 +336,7 @@ public final class AccountService: Sendable {
         let token = "cs_" + Base64URL(random.bytes(32)).text
         let expires = now.addingTimeInterval(config.sessionLifetime)
         try await store.createSession(SessionRecord(tokenHash: Self.tokenHash(token), accountID: account.id, createdAt: now, lastUsedAt: now,
-                                                    authenticatedAt: passwordless ? Date(timeIntervalSince1970: 0) : now, expiresAt: expires,
+                                                    authenticatedAt: passwordless ? Self.neverAuthenticated : now, expiresAt: expires,
                                                     address: origin.address,
                                                     userAgent: origin.userAgent))
         return NewSession(token: token, expiresAt: expires, account: account)
@@ -379,10 +379,17 @@ public final class AccountService: Sendable {
     /// them off, unpairing) may follow the last full authentication, whatever the account's own interval
     /// (0, "never", included): a stolen session must not be enough to remove or replace them.
     static let secondFactorChangeMinutes = 10
+    /// The `authenticatedAt` of a passwordless session.
+    static let neverAuthenticated = Date(timeIntervalSince1970: 0)
 
     func requireRecentAuthentication(_ auth: Authenticated, secondFactorChange: Bool = false) throws {
         var minutes = auth.account.reauthMinutes
         if secondFactorChange { minutes = minutes == 0 ? Self.secondFactorChangeMinutes : min(minutes, Self.secondFactorChangeMinutes) }
+        // A passwordless (QR) session never had a full authentication: whatever the interval, "never"
+        // included, it registers no device and changes nothing sensitive until it re-authenticates.
+        if auth.session.authenticatedAt == Self.neverAuthenticated {
+            throw AccountError.reauthenticationRequired(intervalMinutes: minutes == 0 ? Self.secondFactorChangeMinutes : minutes)
+        }
         guard minutes > 0 else { return }
         if clock.now().timeIntervalSince(auth.session.authenticatedAt) > TimeInterval(minutes * 60) {
             throw AccountError.reauthenticationRequired(intervalMinutes: minutes)

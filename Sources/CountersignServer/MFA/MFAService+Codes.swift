@@ -84,7 +84,14 @@ extension MFAService {
         let approval: AuthenticationCode.Approval
         switch request.userApproval ?? "REQUIRED" {
         case "REQUIRED": approval = .required
-        case "NOT_REQUIRED": approval = .notRequired
+        case "NOT_REQUIRED":
+            guard accounts.config.authCodesWithoutApproval else {
+                throw AccountError.invalidField(field: "userApproval", reason: """
+                    NOT_REQUIRED is not allowed on this server: every QR sign-in is approved on the authenticator \
+                    (its operator can allow it with COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL=1)
+                    """)
+            }
+            approval = .notRequired
         default: throw AccountError.invalidField(field: "userApproval", reason: "REQUIRED or NOT_REQUIRED")
         }
         let text = HumanCode.generate(length: AuthenticationCode.length, random: random)
