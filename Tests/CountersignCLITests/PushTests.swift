@@ -278,6 +278,51 @@ import WSClient
         #expect(server.signal(SIGTERM) == 0)
     }
 
+    /// One device flooding `ack` frames (issue 19, 5): frames are merged into one write at a time, a frame
+    /// over the window or more waiting than twice the window is a protocol error (4400), and another
+    /// account's sends stay fast meanwhile.
+    @Test func ackFloodsAreMergedAndBounded() async throws {
+        let t = try CLI()
+        let server = try ServeTests.Server(database: "sqlite:" + t.path("p.sqlite"), in: t.dir)
+        let bob = try await Person("bob", server: server.url)
+        let alice = try await Person("alice", server: server.url)
+        let carol = try await Person("carol", server: server.url)
+        func writes() async throws -> Int {
+            let (data, _) = try await URLSession.shared.data(from: URL(string: server.url + "/metrics")!)
+            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("countersign_push_ack_writes_total ") }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        let over = try await Self.raw(server.url, first: Self.hello(try await bob.sdk.pushTicket().ticket), readFor: .seconds(2)) { out in
+            try await out.write(.text(#"{"type":"ack","seqs":[\#((1...65).map(String.init).joined(separator: ","))]}"#))
+        }
+        #expect(over.close == 4400, "an ack over the window")
+        let tooMany = try await Self.raw(server.url, first: Self.hello(try await bob.sdk.pushTicket().ticket), readFor: .seconds(2)) { out in
+            for n in 0..<40 { try await out.write(.text(#"{"type":"ack","seqs":[\#((0..<64).map { String(n * 64 + $0) }.joined(separator: ","))]}"#)) }
+        }
+        #expect(tooMany.close == 4400, "more waiting than twice the window")
+
+        // 3,000 frames acknowledging the same entries: merged, and carol's sends to alice are not held up.
+        let before = try await writes()
+        let url = server.url, ticket = try await bob.sdk.pushTicket().ticket
+        let flood = Task { @Sendable in
+            try await Self.raw(url, first: Self.hello(ticket), readFor: .seconds(4)) { out in
+                for _ in 0..<3_000 { try await out.write(.text(#"{"type":"ack","seqs":[1,2,3,4,5,6,7,8]}"#)) }
+            }
+        }
+        var slowest = Duration.zero
+        for i in 0..<20 {
+            let start = ContinuousClock.now
+            _ = try await carol.send("during the flood \(i)", to: ["alice"])
+            slowest = max(slowest, ContinuousClock.now - start)
+        }
+        let flooded = try await flood.value
+        #expect(flooded.close == nil, "merging the same entries never overflows: \(String(describing: flooded.close))")
+        let merged = try await writes() - before
+        #expect(merged >= 1 && merged < 1_000, "3,000 ack frames took \(merged) writes")
+        #expect(slowest < .seconds(2), "another account's slowest send during the flood: \(slowest)")
+        #expect(server.signal(SIGTERM) == 0)
+    }
+
     /// A second connection of the same device replaces the first (4409); revoking the device, or
     /// signing out everywhere, closes its connection at once (4403) and the SDK stops for good.
     @Test(arguments: ["sqlite", "postgres"])

@@ -31,6 +31,13 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var pinger: RepeatedTask?
     /// MFA challenges already sent on this connection (they are not acknowledged; they expire).
     private var sentChallenges = Set<String>()
+    /// Acknowledgements received and not yet written: merged while one write is in flight, so that a
+    /// flood of `ack` frames costs one write at a time on the shared writer, not one each.
+    private var acksPending = Set<Int64>()
+    private var acking = false
+    /// The most sequence numbers waiting to be written: a client acknowledges what it was sent, at most
+    /// a window at a time; more is a protocol error.
+    static let maxPendingAcks = 2 * PushService.window
 
     init(service: PushService) { self.service = service }
 
@@ -110,19 +117,10 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         case (.awaitingHello, _):
             close(.unauthenticated)
         case (.open, .ack(let seqs)):
-            guard seqs.count <= 1000, let connection else { close(.protocolError); return }
-            let loop = context!.eventLoop
-            let me = NIOLoopBound(self, eventLoop: loop)
-            let service = self.service
-            Task {
-                do {
-                    try await service.acknowledge(deviceID: connection.deviceID, seqs: seqs)
-                    loop.execute { me.value.inflight.subtract(seqs); me.value.pump() }
-                } catch {
-                    // Not deleted: they stay in flight here and come again on the next connection.
-                    service.logger.warning("push ack failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-                }
-            }
+            guard seqs.count <= PushService.window else { close(.protocolError); return }
+            acksPending.formUnion(seqs)
+            guard acksPending.count <= Self.maxPendingAcks else { close(.protocolError); return }
+            writeAcks()
         case (.open, .unknown), (.authenticating, .unknown):
             break   // a client newer than this server: ignored, as SPEC §4g says
         case (.closed, _):
@@ -130,6 +128,35 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         default:
             close(.protocolError)
         }
+    }
+
+    /// Writes the pending acknowledgements, one write in flight per connection.
+    private func writeAcks() {
+        guard phase == .open, !acking, !acksPending.isEmpty, let context, let connection else { return }
+        acking = true
+        let seqs = Array(acksPending)
+        acksPending.removeAll(keepingCapacity: true)
+        let loop = context.eventLoop
+        let me = NIOLoopBound(self, eventLoop: loop)
+        let service = self.service
+        Task {
+            do {
+                try await service.acknowledge(deviceID: connection.deviceID, seqs: seqs)
+                loop.execute { me.value.acked(seqs) }
+            } catch {
+                // Not deleted: they stay in flight here and come again on the next connection.
+                service.logger.warning("push ack failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                loop.execute { me.value.acked([]) }
+            }
+        }
+    }
+
+    private func acked(_ seqs: [Int64]) {
+        acking = false
+        inflight.subtract(seqs)
+        service.hub.metrics.ackWrites.increment()
+        pump()
+        writeAcks()
     }
 
     private func authenticated(_ auth: DeviceAuthenticated?) {
