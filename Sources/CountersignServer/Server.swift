@@ -117,8 +117,10 @@ public enum CountersignServer {
     static func httpServer(_ config: ServerConfiguration, push: PushService) -> HTTPServerBuilder {
         let read = TimeAmount.milliseconds(Int64(config.readTimeout * 1000))
         let idle = TimeAmount.milliseconds(Int64(config.idleTimeout * 1000))
+        let limiter = config.connectionsPerAddress > 0 ? ConnectionLimiter(limit: config.connectionsPerAddress) : nil
         return HTTPServerBuilder { responder in
-            PushChildChannel(responder: responder, push: push, idleTimeout: idle, additionalHandlers: { [ReadTimeoutHandler(timeout: read)] })
+            PushChildChannel(responder: responder, push: push, idleTimeout: idle, limiter: limiter,
+                             additionalHandlers: { [ReadTimeoutHandler(timeout: read)] })
         }
     }
 

@@ -60,6 +60,9 @@ public struct ServerConfiguration: Sendable {
     /// `userApproval: NOT_REQUIRED`). Off: the code's anonymous creator would choose it, and a phished
     /// claim would then sign the victim in. `COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL=1` turns it on.
     public var authCodesWithoutApproval = false
+    /// Open connections per client address (IPv6 per /64) that have not authenticated a push channel;
+    /// more are closed at once. 0: no cap (behind a reverse proxy, where every client has its address).
+    public var connectionsPerAddress = 128
 
     /// A public URL as `--public-url` takes it: http or https, a host, no path beyond `/`, no query,
     /// no credentials; returned without a trailing slash.

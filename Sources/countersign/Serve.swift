@@ -95,6 +95,10 @@ struct Serve: AsyncParsableCommand {
         case "1": config.authCodesWithoutApproval = true
         default: throw ValidationError("COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL takes 1 (allow) or 0 (the default: every QR sign-in is approved)")
         }
+        if let text = env["COUNTERSIGN_CONNECTIONS_PER_ADDRESS"] {
+            guard let n = Int(text), n >= 0 else { throw ValidationError("COUNTERSIGN_CONNECTIONS_PER_ADDRESS takes a whole number (0: no cap)") }
+            config.connectionsPerAddress = n
+        }
         config.riskMemory = TimeInterval(try number("COUNTERSIGN_CAPTCHA_RISK_MINUTES", 15) * 60)
         config.sendBatch = try number("COUNTERSIGN_SEND_BATCH", config.sendBatch)
         let retention = try number("COUNTERSIGN_MESSAGE_RETENTION_DAYS", 30)

@@ -198,6 +198,10 @@ import Testing
         #expect(wrongAnswer.status != 0 && wrongAnswer.text == "FAILED\n", "\(wrongAnswer.text) \(wrongAnswer.stderr)")
         let failed = second.finish()
         #expect(failed.status != 0 && failed.stderr.contains("sign-in FAILED") && failed.stderr.contains("did not match"), "\(failed)")
+        // One message, one line (issue 19, 7: two messages once ran together).
+        let errorLines = failed.stderr.split(separator: "\n").filter { $0.contains("did not match") }
+        #expect(errorLines.count == 1 && errorLines[0].hasSuffix("sign in again and check the number") && !failed.stderr.contains("numberthe"),
+                "\(failed.stderr)")
 
         // "This wasn't me": FAILED, and the next sign-in offers no push (after a denial the number has 6 digits).
         let third = try Self.login(laptop, server)

@@ -12,12 +12,12 @@ import Testing
         let process = Process()
         let url: String
 
-        init(database: String, in dir: URL, captcha: String = "off", port: Int = 0) throws {
+        init(database: String, in dir: URL, captcha: String = "off", port: Int = 0, environment: [String: String] = [:]) throws {
             process.executableURL = URL(fileURLWithPath: CLI.binary)
             process.arguments = ["serve", "--port", "\(port)", "--database", database, "--captcha", captcha]
             process.currentDirectoryURL = dir
             // Even if this test process crashes, the server stops (it watches its parent).
-            process.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_EXIT_WITH_PARENT": "1"]) { $1 }
+            process.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_EXIT_WITH_PARENT": "1"].merging(environment) { $1 }) { $1 }
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice

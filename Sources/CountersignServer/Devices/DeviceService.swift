@@ -160,18 +160,6 @@ public final class DeviceService: Sendable {
         return try await settle(hash, classify(try await store.deviceSessionContext(tokenHash: hash), now: now, then: { _ in () }), now: now).0
     }
 
-    /// `authenticate`, and `work` for the authenticated device, run right after the session read and in
-    /// the same hop where the store can (a send's signature check: one thread handoff fewer per send).
-    /// `work` runs only for a live session of an active device; nothing of the session is cached, every
-    /// call reads it anew. Its error is thrown after the session's own bookkeeping.
-    public func authenticate<T: Sendable>(deviceToken token: String?,
-                                          then work: @escaping @Sendable (DeviceAuthenticated) throws -> T) async throws -> (DeviceAuthenticated, T) {
-        let hash = try Self.tokenHash(token)
-        let now = clock.now()
-        let found = try await store.deviceSessionContext(tokenHash: hash) { [self] context in classify(context, now: now, then: work) }
-        return try await settle(hash, found, now: now)
-    }
-
     enum SessionCheck<T: Sendable>: Sendable { case none, stale, inactive, live(DeviceAuthenticated, Result<T, any Error>) }
 
     private static func tokenHash(_ token: String?) throws -> String {

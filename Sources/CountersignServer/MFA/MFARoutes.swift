@@ -92,11 +92,13 @@ struct MFARoutes {
             return try json(current)
         }
         v1.post("mfa/transactions/:id/otp") { request, context in
+            _ = try await mfa.transaction(id: try context.parameters.require("id"), binding: binding(request))    // before the body
             let body = try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody)
             return try json(try await mfa.submitCode(id: try context.parameters.require("id"), binding: binding(request), code: body.code, kind: .totp,
                                                      origin: APIRoutes.origin(request, context)))
         }
         v1.post("mfa/transactions/:id/recovery-code") { request, context in
+            _ = try await mfa.transaction(id: try context.parameters.require("id"), binding: binding(request))    // before the body
             let body = try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody)
             return try json(try await mfa.submitCode(id: try context.parameters.require("id"), binding: binding(request), code: body.code,
                                                      kind: .recovery, origin: APIRoutes.origin(request, context)))

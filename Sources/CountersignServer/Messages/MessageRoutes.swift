@@ -16,14 +16,12 @@ struct MessageRoutes {
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
         v1.post("messages") { request, _ in
-            // The body is read first but decoded and checked only for a live device session, in the same
-            // hop as the session read (on SQLite): session, JSON, checks and the ECDSA signature in one
-            // handoff, off the event loops. A bad session still answers 401 before anything about the body.
-            let body: Result<ByteBuffer, any Error>
-            do { body = .success(try await APIRoutes.body(request, maxBody: Self.maxBody)) } catch { body = .failure(error) }
-            let (_, checked) = try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization])) { auth in
-                try messages.check(auth, try APIRoutes.decode(SendMessageRequest.self, try body.get()))
-            }
+            // The session first, from the headers: an anonymous or stale caller is answered 401 before a
+            // byte of its (up to 1.5 MB) body is read. Then the JSON and the checks, the ECDSA signature
+            // last, off the event loops.
+            let auth = try await device(request)
+            let body = try await APIRoutes.body(request, maxBody: Self.maxBody)
+            let checked = try await CPUWork.run { try messages.check(auth, try APIRoutes.decode(SendMessageRequest.self, body)) }
             let (sent, created) = try await messages.store(checked)
             return try json(sent, status: created ? .created : .ok, headers: [.location: "/v1/messages/\(sent.id)"])
         }

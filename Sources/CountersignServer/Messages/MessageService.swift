@@ -41,7 +41,7 @@ public final class MessageService: Sendable {
     }
 
     /// Every check of a send that needs no database, the ECDSA signature last. CPU-bound: call it off the
-    /// event loops and the cooperative pool (`CPUWork`, or the session read's hop: `DeviceService.authenticate(deviceToken:then:)`).
+    /// event loops and the cooperative pool (`CPUWork`).
     public func check(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) throws -> CheckedSend {
         let delay = request.deliverAfter ?? 0
         guard (0...Self.maxDeliverAfter).contains(delay) else {

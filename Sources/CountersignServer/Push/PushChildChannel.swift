@@ -27,13 +27,14 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
     let push: PushService
     let idleTimeout: TimeAmount
     let additionalHandlers: @Sendable () -> [any RemovableChannelHandler]
+    let limiter: ConnectionLimiter?
 
     /// The path of the push channel; an upgrade request for any other is answered 400.
     static let path = "/v1/push"
 
-    init(responder: @escaping HTTPChannelHandler.Responder, push: PushService, idleTimeout: TimeAmount,
+    init(responder: @escaping HTTPChannelHandler.Responder, push: PushService, idleTimeout: TimeAmount, limiter: ConnectionLimiter? = nil,
          additionalHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]) {
-        self.push = push; self.idleTimeout = idleTimeout; self.additionalHandlers = additionalHandlers
+        self.push = push; self.idleTimeout = idleTimeout; self.additionalHandlers = additionalHandlers; self.limiter = limiter
         // NIO only upgrades a connection's first request; a later one on a kept-alive connection is told
         // to come again on a new connection, as hummingbird-websocket does.
         self.responder = { request, writer, channel in
@@ -47,6 +48,11 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            let slot = limiter.map { $0.admit(channel) } ?? ConnectionLimiter.Slot(limiter: nil, address: "")
+            guard let slot else {
+                channel.close(promise: nil)
+                throw ChannelError.inputClosed
+            }
             let attempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
             let decided = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
             // Until the first request's headers are in, neither HTTP's idle timer nor the push channel's
@@ -64,7 +70,7 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
                     channel.eventLoop.makeCompletedFuture {
                         decided.value = true
                         deadline.cancel()
-                        try channel.pipeline.syncOperations.addHandler(PushSocketHandler(service: push))
+                        try channel.pipeline.syncOperations.addHandler(PushSocketHandler(service: push, slot: slot))
                         return Upgrade.push
                     }
                 }

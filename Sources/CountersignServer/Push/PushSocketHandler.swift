@@ -39,7 +39,10 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// a window at a time; more is a protocol error.
     static let maxPendingAcks = 2 * PushService.window
 
-    init(service: PushService) { self.service = service }
+    /// The connection's place under the per-address cap, given back once it authenticates.
+    private let slot: ConnectionLimiter.Slot?
+
+    init(service: PushService, slot: ConnectionLimiter.Slot? = nil) { self.service = service; self.slot = slot }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -168,6 +171,7 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard service.hub.attach(c) else { close(.goingAway); return }
         connection = c
         phase = .open
+        slot?.release()
         service.bus.publish(.connected(deviceID: c.deviceID, connectionID: c.id))
         write(.ready(deviceId: auth.device.id, window: PushService.window, pingInterval: PushService.pingInterval))
         context.flush()
