@@ -36,7 +36,13 @@ extension CountersignClient {
             }
             let request = SendMessageRequest(to: recipients, envelope: Base64URL(envelope.bytes), deliverAfter: deliverAfter)
             do {
-                return try await send("POST", "/v1/messages", body: request, as: SentMessage.self, credential: .device)
+                let sent = try await send("POST", "/v1/messages", body: request, as: SentMessage.self, credential: .device)
+                // The ID is the envelope's own (signed); anything else is not this message (and a client
+                // may name files after it).
+                guard sent.id == Hex.encode(envelope.messageID) else {
+                    throw ClientError.unexpectedResponse(status: 201, detail: "the server named the message \(sent.id.prefix(40).debugDescription), not its envelope's ID")
+                }
+                return sent
             } catch ClientError.problem(let p) where p.kind == .deviceMismatch && attempt == 0 {
                 continue
             }

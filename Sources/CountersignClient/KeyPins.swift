@@ -100,6 +100,9 @@ public struct KeyPins: Codable, Sendable {
 
     public init() {}
 
+    /// The longest key history a rotation is followed through.
+    static let maxHistory = 1_000
+
     /// The fingerprint display form of a hex key ID.
     public static func fingerprint(hex: String) -> String {
         guard let bytes = Hex.decode(hex), bytes.count == 16 else { return hex }
@@ -115,6 +118,7 @@ public struct KeyPins: Codable, Sendable {
     /// (its key is the caller's, checked against `ownKeyID` when given).
     public static func devices(of directory: UserDirectory, ownUsername: String, ownDeviceID: String?, ownKeyID: String?) throws -> [PinnedDevice] {
         let user = directory.username
+        let ownUsername = ownUsername.lowercased()
         var out: [PinnedDevice] = []
         for d in directory.devices {
             guard let signing = keyID(spki: d.signingKey.bytes), let encryption = keyID(spki: d.encryptionKey.bytes) else {
@@ -198,6 +202,8 @@ public struct KeyPins: Codable, Sendable {
         guard let spki = pinned.signingKey?.bytes, var key = try? PublicKey(spki: spki), Hex.encode(key.fingerprint.bytes) == pinned.signingKeyId else {
             return nil
         }
+        // A history is a few entries per device; an endless one would cost a signature check per entry and step.
+        guard history.count <= Self.maxHistory else { return nil }
         var keyID = pinned.signingKeyId
         var retired: [RetiredPin] = []
         var newKeys: [(signing: String, encryption: String)] = []
@@ -206,13 +212,17 @@ public struct KeyPins: Codable, Sendable {
         while keyID != target {
             let old = key
             let oldEntry = history.first { $0.deviceId == deviceID && $0.signingKeyId == keyID }
-            guard let next = history.first(where: { e in
+            let successors = history.filter { e in
                 guard e.deviceId == deviceID, let sig = e.rotationSignature, let enc = e.encryptionKey,
                       let newSigning = try? PublicKey(spki: e.signingKey.bytes), let newEncryption = try? PublicKey(spki: enc.bytes),
                       !seen.contains(Hex.encode(newSigning.fingerprint.bytes)) else { return false }
                 return old.isValidSignature(sig.bytes, for: DeviceProof.rotationMessage(deviceID: deviceID, oldSigningKey: old, newSigningKey: newSigning,
                                                                                           newEncryptionKey: newEncryption))
-            }), let newKey = try? PublicKey(spki: next.signingKey.bytes), let encryption = next.encryptionKey.flatMap({ Self.keyID(spki: $0.bytes) })
+            }
+            // A key that signed two different successors was used by two parties (the owner and whoever
+            // stole it): follow neither; the user decides (`trust`).
+            guard successors.count == 1, let next = successors.first, let newKey = try? PublicKey(spki: next.signingKey.bytes),
+                  let encryption = next.encryptionKey.flatMap({ Self.keyID(spki: $0.bytes) })
             else { return nil }
             // Retired no later than the new key's arrival as the server tells it, and no later than now.
             let retiredAt = min(oldEntry?.retiredAt ?? now, next.addedAt, now)
@@ -234,7 +244,8 @@ public struct KeyPins: Codable, Sendable {
     }
 
     /// The check before sealing to `directory`'s devices: follows signed rotations, and throws
-    /// `PinError.changed` for any other change. `asked` must be the name the directory was asked for.
+    /// `PinError.changed` for any other change. The directory must be the one asked for (the SDK's
+    /// `directory(username:)` checks the name).
     public mutating func checkBeforeSending(_ directory: UserDirectory, ownUsername: String, ownDeviceID: String?, ownKeyID: String?,
                                             now: Date) throws -> SendCheck {
         let user = directory.username
@@ -261,12 +272,14 @@ public struct KeyPins: Codable, Sendable {
     /// The key a message claiming to be from `sender`, signed by `keyID` at its signed time `signedAt`,
     /// verifies under: one pinned for `sender`, current or retired after `signedAt`. With a directory
     /// (fetched for `sender` by the caller) a first contact is pinned and signed rotations are followed;
-    /// without one (offline) only what is pinned counts.
+    /// without one (offline) only what is pinned counts. A first contact is pinned in `self` even when the
+    /// key is refused: a caller that keeps pins should save them only once the signature verifies.
     public mutating func signer(sender: String, keyID: String, signedAt: Date, directory: UserDirectory?, ownUsername: String,
                                 ownDeviceID: String?, now: Date) throws -> Signer {
         var firstContact: [PinnedDevice]?
         var followed: [FollowedRotation] = []
         if let directory {
+            guard directory.username == sender else { throw PinError.notPinned(username: sender) }
             if contacts[sender] == nil {
                 let devices = try Self.devices(of: directory, ownUsername: ownUsername, ownDeviceID: ownDeviceID, ownKeyID: nil)
                 pin(sender, devices, now: now)

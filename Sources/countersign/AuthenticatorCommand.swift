@@ -205,7 +205,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             }
             print(Terminal.printable(status))
             if status != "COMPLETED" {
-                Terminal.warn(status == "FAILED" ? "the number did not match: the sign-in failed" : "the sign-in is \(status)")
+                Terminal.warn(status == "FAILED" ? "the number did not match: the sign-in failed" : "the sign-in is \(Terminal.printable(status))")
                 throw ExitCode(1)
             }
         }
@@ -246,7 +246,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                 switch status {
                 case .connecting: break
                 case .connected: Terminal.warn("connected; waiting for sign-in requests for \(box.value.username) (Ctrl-C to stop)")
-                case .disconnected(let reason, let wait): Terminal.warn("disconnected (\(reason)); reconnecting in \(String(format: "%.1f", wait)) s")
+                case .disconnected(let reason, let wait): Terminal.warn("disconnected (\(Terminal.printable(reason))); reconnecting in \(String(format: "%.1f", wait)) s")
                 }
             }
             var seen = Set<String>()
@@ -264,7 +264,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                     if interactive {
                         await answer(context, n)
                     } else {
-                        Terminal.warn("answer with: countersign authenticator approve \(n.transactionID) --number N (or deny \(n.transactionID) [--report])")
+                        Terminal.warn("answer with: countersign authenticator approve \(Terminal.printable(n.transactionID)) --number N (or deny \(Terminal.printable(n.transactionID)) [--report])")
                     }
                 }
             } catch let e as ClientError {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignClient
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -51,7 +52,10 @@ struct Countersign: AsyncParsableCommand {
         } catch {
             // Errors carry server-supplied text (problem details, names): escaped, so that a server cannot
             // drive the terminal. Line breaks stay: they are the messages' own.
-            Terminal.warn("Error: " + Terminal.printable(String(describing: error), keepingLineBreaks: true))
+            // A problem's detail is the server's alone: not even a line break of it is kept.
+            var serverText = false
+            if case ClientError.problem = error { serverText = true }
+            Terminal.warn("Error: " + Terminal.printable(String(describing: error), keepingLineBreaks: !serverText))
             Foundation.exit(EXIT_FAILURE)
         }
     }

@@ -148,7 +148,9 @@ struct SendCommand: AsyncParsableCommand {
             }
         }
         try ContactBook.save(book)
-        // Recorded as sent now; the copy the server queues for this device brings the envelope.
+        // Recorded as sent now; the copy the server queues for this device brings the envelope. (The SDK
+        // checked that the ID is the envelope's; it names a file.)
+        guard StoredMessage.isID(sent.id) else { throw CLIError.io("the server answered with a message ID that is not 32 hex digits") }
         if (try? StoredMessage.load(sent.id)) == nil {
             try? StoredMessage(id: sent.id, direction: "outgoing", from: context.username, fromDevice: context.device.deviceId, to: recipients,
                                sentAt: now, acceptedAt: sent.acceptedAt, deliverAt: sent.deliverAt, envelope: nil, read: true, readAt: nil).save()
@@ -352,8 +354,12 @@ struct ReadCommand: AsyncParsableCommand {
         let signedAt = Date(timeIntervalSince1970: Double(envelope.created) / 1000)
         let me = context.username.lowercased()
         let senderKey: PublicKey, signerDevice: String, retiredAt: Date?
-        if sender == me, let ownPath = Keyring.path(keyID: envelope.senderKeyID) {
-            // Sent from this device (its current key or one it rotated away): the key file is here.
+        var pinsToSave: KeyPins?
+        let ownKeyFiles = [context.device.keyFile] + context.device.oldKeyFiles
+        if sender == me, let ownPath = Keyring.path(keyID: envelope.senderKeyID),
+           ownKeyFiles.contains(where: { PrivateFiles.config.appendingPathComponent($0).path == ownPath }) {
+            // Sent from this device (its current key or one it rotated away, as device.json lists them;
+            // not any key file that happens to be in keys/).
             senderKey = try context.identity(at: ownPath).publicKey
             signerDevice = context.device.deviceId
             retiredAt = nil
@@ -372,14 +378,16 @@ struct ReadCommand: AsyncParsableCommand {
                 }
             }
             let signer: KeyPins.Signer
+            let known = book.contacts[sender] != nil
             do {
                 signer = try book.signer(sender: sender, keyID: senderKeyID, signedAt: signedAt, directory: directory, ownUsername: me,
                                          ownDeviceID: context.device.deviceId, now: Date())
             } catch let e as PinError {
-                try? ContactBook.save(book)    // rotations followed before the refusal stay followed
-                throw CLIError.usage("REFUSED: message \(message.id) was not decrypted: \(e)")
+                // Rotations followed before the refusal stay followed; a first contact is not pinned by a refusal.
+                if known { try? ContactBook.save(book) }
+                throw CLIError.usage("REFUSED: message \(message.id) was not decrypted: \(Terminal.printable(e.description))")
             }
-            try ContactBook.save(book)
+            pinsToSave = book
             ContactBook.announce(signer.followed, of: sender)
             if let first = signer.firstContact {
                 Terminal.warn("first message from \(sender): pinned \(first.count) device\(first.count == 1 ? "" : "s") (trust on first use): "
@@ -391,6 +399,8 @@ struct ReadCommand: AsyncParsableCommand {
         }
         let identity = try context.identity(at: keyPath)
         let opened = try envelope.open(with: identity, from: senderKey) { if verbose { Terminal.warn($0.rawValue) } }
+        // Pinned (a first contact included) only now that the signature held.
+        if let pinsToSave { try ContactBook.save(pinsToSave) }
         if verbose {
             let retired = retiredAt.map { ", a key since retired \(PrivateFiles.date($0))" } ?? ""
             Terminal.warn("from: \(sender), device \(signerDevice), key \(opened.sender) (pinned)\(retired)")

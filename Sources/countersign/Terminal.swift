@@ -15,7 +15,10 @@ enum Terminal {
     static func printable(_ text: String, keepingLineBreaks: Bool = false) -> String {
         text.unicodeScalars.map { s in
             if keepingLineBreaks, s == "\n" { return "\n" }
-            return s.value < 0x20 || (0x7f...0x9f).contains(s.value) ? "\\u{\(String(s.value, radix: 16))}" : String(s)
+            // C0, DEL, C1, and the line, paragraph and bidirectional controls that reorder or split what is shown.
+            let control = s.value < 0x20 || (0x7f...0x9f).contains(s.value) || (0x2028...0x202e).contains(s.value)
+                || (0x2066...0x2069).contains(s.value) || s.value == 0x200e || s.value == 0x200f || s.value == 0x061c
+            return control ? "\\u{\(String(s.value, radix: 16))}" : String(s)
         }.joined()
     }
 

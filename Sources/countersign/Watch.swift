@@ -34,7 +34,7 @@ struct WatchCommand: AsyncParsableCommand {
             switch status {
             case .connecting: break
             case .connected: Terminal.warn("connected; waiting for messages (Ctrl-C to stop)")
-            case .disconnected(let reason, let wait): Terminal.warn("disconnected (\(reason)); reconnecting in \(String(format: "%.1f", wait)) s")
+            case .disconnected(let reason, let wait): Terminal.warn("disconnected (\(Terminal.printable(reason))); reconnecting in \(String(format: "%.1f", wait)) s")
             }
         }
         let desktop = ProcessInfo.processInfo.environment["DISPLAY"] != nil || ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] != nil

@@ -120,4 +120,18 @@ import Testing
             #expect(!output.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x9b }, "\(output)")
         }
     }
+
+    /// A send's answer that names another message ID (here a path) is refused: it names a file here.
+    @Test func aSentMessageIDThatIsNotTheEnvelopesIsRefused() throws {
+        let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
+        defer { _ = server.signal(SIGTERM) }
+        let alice = d["alice"]!
+        _ = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "pins bob"))
+        let pins = FileManager.default.contents(atPath: alice.file("contacts.json"))
+        let proxy = try Proxy(upstream: server.url, rules: ["sent_id": "../contacts"])
+        try Self.point(alice, at: proxy.url)
+        let sent = try alice.cs("send", "--to", "bob", "again")
+        #expect(sent.status != 0 && sent.stderr.contains("not its envelope's ID"), "\(sent.stderr)")
+        #expect(FileManager.default.contents(atPath: alice.file("contacts.json")) == pins && (try alice.cs("contacts")).text.contains("bob: 1 device"))
+    }
 }

@@ -137,4 +137,18 @@ import Testing
         #expect(pins.followRotations(late, now: t0 + 200).count == 1)
         #expect(pins.contacts["alice"]?.retired?.first?.retiredAt == t0 + 200)
     }
+
+    /// A pinned key that signed two successors (the owner's rotation and a thief's): neither is followed.
+    @Test func aForkedRotationIsNotFollowed() throws {
+        let k1 = Identity.generate(), k2 = Identity.generate(), k3 = Identity.generate()
+        var pins = KeyPins()
+        pins.pin("alice", try KeyPins.devices(of: directory("alice", FakeDevice(id: "a1", keys: [k1], encryption: [k1]), at: [t0]), ownUsername: "bob",
+                                              ownDeviceID: nil, ownKeyID: nil), now: t0)
+        var forked = directory("alice", FakeDevice(id: "a1", keys: [k1, k3], encryption: [k1, k3]), at: [t0, t0 + 200])
+        let other = directory("alice", FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]), at: [t0, t0 + 100])
+        forked.history.insert(other.history[1], at: 1)
+        #expect(pins.followRotations(forked, now: t0 + 300).isEmpty)
+        #expect(pins.followRotations(directory("alice", FakeDevice(id: "a1", keys: [k1, k3], encryption: [k1, k3]), at: [t0, t0 + 200]),
+                                     now: t0 + 300).count == 1, "the same rotation alone is followed")
+    }
 }

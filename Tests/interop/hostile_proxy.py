@@ -4,6 +4,7 @@ way a compromised server could. Usage: hostile_proxy.py UPSTREAM RULES_JSON; pri
 Rules (all optional):
   {"alias": {"bob": "mallory"}}     GET /v1/users/bob/devices answers with mallory's directory, and a send to
                                     bob goes to mallory
+  {"sent_id": TEXT}                 a send's answer names the message TEXT
   {"detail": TEXT}                  every problem response's detail is TEXT, and GET /v1/me names the account TEXT
   {"relabel": {"mallory": "alice"}} queue entries from mallory say they are from alice (and her device), and
                                     alice's key history gains mallory's keys as keys alice "rotated" away
@@ -81,6 +82,10 @@ class Handler(BaseHTTPRequestHandler):
                         m["from"] = victim
                         m["fromDevice"] = victims["devices"][0]["id"]
             data = json.dumps(page).encode()
+        if "sent_id" in RULES and self.command == "POST" and path == "/v1/messages" and status in (200, 201):
+            sent = json.loads(data)
+            sent["id"] = RULES["sent_id"]
+            data = json.dumps(sent).encode()
         if "detail" in RULES and status >= 400 and data.startswith(b"{"):
             problem = json.loads(data)
             problem["detail"] = RULES["detail"]
