@@ -175,7 +175,9 @@ extension CountersignServer {
 }
 
 /// Every 10 minutes deletes what has expired: sessions, spent captchas, old audit rows of unknown
-/// usernames, device challenges and sessions, undelivered queue entries and messages past retention.
+/// usernames, device challenges and sessions, undelivered queue entries and messages past retention,
+/// pairing keys, MFA challenges, transactions and authentication codes (a day after expiry),
+/// authenticator logs (30 days) and push tickets.
 struct PurgeService: Service {
     let database: ServerDatabase
     let clock: any WallClock
@@ -187,6 +189,8 @@ struct PurgeService: Service {
         try await SQLAccountStore(database: database.database).purgeExpired(now: now, idle: config.sessionIdle)
         try await SQLDeviceStore(database: database.database).purgeExpiredDevices(now: now, idle: config.deviceSessionIdle)
         try await SQLMessageStore(database: database.database).purgeExpiredMessages(now: now)
+        try await SQLMFAStore(database: database.database).purgeExpiredMFA(now: now)
+        try await SQLPushStore(database: database.database).purgeExpiredTickets(now: now)
     }
 
     func run() async throws {

@@ -26,6 +26,10 @@ public final class MFAService: Sendable {
     let authCodeRequests = AddressThrottle(.init(capacity: 30, window: 600))
     /// Confirming an authenticator app guesses a 6-digit code: 5 tries per 10 minutes per account.
     let enrollmentAttempts = AddressThrottle(.init(capacity: 5, window: 600))
+    /// Log uploads (up to 256 KiB each) per authenticator: 10 a day.
+    let logUploads = AddressThrottle(.init(capacity: 10, window: 86_400))
+    /// How long uploaded authenticator logs are kept for support.
+    static let logRetention: TimeInterval = 30 * 86_400
 
     static let transactionLifetime: TimeInterval = 60
     /// Sign-ins waiting for a second factor (unexpired, unfinished transactions) per account.
@@ -425,6 +429,7 @@ public final class MFAService: Sendable {
     public func uploadLogs(_ auth: DeviceAuthenticated, text: String) async throws -> LogReceipt {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         guard text.utf8.count <= 256 * 1024 else { throw AccountError.invalidField(field: "text", reason: "at most 256 KiB") }
+        if let wait = logUploads.take("device " + auth.device.id, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
         let id = HumanCode.generate(length: 10, random: random)
         try await store.addLog(supportID: id, deviceID: auth.device.id, accountID: auth.account.id, at: clock.now(), text: text)
         return LogReceipt(supportId: HumanCode.grouped(id, by: 5))

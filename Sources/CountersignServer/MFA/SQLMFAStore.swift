@@ -215,5 +215,6 @@ public struct SQLMFAStore: MFAStore {
         // Kept a day after expiry: a late status poll still learns how it ended.
         try await sql.raw("DELETE FROM mfa_transactions WHERE expires_at <= \(bind: day)").run()
         try await sql.raw("DELETE FROM auth_codes WHERE expires_at <= \(bind: day)").run()
+        try await sql.raw("DELETE FROM authenticator_logs WHERE created_at <= \(bind: now.addingTimeInterval(-MFAService.logRetention).ms)").run()
     }
 }

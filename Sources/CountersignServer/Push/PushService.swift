@@ -28,6 +28,8 @@ public final class PushService: Sendable {
     }
 
     static let ticketLifetime: TimeInterval = 60
+    /// Tickets per device: 30 a minute.
+    let tickets = AddressThrottle(.init(capacity: 30, window: 60))
     static let helloTimeout: TimeInterval = 10
     public static let window = 64
     public static let pingInterval = 25
@@ -46,6 +48,8 @@ public final class PushService: Sendable {
     }
 
     public func ticket(_ auth: DeviceAuthenticated) async throws -> PushTicket {
+        // A reconnecting client needs one every few seconds at most; each is a row until it is used or purged.
+        if let wait = tickets.take("device " + auth.device.id, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
         let bytes = random.bytes(32)
         let ticket = "cst_" + Base64URL(bytes).description
         let expires = clock.now().addingTimeInterval(Self.ticketLifetime)
