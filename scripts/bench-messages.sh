@@ -105,7 +105,7 @@ for batch in ${BENCH_BATCHES:-1 128}; do
     db="${COUNTERSIGN_TEST_POSTGRES_URL%/*}/bench_$batch"
   fi
   echo "== server: $(nproc) cores, $backend, captcha off, COUNTERSIGN_SEND_BATCH=$batch; $devices sender devices"
-  COUNTERSIGN_SEND_BATCH=$batch COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=100000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=100000 \
+  COUNTERSIGN_SEND_BATCH=$batch COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=100000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=100000 COUNTERSIGN_SENDS_PER_ACCOUNT=0 \
     COUNTERSIGN_LOG_LEVEL=warning "${BENCH_SERVER:-$bin/countersign}" serve --port 0 --captcha off --database "$db" > "$run/serve.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q listening "$run/serve.log" && break; sleep 0.1; done

@@ -8,7 +8,7 @@ enum Migrations {
     static var all: [any AsyncMigration] {
         [CreateAccounts(), CreateLoginGuards(), CreateSessions(), CreateAuditEvents(), CreateCaptchaSpent(), CreateServerSecrets(),
          CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue(), CreatePush(), CreateMFA(),
-         AddKeyRotationProofs(), AddTransactionFinished()]
+         AddKeyRotationProofs(), AddTransactionFinished(), AddMessageSenderIndex()]
     }
 }
 
@@ -347,5 +347,17 @@ struct CreateMFA: AsyncMigration {
                       "authenticator_logs"] {
             try await db.schema(table).delete()
         }
+    }
+}
+
+/// The per-account quota sums the sizes of an account's unexpired messages (`MessageQuota`): an index
+/// that answers it without reading the envelopes.
+struct AddMessageSenderIndex: AsyncMigration {
+    var name: String { "2026-11-25-03-messages-sender" }
+    func prepare(on db: any Database) async throws {
+        try await (db as! any SQLDatabase).raw("CREATE INDEX messages_sender ON messages (sender_account, expires_at, size, cancelled)").run()
+    }
+    func revert(on db: any Database) async throws {
+        try await (db as! any SQLDatabase).raw("DROP INDEX messages_sender").run()
     }
 }

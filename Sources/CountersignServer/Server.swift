@@ -74,12 +74,19 @@ public enum CountersignServer {
         if case .sqlite(let path) = config.database, !FileManager.default.fileExists(atPath: path) { createdFile = path }
         let listening = Mutex(false)
         let database: ServerDatabase
+        var serveLock: SQLiteServeLock?
         do {
+            // One serving process per SQLite file (a missing directory is left to `open` to explain).
+            if case .sqlite(let path) = config.database, FileManager.default.fileExists(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) {
+                serveLock = try SQLiteServeLock(path: path)
+            }
             database = try await ServerDatabase.open(config.database, logger: logger)
         } catch {
+            serveLock = nil
             removeNewDatabase(createdFile)
             throw error
         }
+        defer { withExtendedLifetime(serveLock) {} }
         do {
             let store = SQLAccountStore(database: database.database, readers: { database.reader })
             let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)

@@ -48,8 +48,13 @@ public struct ServerConfiguration: Sendable {
     /// Device-session nonces per client address.
     public var deviceNoncesPerAddress = AddressThrottle.Limit(capacity: 60, window: 60)
     /// Undelivered (unacknowledged) queue entries, and the stored envelope, are deleted this long after
-    /// the message was accepted.
+    /// the message is due (delivered).
     public var messageRetention: TimeInterval = 30 * 86_400
+    /// Sends per account (all its devices), refilled evenly over the window; nil: no limit.
+    public var sendsPerAccount: AddressThrottle.Limit? = AddressThrottle.Limit(capacity: 300, window: 60)
+    /// Bytes of envelopes an account may have stored at once (sent, not yet expired, not cancelled);
+    /// 0: no quota. Each envelope is stored once whatever its number of recipients.
+    public var messageQuotaBytes: Int64 = 1 << 30
     /// Sends written in one transaction at most (group commit); 1 writes each alone.
     public var sendBatch = 128
     /// The URL clients reach this server at (`https://auth.example.com`), put into the pairing and

@@ -20,7 +20,9 @@ struct Serve: AsyncParsableCommand {
         COUNTERSIGN_IDLE_TIMEOUT and COUNTERSIGN_READ_TIMEOUT (seconds) stand in for the timeout flags;
         COUNTERSIGN_EXIT_WITH_PARENT=1 makes the server shut down when the process that started it dies;
         COUNTERSIGN_SEND_BATCH (128) is how many concurrent sends share one transaction (1: none do);
-        COUNTERSIGN_MESSAGE_RETENTION_DAYS (30) is how long an unacknowledged message is kept.
+        COUNTERSIGN_MESSAGE_RETENTION_DAYS (30) is how long an unacknowledged message is kept after it is due;
+        COUNTERSIGN_SENDS_PER_ACCOUNT (300 a minute) and COUNTERSIGN_MESSAGE_QUOTA_MB (1024 MiB of stored
+        envelopes) bound what one account sends and keeps (0: no limit).
         The default database is sqlite:countersign.sqlite in the current directory, created on first start.
         """
     )
@@ -94,6 +96,14 @@ struct Serve: AsyncParsableCommand {
         case nil, "0": break
         case "1": config.authCodesWithoutApproval = true
         default: throw ValidationError("COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL takes 1 (allow) or 0 (the default: every QR sign-in is approved)")
+        }
+        if let text = env["COUNTERSIGN_SENDS_PER_ACCOUNT"] {
+            guard let n = Int(text), n >= 0 else { throw ValidationError("COUNTERSIGN_SENDS_PER_ACCOUNT takes a whole number of sends a minute (0: no limit)") }
+            config.sendsPerAccount = n == 0 ? nil : AddressThrottle.Limit(capacity: n, window: 60)
+        }
+        if let text = env["COUNTERSIGN_MESSAGE_QUOTA_MB"] {
+            guard let n = Int64(text), (0...(1 << 30)).contains(n) else { throw ValidationError("COUNTERSIGN_MESSAGE_QUOTA_MB takes a whole number of MiB (0: no quota)") }
+            config.messageQuotaBytes = n << 20
         }
         if let text = env["COUNTERSIGN_CONNECTIONS_PER_ADDRESS"] {
             guard let n = Int(text), n >= 0 else { throw ValidationError("COUNTERSIGN_CONNECTIONS_PER_ADDRESS takes a whole number (0: no cap)") }

@@ -162,6 +162,23 @@ import Testing
         }
     }
 
+    /// Issue 19.14: a second server on a SQLite file already served is refused with a clear message,
+    /// and the first keeps serving; once the first stops, the file can be served again.
+    @Test func aSecondServerOnTheSameSQLiteFileIsRefused() async throws {
+        let t = try CLI()
+        let database = "sqlite:" + t.path("shared.sqlite")
+        let first = try Server(database: database, in: t.dir)
+        // Bounded: a second server that wrongly starts would serve forever.
+        let second = try t.run("timeout", ["20", CLI.binary, "serve", "--port", "0", "--database", database])
+        #expect(second.status != 0 && second.stderr.contains("another countersign server is already serving")
+            && second.stderr.contains("shared.sqlite"), "\(second.status) \(second.stderr)")
+        #expect(try await Self.request("GET", first.url + "/v1/captcha").0 == 200, "the first server still answers")
+        #expect(first.signal(SIGTERM) == 0)
+        let again = try Server(database: database, in: t.dir)
+        #expect(try await Self.request("GET", again.url + "/v1/captcha").0 == 200)
+        _ = again.signal(SIGTERM)
+    }
+
     /// Issue 8.9: the address is checked before the database is touched, and the error names it.
     @Test func aBusyPortOrAForeignHostFailsFirstAndLeavesNoFile() throws {
         let t = try CLI()

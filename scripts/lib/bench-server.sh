@@ -36,7 +36,7 @@ bench_serve() {
   local hard
   hard=$(ulimit -Hn)
   ( ulimit -n "$hard"
-    COUNTERSIGN_LOG_LEVEL=warning COUNTERSIGN_EXIT_WITH_PARENT=1 \
+    COUNTERSIGN_LOG_LEVEL=warning COUNTERSIGN_EXIT_WITH_PARENT=1 COUNTERSIGN_SENDS_PER_ACCOUNT=0 \
       exec setsid "${BENCH_SERVER:-$bin/countersign}" serve --port 0 --captcha off --database "sqlite:$1" ) > "$2" 2>&1 &
   pid=$!
   for _ in $(seq 200); do grep -q listening "$2" && break; sleep 0.1; done

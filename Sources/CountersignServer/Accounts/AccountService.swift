@@ -230,7 +230,9 @@ public final class AccountService: Sendable {
             // Only if the password did not change meanwhile: never write an old password's hash back.
             if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) { currentHash = rehashed }
         }
-        if let pending = try await secondFactor.begin(account, origin, after) {
+        var begun = account
+        begun.passwordHash = currentHash    // the tag a password change voids (`passwordTag`)
+        if let pending = try await secondFactor.begin(begun, origin, after) {
             // Not a success yet: the lockout count stays, and so does this address's token until the
             // second factor is done (`finishSecondFactor` gives it back).
             try await audit(account.id, "sign-in", "password-ok-second-factor-pending", origin)
@@ -252,8 +254,11 @@ public final class AccountService: Sendable {
     /// The session of a sign-in whose second factor (`method`) just completed.
     /// `passwordless`: a QR sign-in (the authenticator alone): its session has never had a full
     /// authentication, so anything behind re-authentication asks for the password (and second factor) first.
-    func finishSecondFactor(accountID: String, method: String, origin: RequestOrigin, passwordless: Bool = false) async throws -> NewSession {
+    /// `passwordTag`: the password the sign-in began with; a change since gives no session.
+    func finishSecondFactor(accountID: String, method: String, passwordTag: String? = nil, origin: RequestOrigin,
+                            passwordless: Bool = false) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        try Self.requireSamePassword(account, passwordTag)
         if passwordless {
             // No password was checked: the count stays, but a locked or delayed account gets nothing.
             switch try await store.loginGuard(username: account.username).flatMap({ config.lockout.refusal($0, now: clock.now()) }) ?? .proceed {
@@ -266,8 +271,21 @@ public final class AccountService: Sendable {
             signInFailures.refund(origin.address, now: clock.now())
         }
         let session = try await startSession(account, origin: origin, now: clock.now(), passwordless: passwordless)
+        // A password change that landed meanwhile ended every session but its own: not this one either.
+        if let passwordTag, let current = try await store.account(id: accountID), Self.passwordTag(current.passwordHash) != passwordTag {
+            try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
+            throw MFAError.signInSuperseded
+        }
         try await audit(account.id, "sign-in", "success-\(method)", origin)
         return session
+    }
+
+    /// Names the password hash a sign-in began with, without keeping the hash itself in the transaction.
+    static func passwordTag(_ hash: String) -> String { Hex.encode(SHA256.hash(data: Array(("countersign password tag\0" + hash).utf8)).prefix(16)) }
+
+    private static func requireSamePassword(_ account: AccountRecord, _ tag: String?) throws {
+        guard let tag else { return }
+        guard passwordTag(account.passwordHash) == tag else { throw MFAError.signInSuperseded }
     }
 
     /// A denied or wrong-number push counts like a wrong password: whoever knows the password cannot
@@ -496,7 +514,9 @@ public final class AccountService: Sendable {
             recentFailures.record(address: origin.address, username: auth.account.username, now: clock.now())
             throw AccountError.wrongPassword
         }
-        if let pending = try await secondFactor.begin(auth.account, origin, clock.now(), reauthenticating: auth.session.tokenHash) {
+        // Read again: the check may have rehashed the password, and the tag must be of the stored hash.
+        let account = try await store.account(id: auth.account.id) ?? auth.account
+        if let pending = try await secondFactor.begin(account, origin, clock.now(), reauthenticating: auth.session.tokenHash) {
             try await audit(auth.account.id, "reauth", "password-ok-second-factor-pending", origin)
             return .secondFactor(pending)
         }
@@ -509,7 +529,7 @@ public final class AccountService: Sendable {
 
     /// The second factor of a re-authentication is done: the session that asked counts as freshly
     /// authenticated, if it is still open.
-    func finishReauthentication(tokenHash: String, accountID: String, method: String, origin: RequestOrigin) async throws {
+    func finishReauthentication(tokenHash: String, accountID: String, method: String, passwordTag: String? = nil, origin: RequestOrigin) async throws {
         let now = clock.now()
         // The same checks as `authenticate`: an expired or idle session is not brought back.
         guard let session = try await store.session(tokenHash: tokenHash), session.accountID == accountID, session.expiresAt > now,
@@ -517,6 +537,7 @@ public final class AccountService: Sendable {
             throw AccountError.unauthenticated
         }
         guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        try Self.requireSamePassword(account, passwordTag)
         try await complete(username: account.username)
         signInFailures.refund(origin.address, now: now)
         try await store.markReauthenticated(tokenHash: tokenHash, at: now)

@@ -16,4 +16,7 @@ public enum DeviceError: Error, Equatable, Sendable {
     case revoked
     /// A device session was needed and none (or an expired one) was sent.
     case unauthenticated
+    /// The device session is an authenticator's: it approves sign-ins and holds no mail, so the
+    /// messaging routes refuse it.
+    case notAMessagingDevice
 }

@@ -240,6 +240,11 @@ public final class DeviceService: Sendable {
         case .changed: throw DeviceError.keyInUse("this device's keys were rotated meanwhile by another request; open a new device session")
         case .notFound, .limitReached: throw DeviceError.revoked
         }
+        // New keys end every other session of the device: whoever held one (a thief of the old key, say)
+        // must prove possession of the new key to come back. The rotating session stays.
+        for hash in try await store.deleteDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash) {
+            accounts.endings.ended(.deviceSession(tokenHash: hash))
+        }
         try await accounts.audit(auth.account.id, "device-rotate", "success", origin)
         guard let device = try await store.device(id: auth.device.id) else { throw DeviceError.notFound }
         return device

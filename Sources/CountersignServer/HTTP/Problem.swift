@@ -137,6 +137,9 @@ extension Problem {
             self.init(status: .unauthorized, code: .unauthenticated, title: "No device session",
                       detail: "Send a device session token (csd_…) as `Authorization: Bearer …`; open one with POST /v1/device-sessions.")
             headers[.wwwAuthenticate] = "Bearer"
+        case .notAMessagingDevice:
+            self.init(status: .forbidden, code: .notAMessagingDevice, title: "Not a messaging device",
+                      detail: "This device session is an authenticator's: it approves sign-ins and holds no mail. Send and read from a messaging device (countersign device init).")
         }
     }
 
@@ -163,6 +166,17 @@ extension Problem {
         case .alreadyDelivered:
             self.init(status: .conflict, code: .alreadyDelivered, title: "Already delivered",
                       detail: "The message is already visible to its recipients and can no longer be cancelled.")
+        case .sendRateLimited(let perMinute, let after):
+            self.init(status: .tooManyRequests, code: .rateLimited, title: "Sending too fast",
+                      detail: "This account may send \(perMinute) messages a minute; retry in \(Int(after.rounded(.up))) seconds.")
+            headers[.retryAfter] = "\(max(1, Int(after.rounded(.up))))"
+        case .quotaExceeded(let limit, let after):
+            let mib = limit >> 20
+            self.init(status: .tooManyRequests, code: .messageQuotaExceeded, title: "Message storage quota reached",
+                      detail: "This account's stored messages would exceed its quota of \(mib) MiB; the oldest expires in about "
+                        + "\(Int((after / 3600).rounded(.up))) hours. Cancel delayed messages or send less.",
+                      extra: ["quotaBytes": .int(Int(limit))])
+            headers[.retryAfter] = "\(max(1, Int(after.rounded(.up))))"
         }
     }
 }
@@ -190,6 +204,9 @@ extension Problem {
         case .alreadyCollected:
             self.init(status: .conflict, code: .mfaAlreadyCollected, title: "Already collected",
                       detail: "This sign-in's session was already handed out; sign in again.")
+        case .signInSuperseded:
+            self.init(status: .conflict, code: .mfaSignInSuperseded, title: "Sign-in superseded",
+                      detail: "The password changed after this sign-in began, or its session was not collected within two minutes; sign in again.")
         case .notAnAuthenticator:
             self.init(status: .forbidden, code: .notAnAuthenticator, title: "Not an authenticator",
                       detail: "This device session is not a paired authenticator's; pair with countersign authenticator pair.",

@@ -14,6 +14,9 @@ public enum MFAError: Error, Equatable, Sendable {
     /// The session can be collected only after COMPLETED; the status now.
     case notCompleted(String)
     case alreadyCollected
+    /// The account's password changed after this sign-in began (or the sign-in's session was not
+    /// collected in time): it gives no session; sign in again.
+    case signInSuperseded
     /// The device session is not an authenticator's (PingOne 10008 deviceIsNotPaired).
     case notAnAuthenticator
     /// The answer changed nothing: `finished`, `expired` (PingOne 10009), `notThisChallenge`, `pushNotOffered`.

@@ -70,9 +70,9 @@ struct MFARoutes {
             let key = PushHub.transactionKey(id)
             let deadline = ContinuousClock.now + .seconds(wait)
             let terminal: Set<String> = ["COMPLETED", "FAILED", "PUSH_CONFIRMATION_TIMED_OUT"]
-            var waiter = push.hub.register(account: key)
+            var waiter = push.hub.register(key)
             func read(_ waiter: UInt64) async throws -> MFATransactionView {
-                do { return try await mfa.transaction(id: id, binding: binding(request)) } catch { push.hub.cancel(waiter, account: key); throw error }
+                do { return try await mfa.transaction(id: id, binding: binding(request)) } catch { push.hub.cancel(waiter); throw error }
             }
             let first = try await read(waiter)
             var current = first
@@ -80,13 +80,13 @@ struct MFARoutes {
                 let left = deadline - ContinuousClock.now
                 if current.status != first.status || current.attemptsLeft != first.attemptsLeft || terminal.contains(current.status)
                     || left <= .zero || push.hub.isClosed {
-                    push.hub.cancel(waiter, account: key)
+                    push.hub.cancel(waiter)
                     break
                 }
                 let untilExpiry = current.expiresAt.timeIntervalSinceNow + 0.05
-                await push.hub.wait(waiter, account: key, seconds: min(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18,
+                await push.hub.wait(waiter, seconds: min(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18,
                                                                         max(0.05, untilExpiry), 5))
-                waiter = push.hub.register(account: key)
+                waiter = push.hub.register(key)
                 current = try await read(waiter)
             }
             return try json(current)

@@ -176,6 +176,9 @@ public final class MFAService: Sendable {
         var viaPush = false
         /// A re-authentication's: the token hash of the account session that asked (nil: a sign-in).
         var reauthSession: String?
+        /// Which password the sign-in was begun with (`AccountService.passwordTag`): a change of password
+        /// before the session is collected voids it. Nil on rows written before it was kept.
+        var passwordTag: String?
     }
 
     /// Called by sign-in and re-authentication after a correct password: nil when the account has no
@@ -197,7 +200,8 @@ public final class MFAService: Sendable {
         methods.append("totp")
         if recovery > 0 { methods.append("recoveryCode") }
         let context = ClientContextClaim(address: origin.address, userAgent: String(origin.userAgent.prefix(256)), time: Int64(now.timeIntervalSince1970))
-        let stored = Stored(tx: tx, context: context, methods: methods, reauthSession: session)
+        let stored = Stored(tx: tx, context: context, methods: methods, reauthSession: session,
+                            passwordTag: AccountService.passwordTag(account.passwordHash))
         // A cap on transactions per account within one lifetime: each sends pushes and holds rows, and
         // signing in again must not be a way around anything.
         guard try await store.createTransaction(id: id, accountID: account.id, bindingHash: AccountService.tokenHash(binding),
@@ -365,15 +369,17 @@ public final class MFAService: Sendable {
             throw s.tx.status(at: now) == .completed ? MFAError.alreadyCollected : MFAError.notCompleted(s.tx.status(at: now).rawValue)
         }
         // Locked or delayed between the password and the second factor (failures elsewhere meanwhile):
-        // no session (`finishSecondFactor`, `finishReauthentication`).
+        // no session (`finishSecondFactor`, `finishReauthentication`). Collected only soon after the
+        // factor: a completed transaction kept for later must not give a session, or make one fresh, long
+        // after the fact; nor once the password it began with has changed.
+        guard now <= s.tx.expiresAt.addingTimeInterval(Self.transactionLifetime) else { throw MFAError.signInSuperseded }
         if let session = s.reauthSession {
-            // A re-authentication counts only when collected soon after its factor: a completed
-            // transaction kept for later must not make a session fresh long after the fact.
-            guard now <= s.tx.expiresAt.addingTimeInterval(Self.transactionLifetime) else { throw MFAError.notCompleted("EXPIRED") }
-            try await accounts.finishReauthentication(tokenHash: session, accountID: s.tx.accountID, method: s.viaPush ? "push" : "code", origin: origin)
+            try await accounts.finishReauthentication(tokenHash: session, accountID: s.tx.accountID, method: s.viaPush ? "push" : "code",
+                                                      passwordTag: s.passwordTag, origin: origin)
             return .reauthenticated
         }
-        return .session(try await accounts.finishSecondFactor(accountID: s.tx.accountID, method: s.viaPush ? "push" : "code", origin: origin))
+        return .session(try await accounts.finishSecondFactor(accountID: s.tx.accountID, method: s.viaPush ? "push" : "code",
+                                                              passwordTag: s.passwordTag, origin: origin))
     }
 
     // MARK: Authenticators answering

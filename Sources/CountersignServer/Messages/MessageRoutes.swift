@@ -20,13 +20,14 @@ struct MessageRoutes {
             // byte of its (up to 1.5 MB) body is read. Then the JSON and the checks, the ECDSA signature
             // last, off the event loops.
             let auth = try await device(request)
+            try messages.admitSend(auth)
             let body = try await APIRoutes.body(request, maxBody: Self.maxBody)
             let checked = try await CPUWork.run { try messages.check(auth, try APIRoutes.decode(SendMessageRequest.self, body)) }
             let (sent, created) = try await messages.store(checked)
             return try json(sent, status: created ? .created : .ok, headers: [.location: "/v1/messages/\(sent.id)"])
         }
         v1.get("devices/current/messages") { request, _ in
-            let auth = try await device(request)
+            var auth = try await device(request)
             let q = request.uri.queryParameters
             var after: Int64 = 0, limit = 100
             if let a = q["after"] {
@@ -42,18 +43,27 @@ struct MessageRoutes {
                 guard let n = Int(String(w)), (0...Self.maxWait).contains(n) else { throw Problem.malformed("wait must be 0 to \(Self.maxWait) seconds") }
                 wait = n
             }
-            // Long poll: with nothing due, answer as soon as something is, or after `wait` seconds.
+            // Long poll: with nothing due, answer as soon as something is, or after `wait` seconds. The
+            // session is read again after each wait: one that ended meanwhile (signed out everywhere,
+            // revoked, rotated away) wakes the poll and gets 401, not what arrived after it ended.
             let deadline = ContinuousClock.now + .seconds(wait)
+            var first = true
             while true {
-                let waiter = push.hub.register(account: auth.account.id)
-                let page = try await messages.fetch(auth, after: after, limit: limit)
-                let left = deadline - ContinuousClock.now
-                guard page.messages.isEmpty, left > .zero, !push.hub.isClosed else {
-                    push.hub.cancel(waiter, account: auth.account.id)
-                    return try json(page)
+                let waiter = push.hub.register(auth.account.id, PushHub.deviceKey(auth.device.id), PushHub.sessionKey(auth.session.tokenHash))
+                do {
+                    if !first { auth = try await device(request) }
+                    first = false
+                    let page = try await messages.fetch(auth, after: after, limit: limit)
+                    let left = deadline - ContinuousClock.now
+                    guard page.messages.isEmpty, left > .zero, !push.hub.isClosed else {
+                        push.hub.cancel(waiter)
+                        return try json(page)
+                    }
+                    await push.hub.wait(waiter, seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                } catch {
+                    push.hub.cancel(waiter)
+                    throw error
                 }
-                await push.hub.wait(waiter, account: auth.account.id,
-                                    seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
             }
         }
         v1.post("devices/current/acks") { request, _ in
@@ -72,7 +82,11 @@ struct MessageRoutes {
         }
     }
 
+    /// A messaging device's session: an authenticator's holds no mail and must not send, read receipts
+    /// or cancel the account's delayed messages.
     func device(_ request: Request) async throws -> DeviceAuthenticated {
-        try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
+        let auth = try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
+        guard auth.device.kind == DeviceRecord.messaging else { throw DeviceError.notAMessagingDevice }
+        return auth
     }
 }

@@ -13,6 +13,8 @@ public final class MessageService: Sendable {
     let accounts: AccountService
     let config: ServerConfiguration
     let clock: any WallClock
+    let sends: AddressThrottle?
+    let quota: MessageQuota
 
     private let dueHandler = CallbackSlot<@Sendable ([String]) -> Void>()
     /// Called with the accounts whose devices have a new entry due now (the push channel's wake-up).
@@ -26,11 +28,22 @@ public final class MessageService: Sendable {
 
     public init(store: any MessageStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock) {
         self.store = store; self.accounts = accounts; self.config = config; self.clock = clock
+        sends = config.sendsPerAccount.map(AddressThrottle.init)
+        quota = MessageQuota(limitBytes: config.messageQuotaBytes)
         batcher = SendBatcher(store: store, maxBatch: max(1, config.sendBatch))
     }
 
     public func send(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) async throws -> (SentMessage, created: Bool) {
-        try await store(try await CPUWork.run { try self.check(auth, request) })
+        try admitSend(auth)
+        return try await store(try await CPUWork.run { try self.check(auth, request) })
+    }
+
+    /// The account's send rate, checked before the body is read: a token per send attempt.
+    public func admitSend(_ auth: DeviceAuthenticated) throws {
+        guard let sends, let limit = config.sendsPerAccount else { return }
+        if let wait = sends.take("account " + auth.account.id, now: clock.now()) {
+            throw RelayError.sendRateLimited(perMinute: Int((Double(limit.capacity) * 60 / limit.window).rounded()), retryAfter: wait)
+        }
     }
 
     /// A send that passed every check that needs no database: its record and the key IDs it is sealed to.
@@ -81,10 +94,12 @@ public final class MessageService: Sendable {
         // The recipients' names are resolved by the store, in the write transaction that checks their
         // devices: no read here, and no gap between the two.
         let now = clock.now()
+        // Retention counts from delivery: a message delayed by 30 days is kept 30 days after it is due.
+        let deliverAt = now.addingTimeInterval(TimeInterval(delay))
         let record = MessageRecord(id: Hex.encode(envelope.messageID), senderAccountID: auth.account.id, senderDeviceID: auth.device.id,
                                    senderUsername: auth.account.username, recipients: names, envelope: bytes,
-                                   digest: Hex.encode(SHA256.hash(data: bytes)), acceptedAt: now, deliverAt: now.addingTimeInterval(TimeInterval(delay)),
-                                   expiresAt: now.addingTimeInterval(config.messageRetention), recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0,
+                                   digest: Hex.encode(SHA256.hash(data: bytes)), acceptedAt: now, deliverAt: deliverAt,
+                                   expiresAt: deliverAt.addingTimeInterval(config.messageRetention), recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0,
                                    cancelled: false)
         return CheckedSend(record: record, senderSigningKeyID: auth.device.signingKeyID, keyIDs: Set(envelope.recipients.map { Hex.encode($0.bytes) }))
     }
@@ -93,7 +108,19 @@ public final class MessageService: Sendable {
     /// device set inside its write transaction.
     public func store(_ send: CheckedSend) async throws -> (SentMessage, created: Bool) {
         let record = send.record
-        switch try await batcher.submit(StoreRequest(message: record, senderSigningKeyID: send.senderSigningKeyID, keyIDs: send.keyIDs)) {
+        let size = Int64(record.envelope.count)
+        try await quota.admit(accountID: record.senderAccountID, size: size, now: record.acceptedAt) {
+            try await self.store.storedBytes(senderAccountID: record.senderAccountID, now: record.acceptedAt)
+        }
+        let outcome: StoreOutcome
+        do {
+            outcome = try await batcher.submit(StoreRequest(message: record, senderSigningKeyID: send.senderSigningKeyID, keyIDs: send.keyIDs))
+        } catch {
+            quota.release(accountID: record.senderAccountID, size: size)
+            throw error
+        }
+        if case .stored = outcome {} else { quota.release(accountID: record.senderAccountID, size: size) }
+        switch outcome {
         case .stored(let n, let accounts):
             // Due now: wake the devices of every account involved (delayed ones are the scheduler's).
             if record.deliverAt <= record.acceptedAt { onDue?(accounts) }
@@ -135,7 +162,9 @@ public final class MessageService: Sendable {
 
     public func cancel(_ auth: DeviceAuthenticated, messageID: String) async throws {
         switch try await store.cancel(messageID: messageID.lowercased(), senderAccountID: auth.account.id, now: clock.now()) {
-        case .cancelled: return
+        case .cancelled:
+            quota.forget(accountID: auth.account.id)
+            return
         case .notFound: throw RelayError.notFound
         case .alreadyDelivered: throw RelayError.alreadyDelivered
         }

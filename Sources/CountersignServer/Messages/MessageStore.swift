@@ -20,6 +20,8 @@ public protocol MessageStore: Sendable {
     func message(id: String) async throws -> MessageRecord?
     /// Every stored message, newest first (the "what the server sees" view).
     func allMessages(limit: Int) async throws -> [MessageRecord]
+    /// The envelope bytes the account has stored (unexpired, not cancelled) and when the oldest expires.
+    func storedBytes(senderAccountID: String, now: Date) async throws -> MessageQuota.Usage
     /// Deletes queue entries and messages past their expiry.
     func purgeExpiredMessages(now: Date) async throws
     /// Where the send batcher should run its batches (`store`), if the store has a thread for them.

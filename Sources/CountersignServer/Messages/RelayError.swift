@@ -17,4 +17,8 @@ public enum RelayError: Error, Equatable, Sendable {
     case notFound
     /// The message is already visible to its recipients and cannot be cancelled.
     case alreadyDelivered
+    /// The account sent more than `perMinute` messages in the last minute; one more is allowed in `retryAfter`.
+    case sendRateLimited(perMinute: Int, retryAfter: TimeInterval)
+    /// The account's stored messages would exceed its quota; the oldest expires in `retryAfter`.
+    case quotaExceeded(limitBytes: Int64, retryAfter: TimeInterval)
 }

@@ -105,6 +105,13 @@ public struct SQLMessageStore: MessageStore {
             return try await Self.page(reader, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
                                        recordFetch: false)
         }
+        // Most fetches (a long poll's turns, an idle device's checks) find nothing: a read says so without
+        // taking the write lock every send needs.
+        let reader = (readers?() ?? db) as! any SQLDatabase
+        guard try await reader.raw("""
+            SELECT 1 AS due FROM message_queue
+            WHERE device_id = \(bind: deviceID) AND seq > \(bind: after) AND deliver_at <= \(bind: now.ms) AND expires_at > \(bind: now.ms) LIMIT 1
+            """).first() != nil else { return ([], false) }
         return try await db.writeTransaction { sql in
             try await Self.page(sql, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
                                 recordFetch: true)
@@ -193,6 +200,18 @@ public struct SQLMessageStore: MessageStore {
             try await sql.raw("UPDATE messages SET cancelled = 1, envelope = \(bind: Data()) WHERE id = \(bind: messageID)").run()
             return .cancelled
         }
+    }
+
+    public func storedBytes(senderAccountID: String, now: Date) async throws -> MessageQuota.Usage {
+        // Reads only: on a reader connection when there is one (index messages_sender covers it).
+        let reader = (readers?() ?? db) as! any SQLDatabase
+        let row = try await reader.raw("""
+            SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) AS bytes, MIN(expires_at) AS oldest FROM messages
+            WHERE sender_account = \(bind: senderAccountID) AND expires_at > \(bind: now.ms) AND cancelled = 0
+            """).first()
+        let bytes = try row?.decode(column: "bytes", as: Int64.self) ?? 0
+        let oldest = try row?.decode(column: "oldest", as: Int64?.self)
+        return MessageQuota.Usage(bytes: bytes, oldestExpiry: oldest.map { Date(ms: $0) })
     }
 
     public func message(id: String) async throws -> MessageRecord? {

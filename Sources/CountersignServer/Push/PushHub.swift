@@ -8,7 +8,9 @@ final class PushHub: Sendable {
     private struct State {
         var byDevice: [String: PushConnection] = [:]
         var devicesOf: [String: Set<String>] = [:]
-        var waiters: [String: [UInt64: Waiter]] = [:]
+        /// Long polls, each woken by any of its keys (`waiterKeys`), and the polls waiting on each key.
+        var waiters: [UInt64: (keys: [String], state: Waiter)] = [:]
+        var waiterKeys: [String: Set<UInt64>] = [:]
         var nextWaiter: UInt64 = 0
         var closed = false
     }
@@ -36,14 +38,19 @@ final class PushHub: Sendable {
         case .transaction(let id):
             state.withLock { Self.signal(key: Self.transactionKey(id), in: &$0) }.forEach { $0.resume() }
         case .ended(let ending):
-            let victims = state.withLock { s -> [PushConnection] in
+            // Connections close (4403); long polls held for the session wake up and find it gone (401).
+            let (victims, resume) = state.withLock { s -> ([PushConnection], [CheckedContinuation<Void, Never>]) in
                 switch ending {
-                case .account(let id): return (s.devicesOf[id] ?? []).compactMap { s.byDevice[$0] }
-                case .device(let id): return s.byDevice[id].map { [$0] } ?? []
-                case .deviceSession(let hash): return s.byDevice.values.filter { $0.sessionHash == hash }
+                case .account(let id):
+                    return ((s.devicesOf[id] ?? []).compactMap { s.byDevice[$0] }, Self.signal(key: id, in: &s))
+                case .device(let id):
+                    return (s.byDevice[id].map { [$0] } ?? [], Self.signal(key: Self.deviceKey(id), in: &s))
+                case .deviceSession(let hash):
+                    return (s.byDevice.values.filter { $0.sessionHash == hash }, Self.signal(key: Self.sessionKey(hash), in: &s))
                 }
             }
             victims.forEach { $0.close(.revoked) }
+            resume.forEach { $0.resume() }
         case .challenge(let devices):
             state.withLock { s in devices.compactMap { s.byDevice[$0] } }.forEach { $0.challenged() }
         case .connected(let device, let connection):
@@ -58,20 +65,32 @@ final class PushHub: Sendable {
     /// Marks every long poll waiting on `key` as signalled; returns the continuations to resume (outside the lock).
     private static func signal(key: String, in s: inout State) -> [CheckedContinuation<Void, Never>] {
         var resume: [CheckedContinuation<Void, Never>] = []
-        for (id, w) in s.waiters[key] ?? [:] {
-            if case .waiting(let c) = w { resume.append(c); s.waiters[key]![id] = nil } else { s.waiters[key]![id] = .signalled }
+        for id in s.waiterKeys[key] ?? [] {
+            guard let w = s.waiters[id] else { continue }
+            if case .waiting(let c) = w.state { resume.append(c); remove(id, in: &s) } else { s.waiters[id]!.state = .signalled }
         }
-        if s.waiters[key]?.isEmpty == true { s.waiters[key] = nil }
         return resume
     }
 
-    /// The waiter key of an MFA transaction's long poll; account IDs (the other keys) never contain `:`.
+    private static func remove(_ id: UInt64, in s: inout State) {
+        guard let w = s.waiters.removeValue(forKey: id) else { return }
+        for key in w.keys {
+            s.waiterKeys[key]?.remove(id)
+            if s.waiterKeys[key]?.isEmpty == true { s.waiterKeys[key] = nil }
+        }
+    }
+
+    /// Waiter keys: an account ID (something became due for it, or all its sessions ended) needs no
+    /// prefix, as account IDs never contain `:`; an MFA transaction's long poll; a device's and a device
+    /// session's (revoked, signed out, ended by a key rotation).
     static func transactionKey(_ id: String) -> String { "t:" + id }
+    static func deviceKey(_ id: String) -> String { "d:" + id }
+    static func sessionKey(_ hash: String) -> String { "s:" + hash }
 
     /// Everything local looks at its queue again (after a lost LISTEN connection).
     func resync() {
         let (all, resume) = state.withLock { s -> ([PushConnection], [CheckedContinuation<Void, Never>]) in
-            let resume = s.waiters.keys.flatMap { Self.signal(key: $0, in: &s) }
+            let resume = Array(s.waiterKeys.keys).flatMap { Self.signal(key: $0, in: &s) }
             return (Array(s.byDevice.values), resume)
         }
         all.forEach { $0.due() }
@@ -115,7 +134,7 @@ final class PushHub: Sendable {
         let (all, resume) = state.withLock { s -> ([PushConnection], [CheckedContinuation<Void, Never>]) in
             s.closed = true
             // Long polls answer what they have now rather than hold the shutdown for their wait.
-            let resume = s.waiters.keys.flatMap { Self.signal(key: $0, in: &s) }
+            let resume = Array(s.waiterKeys.keys).flatMap { Self.signal(key: $0, in: &s) }
             return (Array(s.byDevice.values), resume)
         }
         all.forEach { $0.close(.goingAway) }
@@ -124,31 +143,32 @@ final class PushHub: Sendable {
 
     // MARK: Long polls
 
-    /// Step one of a long poll, before the caller reads the queue (or the transaction: `transactionKey`).
-    func register(account: String) -> UInt64 {
+    /// Step one of a long poll, before the caller reads the queue (or the transaction): registers a
+    /// waiter woken by a signal on any of `keys`.
+    func register(_ keys: String...) -> UInt64 {
         state.withLock { s in
             s.nextWaiter += 1
-            s.waiters[account, default: [:]][s.nextWaiter] = .registered
+            s.waiters[s.nextWaiter] = (keys, .registered)
+            for key in keys { s.waiterKeys[key, default: []].insert(s.nextWaiter) }
             return s.nextWaiter
         }
     }
 
-    /// Step two, when the read found nothing: returns when something became due for the account since
+    /// Step two, when the read found nothing: returns when one of the waiter's keys was signalled since
     /// `register`, or after `seconds`, or at shutdown.
-    func wait(_ id: UInt64, account: String, seconds: Double) async {
+    func wait(_ id: UInt64, seconds: Double) async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let waiting = state.withLock { s -> Bool in
-                guard !s.closed, case .registered = s.waiters[account]?[id] else { return false }
-                s.waiters[account]![id] = .waiting(c)
+                guard !s.closed, let w = s.waiters[id], case .registered = w.state else { return false }
+                s.waiters[id]!.state = .waiting(c)
                 return true
             }
-            guard waiting else { c.resume(); cancel(id, account: account); return }
+            guard waiting else { c.resume(); cancel(id); return }
             Task {
                 try? await Task.sleep(for: .seconds(seconds))
                 let c = self.state.withLock { s -> CheckedContinuation<Void, Never>? in
-                    guard case .waiting(let c) = s.waiters[account]?[id] else { return nil }
-                    s.waiters[account]![id] = nil
-                    if s.waiters[account]?.isEmpty == true { s.waiters[account] = nil }
+                    guard let w = s.waiters[id], case .waiting(let c) = w.state else { return nil }
+                    Self.remove(id, in: &s)
                     return c
                 }
                 c?.resume()
@@ -157,10 +177,7 @@ final class PushHub: Sendable {
     }
 
     /// Drops a registration whose read found something (or whose wait is over).
-    func cancel(_ id: UInt64, account: String) {
-        state.withLock { s in
-            s.waiters[account]?[id] = nil
-            if s.waiters[account]?.isEmpty == true { s.waiters[account] = nil }
-        }
+    func cancel(_ id: UInt64) {
+        state.withLock { Self.remove(id, in: &$0) }
     }
 }

@@ -1,0 +1,112 @@
+import CountersignAPI
+import CountersignClient
+import CountersignCrypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import SQLKit
+import Testing
+@testable import CountersignServer
+
+/// What one account may send and keep, and what an empty fetch costs (issue 19, 10).
+@Suite struct MessageLimitsTests {
+    static func problem(_ error: any Error) -> ProblemDetails? {
+        if case ClientError.problem(let p) = error { return p } else { return nil }
+    }
+
+    /// An account sends at most its rate; the next send is refused with 429 and Retry-After, and the
+    /// window refills on the clock.
+    @Test(arguments: Backend.available)
+    func sendsPerAccountAreLimited(_ backend: Backend) async throws {
+        try await withLiveServer(backend, configure: { $0.sendsPerAccount = .init(capacity: 5, window: 60) }) { server, h in
+            let alice = try await Person.make("alice", server: server)
+            _ = try await Person.make("bob", server: server)
+            for n in 1...5 { _ = try await alice.send("message \(n)", to: ["bob"]) }
+            do {
+                _ = try await alice.send("one too many", to: ["bob"])
+                Issue.record("the 6th send within a minute was accepted")
+            } catch {
+                let p = try #require(Self.problem(error), "\(error)")
+                #expect(p.status == 429 && p.kind == .rateLimited && p.detail.contains("5 messages a minute"), "\(p)")
+            }
+            // A raw request shows the header, and is refused before its body is read.
+            var r = URLRequest(url: server.appendingPathComponent("v1/messages"))
+            r.httpMethod = "POST"
+            r.setValue("Bearer \(try #require(alice.sdk.deviceToken))", forHTTPHeaderField: "Authorization")
+            r.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            r.httpBody = Data("not even JSON".utf8)
+            let (_, response) = try await URLSession.shared.data(for: r)
+            let http = try #require(response as? HTTPURLResponse)
+            #expect(http.statusCode == 429 && Int(http.value(forHTTPHeaderField: "Retry-After") ?? "") != nil)
+            h.clock.advance(13)    // one send's worth of refill (60 s / 5)
+            _ = try await alice.send("after a pause", to: ["bob"])
+        }
+    }
+
+    /// The envelopes an account keeps stored are bounded: the send that would pass the quota is refused
+    /// (429 message-quota-exceeded) and stores nothing; cancelling a delayed message makes room.
+    @Test(arguments: Backend.available)
+    func storedBytesPerAccountAreBounded(_ backend: Backend) async throws {
+        let limit: Int64 = 8_000
+        try await withLiveServer(backend, configure: { $0.messageQuotaBytes = limit }) { server, h in
+            let alice = try await Person.make("alice", server: server)
+            _ = try await Person.make("bob", server: server)
+            let text = String(repeating: "x", count: 1_500)
+            let account = try #require(try await h.store.account(username: "alice"))
+            var sent: [SentMessage] = []
+            var refusal: ProblemDetails?
+            for _ in 0..<20 {
+                do {
+                    sent.append(try await alice.send(text, to: ["bob"], after: 3600))
+                } catch {
+                    refusal = Self.problem(error)
+                    break
+                }
+            }
+            let p = try #require(refusal, "20 sends of 1.5 KB passed a quota of 8 KB")
+            #expect(p.status == 429 && p.kind == .messageQuotaExceeded, "\(p)")
+            let usage = try await h.database.messageStore.storedBytes(senderAccountID: account.id, now: h.clock.now())
+            let one = usage.bytes / Int64(sent.count)
+            #expect(usage.bytes <= limit && usage.bytes + one > limit, "\(usage.bytes) stored in \(sent.count) messages")
+            #expect(try await h.database.messageStore.allMessages(limit: 100).count == sent.count, "the refused send stored nothing")
+            // Cancelling one delayed message frees its bytes for the next send.
+            try await alice.sdk.cancelMessage(id: sent[0].id)
+            _ = try await alice.send(text, to: ["bob"], after: 3600)
+        }
+    }
+
+    /// Fetching with nothing due takes no write lock: it answers at once while another connection holds
+    /// the SQLite file's write lock.
+    @Test func anEmptyFetchTakesNoWriteLock() async throws {
+        try await withLiveServer(.sqlite) { server, h in
+            let alice = try await Person.make("alice", server: server)
+            guard case .sqlite(let path) = h.config.database else { return }
+            let holder = try DirectSQLite(path: path, readOnly: false)
+            try holder.execute("BEGIN IMMEDIATE")
+            let started = ContinuousClock.now
+            let page = try await alice.sdk.fetchMessages()
+            let took = ContinuousClock.now - started
+            try holder.execute("ROLLBACK")
+            holder.close()
+            #expect(page.messages.isEmpty)
+            #expect(took < .seconds(2), "an empty fetch waited \(took) for the write lock")
+        }
+    }
+
+    /// Concurrent requests for pairing keys cannot exceed the 3 open per account.
+    @Test(arguments: Backend.available)
+    func openPairingKeysStayCappedUnderConcurrency(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("fritz")
+            let token = try await api.token("fritz")
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<12 { group.addTask { try await api.call(.post, "/v1/me/mfa/pairing-keys", json: [:], token: token).status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 201 || $0 == 200 }.count == PairingKey.maxOpenPerAccount, "\(statuses.sorted())")
+            #expect(statuses.filter { $0 == 409 }.count == 12 - PairingKey.maxOpenPerAccount, "\(statuses.sorted())")
+        }
+    }
+}
