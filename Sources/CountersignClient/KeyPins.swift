@@ -197,12 +197,14 @@ public struct KeyPins: Codable, Sendable {
 
     /// The rotations from `pinned`'s key to `target`, each verified with the key before it; nil when the
     /// chain breaks (a missing or bad signature, a missing key).
-    static func rotationChain(deviceID: String, from pinned: PinnedDevice, to target: String, in history: [KeyHistoryEntry], now: Date)
+    static func rotationChain(deviceID: String, from pinned: PinnedDevice, to target: String, in fullHistory: [KeyHistoryEntry], now: Date)
         -> (retired: [RetiredPin], newKeys: [(signing: String, encryption: String)])? {
+        let history = fullHistory.filter { $0.deviceId == deviceID }
         guard let spki = pinned.signingKey?.bytes, var key = try? PublicKey(spki: spki), Hex.encode(key.fingerprint.bytes) == pinned.signingKeyId else {
             return nil
         }
-        // A history is a few entries per device; an endless one would cost a signature check per entry and step.
+        // A device's history is a few entries (10 rotations a day at most); an endless one would cost a
+        // signature check per entry and step.
         guard history.count <= Self.maxHistory else { return nil }
         var keyID = pinned.signingKeyId
         var retired: [RetiredPin] = []

@@ -70,19 +70,20 @@ public enum CountersignServer {
                            logger: Logger, onListening: @escaping @Sendable (String) -> Void) async throws {
         // Before the database: a busy port or a wrong --host must not leave a fresh database file.
         try ListenAddress.check(host: config.host, port: config.port)
+        // One serving process per SQLite file (a missing directory is left to `open` to explain). Only a
+        // file this process made, and holds the lock of, is deleted on a failure before listening.
         var createdFile: String?
-        if case .sqlite(let path) = config.database, !FileManager.default.fileExists(atPath: path) { createdFile = path }
+        var serveLock: SQLiteServeLock?
+        if case .sqlite(let path) = config.database, FileManager.default.fileExists(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) {
+            let lock = try SQLiteServeLock(path: path)
+            if lock.created { createdFile = path }
+            serveLock = lock
+        }
         let listening = Mutex(false)
         let database: ServerDatabase
-        var serveLock: SQLiteServeLock?
         do {
-            // One serving process per SQLite file (a missing directory is left to `open` to explain).
-            if case .sqlite(let path) = config.database, FileManager.default.fileExists(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) {
-                serveLock = try SQLiteServeLock(path: path)
-            }
             database = try await ServerDatabase.open(config.database, logger: logger)
         } catch {
-            serveLock = nil
             removeNewDatabase(createdFile)
             throw error
         }
@@ -91,7 +92,8 @@ public enum CountersignServer {
             let store = SQLAccountStore(database: database.database, readers: { database.reader })
             let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)
             let purge = PurgeService(database: database, clock: clock, config: config, logger: logger)
-            try await purge.purge()
+            // A failed purge (a backlog, a busy database) is retried in 10 minutes; it does not stop the server.
+            do { try await purge.purge() } catch { logger.warning("purge failed", metadata: ["error": "\(type(of: error))"]) }
             let (router, push) = try await build(service: service, database: database, config: config, clock: clock, logger: logger)
             let app = Application(
                 router: router,

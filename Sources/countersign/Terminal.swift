@@ -15,9 +15,13 @@ enum Terminal {
     static func printable(_ text: String, keepingLineBreaks: Bool = false) -> String {
         text.unicodeScalars.map { s in
             if keepingLineBreaks, s == "\n" { return "\n" }
-            // C0, DEL, C1, and the line, paragraph and bidirectional controls that reorder or split what is shown.
-            let control = s.value < 0x20 || (0x7f...0x9f).contains(s.value) || (0x2028...0x202e).contains(s.value)
-                || (0x2066...0x2069).contains(s.value) || s.value == 0x200e || s.value == 0x200f || s.value == 0x061c
+            // C0, DEL, C1, the line, paragraph and bidirectional controls that reorder or split what is shown,
+            // and the invisible ones that make two different names look the same (zero-width characters,
+            // soft hyphen, word joiners, byte order mark, tag characters).
+            let v = s.value
+            let control = v < 0x20 || (0x7f...0x9f).contains(v) || (0x2028...0x202e).contains(v) || (0x2066...0x2069).contains(v)
+                || (0x200b...0x200f).contains(v) || v == 0x061c || v == 0x00ad || (0x2060...0x2064).contains(v) || v == 0xfeff
+                || (0xe0000...0xe007f).contains(v)
             return control ? "\\u{\(String(s.value, radix: 16))}" : String(s)
         }.joined()
     }

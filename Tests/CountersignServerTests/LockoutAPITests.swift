@@ -90,7 +90,9 @@ import Testing
                 for _ in 0..<100 { group.addTask { try await api.signIn("target", "correct horse") } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(correct.allSatisfy { $0.status == 423 }, "after the lock the correct password is refused")
+            // Refused locked, or shed unchecked when every database connection stayed busy (a loaded CI machine).
+            #expect(correct.allSatisfy { $0.status == 423 || ($0.status == 503 && $0.code == "server-busy") } && correct.contains { $0.status == 423 },
+                    "after the lock the correct password is refused: \(correct.map { "\($0.status) \($0.code ?? "")" })")
             #expect(try await h.store.loginGuard(username: "target")?.failures == 5)
         }
     }

@@ -110,8 +110,11 @@ import Testing
                 for _ in 0..<40 { group.addTask { try await Self.otp(api, tx, wrong) } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(replies.allSatisfy { $0.status == 200 || ($0.status == 429 && ["sign-in-busy", "sign-in-delayed"].contains($0.code ?? "")) },
-                     "\(Set(replies.map(\.status)))")
+            // Checked (200), refused unchecked (429), or shed unchecked when the database stayed busy (503
+            // server-busy, seen on a loaded machine).
+            #expect(replies.allSatisfy { $0.status == 200 || ($0.status == 429 && ["sign-in-busy", "sign-in-delayed"].contains($0.code ?? ""))
+                        || ($0.status == 503 && $0.code == "server-busy") },
+                     "\(replies.map { "\($0.status) \($0.code ?? "")" })")
             let g = try #require(try await h.store.loginGuard(username: "ingrid"))
             #expect(g.failures == 3 && g.pending == 0 && g.delayedUntil != nil, "\(g)")
             let checked = try await MFAReauthTests.outcomes(h, "ingrid").filter { ["mfa wrong-totp", "sign-in second-factor-too-many-codes"].contains($0) }

@@ -8,6 +8,8 @@ public enum SessionEnding: Sendable, Equatable {
     case account(String)
     case device(String)
     case deviceSession(tokenHash: String)
+    /// Every session of the device but one (its keys were rotated from that one).
+    case otherDeviceSessions(deviceID: String, keeping: String)
 }
 
 /// Tells whoever holds something open on a session's behalf (the push channel's connections) that the

@@ -145,6 +145,12 @@ public final class DeviceService: Sendable {
         let session = DeviceSessionRecord(tokenHash: AccountService.tokenHash(token), deviceID: device.id, accountID: account.id,
                                           createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(config.deviceSessionLifetime))
         try await store.createDeviceSession(session)
+        // A rotation or revocation that committed between the read above and the insert ended every other
+        // session, but not this one, proven with the old key: read again, and drop it.
+        guard let current = try await store.device(id: device.id), current.isActive, current.signingKeyID == device.signingKeyID else {
+            try await store.deleteDeviceSession(tokenHash: session.tokenHash)
+            throw refused
+        }
         try await store.touchDevice(id: device.id, at: now)
         try await accounts.audit(account.id, "device-session", "success", origin)
         return (token, session, device, account)
@@ -242,9 +248,9 @@ public final class DeviceService: Sendable {
         }
         // New keys end every other session of the device: whoever held one (a thief of the old key, say)
         // must prove possession of the new key to come back. The rotating session stays.
-        for hash in try await store.deleteDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash) {
-            accounts.endings.ended(.deviceSession(tokenHash: hash))
-        }
+        // One signal whatever the number of sessions.
+        try await store.deleteDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash)
+        accounts.endings.ended(.otherDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash))
         try await accounts.audit(auth.account.id, "device-rotate", "success", origin)
         guard let device = try await store.device(id: auth.device.id) else { throw DeviceError.notFound }
         return device

@@ -35,8 +35,8 @@ public protocol DeviceStore: Sendable {
                                            then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T) async throws -> T
     func touchDeviceSession(tokenHash: String, at: Date) async throws
     func deleteDeviceSession(tokenHash: String) async throws
-    /// Deletes every session of the device but `keeping`; returns the deleted sessions' token hashes.
-    func deleteDeviceSessions(deviceID: String, keeping: String) async throws -> [String]
+    /// Deletes every session of the device but `keeping`.
+    func deleteDeviceSessions(deviceID: String, keeping: String) async throws
     /// Deletes expired challenges and device sessions.
     func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws
 }

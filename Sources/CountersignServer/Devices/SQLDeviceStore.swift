@@ -282,10 +282,8 @@ public struct SQLDeviceStore: DeviceStore {
         try await sql.raw("DELETE FROM device_sessions WHERE token_hash = \(bind: tokenHash)").run()
     }
 
-    public func deleteDeviceSessions(deviceID: String, keeping: String) async throws -> [String] {
-        try await sql.raw("""
-            DELETE FROM device_sessions WHERE device_id = \(bind: deviceID) AND token_hash <> \(bind: keeping) RETURNING token_hash
-            """).all().map { try $0.decode(column: "token_hash", as: String.self) }
+    public func deleteDeviceSessions(deviceID: String, keeping: String) async throws {
+        try await sql.raw("DELETE FROM device_sessions WHERE device_id = \(bind: deviceID) AND token_hash <> \(bind: keeping)").run()
     }
 
     public func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws {

@@ -123,6 +123,9 @@ extension MFAService {
             let status = s.code.status(at: clock.now())
             guard status == .completed, let user = s.code.approvedUser else { throw MFAError.notCompleted(status.rawValue) }
             guard !s.collected else { throw MFAError.alreadyCollected }
+            // Soon after the approval or never: an approved code kept for later must not give a session
+            // after the account signed out everywhere or changed its password.
+            guard clock.now() <= s.code.expiresAt.addingTimeInterval(AuthenticationCode.defaultLifetime) else { throw MFAError.signInSuperseded }
             s.collected = true
             if try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: version) {
                 return try await accounts.finishSecondFactor(accountID: user, method: "auth-code", origin: origin, passwordless: true)

@@ -109,17 +109,27 @@ public final class MessageService: Sendable {
     public func store(_ send: CheckedSend) async throws -> (SentMessage, created: Bool) {
         let record = send.record
         let size = Int64(record.envelope.count)
-        try await quota.admit(accountID: record.senderAccountID, size: size, now: record.acceptedAt) {
-            try await self.store.storedBytes(senderAccountID: record.senderAccountID, now: record.acceptedAt)
+        do {
+            try await quota.admit(accountID: record.senderAccountID, size: size, now: record.acceptedAt) {
+                try await self.store.storedBytes(senderAccountID: record.senderAccountID, now: record.acceptedAt)
+            }
+        } catch RelayError.quotaExceeded(let limit, let wait) {
+            // A retry of a send that was stored (and filled the quota) is still answered as the duplicate it is.
+            if let earlier = try await store.message(id: record.id), earlier.digest == record.digest, earlier.senderAccountID == record.senderAccountID {
+                return (SentMessage(id: record.id, acceptedAt: earlier.acceptedAt, deliverAt: earlier.deliverAt, recipientDevices: earlier.recipientDevices), false)
+            }
+            throw RelayError.quotaExceeded(limitBytes: limit, retryAfter: wait)
         }
         let outcome: StoreOutcome
         do {
             outcome = try await batcher.submit(StoreRequest(message: record, senderSigningKeyID: send.senderSigningKeyID, keyIDs: send.keyIDs))
         } catch {
-            quota.release(accountID: record.senderAccountID, size: size)
+            quota.finish(accountID: record.senderAccountID, size: size, stored: false)
             throw error
         }
-        if case .stored = outcome {} else { quota.release(accountID: record.senderAccountID, size: size) }
+        if case .stored = outcome { quota.finish(accountID: record.senderAccountID, size: size, stored: true) } else {
+            quota.finish(accountID: record.senderAccountID, size: size, stored: false)
+        }
         switch outcome {
         case .stored(let n, let accounts):
             // Due now: wake the devices of every account involved (delayed ones are the scheduler's).

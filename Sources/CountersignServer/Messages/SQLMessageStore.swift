@@ -105,13 +105,18 @@ public struct SQLMessageStore: MessageStore {
             return try await Self.page(reader, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
                                        recordFetch: false)
         }
-        // Most fetches (a long poll's turns, an idle device's checks) find nothing: a read says so without
+        // Most fetches (a long poll's turns, an idle device's checks, a device fetching again what it has
+        // not acknowledged) have no first fetch to record: a read says so, and the page is read without
         // taking the write lock every send needs.
         let reader = (readers?() ?? db) as! any SQLDatabase
         guard try await reader.raw("""
             SELECT 1 AS due FROM message_queue
-            WHERE device_id = \(bind: deviceID) AND seq > \(bind: after) AND deliver_at <= \(bind: now.ms) AND expires_at > \(bind: now.ms) LIMIT 1
-            """).first() != nil else { return ([], false) }
+            WHERE device_id = \(bind: deviceID) AND seq > \(bind: after) AND deliver_at <= \(bind: now.ms) AND expires_at > \(bind: now.ms)
+              AND fetched = 0 LIMIT 1
+            """).first() != nil else {
+            return try await Self.page(reader, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
+                                       recordFetch: false)
+        }
         return try await db.writeTransaction { sql in
             try await Self.page(sql, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
                                 recordFetch: true)

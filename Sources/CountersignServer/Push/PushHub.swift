@@ -47,6 +47,9 @@ final class PushHub: Sendable {
                     return (s.byDevice[id].map { [$0] } ?? [], Self.signal(key: Self.deviceKey(id), in: &s))
                 case .deviceSession(let hash):
                     return (s.byDevice.values.filter { $0.sessionHash == hash }, Self.signal(key: Self.sessionKey(hash), in: &s))
+                case .otherDeviceSessions(let device, let keeping):
+                    // The device's long polls all wake; the one on the kept session reads it again and waits on.
+                    return (s.byDevice[device].map { $0.sessionHash == keeping ? [] : [$0] } ?? [], Self.signal(key: Self.deviceKey(device), in: &s))
                 }
             }
             victims.forEach { $0.close(.revoked) }

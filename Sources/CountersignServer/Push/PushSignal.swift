@@ -18,6 +18,7 @@ enum PushSignal: Sendable, Equatable {
         case .ended(.account(let id)): "a:" + id
         case .ended(.device(let id)): "d:" + id
         case .ended(.deviceSession(let hash)): "s:" + hash
+        case .ended(.otherDeviceSessions(let device, let keeping)): "o:" + device + "," + keeping
         case .connected(let device, let connection): "c:" + device + "," + connection
         case .challenge(let devices): "m:" + devices.joined(separator: ",")
         case .transaction(let id): "t:" + id
@@ -32,6 +33,10 @@ enum PushSignal: Sendable, Equatable {
         case "a": self = .ended(.account(rest))
         case "d": self = .ended(.device(rest))
         case "s": self = .ended(.deviceSession(tokenHash: rest))
+        case "o":
+            let parts = rest.split(separator: ",")
+            guard parts.count == 2 else { return nil }
+            self = .ended(.otherDeviceSessions(deviceID: String(parts[0]), keeping: String(parts[1])))
         case "m": self = .challenge(devices: rest.split(separator: ",").map(String.init))
         case "t": self = .transaction(id: rest)
         case "c":

@@ -35,6 +35,8 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// flood of `ack` frames costs one write at a time on the shared writer, not one each.
     private var acksPending = Set<Int64>()
     private var acking = false
+    /// The authenticated device, kept past the close for the acknowledgements still to write.
+    private var ackingDevice: String?
     /// The most sequence numbers waiting to be written: a client acknowledges what it was sent, at most
     /// a window at a time; more is a protocol error.
     static let maxPendingAcks = 2 * PushService.window
@@ -133,9 +135,11 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes the pending acknowledgements, one write in flight per connection.
+    /// Writes the pending acknowledgements, one write in flight per connection; also once the connection
+    /// has closed: what the device acknowledged while authenticated stays acknowledged, rather than being
+    /// handed out again on its next connection.
     private func writeAcks() {
-        guard phase == .open, !acking, !acksPending.isEmpty, let context, let connection else { return }
+        guard phase == .open || phase == .closed, !acking, !acksPending.isEmpty, let context, let deviceID = ackingDevice else { return }
         acking = true
         let seqs = Array(acksPending)
         acksPending.removeAll(keepingCapacity: true)
@@ -144,7 +148,7 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         let service = self.service
         Task {
             do {
-                try await service.acknowledge(deviceID: connection.deviceID, seqs: seqs)
+                try await service.acknowledge(deviceID: deviceID, seqs: seqs)
                 loop.execute { me.value.acked(seqs) }
             } catch {
                 // Not deleted: they stay in flight here and come again on the next connection.
@@ -166,6 +170,7 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard phase == .authenticating, let context else { return }
         helloTimer?.cancel()
         guard let auth else { close(.unauthenticated); return }
+        ackingDevice = auth.device.id
         let c = PushConnection(handler: self, eventLoop: context.eventLoop, device: auth.device.id, account: auth.account.id,
                                session: auth.session.tokenHash)
         guard service.hub.attach(c) else { close(.goingAway); return }

@@ -11,10 +11,18 @@ import Glibc
 /// still open the file while it is served.)
 final class SQLiteServeLock: Sendable {
     private let fd: Int32
+    /// This process made the file (it may delete it again if the server fails before it listens).
+    let created: Bool
 
     /// Creates the file if needed (private: it will hold password hashes), and takes the lock or throws.
+    /// A failure deletes nothing: the file may be another server's, made a moment ago.
     init(path: String) throws {
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        var created = true
+        var fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0, errno == EEXIST {
+            created = false
+            fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+        }
         guard fd >= 0 else { throw ConfigurationError("cannot open \(path): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let busy = errno == EWOULDBLOCK
@@ -25,6 +33,7 @@ final class SQLiteServeLock: Sendable {
                 : "cannot lock \(path): \(reason)")
         }
         self.fd = fd
+        self.created = created
     }
 
     deinit { Glibc.close(fd) }    // closing the descriptor releases the lock
