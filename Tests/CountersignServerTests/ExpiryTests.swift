@@ -1,3 +1,4 @@
+import CountersignAPI
 import CountersignClient
 import CountersignCrypto
 import Foundation
@@ -49,6 +50,32 @@ import Testing
             #expect(try await SecondFactorGuessingTests.otp(api, fresh, try MFAReauthTests.code(secret, h)).json["status"] as? String == "COMPLETED")
             let ok = try await collect(fresh)
             #expect(ok.status == 201 && ok.json["token"] is String, "\(ok.status) \(ok.json)")
+        }
+    }
+
+    /// An approved QR sign-in code gives its session soon or never (it could be collected for a day).
+    @Test(arguments: Backend.available)
+    func anApprovedQRCodeIsCollectedSoonOrNever(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, h in
+            let gina = try await Person.make("gina", server: server)
+            let (_, key) = try await SessionEndingTests.call("POST", server.appendingPathComponent("v1/me/mfa/pairing-keys"), token: try #require(gina.sdk.token),
+                                                             json: [:])
+            let (phone, _) = try await CountersignAuthenticator.pair(try #require(key["key"] as? String), server: server, name: "phone",
+                                                                     identity: Identity.generate())
+            func approved() async throws -> (CountersignClient, AuthCodeCreated) {
+                let screen = CountersignClient(server: server)
+                let created = try await screen.createAuthCode()
+                let claim = try await phone.authenticate(authCode: created.code)
+                #expect(try await claim.approve(userId: claim.users[0].userId) == "COMPLETED")
+                return (screen, created)
+            }
+            let (late, kept) = try await approved()
+            h.clock.advance(121)
+            let refused = await #expect(throws: ClientError.self) { _ = try await late.completeAuthCodeSignIn(kept) }
+            #expect(refused?.code == .mfaSignInSuperseded, "\(String(describing: refused))")
+            let (prompt, created) = try await approved()
+            _ = try await prompt.completeAuthCodeSignIn(created)
+            #expect(try await prompt.me().username == "gina")
         }
     }
 

@@ -76,21 +76,33 @@ import Testing
         }
     }
 
-    /// Fetching with nothing due takes no write lock: it answers at once while another connection holds
-    /// the SQLite file's write lock.
-    @Test func anEmptyFetchTakesNoWriteLock() async throws {
+    /// A fetch with no first fetch to record (nothing due, or only entries fetched before and not yet
+    /// acknowledged) takes no write lock: it answers at once while another connection holds the SQLite
+    /// file's write lock.
+    @Test func aFetchWithNothingNewTakesNoWriteLock() async throws {
         try await withLiveServer(.sqlite) { server, h in
             let alice = try await Person.make("alice", server: server)
+            let bob = try await Person.make("bob", server: server)
             guard case .sqlite(let path) = h.config.database else { return }
-            let holder = try DirectSQLite(path: path, readOnly: false)
-            try holder.execute("BEGIN IMMEDIATE")
-            let started = ContinuousClock.now
-            let page = try await alice.sdk.fetchMessages()
-            let took = ContinuousClock.now - started
-            try holder.execute("ROLLBACK")
-            holder.close()
-            #expect(page.messages.isEmpty)
-            #expect(took < .seconds(2), "an empty fetch waited \(took) for the write lock")
+            func underWriteLock<T: Sendable>(_ body: () async throws -> T) async throws -> (T, Duration) {
+                let holder = try DirectSQLite(path: path, readOnly: false)
+                try holder.execute("BEGIN IMMEDIATE")
+                let started = ContinuousClock.now
+                let result = try await body()
+                let took = ContinuousClock.now - started
+                try holder.execute("ROLLBACK")
+                holder.close()
+                return (result, took)
+            }
+            let (empty, tookEmpty) = try await underWriteLock { try await alice.sdk.fetchMessages() }
+            #expect(empty.messages.isEmpty)
+            #expect(tookEmpty < .seconds(2), "an empty fetch waited \(tookEmpty) for the write lock")
+            let sent = try await bob.send("fetched, not acknowledged", to: ["alice"])
+            #expect(try await alice.sdk.fetchMessages().messages.map(\.id) == [sent.id], "the first fetch records the receipt")
+            let (again, tookAgain) = try await underWriteLock { try await alice.sdk.fetchMessages() }
+            #expect(again.messages.map(\.id) == [sent.id], "unacknowledged entries come again")
+            #expect(tookAgain < .seconds(2), "a fetch of entries fetched before waited \(tookAgain) for the write lock")
+            #expect(try await bob.sdk.messageStatus(id: sent.id).fetchedBy == 1, "the receipt was counted once")
         }
     }
 
