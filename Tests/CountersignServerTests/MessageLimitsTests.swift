@@ -106,6 +106,32 @@ import Testing
         }
     }
 
+    /// Push tickets (a row each until used or purged) are limited per device, 30 a minute; authenticator
+    /// log uploads (up to 256 KiB each) 10 a day (issue 19, 8).
+    @Test(arguments: Backend.available)
+    func pushTicketsAndLogUploadsAreLimitedPerDevice(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, h in
+            let hana = try await Person.make("hana", server: server)
+            for _ in 0..<30 { _ = try await hana.sdk.pushTicket() }
+            let tickets = await #expect(throws: ClientError.self) { _ = try await hana.sdk.pushTicket() }
+            #expect(tickets.flatMap(Self.problem)?.status == 429, "\(String(describing: tickets))")
+            let other = try await Person.make("ida", server: server)
+            _ = try await other.sdk.pushTicket()    // another device is not held up
+            h.clock.advance(2)
+            _ = try await hana.sdk.pushTicket()
+
+            let (_, key) = try await SessionEndingTests.call("POST", server.appendingPathComponent("v1/me/mfa/pairing-keys"), token: try #require(hana.sdk.token),
+                                                             json: [:])
+            let (phone, _) = try await CountersignAuthenticator.pair(try #require(key["key"] as? String), server: server, name: "phone",
+                                                                     identity: Identity.generate())
+            for n in 0..<10 { _ = try await phone.sendLogs(["log \(n)"]) }
+            let logs = await #expect(throws: ClientError.self) { _ = try await phone.sendLogs(["one too many"]) }
+            #expect(logs.flatMap(Self.problem)?.status == 429, "\(String(describing: logs))")
+            h.clock.advance(86_400 / 10 + 1)
+            _ = try await phone.sendLogs(["a day's tenth later"])
+        }
+    }
+
     /// Concurrent requests for pairing keys cannot exceed the 3 open per account.
     @Test(arguments: Backend.available)
     func openPairingKeysStayCappedUnderConcurrency(_ backend: Backend) async throws {
