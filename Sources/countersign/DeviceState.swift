@@ -172,6 +172,7 @@ final class DeviceContext {
             } catch let e as ClientError where e.code == .deviceRevoked {
                 // It can never sign in again: marked here; its keys and stored messages stay readable.
                 device.markRevoked()
+                device.revokedAt = device.revokedAt ?? Date()
                 throw CLIError.usage("""
                     this device (\(device.deviceId), "\(Terminal.printable(device.name))") has been revoked; it is marked so here \
                     (its keys and stored messages stay, and `countersign read ID` still opens them); run `countersign device init` \

@@ -399,6 +399,9 @@ struct ReadCommand: AsyncParsableCommand {
                     case .problem(let p) where p.kind == .notFound: Terminal.warn("note: the server has no user \(sender) now; checking against the keys pinned on this device")
                     default: throw e
                     }
+                } catch where context.device.revokedAt != nil {
+                    // Renewing the session found the device revoked (and marked it): what is kept still opens.
+                    Terminal.warn("note: this device has been revoked; checking against the keys pinned on this device")
                 }
             }
             let signer: KeyPins.Signer
