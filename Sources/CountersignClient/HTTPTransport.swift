@@ -15,10 +15,40 @@ enum HTTPTransport {
         var body: [UInt8]
     }
 
-    /// One client for the process: it pools connections across `CountersignClient`s. Never shut down (a
-    /// static lives until exit, and the singleton event loops need no shutdown).
-    static let client: HTTPClient = {
+    /// One client per way out, for the process: it pools connections across `CountersignClient`s. Never
+    /// shut down (a static lives until exit, and the singleton event loops need no shutdown).
+    static let direct = makeClient(proxy: nil)
+    static let viaHTTPProxy = proxy(from: ["http_proxy", "all_proxy", "ALL_PROXY"]).map { makeClient(proxy: $0) }
+    static let viaHTTPSProxy = proxy(from: ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]).map { makeClient(proxy: $0) }
+
+    /// The proxy settings curl reads (and so URLSession did), so a machine behind a proxy keeps working:
+    /// `https_proxy` for https URLs, `http_proxy` (lower case only, as curl: httpoxy) for http, `all_proxy`
+    /// for both, and no proxy for a host `no_proxy` names (`*`, a host, or a domain and its subdomains).
+    static func client(for url: URL, environment: [String: String] = ProcessInfo.processInfo.environment) -> HTTPClient {
+        let host = (url.host ?? "").lowercased()
+        let bypass = (environment["no_proxy"] ?? environment["NO_PROXY"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            .contains { entry in
+                let domain = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
+                return entry == "*" || host == domain || host.hasSuffix("." + domain)
+            }
+        if bypass { return direct }
+        return (url.scheme == "https" ? viaHTTPSProxy : viaHTTPProxy) ?? direct
+    }
+
+    static func proxy(from names: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> HTTPClient.Configuration.Proxy? {
+        guard let text = names.lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }),
+              let url = URL(string: text.contains("://") ? text : "http://" + text), let host = url.host else { return nil }
+        if let user = url.user {
+            return .server(host: host, port: url.port ?? 80, authorization: .basic(username: user.removingPercentEncoding ?? user,
+                                                                                    password: (url.password ?? "").removingPercentEncoding ?? ""))
+        }
+        return .server(host: host, port: url.port ?? 80)
+    }
+
+    static func makeClient(proxy: HTTPClient.Configuration.Proxy?) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
+        configuration.proxy = proxy
         // The API never redirects; following one would carry the credentials along (ClientError.redirected).
         configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: .nanoseconds(nanoseconds(RequestLimits.connect)))
@@ -31,7 +61,7 @@ enum HTTPTransport {
         configuration.connectionPool.idleTimeout = .seconds(20)
         configuration.decompression = .disabled
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-    }()
+    }
 
     static func nanoseconds(_ d: Duration) -> Int64 {
         let (seconds, attoseconds) = d.components
@@ -45,7 +75,7 @@ enum HTTPTransport {
         do {
             return try await withThrowingTaskGroup(of: Response.self) { group in
                 group.addTask {
-                    let response = try await client.execute(request, deadline: .now() + .nanoseconds(nanoseconds(limits.firstByte)))
+                    let response = try await client(for: server).execute(request, deadline: .now() + .nanoseconds(nanoseconds(limits.firstByte)))
                     let location = response.headers.first(name: "Location")
                     // A declared length over the cap is refused before a byte of it is read.
                     if let declared = response.headers.first(name: "Content-Length").flatMap(Int.init), declared > limits.maxBody {

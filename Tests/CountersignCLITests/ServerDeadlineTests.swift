@@ -8,11 +8,14 @@ import Testing
         let process = Process()
         let port: Int
 
-        init(_ mode: String) throws {
+        convenience init(_ mode: String) throws { try self.init(script: "broken_server.py", [mode]) }
+
+        /// Any of Tests/interop's scripts that print their port first.
+        init(script name: String, _ arguments: [String]) throws {
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("interop/broken_server.py").path
+                .appendingPathComponent("interop/\(name)").path
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script, mode]
+            process.arguments = ["python3", script] + arguments
             let out = Pipe()
             process.standardOutput = out
             try process.run()
@@ -113,5 +116,27 @@ import Testing
                 "\(plain.output.stderr)")
         #expect(plain.wall < 18, "\(plain.wall) s")
         #expect(plain.cpu < plain.wall * 0.1, "CPU \(plain.cpu) s in \(plain.wall) s")
+    }
+
+    /// URLSession (libcurl) went through the proxies the environment names; so does the transport that
+    /// replaced it: https_proxy/http_proxy tunnel through the proxy, no_proxy hosts go direct.
+    @Test func proxiesFromTheEnvironmentAreUsed() throws {
+        let t = try CLI()
+        let server = try ServeTests.Server(database: "sqlite:" + t.path("p.sqlite"), in: t.dir)
+        defer { _ = server.signal(SIGTERM) }
+        let log = t.path("proxy.log")
+        let proxy = try BrokenServer(script: "connect_proxy.py", [log])
+        try t.write("pw", Data("correct horse\n".utf8))
+        func register(_ user: String, _ environment: [String]) throws -> CLI.Output {
+            try t.run("/usr/bin/env", ["COUNTERSIGN_CONFIG_DIR=\(t.path(user))"] + environment
+                + [CLI.binary, "account", "register", user, "--name", "N", "--lastname", "L", "--password-file", t.path("pw"), "--server", server.url])
+        }
+        let proxied = try register("alice", ["http_proxy=http://127.0.0.1:\(proxy.port)", "no_proxy="])
+        #expect(proxied.status == 0, "\(proxied.stderr)")
+        let tunnels = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
+        #expect(tunnels.contains("CONNECT 127.0.0.1:\(server.url.split(separator: ":").last!)"), "\(tunnels)")
+        let bypassed = try register("bob", ["http_proxy=http://127.0.0.1:\(proxy.port)", "no_proxy=localhost,127.0.0.1"])
+        #expect(bypassed.status == 0, "\(bypassed.stderr)")
+        #expect(String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) == tunnels, "no_proxy goes direct")
     }
 }
