@@ -34,7 +34,7 @@ struct DeviceFile: Codable {
     /// `allowRevoked` (reading the messages kept here).
     static func required(allowRevoked: Bool = false) throws -> DeviceFile {
         guard let device = try load() else {
-            if let session = try SessionFile.load() {
+            if let session = (try? SessionFile.load()) ?? nil {
                 throw CLIError.usage("no device in \(PrivateFiles.config.path); signed in as \(session.username), run `countersign device init` to make one")
             }
             throw CLIError.usage("no device in \(PrivateFiles.config.path); run `countersign account login USER --server URL`, then `countersign device init`")
@@ -121,7 +121,8 @@ final class DeviceContext {
         let device = try DeviceFile.required(allowRevoked: allowRevoked)
         guard let url = URL(string: device.server) else { throw CLIError.io("\(PrivateFiles.deviceURL.path) names no valid server") }
         let session = DeviceSessionFile.load().flatMap { $0.deviceId == device.deviceId && $0.expiresAt > Date() ? $0 : nil }
-        let account = try SessionFile.load().flatMap { $0.server == device.server && $0.username == device.username ? $0 : nil }
+        // The account session is optional here: a damaged session.json must not stop message commands.
+        let account = ((try? SessionFile.load()) ?? nil).flatMap { $0.server == device.server && $0.username == device.username ? $0 : nil }
         self.device = device
         client = CountersignClient(server: url, token: account?.token, deviceToken: session?.token)
         self.keyOptions = keyOptions

@@ -30,7 +30,7 @@ struct SessionFile: Codable {
         do {
             return try decoder.decode(SessionFile.self, from: data)
         } catch {
-            throw CLIError.io("\(url.path) is damaged; run `countersign account login` again (it replaces the file)")
+            throw CLIError.io("\(url.path) is damaged; sign in again with `countersign account login USER --server URL` (it replaces the file)")
         }
     }
 

@@ -152,7 +152,7 @@ import Testing
     }
 
     /// Issue 19.18: one damaged messages/*.json blocked `inbox` and `outbox`; it is skipped with a warning
-    /// naming it, and a fresh copy from the server replaces it.
+    /// naming it, and a fresh copy from the server replaces it. A damaged session.json is named too.
     @Test func aDamagedStoredMessageIsSkippedWithAWarning() throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
         defer { _ = server.signal(SIGTERM) }
@@ -176,6 +176,11 @@ import Testing
         let again = try bob.cs("inbox")
         #expect(again.status == 0 && again.text.contains(third) && again.stderr.contains("replacing"), "\(again.stderr)")
         #expect(try bob.cs("read", third).text == "three")
+        // A damaged session.json is named as such (not "not signed in"), and stops no message command.
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: bob.file("session.json")))
+        let whoami = try bob.cs("account", "whoami")
+        #expect(whoami.status != 0 && whoami.stderr.contains("session.json is damaged") && !whoami.stderr.contains("not signed in"), "\(whoami.stderr)")
+        #expect(try bob.cs("inbox").status == 0)
     }
 
     /// Issue 19.18: `read` opens a kept message with the pinned key when the server is gone or does not
