@@ -23,7 +23,8 @@ enum HTTPTransport {
 
     /// The proxy settings curl reads (and so URLSession did), so a machine behind a proxy keeps working:
     /// `https_proxy` for https URLs, `http_proxy` (lower case only, as curl: httpoxy) for http, `all_proxy`
-    /// for both, and no proxy for a host `no_proxy` names (`*`, a host, or a domain and its subdomains).
+    /// for both (http:// proxies, tunnelling with CONNECT, or socks5://), and no proxy for a host `no_proxy`
+    /// names (`*`, a host, or a domain and its subdomains).
     static func client(for url: URL, environment: [String: String] = ProcessInfo.processInfo.environment) -> HTTPClient {
         let host = (url.host ?? "").lowercased()
         let bypass = (environment["no_proxy"] ?? environment["NO_PROXY"] ?? "").split(separator: ",")
@@ -39,6 +40,9 @@ enum HTTPTransport {
     static func proxy(from names: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> HTTPClient.Configuration.Proxy? {
         guard let text = names.lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }),
               let url = URL(string: text.contains("://") ? text : "http://" + text), let host = url.host else { return nil }
+        if url.scheme == "socks5" || url.scheme == "socks5h" { return .socksServer(host: host, port: url.port ?? 1080) }
+        // Anything but an HTTP proxy or SOCKS5 (https://, socks4…) is not spoken here: go direct rather than misuse it.
+        guard url.scheme == "http" else { return nil }
         if let user = url.user {
             return .server(host: host, port: url.port ?? 80, authorization: .basic(username: user.removingPercentEncoding ?? user,
                                                                                     password: (url.password ?? "").removingPercentEncoding ?? ""))
