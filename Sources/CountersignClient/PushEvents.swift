@@ -155,7 +155,8 @@ final class PushLink: Sendable {
                 let hello = String(decoding: try APICoding.encoder().encode(PushFrame.hello(ticket: ticket.ticket)), as: UTF8.self)
                 let ready = Flag()
                 let configuration = WebSocketClientConfiguration(maxFrameSize: 4 << 20, autoPing: .enabled(timePeriod: .seconds(30)))
-                let close = try await WebSocketClient.connect(url: client.pushURL, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                // Through the proxy the environment names, as the HTTP calls (HTTPTransport).
+                let socket = WebSocketClient(url: client.pushURL, configuration: configuration, proxySettings: .environment(), logger: logger) { inbound, outbound, _ in
                     try await outbound.write(.text(hello))
                     let (acks, ackContinuation) = AsyncStream<[Int64]>.makeStream()
                     link.attach(ackContinuation)
@@ -194,6 +195,7 @@ final class PushLink: Sendable {
                         group.cancelAll()
                     }
                 }
+                let close = try await socket.run()
                 if ready.isSet { failures = 0 }
                 if let code = close?.closeCode, case .unknown(let n) = code {
                     if n == PushCloseCode.revoked.rawValue, events.renewSession != nil {

@@ -30,14 +30,14 @@ import Testing
         let process = Process()
         let out: String, err: String
 
-        init(_ d: Device) throws {
+        init(_ d: Device, environment: [String: String] = [:]) throws {
             out = d.t.path("watch-\(d.name).out")
             err = d.t.path("watch-\(d.name).err")
             FileManager.default.createFile(atPath: out, contents: nil)
             FileManager.default.createFile(atPath: err, contents: nil)
             process.executableURL = URL(fileURLWithPath: CLI.binary)
             process.arguments = ["watch", "--json"]
-            process.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_CONFIG_DIR": d.dir]) { $1 }
+            process.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_CONFIG_DIR": d.dir].merging(environment) { $1 }) { $1 }
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
             try process.run()
@@ -222,5 +222,20 @@ import Testing
         let slow = try alice.cs("read", mine)
         #expect(slow.status == 0 && slow.text == "mine" && slow.stderr.contains("timed out"), "\(slow.stderr)")
         #expect(Date().timeIntervalSince(start) < 30)
+    }
+
+    /// Behind a proxy (http_proxy), `watch` works: its HTTP calls and its push channel's WebSocket both
+    /// go through the proxy.
+    @Test func watchGoesThroughTheProxy() throws {
+        let (t, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
+        defer { _ = server.signal(SIGTERM) }
+        let log = t.path("proxy.log")
+        let proxy = try ServerDeadlineTests.BrokenServer(script: "connect_proxy.py", [log])
+        let watch = try Watch(d["alice"]!, environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": ""])
+        #expect(watch.wait(15) { watch.stderr.contains("connected") }, "\(watch.stderr)")
+        let id = try MessagingCLITests.sentID(try d["bob"]!.cs("send", "--to", "alice", "through the proxy"))
+        #expect(watch.wait(15) { watch.stdout.contains(id) }, "\(watch.stdout) \(watch.stderr)")
+        let tunnels = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
+        #expect(tunnels.contains("> GET /v1/push HTTP/1.1") && tunnels.contains("> POST /v1/"), "\(tunnels)")
     }
 }

@@ -1,5 +1,6 @@
 """A forward proxy that tunnels CONNECT requests, as a corporate proxy does, for the CLI's proxy test.
-Usage: connect_proxy.py LOG; prints its port on stdout and appends "CONNECT host:port" to LOG per tunnel."""
+Usage: connect_proxy.py LOG; prints its port on stdout and appends "CONNECT host:port" to LOG per tunnel,
+then "> " and the first request line that goes through it when that is plain HTTP."""
 import socket
 import sys
 import threading
@@ -44,6 +45,14 @@ def serve(client):
     upstream = socket.create_connection((host, int(port)))
     client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
     threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+    first = client.recv(65536)
+    if first:
+        # A plain-HTTP tunnel shows its first request line: which calls came through.
+        line = first.split(b"\r\n")[0]
+        if line[:1].isalpha():
+            with open(LOG, "a") as log:
+                log.write(f"> {line.decode(errors='replace')}\n")
+        upstream.sendall(first)
     pipe(client, upstream)
 
 
