@@ -34,6 +34,9 @@ let package = Package(
         // ES256 push challenges and answers (docs/SPEC.md §4h).
         .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
         .package(url: "https://github.com/vapor/async-kit.git", exact: "1.22.0"),
+        // The SDK's HTTP client: URLSession on Linux (libcurl) spun a core while a server did not answer
+        // (issue 19.12) and gave no hold on response size; this one streams, over SwiftNIO, with deadlines.
+        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
     ],
     targets: [
         // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev.
@@ -88,7 +91,7 @@ let package = Package(
             name: "CountersignClient",
             dependencies: ["CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log"),
-                           .product(name: "JWTKit", package: "jwt-kit")]
+                           .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .executableTarget(
             name: "countersign",

@@ -7,6 +7,10 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case problem(ProblemDetails)
     /// The server could not be reached or the connection failed.
     case transport(String)
+    /// The server did not connect, answer or finish answering within the call's `RequestLimits`.
+    case timedOut(String)
+    /// The server's answer was longer than the call's `RequestLimits.maxBody`; the rest was not read.
+    case responseTooLarge(limit: Int)
     /// The server answered something this client does not understand.
     case unexpectedResponse(status: Int, detail: String)
     /// The call needs a session token and the client has none.
@@ -34,6 +38,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .problem(let p): return p.detail
         case .transport(let why): return "cannot reach the server: \(why)"
+        case .timedOut(let what): return "timed out: \(what)"
+        case .responseTooLarge(let limit):
+            return "refused the server's answer: it was over \(limit >> 20) MiB, more than this call ever needs (a broken or hostile server?); nothing was kept"
         case .unexpectedResponse(let status, let detail): return "unexpected response \(status) from the server: \(detail)"
         case .notSignedIn: return "not signed in; run `countersign account login` first"
         case .noDeviceSession: return "this device has no session; run `countersign device init` (or sign in again) first"
@@ -49,6 +56,16 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .redirected(let status, let location):
             return "the server answered \(status) redirecting to \(location.isEmpty ? "nowhere" : location); redirects are not followed, "
                 + "so credentials are never sent elsewhere: check the server URL (scheme, host, port, no path)"
+        }
+    }
+
+    /// A failure to reach the server, or one it said would pass (busy, rate limited, a 5xx): worth a retry later.
+    public var isTransient: Bool {
+        switch self {
+        case .transport, .timedOut: return true
+        case .problem(let p): return p.status >= 500 || p.status == 429
+        case .unexpectedResponse(let status, _): return status >= 500 || status == 429
+        default: return false
         }
     }
 

@@ -8,7 +8,7 @@ extension CountersignClient {
     /// The transaction now; with `wait` (1 to 30 s) the answer comes when its status changes.
     public func mfaTransaction(_ pending: MFARequired, wait: Int = 0) async throws -> MFATransactionView {
         try await send("GET", "/v1/mfa/transactions/\(pending.transaction.id)" + (wait > 0 ? "?wait=\(wait)" : ""), body: Self.noBody,
-                       as: MFATransactionView.self, credential: .bearer(pending.binding))
+                       as: MFATransactionView.self, credential: .bearer(pending.binding), limits: .longPoll(wait: wait))
     }
 
     /// A passcode: an authenticator app's, or a paired authenticator's own.

@@ -55,7 +55,7 @@ extension CountersignClient {
     /// `wait` (1 to 30 seconds) long-polls: with nothing due, the answer comes when something is.
     public func fetchMessages(after: Int64 = 0, limit: Int = 100, wait: Int = 0) async throws -> MessagePage {
         try await send("GET", "/v1/devices/current/messages?after=\(after)&limit=\(limit)" + (wait > 0 ? "&wait=\(wait)" : ""),
-                       body: Self.noBody, as: MessagePage.self, credential: .device)
+                       body: Self.noBody, as: MessagePage.self, credential: .device, limits: .messagePage(wait: wait))
     }
 
     /// Tells the server these queue entries are stored on the device; it deletes them.

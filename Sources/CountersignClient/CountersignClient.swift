@@ -1,8 +1,8 @@
+import AsyncHTTPClient
 @_exported import CountersignAPI
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
 
 /// The Swift SDK for a Countersign server: accounts, sessions, re-authentication, settings, audit.
 /// Signing in and registering solve the server's captcha when it asks for one.
@@ -12,17 +12,17 @@ public final class CountersignClient: @unchecked Sendable {
     public private(set) var token: String?
     /// The bearer token of the current device session (messages, key rotation), if one is open.
     public internal(set) var deviceToken: String?
-    let session: URLSession
     let userAgent: String
+    /// Deadlines and the size cap of calls that set none of their own (long polls and message pages do).
+    public let limits: RequestLimits
 
-    public init(server: URL, token: String? = nil, deviceToken: String? = nil, userAgent: String = "countersign-swift/0.3") {
+    public init(server: URL, token: String? = nil, deviceToken: String? = nil, userAgent: String = "countersign-swift/0.3",
+                limits: RequestLimits = .interactive) {
         self.server = server
         self.token = token
         self.deviceToken = deviceToken
         self.userAgent = userAgent
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 45   // above the longest long poll (30 s)
-        session = URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
+        self.limits = limits
     }
 
     // MARK: Accounts and sessions
@@ -135,59 +135,44 @@ public final class CountersignClient: @unchecked Sendable {
     enum Credential { case none, account, device, bearer(String) }
 
     func send<B: Encodable, T: Decodable>(_ method: String, _ path: String, body: B?, as: T.Type,
-                                          authenticated: Bool = false, credential: Credential? = nil) async throws -> T {
+                                          authenticated: Bool = false, credential: Credential? = nil, limits: RequestLimits? = nil) async throws -> T {
         guard let url = URL(string: path, relativeTo: server) else { throw ClientError.unexpectedResponse(status: 0, detail: "bad path \(path)") }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = HTTPMethod(rawValue: method)
+        request.headers.add(name: "User-Agent", value: userAgent)
+        request.headers.add(name: "Accept", value: "application/json")
         switch credential ?? (authenticated ? .account : .none) {
         case .none: break
         case .account:
             guard let token else { throw ClientError.notSignedIn }
-            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
         case .device:
             guard let deviceToken else { throw ClientError.noDeviceSession }
-            request.setValue("Bearer \(deviceToken)", forHTTPHeaderField: "Authorization")
+            request.headers.add(name: "Authorization", value: "Bearer \(deviceToken)")
         case .bearer(let secret):
-            request.setValue("Bearer \(secret)", forHTTPHeaderField: "Authorization")
+            request.headers.add(name: "Authorization", value: "Bearer \(secret)")
         }
         if let body {
-            request.httpBody = try APICoding.encoder().encode(body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.body = .bytes(ByteBuffer(bytes: try APICoding.encoder().encode(body)))
+            request.headers.add(name: "Content-Type", value: "application/json")
         }
-        let data: Data, response: URLResponse
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw ClientError.transport(error.localizedDescription)
-        }
-        guard let http = response as? HTTPURLResponse else { throw ClientError.transport("not an HTTP response") }
-        if (300..<400).contains(http.statusCode) {
-            throw ClientError.redirected(status: http.statusCode, location: http.value(forHTTPHeaderField: "Location") ?? "")
+        let response = try await HTTPTransport.exchange(request, limits: limits ?? self.limits, server: server)
+        let data = Data(response.body)
+        if (300..<400).contains(response.status) {
+            throw ClientError.redirected(status: response.status, location: response.location ?? "")
         }
         let decoder = APICoding.decoder()
-        guard (200..<300).contains(http.statusCode) else {
+        guard (200..<300).contains(response.status) else {
             if let problem = try? decoder.decode(ProblemDetails.self, from: data) { throw ClientError.problem(problem) }
-            throw ClientError.unexpectedResponse(status: http.statusCode, detail: String(decoding: data.prefix(200), as: UTF8.self))
+            throw ClientError.unexpectedResponse(status: response.status, detail: String(decoding: data.prefix(200), as: UTF8.self))
         }
         if T.self == Empty.self { return Empty() as! T }
         if data.isEmpty, let absent = T.self as? any AbsentBody.Type { return absent.init() as! T }
         do {
             return try decoder.decode(T.self, from: data)
         } catch {
-            throw ClientError.unexpectedResponse(status: http.statusCode, detail: "the body does not match the API: \(error)")
+            throw ClientError.unexpectedResponse(status: response.status, detail: "the body does not match the API: \(error)")
         }
-    }
-}
-
-/// The API never redirects, so a redirect is a misconfigured server URL or a hostile server: never follow
-/// one. Following would replay the bearer token and the password in the body to wherever it points,
-/// another host included; the caller gets `ClientError.redirected` naming the target instead.
-final class RefuseRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        completionHandler(nil)
     }
 }
 

@@ -28,7 +28,9 @@ public enum PushStatus: Sendable, Equatable {
 /// acknowledged when the consumer asks for the next one, so a crash between receiving and storing
 /// costs a redelivery, never a loss. Duplicates (redelivered after a lost acknowledgement) are dropped
 /// by message ID. It ends by throwing `ClientError.pushEnded` when the device is revoked or connected
-/// elsewhere, and the device session's errors when it cannot get a ticket.
+/// elsewhere, and the device session's errors when it cannot get a ticket. With `renewSession`, a channel
+/// closed because the device's session ended (4403 after a password change or a sign-out everywhere) is
+/// renewed and reopened; it ends only when the renewal fails (a revoked device), with the renewal's error.
 public struct PushEvents: AsyncSequence, Sendable {
     public typealias Element = PushEvent
     let client: CountersignClient
@@ -76,7 +78,9 @@ extension CountersignClient {
     }
 
     /// This device's push channel. `renewSession` is called when the device session has ended (expired,
-    /// idle), to open a new one; without it that ends the sequence with the server's error.
+    /// idle, or ended by a password change or a sign-out everywhere), to open a new one; an error it throws
+    /// ends the sequence, except failures to reach the server, which are retried. Without it an ended
+    /// session ends the sequence with the server's error.
     public func events(renewSession: (@Sendable () async throws -> Void)? = nil, backoff: ClosedRange<Double> = 0.5...30,
                        onStatus: @escaping @Sendable (PushStatus) -> Void = { _ in }) -> PushEvents {
         PushEvents(client: self, renewSession: renewSession, onStatus: onStatus, backoff: backoff)
@@ -145,13 +149,14 @@ final class PushLink: Sendable {
                 do {
                     ticket = try await client.pushTicket()
                 } catch let e as ClientError where (e.code == .unauthenticated || e == .noDeviceSession) && events.renewSession != nil {
-                    try await events.renewSession!()
+                    try await renew(events)
                     ticket = try await client.pushTicket()
                 }
                 let hello = String(decoding: try APICoding.encoder().encode(PushFrame.hello(ticket: ticket.ticket)), as: UTF8.self)
                 let ready = Flag()
                 let configuration = WebSocketClientConfiguration(maxFrameSize: 4 << 20, autoPing: .enabled(timePeriod: .seconds(30)))
-                let close = try await WebSocketClient.connect(url: client.pushURL, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                // Through the proxy the environment names, as the HTTP calls (HTTPTransport).
+                let socket = WebSocketClient(url: client.pushURL, configuration: configuration, proxySettings: .environment(), logger: logger) { inbound, outbound, _ in
                     try await outbound.write(.text(hello))
                     let (acks, ackContinuation) = AsyncStream<[Int64]>.makeStream()
                     link.attach(ackContinuation)
@@ -190,18 +195,34 @@ final class PushLink: Sendable {
                         group.cancelAll()
                     }
                 }
+                let close = try await socket.run()
                 if ready.isSet { failures = 0 }
                 if let code = close?.closeCode, case .unknown(let n) = code {
-                    if n == PushCloseCode.revoked.rawValue || n == PushCloseCode.replaced.rawValue {
+                    if n == PushCloseCode.revoked.rawValue, events.renewSession != nil {
+                        // 4403 also closes the channel of a device whose session ended (a password change, a
+                        // sign-out everywhere): a device that can still sign a nonce opens a new session and
+                        // carries on (at once if the channel had opened, else after the backoff); a revoked
+                        // one is told so by the server there, which ends the sequence.
+                        try await renew(events)
+                        reason = "the device session ended; opened a new one"
+                        if ready.isSet {
+                            events.onStatus(.disconnected(reason: reason, retryIn: 0))
+                            continue
+                        }
+                    } else if n == PushCloseCode.revoked.rawValue || n == PushCloseCode.replaced.rawValue {
                         output.finish(throwing: ClientError.pushEnded(PushCloseCode(rawValue: n)!))
                         return
+                    } else {
+                        reason = "closed by the server (\(n))"
                     }
-                    reason = "closed by the server (\(n))"
                 } else if let code = close?.closeCode {
                     reason = "closed by the server (\(code))"
                 }
             } catch let e as ClientError where e.code == .unauthenticated || e.code == .deviceRevoked || e == .noDeviceSession {
                 output.finish(throwing: e)
+                return
+            } catch let e as RenewalFailed {
+                output.finish(throwing: e.error)
                 return
             } catch is CancellationError {
                 break
@@ -218,6 +239,25 @@ final class PushLink: Sendable {
             try? await Task.sleep(for: .seconds(wait))
         }
         output.finish()
+    }
+}
+
+extension PushLink {
+    /// A renewal that failed for any reason but reaching the server (the device was revoked, its key cannot
+    /// be unlocked…) ends the sequence with that error; retrying could not mend it.
+    struct RenewalFailed: Error { let error: any Error }
+
+    static func renew(_ events: PushEvents) async throws {
+        guard let renewSession = events.renewSession else { return }
+        do {
+            try await renewSession()
+        } catch let e as ClientError where e.isTransient {
+            throw e
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw RenewalFailed(error: error)
+        }
     }
 }
 

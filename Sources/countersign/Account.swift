@@ -20,7 +20,7 @@ struct AccountCommand: AsyncParsableCommand {
         var server: String?
 
         func url(required: Bool = true) throws -> URL {
-            let text = server ?? ProcessInfo.processInfo.environment["COUNTERSIGN_SERVER"] ?? SessionFile.load()?.server
+            let text = try server ?? ProcessInfo.processInfo.environment["COUNTERSIGN_SERVER"] ?? SessionFile.load()?.server
             guard let text else { throw ValidationError("name the server with --server URL") }
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(text)")
@@ -31,7 +31,7 @@ struct AccountCommand: AsyncParsableCommand {
 
     /// A client for the signed-in session, refusing when the session is for another server.
     static func signedInClient(_ option: ServerOption) throws -> (CountersignClient, SessionFile) {
-        guard let file = SessionFile.load() else { throw ClientError.notSignedIn }
+        guard let file = try SessionFile.load() else { throw ClientError.notSignedIn }
         let url = try option.url()
         guard url.absoluteString == file.server else {
             throw CLIError.usage("signed in to \(file.server), not \(url.absoluteString); run `countersign account login --server \(url.absoluteString)`")
@@ -115,6 +115,8 @@ struct AccountCommand: AsyncParsableCommand {
 
         func run() async throws {
             let url = try server.url()
+            // Before the server makes a session: one that could not be written here would be left open there.
+            try SessionFile.prepare()
             let client = CountersignClient(server: url)
             let s: SignedInSession
             if qr {
@@ -129,7 +131,13 @@ struct AccountCommand: AsyncParsableCommand {
                     s = try await MFALogin.finish(client, pending, otp: otp, recoveryCode: recoveryCode)
                 }
             }
-            try SessionFile(server: url.absoluteString, username: s.account.username, token: s.token, expiresAt: s.expiresAt).save()
+            do {
+                try SessionFile(server: url.absoluteString, username: s.account.username, token: s.token, expiresAt: s.expiresAt).save()
+            } catch {
+                // The token is lost with the failed write: end the session rather than leave it open on the server.
+                let ended = (try? await client.signOut()) != nil
+                throw CLIError.io("\(error); \(ended ? "the new session was ended on the server again" : "the new session could not be ended on the server (it expires unused in 30 minutes)"); sign in again once that is fixed")
+            }
             print(Terminal.printable("signed in as \(s.account.username) until \(s.expiresAt.formatted(.iso8601)) (or 30 minutes unused)"))
         }
     }

@@ -73,7 +73,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                     """)
             }
             let isURI = key.contains("://")
-            let serverText = server ?? ProcessInfo.processInfo.environment["COUNTERSIGN_SERVER"] ?? SessionFile.load()?.server
+            let serverText = try server ?? ProcessInfo.processInfo.environment["COUNTERSIGN_SERVER"] ?? SessionFile.load()?.server
             guard isURI || serverText != nil else {
                 throw ValidationError("name the server with --server URL, or pass the pairing URI (countersign://pair?key=…&server=…)")
             }

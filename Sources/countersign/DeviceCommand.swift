@@ -18,7 +18,7 @@ struct DeviceCommand: AsyncParsableCommand {
 
     /// The signed-in account session, or an error naming `account login`.
     static func accountClient() throws -> (CountersignClient, SessionFile) {
-        guard let session = SessionFile.load() else { throw ClientError.notSignedIn }
+        guard let session = try SessionFile.load() else { throw ClientError.notSignedIn }
         guard let url = URL(string: session.server) else { throw CLIError.io("\(SessionFile.url.path) names no valid server") }
         return (CountersignClient(server: url, token: session.token), session)
     }
@@ -99,7 +99,7 @@ struct DeviceCommand: AsyncParsableCommand {
                         give each user a config directory of their own (COUNTERSIGN_CONFIG_DIR=DIR)
                         """)
                 }
-                let listed = try await DeviceCommand.accountCall { try await client.devices() }
+                let listed = existing.revokedAt != nil ? [] : try await DeviceCommand.accountCall { try await client.devices() }
                 if let still = listed.first(where: { $0.id == existing.deviceId }), still.revokedAt == nil {
                     throw CLIError.usage("""
                         this config directory already is device \(existing.deviceId) ("\(Terminal.printable(existing.name))") of \(existing.username); \
@@ -170,7 +170,10 @@ struct DeviceCommand: AsyncParsableCommand {
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke a device of your account: its sessions end and it receives nothing more.",
-            discussion: "Revoking this device also clears its state here (device.json); its keys and stored messages stay."
+            discussion: """
+            Revoking this device also marks it revoked here (device.json): nothing but `read` runs with it, and its keys and \
+            stored messages stay. A device of another account kept in this directory is never touched.
+            """
         )
 
         @Argument(help: "The device ID (see `countersign device list`).") var id: String
@@ -179,25 +182,40 @@ struct DeviceCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (client, session) = try DeviceCommand.accountClient()
-            let mine = DeviceFile.loadQuietly().flatMap { $0.deviceId == id && $0.server == session.server ? $0 : nil }
-            func clearThisDevice() {
-                DeviceFile.remove()
-                print("that was this device: its state here is cleared (keys and stored messages stay); `countersign device init` makes a new one")
+            // "This device" is decided here, by device ID, account and server, never by the server's answer
+            // alone: a directory holding another account's device keeps it, whatever the server says.
+            let local = DeviceFile.loadQuietly()
+            let mine = local.flatMap { $0.deviceId == id && $0.server == session.server && $0.username == session.username ? $0 : nil }
+            func markThisDevice(_ device: DeviceFile) {
+                device.markRevoked()
+                print("that was this device: it is marked revoked here (its keys and stored messages stay; `countersign read ID` opens them); "
+                      + "`countersign device init` makes a new one")
             }
             do {
                 try await DeviceCommand.withReauthentication(client, session, reauth, what: "revoking a device") {
                     try await client.revokeDevice(id: id)
                 }
             } catch let e as ClientError where e.code == .notFound || (e.code == nil && "\(e)".contains("not a valid ID")) {
-                if mine != nil {
-                    print("device \(id) was already revoked")
-                    clearThisDevice()
-                    return
+                if let mine {
+                    // Marked only if the account's own list says it is revoked (not merely unknown).
+                    let listed = try await DeviceCommand.accountCall { try await client.devices() }
+                    if listed.first(where: { $0.id == mine.deviceId })?.revokedAt != nil {
+                        print("device \(id) was already revoked")
+                        markThisDevice(mine)
+                        return
+                    }
+                }
+                if let local, local.deviceId == id, mine == nil {
+                    throw CLIError.usage("""
+                        device \(Terminal.printable(id)) is this directory's device of \(local.username) on \(local.server), but you are signed in \
+                        as \(session.username) on \(session.server); nothing was revoked and nothing here was changed (sign in as \(local.username) \
+                        to revoke it)
+                        """)
                 }
                 throw CLIError.usage("no active device \(Terminal.printable(id)) in \(session.username)'s account; `countersign device list` shows them")
             }
             print("revoked device \(id)")
-            if mine != nil { clearThisDevice() }
+            if let mine { markThisDevice(mine) }
         }
     }
 

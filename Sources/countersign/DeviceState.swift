@@ -19,6 +19,9 @@ struct DeviceFile: Codable {
     /// Set while a rotation is in flight: the new key, which the server may already have accepted.
     var pendingKeyFile: String?
     var createdAt: Date
+    /// When this directory learnt that the server revoked the device. The file stays, so `read` still opens
+    /// the messages kept here with the keys it lists; nothing else runs with it.
+    var revokedAt: Date?
 
     static func load() throws -> DeviceFile? { try PrivateFiles.readJSON(DeviceFile.self, at: PrivateFiles.deviceURL) }
 
@@ -27,21 +30,39 @@ struct DeviceFile: Codable {
         do { return try load() } catch { return nil }
     }
 
-    /// This directory's device, or an error saying how to make one.
-    static func required() throws -> DeviceFile {
+    /// This directory's device, or an error saying how to make one. A revoked device only with
+    /// `allowRevoked` (reading the messages kept here).
+    static func required(allowRevoked: Bool = false) throws -> DeviceFile {
         guard let device = try load() else {
-            if let session = SessionFile.load() {
+            if let session = (try? SessionFile.load()) ?? nil {
                 throw CLIError.usage("no device in \(PrivateFiles.config.path); signed in as \(session.username), run `countersign device init` to make one")
             }
             throw CLIError.usage("no device in \(PrivateFiles.config.path); run `countersign account login USER --server URL`, then `countersign device init`")
+        }
+        if let revokedAt = device.revokedAt, !allowRevoked {
+            throw CLIError.usage("""
+                this directory's device \(device.deviceId) ("\(Terminal.printable(device.name))") of \(device.username) was revoked \
+                (found \(PrivateFiles.date(revokedAt))); `countersign read ID` still opens the messages kept here; run \
+                `countersign device init` to register a new device
+                """)
         }
         return device
     }
 
     func save() throws { try PrivateFiles.writeJSON(self, to: PrivateFiles.deviceURL) }
 
+    /// Forgets the device here (before `device init` replaces a revoked one).
     static func remove() {
         PrivateFiles.remove(PrivateFiles.deviceURL)
+        PrivateFiles.remove(PrivateFiles.deviceSessionURL)
+    }
+
+    /// The server revoked this device: it can never open a session again. Its session file goes; device.json
+    /// stays, marked, so the messages and keys kept here still open offline.
+    func markRevoked(now: Date = Date()) {
+        var marked = self
+        marked.revokedAt = revokedAt ?? now
+        if (try? marked.save()) == nil { PrivateFiles.remove(PrivateFiles.deviceURL) }
         PrivateFiles.remove(PrivateFiles.deviceSessionURL)
     }
 
@@ -96,11 +117,12 @@ final class DeviceContext {
     /// The passphrase typed (or read) once, tried on the other key files of the keyring, which share it.
     private var passphrase: [UInt8]?
 
-    init(keyOptions: PrivateKeyOptions) throws {
-        let device = try DeviceFile.required()
+    init(keyOptions: PrivateKeyOptions, allowRevoked: Bool = false) throws {
+        let device = try DeviceFile.required(allowRevoked: allowRevoked)
         guard let url = URL(string: device.server) else { throw CLIError.io("\(PrivateFiles.deviceURL.path) names no valid server") }
         let session = DeviceSessionFile.load().flatMap { $0.deviceId == device.deviceId && $0.expiresAt > Date() ? $0 : nil }
-        let account = SessionFile.load().flatMap { $0.server == device.server && $0.username == device.username ? $0 : nil }
+        // The account session is optional here: a damaged session.json must not stop message commands.
+        let account = ((try? SessionFile.load()) ?? nil).flatMap { $0.server == device.server && $0.username == device.username ? $0 : nil }
         self.device = device
         client = CountersignClient(server: url, token: account?.token, deviceToken: session?.token)
         self.keyOptions = keyOptions
@@ -149,11 +171,13 @@ final class DeviceContext {
             do {
                 session = try await client.openDeviceSession(deviceID: device.deviceId, signing: key)
             } catch let e as ClientError where e.code == .deviceRevoked {
-                // It can never sign in again: forget it here, keep its keys and stored messages.
-                DeviceFile.remove()
+                // It can never sign in again: marked here; its keys and stored messages stay readable.
+                device.markRevoked()
+                device.revokedAt = device.revokedAt ?? Date()
                 throw CLIError.usage("""
-                    this device (\(device.deviceId), "\(Terminal.printable(device.name))") has been revoked; its state here is cleared \
-                    (its keys and stored messages stay); run `countersign device init` to register a new one
+                    this device (\(device.deviceId), "\(Terminal.printable(device.name))") has been revoked; it is marked so here \
+                    (its keys and stored messages stay, and `countersign read ID` still opens them); run `countersign device init` \
+                    to register a new one
                     """)
             } catch let e as ClientError where e.code == .badSignature && i + 1 < candidates.count {
                 continue

@@ -33,12 +33,31 @@ struct StoredMessage: Codable {
     static func load(_ id: String) throws -> StoredMessage? { try PrivateFiles.readJSON(StoredMessage.self, at: url(id)) }
     func save() throws { try PrivateFiles.writeJSON(self, to: Self.url(id)) }
 
-    /// Every stored message, oldest first.
+    /// Every stored message, oldest first. A file that cannot be read is skipped with a warning naming it,
+    /// so one damaged file does not hide all the others.
     static func all() throws -> [StoredMessage] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: PrivateFiles.messagesDirectory.path)) ?? []
-        return try names.filter { $0.hasSuffix(".json") && isID(String($0.dropLast(5))) }
-            .compactMap { try load(String($0.dropLast(5))) }
+        return names.filter { $0.hasSuffix(".json") && isID(String($0.dropLast(5))) }.sorted()
+            .compactMap { name -> StoredMessage? in
+                do {
+                    return try load(String(name.dropLast(5)))
+                } catch {
+                    Terminal.warn("warning: skipped \(Terminal.printable("\(error)"))")
+                    return nil
+                }
+            }
             .sorted { ($0.sentAt, $0.id) < ($1.sentAt, $1.id) }
+    }
+
+    /// The stored copy, or nil when there is none or it is damaged (said on standard error): the fresh copy
+    /// the server just sent for this ID (checked by `Mailbox.verifiedHeader`) then replaces it.
+    static func loadForUpdate(_ id: String) -> StoredMessage? {
+        do {
+            return try load(id)
+        } catch {
+            Terminal.warn("warning: replacing \(url(id).path) with the server's copy: \(Terminal.printable("\(error)"))")
+            return nil
+        }
     }
 
     /// The message whose ID is `text` or starts with it (at least 4 hex digits).
@@ -180,7 +199,7 @@ enum Mailbox {
             for m in page.messages {
                 cursor = max(cursor, m.seq)
                 guard let message = verifiedHeader(m) else { stored.append(m.seq); continue }
-                if let existing = try StoredMessage.load(m.id) {
+                if let existing = StoredMessage.loadForUpdate(m.id) {
                     if existing.envelope == nil {
                         var filled = message
                         filled.read = existing.read
@@ -335,7 +354,8 @@ struct ReadCommand: AsyncParsableCommand {
     @OptionGroup var keyOptions: PrivateKeyOptions
 
     func run() async throws {
-        let context = try DeviceContext(keyOptions: keyOptions)
+        // A revoked device still opens what it kept, offline, with the keys and pins it has.
+        let context = try DeviceContext(keyOptions: keyOptions, allowRevoked: true)
         var message = try StoredMessage.find(id)
         guard let bytes = message.envelope?.bytes else {
             throw CLIError.usage("message \(message.id) has not reached this device yet (due \(PrivateFiles.date(message.deliverAt))); run `countersign outbox` later")
@@ -368,13 +388,20 @@ struct ReadCommand: AsyncParsableCommand {
             // pin a first contact and to follow rotations the pinned keys signed, never to vouch for a key.
             var book = try ContactBook.load()
             var directory: UserDirectory?
-            do {
-                directory = try await context.withSession { try await context.client.directory(username: sender) }
-            } catch let e as ClientError {
-                switch e {
-                case .transport: Terminal.warn("note: \(e); checking against the keys pinned on this device")
-                case .problem(let p) where p.kind == .notFound: Terminal.warn("note: the server has no user \(sender) now; checking against the keys pinned on this device")
-                default: throw e
+            if context.device.revokedAt != nil {
+                Terminal.warn("note: this device was revoked; checking against the keys pinned on this device")
+            } else {
+                do {
+                    directory = try await context.withSession { try await context.client.directory(username: sender) }
+                } catch let e as ClientError {
+                    switch e {
+                    case _ where e.isTransient: Terminal.warn("note: \(Terminal.printable(e.description)); checking against the keys pinned on this device")
+                    case .problem(let p) where p.kind == .notFound: Terminal.warn("note: the server has no user \(sender) now; checking against the keys pinned on this device")
+                    default: throw e
+                    }
+                } catch where context.device.revokedAt != nil {
+                    // Renewing the session found the device revoked (and marked it): what is kept still opens.
+                    Terminal.warn("note: this device has been revoked; checking against the keys pinned on this device")
                 }
             }
             let signer: KeyPins.Signer

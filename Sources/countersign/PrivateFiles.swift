@@ -16,16 +16,48 @@ enum PrivateFiles {
     static var keysDirectory: URL { config.appendingPathComponent("keys") }
     static var messagesDirectory: URL { config.appendingPathComponent("messages") }
 
-    /// Creates `url` (and the config directory) mode 0700 if missing.
+    /// Creates `url` (and the config directory, and their missing parents) mode 0700 if missing. A failure
+    /// names the directory and the system's reason (never a raw Foundation error).
     static func directory(_ url: URL) throws {
-        for dir in [config, url] {
-            if mkdir(dir.path, 0o700) != 0, errno != EEXIST {
-                if errno == ENOENT {
-                    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                } else {
-                    throw CLIError.io("cannot create \(dir.path): \(String(cString: strerror(errno)))")
-                }
+        for dir in [config, url] { try makeDirectory(dir.path) }
+    }
+
+    private static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+        let why = errno
+        if why == ENOENT {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, parent != path {
+                try makeDirectory(parent)
+                if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
             }
+        }
+        throw CLIError.io(cannotCreate(path, errno: why == ENOENT ? errno : why))
+    }
+
+    static func cannotCreate(_ path: String, errno code: Int32) -> String {
+        let parent = (path as NSString).deletingLastPathComponent
+        let fix = code == EACCES || code == EROFS || code == EPERM
+            ? "; make \(parent) writable for you, or set COUNTERSIGN_CONFIG_DIR to a directory of your own" : ""
+        return "cannot create \(path): \(String(cString: strerror(code)))\(fix)"
+    }
+
+    /// The bytes of `url`, nil when it does not exist; a file that is there but cannot be read (or a config
+    /// directory that cannot be searched) is an error naming it and why, never taken for a missing file.
+    static func read(_ url: URL) throws -> Data? {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { return nil }
+            let fix = code == EACCES || code == EPERM
+                ? "; the config directory \(config.path) and its files must be yours and readable (chmod -R u+rwX \(config.path))" : ""
+            throw CLIError.io("cannot read \(url.path): \(String(cString: strerror(code)))\(fix)")
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        do {
+            return try handle.readToEnd() ?? Data()
+        } catch {
+            throw CLIError.io("cannot read \(url.path): \(String(cString: strerror(EIO)))")
         }
     }
 
@@ -82,10 +114,7 @@ enum PrivateFiles {
 
     /// Nil when the file does not exist; a file that is there but unreadable is an error naming it.
     static func readJSON<T: Decodable>(_ type: T.Type, at url: URL) throws -> T? {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            if FileManager.default.fileExists(atPath: url.path) { throw CLIError.io("cannot read \(url.path)") }
-            return nil
-        }
+        guard let data = try read(url) else { return nil }
         do {
             return try APICoding.decoder().decode(T.self, from: data)
         } catch {

@@ -21,30 +21,46 @@ struct SessionFile: Codable {
 
     static var url: URL { directory.appendingPathComponent("session.json") }
 
-    static func load() -> SessionFile? {
-        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+    /// Nil when there is no session file. One that cannot be read is an error saying why (an unreadable
+    /// config directory is not "not signed in"); a damaged one says to sign in again.
+    static func load() throws -> SessionFile? {
+        guard let data = try PrivateFiles.read(url) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try? decoder.decode(SessionFile.self, from: data)
+        do {
+            return try decoder.decode(SessionFile.self, from: data)
+        } catch {
+            throw CLIError.io("\(url.path) is damaged; sign in again with `countersign account login USER --server URL` (it replaces the file)")
+        }
+    }
+
+    /// Creates the config directory and checks that a session file can be written there, before a sign-in
+    /// makes a session on the server that could then not be kept.
+    static func prepare() throws {
+        try PrivateFiles.directory(directory)
+        if access(directory.path, W_OK | X_OK) != 0 {
+            throw CLIError.io(PrivateFiles.cannotCreate(url.path, errno: errno))
+        }
     }
 
     /// Written to a private temporary file and renamed, so a reader never sees half a token.
     func save() throws {
         let dir = Self.directory
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try PrivateFiles.directory(dir)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(self)
         let tmp = dir.appendingPathComponent(".session.json.\(getpid())")
         let fd = open(tmp.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError.io("cannot write \(tmp.path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CLIError.io("cannot write \(Self.url.path): \(String(cString: strerror(errno)))") }
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         fsync(fd)
         close(fd)
         guard written == data.count, rename(tmp.path, Self.url.path) == 0 else {
+            let why = String(cString: strerror(errno))
             unlink(tmp.path)
-            throw CLIError.io("cannot write \(Self.url.path)")
+            throw CLIError.io("cannot write \(Self.url.path): \(why)")
         }
     }
 

@@ -43,7 +43,7 @@ struct WatchCommand: AsyncParsableCommand {
             for try await event in events {
                 guard case .message(let m) = event else { continue }
                 guard let message = Mailbox.verifiedHeader(m) else { continue }
-                if let existing = try StoredMessage.load(m.id) {
+                if let existing = StoredMessage.loadForUpdate(m.id) {
                     if existing.envelope != nil { continue }   // already stored by an earlier run: acknowledged with the next event
                     var filled = message
                     filled.read = existing.read

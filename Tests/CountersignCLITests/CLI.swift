@@ -7,6 +7,8 @@ struct CLI {
     /// The `countersign` built beside this test runner (the runner lives in `<scratch>/debug/`), so a
     /// build with `--scratch-path` tests its own binary; else the default `.build`.
     static let binary: String = {
+        // Another build's binary, to watch a new test fail on the code before a fix.
+        if let other = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_CLI"] { return other }
         let runner = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         for dir in [runner, CommandLine.arguments[0]].map({ URL(fileURLWithPath: $0).deletingLastPathComponent() }) {
             let candidate = dir.appendingPathComponent("countersign").path

@@ -31,6 +31,12 @@ import Testing
                   let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
             return object["deviceId"] as? String
         }
+        /// device.json says the server revoked this device (kept so `read` still opens what is stored).
+        var revoked: Bool {
+            guard let data = FileManager.default.contents(atPath: file("device.json")),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
+            return object["revokedAt"] is String
+        }
     }
 
     /// A server, and `users` registered and signed in, each with a device in a config directory of its own
@@ -236,12 +242,12 @@ import Testing
         #expect(removed.status != 0 && removed.stderr.contains("removed") && removed.stderr.contains(newKey), "\(removed.stderr)")
         let gone = try bob2.cs("inbox")
         #expect(gone.status != 0 && gone.stderr.contains("has been revoked") && gone.stderr.contains("countersign device init"), "\(gone.stderr)")
-        #expect(bob2.deviceID == nil)
-        // Revoking this very device clears it here too.
+        #expect(bob2.revoked)
+        // Revoking this very device marks it here too.
         let laptopID = try #require(bob.deviceID)
         let self_ = try bob.cs("device", "revoke", laptopID)
         #expect(self_.status == 0 && self_.text.contains("that was this device"), "\(self_.stderr)")
-        #expect(bob.deviceID == nil && !FileManager.default.fileExists(atPath: bob.file("device-session.json")))
+        #expect(bob.revoked && !FileManager.default.fileExists(atPath: bob.file("device-session.json")))
         let unknown = try bob.cs("device", "revoke", "no-such-device")
         #expect(unknown.status != 0 && unknown.stderr.contains("no active device no-such-device"), "\(unknown.stderr)")
     }
