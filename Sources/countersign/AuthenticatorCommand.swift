@@ -18,7 +18,8 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         (as `device init` stores keys) and its state to authenticator.json (mode 0600). A config directory is either a \
         messaging device or an authenticator: use COUNTERSIGN_CONFIG_DIR=DIR to keep one of each.
         """,
-        subcommands: [Pair.self, Pending.self, Approve.self, Deny.self, Watch.self, OTP.self, Auth.self, Push.self, Logs.self]
+        subcommands: [Pair.self, Status.self, Pending.self, Approve.self, Deny.self, Watch.self, OTP.self, Auth.self, Push.self, Logs.self,
+                      Unpair.self]
     )
 
     /// Runs an authenticator call; the SDK's PingOne errors and expired sessions are said in the CLI's words.
@@ -53,6 +54,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             if let server, URL(string: server).map({ ["http", "https"].contains($0.scheme ?? "") && $0.host != nil }) != true {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(server)")
             }
+            if let url = server.flatMap(URL.init(string:)) { try AccountCommand.refuseIPv6Literal(url) }
         }
 
         func run() async throws {

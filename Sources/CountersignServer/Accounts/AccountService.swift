@@ -163,7 +163,9 @@ public final class AccountService: Sendable {
         case secondFactor(MFARequired)
     }
 
-    public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin) async throws -> SignInResult {
+    /// `offerPush: false`: the client will finish a second factor with a code, so none is pushed (nor counted).
+    public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin,
+                       offerPush: Bool = true) async throws -> SignInResult {
         let now = clock.now()
         let username = (try? Self.validUsername(rawUsername)) ?? ""
         let captchaNeeded: Bool
@@ -230,7 +232,7 @@ public final class AccountService: Sendable {
             // Only if the password did not change meanwhile: never write an old password's hash back.
             if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) { currentHash = rehashed }
         }
-        if let pending = try await secondFactor.begin(account, origin, after) {
+        if let pending = try await secondFactor.begin(account, origin, after, offerPush: offerPush) {
             // Not a success yet: the lockout count stays, and so does this address's token until the
             // second factor is done (`finishSecondFactor` gives it back).
             try await audit(account.id, "sign-in", "password-ok-second-factor-pending", origin)
@@ -468,7 +470,8 @@ public final class AccountService: Sendable {
 
     /// Re-authentication obeys sign-in's limits: the same lockout count, the same per-address tokens
     /// and the same captcha rule, so a stolen session is not a cheaper way to guess.
-    public func reauthenticate(_ auth: Authenticated, password: String, captcha: String? = nil, origin: RequestOrigin) async throws -> ReauthResult {
+    public func reauthenticate(_ auth: Authenticated, password: String, captcha: String? = nil, origin: RequestOrigin,
+                               offerPush: Bool = true) async throws -> ReauthResult {
         let now = clock.now()
         let captchaNeeded: Bool
         switch config.captcha {
@@ -496,7 +499,8 @@ public final class AccountService: Sendable {
             recentFailures.record(address: origin.address, username: auth.account.username, now: clock.now())
             throw AccountError.wrongPassword
         }
-        if let pending = try await secondFactor.begin(auth.account, origin, clock.now(), reauthenticating: auth.session.tokenHash) {
+        if let pending = try await secondFactor.begin(auth.account, origin, clock.now(), reauthenticating: auth.session.tokenHash,
+                                                      offerPush: offerPush) {
             try await audit(auth.account.id, "reauth", "password-ok-second-factor-pending", origin)
             return .secondFactor(pending)
         }
