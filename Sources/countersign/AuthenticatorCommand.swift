@@ -198,9 +198,9 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                                                                      : "Number shown on the sign-in screen: "
                 picked = String(decoding: try Terminal.ask(prompt, what: "number to match", instead: "pass --number N"), as: UTF8.self)
             }
-            guard let picked, !picked.isEmpty else { throw CLIError.usage("no number given; nothing was answered") }
+            guard let picked, !picked.isEmpty else { throw ValidationError("no number given; nothing was answered") }
             if n.numberMatchingType == "SELECT_NUMBER", !n.numberMatchingOptions.contains(picked) {
-                throw CLIError.usage("\(Terminal.printable(picked)) is not among this request's numbers (\(n.numberMatchingOptions.joined(separator: ", "))); nothing was answered")
+                throw ValidationError("\(Terminal.printable(picked)) is not among this request's numbers (\(n.numberMatchingOptions.joined(separator: ", "))); nothing was answered")
             }
             let status = try await AuthenticatorCommand.answer(context, n, what: "approve") {
                 try await n.approve(numberMatchingPickedValue: picked)
@@ -380,7 +380,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             }
             if status == "CLAIMED", let user {
                 guard let chosen = session.users.first(where: { $0.username == user.lowercased() || $0.userId == user }) else {
-                    throw CLIError.usage("\(Terminal.printable(user)) is not among this authenticator's users (\(session.users.map(\.username).joined(separator: ", "))); the code stays claimed")
+                    throw ValidationError("\(Terminal.printable(user)) is not among this authenticator's users (\(session.users.map(\.username).joined(separator: ", "))); the code stays claimed")
                 }
                 status = try await AuthenticatorCommand.run(context) { try await session.approve(userId: chosen.userId) }
                 AuthenticatorLog.append("approved the authentication code for \(chosen.username): \(status)")

@@ -186,7 +186,10 @@ struct SendCommand: AsyncParsableCommand {
                                sentAt: now, acceptedAt: sent.acceptedAt, deliverAt: sent.deliverAt, envelope: nil, read: true, readAt: nil).save()
         }
         let delivery = sent.deliverAt > sent.acceptedAt.addingTimeInterval(0.5) ? "delivered at \(PrivateFiles.date(sent.deliverAt))" : "delivered now"
-        print("sent \(sent.id) to \(recipients.joined(separator: ", ")) (\(sent.recipientDevices) device\(sent.recipientDevices == 1 ? "" : "s")); \(delivery)")
+        // The server counts the recipients' devices other than the sender's own; a note to yourself has none.
+        let devices = recipients == [context.username.lowercased()] ? "a note to yourself: your own devices only"
+            : "\(sent.recipientDevices) device\(sent.recipientDevices == 1 ? "" : "s")"
+        print("sent \(sent.id) to \(recipients.joined(separator: ", ")) (\(devices)); \(delivery)")
     }
 
     static func failure(of call: () async throws -> Void) async -> ClientError? {

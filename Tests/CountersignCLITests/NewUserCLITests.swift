@@ -65,7 +65,8 @@ import Testing
         #expect(try bob.json("inbox", "--json").count == 1)
 
         let note = try alice.cs("send", "--to", "alice", "a note to myself")
-        #expect(note.status == 0 && note.stderr.contains("to yourself"), "\(note.text) \(note.stderr)")
+        #expect(note.status == 0 && note.stderr.contains("you are sending to yourself") && note.text.contains("(a note to yourself: your own devices only)"),
+                "\(note.text) \(note.stderr)")
         let id = try MessagingCLITests.sentID(note)
         #expect(try alice.cs("outbox").status == 0)
         #expect(try alice.cs("read", id).text == "a note to myself", "your own note reads back here")
