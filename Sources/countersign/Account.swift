@@ -125,6 +125,7 @@ struct AccountCommand: AsyncParsableCommand {
             guard let username else { throw ValidationError("give the username (or --qr to sign in from a paired authenticator)") }
             if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
             try MFALogin.validatePasscode(otp)
+            try MFALogin.validateRecoveryCode(recoveryCode)
             try AccountCommand.validate(username: username)
         }
 
@@ -205,6 +206,7 @@ struct AccountCommand: AsyncParsableCommand {
         func validate() throws {
             if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
             try MFALogin.validatePasscode(otp)
+            try MFALogin.validateRecoveryCode(recoveryCode)
         }
 
         func run() async throws {

@@ -99,6 +99,19 @@ enum MFALogin {
         }
     }
 
+    /// `--recovery-code`: 10 symbols of the codes' alphabet (docs/SPEC.md §4h: no 0, 1, I, L or O), in
+    /// any case, spaces and dashes ignored. Checked before anything is sent, as `--otp` is.
+    static func validateRecoveryCode(_ code: String?) throws {
+        guard let code else { return }
+        let symbols = code.uppercased().filter { $0 != " " && $0 != "-" }
+        guard symbols.count == 10, symbols.allSatisfy({ "23456789ABCDEFGHJKMNPQRSTUVWXYZ".contains($0) }) else {
+            throw ValidationError("""
+                --recovery-code takes one of the 10 codes from `countersign account mfa recovery-codes` (XXXXX-XXXXX, no 0, 1, I, L or O), \
+                not "\(Terminal.printable(String(code.prefix(40))))"
+                """)
+        }
+    }
+
     static func failure(_ why: String?, number: String?, what: String = "sign-in") -> String {
         let again = what == "sign-in" ? "sign in again" : "run the command again"
         switch why {

@@ -51,6 +51,10 @@ import Testing
         }
         Self.expectUsage(try d.cs("account", "passwd", "--otp", "abc", "--server", "http://127.0.0.1:9"), "account passwd", "--otp takes the 6")
         Self.expectUsage(try d.cs("device", "init", "--otp", "abc", "--no-passphrase"), "device init", "--otp takes the 6")
+        for code in ["abc", "ABCDE-FGHI0", "ABCDE-FGHJK-M"] {
+            Self.expectUsage(try d.cs("account", "login", "alice", "--password-file", t.path("pw"), "--recovery-code", code, "--server", "http://127.0.0.1:9"),
+                             "account login", "--recovery-code takes one of the 10 codes")
+        }
     }
 
     /// `admin` without --database once created an empty ./countersign.sqlite and reported "no such user".
