@@ -27,20 +27,21 @@ import Testing
         #expect(refused.status != 0 && refused.stderr.contains("no terminal to ask for the passphrase"), "\(refused.stderr)")
         let filesBefore = try FileManager.default.contentsOfDirectory(atPath: alice.dir).sorted()
 
-        let agent = try MFACLITests.Running(alice, ["agent", "--idle", "3s", "--passphrase-file", t.path("pass")])
+        // --idle long enough for a loaded machine to run the commands below within it.
+        let agent = try MFACLITests.Running(alice, ["agent", "--idle", "10s", "--passphrase-file", t.path("pass")])
         defer { kill(agent.process.processIdentifier, SIGKILL) }
         try Self.waitFor("the agent") { agent.stderr.contains("agent holding 1 key") }
         #expect(MessagingCLITests.mode(alice.file("agent.sock")) == 0o600)
-        let sent = try Self.sendWithoutTerminal(alice, "through the agent")
-        #expect(sent.status == 0 && sent.text.hasPrefix("sent "), "\(sent.text) \(sent.stderr)")
         let status = try alice.cs("agent", "status")
         #expect(status.status == 0 && status.text.contains("agent holds 1 key"), "\(status.text) \(status.stderr)")
+        let sent = try Self.sendWithoutTerminal(alice, "through the agent")
+        #expect(sent.status == 0 && sent.text.hasPrefix("sent "), "\(sent.text) \(sent.stderr)")
         // Nothing written beside the socket: no key, no passphrase.
         let filesDuring = try FileManager.default.contentsOfDirectory(atPath: alice.dir).sorted()
         #expect(Set(filesDuring).subtracting(filesBefore).subtracting(["messages", "contacts.json"]) == ["agent.sock"], "\(filesDuring)")
 
         // Idle for longer than --idle: it exits, removes its socket, and the key is asked for again.
-        let ended = agent.finish(timeout: 10)
+        let ended = agent.finish(timeout: 30)
         #expect(ended.status == 0 && ended.stderr.contains("agent stopped"), "\(ended)")
         #expect(!FileManager.default.fileExists(atPath: alice.file("agent.sock")))
         #expect(try Self.sendWithoutTerminal(alice, "agent gone").status != 0)
