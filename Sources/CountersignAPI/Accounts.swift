@@ -15,7 +15,12 @@ public struct SignInRequest: Codable, Sendable {
     public var username: String
     public var password: String
     public var captcha: String?
-    public init(username: String, password: String, captcha: String? = nil) { self.username = username; self.password = password; self.captcha = captcha }
+    /// `code`: the client will finish a second factor with a passcode or recovery code, so no push is
+    /// sent (nor counted); `push` or absent: pushes go to the account's authenticators.
+    public var secondFactor: String?
+    public init(username: String, password: String, captcha: String? = nil, secondFactor: String? = nil) {
+        self.username = username; self.password = password; self.captcha = captcha; self.secondFactor = secondFactor
+    }
 }
 
 public struct PasswordChangeRequest: Codable, Sendable {
@@ -28,7 +33,11 @@ public struct ReauthRequest: Codable, Sendable {
     public var password: String
     /// Asked for under the same rule as sign-in's (`captcha-required`).
     public var captcha: String?
-    public init(password: String, captcha: String? = nil) { self.password = password; self.captcha = captcha }
+    /// As `SignInRequest.secondFactor`.
+    public var secondFactor: String?
+    public init(password: String, captcha: String? = nil, secondFactor: String? = nil) {
+        self.password = password; self.captcha = captcha; self.secondFactor = secondFactor
+    }
 }
 
 public struct AccountSettings: Codable, Equatable, Sendable {

@@ -46,6 +46,7 @@ public enum ProblemCode: String, Codable, CaseIterable, Sendable {
     case authCodeInvalid = "auth-code-invalid"
     case passcodeInvalid = "passcode-invalid"
     case noPendingEnrollment = "no-pending-enrollment"
+    case lastSecondFactor = "last-second-factor"
 }
 
 /// A problem response as a client reads it. `code` is a string so that a newer server's codes still

@@ -9,26 +9,55 @@ import JWTKit
 /// `authenticate(authCode:)`, `allowPushNotifications(_:)`, `sendLogs`. What it must keep between runs
 /// (`State`) is the caller's to store; `removeLocalData()` is the caller deleting it.
 public final class CountersignAuthenticator: Sendable {
-    /// What an authenticator keeps: its device, its keys' owner, the server's challenge key, its TOTP secret.
+    /// What an authenticator keeps: its device, its keys' owner, the server's challenge key, its TOTP
+    /// secret. The secret is kept sealed to the device's own key (`sealedTotpSecret`, docs/SPEC.md §4i),
+    /// so a copy of the stored state without the unlocked key shows no passcodes; `totpSecret` (in
+    /// clear) is only read, from states stored before sealing existed.
     public struct State: Codable, Sendable {
         public var server: String
         public var deviceId: String
         public var username: String
         public var sessionToken: String
         public var challengeKey: ChallengeKeySet.Key
-        public var totpSecret: Base64URL
+        /// An earlier version's TOTP secret in clear; never written by this one.
+        public var totpSecret: Base64URL?
+        /// The TOTP secret sealed to this device's key (§4i), context `totpSecretContext(deviceId)`.
+        public var sealedTotpSecret: Base64URL?
         public var totpPeriod: Int
     }
 
+    /// What the sealed TOTP secret is bound to: its purpose and the device, so it opens nowhere else.
+    static func totpSecretContext(_ deviceId: String) -> String { "countersign/v1 authenticator TOTP secret\u{0}" + deviceId }
+
+    /// The state to store: the TOTP secret sealed, never in clear.
     public let state: State
+    /// True when the state given held the TOTP secret in clear (stored by an earlier version): store
+    /// `state` again to keep it sealed from now on.
+    public let stateWasInClear: Bool
     public let client: CountersignClient
     let identity: Identity
     let serverKey: ES256PublicKey
+    let totpSecret: [UInt8]
 
+    /// Throws `SecretAtRest.Failure` when the sealed secret does not open with `identity` (another
+    /// device's state, or altered), and `PingOneError.configureError` when the state has no secret.
     public init(state: State, identity: Identity) throws {
-        self.state = state
         self.identity = identity
         guard let url = URL(string: state.server) else { throw PingOneError.configureError }
+        let context = Self.totpSecretContext(state.deviceId)
+        var stored = state
+        if let sealed = state.sealedTotpSecret {
+            totpSecret = try SecretAtRest.open(sealed.bytes, with: identity, context: context)
+            stateWasInClear = false
+        } else if let clear = state.totpSecret {
+            totpSecret = clear.bytes
+            stored.sealedTotpSecret = Base64URL(try SecretAtRest.seal(clear.bytes, to: identity.publicKey, context: context))
+            stateWasInClear = true
+        } else {
+            throw PingOneError.configureError
+        }
+        stored.totpSecret = nil
+        self.state = stored
         client = CountersignClient(server: url, deviceToken: state.sessionToken)
         serverKey = try ES256PublicKey(parameters: (x: state.challengeKey.x, y: state.challengeKey.y))
     }
@@ -63,7 +92,9 @@ public final class CountersignAuthenticator: Sendable {
         let envelope = try MessageEnvelope(bytes: info.totp.envelope.bytes)
         let secret = try envelope.open(with: identity, from: serverPublic).plaintext
         let state = State(server: serverURL.absoluteString, deviceId: info.deviceId, username: info.username, sessionToken: info.session.token,
-                          challengeKey: jwk, totpSecret: Base64URL(secret), totpPeriod: info.totp.period)
+                          challengeKey: jwk, totpSecret: nil,
+                          sealedTotpSecret: Base64URL(try SecretAtRest.seal(secret, to: identity.publicKey, context: totpSecretContext(info.deviceId))),
+                          totpPeriod: info.totp.period)
         return (try CountersignAuthenticator(state: state, identity: identity), info)
     }
 
@@ -71,7 +102,7 @@ public final class CountersignAuthenticator: Sendable {
 
     /// PingOne's `getOneTimePasscode`: this authenticator's current passcode and its window.
     public func oneTimePasscode(at now: Date = Date()) throws -> OneTimePasscodeInfo {
-        let otp = try OTPGenerator(secret: state.totpSecret.bytes, algorithm: .sha1, digits: 6, period: state.totpPeriod)
+        let otp = try OTPGenerator(secret: totpSecret, algorithm: .sha1, digits: 6, period: state.totpPeriod)
         let step = otp.step(at: now)
         let from = Double(step) * Double(state.totpPeriod)
         return OneTimePasscodeInfo(passcode: otp.code(counter: step), validFrom: from, validUntil: from + Double(state.totpPeriod),

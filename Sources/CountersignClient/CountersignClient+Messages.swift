@@ -10,11 +10,17 @@ extension CountersignClient {
     /// (TOFU) throws there when a device set changed. When the server answers 409 `device-mismatch`
     /// (a device was added or revoked meanwhile), the directories are fetched again, checked again,
     /// and the message sealed and sent once more.
+    ///
+    /// An empty text is refused (`ClientError.sealing`); a recipient named twice (in any case) is sent to
+    /// once; naming this account itself is allowed (a note to its own devices, which every message reaches).
     public func sendMessage(_ plaintext: [UInt8], to recipients: [String], from username: String, signing: Identity,
                             deliverAfter: Int? = nil, now: Date = Date(), check: (UserDirectory) throws -> Void = { _ in },
                             report: (MessageEnvelope.Step) -> Void = { _ in }) async throws -> SentMessage {
-        var users: [String] = []
-        for r in recipients.map({ $0.lowercased() }) + [username.lowercased()] where !users.contains(r) { users.append(r) }
+        guard !plaintext.isEmpty else { throw ClientError.sealing("the message is empty") }
+        var named: [String] = []
+        for r in recipients.map({ $0.lowercased() }) where !named.contains(r) { named.append(r) }
+        var users = named
+        if !users.contains(username.lowercased()) { users.append(username.lowercased()) }
         for attempt in 0..<2 {
             var keys: [PublicKey] = []
             for user in users {
@@ -34,7 +40,7 @@ extension CountersignClient {
             } catch {
                 throw ClientError.sealing("\(error)")
             }
-            let request = SendMessageRequest(to: recipients, envelope: Base64URL(envelope.bytes), deliverAfter: deliverAfter)
+            let request = SendMessageRequest(to: named, envelope: Base64URL(envelope.bytes), deliverAfter: deliverAfter)
             do {
                 let sent = try await send("POST", "/v1/messages", body: request, as: SentMessage.self, credential: .device)
                 // The ID is the envelope's own (signed); anything else is not this message (and a client

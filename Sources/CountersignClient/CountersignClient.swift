@@ -16,7 +16,7 @@ public final class CountersignClient: @unchecked Sendable {
     /// Deadlines and the size cap of calls that set none of their own (long polls and message pages do).
     public let limits: RequestLimits
 
-    public init(server: URL, token: String? = nil, deviceToken: String? = nil, userAgent: String = "countersign-swift/0.3",
+    public init(server: URL, token: String? = nil, deviceToken: String? = nil, userAgent: String = CountersignClient.defaultUserAgent,
                 limits: RequestLimits = .interactive) {
         self.server = server
         self.token = token
@@ -39,11 +39,13 @@ public final class CountersignClient: @unchecked Sendable {
     /// Signs in and keeps the token for later calls.
     @discardableResult
     /// Throws `ClientError.secondFactorRequired` when the account has a second factor: finish it with
-    /// `mfaTransaction`, `submitPasscode` or `submitRecoveryCode`, then `completeSignIn`.
-    public func signIn(username: String, password: String) async throws -> SignedInSession {
+    /// `mfaTransaction`, `submitPasscode` or `submitRecoveryCode`, then `completeSignIn`. `offerPush:
+    /// false` when the second factor will be a code: no push goes to the authenticators (nor counts).
+    public func signIn(username: String, password: String, offerPush: Bool = true) async throws -> SignedInSession {
         let answer = try await withCaptcha { captcha in
             var body = ["username": username, "password": password]
             body["captcha"] = captcha
+            if !offerPush { body["secondFactor"] = "code" }
             return try await self.send("POST", "/v1/sessions", body: body, as: SignInAnswer.self)
         }
         switch answer {
@@ -84,10 +86,11 @@ public final class CountersignClient: @unchecked Sendable {
 
     /// Throws `ClientError.secondFactorRequired` when the account has a second factor: the password alone
     /// re-authenticates nothing; finish the transaction as a sign-in's (push, `submitPasscode`,
-    /// `submitRecoveryCode`), then `completeReauthentication`.
-    public func reauthenticate(password: String) async throws {
+    /// `submitRecoveryCode`), then `completeReauthentication`. `offerPush` as in `signIn`.
+    public func reauthenticate(password: String, offerPush: Bool = true) async throws {
         let answer = try await withCaptcha { captcha in
-            try await send("POST", "/v1/sessions/current/reauth", body: ReauthRequest(password: password, captcha: captcha),
+            try await send("POST", "/v1/sessions/current/reauth",
+                           body: ReauthRequest(password: password, captcha: captcha, secondFactor: offerPush ? nil : "code"),
                            as: MaybeBody<MFARequired>.self, authenticated: true)
         }
         if let pending = answer.value { throw ClientError.secondFactorRequired(pending) }

@@ -12,7 +12,7 @@ struct AccountCommand: AsyncParsableCommand {
         The session token is kept in ~/.config/countersign/session.json (mode 0600). Passwords are read \
         from the terminal without echo, or from the first line of --password-file.
         """,
-        subcommands: [Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, Audit.self, MFA.self]
+        subcommands: [Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, Settings.self, Audit.self, MFA.self]
     )
 
     struct ServerOption: ParsableArguments {
@@ -25,8 +25,22 @@ struct AccountCommand: AsyncParsableCommand {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(text)")
             }
+            try AccountCommand.refuseIPv6Literal(url)
             return url
         }
+    }
+
+    /// Foundation's URLSession on Linux refuses a URL whose host is an IPv6 address in brackets with a bare
+    /// "NSURLErrorDomain error -1000" (swift-corelibs-foundation #5496, fixed after the toolchain we ship
+    /// with); say so, and what works, before anything is tried.
+    static func refuseIPv6Literal(_ url: URL) throws {
+        #if !canImport(Darwin)
+        guard let host = URLComponents(url: url, resolvingAgainstBaseURL: false)?.host, host.contains(":") else { return }
+        throw ValidationError("""
+            \(url.absoluteString) names the server by an IPv6 address, which this build's HTTP client (Foundation on Linux) \
+            cannot connect to; use a host name that resolves to it instead: localhost for [::1], or a name in /etc/hosts or DNS
+            """)
+        #endif
     }
 
     /// A client for the signed-in session, refusing when the session is for another server.
@@ -110,6 +124,8 @@ struct AccountCommand: AsyncParsableCommand {
             }
             guard let username else { throw ValidationError("give the username (or --qr to sign in from a paired authenticator)") }
             if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
+            try MFALogin.validatePasscode(otp)
+            try MFALogin.validateRecoveryCode(recoveryCode)
             try AccountCommand.validate(username: username)
         }
 
@@ -125,7 +141,8 @@ struct AccountCommand: AsyncParsableCommand {
                 let username = username ?? ""
                 let password = try AccountCommand.password(file: passwordFile, prompt: "Password for \(username): ")
                 do {
-                    s = try await client.signIn(username: username, password: password)
+                    // With a code in hand, no push: it would wait on the authenticators with a number nobody sees.
+                    s = try await client.signIn(username: username, password: password, offerPush: otp == nil && recoveryCode == nil)
                     if otp != nil || recoveryCode != nil { Terminal.warn("note: \(username) has no second factor; the password alone signed in") }
                 } catch ClientError.secondFactorRequired(let pending) {
                     s = try await MFALogin.finish(client, pending, otp: otp, recoveryCode: recoveryCode)
@@ -143,11 +160,24 @@ struct AccountCommand: AsyncParsableCommand {
     }
 
     struct Logout: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "End the session on the server and forget the token.")
+        static let configuration = CommandConfiguration(
+            abstract: "End the session on the server and forget the token.",
+            discussion: """
+            --everywhere ends every session of the account: this one, other sign-ins and every device's device session \
+            (message commands open a new one with the device key, which may ask for its passphrase). Authenticators stay paired.
+            """
+        )
         @OptionGroup var server: ServerOption
+        @Flag(name: .long, help: "End every session of the account, on every machine, not only this one.") var everywhere = false
 
         func run() async throws {
             let (client, file) = try AccountCommand.signedInClient(server)
+            if everywhere {
+                try await DeviceCommand.accountCall { try await client.signOutEverywhere() }
+                SessionFile.remove()
+                print("signed out \(file.username) everywhere: every session and device session of the account has ended")
+                return
+            }
             do {
                 try await client.signOut()
             } catch ClientError.problem(let p) where p.kind == .unauthenticated {
@@ -164,7 +194,7 @@ struct AccountCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (client, _) = try AccountCommand.signedInClient(server)
-            let me = try await client.me()
+            let me = try await DeviceCommand.accountCall { try await client.me() }
             let interval = me.settings.reauthIntervalMinutes == 0 ? "never" : "every \(me.settings.reauthIntervalMinutes) minutes"
             print(Terminal.printable("\(me.username) (\(me.name) \(me.lastname)) on \(client.server.absoluteString); re-authentication: \(interval)"))
         }
@@ -183,6 +213,8 @@ struct AccountCommand: AsyncParsableCommand {
 
         func validate() throws {
             if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
+            try MFALogin.validatePasscode(otp)
+            try MFALogin.validateRecoveryCode(recoveryCode)
         }
 
         func run() async throws {
@@ -204,16 +236,29 @@ struct AccountCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List your sign-in attempts and security events, newest first.")
         @OptionGroup var server: ServerOption
         @Option(help: "How many events (1-100).") var limit = 20
+        @Flag(name: .long, help: "Print one JSON array (at, kind, outcome, address, userAgent).") var json = false
 
         func validate() throws { guard (1...100).contains(limit) else { throw ValidationError("--limit takes 1 to 100") } }
 
         func run() async throws {
             let (client, _) = try AccountCommand.signedInClient(server)
-            let page = try await client.audit(limit: limit)
-            for e in page.events {
-                print(Terminal.printable("\(e.at.formatted(.iso8601))  \(e.kind.padding(toLength: 16, withPad: " ", startingAt: 0)) \(e.outcome.padding(toLength: 24, withPad: " ", startingAt: 0)) \(e.address)  \(Terminal.printable(e.userAgent))"))
+            let page = try await DeviceCommand.accountCall { try await client.audit(limit: limit) }
+            if json {
+                let rows: [[String: Any]] = page.events.map {
+                    ["at": PrivateFiles.date($0.at), "kind": $0.kind, "outcome": $0.outcome, "address": $0.address, "userAgent": $0.userAgent]
+                }
+                let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                return
             }
             if page.events.isEmpty { print("no events") }
+            // Columns as wide as their longest entry: an outcome is never cut short.
+            let kinds = page.events.map { Terminal.printable($0.kind) }, outcomes = page.events.map { Terminal.printable($0.outcome) }
+            let kindWidth = kinds.map(\.count).max() ?? 0, outcomeWidth = outcomes.map(\.count).max() ?? 0
+            for (i, e) in page.events.enumerated() {
+                print("\(PrivateFiles.date(e.at))  \(kinds[i].padding(toLength: kindWidth, withPad: " ", startingAt: 0))  "
+                      + "\(outcomes[i].padding(toLength: outcomeWidth, withPad: " ", startingAt: 0))  \(Terminal.printable(e.address))  \(Terminal.printable(e.userAgent))")
+            }
         }
     }
 }

@@ -86,6 +86,32 @@ enum MFALogin {
         throw CLIError.usage("the \(what) was not accepted (wrong, or already used)\(left); \(hint)")
     }
 
+    /// `--otp`: the 6 digits an authenticator shows (spaces allowed, as apps group them), checked before
+    /// anything is sent: a wrong code counts toward the account's lockout.
+    static func validatePasscode(_ code: String?) throws {
+        guard let code else { return }
+        let digits = code.filter { $0 != " " }
+        guard digits.count == 6, digits.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) else {
+            throw ValidationError("""
+                --otp takes the 6-digit code your authenticator app or `countersign authenticator otp` shows, not \
+                "\(Terminal.printable(String(code.prefix(40))))"
+                """)
+        }
+    }
+
+    /// `--recovery-code`: 10 symbols of the codes' alphabet (docs/SPEC.md §4h: no 0, 1, I, L or O), in
+    /// any case, spaces and dashes ignored. Checked before anything is sent, as `--otp` is.
+    static func validateRecoveryCode(_ code: String?) throws {
+        guard let code else { return }
+        let symbols = code.uppercased().filter { $0 != " " && $0 != "-" }
+        guard symbols.count == 10, symbols.allSatisfy({ "23456789ABCDEFGHJKMNPQRSTUVWXYZ".contains($0) }) else {
+            throw ValidationError("""
+                --recovery-code takes one of the 10 codes from `countersign account mfa recovery-codes` (XXXXX-XXXXX, no 0, 1, I, L or O), \
+                not "\(Terminal.printable(String(code.prefix(40))))"
+                """)
+        }
+    }
+
     static func failure(_ why: String?, number: String?, what: String = "sign-in") -> String {
         let again = what == "sign-in" ? "sign in again" : "run the command again"
         switch why {
@@ -203,7 +229,13 @@ extension AccountCommand {
                 print(Terminal.printable(key.uri))
                 print(QRText.render(key.uri), terminator: "")
                 fflush(nil)
-                Terminal.warn("valid once, until \(PrivateFiles.date(key.expiresAt)); on the authenticator: countersign authenticator pair \(Self.grouped(key.key))")
+                // The server too: an authenticator's config directory has no signed-in server to default to.
+                let server = URLComponents(string: key.uri)?.queryItems?.first { $0.name == "server" }?.value
+                    ?? (try? SessionFile.load())??.server ?? "URL"
+                Terminal.warn("""
+                    valid once, until \(PrivateFiles.date(key.expiresAt)); on the authenticator: countersign authenticator pair \
+                    \(Self.grouped(key.key)) --server \(Terminal.printable(server)) (or the URI above)
+                    """)
             }
 
             /// ABCD-EFGH-JKMN, as the server's codes are shown.

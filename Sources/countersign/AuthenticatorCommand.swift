@@ -18,7 +18,8 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         (as `device init` stores keys) and its state to authenticator.json (mode 0600). A config directory is either a \
         messaging device or an authenticator: use COUNTERSIGN_CONFIG_DIR=DIR to keep one of each.
         """,
-        subcommands: [Pair.self, Pending.self, Approve.self, Deny.self, Watch.self, OTP.self, Auth.self, Push.self, Logs.self]
+        subcommands: [Pair.self, Status.self, Pending.self, Approve.self, Deny.self, Watch.self, OTP.self, Auth.self, Push.self, Logs.self,
+                      Unpair.self]
     )
 
     /// Runs an authenticator call; the SDK's PingOne errors and expired sessions are said in the CLI's words.
@@ -53,6 +54,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             if let server, URL(string: server).map({ ["http", "https"].contains($0.scheme ?? "") && $0.host != nil }) != true {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(server)")
             }
+            if let url = server.flatMap(URL.init(string:)) { try AccountCommand.refuseIPv6Literal(url) }
         }
 
         func run() async throws {
@@ -196,9 +198,9 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                                                                      : "Number shown on the sign-in screen: "
                 picked = String(decoding: try Terminal.ask(prompt, what: "number to match", instead: "pass --number N"), as: UTF8.self)
             }
-            guard let picked, !picked.isEmpty else { throw CLIError.usage("no number given; nothing was answered") }
+            guard let picked, !picked.isEmpty else { throw ValidationError("no number given; nothing was answered") }
             if n.numberMatchingType == "SELECT_NUMBER", !n.numberMatchingOptions.contains(picked) {
-                throw CLIError.usage("\(Terminal.printable(picked)) is not among this request's numbers (\(n.numberMatchingOptions.joined(separator: ", "))); nothing was answered")
+                throw ValidationError("\(Terminal.printable(picked)) is not among this request's numbers (\(n.numberMatchingOptions.joined(separator: ", "))); nothing was answered")
             }
             let status = try await AuthenticatorCommand.answer(context, n, what: "approve") {
                 try await n.approve(numberMatchingPickedValue: picked)
@@ -378,7 +380,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             }
             if status == "CLAIMED", let user {
                 guard let chosen = session.users.first(where: { $0.username == user.lowercased() || $0.userId == user }) else {
-                    throw CLIError.usage("\(Terminal.printable(user)) is not among this authenticator's users (\(session.users.map(\.username).joined(separator: ", "))); the code stays claimed")
+                    throw ValidationError("\(Terminal.printable(user)) is not among this authenticator's users (\(session.users.map(\.username).joined(separator: ", "))); the code stays claimed")
                 }
                 status = try await AuthenticatorCommand.run(context) { try await session.approve(userId: chosen.userId) }
                 AuthenticatorLog.append("approved the authentication code for \(chosen.username): \(status)")

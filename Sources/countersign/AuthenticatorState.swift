@@ -7,7 +7,7 @@ import Glibc
 
 /// This config directory as an authenticator (`authenticator.json`, mode 0600): the SDK's
 /// `CountersignAuthenticator.State` (server, device, account, device session, the server's challenge key,
-/// the TOTP secret) and the key file of the P-256 identity it was paired with. A config directory holds
+/// the TOTP secret sealed to the key, docs/SPEC.md §4i) and the key file of the P-256 identity it was paired with. A config directory holds
 /// one identity: a messaging device (`device.json`) or an authenticator, never both.
 struct AuthenticatorFile: Codable {
     var state: CountersignAuthenticator.State
@@ -82,13 +82,29 @@ final class AuthenticatorContext {
 
     init(keyOptions: PrivateKeyOptions) throws {
         let file = try AuthenticatorFile.required()
-        let identity = try KeyFiles.identity(file.keyPath, keyOptions)
-        self.file = file
+        let identity = try KeyFiles.privateKey(KeyFiles.load(file.keyPath), keyOptions) { text, ask in
+            // A running `countersign agent` holds the unlocked key: no passphrase is asked.
+            if keyOptions.passphraseFile == nil, Identity.isEncrypted(pem: text), let held = AgentSocket.identity(forKeyFile: file.keyPath) { return held }
+            return try Identity(pem: text, passphrase: ask)
+        }
         self.identity = identity
         do {
             authenticator = try CountersignAuthenticator(state: file.state, identity: identity)
         } catch {
             throw CLIError.io("\(AuthenticatorFile.url.path) is damaged (\(error)); pair again in a fresh config directory")
+        }
+        var current = file
+        current.state = authenticator.state
+        self.file = current
+        if authenticator.stateWasInClear {
+            // An earlier version stored the TOTP secret in clear: sealed now, under the key just unlocked.
+            try current.save()
+            AuthenticatorLog.append("sealed the passcode secret under the authenticator's key")
+            Terminal.warn("""
+                note: \(AuthenticatorFile.url.path) kept this authenticator's passcode secret in clear (an earlier version); it is now \
+                sealed to the authenticator's key (\(PrivateFiles.config.appendingPathComponent(file.keyFile).path)). Copies or backups of \
+                the old file still hold it in clear
+                """)
         }
     }
 

@@ -20,10 +20,11 @@ struct Countersign: AsyncParsableCommand {
                              countersign send --to them "hello"; countersign inbox; countersign read ID
         Second factor:       countersign account mfa pairing-key; countersign authenticator pair KEY (its own config dir)
         """,
-        version: "0.1.0",
+        version: CountersignClient.version,
         subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, AccountCommand.self, Admin.self,
-                      DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self,
-                      ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self, AuthenticatorCommand.self]
+                      DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self, CancelCommand.self,
+                      ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self, AuthenticatorCommand.self,
+                      AgentCommand.self]
     )
 
     static func main() async {
@@ -39,6 +40,12 @@ struct Countersign: AsyncParsableCommand {
             _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 32 << 20)
         }
         #endif
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "help", let unknown = unknownCommand(in: Array(arguments.dropFirst())) {
+            // The parser would show the root's help for a name it does not know, and exit 0.
+            Terminal.warn("Error: there is no command `\(Terminal.printable(unknown))`; `countersign help` lists the commands")
+            Foundation.exit(usageExit)
+        }
         let command: any ParsableCommand
         do {
             command = try parseAsRoot(nil)
@@ -47,6 +54,16 @@ struct Countersign: AsyncParsableCommand {
         }
         do {
             if var async = command as? any AsyncParsableCommand { try await async.run() } else { var sync = command; try sync.run() }
+        } catch let error as ValidationError {
+            // Found while running (it needed the environment): still a usage error of this command, said
+            // with its usage as the parser says those it finds, and never the root's.
+            let names = path(to: type(of: command)) ?? ["countersign"]
+            Terminal.warn("""
+                Error: \(Terminal.printable(error.message))
+                Usage: \(usageString(for: type(of: command)))
+                  See '\(names.joined(separator: " ")) --help' for more information.
+                """)
+            Foundation.exit(usageExit)
         } catch let error where String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
             exit(withError: error)    // help, version, validation, exit codes: the parser's own rendering
         } catch {
@@ -58,6 +75,36 @@ struct Countersign: AsyncParsableCommand {
             Terminal.warn("Error: " + Terminal.printable(String(describing: error), keepingLineBreaks: !serverText))
             Foundation.exit(EXIT_FAILURE)
         }
+    }
+}
+
+extension Countersign {
+    /// EX_USAGE (sysexits(3)): the command line is wrong and nothing was done. The parser exits with it
+    /// for what it finds; errors found while running exit with 1.
+    static let usageExit: Int32 = 64
+
+    /// The first of `names` (after `help`) that is not a command at that place, if any.
+    static func unknownCommand(in names: [String]) -> String? {
+        var command: any ParsableCommand.Type = Countersign.self
+        for name in names where !name.hasPrefix("-") {
+            guard let sub = command.configuration.subcommands.first(where: { $0._commandName == name }) else {
+                return (([Countersign._commandName] + names.prefix { $0 != name }) + [name]).joined(separator: " ")
+            }
+            command = sub
+        }
+        return nil
+    }
+
+    /// `countersign …` down to `target`.
+    static func path(to target: any ParsableCommand.Type) -> [String]? {
+        func walk(_ c: any ParsableCommand.Type, _ names: [String]) -> [String]? {
+            if ObjectIdentifier(c) == ObjectIdentifier(target) { return names }
+            for sub in c.configuration.subcommands {
+                if let found = walk(sub, names + [sub._commandName]) { return found }
+            }
+            return nil
+        }
+        return walk(Countersign.self, [Countersign._commandName])
     }
 }
 

@@ -50,7 +50,7 @@ struct DeviceCommand: AsyncParsableCommand {
     /// Password, then the second factor when the account has one.
     static func reauthenticate(_ client: CountersignClient, password: String, otp: String?, recoveryCode: String?) async throws {
         do {
-            try await accountCall { try await client.reauthenticate(password: password) }
+            try await accountCall { try await client.reauthenticate(password: password, offerPush: otp == nil && recoveryCode == nil) }
         } catch ClientError.secondFactorRequired(let pending) {
             try await accountCall { try await MFALogin.reauthenticate(client, pending, otp: otp, recoveryCode: recoveryCode) }
         }
@@ -139,11 +139,22 @@ struct DeviceCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List your account's devices, revoked ones included; * marks this one.")
+        @Flag(name: .long, help: "Print one JSON array (id, name, fingerprint, createdAt, lastSeenAt, revokedAt, thisDevice).") var json = false
 
         func run() async throws {
             let (client, session) = try DeviceCommand.accountClient()
             let mine = DeviceFile.loadQuietly().flatMap { $0.server == session.server && $0.username == session.username ? $0 : nil }
             let devices = try await DeviceCommand.accountCall { try await client.devices() }
+            if json {
+                let rows: [[String: Any]] = devices.sorted(by: { $0.createdAt < $1.createdAt }).map { d in
+                    ["id": d.id, "name": d.name, "fingerprint": KeyPins.fingerprint(hex: d.signingKeyId),
+                     "createdAt": PrivateFiles.date(d.createdAt), "lastSeenAt": d.lastSeenAt.map(PrivateFiles.date) ?? NSNull(),
+                     "revokedAt": d.revokedAt.map(PrivateFiles.date) ?? NSNull(), "thisDevice": d.id == mine?.deviceId]
+                }
+                let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                return
+            }
             if devices.isEmpty {
                 print("no devices; run `countersign device init` to make this one")
                 return

@@ -116,6 +116,8 @@ final class DeviceContext {
     private var identities: [String: Identity] = [:]
     /// The passphrase typed (or read) once, tried on the other key files of the keyring, which share it.
     private var passphrase: [UInt8]?
+    /// Set when the passphrase itself is needed (a new key gets it), so the agent cannot stand in for it.
+    private var passphraseNeeded = false
 
     init(keyOptions: PrivateKeyOptions, allowRevoked: Bool = false) throws {
         let device = try DeviceFile.required(allowRevoked: allowRevoked)
@@ -137,6 +139,9 @@ final class DeviceContext {
         let identity = try KeyFiles.privateKey(file, keyOptions) { text, ask in
             // The passphrase already given usually fits (rotation keeps it); if not, ask for this key's own.
             if let known = self.passphrase, let identity = try? Identity(pem: text, passphrase: { known }) { return identity }
+            // A running `countersign agent` holds the unlocked key: no passphrase is asked.
+            if !self.passphraseNeeded, self.keyOptions.passphraseFile == nil, Identity.isEncrypted(pem: text),
+               let held = AgentSocket.identity(forKeyFile: path) { return held }
             return try Identity(pem: text) {
                 let typed = try ask()
                 self.passphrase = typed
@@ -151,6 +156,11 @@ final class DeviceContext {
     func currentPassphrase() throws -> [UInt8]? {
         let text = try KeyFiles.text(device.keyPath)
         guard Identity.isEncrypted(pem: text) else { return nil }
+        if passphrase == nil {
+            // Unlocked by the agent (or not yet): the passphrase itself is asked for.
+            passphraseNeeded = true
+            identities[device.keyPath] = nil
+        }
         _ = try identity(at: device.keyPath)
         return passphrase
     }

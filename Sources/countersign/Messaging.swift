@@ -60,12 +60,18 @@ struct StoredMessage: Codable {
         }
     }
 
-    /// The message whose ID is `text` or starts with it (at least 4 hex digits).
-    static func find(_ text: String) throws -> StoredMessage {
+    /// For `validate()`: `text` can name a message (4 to 32 hex digits).
+    static func checkPrefix(_ text: String) throws {
         let wanted = text.lowercased()
         guard wanted.utf8.count >= 4, wanted.utf8.count <= 32, wanted.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw CLIError.usage("\"\(Terminal.printable(String(text.prefix(40))))\" is not a message ID (32 hex digits, or the first few of them)")
+            throw ValidationError("\"\(Terminal.printable(String(text.prefix(40))))\" is not a message ID (32 hex digits, or the first few of them)")
         }
+    }
+
+    /// The message whose ID is `text` or starts with it (at least 4 hex digits).
+    static func find(_ text: String) throws -> StoredMessage {
+        try checkPrefix(text)
+        let wanted = text.lowercased()
         let names = (try? FileManager.default.contentsOfDirectory(atPath: PrivateFiles.messagesDirectory.path)) ?? []
         let matches = names.filter { $0.hasSuffix(".json") && $0.hasPrefix(wanted) && isID(String($0.dropLast(5))) }
         guard matches.count <= 1 else { throw CLIError.usage("\(wanted) is the start of \(matches.count) message IDs; give more of it") }
@@ -106,6 +112,24 @@ struct SendCommand: AsyncParsableCommand {
         if to.isEmpty { throw ValidationError("name at least one recipient with --to USER") }
         for user in to { try AccountCommand.validate(username: user.lowercased()) }
         if let after { _ = try Self.seconds(after) }
+        if let text, text != "-", Self.isEmpty(Array(text.utf8)) { throw Self.empty }
+    }
+
+    /// Nothing, or only spaces and line breaks: nothing anyone would read.
+    static func isEmpty(_ text: [UInt8]) -> Bool { text.allSatisfy { [0x20, 0x09, 0x0a, 0x0d].contains($0) } }
+    static var empty: ValidationError { ValidationError("the message is empty; nothing was sent: give the text as an argument, or on standard input") }
+
+    /// Each recipient once, in the order named; a name given twice (in any case) is said once.
+    static func recipients(_ named: [String]) -> [String] {
+        var out: [String] = []
+        for user in named.map({ $0.lowercased() }) {
+            if out.contains(user) {
+                Terminal.warn("note: \(user) is named twice; sending once")
+            } else {
+                out.append(user)
+            }
+        }
+        return out
     }
 
     /// `15s`, `2m`, `1h`, `1d` or plain seconds, 0 to 30 days.
@@ -122,13 +146,19 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         let plaintext = try readText()
+        if Self.isEmpty(plaintext) { throw Self.empty }
+        let recipients = Self.recipients(to)
         let context = try DeviceContext(keyOptions: keyOptions)
         let me = try context.currentIdentity()
         let myKeyID = Hex.encode(me.publicKey.fingerprint.bytes)
         guard myKeyID == context.device.keyID else { throw CLIError.io("\(context.device.keyPath) does not hold the key its name says") }
         var book = try ContactBook.load()
         var firstContacts: [String: [PinnedDevice]] = [:]
-        let recipients = to.map { $0.lowercased() }
+        if recipients.contains(context.username.lowercased()) {
+            // Allowed: a note to yourself. Every message goes to the sender's own devices anyway; naming
+            // yourself only lists you among the recipients.
+            Terminal.warn("note: you are sending to yourself: the message goes to your account's devices (this one included), as every message you send does")
+        }
         let now = Date()
         let sent: SentMessage
         do {
@@ -175,7 +205,10 @@ struct SendCommand: AsyncParsableCommand {
                                sentAt: now, acceptedAt: sent.acceptedAt, deliverAt: sent.deliverAt, envelope: nil, read: true, readAt: nil).save()
         }
         let delivery = sent.deliverAt > sent.acceptedAt.addingTimeInterval(0.5) ? "delivered at \(PrivateFiles.date(sent.deliverAt))" : "delivered now"
-        print("sent \(sent.id) to \(recipients.joined(separator: ", ")) (\(sent.recipientDevices) device\(sent.recipientDevices == 1 ? "" : "s")); \(delivery)")
+        // The server counts the recipients' devices other than the sender's own; a note to yourself has none.
+        let devices = recipients == [context.username.lowercased()] ? "a note to yourself: your own devices only"
+            : "\(sent.recipientDevices) device\(sent.recipientDevices == 1 ? "" : "s")"
+        print("sent \(sent.id) to \(recipients.joined(separator: ", ")) (\(devices)); \(delivery)")
     }
 
     static func failure(of call: () async throws -> Void) async -> ClientError? {
@@ -352,6 +385,8 @@ struct ReadCommand: AsyncParsableCommand {
     @Argument(help: "The message ID.") var id: String
     @Flag(name: .long, help: "Report each step and the signed header on standard error.") var verbose = false
     @OptionGroup var keyOptions: PrivateKeyOptions
+
+    func validate() throws { try StoredMessage.checkPrefix(id) }
 
     func run() async throws {
         // A revoked device still opens what it kept, offline, with the keys and pins it has.

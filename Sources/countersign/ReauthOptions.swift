@@ -18,5 +18,7 @@ struct ReauthOptions: ParsableArguments {
 
     func validate() throws {
         if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
+        try MFALogin.validatePasscode(otp)
+        try MFALogin.validateRecoveryCode(recoveryCode)
     }
 }

@@ -159,11 +159,25 @@ struct Admin: AsyncParsableCommand {
         subcommands: [Unlock.self, Messages.self]
     )
 
+    /// The server's database, which must exist: opening a SQLite path that is not there would create an
+    /// empty database and answer from it ("no such user").
+    static func existingDatabase(_ option: String?) throws -> DatabaseLocation {
+        let location = try DatabaseLocation(parsing: option ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? "sqlite:countersign.sqlite")
+        if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
+            let named = option != nil ? "--database" : ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] != nil ? "COUNTERSIGN_DATABASE" : "the default"
+            throw ValidationError("""
+                no database at \(path) (\(named)); nothing was created. Name the server's database with --database sqlite:PATH \
+                (scripts/serve.sh uses sqlite:.data/countersign.sqlite) or postgres://…, or set COUNTERSIGN_DATABASE
+                """)
+        }
+        return location
+    }
+
     struct Messages: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the stored messages as the server sees them: sender => recipients, date, size, ciphertext.")
 
-        @Option(help: ArgumentHelp("sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
+        @Option(help: ArgumentHelp("The server's existing database: sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
         var database: String?
 
         @Option(help: "At most this many, newest first (default 100).")
@@ -171,7 +185,7 @@ struct Admin: AsyncParsableCommand {
 
         func run() async throws {
             guard (1...100_000).contains(limit) else { throw ValidationError("--limit takes 1 to 100000") }
-            let location = try DatabaseLocation(parsing: database ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? "sqlite:countersign.sqlite")
+            let location = try Admin.existingDatabase(database)
             var logger = Logger(label: "countersign")
             logger.logLevel = .warning
             let lines = try await CountersignServer.messageLines(database: location, limit: limit, logger: logger)
@@ -186,11 +200,11 @@ struct Admin: AsyncParsableCommand {
         @Argument(help: "The username to unlock.")
         var username: String
 
-        @Option(help: ArgumentHelp("sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
+        @Option(help: ArgumentHelp("The server's existing database: sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
         var database: String?
 
         func run() async throws {
-            let location = try DatabaseLocation(parsing: database ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? "sqlite:countersign.sqlite")
+            let location = try Admin.existingDatabase(database)
             var logger = Logger(label: "countersign")
             logger.logLevel = .warning
             let message = try await CountersignServer.unlock(username: username, database: location, logger: logger)

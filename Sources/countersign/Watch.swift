@@ -51,7 +51,7 @@ struct WatchCommand: AsyncParsableCommand {
                 } else {
                     try message.save()
                 }
-                report(message)
+                report(message, thisDevice: context.device.deviceId)
                 if let notifySend, message.incoming {
                     Self.spawn(notifySend, ["Encrypted Message Received", "From \(message.from). Tap to decrypt and view the message: countersign read \(message.id)"],
                                environment: [:])
@@ -66,7 +66,7 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
-    private func report(_ m: StoredMessage) {
+    private func report(_ m: StoredMessage, thisDevice: String) {
         let iso = ISO8601DateFormatter()
         if json {
             let object: [String: Any] = ["id": m.id, "from": m.from, "direction": m.direction, "to": m.to,
@@ -76,10 +76,19 @@ struct WatchCommand: AsyncParsableCommand {
             print("Encrypted Message Received from \(Terminal.printable(m.from)) at \(iso.string(from: m.sentAt)) (id \(m.id)). "
                   + "Tap to decrypt and view the message: countersign read \(m.id)")
         } else {
-            print("Sent from another of your devices to \(m.to.map { Terminal.printable($0) }.joined(separator: ", ")) at \(iso.string(from: m.sentAt)) "
+            // The server queues this device's own sends back to it too (that copy brings the envelope).
+            let whose = m.fromDevice == thisDevice ? "this device" : "another of your devices (\(Self.deviceName(m.fromDevice)))"
+            print("Sent from \(whose) to \(m.to.map { Terminal.printable($0) }.joined(separator: ", ")) at \(iso.string(from: m.sentAt)) "
                   + "(id \(m.id)): countersign read \(m.id)")
         }
         fflush(nil)   // a pipe to a script gets each line at once
+    }
+
+    /// A device of this account by the name pinned for it, else its ID.
+    static func deviceName(_ id: String) -> String {
+        let pins = try? ContactBook.load()
+        let name = pins?.contacts.values.lazy.flatMap(\.devices).first { $0.id == id }?.name
+        return Terminal.printable(name ?? id)
     }
 
     static func which(_ name: String) -> String? {

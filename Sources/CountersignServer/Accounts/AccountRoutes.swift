@@ -27,7 +27,7 @@ struct AccountRoutes {
             let body = try await decode(SignInRequest.self, request, context)
             do {
                 switch try await service.signIn(username: body.username, password: body.password, captcha: body.captcha,
-                                                origin: origin(request, context)) {
+                                                origin: origin(request, context), offerPush: try Self.offerPush(body.secondFactor)) {
                 case .session(let s):
                     ServerMetrics.signIn("success")
                     return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)), status: .created)
@@ -48,7 +48,8 @@ struct AccountRoutes {
         v1.post("sessions/current/reauth") { request, context in
             let auth = try await authenticate(request)
             let body = try await decode(ReauthRequest.self, request, context)
-            switch try await service.reauthenticate(auth, password: body.password, captcha: body.captcha, origin: origin(request, context)) {
+            switch try await service.reauthenticate(auth, password: body.password, captcha: body.captcha, origin: origin(request, context),
+                                                    offerPush: try Self.offerPush(body.secondFactor)) {
             case .done: return Response(status: .noContent)
             case .secondFactor(let pending): return try json(pending, status: .accepted)
             }

@@ -163,7 +163,9 @@ public final class AccountService: Sendable {
         case secondFactor(MFARequired)
     }
 
-    public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin) async throws -> SignInResult {
+    /// `offerPush: false`: the client will finish a second factor with a code, so none is pushed (nor counted).
+    public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin,
+                       offerPush: Bool = true) async throws -> SignInResult {
         let now = clock.now()
         let username = (try? Self.validUsername(rawUsername)) ?? ""
         let captchaNeeded: Bool
@@ -232,7 +234,7 @@ public final class AccountService: Sendable {
         }
         var begun = account
         begun.passwordHash = currentHash    // the tag a password change voids (`passwordTag`)
-        if let pending = try await secondFactor.begin(begun, origin, after) {
+        if let pending = try await secondFactor.begin(begun, origin, after, offerPush: offerPush) {
             // Not a success yet: the lockout count stays, and so does this address's token until the
             // second factor is done (`finishSecondFactor` gives it back).
             try await audit(account.id, "sign-in", "password-ok-second-factor-pending", origin)
@@ -486,7 +488,8 @@ public final class AccountService: Sendable {
 
     /// Re-authentication obeys sign-in's limits: the same lockout count, the same per-address tokens
     /// and the same captcha rule, so a stolen session is not a cheaper way to guess.
-    public func reauthenticate(_ auth: Authenticated, password: String, captcha: String? = nil, origin: RequestOrigin) async throws -> ReauthResult {
+    public func reauthenticate(_ auth: Authenticated, password: String, captcha: String? = nil, origin: RequestOrigin,
+                               offerPush: Bool = true) async throws -> ReauthResult {
         let now = clock.now()
         let captchaNeeded: Bool
         switch config.captcha {
@@ -516,7 +519,8 @@ public final class AccountService: Sendable {
         }
         // Read again: the check may have rehashed the password, and the tag must be of the stored hash.
         let account = try await store.account(id: auth.account.id) ?? auth.account
-        if let pending = try await secondFactor.begin(account, origin, clock.now(), reauthenticating: auth.session.tokenHash) {
+        if let pending = try await secondFactor.begin(account, origin, clock.now(), reauthenticating: auth.session.tokenHash,
+                                                      offerPush: offerPush) {
             try await audit(auth.account.id, "reauth", "password-ok-second-factor-pending", origin)
             return .secondFactor(pending)
         }

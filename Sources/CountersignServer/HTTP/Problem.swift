@@ -233,6 +233,9 @@ extension Problem {
         case .noPendingEnrollment:
             self.init(status: .conflict, code: .noPendingEnrollment, title: "Nothing to confirm",
                       detail: "Start with POST /v1/me/mfa/totp (countersign account mfa totp enroll).")
+        case .lastSecondFactor:
+            self.init(status: .conflict, code: .lastSecondFactor, title: "Last second factor",
+                      detail: "This authenticator is the account's only second factor; pair another or add an authenticator app first, or turn multi-factor sign-in off from a signed-in session (countersign account mfa disable).")
         }
     }
 }

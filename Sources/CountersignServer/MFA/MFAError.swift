@@ -31,4 +31,6 @@ public enum MFAError: Error, Equatable, Sendable {
     case tooManyPendingSignIns(retryAfter: TimeInterval)
     /// `totp confirm` without `totp enroll` first.
     case noPendingEnrollment
+    /// An authenticator may not unpair itself while it is the account's only second factor.
+    case lastSecondFactor
 }

@@ -135,6 +135,11 @@ struct MFARoutes {
             let body = try await APIRoutes.decode(PushAnswer.self, request, maxBody: maxBody)
             return try json(try await mfa.answer(auth, body, origin: APIRoutes.origin(request, context)))
         }
+        v1.get("authenticator") { request, _ in try json(try await mfa.authenticatorInfo(try await device(request))) }
+        v1.delete("authenticator") { request, context in
+            try await mfa.unpair(try await device(request), origin: APIRoutes.origin(request, context))
+            return Response(status: .noContent)
+        }
         v1.put("authenticator/push") { request, _ in
             let auth = try await device(request)
             return try json(try await mfa.setPush(auth, allowed: try await APIRoutes.decode(PushPermission.self, request, maxBody: maxBody).allowed))

@@ -46,8 +46,8 @@ public final class MFAService: Sendable {
         issuer = "countersign:" + signer.kid
         box = SecretBox(key: SymmetricKey(data: try await accounts.store.serverSecret(name: "mfa-secret-key") { random.bytes(32) }))
         recoveryKey = try await accounts.store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
-        accounts.secondFactor.set { [weak self] account, origin, now, session in
-            try await self?.begin(account: account, origin: origin, now: now, reauthenticating: session)
+        accounts.secondFactor.set { [weak self] account, origin, now, session, offerPush in
+            try await self?.begin(account: account, origin: origin, now: now, reauthenticating: session, offerPush: offerPush)
         }
     }
 
@@ -182,14 +182,15 @@ public final class MFAService: Sendable {
     }
 
     /// Called by sign-in and re-authentication after a correct password: nil when the account has no
-    /// second factor.
-    func begin(account: AccountRecord, origin: RequestOrigin, now: Date, reauthenticating session: String? = nil) async throws -> MFARequired? {
+    /// second factor. `offerPush: false` (the client will give a code): no push is sent or counted.
+    func begin(account: AccountRecord, origin: RequestOrigin, now: Date, reauthenticating session: String? = nil,
+               offerPush: Bool = true) async throws -> MFARequired? {
         let authenticators = try await store.authenticators(accountID: account.id)
         let (s, _) = try await state(account.id)
         let recovery = try await store.recoveryCodesLeft(accountID: account.id)
         guard !authenticators.isEmpty || s.totpConfirmed else { return nil }
         let (allowed, digits) = s.fatigue.allowsPush(now: now, policyDigits: s.digits)
-        let pushTargets = allowed ? authenticators.filter(\.pushAllowed) : []
+        let pushTargets = allowed && offerPush ? authenticators.filter(\.pushAllowed) : []
         let id = accounts.newID()
         let binding = "csb_" + Base64URL(random.bytes(32)).text
         var nonces: [String: [UInt8]] = [:]

@@ -1,0 +1,14 @@
+import CountersignAPI
+
+extension AccountRoutes {
+    /// `secondFactor` of a sign-in or re-authentication: `code` (the client will give a passcode or a
+    /// recovery code) asks for no push; `push` or none, the default.
+    static func offerPush(_ secondFactor: String?) throws -> Bool {
+        switch secondFactor {
+        case nil, "push": return true
+        case "code": return false
+        case let other?:
+            throw AccountError.invalidField(field: "secondFactor", reason: "push or code, not \(String(other.prefix(32)).debugDescription)")
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// What a new user ran into (issue 19, 19), against a real `countersign serve`.
+@Suite struct NewUserCLITests {
+    typealias Dir = MessagingCLITests.Device
+
+    /// `login --otp` once opened the sign-in with a push to every authenticator: a number nobody was shown,
+    /// left pending after a wrong code, and counted toward the push limit. The audit then cut the outcome
+    /// off at 24 characters and had no --json.
+    @Test func aSignInByPasscodeSendsNoPushAndTheAuditShowsItWhole() throws {
+        guard let (t, server, alice, laptop) = try MFACLITests.setUp() else { return }
+        defer { _ = server.signal(SIGTERM) }
+        let phone = Dir(t: t, name: "phone")
+        let made = try alice.cs("account", "mfa", "pairing-key")
+        try #require(made.status == 0, "\(made.stderr)")
+        let key = try #require(made.text.split(separator: "\n").first.map(String.init))
+        // The hint names the server: a fresh authenticator directory has no signed-in one to default to.
+        #expect(made.stderr.contains("countersign authenticator pair \(key) --server \(server.url)"), "\(made.stderr)")
+        #expect(try MFACLITests.pair(phone, key, server: server).status == 0)
+
+        let wrong = try MFACLITests.login(laptop, server, "--otp", "000000").finish()
+        #expect(wrong.status != 0 && wrong.stderr.contains("not accepted") && !wrong.stdout.contains("Number to match"), "\(wrong)")
+        #expect(try phone.json("authenticator", "pending", "--json").isEmpty, "no push for a sign-in by passcode")
+
+        let audit = try alice.cs("account", "audit")
+        #expect(audit.status == 0 && audit.text.contains(" password-ok-second-factor-pending "), "\(audit.text)")
+        let events = try alice.json("account", "audit", "--json")
+        let pending = try #require(events.first { $0["outcome"] as? String == "password-ok-second-factor-pending" }, "\(events)")
+        #expect(pending["kind"] as? String == "sign-in" && pending["address"] as? String == "127.0.0.1" && pending["at"] is String, "\(pending)")
+        // The SDK's user agent carries the version `--version` prints.
+        let version = try t.cs("--version").text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(pending["userAgent"] as? String == "countersign-swift/\(version)", "\(pending) vs \(version)")
+    }
+
+    /// `watch` called this device's own sends "from another of your devices".
+    @Test func watchTellsThisDevicesSendsFromOtherDevices() throws {
+        let (t, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
+        defer { _ = server.signal(SIGTERM) }
+        let alice = d["alice"]!
+        let desk = Dir(t: t, name: "alice-desk")
+        try MessagingCLITests.login(desk, "alice", server)
+        try MessagingCLITests.initDevice(desk, name: "alice-desk")
+        #expect(try alice.cs("trust", "alice").status == 0)
+        let watch = try MFACLITests.Running(alice, ["watch"])
+        defer { kill(watch.process.processIdentifier, SIGKILL) }
+        let deadline = Date().addingTimeInterval(20)
+        while !watch.stderr.contains("connected"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+
+        let mine = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "from the laptop"))
+        _ = try watch.wait(for: "^Sent from this device to bob at .*\\(id \(mine)\\)")
+        let other = try MessagingCLITests.sentID(try desk.cs("send", "--to", "bob", "from the desk"))
+        _ = try watch.wait(for: "^Sent from another of your devices \\(alice-desk\\) to bob at .*\\(id \(other)\\)")
+        #expect(!watch.text.contains("another of your devices (alice-desk) to bob at .*\(mine)"))
+    }
+
+    /// An empty text, a recipient named twice and a message to oneself once passed without a word.
+    @Test func recipientsNamedTwiceAndMessagesToYourself() throws {
+        let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
+        defer { _ = server.signal(SIGTERM) }
+        let alice = d["alice"]!, bob = d["bob"]!
+        let twice = try alice.cs("send", "--to", "bob", "--to", "Bob", "hello once")
+        #expect(twice.status == 0 && twice.stderr.contains("bob is named twice; sending once") && twice.text.contains(" to bob ("),
+                "\(twice.text) \(twice.stderr)")
+        #expect(try bob.json("inbox", "--json").count == 1)
+
+        let note = try alice.cs("send", "--to", "alice", "a note to myself")
+        #expect(note.status == 0 && note.stderr.contains("you are sending to yourself") && note.text.contains("(a note to yourself: your own devices only)"),
+                "\(note.text) \(note.stderr)")
+        let id = try MessagingCLITests.sentID(note)
+        #expect(try alice.cs("outbox").status == 0)
+        #expect(try alice.cs("read", id).text == "a note to myself", "your own note reads back here")
+
+        let empty = try alice.cs("send", "--to", "bob", stdin: Data())
+        #expect(empty.status == 64 && empty.stderr.contains("the message is empty"), "\(empty.stderr)")
+        #expect(try bob.json("inbox", "--json").count == 1, "nothing more was sent")
+    }
+}
