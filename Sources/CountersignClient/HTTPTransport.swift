@@ -79,7 +79,15 @@ enum HTTPTransport {
         do {
             return try await withThrowingTaskGroup(of: Response.self) { group in
                 group.addTask {
-                    let response = try await client(for: server).execute(request, deadline: .now() + .nanoseconds(nanoseconds(limits.firstByte)))
+                    let deadline = NIODeadline.now() + .nanoseconds(nanoseconds(limits.firstByte))
+                    let response: HTTPClientResponse
+                    do {
+                        response = try await client(for: server).execute(request, deadline: deadline)
+                    } catch ChannelError.ioOnClosedChannel {
+                        // A pooled connection the server had closed (it restarted): the request was never
+                        // written, so sending it once more on a new connection cannot apply it twice.
+                        response = try await client(for: server).execute(request, deadline: deadline)
+                    }
                     let location = response.headers.first(name: "Location")
                     // A declared length over the cap is refused before a byte of it is read.
                     if let declared = response.headers.first(name: "Content-Length").flatMap(Int.init), declared > limits.maxBody {

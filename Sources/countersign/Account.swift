@@ -248,7 +248,7 @@ struct AccountCommand: AsyncParsableCommand {
                     ["at": PrivateFiles.date($0.at), "kind": $0.kind, "outcome": $0.outcome, "address": $0.address, "userAgent": $0.userAgent]
                 }
                 let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                print(Terminal.json(data))
                 return
             }
             if page.events.isEmpty { print("no events") }

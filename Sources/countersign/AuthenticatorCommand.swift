@@ -141,7 +141,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             let pending = try await AuthenticatorCommand.run(context) { try await context.authenticator.pendingNotifications() }
             if json {
                 let data = try JSONSerialization.data(withJSONObject: pending.map(AuthenticatorCommand.jsonObject), options: [.sortedKeys, .withoutEscapingSlashes])
-                print(String(decoding: data, as: UTF8.self))
+                print(Terminal.json(data))
             } else if pending.isEmpty {
                 print("no sign-in requests waiting")
             } else {

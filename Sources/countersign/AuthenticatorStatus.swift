@@ -19,7 +19,7 @@ extension AuthenticatorCommand {
                                              "pairedAt": PrivateFiles.date(info.pairedAt), "pushAllowed": info.pushAllowed, "keyFile": context.file.keyPath,
                                              "fingerprint": context.identity.publicKey.fingerprint.description]
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                print(Terminal.json(data))
                 return
             }
             print(Terminal.printable("authenticator \(info.deviceId) (\"\(info.name)\") for \(f.state.username) on \(f.state.server)"))

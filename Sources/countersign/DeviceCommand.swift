@@ -152,7 +152,7 @@ struct DeviceCommand: AsyncParsableCommand {
                      "revokedAt": d.revokedAt.map(PrivateFiles.date) ?? NSNull(), "thisDevice": d.id == mine?.deviceId]
                 }
                 let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                print(Terminal.json(data))
                 return
             }
             if devices.isEmpty {

@@ -298,7 +298,7 @@ enum Mailbox {
                 return row
             }
             let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
+            print(Terminal.json(data))
             return
         }
         for m in messages {

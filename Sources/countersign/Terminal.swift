@@ -15,14 +15,27 @@ enum Terminal {
     static func printable(_ text: String, keepingLineBreaks: Bool = false) -> String {
         text.unicodeScalars.map { s in
             if keepingLineBreaks, s == "\n" { return "\n" }
-            // C0, DEL, C1, the line, paragraph and bidirectional controls that reorder or split what is shown,
-            // and the invisible ones that make two different names look the same (zero-width characters,
-            // soft hyphen, word joiners, byte order mark, tag characters).
-            let v = s.value
-            let control = v < 0x20 || (0x7f...0x9f).contains(v) || (0x2028...0x202e).contains(v) || (0x2066...0x2069).contains(v)
-                || (0x200b...0x200f).contains(v) || v == 0x061c || v == 0x00ad || (0x2060...0x2064).contains(v) || v == 0xfeff
-                || (0xe0000...0xe007f).contains(v)
-            return control ? "\\u{\(String(s.value, radix: 16))}" : String(s)
+            return isUnsafe(s.value) ? "\\u{\(String(s.value, radix: 16))}" : String(s)
+        }.joined()
+    }
+
+    /// C0, DEL, C1, the line, paragraph and bidirectional controls that reorder or split what is shown, and
+    /// the invisible ones that make two different names look the same (zero-width characters, soft hyphen,
+    /// word joiners, byte order mark, tag characters).
+    static func isUnsafe(_ v: UInt32) -> Bool {
+        v < 0x20 || (0x7f...0x9f).contains(v) || (0x2028...0x202e).contains(v) || (0x2066...0x2069).contains(v)
+            || (0x200b...0x200f).contains(v) || v == 0x061c || v == 0x00ad || (0x2060...0x2064).contains(v) || v == 0xfeff
+            || (0xe0000...0xe007f).contains(v)
+    }
+
+    /// JSON text for standard output with the same characters written as `\u` escapes (JSONSerialization
+    /// escapes only C0): still the same JSON to a parser, and nothing a server or sender chose reaches the
+    /// terminal raw.
+    static func json(_ data: Data) -> String {
+        String(decoding: data, as: UTF8.self).unicodeScalars.map { s -> String in
+            // C0 inside strings is escaped already; outside them only the layout's line breaks and spaces occur.
+            guard s.value >= 0x7f, isUnsafe(s.value) else { return String(s) }
+            return String(s).utf16.map { String(format: "\\u%04x", $0) }.joined()
         }.joined()
     }
 

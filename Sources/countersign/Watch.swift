@@ -71,7 +71,7 @@ struct WatchCommand: AsyncParsableCommand {
         if json {
             let object: [String: Any] = ["id": m.id, "from": m.from, "direction": m.direction, "to": m.to,
                                          "sentAt": iso.string(from: m.sentAt), "acceptedAt": iso.string(from: m.acceptedAt)]
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) { print(String(decoding: data, as: UTF8.self)) }
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) { print(Terminal.json(data)) }
         } else if m.incoming {
             print("Encrypted Message Received from \(Terminal.printable(m.from)) at \(iso.string(from: m.sentAt)) (id \(m.id)). "
                   + "Tap to decrypt and view the message: countersign read \(m.id)")

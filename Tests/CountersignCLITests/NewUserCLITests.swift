@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 
 /// What a new user ran into (issue 19, 19), against a real `countersign serve`.
@@ -31,6 +34,26 @@ import Testing
         // The SDK's user agent carries the version `--version` prints.
         let version = try t.cs("--version").text.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(pending["userAgent"] as? String == "countersign-swift/\(version)", "\(pending) vs \(version)")
+    }
+
+    /// `--json` output escapes what JSONSerialization lets through raw (C1, bidirectional and invisible
+    /// characters): a user agent chosen by whoever tried to sign in cannot drive the terminal, and the
+    /// JSON still says the same.
+    @Test func jsonOutputEscapesTerminalControls() async throws {
+        let (_, server, d) = try MessagingCLITests.setUp(["alice"])
+        defer { _ = server.signal(SIGTERM) }
+        let agent = "evil\u{9b}31m\u{202e}txt.exe\u{200b}"
+        var r = URLRequest(url: URL(string: server.url + "/v1/sessions")!)
+        r.httpMethod = "POST"
+        r.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        r.setValue(agent, forHTTPHeaderField: "User-Agent")
+        r.httpBody = Data(#"{"username":"alice","password":"not the password"}"#.utf8)
+        _ = try await URLSession.shared.data(for: r)
+        let out = try d["alice"]!.cs("account", "audit", "--json")
+        #expect(out.status == 0)
+        #expect(!out.stdout.isEmpty && !String(decoding: out.stdout, as: UTF8.self).unicodeScalars.contains { [0x9b, 0x202e, 0x200b].contains($0.value) })
+        let events = try #require(try JSONSerialization.jsonObject(with: out.stdout) as? [[String: Any]])
+        #expect(events.contains { $0["userAgent"] as? String == agent }, "\(events)")
     }
 
     /// `watch` called this device's own sends "from another of your devices".

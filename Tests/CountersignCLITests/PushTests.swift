@@ -171,7 +171,8 @@ import WSClient
         let start = Date()
         let now = try await alice.send("through A", to: ["bob"])
         #expect(await onB.wait(5) { onB.ids == [now] })
-        #expect(Date().timeIntervalSince(start) < 2, "LISTEN/NOTIFY, not a poll: \(Date().timeIntervalSince(start)) s")
+        // The fallback is the 5-minute session check: a loaded 2-core machine running the whole suite took 3 to 4 s.
+        #expect(Date().timeIntervalSince(start) < 10, "LISTEN/NOTIFY, not a poll: \(Date().timeIntervalSince(start)) s")
         let later = try await alice.send("in two seconds", to: ["bob"], after: 2)
         #expect(await onB.wait(8) { onB.ids.contains(later) })
         try await Task.sleep(for: .seconds(1))
@@ -319,7 +320,8 @@ import WSClient
         #expect(flooded.close == nil, "merging the same entries never overflows: \(String(describing: flooded.close))")
         let merged = try await writes() - before
         #expect(merged >= 1 && merged < 1_000, "3,000 ack frames took \(merged) writes")
-        #expect(slowest < .seconds(2), "another account's slowest send during the flood: \(slowest)")
+        // Unbounded, the flood held sends up for 9.5 s; a loaded 2-core machine running the whole suite saw 2 to 3 s.
+        #expect(slowest < .seconds(5), "another account's slowest send during the flood: \(slowest)")
         #expect(server.signal(SIGTERM) == 0)
     }
 
@@ -398,7 +400,8 @@ import WSClient
         let id = try await alice.send("wake up", to: ["bob"])
         let page = try await poll.value
         #expect(page.messages.map(\.id) == [id])
-        #expect(Date().timeIntervalSince(start) < 3, "answered at the send, not at the 20 s: \(Date().timeIntervalSince(start))")
+        // Bounded well below the 20 s wait: a loaded 2-core machine running the whole suite took 5 s.
+        #expect(Date().timeIntervalSince(start) < 10, "answered at the send, not at the 20 s: \(Date().timeIntervalSince(start))")
         let delayed = try await alice.send("later", to: ["bob"], after: 1)
         _ = try await bob.sdk.acknowledge(page.messages.map(\.seq))
         let later = try await bob.sdk.fetchMessages(wait: 10)
