@@ -7,32 +7,12 @@ import Testing
     typealias Device = MessagingCLITests.Device
 
     final class Proxy {
-        let process = Process()
+        let script: InteropScript
         let url: String
 
         init(upstream: String, rules: [String: Any]) throws {
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("interop/hostile_proxy.py").path
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script, upstream, String(decoding: try JSONSerialization.data(withJSONObject: rules), as: UTF8.self)]
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line += chunk
-            }
-            guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                process.terminate()
-                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the proxy printed no port"])
-            }
-            url = "http://127.0.0.1:\(port)"
-        }
-
-        deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            script = try InteropScript(script: "hostile_proxy.py", [upstream, String(decoding: try JSONSerialization.data(withJSONObject: rules), as: UTF8.self)])
+            url = "http://127.0.0.1:\(script.port)"
         }
     }
 

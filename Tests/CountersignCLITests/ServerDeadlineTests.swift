@@ -4,39 +4,7 @@ import Testing
 /// A server that never answers, answers forever or drips costs the CLI seconds and megabytes, not a core
 /// or the machine's memory (issue 19.11, 19.12): Tests/interop/broken_server.py plays each.
 @Suite struct ServerDeadlineTests {
-    final class BrokenServer {
-        let process = Process()
-        let port: Int
-
-        convenience init(_ mode: String) throws { try self.init(script: "broken_server.py", [mode]) }
-
-        /// Any of Tests/interop's scripts that print their port first.
-        init(script name: String, _ arguments: [String]) throws {
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("interop/\(name)").path
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                line += chunk
-            }
-            guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                kill(process.processIdentifier, SIGKILL)
-                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the broken server printed no port"])
-            }
-            self.port = port
-        }
-
-        /// Stopped even when the test fails.
-        deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-        }
-    }
+    typealias BrokenServer = InteropScript
 
     struct Measured {
         var output: CLI.Output
@@ -139,4 +107,9 @@ import Testing
         #expect(bypassed.status == 0, "\(bypassed.stderr)")
         #expect(String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self) == tunnels, "no_proxy goes direct")
     }
+}
+
+extension InteropScript {
+    /// Tests/interop/broken_server.py in one of its modes (silent, endless, drip…).
+    convenience init(_ mode: String) throws { try self.init(script: "broken_server.py", [mode]) }
 }

@@ -168,14 +168,7 @@ public final class AccountService: Sendable {
                        offerPush: Bool = true) async throws -> SignInResult {
         let now = clock.now()
         let username = (try? Self.validUsername(rawUsername)) ?? ""
-        let captchaNeeded: Bool
-        switch config.captcha {
-        case .always: captchaNeeded = true
-        case .off: captchaNeeded = false
-        case .risk:
-            let guardFailures = username.isEmpty ? 0 : (try await store.loginGuard(username: username)?.failures ?? 0)
-            captchaNeeded = guardFailures > 0 || recentFailures.contains(address: origin.address, username: username, now: now)
-        }
+        let captchaNeeded = try await captchaRequired(username: username, origin: origin, now: now)
         // One token per attempt, taken before any work; given back only when the sign-in succeeds (or
         // never became an attempt: a missing or bad captcha costs the server nothing).
         if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
@@ -486,19 +479,24 @@ public final class AccountService: Sendable {
         case secondFactor(MFARequired)
     }
 
+    /// The captcha policy for a password check of `username` (empty: no valid name) from `origin`: `risk`
+    /// asks after a failure for that username or from that address. Sign-in and re-authentication share it.
+    private func captchaRequired(username: String, origin: RequestOrigin, now: Date) async throws -> Bool {
+        switch config.captcha {
+        case .always: return true
+        case .off: return false
+        case .risk:
+            let guardFailures = username.isEmpty ? 0 : (try await store.loginGuard(username: username)?.failures ?? 0)
+            return guardFailures > 0 || recentFailures.contains(address: origin.address, username: username, now: now)
+        }
+    }
+
     /// Re-authentication obeys sign-in's limits: the same lockout count, the same per-address tokens
     /// and the same captcha rule, so a stolen session is not a cheaper way to guess.
     public func reauthenticate(_ auth: Authenticated, password: String, captcha: String? = nil, origin: RequestOrigin,
                                offerPush: Bool = true) async throws -> ReauthResult {
         let now = clock.now()
-        let captchaNeeded: Bool
-        switch config.captcha {
-        case .always: captchaNeeded = true
-        case .off: captchaNeeded = false
-        case .risk:
-            captchaNeeded = (try await store.loginGuard(username: auth.account.username)?.failures ?? 0) > 0
-                || recentFailures.contains(address: origin.address, username: auth.account.username, now: now)
-        }
+        let captchaNeeded = try await captchaRequired(username: auth.account.username, origin: origin, now: now)
         if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
         var refund = false
         defer { if refund { signInFailures.refund(origin.address, now: clock.now()) } }
