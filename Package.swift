@@ -89,9 +89,12 @@ let package = Package(
         ),
         .target(
             name: "CountersignClient",
-            dependencies: ["CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log"),
-                           .product(name: "JWTKit", package: "jwt-kit"), .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: [
+                "CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         .executableTarget(
             name: "countersign",
@@ -115,11 +118,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "countersign-bench-push",
-            dependencies: ["CountersignServer", "CountersignCrypto", "CountersignAPI", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
-                           .product(name: "FluentKit", package: "fluent-kit"), .product(name: "Logging", package: "swift-log"),
-                           .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: [
+                "CountersignServer", "CountersignCrypto", "CountersignAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "FluentKit", package: "fluent-kit"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
             path: "Benchmarks/PushBench"
         ),
         // The test-vector generator (package access to the seeded sealing APIs) and the command that
@@ -141,9 +147,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CountersignCLITests",
-            dependencies: ["CountersignCrypto", "CountersignClient", "CountersignQR", .product(name: "WSClient", package: "swift-websocket"),
-                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
-                           .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CountersignCrypto", "CountersignClient", "CountersignQR",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "CountersignServerTests",

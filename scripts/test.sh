@@ -2,8 +2,17 @@
 # Sets up and runs every test: the unit, vector and adversarial tests of CountersignCrypto, the CLI tests
 # (OpenSSL, oathtool, Python's `cryptography`), and the server's integration suite on SQLite files and on
 # a throwaway PostgreSQL 15 cluster on 127.0.0.1 that this script starts and stops.
+#
+#   bash scripts/test.sh          the full suite, as CI runs it
+#   bash scripts/test.sh --fast   a quick loop: no PostgreSQL (its cases skip) and no browser
 set -euo pipefail
 cd "$(dirname "$0")/.."
+fast=0
+case "${1:-}" in
+  --fast) fast=1 ;;
+  "") ;;
+  *) echo "usage: bash scripts/test.sh [--fast]" >&2; exit 2 ;;
+esac
 
 # Tools the tests talk to. Installed only when missing, so the command is idempotent.
 need_apt=()
@@ -26,6 +35,17 @@ python3 -c 'import openapi_spec_validator' 2>/dev/null || python3 -m pip install
 
 # The OpenAPI document must be valid OpenAPI 3.1.
 python3 -m openapi_spec_validator docs/openapi.yaml
+
+# The whole tree keeps the project's format (.swift-format); `swift format --in-place -r -p Sources Tests
+# Benchmarks Package.swift` fixes what this reports.
+swift format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
+
+if [ "$fast" = 1 ]; then
+  unset COUNTERSIGN_TEST_POSTGRES_URL COUNTERSIGN_REQUIRE_POSTGRES
+  swift build --build-tests
+  swift test --skip-build --parallel
+  exit 0
+fi
 
 # PostgreSQL: a throwaway cluster, stopped on exit. fsync is off: the tests need its semantics, not its durability.
 PG_EXTRA_OPTIONS="-c fsync=off"

@@ -32,7 +32,8 @@ func device(_ username: String, server: URL) async throws -> (CountersignClient,
 
 switch mode {
 case "setup":
-    guard args.count == 5, let server = URL(string: args[1]), let devices = Int(args[2]), let messages = Int(args[3]) else {
+    guard args.count == 5, let server = URL(string: args[1]), let devices = Int(args[2]), let messages = Int(args[3])
+    else {
         fail("usage: setup URL DEVICES MESSAGES DIR")
     }
     let dir = URL(fileURLWithPath: args[4])
@@ -53,23 +54,43 @@ case "setup":
                 lines.reserveCapacity(messages * 700)
                 for n in 0..<messages {
                     let text = Array("benchmark message \(n) from sender \(i)".utf8)
-                    let envelope = try MessageEnvelope.seal(text, from: key, to: [recipient, key.publicKey], created: Date())
+                    let envelope = try MessageEnvelope.seal(
+                        text,
+                        from: key,
+                        to: [recipient, key.publicKey],
+                        created: Date()
+                    )
                     let body = SendMessageRequest(to: ["recipient\(i)"], envelope: Base64URL(envelope.bytes))
                     lines += String(decoding: try JSONEncoder().encode(body), as: UTF8.self) + "\n"
                 }
-                try lines.write(to: dir.appendingPathComponent("bodies-\(i + 1).txt"), atomically: true, encoding: .utf8)
+                try lines.write(
+                    to: dir.appendingPathComponent("bodies-\(i + 1).txt"),
+                    atomically: true,
+                    encoding: .utf8
+                )
             }
         }
         try await group.waitForAll()
     }
     let sealed = ContinuousClock.now - started
-    try senders.map { $0.0.deviceToken! }.joined(separator: "\n").appending("\n").write(to: dir.appendingPathComponent("tokens.txt"), atomically: true, encoding: .utf8)
-    try recipientTokens.joined(separator: "\n").appending("\n").write(to: dir.appendingPathComponent("recipients.txt"), atomically: true, encoding: .utf8)
+    try senders.map { $0.0.deviceToken! }.joined(separator: "\n").appending("\n").write(
+        to: dir.appendingPathComponent("tokens.txt"),
+        atomically: true,
+        encoding: .utf8
+    )
+    try recipientTokens.joined(separator: "\n").appending("\n").write(
+        to: dir.appendingPathComponent("recipients.txt"),
+        atomically: true,
+        encoding: .utf8
+    )
     print("sealed \(devices * messages) envelopes (2 devices each) in \(sealed)")
 case "drain":
     guard args.count == 3, let server = URL(string: args[1]) else { fail("usage: drain URL DIR") }
-    let tokens = try String(contentsOf: URL(fileURLWithPath: args[2]).appendingPathComponent("recipients.txt"), encoding: .utf8)
-        .split(separator: "\n").map(String.init)
+    let tokens = try String(
+        contentsOf: URL(fileURLWithPath: args[2]).appendingPathComponent("recipients.txt"),
+        encoding: .utf8
+    )
+    .split(separator: "\n").map(String.init)
     let started = ContinuousClock.now
     let total = try await withThrowingTaskGroup(of: Int.self) { group in
         for token in tokens {
@@ -89,7 +110,15 @@ case "drain":
     }
     let elapsed = ContinuousClock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    print(String(format: "fetched+acknowledged %d messages on %d devices in %.2f s = %.0f messages/s", total, tokens.count, seconds, Double(total) / seconds))
+    print(
+        String(
+            format: "fetched+acknowledged %d messages on %d devices in %.2f s = %.0f messages/s",
+            total,
+            tokens.count,
+            seconds,
+            Double(total) / seconds
+        )
+    )
 default:
     fail("unknown mode \(mode); use setup or drain")
 }

@@ -41,7 +41,10 @@ final class HTTPPool: Sendable {
 
     /// `onWrite` runs on the connection's event loop just before the request's first byte is written.
     func send(_ request: HTTPRequest, onWrite: (@Sendable () -> Void)? = nil) -> EventLoopFuture<HTTPReply> {
-        let i = next.withLock { n in defer { n = (n + 1) % connections.count }; return n }
+        let i = next.withLock { n in
+            defer { n = (n + 1) % connections.count }
+            return n
+        }
         return connections[i].send(request, onWrite: onWrite)
     }
 
@@ -70,7 +73,11 @@ final class HTTPConnection: @unchecked Sendable {
     private var current: Pending?
     private var opened: [EventLoopPromise<Void>] = []
 
-    init(loop: any EventLoop, host: String, port: Int) { self.loop = loop; self.host = host; self.port = port }
+    init(loop: any EventLoop, host: String, port: Int) {
+        self.loop = loop
+        self.host = host
+        self.port = port
+    }
 
     func send(_ request: HTTPRequest, onWrite: (@Sendable () -> Void)?) -> EventLoopFuture<HTTPReply> {
         let promise = loop.makePromise(of: HTTPReply.self)
@@ -84,7 +91,10 @@ final class HTTPConnection: @unchecked Sendable {
     func open() -> EventLoopFuture<Void> {
         let promise = loop.makePromise(of: Void.self)
         loop.execute {
-            if self.channel?.isActive == true { promise.succeed(); return }
+            if self.channel?.isActive == true {
+                promise.succeed()
+                return
+            }
             self.opened.append(promise)
             if !self.connecting { self.connect() }
         }
@@ -139,7 +149,10 @@ final class HTTPConnection: @unchecked Sendable {
     fileprivate func responded(_ reply: HTTPReply, closing: Bool) {
         let item = current
         current = nil
-        if closing { channel?.close(promise: nil); channel = nil }
+        if closing {
+            channel?.close(promise: nil)
+            channel = nil
+        }
         item?.promise.succeed(reply)
         drive()
     }

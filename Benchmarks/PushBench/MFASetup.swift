@@ -18,22 +18,58 @@ enum MFASetup {
         }
     }
 
-    private static func fill(database: ServerDatabase, config: ServerConfiguration, logger: Logger, count: Int, dir: URL,
-                             started: ContinuousClock.Instant) async throws {
-        let accounts = try await AccountService(store: SQLAccountStore(database: database.database), config: config, logger: logger)
-        let devices = DeviceService(store: SQLDeviceStore(database: database.database), accounts: accounts, config: config,
-                                    clock: SystemClock(), random: SystemRandomSource())
-        let mfa = try await MFAService(store: SQLMFAStore(database: database.database), accounts: accounts, devices: devices,
-                                       clock: SystemClock(), random: SystemRandomSource())
+    private static func fill(
+        database: ServerDatabase,
+        config: ServerConfiguration,
+        logger: Logger,
+        count: Int,
+        dir: URL,
+        started: ContinuousClock.Instant
+    ) async throws {
+        let accounts = try await AccountService(
+            store: SQLAccountStore(database: database.database),
+            config: config,
+            logger: logger
+        )
+        let devices = DeviceService(
+            store: SQLDeviceStore(database: database.database),
+            accounts: accounts,
+            config: config,
+            clock: SystemClock(),
+            random: SystemRandomSource()
+        )
+        let mfa = try await MFAService(
+            store: SQLMFAStore(database: database.database),
+            accounts: accounts,
+            devices: devices,
+            clock: SystemClock(),
+            random: SystemRandomSource()
+        )
         let origin = RequestOrigin(address: "127.0.0.1", userAgent: "countersign-bench-mfa")
 
-        let first = try await accounts.register(username: "mfauser-0", password: Setup.password, name: "MFA", lastname: "User",
-                                                captcha: nil, origin: origin)
-        guard case .session(let signedIn) = try await accounts.signIn(username: "mfauser-0", password: Setup.password, captcha: nil,
-                                                                     origin: origin) else {
+        let first = try await accounts.register(
+            username: "mfauser-0",
+            password: Setup.password,
+            name: "MFA",
+            lastname: "User",
+            captcha: nil,
+            origin: origin
+        )
+        guard
+            case .session(let signedIn) = try await accounts.signIn(
+                username: "mfauser-0",
+                password: Setup.password,
+                captcha: nil,
+                origin: origin
+            )
+        else {
             throw SetupError("signing in mfauser-0 asked for a second factor")
         }
-        guard let firstSession = try await SQLAccountStore(database: database.database).session(tokenHash: Setup.tokenHash(signedIn.token)) else {
+        guard
+            let firstSession = try await SQLAccountStore(database: database.database).session(
+                tokenHash: Setup.tokenHash(signedIn.token)
+            )
+        else {
             throw SetupError("the first session was not stored")
         }
 
@@ -71,17 +107,37 @@ enum MFASetup {
                         let auth = try await accounts.authenticate(token: tokens[i])
                         let pairing = try await mfa.pairingKey(auth, server: "http://bench.invalid")
                         let identity = keys[i].identity
-                        let proof = try identity.signature(for: DeviceProof.pairingMessage(pairingKey: pairing.key, signingKey: identity.publicKey,
-                                                                                           encryptionKey: identity.publicKey))
-                        let info = try await mfa.pair(PairingRequest(pairingKey: pairing.key, name: "bench authenticator \(i)",
-                                                                     signingKey: Base64URL(keys[i].spki), encryptionKey: Base64URL(keys[i].spki),
-                                                                     signature: Base64URL(proof)),
-                                                      origin: RequestOrigin(address: "10.\(i >> 16 & 255).\(i >> 8 & 255).\(i & 255)",
-                                                                            userAgent: "countersign-bench-mfa"))
-                        guard let jwk = info.jwks.keys.first else { throw SetupError("pairing answered no challenge key") }
+                        let proof = try identity.signature(
+                            for: DeviceProof.pairingMessage(
+                                pairingKey: pairing.key,
+                                signingKey: identity.publicKey,
+                                encryptionKey: identity.publicKey
+                            )
+                        )
+                        let info = try await mfa.pair(
+                            PairingRequest(
+                                pairingKey: pairing.key,
+                                name: "bench authenticator \(i)",
+                                signingKey: Base64URL(keys[i].spki),
+                                encryptionKey: Base64URL(keys[i].spki),
+                                signature: Base64URL(proof)
+                            ),
+                            origin: RequestOrigin(
+                                address: "10.\(i >> 16 & 255).\(i >> 8 & 255).\(i & 255)",
+                                userAgent: "countersign-bench-mfa"
+                            )
+                        )
+                        guard let jwk = info.jwks.keys.first else {
+                            throw SetupError("pairing answered no challenge key")
+                        }
                         let pem = try identity.pem(passphrase: nil)
                         // username, device ID, device session token, private key (PKCS#8 PEM, base64), challenge key x, y
-                        out.append((i, "\(info.username)\t\(info.deviceId)\t\(info.session.token)\t\(Data(pem.utf8).base64EncodedString())\t\(jwk.x)\t\(jwk.y)\n"))
+                        out.append(
+                            (
+                                i,
+                                "\(info.username)\t\(info.deviceId)\t\(info.session.token)\t\(Data(pem.utf8).base64EncodedString())\t\(jwk.x)\t\(jwk.y)\n"
+                            )
+                        )
                     }
                     return out
                 }
@@ -91,7 +147,9 @@ enum MFASetup {
             return all.sorted { $0.0 < $1.0 }.map(\.1)
         }
         try rows.joined().write(to: dir.appendingPathComponent("authenticators.tsv"), atomically: true, encoding: .utf8)
-        print("setup: \(count) accounts with a paired authenticator: copies \(secs(copied - started)) s, "
-              + "pairing \(secs(ContinuousClock.now - copied)) s, total \(secs(ContinuousClock.now - started)) s")
+        print(
+            "setup: \(count) accounts with a paired authenticator: copies \(secs(copied - started)) s, "
+                + "pairing \(secs(ContinuousClock.now - copied)) s, total \(secs(ContinuousClock.now - started)) s"
+        )
     }
 }

@@ -38,8 +38,14 @@ final class Recorder: Sendable {
 
     func received(id: String, device: Int, at t: UInt64) {
         state.withLock { s in
-            guard let i = s.indexOf[id] else { s.other += 1; return }
-            guard s.target[i] == device else { s.wrongDevice += 1; return }
+            guard let i = s.indexOf[id] else {
+                s.other += 1
+                return
+            }
+            guard s.target[i] == device else {
+                s.wrongDevice += 1
+                return
+            }
             if s.receivedAt[i] != 0 { s.duplicates += 1 } else { s.receivedAt[i] = t }
         }
     }
@@ -84,13 +90,23 @@ final class PushClientHandler: ChannelInboundHandler {
     let ready: EventLoopPromise<Void>
     /// bench-mfa: each `mfaChallenge` frame's token, with the time it was read.
     let onChallenge: (@Sendable (String, UInt64) -> Void)?
-    private var phase = 0   // 0 hello sent, 1 ready, 2 queueEmpty
+    private var phase = 0  // 0 hello sent, 1 ready, 2 queueEmpty
     private var closeCode: UInt16?
     private var partial: ByteBuffer?
     private var context: ChannelHandlerContext?
 
-    init(device: Int, ticket: String, recorder: Recorder, ready: EventLoopPromise<Void>, onChallenge: (@Sendable (String, UInt64) -> Void)?) {
-        self.device = device; self.ticket = ticket; self.recorder = recorder; self.ready = ready; self.onChallenge = onChallenge
+    init(
+        device: Int,
+        ticket: String,
+        recorder: Recorder,
+        ready: EventLoopPromise<Void>,
+        onChallenge: (@Sendable (String, UInt64) -> Void)?
+    ) {
+        self.device = device
+        self.ticket = ticket
+        self.recorder = recorder
+        self.ready = ready
+        self.onChallenge = onChallenge
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -99,7 +115,10 @@ final class PushClientHandler: ChannelInboundHandler {
 
     private func send(text: String, context: ChannelHandlerContext) {
         let buffer = context.channel.allocator.buffer(string: text)
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: buffer)), promise: nil)
+        context.writeAndFlush(
+            wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: buffer)),
+            promise: nil
+        )
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -110,16 +129,24 @@ final class PushClientHandler: ChannelInboundHandler {
         case .continuation:
             var data = frame.unmaskedData
             partial?.writeBuffer(&data)
-            if frame.fin, let whole = partial { partial = nil; received(whole, context: context) }
+            if frame.fin, let whole = partial {
+                partial = nil
+                received(whole, context: context)
+            }
         case .ping:
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)),
+                promise: nil
+            )
         case .connectionClose:
             var data = frame.unmaskedData
             closeCode = data.readInteger(as: UInt16.self) ?? 1005
             let body = context.channel.allocator.buffer(integer: closeCode!)
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: body)))
-                .whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndFlush(
+                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: body))
+            )
+            .whenComplete { _ in channel.close(promise: nil) }
         default:
             break
         }
@@ -138,7 +165,10 @@ final class PushClientHandler: ChannelInboundHandler {
         case "ready":
             phase = 1
         case "queueEmpty":
-            if phase < 2 { phase = 2; ready.succeed() }
+            if phase < 2 {
+                phase = 2
+                ready.succeed()
+            }
         default:
             break
         }
@@ -146,7 +176,12 @@ final class PushClientHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if phase < 2 {
-            ready.fail(PushFailure(description: closeCode.map { "closed by the server with \($0)" } ?? "connection closed before queueEmpty"))
+            ready.fail(
+                PushFailure(
+                    description: closeCode.map { "closed by the server with \($0)" }
+                        ?? "connection closed before queueEmpty"
+                )
+            )
         } else {
             recorder.dropped(code: closeCode ?? 0)
         }
@@ -162,8 +197,16 @@ final class PushClientHandler: ChannelInboundHandler {
 enum PushClient {
     /// Opens a WebSocket to /v1/push, says hello with `ticket`, and returns the channel once the server
     /// has sent `ready` and `queueEmpty`; fails (and closes) on anything else or after `timeout`.
-    static func connect(device: Int, ticket: String, host: String, port: Int, loop: any EventLoop, recorder: Recorder,
-                        timeout: TimeAmount = .seconds(20), onChallenge: (@Sendable (String, UInt64) -> Void)? = nil) async throws -> any Channel {
+    static func connect(
+        device: Int,
+        ticket: String,
+        host: String,
+        port: Int,
+        loop: any EventLoop,
+        recorder: Recorder,
+        timeout: TimeAmount = .seconds(20),
+        onChallenge: (@Sendable (String, UInt64) -> Void)? = nil
+    ) async throws -> any Channel {
         let ready = loop.makePromise(of: Void.self)
         let hostHeader = "\(host):\(port)"
         let (channel, upgraded): (any Channel, EventLoopFuture<Bool>)
@@ -173,21 +216,35 @@ enum PushClient {
                 .connectTimeout(.seconds(10))
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let upgrader = NIOTypedWebSocketClientUpgrader<Bool>(maxFrameSize: 1 << 20, upgradePipelineHandler: { channel, _ in
-                            channel.eventLoop.makeCompletedFuture {
-                                try channel.pipeline.syncOperations.addHandler(
-                                    PushClientHandler(device: device, ticket: ticket, recorder: recorder, ready: ready, onChallenge: onChallenge))
-                                return true
+                        let upgrader = NIOTypedWebSocketClientUpgrader<Bool>(
+                            maxFrameSize: 1 << 20,
+                            upgradePipelineHandler: { channel, _ in
+                                channel.eventLoop.makeCompletedFuture {
+                                    try channel.pipeline.syncOperations.addHandler(
+                                        PushClientHandler(
+                                            device: device,
+                                            ticket: ticket,
+                                            recorder: recorder,
+                                            ready: ready,
+                                            onChallenge: onChallenge
+                                        )
+                                    )
+                                    return true
+                                }
                             }
-                        })
+                        )
                         var headers = HTTPHeaders()
                         headers.add(name: "Host", value: hostHeader)
                         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/push", headers: headers)
                         let configuration = NIOTypedHTTPClientUpgradeConfiguration<Bool>(
-                            upgradeRequestHead: head, upgraders: [upgrader],
-                            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { false } })
+                            upgradeRequestHead: head,
+                            upgraders: [upgrader],
+                            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { false }
+                            }
+                        )
                         let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                            configuration: .init(upgradeConfiguration: configuration))
+                            configuration: .init(upgradeConfiguration: configuration)
+                        )
                         return (channel, upgraded)
                     }
                 }

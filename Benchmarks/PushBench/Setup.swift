@@ -56,13 +56,24 @@ enum Setup {
     static func run(dbPath: String, conns: Int, senders: Int, dir: URL) async throws {
         let started = ContinuousClock.now
         try await withDatabase(dbPath) { database, config, logger in
-            try await fill(database: database, config: config, logger: logger, conns: conns, senders: senders, dir: dir, started: started)
+            try await fill(
+                database: database,
+                config: config,
+                logger: logger,
+                conns: conns,
+                senders: senders,
+                dir: dir,
+                started: started
+            )
         }
     }
 
     /// The SQLite file opened with the server library (migrations included) and the server's default
     /// configuration (captcha off), closed after `body` whatever happens.
-    static func withDatabase(_ dbPath: String, _ body: (ServerDatabase, ServerConfiguration, Logger) async throws -> Void) async throws {
+    static func withDatabase(
+        _ dbPath: String,
+        _ body: (ServerDatabase, ServerConfiguration, Logger) async throws -> Void
+    ) async throws {
         var logger = Logger(label: "countersign-bench-push")
         logger.logLevel = .warning
         var config = ServerConfiguration()
@@ -78,41 +89,102 @@ enum Setup {
         await database.close()
     }
 
-    private static func fill(database: ServerDatabase, config: ServerConfiguration, logger: Logger, conns: Int, senders: Int, dir: URL,
-                             started: ContinuousClock.Instant) async throws {
-        let accounts = try await AccountService(store: SQLAccountStore(database: database.database), config: config, logger: logger)
-        let devices = DeviceService(store: SQLDeviceStore(database: database.database), accounts: accounts, config: config,
-                                    clock: SystemClock(), random: SystemRandomSource())
+    private static func fill(
+        database: ServerDatabase,
+        config: ServerConfiguration,
+        logger: Logger,
+        conns: Int,
+        senders: Int,
+        dir: URL,
+        started: ContinuousClock.Instant
+    ) async throws {
+        let accounts = try await AccountService(
+            store: SQLAccountStore(database: database.database),
+            config: config,
+            logger: logger
+        )
+        let devices = DeviceService(
+            store: SQLDeviceStore(database: database.database),
+            accounts: accounts,
+            config: config,
+            clock: SystemClock(),
+            random: SystemRandomSource()
+        )
         let origin = RequestOrigin(address: "127.0.0.1", userAgent: "countersign-bench-push")
 
         // One account, device and device session the way the API makes them: the one password hash, and
         // records whose copies (new IDs, keys, tokens) make all the others.
         let firstKey = Key(Identity.generate())
-        let firstAccount = try await accounts.register(username: "pushsender-0", password: password, name: "Push", lastname: "Sender",
-                                                       captcha: nil, origin: origin)
-        guard case .session(let signedIn) = try await accounts.signIn(username: "pushsender-0", password: password, captcha: nil, origin: origin) else {
+        let firstAccount = try await accounts.register(
+            username: "pushsender-0",
+            password: password,
+            name: "Push",
+            lastname: "Sender",
+            captcha: nil,
+            origin: origin
+        )
+        guard
+            case .session(let signedIn) = try await accounts.signIn(
+                username: "pushsender-0",
+                password: password,
+                captcha: nil,
+                origin: origin
+            )
+        else {
             throw SetupError("signing in pushsender-0 asked for a second factor")
         }
         let auth = try await accounts.authenticate(token: signedIn.token)
         let challenge = try await devices.registrationChallenge(auth)
-        let proof = try firstKey.identity.signature(for: DeviceProof.registrationMessage(
-            challenge: challenge.challenge.bytes, accountID: firstAccount.id, signingKey: firstKey.identity.publicKey,
-            encryptionKey: firstKey.identity.publicKey))
-        let firstDevice = try await devices.register(auth, DeviceRegistrationRequest(
-            name: "bench", signingKey: Base64URL(firstKey.spki), encryptionKey: Base64URL(firstKey.spki), challenge: challenge.challenge,
-            signature: Base64URL(proof)), origin: origin)
+        let proof = try firstKey.identity.signature(
+            for: DeviceProof.registrationMessage(
+                challenge: challenge.challenge.bytes,
+                accountID: firstAccount.id,
+                signingKey: firstKey.identity.publicKey,
+                encryptionKey: firstKey.identity.publicKey
+            )
+        )
+        let firstDevice = try await devices.register(
+            auth,
+            DeviceRegistrationRequest(
+                name: "bench",
+                signingKey: Base64URL(firstKey.spki),
+                encryptionKey: Base64URL(firstKey.spki),
+                challenge: challenge.challenge,
+                signature: Base64URL(proof)
+            ),
+            origin: origin
+        )
         let nonce = try await devices.sessionChallenge(deviceID: firstDevice.id, origin: origin)
-        let sessionProof = try firstKey.identity.signature(for: DeviceProof.sessionMessage(nonce: nonce.challenge.bytes, deviceID: firstDevice.id))
+        let sessionProof = try firstKey.identity.signature(
+            for: DeviceProof.sessionMessage(nonce: nonce.challenge.bytes, deviceID: firstDevice.id)
+        )
         let (firstToken, firstSession, _, _) = try await devices.openSession(
-            DeviceSessionRequest(deviceId: firstDevice.id, nonce: nonce.challenge, signature: Base64URL(sessionProof)), origin: origin)
+            DeviceSessionRequest(deviceId: firstDevice.id, nonce: nonce.challenge, signature: Base64URL(sessionProof)),
+            origin: origin
+        )
         let templated = ContinuousClock.now
 
         let keys = await keys(conns + senders - 1)
         let keyed = ContinuousClock.now
         func row(_ username: String, _ key: Key) -> Row {
-            Row(username: username, accountID: UUID().uuidString.lowercased(), deviceID: UUID().uuidString.lowercased(), token: newToken(), key: key)
+            Row(
+                username: username,
+                accountID: UUID().uuidString.lowercased(),
+                deviceID: UUID().uuidString.lowercased(),
+                token: newToken(),
+                key: key
+            )
         }
-        let senderRows = [Row(username: "pushsender-0", accountID: firstAccount.id, deviceID: firstDevice.id, token: firstToken, key: firstKey)]
+        let senderRows =
+            [
+                Row(
+                    username: "pushsender-0",
+                    accountID: firstAccount.id,
+                    deviceID: firstDevice.id,
+                    token: firstToken,
+                    key: firstKey
+                )
+            ]
             + (1..<senders).map { row("pushsender-\($0)", keys[conns + $0 - 1]) }
         let deviceRows = (0..<conns).map { row("pushdev-\($0)", keys[$0]) }
         let inserts = Array(senderRows.dropFirst()) + deviceRows
@@ -165,8 +237,10 @@ enum Setup {
             senderLines += "\(r.username)\t\(r.token)\t\(Data(pem.utf8).base64EncodedString())\n"
         }
         try senderLines.write(to: dir.appendingPathComponent("senders.tsv"), atomically: true, encoding: .utf8)
-        print("setup: \(conns) device accounts + \(senders) senders: first account through the services \(secs(templated - started)) s, "
-              + "\(conns + senders - 1) keys \(secs(keyed - templated)) s, insert \(secs(inserted - keyed)) s, total \(secs(ContinuousClock.now - started)) s")
+        print(
+            "setup: \(conns) device accounts + \(senders) senders: first account through the services \(secs(templated - started)) s, "
+                + "\(conns + senders - 1) keys \(secs(keyed - templated)) s, insert \(secs(inserted - keyed)) s, total \(secs(ContinuousClock.now - started)) s"
+        )
     }
 }
 

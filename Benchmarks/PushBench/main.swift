@@ -39,12 +39,22 @@ case "setup":
         fail("setup failed: \(error)")
     }
 case "run":
-    guard args.count == 7, let url = URL(string: args[1]), let host = url.host, let port = url.port, let pid = Int32(args[2]),
-          let conns = Int(args[4]), let rate = Double(args[5]), rate > 0, let seconds = Double(args[6]), seconds > 0 else {
+    guard args.count == 7, let url = URL(string: args[1]), let host = url.host, let port = url.port,
+        let pid = Int32(args[2]),
+        let conns = Int(args[4]), let rate = Double(args[5]), rate > 0, let seconds = Double(args[6]), seconds > 0
+    else {
         fail("usage: run URL SERVER_PID DIR CONNS RATE SECONDS")
     }
     do {
-        try await Run(host: host, port: port, serverPID: pid, dir: URL(fileURLWithPath: args[3]), conns: conns, rate: rate, seconds: seconds).run()
+        try await Run(
+            host: host,
+            port: port,
+            serverPID: pid,
+            dir: URL(fileURLWithPath: args[3]),
+            conns: conns,
+            rate: rate,
+            seconds: seconds
+        ).run()
     } catch {
         fail("run failed: \(error)")
     }
@@ -56,15 +66,27 @@ case "mfa-setup":
         fail("mfa-setup failed: \(error)")
     }
 case "mfa-run":
-    guard args.count == 7, let url = URL(string: args[1]), let host = url.host, let port = url.port, let pid = Int32(args[2]),
-          let count = Int(args[4]), let rate = Double(args[5]), rate > 0, let seconds = Double(args[6]), seconds > 0 else {
+    guard args.count == 7, let url = URL(string: args[1]), let host = url.host, let port = url.port,
+        let pid = Int32(args[2]),
+        let count = Int(args[4]), let rate = Double(args[5]), rate > 0, let seconds = Double(args[6]), seconds > 0
+    else {
         fail("usage: mfa-run URL SERVER_PID DIR COUNT RATE SECONDS")
     }
     do {
-        try await MFARun(host: host, port: port, serverPID: pid, dir: URL(fileURLWithPath: args[3]), count: count, rate: rate, seconds: seconds).run()
+        try await MFARun(
+            host: host,
+            port: port,
+            serverPID: pid,
+            dir: URL(fileURLWithPath: args[3]),
+            count: count,
+            rate: rate,
+            seconds: seconds
+        ).run()
     } catch {
         fail("mfa-run failed: \(error)")
     }
 default:
-    fail("usage: setup DBPATH CONNS SENDERS DIR | run URL SERVER_PID DIR CONNS RATE SECONDS | mfa-setup DBPATH COUNT DIR | mfa-run URL SERVER_PID DIR COUNT RATE SECONDS")
+    fail(
+        "usage: setup DBPATH CONNS SENDERS DIR | run URL SERVER_PID DIR CONNS RATE SECONDS | mfa-setup DBPATH COUNT DIR | mfa-run URL SERVER_PID DIR COUNT RATE SECONDS"
+    )
 }

@@ -1,5 +1,5 @@
-import Crypto
 import CountersignCrypto
+import Crypto
 import Foundation
 
 // Times one recipient wrap (HPKE seal of a file key) and unwrap (HPKE open), beside the bare P-256
@@ -14,7 +14,14 @@ if CommandLine.arguments.dropFirst().first == "argon2" {
     for _ in 0..<count { _ = try PasswordHasher.owasp.hash(password) }
     let elapsed = ContinuousClock.now - start
     let ms = (Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15) / Double(count)
-    print(String(format: "argon2id m=19456 KiB t=2 p=1: %.1f ms/hash = %.1f hashes/s per core (%d hashes)", ms, 1000 / ms, count))
+    print(
+        String(
+            format: "argon2id m=19456 KiB t=2 p=1: %.1f ms/hash = %.1f hashes/s per core (%d hashes)",
+            ms,
+            1000 / ms,
+            count
+        )
+    )
     exit(0)
 }
 let iterations = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 5000
@@ -24,7 +31,7 @@ let recipient = identity.publicKey
 let fileKey = rng.bytes(32)
 
 func time(_ label: String, _ body: () throws -> Void) rethrows -> Double {
-    for _ in 0..<200 { try body() }   // warm up
+    for _ in 0..<200 { try body() }  // warm up
     let start = ContinuousClock.now
     for _ in 0..<iterations { try body() }
     let elapsed = ContinuousClock.now - start
@@ -45,8 +52,26 @@ let encPoint = Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation
 let parseEcdh = try time("parse+ecdh") {
     _ = try peerKey.sharedSecretFromKeyAgreement(with: P256.KeyAgreement.PublicKey(x963Representation: encPoint))
 }
-let keygenEcdh = try time("keygen+ecdh") { _ = try P256.KeyAgreement.PrivateKey().sharedSecretFromKeyAgreement(with: peerPub) }
+let keygenEcdh = try time("keygen+ecdh") {
+    _ = try P256.KeyAgreement.PrivateKey().sharedSecretFromKeyAgreement(with: peerPub)
+}
 
-print(String(format: "wrap   (HPKE seal, 1 recipient): %7.1f µs   goal <= 100 µs   %.2fx a bare keygen+ECDH (%.1f µs)", wrap, wrap / keygenEcdh, keygenEcdh))
-print(String(format: "unwrap (HPKE open, 1 recipient): %7.1f µs   goal <=  40 µs   %.2fx a bare ECDH (%.1f µs), %.2fx parsing enc + ECDH (%.1f µs)",
-             unwrap, unwrap / ecdh, ecdh, unwrap / parseEcdh, parseEcdh))
+print(
+    String(
+        format: "wrap   (HPKE seal, 1 recipient): %7.1f µs   goal <= 100 µs   %.2fx a bare keygen+ECDH (%.1f µs)",
+        wrap,
+        wrap / keygenEcdh,
+        keygenEcdh
+    )
+)
+print(
+    String(
+        format:
+            "unwrap (HPKE open, 1 recipient): %7.1f µs   goal <=  40 µs   %.2fx a bare ECDH (%.1f µs), %.2fx parsing enc + ECDH (%.1f µs)",
+        unwrap,
+        unwrap / ecdh,
+        ecdh,
+        unwrap / parseEcdh,
+        parseEcdh
+    )
+)

@@ -36,7 +36,8 @@ public struct Base64URL: Codable, Hashable, Sendable, CustomStringConvertible {
         guard n % 4 != 1 else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(n * 3 / 4)
-        var acc: UInt32 = 0, bits = 0
+        var acc: UInt32 = 0
+        var bits = 0
         for c in input {
             let v = table[Int(c)]
             guard v != 0xFF else { return nil }
@@ -84,7 +85,6 @@ public struct Base64URL: Codable, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { text }
-
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()

@@ -7,7 +7,11 @@ public struct RegisterRequest: Codable, Sendable {
     public var lastname: String
     public var captcha: String?
     public init(username: String, password: String, name: String, lastname: String, captcha: String? = nil) {
-        self.username = username; self.password = password; self.name = name; self.lastname = lastname; self.captcha = captcha
+        self.username = username
+        self.password = password
+        self.name = name
+        self.lastname = lastname
+        self.captcha = captcha
     }
 }
 
@@ -19,14 +23,20 @@ public struct SignInRequest: Codable, Sendable {
     /// sent (nor counted); `push` or absent: pushes go to the account's authenticators.
     public var secondFactor: String?
     public init(username: String, password: String, captcha: String? = nil, secondFactor: String? = nil) {
-        self.username = username; self.password = password; self.captcha = captcha; self.secondFactor = secondFactor
+        self.username = username
+        self.password = password
+        self.captcha = captcha
+        self.secondFactor = secondFactor
     }
 }
 
 public struct PasswordChangeRequest: Codable, Sendable {
     public var currentPassword: String
     public var newPassword: String
-    public init(currentPassword: String, newPassword: String) { self.currentPassword = currentPassword; self.newPassword = newPassword }
+    public init(currentPassword: String, newPassword: String) {
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+    }
 }
 
 public struct ReauthRequest: Codable, Sendable {
@@ -36,7 +46,9 @@ public struct ReauthRequest: Codable, Sendable {
     /// As `SignInRequest.secondFactor`.
     public var secondFactor: String?
     public init(password: String, captcha: String? = nil, secondFactor: String? = nil) {
-        self.password = password; self.captcha = captcha; self.secondFactor = secondFactor
+        self.password = password
+        self.captcha = captcha
+        self.secondFactor = secondFactor
     }
 }
 
@@ -53,8 +65,20 @@ public struct Account: Codable, Equatable, Sendable {
     public var lastname: String
     public var settings: AccountSettings
     public var createdAt: Date
-    public init(id: String, username: String, name: String, lastname: String, settings: AccountSettings, createdAt: Date) {
-        self.id = id; self.username = username; self.name = name; self.lastname = lastname; self.settings = settings; self.createdAt = createdAt
+    public init(
+        id: String,
+        username: String,
+        name: String,
+        lastname: String,
+        settings: AccountSettings,
+        createdAt: Date
+    ) {
+        self.id = id
+        self.username = username
+        self.name = name
+        self.lastname = lastname
+        self.settings = settings
+        self.createdAt = createdAt
     }
 }
 
@@ -62,7 +86,11 @@ public struct SignedInSession: Codable, Equatable, Sendable {
     public var token: String
     public var expiresAt: Date
     public var account: Account
-    public init(token: String, expiresAt: Date, account: Account) { self.token = token; self.expiresAt = expiresAt; self.account = account }
+    public init(token: String, expiresAt: Date, account: Account) {
+        self.token = token
+        self.expiresAt = expiresAt
+        self.account = account
+    }
 }
 
 public struct AuditEvent: Codable, Equatable, Sendable {
@@ -73,7 +101,12 @@ public struct AuditEvent: Codable, Equatable, Sendable {
     public var address: String
     public var userAgent: String
     public init(id: Int64, at: Date, kind: String, outcome: String, address: String, userAgent: String) {
-        self.id = id; self.at = at; self.kind = kind; self.outcome = outcome; self.address = address; self.userAgent = userAgent
+        self.id = id
+        self.at = at
+        self.kind = kind
+        self.outcome = outcome
+        self.address = address
+        self.userAgent = userAgent
     }
 }
 
@@ -81,7 +114,10 @@ public struct AuditPage: Codable, Equatable, Sendable {
     public var events: [AuditEvent]
     /// The path of the next page, nil on the last.
     public var next: String?
-    public init(events: [AuditEvent], next: String?) { self.events = events; self.next = next }
+    public init(events: [AuditEvent], next: String?) {
+        self.events = events
+        self.next = next
+    }
 }
 
 public struct CaptchaChallenge: Codable, Equatable, Sendable {
@@ -91,6 +127,10 @@ public struct CaptchaChallenge: Codable, Equatable, Sendable {
     public var salt: String
     public var signature: String
     public init(algorithm: String, challenge: String, maxnumber: Int, salt: String, signature: String) {
-        self.algorithm = algorithm; self.challenge = challenge; self.maxnumber = maxnumber; self.salt = salt; self.signature = signature
+        self.algorithm = algorithm
+        self.challenge = challenge
+        self.maxnumber = maxnumber
+        self.salt = salt
+        self.signature = signature
     }
 }

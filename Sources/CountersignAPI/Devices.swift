@@ -4,7 +4,10 @@ import Foundation
 public struct DeviceChallenge: Codable, Equatable, Sendable {
     public var challenge: Base64URL
     public var expiresAt: Date
-    public init(challenge: Base64URL, expiresAt: Date) { self.challenge = challenge; self.expiresAt = expiresAt }
+    public init(challenge: Base64URL, expiresAt: Date) {
+        self.challenge = challenge
+        self.expiresAt = expiresAt
+    }
 }
 
 /// `POST /v1/devices`: keys as SPKI DER, and a signature by the signing key over the registration
@@ -15,8 +18,18 @@ public struct DeviceRegistrationRequest: Codable, Sendable {
     public var encryptionKey: Base64URL
     public var challenge: Base64URL
     public var signature: Base64URL
-    public init(name: String, signingKey: Base64URL, encryptionKey: Base64URL, challenge: Base64URL, signature: Base64URL) {
-        self.name = name; self.signingKey = signingKey; self.encryptionKey = encryptionKey; self.challenge = challenge; self.signature = signature
+    public init(
+        name: String,
+        signingKey: Base64URL,
+        encryptionKey: Base64URL,
+        challenge: Base64URL,
+        signature: Base64URL
+    ) {
+        self.name = name
+        self.signingKey = signingKey
+        self.encryptionKey = encryptionKey
+        self.challenge = challenge
+        self.signature = signature
     }
 }
 
@@ -33,10 +46,28 @@ public struct Device: Codable, Equatable, Sendable {
     public var keysSince: Date
     public var lastSeenAt: Date?
     public var revokedAt: Date?
-    public init(id: String, name: String, signingKey: Base64URL, signingKeyId: String, encryptionKey: Base64URL, encryptionKeyId: String,
-                createdAt: Date, keysSince: Date, lastSeenAt: Date?, revokedAt: Date?) {
-        self.id = id; self.name = name; self.signingKey = signingKey; self.signingKeyId = signingKeyId; self.encryptionKey = encryptionKey
-        self.encryptionKeyId = encryptionKeyId; self.createdAt = createdAt; self.keysSince = keysSince; self.lastSeenAt = lastSeenAt; self.revokedAt = revokedAt
+    public init(
+        id: String,
+        name: String,
+        signingKey: Base64URL,
+        signingKeyId: String,
+        encryptionKey: Base64URL,
+        encryptionKeyId: String,
+        createdAt: Date,
+        keysSince: Date,
+        lastSeenAt: Date?,
+        revokedAt: Date?
+    ) {
+        self.id = id
+        self.name = name
+        self.signingKey = signingKey
+        self.signingKeyId = signingKeyId
+        self.encryptionKey = encryptionKey
+        self.encryptionKeyId = encryptionKeyId
+        self.createdAt = createdAt
+        self.keysSince = keysSince
+        self.lastSeenAt = lastSeenAt
+        self.revokedAt = revokedAt
     }
 }
 
@@ -61,7 +92,11 @@ public struct DeviceSessionRequest: Codable, Sendable {
     public var deviceId: String
     public var nonce: Base64URL
     public var signature: Base64URL
-    public init(deviceId: String, nonce: Base64URL, signature: Base64URL) { self.deviceId = deviceId; self.nonce = nonce; self.signature = signature }
+    public init(deviceId: String, nonce: Base64URL, signature: Base64URL) {
+        self.deviceId = deviceId
+        self.nonce = nonce
+        self.signature = signature
+    }
 }
 
 public struct DeviceSession: Codable, Equatable, Sendable {
@@ -70,7 +105,10 @@ public struct DeviceSession: Codable, Equatable, Sendable {
     public var device: Device
     public var username: String
     public init(token: String, expiresAt: Date, device: Device, username: String) {
-        self.token = token; self.expiresAt = expiresAt; self.device = device; self.username = username
+        self.token = token
+        self.expiresAt = expiresAt
+        self.device = device
+        self.username = username
     }
 }
 
@@ -80,8 +118,12 @@ public struct KeyRotationRequest: Codable, Sendable {
     public var encryptionKey: Base64URL
     public var oldKeySignature: Base64URL
     public var newKeySignature: Base64URL
-    public init(signingKey: Base64URL, encryptionKey: Base64URL, oldKeySignature: Base64URL, newKeySignature: Base64URL) {
-        self.signingKey = signingKey; self.encryptionKey = encryptionKey; self.oldKeySignature = oldKeySignature; self.newKeySignature = newKeySignature
+    public init(signingKey: Base64URL, encryptionKey: Base64URL, oldKeySignature: Base64URL, newKeySignature: Base64URL)
+    {
+        self.signingKey = signingKey
+        self.encryptionKey = encryptionKey
+        self.oldKeySignature = oldKeySignature
+        self.newKeySignature = newKeySignature
     }
 }
 
@@ -95,10 +137,24 @@ public struct DirectoryDevice: Codable, Equatable, Sendable {
     public var encryptionKeyId: String
     public var createdAt: Date
     public var keysSince: Date
-    public init(id: String, name: String, signingKey: Base64URL, signingKeyId: String, encryptionKey: Base64URL, encryptionKeyId: String,
-                createdAt: Date, keysSince: Date) {
-        self.id = id; self.name = name; self.signingKey = signingKey; self.signingKeyId = signingKeyId; self.encryptionKey = encryptionKey
-        self.encryptionKeyId = encryptionKeyId; self.createdAt = createdAt; self.keysSince = keysSince
+    public init(
+        id: String,
+        name: String,
+        signingKey: Base64URL,
+        signingKeyId: String,
+        encryptionKey: Base64URL,
+        encryptionKeyId: String,
+        createdAt: Date,
+        keysSince: Date
+    ) {
+        self.id = id
+        self.name = name
+        self.signingKey = signingKey
+        self.signingKeyId = signingKeyId
+        self.encryptionKey = encryptionKey
+        self.encryptionKeyId = encryptionKeyId
+        self.createdAt = createdAt
+        self.keysSince = keysSince
     }
 }
 
@@ -119,11 +175,26 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
     /// message (docs/SPEC.md §4e), so that a client that pinned the previous key can follow the rotation
     /// without trusting the server.
     public var rotationSignature: Base64URL?
-    public init(deviceId: String, signingKeyId: String, encryptionKeyId: String, signingKey: Base64URL, addedAt: Date, retiredAt: Date?, retiredBecause: String?,
-                encryptionKey: Base64URL? = nil, rotationSignature: Base64URL? = nil) {
-        self.deviceId = deviceId; self.signingKeyId = signingKeyId; self.encryptionKeyId = encryptionKeyId; self.signingKey = signingKey
-        self.addedAt = addedAt; self.retiredAt = retiredAt; self.retiredBecause = retiredBecause
-        self.encryptionKey = encryptionKey; self.rotationSignature = rotationSignature
+    public init(
+        deviceId: String,
+        signingKeyId: String,
+        encryptionKeyId: String,
+        signingKey: Base64URL,
+        addedAt: Date,
+        retiredAt: Date?,
+        retiredBecause: String?,
+        encryptionKey: Base64URL? = nil,
+        rotationSignature: Base64URL? = nil
+    ) {
+        self.deviceId = deviceId
+        self.signingKeyId = signingKeyId
+        self.encryptionKeyId = encryptionKeyId
+        self.signingKey = signingKey
+        self.addedAt = addedAt
+        self.retiredAt = retiredAt
+        self.retiredBecause = retiredBecause
+        self.encryptionKey = encryptionKey
+        self.rotationSignature = rotationSignature
     }
 }
 
@@ -133,7 +204,9 @@ public struct UserDirectory: Codable, Equatable, Sendable {
     public var devices: [DirectoryDevice]
     public var history: [KeyHistoryEntry]
     public init(username: String, devices: [DirectoryDevice], history: [KeyHistoryEntry]) {
-        self.username = username; self.devices = devices; self.history = history
+        self.username = username
+        self.devices = devices
+        self.history = history
     }
 }
 
@@ -143,6 +216,8 @@ public struct DeviceKeyRef: Codable, Equatable, Hashable, Sendable {
     public var deviceId: String?
     public var encryptionKeyId: String
     public init(username: String?, deviceId: String?, encryptionKeyId: String) {
-        self.username = username; self.deviceId = deviceId; self.encryptionKeyId = encryptionKeyId
+        self.username = username
+        self.deviceId = deviceId
+        self.encryptionKeyId = encryptionKeyId
     }
 }

@@ -8,7 +8,10 @@ import Foundation
 public struct MFARequired: Codable, Equatable, Sendable {
     public var transaction: MFATransactionView
     public var binding: String
-    public init(transaction: MFATransactionView, binding: String) { self.transaction = transaction; self.binding = binding }
+    public init(transaction: MFATransactionView, binding: String) {
+        self.transaction = transaction
+        self.binding = binding
+    }
 }
 
 /// A sign-in's second factor as the signing-in client sees it.
@@ -25,10 +28,22 @@ public struct MFATransactionView: Codable, Equatable, Sendable {
     public var failure: String?
     /// Passcode or recovery code attempts left before FAILED.
     public var attemptsLeft: Int?
-    public init(id: String, status: String, methods: [String], expiresAt: Date, numberMatching: NumberMatchingView?, failure: String?,
-                attemptsLeft: Int?) {
-        self.id = id; self.status = status; self.methods = methods; self.expiresAt = expiresAt; self.numberMatching = numberMatching
-        self.failure = failure; self.attemptsLeft = attemptsLeft
+    public init(
+        id: String,
+        status: String,
+        methods: [String],
+        expiresAt: Date,
+        numberMatching: NumberMatchingView?,
+        failure: String?,
+        attemptsLeft: Int?
+    ) {
+        self.id = id
+        self.status = status
+        self.methods = methods
+        self.expiresAt = expiresAt
+        self.numberMatching = numberMatching
+        self.failure = failure
+        self.attemptsLeft = attemptsLeft
     }
 }
 
@@ -37,7 +52,10 @@ public struct NumberMatchingView: Codable, Equatable, Sendable {
     public var type: String
     /// The number the sign-in side shows ("Number to match: 42").
     public var number: String
-    public init(type: String, number: String) { self.type = type; self.number = number }
+    public init(type: String, number: String) {
+        self.type = type
+        self.number = number
+    }
 }
 
 /// `POST /v1/mfa/transactions/{id}/otp` and `/recovery-code`.
@@ -55,7 +73,10 @@ public struct AuthenticatorInfo: Codable, Equatable, Sendable {
     /// PingOne's `allowPushNotifications`.
     public var pushAllowed: Bool
     public init(deviceId: String, name: String, pairedAt: Date, pushAllowed: Bool) {
-        self.deviceId = deviceId; self.name = name; self.pairedAt = pairedAt; self.pushAllowed = pushAllowed
+        self.deviceId = deviceId
+        self.name = name
+        self.pairedAt = pairedAt
+        self.pushAllowed = pushAllowed
     }
 }
 
@@ -69,10 +90,22 @@ public struct MFAStatus: Codable, Equatable, Sendable {
     public var pushSuspended: Bool
     public var numberMatching: String
     public var numberDigits: Int
-    public init(enabled: Bool, authenticators: [AuthenticatorInfo], totpApp: Bool, recoveryCodesLeft: Int, pushSuspended: Bool,
-                numberMatching: String, numberDigits: Int) {
-        self.enabled = enabled; self.authenticators = authenticators; self.totpApp = totpApp; self.recoveryCodesLeft = recoveryCodesLeft
-        self.pushSuspended = pushSuspended; self.numberMatching = numberMatching; self.numberDigits = numberDigits
+    public init(
+        enabled: Bool,
+        authenticators: [AuthenticatorInfo],
+        totpApp: Bool,
+        recoveryCodesLeft: Int,
+        pushSuspended: Bool,
+        numberMatching: String,
+        numberDigits: Int
+    ) {
+        self.enabled = enabled
+        self.authenticators = authenticators
+        self.totpApp = totpApp
+        self.recoveryCodesLeft = recoveryCodesLeft
+        self.pushSuspended = pushSuspended
+        self.numberMatching = numberMatching
+        self.numberDigits = numberDigits
     }
 }
 
@@ -82,7 +115,11 @@ public struct PairingKeyResponse: Codable, Equatable, Sendable {
     public var key: String
     public var uri: String
     public var expiresAt: Date
-    public init(key: String, uri: String, expiresAt: Date) { self.key = key; self.uri = uri; self.expiresAt = expiresAt }
+    public init(key: String, uri: String, expiresAt: Date) {
+        self.key = key
+        self.uri = uri
+        self.expiresAt = expiresAt
+    }
 }
 
 /// `POST /v1/me/mfa/totp` (re-authentication): an authenticator app's secret, not active until confirmed.
@@ -90,7 +127,10 @@ public struct TOTPEnrollment: Codable, Equatable, Sendable {
     /// Base32 (RFC 4648, no padding), as authenticator apps take it.
     public var secret: String
     public var uri: String
-    public init(secret: String, uri: String) { self.secret = secret; self.uri = uri }
+    public init(secret: String, uri: String) {
+        self.secret = secret
+        self.uri = uri
+    }
 }
 
 /// `POST /v1/me/mfa/recovery-codes` (re-authentication): shown once.
@@ -105,7 +145,10 @@ public struct MFASettings: Codable, Equatable, Sendable {
     public var numberMatching: String
     /// 2, or 6 (NIST SP 800-63B-4's minimum for a transferred secret).
     public var numberDigits: Int
-    public init(numberMatching: String, numberDigits: Int) { self.numberMatching = numberMatching; self.numberDigits = numberDigits }
+    public init(numberMatching: String, numberDigits: Int) {
+        self.numberMatching = numberMatching
+        self.numberDigits = numberDigits
+    }
 }
 
 // MARK: Authenticators (device side)
@@ -118,8 +161,13 @@ public struct PairingRequest: Codable, Sendable {
     public var signingKey: Base64URL
     public var encryptionKey: Base64URL
     public var signature: Base64URL
-    public init(pairingKey: String, name: String, signingKey: Base64URL, encryptionKey: Base64URL, signature: Base64URL) {
-        self.pairingKey = pairingKey; self.name = name; self.signingKey = signingKey; self.encryptionKey = encryptionKey; self.signature = signature
+    public init(pairingKey: String, name: String, signingKey: Base64URL, encryptionKey: Base64URL, signature: Base64URL)
+    {
+        self.pairingKey = pairingKey
+        self.name = name
+        self.signingKey = signingKey
+        self.encryptionKey = encryptionKey
+        self.signature = signature
     }
 }
 
@@ -133,7 +181,10 @@ public struct PairingInfo: Codable, Equatable, Sendable {
         public var errorCode: Int?
         public var errorMessage: String?
         public init(type: String, status: String, errorCode: Int? = nil, errorMessage: String? = nil) {
-            self.type = type; self.status = status; self.errorCode = errorCode; self.errorMessage = errorMessage
+            self.type = type
+            self.status = status
+            self.errorCode = errorCode
+            self.errorMessage = errorMessage
         }
     }
     public var authenticators: [Authenticator]
@@ -145,17 +196,42 @@ public struct PairingInfo: Codable, Equatable, Sendable {
     public var jwks: ChallengeKeySet
     /// The TOTP secret, sealed to the authenticator's encryption key (a §4d envelope), and its parameters.
     public var totp: SealedTOTP
-    public init(authenticators: [Authenticator], deviceId: String, username: String, session: DeviceSession, jwks: ChallengeKeySet, totp: SealedTOTP) {
-        self.authenticators = authenticators; self.deviceId = deviceId; self.username = username; self.session = session
-        self.jwks = jwks; self.totp = totp
+    public init(
+        authenticators: [Authenticator],
+        deviceId: String,
+        username: String,
+        session: DeviceSession,
+        jwks: ChallengeKeySet,
+        totp: SealedTOTP
+    ) {
+        self.authenticators = authenticators
+        self.deviceId = deviceId
+        self.username = username
+        self.session = session
+        self.jwks = jwks
+        self.totp = totp
     }
 }
 
 public struct ChallengeKeySet: Codable, Equatable, Sendable {
     public struct Key: Codable, Equatable, Sendable {
         public var kty: String, crv: String, x: String, y: String, kid: String, alg: String, use: String
-        public init(kty: String = "EC", crv: String = "P-256", x: String, y: String, kid: String, alg: String = "ES256", use: String = "sig") {
-            self.kty = kty; self.crv = crv; self.x = x; self.y = y; self.kid = kid; self.alg = alg; self.use = use
+        public init(
+            kty: String = "EC",
+            crv: String = "P-256",
+            x: String,
+            y: String,
+            kid: String,
+            alg: String = "ES256",
+            use: String = "sig"
+        ) {
+            self.kty = kty
+            self.crv = crv
+            self.x = x
+            self.y = y
+            self.kid = kid
+            self.alg = alg
+            self.use = use
         }
     }
     public var keys: [Key]
@@ -168,7 +244,10 @@ public struct SealedTOTP: Codable, Equatable, Sendable {
     public var digits: Int
     public var period: Int
     public init(envelope: Base64URL, algorithm: String = "SHA1", digits: Int = 6, period: Int = 30) {
-        self.envelope = envelope; self.algorithm = algorithm; self.digits = digits; self.period = period
+        self.envelope = envelope
+        self.algorithm = algorithm
+        self.digits = digits
+        self.period = period
     }
 }
 
@@ -229,7 +308,10 @@ public struct AuthCodeCreated: Codable, Equatable, Sendable {
     /// Bearer credential of `GET /v1/auth-codes/current` and `POST /v1/auth-codes/current/session`.
     public var binding: String
     public init(code: String, uri: String, expiresAt: Date, binding: String) {
-        self.code = code; self.uri = uri; self.expiresAt = expiresAt; self.binding = binding
+        self.code = code
+        self.uri = uri
+        self.expiresAt = expiresAt
+        self.binding = binding
     }
 }
 
@@ -237,7 +319,10 @@ public struct AuthCodeState: Codable, Equatable, Sendable {
     /// PENDING (not claimed yet), CLAIMED, EXPIRED, DENIED, COMPLETED.
     public var status: String
     public var expiresAt: Date
-    public init(status: String, expiresAt: Date) { self.status = status; self.expiresAt = expiresAt }
+    public init(status: String, expiresAt: Date) {
+        self.status = status
+        self.expiresAt = expiresAt
+    }
 }
 
 /// `POST /v1/authenticator/auth-codes {code}` and its approve / deny.
@@ -245,7 +330,10 @@ public struct AuthCodeClaim: Codable, Sendable {
     /// Bare or inside a URI (`…?authentication_code=…`).
     public var code: String
     public var userId: String?
-    public init(code: String, userId: String? = nil) { self.code = code; self.userId = userId }
+    public init(code: String, userId: String? = nil) {
+        self.code = code
+        self.userId = userId
+    }
 }
 
 /// PingOne's `AuthenticationObject`.
@@ -256,7 +344,10 @@ public struct AuthenticationObject: Codable, Equatable, Sendable {
         public var given: String
         public var family: String
         public init(userId: String, username: String, given: String, family: String) {
-            self.userId = userId; self.username = username; self.given = given; self.family = family
+            self.userId = userId
+            self.username = username
+            self.given = given
+            self.family = family
         }
     }
     public var status: String
@@ -265,7 +356,10 @@ public struct AuthenticationObject: Codable, Equatable, Sendable {
     /// The requesting screen's address, user agent and time.
     public var clientContext: ClientContext
     public init(status: String, users: [User], userApproval: String, clientContext: ClientContext) {
-        self.status = status; self.users = users; self.userApproval = userApproval; self.clientContext = clientContext
+        self.status = status
+        self.users = users
+        self.userApproval = userApproval
+        self.clientContext = clientContext
     }
 }
 
@@ -274,5 +368,9 @@ public struct ClientContext: Codable, Equatable, Sendable {
     public var address: String
     public var userAgent: String
     public var time: Date
-    public init(address: String, userAgent: String, time: Date) { self.address = address; self.userAgent = userAgent; self.time = time }
+    public init(address: String, userAgent: String, time: Date) {
+        self.address = address
+        self.userAgent = userAgent
+        self.time = time
+    }
 }

@@ -7,7 +7,10 @@ public struct ChallengeClaims: Codable, Equatable, Sendable {
         public var type: String
         /// SELECT_NUMBER only: three numbers, one of them the one the sign-in side shows.
         public var options: [String]?
-        public init(type: String, options: [String]?) { self.type = type; self.options = options }
+        public init(type: String, options: [String]?) {
+            self.type = type
+            self.options = options
+        }
     }
     public var iss: String
     public var aud: String
@@ -22,10 +25,28 @@ public struct ChallengeClaims: Codable, Equatable, Sendable {
     /// sensitive change (the authenticator says so: it is not a new sign-in).
     public var purpose: String?
     public static let reauthentication = "reauthentication"
-    public init(iss: String, aud: String, sub: String, txn: String, nonce: String, iat: Int64, exp: Int64, ctx: ClientContextClaim, nm: Matching,
-                purpose: String? = nil) {
-        self.iss = iss; self.aud = aud; self.sub = sub; self.txn = txn; self.nonce = nonce; self.iat = iat; self.exp = exp; self.ctx = ctx
-        self.nm = nm; self.purpose = purpose
+    public init(
+        iss: String,
+        aud: String,
+        sub: String,
+        txn: String,
+        nonce: String,
+        iat: Int64,
+        exp: Int64,
+        ctx: ClientContextClaim,
+        nm: Matching,
+        purpose: String? = nil
+    ) {
+        self.iss = iss
+        self.aud = aud
+        self.sub = sub
+        self.txn = txn
+        self.nonce = nonce
+        self.iat = iat
+        self.exp = exp
+        self.ctx = ctx
+        self.nm = nm
+        self.purpose = purpose
     }
 }
 
@@ -34,7 +55,11 @@ public struct ClientContextClaim: Codable, Equatable, Sendable {
     public var address: String
     public var userAgent: String
     public var time: Int64
-    public init(address: String, userAgent: String, time: Int64) { self.address = address; self.userAgent = userAgent; self.time = time }
+    public init(address: String, userAgent: String, time: Int64) {
+        self.address = address
+        self.userAgent = userAgent
+        self.time = time
+    }
 }
 
 /// The claims of an authenticator's answer, signed ES256 by its device signing key (docs/SPEC.md §4h).
@@ -48,8 +73,23 @@ public struct AnswerClaims: Codable, Equatable, Sendable {
     public var decision: String
     public var number: String?
     public var report: Bool?
-    public init(iss: String, aud: String, txn: String, nonce: String, iat: Int64, decision: String, number: String?, report: Bool?) {
-        self.iss = iss; self.aud = aud; self.txn = txn; self.nonce = nonce; self.iat = iat; self.decision = decision; self.number = number
+    public init(
+        iss: String,
+        aud: String,
+        txn: String,
+        nonce: String,
+        iat: Int64,
+        decision: String,
+        number: String?,
+        report: Bool?
+    ) {
+        self.iss = iss
+        self.aud = aud
+        self.txn = txn
+        self.nonce = nonce
+        self.iat = iat
+        self.decision = decision
+        self.number = number
         self.report = report
     }
 }

@@ -7,7 +7,11 @@ public struct SendMessageRequest: Codable, Sendable {
     public var envelope: Base64URL
     /// Seconds to hold the message before recipients see it: 0 to 2,592,000 (30 days).
     public var deliverAfter: Int?
-    public init(to: [String], envelope: Base64URL, deliverAfter: Int? = nil) { self.to = to; self.envelope = envelope; self.deliverAfter = deliverAfter }
+    public init(to: [String], envelope: Base64URL, deliverAfter: Int? = nil) {
+        self.to = to
+        self.envelope = envelope
+        self.deliverAfter = deliverAfter
+    }
 }
 
 public struct SentMessage: Codable, Equatable, Sendable {
@@ -18,7 +22,10 @@ public struct SentMessage: Codable, Equatable, Sendable {
     /// Recipient devices queued (the sender's own devices not counted).
     public var recipientDevices: Int
     public init(id: String, acceptedAt: Date, deliverAt: Date, recipientDevices: Int) {
-        self.id = id; self.acceptedAt = acceptedAt; self.deliverAt = deliverAt; self.recipientDevices = recipientDevices
+        self.id = id
+        self.acceptedAt = acceptedAt
+        self.deliverAt = deliverAt
+        self.recipientDevices = recipientDevices
     }
 }
 
@@ -35,10 +42,26 @@ public struct QueuedMessage: Codable, Equatable, Sendable {
     public var envelope: Base64URL
     public var acceptedAt: Date
     public var deliverAt: Date
-    public init(seq: Int64, id: String, direction: String, from: String, fromDevice: String, to: [String], envelope: Base64URL,
-                acceptedAt: Date, deliverAt: Date) {
-        self.seq = seq; self.id = id; self.direction = direction; self.from = from; self.fromDevice = fromDevice; self.to = to
-        self.envelope = envelope; self.acceptedAt = acceptedAt; self.deliverAt = deliverAt
+    public init(
+        seq: Int64,
+        id: String,
+        direction: String,
+        from: String,
+        fromDevice: String,
+        to: [String],
+        envelope: Base64URL,
+        acceptedAt: Date,
+        deliverAt: Date
+    ) {
+        self.seq = seq
+        self.id = id
+        self.direction = direction
+        self.from = from
+        self.fromDevice = fromDevice
+        self.to = to
+        self.envelope = envelope
+        self.acceptedAt = acceptedAt
+        self.deliverAt = deliverAt
     }
 }
 
@@ -46,7 +69,10 @@ public struct MessagePage: Codable, Equatable, Sendable {
     public var messages: [QueuedMessage]
     /// Pass as `after` to continue; nil when this page was the last one due now.
     public var next: Int64?
-    public init(messages: [QueuedMessage], next: Int64?) { self.messages = messages; self.next = next }
+    public init(messages: [QueuedMessage], next: Int64?) {
+        self.messages = messages
+        self.next = next
+    }
 }
 
 /// `POST /v1/devices/current/acks`: queue positions this device has stored; they are deleted.
@@ -73,8 +99,23 @@ public struct MessageStatus: Codable, Equatable, Sendable {
     /// Recipient devices that acknowledged (stored) it.
     public var acknowledgedBy: Int
     public var cancelled: Bool
-    public init(id: String, to: [String], acceptedAt: Date, deliverAt: Date, recipientDevices: Int, fetchedBy: Int, acknowledgedBy: Int, cancelled: Bool) {
-        self.id = id; self.to = to; self.acceptedAt = acceptedAt; self.deliverAt = deliverAt; self.recipientDevices = recipientDevices
-        self.fetchedBy = fetchedBy; self.acknowledgedBy = acknowledgedBy; self.cancelled = cancelled
+    public init(
+        id: String,
+        to: [String],
+        acceptedAt: Date,
+        deliverAt: Date,
+        recipientDevices: Int,
+        fetchedBy: Int,
+        acknowledgedBy: Int,
+        cancelled: Bool
+    ) {
+        self.id = id
+        self.to = to
+        self.acceptedAt = acceptedAt
+        self.deliverAt = deliverAt
+        self.recipientDevices = recipientDevices
+        self.fetchedBy = fetchedBy
+        self.acknowledgedBy = acknowledgedBy
+        self.cancelled = cancelled
     }
 }

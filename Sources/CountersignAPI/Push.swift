@@ -5,7 +5,10 @@ import Foundation
 public struct PushTicket: Codable, Equatable, Sendable {
     public var ticket: String
     public var expiresAt: Date
-    public init(ticket: String, expiresAt: Date) { self.ticket = ticket; self.expiresAt = expiresAt }
+    public init(ticket: String, expiresAt: Date) {
+        self.ticket = ticket
+        self.expiresAt = expiresAt
+    }
 }
 
 /// One frame of the push channel, either way (docs/SPEC.md §4g). Decoding never fails on an unknown
@@ -35,9 +38,16 @@ public enum PushFrame: Codable, Equatable, Sendable {
         switch type {
         case "hello": self = .hello(ticket: try c.decode(String.self, forKey: .ticket))
         case "ready":
-            self = .ready(deviceId: try c.decode(String.self, forKey: .deviceId), window: try c.decode(Int.self, forKey: .window),
-                          pingInterval: try c.decode(Int.self, forKey: .pingInterval))
-        case "message": self = .message(seq: try c.decode(Int64.self, forKey: .seq), message: try c.decode(QueuedMessage.self, forKey: .message))
+            self = .ready(
+                deviceId: try c.decode(String.self, forKey: .deviceId),
+                window: try c.decode(Int.self, forKey: .window),
+                pingInterval: try c.decode(Int.self, forKey: .pingInterval)
+            )
+        case "message":
+            self = .message(
+                seq: try c.decode(Int64.self, forKey: .seq),
+                message: try c.decode(QueuedMessage.self, forKey: .message)
+            )
         case "queueEmpty": self = .queueEmpty
         case "ack": self = .ack(seqs: try c.decode([Int64].self, forKey: .seqs))
         case "mfaChallenge": self = .mfaChallenge(jwt: try c.decode(String.self, forKey: .jwt))
@@ -49,18 +59,25 @@ public enum PushFrame: Codable, Equatable, Sendable {
         var c = encoder.container(keyedBy: Key.self)
         switch self {
         case .hello(let ticket):
-            try c.encode("hello", forKey: .type); try c.encode(ticket, forKey: .ticket)
+            try c.encode("hello", forKey: .type)
+            try c.encode(ticket, forKey: .ticket)
         case .ready(let deviceId, let window, let pingInterval):
-            try c.encode("ready", forKey: .type); try c.encode(deviceId, forKey: .deviceId)
-            try c.encode(window, forKey: .window); try c.encode(pingInterval, forKey: .pingInterval)
+            try c.encode("ready", forKey: .type)
+            try c.encode(deviceId, forKey: .deviceId)
+            try c.encode(window, forKey: .window)
+            try c.encode(pingInterval, forKey: .pingInterval)
         case .message(let seq, let message):
-            try c.encode("message", forKey: .type); try c.encode(seq, forKey: .seq); try c.encode(message, forKey: .message)
+            try c.encode("message", forKey: .type)
+            try c.encode(seq, forKey: .seq)
+            try c.encode(message, forKey: .message)
         case .queueEmpty:
             try c.encode("queueEmpty", forKey: .type)
         case .ack(let seqs):
-            try c.encode("ack", forKey: .type); try c.encode(seqs, forKey: .seqs)
+            try c.encode("ack", forKey: .type)
+            try c.encode(seqs, forKey: .seqs)
         case .mfaChallenge(let jwt):
-            try c.encode("mfaChallenge", forKey: .type); try c.encode(jwt, forKey: .jwt)
+            try c.encode("mfaChallenge", forKey: .type)
+            try c.encode(jwt, forKey: .jwt)
         case .unknown(let type):
             try c.encode(type, forKey: .type)
         }

@@ -40,21 +40,29 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .transport(let why): return "cannot reach the server: \(why)"
         case .timedOut(let what): return "timed out: \(what)"
         case .responseTooLarge(let limit):
-            return "refused the server's answer: it was over \(limit >> 20) MiB, more than this call ever needs (a broken or hostile server?); nothing was kept"
-        case .unexpectedResponse(let status, let detail): return "unexpected response \(status) from the server: \(detail)"
+            return
+                "refused the server's answer: it was over \(limit >> 20) MiB, more than this call ever needs (a broken or hostile server?); nothing was kept"
+        case .unexpectedResponse(let status, let detail):
+            return "unexpected response \(status) from the server: \(detail)"
         case .notSignedIn: return "not signed in; run `countersign account login` first"
-        case .noDeviceSession: return "this device has no session; run `countersign device init` (or sign in again) first"
+        case .noDeviceSession:
+            return "this device has no session; run `countersign device init` (or sign in again) first"
         case .untrustedDevices(_, let detail): return detail
         case .sealing(let why): return "cannot seal the message: \(why)"
         case .captchaUnsolvable: return "the server's captcha challenge has no solution within its bounds"
         case .directoryMismatch(let asked, let answered):
-            return "REFUSED: asked the server for \(asked)'s devices and it answered with \(answered)'s; nothing was sent or pinned"
+            return
+                "REFUSED: asked the server for \(asked)'s devices and it answered with \(answered)'s; nothing was sent or pinned"
         case .secondFactorRequired(let p):
-            return "a second factor is needed (\(p.transaction.methods.joined(separator: ", "))); the sign-in is \(p.transaction.status)"
-        case .pushEnded(.replaced): return "this device connected to the push channel elsewhere; this connection was replaced"
-        case .pushEnded: return "the server ended this device's push channel: the device was revoked or its session ended"
+            return
+                "a second factor is needed (\(p.transaction.methods.joined(separator: ", "))); the sign-in is \(p.transaction.status)"
+        case .pushEnded(.replaced):
+            return "this device connected to the push channel elsewhere; this connection was replaced"
+        case .pushEnded:
+            return "the server ended this device's push channel: the device was revoked or its session ended"
         case .redirected(let status, let location):
-            return "the server answered \(status) redirecting to \(location.isEmpty ? "nowhere" : location); redirects are not followed, "
+            return
+                "the server answered \(status) redirecting to \(location.isEmpty ? "nowhere" : location); redirects are not followed, "
                 + "so credentials are never sent elsewhere: check the server URL (scheme, host, port, no path)"
         }
     }

@@ -27,7 +27,9 @@ public final class CountersignAuthenticator: Sendable {
     }
 
     /// What the sealed TOTP secret is bound to: its purpose and the device, so it opens nowhere else.
-    static func totpSecretContext(_ deviceId: String) -> String { "countersign/v1 authenticator TOTP secret\u{0}" + deviceId }
+    static func totpSecretContext(_ deviceId: String) -> String {
+        "countersign/v1 authenticator TOTP secret\u{0}" + deviceId
+    }
 
     /// The state to store: the TOTP secret sealed, never in clear.
     public let state: State
@@ -51,7 +53,9 @@ public final class CountersignAuthenticator: Sendable {
             stateWasInClear = false
         } else if let clear = state.totpSecret {
             totpSecret = clear.bytes
-            stored.sealedTotpSecret = Base64URL(try SecretAtRest.seal(clear.bytes, to: identity.publicKey, context: context))
+            stored.sealedTotpSecret = Base64URL(
+                try SecretAtRest.seal(clear.bytes, to: identity.publicKey, context: context)
+            )
             stateWasInClear = true
         } else {
             throw PingOneError.configureError
@@ -64,7 +68,12 @@ public final class CountersignAuthenticator: Sendable {
 
     /// PingOne's `pair(_:)`: pairs this device (its `identity` signs and receives) using a pairing key,
     /// bare or as `countersign://pair?key=…&server=…` (whose server wins over `server`).
-    public static func pair(_ pairingKey: String, server: URL?, name: String, identity: Identity) async throws -> (CountersignAuthenticator, PairingInfo) {
+    public static func pair(
+        _ pairingKey: String,
+        server: URL?,
+        name: String,
+        identity: Identity
+    ) async throws -> (CountersignAuthenticator, PairingInfo) {
         var serverURL = server
         var keyText = pairingKey.trimmingCharacters(in: .whitespacesAndNewlines)
         if let c = URLComponents(string: keyText), c.scheme != nil, let items = c.queryItems {
@@ -75,9 +84,18 @@ public final class CountersignAuthenticator: Sendable {
         let key = keyText.uppercased().filter { $0 != "-" && $0 != " " }
         guard key.count == 12 else { throw PingOneError.pairingKey }
         guard let serverURL else { throw PingOneError.configureError }
-        let message = DeviceProof.pairingMessage(pairingKey: key, signingKey: identity.publicKey, encryptionKey: identity.publicKey)
-        let request = PairingRequest(pairingKey: key, name: name, signingKey: Base64URL(identity.publicKey.spkiDER),
-                                     encryptionKey: Base64URL(identity.publicKey.spkiDER), signature: Base64URL(try identity.signature(for: message)))
+        let message = DeviceProof.pairingMessage(
+            pairingKey: key,
+            signingKey: identity.publicKey,
+            encryptionKey: identity.publicKey
+        )
+        let request = PairingRequest(
+            pairingKey: key,
+            name: name,
+            signingKey: Base64URL(identity.publicKey.spkiDER),
+            encryptionKey: Base64URL(identity.publicKey.spkiDER),
+            signature: Base64URL(try identity.signature(for: message))
+        )
         let client = CountersignClient(server: serverURL)
         let info: PairingInfo
         do {
@@ -86,15 +104,24 @@ public final class CountersignAuthenticator: Sendable {
             throw PingOneError.pairingKey
         }
         guard let jwk = info.jwks.keys.first, let x = Base64URL(text: jwk.x), let y = Base64URL(text: jwk.y),
-              let serverPublic = try? PublicKey(point: [0x04] + x.bytes + y.bytes) else { throw PingOneError.trustFailed }
+            let serverPublic = try? PublicKey(point: [0x04] + x.bytes + y.bytes)
+        else { throw PingOneError.trustFailed }
         // The secret comes sealed to this device and signed by the server's challenge key: opened only
         // if that signature holds.
         let envelope = try MessageEnvelope(bytes: info.totp.envelope.bytes)
         let secret = try envelope.open(with: identity, from: serverPublic).plaintext
-        let state = State(server: serverURL.absoluteString, deviceId: info.deviceId, username: info.username, sessionToken: info.session.token,
-                          challengeKey: jwk, totpSecret: nil,
-                          sealedTotpSecret: Base64URL(try SecretAtRest.seal(secret, to: identity.publicKey, context: totpSecretContext(info.deviceId))),
-                          totpPeriod: info.totp.period)
+        let state = State(
+            server: serverURL.absoluteString,
+            deviceId: info.deviceId,
+            username: info.username,
+            sessionToken: info.session.token,
+            challengeKey: jwk,
+            totpSecret: nil,
+            sealedTotpSecret: Base64URL(
+                try SecretAtRest.seal(secret, to: identity.publicKey, context: totpSecretContext(info.deviceId))
+            ),
+            totpPeriod: info.totp.period
+        )
         return (try CountersignAuthenticator(state: state, identity: identity), info)
     }
 
@@ -105,8 +132,12 @@ public final class CountersignAuthenticator: Sendable {
         let otp = try OTPGenerator(secret: totpSecret, algorithm: .sha1, digits: 6, period: state.totpPeriod)
         let step = otp.step(at: now)
         let from = Double(step) * Double(state.totpPeriod)
-        return OneTimePasscodeInfo(passcode: otp.code(counter: step), validFrom: from, validUntil: from + Double(state.totpPeriod),
-                                   timeWindowSize: state.totpPeriod)
+        return OneTimePasscodeInfo(
+            passcode: otp.code(counter: step),
+            validFrom: from,
+            validUntil: from + Double(state.totpPeriod),
+            timeWindowSize: state.totpPeriod
+        )
     }
 
     // MARK: Push approvals
@@ -117,7 +148,8 @@ public final class CountersignAuthenticator: Sendable {
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: serverKey)
         guard let claims = try? await keys.verify(jwt, as: ClaimsPayload<ChallengeClaims>.self).claims,
-              claims.aud == state.deviceId, Double(claims.exp) > now.timeIntervalSince1970 else { return nil }
+            claims.aud == state.deviceId, Double(claims.exp) > now.timeIntervalSince1970
+        else { return nil }
         return NotificationObject(authenticator: self, claims: claims)
     }
 
@@ -125,8 +157,13 @@ public final class CountersignAuthenticator: Sendable {
     /// push channel).
     public func pendingNotifications() async throws -> [NotificationObject] {
         var out: [NotificationObject] = []
-        for c in try await client.send("GET", "/v1/authenticator/challenges", body: CountersignClient.noBody, as: PushChallengeList.self,
-                                       credential: .device).challenges {
+        for c in try await client.send(
+            "GET",
+            "/v1/authenticator/challenges",
+            body: CountersignClient.noBody,
+            as: PushChallengeList.self,
+            credential: .device
+        ).challenges {
             if let n = await notification(from: c.jwt) { out.append(n) }
         }
         return out
@@ -134,14 +171,29 @@ public final class CountersignAuthenticator: Sendable {
 
     /// Signs and sends the answer; the transaction's status after it.
     func answer(_ claims: ChallengeClaims, approve: Bool, number: String?, report: Bool) async throws -> String {
-        let answer = AnswerClaims(iss: state.deviceId, aud: claims.iss, txn: claims.txn, nonce: claims.nonce, iat: Int64(Date().timeIntervalSince1970),
-                                  decision: approve ? "APPROVE" : "DENY", number: approve ? number : nil, report: approve ? nil : report)
+        let answer = AnswerClaims(
+            iss: state.deviceId,
+            aud: claims.iss,
+            txn: claims.txn,
+            nonce: claims.nonce,
+            iat: Int64(Date().timeIntervalSince1970),
+            decision: approve ? "APPROVE" : "DENY",
+            number: approve ? number : nil,
+            report: approve ? nil : report
+        )
         let keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey(rawRepresentation: identity.privateScalar)))
+        await keys.add(
+            ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey(rawRepresentation: identity.privateScalar))
+        )
         let jwt = try await keys.sign(ClaimsPayload(claims: answer))
         do {
-            return try await client.send("POST", "/v1/authenticator/answers", body: PushAnswer(jwt: jwt), as: PushAnswerResult.self,
-                                         credential: .device).status
+            return try await client.send(
+                "POST",
+                "/v1/authenticator/answers",
+                body: PushAnswer(jwt: jwt),
+                as: PushAnswerResult.self,
+                credential: .device
+            ).status
         } catch let e as ClientError where e.code == .answerRefused {
             if case .problem(let p) = e, p.pingOneError == 10009 { throw PingOneError.pushConfirmationTimeout }
             throw PingOneError.failedPolicyRequirements
@@ -150,20 +202,35 @@ public final class CountersignAuthenticator: Sendable {
 
     /// PingOne's `allowPushNotifications(_:)`.
     public func allowPushNotifications(_ allowed: Bool) async throws {
-        _ = try await client.send("PUT", "/v1/authenticator/push", body: PushPermission(allowed: allowed), as: PushPermission.self, credential: .device)
+        _ = try await client.send(
+            "PUT",
+            "/v1/authenticator/push",
+            body: PushPermission(allowed: allowed),
+            as: PushPermission.self,
+            credential: .device
+        )
     }
 
     /// PingOne's `sendLogs`: uploads these lines, with anything that looks like a credential masked
     /// first, and returns the support id to quote.
     public func sendLogs(_ lines: [String]) async throws -> String {
         let redacted = lines.map(Self.redact).joined(separator: "\n")
-        return try await client.send("POST", "/v1/authenticator/logs", body: LogUpload(text: redacted), as: LogReceipt.self, credential: .device).supportId
+        return try await client.send(
+            "POST",
+            "/v1/authenticator/logs",
+            body: LogUpload(text: redacted),
+            as: LogReceipt.self,
+            credential: .device
+        ).supportId
     }
 
     /// Tokens, keys and JWTs never leave the device in logs.
     static func redact(_ line: String) -> String {
         var out = line
-        for pattern in [#"cs[dbt]?_[A-Za-z0-9_-]{20,}"#, #"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"#, #"-----BEGIN[^-]*-----[^-]*-----END[^-]*-----"#] {
+        for pattern in [
+            #"cs[dbt]?_[A-Za-z0-9_-]{20,}"#, #"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"#,
+            #"-----BEGIN[^-]*-----[^-]*-----END[^-]*-----"#,
+        ] {
             out = out.replacingOccurrences(of: pattern, with: "[redacted]", options: .regularExpression)
         }
         return out
@@ -174,8 +241,13 @@ public final class CountersignAuthenticator: Sendable {
     /// PingOne's `authenticate(authCode)`: claims the code (bare or inside a URI).
     public func authenticate(authCode: String) async throws -> AuthenticationSession {
         do {
-            let object = try await client.send("POST", "/v1/authenticator/auth-codes", body: AuthCodeClaim(code: authCode), as: AuthenticationObject.self,
-                                               credential: .device)
+            let object = try await client.send(
+                "POST",
+                "/v1/authenticator/auth-codes",
+                body: AuthCodeClaim(code: authCode),
+                as: AuthenticationObject.self,
+                credential: .device
+            )
             return AuthenticationSession(authenticator: self, code: authCode, object: object)
         } catch let e as ClientError where e.code == .authCodeInvalid {
             throw PingOneError.authCodeInvalid
@@ -184,8 +256,13 @@ public final class CountersignAuthenticator: Sendable {
 
     func authCode(_ code: String, action: String, userId: String?) async throws -> AuthenticationObject {
         do {
-            return try await client.send("POST", "/v1/authenticator/auth-codes/\(action)", body: AuthCodeClaim(code: code, userId: userId),
-                                         as: AuthenticationObject.self, credential: .device)
+            return try await client.send(
+                "POST",
+                "/v1/authenticator/auth-codes/\(action)",
+                body: AuthCodeClaim(code: code, userId: userId),
+                as: AuthenticationObject.self,
+                credential: .device
+            )
         } catch let e as ClientError where e.code == .authCodeInvalid {
             throw PingOneError.authCodeInvalid
         }
@@ -231,9 +308,13 @@ public struct AuthenticationSession: Sendable {
     public var status: String { object.status }
 
     /// COMPLETED, or EXPIRED when too late.
-    public func approve(userId: String) async throws -> String { try await authenticator.authCode(code, action: "approve", userId: userId).status }
+    public func approve(userId: String) async throws -> String {
+        try await authenticator.authCode(code, action: "approve", userId: userId).status
+    }
     /// DENIED, or EXPIRED when too late.
-    public func deny() async throws -> String { try await authenticator.authCode(code, action: "deny", userId: nil).status }
+    public func deny() async throws -> String {
+        try await authenticator.authCode(code, action: "deny", userId: nil).status
+    }
 }
 
 /// PingOne's `OneTimePasscodeInfo`.
@@ -248,17 +329,23 @@ public struct OneTimePasscodeInfo: Equatable, Sendable {
 
 /// PingOne MFA SDK's error numbers (ORIGINALS.md §4), for the cases that fit.
 public enum PingOneError: Int, Error, Sendable, CustomStringConvertible {
-    case internalError = 10000, deviceTokenIsMissing, unrecognizedRemoteNotification, serverError, noConnectivity, pairingKey, bundleId,
-         pairingKeyDataCenterMismatch, deviceIsNotPaired, pushConfirmationTimeout, passcodeNotValid, authCodeInvalid, failedPolicyRequirements,
-         pairingAlreadyRunning, migrationAlreadyRunning, migrationNotNeeded, testPushAlreadyRunning, trustFailed, configureError, cantUpdateGeo,
-         authCanceled
+    case internalError = 10000
+    case deviceTokenIsMissing, unrecognizedRemoteNotification, serverError, noConnectivity, pairingKey, bundleId,
+        pairingKeyDataCenterMismatch, deviceIsNotPaired, pushConfirmationTimeout, passcodeNotValid, authCodeInvalid,
+        failedPolicyRequirements,
+        pairingAlreadyRunning, migrationAlreadyRunning, migrationNotNeeded, testPushAlreadyRunning, trustFailed,
+        configureError, cantUpdateGeo,
+        authCanceled
 
     public var description: String {
         switch self {
         case .pairingKey: "\(rawValue) pairingKey: the pairing key is wrong, used or expired; create a new one"
-        case .pushConfirmationTimeout: "\(rawValue) pushConfirmationTimeout: the sign-in request expired before the answer"
-        case .authCodeInvalid: "\(rawValue) authCodeInvalid: the code is unknown, expired or claimed by another authenticator"
-        case .failedPolicyRequirements: "\(rawValue) failedPolicyRequirements: the server refused the answer (already answered, or not for this device)"
+        case .pushConfirmationTimeout:
+            "\(rawValue) pushConfirmationTimeout: the sign-in request expired before the answer"
+        case .authCodeInvalid:
+            "\(rawValue) authCodeInvalid: the code is unknown, expired or claimed by another authenticator"
+        case .failedPolicyRequirements:
+            "\(rawValue) failedPolicyRequirements: the server refused the answer (already answered, or not for this device)"
         case .trustFailed: "\(rawValue) trustFailed: the server's keys could not be checked"
         case .configureError: "\(rawValue) configureError: no server to talk to"
         case .deviceIsNotPaired: "\(rawValue) deviceIsNotPaired"

@@ -7,12 +7,26 @@ extension CountersignClient {
     /// challenge and signs it with `signing`. The account's re-authentication interval applies.
     public func registerDevice(name: String, signing: Identity, encryptionKey: PublicKey) async throws -> Device {
         let account = try await me()
-        let challenge = try await send("POST", "/v1/devices/challenges", body: Self.noBody, as: DeviceChallenge.self, credential: .account)
-        let message = DeviceProof.registrationMessage(challenge: challenge.challenge.bytes, accountID: account.id,
-                                                      signingKey: signing.publicKey, encryptionKey: encryptionKey)
-        let request = DeviceRegistrationRequest(name: name, signingKey: Base64URL(signing.publicKey.spkiDER),
-                                                encryptionKey: Base64URL(encryptionKey.spkiDER), challenge: challenge.challenge,
-                                                signature: Base64URL(try signing.signature(for: message)))
+        let challenge = try await send(
+            "POST",
+            "/v1/devices/challenges",
+            body: Self.noBody,
+            as: DeviceChallenge.self,
+            credential: .account
+        )
+        let message = DeviceProof.registrationMessage(
+            challenge: challenge.challenge.bytes,
+            accountID: account.id,
+            signingKey: signing.publicKey,
+            encryptionKey: encryptionKey
+        )
+        let request = DeviceRegistrationRequest(
+            name: name,
+            signingKey: Base64URL(signing.publicKey.spkiDER),
+            encryptionKey: Base64URL(encryptionKey.spkiDER),
+            challenge: challenge.challenge,
+            signature: Base64URL(try signing.signature(for: message))
+        )
         return try await send("POST", "/v1/devices", body: request, as: Device.self, credential: .account)
     }
 
@@ -21,18 +35,33 @@ extension CountersignClient {
     @discardableResult
     public func openDeviceSession(deviceID: String, signing: Identity) async throws -> DeviceSession {
         _ = try Self.segment(deviceID)
-        let nonce = try await send("POST", "/v1/device-sessions/challenges", body: DeviceSessionChallengeRequest(deviceId: deviceID),
-                                   as: DeviceChallenge.self)
-        let signature = try signing.signature(for: DeviceProof.sessionMessage(nonce: nonce.challenge.bytes, deviceID: deviceID))
-        let session = try await send("POST", "/v1/device-sessions",
-                                     body: DeviceSessionRequest(deviceId: deviceID, nonce: nonce.challenge, signature: Base64URL(signature)),
-                                     as: DeviceSession.self)
+        let nonce = try await send(
+            "POST",
+            "/v1/device-sessions/challenges",
+            body: DeviceSessionChallengeRequest(deviceId: deviceID),
+            as: DeviceChallenge.self
+        )
+        let signature = try signing.signature(
+            for: DeviceProof.sessionMessage(nonce: nonce.challenge.bytes, deviceID: deviceID)
+        )
+        let session = try await send(
+            "POST",
+            "/v1/device-sessions",
+            body: DeviceSessionRequest(deviceId: deviceID, nonce: nonce.challenge, signature: Base64URL(signature)),
+            as: DeviceSession.self
+        )
         deviceToken = session.token
         return session
     }
 
     public func closeDeviceSession() async throws {
-        _ = try await send("DELETE", "/v1/device-sessions/current", body: Self.noBody, as: Empty.self, credential: .device)
+        _ = try await send(
+            "DELETE",
+            "/v1/device-sessions/current",
+            body: Self.noBody,
+            as: Empty.self,
+            credential: .device
+        )
         deviceToken = nil
     }
 
@@ -42,23 +71,47 @@ extension CountersignClient {
     }
 
     public func renameDevice(id: String, to name: String) async throws -> Device {
-        try await send("PATCH", "/v1/devices/\(try Self.segment(id))", body: DeviceRenameRequest(name: name), as: Device.self, credential: .account)
+        try await send(
+            "PATCH",
+            "/v1/devices/\(try Self.segment(id))",
+            body: DeviceRenameRequest(name: name),
+            as: Device.self,
+            credential: .account
+        )
     }
 
     /// Revokes a device: its sessions end, its queue is dropped, its keys stop receiving.
     public func revokeDevice(id: String) async throws {
-        _ = try await send("DELETE", "/v1/devices/\(try Self.segment(id))", body: Self.noBody, as: Empty.self, credential: .account)
+        _ = try await send(
+            "DELETE",
+            "/v1/devices/\(try Self.segment(id))",
+            body: Self.noBody,
+            as: Empty.self,
+            credential: .account
+        )
     }
 
     /// Replaces this device's keys: the old signing key vouches for the new ones, the new one proves
     /// possession. Keep the old private key to open messages sealed to it.
-    public func rotateKeys(deviceID: String, old: Identity, newSigning: Identity, newEncryptionKey: PublicKey) async throws -> Device {
+    public func rotateKeys(
+        deviceID: String,
+        old: Identity,
+        newSigning: Identity,
+        newEncryptionKey: PublicKey
+    ) async throws -> Device {
         _ = try Self.segment(deviceID)
-        let message = DeviceProof.rotationMessage(deviceID: deviceID, oldSigningKey: old.publicKey, newSigningKey: newSigning.publicKey,
-                                                  newEncryptionKey: newEncryptionKey)
-        let request = KeyRotationRequest(signingKey: Base64URL(newSigning.publicKey.spkiDER), encryptionKey: Base64URL(newEncryptionKey.spkiDER),
-                                         oldKeySignature: Base64URL(try old.signature(for: message)),
-                                         newKeySignature: Base64URL(try newSigning.signature(for: message)))
+        let message = DeviceProof.rotationMessage(
+            deviceID: deviceID,
+            oldSigningKey: old.publicKey,
+            newSigningKey: newSigning.publicKey,
+            newEncryptionKey: newEncryptionKey
+        )
+        let request = KeyRotationRequest(
+            signingKey: Base64URL(newSigning.publicKey.spkiDER),
+            encryptionKey: Base64URL(newEncryptionKey.spkiDER),
+            oldKeySignature: Base64URL(try old.signature(for: message)),
+            newKeySignature: Base64URL(try newSigning.signature(for: message))
+        )
         return try await send("POST", "/v1/devices/current/keys", body: request, as: Device.self, credential: .device)
     }
 
@@ -67,9 +120,16 @@ extension CountersignClient {
     /// for any other name is refused: pins are looked up under the name asked, never the name answered.
     public func directory(username: String) async throws -> UserDirectory {
         let asked = username.lowercased()
-        let answer = try await send("GET", "/v1/users/\(try Self.segment(asked))/devices", body: Self.noBody, as: UserDirectory.self,
-                                    credential: deviceToken != nil ? .device : .account)
-        guard answer.username == asked else { throw ClientError.directoryMismatch(asked: asked, answered: answer.username) }
+        let answer = try await send(
+            "GET",
+            "/v1/users/\(try Self.segment(asked))/devices",
+            body: Self.noBody,
+            as: UserDirectory.self,
+            credential: deviceToken != nil ? .device : .account
+        )
+        guard answer.username == asked else {
+            throw ClientError.directoryMismatch(asked: asked, answered: answer.username)
+        }
         return answer
     }
 
@@ -82,7 +142,10 @@ extension CountersignClient {
     static func segment(_ text: String) throws -> String {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
         guard !text.isEmpty, text.count <= 64, text.allSatisfy(allowed.contains) else {
-            throw ClientError.unexpectedResponse(status: 0, detail: "\"\(text.prefix(40))\" is not a valid ID or username")
+            throw ClientError.unexpectedResponse(
+                status: 0,
+                detail: "\"\(text.prefix(40))\" is not a valid ID or username"
+            )
         }
         return text
     }

@@ -7,33 +7,61 @@ extension CountersignClient {
 
     /// The transaction now; with `wait` (1 to 30 s) the answer comes when its status changes.
     public func mfaTransaction(_ pending: MFARequired, wait: Int = 0) async throws -> MFATransactionView {
-        try await send("GET", "/v1/mfa/transactions/\(pending.transaction.id)" + (wait > 0 ? "?wait=\(wait)" : ""), body: Self.noBody,
-                       as: MFATransactionView.self, credential: .bearer(pending.binding), limits: .longPoll(wait: wait))
+        try await send(
+            "GET",
+            "/v1/mfa/transactions/\(pending.transaction.id)" + (wait > 0 ? "?wait=\(wait)" : ""),
+            body: Self.noBody,
+            as: MFATransactionView.self,
+            credential: .bearer(pending.binding),
+            limits: .longPoll(wait: wait)
+        )
     }
 
     /// A passcode: an authenticator app's, or a paired authenticator's own.
     public func submitPasscode(_ code: String, for pending: MFARequired) async throws -> MFATransactionView {
-        try await send("POST", "/v1/mfa/transactions/\(pending.transaction.id)/otp", body: MFACodeRequest(code: code), as: MFATransactionView.self,
-                       credential: .bearer(pending.binding))
+        try await send(
+            "POST",
+            "/v1/mfa/transactions/\(pending.transaction.id)/otp",
+            body: MFACodeRequest(code: code),
+            as: MFATransactionView.self,
+            credential: .bearer(pending.binding)
+        )
     }
 
     public func submitRecoveryCode(_ code: String, for pending: MFARequired) async throws -> MFATransactionView {
-        try await send("POST", "/v1/mfa/transactions/\(pending.transaction.id)/recovery-code", body: MFACodeRequest(code: code),
-                       as: MFATransactionView.self, credential: .bearer(pending.binding))
+        try await send(
+            "POST",
+            "/v1/mfa/transactions/\(pending.transaction.id)/recovery-code",
+            body: MFACodeRequest(code: code),
+            as: MFATransactionView.self,
+            credential: .bearer(pending.binding)
+        )
     }
 
     /// The session of a COMPLETED sign-in (once); this client keeps it.
     @discardableResult
     public func completeSignIn(_ pending: MFARequired) async throws -> SignedInSession {
-        adopt(try await send("POST", "/v1/mfa/transactions/\(pending.transaction.id)/session", body: Self.noBody, as: SignedInSession.self,
-                             credential: .bearer(pending.binding)))
+        adopt(
+            try await send(
+                "POST",
+                "/v1/mfa/transactions/\(pending.transaction.id)/session",
+                body: Self.noBody,
+                as: SignedInSession.self,
+                credential: .bearer(pending.binding)
+            )
+        )
     }
 
     /// Finishes a COMPLETED re-authentication (from `reauthenticate(password:)`): this client's session
     /// counts as freshly authenticated.
     public func completeReauthentication(_ pending: MFARequired) async throws {
-        _ = try await send("POST", "/v1/mfa/transactions/\(pending.transaction.id)/session", body: Self.noBody, as: Empty.self,
-                           credential: .bearer(pending.binding))
+        _ = try await send(
+            "POST",
+            "/v1/mfa/transactions/\(pending.transaction.id)/session",
+            body: Self.noBody,
+            as: Empty.self,
+            credential: .bearer(pending.binding)
+        )
     }
 
     /// Waits (long polls) until the sign-in leaves PUSH_CONFIRMATION_REQUIRED, then returns its view.
@@ -49,17 +77,36 @@ extension CountersignClient {
     // MARK: QR sign-in (authentication codes), the waiting screen's side
 
     public func createAuthCode(userApproval: String = "REQUIRED") async throws -> AuthCodeCreated {
-        try await send("POST", "/v1/auth-codes", body: AuthCodeRequest(userApproval: userApproval), as: AuthCodeCreated.self)
+        try await send(
+            "POST",
+            "/v1/auth-codes",
+            body: AuthCodeRequest(userApproval: userApproval),
+            as: AuthCodeCreated.self
+        )
     }
 
     public func authCodeState(_ created: AuthCodeCreated) async throws -> AuthCodeState {
-        try await send("GET", "/v1/auth-codes/current", body: Self.noBody, as: AuthCodeState.self, credential: .bearer(created.binding))
+        try await send(
+            "GET",
+            "/v1/auth-codes/current",
+            body: Self.noBody,
+            as: AuthCodeState.self,
+            credential: .bearer(created.binding)
+        )
     }
 
     /// The session of a COMPLETED authentication code (once); this client keeps it.
     @discardableResult
     public func completeAuthCodeSignIn(_ created: AuthCodeCreated) async throws -> SignedInSession {
-        adopt(try await send("POST", "/v1/auth-codes/current/session", body: Self.noBody, as: SignedInSession.self, credential: .bearer(created.binding)))
+        adopt(
+            try await send(
+                "POST",
+                "/v1/auth-codes/current/session",
+                body: Self.noBody,
+                as: SignedInSession.self,
+                credential: .bearer(created.binding)
+            )
+        )
     }
 
     // MARK: The account's second factors (account session)
@@ -69,7 +116,13 @@ extension CountersignClient {
     }
 
     public func createPairingKey() async throws -> PairingKeyResponse {
-        try await send("POST", "/v1/me/mfa/pairing-keys", body: Self.noBody, as: PairingKeyResponse.self, authenticated: true)
+        try await send(
+            "POST",
+            "/v1/me/mfa/pairing-keys",
+            body: Self.noBody,
+            as: PairingKeyResponse.self,
+            authenticated: true
+        )
     }
 
     public func enrollTOTP() async throws -> TOTPEnrollment {
@@ -77,11 +130,23 @@ extension CountersignClient {
     }
 
     public func confirmTOTP(code: String) async throws -> MFAStatus {
-        try await send("POST", "/v1/me/mfa/totp/confirm", body: MFACodeRequest(code: code), as: MFAStatus.self, authenticated: true)
+        try await send(
+            "POST",
+            "/v1/me/mfa/totp/confirm",
+            body: MFACodeRequest(code: code),
+            as: MFAStatus.self,
+            authenticated: true
+        )
     }
 
     public func regenerateRecoveryCodes() async throws -> [String] {
-        try await send("POST", "/v1/me/mfa/recovery-codes", body: Self.noBody, as: RecoveryCodeList.self, authenticated: true).codes
+        try await send(
+            "POST",
+            "/v1/me/mfa/recovery-codes",
+            body: Self.noBody,
+            as: RecoveryCodeList.self,
+            authenticated: true
+        ).codes
     }
 
     public func updateMFASettings(_ settings: MFASettings) async throws -> MFAStatus {

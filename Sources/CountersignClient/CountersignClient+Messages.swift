@@ -13,9 +13,16 @@ extension CountersignClient {
     ///
     /// An empty text is refused (`ClientError.sealing`); a recipient named twice (in any case) is sent to
     /// once; naming this account itself is allowed (a note to its own devices, which every message reaches).
-    public func sendMessage(_ plaintext: [UInt8], to recipients: [String], from username: String, signing: Identity,
-                            deliverAfter: Int? = nil, now: Date = Date(), check: (UserDirectory) throws -> Void = { _ in },
-                            report: (MessageEnvelope.Step) -> Void = { _ in }) async throws -> SentMessage {
+    public func sendMessage(
+        _ plaintext: [UInt8],
+        to recipients: [String],
+        from username: String,
+        signing: Identity,
+        deliverAfter: Int? = nil,
+        now: Date = Date(),
+        check: (UserDirectory) throws -> Void = { _ in },
+        report: (MessageEnvelope.Step) -> Void = { _ in }
+    ) async throws -> SentMessage {
         guard !plaintext.isEmpty else { throw ClientError.sealing("the message is empty") }
         var named: [String] = []
         for r in recipients.map({ $0.lowercased() }) where !named.contains(r) { named.append(r) }
@@ -30,7 +37,9 @@ extension CountersignClient {
                     do {
                         keys.append(try PublicKey(spki: d.encryptionKey.bytes))
                     } catch {
-                        throw ClientError.sealing("\(user)'s device \(d.id) has a key that is not a P-256 SPKI: \(error)")
+                        throw ClientError.sealing(
+                            "\(user)'s device \(d.id) has a key that is not a P-256 SPKI: \(error)"
+                        )
                     }
                 }
             }
@@ -42,11 +51,21 @@ extension CountersignClient {
             }
             let request = SendMessageRequest(to: named, envelope: Base64URL(envelope.bytes), deliverAfter: deliverAfter)
             do {
-                let sent = try await send("POST", "/v1/messages", body: request, as: SentMessage.self, credential: .device)
+                let sent = try await send(
+                    "POST",
+                    "/v1/messages",
+                    body: request,
+                    as: SentMessage.self,
+                    credential: .device
+                )
                 // The ID is the envelope's own (signed); anything else is not this message (and a client
                 // may name files after it).
                 guard sent.id == Hex.encode(envelope.messageID) else {
-                    throw ClientError.unexpectedResponse(status: 201, detail: "the server named the message \(sent.id.prefix(40).debugDescription), not its envelope's ID")
+                    throw ClientError.unexpectedResponse(
+                        status: 201,
+                        detail:
+                            "the server named the message \(sent.id.prefix(40).debugDescription), not its envelope's ID"
+                    )
                 }
                 return sent
             } catch ClientError.problem(let p) where p.kind == .deviceMismatch && attempt == 0 {
@@ -60,23 +79,47 @@ extension CountersignClient {
     /// pass the page's `next` for more. Entries stay until acknowledged, so a crash loses nothing.
     /// `wait` (1 to 30 seconds) long-polls: with nothing due, the answer comes when something is.
     public func fetchMessages(after: Int64 = 0, limit: Int = 100, wait: Int = 0) async throws -> MessagePage {
-        try await send("GET", "/v1/devices/current/messages?after=\(after)&limit=\(limit)" + (wait > 0 ? "&wait=\(wait)" : ""),
-                       body: Self.noBody, as: MessagePage.self, credential: .device, limits: .messagePage(wait: wait))
+        try await send(
+            "GET",
+            "/v1/devices/current/messages?after=\(after)&limit=\(limit)" + (wait > 0 ? "&wait=\(wait)" : ""),
+            body: Self.noBody,
+            as: MessagePage.self,
+            credential: .device,
+            limits: .messagePage(wait: wait)
+        )
     }
 
     /// Tells the server these queue entries are stored on the device; it deletes them.
     @discardableResult
     public func acknowledge(_ seqs: [Int64]) async throws -> Int {
-        try await send("POST", "/v1/devices/current/acks", body: AckRequest(seqs: seqs), as: AckResult.self, credential: .device).acknowledged
+        try await send(
+            "POST",
+            "/v1/devices/current/acks",
+            body: AckRequest(seqs: seqs),
+            as: AckResult.self,
+            credential: .device
+        ).acknowledged
     }
 
     /// Cancels a delayed message before it is delivered.
     public func cancelMessage(id: String) async throws {
-        _ = try await send("DELETE", "/v1/messages/\(try Self.segment(id))", body: Self.noBody, as: Empty.self, credential: .device)
+        _ = try await send(
+            "DELETE",
+            "/v1/messages/\(try Self.segment(id))",
+            body: Self.noBody,
+            as: Empty.self,
+            credential: .device
+        )
     }
 
     /// Delivery state and receipts of a message this account sent.
     public func messageStatus(id: String) async throws -> MessageStatus {
-        try await send("GET", "/v1/messages/\(try Self.segment(id))", body: Self.noBody, as: MessageStatus.self, credential: .device)
+        try await send(
+            "GET",
+            "/v1/messages/\(try Self.segment(id))",
+            body: Self.noBody,
+            as: MessageStatus.self,
+            credential: .device
+        )
     }
 }

@@ -16,8 +16,13 @@ public final class CountersignClient: @unchecked Sendable {
     /// Deadlines and the size cap of calls that set none of their own (long polls and message pages do).
     public let limits: RequestLimits
 
-    public init(server: URL, token: String? = nil, deviceToken: String? = nil, userAgent: String = CountersignClient.defaultUserAgent,
-                limits: RequestLimits = .interactive) {
+    public init(
+        server: URL,
+        token: String? = nil,
+        deviceToken: String? = nil,
+        userAgent: String = CountersignClient.defaultUserAgent,
+        limits: RequestLimits = .interactive
+    ) {
         self.server = server
         self.token = token
         self.deviceToken = deviceToken
@@ -30,7 +35,9 @@ public final class CountersignClient: @unchecked Sendable {
     @discardableResult
     public func register(username: String, password: String, name: String, lastname: String) async throws -> Account {
         try await withCaptcha { captcha in
-            var body: [String: String] = ["username": username, "password": password, "name": name, "lastname": lastname]
+            var body: [String: String] = [
+                "username": username, "password": password, "name": name, "lastname": lastname,
+            ]
             body["captcha"] = captcha
             return try await self.send("POST", "/v1/accounts", body: body, as: Account.self)
         }
@@ -59,9 +66,14 @@ public final class CountersignClient: @unchecked Sendable {
 
     /// `POST /v1/sessions` answers a session (201) or a pending second factor (202).
     enum SignInAnswer: Decodable {
-        case session(SignedInSession), secondFactor(MFARequired)
+        case session(SignedInSession)
+        case secondFactor(MFARequired)
         init(from decoder: any Decoder) throws {
-            if let pending = try? MFARequired(from: decoder) { self = .secondFactor(pending) } else { self = .session(try SignedInSession(from: decoder)) }
+            if let pending = try? MFARequired(from: decoder) {
+                self = .secondFactor(pending)
+            } else {
+                self = .session(try SignedInSession(from: decoder))
+            }
         }
     }
 
@@ -72,7 +84,13 @@ public final class CountersignClient: @unchecked Sendable {
     }
 
     public func signOut() async throws {
-        _ = try await send("DELETE", "/v1/sessions/current", body: Optional<[String: String]>.none, as: Empty.self, authenticated: true)
+        _ = try await send(
+            "DELETE",
+            "/v1/sessions/current",
+            body: Optional<[String: String]>.none,
+            as: Empty.self,
+            authenticated: true
+        )
         token = nil
     }
 
@@ -81,7 +99,13 @@ public final class CountersignClient: @unchecked Sendable {
     }
 
     public func changePassword(current: String, new: String) async throws {
-        _ = try await send("PUT", "/v1/me/password", body: ["currentPassword": current, "newPassword": new], as: Empty.self, authenticated: true)
+        _ = try await send(
+            "PUT",
+            "/v1/me/password",
+            body: ["currentPassword": current, "newPassword": new],
+            as: Empty.self,
+            authenticated: true
+        )
     }
 
     /// Throws `ClientError.secondFactorRequired` when the account has a second factor: the password alone
@@ -89,9 +113,13 @@ public final class CountersignClient: @unchecked Sendable {
     /// `submitRecoveryCode`), then `completeReauthentication`. `offerPush` as in `signIn`.
     public func reauthenticate(password: String, offerPush: Bool = true) async throws {
         let answer = try await withCaptcha { captcha in
-            try await send("POST", "/v1/sessions/current/reauth",
-                           body: ReauthRequest(password: password, captcha: captcha, secondFactor: offerPush ? nil : "code"),
-                           as: MaybeBody<MFARequired>.self, authenticated: true)
+            try await send(
+                "POST",
+                "/v1/sessions/current/reauth",
+                body: ReauthRequest(password: password, captcha: captcha, secondFactor: offerPush ? nil : "code"),
+                as: MaybeBody<MFARequired>.self,
+                authenticated: true
+            )
         }
         if let pending = answer.value { throw ClientError.secondFactorRequired(pending) }
     }
@@ -103,7 +131,13 @@ public final class CountersignClient: @unchecked Sendable {
 
     /// One page of the audit log, newest first; pass the previous page's `next` to continue.
     public func audit(limit: Int = 50, next: String? = nil) async throws -> AuditPage {
-        try await send("GET", next ?? "/v1/me/audit?limit=\(limit)", body: Optional<[String: String]>.none, as: AuditPage.self, authenticated: true)
+        try await send(
+            "GET",
+            next ?? "/v1/me/audit?limit=\(limit)",
+            body: Optional<[String: String]>.none,
+            as: AuditPage.self,
+            authenticated: true
+        )
     }
 
     public func captcha() async throws -> CaptchaChallenge {
@@ -135,11 +169,23 @@ public final class CountersignClient: @unchecked Sendable {
     static let noBody: [String: String]? = nil
 
     /// Which token a call carries.
-    enum Credential { case none, account, device, bearer(String) }
+    enum Credential {
+        case none, account, device
+        case bearer(String)
+    }
 
-    func send<B: Encodable, T: Decodable>(_ method: String, _ path: String, body: B?, as: T.Type,
-                                          authenticated: Bool = false, credential: Credential? = nil, limits: RequestLimits? = nil) async throws -> T {
-        guard let url = URL(string: path, relativeTo: server) else { throw ClientError.unexpectedResponse(status: 0, detail: "bad path \(path)") }
+    func send<B: Encodable, T: Decodable>(
+        _ method: String,
+        _ path: String,
+        body: B?,
+        as: T.Type,
+        authenticated: Bool = false,
+        credential: Credential? = nil,
+        limits: RequestLimits? = nil
+    ) async throws -> T {
+        guard let url = URL(string: path, relativeTo: server) else {
+            throw ClientError.unexpectedResponse(status: 0, detail: "bad path \(path)")
+        }
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "User-Agent", value: userAgent)
@@ -167,14 +213,20 @@ public final class CountersignClient: @unchecked Sendable {
         let decoder = APICoding.decoder()
         guard (200..<300).contains(response.status) else {
             if let problem = try? decoder.decode(ProblemDetails.self, from: data) { throw ClientError.problem(problem) }
-            throw ClientError.unexpectedResponse(status: response.status, detail: String(decoding: data.prefix(200), as: UTF8.self))
+            throw ClientError.unexpectedResponse(
+                status: response.status,
+                detail: String(decoding: data.prefix(200), as: UTF8.self)
+            )
         }
         if T.self == Empty.self { return Empty() as! T }
         if data.isEmpty, let absent = T.self as? any AbsentBody.Type { return absent.init() as! T }
         do {
             return try decoder.decode(T.self, from: data)
         } catch {
-            throw ClientError.unexpectedResponse(status: response.status, detail: "the body does not match the API: \(error)")
+            throw ClientError.unexpectedResponse(
+                status: response.status,
+                detail: "the body does not match the API: \(error)"
+            )
         }
     }
 }

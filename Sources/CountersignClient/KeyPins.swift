@@ -14,7 +14,11 @@ public struct PinnedDevice: Codable, Equatable, Sendable {
     public var signingKey: Base64URL?
 
     public init(id: String, name: String, signingKeyId: String, encryptionKeyId: String, signingKey: Base64URL?) {
-        self.id = id; self.name = name; self.signingKeyId = signingKeyId; self.encryptionKeyId = encryptionKeyId; self.signingKey = signingKey
+        self.id = id
+        self.name = name
+        self.signingKeyId = signingKeyId
+        self.encryptionKeyId = encryptionKeyId
+        self.signingKey = signingKey
     }
 
     /// What must not change unnoticed: the device and both keys.
@@ -69,12 +73,15 @@ public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notP256(let user, let device):
             return "the server lists a device \(device) of \(user) whose key is not a P-256 public key"
         case .ownKeyReplaced(let device, let listed, let held):
-            return "REFUSED: the server lists this device (\(device)) with key \(KeyPins.fingerprint(hex: listed)), but its key is "
+            return
+                "REFUSED: the server lists this device (\(device)) with key \(KeyPins.fingerprint(hex: listed)), but its key is "
                 + "\(KeyPins.fingerprint(hex: held)); someone may have replaced this device's key on the server"
         case .changed(let user, let own, _, let changes):
-            return "\(own ? "your own account \(user)'s other devices" : "\(user)'s devices") changed since you pinned them (\(changes.count) change\(changes.count == 1 ? "" : "s"))"
+            return
+                "\(own ? "your own account \(user)'s other devices" : "\(user)'s devices") changed since you pinned them (\(changes.count) change\(changes.count == 1 ? "" : "s"))"
         case .unpinnedSigner(let user, let key, let pinned):
-            return "it claims to be from \(user), but it is signed by key \(KeyPins.fingerprint(hex: key)), which is not a key you pinned for \(user) "
+            return
+                "it claims to be from \(user), but it is signed by key \(KeyPins.fingerprint(hex: key)), which is not a key you pinned for \(user) "
                 + "(pinned: \(pinned.isEmpty ? "none" : pinned.map(KeyPins.fingerprint(hex:)).joined(separator: ", ")))"
         case .signerRetired(let user, let key, let retired, let signed):
             return "it is signed by \(user)'s key \(KeyPins.fingerprint(hex: key)), which was retired at "
@@ -116,12 +123,18 @@ public struct KeyPins: Codable, Sendable {
 
     /// The devices of `directory` to pin: every active one, but this device itself for its own account
     /// (its key is the caller's, checked against `ownKeyID` when given).
-    public static func devices(of directory: UserDirectory, ownUsername: String, ownDeviceID: String?, ownKeyID: String?) throws -> [PinnedDevice] {
+    public static func devices(
+        of directory: UserDirectory,
+        ownUsername: String,
+        ownDeviceID: String?,
+        ownKeyID: String?
+    ) throws -> [PinnedDevice] {
         let user = directory.username
         let ownUsername = ownUsername.lowercased()
         var out: [PinnedDevice] = []
         for d in directory.devices {
-            guard let signing = keyID(spki: d.signingKey.bytes), let encryption = keyID(spki: d.encryptionKey.bytes) else {
+            guard let signing = keyID(spki: d.signingKey.bytes), let encryption = keyID(spki: d.encryptionKey.bytes)
+            else {
                 throw PinError.notP256(username: user, deviceID: d.id)
             }
             if user == ownUsername, d.id == ownDeviceID {
@@ -130,7 +143,15 @@ public struct KeyPins: Codable, Sendable {
                 }
                 continue
             }
-            out.append(PinnedDevice(id: d.id, name: d.name, signingKeyId: signing, encryptionKeyId: encryption, signingKey: d.signingKey))
+            out.append(
+                PinnedDevice(
+                    id: d.id,
+                    name: d.name,
+                    signingKeyId: signing,
+                    encryptionKeyId: encryption,
+                    signingKey: d.signingKey
+                )
+            )
         }
         return out.sorted { $0.id < $1.id }
     }
@@ -153,10 +174,17 @@ public struct KeyPins: Codable, Sendable {
         let old = contacts[user]
         var retired = old?.retired ?? []
         for d in old?.devices ?? [] where !devices.contains(where: { $0.signingKeyId == d.signingKeyId }) {
-            retired.append(RetiredPin(deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt: now))
+            retired.append(
+                RetiredPin(deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt: now)
+            )
         }
-        contacts[user] = PinnedContact(username: user, firstSeen: old?.firstSeen ?? now, trustedAt: now, devices: devices,
-                                       retired: retired.isEmpty ? nil : retired)
+        contacts[user] = PinnedContact(
+            username: user,
+            firstSeen: old?.firstSeen ?? now,
+            trustedAt: now,
+            devices: devices,
+            retired: retired.isEmpty ? nil : retired
+        )
     }
 
     /// A rotation followed: the device, its old and its new signing key ID.
@@ -164,7 +192,11 @@ public struct KeyPins: Codable, Sendable {
         public var deviceID: String
         public var from: String
         public var to: String
-        public init(deviceID: String, from: String, to: String) { self.deviceID = deviceID; self.from = from; self.to = to }
+        public init(deviceID: String, from: String, to: String) {
+            self.deviceID = deviceID
+            self.from = from
+            self.to = to
+        }
     }
 
     /// Follows every rotation of a pinned device that the pinned key signed (a chain of them, each signed
@@ -176,19 +208,34 @@ public struct KeyPins: Codable, Sendable {
         var followed: [FollowedRotation] = []
         for (i, pinned) in contact.devices.enumerated() {
             if contact.devices[i].signingKey == nil,
-               let entry = directory.history.first(where: { $0.deviceId == pinned.id && Self.keyID(spki: $0.signingKey.bytes) == pinned.signingKeyId }) {
+                let entry = directory.history.first(where: {
+                    $0.deviceId == pinned.id && Self.keyID(spki: $0.signingKey.bytes) == pinned.signingKeyId
+                })
+            {
                 contact.devices[i].signingKey = entry.signingKey
             }
             guard let current = directory.devices.first(where: { $0.id == pinned.id }),
-                  let currentSigning = Self.keyID(spki: current.signingKey.bytes), let currentEncryption = Self.keyID(spki: current.encryptionKey.bytes),
-                  currentSigning != pinned.signingKeyId,
-                  let chain = Self.rotationChain(deviceID: pinned.id, from: contact.devices[i], to: currentSigning, in: directory.history, now: now)
+                let currentSigning = Self.keyID(spki: current.signingKey.bytes),
+                let currentEncryption = Self.keyID(spki: current.encryptionKey.bytes),
+                currentSigning != pinned.signingKeyId,
+                let chain = Self.rotationChain(
+                    deviceID: pinned.id,
+                    from: contact.devices[i],
+                    to: currentSigning,
+                    in: directory.history,
+                    now: now
+                )
             else { continue }
             let last = chain.newKeys.last
             guard last?.encryption == currentEncryption else { continue }
             contact.retired = (contact.retired ?? []) + chain.retired
-            contact.devices[i] = PinnedDevice(id: pinned.id, name: current.name, signingKeyId: currentSigning, encryptionKeyId: currentEncryption,
-                                              signingKey: current.signingKey)
+            contact.devices[i] = PinnedDevice(
+                id: pinned.id,
+                name: current.name,
+                signingKeyId: currentSigning,
+                encryptionKeyId: currentEncryption,
+                signingKey: current.signingKey
+            )
             followed.append(FollowedRotation(deviceID: pinned.id, from: pinned.signingKeyId, to: currentSigning))
         }
         contacts[directory.username] = contact
@@ -197,10 +244,19 @@ public struct KeyPins: Codable, Sendable {
 
     /// The rotations from `pinned`'s key to `target`, each verified with the key before it; nil when the
     /// chain breaks (a missing or bad signature, a missing key).
-    static func rotationChain(deviceID: String, from pinned: PinnedDevice, to target: String, in fullHistory: [KeyHistoryEntry], now: Date)
-        -> (retired: [RetiredPin], newKeys: [(signing: String, encryption: String)])? {
+    static func rotationChain(
+        deviceID: String,
+        from pinned: PinnedDevice,
+        to target: String,
+        in fullHistory: [KeyHistoryEntry],
+        now: Date
+    )
+        -> (retired: [RetiredPin], newKeys: [(signing: String, encryption: String)])?
+    {
         let history = fullHistory.filter { $0.deviceId == deviceID }
-        guard let spki = pinned.signingKey?.bytes, var key = try? PublicKey(spki: spki), Hex.encode(key.fingerprint.bytes) == pinned.signingKeyId else {
+        guard let spki = pinned.signingKey?.bytes, var key = try? PublicKey(spki: spki),
+            Hex.encode(key.fingerprint.bytes) == pinned.signingKeyId
+        else {
             return nil
         }
         // A device's history is a few entries (10 rotations a day at most); an endless one would cost a
@@ -216,19 +272,36 @@ public struct KeyPins: Codable, Sendable {
             let oldEntry = history.first { $0.deviceId == deviceID && $0.signingKeyId == keyID }
             let successors = history.filter { e in
                 guard e.deviceId == deviceID, let sig = e.rotationSignature, let enc = e.encryptionKey,
-                      let newSigning = try? PublicKey(spki: e.signingKey.bytes), let newEncryption = try? PublicKey(spki: enc.bytes),
-                      !seen.contains(Hex.encode(newSigning.fingerprint.bytes)) else { return false }
-                return old.isValidSignature(sig.bytes, for: DeviceProof.rotationMessage(deviceID: deviceID, oldSigningKey: old, newSigningKey: newSigning,
-                                                                                          newEncryptionKey: newEncryption))
+                    let newSigning = try? PublicKey(spki: e.signingKey.bytes),
+                    let newEncryption = try? PublicKey(spki: enc.bytes),
+                    !seen.contains(Hex.encode(newSigning.fingerprint.bytes))
+                else { return false }
+                return old.isValidSignature(
+                    sig.bytes,
+                    for: DeviceProof.rotationMessage(
+                        deviceID: deviceID,
+                        oldSigningKey: old,
+                        newSigningKey: newSigning,
+                        newEncryptionKey: newEncryption
+                    )
+                )
             }
             // A key that signed two different successors was used by two parties (the owner and whoever
             // stole it): follow neither; the user decides (`trust`).
-            guard successors.count == 1, let next = successors.first, let newKey = try? PublicKey(spki: next.signingKey.bytes),
-                  let encryption = next.encryptionKey.flatMap({ Self.keyID(spki: $0.bytes) })
+            guard successors.count == 1, let next = successors.first,
+                let newKey = try? PublicKey(spki: next.signingKey.bytes),
+                let encryption = next.encryptionKey.flatMap({ Self.keyID(spki: $0.bytes) })
             else { return nil }
             // Retired no later than the new key's arrival as the server tells it, and no later than now.
             let retiredAt = min(oldEntry?.retiredAt ?? now, next.addedAt, now)
-            retired.append(RetiredPin(deviceId: deviceID, signingKeyId: keyID, signingKey: Base64URL(old.spkiDER), retiredAt: retiredAt))
+            retired.append(
+                RetiredPin(
+                    deviceId: deviceID,
+                    signingKeyId: keyID,
+                    signingKey: Base64URL(old.spkiDER),
+                    retiredAt: retiredAt
+                )
+            )
             key = newKey
             keyID = Hex.encode(newKey.fingerprint.bytes)
             seen.insert(keyID)
@@ -248,14 +321,31 @@ public struct KeyPins: Codable, Sendable {
     /// The check before sealing to `directory`'s devices: follows signed rotations, and throws
     /// `PinError.changed` for any other change. The directory must be the one asked for (the SDK's
     /// `directory(username:)` checks the name).
-    public mutating func checkBeforeSending(_ directory: UserDirectory, ownUsername: String, ownDeviceID: String?, ownKeyID: String?,
-                                            now: Date) throws -> SendCheck {
+    public mutating func checkBeforeSending(
+        _ directory: UserDirectory,
+        ownUsername: String,
+        ownDeviceID: String?,
+        ownKeyID: String?,
+        now: Date
+    ) throws -> SendCheck {
         let user = directory.username
-        let current = try Self.devices(of: directory, ownUsername: ownUsername, ownDeviceID: ownDeviceID, ownKeyID: ownKeyID)
+        let current = try Self.devices(
+            of: directory,
+            ownUsername: ownUsername,
+            ownDeviceID: ownDeviceID,
+            ownKeyID: ownKeyID
+        )
         guard let pinned = contacts[user] else { return .firstContact(current) }
         let followed = followRotations(directory, now: now)
         let changes = Self.changes(from: contacts[user]?.devices ?? pinned.devices, to: current)
-        guard changes.isEmpty else { throw PinError.changed(username: user, own: user == ownUsername, pinnedAt: pinned.trustedAt, changes: changes) }
+        guard changes.isEmpty else {
+            throw PinError.changed(
+                username: user,
+                own: user == ownUsername,
+                pinnedAt: pinned.trustedAt,
+                changes: changes
+            )
+        }
         return .pinned(followed: followed)
     }
 
@@ -276,14 +366,26 @@ public struct KeyPins: Codable, Sendable {
     /// (fetched for `sender` by the caller) a first contact is pinned and signed rotations are followed;
     /// without one (offline) only what is pinned counts. A first contact is pinned in `self` even when the
     /// key is refused: a caller that keeps pins should save them only once the signature verifies.
-    public mutating func signer(sender: String, keyID: String, signedAt: Date, directory: UserDirectory?, ownUsername: String,
-                                ownDeviceID: String?, now: Date) throws -> Signer {
+    public mutating func signer(
+        sender: String,
+        keyID: String,
+        signedAt: Date,
+        directory: UserDirectory?,
+        ownUsername: String,
+        ownDeviceID: String?,
+        now: Date
+    ) throws -> Signer {
         var firstContact: [PinnedDevice]?
         var followed: [FollowedRotation] = []
         if let directory {
             guard directory.username == sender else { throw PinError.notPinned(username: sender) }
             if contacts[sender] == nil {
-                let devices = try Self.devices(of: directory, ownUsername: ownUsername, ownDeviceID: ownDeviceID, ownKeyID: nil)
+                let devices = try Self.devices(
+                    of: directory,
+                    ownUsername: ownUsername,
+                    ownDeviceID: ownDeviceID,
+                    ownKeyID: nil
+                )
                 pin(sender, devices, now: now)
                 firstContact = devices
             } else {
@@ -298,15 +400,25 @@ public struct KeyPins: Codable, Sendable {
             if let retiredAt, retiredAt <= signedAt {
                 throw PinError.signerRetired(username: sender, keyID: keyID, retiredAt: retiredAt, signedAt: signedAt)
             }
-            return Signer(key: try Self.key(d.signingKey, keyID, sender), deviceID: d.id, retiredAt: retiredAt, firstContact: firstContact,
-                          followed: followed)
+            return Signer(
+                key: try Self.key(d.signingKey, keyID, sender),
+                deviceID: d.id,
+                retiredAt: retiredAt,
+                firstContact: firstContact,
+                followed: followed
+            )
         }
         if let r = contact.retired?.last(where: { $0.signingKeyId == keyID }) {
             guard signedAt < r.retiredAt else {
                 throw PinError.signerRetired(username: sender, keyID: keyID, retiredAt: r.retiredAt, signedAt: signedAt)
             }
-            return Signer(key: try Self.key(r.signingKey, keyID, sender), deviceID: r.deviceId, retiredAt: r.retiredAt, firstContact: firstContact,
-                          followed: followed)
+            return Signer(
+                key: try Self.key(r.signingKey, keyID, sender),
+                deviceID: r.deviceId,
+                retiredAt: r.retiredAt,
+                firstContact: firstContact,
+                followed: followed
+            )
         }
         throw PinError.unpinnedSigner(username: sender, keyID: keyID, pinned: contact.devices.map(\.signingKeyId))
     }

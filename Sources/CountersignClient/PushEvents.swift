@@ -74,15 +74,24 @@ public struct PushEvents: AsyncSequence, Sendable {
 extension CountersignClient {
     /// A single-use ticket for the push channel's first frame (needs a device session).
     public func pushTicket() async throws -> PushTicket {
-        try await send("POST", "/v1/devices/current/push-tickets", body: Self.noBody, as: PushTicket.self, credential: .device)
+        try await send(
+            "POST",
+            "/v1/devices/current/push-tickets",
+            body: Self.noBody,
+            as: PushTicket.self,
+            credential: .device
+        )
     }
 
     /// This device's push channel. `renewSession` is called when the device session has ended (expired,
     /// idle, or ended by a password change or a sign-out everywhere), to open a new one; an error it throws
     /// ends the sequence, except failures to reach the server, which are retried. Without it an ended
     /// session ends the sequence with the server's error.
-    public func events(renewSession: (@Sendable () async throws -> Void)? = nil, backoff: ClosedRange<Double> = 0.5...30,
-                       onStatus: @escaping @Sendable (PushStatus) -> Void = { _ in }) -> PushEvents {
+    public func events(
+        renewSession: (@Sendable () async throws -> Void)? = nil,
+        backoff: ClosedRange<Double> = 0.5...30,
+        onStatus: @escaping @Sendable (PushStatus) -> Void = { _ in }
+    ) -> PushEvents {
         PushEvents(client: self, renewSession: renewSession, onStatus: onStatus, backoff: backoff)
     }
 
@@ -136,7 +145,11 @@ final class PushLink: Sendable {
     func attach(_ acks: AsyncStream<[Int64]>.Continuation?) { state.withLock { $0.acks = acks } }
 
     /// The connection loop: ticket, connect, hello, read; on loss, back off and again.
-    static func run(_ events: PushEvents, link: PushLink, output: AsyncThrowingStream<PushEvent, any Error>.Continuation) async {
+    static func run(
+        _ events: PushEvents,
+        link: PushLink,
+        output: AsyncThrowingStream<PushEvent, any Error>.Continuation
+    ) async {
         let client = events.client
         var failures = 0
         var logger = Logger(label: "countersign.push")
@@ -148,30 +161,50 @@ final class PushLink: Sendable {
                 let ticket: PushTicket
                 do {
                     ticket = try await client.pushTicket()
-                } catch let e as ClientError where (e.code == .unauthenticated || e == .noDeviceSession) && events.renewSession != nil {
+                } catch let e as ClientError
+                    where (e.code == .unauthenticated || e == .noDeviceSession) && events.renewSession != nil
+                {
                     try await renew(events)
                     ticket = try await client.pushTicket()
                 }
-                let hello = String(decoding: try APICoding.encoder().encode(PushFrame.hello(ticket: ticket.ticket)), as: UTF8.self)
+                let hello = String(
+                    decoding: try APICoding.encoder().encode(PushFrame.hello(ticket: ticket.ticket)),
+                    as: UTF8.self
+                )
                 let ready = Flag()
-                let configuration = WebSocketClientConfiguration(maxFrameSize: 4 << 20, autoPing: .enabled(timePeriod: .seconds(30)))
+                let configuration = WebSocketClientConfiguration(
+                    maxFrameSize: 4 << 20,
+                    autoPing: .enabled(timePeriod: .seconds(30))
+                )
                 // Through the proxy the environment names, as the HTTP calls (HTTPTransport).
-                let socket = WebSocketClient(url: client.pushURL, configuration: configuration, proxySettings: .environment(), logger: logger) { inbound, outbound, _ in
+                let socket = WebSocketClient(
+                    url: client.pushURL,
+                    configuration: configuration,
+                    proxySettings: .environment(),
+                    logger: logger
+                ) { inbound, outbound, _ in
                     try await outbound.write(.text(hello))
                     let (acks, ackContinuation) = AsyncStream<[Int64]>.makeStream()
                     link.attach(ackContinuation)
-                    defer { link.attach(nil); ackContinuation.finish() }
+                    defer {
+                        link.attach(nil)
+                        ackContinuation.finish()
+                    }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
                             for await seqs in acks {
-                                let frame = String(decoding: try APICoding.encoder().encode(PushFrame.ack(seqs: seqs)), as: UTF8.self)
+                                let frame = String(
+                                    decoding: try APICoding.encoder().encode(PushFrame.ack(seqs: seqs)),
+                                    as: UTF8.self
+                                )
                                 try await outbound.write(.text(frame))
                             }
                         }
                         group.addTask {
                             for try await message in inbound.messages(maxSize: 4 << 20) {
                                 guard case .text(let text) = message,
-                                      let frame = try? APICoding.decoder().decode(PushFrame.self, from: Data(text.utf8)) else { continue }
+                                    let frame = try? APICoding.decoder().decode(PushFrame.self, from: Data(text.utf8))
+                                else { continue }
                                 switch frame {
                                 case .ready:
                                     ready.set()
@@ -218,7 +251,9 @@ final class PushLink: Sendable {
                 } else if let code = close?.closeCode {
                     reason = "closed by the server (\(code))"
                 }
-            } catch let e as ClientError where e.code == .unauthenticated || e.code == .deviceRevoked || e == .noDeviceSession {
+            } catch let e as ClientError
+                where e.code == .unauthenticated || e.code == .deviceRevoked || e == .noDeviceSession
+            {
                 output.finish(throwing: e)
                 return
             } catch let e as RenewalFailed {
@@ -233,7 +268,10 @@ final class PushLink: Sendable {
             failures += 1
             // Full jitter (AWS architecture blog, "Exponential Backoff And Jitter"): spreads a whole
             // fleet's reconnects after a server restart instead of synchronising them.
-            let ceiling = min(events.backoff.upperBound, events.backoff.lowerBound * pow(2, Double(min(failures - 1, 16))))
+            let ceiling = min(
+                events.backoff.upperBound,
+                events.backoff.lowerBound * pow(2, Double(min(failures - 1, 16)))
+            )
             let wait = Double.random(in: events.backoff.lowerBound...max(events.backoff.lowerBound, ceiling))
             events.onStatus(.disconnected(reason: reason, retryIn: wait))
             try? await Task.sleep(for: .seconds(wait))

@@ -8,10 +8,18 @@ enum AppleECIES {
     static let pointLength = 65
     static let tagLength = 16
 
-    static func seal<H: HashFunction>(_ plaintext: [UInt8], to recipient: PublicKey, hash: H.Type,
-                                      ephemeral: P256.KeyAgreement.PrivateKey) throws -> [UInt8] {
+    static func seal<H: HashFunction>(
+        _ plaintext: [UInt8],
+        to recipient: PublicKey,
+        hash: H.Type,
+        ephemeral: P256.KeyAgreement.PrivateKey
+    ) throws -> [UInt8] {
         let e = Array(ephemeral.publicKey.x963Representation)
-        let key = try derive(ephemeralPoint: e, secret: ephemeral.sharedSecretFromKeyAgreement(with: recipient.agreementKey), hash: hash)
+        let key = try derive(
+            ephemeralPoint: e,
+            secret: ephemeral.sharedSecretFromKeyAgreement(with: recipient.agreementKey),
+            hash: hash
+        )
         let box = try AES.GCM.seal(plaintext, using: key, nonce: zeroNonce)
         return e + Array(box.ciphertext) + Array(box.tag)
     }
@@ -24,13 +32,23 @@ enum AppleECIES {
         let secret = try identity.agreementKey.sharedSecretFromKeyAgreement(with: ephemeral.agreementKey)
         let key = derive(ephemeralPoint: e, secret: secret, hash: hash)
         let body = wrapped[pointLength...]
-        guard let box = try? AES.GCM.SealedBox(nonce: zeroNonce, ciphertext: body.dropLast(tagLength), tag: body.suffix(tagLength)),
-              let pt = try? AES.GCM.open(box, using: key) else { return nil }
+        guard
+            let box = try? AES.GCM.SealedBox(
+                nonce: zeroNonce,
+                ciphertext: body.dropLast(tagLength),
+                tag: body.suffix(tagLength)
+            ),
+            let pt = try? AES.GCM.open(box, using: key)
+        else { return nil }
         return Array(pt)
     }
 
     /// ANSI X9.63 KDF: Hash(Z || u32(1) || sharedInfo), sharedInfo = the ephemeral point; AES-128 key.
-    private static func derive<H: HashFunction>(ephemeralPoint: [UInt8], secret: SharedSecret, hash: H.Type) -> SymmetricKey {
+    private static func derive<H: HashFunction>(
+        ephemeralPoint: [UInt8],
+        secret: SharedSecret,
+        hash: H.Type
+    ) -> SymmetricKey {
         var h = H()
         secret.withUnsafeBytes { h.update(bufferPointer: $0) }
         h.update(data: [0, 0, 0, 1] as [UInt8])

@@ -5,7 +5,8 @@ public enum Base32 {
 
     public static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
-        var buffer = 0, bits = 0
+        var buffer = 0
+        var bits = 0
         for b in bytes {
             buffer = buffer << 8 | Int(b)
             bits += 8
@@ -21,7 +22,8 @@ public enum Base32 {
     /// nil for a character outside the alphabet, misplaced padding, or leftover bits that are not zero.
     public static func decode(_ text: String) -> [UInt8]? {
         var out = [UInt8]()
-        var buffer = 0, bits = 0
+        var buffer = 0
+        var bits = 0
         var padded = false
         // Byte by byte and ASCII only: Unicode case mapping would read "ß" as "SS" or "ı" as "I" and so
         // accept a secret other than the one written.
@@ -29,7 +31,9 @@ public enum Base32 {
             let v: Int
             switch c {
             case UInt8(ascii: " "): continue
-            case UInt8(ascii: "="): padded = true; continue
+            case UInt8(ascii: "="):
+                padded = true
+                continue
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): v = Int(c - UInt8(ascii: "A"))
             case UInt8(ascii: "a")...UInt8(ascii: "z"): v = Int(c - UInt8(ascii: "a"))
             case UInt8(ascii: "2")...UInt8(ascii: "7"): v = Int(c - UInt8(ascii: "2")) + 26

@@ -40,12 +40,17 @@ public final class MemorySource: ByteSource {
     /// At most this many bytes per read, to exercise short reads.
     private let maxRead: Int
 
-    public init(_ bytes: [UInt8], maxRead: Int = .max) { self.bytes = bytes; self.maxRead = maxRead }
+    public init(_ bytes: [UInt8], maxRead: Int = .max) {
+        self.bytes = bytes
+        self.maxRead = maxRead
+    }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let n = min(buffer.count, bytes.count - offset, maxRead)
         if n > 0 {
-            bytes.withUnsafeBytes { src in buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[offset..<offset + n])) }
+            bytes.withUnsafeBytes { src in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[offset..<offset + n]))
+            }
         }
         offset += n
         return n

@@ -17,8 +17,16 @@ enum DER {
         private var index: Int
         private let end: Int
 
-        init(_ bytes: [UInt8]) { self.bytes = bytes; index = 0; end = bytes.count }
-        private init(_ bytes: [UInt8], from: Int, to: Int) { self.bytes = bytes; index = from; end = to }
+        init(_ bytes: [UInt8]) {
+            self.bytes = bytes
+            index = 0
+            end = bytes.count
+        }
+        private init(_ bytes: [UInt8], from: Int, to: Int) {
+            self.bytes = bytes
+            index = from
+            end = to
+        }
 
         var isAtEnd: Bool { index == end }
         var peekTag: UInt8? { index < end ? bytes[index] : nil }
@@ -78,7 +86,10 @@ enum DER {
                 let n = Int(first & 0x7f)
                 guard n >= 1, n <= 4, index + n <= end else { throw Error(why: "bad length") }
                 length = 0
-                for _ in 0..<n { length = length << 8 | Int(bytes[index]); index += 1 }
+                for _ in 0..<n {
+                    length = length << 8 | Int(bytes[index])
+                    index += 1
+                }
                 guard length >= 0x80, length >> (8 * (n - 1)) != 0 else { throw Error(why: "non-minimal length") }
             }
             guard length <= end - index else { throw Error(why: "length beyond the data") }
@@ -95,7 +106,10 @@ enum DER {
         } else {
             var len: [UInt8] = []
             var v = n
-            while v > 0 { len.insert(UInt8(v & 0xff), at: 0); v >>= 8 }
+            while v > 0 {
+                len.insert(UInt8(v & 0xff), at: 0)
+                v >>= 8
+            }
             out.append(0x80 | UInt8(len.count))
             out += len
         }
@@ -107,7 +121,10 @@ enum DER {
     static func integer(_ value: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         var v = value
-        repeat { bytes.insert(UInt8(v & 0xff), at: 0); v >>= 8 } while v > 0
+        repeat {
+            bytes.insert(UInt8(v & 0xff), at: 0)
+            v >>= 8
+        } while v > 0
         if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
         return encode(integer, bytes)
     }
@@ -115,7 +132,7 @@ enum DER {
 
 /// Object identifiers, as their DER contents.
 enum OID {
-    static let ecPublicKey: [UInt8] = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01]        // 1.2.840.10045.2.1
+    static let ecPublicKey: [UInt8] = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01]  // 1.2.840.10045.2.1
     static let prime256v1: [UInt8] = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]  // 1.2.840.10045.3.1.7
     static let secp384r1: [UInt8] = [0x2b, 0x81, 0x04, 0x00, 0x22]
     static let secp521r1: [UInt8] = [0x2b, 0x81, 0x04, 0x00, 0x23]
@@ -125,7 +142,7 @@ enum OID {
     static let x25519: [UInt8] = [0x2b, 0x65, 0x6e]
     static let pbes2: [UInt8] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x05, 0x0d]
     static let pbkdf2: [UInt8] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x05, 0x0c]
-    static let scrypt: [UInt8] = [0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x04, 0x0b] // 1.3.6.1.4.1.11591.4.11
+    static let scrypt: [UInt8] = [0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x04, 0x0b]  // 1.3.6.1.4.1.11591.4.11
     static let hmacWithSHA1: [UInt8] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x07]
     static let hmacWithSHA256: [UInt8] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x09]
     static let hmacWithSHA512: [UInt8] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x02, 0x0b]

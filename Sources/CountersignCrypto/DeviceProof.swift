@@ -4,23 +4,41 @@ import Foundation
 /// The statements a device signs (docs/SPEC.md §4e): registering its keys to an account, opening a device
 /// session, and rotating its keys. Each has its own context string, so no signature counts as another.
 public enum DeviceProof {
-    public static func registrationMessage(challenge: [UInt8], accountID: String, signingKey: PublicKey, encryptionKey: PublicKey) -> [UInt8] {
-        framed("countersign/v1 device registration",
-               challenge + lv(Array(accountID.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER))
+    public static func registrationMessage(
+        challenge: [UInt8],
+        accountID: String,
+        signingKey: PublicKey,
+        encryptionKey: PublicKey
+    ) -> [UInt8] {
+        framed(
+            "countersign/v1 device registration",
+            challenge + lv(Array(accountID.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER)
+        )
     }
 
     public static func sessionMessage(nonce: [UInt8], deviceID: String) -> [UInt8] {
         framed("countersign/v1 device session", nonce + lv(Array(deviceID.utf8)))
     }
 
-    public static func rotationMessage(deviceID: String, oldSigningKey: PublicKey, newSigningKey: PublicKey, newEncryptionKey: PublicKey) -> [UInt8] {
-        framed("countersign/v1 key rotation",
-               lv(Array(deviceID.utf8)) + lv(oldSigningKey.spkiDER) + lv(newSigningKey.spkiDER) + lv(newEncryptionKey.spkiDER))
+    public static func rotationMessage(
+        deviceID: String,
+        oldSigningKey: PublicKey,
+        newSigningKey: PublicKey,
+        newEncryptionKey: PublicKey
+    ) -> [UInt8] {
+        framed(
+            "countersign/v1 key rotation",
+            lv(Array(deviceID.utf8)) + lv(oldSigningKey.spkiDER) + lv(newSigningKey.spkiDER)
+                + lv(newEncryptionKey.spkiDER)
+        )
     }
 
     /// An authenticator pairing (docs/SPEC.md §4h): the pairing key (normalised, as typed) names the account.
     public static func pairingMessage(pairingKey: String, signingKey: PublicKey, encryptionKey: PublicKey) -> [UInt8] {
-        framed("countersign/v1 authenticator pairing", lv(Array(pairingKey.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER))
+        framed(
+            "countersign/v1 authenticator pairing",
+            lv(Array(pairingKey.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER)
+        )
     }
 
     static func lv(_ bytes: [UInt8]) -> [UInt8] {
@@ -45,7 +63,9 @@ extension Identity {
 extension PublicKey {
     /// True only for a 64-byte, in-range, low-S signature that verifies over `message`.
     public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
-        guard P256LowS.isCanonical(signature), let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+        guard P256LowS.isCanonical(signature),
+            let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+        else { return false }
         return signingKey.isValidSignature(ecdsa, for: message)
     }
 }

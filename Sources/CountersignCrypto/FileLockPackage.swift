@@ -16,8 +16,11 @@ public enum FileLockPackage {
 
     /// Package-only: the file key, nonce and ephemeral key all come from `rng`, so a replayed generator
     /// would reuse a GCM key and nonce; tests and the vector generator pin it.
-    package static func seal<R: RandomNumberGenerator>(_ plaintext: [UInt8], to recipient: PublicKey,
-                                                       using rng: inout R) throws -> [UInt8] {
+    package static func seal<R: RandomNumberGenerator>(
+        _ plaintext: [UInt8],
+        to recipient: PublicKey,
+        using rng: inout R
+    ) throws -> [UInt8] {
         guard plaintext.count <= maxPlaintext else { throw SealError.tooLarge(limit: maxPlaintext) }
         let fileKey = rng.bytes(32)
         let nonce = rng.bytes(12)
@@ -44,7 +47,11 @@ public enum FileLockPackage {
                 throw SealError.malformed("chunk \(n + 1) is \(len) bytes, expected \(expected)")
             }
             if expected == nil, len > maxPlaintext { throw SealError.tooLarge(limit: maxPlaintext) }
-            guard package.count - i >= len else { throw SealError.malformed("chunk length mismatch: chunk \(n + 1) wants \(len) bytes, \(package.count - i) remain") }
+            guard package.count - i >= len else {
+                throw SealError.malformed(
+                    "chunk length mismatch: chunk \(n + 1) wants \(len) bytes, \(package.count - i) remain"
+                )
+            }
             chunks.append(package[i..<i + len])
             i += len
         }
@@ -59,7 +66,11 @@ public enum FileLockPackage {
             throw SealError.notForThisKey(sealedTo: [], yours: identity.publicKey.fingerprint)
         }
         do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: chunks[1]), ciphertext: chunks[2], tag: chunks[3])
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: chunks[1]),
+                ciphertext: chunks[2],
+                tag: chunks[3]
+            )
             return Array(try AES.GCM.open(box, using: SymmetricKey(data: fileKey)))
         } catch {
             throw SealError.tampered

@@ -11,33 +11,72 @@ enum HPKEBaseSender {
     static let ciphersuite = HPKE.Ciphersuite.P256_SHA256_AES_GCM_256
 
     /// Returns `(enc, ciphertext)` for one message.
-    static func seal(_ plaintext: [UInt8], to recipient: P256.KeyAgreement.PublicKey, info: [UInt8], aad: [UInt8],
-                     ephemeral: P256.KeyAgreement.PrivateKey) throws -> (enc: [UInt8], ciphertext: [UInt8]) {
+    static func seal(
+        _ plaintext: [UInt8],
+        to recipient: P256.KeyAgreement.PublicKey,
+        info: [UInt8],
+        aad: [UInt8],
+        ephemeral: P256.KeyAgreement.PrivateKey
+    ) throws -> (enc: [UInt8], ciphertext: [UInt8]) {
         let dh = try ephemeral.sharedSecretFromKeyAgreement(with: recipient)
         let enc = Array(ephemeral.publicKey.x963Representation)
-        let (key, nonce) = keySchedule(dh: dh, enc: enc, recipientPoint: Array(recipient.x963Representation), info: info)
+        let (key, nonce) = keySchedule(
+            dh: dh,
+            enc: enc,
+            recipientPoint: Array(recipient.x963Representation),
+            info: info
+        )
         let box = try AES.GCM.seal(plaintext, using: key, nonce: nonce, authenticating: aad)
         return (enc, Array(box.ciphertext) + Array(box.tag))
     }
 
     /// The recipient side of `seal`. The recipient's point is passed in rather than recomputed from the
     /// private key, which halves the cost of an unwrap. Any failure (invalid `enc`, bad tag) is `nil`.
-    static func open(_ ciphertext: [UInt8], enc: [UInt8], with key: P256.KeyAgreement.PrivateKey, recipientPoint: [UInt8],
-                     info: [UInt8], aad: [UInt8]) -> [UInt8]? {
+    static func open(
+        _ ciphertext: [UInt8],
+        enc: [UInt8],
+        with key: P256.KeyAgreement.PrivateKey,
+        recipientPoint: [UInt8],
+        info: [UInt8],
+        aad: [UInt8]
+    ) -> [UInt8]? {
         guard enc.count == 65, ciphertext.count >= 16,
-              let ephemeral = try? P256.KeyAgreement.PublicKey(x963Representation: enc),
-              let dh = try? key.sharedSecretFromKeyAgreement(with: ephemeral) else { return nil }
+            let ephemeral = try? P256.KeyAgreement.PublicKey(x963Representation: enc),
+            let dh = try? key.sharedSecretFromKeyAgreement(with: ephemeral)
+        else { return nil }
         let (k, nonce) = keySchedule(dh: dh, enc: enc, recipientPoint: recipientPoint, info: info)
-        guard let box = try? AES.GCM.SealedBox(nonce: nonce, ciphertext: ciphertext.dropLast(16), tag: ciphertext.suffix(16)),
-              let pt = try? AES.GCM.open(box, using: k, authenticating: aad) else { return nil }
+        guard
+            let box = try? AES.GCM.SealedBox(
+                nonce: nonce,
+                ciphertext: ciphertext.dropLast(16),
+                tag: ciphertext.suffix(16)
+            ),
+            let pt = try? AES.GCM.open(box, using: k, authenticating: aad)
+        else { return nil }
         return Array(pt)
     }
 
     /// DHKEM ExtractAndExpand, then the base-mode key schedule (RFC 9180 §4.1, §5.1).
-    private static func keySchedule(dh: SharedSecret, enc: [UInt8], recipientPoint: [UInt8], info: [UInt8]) -> (SymmetricKey, AES.GCM.Nonce) {
+    private static func keySchedule(
+        dh: SharedSecret,
+        enc: [UInt8],
+        recipientPoint: [UInt8],
+        info: [UInt8]
+    ) -> (SymmetricKey, AES.GCM.Nonce) {
         let kemContext = enc + recipientPoint
-        let eaePRK = labeledExtract(salt: [], label: "eae_prk", ikm: dh.withUnsafeBytes { Array($0) }, suite: kemSuiteID)
-        let sharedSecret = labeledExpand(eaePRK, label: "shared_secret", info: kemContext, length: 32, suite: kemSuiteID)
+        let eaePRK = labeledExtract(
+            salt: [],
+            label: "eae_prk",
+            ikm: dh.withUnsafeBytes { Array($0) },
+            suite: kemSuiteID
+        )
+        let sharedSecret = labeledExpand(
+            eaePRK,
+            label: "shared_secret",
+            info: kemContext,
+            length: 32,
+            suite: kemSuiteID
+        )
         let context = info == fileKeyInfo ? fileKeyContext : keyScheduleContext(info: info)
         let secret = labeledExtract(salt: sharedSecret, label: "secret", ikm: [], suite: hpkeSuiteID)
         let key = labeledExpand(secret, label: "key", info: context, length: 32, suite: hpkeSuiteID)
@@ -60,8 +99,15 @@ enum HPKEBaseSender {
         return Array(HKDF<SHA256>.extract(inputKeyMaterial: SymmetricKey(data: labeled), salt: salt))
     }
 
-    private static func labeledExpand(_ prk: [UInt8], label: String, info: [UInt8], length: Int, suite: [UInt8]) -> [UInt8] {
-        let labeled = [UInt8(length >> 8), UInt8(length & 0xff)] + Array("HPKE-v1".utf8) + suite + Array(label.utf8) + info
+    private static func labeledExpand(
+        _ prk: [UInt8],
+        label: String,
+        info: [UInt8],
+        length: Int,
+        suite: [UInt8]
+    ) -> [UInt8] {
+        let labeled =
+            [UInt8(length >> 8), UInt8(length & 0xff)] + Array("HPKE-v1".utf8) + suite + Array(label.utf8) + info
         let out = HKDF<SHA256>.expand(pseudoRandomKey: prk, info: labeled, outputByteCount: length)
         return out.withUnsafeBytes { Array($0) }
     }

@@ -15,7 +15,10 @@ public struct LegacyRSAKey: Sendable {
             throw KeyError.unsupportedRSASize(bits)
         }
         let size = _RSA.Signing.KeySize(bitCount: bits)
-        return LegacyRSAKey(key: bits < 2048 ? try _RSA.Signing.PrivateKey(unsafeKeySize: size) : try _RSA.Signing.PrivateKey(keySize: size))
+        return LegacyRSAKey(
+            key: bits < 2048
+                ? try _RSA.Signing.PrivateKey(unsafeKeySize: size) : try _RSA.Signing.PrivateKey(keySize: size)
+        )
     }
 
     /// Reads a PKCS#8 (optionally encrypted) or PKCS#1 RSA private key. Keys under 2048 bits are accepted
@@ -36,7 +39,8 @@ public struct LegacyRSAKey: Sendable {
             if pem.label != "RSA PRIVATE KEY", let other = OID.name(ofPKCS8: der), other != "an RSA key" {
                 throw KeyError.rsaKeyNeeded(found: other)
             }
-            throw pem.label == "ENCRYPTED PRIVATE KEY" ? KeyError.wrongPassphrase : KeyError.malformedKey("not a valid RSA private key")
+            throw pem.label == "ENCRYPTED PRIVATE KEY"
+                ? KeyError.wrongPassphrase : KeyError.malformedKey("not a valid RSA private key")
         }
         self.key = key
     }
@@ -50,7 +54,10 @@ public struct LegacyRSAKey: Sendable {
         let pkcs8 = Array(key.pkcs8DERRepresentation)
         guard let passphrase else { return PEM(label: "PRIVATE KEY", der: pkcs8).text }
         var rng = SystemRandomNumberGenerator()
-        return PEM(label: "ENCRYPTED PRIVATE KEY", der: try PKCS8Encryption.encrypt(pkcs8, passphrase: passphrase, using: &rng)).text
+        return PEM(
+            label: "ENCRYPTED PRIVATE KEY",
+            der: try PKCS8Encryption.encrypt(pkcs8, passphrase: passphrase, using: &rng)
+        ).text
     }
 
     /// SubjectPublicKeyInfo PEM.
@@ -70,12 +77,17 @@ public struct LegacyRSAPublicKey: Sendable {
         let pem = try PEM(parsing: text)
         switch pem.label {
         case "PUBLIC KEY", "RSA PUBLIC KEY": break
-        case "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY": throw KeyError.privateKeyWherePublicNeeded
+        case "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY":
+            throw KeyError.privateKeyWherePublicNeeded
         default: throw KeyError.malformedPEM("unexpected PEM label \"\(pem.label)\"; expected PUBLIC KEY")
         }
         guard let key = try? _RSA.Signing.PublicKey(unsafeDERRepresentation: pem.der) else {
-            if pem.der.count == 65, pem.der[0] == 0x04 { throw KeyError.rsaKeyNeeded(found: "a P-256 key (FileLock form)") }
-            if let other = OID.name(ofSPKI: pem.der), other != "an RSA key" { throw KeyError.rsaKeyNeeded(found: other) }
+            if pem.der.count == 65, pem.der[0] == 0x04 {
+                throw KeyError.rsaKeyNeeded(found: "a P-256 key (FileLock form)")
+            }
+            if let other = OID.name(ofSPKI: pem.der), other != "an RSA key" {
+                throw KeyError.rsaKeyNeeded(found: other)
+            }
             throw KeyError.malformedKey("not a valid RSA public key")
         }
         self.key = key

@@ -31,11 +31,14 @@ extension MessageEnvelope {
         var bytes = Array(text.utf8)[...]
         while let b = bytes.first, space.contains(b) { bytes.removeFirst() }
         while let b = bytes.last, space.contains(b) { bytes.removeLast() }
-        let begin = Array(Self.armorBegin.utf8), end = Array(Self.armorEnd.utf8)
+        let begin = Array(Self.armorBegin.utf8)
+        let end = Array(Self.armorEnd.utf8)
         guard bytes.starts(with: begin) else { throw MessageError.unknownFormat }
         guard !bytes.contains(0x0D) else { throw MessageError.malformed("CRLF line endings; the armor uses LF only") }
         let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
-        guard lines.first.map(Array.init) == begin else { throw MessageError.malformed("text after \(Self.armorBegin) on its line") }
+        guard lines.first.map(Array.init) == begin else {
+            throw MessageError.malformed("text after \(Self.armorBegin) on its line")
+        }
         guard lines.count >= 2, lines.last.map(Array.init) == end else {
             throw MessageError.malformed("missing or damaged \(Self.armorEnd) line")
         }
@@ -45,7 +48,9 @@ extension MessageEnvelope {
         for (i, line) in body.enumerated() {
             let isLast = i == body.count - 1
             guard isLast ? (1...Self.armorColumns).contains(line.count) : line.count == Self.armorColumns else {
-                throw MessageError.malformed("armor line \(i + 2) is \(line.count) characters; lines hold exactly \(Self.armorColumns) but the last")
+                throw MessageError.malformed(
+                    "armor line \(i + 2) is \(line.count) characters; lines hold exactly \(Self.armorColumns) but the last"
+                )
             }
             b64 += line
         }

@@ -14,7 +14,8 @@ public struct MessageEnvelope: Equatable, Sendable {
     static let signatureSize = 64
     static let stanzaSize = 16 + 65 + 48
     /// The largest envelope in bytes (§4d.5).
-    public static let maxSize = 8 + 1 + 16 + 16 + 8 + 1 + maxContentType + 2 + maxRecipients * stanzaSize + 4
+    public static let maxSize =
+        8 + 1 + 16 + 16 + 8 + 1 + maxContentType + 2 + maxRecipients * stanzaSize + 4
         + maxPlaintext + tagSize + signatureSize
 
     static let messageKeyInfo = Array("countersign/v1 message key".utf8)
@@ -48,10 +49,22 @@ public struct MessageEnvelope: Equatable, Sendable {
     /// The canonical encoding.
     public var bytes: [UInt8] { header + body + signature }
 
-    init(senderKeyID: Fingerprint, messageID: [UInt8], created: UInt64, contentType: String,
-         stanzas: [RecipientStanza], body: [UInt8], signature: [UInt8]) {
-        self.senderKeyID = senderKeyID; self.messageID = messageID; self.created = created
-        self.contentType = contentType; self.stanzas = stanzas; self.body = body; self.signature = signature
+    init(
+        senderKeyID: Fingerprint,
+        messageID: [UInt8],
+        created: UInt64,
+        contentType: String,
+        stanzas: [RecipientStanza],
+        body: [UInt8],
+        signature: [UInt8]
+    ) {
+        self.senderKeyID = senderKeyID
+        self.messageID = messageID
+        self.created = created
+        self.contentType = contentType
+        self.stanzas = stanzas
+        self.body = body
+        self.signature = signature
     }
 
     /// Parses the canonical encoding, refusing anything else (§4d.4 steps 1–2).
@@ -81,18 +94,29 @@ public struct MessageEnvelope: Equatable, Sendable {
             let s = try r.take(Self.stanzaSize, "recipient \(i + 1)")
             let stanza = RecipientStanza(keyID: Array(s[0..<16]), enc: Array(s[16..<81]), wrappedKey: Array(s[81...]))
             if let previous = stanzas.last, !previous.keyID.lexicographicallyPrecedes(stanza.keyID) {
-                throw MessageError.malformed("recipient key IDs are not in strictly increasing order (a key twice, or reordered)")
+                throw MessageError.malformed(
+                    "recipient key IDs are not in strictly increasing order (a key twice, or reordered)"
+                )
             }
             stanzas.append(stanza)
         }
         let bodyLength = Int(try r.integer(4, "body length"))
-        guard bodyLength >= Self.tagSize else { throw MessageError.malformed("body length \(bodyLength) is shorter than a tag") }
+        guard bodyLength >= Self.tagSize else {
+            throw MessageError.malformed("body length \(bodyLength) is shorter than a tag")
+        }
         guard bodyLength <= Self.maxPlaintext + Self.tagSize else { throw MessageError.tooLarge(limit: Self.maxSize) }
         let body = try r.take(bodyLength, "body")
         let signature = try r.take(Self.signatureSize, "signature")
         guard r.atEnd else { throw MessageError.malformed("\(input.count - r.offset) bytes after the signature") }
-        self.init(senderKeyID: Fingerprint(bytes: sender), messageID: messageID, created: created,
-                  contentType: String(decoding: typeBytes, as: UTF8.self), stanzas: stanzas, body: body, signature: signature)
+        self.init(
+            senderKeyID: Fingerprint(bytes: sender),
+            messageID: messageID,
+            created: created,
+            contentType: String(decoding: typeBytes, as: UTF8.self),
+            stanzas: stanzas,
+            body: body,
+            signature: signature
+        )
     }
 
     static func isContentTypeByte(_ b: UInt8) -> Bool { (0x21...0x7E).contains(b) }
@@ -101,11 +125,16 @@ public struct MessageEnvelope: Equatable, Sendable {
     struct Reader {
         let bytes: [UInt8]
         var offset: Int
-        init(_ bytes: [UInt8], at offset: Int) { self.bytes = bytes; self.offset = offset }
+        init(_ bytes: [UInt8], at offset: Int) {
+            self.bytes = bytes
+            self.offset = offset
+        }
         var atEnd: Bool { offset == bytes.count }
 
         mutating func take(_ n: Int, _ field: String) throws -> [UInt8] {
-            guard bytes.count - offset >= n else { throw MessageError.malformed("the envelope ends inside the \(field)") }
+            guard bytes.count - offset >= n else {
+                throw MessageError.malformed("the envelope ends inside the \(field)")
+            }
             defer { offset += n }
             return Array(bytes[offset..<offset + n])
         }

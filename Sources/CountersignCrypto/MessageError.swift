@@ -34,7 +34,8 @@ public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badSignature:
             return "Signature Not Verified: the sender signature does not verify; the message was altered or forged"
         case .notForThisKey(let to, let yours):
-            return "not for this key: the message is sealed to \(to.map(\.description).joined(separator: ", ")); your key is \(yours)"
+            return
+                "not for this key: the message is sealed to \(to.map(\.description).joined(separator: ", ")); your key is \(yours)"
         case .tampered:
             return "tampered: the signature is valid but the sealed text does not open with your key"
         case .invalidArgument(let why):

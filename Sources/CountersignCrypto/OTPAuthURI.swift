@@ -3,7 +3,10 @@ import Foundation
 /// The Key URI Format (`otpauth://TYPE/LABEL?secret=…&issuer=…&algorithm=…&digits=…&period=…&counter=…`)
 /// that every authenticator app reads. Parsing is strict and says which part is wrong.
 public struct OTPAuthURI: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable { case totp, hotp(counter: UInt64) }
+    public enum Kind: Equatable, Sendable {
+        case totp
+        case hotp(counter: UInt64)
+    }
 
     public var kind: Kind
     public var issuer: String?
@@ -11,14 +14,19 @@ public struct OTPAuthURI: Equatable, Sendable {
     public var generator: OTPGenerator
 
     public init(kind: Kind, issuer: String?, account: String, generator: OTPGenerator) {
-        self.kind = kind; self.issuer = issuer; self.account = account; self.generator = generator
+        self.kind = kind
+        self.issuer = issuer
+        self.account = account
+        self.generator = generator
     }
 
     public init(parsing text: String) throws {
         guard let c = URLComponents(string: text) else { throw OTPError.malformedURI("not a URI") }
         guard c.scheme?.lowercased() == "otpauth" else { throw OTPError.malformedURI("the scheme must be otpauth://") }
         let type = c.host?.lowercased()
-        guard type == "totp" || type == "hotp" else { throw OTPError.malformedURI("the type must be totp or hotp, not \(c.host ?? "nothing")") }
+        guard type == "totp" || type == "hotp" else {
+            throw OTPError.malformedURI("the type must be totp or hotp, not \(c.host ?? "nothing")")
+        }
         guard let label = String(c.percentEncodedPath.dropFirst()).removingPercentEncoding else {
             throw OTPError.malformedURI("the label has a broken %-escape")
         }
@@ -34,7 +42,9 @@ public struct OTPAuthURI: Equatable, Sendable {
             throw OTPError.malformedURI("the issuer parameter (\(i)) differs from the label's prefix (\(l))")
         }
         issuer = query["issuer"] ?? labelIssuer
-        guard let secretText = query["secret"], !secretText.isEmpty else { throw OTPError.malformedURI("the secret parameter is missing") }
+        guard let secretText = query["secret"], !secretText.isEmpty else {
+            throw OTPError.malformedURI("the secret parameter is missing")
+        }
         guard let secret = Base32.decode(secretText), !secret.isEmpty else {
             throw OTPError.invalidSecret("the secret is not base32 (letters A-Z and digits 2-7)")
         }
@@ -47,12 +57,21 @@ public struct OTPAuthURI: Equatable, Sendable {
         }
         func integer(_ name: String, _ fallback: Int) throws -> Int {
             guard let v = query[name] else { return fallback }
-            guard let n = Int(v), String(n) == v else { throw OTPError.invalidParameter("\(name) must be a decimal number, not \(v)") }
+            guard let n = Int(v), String(n) == v else {
+                throw OTPError.invalidParameter("\(name) must be a decimal number, not \(v)")
+            }
             return n
         }
-        generator = try OTPGenerator(secret: secret, algorithm: algorithm, digits: try integer("digits", 6), period: try integer("period", 30))
+        generator = try OTPGenerator(
+            secret: secret,
+            algorithm: algorithm,
+            digits: try integer("digits", 6),
+            period: try integer("period", 30)
+        )
         if type == "hotp" {
-            guard let v = query["counter"], let n = UInt64(v) else { throw OTPError.malformedURI("an hotp URI needs counter=N") }
+            guard let v = query["counter"], let n = UInt64(v) else {
+                throw OTPError.malformedURI("an hotp URI needs counter=N")
+            }
             kind = .hotp(counter: n)
         } else {
             kind = .totp
@@ -68,7 +87,8 @@ public struct OTPAuthURI: Equatable, Sendable {
             guard !account.isEmpty else { throw OTPError.malformedURI("the label (account name) is missing or blank") }
             return (nil, account)
         }
-        let issuer = trimmed(label[..<colon]), account = trimmed(label[label.index(after: colon)...])
+        let issuer = trimmed(label[..<colon])
+        let account = trimmed(label[label.index(after: colon)...])
         guard !issuer.isEmpty else {
             throw OTPError.malformedURI("the label's issuer before ':' is blank; write ISSUER:ACCOUNT or just ACCOUNT")
         }
@@ -87,11 +107,17 @@ public struct OTPAuthURI: Equatable, Sendable {
         case .hotp: c.host = "hotp"
         }
         let label = issuer.map { "\($0):\(account)" } ?? account
-        c.percentEncodedPath = "/" + (label.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~:@"))) ?? label)
+        c.percentEncodedPath =
+            "/"
+            + (label.addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~:@"))
+            ) ?? label)
         var items = [URLQueryItem(name: "secret", value: Base32.encode(generator.secret))]
         if let issuer { items.append(URLQueryItem(name: "issuer", value: issuer)) }
-        items += [URLQueryItem(name: "algorithm", value: generator.algorithm.rawValue),
-                  URLQueryItem(name: "digits", value: String(generator.digits))]
+        items += [
+            URLQueryItem(name: "algorithm", value: generator.algorithm.rawValue),
+            URLQueryItem(name: "digits", value: String(generator.digits)),
+        ]
         switch kind {
         case .totp: items.append(URLQueryItem(name: "period", value: String(generator.period)))
         case .hotp(let counter): items.append(URLQueryItem(name: "counter", value: String(counter)))

@@ -4,7 +4,11 @@ import Foundation
 /// HOTP (RFC 4226) and TOTP (RFC 6238). Time and the last accepted step are passed in: the caller owns
 /// the clock and the replay state.
 public struct OTPGenerator: Equatable, Sendable {
-    public enum Algorithm: String, CaseIterable, Sendable { case sha1 = "SHA1", sha256 = "SHA256", sha512 = "SHA512" }
+    public enum Algorithm: String, CaseIterable, Sendable {
+        case sha1 = "SHA1"
+        case sha256 = "SHA256"
+        case sha512 = "SHA512"
+    }
 
     public let secret: [UInt8]
     public let algorithm: Algorithm
@@ -14,9 +18,16 @@ public struct OTPGenerator: Equatable, Sendable {
 
     public init(secret: [UInt8], algorithm: Algorithm = .sha1, digits: Int = 6, period: Int = 30) throws {
         guard !secret.isEmpty else { throw OTPError.invalidSecret("empty") }
-        guard (6...8).contains(digits) else { throw OTPError.invalidParameter("digits must be 6, 7 or 8, not \(digits)") }
-        guard period >= 1, period <= 86_400 else { throw OTPError.invalidParameter("period must be 1 to 86400 seconds, not \(period)") }
-        self.secret = secret; self.algorithm = algorithm; self.digits = digits; self.period = period
+        guard (6...8).contains(digits) else {
+            throw OTPError.invalidParameter("digits must be 6, 7 or 8, not \(digits)")
+        }
+        guard period >= 1, period <= 86_400 else {
+            throw OTPError.invalidParameter("period must be 1 to 86400 seconds, not \(period)")
+        }
+        self.secret = secret
+        self.algorithm = algorithm
+        self.digits = digits
+        self.period = period
     }
 
     /// RFC 4226 §5.3: dynamic truncation of HMAC(secret, counter), modulo 10^digits, zero-padded.
@@ -30,7 +41,9 @@ public struct OTPGenerator: Equatable, Sendable {
         case .sha512: mac = Array(HMAC<SHA512>.authenticationCode(for: message, using: key))
         }
         let offset = Int(mac[mac.count - 1] & 0x0f)
-        let binary = (UInt32(mac[offset] & 0x7f) << 24) | (UInt32(mac[offset + 1]) << 16) | (UInt32(mac[offset + 2]) << 8) | UInt32(mac[offset + 3])
+        let binary =
+            (UInt32(mac[offset] & 0x7f) << 24) | (UInt32(mac[offset + 1]) << 16) | (UInt32(mac[offset + 2]) << 8)
+            | UInt32(mac[offset + 3])
         var modulus: UInt32 = 1
         for _ in 0..<digits { modulus *= 10 }
         let value = String(binary % modulus)
@@ -50,7 +63,8 @@ public struct OTPGenerator: Equatable, Sendable {
     /// Checks `candidate` against the steps `window` (0 to 10) either side of `date`, skipping every
     /// step at or before `lastAcceptedStep` (the replay guard). Returns the step that matched, which the
     /// caller must store as the new `lastAcceptedStep`; nil when nothing matched.
-    public func verify(_ candidate: String, at date: Date, window: Int = 1, lastAcceptedStep: UInt64? = nil) -> UInt64? {
+    public func verify(_ candidate: String, at date: Date, window: Int = 1, lastAcceptedStep: UInt64? = nil) -> UInt64?
+    {
         let now = step(at: date)
         let w = UInt64(max(0, min(window, 10)))
         let low = now >= w ? now - w : 0
@@ -77,7 +91,8 @@ public struct OTPGenerator: Equatable, Sendable {
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         var diff: UInt8 = 0
         for i in 0..<x.count { diff |= x[i] ^ y[i] }

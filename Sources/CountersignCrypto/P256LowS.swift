@@ -24,7 +24,8 @@ package enum P256LowS {
     /// True when `r || s` is in range and low: 1 ≤ r < q, 1 ≤ s ≤ (q − 1)/2.
     static func isCanonical(_ signature: [UInt8]) -> Bool {
         guard signature.count == 64 else { return false }
-        let r = signature[0..<32], s = signature[32..<64]
+        let r = signature[0..<32]
+        let s = signature[32..<64]
         return !isZero(r) && less(r, order) && !isZero(s) && !less(ArraySlice(halfOrder), Array(s))
     }
 

@@ -5,7 +5,10 @@ public struct PEM: Equatable, Sendable {
     public var label: String
     public var der: [UInt8]
 
-    public init(label: String, der: [UInt8]) { self.label = label; self.der = der }
+    public init(label: String, der: [UInt8]) {
+        self.label = label
+        self.der = der
+    }
 
     /// Parses the first PEM block in `text`. Text before the block is ignored (OpenSSL writes
     /// "Bag Attributes" there); text after it must be whitespace.
@@ -26,7 +29,11 @@ public struct PEM: Equatable, Sendable {
             throw KeyError.malformedPEM("data after the END line")
         }
         let body = lines[(begin + 1)..<end].joined()
-        guard !body.contains(":") else { throw KeyError.malformedPEM("legacy PEM headers (Proc-Type/DEK-Info) are not supported; convert with `openssl pkcs8 -topk8`") }
+        guard !body.contains(":") else {
+            throw KeyError.malformedPEM(
+                "legacy PEM headers (Proc-Type/DEK-Info) are not supported; convert with `openssl pkcs8 -topk8`"
+            )
+        }
         guard let der = Data(base64Encoded: body), !der.isEmpty, der.base64EncodedString() == body else {
             throw KeyError.malformedPEM("the base64 between the armor lines is invalid")
         }

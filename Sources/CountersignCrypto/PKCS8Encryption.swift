@@ -14,23 +14,41 @@ enum PKCS8Encryption {
     /// scrypt needs 128·r·N bytes; 256 MiB admits age's N = 2^18, r = 8 and refuses a key file that asks for gigabytes.
     static let maxScryptMemory = 256 << 20
 
-    static func encrypt<R: RandomNumberGenerator>(_ pkcs8: [UInt8], passphrase: [UInt8], using rng: inout R) throws -> [UInt8] {
+    static func encrypt<R: RandomNumberGenerator>(
+        _ pkcs8: [UInt8],
+        passphrase: [UInt8],
+        using rng: inout R
+    ) throws -> [UInt8] {
         let salt = rng.bytes(16)
         let iv = rng.bytes(16)
-        let key = try KDF.Scrypt.deriveKey(from: passphrase, salt: salt, outputByteCount: 32,
-                                           rounds: scryptN, blockSize: scryptR, parallelism: scryptP)
+        let key = try KDF.Scrypt.deriveKey(
+            from: passphrase,
+            salt: salt,
+            outputByteCount: 32,
+            rounds: scryptN,
+            blockSize: scryptR,
+            parallelism: scryptP
+        )
         let ct = try AES._CBC.encrypt(pkcs8, using: key, iv: AES._CBC.IV(ivBytes: iv))
         let kdf = DER.sequence(
             DER.encode(DER.oid, OID.scrypt),
-            DER.sequence(DER.encode(DER.octetString, salt), DER.integer(scryptN), DER.integer(scryptR),
-                         DER.integer(scryptP), DER.integer(32)))
+            DER.sequence(
+                DER.encode(DER.octetString, salt),
+                DER.integer(scryptN),
+                DER.integer(scryptR),
+                DER.integer(scryptP),
+                DER.integer(32)
+            )
+        )
         let scheme = DER.sequence(DER.encode(DER.oid, OID.aes256CBC), DER.encode(DER.octetString, iv))
         let alg = DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(kdf, scheme))
         return DER.sequence(alg, DER.encode(DER.octetString, Array(ct)))
     }
 
     static func decrypt(_ der: [UInt8], passphrase: [UInt8]) throws -> [UInt8] {
-        let key: SymmetricKey, iv: [UInt8], ct: [UInt8]
+        let key: SymmetricKey
+        let iv: [UInt8]
+        let ct: [UInt8]
         do {
             var outer = DER.Reader(der)
             var epki = try outer.enter(DER.sequence)
@@ -64,17 +82,37 @@ enum PKCS8Encryption {
             let salt = try kp.read(DER.octetString)
             switch kdfOID {
             case OID.scrypt:
-                let n = try kp.readInt(), r = try kp.readInt(), p = try kp.readInt()
-                if !kp.isAtEnd { guard try kp.readInt() == keyLength else { throw KeyError.malformedKey("scrypt key length does not match the cipher") } }
-                try kp.expectEnd()
-                guard n > 1, n & (n - 1) == 0, n <= maxScryptN, r >= 1, r <= 32, p >= 1, p <= 16, 128 * r * n <= maxScryptMemory else {
-                    throw KeyError.unsupportedEncryption("scrypt parameters N=\(n) r=\(r) p=\(p) are out of the accepted range")
+                let n = try kp.readInt()
+                let r = try kp.readInt()
+                let p = try kp.readInt()
+                if !kp.isAtEnd {
+                    guard try kp.readInt() == keyLength else {
+                        throw KeyError.malformedKey("scrypt key length does not match the cipher")
+                    }
                 }
-                key = try KDF.Scrypt.deriveKey(from: passphrase, salt: salt, outputByteCount: keyLength,
-                                               rounds: n, blockSize: r, parallelism: p)
+                try kp.expectEnd()
+                guard n > 1, n & (n - 1) == 0, n <= maxScryptN, r >= 1, r <= 32, p >= 1, p <= 16,
+                    128 * r * n <= maxScryptMemory
+                else {
+                    throw KeyError.unsupportedEncryption(
+                        "scrypt parameters N=\(n) r=\(r) p=\(p) are out of the accepted range"
+                    )
+                }
+                key = try KDF.Scrypt.deriveKey(
+                    from: passphrase,
+                    salt: salt,
+                    outputByteCount: keyLength,
+                    rounds: n,
+                    blockSize: r,
+                    parallelism: p
+                )
             case OID.pbkdf2:
                 let iterations = try kp.readInt()
-                if kp.peekTag == DER.integer { guard try kp.readInt() == keyLength else { throw KeyError.malformedKey("PBKDF2 key length does not match the cipher") } }
+                if kp.peekTag == DER.integer {
+                    guard try kp.readInt() == keyLength else {
+                        throw KeyError.malformedKey("PBKDF2 key length does not match the cipher")
+                    }
+                }
                 var hash = KDF.Insecure.PBKDF2.HashFunction.insecureSHA1
                 if !kp.isAtEnd {
                     var prf = try kp.enter(DER.sequence)
@@ -91,15 +129,22 @@ enum PKCS8Encryption {
                 guard iterations >= 1, iterations <= maxPBKDF2Iterations else {
                     throw KeyError.unsupportedEncryption("PBKDF2 iteration count \(iterations) is out of range")
                 }
-                key = try KDF.Insecure.PBKDF2.deriveKey(from: passphrase, salt: salt, using: hash,
-                                                        outputByteCount: keyLength, unsafeUncheckedRounds: iterations)
+                key = try KDF.Insecure.PBKDF2.deriveKey(
+                    from: passphrase,
+                    salt: salt,
+                    using: hash,
+                    outputByteCount: keyLength,
+                    unsafeUncheckedRounds: iterations
+                )
             default:
                 throw KeyError.unsupportedEncryption("key derivation other than scrypt or PBKDF2")
             }
         } catch let e as DER.Error {
             throw KeyError.malformedKey("EncryptedPrivateKeyInfo: \(e.why)")
         }
-        guard !ct.isEmpty, ct.count % 16 == 0 else { throw KeyError.malformedKey("encrypted key length is not a multiple of 16") }
+        guard !ct.isEmpty, ct.count % 16 == 0 else {
+            throw KeyError.malformedKey("encrypted key length is not a multiple of 16")
+        }
         do {
             return Array(try AES._CBC.decrypt(ct, using: key, iv: AES._CBC.IV(ivBytes: iv)))
         } catch {

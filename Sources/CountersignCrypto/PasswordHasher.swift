@@ -13,7 +13,9 @@ public struct PasswordHasher: Equatable, Sendable {
     static let hashLength = 32
 
     public init(memoryKiB: Int, iterations: Int, parallelism: Int) {
-        self.memoryKiB = memoryKiB; self.iterations = iterations; self.parallelism = parallelism
+        self.memoryKiB = memoryKiB
+        self.iterations = iterations
+        self.parallelism = parallelism
     }
 
     public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
@@ -33,11 +35,27 @@ public struct PasswordHasher: Equatable, Sendable {
     /// servers call it off the cooperative pool.
     public func hash<R: RandomNumberGenerator>(_ password: [UInt8], using rng: inout R) throws -> String {
         let salt = rng.bytes(Self.saltLength)
-        let length = argon2_encodedlen(UInt32(iterations), UInt32(memoryKiB), UInt32(parallelism),
-                                       UInt32(Self.saltLength), UInt32(Self.hashLength), Argon2_id)
+        let length = argon2_encodedlen(
+            UInt32(iterations),
+            UInt32(memoryKiB),
+            UInt32(parallelism),
+            UInt32(Self.saltLength),
+            UInt32(Self.hashLength),
+            Argon2_id
+        )
         var encoded = [CChar](repeating: 0, count: length)
-        let rc = argon2id_hash_encoded(UInt32(iterations), UInt32(memoryKiB), UInt32(parallelism),
-                                       password, password.count, salt, salt.count, Self.hashLength, &encoded, length)
+        let rc = argon2id_hash_encoded(
+            UInt32(iterations),
+            UInt32(memoryKiB),
+            UInt32(parallelism),
+            password,
+            password.count,
+            salt,
+            salt.count,
+            Self.hashLength,
+            &encoded,
+            length
+        )
         guard rc == ARGON2_OK.rawValue else { throw Failure.library(String(cString: argon2_error_message(rc))) }
         return String(decoding: encoded.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -69,12 +87,16 @@ public struct PasswordHasher: Equatable, Sendable {
     /// The parameters of an Argon2id v=19 PHC string.
     public static func parameters(of phc: String) throws -> PasswordHasher {
         let parts = phc.split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts[0].isEmpty, parts[1] == "argon2id" else { throw Failure.malformedHash("not $argon2id$…") }
+        guard parts.count == 6, parts[0].isEmpty, parts[1] == "argon2id" else {
+            throw Failure.malformedHash("not $argon2id$…")
+        }
         guard parts[2] == "v=19" else { throw Failure.malformedHash("version must be v=19") }
         var values: [String: Int] = [:]
         for kv in parts[3].split(separator: ",") {
             let pair = kv.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, let n = Int(pair[1]), String(n) == pair[1], n > 0 else { throw Failure.malformedHash("bad parameter \(kv)") }
+            guard pair.count == 2, let n = Int(pair[1]), String(n) == pair[1], n > 0 else {
+                throw Failure.malformedHash("bad parameter \(kv)")
+            }
             values[String(pair[0])] = n
         }
         guard let m = values["m"], let t = values["t"], let p = values["p"], values.count == 3 else {
@@ -84,25 +106,43 @@ public struct PasswordHasher: Equatable, Sendable {
     }
 
     /// Raw Argon2id with a secret and associated data (RFC 9106 §5.3), for the known-answer test.
-    static func rawArgon2id(password: [UInt8], salt: [UInt8], secret: [UInt8], associatedData: [UInt8],
-                            memoryKiB: Int, iterations: Int, parallelism: Int, length: Int) throws -> [UInt8] {
+    static func rawArgon2id(
+        password: [UInt8],
+        salt: [UInt8],
+        secret: [UInt8],
+        associatedData: [UInt8],
+        memoryKiB: Int,
+        iterations: Int,
+        parallelism: Int,
+        length: Int
+    ) throws -> [UInt8] {
         var out = [UInt8](repeating: 0, count: length)
-        var pwd = password, slt = salt, sec = secret, ad = associatedData
+        var pwd = password
+        var slt = salt
+        var sec = secret
+        var ad = associatedData
         let rc = out.withUnsafeMutableBufferPointer { o in
             pwd.withUnsafeMutableBufferPointer { p in
                 slt.withUnsafeMutableBufferPointer { s in
                     sec.withUnsafeMutableBufferPointer { k in
                         ad.withUnsafeMutableBufferPointer { x in
                             var ctx = argon2_context()
-                            ctx.out = o.baseAddress; ctx.outlen = UInt32(length)
-                            ctx.pwd = p.baseAddress; ctx.pwdlen = UInt32(p.count)
-                            ctx.salt = s.baseAddress; ctx.saltlen = UInt32(s.count)
-                            ctx.secret = k.baseAddress; ctx.secretlen = UInt32(k.count)
-                            ctx.ad = x.baseAddress; ctx.adlen = UInt32(x.count)
-                            ctx.t_cost = UInt32(iterations); ctx.m_cost = UInt32(memoryKiB)
-                            ctx.lanes = UInt32(parallelism); ctx.threads = UInt32(parallelism)
+                            ctx.out = o.baseAddress
+                            ctx.outlen = UInt32(length)
+                            ctx.pwd = p.baseAddress
+                            ctx.pwdlen = UInt32(p.count)
+                            ctx.salt = s.baseAddress
+                            ctx.saltlen = UInt32(s.count)
+                            ctx.secret = k.baseAddress
+                            ctx.secretlen = UInt32(k.count)
+                            ctx.ad = x.baseAddress
+                            ctx.adlen = UInt32(x.count)
+                            ctx.t_cost = UInt32(iterations)
+                            ctx.m_cost = UInt32(memoryKiB)
+                            ctx.lanes = UInt32(parallelism)
+                            ctx.threads = UInt32(parallelism)
                             ctx.version = UInt32(ARGON2_VERSION_13.rawValue)
-                            ctx.flags = 0   // ARGON2_DEFAULT_FLAGS
+                            ctx.flags = 0  // ARGON2_DEFAULT_FLAGS
                             return argon2_ctx(&ctx, Argon2_id)
                         }
                     }

@@ -26,8 +26,10 @@ public struct PingIdentityPayload: Equatable, Sendable {
         public var description: String {
             switch self {
             case .textTooLong(let n, let limit):
-                return "the text is \(n) bytes; RSA-\((limit + 11) * 8) with PKCS#1 v1.5 carries at most \(limit). Use the default message format, which has no such limit"
-            case .signatureNotVerified: return "Signature Not Verified: the payload was not signed by the expected sender or was altered"
+                return
+                    "the text is \(n) bytes; RSA-\((limit + 11) * 8) with PKCS#1 v1.5 carries at most \(limit). Use the default message format, which has no such limit"
+            case .signatureNotVerified:
+                return "Signature Not Verified: the payload was not signed by the expected sender or was altered"
             case .decryptionFailed: return "Decryption failed: the payload is not for this key, or was altered"
             case .malformed(let why): return "malformed PingIdentity payload: \(why)"
             }
@@ -35,14 +37,21 @@ public struct PingIdentityPayload: Equatable, Sendable {
     }
 
     public init(encryptedString: [UInt8], signature: [UInt8]) {
-        self.encryptedString = encryptedString; self.signature = signature
+        self.encryptedString = encryptedString
+        self.signature = signature
     }
 
     /// Encrypt, then sign the ciphertext (the app's order).
-    public static func seal(_ text: String, to recipient: LegacyRSAPublicKey, signer: LegacyRSAKey,
-                            report: (Step) -> Void = { _ in }) throws -> PingIdentityPayload {
+    public static func seal(
+        _ text: String,
+        to recipient: LegacyRSAPublicKey,
+        signer: LegacyRSAKey,
+        report: (Step) -> Void = { _ in }
+    ) throws -> PingIdentityPayload {
         let bytes = Array(text.utf8)
-        guard bytes.count <= recipient.maxPlaintext else { throw Failure.textTooLong(bytes: bytes.count, limit: recipient.maxPlaintext) }
+        guard bytes.count <= recipient.maxPlaintext else {
+            throw Failure.textTooLong(bytes: bytes.count, limit: recipient.maxPlaintext)
+        }
         let encryptor = try _RSA.Encryption.PublicKey(unsafeDERRepresentation: recipient.key.derRepresentation)
         let ciphertext = Array(try encryptor.encrypt(bytes, padding: ._WEAK_AND_INSECURE_PKCS_V1_5))
         report(.stringEncrypted)
@@ -52,13 +61,23 @@ public struct PingIdentityPayload: Equatable, Sendable {
     }
 
     /// Verify the signature first, then decrypt.
-    public func open(with identity: LegacyRSAKey, from sender: LegacyRSAPublicKey, report: (Step) -> Void = { _ in }) throws -> String {
-        guard sender.key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: encryptedString,
-                                          padding: .insecurePKCS1v1_5) else { throw Failure.signatureNotVerified }
+    public func open(
+        with identity: LegacyRSAKey,
+        from sender: LegacyRSAPublicKey,
+        report: (Step) -> Void = { _ in }
+    ) throws -> String {
+        guard
+            sender.key.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: signature),
+                for: encryptedString,
+                padding: .insecurePKCS1v1_5
+            )
+        else { throw Failure.signatureNotVerified }
         report(.signatureVerified)
         guard let decryptor = try? _RSA.Encryption.PrivateKey(unsafeDERRepresentation: identity.key.derRepresentation),
-              let plaintext = try? decryptor.decrypt(encryptedString, padding: ._WEAK_AND_INSECURE_PKCS_V1_5),
-              let text = String(data: plaintext, encoding: .utf8) else { throw Failure.decryptionFailed }
+            let plaintext = try? decryptor.decrypt(encryptedString, padding: ._WEAK_AND_INSECURE_PKCS_V1_5),
+            let text = String(data: plaintext, encoding: .utf8)
+        else { throw Failure.decryptionFailed }
         report(.stringDecrypted)
         return text
     }
@@ -78,7 +97,9 @@ public struct PingIdentityPayload: Equatable, Sendable {
             throw Failure.malformed("expected exactly the fields encryptedString and signature")
         }
         func field(_ name: String) throws -> [UInt8] {
-            guard let s = object[name] as? String, let d = Data(base64Encoded: s), !d.isEmpty, d.base64EncodedString() == s else {
+            guard let s = object[name] as? String, let d = Data(base64Encoded: s), !d.isEmpty,
+                d.base64EncodedString() == s
+            else {
                 throw Failure.malformed("\(name) is not standard base64")
             }
             return Array(d)

@@ -46,7 +46,7 @@ public struct PublicKey: Equatable, Sendable {
             var alg = try spki.enter(DER.sequence)
             let algOID = try alg.readOID()
             let curve = alg.peekTag == DER.oid ? try alg.readOID() : nil
-            if curve == nil, alg.peekTag == DER.null { try alg.readNull() }   // RSA's parameters
+            if curve == nil, alg.peekTag == DER.null { try alg.readNull() }  // RSA's parameters
             try alg.expectEnd()
             guard algOID == OID.ecPublicKey, curve == OID.prime256v1 else {
                 throw KeyError.wrongKeyType(OID.name(ofKeyAlgorithm: algOID, curve: curve))

@@ -16,8 +16,13 @@ extension PublicKey {
     package func wrap<R: RandomNumberGenerator>(fileKey: [UInt8], using rng: inout R) throws -> RecipientStanza {
         let keyID = fingerprint.bytes
         let ephemeral = P256Scalar.keyAgreementKey(using: &rng)
-        let (enc, wrapped) = try HPKEBaseSender.seal(fileKey, to: agreementKey, info: SealedFileFormat.fileKeyInfo,
-                                                     aad: keyID, ephemeral: ephemeral)
+        let (enc, wrapped) = try HPKEBaseSender.seal(
+            fileKey,
+            to: agreementKey,
+            info: SealedFileFormat.fileKeyInfo,
+            aad: keyID,
+            ephemeral: ephemeral
+        )
         return RecipientStanza(keyID: keyID, enc: enc, wrappedKey: wrapped)
     }
 }
@@ -25,9 +30,17 @@ extension PublicKey {
 extension Identity {
     /// The file key, or nil when the stanza does not open with this identity (wrong key or altered).
     public func unwrap(_ stanza: RecipientStanza) -> [UInt8]? {
-        guard let key = HPKEBaseSender.open(stanza.wrappedKey, enc: stanza.enc, with: agreementKey, recipientPoint: publicKey.point,
-                                            info: SealedFileFormat.fileKeyInfo, aad: stanza.keyID),
-              key.count == 32 else { return nil }
+        guard
+            let key = HPKEBaseSender.open(
+                stanza.wrappedKey,
+                enc: stanza.enc,
+                with: agreementKey,
+                recipientPoint: publicKey.point,
+                info: SealedFileFormat.fileKeyInfo,
+                aad: stanza.keyID
+            ),
+            key.count == 32
+        else { return nil }
         return key
     }
 }

@@ -10,8 +10,12 @@ public enum SafetyNumber {
 
     /// The 60 digits (`0`–`9`, no spaces), the same whichever side is local. Throws
     /// `SafetyNumberError.noSigningKeys` when either account has no active device key.
-    public static func compute(localUsername: String, localSigningKeys: [PublicKey],
-                               remoteUsername: String, remoteSigningKeys: [PublicKey]) throws -> String {
+    public static func compute(
+        localUsername: String,
+        localSigningKeys: [PublicKey],
+        remoteUsername: String,
+        remoteSigningKeys: [PublicKey]
+    ) throws -> String {
         let local = try accountDigits(username: localUsername, signingKeys: localSigningKeys)
         let remote = try accountDigits(username: remoteUsername, signingKeys: remoteSigningKeys)
         return combine(local, remote)

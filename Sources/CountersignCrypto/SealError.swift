@@ -34,7 +34,8 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
             return "tampered or corrupt header: \(why)"
         case .notForThisKey(let to, let yours):
             if to.isEmpty {
-                return "not sealed to this key (a FileLock package names no recipient; its key wrap does not open with \(yours))"
+                return
+                    "not sealed to this key (a FileLock package names no recipient; its key wrap does not open with \(yours))"
             }
             let list = to.map(\.description).joined(separator: ", ")
             return "not sealed to this key: the file is sealed to \(list); your key is \(yours)"
@@ -54,7 +55,8 @@ public enum SealError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformed(let why):
             return "malformed package: \(why)"
         case .tooLarge(let limit):
-            return "too large: the FileLock format is held in memory and limited to \(limit) bytes; use the default format (no --format)"
+            return
+                "too large: the FileLock format is held in memory and limited to \(limit) bytes; use the default format (no --format)"
         case .invalidArgument(let why):
             return why
         }

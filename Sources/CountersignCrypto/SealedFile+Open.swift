@@ -7,10 +7,19 @@ extension SealedFile {
     /// verified plaintext, verify a private copy with this, then open the same copy with
     /// `openReleasingChunksBeforeVerification` (a file that changes in between defeats the check).
     @discardableResult
-    public static func verify(from source: ByteSource, identity: Identity, expectedSender: PublicKey? = nil,
-                              progress: ((Int) -> Void)? = nil) throws -> Opened {
-        try openReleasingChunksBeforeVerification(from: source, to: DiscardSink(), identity: identity,
-                                                  expectedSender: expectedSender, progress: progress)
+    public static func verify(
+        from source: ByteSource,
+        identity: Identity,
+        expectedSender: PublicKey? = nil,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Opened {
+        try openReleasingChunksBeforeVerification(
+            from: source,
+            to: DiscardSink(),
+            identity: identity,
+            expectedSender: expectedSender,
+            progress: progress
+        )
     }
 
     /// Opens a version 1 sealed file as a stream. **It writes each chunk's plaintext to `sink` as soon as
@@ -23,8 +32,11 @@ extension SealedFile {
     /// number of sealed bytes consumed so far.
     @discardableResult
     public static func openReleasingChunksBeforeVerification(
-        from source: ByteSource, to sink: ByteSink, identity: Identity,
-        expectedSender: PublicKey? = nil, progress: ((Int) -> Void)? = nil
+        from source: ByteSource,
+        to sink: ByteSink,
+        identity: Identity,
+        expectedSender: PublicKey? = nil,
+        progress: ((Int) -> Void)? = nil
     ) throws -> Opened {
         typealias F = SealedFileFormat
         var fixed = [UInt8](repeating: 0, count: F.fixedHeaderLength)
@@ -55,9 +67,11 @@ extension SealedFile {
             let keyID = Array(header[s..<s + F.keyIDLength])
             sealedTo.append(Fingerprint(bytes: keyID))
             guard keyID == mine.bytes, fileKey == nil else { continue }
-            let stanza = RecipientStanza(keyID: keyID,
-                                         enc: Array(header[s + F.keyIDLength..<s + F.keyIDLength + F.encLength]),
-                                         wrappedKey: Array(header[s + F.keyIDLength + F.encLength..<s + F.stanzaLength]))
+            let stanza = RecipientStanza(
+                keyID: keyID,
+                enc: Array(header[s + F.keyIDLength..<s + F.keyIDLength + F.encLength]),
+                wrappedKey: Array(header[s + F.keyIDLength + F.encLength..<s + F.stanzaLength])
+            )
             guard let key = identity.unwrap(stanza) else {
                 throw SealError.header("the recipient stanza for this key does not unwrap")
             }
@@ -65,8 +79,13 @@ extension SealedFile {
         }
         guard let fileKey else { throw SealError.notForThisKey(sealedTo: sealedTo, yours: mine) }
         let macStart = header.count - F.macLength
-        guard HMAC<SHA256>.isValidAuthenticationCode(header[macStart...], authenticating: header[..<macStart],
-                                                     using: F.headerKey(fileKey)) else {
+        guard
+            HMAC<SHA256>.isValidAuthenticationCode(
+                header[macStart...],
+                authenticating: header[..<macStart],
+                using: F.headerKey(fileKey)
+            )
+        else {
             throw SealError.header("the header MAC does not verify")
         }
         if expectedSender != nil, !signed { throw SealError.signatureMissing }
@@ -90,8 +109,11 @@ extension SealedFile {
         var fileName: String?
         let opened = UnsafeMutableBufferPointer<Data?>.allocate(capacity: F.batchChunks)
         opened.initialize(repeating: nil)
-        defer { opened.deinitialize(); opened.deallocate() }
-        var signatureBlockStart = 0   // in `buffer`, once the final batch is processed
+        defer {
+            opened.deinitialize()
+            opened.deallocate()
+        }
+        var signatureBlockStart = 0  // in `buffer`, once the final batch is processed
 
         while true {
             let available = end
@@ -103,14 +125,31 @@ extension SealedFile {
             }
             let chunks = (payload + F.sealedChunkSize - 1) / F.sealedChunkSize
             let finalLength = payload - (chunks - 1) * F.sealedChunkSize
-            var nextEnd = 0, nextEOF = true
+            var nextEnd = 0
+            var nextEOF = true
             if finalBatch {
-                openChunks(buffer, from: 0, chunks: chunks, finalLength: finalLength, firstCounter: counter, key: key, into: opened)
+                openChunks(
+                    buffer,
+                    from: 0,
+                    chunks: chunks,
+                    finalLength: finalLength,
+                    firstCounter: counter,
+                    key: key,
+                    into: opened
+                )
             } else {
                 let tail = end - payload
                 spare.replaceSubrange(0..<tail, with: buffer[payload..<end])
                 let got = try SealedFile.readConcurrently(source, into: &spare, from: tail, count: window - tail) {
-                    openChunks(buffer, from: 0, chunks: chunks, finalLength: nil, firstCounter: counter, key: key, into: opened)
+                    openChunks(
+                        buffer,
+                        from: 0,
+                        chunks: chunks,
+                        finalLength: nil,
+                        firstCounter: counter,
+                        key: key,
+                        into: opened
+                    )
                 }
                 nextEnd = tail + got
                 nextEOF = eof || got < window - tail
@@ -121,12 +160,22 @@ extension SealedFile {
                 let chunkLength = isFinal ? finalLength : F.sealedChunkSize
                 guard isFinal ? chunkLength >= F.tagLength + 1 : true else { throw SealError.truncated }
                 guard let plaintext = opened[i] else {
-                    throw isFinal ? classifyFinalFailure(buffer[chunkStart..<end], key: key, counter: counter + UInt64(i), signed: signed)
-                                  : SealError.tampered
+                    throw isFinal
+                        ? classifyFinalFailure(
+                            buffer[chunkStart..<end],
+                            key: key,
+                            counter: counter + UInt64(i),
+                            signed: signed
+                        )
+                        : SealError.tampered
                 }
                 opened[i] = nil
                 if signed {
-                    buffer.withUnsafeBytes { b in transcript.update(bufferPointer: UnsafeRawBufferPointer(rebasing: b[chunkStart..<chunkStart + chunkLength])) }
+                    buffer.withUnsafeBytes { b in
+                        transcript.update(
+                            bufferPointer: UnsafeRawBufferPointer(rebasing: b[chunkStart..<chunkStart + chunkLength])
+                        )
+                    }
                 }
                 var body = plaintext[...]
                 if nameLength == nil {
@@ -135,7 +184,8 @@ extension SealedFile {
                     guard len <= F.maxNameLength, body.count >= 2 + len else { throw SealError.tampered }
                     let nameBytes = body[(body.startIndex + 2)..<(body.startIndex + 2 + len)]
                     guard let name = String(bytes: nameBytes, encoding: .utf8), !nameBytes.contains(0),
-                          !name.contains("/"), !name.contains("\\") else { throw SealError.tampered }
+                        !name.contains("/"), !name.contains("\\")
+                    else { throw SealError.tampered }
                     nameLength = len
                     fileName = len == 0 ? nil : name
                     body = body.dropFirst(2 + len)
@@ -144,7 +194,10 @@ extension SealedFile {
                 consumed += chunkLength
             }
             progress?(consumed)
-            if finalBatch { signatureBlockStart = payload; break }
+            if finalBatch {
+                signatureBlockStart = payload
+                break
+            }
             swap(&buffer, &spare)
             end = nextEnd
             eof = nextEOF
@@ -155,7 +208,11 @@ extension SealedFile {
         let signerKey: PublicKey
         do {
             let block = Array(buffer[signatureBlockStart..<end])
-            let box = try AES.GCM.SealedBox(nonce: F.zeroNonce, ciphertext: block.dropLast(F.tagLength), tag: block.suffix(F.tagLength))
+            let box = try AES.GCM.SealedBox(
+                nonce: F.zeroNonce,
+                ciphertext: block.dropLast(F.tagLength),
+                tag: block.suffix(F.tagLength)
+            )
             let content = Array(try AES.GCM.open(box, using: F.signatureKey(fileKey, salt: salt)))
             guard content.count == 129 else { throw SealError.tampered }
             signerKey = try PublicKey(point: Array(content[0..<65]))
@@ -181,8 +238,15 @@ extension SealedFile {
 
     /// Opens `chunks` consecutive sealed chunks from `offset` in parallel; `opened[i]` is nil where the tag
     /// failed. With `finalLength`, the last one is the final chunk and has that length.
-    private static func openChunks(_ buffer: [UInt8], from offset: Int, chunks: Int, finalLength: Int?, firstCounter: UInt64,
-                                   key: SymmetricKey, into opened: UnsafeMutableBufferPointer<Data?>) {
+    private static func openChunks(
+        _ buffer: [UInt8],
+        from offset: Int,
+        chunks: Int,
+        finalLength: Int?,
+        firstCounter: UInt64,
+        key: SymmetricKey,
+        into opened: UnsafeMutableBufferPointer<Data?>
+    ) {
         typealias F = SealedFileFormat
         buffer.withUnsafeBytes { raw in
             nonisolated(unsafe) let raw = raw
@@ -190,12 +254,20 @@ extension SealedFile {
             let work: @Sendable (Int) -> Void = { i in
                 let isFinal = finalLength != nil && i == chunks - 1
                 let length = isFinal ? finalLength! : F.sealedChunkSize
-                guard length >= F.tagLength + 1 else { opened[i] = nil; return }
+                guard length >= F.tagLength + 1 else {
+                    opened[i] = nil
+                    return
+                }
                 let start = offset + i * F.sealedChunkSize
                 let c = UnsafeRawBufferPointer(rebasing: raw[start..<start + length])
-                opened[i] = try? AES.GCM.open(AES.GCM.SealedBox(nonce: F.chunkNonce(firstCounter + UInt64(i), last: isFinal),
-                                                                ciphertext: c.dropLast(F.tagLength), tag: c.suffix(F.tagLength)),
-                                              using: key)
+                opened[i] = try? AES.GCM.open(
+                    AES.GCM.SealedBox(
+                        nonce: F.chunkNonce(firstCounter + UInt64(i), last: isFinal),
+                        ciphertext: c.dropLast(F.tagLength),
+                        tag: c.suffix(F.tagLength)
+                    ),
+                    using: key
+                )
             }
             if chunks == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: chunks, execute: work) }
         }
@@ -203,18 +275,33 @@ extension SealedFile {
 
     /// The final chunk failed. If what remains is a complete chunk sealed as *not* last, the file was cut
     /// at a chunk boundary: report truncation, never accept it.
-    private static func classifyFinalFailure(_ rest: ArraySlice<UInt8>, key: SymmetricKey, counter: UInt64, signed: Bool) -> SealError {
+    private static func classifyFinalFailure(
+        _ rest: ArraySlice<UInt8>,
+        key: SymmetricKey,
+        counter: UInt64,
+        signed: Bool
+    ) -> SealError {
         typealias F = SealedFileFormat
         // A signed file whose remaining bytes are exactly a valid final chunk lost its signature block.
         if signed, rest.count <= F.sealedChunkSize,
-           let box = try? AES.GCM.SealedBox(nonce: F.chunkNonce(counter, last: true), ciphertext: rest.dropLast(F.tagLength), tag: rest.suffix(F.tagLength)),
-           (try? AES.GCM.open(box, using: key)) != nil {
+            let box = try? AES.GCM.SealedBox(
+                nonce: F.chunkNonce(counter, last: true),
+                ciphertext: rest.dropLast(F.tagLength),
+                tag: rest.suffix(F.tagLength)
+            ),
+            (try? AES.GCM.open(box, using: key)) != nil
+        {
             return .truncated
         }
         guard rest.count >= F.sealedChunkSize else { return .tampered }
         let c = rest.prefix(F.sealedChunkSize)
-        if let box = try? AES.GCM.SealedBox(nonce: F.chunkNonce(counter, last: false), ciphertext: c.dropLast(F.tagLength), tag: c.suffix(F.tagLength)),
-           (try? AES.GCM.open(box, using: key)) != nil {
+        if let box = try? AES.GCM.SealedBox(
+            nonce: F.chunkNonce(counter, last: false),
+            ciphertext: c.dropLast(F.tagLength),
+            tag: c.suffix(F.tagLength)
+        ),
+            (try? AES.GCM.open(box, using: key)) != nil
+        {
             return .truncated
         }
         return .tampered

@@ -11,7 +11,10 @@ public enum SealedFile {
         /// The verified sender, when the file is signed.
         public var signer: PublicKey?
 
-        public init(fileName: String?, signer: PublicKey?) { self.fileName = fileName; self.signer = signer }
+        public init(fileName: String?, signer: PublicKey?) {
+            self.fileName = fileName
+            self.signer = signer
+        }
     }
 
     /// Seals `source` to `recipients`. With `signer`, appends the encrypted sender signature.
@@ -19,8 +22,13 @@ public enum SealedFile {
     /// ephemeral scalar comes from `rng`, so a replayed generator (a copied seeded one) would reuse file keys
     /// and GCM nonces; tests and the vector generator pin it, applications use the overload below.
     package static func seal<R: RandomNumberGenerator>(
-        from source: ByteSource, to sink: ByteSink, recipients: [PublicKey], signer: Identity? = nil,
-        fileName: String? = nil, using rng: inout R, progress: ((Int) -> Void)? = nil
+        from source: ByteSource,
+        to sink: ByteSink,
+        recipients: [PublicKey],
+        signer: Identity? = nil,
+        fileName: String? = nil,
+        using rng: inout R,
+        progress: ((Int) -> Void)? = nil
     ) throws {
         typealias F = SealedFileFormat
         guard !recipients.isEmpty else { throw SealError.invalidArgument("at least one recipient (-r) is needed") }
@@ -28,8 +36,12 @@ public enum SealedFile {
             throw SealError.invalidArgument("at most \(F.maxRecipients) recipients are allowed")
         }
         let name = Array((fileName ?? "").utf8)
-        guard name.count <= F.maxNameLength, !name.contains(0), !name.contains(UInt8(ascii: "/")), !name.contains(UInt8(ascii: "\\")) else {
-            throw SealError.invalidArgument("the file name to carry must be at most 255 bytes of UTF-8 without '/', '\\' or NUL")
+        guard name.count <= F.maxNameLength, !name.contains(0), !name.contains(UInt8(ascii: "/")),
+            !name.contains(UInt8(ascii: "\\"))
+        else {
+            throw SealError.invalidArgument(
+                "the file name to carry must be at most 255 bytes of UTF-8 without '/', '\\' or NUL"
+            )
         }
 
         let fileKey = rng.bytes(32)
@@ -53,12 +65,16 @@ public enum SealedFile {
         var next = [UInt8](repeating: 0, count: batchBytes)
         let prefix = [UInt8(name.count >> 8), UInt8(name.count & 0xff)] + name
         current.replaceSubrange(0..<prefix.count, with: prefix)
-        var currentCount = prefix.count + (try source.fill(&current, from: prefix.count, count: batchBytes - prefix.count))
+        var currentCount =
+            prefix.count + (try source.fill(&current, from: prefix.count, count: batchBytes - prefix.count))
         var consumed = currentCount - prefix.count
         var counter: UInt64 = 0
         let boxes = UnsafeMutableBufferPointer<AES.GCM.SealedBox?>.allocate(capacity: F.batchChunks)
         boxes.initialize(repeating: nil)
-        defer { boxes.deinitialize(); boxes.deallocate() }
+        defer {
+            boxes.deinitialize()
+            boxes.deallocate()
+        }
         while true {
             // All but the batch's last chunk are sealed while the next batch is read; the last one
             // waits to learn whether the input ended with it.
@@ -66,15 +82,38 @@ public enum SealedFile {
             let nextCount: Int
             if currentCount == batchBytes {
                 nextCount = try readConcurrently(source, into: &next, count: batchBytes) {
-                    sealChunks(current, count: currentCount, range: 0..<chunks - 1, firstCounter: counter, lastChunk: nil, key: key, into: boxes)
+                    sealChunks(
+                        current,
+                        count: currentCount,
+                        range: 0..<chunks - 1,
+                        firstCounter: counter,
+                        lastChunk: nil,
+                        key: key,
+                        into: boxes
+                    )
                 }
             } else {
                 nextCount = 0
-                sealChunks(current, count: currentCount, range: 0..<chunks - 1, firstCounter: counter, lastChunk: nil, key: key, into: boxes)
+                sealChunks(
+                    current,
+                    count: currentCount,
+                    range: 0..<chunks - 1,
+                    firstCounter: counter,
+                    lastChunk: nil,
+                    key: key,
+                    into: boxes
+                )
             }
             let lastBatch = nextCount == 0
-            sealChunks(current, count: currentCount, range: chunks - 1..<chunks, firstCounter: counter,
-                       lastChunk: lastBatch ? chunks - 1 : nil, key: key, into: boxes)
+            sealChunks(
+                current,
+                count: currentCount,
+                range: chunks - 1..<chunks,
+                firstCounter: counter,
+                lastChunk: lastBatch ? chunks - 1 : nil,
+                key: key,
+                into: boxes
+            )
             for i in 0..<chunks {
                 // combined = nonce || ciphertext || tag (12-byte nonce), so one write carries ciphertext || tag.
                 guard let sealed = boxes[i]?.combined?.dropFirst(12) else {
@@ -95,8 +134,11 @@ public enum SealedFile {
         if let signer {
             let message = F.signaturePrefix + Array(transcript.finalize())
             let signature = try signer.signingKey.signature(for: message)
-            let block = try AES.GCM.seal(signer.publicKey.point + Array(signature.rawRepresentation),
-                                         using: F.signatureKey(fileKey, salt: salt), nonce: F.zeroNonce)
+            let block = try AES.GCM.seal(
+                signer.publicKey.point + Array(signature.rawRepresentation),
+                using: F.signatureKey(fileKey, salt: salt),
+                nonce: F.zeroNonce
+            )
             try sink.write(block.ciphertext)
             try sink.write(block.tag)
         }
@@ -104,8 +146,15 @@ public enum SealedFile {
 
     /// Seals chunks `range` of a batch in parallel; `boxes[i]` receives chunk `i` (nil only if AES-GCM failed).
     /// `lastChunk` is the index that carries the final flag, if it is in this batch.
-    private static func sealChunks(_ plaintext: [UInt8], count: Int, range: Range<Int>, firstCounter: UInt64, lastChunk: Int?,
-                                   key: SymmetricKey, into boxes: UnsafeMutableBufferPointer<AES.GCM.SealedBox?>) {
+    private static func sealChunks(
+        _ plaintext: [UInt8],
+        count: Int,
+        range: Range<Int>,
+        firstCounter: UInt64,
+        lastChunk: Int?,
+        key: SymmetricKey,
+        into boxes: UnsafeMutableBufferPointer<AES.GCM.SealedBox?>
+    ) {
         typealias F = SealedFileFormat
         guard !range.isEmpty else { return }
         plaintext.withUnsafeBytes { raw in
@@ -116,16 +165,29 @@ public enum SealedFile {
                 let start = i * F.chunkSize
                 let end = min(start + F.chunkSize, count)
                 let nonce = F.chunkNonce(firstCounter + UInt64(i), last: i == lastChunk)
-                boxes[i] = try? AES.GCM.seal(UnsafeRawBufferPointer(rebasing: raw[start..<end]), using: key, nonce: nonce)
+                boxes[i] = try? AES.GCM.seal(
+                    UnsafeRawBufferPointer(rebasing: raw[start..<end]),
+                    using: key,
+                    nonce: nonce
+                )
             }
-            if range.count == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: range.count, execute: work) }
+            if range.count == 1 {
+                work(0)
+            } else {
+                DispatchQueue.concurrentPerform(iterations: range.count, execute: work)
+            }
         }
     }
 
     /// Fills `count` bytes of `buffer` from `offset`, from `source` on another thread while `work` runs on
     /// this one; returns bytes read (fewer only at end of input).
-    static func readConcurrently(_ source: ByteSource, into buffer: inout [UInt8], from offset: Int = 0, count: Int,
-                                 while work: () -> Void) throws -> Int {
+    static func readConcurrently(
+        _ source: ByteSource,
+        into buffer: inout [UInt8],
+        from offset: Int = 0,
+        count: Int,
+        while work: () -> Void
+    ) throws -> Int {
         nonisolated(unsafe) let source = source
         nonisolated(unsafe) var result: Result<Int, Error> = .success(0)
         let done = DispatchSemaphore(value: 0)
@@ -135,7 +197,9 @@ public enum SealedFile {
                 result = Result {
                     var got = 0
                     while got < count {
-                        let n = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[(offset + got)..<(offset + count)]))
+                        let n = try source.read(
+                            into: UnsafeMutableRawBufferPointer(rebasing: raw[(offset + got)..<(offset + count)])
+                        )
                         if n == 0 { break }
                         got += n
                     }
@@ -151,9 +215,23 @@ public enum SealedFile {
     }
 
     /// Seals `source` to `recipients` with fresh system randomness; see the generic overload for the rest.
-    public static func seal(from source: ByteSource, to sink: ByteSink, recipients: [PublicKey], signer: Identity? = nil,
-                            fileName: String? = nil, progress: ((Int) -> Void)? = nil) throws {
+    public static func seal(
+        from source: ByteSource,
+        to sink: ByteSink,
+        recipients: [PublicKey],
+        signer: Identity? = nil,
+        fileName: String? = nil,
+        progress: ((Int) -> Void)? = nil
+    ) throws {
         var rng = SystemRandomNumberGenerator()
-        try seal(from: source, to: sink, recipients: recipients, signer: signer, fileName: fileName, using: &rng, progress: progress)
+        try seal(
+            from: source,
+            to: sink,
+            recipients: recipients,
+            signer: signer,
+            fileName: fileName,
+            using: &rng,
+            progress: progress
+        )
     }
 }

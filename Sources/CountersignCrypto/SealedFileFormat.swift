@@ -11,7 +11,7 @@ package enum SealedFileFormat {
     static let wrappedKeyLength = 48
     static let stanzaLength = keyIDLength + encLength + wrappedKeyLength
     static let macLength = 32
-    static let fixedHeaderLength = 8 + 1 + 1 + saltLength + 2   // before the stanzas
+    static let fixedHeaderLength = 8 + 1 + 1 + saltLength + 2  // before the stanzas
     static let maxRecipients = 256
     package static let chunkSize = 64 * 1024
     /// Chunks sealed in parallel per batch: 1 MiB, enough to keep two cores busy between writes.
@@ -28,15 +28,30 @@ package enum SealedFileFormat {
     static let signaturePrefix = Array("countersign/v1 signature".utf8) + [0]
 
     static func headerKey(_ fileKey: [UInt8]) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: fileKey), salt: [UInt8](), info: headerInfo, outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: fileKey),
+            salt: [UInt8](),
+            info: headerInfo,
+            outputByteCount: 32
+        )
     }
 
     static func payloadKey(_ fileKey: [UInt8], salt: [UInt8]) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: fileKey), salt: salt, info: payloadInfo, outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: fileKey),
+            salt: salt,
+            info: payloadInfo,
+            outputByteCount: 32
+        )
     }
 
     static func signatureKey(_ fileKey: [UInt8], salt: [UInt8]) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: fileKey), salt: salt, info: signatureInfo, outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: fileKey),
+            salt: salt,
+            info: signatureInfo,
+            outputByteCount: 32
+        )
     }
 
     /// u88(counter) || last

@@ -33,10 +33,21 @@ public enum SecretAtRest {
 
     /// Seals with an ephemeral key from `rng`. Package-only: a replayed generator would reuse the
     /// ephemeral key (and so the AEAD key and nonce) for two secrets.
-    package static func seal<R: RandomNumberGenerator>(_ secret: [UInt8], to key: PublicKey, context: String, using rng: inout R) throws -> [UInt8] {
+    package static func seal<R: RandomNumberGenerator>(
+        _ secret: [UInt8],
+        to key: PublicKey,
+        context: String,
+        using rng: inout R
+    ) throws -> [UInt8] {
         guard secret.count <= maxSecret else { throw Failure.tooLarge }
         let ephemeral = P256Scalar.keyAgreementKey(using: &rng)
-        let (enc, ciphertext) = try HPKEBaseSender.seal(secret, to: key.agreementKey, info: info, aad: Array(context.utf8), ephemeral: ephemeral)
+        let (enc, ciphertext) = try HPKEBaseSender.seal(
+            secret,
+            to: key.agreementKey,
+            info: info,
+            aad: Array(context.utf8),
+            ephemeral: ephemeral
+        )
         return [version] + enc + ciphertext
     }
 
@@ -48,10 +59,20 @@ public enum SecretAtRest {
 
     /// Opens what `seal` made for the same key and context.
     public static func open(_ sealed: [UInt8], with identity: Identity, context: String) throws -> [UInt8] {
-        guard sealed.count >= 1 + 65 + 16, sealed.count <= 1 + 65 + maxSecret + 16, sealed[0] == version else { throw Failure.malformed }
+        guard sealed.count >= 1 + 65 + 16, sealed.count <= 1 + 65 + maxSecret + 16, sealed[0] == version else {
+            throw Failure.malformed
+        }
         let enc = Array(sealed[1..<66])
-        guard let secret = HPKEBaseSender.open(Array(sealed[66...]), enc: enc, with: identity.agreementKey, recipientPoint: identity.publicKey.point,
-                                               info: info, aad: Array(context.utf8)) else { throw Failure.notOpened }
+        guard
+            let secret = HPKEBaseSender.open(
+                Array(sealed[66...]),
+                enc: enc,
+                with: identity.agreementKey,
+                recipientPoint: identity.publicKey.point,
+                info: info,
+                aad: Array(context.utf8)
+            )
+        else { throw Failure.notOpened }
         return secret
     }
 }

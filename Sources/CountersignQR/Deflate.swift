@@ -9,10 +9,13 @@ enum Deflate {
         bits.write(1, count: 2)  // BTYPE 01: fixed Huffman codes
         var i = 0
         while i < data.count {
-            var bestLength = 0, bestDistance = 0
+            var bestLength = 0
+            var bestDistance = 0
             for distance in [1, rowStride] where distance >= 1 && distance <= min(i, 32_768) {
                 var length = 0
-                while length < 258, i + length < data.count, data[i + length] == data[i + length - distance] { length += 1 }
+                while length < 258, i + length < data.count, data[i + length] == data[i + length - distance] {
+                    length += 1
+                }
                 if length > bestLength { (bestLength, bestDistance) = (length, distance) }
             }
             if bestLength >= 3 {
@@ -28,11 +31,18 @@ enum Deflate {
         return bits.finish()
     }
 
-    static let lengthBases = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258]
+    static let lengthBases = [
+        3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227,
+        258,
+    ]
     static let lengthExtra = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0]
-    static let distanceBases = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
-                                2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577]
-    static let distanceExtra = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13]
+    static let distanceBases = [
+        1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+        2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
+    ]
+    static let distanceExtra = [
+        0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13,
+    ]
 
     struct BitWriter {
         var bytes: [UInt8] = []

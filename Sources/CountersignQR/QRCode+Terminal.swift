@@ -23,7 +23,7 @@ extension QRCode {
                 let upper = isDark(x: x, y: top) == invert
                 let lower = isDark(x: x, y: top + 1) == invert
                 switch (upper, lower) {
-                case (true, true): out.unicodeScalars.append("\u{2588}")   // █
+                case (true, true): out.unicodeScalars.append("\u{2588}")  // █
                 case (true, false): out.unicodeScalars.append("\u{2580}")  // ▀
                 case (false, true): out.unicodeScalars.append("\u{2584}")  // ▄
                 case (false, false): out.unicodeScalars.append(" ")

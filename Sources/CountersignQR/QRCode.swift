@@ -31,7 +31,9 @@ public struct QRCode: Sendable, Hashable {
         let code: UnsafeMutablePointer<QRcode>?
         if bytes.contains(0) {
             // A C string cannot carry NUL, so such text goes through the byte API (8-bit mode only).
-            code = bytes.withUnsafeBufferPointer { QRcode_encodeData(Int32($0.count), $0.baseAddress, 0, correction.qrencode) }
+            code = bytes.withUnsafeBufferPointer {
+                QRcode_encodeData(Int32($0.count), $0.baseAddress, 0, correction.qrencode)
+            }
         } else {
             // Mixed modes: runs of digits and upper case take fewer bits than 8-bit mode. Case-sensitive,
             // or lower-case letters would come back upper-cased.

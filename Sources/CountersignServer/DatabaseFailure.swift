@@ -18,9 +18,12 @@ enum DatabaseFailure {
             }
             if let underlying = p.underlying { return "cannot reach \(place): \(reason(underlying))" }
             switch p.code {
-            case .sslUnsupported: return "\(place) does not offer TLS; add ?tlsmode=disable to the URL, or enable TLS on the server"
-            case .authMechanismRequiresPassword: return "\(place) wants a password; put it in the URL as postgres://user:PASSWORD@host/db"
-            case .serverClosedConnection, .uncleanShutdown: return "\(place) closed the connection while starting up; check its log"
+            case .sslUnsupported:
+                return "\(place) does not offer TLS; add ?tlsmode=disable to the URL, or enable TLS on the server"
+            case .authMechanismRequiresPassword:
+                return "\(place) wants a password; put it in the URL as postgres://user:PASSWORD@host/db"
+            case .serverClosedConnection, .uncleanShutdown:
+                return "\(place) closed the connection while starting up; check its log"
             default: return "\(place) failed (\(p.code))"
             }
         }
@@ -35,7 +38,8 @@ enum DatabaseFailure {
             return "no address of \(e.host) accepted a connection"
         case let e as IOError:
             let why = String(cString: strerror(e.errnoCode))
-            return e.errnoCode == ECONNREFUSED ? "\(why) (is PostgreSQL running and listening on that host and port?)" : why
+            return e.errnoCode == ECONNREFUSED
+                ? "\(why) (is PostgreSQL running and listening on that host and port?)" : why
         case ChannelError.connectTimeout:
             return "no answer within the connect timeout (a firewall, or a wrong host?)"
         default:

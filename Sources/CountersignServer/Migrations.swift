@@ -6,9 +6,13 @@ import SQLKit
 /// read the same on SQLite and PostgreSQL.
 enum Migrations {
     static var all: [any AsyncMigration] {
-        [CreateAccounts(), CreateLoginGuards(), CreateSessions(), CreateAuditEvents(), CreateCaptchaSpent(), CreateServerSecrets(),
-         CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(), CreateMessageQueue(), CreatePush(), CreateMFA(),
-         AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes()]
+        [
+            CreateAccounts(), CreateLoginGuards(), CreateSessions(), CreateAuditEvents(), CreateCaptchaSpent(),
+            CreateServerSecrets(),
+            CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(),
+            CreateMessageQueue(), CreatePush(), CreateMFA(),
+            AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(),
+        ]
     }
 }
 
@@ -74,7 +78,8 @@ struct CreateAuditEvents: AsyncMigration {
             .field("address", .string, .required)
             .field("user_agent", .string, .required)
             .create()
-        try await (db as! any SQLDatabase).create(index: "audit_events_account").on("audit_events").column("account_id").column("id").run()
+        try await (db as! any SQLDatabase).create(index: "audit_events_account").on("audit_events").column("account_id")
+            .column("id").run()
     }
     func revert(on db: any Database) async throws { try await db.schema("audit_events").delete() }
 }
@@ -139,7 +144,8 @@ struct CreateDeviceKeys: AsyncMigration {
             .create()
         let sql = db as! any SQLDatabase
         try await sql.create(index: "device_keys_signing").on("device_keys").column("signing_key_id").unique().run()
-        try await sql.create(index: "device_keys_encryption").on("device_keys").column("encryption_key_id").unique().run()
+        try await sql.create(index: "device_keys_encryption").on("device_keys").column("encryption_key_id").unique()
+            .run()
         try await sql.create(index: "device_keys_account").on("device_keys").column("account_id").run()
     }
     func revert(on db: any Database) async throws { try await db.schema("device_keys").delete() }
@@ -271,7 +277,9 @@ struct CreatePush: AsyncMigration {
         let sql = db as! any SQLDatabase
         // Delayed messages accepted before this are announced once when the scheduler first runs: a spare wake-up at worst.
         try await sql.raw("ALTER TABLE messages ADD COLUMN announced BIGINT NOT NULL DEFAULT 0").run()
-        try await sql.raw("CREATE INDEX messages_due ON messages (deliver_at) WHERE announced = 0 AND deliver_at > accepted_at").run()
+        try await sql.raw(
+            "CREATE INDEX messages_due ON messages (deliver_at) WHERE announced = 0 AND deliver_at > accepted_at"
+        ).run()
     }
     func revert(on db: any Database) async throws {
         try await db.schema("push_tickets").delete()
@@ -343,8 +351,11 @@ struct CreateMFA: AsyncMigration {
             .create()
     }
     func revert(on db: any Database) async throws {
-        for table in ["authenticators", "mfa_accounts", "pairing_keys", "mfa_transactions", "mfa_challenges", "recovery_codes", "auth_codes",
-                      "authenticator_logs"] {
+        for table in [
+            "authenticators", "mfa_accounts", "pairing_keys", "mfa_transactions", "mfa_challenges", "recovery_codes",
+            "auth_codes",
+            "authenticator_logs",
+        ] {
             try await db.schema(table).delete()
         }
     }
@@ -355,12 +366,17 @@ struct CreateMFA: AsyncMigration {
 /// rather than a scan every 10 minutes.
 struct AddQuotaAndExpiryIndexes: AsyncMigration {
     var name: String { "2026-11-25-03-quota-and-expiry-indexes" }
-    static let indexes = [("messages_sender", "messages (sender_account, expires_at, size, cancelled)"),
-                          ("mfa_transactions_expiry", "mfa_transactions (expires_at)"), ("auth_codes_expiry", "auth_codes (expires_at)"),
-                          ("mfa_challenges_expiry", "mfa_challenges (expires_at)"), ("push_tickets_expiry", "push_tickets (expires_at)"),
-                          ("pairing_keys_expiry", "pairing_keys (expires_at)"), ("authenticator_logs_created", "authenticator_logs (created_at)")]
+    static let indexes = [
+        ("messages_sender", "messages (sender_account, expires_at, size, cancelled)"),
+        ("mfa_transactions_expiry", "mfa_transactions (expires_at)"), ("auth_codes_expiry", "auth_codes (expires_at)"),
+        ("mfa_challenges_expiry", "mfa_challenges (expires_at)"), ("push_tickets_expiry", "push_tickets (expires_at)"),
+        ("pairing_keys_expiry", "pairing_keys (expires_at)"),
+        ("authenticator_logs_created", "authenticator_logs (created_at)"),
+    ]
     func prepare(on db: any Database) async throws {
-        for (name, on) in Self.indexes { try await (db as! any SQLDatabase).raw("CREATE INDEX \(unsafeRaw: name) ON \(unsafeRaw: on)").run() }
+        for (name, on) in Self.indexes {
+            try await (db as! any SQLDatabase).raw("CREATE INDEX \(unsafeRaw: name) ON \(unsafeRaw: on)").run()
+        }
     }
     func revert(on db: any Database) async throws {
         for (name, _) in Self.indexes { try await (db as! any SQLDatabase).raw("DROP INDEX \(unsafeRaw: name)").run() }

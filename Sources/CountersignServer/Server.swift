@@ -4,21 +4,31 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
-import ServiceLifecycle
 import SQLKit
+import ServiceLifecycle
 import Synchronization
 
 /// Builds and runs the Countersign server.
 public enum CountersignServer {
     /// The router with every route and middleware, over an open database. Tests drive it directly.
-    public static func buildRouter(service: AccountService, database: ServerDatabase, config: ServerConfiguration,
-                                   clock: any WallClock) async throws -> Router<AppContext> {
-        try await build(service: service, database: database, config: config, clock: clock, logger: service.logger).router
+    public static func buildRouter(
+        service: AccountService,
+        database: ServerDatabase,
+        config: ServerConfiguration,
+        clock: any WallClock
+    ) async throws -> Router<AppContext> {
+        try await build(service: service, database: database, config: config, clock: clock, logger: service.logger)
+            .router
     }
 
     /// The router and the push channel behind it (which `run` serves beside the router).
-    static func build(service: AccountService, database: ServerDatabase, config: ServerConfiguration, clock: any WallClock,
-                      logger: Logger) async throws -> (router: Router<AppContext>, push: PushService) {
+    static func build(
+        service: AccountService,
+        database: ServerDatabase,
+        config: ServerConfiguration,
+        clock: any WallClock,
+        logger: Logger
+    ) async throws -> (router: Router<AppContext>, push: PushService) {
         ServerMetrics.bootstrap()
         let router = Router(context: AppContext.self)
         // Metrics outside problems: they must see the problem's status (401, 405, 429…) and time every
@@ -30,51 +40,98 @@ public enum CountersignServer {
             return "ok\n"
         }
         router.get("openapi.yaml") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(bytes: openAPIDocument)))
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/yaml"],
+                body: .init(byteBuffer: ByteBuffer(bytes: openAPIDocument))
+            )
         }
         router.get("metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text())))
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text()))
+            )
         }
         AccountRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
         let postgresSessions = PostgresSessionReads(database)
-        let devices = DeviceService(store: SQLDeviceStore(database: database.database, readers: { database.reader },
-                                                          sessionReaders: { database.sessionReader }, postgresSessions: postgresSessions),
-                                    accounts: service, config: config, clock: clock, random: service.random)
+        let devices = DeviceService(
+            store: SQLDeviceStore(
+                database: database.database,
+                readers: { database.reader },
+                sessionReaders: { database.sessionReader },
+                postgresSessions: postgresSessions
+            ),
+            accounts: service,
+            config: config,
+            clock: clock,
+            random: service.random
+        )
         DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
         let messages = MessageService(store: database.messageStore, accounts: service, config: config, clock: clock)
         var bus: (@Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus)?
         if case .postgres(let url) = database.location, let sql = database.database as? any SQLDatabase {
             let node = UUID().uuidString
-            bus = { deliver in PostgresPushBus(url: url, database: sql, node: node, logger: logger, deliverLocal: deliver) }
+            bus = { deliver in
+                PostgresPushBus(url: url, database: sql, node: node, logger: logger, deliverLocal: deliver)
+            }
         }
-        let push = PushService(store: SQLPushStore(database: database.database), devices: devices, messages: messages, clock: clock,
-                               random: service.random, logger: logger, bus: bus)
+        let push = PushService(
+            store: SQLPushStore(database: database.database),
+            devices: devices,
+            messages: messages,
+            clock: clock,
+            random: service.random,
+            logger: logger,
+            bus: bus
+        )
         MessageRoutes(devices: devices, messages: messages, push: push).register(on: router)
         PushRoutes(devices: devices, push: push).register(on: router)
-        let mfa = try await MFAService(store: SQLMFAStore(database: database.database), accounts: service, devices: devices, clock: clock,
-                                       random: service.random) { [bus = push.bus] signal in bus.publish(signal) }
+        let mfa = try await MFAService(
+            store: SQLMFAStore(database: database.database),
+            accounts: service,
+            devices: devices,
+            clock: clock,
+            random: service.random
+        ) { [bus = push.bus] signal in bus.publish(signal) }
         push.setChallengeSource { [weak mfa] device in try await mfa?.pendingChallenges(deviceID: device) ?? [] }
-        MFARoutes(accounts: service, devices: devices, mfa: mfa, push: push, maxBody: config.maxBodyBytes, publicURL: config.publicURL).register(on: router)
+        MFARoutes(
+            accounts: service,
+            devices: devices,
+            mfa: mfa,
+            push: push,
+            maxBody: config.maxBodyBytes,
+            publicURL: config.publicURL
+        ).register(on: router)
         return (router, push)
     }
 
     static let openAPIDocument: [UInt8] = {
-        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"), let data = try? Data(contentsOf: url) else { return [] }
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+            let data = try? Data(contentsOf: url)
+        else { return [] }
         return Array(data)
     }()
 
     /// Checks that the address can be bound, opens the database, runs migrations, and serves until
     /// SIGINT or SIGTERM. `onListening` receives the address actually bound (useful with port 0).
     /// A failure before the server listens leaves no new SQLite file behind.
-    public static func run(config: ServerConfiguration, clock: any WallClock = SystemClock(), random: any RandomSource = SystemRandomSource(),
-                           logger: Logger, onListening: @escaping @Sendable (String) -> Void) async throws {
+    public static func run(
+        config: ServerConfiguration,
+        clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandomSource(),
+        logger: Logger,
+        onListening: @escaping @Sendable (String) -> Void
+    ) async throws {
         // Before the database: a busy port or a wrong --host must not leave a fresh database file.
         try ListenAddress.check(host: config.host, port: config.port)
         // One serving process per SQLite file (a missing directory is left to `open` to explain). Only a
         // file this process made, and holds the lock of, is deleted on a failure before listening.
         var createdFile: String?
         var serveLock: SQLiteServeLock?
-        if case .sqlite(let path) = config.database, FileManager.default.fileExists(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path) {
+        if case .sqlite(let path) = config.database,
+            FileManager.default.fileExists(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        {
             let lock = try SQLiteServeLock(path: path)
             if lock.created { createdFile = path }
             serveLock = lock
@@ -90,11 +147,25 @@ public enum CountersignServer {
         defer { withExtendedLifetime(serveLock) {} }
         do {
             let store = SQLAccountStore(database: database.database, readers: { database.reader })
-            let service = try await AccountService(store: store, config: config, clock: clock, random: random, logger: logger)
+            let service = try await AccountService(
+                store: store,
+                config: config,
+                clock: clock,
+                random: random,
+                logger: logger
+            )
             let purge = PurgeService(database: database, clock: clock, config: config, logger: logger)
             // A failed purge (a backlog, a busy database) is retried in 10 minutes; it does not stop the server.
-            do { try await purge.purge() } catch { logger.warning("purge failed", metadata: ["error": "\(type(of: error))"]) }
-            let (router, push) = try await build(service: service, database: database, config: config, clock: clock, logger: logger)
+            do { try await purge.purge() } catch {
+                logger.warning("purge failed", metadata: ["error": "\(type(of: error))"])
+            }
+            let (router, push) = try await build(
+                service: service,
+                database: database,
+                config: config,
+                clock: clock,
+                logger: logger
+            )
             let app = Application(
                 router: router,
                 server: httpServer(config, push: push),
@@ -114,7 +185,9 @@ public enum CountersignServer {
             if !listening.withLock({ $0 }) {
                 removeNewDatabase(createdFile)
                 // Another process took the port between the check and the bind.
-                if let message = ListenAddress.describe(bindError: error, host: config.host, port: config.port) { throw ConfigurationError(message) }
+                if let message = ListenAddress.describe(bindError: error, host: config.host, port: config.port) {
+                    throw ConfigurationError(message)
+                }
             }
             throw error
         }
@@ -128,8 +201,13 @@ public enum CountersignServer {
         let idle = TimeAmount.milliseconds(Int64(config.idleTimeout * 1000))
         let limiter = config.connectionsPerAddress > 0 ? ConnectionLimiter(limit: config.connectionsPerAddress) : nil
         return HTTPServerBuilder { responder in
-            PushChildChannel(responder: responder, push: push, idleTimeout: idle, limiter: limiter,
-                             additionalHandlers: { [ReadTimeoutHandler(timeout: read)] })
+            PushChildChannel(
+                responder: responder,
+                push: push,
+                idleTimeout: idle,
+                limiter: limiter,
+                additionalHandlers: { [ReadTimeoutHandler(timeout: read)] }
+            )
         }
     }
 
@@ -141,7 +219,11 @@ public enum CountersignServer {
 
 extension CountersignServer {
     /// `countersign admin unlock`: clears the username's lockout state. Throws when no such account exists.
-    public static func unlock(username raw: String, database location: DatabaseLocation, logger: Logger) async throws -> String {
+    public static func unlock(
+        username raw: String,
+        database location: DatabaseLocation,
+        logger: Logger
+    ) async throws -> String {
         let database = try await ServerDatabase.open(location, logger: logger)
         do {
             let store = SQLAccountStore(database: database.database)
@@ -163,17 +245,27 @@ extension CountersignServer {
     /// `countersign admin messages`: what the server holds, as the seed's Man-in-the-Middle screen showed
     /// it: `alice => bob  <accepted>  <size>  <first bytes of the envelope>`. Ciphertext only: the
     /// server has no key that opens any of it.
-    public static func messageLines(database location: DatabaseLocation, limit: Int, logger: Logger) async throws -> [String] {
+    public static func messageLines(
+        database location: DatabaseLocation,
+        limit: Int,
+        logger: Logger
+    ) async throws -> [String] {
         let database = try await ServerDatabase.open(location, logger: logger)
         do {
             let messages = try await SQLMessageStore(database: database.database).allMessages(limit: limit)
             await database.close()
             let iso = ISO8601DateFormatter()
             return messages.map { m in
-                let state = m.cancelled ? "  (cancelled)" : m.deliverAt > m.acceptedAt ? "  (deliver at \(iso.string(from: m.deliverAt)))" : ""
+                let state =
+                    m.cancelled
+                    ? "  (cancelled)"
+                    : m.deliverAt > m.acceptedAt ? "  (deliver at \(iso.string(from: m.deliverAt)))" : ""
                 // The first bytes of the AES-GCM body: what a reader of the database would find instead of the text.
-                let head = (try? MessageEnvelope(bytes: m.envelope)).map { Array($0.body.prefix(24)) } ?? Array(m.envelope.prefix(24))
-                return "\(m.senderUsername) => \(m.recipients.joined(separator: ", "))  \(iso.string(from: m.acceptedAt))  \(m.envelope.count) bytes  "
+                let head =
+                    (try? MessageEnvelope(bytes: m.envelope)).map { Array($0.body.prefix(24)) }
+                    ?? Array(m.envelope.prefix(24))
+                return
+                    "\(m.senderUsername) => \(m.recipients.joined(separator: ", "))  \(iso.string(from: m.acceptedAt))  \(m.envelope.count) bytes  "
                     + Hex.encode(head) + "…" + state
             }
         } catch {
@@ -196,7 +288,10 @@ struct PurgeService: Service {
     func purge() async throws {
         let now = clock.now()
         try await SQLAccountStore(database: database.database).purgeExpired(now: now, idle: config.sessionIdle)
-        try await SQLDeviceStore(database: database.database).purgeExpiredDevices(now: now, idle: config.deviceSessionIdle)
+        try await SQLDeviceStore(database: database.database).purgeExpiredDevices(
+            now: now,
+            idle: config.deviceSessionIdle
+        )
         try await SQLMessageStore(database: database.database).purgeExpiredMessages(now: now)
         try await SQLMFAStore(database: database.database).purgeExpiredMFA(now: now)
         try await SQLPushStore(database: database.database).purgeExpiredTickets(now: now)

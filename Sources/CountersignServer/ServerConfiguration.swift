@@ -72,9 +72,12 @@ public struct ServerConfiguration: Sendable {
     /// A public URL as `--public-url` takes it: http or https, a host, no path beyond `/`, no query,
     /// no credentials; returned without a trailing slash.
     public static func validPublicURL(_ text: String) -> String? {
-        guard let c = URLComponents(string: text), let scheme = c.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              let host = c.percentEncodedHost, !host.isEmpty, c.user == nil, c.password == nil, c.query == nil, c.fragment == nil,
-              c.path.isEmpty || c.path == "/" else { return nil }
+        guard let c = URLComponents(string: text), let scheme = c.scheme?.lowercased(),
+            ["http", "https"].contains(scheme),
+            let host = c.percentEncodedHost, !host.isEmpty, c.user == nil, c.password == nil, c.query == nil,
+            c.fragment == nil,
+            c.path.isEmpty || c.path == "/"
+        else { return nil }
         return scheme + "://" + host + (c.port.map { ":\($0)" } ?? "")
     }
 
@@ -89,13 +92,19 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
     public init(parsing text: String) throws {
         if text.hasPrefix("sqlite:") {
             let path = String(text.dropFirst("sqlite:".count))
-            guard !path.isEmpty else { throw ConfigurationError("--database sqlite: needs a file path, e.g. sqlite:countersign.sqlite") }
+            guard !path.isEmpty else {
+                throw ConfigurationError("--database sqlite: needs a file path, e.g. sqlite:countersign.sqlite")
+            }
             self = .sqlite(path: path)
         } else if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
-            guard URL(string: text)?.host != nil else { throw ConfigurationError("--database \(Self.redacted(text)) is not a valid postgres:// URL") }
+            guard URL(string: text)?.host != nil else {
+                throw ConfigurationError("--database \(Self.redacted(text)) is not a valid postgres:// URL")
+            }
             self = .postgres(url: text)
         } else {
-            throw ConfigurationError("--database takes sqlite:PATH or postgres://user:pass@host:port/db; \"\(Self.redacted(text))\" is neither")
+            throw ConfigurationError(
+                "--database takes sqlite:PATH or postgres://user:pass@host:port/db; \"\(Self.redacted(text))\" is neither"
+            )
         }
     }
 
@@ -108,10 +117,14 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
             if let s = c.string { return s }
         }
         var shown = text
-        if let scheme = text.range(of: "://"), let at = text.range(of: "@", options: .backwards), at.lowerBound >= scheme.upperBound {
+        if let scheme = text.range(of: "://"), let at = text.range(of: "@", options: .backwards),
+            at.lowerBound >= scheme.upperBound
+        {
             shown = String(text[..<scheme.upperBound]) + "…" + String(text[at.lowerBound...])
         }
-        let printable = String(String.UnicodeScalarView(shown.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+        let printable = String(
+            String.UnicodeScalarView(shown.unicodeScalars.filter { $0.properties.generalCategory != .control })
+        )
         return printable.count > 200 ? String(printable.prefix(200)) + "…" : printable
     }
 

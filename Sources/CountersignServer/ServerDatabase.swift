@@ -1,16 +1,17 @@
 import FluentKit
 import FluentPostgresDriver
-import PostgresNIO
 import FluentSQLiteDriver
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import NIOCore
 import NIOPosix
+import PostgresNIO
 import SQLKit
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The open database and what owns it. SQLite gets its own one-thread event loop group, hence one
 /// connection: every statement goes through it, so transactions never interleave and the busy handler
@@ -49,12 +50,16 @@ public final class ServerDatabase: Sendable {
         case .sqlite(let path):
             let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
             guard FileManager.default.fileExists(atPath: dir) else {
-                throw ConfigurationError("the directory of \(path) does not exist; create it or choose another --database sqlite:PATH")
+                throw ConfigurationError(
+                    "the directory of \(path) does not exist; create it or choose another --database sqlite:PATH"
+                )
             }
             // The file holds password hashes and the captcha key: create it private (SQLite gives its
             // -wal and -shm files the same mode).
             let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw ConfigurationError("cannot create \(path): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else {
+                throw ConfigurationError("cannot create \(path): \(String(cString: strerror(errno)))")
+            }
             Glibc.close(fd)
             let g = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             group = g
@@ -70,17 +75,32 @@ public final class ServerDatabase: Sendable {
                 // plan each execution for the table sizes of the moment, never a generic plan cached
                 // while a table was small (a sequential scan kept until the next ANALYZE). Only named
                 // statements are affected: every other query is planned per use anyway.
-                configuration.coreConfiguration.options.additionalStartupParameters.append(("plan_cache_mode", "force_custom_plan"))
-                databases.use(.postgres(configuration: configuration, maxConnectionsPerEventLoop: 8, connectionPoolTimeout: .seconds(10),
-                                        encodingContext: .default, decodingContext: .default, sqlLogLevel: .trace), as: .psql)
+                configuration.coreConfiguration.options.additionalStartupParameters.append(
+                    ("plan_cache_mode", "force_custom_plan")
+                )
+                databases.use(
+                    .postgres(
+                        configuration: configuration,
+                        maxConnectionsPerEventLoop: 8,
+                        connectionPoolTimeout: .seconds(10),
+                        encodingContext: .default,
+                        decodingContext: .default,
+                        sqlLogLevel: .trace
+                    ),
+                    as: .psql
+                )
                 laneConfiguration = configuration.coreConfiguration
             } catch {
                 // The underlying error carries the whole URL, password included: say what is wrong without it.
-                throw ConfigurationError("--database \(location) is not a URL PostgreSQL accepts (postgres://user:pass@host:port/db, optionally ?tlsmode=disable|prefer|require)")
+                throw ConfigurationError(
+                    "--database \(location) is not a URL PostgreSQL accepts (postgres://user:pass@host:port/db, optionally ?tlsmode=disable|prefer|require)"
+                )
             }
         }
         let eventLoop = (group ?? MultiThreadedEventLoopGroup.singleton).any()
-        guard let db = databases.database(logger: logger, on: eventLoop) else { throw ConfigurationError("the database could not be opened") }
+        guard let db = databases.database(logger: logger, on: eventLoop) else {
+            throw ConfigurationError("the database could not be opened")
+        }
         // After the last early exit: from here on `close()` (below, on failure) shuts the lanes' threads down.
         let lanes = laneConfiguration.map { PostgresLanes(configuration: $0, logger: logger) }
         var readerGroup: MultiThreadedEventLoopGroup?
@@ -89,11 +109,24 @@ public final class ServerDatabase: Sendable {
             let readers = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
             readerGroup = readers
             let r = Databases(threadPool: NIOThreadPool.singleton, on: readers)
-            r.use(.sqlite(.file(path), maxConnectionsPerEventLoop: 1, sqlLogLevel: nil), as: Self.readers, isDefault: true)
+            r.use(
+                .sqlite(.file(path), maxConnectionsPerEventLoop: 1, sqlLogLevel: nil),
+                as: Self.readers,
+                isDefault: true
+            )
             readerDatabases = r
         }
-        var handle = ServerDatabase(databases: databases, database: db, group: group, readerGroup: readerGroup, readerDatabases: readerDatabases,
-                                    sendWriter: nil, sessionReaders: [], location: location, postgresLanes: lanes)
+        var handle = ServerDatabase(
+            databases: databases,
+            database: db,
+            group: group,
+            readerGroup: readerGroup,
+            readerDatabases: readerDatabases,
+            sendWriter: nil,
+            sessionReaders: [],
+            location: location,
+            postgresLanes: lanes
+        )
         do {
             if case .sqlite = location {
                 let sql = db as! any SQLDatabase
@@ -103,17 +136,26 @@ public final class ServerDatabase: Sendable {
                 try await sql.raw("PRAGMA synchronous=NORMAL").run()
                 try await sql.raw("PRAGMA busy_timeout=5000").run()
                 // Checkpoints run in the background (SQLiteCheckpointer); inline only as a safety net.
-                try await sql.raw("PRAGMA wal_autocheckpoint=\(unsafeRaw: String(SQLiteCheckpointer.inlineAfterPages))").run()
-                try await sql.raw("PRAGMA journal_size_limit=\(unsafeRaw: String(SQLiteCheckpointer.walSizeLimit))").run()
+                try await sql.raw("PRAGMA wal_autocheckpoint=\(unsafeRaw: String(SQLiteCheckpointer.inlineAfterPages))")
+                    .run()
+                try await sql.raw("PRAGMA journal_size_limit=\(unsafeRaw: String(SQLiteCheckpointer.walSizeLimit))")
+                    .run()
             }
             let migrations = FluentKit.Migrations()
             migrations.add(Migrations.all)
-            let migrator = Migrator(databases: databases, migrations: migrations, logger: logger, on: eventLoop, migrationLogLevel: .debug)
+            let migrator = Migrator(
+                databases: databases,
+                migrations: migrations,
+                logger: logger,
+                on: eventLoop,
+                migrationLogLevel: .debug
+            )
             try await migrator.setupIfNeeded().get()
             try await migrator.prepareBatch().get()
             // Readers may never write, and wait rather than fail while a checkpoint holds the file.
             for loop in readerGroup.map({ Array($0.makeIterator()) }) ?? [] {
-                guard let reader = readerDatabases?.database(Self.readers, logger: logger, on: loop) as? any SQLDatabase else { continue }
+                guard let reader = readerDatabases?.database(Self.readers, logger: logger, on: loop) as? any SQLDatabase
+                else { continue }
                 try await reader.raw("PRAGMA query_only=1").run()
                 try await reader.raw("PRAGMA busy_timeout=5000").run()
             }
@@ -124,9 +166,17 @@ public final class ServerDatabase: Sendable {
                 let readers = try (0..<max(1, System.coreCount)).map { i in
                     try SQLiteWorker(label: "countersign.sqlite.sessions.\(i)", path: path, readOnly: true)
                 }
-                handle = ServerDatabase(databases: databases, database: db, group: group, readerGroup: readerGroup,
-                                        readerDatabases: readerDatabases, sendWriter: writer, sessionReaders: readers, location: location,
-                                        checkpointer: checkpointer)
+                handle = ServerDatabase(
+                    databases: databases,
+                    database: db,
+                    group: group,
+                    readerGroup: readerGroup,
+                    readerDatabases: readerDatabases,
+                    sendWriter: writer,
+                    sessionReaders: readers,
+                    location: location,
+                    checkpointer: checkpointer
+                )
             }
         } catch let e as ConfigurationError {
             await handle.close()
@@ -138,24 +188,50 @@ public final class ServerDatabase: Sendable {
         return handle
     }
 
-    init(databases: Databases, database: any Database, group: MultiThreadedEventLoopGroup?, readerGroup: MultiThreadedEventLoopGroup?,
-         readerDatabases: Databases?, sendWriter: SQLiteWorker?, sessionReaders: [SQLiteWorker], location: DatabaseLocation,
-         checkpointer: SQLiteCheckpointer? = nil, postgresLanes: PostgresLanes? = nil) {
-        self.databases = databases; self.database = database; self.ownedGroup = group; self.readerGroup = readerGroup
-        self.readerDatabases = readerDatabases; self.sendWriter = sendWriter; self.sessionReaders = sessionReaders; self.location = location
-        self.checkpointer = checkpointer; self.postgresLanes = postgresLanes
+    init(
+        databases: Databases,
+        database: any Database,
+        group: MultiThreadedEventLoopGroup?,
+        readerGroup: MultiThreadedEventLoopGroup?,
+        readerDatabases: Databases?,
+        sendWriter: SQLiteWorker?,
+        sessionReaders: [SQLiteWorker],
+        location: DatabaseLocation,
+        checkpointer: SQLiteCheckpointer? = nil,
+        postgresLanes: PostgresLanes? = nil
+    ) {
+        self.databases = databases
+        self.database = database
+        self.ownedGroup = group
+        self.readerGroup = readerGroup
+        self.readerDatabases = readerDatabases
+        self.sendWriter = sendWriter
+        self.sessionReaders = sessionReaders
+        self.location = location
+        self.checkpointer = checkpointer
+        self.postgresLanes = postgresLanes
     }
 
     /// The message store the server sends through: on SQLite, batches go to the direct writer.
     var messageStore: SQLMessageStore {
-        SQLMessageStore(database: database, writer: sendWriter, readers: { self.reader }, directReaders: { self.sessionReader },
-                        sendLane: postgresLanes?.send)
+        SQLMessageStore(
+            database: database,
+            writer: sendWriter,
+            readers: { self.reader },
+            directReaders: { self.sessionReader },
+            sendLane: postgresLanes?.send
+        )
     }
 
     /// The next direct session reader, round robin; nil for PostgreSQL.
     var sessionReader: SQLiteWorker? {
         guard !sessionReaders.isEmpty else { return nil }
-        return sessionReaders[nextSessionReader.withLock { i in defer { i = (i + 1) % sessionReaders.count }; return i }]
+        return sessionReaders[
+            nextSessionReader.withLock { i in
+                defer { i = (i + 1) % sessionReaders.count }
+                return i
+            }
+        ]
     }
 
     static let readers = DatabaseID(string: "sqlite-readers")
@@ -167,11 +243,21 @@ public final class ServerDatabase: Sendable {
             // read on one loop's connections, and so all their I/O on one thread.
             guard case .postgres = location else { return database }
             let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
-            let loop = loops[nextReader.withLock { i in defer { i = (i + 1) % loops.count }; return i }]
+            let loop = loops[
+                nextReader.withLock { i in
+                    defer { i = (i + 1) % loops.count }
+                    return i
+                }
+            ]
             return databases.database(logger: database.logger, on: loop) ?? database
         }
         let loops = Array(group.makeIterator())
-        let loop = loops[nextReader.withLock { i in defer { i = (i + 1) % loops.count }; return i }]
+        let loop = loops[
+            nextReader.withLock { i in
+                defer { i = (i + 1) % loops.count }
+                return i
+            }
+        ]
         return readerDatabases.database(Self.readers, logger: database.logger, on: loop) ?? database
     }
 

@@ -8,9 +8,13 @@ extension Database {
     /// that writer committed in between. The body runs inline on the leased connection (SQLKit's session),
     /// as in Fluent's own transaction: no extra task hop while the one Fluent writer connection is held.
     /// On PostgreSQL, Fluent's transaction.
-    func writeTransaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func writeTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T {
         let sql = self as! any SQLDatabase
-        guard !inTransaction, sql.dialect.name == "sqlite" else { return try await transaction { try await body($0 as! any SQLDatabase) } }
+        guard !inTransaction, sql.dialect.name == "sqlite" else {
+            return try await transaction { try await body($0 as! any SQLDatabase) }
+        }
         return try await sql.withSession { session in
             try await session.raw("BEGIN IMMEDIATE TRANSACTION").run()
             do {

@@ -9,12 +9,13 @@ extension AccountCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show or change how often the server asks for your password again before sensitive changes.",
             discussion: """
-            Sensitive changes (password, devices, settings) need a sign-in within the interval: never (the default), 5m, \
-            10m, 30m or 60m. Changes to the second factors need one within 10 minutes whatever it is. Changing it may \
-            itself ask for the password (--password-file FILE) and second factor.
-            """
+                Sensitive changes (password, devices, settings) need a sign-in within the interval: never (the default), 5m, \
+                10m, 30m or 60m. Changes to the second factors need one within 10 minutes whatever it is. Changing it may \
+                itself ask for the password (--password-file FILE) and second factor.
+                """
         )
-        @Option(name: .long, help: ArgumentHelp("never, 5m, 10m, 30m or 60m.", valueName: "interval")) var reauthInterval: String?
+        @Option(name: .long, help: ArgumentHelp("never, 5m, 10m, 30m or 60m.", valueName: "interval"))
+        var reauthInterval: String?
         @Flag(name: .long, help: "Print the settings as the server's JSON object.") var json = false
         @OptionGroup var reauth: ReauthOptions
 
@@ -37,7 +38,12 @@ extension AccountCommand {
             let (client, session) = try DeviceCommand.accountClient()
             let settings: AccountSettings
             if let minutes = reauthInterval.flatMap(Self.minutes) {
-                settings = try await DeviceCommand.withReauthentication(client, session, reauth, what: "changing the re-authentication interval") {
+                settings = try await DeviceCommand.withReauthentication(
+                    client,
+                    session,
+                    reauth,
+                    what: "changing the re-authentication interval"
+                ) {
                     try await client.updateSettings(AccountSettings(reauthIntervalMinutes: minutes))
                 }
             } else {

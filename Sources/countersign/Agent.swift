@@ -1,6 +1,7 @@
 import ArgumentParser
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,12 +17,12 @@ struct AgentCommand: ParsableCommand {
         commandName: "agent",
         abstract: "Hold this config directory's unlocked keys in memory for a while, so commands need no passphrase.",
         discussion: """
-        Runs in the foreground (start it with `countersign agent &`, or from a user service): asks for the passphrase \
-        once, unlocks the keys of this directory's device (current and rotated) or authenticator, and answers the \
-        commands of the same user on agent.sock in the config directory until --idle passes without a request \
-        (default 15m) or --max since it started (default 8h, at most 24h). `countersign agent stop` ends it at once; \
-        `countersign agent status` says how long it has left. Commands given --passphrase-file never ask it.
-        """,
+            Runs in the foreground (start it with `countersign agent &`, or from a user service): asks for the passphrase \
+            once, unlocks the keys of this directory's device (current and rotated) or authenticator, and answers the \
+            commands of the same user on agent.sock in the config directory until --idle passes without a request \
+            (default 15m) or --max since it started (default 8h, at most 24h). `countersign agent stop` ends it at once; \
+            `countersign agent status` says how long it has left. Commands given --passphrase-file never ask it.
+            """,
         subcommands: [Run.self, Stop.self, Status.self],
         defaultSubcommand: Run.self
     )
@@ -30,31 +31,47 @@ struct AgentCommand: ParsableCommand {
 
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "run", abstract: "Start the agent (the default).")
-        @Option(name: .long, help: ArgumentHelp("Exit after this long without a request: 30s, 15m, 2h.", valueName: "duration")) var idle = "15m"
-        @Option(name: .long, help: ArgumentHelp("Exit this long after starting, whatever happens: at most 24h.", valueName: "duration")) var max = "8h"
-        @Option(name: .long, help: ArgumentHelp("Read the keys' passphrase from the first line of this file.", valueName: "file"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp("Exit after this long without a request: 30s, 15m, 2h.", valueName: "duration")
+        ) var idle = "15m"
+        @Option(
+            name: .long,
+            help: ArgumentHelp("Exit this long after starting, whatever happens: at most 24h.", valueName: "duration")
+        ) var max = "8h"
+        @Option(
+            name: .long,
+            help: ArgumentHelp("Read the keys' passphrase from the first line of this file.", valueName: "file")
+        )
         var passphraseFile: String?
 
         static func seconds(_ text: String, _ flag: String) throws -> Int {
             let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600]
-            guard let unit = text.last.flatMap({ units[$0] }), let n = Int(text.dropLast()), n > 0, n * unit <= 86_400 else {
+            guard let unit = text.last.flatMap({ units[$0] }), let n = Int(text.dropLast()), n > 0, n * unit <= 86_400
+            else {
                 throw ValidationError("\(flag) takes a duration from 1s to 24h, like 30s, 15m or 2h; not \(text)")
             }
             return n * unit
         }
 
         func validate() throws {
-            let i = try Self.seconds(idle, "--idle"), m = try Self.seconds(max, "--max")
+            let i = try Self.seconds(idle, "--idle")
+            let m = try Self.seconds(max, "--max")
             if i > m { throw ValidationError("--idle (\(idle)) is longer than --max (\(max))") }
         }
 
         func run() throws {
-            let idleSeconds = try Self.seconds(idle, "--idle"), maxSeconds = try Self.seconds(max, "--max")
+            let idleSeconds = try Self.seconds(idle, "--idle")
+            let maxSeconds = try Self.seconds(max, "--max")
             // No core dump, and no ptrace by the user's other processes: the keys stay in this process.
-            _ = agentPrctl(4 /* PR_SET_DUMPABLE */, 0, 0, 0, 0)
+            // 4 is PR_SET_DUMPABLE.
+            _ = agentPrctl(4, 0, 0, 0, 0)
             let keys = try Self.unlock(passphraseFile: passphraseFile)
             let server = try AgentSocket.listen(at: AgentCommand.socketURL.path)
-            defer { close(server); unlink(AgentCommand.socketURL.path) }
+            defer {
+                close(server)
+                unlink(AgentCommand.socketURL.path)
+            }
             // SIGINT, SIGTERM and SIGHUP end the loop below (checked between polls), so the socket is removed.
             var blocked = sigset_t()
             sigemptyset(&blocked)
@@ -63,16 +80,22 @@ struct AgentCommand: ParsableCommand {
             let started = Date()
             let end = started.addingTimeInterval(TimeInterval(maxSeconds))
             var idleEnd = started.addingTimeInterval(TimeInterval(idleSeconds))
-            Terminal.warn("""
+            Terminal.warn(
+                """
                 agent holding \(keys.count) key\(keys.count == 1 ? "" : "s") for \(PrivateFiles.config.path) on \(AgentCommand.socketURL.path); \
                 it exits after \(idle) without a request, at \(PrivateFiles.date(end)) at the latest, or on `countersign agent stop`
-                """)
+                """
+            )
             loop: while true {
                 let now = Date()
                 if now >= end || now >= idleEnd { break }
                 var pending = sigset_t()
                 sigpending(&pending)
-                if sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGHUP) == 1 { break }
+                if sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1
+                    || sigismember(&pending, SIGHUP) == 1
+                {
+                    break
+                }
                 var p = pollfd(fd: server, events: Int16(POLLIN), revents: 0)
                 guard poll(&p, 1, 1000) > 0 else { continue }
                 let client = accept(server, nil, nil)
@@ -89,7 +112,10 @@ struct AgentCommand: ParsableCommand {
                         AgentSocket.write(client, "NO\n")
                     }
                 case ("STATUS"?, 1):
-                    AgentSocket.write(client, "OK \(keys.count) \(Int(idleEnd.timeIntervalSinceNow)) \(Int(end.timeIntervalSinceNow))\n")
+                    AgentSocket.write(
+                        client,
+                        "OK \(keys.count) \(Int(idleEnd.timeIntervalSinceNow)) \(Int(end.timeIntervalSinceNow))\n"
+                    )
                 case ("STOP"?, 1):
                     AgentSocket.write(client, "OK\n")
                     break loop
@@ -109,7 +135,9 @@ struct AgentCommand: ParsableCommand {
                 files = [authenticator.keyFile]
             }
             guard !files.isEmpty else {
-                throw CLIError.usage("no device or authenticator in \(PrivateFiles.config.path), so no keys to hold; run it in the config directory whose keys you use")
+                throw CLIError.usage(
+                    "no device or authenticator in \(PrivateFiles.config.path), so no keys to hold; run it in the config directory whose keys you use"
+                )
             }
             var passphrase: [UInt8]?
             var keys: [String: Identity] = [:]
@@ -119,8 +147,12 @@ struct AgentCommand: ParsableCommand {
                 let identity = try KeyFiles.privateKey(file, try PrivateKeyOptions.parse([])) { text, _ in
                     try Identity(pem: text) {
                         if let passphrase { return passphrase }
-                        let read = try passphraseFile.map { try Terminal.passphrase(fromFile: $0) }
-                            ?? Terminal.ask("Passphrase for the keys of \(PrivateFiles.config.path): ", instead: "use --passphrase-file FILE")
+                        let read =
+                            try passphraseFile.map { try Terminal.passphrase(fromFile: $0) }
+                            ?? Terminal.ask(
+                                "Passphrase for the keys of \(PrivateFiles.config.path): ",
+                                instead: "use --passphrase-file FILE"
+                            )
                         passphrase = read
                         return read
                     }
@@ -134,20 +166,30 @@ struct AgentCommand: ParsableCommand {
     struct Stop: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop this config directory's agent now.")
         func run() throws {
-            guard AgentSocket.ask("STOP") != nil else { throw CLIError.usage("no agent runs for \(PrivateFiles.config.path)") }
+            guard AgentSocket.ask("STOP") != nil else {
+                throw CLIError.usage("no agent runs for \(PrivateFiles.config.path)")
+            }
             print("agent stopped")
         }
     }
 
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Say whether an agent holds this config directory's keys, and for how long.")
+        static let configuration = CommandConfiguration(
+            abstract: "Say whether an agent holds this config directory's keys, and for how long."
+        )
         func run() throws {
             guard let answer = AgentSocket.ask("STATUS"), answer.hasPrefix("OK ") else {
-                throw CLIError.usage("no agent runs for \(PrivateFiles.config.path); start one with `countersign agent &`")
+                throw CLIError.usage(
+                    "no agent runs for \(PrivateFiles.config.path); start one with `countersign agent &`"
+                )
             }
-            let n = answer.dropFirst(3).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let n = answer.dropFirst(3).split(separator: " ").compactMap {
+                Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
             guard n.count == 3 else { throw CLIError.io("the agent answered something unexpected") }
-            print("agent holds \(n[0]) key\(n[0] == 1 ? "" : "s"); exits after \(n[1]) s without a request, in \(n[2]) s at the latest")
+            print(
+                "agent holds \(n[0]) key\(n[0] == 1 ? "" : "s"); exits after \(n[1]) s without a request, in \(n[2]) s at the latest"
+            )
         }
     }
 }
@@ -159,7 +201,9 @@ enum AgentSocket {
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else {
-            throw CLIError.usage("the config directory's path is too long for the agent's socket (\(path)); use a shorter COUNTERSIGN_CONFIG_DIR")
+            throw CLIError.usage(
+                "the config directory's path is too long for the agent's socket (\(path)); use a shorter COUNTERSIGN_CONFIG_DIR"
+            )
         }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
@@ -172,12 +216,20 @@ enum AgentSocket {
     /// replaced, a live agent is not.
     static func listen(at path: String) throws -> Int32 {
         var addr = try address(path)
-        if ask("STATUS") != nil { throw CLIError.usage("an agent already runs for \(PrivateFiles.config.path); `countersign agent stop` ends it") }
+        if ask("STATUS") != nil {
+            throw CLIError.usage(
+                "an agent already runs for \(PrivateFiles.config.path); `countersign agent stop` ends it"
+            )
+        }
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw CLIError.io("cannot open the agent's socket: \(String(cString: strerror(errno)))") }
         let old = umask(0o177)
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         umask(old)
         guard bound == 0, Glibc.listen(fd, 16) == 0 else {
             let why = String(cString: strerror(errno))
@@ -228,7 +280,11 @@ enum AgentSocket {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        let connected = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         guard connected == 0, peerIsMe(fd) else { return nil }
         write(fd, request + "\n")
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
@@ -248,12 +304,19 @@ enum AgentSocket {
     /// agent, or nil. The key must be the one the file name says.
     static func identity(forKeyFile path: String) -> Identity? {
         let url = URL(fileURLWithPath: path)
-        guard url.deletingLastPathComponent().standardizedFileURL.path == PrivateFiles.keysDirectory.standardizedFileURL.path,
-              url.pathExtension == "key" else { return nil }
+        guard
+            url.deletingLastPathComponent().standardizedFileURL.path
+                == PrivateFiles.keysDirectory.standardizedFileURL.path,
+            url.pathExtension == "key"
+        else { return nil }
         let keyID = url.deletingPathExtension().lastPathComponent
         guard let answer = ask("KEY \(keyID)"), answer.hasPrefix("OK\n"),
-              let identity = try? Identity(pem: String(answer.dropFirst(3)), passphrase: { throw KeyError.wrongPassphrase }),
-              Hex.encode(identity.publicKey.fingerprint.bytes) == keyID else { return nil }
+            let identity = try? Identity(
+                pem: String(answer.dropFirst(3)),
+                passphrase: { throw KeyError.wrongPassphrase }
+            ),
+            Hex.encode(identity.publicKey.fingerprint.bytes) == keyID
+        else { return nil }
         return identity
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +19,9 @@ final class AtomicOutput {
         var st = stat()
         if lstat(path, &st) == 0 {
             guard (st.st_mode & S_IFMT) == S_IFREG else {
-                throw CLIError.usage("\(path) exists and is not a regular file; to write to a device or pipe, leave out -o and redirect standard output")
+                throw CLIError.usage(
+                    "\(path) exists and is not a regular file; to write to a device or pipe, leave out -o and redirect standard output"
+                )
             }
             guard force else { throw CLIError.usage("\(path) already exists; remove it or pass --force to replace it") }
         }
@@ -34,7 +37,9 @@ final class AtomicOutput {
         } else {
             var template = Array((path + ".countersign-XXXXXX").utf8CString)
             fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            guard fd >= 0 else { throw CLIError.io("cannot create a file beside \(path): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else {
+                throw CLIError.io("cannot create a file beside \(path): \(String(cString: strerror(errno)))")
+            }
             let mask = umask(0)
             umask(mask)
             fchmod(fd, mode & ~mask)
@@ -47,18 +52,24 @@ final class AtomicOutput {
 
     func commit() throws {
         defer { discard() }
-        guard fsync(sink.fd) == 0 else { throw CLIError.io("cannot finish writing \(path): \(String(cString: strerror(errno)))") }
+        guard fsync(sink.fd) == 0 else {
+            throw CLIError.io("cannot finish writing \(path): \(String(cString: strerror(errno)))")
+        }
         let source = namedTemporary ?? "/proc/self/fd/\(sink.fd)"
         let flags = namedTemporary == nil ? AT_SYMLINK_FOLLOW : 0
         if !force {
             guard linkat(AT_FDCWD, source, AT_FDCWD, path, flags) == 0 else {
-                if errno == EEXIST { throw CLIError.io("\(path) appeared while writing; nothing was replaced (use --force)") }
+                if errno == EEXIST {
+                    throw CLIError.io("\(path) appeared while writing; nothing was replaced (use --force)")
+                }
                 throw CLIError.io("cannot create \(path): \(String(cString: strerror(errno)))")
             }
             return
         }
         if let namedTemporary {
-            guard rename(namedTemporary, path) == 0 else { throw CLIError.io("cannot replace \(path): \(String(cString: strerror(errno)))") }
+            guard rename(namedTemporary, path) == 0 else {
+                throw CLIError.io("cannot replace \(path): \(String(cString: strerror(errno)))")
+            }
             self.done = true
             close(sink.fd)
             return

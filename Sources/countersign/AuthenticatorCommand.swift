@@ -2,6 +2,7 @@ import ArgumentParser
 import CountersignClient
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,12 +15,15 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         commandName: "authenticator",
         abstract: "Make this config directory an authenticator: approve sign-ins, show passcodes, answer QR codes.",
         discussion: """
-        Pair with a key from `countersign account mfa pairing-key`. The authenticator's P-256 key goes to keys/ \
-        (as `device init` stores keys) and its state to authenticator.json (mode 0600). A config directory is either a \
-        messaging device or an authenticator: use COUNTERSIGN_CONFIG_DIR=DIR to keep one of each.
-        """,
-        subcommands: [Pair.self, Status.self, Pending.self, Approve.self, Deny.self, Watch.self, OTP.self, Auth.self, Push.self, Logs.self,
-                      Unpair.self]
+            Pair with a key from `countersign account mfa pairing-key`. The authenticator's P-256 key goes to keys/ \
+            (as `device init` stores keys) and its state to authenticator.json (mode 0600). A config directory is either a \
+            messaging device or an authenticator: use COUNTERSIGN_CONFIG_DIR=DIR to keep one of each.
+            """,
+        subcommands: [
+            Pair.self, Status.self, Pending.self, Approve.self, Deny.self, Watch.self, OTP.self, Auth.self, Push.self,
+            Logs.self,
+            Unpair.self,
+        ]
     )
 
     /// Runs an authenticator call; the SDK's PingOne errors and expired sessions are said in the CLI's words.
@@ -35,23 +39,42 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
     struct Pair: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Pair this config directory as an authenticator, with a pairing key or its countersign://pair URI.",
+            abstract:
+                "Pair this config directory as an authenticator, with a pairing key or its countersign://pair URI.",
             discussion: "Prints the pairing's statuses (push, oneTimePasscode) and the account's username."
         )
-        @Argument(help: "The pairing key (ABCD-EFGH-JKMN) or its countersign://pair?key=…&server=… URI.") var key: String
-        @Option(help: ArgumentHelp("This authenticator's name, 1 to 64 characters (default: the host name).", valueName: "name")) var name: String?
-        @Option(help: ArgumentHelp("The server, for a bare key (default: $COUNTERSIGN_SERVER, else the signed-in one).", valueName: "url"))
+        @Argument(help: "The pairing key (ABCD-EFGH-JKMN) or its countersign://pair?key=…&server=… URI.") var key:
+            String
+        @Option(
+            help: ArgumentHelp(
+                "This authenticator's name, 1 to 64 characters (default: the host name).",
+                valueName: "name"
+            )
+        ) var name: String?
+        @Option(
+            help: ArgumentHelp(
+                "The server, for a bare key (default: $COUNTERSIGN_SERVER, else the signed-in one).",
+                valueName: "url"
+            )
+        )
         var server: String?
-        @Option(name: .long, help: ArgumentHelp("Read the new key's passphrase from the first line of this file.", valueName: "file"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp("Read the new key's passphrase from the first line of this file.", valueName: "file")
+        )
         var passphraseFile: String?
         @Flag(name: .long, help: "Store the authenticator's key unencrypted.") var noPassphrase = false
 
         func validate() throws {
-            if noPassphrase, passphraseFile != nil { throw ValidationError("--no-passphrase and --passphrase-file exclude each other") }
+            if noPassphrase, passphraseFile != nil {
+                throw ValidationError("--no-passphrase and --passphrase-file exclude each other")
+            }
             if let name, !(1...64).contains(name.trimmingCharacters(in: .whitespaces).unicodeScalars.count) {
                 throw ValidationError("--name takes 1 to 64 characters")
             }
-            if let server, URL(string: server).map({ ["http", "https"].contains($0.scheme ?? "") && $0.host != nil }) != true {
+            if let server,
+                URL(string: server).map({ ["http", "https"].contains($0.scheme ?? "") && $0.host != nil }) != true
+            {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(server)")
             }
             if let url = server.flatMap(URL.init(string:)) { try AccountCommand.refuseIPv6Literal(url) }
@@ -59,56 +82,85 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
         func run() async throws {
             if let device = DeviceFile.loadQuietly() {
-                throw CLIError.usage("""
+                throw CLIError.usage(
+                    """
                     \(PrivateFiles.config.path) already is device \(device.deviceId) of \(device.username) (device.json); a config directory \
                     holds one identity: pair the authenticator in a directory of its own (COUNTERSIGN_CONFIG_DIR=DIR countersign authenticator pair …)
-                    """)
+                    """
+                )
             }
             if FileManager.default.fileExists(atPath: PrivateFiles.deviceURL.path) {
-                throw CLIError.usage("\(PrivateFiles.config.path) holds a device (device.json); pair the authenticator in a config directory of its own")
+                throw CLIError.usage(
+                    "\(PrivateFiles.config.path) holds a device (device.json); pair the authenticator in a config directory of its own"
+                )
             }
             if let existing = try AuthenticatorFile.load() {
-                throw CLIError.usage("""
+                throw CLIError.usage(
+                    """
                     \(PrivateFiles.config.path) already is authenticator \(existing.state.deviceId) ("\(Terminal.printable(existing.name))") of \
                     \(existing.state.username); pair another in a config directory of its own (COUNTERSIGN_CONFIG_DIR=DIR), or move \
                     \(AuthenticatorFile.url.path) away to replace it
-                    """)
+                    """
+                )
             }
             let isURI = key.contains("://")
-            let serverText = try server ?? ProcessInfo.processInfo.environment["COUNTERSIGN_SERVER"] ?? SessionFile.load()?.server
+            let serverText =
+                try server ?? ProcessInfo.processInfo.environment["COUNTERSIGN_SERVER"] ?? SessionFile.load()?.server
             guard isURI || serverText != nil else {
-                throw ValidationError("name the server with --server URL, or pass the pairing URI (countersign://pair?key=…&server=…)")
+                throw ValidationError(
+                    "name the server with --server URL, or pass the pairing URI (countersign://pair?key=…&server=…)"
+                )
             }
             let deviceName = (name ?? DeviceContext.hostName()).trimmingCharacters(in: .whitespaces)
-            let passphrase = try Terminal.newPassphrase(file: passphraseFile, none: noPassphrase, prompt: "New passphrase for this authenticator's key: ",
-                                                        what: "the authenticator's key", unchanged: "nothing was changed")
+            let passphrase = try Terminal.newPassphrase(
+                file: passphraseFile,
+                none: noPassphrase,
+                prompt: "New passphrase for this authenticator's key: ",
+                what: "the authenticator's key",
+                unchanged: "nothing was changed"
+            )
             let identity = Identity.generate()
             let keyFile = try Keyring.store(identity, passphrase: passphrase)
             let authenticator: CountersignAuthenticator
             let info: PairingInfo
             do {
-                (authenticator, info) = try await CountersignAuthenticator.pair(key, server: serverText.flatMap(URL.init(string:)), name: deviceName,
-                                                                                identity: identity)
+                (authenticator, info) = try await CountersignAuthenticator.pair(
+                    key,
+                    server: serverText.flatMap(URL.init(string:)),
+                    name: deviceName,
+                    identity: identity
+                )
             } catch {
                 PrivateFiles.remove(PrivateFiles.config.appendingPathComponent(keyFile))
                 switch error {
                 case PingOneError.pairingKey:
-                    throw CLIError.usage("the pairing key is wrong, used or expired (PingOne 10005 pairingKey); make a new one with `countersign account mfa pairing-key`")
+                    throw CLIError.usage(
+                        "the pairing key is wrong, used or expired (PingOne 10005 pairingKey); make a new one with `countersign account mfa pairing-key`"
+                    )
                 case let e as PingOneError: throw CLIError.usage("pairing failed: \(e)")
                 default: throw error
                 }
             }
-            let file = AuthenticatorFile(state: authenticator.state, name: deviceName, keyFile: keyFile, pairedAt: Date())
+            let file = AuthenticatorFile(
+                state: authenticator.state,
+                name: deviceName,
+                keyFile: keyFile,
+                pairedAt: Date()
+            )
             try file.save()
-            AuthenticatorLog.append("paired as \(info.deviceId) (\(deviceName)) for \(info.username) on \(authenticator.state.server)")
+            AuthenticatorLog.append(
+                "paired as \(info.deviceId) (\(deviceName)) for \(info.username) on \(authenticator.state.server)"
+            )
             for a in info.authenticators {
                 print(Terminal.printable("\(a.type): \(a.status)" + (a.errorMessage.map { " (\($0))" } ?? "")))
             }
             print(Terminal.printable("username: \(info.username)"))
-            Terminal.warn("""
+            Terminal.warn(
+                """
                 paired authenticator \(info.deviceId) ("\(Terminal.printable(deviceName))") for \(info.username) on \(authenticator.state.server); \
                 key \(PrivateFiles.config.appendingPathComponent(keyFile).path), fingerprint \(identity.publicKey.fingerprint)
-                """)
+                """
+            )
         }
     }
 
@@ -116,31 +168,47 @@ struct AuthenticatorCommand: AsyncParsableCommand {
     static func describe(_ n: NotificationObject) -> String {
         let c = n.clientContext
         let when = PrivateFiles.date(Date(timeIntervalSince1970: TimeInterval(c.time)))
-        let matching = n.numberMatchingType == "SELECT_NUMBER" ? "pick one of \(n.numberMatchingOptions.joined(separator: " "))"
-                                                               : "type the number shown"
-        return "\(n.transactionID)  \(Terminal.printable(n.username))\(n.isReauthentication ? "  RE-AUTHENTICATION (already signed in)" : "")  from \(Terminal.printable(c.address)) "
+        let matching =
+            n.numberMatchingType == "SELECT_NUMBER"
+            ? "pick one of \(n.numberMatchingOptions.joined(separator: " "))"
+            : "type the number shown"
+        return
+            "\(n.transactionID)  \(Terminal.printable(n.username))\(n.isReauthentication ? "  RE-AUTHENTICATION (already signed in)" : "")  from \(Terminal.printable(c.address)) "
             + "(\(Terminal.printable(c.userAgent))) at \(when)  \(n.numberMatchingType): \(matching)  expires \(PrivateFiles.date(n.expiresAt))"
     }
 
     static func jsonObject(_ n: NotificationObject) -> [String: Any] {
         let c = n.clientContext
-        return ["id": n.transactionID, "user": n.username, "address": c.address, "userAgent": c.userAgent,
-                "time": PrivateFiles.date(Date(timeIntervalSince1970: TimeInterval(c.time))), "numberMatchingType": n.numberMatchingType,
-                "options": n.numberMatchingOptions, "expiresAt": PrivateFiles.date(n.expiresAt),
-                "purpose": n.isReauthentication ? "reauthentication" : "sign-in"]
+        return [
+            "id": n.transactionID, "user": n.username, "address": c.address, "userAgent": c.userAgent,
+            "time": PrivateFiles.date(Date(timeIntervalSince1970: TimeInterval(c.time))),
+            "numberMatchingType": n.numberMatchingType,
+            "options": n.numberMatchingOptions, "expiresAt": PrivateFiles.date(n.expiresAt),
+            "purpose": n.isReauthentication ? "reauthentication" : "sign-in",
+        ]
     }
 
     struct Pending: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the sign-in requests waiting for this authenticator's answer.")
-        @Flag(name: .long, help: "Print one JSON array (id, user, address, userAgent, time, numberMatchingType, options, expiresAt).")
+        static let configuration = CommandConfiguration(
+            abstract: "List the sign-in requests waiting for this authenticator's answer."
+        )
+        @Flag(
+            name: .long,
+            help: "Print one JSON array (id, user, address, userAgent, time, numberMatchingType, options, expiresAt)."
+        )
         var json = false
         @OptionGroup var keyOptions: PrivateKeyOptions
 
         func run() async throws {
             let context = try AuthenticatorContext(keyOptions: keyOptions)
-            let pending = try await AuthenticatorCommand.run(context) { try await context.authenticator.pendingNotifications() }
+            let pending = try await AuthenticatorCommand.run(context) {
+                try await context.authenticator.pendingNotifications()
+            }
             if json {
-                let data = try JSONSerialization.data(withJSONObject: pending.map(AuthenticatorCommand.jsonObject), options: [.sortedKeys, .withoutEscapingSlashes])
+                let data = try JSONSerialization.data(
+                    withJSONObject: pending.map(AuthenticatorCommand.jsonObject),
+                    options: [.sortedKeys, .withoutEscapingSlashes]
+                )
                 print(Terminal.json(data))
             } else if pending.isEmpty {
                 print("no sign-in requests waiting")
@@ -156,36 +224,54 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         let matches = pending.filter { $0.transactionID == id }
         let found = matches.isEmpty ? pending.filter { $0.transactionID.hasPrefix(id) } : matches
         guard found.count == 1 else {
-            throw CLIError.usage(found.isEmpty
-                ? "no sign-in request \(Terminal.printable(id)) is waiting for this authenticator (answered, expired, or not for it); `countersign authenticator pending` lists them"
-                : "\(Terminal.printable(id)) matches \(found.count) requests; give more of the ID")
+            throw CLIError.usage(
+                found.isEmpty
+                    ? "no sign-in request \(Terminal.printable(id)) is waiting for this authenticator (answered, expired, or not for it); `countersign authenticator pending` lists them"
+                    : "\(Terminal.printable(id)) matches \(found.count) requests; give more of the ID"
+            )
         }
         return found[0]
     }
 
     /// Sends an answer, logs it, and says refusals plainly.
-    static func answer(_ context: AuthenticatorContext, _ n: NotificationObject, what: String,
-                       _ call: @escaping () async throws -> String) async throws -> String {
+    static func answer(
+        _ context: AuthenticatorContext,
+        _ n: NotificationObject,
+        what: String,
+        _ call: @escaping () async throws -> String
+    ) async throws -> String {
         do {
             let status = try await context.withSession(call)
             AuthenticatorLog.append("\(what) \(n.transactionID) for \(n.username): \(status)")
             return status
         } catch PingOneError.pushConfirmationTimeout {
             AuthenticatorLog.append("\(what) \(n.transactionID): expired")
-            throw CLIError.usage("the sign-in request expired before the answer (PingOne 10009 pushConfirmationTimeout); nothing was changed")
+            throw CLIError.usage(
+                "the sign-in request expired before the answer (PingOne 10009 pushConfirmationTimeout); nothing was changed"
+            )
         } catch PingOneError.failedPolicyRequirements {
             AuthenticatorLog.append("\(what) \(n.transactionID): refused")
-            throw CLIError.usage("the server refused the answer: the sign-in was already answered or finished (PingOne 10012 failedPolicyRequirements)")
+            throw CLIError.usage(
+                "the server refused the answer: the sign-in was already answered or finished (PingOne 10012 failedPolicyRequirements)"
+            )
         }
     }
 
     struct Approve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Approve a sign-in request with the number its sign-in screen shows; prints the status (COMPLETED or FAILED).",
+            abstract:
+                "Approve a sign-in request with the number its sign-in screen shows; prints the status (COMPLETED or FAILED).",
             discussion: "A wrong number fails the sign-in (FAILED) and exits non-zero."
         )
-        @Argument(help: "The request's ID (see `countersign authenticator pending`), or a unique prefix of it.") var id: String
-        @Option(name: .long, help: ArgumentHelp("The number shown on the sign-in screen (asked on the terminal when left out).", valueName: "n"))
+        @Argument(help: "The request's ID (see `countersign authenticator pending`), or a unique prefix of it.") var id:
+            String
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "The number shown on the sign-in screen (asked on the terminal when left out).",
+                valueName: "n"
+            )
+        )
         var number: String?
         @OptionGroup var keyOptions: PrivateKeyOptions
 
@@ -194,20 +280,31 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             let n = try await AuthenticatorCommand.notification(context, id: id)
             var picked = number?.trimmingCharacters(in: .whitespaces)
             if picked == nil {
-                let prompt = n.numberMatchingType == "SELECT_NUMBER" ? "Pick the number shown on the sign-in screen (\(n.numberMatchingOptions.joined(separator: ", "))): "
-                                                                     : "Number shown on the sign-in screen: "
-                picked = String(decoding: try Terminal.ask(prompt, what: "number to match", instead: "pass --number N"), as: UTF8.self)
+                let prompt =
+                    n.numberMatchingType == "SELECT_NUMBER"
+                    ? "Pick the number shown on the sign-in screen (\(n.numberMatchingOptions.joined(separator: ", "))): "
+                    : "Number shown on the sign-in screen: "
+                picked = String(
+                    decoding: try Terminal.ask(prompt, what: "number to match", instead: "pass --number N"),
+                    as: UTF8.self
+                )
             }
             guard let picked, !picked.isEmpty else { throw ValidationError("no number given; nothing was answered") }
             if n.numberMatchingType == "SELECT_NUMBER", !n.numberMatchingOptions.contains(picked) {
-                throw ValidationError("\(Terminal.printable(picked)) is not among this request's numbers (\(n.numberMatchingOptions.joined(separator: ", "))); nothing was answered")
+                throw ValidationError(
+                    "\(Terminal.printable(picked)) is not among this request's numbers (\(n.numberMatchingOptions.joined(separator: ", "))); nothing was answered"
+                )
             }
             let status = try await AuthenticatorCommand.answer(context, n, what: "approve") {
                 try await n.approve(numberMatchingPickedValue: picked)
             }
             print(Terminal.printable(status))
             if status != "COMPLETED" {
-                Terminal.warn(status == "FAILED" ? "the number did not match: the sign-in failed" : "the sign-in is \(Terminal.printable(status))")
+                Terminal.warn(
+                    status == "FAILED"
+                        ? "the number did not match: the sign-in failed"
+                        : "the sign-in is \(Terminal.printable(status))"
+                )
                 throw ExitCode(1)
             }
         }
@@ -215,15 +312,22 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
     struct Deny: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Deny a sign-in request; prints the status (FAILED).")
-        @Argument(help: "The request's ID (see `countersign authenticator pending`), or a unique prefix of it.") var id: String
-        @Flag(name: .long, help: "Report it as \"this wasn't me\": push approval is suspended for the account until it signs in with a code.")
+        @Argument(help: "The request's ID (see `countersign authenticator pending`), or a unique prefix of it.") var id:
+            String
+        @Flag(
+            name: .long,
+            help:
+                "Report it as \"this wasn't me\": push approval is suspended for the account until it signs in with a code."
+        )
         var report = false
         @OptionGroup var keyOptions: PrivateKeyOptions
 
         func run() async throws {
             let context = try AuthenticatorContext(keyOptions: keyOptions)
             let n = try await AuthenticatorCommand.notification(context, id: id)
-            let status = try await AuthenticatorCommand.answer(context, n, what: report ? "deny (reported)" : "deny") { try await n.deny(report: report) }
+            let status = try await AuthenticatorCommand.answer(context, n, what: report ? "deny (reported)" : "deny") {
+                try await n.deny(report: report)
+            }
             print(Terminal.printable(status))
         }
     }
@@ -232,11 +336,11 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Stay connected and answer each sign-in request as it arrives.",
             discussion: """
-            On a terminal each request shows who asks (address, user agent, time) and asks for the number shown on the \
-            sign-in screen (or to pick it among three), d to deny, r to deny and report "this wasn't me", or an empty line \
-            to leave it. When standard input is not a terminal, one line is printed per request and nothing is answered \
-            (answer with `authenticator approve ID --number N`).
-            """
+                On a terminal each request shows who asks (address, user agent, time) and asks for the number shown on the \
+                sign-in screen (or to pick it among three), d to deny, r to deny and report "this wasn't me", or an empty line \
+                to leave it. When standard input is not a terminal, one line is printed per request and nothing is answered \
+                (answer with `authenticator approve ID --number N`).
+                """
         )
         @OptionGroup var keyOptions: PrivateKeyOptions
 
@@ -247,8 +351,12 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             let events = context.client.events(renewSession: { try await box.value.renewSession() }) { status in
                 switch status {
                 case .connecting: break
-                case .connected: Terminal.warn("connected; waiting for sign-in requests for \(box.value.username) (Ctrl-C to stop)")
-                case .disconnected(let reason, let wait): Terminal.warn("disconnected (\(Terminal.printable(reason))); reconnecting in \(String(format: "%.1f", wait)) s")
+                case .connected:
+                    Terminal.warn("connected; waiting for sign-in requests for \(box.value.username) (Ctrl-C to stop)")
+                case .disconnected(let reason, let wait):
+                    Terminal.warn(
+                        "disconnected (\(Terminal.printable(reason))); reconnecting in \(String(format: "%.1f", wait)) s"
+                    )
                 }
             }
             var seen = Set<String>()
@@ -256,17 +364,28 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                 for try await event in events {
                     guard case .challenge(let jwt) = event else { continue }
                     guard let n = await context.authenticator.notification(from: jwt) else {
-                        Terminal.warn("ignored a sign-in request that is not signed by this authenticator's server, not for it, or expired")
+                        Terminal.warn(
+                            "ignored a sign-in request that is not signed by this authenticator's server, not for it, or expired"
+                        )
                         continue
                     }
                     guard seen.insert(n.transactionID).inserted else { continue }
-                    print(Terminal.printable((n.isReauthentication ? "Re-authentication request " : "Sign-in request ") + AuthenticatorCommand.describe(n)))
+                    print(
+                        Terminal.printable(
+                            (n.isReauthentication ? "Re-authentication request " : "Sign-in request ")
+                                + AuthenticatorCommand.describe(n)
+                        )
+                    )
                     fflush(nil)
-                    AuthenticatorLog.append("request \(n.transactionID) for \(n.username) from \(n.clientContext.address)")
+                    AuthenticatorLog.append(
+                        "request \(n.transactionID) for \(n.username) from \(n.clientContext.address)"
+                    )
                     if interactive {
                         await answer(context, n)
                     } else {
-                        Terminal.warn("answer with: countersign authenticator approve \(Terminal.printable(n.transactionID)) --number N (or deny \(Terminal.printable(n.transactionID)) [--report])")
+                        Terminal.warn(
+                            "answer with: countersign authenticator approve \(Terminal.printable(n.transactionID)) --number N (or deny \(Terminal.printable(n.transactionID)) [--report])"
+                        )
                     }
                 }
             } catch let e as ClientError {
@@ -275,7 +394,8 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         }
 
         private func answer(_ context: AuthenticatorContext, _ n: NotificationObject) async {
-            let prompt = n.numberMatchingType == "SELECT_NUMBER"
+            let prompt =
+                n.numberMatchingType == "SELECT_NUMBER"
                 ? "Pick the number shown on the sign-in screen (\(n.numberMatchingOptions.joined(separator: " / "))), d to deny, r to report, Enter to skip: "
                 : "Type the number shown on the sign-in screen, d to deny, r to report \"this wasn't me\", Enter to skip: "
             while true {
@@ -288,14 +408,24 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                 do {
                     let status: String
                     switch line.lowercased() {
-                    case "d": status = try await AuthenticatorCommand.answer(context, n, what: "deny") { try await n.deny(report: false) }
-                    case "r": status = try await AuthenticatorCommand.answer(context, n, what: "deny (reported)") { try await n.deny(report: true) }
+                    case "d":
+                        status = try await AuthenticatorCommand.answer(context, n, what: "deny") {
+                            try await n.deny(report: false)
+                        }
+                    case "r":
+                        status = try await AuthenticatorCommand.answer(context, n, what: "deny (reported)") {
+                            try await n.deny(report: true)
+                        }
                     default:
                         if n.numberMatchingType == "SELECT_NUMBER", !n.numberMatchingOptions.contains(line) {
-                            print("\(Terminal.printable(line)) is not one of \(n.numberMatchingOptions.joined(separator: ", "))")
+                            print(
+                                "\(Terminal.printable(line)) is not one of \(n.numberMatchingOptions.joined(separator: ", "))"
+                            )
                             continue
                         }
-                        status = try await AuthenticatorCommand.answer(context, n, what: "approve") { try await n.approve(numberMatchingPickedValue: line) }
+                        status = try await AuthenticatorCommand.answer(context, n, what: "approve") {
+                            try await n.approve(numberMatchingPickedValue: line)
+                        }
                     }
                     print(Terminal.printable(status))
                 } catch {
@@ -345,14 +475,16 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
     struct Auth: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Claim a QR sign-in code (its 8 characters or its URI) and approve or deny it; prints the status.",
+            abstract:
+                "Claim a QR sign-in code (its 8 characters or its URI) and approve or deny it; prints the status.",
             discussion: """
-            Prints CLAIMED, COMPLETED, DENIED or EXPIRED alone on its line. Without --approve or --deny, on a terminal you are \
-            asked; otherwise the code is only claimed (no other authenticator can take it).
-            """
+                Prints CLAIMED, COMPLETED, DENIED or EXPIRED alone on its line. Without --approve or --deny, on a terminal you are \
+                asked; otherwise the code is only claimed (no other authenticator can take it).
+                """
         )
         @Argument(help: "The code the sign-in screen shows, or its countersign://auth URI.") var code: String
-        @Option(name: .long, help: ArgumentHelp("Approve for this user (username or user ID).", valueName: "user")) var approve: String?
+        @Option(name: .long, help: ArgumentHelp("Approve for this user (username or user ID).", valueName: "user"))
+        var approve: String?
         @Flag(name: .long, help: "Deny the sign-in.") var deny = false
         @OptionGroup var keyOptions: PrivateKeyOptions
 
@@ -362,27 +494,39 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
         func run() async throws {
             let context = try AuthenticatorContext(keyOptions: keyOptions)
-            let session = try await AuthenticatorCommand.run(context) { try await context.authenticator.authenticate(authCode: code) }
+            let session = try await AuthenticatorCommand.run(context) {
+                try await context.authenticator.authenticate(authCode: code)
+            }
             let c = session.object.clientContext
-            Terminal.warn("""
+            Terminal.warn(
+                """
                 sign-in request from \(Terminal.printable(c.address)) (\(Terminal.printable(c.userAgent))) at \(PrivateFiles.date(c.time)) \
                 for \(session.users.map { "\(Terminal.printable($0.username)) (\(Terminal.printable($0.given)) \(Terminal.printable($0.family)))" }.joined(separator: ", "))
-                """)
+                """
+            )
             AuthenticatorLog.append("claimed an authentication code: \(session.status)")
             var status = session.status
             var user = approve
             var denying = deny
             if status == "CLAIMED", user == nil, !denying, isatty(0) == 1 {
-                print("Approve for \(Terminal.printable(session.users.map(\.username).joined(separator: " / "))) (type the username), d to deny: ", terminator: "")
+                print(
+                    "Approve for \(Terminal.printable(session.users.map(\.username).joined(separator: " / "))) (type the username), d to deny: ",
+                    terminator: ""
+                )
                 fflush(nil)
                 let line = (Swift.readLine() ?? "").trimmingCharacters(in: .whitespaces)
                 if line.lowercased() == "d" { denying = true } else if !line.isEmpty { user = line }
             }
             if status == "CLAIMED", let user {
-                guard let chosen = session.users.first(where: { $0.username == user.lowercased() || $0.userId == user }) else {
-                    throw ValidationError("\(Terminal.printable(user)) is not among this authenticator's users (\(session.users.map(\.username).joined(separator: ", "))); the code stays claimed")
+                guard let chosen = session.users.first(where: { $0.username == user.lowercased() || $0.userId == user })
+                else {
+                    throw ValidationError(
+                        "\(Terminal.printable(user)) is not among this authenticator's users (\(session.users.map(\.username).joined(separator: ", "))); the code stays claimed"
+                    )
                 }
-                status = try await AuthenticatorCommand.run(context) { try await session.approve(userId: chosen.userId) }
+                status = try await AuthenticatorCommand.run(context) {
+                    try await session.approve(userId: chosen.userId)
+                }
                 AuthenticatorLog.append("approved the authentication code for \(chosen.username): \(status)")
             } else if status == "CLAIMED", denying {
                 status = try await AuthenticatorCommand.run(context) { try await session.deny() }
@@ -396,12 +540,15 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
     struct Push: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Turn push approvals for this authenticator on or off (off: sign-in offers passcodes only).")
+            abstract: "Turn push approvals for this authenticator on or off (off: sign-in offers passcodes only)."
+        )
         @Argument(help: "on or off") var setting: String
         @OptionGroup var keyOptions: PrivateKeyOptions
 
         func validate() throws {
-            guard ["on", "off"].contains(setting.lowercased()) else { throw ValidationError("say on or off, not \(setting)") }
+            guard ["on", "off"].contains(setting.lowercased()) else {
+                throw ValidationError("say on or off, not \(setting)")
+            }
         }
 
         func run() async throws {
@@ -409,7 +556,9 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             let on = setting.lowercased() == "on"
             try await AuthenticatorCommand.run(context) { try await context.authenticator.allowPushNotifications(on) }
             AuthenticatorLog.append("push \(on ? "on" : "off")")
-            print(Terminal.printable("push approvals \(on ? "on" : "off") for this authenticator (\(context.username))"))
+            print(
+                Terminal.printable("push approvals \(on ? "on" : "off") for this authenticator (\(context.username))")
+            )
         }
     }
 
@@ -418,7 +567,9 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
         struct Send: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Send this authenticator's recent log lines to the server (credentials masked); prints the support ID.")
+                abstract:
+                    "Send this authenticator's recent log lines to the server (credentials masked); prints the support ID."
+            )
             @OptionGroup var keyOptions: PrivateKeyOptions
 
             func run() async throws {
@@ -426,8 +577,10 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                 var lines = AuthenticatorLog.lines().suffix(200).map { $0 }
                 if lines.isEmpty {
                     let f = context.file
-                    lines = ["countersign \(Countersign.configuration.version): authenticator \(f.state.deviceId) (\(f.name)) for \(f.state.username) "
-                             + "on \(f.state.server), paired \(PrivateFiles.date(f.pairedAt)); no log lines yet"]
+                    lines = [
+                        "countersign \(Countersign.configuration.version): authenticator \(f.state.deviceId) (\(f.name)) for \(f.state.username) "
+                            + "on \(f.state.server), paired \(PrivateFiles.date(f.pairedAt)); no log lines yet"
+                    ]
                 }
                 let id = try await AuthenticatorCommand.run(context) { try await context.authenticator.sendLogs(lines) }
                 AuthenticatorLog.append("sent logs: support id \(id)")

@@ -1,6 +1,7 @@
 import CountersignClient
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,15 +26,19 @@ struct AuthenticatorFile: Codable {
     static func required() throws -> AuthenticatorFile {
         guard let file = try load() else {
             if FileManager.default.fileExists(atPath: PrivateFiles.deviceURL.path) {
-                throw CLIError.usage("""
+                throw CLIError.usage(
+                    """
                     \(PrivateFiles.config.path) is a messaging device (device.json), not an authenticator; pair an authenticator in a \
                     config directory of its own: COUNTERSIGN_CONFIG_DIR=DIR countersign authenticator pair KEY
-                    """)
+                    """
+                )
             }
-            throw CLIError.usage("""
+            throw CLIError.usage(
+                """
                 no authenticator in \(PrivateFiles.config.path); make a pairing key with `countersign account mfa pairing-key` \
                 (signed in), then run `countersign authenticator pair KEY` here
-                """)
+                """
+            )
         }
         return file
     }
@@ -48,10 +53,12 @@ struct AuthenticatorFile: Codable {
     static func refuseDevice() throws {
         guard FileManager.default.fileExists(atPath: url.path) else { return }
         let who = (try? load()).map { " paired for \($0.state.username) on \($0.state.server)" } ?? ""
-        throw CLIError.usage("""
+        throw CLIError.usage(
+            """
             \(PrivateFiles.config.path) is an authenticator\(who) (authenticator.json); a config directory holds one identity: \
             make the device in a directory of its own (COUNTERSIGN_CONFIG_DIR=DIR countersign device init)
-            """)
+            """
+        )
     }
 }
 
@@ -84,14 +91,20 @@ final class AuthenticatorContext {
         let file = try AuthenticatorFile.required()
         let identity = try KeyFiles.privateKey(KeyFiles.load(file.keyPath), keyOptions) { text, ask in
             // A running `countersign agent` holds the unlocked key: no passphrase is asked.
-            if keyOptions.passphraseFile == nil, Identity.isEncrypted(pem: text), let held = AgentSocket.identity(forKeyFile: file.keyPath) { return held }
+            if keyOptions.passphraseFile == nil, Identity.isEncrypted(pem: text),
+                let held = AgentSocket.identity(forKeyFile: file.keyPath)
+            {
+                return held
+            }
             return try Identity(pem: text, passphrase: ask)
         }
         self.identity = identity
         do {
             authenticator = try CountersignAuthenticator(state: file.state, identity: identity)
         } catch {
-            throw CLIError.io("\(AuthenticatorFile.url.path) is damaged (\(error)); pair again in a fresh config directory")
+            throw CLIError.io(
+                "\(AuthenticatorFile.url.path) is damaged (\(error)); pair again in a fresh config directory"
+            )
         }
         var current = file
         current.state = authenticator.state
@@ -100,11 +113,13 @@ final class AuthenticatorContext {
             // An earlier version stored the TOTP secret in clear: sealed now, under the key just unlocked.
             try current.save()
             AuthenticatorLog.append("sealed the passcode secret under the authenticator's key")
-            Terminal.warn("""
+            Terminal.warn(
+                """
                 note: \(AuthenticatorFile.url.path) kept this authenticator's passcode secret in clear (an earlier version); it is now \
                 sealed to the authenticator's key (\(PrivateFiles.config.appendingPathComponent(file.keyFile).path)). Copies or backups of \
                 the old file still hold it in clear
-                """)
+                """
+            )
         }
     }
 
@@ -118,11 +133,13 @@ final class AuthenticatorContext {
             file.state.sessionToken = session.token
             try file.save()
         } catch let e as ClientError where e.code == .deviceRevoked || e.code == .badSignature {
-            throw CLIError.usage("""
+            throw CLIError.usage(
+                """
                 this authenticator (\(file.state.deviceId), "\(Terminal.printable(file.name))") is no longer paired with \(file.state.username) \
                 (revoked, or multi-factor sign-in was turned off); make a new pairing key and pair again in a fresh config directory, \
                 or move \(AuthenticatorFile.url.path) away first
-                """)
+                """
+            )
         }
     }
 

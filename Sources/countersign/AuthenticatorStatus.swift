@@ -5,8 +5,14 @@ import Foundation
 extension AuthenticatorCommand {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show this authenticator: whose it is, on which server, its key, and whether the server still has it paired.")
-        @Flag(name: .long, help: "Print one JSON object (deviceId, name, username, server, pairedAt, pushAllowed, keyFile, fingerprint).")
+            abstract:
+                "Show this authenticator: whose it is, on which server, its key, and whether the server still has it paired."
+        )
+        @Flag(
+            name: .long,
+            help:
+                "Print one JSON object (deviceId, name, username, server, pairedAt, pushAllowed, keyFile, fingerprint)."
+        )
         var json = false
         @OptionGroup var keyOptions: PrivateKeyOptions
 
@@ -15,16 +21,35 @@ extension AuthenticatorCommand {
             let info = try await AuthenticatorCommand.run(context) { try await context.authenticator.status() }
             let f = context.file
             if json {
-                let object: [String: Any] = ["deviceId": info.deviceId, "name": info.name, "username": f.state.username, "server": f.state.server,
-                                             "pairedAt": PrivateFiles.date(info.pairedAt), "pushAllowed": info.pushAllowed, "keyFile": context.file.keyPath,
-                                             "fingerprint": context.identity.publicKey.fingerprint.description]
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+                let object: [String: Any] = [
+                    "deviceId": info.deviceId, "name": info.name, "username": f.state.username,
+                    "server": f.state.server,
+                    "pairedAt": PrivateFiles.date(info.pairedAt), "pushAllowed": info.pushAllowed,
+                    "keyFile": context.file.keyPath,
+                    "fingerprint": context.identity.publicKey.fingerprint.description,
+                ]
+                let data = try JSONSerialization.data(
+                    withJSONObject: object,
+                    options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                )
                 print(Terminal.json(data))
                 return
             }
-            print(Terminal.printable("authenticator \(info.deviceId) (\"\(info.name)\") for \(f.state.username) on \(f.state.server)"))
-            print(Terminal.printable("paired \(PrivateFiles.date(info.pairedAt)); push approvals \(info.pushAllowed ? "on" : "off")"))
-            print(Terminal.printable("key \(context.file.keyPath), fingerprint \(context.identity.publicKey.fingerprint); passcode secret sealed to it"))
+            print(
+                Terminal.printable(
+                    "authenticator \(info.deviceId) (\"\(info.name)\") for \(f.state.username) on \(f.state.server)"
+                )
+            )
+            print(
+                Terminal.printable(
+                    "paired \(PrivateFiles.date(info.pairedAt)); push approvals \(info.pushAllowed ? "on" : "off")"
+                )
+            )
+            print(
+                Terminal.printable(
+                    "key \(context.file.keyPath), fingerprint \(context.identity.publicKey.fingerprint); passcode secret sealed to it"
+                )
+            )
         }
     }
 
@@ -32,11 +57,11 @@ extension AuthenticatorCommand {
         static let configuration = CommandConfiguration(
             abstract: "Unpair this authenticator from its account and remove it from this config directory.",
             discussion: """
-            The server revokes it (its sessions and push connection end); then authenticator.json and its key are deleted \
-            here, and the directory can be paired again. Refused while it is the account's only second factor: pair \
-            another authenticator or add an authenticator app first, or turn multi-factor sign-in off from the account \
-            (`countersign account mfa disable`).
-            """
+                The server revokes it (its sessions and push connection end); then authenticator.json and its key are deleted \
+                here, and the directory can be paired again. Refused while it is the account's only second factor: pair \
+                another authenticator or add an authenticator app first, or turn multi-factor sign-in off from the account \
+                (`countersign account mfa disable`).
+                """
         )
         @OptionGroup var keyOptions: PrivateKeyOptions
 
@@ -46,16 +71,22 @@ extension AuthenticatorCommand {
             do {
                 try await AuthenticatorCommand.run(context) { try await context.authenticator.unpair() }
             } catch let e as ClientError where e.code == .lastSecondFactor {
-                throw CLIError.usage("""
+                throw CLIError.usage(
+                    """
                     this authenticator is \(f.state.username)'s only second factor, so unpairing it would leave the password alone; \
                     pair another authenticator or add an authenticator app first, or turn multi-factor sign-in off from the account \
                     (`countersign account mfa disable`). Nothing was changed
-                    """)
+                    """
+                )
             }
             AuthenticatorFile.remove()
             PrivateFiles.remove(PrivateFiles.config.appendingPathComponent(f.keyFile))
             AuthenticatorLog.append("unpaired \(f.state.deviceId) from \(f.state.username)")
-            print(Terminal.printable("unpaired authenticator \(f.state.deviceId) (\"\(f.name)\") from \(f.state.username); its state and key are removed here"))
+            print(
+                Terminal.printable(
+                    "unpaired authenticator \(f.state.deviceId) (\"\(f.name)\") from \(f.state.username); its state and key are removed here"
+                )
+            )
         }
     }
 }

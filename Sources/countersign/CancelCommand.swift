@@ -8,10 +8,10 @@ struct CancelCommand: AsyncParsableCommand {
         commandName: "cancel",
         abstract: "Cancel a delayed message (sent with --after) before it is delivered.",
         discussion: """
-        ID is from `countersign outbox` (its first few digits will do for a message sent from this device). The server \
-        deletes the ciphertext and every queued copy, and keeps only the record that it was cancelled; `outbox` shows it \
-        as cancelled. A message already delivered cannot be taken back.
-        """
+            ID is from `countersign outbox` (its first few digits will do for a message sent from this device). The server \
+            deletes the ciphertext and every queued copy, and keeps only the record that it was cancelled; `outbox` shows it \
+            as cancelled. A message already delivered cannot be taken back.
+            """
     )
 
     @Argument(help: "The message ID.") var id: String
@@ -27,7 +27,9 @@ struct CancelCommand: AsyncParsableCommand {
         } else {
             let message = try StoredMessage.find(id)
             guard !message.incoming else {
-                throw CLIError.usage("message \(message.id) was sent to you by \(message.from); only its sender can cancel it")
+                throw CLIError.usage(
+                    "message \(message.id) was sent to you by \(message.from); only its sender can cancel it"
+                )
             }
             full = message.id
         }
@@ -35,13 +37,17 @@ struct CancelCommand: AsyncParsableCommand {
         do {
             status = try await context.withSession { try await context.client.messageStatus(id: full) }
         } catch let e as ClientError where e.code == .notFound {
-            throw CLIError.usage("the server has no message \(full) sent by \(context.username); `countersign outbox` lists yours")
+            throw CLIError.usage(
+                "the server has no message \(full) sent by \(context.username); `countersign outbox` lists yours"
+            )
         }
         if status.cancelled { throw CLIError.usage("message \(full) was already cancelled; nothing changed") }
         do {
             try await context.withSession { try await context.client.cancelMessage(id: full) }
         } catch let e as ClientError where e.code == .alreadyDelivered {
-            throw CLIError.usage("message \(full) was already delivered at \(PrivateFiles.date(status.deliverAt)); it can no longer be cancelled")
+            throw CLIError.usage(
+                "message \(full) was already delivered at \(PrivateFiles.date(status.deliverAt)); it can no longer be cancelled"
+            )
         }
         print("cancelled \(full)")
     }

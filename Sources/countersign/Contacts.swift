@@ -6,7 +6,8 @@ import Foundation
 extension PinnedDevice {
     var fingerprint: String { KeyPins.fingerprint(hex: signingKeyId) }
     var label: String {
-        let encryption = encryptionKeyId == signingKeyId ? "" : ", encryption \(KeyPins.fingerprint(hex: encryptionKeyId))"
+        let encryption =
+            encryptionKeyId == signingKeyId ? "" : ", encryption \(KeyPins.fingerprint(hex: encryptionKeyId))"
         return "device \(id) (\"\(Terminal.printable(name))\") key \(fingerprint)\(encryption)"
     }
 }
@@ -14,13 +15,20 @@ extension PinnedDevice {
 /// The device's pins (`contacts.json`): the SDK's `KeyPins` (trust on first use, signed rotations
 /// followed, messages verified only under pinned keys), kept in a file and worded for a terminal.
 enum ContactBook {
-    static func load() throws -> KeyPins { try PrivateFiles.readJSON(KeyPins.self, at: PrivateFiles.contactsURL) ?? KeyPins() }
+    static func load() throws -> KeyPins {
+        try PrivateFiles.readJSON(KeyPins.self, at: PrivateFiles.contactsURL) ?? KeyPins()
+    }
     static func save(_ pins: KeyPins) throws { try PrivateFiles.writeJSON(pins, to: PrivateFiles.contactsURL) }
 
     /// The devices of `directory` to pin, as the SDK finds them, with CLI wording for a refusal.
     static func devices(of directory: UserDirectory, me: DeviceFile, myKeyID: String?) throws -> [PinnedDevice] {
         do {
-            return try KeyPins.devices(of: directory, ownUsername: me.username.lowercased(), ownDeviceID: me.deviceId, ownKeyID: myKeyID)
+            return try KeyPins.devices(
+                of: directory,
+                ownUsername: me.username.lowercased(),
+                ownDeviceID: me.deviceId,
+                ownKeyID: myKeyID
+            )
         } catch let e as PinError {
             throw CLIError.usage("\(e); nothing was sent")
         }
@@ -29,8 +37,10 @@ enum ContactBook {
     /// Says on standard error which signed rotations were followed.
     static func announce(_ followed: [KeyPins.FollowedRotation], of user: String) {
         for f in followed {
-            Terminal.warn("\(user)'s device \(f.deviceID) rotated its key \(KeyPins.fingerprint(hex: f.from)) -> \(KeyPins.fingerprint(hex: f.to)), "
-                + "signed by the key you pinned: now pinned")
+            Terminal.warn(
+                "\(user)'s device \(f.deviceID) rotated its key \(KeyPins.fingerprint(hex: f.from)) -> \(KeyPins.fingerprint(hex: f.to)), "
+                    + "signed by the key you pinned: now pinned"
+            )
         }
     }
 
@@ -41,9 +51,13 @@ enum ContactBook {
             case .added(let d): return "  added    \(d.label)"
             case .removed(let d): return "  removed  \(d.label)"
             case .changed(let before, let d):
-                var what = "  changed  device \(d.id) (\"\(Terminal.printable(d.name))\"): key \(before.fingerprint) -> \(d.fingerprint)"
-                if before.encryptionKeyId != d.encryptionKeyId, before.encryptionKeyId != before.signingKeyId || d.encryptionKeyId != d.signingKeyId {
-                    what += ", encryption \(KeyPins.fingerprint(hex: before.encryptionKeyId)) -> \(KeyPins.fingerprint(hex: d.encryptionKeyId))"
+                var what =
+                    "  changed  device \(d.id) (\"\(Terminal.printable(d.name))\"): key \(before.fingerprint) -> \(d.fingerprint)"
+                if before.encryptionKeyId != d.encryptionKeyId,
+                    before.encryptionKeyId != before.signingKeyId || d.encryptionKeyId != d.signingKeyId
+                {
+                    what +=
+                        ", encryption \(KeyPins.fingerprint(hex: before.encryptionKeyId)) -> \(KeyPins.fingerprint(hex: d.encryptionKeyId))"
                 }
                 return what
             }
@@ -53,21 +67,36 @@ enum ContactBook {
     /// `send`'s refusal when a pinned user's devices changed.
     static func refusal(_ user: String, own: Bool, pinnedAt: Date, changes: [DeviceChange]) -> ClientError {
         let whose = own ? "your own account \(user)'s other devices" : "\(user)'s devices"
-        return ClientError.untrustedDevices(username: user, detail: """
-            REFUSED: \(whose) changed since you pinned them (\(PrivateFiles.date(pinnedAt))); nothing was sent.
-            \(lines(changes).joined(separator: "\n"))
-            This is expected when \(own ? "you" : user) added, replaced or revoked a device, and is what a server \
-            slipping in its own key looks like. \(own ? "If you made these changes" : "Compare `countersign safety-number \(user)` with \(user) in person or over a channel you trust"), \
-            then run `countersign trust \(user)` and send again.
-            """)
+        return ClientError.untrustedDevices(
+            username: user,
+            detail: """
+                REFUSED: \(whose) changed since you pinned them (\(PrivateFiles.date(pinnedAt))); nothing was sent.
+                \(lines(changes).joined(separator: "\n"))
+                This is expected when \(own ? "you" : user) added, replaced or revoked a device, and is what a server \
+                slipping in its own key looks like. \(own ? "If you made these changes" : "Compare `countersign safety-number \(user)` with \(user) in person or over a channel you trust"), \
+                then run `countersign trust \(user)` and send again.
+                """
+        )
     }
 
     /// `sendMessage`'s check on each directory: follows signed rotations, refuses other changes, and
     /// collects first contacts (pinned by the caller once the message is sent).
-    static func checkBeforeSending(_ book: inout KeyPins, _ directory: UserDirectory, me: DeviceFile, myKeyID: String, now: Date,
-                                   firstContacts: inout [String: [PinnedDevice]]) throws {
+    static func checkBeforeSending(
+        _ book: inout KeyPins,
+        _ directory: UserDirectory,
+        me: DeviceFile,
+        myKeyID: String,
+        now: Date,
+        firstContacts: inout [String: [PinnedDevice]]
+    ) throws {
         do {
-            switch try book.checkBeforeSending(directory, ownUsername: me.username.lowercased(), ownDeviceID: me.deviceId, ownKeyID: myKeyID, now: now) {
+            switch try book.checkBeforeSending(
+                directory,
+                ownUsername: me.username.lowercased(),
+                ownDeviceID: me.deviceId,
+                ownKeyID: myKeyID,
+                now: now
+            ) {
             case .firstContact(let devices): firstContacts[directory.username] = devices
             case .pinned(let followed): announce(followed, of: directory.username)
             }
@@ -97,8 +126,10 @@ struct ContactsCommand: ParsableCommand {
             let retired = c.retired?.count ?? 0
             let count = c.devices.count == 1 ? "1 device" : "\(c.devices.count) devices"
             let who = c.username == me ? "\(c.username) (you; your other devices)" : c.username
-            print("\(who): \(count), first seen \(PrivateFiles.date(c.firstSeen)), trusted \(PrivateFiles.date(c.trustedAt))"
-                + (retired == 0 ? "" : ", \(retired) earlier key\(retired == 1 ? "" : "s")"))
+            print(
+                "\(who): \(count), first seen \(PrivateFiles.date(c.firstSeen)), trusted \(PrivateFiles.date(c.trustedAt))"
+                    + (retired == 0 ? "" : ", \(retired) earlier key\(retired == 1 ? "" : "s")")
+            )
             for d in c.devices { print("  \(d.fingerprint)  \(d.id)  \(Terminal.printable(d.name))") }
         }
     }
@@ -154,11 +185,12 @@ enum Directory {
 struct SafetyNumberCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "safety-number",
-        abstract: "Print the 60-digit number you and USER compare to check the server gave each of you the other's real keys.",
+        abstract:
+            "Print the 60-digit number you and USER compare to check the server gave each of you the other's real keys.",
         discussion: """
-        Both of you run it; the numbers match exactly when each sees the other's active device keys as they \
-        are (docs/SPEC.md §4f). Compare in person or over a channel you already trust, then `countersign trust USER`.
-        """
+            Both of you run it; the numbers match exactly when each sees the other's active device keys as they \
+            are (docs/SPEC.md §4f). Compare in person or over a channel you already trust, then `countersign trust USER`.
+            """
     )
 
     @Argument(help: "The username.") var user: String
@@ -175,14 +207,20 @@ struct SafetyNumberCommand: AsyncParsableCommand {
         func keys(_ d: UserDirectory) throws -> [PublicKey] {
             try d.devices.map { device in
                 do { return try PublicKey(spki: device.signingKey.bytes) } catch {
-                    throw CLIError.usage("the server lists a device \(device.id) of \(d.username) whose key is not a P-256 public key")
+                    throw CLIError.usage(
+                        "the server lists a device \(device.id) of \(d.username) whose key is not a P-256 public key"
+                    )
                 }
             }
         }
         let digits: String
         do {
-            digits = try SafetyNumber.compute(localUsername: mine.username, localSigningKeys: try keys(mine),
-                                              remoteUsername: theirs.username, remoteSigningKeys: try keys(theirs))
+            digits = try SafetyNumber.compute(
+                localUsername: mine.username,
+                localSigningKeys: try keys(mine),
+                remoteUsername: theirs.username,
+                remoteSigningKeys: try keys(theirs)
+            )
         } catch let e as CLIError {
             throw e
         } catch {
@@ -194,7 +232,9 @@ struct SafetyNumberCommand: AsyncParsableCommand {
             let current = try ContactBook.devices(of: theirs, me: context.device, myKeyID: nil)
             let changes = ContactBook.lines(KeyPins.changes(from: pinned.devices, to: current))
             if !changes.isEmpty {
-                Terminal.warn("note: \(them)'s devices differ from the ones you pinned:\n\(changes.joined(separator: "\n"))\nif the numbers match, run `countersign trust \(them)`")
+                Terminal.warn(
+                    "note: \(them)'s devices differ from the ones you pinned:\n\(changes.joined(separator: "\n"))\nif the numbers match, run `countersign trust \(them)`"
+                )
             }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CountersignClient
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,22 +10,28 @@ import Glibc
 struct Countersign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "countersign",
-        abstract: "Private messages, private files and strong sign-in: keys, sealed files and messages, OTP, and the server.",
+        abstract:
+            "Private messages, private files and strong sign-in: keys, sealed files and messages, OTP, and the server.",
         discussion: """
-        Make a key:          countersign keygen -o me.key > me.pub
-        Seal to someone:     countersign seal -r them.pub -o report.pdf.cs report.pdf
-        Open what you got:   countersign open -i me.key -o report.pdf report.pdf.cs
-        FileLock app format: countersign seal --format filelock -r filelock.pem photo.jpg > encrypted_file.pkg
-        Send a short text:   countersign message seal -r them.pub -s me.key "hello" > msg.txt
-        Message someone:     countersign account login me --server URL; countersign device init
-                             countersign send --to them "hello"; countersign inbox; countersign read ID
-        Second factor:       countersign account mfa pairing-key; countersign authenticator pair KEY (its own config dir)
-        """,
+            Make a key:          countersign keygen -o me.key > me.pub
+            Seal to someone:     countersign seal -r them.pub -o report.pdf.cs report.pdf
+            Open what you got:   countersign open -i me.key -o report.pdf report.pdf.cs
+            FileLock app format: countersign seal --format filelock -r filelock.pem photo.jpg > encrypted_file.pkg
+            Send a short text:   countersign message seal -r them.pub -s me.key "hello" > msg.txt
+            Message someone:     countersign account login me --server URL; countersign device init
+                                 countersign send --to them "hello"; countersign inbox; countersign read ID
+            Second factor:       countersign account mfa pairing-key; countersign authenticator pair KEY (its own config dir)
+            """,
         version: CountersignClient.version,
-        subcommands: [Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self, AccountCommand.self, Admin.self,
-                      DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self, CancelCommand.self,
-                      ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self, AuthenticatorCommand.self,
-                      AgentCommand.self]
+        subcommands: [
+            Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self,
+            AccountCommand.self, Admin.self,
+            DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self,
+            CancelCommand.self,
+            ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self,
+            AuthenticatorCommand.self,
+            AgentCommand.self,
+        ]
     )
 
     static func main() async {
@@ -36,14 +43,17 @@ struct Countersign: AsyncParsableCommand {
         // Not for `serve`: a server's memory comes and goes with connections and requests, and keeping
         // 512 MiB of freed heap would hold the peak of every burst (scripts/bench-push.sh measures it).
         if CommandLine.arguments.dropFirst().first != "serve" {
-            _ = glibcMallopt(-1 /* M_TRIM_THRESHOLD */, 512 << 20)
-            _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 32 << 20)
+            // -1 is M_TRIM_THRESHOLD, -3 is M_MMAP_THRESHOLD.
+            _ = glibcMallopt(-1, 512 << 20)
+            _ = glibcMallopt(-3, 32 << 20)
         }
         #endif
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "help", let unknown = unknownCommand(in: Array(arguments.dropFirst())) {
             // The parser would show the root's help for a name it does not know, and exit 0.
-            Terminal.warn("Error: there is no command `\(Terminal.printable(unknown))`; `countersign help` lists the commands")
+            Terminal.warn(
+                "Error: there is no command `\(Terminal.printable(unknown))`; `countersign help` lists the commands"
+            )
             Foundation.exit(usageExit)
         }
         let command: any ParsableCommand
@@ -53,19 +63,26 @@ struct Countersign: AsyncParsableCommand {
             exit(withError: error)
         }
         do {
-            if var async = command as? any AsyncParsableCommand { try await async.run() } else { var sync = command; try sync.run() }
+            if var async = command as? any AsyncParsableCommand {
+                try await async.run()
+            } else {
+                var sync = command
+                try sync.run()
+            }
         } catch let error as ValidationError {
             // Found while running (it needed the environment): still a usage error of this command, said
             // with its usage as the parser says those it finds, and never the root's.
             let names = path(to: type(of: command)) ?? ["countersign"]
-            Terminal.warn("""
+            Terminal.warn(
+                """
                 Error: \(Terminal.printable(error.message))
                 Usage: \(usageString(for: type(of: command)))
                   See '\(names.joined(separator: " ")) --help' for more information.
-                """)
+                """
+            )
             Foundation.exit(usageExit)
         } catch let error where String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
-            exit(withError: error)    // help, version, validation, exit codes: the parser's own rendering
+            exit(withError: error)  // help, version, validation, exit codes: the parser's own rendering
         } catch {
             // Errors carry server-supplied text (problem details, names): escaped, so that a server cannot
             // drive the terminal. Line breaks stay: they are the messages' own.

@@ -1,6 +1,7 @@
 import CountersignClient
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,16 +36,22 @@ struct DeviceFile: Codable {
     static func required(allowRevoked: Bool = false) throws -> DeviceFile {
         guard let device = try load() else {
             if let session = (try? SessionFile.load()) ?? nil {
-                throw CLIError.usage("no device in \(PrivateFiles.config.path); signed in as \(session.username), run `countersign device init` to make one")
+                throw CLIError.usage(
+                    "no device in \(PrivateFiles.config.path); signed in as \(session.username), run `countersign device init` to make one"
+                )
             }
-            throw CLIError.usage("no device in \(PrivateFiles.config.path); run `countersign account login USER --server URL`, then `countersign device init`")
+            throw CLIError.usage(
+                "no device in \(PrivateFiles.config.path); run `countersign account login USER --server URL`, then `countersign device init`"
+            )
         }
         if let revokedAt = device.revokedAt, !allowRevoked {
-            throw CLIError.usage("""
+            throw CLIError.usage(
+                """
                 this directory's device \(device.deviceId) ("\(Terminal.printable(device.name))") of \(device.username) was revoked \
                 (found \(PrivateFiles.date(revokedAt))); `countersign read ID` still opens the messages kept here; run \
                 `countersign device init` to register a new device
-                """)
+                """
+            )
         }
         return device
     }
@@ -77,7 +84,9 @@ struct DeviceSessionFile: Codable {
     var token: String
     var expiresAt: Date
 
-    static func load() -> DeviceSessionFile? { try? PrivateFiles.readJSON(DeviceSessionFile.self, at: PrivateFiles.deviceSessionURL) }
+    static func load() -> DeviceSessionFile? {
+        try? PrivateFiles.readJSON(DeviceSessionFile.self, at: PrivateFiles.deviceSessionURL)
+    }
     func save() throws { try PrivateFiles.writeJSON(self, to: PrivateFiles.deviceSessionURL) }
 }
 
@@ -96,14 +105,23 @@ enum Keyring {
     static func store(_ identity: Identity, passphrase: [UInt8]?) throws -> String {
         let relative = relativePath(identity.publicKey)
         try PrivateFiles.directory(PrivateFiles.keysDirectory)
-        try PrivateFiles.write(Array(try identity.pem(passphrase: passphrase).utf8), to: PrivateFiles.config.appendingPathComponent(relative), replace: false)
+        try PrivateFiles.write(
+            Array(try identity.pem(passphrase: passphrase).utf8),
+            to: PrivateFiles.config.appendingPathComponent(relative),
+            replace: false
+        )
         return relative
     }
 
     /// A new key's passphrase: from --passphrase-file, none with --no-passphrase, else asked twice.
     static func newPassphrase(file: String?, none: Bool) throws -> [UInt8]? {
-        try Terminal.newPassphrase(file: file, none: none, prompt: "New passphrase for this device's key: ", what: "the device key",
-                                   unchanged: "nothing was changed")
+        try Terminal.newPassphrase(
+            file: file,
+            none: none,
+            prompt: "New passphrase for this device's key: ",
+            what: "the device key",
+            unchanged: "nothing was changed"
+        )
     }
 }
 
@@ -121,10 +139,16 @@ final class DeviceContext {
 
     init(keyOptions: PrivateKeyOptions, allowRevoked: Bool = false) throws {
         let device = try DeviceFile.required(allowRevoked: allowRevoked)
-        guard let url = URL(string: device.server) else { throw CLIError.io("\(PrivateFiles.deviceURL.path) names no valid server") }
-        let session = DeviceSessionFile.load().flatMap { $0.deviceId == device.deviceId && $0.expiresAt > Date() ? $0 : nil }
+        guard let url = URL(string: device.server) else {
+            throw CLIError.io("\(PrivateFiles.deviceURL.path) names no valid server")
+        }
+        let session = DeviceSessionFile.load().flatMap {
+            $0.deviceId == device.deviceId && $0.expiresAt > Date() ? $0 : nil
+        }
         // The account session is optional here: a damaged session.json must not stop message commands.
-        let account = ((try? SessionFile.load()) ?? nil).flatMap { $0.server == device.server && $0.username == device.username ? $0 : nil }
+        let account = ((try? SessionFile.load()) ?? nil).flatMap {
+            $0.server == device.server && $0.username == device.username ? $0 : nil
+        }
         self.device = device
         client = CountersignClient(server: url, token: account?.token, deviceToken: session?.token)
         self.keyOptions = keyOptions
@@ -138,10 +162,15 @@ final class DeviceContext {
         let file = try KeyFiles.load(path)
         let identity = try KeyFiles.privateKey(file, keyOptions) { text, ask in
             // The passphrase already given usually fits (rotation keeps it); if not, ask for this key's own.
-            if let known = self.passphrase, let identity = try? Identity(pem: text, passphrase: { known }) { return identity }
+            if let known = self.passphrase, let identity = try? Identity(pem: text, passphrase: { known }) {
+                return identity
+            }
             // A running `countersign agent` holds the unlocked key: no passphrase is asked.
             if !self.passphraseNeeded, self.keyOptions.passphraseFile == nil, Identity.isEncrypted(pem: text),
-               let held = AgentSocket.identity(forKeyFile: path) { return held }
+                let held = AgentSocket.identity(forKeyFile: path)
+            {
+                return held
+            }
             return try Identity(pem: text) {
                 let typed = try ask()
                 self.passphrase = typed
@@ -184,11 +213,13 @@ final class DeviceContext {
                 // It can never sign in again: marked here; its keys and stored messages stay readable.
                 device.markRevoked()
                 device.revokedAt = device.revokedAt ?? Date()
-                throw CLIError.usage("""
+                throw CLIError.usage(
+                    """
                     this device (\(device.deviceId), "\(Terminal.printable(device.name))") has been revoked; it is marked so here \
                     (its keys and stored messages stay, and `countersign read ID` still opens them); run `countersign device init` \
                     to register a new one
-                    """)
+                    """
+                )
             } catch let e as ClientError where e.code == .badSignature && i + 1 < candidates.count {
                 continue
             }

@@ -1,5 +1,6 @@
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,11 +10,17 @@ final class FileDescriptorSource: ByteSource {
     let fd: Int32
     private let ownsDescriptor: Bool
 
-    init(fd: Int32, owns: Bool) { self.fd = fd; ownsDescriptor = owns }
+    init(fd: Int32, owns: Bool) {
+        self.fd = fd
+        ownsDescriptor = owns
+    }
 
     /// Opens `path` for reading; "-" or nil is standard input.
     convenience init(path: String?) throws {
-        guard let path, path != "-" else { self.init(fd: 0, owns: false); return }
+        guard let path, path != "-" else {
+            self.init(fd: 0, owns: false)
+            return
+        }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw CLIError.io("cannot read \(path): \(String(cString: strerror(errno)))") }
         var st = stat()

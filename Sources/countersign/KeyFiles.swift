@@ -1,6 +1,7 @@
 import ArgumentParser
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,7 +32,9 @@ enum KeyFiles {
         guard let data = try PrefixedSource.readAll(source, limit: maxKeyFile) else {
             throw CLIError.usage("\(path) is too large to be a key file")
         }
-        guard let text = String(validating: data, as: UTF8.self) else { throw CLIError.usage("\(path) is not a PEM text file") }
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw CLIError.usage("\(path) is not a PEM text file")
+        }
         return Loaded(path: path, text: text, exposedMode: exposed)
     }
 
@@ -58,20 +61,27 @@ enum KeyFiles {
     /// as OpenSSH refuses one: a key others could read is no longer private, and one others could write
     /// could have been replaced. The check runs once the file is known to hold a private key (a public
     /// key given by mistake is named as such) and before any passphrase is asked for.
-    static func privateKey<K>(_ file: Loaded, _ options: PrivateKeyOptions,
-                              _ parse: (String, () throws -> [UInt8]) throws -> K) throws -> K {
+    static func privateKey<K>(
+        _ file: Loaded,
+        _ options: PrivateKeyOptions,
+        _ parse: (String, () throws -> [UInt8]) throws -> K
+    ) throws -> K {
         func checkPermissions() throws {
             guard let mode = file.exposedMode, !options.insecureKeyPermissions else { return }
-            throw CLIError.usage("""
+            throw CLIError.usage(
+                """
                 \(file.path) is a private key file that group or others can access (mode 0\(String(mode, radix: 8))); \
                 protect it with `chmod 600 \(file.path)`, or pass --insecure-key-permissions to use it anyway
-                """)
+                """
+            )
         }
         let key: K
         do {
             key = try parse(file.text) {
                 try checkPermissions()
-                if let passphraseFile = options.passphraseFile { return try Terminal.passphrase(fromFile: passphraseFile) }
+                if let passphraseFile = options.passphraseFile {
+                    return try Terminal.passphrase(fromFile: passphraseFile)
+                }
                 return try Terminal.ask("Passphrase for \(file.path): ")
             }
         } catch let e as KeyError {
@@ -84,10 +94,19 @@ enum KeyFiles {
 
 /// How the commands that read a private key find its passphrase and treat its permissions.
 struct PrivateKeyOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Read the key's passphrase from the first line of this file (a pipe or /dev/stdin works).", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Read the key's passphrase from the first line of this file (a pipe or /dev/stdin works).",
+            valueName: "file"
+        )
+    )
     var passphraseFile: String?
 
-    @Flag(name: .long, help: "Use a private key file that group or others can access (refused by default, as OpenSSH does).")
+    @Flag(
+        name: .long,
+        help: "Use a private key file that group or others can access (refused by default, as OpenSSH does)."
+    )
     var insecureKeyPermissions = false
 }
 

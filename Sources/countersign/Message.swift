@@ -1,6 +1,7 @@
 import ArgumentParser
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,11 +11,11 @@ struct Message: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Seal a short text to device keys and sign it, or verify and open one.",
         discussion: """
-        Seal:  countersign message seal -r bob.pub -s alice.key "see you at noon" > msg.txt
-        Open:  countersign message open -i bob.key --from alice.pub < msg.txt
-        The default envelope (docs/SPEC.md §4d) is HPKE P-256 to each recipient and an ECDSA signature \
-        by the sender; --format pingidentity writes and reads the PingIdentity app's RSA payload.
-        """,
+            Seal:  countersign message seal -r bob.pub -s alice.key "see you at noon" > msg.txt
+            Open:  countersign message open -i bob.key --from alice.pub < msg.txt
+            The default envelope (docs/SPEC.md §4d) is HPKE P-256 to each recipient and an ECDSA signature \
+            by the sender; --format pingidentity writes and reads the PingIdentity app's RSA payload.
+            """,
         subcommands: [MessageSeal.self, MessageOpen.self]
     )
 
@@ -22,7 +23,8 @@ struct Message: ParsableCommand {
         case countersign, pingidentity
     }
 
-    static let pingIdentityWarning = "warning: the PingIdentity format is weak (RSA PKCS#1 v1.5 encryption, often RSA-1024); use it only to talk to the PingIdentity app"
+    static let pingIdentityWarning =
+        "warning: the PingIdentity format is weak (RSA PKCS#1 v1.5 encryption, often RSA-1024); use it only to talk to the PingIdentity app"
 
     /// Step labels on stderr, as the PingIdentity app shows them.
     static func reporter(_ verbose: Bool) -> (String) -> Void {
@@ -35,15 +37,18 @@ struct MessageSeal: ParsableCommand {
         commandName: "seal",
         abstract: "Seal TEXT to the recipients, signed by you, and print the envelope.",
         discussion: """
-        TEXT is the message itself (put -- before a text that starts with a dash); - or nothing reads it \
-        from standard input (UTF-8, at most 1 MiB). The envelope goes to standard output.
-        """
+            TEXT is the message itself (put -- before a text that starts with a dash); - or nothing reads it \
+            from standard input (UTF-8, at most 1 MiB). The envelope goes to standard output.
+            """
     )
 
     @Option(name: .short, help: ArgumentHelp("A recipient's public key file (repeat for more).", valueName: "pubkey"))
     var recipient: [String] = []
 
-    @Option(name: .short, help: ArgumentHelp("Your private key file: the message is signed with it.", valueName: "keyfile"))
+    @Option(
+        name: .short,
+        help: ArgumentHelp("Your private key file: the message is signed with it.", valueName: "keyfile")
+    )
     var signer: String
 
     @OptionGroup var keyOptions: PrivateKeyOptions
@@ -71,7 +76,9 @@ struct MessageSeal: ParsableCommand {
         case .countersign:
             let recipients = try recipient.map(KeyFiles.publicKey)
             let me = try KeyFiles.identity(signer, keyOptions)
-            let envelope = try MessageEnvelope.seal(plaintext, from: me, to: recipients, created: Date()) { report($0.rawValue) }
+            let envelope = try MessageEnvelope.seal(plaintext, from: me, to: recipients, created: Date()) {
+                report($0.rawValue)
+            }
             FileHandle.standardOutput.write(Data(envelope.armored.utf8))
         case .pingidentity:
             Terminal.warn(Message.pingIdentityWarning)
@@ -92,11 +99,11 @@ struct MessageOpen: ParsableCommand {
         commandName: "open",
         abstract: "Verify the sender's signature, then decrypt and print the text.",
         discussion: """
-        ENVELOPE is the envelope text itself (armored, or the PingIdentity JSON; put -- before an armored one, \
-        which starts with dashes); - or nothing reads it from standard input. The format is detected. Nothing is decrypted unless the signature by --from verifies. \
-        With --verbose the signed header (sender, recipients, message ID, creation time) goes to standard \
-        error, so you can spot a replayed or re-dated message.
-        """
+            ENVELOPE is the envelope text itself (armored, or the PingIdentity JSON; put -- before an armored one, \
+            which starts with dashes); - or nothing reads it from standard input. The format is detected. Nothing is decrypted unless the signature by --from verifies. \
+            With --verbose the signed header (sender, recipients, message ID, creation time) goes to standard \
+            error, so you can spot a replayed or re-dated message.
+            """
     )
 
     @Option(name: .short, help: ArgumentHelp("Your private key file.", valueName: "keyfile"))
@@ -126,8 +133,14 @@ struct MessageOpen: ParsableCommand {
         } else if trimmed.starts(with: "-----BEGIN COUNTERSIGN MESSAGE-----".utf8) {
             detected = .countersign
         } else {
-            let hint = envelope.map { FileManager.default.fileExists(atPath: $0) ? "; to read the file \($0), run: countersign message open … < \($0)" : "" } ?? ""
-            throw CLIError.usage("not a message envelope: expected -----BEGIN COUNTERSIGN MESSAGE----- or PingIdentity JSON\(hint)")
+            let hint =
+                envelope.map {
+                    FileManager.default.fileExists(atPath: $0)
+                        ? "; to read the file \($0), run: countersign message open … < \($0)" : ""
+                } ?? ""
+            throw CLIError.usage(
+                "not a message envelope: expected -----BEGIN COUNTERSIGN MESSAGE----- or PingIdentity JSON\(hint)"
+            )
         }
         if let format, format != detected {
             throw CLIError.usage("--format \(format.rawValue), but this is a \(detected.rawValue) envelope")
@@ -160,10 +173,17 @@ struct MessageOpen: ParsableCommand {
 
     private func readEnvelope() throws -> String {
         if let envelope, envelope != "-" { return envelope }
-        guard let bytes = try PrefixedSource.readAll(FileDescriptorSource(fd: 0, owns: false), limit: MessageEnvelope.maxArmoredSize + 4096) else {
+        guard
+            let bytes = try PrefixedSource.readAll(
+                FileDescriptorSource(fd: 0, owns: false),
+                limit: MessageEnvelope.maxArmoredSize + 4096
+            )
+        else {
             throw MessageError.tooLarge(limit: MessageEnvelope.maxSize)
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw CLIError.usage("not a message envelope: the input is not text") }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CLIError.usage("not a message envelope: the input is not text")
+        }
         return text
     }
 

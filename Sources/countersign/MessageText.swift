@@ -8,8 +8,15 @@ enum MessageText {
         if let argument, argument != "-" {
             bytes = Array(argument.utf8)
         } else {
-            guard let read = try PrefixedSource.readAll(FileDescriptorSource(fd: 0, owns: false), limit: MessageEnvelope.maxPlaintext) else {
-                throw CLIError.usage("the message on standard input is over 1 MiB; seal larger content as a file with `countersign seal`")
+            guard
+                let read = try PrefixedSource.readAll(
+                    FileDescriptorSource(fd: 0, owns: false),
+                    limit: MessageEnvelope.maxPlaintext
+                )
+            else {
+                throw CLIError.usage(
+                    "the message on standard input is over 1 MiB; seal larger content as a file with `countersign seal`"
+                )
             }
             bytes = read
         }
@@ -17,7 +24,9 @@ enum MessageText {
             throw CLIError.usage("the message is not UTF-8 text; seal binary content as a file with `countersign seal`")
         }
         guard bytes.count <= MessageEnvelope.maxPlaintext else {
-            throw CLIError.usage("the message is \(bytes.count) bytes; the limit is 1 MiB. Seal larger content as a file with `countersign seal`")
+            throw CLIError.usage(
+                "the message is \(bytes.count) bytes; the limit is 1 MiB. Seal larger content as a file with `countersign seal`"
+            )
         }
         return bytes
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CountersignClient
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,9 +29,13 @@ struct StoredMessage: Codable {
     var peer: String { incoming ? from : to.joined(separator: ",") }
 
     static func url(_ id: String) -> URL { PrivateFiles.messagesDirectory.appendingPathComponent("\(id).json") }
-    static func isID(_ text: String) -> Bool { text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
+    static func isID(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
 
-    static func load(_ id: String) throws -> StoredMessage? { try PrivateFiles.readJSON(StoredMessage.self, at: url(id)) }
+    static func load(_ id: String) throws -> StoredMessage? {
+        try PrivateFiles.readJSON(StoredMessage.self, at: url(id))
+    }
     func save() throws { try PrivateFiles.writeJSON(self, to: Self.url(id)) }
 
     /// Every stored message, oldest first. A file that cannot be read is skipped with a warning naming it,
@@ -55,7 +60,9 @@ struct StoredMessage: Codable {
         do {
             return try load(id)
         } catch {
-            Terminal.warn("warning: replacing \(url(id).path) with the server's copy: \(Terminal.printable("\(error)"))")
+            Terminal.warn(
+                "warning: replacing \(url(id).path) with the server's copy: \(Terminal.printable("\(error)"))"
+            )
             return nil
         }
     }
@@ -63,8 +70,12 @@ struct StoredMessage: Codable {
     /// For `validate()`: `text` can name a message (4 to 32 hex digits).
     static func checkPrefix(_ text: String) throws {
         let wanted = text.lowercased()
-        guard wanted.utf8.count >= 4, wanted.utf8.count <= 32, wanted.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw ValidationError("\"\(Terminal.printable(String(text.prefix(40))))\" is not a message ID (32 hex digits, or the first few of them)")
+        guard wanted.utf8.count >= 4, wanted.utf8.count <= 32,
+            wanted.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else {
+            throw ValidationError(
+                "\"\(Terminal.printable(String(text.prefix(40))))\" is not a message ID (32 hex digits, or the first few of them)"
+            )
         }
     }
 
@@ -74,7 +85,9 @@ struct StoredMessage: Codable {
         let wanted = text.lowercased()
         let names = (try? FileManager.default.contentsOfDirectory(atPath: PrivateFiles.messagesDirectory.path)) ?? []
         let matches = names.filter { $0.hasSuffix(".json") && $0.hasPrefix(wanted) && isID(String($0.dropLast(5))) }
-        guard matches.count <= 1 else { throw CLIError.usage("\(wanted) is the start of \(matches.count) message IDs; give more of it") }
+        guard matches.count <= 1 else {
+            throw CLIError.usage("\(wanted) is the start of \(matches.count) message IDs; give more of it")
+        }
         guard let name = matches.first, let message = try load(String(name.dropLast(5))) else {
             throw CLIError.usage("no message \(wanted) on this device; run `countersign inbox` to fetch new messages")
         }
@@ -88,16 +101,22 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Seal a text to every device of the recipients (and of your account), sign it, and send it.",
         discussion: """
-        TEXT is the message (put -- before one that starts with a dash); - or nothing reads it from standard \
-        input (UTF-8, at most 1 MiB). The first message to someone pins their devices (trust on first use); \
-        if their devices change later, nothing is sent until you run `countersign trust USER`.
-        """
+            TEXT is the message (put -- before one that starts with a dash); - or nothing reads it from standard \
+            input (UTF-8, at most 1 MiB). The first message to someone pins their devices (trust on first use); \
+            if their devices change later, nothing is sent until you run `countersign trust USER`.
+            """
     )
 
     @Option(name: .long, help: ArgumentHelp("A recipient's username (repeat for more).", valueName: "user"))
     var to: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Hold the message on the server this long first: 15s, 2m, 1h, 1d (at most 30d).", valueName: "duration"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Hold the message on the server this long first: 15s, 2m, 1h, 1d (at most 30d).",
+            valueName: "duration"
+        )
+    )
     var after: String?
 
     @Flag(name: .long, help: "Report each step on standard error.")
@@ -117,7 +136,9 @@ struct SendCommand: AsyncParsableCommand {
 
     /// Nothing, or only spaces and line breaks: nothing anyone would read.
     static func isEmpty(_ text: [UInt8]) -> Bool { text.allSatisfy { [0x20, 0x09, 0x0a, 0x0d].contains($0) } }
-    static var empty: ValidationError { ValidationError("the message is empty; nothing was sent: give the text as an argument, or on standard input") }
+    static var empty: ValidationError {
+        ValidationError("the message is empty; nothing was sent: give the text as an argument, or on standard input")
+    }
 
     /// Each recipient once, in the order named; a name given twice (in any case) is said once.
     static func recipients(_ named: [String]) -> [String] {
@@ -137,8 +158,13 @@ struct SendCommand: AsyncParsableCommand {
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
         var digits = Substring(text)
         var unit = 1
-        if let last = text.last, let u = units[last] { unit = u; digits = digits.dropLast() }
-        guard !digits.isEmpty, digits.count <= 8, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(digits), n * unit <= 30 * 86_400 else {
+        if let last = text.last, let u = units[last] {
+            unit = u
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.count <= 8, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(digits),
+            n * unit <= 30 * 86_400
+        else {
             throw ValidationError("--after takes a duration from 0 to 30 days, like 15s, 2m, 1h or 1d; not \(text)")
         }
         return n * unit
@@ -151,26 +177,42 @@ struct SendCommand: AsyncParsableCommand {
         let context = try DeviceContext(keyOptions: keyOptions)
         let me = try context.currentIdentity()
         let myKeyID = Hex.encode(me.publicKey.fingerprint.bytes)
-        guard myKeyID == context.device.keyID else { throw CLIError.io("\(context.device.keyPath) does not hold the key its name says") }
+        guard myKeyID == context.device.keyID else {
+            throw CLIError.io("\(context.device.keyPath) does not hold the key its name says")
+        }
         var book = try ContactBook.load()
         var firstContacts: [String: [PinnedDevice]] = [:]
         if recipients.contains(context.username.lowercased()) {
             // Allowed: a note to yourself. Every message goes to the sender's own devices anyway; naming
             // yourself only lists you among the recipients.
-            Terminal.warn("note: you are sending to yourself: the message goes to your account's devices (this one included), as every message you send does")
+            Terminal.warn(
+                "note: you are sending to yourself: the message goes to your account's devices (this one included), as every message you send does"
+            )
         }
         let now = Date()
         let sent: SentMessage
         do {
             sent = try await context.withSession {
                 firstContacts = [:]
-                return try await context.client.sendMessage(plaintext, to: recipients, from: context.username, signing: me,
-                                                             deliverAfter: try after.map(Self.seconds), now: now,
-                                                             check: {
-                                                                 try ContactBook.checkBeforeSending(&book, $0, me: context.device, myKeyID: myKeyID, now: now,
-                                                                                                    firstContacts: &firstContacts)
-                                                             },
-                                                             report: { if verbose { Terminal.warn($0.rawValue) } })
+                return try await context.client.sendMessage(
+                    plaintext,
+                    to: recipients,
+                    from: context.username,
+                    signing: me,
+                    deliverAfter: try after.map(Self.seconds),
+                    now: now,
+                    check: {
+                        try ContactBook.checkBeforeSending(
+                            &book,
+                            $0,
+                            me: context.device,
+                            myKeyID: myKeyID,
+                            now: now,
+                            firstContacts: &firstContacts
+                        )
+                    },
+                    report: { if verbose { Terminal.warn($0.rawValue) } }
+                )
             }
         } catch let e as ClientError where e.code == .unknownRecipient {
             throw CLIError.usage("nothing was sent: \(e)")
@@ -178,41 +220,70 @@ struct SendCommand: AsyncParsableCommand {
             // The directory lookup failed: name who is missing.
             var missing: [String] = []
             for user in recipients where !missing.contains(user) {
-                if case ClientError.problem(let p)? = await Self.failure(of: { _ = try await context.client.directory(username: user) }), p.kind == .notFound {
+                if case ClientError.problem(let p)? = await Self.failure(of: {
+                    _ = try await context.client.directory(username: user)
+                }), p.kind == .notFound {
                     missing.append(user)
                 }
             }
-            throw CLIError.usage("nothing was sent: there is no user \(missing.isEmpty ? "among the recipients" : missing.joined(separator: ", ")) on \(context.device.server)")
+            throw CLIError.usage(
+                "nothing was sent: there is no user \(missing.isEmpty ? "among the recipients" : missing.joined(separator: ", ")) on \(context.device.server)"
+            )
         }
         for (user, devices) in firstContacts.sorted(by: { $0.key < $1.key }) {
             book.pin(user, devices, now: now)
             if user == context.username.lowercased() {
                 if !devices.isEmpty {
-                    Terminal.warn("pinned your account's \(devices.count) other device\(devices.count == 1 ? "" : "s"): "
-                        + devices.map(\.label).joined(separator: "; "))
+                    Terminal.warn(
+                        "pinned your account's \(devices.count) other device\(devices.count == 1 ? "" : "s"): "
+                            + devices.map(\.label).joined(separator: "; ")
+                    )
                 }
             } else {
-                Terminal.warn("first message to \(user): pinned \(devices.count) device\(devices.count == 1 ? "" : "s") (trust on first use): "
-                    + devices.map(\.label).joined(separator: "; ") + "; compare `countersign safety-number \(user)` with \(user) to be sure")
+                Terminal.warn(
+                    "first message to \(user): pinned \(devices.count) device\(devices.count == 1 ? "" : "s") (trust on first use): "
+                        + devices.map(\.label).joined(separator: "; ")
+                        + "; compare `countersign safety-number \(user)` with \(user) to be sure"
+                )
             }
         }
         try ContactBook.save(book)
         // Recorded as sent now; the copy the server queues for this device brings the envelope. (The SDK
         // checked that the ID is the envelope's; it names a file.)
-        guard StoredMessage.isID(sent.id) else { throw CLIError.io("the server answered with a message ID that is not 32 hex digits") }
-        if (try? StoredMessage.load(sent.id)) == nil {
-            try? StoredMessage(id: sent.id, direction: "outgoing", from: context.username, fromDevice: context.device.deviceId, to: recipients,
-                               sentAt: now, acceptedAt: sent.acceptedAt, deliverAt: sent.deliverAt, envelope: nil, read: true, readAt: nil).save()
+        guard StoredMessage.isID(sent.id) else {
+            throw CLIError.io("the server answered with a message ID that is not 32 hex digits")
         }
-        let delivery = sent.deliverAt > sent.acceptedAt.addingTimeInterval(0.5) ? "delivered at \(PrivateFiles.date(sent.deliverAt))" : "delivered now"
+        if (try? StoredMessage.load(sent.id)) == nil {
+            try? StoredMessage(
+                id: sent.id,
+                direction: "outgoing",
+                from: context.username,
+                fromDevice: context.device.deviceId,
+                to: recipients,
+                sentAt: now,
+                acceptedAt: sent.acceptedAt,
+                deliverAt: sent.deliverAt,
+                envelope: nil,
+                read: true,
+                readAt: nil
+            ).save()
+        }
+        let delivery =
+            sent.deliverAt > sent.acceptedAt.addingTimeInterval(0.5)
+            ? "delivered at \(PrivateFiles.date(sent.deliverAt))" : "delivered now"
         // The server counts the recipients' devices other than the sender's own; a note to yourself has none.
-        let devices = recipients == [context.username.lowercased()] ? "a note to yourself: your own devices only"
+        let devices =
+            recipients == [context.username.lowercased()]
+            ? "a note to yourself: your own devices only"
             : "\(sent.recipientDevices) device\(sent.recipientDevices == 1 ? "" : "s")"
         print("sent \(sent.id) to \(recipients.joined(separator: ", ")) (\(devices)); \(delivery)")
     }
 
     static func failure(of call: () async throws -> Void) async -> ClientError? {
-        do { try await call(); return nil } catch { return error as? ClientError }
+        do {
+            try await call()
+            return nil
+        } catch { return error as? ClientError }
     }
 
     private func readText() throws -> [UInt8] { try MessageText.read(text) }
@@ -227,11 +298,16 @@ enum Mailbox {
         var fresh: [String] = []
         var cursor: Int64 = 0
         while true {
-            let page = try await context.withSession { try await context.client.fetchMessages(after: cursor, limit: 100) }
+            let page = try await context.withSession {
+                try await context.client.fetchMessages(after: cursor, limit: 100)
+            }
             var stored: [Int64] = []
             for m in page.messages {
                 cursor = max(cursor, m.seq)
-                guard let message = verifiedHeader(m) else { stored.append(m.seq); continue }
+                guard let message = verifiedHeader(m) else {
+                    stored.append(m.seq)
+                    continue
+                }
                 if let existing = StoredMessage.loadForUpdate(m.id) {
                     if existing.envelope == nil {
                         var filled = message
@@ -261,9 +337,15 @@ enum Mailbox {
             return nil
         }
         // Names are shown and pins are looked up by them: only what the server's username rule allows.
-        guard ([m.from] + m.to).allSatisfy({ (try? AccountCommand.validate(username: $0.lowercased())) != nil }), m.fromDevice.utf8.count <= 64,
-              m.fromDevice.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-") }) else {
-            Terminal.warn("warning: dropped message \(m.id): the server sent a sender or recipient name that is not a username")
+        guard ([m.from] + m.to).allSatisfy({ (try? AccountCommand.validate(username: $0.lowercased())) != nil }),
+            m.fromDevice.utf8.count <= 64,
+            m.fromDevice.unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-")
+            })
+        else {
+            Terminal.warn(
+                "warning: dropped message \(m.id): the server sent a sender or recipient name that is not a username"
+            )
             return nil
         }
         let envelope: MessageEnvelope
@@ -277,9 +359,19 @@ enum Mailbox {
             Terminal.warn("warning: dropped message \(m.id): its envelope carries another message ID")
             return nil
         }
-        return StoredMessage(id: m.id, direction: m.direction, from: m.from.lowercased(), fromDevice: m.fromDevice, to: m.to.map { $0.lowercased() },
-                             sentAt: Date(timeIntervalSince1970: Double(envelope.created) / 1000), acceptedAt: m.acceptedAt,
-                             deliverAt: m.deliverAt, envelope: m.envelope, read: false, readAt: nil)
+        return StoredMessage(
+            id: m.id,
+            direction: m.direction,
+            from: m.from.lowercased(),
+            fromDevice: m.fromDevice,
+            to: m.to.map { $0.lowercased() },
+            sentAt: Date(timeIntervalSince1970: Double(envelope.created) / 1000),
+            acceptedAt: m.acceptedAt,
+            deliverAt: m.deliverAt,
+            envelope: m.envelope,
+            read: false,
+            readAt: nil
+        )
     }
 
     /// One row per message, or one JSON array.
@@ -292,23 +384,33 @@ enum Mailbox {
                     "deliverAt": PrivateFiles.date(m.deliverAt), "read": m.read, "delivered": m.envelope != nil,
                 ]
                 if let r = receipts[m.id] {
-                    row["receipts"] = ["recipientDevices": r.recipientDevices, "fetchedBy": r.fetchedBy,
-                                       "acknowledgedBy": r.acknowledgedBy, "cancelled": r.cancelled]
+                    row["receipts"] = [
+                        "recipientDevices": r.recipientDevices, "fetchedBy": r.fetchedBy,
+                        "acknowledgedBy": r.acknowledgedBy, "cancelled": r.cancelled,
+                    ]
                 }
                 return row
             }
-            let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            let data = try JSONSerialization.data(
+                withJSONObject: rows,
+                options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            )
             print(Terminal.json(data))
             return
         }
         for m in messages {
-            var columns = [m.id, m.incoming ? "in " : "out", Terminal.printable(m.peer).padding(toLength: 12, withPad: " ", startingAt: 0),
-                           PrivateFiles.date(m.sentAt), m.read ? "read  " : "unread"]
+            var columns = [
+                m.id, m.incoming ? "in " : "out",
+                Terminal.printable(m.peer).padding(toLength: 12, withPad: " ", startingAt: 0),
+                PrivateFiles.date(m.sentAt), m.read ? "read  " : "unread",
+            ]
             if !m.incoming {
                 if let r = receipts[m.id] {
-                    columns[4] = r.cancelled ? "cancelled"
+                    columns[4] =
+                        r.cancelled
+                        ? "cancelled"
                         : "fetched \(r.fetchedBy)/\(r.recipientDevices), stored \(r.acknowledgedBy)/\(r.recipientDevices)"
-                        + (r.deliverAt > Date() ? ", due \(PrivateFiles.date(r.deliverAt))" : "")
+                            + (r.deliverAt > Date() ? ", due \(PrivateFiles.date(r.deliverAt))" : "")
                 } else {
                     columns[4] = m.deliverAt > Date() ? "due \(PrivateFiles.date(m.deliverAt))" : "sent"
                 }
@@ -324,12 +426,13 @@ struct InboxCommand: AsyncParsableCommand {
         commandName: "inbox",
         abstract: "Fetch new messages and list the ones you received.",
         discussion: """
-        Envelopes are kept sealed in messages/ in the config directory; `countersign read ID` opens one. \
-        The date is the sender's own (signed) clock.
-        """
+            Envelopes are kept sealed in messages/ in the config directory; `countersign read ID` opens one. \
+            The date is the sender's own (signed) clock.
+            """
     )
 
-    @Flag(name: .long, help: "Print one JSON array (id, direction, peer, sentAt, acceptedAt, read, …).") var json = false
+    @Flag(name: .long, help: "Print one JSON array (id, direction, peer, sentAt, acceptedAt, read, …).") var json =
+        false
     @OptionGroup var keyOptions: PrivateKeyOptions
 
     func run() async throws {
@@ -337,7 +440,9 @@ struct InboxCommand: AsyncParsableCommand {
         let fresh = try await Mailbox.sync(context)
         let incoming = try StoredMessage.all().filter(\.incoming)
         if !json {
-            Terminal.warn(fresh.isEmpty ? "no new messages" : "\(fresh.count) new message\(fresh.count == 1 ? "" : "s")")
+            Terminal.warn(
+                fresh.isEmpty ? "no new messages" : "\(fresh.count) new message\(fresh.count == 1 ? "" : "s")"
+            )
             if incoming.isEmpty { print("no messages") }
         }
         try Mailbox.list(incoming, json: json)
@@ -374,12 +479,12 @@ struct ReadCommand: AsyncParsableCommand {
         commandName: "read",
         abstract: "Verify a stored message's signature against its sender's keys, decrypt it and print the text.",
         discussion: """
-        ID is a message ID from `countersign inbox` or `outbox` (its first few digits will do). The signing \
-        key must be one this device pinned for the claimed sender (the first message from someone pins their \
-        devices; a rotation their pinned key signed is followed); a key retired before the message was signed \
-        is refused; nothing is decrypted unless the signature holds. Works offline with the pinned keys. On a \
-        terminal, control characters in the text are shown escaped.
-        """
+            ID is a message ID from `countersign inbox` or `outbox` (its first few digits will do). The signing \
+            key must be one this device pinned for the claimed sender (the first message from someone pins their \
+            devices; a rotation their pinned key signed is followed); a key retired before the message was signed \
+            is refused; nothing is decrypted unless the signature holds. Works offline with the pinned keys. On a \
+            terminal, control characters in the text are shown escaped.
+            """
     )
 
     @Argument(help: "The message ID.") var id: String
@@ -393,26 +498,33 @@ struct ReadCommand: AsyncParsableCommand {
         let context = try DeviceContext(keyOptions: keyOptions, allowRevoked: true)
         var message = try StoredMessage.find(id)
         guard let bytes = message.envelope?.bytes else {
-            throw CLIError.usage("message \(message.id) has not reached this device yet (due \(PrivateFiles.date(message.deliverAt))); run `countersign outbox` later")
+            throw CLIError.usage(
+                "message \(message.id) has not reached this device yet (due \(PrivateFiles.date(message.deliverAt))); run `countersign outbox` later"
+            )
         }
         let envelope = try MessageEnvelope(bytes: bytes)
         // The key this device had when the message was sealed: current or rotated away.
         guard let keyPath = envelope.recipients.lazy.compactMap(Keyring.path(keyID:)).first else {
-            throw CLIError.usage("""
+            throw CLIError.usage(
+                """
                 message \(message.id) is not sealed to any key of this device (it is sealed to \
                 \(envelope.recipients.map(\.description).joined(separator: ", ")); this device's key is \
                 \(KeyPins.fingerprint(hex: context.device.keyID)))
-                """)
+                """
+            )
         }
         let sender = message.from
         let senderKeyID = Hex.encode(envelope.senderKeyID.bytes)
         let signedAt = Date(timeIntervalSince1970: Double(envelope.created) / 1000)
         let me = context.username.lowercased()
-        let senderKey: PublicKey, signerDevice: String, retiredAt: Date?
+        let senderKey: PublicKey
+        let signerDevice: String
+        let retiredAt: Date?
         var pinsToSave: KeyPins?
         let ownKeyFiles = [context.device.keyFile] + context.device.oldKeyFiles
         if sender == me, let ownPath = Keyring.path(keyID: envelope.senderKeyID),
-           ownKeyFiles.contains(where: { PrivateFiles.config.appendingPathComponent($0).path == ownPath }) {
+            ownKeyFiles.contains(where: { PrivateFiles.config.appendingPathComponent($0).path == ownPath })
+        {
             // Sent from this device (its current key or one it rotated away, as device.json lists them;
             // not any key file that happens to be in keys/).
             senderKey = try context.identity(at: ownPath).publicKey
@@ -430,11 +542,17 @@ struct ReadCommand: AsyncParsableCommand {
                     directory = try await context.withSession { try await context.client.directory(username: sender) }
                 } catch let e as ClientError {
                     switch e {
-                    case _ where e.isTransient: Terminal.warn("note: \(Terminal.printable(e.description)); checking against the keys pinned on this device")
-                    case .problem(let p) where p.kind == .notFound: Terminal.warn("note: the server has no user \(sender) now; checking against the keys pinned on this device")
+                    case _ where e.isTransient:
+                        Terminal.warn(
+                            "note: \(Terminal.printable(e.description)); checking against the keys pinned on this device"
+                        )
+                    case .problem(let p) where p.kind == .notFound:
+                        Terminal.warn(
+                            "note: the server has no user \(sender) now; checking against the keys pinned on this device"
+                        )
                     default: throw e
                     }
-                } catch where context.device.revokedAt != nil {
+                } catch  where context.device.revokedAt != nil {
                     // Renewing the session found the device revoked (and marked it): what is kept still opens.
                     Terminal.warn("note: this device has been revoked; checking against the keys pinned on this device")
                 }
@@ -442,18 +560,30 @@ struct ReadCommand: AsyncParsableCommand {
             let signer: KeyPins.Signer
             let known = book.contacts[sender] != nil
             do {
-                signer = try book.signer(sender: sender, keyID: senderKeyID, signedAt: signedAt, directory: directory, ownUsername: me,
-                                         ownDeviceID: context.device.deviceId, now: Date())
+                signer = try book.signer(
+                    sender: sender,
+                    keyID: senderKeyID,
+                    signedAt: signedAt,
+                    directory: directory,
+                    ownUsername: me,
+                    ownDeviceID: context.device.deviceId,
+                    now: Date()
+                )
             } catch let e as PinError {
                 // Rotations followed before the refusal stay followed; a first contact is not pinned by a refusal.
                 if known { try? ContactBook.save(book) }
-                throw CLIError.usage("REFUSED: message \(message.id) was not decrypted: \(Terminal.printable(e.description))")
+                throw CLIError.usage(
+                    "REFUSED: message \(message.id) was not decrypted: \(Terminal.printable(e.description))"
+                )
             }
             pinsToSave = book
             ContactBook.announce(signer.followed, of: sender)
             if let first = signer.firstContact {
-                Terminal.warn("first message from \(sender): pinned \(first.count) device\(first.count == 1 ? "" : "s") (trust on first use): "
-                    + first.map(\.label).joined(separator: "; ") + "; compare `countersign safety-number \(sender)` with \(sender) to be sure")
+                Terminal.warn(
+                    "first message from \(sender): pinned \(first.count) device\(first.count == 1 ? "" : "s") (trust on first use): "
+                        + first.map(\.label).joined(separator: "; ")
+                        + "; compare `countersign safety-number \(sender)` with \(sender) to be sure"
+                )
             }
             senderKey = signer.key
             signerDevice = signer.deviceID
@@ -466,12 +596,18 @@ struct ReadCommand: AsyncParsableCommand {
         if verbose {
             let retired = retiredAt.map { ", a key since retired \(PrivateFiles.date($0))" } ?? ""
             Terminal.warn("from: \(sender), device \(signerDevice), key \(opened.sender) (pinned)\(retired)")
-            Terminal.warn("to: \(message.to.joined(separator: ", ")) (keys \(opened.recipients.map(\.description).joined(separator: ", ")))")
+            Terminal.warn(
+                "to: \(message.to.joined(separator: ", ")) (keys \(opened.recipients.map(\.description).joined(separator: ", ")))"
+            )
             Terminal.warn("message ID: \(Hex.encode(opened.messageID))")
-            Terminal.warn("sent: \(PrivateFiles.date(opened.createdDate)); accepted by the server \(PrivateFiles.date(message.acceptedAt))")
+            Terminal.warn(
+                "sent: \(PrivateFiles.date(opened.createdDate)); accepted by the server \(PrivateFiles.date(message.acceptedAt))"
+            )
         }
         if signerDevice != message.fromDevice {
-            Terminal.warn("warning: the server says device \(Terminal.printable(message.fromDevice)) sent this, but it is signed by \(sender)'s device \(signerDevice)")
+            Terminal.warn(
+                "warning: the server says device \(Terminal.printable(message.fromDevice)) sent this, but it is signed by \(sender)'s device \(signerDevice)"
+            )
         }
         let tty = isatty(1) == 1
         var out = tty ? Array(MessageOpen.terminalSafe(opened.plaintext).utf8) : opened.plaintext

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,10 +10,10 @@ struct Open: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Open a sealed file (Countersign or FileLock format, detected).",
         discussion: """
-        With -o, the plaintext appears at OUT only after every check passed; on any failure nothing is \
-        there and the exit status is 1. To standard output, only authenticated plaintext is written: a \
-        signed file is verified completely before its first byte is written (docs/SPEC.md §4.6).
-        """
+            With -o, the plaintext appears at OUT only after every check passed; on any failure nothing is \
+            there and the exit status is 1. To standard output, only authenticated plaintext is written: a \
+            signed file is verified completely before its first byte is written (docs/SPEC.md §4.6).
+            """
     )
 
     @Option(name: .short, help: ArgumentHelp("Your private key file.", valueName: "keyfile"))
@@ -45,7 +46,11 @@ struct Open: ParsableCommand {
             switch SealedFormat.detect(head) {
             case .filelock?:
                 guard sender == nil else { throw SealError.signatureMissing }
-                opened = try openFileLock(PrefixedSource(prefix: head, rest: source), identity: me, sink: file?.sink ?? stdout)
+                opened = try openFileLock(
+                    PrefixedSource(prefix: head, rest: source),
+                    identity: me,
+                    sink: file?.sink ?? stdout
+                )
             case .countersign?:
                 if file == nil, SealedFormat.isSigned(head) {
                     opened = try openVerifiedFirst(source, head: head, identity: me, sender: sender, to: stdout)
@@ -55,8 +60,12 @@ struct Open: ParsableCommand {
                     // Unsigned to stdout: authenticated chunks stream out as they verify (SPEC §4.6); a
                     // file is only linked in at the end, so both cases may stream.
                     opened = try SealedFile.openReleasingChunksBeforeVerification(
-                        from: PrefixedSource(prefix: head, rest: source), to: file?.sink ?? stdout, identity: me,
-                        expectedSender: sender, progress: progress.map { p in { p.update($0) } })
+                        from: PrefixedSource(prefix: head, rest: source),
+                        to: file?.sink ?? stdout,
+                        identity: me,
+                        expectedSender: sender,
+                        progress: progress.map { p in { p.update($0) } }
+                    )
                 }
             case nil:
                 throw SealError.unknownFormat
@@ -90,14 +99,29 @@ struct Open: ParsableCommand {
     /// Pass 1 checks every tag and the signature and writes nothing; pass 2 decrypts to stdout. Both run
     /// on a private copy of the *sealed* input (an unlinked temporary file), so the bytes decrypted in pass 2
     /// are the bytes verified in pass 1 even if the original file changes in between.
-    private func openVerifiedFirst(_ source: FileDescriptorSource, head: [UInt8], identity: Identity,
-                                   sender: PublicKey?, to sink: ByteSink) throws -> SealedFile.Opened {
+    private func openVerifiedFirst(
+        _ source: FileDescriptorSource,
+        head: [UInt8],
+        identity: Identity,
+        sender: PublicKey?,
+        to sink: ByteSink
+    ) throws -> SealedFile.Opened {
         let replay = try spool(PrefixedSource(prefix: head, rest: source))
         let progress = Terminal.Progress(label: "verifying", total: replay.size)
-        try SealedFile.verify(from: replay, identity: identity, expectedSender: sender, progress: progress.map { p in { p.update($0) } })
+        try SealedFile.verify(
+            from: replay,
+            identity: identity,
+            expectedSender: sender,
+            progress: progress.map { p in { p.update($0) } }
+        )
         progress?.finish()
         try replay.rewind()
-        return try SealedFile.openReleasingChunksBeforeVerification(from: replay, to: sink, identity: identity, expectedSender: sender)
+        return try SealedFile.openReleasingChunksBeforeVerification(
+            from: replay,
+            to: sink,
+            identity: identity,
+            expectedSender: sender
+        )
     }
 
     private func spool(_ source: ByteSource) throws -> FileDescriptorSource {

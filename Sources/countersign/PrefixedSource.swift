@@ -5,7 +5,10 @@ final class PrefixedSource: ByteSource {
     private var prefix: [UInt8]
     private let rest: ByteSource
 
-    init(prefix: [UInt8], rest: ByteSource) { self.prefix = prefix; self.rest = rest }
+    init(prefix: [UInt8], rest: ByteSource) {
+        self.prefix = prefix
+        self.rest = rest
+    }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard prefix.isEmpty else {
@@ -22,7 +25,9 @@ final class PrefixedSource: ByteSource {
         var bytes = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
-            let n = try bytes.withUnsafeMutableBytes { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[got...])) }
+            let n = try bytes.withUnsafeMutableBytes {
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[got...]))
+            }
             if n == 0 { break }
             got += n
         }

@@ -1,5 +1,6 @@
 import CountersignAPI
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,7 +38,8 @@ enum PrivateFiles {
 
     static func cannotCreate(_ path: String, errno code: Int32) -> String {
         let parent = (path as NSString).deletingLastPathComponent
-        let fix = code == EACCES || code == EROFS || code == EPERM
+        let fix =
+            code == EACCES || code == EROFS || code == EPERM
             ? "; make \(parent) writable for you, or set COUNTERSIGN_CONFIG_DIR to a directory of your own" : ""
         return "cannot create \(path): \(String(cString: strerror(code)))\(fix)"
     }
@@ -49,8 +51,10 @@ enum PrivateFiles {
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT { return nil }
-            let fix = code == EACCES || code == EPERM
-                ? "; the config directory \(config.path) and its files must be yours and readable (chmod -R u+rwX \(config.path))" : ""
+            let fix =
+                code == EACCES || code == EPERM
+                ? "; the config directory \(config.path) and its files must be yours and readable (chmod -R u+rwX \(config.path))"
+                : ""
             throw CLIError.io("cannot read \(url.path): \(String(cString: strerror(code)))\(fix)")
         }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
@@ -67,7 +71,9 @@ enum PrivateFiles {
         let dir = url.deletingLastPathComponent()
         try directory(dir)
         var g = SystemRandomNumberGenerator()
-        let tmp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(String(UInt64.random(in: .min ... .max, using: &g), radix: 36))")
+        let tmp = dir.appendingPathComponent(
+            ".\(url.lastPathComponent).\(getpid()).\(String(UInt64.random(in: .min ... .max, using: &g), radix: 36))"
+        )
         let fd = open(tmp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CLIError.io("cannot write \(url.path): \(String(cString: strerror(errno)))") }
         var ok = true
@@ -75,7 +81,10 @@ enum PrivateFiles {
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { ok = false; break }
+            guard n > 0 else {
+                ok = false
+                break
+            }
             offset += n
         }
         let why = String(cString: strerror(errno))
@@ -99,7 +108,10 @@ enum PrivateFiles {
         }
         // The rename itself is durable once the directory is synced.
         let dfd = open(dir.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
+        if dfd >= 0 {
+            fsync(dfd)
+            close(dfd)
+        }
     }
 
     static func encoder() -> JSONEncoder {

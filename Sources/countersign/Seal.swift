@@ -1,6 +1,7 @@
 import ArgumentParser
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,9 +12,9 @@ struct Seal: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Seal a file to one or more public keys.",
         discussion: """
-        Reads FILE (or standard input) and writes the sealed file to -o OUT (created only when complete) \
-        or to standard output. -r takes a public key file in SPKI or FileLock form.
-        """
+            Reads FILE (or standard input) and writes the sealed file to -o OUT (created only when complete) \
+            or to standard output. -r takes a public key file in SPKI or FileLock form.
+            """
     )
 
     @Option(name: .short, help: ArgumentHelp("A recipient's public key file (repeat for more).", valueName: "pubkey"))
@@ -43,12 +44,16 @@ struct Seal: ParsableCommand {
         if recipient.isEmpty { throw ValidationError("name at least one recipient with -r PUBKEY") }
         if format == .filelock {
             if recipient.count > 1 { throw ValidationError("the FileLock format has exactly one recipient") }
-            if signer != nil { throw ValidationError("the FileLock format cannot carry a signature; leave out -s or the --format") }
+            if signer != nil {
+                throw ValidationError("the FileLock format cannot carry a signature; leave out -s or the --format")
+            }
             if keepName { throw ValidationError("the FileLock format cannot carry a file name") }
         }
         if keepName, input == nil || input == "-" { throw ValidationError("--keep-name needs a FILE argument") }
         if output == nil, isatty(1) == 1 {
-            throw ValidationError("refusing to write sealed bytes to a terminal; use -o OUT or redirect standard output")
+            throw ValidationError(
+                "refusing to write sealed bytes to a terminal; use -o OUT or redirect standard output"
+            )
         }
     }
 
@@ -70,8 +75,14 @@ struct Seal: ParsableCommand {
                 let progress = Terminal.Progress(label: "sealing", total: source.size)
                 defer { progress?.finish() }
                 let name = keepName ? input.map { URL(fileURLWithPath: $0).lastPathComponent } : nil
-                try SealedFile.seal(from: source, to: sink, recipients: recipients, signer: signerIdentity,
-                                    fileName: name, progress: progress.map { p in { p.update($0) } })
+                try SealedFile.seal(
+                    from: source,
+                    to: sink,
+                    recipients: recipients,
+                    signer: signerIdentity,
+                    fileName: name,
+                    progress: progress.map { p in { p.update($0) } }
+                )
             }
             try file?.commit()
         } catch {

@@ -10,21 +10,21 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the Countersign server.",
         discussion: """
-        Prints the URL it listens on, then serves until SIGINT or SIGTERM (finishing requests in flight).
-        Environment: COUNTERSIGN_HOST, COUNTERSIGN_PORT, COUNTERSIGN_DATABASE, COUNTERSIGN_CAPTCHA, COUNTERSIGN_LOG_LEVEL;
-        COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS (per 10 minutes, default 20) and
-        COUNTERSIGN_REGISTRATIONS_PER_ADDRESS (per hour, default 10) set the per-address limits;
-        COUNTERSIGN_LOCKOUT_DELAY_AFTER (3), COUNTERSIGN_LOCKOUT_DELAY_MINUTES (30) and
-        COUNTERSIGN_LOCKOUT_LOCK_AFTER (5) set the lockout rule; COUNTERSIGN_CAPTCHA_RISK_MINUTES (15) is how long
-        a failed sign-in makes the risk policy ask its address and username for a captcha.
-        COUNTERSIGN_IDLE_TIMEOUT and COUNTERSIGN_READ_TIMEOUT (seconds) stand in for the timeout flags;
-        COUNTERSIGN_EXIT_WITH_PARENT=1 makes the server shut down when the process that started it dies;
-        COUNTERSIGN_SEND_BATCH (128) is how many concurrent sends share one transaction (1: none do);
-        COUNTERSIGN_MESSAGE_RETENTION_DAYS (30) is how long an unacknowledged message is kept after it is due;
-        COUNTERSIGN_SENDS_PER_ACCOUNT (300 a minute) and COUNTERSIGN_MESSAGE_QUOTA_MB (1024 MiB of stored
-        envelopes) bound what one account sends and keeps (0: no limit).
-        The default database is sqlite:countersign.sqlite in the current directory, created on first start.
-        """
+            Prints the URL it listens on, then serves until SIGINT or SIGTERM (finishing requests in flight).
+            Environment: COUNTERSIGN_HOST, COUNTERSIGN_PORT, COUNTERSIGN_DATABASE, COUNTERSIGN_CAPTCHA, COUNTERSIGN_LOG_LEVEL;
+            COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS (per 10 minutes, default 20) and
+            COUNTERSIGN_REGISTRATIONS_PER_ADDRESS (per hour, default 10) set the per-address limits;
+            COUNTERSIGN_LOCKOUT_DELAY_AFTER (3), COUNTERSIGN_LOCKOUT_DELAY_MINUTES (30) and
+            COUNTERSIGN_LOCKOUT_LOCK_AFTER (5) set the lockout rule; COUNTERSIGN_CAPTCHA_RISK_MINUTES (15) is how long
+            a failed sign-in makes the risk policy ask its address and username for a captcha.
+            COUNTERSIGN_IDLE_TIMEOUT and COUNTERSIGN_READ_TIMEOUT (seconds) stand in for the timeout flags;
+            COUNTERSIGN_EXIT_WITH_PARENT=1 makes the server shut down when the process that started it dies;
+            COUNTERSIGN_SEND_BATCH (128) is how many concurrent sends share one transaction (1: none do);
+            COUNTERSIGN_MESSAGE_RETENTION_DAYS (30) is how long an unacknowledged message is kept after it is due;
+            COUNTERSIGN_SENDS_PER_ACCOUNT (300 a minute) and COUNTERSIGN_MESSAGE_QUOTA_MB (1024 MiB of stored
+            envelopes) bound what one account sends and keeps (0: no limit).
+            The default database is sqlite:countersign.sqlite in the current directory, created on first start.
+            """
     )
 
     @Option(help: "Address to listen on (default 127.0.0.1, or $COUNTERSIGN_HOST).")
@@ -33,22 +33,45 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on; 0 picks a free one (default 8080, or $COUNTERSIGN_PORT).")
     var port: Int?
 
-    @Option(help: ArgumentHelp("sqlite:PATH or postgres://user:pass@host:port/db (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "sqlite:PATH or postgres://user:pass@host:port/db (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).",
+            valueName: "url"
+        )
+    )
     var database: String?
 
-    @Option(help: ArgumentHelp("Close a connection with no request in progress, or whose request headers have not all arrived, after this many seconds (default 30, or $COUNTERSIGN_IDLE_TIMEOUT).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Close a connection with no request in progress, or whose request headers have not all arrived, after this many seconds (default 30, or $COUNTERSIGN_IDLE_TIMEOUT).",
+            valueName: "seconds"
+        )
+    )
     var idleTimeout: Int?
 
-    @Option(help: ArgumentHelp("Drop a request whose body has not all arrived this many seconds after its headers (default 30, or $COUNTERSIGN_READ_TIMEOUT).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Drop a request whose body has not all arrived this many seconds after its headers (default 30, or $COUNTERSIGN_READ_TIMEOUT).",
+            valueName: "seconds"
+        )
+    )
     var readTimeout: Int?
 
-    @Option(help: "When sign-in and registration need a captcha: always (default), risk (after a failure), off. Or $COUNTERSIGN_CAPTCHA.")
+    @Option(
+        help:
+            "When sign-in and registration need a captcha: always (default), risk (after a failure), off. Or $COUNTERSIGN_CAPTCHA."
+    )
     var captcha: ServerConfiguration.CaptchaPolicy?
 
-    @Option(help: ArgumentHelp("""
-        The URL clients reach this server at (e.g. https://auth.example.com behind a TLS proxy), used in the pairing and \
-        authentication-code URIs and QR codes; default: http:// and the Host each request names, or $COUNTERSIGN_PUBLIC_URL.
-        """, valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            """
+            The URL clients reach this server at (e.g. https://auth.example.com behind a TLS proxy), used in the pairing and \
+            authentication-code URIs and QR codes; default: http:// and the Host each request names, or $COUNTERSIGN_PUBLIC_URL.
+            """,
+            valueName: "url"
+        )
+    )
     var publicURL: String?
 
     func run() async throws {
@@ -60,19 +83,35 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("COUNTERSIGN_PORT is not a number")
         }
         guard (0...65535).contains(config.port) else { throw ValidationError("--port must be 0 to 65535") }
-        config.database = try DatabaseLocation(parsing: database ?? env["COUNTERSIGN_DATABASE"] ?? "sqlite:countersign.sqlite")
+        config.database = try DatabaseLocation(
+            parsing: database ?? env["COUNTERSIGN_DATABASE"] ?? "sqlite:countersign.sqlite"
+        )
         if let text = publicURL ?? env["COUNTERSIGN_PUBLIC_URL"] {
             guard let url = ServerConfiguration.validPublicURL(text) else {
-                throw ValidationError("--public-url (or COUNTERSIGN_PUBLIC_URL) must be an http:// or https:// URL with a host and nothing after it, e.g. https://auth.example.com")
+                throw ValidationError(
+                    "--public-url (or COUNTERSIGN_PUBLIC_URL) must be an http:// or https:// URL with a host and nothing after it, e.g. https://auth.example.com"
+                )
             }
             config.publicURL = url
         }
-        if let c = captcha { config.captcha = c } else if let c = env["COUNTERSIGN_CAPTCHA"] {
-            guard let policy = ServerConfiguration.CaptchaPolicy(rawValue: c) else { throw ValidationError("COUNTERSIGN_CAPTCHA takes always, risk or off") }
+        if let c = captcha {
+            config.captcha = c
+        } else if let c = env["COUNTERSIGN_CAPTCHA"] {
+            guard let policy = ServerConfiguration.CaptchaPolicy(rawValue: c) else {
+                throw ValidationError("COUNTERSIGN_CAPTCHA takes always, risk or off")
+            }
             config.captcha = policy
         }
-        for (name, window, apply) in [("COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS", 600.0, { (c: inout ServerConfiguration, l: AddressThrottle.Limit) in c.signInFailuresPerAddress = l }),
-                                      ("COUNTERSIGN_REGISTRATIONS_PER_ADDRESS", 3600.0, { (c: inout ServerConfiguration, l: AddressThrottle.Limit) in c.registrationsPerAddress = l })] {
+        for (name, window, apply) in [
+            (
+                "COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS", 600.0,
+                { (c: inout ServerConfiguration, l: AddressThrottle.Limit) in c.signInFailuresPerAddress = l }
+            ),
+            (
+                "COUNTERSIGN_REGISTRATIONS_PER_ADDRESS", 3600.0,
+                { (c: inout ServerConfiguration, l: AddressThrottle.Limit) in c.registrationsPerAddress = l }
+            ),
+        ] {
             guard let text = env[name] else { continue }
             guard let n = Int(text), n >= 1 else { throw ValidationError("\(name) takes a whole number of at least 1") }
             apply(&config, AddressThrottle.Limit(capacity: n, window: window))
@@ -82,43 +121,75 @@ struct Serve: AsyncParsableCommand {
             guard let n = Int(text), n >= 1 else { throw ValidationError("\(name) takes a whole number of at least 1") }
             return n
         }
-        for (flag, value, name, apply) in [("--idle-timeout", idleTimeout, "COUNTERSIGN_IDLE_TIMEOUT", { (c: inout ServerConfiguration, t: TimeInterval) in c.idleTimeout = t }),
-                                           ("--read-timeout", readTimeout, "COUNTERSIGN_READ_TIMEOUT", { (c: inout ServerConfiguration, t: TimeInterval) in c.readTimeout = t })] {
+        for (flag, value, name, apply) in [
+            (
+                "--idle-timeout", idleTimeout, "COUNTERSIGN_IDLE_TIMEOUT",
+                { (c: inout ServerConfiguration, t: TimeInterval) in c.idleTimeout = t }
+            ),
+            (
+                "--read-timeout", readTimeout, "COUNTERSIGN_READ_TIMEOUT",
+                { (c: inout ServerConfiguration, t: TimeInterval) in c.readTimeout = t }
+            ),
+        ] {
             let seconds: Int
-            if let value { seconds = value } else if let text = env[name] {
+            if let value {
+                seconds = value
+            } else if let text = env[name] {
                 guard let n = Int(text) else { throw ValidationError("\(name) takes a whole number of seconds") }
                 seconds = n
-            } else { continue }
-            guard (1...3600).contains(seconds) else { throw ValidationError("\(flag) (or \(name)) takes 1 to 3600 seconds, not \(seconds)") }
+            } else {
+                continue
+            }
+            guard (1...3600).contains(seconds) else {
+                throw ValidationError("\(flag) (or \(name)) takes 1 to 3600 seconds, not \(seconds)")
+            }
             apply(&config, TimeInterval(seconds))
         }
         switch env["COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL"] {
         case nil, "0": break
         case "1": config.authCodesWithoutApproval = true
-        default: throw ValidationError("COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL takes 1 (allow) or 0 (the default: every QR sign-in is approved)")
+        default:
+            throw ValidationError(
+                "COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL takes 1 (allow) or 0 (the default: every QR sign-in is approved)"
+            )
         }
         if let text = env["COUNTERSIGN_SENDS_PER_ACCOUNT"] {
-            guard let n = Int(text), n >= 0 else { throw ValidationError("COUNTERSIGN_SENDS_PER_ACCOUNT takes a whole number of sends a minute (0: no limit)") }
+            guard let n = Int(text), n >= 0 else {
+                throw ValidationError(
+                    "COUNTERSIGN_SENDS_PER_ACCOUNT takes a whole number of sends a minute (0: no limit)"
+                )
+            }
             config.sendsPerAccount = n == 0 ? nil : AddressThrottle.Limit(capacity: n, window: 60)
         }
         if let text = env["COUNTERSIGN_MESSAGE_QUOTA_MB"] {
-            guard let n = Int64(text), (0...(1 << 30)).contains(n) else { throw ValidationError("COUNTERSIGN_MESSAGE_QUOTA_MB takes a whole number of MiB (0: no quota)") }
+            guard let n = Int64(text), (0...(1 << 30)).contains(n) else {
+                throw ValidationError("COUNTERSIGN_MESSAGE_QUOTA_MB takes a whole number of MiB (0: no quota)")
+            }
             config.messageQuotaBytes = n << 20
         }
         if let text = env["COUNTERSIGN_CONNECTIONS_PER_ADDRESS"] {
-            guard let n = Int(text), n >= 0 else { throw ValidationError("COUNTERSIGN_CONNECTIONS_PER_ADDRESS takes a whole number (0: no cap)") }
+            guard let n = Int(text), n >= 0 else {
+                throw ValidationError("COUNTERSIGN_CONNECTIONS_PER_ADDRESS takes a whole number (0: no cap)")
+            }
             config.connectionsPerAddress = n
         }
         config.riskMemory = TimeInterval(try number("COUNTERSIGN_CAPTCHA_RISK_MINUTES", 15) * 60)
         config.sendBatch = try number("COUNTERSIGN_SEND_BATCH", config.sendBatch)
         let retention = try number("COUNTERSIGN_MESSAGE_RETENTION_DAYS", 30)
-        guard retention <= 3650 else { throw ValidationError("COUNTERSIGN_MESSAGE_RETENTION_DAYS takes 1 to 3650 days") }
+        guard retention <= 3650 else {
+            throw ValidationError("COUNTERSIGN_MESSAGE_RETENTION_DAYS takes 1 to 3650 days")
+        }
         config.messageRetention = TimeInterval(retention * 86_400)
         let delayAfter = try number("COUNTERSIGN_LOCKOUT_DELAY_AFTER", config.lockout.delayAfter)
         let lockAfter = try number("COUNTERSIGN_LOCKOUT_LOCK_AFTER", config.lockout.lockAfter)
-        guard lockAfter >= delayAfter else { throw ValidationError("COUNTERSIGN_LOCKOUT_LOCK_AFTER must be at least COUNTERSIGN_LOCKOUT_DELAY_AFTER") }
-        config.lockout = LockoutPolicy(delayAfter: delayAfter, delay: TimeInterval(try number("COUNTERSIGN_LOCKOUT_DELAY_MINUTES", 30) * 60),
-                                       lockAfter: lockAfter)
+        guard lockAfter >= delayAfter else {
+            throw ValidationError("COUNTERSIGN_LOCKOUT_LOCK_AFTER must be at least COUNTERSIGN_LOCKOUT_DELAY_AFTER")
+        }
+        config.lockout = LockoutPolicy(
+            delayAfter: delayAfter,
+            delay: TimeInterval(try number("COUNTERSIGN_LOCKOUT_DELAY_MINUTES", 30) * 60),
+            lockAfter: lockAfter
+        )
         var logger = Logger(label: "countersign")
         logger.logLevel = env["COUNTERSIGN_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let db = config.database
@@ -162,22 +233,37 @@ struct Admin: AsyncParsableCommand {
     /// The server's database, which must exist: opening a SQLite path that is not there would create an
     /// empty database and answer from it ("no such user").
     static func existingDatabase(_ option: String?) throws -> DatabaseLocation {
-        let location = try DatabaseLocation(parsing: option ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] ?? "sqlite:countersign.sqlite")
+        let location = try DatabaseLocation(
+            parsing: option ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"]
+                ?? "sqlite:countersign.sqlite"
+        )
         if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
-            let named = option != nil ? "--database" : ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] != nil ? "COUNTERSIGN_DATABASE" : "the default"
-            throw ValidationError("""
+            let named =
+                option != nil
+                ? "--database"
+                : ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] != nil
+                    ? "COUNTERSIGN_DATABASE" : "the default"
+            throw ValidationError(
+                """
                 no database at \(path) (\(named)); nothing was created. Name the server's database with --database sqlite:PATH \
                 (scripts/serve.sh uses sqlite:.data/countersign.sqlite) or postgres://…, or set COUNTERSIGN_DATABASE
-                """)
+                """
+            )
         }
         return location
     }
 
     struct Messages: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the stored messages as the server sees them: sender => recipients, date, size, ciphertext.")
+            abstract: "List the stored messages as the server sees them: sender => recipients, date, size, ciphertext."
+        )
 
-        @Option(help: ArgumentHelp("The server's existing database: sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
+        @Option(
+            help: ArgumentHelp(
+                "The server's existing database: sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).",
+                valueName: "url"
+            )
+        )
         var database: String?
 
         @Option(help: "At most this many, newest first (default 100).")
@@ -200,7 +286,12 @@ struct Admin: AsyncParsableCommand {
         @Argument(help: "The username to unlock.")
         var username: String
 
-        @Option(help: ArgumentHelp("The server's existing database: sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).", valueName: "url"))
+        @Option(
+            help: ArgumentHelp(
+                "The server's existing database: sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).",
+                valueName: "url"
+            )
+        )
         var database: String?
 
         func run() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,8 @@ struct SessionFile: Codable {
     static var directory: URL {
         let env = ProcessInfo.processInfo.environment
         if let dir = env["COUNTERSIGN_CONFIG_DIR"] { return URL(fileURLWithPath: dir) }
-        let base = env["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
+        let base =
+            env["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: env["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".config")
         return base.appendingPathComponent("countersign")
     }
@@ -30,7 +32,9 @@ struct SessionFile: Codable {
         do {
             return try decoder.decode(SessionFile.self, from: data)
         } catch {
-            throw CLIError.io("\(url.path) is damaged; sign in again with `countersign account login USER --server URL` (it replaces the file)")
+            throw CLIError.io(
+                "\(url.path) is damaged; sign in again with `countersign account login USER --server URL` (it replaces the file)"
+            )
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +25,8 @@ enum Terminal {
     /// word joiners, byte order mark, tag characters).
     static func isUnsafe(_ v: UInt32) -> Bool {
         v < 0x20 || (0x7f...0x9f).contains(v) || (0x2028...0x202e).contains(v) || (0x2066...0x2069).contains(v)
-            || (0x200b...0x200f).contains(v) || v == 0x061c || v == 0x00ad || (0x2060...0x2064).contains(v) || v == 0xfeff
+            || (0x200b...0x200f).contains(v) || v == 0x061c || v == 0x00ad || (0x2060...0x2064).contains(v)
+            || v == 0xfeff
             || (0xe0000...0xe007f).contains(v)
     }
 
@@ -47,23 +49,31 @@ enum Terminal {
     /// `what` is "passphrase" or "password", for the messages.
     static func passphrase(fromFile path: String, what: String = "passphrase") throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CLIError.io("cannot read the \(what) file \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw CLIError.io("cannot read the \(what) file \(path): \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         var line: [UInt8] = []
         var c: UInt8 = 0
         while true {
             let n = Glibc.read(fd, &c, 1)
             if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw CLIError.io("cannot read the \(what) file \(path): \(String(cString: strerror(errno)))") }
+            guard n >= 0 else {
+                throw CLIError.io("cannot read the \(what) file \(path): \(String(cString: strerror(errno)))")
+            }
             if n == 0 || c == UInt8(ascii: "\n") { break }
             line.append(c)
             guard line.count <= maxSecretLine + 1 else {
-                throw CLIError.usage("the first line of the \(what) file \(path) is over \(maxSecretLine) bytes; put only the \(what) on it")
+                throw CLIError.usage(
+                    "the first line of the \(what) file \(path) is over \(maxSecretLine) bytes; put only the \(what) on it"
+                )
             }
         }
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         guard line.count <= maxSecretLine else {
-            throw CLIError.usage("the first line of the \(what) file \(path) is over \(maxSecretLine) bytes; put only the \(what) on it")
+            throw CLIError.usage(
+                "the first line of the \(what) file \(path) is over \(maxSecretLine) bytes; put only the \(what) on it"
+            )
         }
         guard !line.isEmpty else { throw CLIError.usage("the \(what) file \(path) has an empty first line") }
         return line
@@ -71,7 +81,11 @@ enum Terminal {
 
     /// Reads one line from /dev/tty with echo off. Without a terminal, says what is asked for (`what`)
     /// and how to give it `instead`, which must name the calling command's own flags.
-    static func ask(_ prompt: String, what: String = "passphrase", instead: String = "use --passphrase-file FILE") throws -> [UInt8] {
+    static func ask(
+        _ prompt: String,
+        what: String = "passphrase",
+        instead: String = "use --passphrase-file FILE"
+    ) throws -> [UInt8] {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw CLIError.usage("no terminal to ask for the \(what); \(instead)") }
         defer { close(fd) }
@@ -94,12 +108,20 @@ enum Terminal {
 
     /// A new key's passphrase: none with `--no-passphrase`, the first line of `--passphrase-file`, or asked
     /// twice on the terminal. `what` names the key in the messages, `unchanged` says what a mismatch leaves.
-    static func newPassphrase(file: String?, none: Bool, prompt: String, what: String, unchanged: String) throws -> [UInt8]? {
+    static func newPassphrase(
+        file: String?,
+        none: Bool,
+        prompt: String,
+        what: String,
+        unchanged: String
+    ) throws -> [UInt8]? {
         if none { return nil }
         if let file { return try passphrase(fromFile: file) }
         let instead = "use --passphrase-file FILE, or --no-passphrase to store \(what) unencrypted"
         let first = try ask(prompt, instead: instead)
-        guard !first.isEmpty else { throw CLIError.usage("empty passphrase; use --no-passphrase to store the key unencrypted") }
+        guard !first.isEmpty else {
+            throw CLIError.usage("empty passphrase; use --no-passphrase to store the key unencrypted")
+        }
         guard try ask("Repeat passphrase: ", instead: instead) == first else {
             throw CLIError.usage("the passphrases do not match; \(unchanged)")
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CountersignClient
 import CountersignCrypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,18 +13,20 @@ struct WatchCommand: AsyncParsableCommand {
         commandName: "watch",
         abstract: "Stay connected and report each message the moment it arrives.",
         discussion: """
-        Each envelope is stored sealed in messages/ (as `inbox` does) before it is acknowledged, and one line \
-        is printed per message: "Encrypted Message Received from USER at DATE (id ID). Tap to decrypt and view \
-        the message: countersign read ID". Nothing is decrypted and no plaintext is printed. The connection \
-        is kept open and re-established with backoff; it ends when this device is revoked or connects \
-        elsewhere. With --exec, CMD runs through /bin/sh once per message with COUNTERSIGN_MESSAGE_ID, \
-        COUNTERSIGN_MESSAGE_FROM and COUNTERSIGN_MESSAGE_DIRECTION set. On a desktop session, notify-send \
-        (when installed) raises a notification too.
-        """
+            Each envelope is stored sealed in messages/ (as `inbox` does) before it is acknowledged, and one line \
+            is printed per message: "Encrypted Message Received from USER at DATE (id ID). Tap to decrypt and view \
+            the message: countersign read ID". Nothing is decrypted and no plaintext is printed. The connection \
+            is kept open and re-established with backoff; it ends when this device is revoked or connects \
+            elsewhere. With --exec, CMD runs through /bin/sh once per message with COUNTERSIGN_MESSAGE_ID, \
+            COUNTERSIGN_MESSAGE_FROM and COUNTERSIGN_MESSAGE_DIRECTION set. On a desktop session, notify-send \
+            (when installed) raises a notification too.
+            """
     )
 
-    @Flag(name: .long, help: "Print one JSON object a line (id, from, direction, sentAt, acceptedAt) instead.") var json = false
-    @Option(name: .long, help: "A shell command to run for each message (its id in COUNTERSIGN_MESSAGE_ID).") var exec: String?
+    @Flag(name: .long, help: "Print one JSON object a line (id, from, direction, sentAt, acceptedAt) instead.")
+    var json = false
+    @Option(name: .long, help: "A shell command to run for each message (its id in COUNTERSIGN_MESSAGE_ID).") var exec:
+        String?
     @OptionGroup var keyOptions: PrivateKeyOptions
 
     func run() async throws {
@@ -34,17 +37,23 @@ struct WatchCommand: AsyncParsableCommand {
             switch status {
             case .connecting: break
             case .connected: Terminal.warn("connected; waiting for messages (Ctrl-C to stop)")
-            case .disconnected(let reason, let wait): Terminal.warn("disconnected (\(Terminal.printable(reason))); reconnecting in \(String(format: "%.1f", wait)) s")
+            case .disconnected(let reason, let wait):
+                Terminal.warn(
+                    "disconnected (\(Terminal.printable(reason))); reconnecting in \(String(format: "%.1f", wait)) s"
+                )
             }
         }
-        let desktop = ProcessInfo.processInfo.environment["DISPLAY"] != nil || ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] != nil
+        let desktop =
+            ProcessInfo.processInfo.environment["DISPLAY"] != nil
+            || ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] != nil
         let notifySend = desktop ? Self.which("notify-send") : nil
         do {
             for try await event in events {
                 guard case .message(let m) = event else { continue }
                 guard let message = Mailbox.verifiedHeader(m) else { continue }
                 if let existing = StoredMessage.loadForUpdate(m.id) {
-                    if existing.envelope != nil { continue }   // already stored by an earlier run: acknowledged with the next event
+                    // Already stored by an earlier run: acknowledged with the next event.
+                    if existing.envelope != nil { continue }
                     var filled = message
                     filled.read = existing.read
                     try filled.save()
@@ -53,12 +62,24 @@ struct WatchCommand: AsyncParsableCommand {
                 }
                 report(message, thisDevice: context.device.deviceId)
                 if let notifySend, message.incoming {
-                    Self.spawn(notifySend, ["Encrypted Message Received", "From \(message.from). Tap to decrypt and view the message: countersign read \(message.id)"],
-                               environment: [:])
+                    Self.spawn(
+                        notifySend,
+                        [
+                            "Encrypted Message Received",
+                            "From \(message.from). Tap to decrypt and view the message: countersign read \(message.id)",
+                        ],
+                        environment: [:]
+                    )
                 }
                 if let exec {
-                    Self.spawn("/bin/sh", ["-c", exec], environment: ["COUNTERSIGN_MESSAGE_ID": message.id, "COUNTERSIGN_MESSAGE_FROM": message.from,
-                                                                      "COUNTERSIGN_MESSAGE_DIRECTION": message.direction])
+                    Self.spawn(
+                        "/bin/sh",
+                        ["-c", exec],
+                        environment: [
+                            "COUNTERSIGN_MESSAGE_ID": message.id, "COUNTERSIGN_MESSAGE_FROM": message.from,
+                            "COUNTERSIGN_MESSAGE_DIRECTION": message.direction,
+                        ]
+                    )
                 }
             }
         } catch let e as ClientError {
@@ -69,19 +90,29 @@ struct WatchCommand: AsyncParsableCommand {
     private func report(_ m: StoredMessage, thisDevice: String) {
         let iso = ISO8601DateFormatter()
         if json {
-            let object: [String: Any] = ["id": m.id, "from": m.from, "direction": m.direction, "to": m.to,
-                                         "sentAt": iso.string(from: m.sentAt), "acceptedAt": iso.string(from: m.acceptedAt)]
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) { print(Terminal.json(data)) }
+            let object: [String: Any] = [
+                "id": m.id, "from": m.from, "direction": m.direction, "to": m.to,
+                "sentAt": iso.string(from: m.sentAt), "acceptedAt": iso.string(from: m.acceptedAt),
+            ]
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+                print(Terminal.json(data))
+            }
         } else if m.incoming {
-            print("Encrypted Message Received from \(Terminal.printable(m.from)) at \(iso.string(from: m.sentAt)) (id \(m.id)). "
-                  + "Tap to decrypt and view the message: countersign read \(m.id)")
+            print(
+                "Encrypted Message Received from \(Terminal.printable(m.from)) at \(iso.string(from: m.sentAt)) (id \(m.id)). "
+                    + "Tap to decrypt and view the message: countersign read \(m.id)"
+            )
         } else {
             // The server queues this device's own sends back to it too (that copy brings the envelope).
-            let whose = m.fromDevice == thisDevice ? "this device" : "another of your devices (\(Self.deviceName(m.fromDevice)))"
-            print("Sent from \(whose) to \(m.to.map { Terminal.printable($0) }.joined(separator: ", ")) at \(iso.string(from: m.sentAt)) "
-                  + "(id \(m.id)): countersign read \(m.id)")
+            let whose =
+                m.fromDevice == thisDevice
+                ? "this device" : "another of your devices (\(Self.deviceName(m.fromDevice)))"
+            print(
+                "Sent from \(whose) to \(m.to.map { Terminal.printable($0) }.joined(separator: ", ")) at \(iso.string(from: m.sentAt)) "
+                    + "(id \(m.id)): countersign read \(m.id)"
+            )
         }
-        fflush(nil)   // a pipe to a script gets each line at once
+        fflush(nil)  // a pipe to a script gets each line at once
     }
 
     /// A device of this account by the name pinned for it, else its ID.
@@ -109,7 +140,11 @@ struct WatchCommand: AsyncParsableCommand {
         do {
             try p.run()
             p.waitUntilExit()
-            if p.terminationStatus != 0 { Terminal.warn("warning: \(path == "/bin/sh" ? arguments.last ?? path : path) exited with \(p.terminationStatus)") }
+            if p.terminationStatus != 0 {
+                Terminal.warn(
+                    "warning: \(path == "/bin/sh" ? arguments.last ?? path : path) exited with \(p.terminationStatus)"
+                )
+            }
         } catch {
             Terminal.warn("warning: cannot run \(path): \(error.localizedDescription)")
         }

@@ -8,13 +8,21 @@ import Testing
 
     /// `send` with no terminal and no --passphrase-file: only an agent can unlock the key.
     static func sendWithoutTerminal(_ d: Dir, _ text: String) throws -> CLI.Output {
-        try d.t.run("/usr/bin/setsid", ["-w", "/usr/bin/env", "COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary, "send", "--to", "bob", text])
+        try d.t.run(
+            "/usr/bin/setsid",
+            ["-w", "/usr/bin/env", "COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary, "send", "--to", "bob", text]
+        )
     }
 
     static func waitFor(_ what: String, timeout: TimeInterval = 20, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
-            guard Date() < deadline else { throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "timed out waiting for \(what)"]) }
+            guard Date() < deadline else {
+                throw CocoaError(
+                    .fileReadUnknown,
+                    userInfo: [NSLocalizedDescriptionKey: "timed out waiting for \(what)"]
+                )
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }
@@ -24,7 +32,10 @@ import Testing
         defer { _ = server.signal(SIGTERM) }
         let alice = d["alice"]!
         let refused = try Self.sendWithoutTerminal(alice, "no agent")
-        #expect(refused.status != 0 && refused.stderr.contains("no terminal to ask for the passphrase"), "\(refused.stderr)")
+        #expect(
+            refused.status != 0 && refused.stderr.contains("no terminal to ask for the passphrase"),
+            "\(refused.stderr)"
+        )
         let filesBefore = try FileManager.default.contentsOfDirectory(atPath: alice.dir).sorted()
 
         // --idle long enough for a loaded machine to run the commands below within it.
@@ -38,7 +49,10 @@ import Testing
         #expect(sent.status == 0 && sent.text.hasPrefix("sent "), "\(sent.text) \(sent.stderr)")
         // Nothing written beside the socket: no key, no passphrase.
         let filesDuring = try FileManager.default.contentsOfDirectory(atPath: alice.dir).sorted()
-        #expect(Set(filesDuring).subtracting(filesBefore).subtracting(["messages", "contacts.json"]) == ["agent.sock"], "\(filesDuring)")
+        #expect(
+            Set(filesDuring).subtracting(filesBefore).subtracting(["messages", "contacts.json"]) == ["agent.sock"],
+            "\(filesDuring)"
+        )
 
         // Idle for longer than --idle: it exits, removes its socket, and the key is asked for again.
         let ended = agent.finish(timeout: 30)

@@ -39,7 +39,11 @@ import Testing
 
     @Test func connectionsPerAddressAreCapped() throws {
         let t = try CLI()
-        let server = try ServeTests.Server(database: "sqlite:" + t.path("a.sqlite"), in: t.dir, environment: ["COUNTERSIGN_CONNECTIONS_PER_ADDRESS": "8"])
+        let server = try ServeTests.Server(
+            database: "sqlite:" + t.path("a.sqlite"),
+            in: t.dir,
+            environment: ["COUNTERSIGN_CONNECTIONS_PER_ADDRESS": "8"]
+        )
         defer { _ = server.signal(SIGTERM) }
         let script = """
             import socket, sys

@@ -25,14 +25,27 @@ import Testing
         try t.write("pass", Data("phone pass\n".utf8))
         let phone = Dir(t: t, name: "phone")
         let (key, _) = try MFACLITests.pairingKey(alice)
-        let paired = try phone.cs("authenticator", "pair", key, "--name", "phone", "--server", server.url, "--passphrase-file", t.path("pass"))
+        let paired = try phone.cs(
+            "authenticator",
+            "pair",
+            key,
+            "--name",
+            "phone",
+            "--server",
+            server.url,
+            "--passphrase-file",
+            t.path("pass")
+        )
         try #require(paired.status == 0, "\(paired.stderr)")
         var state = try Self.state(phone)
         #expect(state["totpSecret"] == nil, "no secret in clear: \(state)")
         let sealed = try #require(state["sealedTotpSecret"] as? String, "\(state)")
         #expect(sealed.count > 100)
         let otp = try phone.cs("authenticator", "otp", "--passphrase-file", t.path("pass"))
-        #expect(otp.status == 0 && otp.text.range(of: "^[0-9]{6} [0-9]{1,2}\n$", options: .regularExpression) != nil, "\(otp.text) \(otp.stderr)")
+        #expect(
+            otp.status == 0 && otp.text.range(of: "^[0-9]{6} [0-9]{1,2}\n$", options: .regularExpression) != nil,
+            "\(otp.text) \(otp.stderr)"
+        )
         #expect(!otp.stderr.contains("now sealed"))
         let wrongPass = try phone.cs("authenticator", "otp", "--passphrase-file", t.path("pw"))
         #expect(wrongPass.status != 0 && wrongPass.text.isEmpty, "\(wrongPass.text)")
@@ -47,11 +60,18 @@ import Testing
         let before = Int(Date().timeIntervalSince1970)
         let migrated = try phone.cs("authenticator", "otp", "--passphrase-file", t.path("pass"))
         let after = Int(Date().timeIntervalSince1970)
-        #expect(migrated.status == 0 && migrated.stderr.contains("now sealed to the authenticator's key"), "\(migrated.stderr)")
+        #expect(
+            migrated.status == 0 && migrated.stderr.contains("now sealed to the authenticator's key"),
+            "\(migrated.stderr)"
+        )
         let code = String(migrated.text.prefix(6))
-        let expected = try Set([before, after].map { at in
-            try t.run("oathtool", ["--totp", "-b", Self.knownSecretBase32, "-N", "@\(at)"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        })
+        let expected = try Set(
+            [before, after].map { at in
+                try t.run("oathtool", ["--totp", "-b", Self.knownSecretBase32, "-N", "@\(at)"]).text.trimmingCharacters(
+                    in: .whitespacesAndNewlines
+                )
+            }
+        )
         #expect(expected.contains(code), "the earlier file's secret still gives the codes: \(code) vs \(expected)")
         let resealed = try Self.state(phone)
         #expect(resealed["totpSecret"] == nil && resealed["sealedTotpSecret"] is String, "\(resealed)")
@@ -66,11 +86,16 @@ import Testing
         var other = try Self.state(tablet)
         other["sealedTotpSecret"] = resealed["sealedTotpSecret"]
         let tabletURL = URL(fileURLWithPath: tablet.file("authenticator.json"))
-        var tabletObject = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: tabletURL)) as? [String: Any])
+        var tabletObject = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: tabletURL)) as? [String: Any]
+        )
         tabletObject["state"] = other
         try JSONSerialization.data(withJSONObject: tabletObject).write(to: tabletURL)
         let foreign = try tablet.cs("authenticator", "otp")
-        #expect(foreign.status != 0 && foreign.text.isEmpty && foreign.stderr.contains("damaged"), "\(foreign.text) \(foreign.stderr)")
+        #expect(
+            foreign.status != 0 && foreign.text.isEmpty && foreign.stderr.contains("damaged"),
+            "\(foreign.text) \(foreign.stderr)"
+        )
     }
 }
 
@@ -80,30 +105,56 @@ extension AuthenticatorCLITests {
     @Test func statusAndUnpair() throws {
         guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
         defer { _ = server.signal(SIGTERM) }
-        let phone = Dir(t: t, name: "phone"), tablet = Dir(t: t, name: "tablet")
+        let phone = Dir(t: t, name: "phone")
+        let tablet = Dir(t: t, name: "tablet")
         #expect(try MFACLITests.pair(phone, try MFACLITests.pairingKey(alice).key, server: server).status == 0)
         let status = try phone.cs("authenticator", "status")
-        #expect(status.status == 0 && status.text.contains("(\"phone\") for alice on \(server.url)") && status.text.contains("push approvals on"),
-                "\(status.text) \(status.stderr)")
+        #expect(
+            status.status == 0 && status.text.contains("(\"phone\") for alice on \(server.url)")
+                && status.text.contains("push approvals on"),
+            "\(status.text) \(status.stderr)"
+        )
         #expect(try phone.cs("authenticator", "push", "off").status == 0)
         let json = try phone.cs("authenticator", "status", "--json")
-        let object = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any], "\(json.text) \(json.stderr)")
-        #expect(object["username"] as? String == "alice" && object["name"] as? String == "phone" && object["pushAllowed"] as? Bool == false
-                && object["server"] as? String == server.url && object["deviceId"] is String && object["fingerprint"] is String, "\(object)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any],
+            "\(json.text) \(json.stderr)"
+        )
+        #expect(
+            object["username"] as? String == "alice" && object["name"] as? String == "phone"
+                && object["pushAllowed"] as? Bool == false
+                && object["server"] as? String == server.url && object["deviceId"] is String
+                && object["fingerprint"] is String,
+            "\(object)"
+        )
 
         // The only second factor: refused, nothing changes.
         let only = try phone.cs("authenticator", "unpair")
-        #expect(only.status != 0 && only.stderr.contains("only second factor") && only.stderr.contains("Nothing was changed"), "\(only.stderr)")
+        #expect(
+            only.status != 0 && only.stderr.contains("only second factor")
+                && only.stderr.contains("Nothing was changed"),
+            "\(only.stderr)"
+        )
         #expect(FileManager.default.fileExists(atPath: phone.file("authenticator.json")))
 
         #expect(try MFACLITests.pair(tablet, try MFACLITests.pairingKey(alice).key, server: server).status == 0)
         let unpaired = try phone.cs("authenticator", "unpair")
-        #expect(unpaired.status == 0 && unpaired.text.contains("unpaired authenticator") && unpaired.text.contains("from alice"),
-                "\(unpaired.text) \(unpaired.stderr)")
+        #expect(
+            unpaired.status == 0 && unpaired.text.contains("unpaired authenticator")
+                && unpaired.text.contains("from alice"),
+            "\(unpaired.text) \(unpaired.stderr)"
+        )
         #expect(!FileManager.default.fileExists(atPath: phone.file("authenticator.json")))
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: phone.file("keys"))) ?? []).isEmpty, "its key is gone too")
+        #expect(
+            ((try? FileManager.default.contentsOfDirectory(atPath: phone.file("keys"))) ?? []).isEmpty,
+            "its key is gone too"
+        )
         let mfa = try alice.cs("account", "mfa", "status")
-        #expect(mfa.text.contains("authenticators: 1") && mfa.text.contains("\"tablet\"") && !mfa.text.contains("\"phone\""), "\(mfa.text)")
+        #expect(
+            mfa.text.contains("authenticators: 1") && mfa.text.contains("\"tablet\"")
+                && !mfa.text.contains("\"phone\""),
+            "\(mfa.text)"
+        )
         let gone = try phone.cs("authenticator", "status")
         #expect(gone.status != 0 && gone.stderr.contains("no authenticator in"), "\(gone.stderr)")
     }

@@ -3,13 +3,15 @@ import Testing
 
 /// Runs the built `countersign` binary and other real tools (openssl, python3) in a scratch directory.
 struct CLI {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     /// The `countersign` built beside this test runner (the runner lives in `<scratch>/debug/`), so a
     /// build with `--scratch-path` tests its own binary; else the default `.build`.
     static let binary: String = {
         // Another build's binary, to watch a new test fail on the code before a fix.
         if let other = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_CLI"] { return other }
-        let runner = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let runner =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         for dir in [runner, CommandLine.arguments[0]].map({ URL(fileURLWithPath: $0).deletingLastPathComponent() }) {
             let candidate = dir.appendingPathComponent("countersign").path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
@@ -49,7 +51,8 @@ struct CLI {
         p.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env")
         p.arguments = tool.hasPrefix("/") ? args : [tool] + args
         p.currentDirectoryURL = dir
-        let out = Pipe(), inp = Pipe()
+        let out = Pipe()
+        let inp = Pipe()
         // stderr goes to a file: small, and reading two pipes at once needs shared mutable state.
         let errURL = dir.appendingPathComponent(".stderr-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)

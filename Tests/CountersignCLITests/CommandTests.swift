@@ -62,31 +62,49 @@ import Testing
         let cut = try t.cs("open", "-i", "bob.key", "cut.cs")
         #expect(cut.status == 1)
         #expect(cut.stdout == data.prefix(65534))
-        #expect(cut.stderr.contains("65534 bytes of authenticated plaintext were written to standard output before the failure; that output is incomplete"),
-                "\(cut.stderr)")
+        #expect(
+            cut.stderr.contains(
+                "65534 bytes of authenticated plaintext were written to standard output before the failure; that output is incomplete"
+            ),
+            "\(cut.stderr)"
+        )
         #expect(!cut.stderr.contains("nothing was written"), "\(cut.stderr)")
         // Tampered in the third chunk: two chunks out.
         var bad = sealed
         bad[189 + 2 * 65552 + 10] ^= 1
         let tampered = try t.cs("open", "-i", "bob.key", stdin: bad)
         #expect(tampered.status == 1 && tampered.stdout == data.prefix(65534 + 65536))
-        #expect(tampered.stderr.contains("tampered") && tampered.stderr.contains("131070 bytes of authenticated plaintext"), "\(tampered.stderr)")
+        #expect(
+            tampered.stderr.contains("tampered") && tampered.stderr.contains("131070 bytes of authenticated plaintext"),
+            "\(tampered.stderr)"
+        )
         // Where nothing was written, that is what it says: a failed first chunk, -o, or a signed file.
         var first = sealed
         first[200] ^= 1
         let none = try t.cs("open", "-i", "bob.key", stdin: first)
-        #expect(none.status == 1 && none.stdout.isEmpty && none.stderr.contains("; nothing was written"), "\(none.stderr)")
+        #expect(
+            none.status == 1 && none.stdout.isEmpty && none.stderr.contains("; nothing was written"),
+            "\(none.stderr)"
+        )
         let toFile = try t.cs("open", "-i", "bob.key", "-o", "out", "cut.cs")
-        #expect(toFile.status == 1 && toFile.stderr.contains("nothing was written to out") && !t.exists("out"), "\(toFile.stderr)")
+        #expect(
+            toFile.status == 1 && toFile.stderr.contains("nothing was written to out") && !t.exists("out"),
+            "\(toFile.stderr)"
+        )
         #expect(try t.cs("seal", "-r", "bob.pub", "-s", "carol.key", "-o", "signed.cs", "data").status == 0)
         let signedCut = try t.cs("open", "-i", "bob.key", stdin: t.read("signed.cs")!.prefix(189 + 65552 + 1000))
-        #expect(signedCut.status == 1 && signedCut.stdout.isEmpty && signedCut.stderr.contains("; nothing was written"), "\(signedCut.stderr)")
+        #expect(
+            signedCut.status == 1 && signedCut.stdout.isEmpty && signedCut.stderr.contains("; nothing was written"),
+            "\(signedCut.stderr)"
+        )
     }
 
     @Test func notForThisKeyNamesFingerprints() throws {
         let (t, _) = try Self.setUp()
         #expect(try t.cs("seal", "-r", "bob.pub", "-r", "alice.pub", "-o", "data.cs", "data").status == 0)
-        let bobFP = try t.cs("pubkey", "bob.pub").stderr.components(separatedBy: "fingerprint: ")[1].trimmingCharacters(in: .newlines)
+        let bobFP = try t.cs("pubkey", "bob.pub").stderr.components(separatedBy: "fingerprint: ")[1].trimmingCharacters(
+            in: .newlines
+        )
         let r = try t.cs("open", "-i", "carol.key", "-o", "out", "data.cs")
         #expect(r.status == 1)
         #expect(r.stderr.contains("not sealed to this key"))

@@ -11,7 +11,10 @@ import Testing
         let url: String
 
         init(upstream: String, rules: [String: Any]) throws {
-            script = try InteropScript(script: "hostile_proxy.py", [upstream, String(decoding: try JSONSerialization.data(withJSONObject: rules), as: UTF8.self)])
+            script = try InteropScript(
+                script: "hostile_proxy.py",
+                [upstream, String(decoding: try JSONSerialization.data(withJSONObject: rules), as: UTF8.self)]
+            )
             url = "http://127.0.0.1:\(script.port)"
         }
     }
@@ -29,12 +32,16 @@ import Testing
     @Test func aDirectoryAnsweredForAnotherNameIsRefused() throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob", "mallory"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, mallory = d["mallory"]!
+        let alice = d["alice"]!
+        let mallory = d["mallory"]!
         let proxy = try Proxy(upstream: server.url, rules: ["alias": ["bob": "mallory"]])
         try Self.point(alice, at: proxy.url)
         let sent = try alice.cs("send", "--to", "bob", "for bob only")
         #expect(sent.status != 0 && !sent.text.contains("sent "), "\(sent.text)")
-        #expect(sent.stderr.contains("asked the server for bob's devices and it answered with mallory's"), "\(sent.stderr)")
+        #expect(
+            sent.stderr.contains("asked the server for bob's devices and it answered with mallory's"),
+            "\(sent.stderr)"
+        )
         #expect(try mallory.cs("inbox").stderr.contains("no new messages"), "nothing was sealed to mallory")
         #expect(!(try alice.cs("contacts").text.contains("mallory")), "nothing pinned under either name")
     }
@@ -44,28 +51,47 @@ import Testing
     @Test func aRelabelledMessageSignedByAKeyTheServerInsertedIsRefused() throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob", "mallory"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, bob = d["bob"]!, mallory = d["mallory"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
+        let mallory = d["mallory"]!
         let genuine = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "hello from alice"))
         _ = try bob.cs("inbox")
         let first = try bob.cs("read", genuine)
         #expect(first.status == 0 && first.text == "hello from alice", "\(first.stderr)")
         #expect(first.stderr.contains("first message from alice: pinned 1 device"), "\(first.stderr)")
 
-        let forged = try MessagingCLITests.sentID(try mallory.cs("send", "--to", "bob", "alice here: wire the money to mallory"))
+        let forged = try MessagingCLITests.sentID(
+            try mallory.cs("send", "--to", "bob", "alice here: wire the money to mallory")
+        )
         let proxy = try Proxy(upstream: server.url, rules: ["relabel": ["mallory": "alice"]])
         try Self.point(bob, at: proxy.url)
         let inbox = try bob.cs("inbox")
-        #expect(inbox.status == 0 && inbox.text.contains(forged) && inbox.text.contains("alice"), "the relabelled message arrives: \(inbox.text)")
+        #expect(
+            inbox.status == 0 && inbox.text.contains(forged) && inbox.text.contains("alice"),
+            "the relabelled message arrives: \(inbox.text)"
+        )
         let read = try bob.cs("read", forged, "--verbose")
-        #expect(read.status != 0 && !read.text.contains("money") && !read.stderr.contains("Signature verified"), "\(read.text) \(read.stderr)")
-        #expect(read.stderr.contains("REFUSED") && read.stderr.contains("not a key you pinned for alice") && read.stderr.contains("was not decrypted"),
-                "\(read.stderr)")
-        #expect(MessagingCLITests.fingerprints(read.stderr).count == 2, "names the signing key and the pinned one: \(read.stderr)")
+        #expect(
+            read.status != 0 && !read.text.contains("money") && !read.stderr.contains("Signature verified"),
+            "\(read.text) \(read.stderr)"
+        )
+        #expect(
+            read.stderr.contains("REFUSED") && read.stderr.contains("not a key you pinned for alice")
+                && read.stderr.contains("was not decrypted"),
+            "\(read.stderr)"
+        )
+        #expect(
+            MessagingCLITests.fingerprints(read.stderr).count == 2,
+            "names the signing key and the pinned one: \(read.stderr)"
+        )
         // The genuine message still opens, through the lying server and offline alike.
         #expect(try bob.cs("read", genuine).text == "hello from alice")
         try Self.point(bob, at: "http://127.0.0.1:9")
         let offline = try bob.cs("read", genuine)
-        #expect(offline.status == 0 && offline.text == "hello from alice", "opens offline with the pinned key: \(offline.stderr)")
+        #expect(
+            offline.status == 0 && offline.text == "hello from alice",
+            "opens offline with the pinned key: \(offline.stderr)"
+        )
     }
 
     /// The same relabelling as the first message bob ever reads from "alice": trust on first use pins
@@ -73,13 +99,17 @@ import Testing
     @Test func aRelabelledFirstMessageIsRefusedToo() throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob", "mallory"])
         defer { _ = server.signal(SIGTERM) }
-        let bob = d["bob"]!, mallory = d["mallory"]!
+        let bob = d["bob"]!
+        let mallory = d["mallory"]!
         let forged = try MessagingCLITests.sentID(try mallory.cs("send", "--to", "bob", "alice here"))
         let proxy = try Proxy(upstream: server.url, rules: ["relabel": ["mallory": "alice"]])
         try Self.point(bob, at: proxy.url)
         _ = try bob.cs("inbox")
         let read = try bob.cs("read", forged)
-        #expect(read.status != 0 && read.text.isEmpty && read.stderr.contains("not a key you pinned for alice"), "\(read.stderr)")
+        #expect(
+            read.status != 0 && read.text.isEmpty && read.stderr.contains("not a key you pinned for alice"),
+            "\(read.stderr)"
+        )
     }
 
     /// Text the server chooses reaches the terminal escaped: it cannot move the cursor, retitle the
@@ -92,12 +122,18 @@ import Testing
         let proxy = try Proxy(upstream: server.url, rules: ["detail": evil])
         try t.write("wrong", Data("wrong horse\n".utf8))
         let login = try alice.cs("account", "login", "alice", "--password-file", t.path("wrong"), "--server", proxy.url)
-        #expect(login.status != 0 && login.stderr.contains("\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{9b}31m"), "\(login.stderr)")
+        #expect(
+            login.status != 0 && login.stderr.contains("\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{9b}31m"),
+            "\(login.stderr)"
+        )
         try Self.point(alice, at: proxy.url)
         let whoami = try alice.cs("account", "whoami")
         #expect(whoami.status == 0 && whoami.text.contains("\\u{1b}[2J"), "\(whoami.text) \(whoami.stderr)")
         for output in [login.text, login.stderr, whoami.text, whoami.stderr] {
-            #expect(!output.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x9b }, "\(output)")
+            #expect(
+                !output.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x9b },
+                "\(output)"
+            )
         }
     }
 
@@ -113,6 +149,9 @@ import Testing
         let sent = try alice.cs("send", "--to", "bob", "again")
         #expect(sent.status != 0 && sent.stderr.contains("not its envelope's ID"), "\(sent.stderr)")
         let contacts = try alice.cs("contacts")
-        #expect(FileManager.default.contents(atPath: alice.file("contacts.json")) == pins && contacts.text.contains("bob: 1 device"))
+        #expect(
+            FileManager.default.contents(atPath: alice.file("contacts.json")) == pins
+                && contacts.text.contains("bob: 1 device")
+        )
     }
 }

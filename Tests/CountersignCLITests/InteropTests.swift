@@ -23,18 +23,26 @@ import Testing
         #expect(der.status == 0)
         try t.write("me.der", der.stdout)
         let sum = try t.run("sha256sum", ["me.der"]).text.prefix(32)
-        let fp = gen.stderr.components(separatedBy: "fingerprint: ").last!.trimmingCharacters(in: .whitespacesAndNewlines)
+        let fp = gen.stderr.components(separatedBy: "fingerprint: ").last!.trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
         #expect(fp.replacingOccurrences(of: ":", with: "") == sum)
     }
 
     @Test func opensslMadeKeysWorkAsIdentityAndRecipient() throws {
         let t = try CLI()
         try t.run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "o.key"])
-        try t.run("openssl", ["pkcs8", "-topk8", "-in", "o.key", "-v2", "aes-256-cbc", "-passout", "pass:pw", "-out", "o.enc.key"])
+        try t.run(
+            "openssl",
+            ["pkcs8", "-topk8", "-in", "o.key", "-v2", "aes-256-cbc", "-passout", "pass:pw", "-out", "o.enc.key"]
+        )
         try t.write("pw", Data("pw\n".utf8))
         try t.write("o.pub", try t.run("openssl", ["pkey", "-in", "o.key", "-pubout"]).stdout)
         try t.write("msg", Data("from openssl keys".utf8))
-        #expect(try t.cs("seal", "-r", "o.pub", "-s", "o.enc.key", "--passphrase-file", "pw", "-o", "msg.cs", "msg").status == 0)
+        #expect(
+            try t.cs("seal", "-r", "o.pub", "-s", "o.enc.key", "--passphrase-file", "pw", "-o", "msg.cs", "msg").status
+                == 0
+        )
         let opened = try t.cs("open", "-i", "o.key", "--from", "o.pub", "msg.cs")
         #expect(opened.status == 0, "\(opened.stderr)")
         #expect(opened.text == "from openssl keys")
@@ -45,7 +53,7 @@ import Testing
         try t.cs("keygen", "-o", "me.key", "--no-passphrase")
         let fl = try t.cs("pubkey", "--format", "filelock", "me.key")
         try t.write("me.filelock.pem", fl.stdout)
-        #expect(fl.stdout.count == 26 + 2 + 64 + 2 + 24 + 2 + 24 + 2)   // armor, 64 + 24 base64, CRLF
+        #expect(fl.stdout.count == 26 + 2 + 64 + 2 + 24 + 2 + 24 + 2)  // armor, 64 + 24 base64, CRLF
         let data = CLI.random(200_000)
         try t.write("photo.jpg", data)
 
@@ -57,7 +65,9 @@ import Testing
         #expect(t.read("out.jpg") == data)
 
         // We seal; Python opens.
-        #expect(try t.cs("seal", "--format", "filelock", "-r", "me.filelock.pem", "-o", "us.pkg", "photo.jpg").status == 0)
+        #expect(
+            try t.cs("seal", "--format", "filelock", "-r", "me.filelock.pem", "-o", "us.pkg", "photo.jpg").status == 0
+        )
         #expect(t.read("us.pkg")!.count == data.count + 157)
         let pyOpen = try t.run("python3", ["\(CLI.interop)/filelock.py", "open", "me.key", "us.pkg", "py.out"])
         #expect(pyOpen.status == 0, "\(pyOpen.stderr)")

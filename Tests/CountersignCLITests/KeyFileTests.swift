@@ -25,13 +25,21 @@ import Testing
         return found
     }
 
-    static func expectFlagsExist(_ t: CLI, _ message: String, in command: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectFlagsExist(
+        _ t: CLI,
+        _ message: String,
+        in command: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let help = try t.run(CLI.binary, command + ["--help"]).text
         let named = flags(in: message)
         #expect(!named.isEmpty, "the message names a flag: \(message)", sourceLocation: sourceLocation)
         for flag in named {
-            #expect(help.contains(flag), "\(command.joined(separator: " ")) has no \(flag), but the message names it: \(message)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                help.contains(flag),
+                "\(command.joined(separator: " ")) has no \(flag), but the message names it: \(message)",
+                sourceLocation: sourceLocation
+            )
         }
     }
 
@@ -43,8 +51,16 @@ import Testing
             try t.chmod("bob.key", mode)
             let r = try t.cs("open", "-i", "bob.key", "data.cs")
             #expect(r.status != 0 && r.stdout.isEmpty, "mode \(String(mode, radix: 8))")
-            #expect(r.stderr.contains("bob.key is a private key file that group or others can access (mode 0\(String(mode, radix: 8)))"), "\(r.stderr)")
-            #expect(r.stderr.contains("chmod 600 bob.key") && r.stderr.contains("--insecure-key-permissions"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains(
+                    "bob.key is a private key file that group or others can access (mode 0\(String(mode, radix: 8)))"
+                ),
+                "\(r.stderr)"
+            )
+            #expect(
+                r.stderr.contains("chmod 600 bob.key") && r.stderr.contains("--insecure-key-permissions"),
+                "\(r.stderr)"
+            )
             try Self.expectFlagsExist(t, r.stderr, in: ["open"])
             let allowed = try t.cs("open", "-i", "bob.key", "--insecure-key-permissions", "data.cs")
             #expect(allowed.status == 0 && allowed.text == "sealed for bob\n", "\(allowed.stderr)")
@@ -57,8 +73,10 @@ import Testing
         // Every command that reads a private key checks it; pubkey too, but not on a public key.
         try t.chmod("bob.key", 0o644)
         try t.chmod("bob.pub", 0o644)
-        for args in [["pubkey", "bob.key"], ["seal", "-r", "bob.pub", "-s", "bob.key", "-o", "x.cs", "data"],
-                     ["message", "seal", "-r", "bob.pub", "-s", "bob.key", "hi"]] {
+        for args in [
+            ["pubkey", "bob.key"], ["seal", "-r", "bob.pub", "-s", "bob.key", "-o", "x.cs", "data"],
+            ["message", "seal", "-r", "bob.pub", "-s", "bob.key", "hi"],
+        ] {
             let r = try t.run(CLI.binary, args)
             #expect(r.status != 0 && r.stderr.contains("group or others can access"), "\(args): \(r.stderr)")
             try Self.expectFlagsExist(t, r.stderr, in: Array(args.prefix(args[0] == "message" ? 2 : 1)))
@@ -81,7 +99,13 @@ import Testing
         #expect(gen.status == 0, "\(gen.stderr)")
         let viaSubstitution = try t.bash(#""$0" pubkey --passphrase-file <(printf 'pipe pass\r\n') me.key"#)
         #expect(viaSubstitution.status == 0 && viaSubstitution.stdout == gen.stdout, "\(viaSubstitution.stderr)")
-        let viaStdin = try t.cs("pubkey", "--passphrase-file", "/dev/stdin", "me.key", stdin: Data("pipe pass\nsecond line\n".utf8))
+        let viaStdin = try t.cs(
+            "pubkey",
+            "--passphrase-file",
+            "/dev/stdin",
+            "me.key",
+            stdin: Data("pipe pass\nsecond line\n".utf8)
+        )
         #expect(viaStdin.status == 0 && viaStdin.stdout == gen.stdout, "\(viaStdin.stderr)")
         let lastLine = try t.cs("pubkey", "--passphrase-file", "/dev/stdin", "me.key", stdin: Data("pipe pass".utf8))
         #expect(lastLine.status == 0, "a first line without a line feed: \(lastLine.stderr)")
@@ -93,25 +117,47 @@ import Testing
         let empty = try t.cs("pubkey", "--passphrase-file", "/dev/stdin", "me.key", stdin: Data("\nx\n".utf8))
         #expect(empty.status != 0 && empty.stderr.contains("empty first line"), "\(empty.stderr)")
         let missing = try t.cs("pubkey", "--passphrase-file", "nope", "me.key")
-        #expect(missing.status != 0 && missing.stderr.contains("cannot read the passphrase file nope: No such file or directory"), "\(missing.stderr)")
+        #expect(
+            missing.status != 0
+                && missing.stderr.contains("cannot read the passphrase file nope: No such file or directory"),
+            "\(missing.stderr)"
+        )
         // Only the first line is taken from a shared standard input: the rest is the file to seal.
         try t.write("bob.pub", try t.cs("keygen", "-o", "bob.key", "--no-passphrase").stdout)
         let payload = CLI.random(100_000)
-        let sealed = try t.cs("seal", "-r", "bob.pub", "-s", "me.key", "--passphrase-file", "/dev/stdin",
-                              stdin: Data("pipe pass\n".utf8) + payload)
+        let sealed = try t.cs(
+            "seal",
+            "-r",
+            "bob.pub",
+            "-s",
+            "me.key",
+            "--passphrase-file",
+            "/dev/stdin",
+            stdin: Data("pipe pass\n".utf8) + payload
+        )
         #expect(sealed.status == 0, "\(sealed.stderr)")
         try t.write("me.pub", gen.stdout)
         let verified = try t.cs("open", "-i", "bob.key", "--from", "me.pub", stdin: sealed.stdout)
         #expect(verified.status == 0 && verified.stdout == payload, "\(verified.stderr)")
         // The account commands read --password-file the same way: the password was read, the server is what failed.
-        for script in [#""$0" account login alice --password-file <(echo 'password one') --server http://127.0.0.1:9"#,
-                       #""$0" account login alice --password-file /dev/stdin --server http://127.0.0.1:9 <<< 'password one'"#,
-                       #"echo 'password one' | "$0" account register alice --name A --lastname L --password-file /dev/stdin --server http://127.0.0.1:9"#] {
+        for script in [
+            #""$0" account login alice --password-file <(echo 'password one') --server http://127.0.0.1:9"#,
+            #""$0" account login alice --password-file /dev/stdin --server http://127.0.0.1:9 <<< 'password one'"#,
+            #"echo 'password one' | "$0" account register alice --name A --lastname L --password-file /dev/stdin --server http://127.0.0.1:9"#,
+        ] {
             let r = try t.bash(script)
             #expect(r.status != 0 && r.stderr.contains("cannot reach the server"), "\(script): \(r.stderr)")
             #expect(!r.stderr.contains("cannot read"), "\(script): \(r.stderr)")
         }
-        let noPassword = try t.cs("account", "login", "alice", "--password-file", "nope", "--server", "http://127.0.0.1:9")
+        let noPassword = try t.cs(
+            "account",
+            "login",
+            "alice",
+            "--password-file",
+            "nope",
+            "--server",
+            "http://127.0.0.1:9"
+        )
         #expect(noPassword.stderr.contains("cannot read the password file nope"), "\(noPassword.stderr)")
     }
 
@@ -120,7 +166,11 @@ import Testing
         try t.write("old.pub", try t.cs("keygen", "-o", "me.key", "--no-passphrase").stdout)
         let old = t.read("me.key")
         let refused = try t.cs("keygen", "-o", "me.key", "--no-passphrase")
-        #expect(refused.status != 0 && refused.stderr.contains("me.key already exists") && refused.stderr.contains("--force"), "\(refused.stderr)")
+        #expect(
+            refused.status != 0 && refused.stderr.contains("me.key already exists")
+                && refused.stderr.contains("--force"),
+            "\(refused.stderr)"
+        )
         #expect(t.read("me.key") == old, "the existing key is untouched")
         try Self.expectFlagsExist(t, refused.stderr, in: ["keygen"])
         let before = t.listing()
@@ -128,25 +178,50 @@ import Testing
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(t.read("me.key") != old && t.listing() == before, "replaced in place, no temporary left")
         #expect(try t.mode("me.key") == 0o600)
-        #expect(try t.cs("pubkey", "me.key").stdout == forced.stdout, "the new key is the one whose public key was printed")
+        #expect(
+            try t.cs("pubkey", "me.key").stdout == forced.stdout,
+            "the new key is the one whose public key was printed"
+        )
         let noOut = try t.cs("keygen", "--no-passphrase", "--force")
         #expect(noOut.status != 0 && noOut.stderr.contains("--force replaces the -o file"), "\(noOut.stderr)")
 
         // Without a terminal, each command names the flag it really has.
         let login = try t.csWithoutTerminal("account", "login", "alice", "--server", "http://127.0.0.1:9")
-        #expect(login.status != 0 && login.stderr.contains("no terminal to ask for the password; use --password-file FILE"), "\(login.stderr)")
+        #expect(
+            login.status != 0 && login.stderr.contains("no terminal to ask for the password; use --password-file FILE"),
+            "\(login.stderr)"
+        )
         try Self.expectFlagsExist(t, login.stderr, in: ["account", "login"])
-        let register = try t.csWithoutTerminal("account", "register", "alice", "--name", "A", "--lastname", "L", "--server", "http://127.0.0.1:9")
+        let register = try t.csWithoutTerminal(
+            "account",
+            "register",
+            "alice",
+            "--name",
+            "A",
+            "--lastname",
+            "L",
+            "--server",
+            "http://127.0.0.1:9"
+        )
         #expect(register.status != 0 && register.stderr.contains("use --password-file FILE"), "\(register.stderr)")
         try Self.expectFlagsExist(t, register.stderr, in: ["account", "register"])
         try t.write("pass", Data("pw\n".utf8))
         #expect(try t.cs("keygen", "-o", "enc.key", "--passphrase-file", "pass").status == 0)
         let open = try t.csWithoutTerminal("pubkey", "enc.key")
-        #expect(open.status != 0 && open.stderr.contains("no terminal to ask for the passphrase; use --passphrase-file FILE"), "\(open.stderr)")
+        #expect(
+            open.status != 0
+                && open.stderr.contains("no terminal to ask for the passphrase; use --passphrase-file FILE"),
+            "\(open.stderr)"
+        )
         try Self.expectFlagsExist(t, open.stderr, in: ["pubkey"])
         let keygen = try t.csWithoutTerminal("keygen", "-o", "new.key")
-        #expect(keygen.status != 0 && keygen.stderr.contains("no terminal to ask for the passphrase; use --passphrase-file FILE, or --no-passphrase"),
-                "\(keygen.stderr)")
+        #expect(
+            keygen.status != 0
+                && keygen.stderr.contains(
+                    "no terminal to ask for the passphrase; use --passphrase-file FILE, or --no-passphrase"
+                ),
+            "\(keygen.stderr)"
+        )
         #expect(!t.exists("new.key"))
         try Self.expectFlagsExist(t, keygen.stderr, in: ["keygen"])
     }
@@ -156,24 +231,52 @@ import Testing
         let t = try Self.setUp()
         let privateAsRecipient = try t.cs("seal", "-r", "bob.key", "-o", "x.cs", "data")
         #expect(privateAsRecipient.status != 0)
-        #expect(privateAsRecipient.stderr.contains("bob.key: this is a private key, but a public key is needed here; give its public key instead (`countersign pubkey KEYFILE` prints it)"),
-                "\(privateAsRecipient.stderr)")
+        #expect(
+            privateAsRecipient.stderr.contains(
+                "bob.key: this is a private key, but a public key is needed here; give its public key instead (`countersign pubkey KEYFILE` prints it)"
+            ),
+            "\(privateAsRecipient.stderr)"
+        )
         let publicAsIdentity = try t.cs("open", "-i", "bob.pub", "data")
         #expect(publicAsIdentity.status != 0)
-        #expect(publicAsIdentity.stderr.contains("bob.pub: this is a public key, but your private key is needed here"), "\(publicAsIdentity.stderr)")
+        #expect(
+            publicAsIdentity.stderr.contains("bob.pub: this is a public key, but your private key is needed here"),
+            "\(publicAsIdentity.stderr)"
+        )
         let rsa512 = try t.cs("keygen", "--rsa-legacy", "512", "--no-passphrase", "-o", "rsa.key")
         #expect(rsa512.status != 0 && !t.exists("rsa.key"))
-        #expect(rsa512.stderr.contains("RSA-512 is not supported: choose 1024, 2048, 3072 or 4096 bits"), "\(rsa512.stderr)")
+        #expect(
+            rsa512.stderr.contains("RSA-512 is not supported: choose 1024, 2048, 3072 or 4096 bits"),
+            "\(rsa512.stderr)"
+        )
         #expect(try t.cs("keygen", "--rsa-legacy", "1024", "--no-passphrase", "-o", "rsa.key").status == 0)
-        let p256ForPing = try t.cs("message", "seal", "--format", "pingidentity", "-r", "bob.pub", "-s", "rsa.key", "hi")
+        let p256ForPing = try t.cs(
+            "message",
+            "seal",
+            "--format",
+            "pingidentity",
+            "-r",
+            "bob.pub",
+            "-s",
+            "rsa.key",
+            "hi"
+        )
         #expect(p256ForPing.status != 0 && p256ForPing.stdout.isEmpty)
-        #expect(p256ForPing.stderr.contains("bob.pub: wrong key type: this is a P-256 key, but the PingIdentity format needs an RSA key"),
-                "\(p256ForPing.stderr)")
+        #expect(
+            p256ForPing.stderr.contains(
+                "bob.pub: wrong key type: this is a P-256 key, but the PingIdentity format needs an RSA key"
+            ),
+            "\(p256ForPing.stderr)"
+        )
         for r in [privateAsRecipient, publicAsIdentity, rsa512, p256ForPing] {
             #expect(!r.stderr.contains("a P-256 key is needed"), "\(r.stderr)")
         }
         // The P-256 case itself still reads as before.
         let p384 = try t.cs("seal", "-r", "\(CLI.fixtures)/p384.pub.pem", "-o", "x.cs", "data")
-        #expect(p384.stderr.contains("wrong key type: this is a P-384 key, but a P-256 key is needed; make one with `countersign keygen`"))
+        #expect(
+            p384.stderr.contains(
+                "wrong key type: this is a P-384 key, but a P-256 key is needed; make one with `countersign keygen`"
+            )
+        )
     }
 }

@@ -20,104 +20,266 @@ import Testing
 
     /// A directory for `user` with one device whose keys went through `device.keys` (rotations signed by
     /// each previous key unless `forged` names a step signed by `forger` instead).
-    func directory(_ user: String, _ device: FakeDevice, at times: [Date], forged: Int? = nil, forger: Identity? = nil) -> UserDirectory {
+    func directory(
+        _ user: String,
+        _ device: FakeDevice,
+        at times: [Date],
+        forged: Int? = nil,
+        forger: Identity? = nil
+    ) -> UserDirectory {
         var history: [KeyHistoryEntry] = []
         for (i, key) in device.keys.enumerated() {
             let enc = device.encryption[i].publicKey
             var signature: Base64URL?
             if i > 0 {
                 let signer = i == forged ? forger! : device.keys[i - 1]
-                let message = DeviceProof.rotationMessage(deviceID: device.id, oldSigningKey: device.keys[i - 1].publicKey, newSigningKey: key.publicKey,
-                                                          newEncryptionKey: enc)
+                let message = DeviceProof.rotationMessage(
+                    deviceID: device.id,
+                    oldSigningKey: device.keys[i - 1].publicKey,
+                    newSigningKey: key.publicKey,
+                    newEncryptionKey: enc
+                )
                 signature = Base64URL(try! signer.signature(for: message))
             }
-            history.append(KeyHistoryEntry(deviceId: device.id, signingKeyId: Self.id(key.publicKey), encryptionKeyId: Self.id(enc),
-                                           signingKey: Base64URL(key.publicKey.spkiDER), addedAt: times[i],
-                                           retiredAt: i + 1 < device.keys.count ? times[i + 1] : nil,
-                                           retiredBecause: i + 1 < device.keys.count ? "rotated" : nil,
-                                           encryptionKey: Base64URL(enc.spkiDER), rotationSignature: signature))
+            history.append(
+                KeyHistoryEntry(
+                    deviceId: device.id,
+                    signingKeyId: Self.id(key.publicKey),
+                    encryptionKeyId: Self.id(enc),
+                    signingKey: Base64URL(key.publicKey.spkiDER),
+                    addedAt: times[i],
+                    retiredAt: i + 1 < device.keys.count ? times[i + 1] : nil,
+                    retiredBecause: i + 1 < device.keys.count ? "rotated" : nil,
+                    encryptionKey: Base64URL(enc.spkiDER),
+                    rotationSignature: signature
+                )
+            )
         }
         let last = device.keys.count - 1
-        let current = DirectoryDevice(id: device.id, name: "laptop", signingKey: Base64URL(device.keys[last].publicKey.spkiDER),
-                                      signingKeyId: Self.id(device.keys[last].publicKey),
-                                      encryptionKey: Base64URL(device.encryption[last].publicKey.spkiDER),
-                                      encryptionKeyId: Self.id(device.encryption[last].publicKey), createdAt: times[0], keysSince: times[last])
+        let current = DirectoryDevice(
+            id: device.id,
+            name: "laptop",
+            signingKey: Base64URL(device.keys[last].publicKey.spkiDER),
+            signingKeyId: Self.id(device.keys[last].publicKey),
+            encryptionKey: Base64URL(device.encryption[last].publicKey.spkiDER),
+            encryptionKeyId: Self.id(device.encryption[last].publicKey),
+            createdAt: times[0],
+            keysSince: times[last]
+        )
         return UserDirectory(username: user, devices: [current], history: history)
     }
 
     @Test func aKeyThatIsNotPinnedIsRefusedEvenWhenTheServerListsItInTheHistory() throws {
-        let k1 = Identity.generate(), mallory = Identity.generate()
+        let k1 = Identity.generate()
+        let mallory = Identity.generate()
         var pins = KeyPins()
         let alice = FakeDevice(id: "a1", keys: [k1], encryption: [k1])
-        let first = try pins.signer(sender: "alice", keyID: Self.id(k1.publicKey), signedAt: t0, directory: directory("alice", alice, at: [t0]),
-                                    ownUsername: "bob", ownDeviceID: "b1", now: t0)
+        let first = try pins.signer(
+            sender: "alice",
+            keyID: Self.id(k1.publicKey),
+            signedAt: t0,
+            directory: directory("alice", alice, at: [t0]),
+            ownUsername: "bob",
+            ownDeviceID: "b1",
+            now: t0
+        )
         #expect(first.firstContact?.count == 1 && Self.id(first.key) == Self.id(k1.publicKey))
         // The server slips mallory's key into alice's history as a key she "rotated" away.
         var lying = directory("alice", alice, at: [t0])
-        lying.history.insert(KeyHistoryEntry(deviceId: "a1", signingKeyId: Self.id(mallory.publicKey), encryptionKeyId: Self.id(mallory.publicKey),
-                                             signingKey: Base64URL(mallory.publicKey.spkiDER), addedAt: t0 - 100, retiredAt: t0 + 10_000,
-                                             retiredBecause: "rotated"), at: 0)
-        #expect(throws: PinError.unpinnedSigner(username: "alice", keyID: Self.id(mallory.publicKey), pinned: [Self.id(k1.publicKey)])) {
-            try pins.signer(sender: "alice", keyID: Self.id(mallory.publicKey), signedAt: t0 + 5, directory: lying, ownUsername: "bob",
-                            ownDeviceID: "b1", now: t0 + 20)
+        lying.history.insert(
+            KeyHistoryEntry(
+                deviceId: "a1",
+                signingKeyId: Self.id(mallory.publicKey),
+                encryptionKeyId: Self.id(mallory.publicKey),
+                signingKey: Base64URL(mallory.publicKey.spkiDER),
+                addedAt: t0 - 100,
+                retiredAt: t0 + 10_000,
+                retiredBecause: "rotated"
+            ),
+            at: 0
+        )
+        #expect(
+            throws: PinError.unpinnedSigner(
+                username: "alice",
+                keyID: Self.id(mallory.publicKey),
+                pinned: [Self.id(k1.publicKey)]
+            )
+        ) {
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(mallory.publicKey),
+                signedAt: t0 + 5,
+                directory: lying,
+                ownUsername: "bob",
+                ownDeviceID: "b1",
+                now: t0 + 20
+            )
         }
         // Offline, only the pins count: the same refusal, and alice's own key still verifies.
         #expect(throws: PinError.self) {
-            try pins.signer(sender: "alice", keyID: Self.id(mallory.publicKey), signedAt: t0 + 5, directory: nil, ownUsername: "bob", ownDeviceID: "b1",
-                            now: t0 + 20)
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(mallory.publicKey),
+                signedAt: t0 + 5,
+                directory: nil,
+                ownUsername: "bob",
+                ownDeviceID: "b1",
+                now: t0 + 20
+            )
         }
-        #expect(try pins.signer(sender: "alice", keyID: Self.id(k1.publicKey), signedAt: t0 + 5, directory: nil, ownUsername: "bob", ownDeviceID: "b1",
-                                now: t0 + 20).deviceID == "a1")
+        #expect(
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(k1.publicKey),
+                signedAt: t0 + 5,
+                directory: nil,
+                ownUsername: "bob",
+                ownDeviceID: "b1",
+                now: t0 + 20
+            ).deviceID == "a1"
+        )
         // Nothing pinned for someone, and no server to ask: refused.
         #expect(throws: PinError.notPinned(username: "carol")) {
-            try pins.signer(sender: "carol", keyID: Self.id(k1.publicKey), signedAt: t0, directory: nil, ownUsername: "bob", ownDeviceID: "b1", now: t0)
+            try pins.signer(
+                sender: "carol",
+                keyID: Self.id(k1.publicKey),
+                signedAt: t0,
+                directory: nil,
+                ownUsername: "bob",
+                ownDeviceID: "b1",
+                now: t0
+            )
         }
     }
 
     @Test func aRotationSignedByThePinnedKeyIsFollowedAndTheOldKeyVerifiesOnlyWhatItSignedBefore() throws {
-        let k1 = Identity.generate(), k2 = Identity.generate(), k3 = Identity.generate()
+        let k1 = Identity.generate()
+        let k2 = Identity.generate()
+        let k3 = Identity.generate()
         let before = FakeDevice(id: "a1", keys: [k1], encryption: [k1])
         var pins = KeyPins()
-        pins.pin("alice", try KeyPins.devices(of: directory("alice", before, at: [t0]), ownUsername: "bob", ownDeviceID: nil, ownKeyID: nil), now: t0)
+        pins.pin(
+            "alice",
+            try KeyPins.devices(
+                of: directory("alice", before, at: [t0]),
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                ownKeyID: nil
+            ),
+            now: t0
+        )
         // Two rotations, each signed by the key before: followed in one step.
         let after = FakeDevice(id: "a1", keys: [k1, k2, k3], encryption: [k1, k2, k3])
         let dir = directory("alice", after, at: [t0, t0 + 100, t0 + 200])
         let check = try pins.checkBeforeSending(dir, ownUsername: "bob", ownDeviceID: nil, ownKeyID: nil, now: t0 + 300)
-        #expect(check == .pinned(followed: [.init(deviceID: "a1", from: Self.id(k1.publicKey), to: Self.id(k3.publicKey))]))
+        #expect(
+            check == .pinned(followed: [.init(deviceID: "a1", from: Self.id(k1.publicKey), to: Self.id(k3.publicKey))])
+        )
         #expect(pins.contacts["alice"]?.devices.map(\.signingKeyId) == [Self.id(k3.publicKey)])
         #expect(pins.contacts["alice"]?.retired?.map(\.signingKeyId) == [Self.id(k1.publicKey), Self.id(k2.publicKey)])
         // k1 verifies a message signed before its retirement (t0 + 100), not one signed after.
-        #expect(try pins.signer(sender: "alice", keyID: Self.id(k1.publicKey), signedAt: t0 + 50, directory: nil, ownUsername: "bob", ownDeviceID: nil,
-                                now: t0 + 400).retiredAt == t0 + 100)
-        #expect(throws: PinError.signerRetired(username: "alice", keyID: Self.id(k1.publicKey), retiredAt: t0 + 100, signedAt: t0 + 150)) {
-            try pins.signer(sender: "alice", keyID: Self.id(k1.publicKey), signedAt: t0 + 150, directory: nil, ownUsername: "bob", ownDeviceID: nil,
-                            now: t0 + 400)
+        #expect(
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(k1.publicKey),
+                signedAt: t0 + 50,
+                directory: nil,
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                now: t0 + 400
+            ).retiredAt == t0 + 100
+        )
+        #expect(
+            throws: PinError.signerRetired(
+                username: "alice",
+                keyID: Self.id(k1.publicKey),
+                retiredAt: t0 + 100,
+                signedAt: t0 + 150
+            )
+        ) {
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(k1.publicKey),
+                signedAt: t0 + 150,
+                directory: nil,
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                now: t0 + 400
+            )
         }
-        #expect(Self.id(try pins.signer(sender: "alice", keyID: Self.id(k3.publicKey), signedAt: t0 + 250, directory: dir, ownUsername: "bob",
-                                        ownDeviceID: nil, now: t0 + 400).key) == Self.id(k3.publicKey))
+        #expect(
+            Self.id(
+                try pins.signer(
+                    sender: "alice",
+                    keyID: Self.id(k3.publicKey),
+                    signedAt: t0 + 250,
+                    directory: dir,
+                    ownUsername: "bob",
+                    ownDeviceID: nil,
+                    now: t0 + 400
+                ).key
+            ) == Self.id(k3.publicKey)
+        )
     }
 
     @Test func aRotationTheServerForgedIsNotFollowed() throws {
-        let k1 = Identity.generate(), k2 = Identity.generate(), forger = Identity.generate()
+        let k1 = Identity.generate()
+        let k2 = Identity.generate()
+        let forger = Identity.generate()
         var pins = KeyPins()
-        pins.pin("alice", try KeyPins.devices(of: directory("alice", FakeDevice(id: "a1", keys: [k1], encryption: [k1]), at: [t0]), ownUsername: "bob",
-                                              ownDeviceID: nil, ownKeyID: nil), now: t0)
-        let forged = directory("alice", FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]), at: [t0, t0 + 100], forged: 1, forger: forger)
+        pins.pin(
+            "alice",
+            try KeyPins.devices(
+                of: directory("alice", FakeDevice(id: "a1", keys: [k1], encryption: [k1]), at: [t0]),
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                ownKeyID: nil
+            ),
+            now: t0
+        )
+        let forged = directory(
+            "alice",
+            FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]),
+            at: [t0, t0 + 100],
+            forged: 1,
+            forger: forger
+        )
         #expect(throws: PinError.self) {
             try pins.checkBeforeSending(forged, ownUsername: "bob", ownDeviceID: nil, ownKeyID: nil, now: t0 + 200)
         }
-        #expect(throws: PinError.unpinnedSigner(username: "alice", keyID: Self.id(k2.publicKey), pinned: [Self.id(k1.publicKey)])) {
-            try pins.signer(sender: "alice", keyID: Self.id(k2.publicKey), signedAt: t0 + 150, directory: forged, ownUsername: "bob", ownDeviceID: nil,
-                            now: t0 + 200)
+        #expect(
+            throws: PinError.unpinnedSigner(
+                username: "alice",
+                keyID: Self.id(k2.publicKey),
+                pinned: [Self.id(k1.publicKey)]
+            )
+        ) {
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(k2.publicKey),
+                signedAt: t0 + 150,
+                directory: forged,
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                now: t0 + 200
+            )
         }
         // A bit flipped in a real rotation signature: not followed either.
-        var flipped = directory("alice", FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]), at: [t0, t0 + 100])
+        var flipped = directory(
+            "alice",
+            FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]),
+            at: [t0, t0 + 100]
+        )
         var sig = flipped.history[1].rotationSignature!.bytes
         sig[10] ^= 0x01
         flipped.history[1].rotationSignature = Base64URL(sig)
         #expect(pins.followRotations(flipped, now: t0 + 200).isEmpty)
         // A rotation to a new encryption key the signature does not cover: not followed.
-        var swapped = directory("alice", FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]), at: [t0, t0 + 100])
+        var swapped = directory(
+            "alice",
+            FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]),
+            at: [t0, t0 + 100]
+        )
         let other = Identity.generate().publicKey
         swapped.devices[0].encryptionKey = Base64URL(other.spkiDER)
         swapped.history[1].encryptionKey = Base64URL(other.spkiDER)
@@ -127,10 +289,19 @@ import Testing
 
     /// The server's time for a retirement cannot stretch a key's life past when this device saw it retired.
     @Test func aRetirementIsNeverLaterThanWhenItWasSeen() throws {
-        let k1 = Identity.generate(), k2 = Identity.generate()
+        let k1 = Identity.generate()
+        let k2 = Identity.generate()
         var pins = KeyPins()
-        pins.pin("alice", try KeyPins.devices(of: directory("alice", FakeDevice(id: "a1", keys: [k1], encryption: [k1]), at: [t0]), ownUsername: "bob",
-                                              ownDeviceID: nil, ownKeyID: nil), now: t0)
+        pins.pin(
+            "alice",
+            try KeyPins.devices(
+                of: directory("alice", FakeDevice(id: "a1", keys: [k1], encryption: [k1]), at: [t0]),
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                ownKeyID: nil
+            ),
+            now: t0
+        )
         var late = directory("alice", FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]), at: [t0, t0 + 100])
         late.history[0].retiredAt = t0 + 1_000_000
         late.history[1].addedAt = t0 + 1_000_000
@@ -140,15 +311,38 @@ import Testing
 
     /// A pinned key that signed two successors (the owner's rotation and a thief's): neither is followed.
     @Test func aForkedRotationIsNotFollowed() throws {
-        let k1 = Identity.generate(), k2 = Identity.generate(), k3 = Identity.generate()
+        let k1 = Identity.generate()
+        let k2 = Identity.generate()
+        let k3 = Identity.generate()
         var pins = KeyPins()
-        pins.pin("alice", try KeyPins.devices(of: directory("alice", FakeDevice(id: "a1", keys: [k1], encryption: [k1]), at: [t0]), ownUsername: "bob",
-                                              ownDeviceID: nil, ownKeyID: nil), now: t0)
-        var forked = directory("alice", FakeDevice(id: "a1", keys: [k1, k3], encryption: [k1, k3]), at: [t0, t0 + 200])
-        let other = directory("alice", FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]), at: [t0, t0 + 100])
+        pins.pin(
+            "alice",
+            try KeyPins.devices(
+                of: directory("alice", FakeDevice(id: "a1", keys: [k1], encryption: [k1]), at: [t0]),
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                ownKeyID: nil
+            ),
+            now: t0
+        )
+        var forked = directory(
+            "alice",
+            FakeDevice(id: "a1", keys: [k1, k3], encryption: [k1, k3]),
+            at: [t0, t0 + 200]
+        )
+        let other = directory(
+            "alice",
+            FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]),
+            at: [t0, t0 + 100]
+        )
         forked.history.insert(other.history[1], at: 1)
         #expect(pins.followRotations(forked, now: t0 + 300).isEmpty)
-        #expect(pins.followRotations(directory("alice", FakeDevice(id: "a1", keys: [k1, k3], encryption: [k1, k3]), at: [t0, t0 + 200]),
-                                     now: t0 + 300).count == 1, "the same rotation alone is followed")
+        #expect(
+            pins.followRotations(
+                directory("alice", FakeDevice(id: "a1", keys: [k1, k3], encryption: [k1, k3]), at: [t0, t0 + 200]),
+                now: t0 + 300
+            ).count == 1,
+            "the same rotation alone is followed"
+        )
     }
 }

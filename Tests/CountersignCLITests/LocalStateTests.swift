@@ -12,7 +12,10 @@ import Testing
     static func unprivileged(_ d: Device, _ args: [String]) throws -> CLI.Output {
         let command = ["COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary] + args
         guard getuid() == 0 else { return try d.t.run("/usr/bin/env", command) }
-        return try d.t.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/env"] + command)
+        return try d.t.run(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/env"] + command
+        )
     }
 
     /// Hands `path` (recursively) to the user `unprivileged` runs as.
@@ -37,14 +40,19 @@ import Testing
             FileManager.default.createFile(atPath: err, contents: nil)
             process.executableURL = URL(fileURLWithPath: CLI.binary)
             process.arguments = ["watch", "--json"]
-            process.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_CONFIG_DIR": d.dir].merging(environment) { $1 }) { $1 }
+            process.environment = ProcessInfo.processInfo.environment.merging(
+                ["COUNTERSIGN_CONFIG_DIR": d.dir].merging(environment) { $1 }
+            ) { $1 }
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
             try process.run()
         }
 
         deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
         }
 
         var stdout: String { String(decoding: FileManager.default.contents(atPath: out) ?? Data(), as: UTF8.self) }
@@ -67,15 +75,26 @@ import Testing
     @Test func watchCarriesOnAfterAPasswordChangeAndStopsWhenRevoked() throws {
         let (t, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, bob = d["bob"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
         let watch = try Watch(alice)
         #expect(watch.wait(15) { watch.stderr.contains("connected") }, "\(watch.stderr)")
 
         try t.write("pw2", Data("a brand new password\n".utf8))
-        let passwd = try alice.cs("account", "passwd", "--password-file", t.path("pw"), "--new-password-file", t.path("pw2"))
+        let passwd = try alice.cs(
+            "account",
+            "passwd",
+            "--password-file",
+            t.path("pw"),
+            "--new-password-file",
+            t.path("pw2")
+        )
         try #require(passwd.status == 0, "\(passwd.stderr)")
         // The channel closes, a new device session opens, and it connects again.
-        #expect(watch.wait(15) { watch.stderr.components(separatedBy: "connected; waiting").count >= 3 }, "\(watch.stderr)")
+        #expect(
+            watch.wait(15) { watch.stderr.components(separatedBy: "connected; waiting").count >= 3 },
+            "\(watch.stderr)"
+        )
         #expect(watch.process.isRunning, "watch is still running: \(watch.stderr)")
         let id = try MessagingCLITests.sentID(try bob.cs("send", "--to", "alice", "after the password change"))
         #expect(watch.wait(15) { watch.stdout.contains(id) }, "the message arrives: \(watch.stdout) \(watch.stderr)")
@@ -94,14 +113,18 @@ import Testing
     @Test func revokingInADirectoryOfAnotherAccountLeavesItsDeviceAlone() throws {
         let (t, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, bob = d["bob"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
         let aliceID = try #require(alice.deviceID)
         let before = FileManager.default.contents(atPath: alice.file("device.json"))
         try MessagingCLITests.login(alice, "bob", server)
         let revoke = try alice.cs("device", "revoke", aliceID)
         #expect(revoke.status != 0 && !revoke.text.contains("that was this device"), "\(revoke.text) \(revoke.stderr)")
-        #expect(revoke.stderr.contains("is this directory's device of alice") && revoke.stderr.contains("signed in as bob")
-                && revoke.stderr.contains("nothing here was changed"), "\(revoke.stderr)")
+        #expect(
+            revoke.stderr.contains("is this directory's device of alice") && revoke.stderr.contains("signed in as bob")
+                && revoke.stderr.contains("nothing here was changed"),
+            "\(revoke.stderr)"
+        )
         #expect(FileManager.default.contents(atPath: alice.file("device.json")) == before, "device.json untouched")
         #expect(FileManager.default.fileExists(atPath: alice.file("device-session.json")))
         // Alice's device still works from here.
@@ -122,7 +145,11 @@ import Testing
         defer { chmod(alice.dir, 0o700) }
         for args in [["account", "whoami"], ["inbox"], ["device", "list"]] {
             let r = try Self.unprivileged(alice, args)
-            #expect(r.status != 0 && r.stderr.contains("cannot read \(alice.dir)/") && r.stderr.contains("Permission denied"), "\(args): \(r.stderr)")
+            #expect(
+                r.status != 0 && r.stderr.contains("cannot read \(alice.dir)/")
+                    && r.stderr.contains("Permission denied"),
+                "\(args): \(r.stderr)"
+            )
             #expect(!r.stderr.contains("not signed in") && !r.stderr.contains("no device"), "\(args): \(r.stderr)")
         }
     }
@@ -139,10 +166,19 @@ import Testing
         try Self.handOver(parent)
         #expect(chmod(parent, 0o555) == 0)
         let nested = Device(t: t, name: "read-only/countersign")
-        let login = try Self.unprivileged(nested, ["account", "login", "alice", "--password-file", t.path("pw"), "--server", server.url])
-        #expect(login.status != 0 && login.stderr.contains("cannot create \(nested.dir): Permission denied")
-                && login.stderr.contains("COUNTERSIGN_CONFIG_DIR"), "\(login.stderr)")
-        #expect(!login.stderr.contains("NSCocoaErrorDomain") && !login.text.contains("signed in as"), "\(login.text) \(login.stderr)")
+        let login = try Self.unprivileged(
+            nested,
+            ["account", "login", "alice", "--password-file", t.path("pw"), "--server", server.url]
+        )
+        #expect(
+            login.status != 0 && login.stderr.contains("cannot create \(nested.dir): Permission denied")
+                && login.stderr.contains("COUNTERSIGN_CONFIG_DIR"),
+            "\(login.stderr)"
+        )
+        #expect(
+            !login.stderr.contains("NSCocoaErrorDomain") && !login.text.contains("signed in as"),
+            "\(login.text) \(login.stderr)"
+        )
         // The account's only live session is the one setUp made (sign-ins minus sign-outs).
         let audit = try alice.cs("account", "audit", "--limit", "100")
         let lines = audit.text.split(separator: "\n")
@@ -156,7 +192,8 @@ import Testing
     @Test func aDamagedStoredMessageIsSkippedWithAWarning() throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, bob = d["bob"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
         let first = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "one"))
         let second = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "two"))
         #expect(try bob.cs("inbox").status == 0)
@@ -165,21 +202,38 @@ import Testing
             try Data("{ not json".utf8).write(to: URL(fileURLWithPath: dir.file("messages/\(first).json")))
         }
         let inbox = try bob.cs("inbox")
-        #expect(inbox.status == 0 && inbox.text.contains(second) && !inbox.text.contains(first), "\(inbox.text) \(inbox.stderr)")
-        #expect(inbox.stderr.contains("warning: skipped") && inbox.stderr.contains("messages/\(first).json is damaged"), "\(inbox.stderr)")
+        #expect(
+            inbox.status == 0 && inbox.text.contains(second) && !inbox.text.contains(first),
+            "\(inbox.text) \(inbox.stderr)"
+        )
+        #expect(
+            inbox.stderr.contains("warning: skipped") && inbox.stderr.contains("messages/\(first).json is damaged"),
+            "\(inbox.stderr)"
+        )
         let outbox = try alice.cs("outbox")
-        #expect(outbox.status == 0 && outbox.text.contains(second) && outbox.stderr.contains("messages/\(first).json is damaged"), "\(outbox.stderr)")
+        #expect(
+            outbox.status == 0 && outbox.text.contains(second)
+                && outbox.stderr.contains("messages/\(first).json is damaged"),
+            "\(outbox.stderr)"
+        )
         #expect(try bob.cs("read", second).text == "two")
         // A copy the server still queues replaces the damaged file.
         let third = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "three"))
         try Data("{ not json".utf8).write(to: URL(fileURLWithPath: bob.file("messages/\(third).json")))
         let again = try bob.cs("inbox")
-        #expect(again.status == 0 && again.text.contains(third) && again.stderr.contains("replacing"), "\(again.stderr)")
+        #expect(
+            again.status == 0 && again.text.contains(third) && again.stderr.contains("replacing"),
+            "\(again.stderr)"
+        )
         #expect(try bob.cs("read", third).text == "three")
         // A damaged session.json is named as such (not "not signed in"), and stops no message command.
         try Data("{ not json".utf8).write(to: URL(fileURLWithPath: bob.file("session.json")))
         let whoami = try bob.cs("account", "whoami")
-        #expect(whoami.status != 0 && whoami.stderr.contains("session.json is damaged") && !whoami.stderr.contains("not signed in"), "\(whoami.stderr)")
+        #expect(
+            whoami.status != 0 && whoami.stderr.contains("session.json is damaged")
+                && !whoami.stderr.contains("not signed in"),
+            "\(whoami.stderr)"
+        )
         #expect(try bob.cs("inbox").status == 0)
     }
 
@@ -187,7 +241,8 @@ import Testing
     /// answer (a deadline, then the pins), and a revoked directory still opens the messages it kept.
     @Test func readOpensKeptMessagesOfflineAndAfterRevocation() throws {
         let (t, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
-        let alice = d["alice"]!, bob = d["bob"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
         let id = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "kept"))
         let mine = try MessagingCLITests.sentID(try bob.cs("send", "--to", "alice", "mine"))
         #expect(try bob.cs("inbox").status == 0)
@@ -202,11 +257,21 @@ import Testing
         #expect(revoke.status == 0, "\(revoke.stderr)")
         // The first command after it is a read: it finds out (renewing the session), marks the device, and opens the message.
         let first = try bob.cs("read", id)
-        #expect(first.status == 0 && first.text == "kept" && first.stderr.contains("has been revoked"), "\(first.stderr)")
+        #expect(
+            first.status == 0 && first.text == "kept" && first.stderr.contains("has been revoked"),
+            "\(first.stderr)"
+        )
         let inbox = try bob.cs("inbox")
-        #expect(inbox.status != 0 && inbox.stderr.contains("was revoked") && inbox.stderr.contains("countersign read ID"), "\(inbox.stderr)")
+        #expect(
+            inbox.status != 0 && inbox.stderr.contains("was revoked") && inbox.stderr.contains("countersign read ID"),
+            "\(inbox.stderr)"
+        )
         let again = try bob.cs("send", "--to", "alice", "x")
-        #expect(again.status != 0 && again.stderr.contains("was revoked") && again.stderr.contains("countersign device init"), "\(again.stderr)")
+        #expect(
+            again.status != 0 && again.stderr.contains("was revoked")
+                && again.stderr.contains("countersign device init"),
+            "\(again.stderr)"
+        )
         for (message, text) in [(id, "kept"), (mine, "mine")] {
             let read = try bob.cs("read", message)
             #expect(read.status == 0 && read.text == text, "a revoked directory reads what it kept: \(read.stderr)")
@@ -231,7 +296,10 @@ import Testing
         defer { _ = server.signal(SIGTERM) }
         let log = t.path("proxy.log")
         let proxy = try ServerDeadlineTests.BrokenServer(script: "connect_proxy.py", [log])
-        let watch = try Watch(d["alice"]!, environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": ""])
+        let watch = try Watch(
+            d["alice"]!,
+            environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": ""]
+        )
         #expect(watch.wait(15) { watch.stderr.contains("connected") }, "\(watch.stderr)")
         let id = try MessagingCLITests.sentID(try d["bob"]!.cs("send", "--to", "alice", "through the proxy"))
         #expect(watch.wait(15) { watch.stdout.contains(id) }, "\(watch.stdout) \(watch.stderr)")

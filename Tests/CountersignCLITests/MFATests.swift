@@ -1,10 +1,12 @@
-@testable import CountersignClient
 import CountersignCrypto
 import Foundation
+import Testing
+
+@testable import CountersignClient
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
 
 /// Multi-factor sign-in through real `countersign serve` processes and the SDK (docs/SPEC.md §4h): pairing,
 /// push approval with number matching, passcodes, recovery codes, authentication codes, and the refusals.
@@ -21,7 +23,12 @@ import Testing
 
         func pair(_ deviceName: String) async throws -> CountersignAuthenticator {
             let key = try await sdk.createPairingKey()
-            let (authenticator, info) = try await CountersignAuthenticator.pair(key.uri, server: nil, name: deviceName, identity: Identity.generate())
+            let (authenticator, info) = try await CountersignAuthenticator.pair(
+                key.uri,
+                server: nil,
+                name: deviceName,
+                identity: Identity.generate()
+            )
             #expect(info.authenticators.map(\.status) == ["COMPLETED", "COMPLETED"] && info.username == name)
             return authenticator
         }
@@ -40,9 +47,12 @@ import Testing
     }
 
     /// The challenge for this transaction, by polling (the push channel is tested below).
-    static func notification(_ a: CountersignAuthenticator, for pending: MFARequired) async throws -> NotificationObject {
+    static func notification(_ a: CountersignAuthenticator, for pending: MFARequired) async throws -> NotificationObject
+    {
         for _ in 0..<50 {
-            if let n = try await a.pendingNotifications().first(where: { $0.transactionID == pending.transaction.id }) { return n }
+            if let n = try await a.pendingNotifications().first(where: { $0.transactionID == pending.transaction.id }) {
+                return n
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw CocoaError(.fileReadNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no challenge arrived"])
@@ -58,19 +68,28 @@ import Testing
         #expect(try await alice.sdk.mfaStatus().authenticators.map(\.name) == ["phone"])
 
         let (browser, pending) = try await alice.pendingSignIn(server: server.url)
-        #expect(pending.transaction.status == "PUSH_CONFIRMATION_REQUIRED" && pending.transaction.methods.contains("push"))
+        #expect(
+            pending.transaction.status == "PUSH_CONFIRMATION_REQUIRED" && pending.transaction.methods.contains("push")
+        )
         let number = try #require(pending.transaction.numberMatching?.number)
         #expect(number.count == 2)
         // The challenge reaches the authenticator over its push channel, signed by the server.
         let challenges = Task { () -> String? in
-            for try await e in phone.client.events(backoff: 0.1...0.5) { if case .challenge(let jwt) = e { return jwt } }
+            for try await e in phone.client.events(backoff: 0.1...0.5) {
+                if case .challenge(let jwt) = e { return jwt }
+            }
             return nil
         }
         let jwt = try #require(try await challenges.value)
         let n = try #require(await phone.notification(from: jwt))
-        #expect(n.transactionID == pending.transaction.id && n.username == "alice" && n.numberMatchingType == "ENTER_MANUALLY")
+        #expect(
+            n.transactionID == pending.transaction.id && n.username == "alice"
+                && n.numberMatchingType == "ENTER_MANUALLY"
+        )
         #expect(!jwt.contains(number) || n.numberMatchingOptions.isEmpty, "ENTER_MANUALLY never carries the number")
-        await #expect(throws: ClientError.self, "no session before approval") { try await browser.completeSignIn(pending) }
+        await #expect(throws: ClientError.self, "no session before approval") {
+            try await browser.completeSignIn(pending)
+        }
         #expect(try await n.approve(numberMatchingPickedValue: number) == "COMPLETED")
         let session = try await browser.completeSignIn(pending)
         #expect(try await browser.me().username == "alice" && session.account.username == "alice")
@@ -96,13 +115,17 @@ import Testing
             let number = try #require(pending.transaction.numberMatching?.number)
             let n = try await Self.notification(phone, for: pending)
             #expect(n.isReauthentication && n.username == "alice", "the authenticator is told it is not a new sign-in")
-            await #expect(throws: ClientError.self, "nothing before the approval") { try await alice.sdk.completeReauthentication(pending) }
+            await #expect(throws: ClientError.self, "nothing before the approval") {
+                try await alice.sdk.completeReauthentication(pending)
+            }
             #expect(try await n.approve(numberMatchingPickedValue: number) == "COMPLETED")
             try await alice.sdk.completeReauthentication(pending)
             await #expect(throws: ClientError.self, "once") { try await alice.sdk.completeReauthentication(pending) }
             #expect(try await alice.sdk.me().username == "alice", "the same session goes on")
         }
-        await #expect(throws: ClientError.self, "a wrong password starts nothing") { try await alice.sdk.reauthenticate(password: "wrong horse") }
+        await #expect(throws: ClientError.self, "a wrong password starts nothing") {
+            try await alice.sdk.reauthenticate(password: "wrong horse")
+        }
         let (_, signIn) = try await alice.pendingSignIn(server: server.url)
         #expect(!(try await Self.notification(phone, for: signIn)).isReauthentication)
         #expect(server.signal(SIGTERM) == 0)
@@ -129,7 +152,10 @@ import Testing
         #expect(try await alice.sdk.mfaTransaction(p2).failure == "reported")
         #expect(try await alice.sdk.mfaStatus().pushSuspended)
         let (_, p3) = try await alice.pendingSignIn(server: server.url)
-        #expect(p3.transaction.status == "OTP_REQUIRED" && !p3.transaction.methods.contains("push"), "push suspended after a report")
+        #expect(
+            p3.transaction.status == "OTP_REQUIRED" && !p3.transaction.methods.contains("push"),
+            "push suspended after a report"
+        )
         // Signing in another way lifts it.
         let (browser, p4) = try await alice.pendingSignIn(server: server.url)
         #expect(try await browser.submitPasscode(try phone.oneTimePasscode().passcode, for: p4).status == "COMPLETED")
@@ -146,8 +172,13 @@ import Testing
         let bob = try await Account("bob", server: server.url)
         // An authenticator app: the enrollment URI gives oathtool the same codes.
         let enrollment = try await bob.sdk.enrollTOTP()
-        #expect(enrollment.uri.hasPrefix("otpauth://totp/Countersign:bob?") && enrollment.uri.contains("secret=\(enrollment.secret)"))
-        let code = try t.run("oathtool", ["--totp", "-b", enrollment.secret]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            enrollment.uri.hasPrefix("otpauth://totp/Countersign:bob?")
+                && enrollment.uri.contains("secret=\(enrollment.secret)")
+        )
+        let code = try t.run("oathtool", ["--totp", "-b", enrollment.secret]).text.trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
         #expect(code.count == 6)
         #expect(try await bob.sdk.confirmTOTP(code: code).totpApp)
         let codes = try await bob.sdk.regenerateRecoveryCodes()
@@ -155,13 +186,19 @@ import Testing
 
         let (c1, p1) = try await bob.pendingSignIn(server: server.url)
         #expect(p1.transaction.status == "OTP_REQUIRED" && p1.transaction.methods == ["totp", "recoveryCode"])
-        #expect(try await c1.submitPasscode(code, for: p1).status == "OTP_REQUIRED", "a code counts once: the confirm used it")
+        #expect(
+            try await c1.submitPasscode(code, for: p1).status == "OTP_REQUIRED",
+            "a code counts once: the confirm used it"
+        )
         try await Task.sleep(for: .milliseconds(10))
         let (c2, p2) = try await bob.pendingSignIn(server: server.url)
         #expect(try await c2.submitRecoveryCode(codes[3].lowercased(), for: p2).status == "COMPLETED")
         try await c2.completeSignIn(p2)
         let (c3, p3) = try await bob.pendingSignIn(server: server.url)
-        #expect(try await c3.submitRecoveryCode(codes[3], for: p3).status == "OTP_REQUIRED", "a recovery code is used once")
+        #expect(
+            try await c3.submitRecoveryCode(codes[3], for: p3).status == "OTP_REQUIRED",
+            "a recovery code is used once"
+        )
         var left = try await c3.submitPasscode("000000", for: p3)
         while left.status == "OTP_REQUIRED" { left = try await c3.submitPasscode("000000", for: p3) }
         #expect(left.status == "FAILED" && left.failure == "too-many-codes")
@@ -179,8 +216,12 @@ import Testing
         #expect(created.code.count == 8 && created.uri.contains("authentication_code=\(created.code)"))
         #expect(try await screen.authCodeState(created).status == "PENDING")
         let claim = try await phone.authenticate(authCode: created.uri)
-        #expect(claim.status == "CLAIMED" && claim.userApproval == "REQUIRED" && claim.users.map(\.username) == ["carol"])
-        await #expect(throws: ClientError.self, "nothing to collect before approval") { try await screen.completeAuthCodeSignIn(created) }
+        #expect(
+            claim.status == "CLAIMED" && claim.userApproval == "REQUIRED" && claim.users.map(\.username) == ["carol"]
+        )
+        await #expect(throws: ClientError.self, "nothing to collect before approval") {
+            try await screen.completeAuthCodeSignIn(created)
+        }
         #expect(try await claim.approve(userId: claim.users[0].userId) == "COMPLETED")
         try await screen.completeAuthCodeSignIn(created)
         #expect(try await screen.me().username == "carol")
@@ -210,8 +251,13 @@ import Testing
         let dana = try await Account("dana", server: server.url)
         let phone = try await dana.pair("phone")
         let screen = CountersignClient(server: URL(string: server.url)!)
-        let unapproved = await #expect(throws: ClientError.self) { _ = try await screen.createAuthCode(userApproval: "NOT_REQUIRED") }
-        #expect(unapproved?.code == .invalidField && "\(unapproved!)".contains("COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL"), "\(String(describing: unapproved))")
+        let unapproved = await #expect(throws: ClientError.self) {
+            _ = try await screen.createAuthCode(userApproval: "NOT_REQUIRED")
+        }
+        #expect(
+            unapproved?.code == .invalidField && "\(unapproved!)".contains("COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL"),
+            "\(String(describing: unapproved))"
+        )
 
         // Approved, then wrong passwords elsewhere delay the account (the 3rd; the rest are refused
         // unchecked) before the screen collects.
@@ -231,7 +277,9 @@ import Testing
         #expect(try await second.approve(userId: second.users[0].userId) == "COMPLETED")
         _ = try await screen.completeAuthCodeSignIn(again)
         let key = Identity.generate()
-        let device = await #expect(throws: ClientError.self) { _ = try await screen.registerDevice(name: "kiosk", signing: key, encryptionKey: key.publicKey) }
+        let device = await #expect(throws: ClientError.self) {
+            _ = try await screen.registerDevice(name: "kiosk", signing: key, encryptionKey: key.publicKey)
+        }
         #expect(device?.code == .reauthenticationRequired, "\(String(describing: device))")
         #expect(server.signal(SIGTERM) == 0)
     }
@@ -247,20 +295,39 @@ import Testing
         let alice = try await Account("alice", server: server.url)
         let mallory = try await Account("mallory", server: server.url)
         let key = try await alice.sdk.createPairingKey()
-        let phone = try await CountersignAuthenticator.pair(key.key, server: URL(string: server.url)!, name: "phone", identity: Identity.generate()).0
+        let phone = try await CountersignAuthenticator.pair(
+            key.key,
+            server: URL(string: server.url)!,
+            name: "phone",
+            identity: Identity.generate()
+        ).0
         await #expect(throws: PingOneError.pairingKey, "used") {
-            try await CountersignAuthenticator.pair(key.key, server: URL(string: server.url)!, name: "again", identity: Identity.generate())
+            try await CountersignAuthenticator.pair(
+                key.key,
+                server: URL(string: server.url)!,
+                name: "again",
+                identity: Identity.generate()
+            )
         }
         await #expect(throws: PingOneError.pairingKey, "wrong: the same answer") {
-            try await CountersignAuthenticator.pair("ABCD-EFGH-JKMN", server: URL(string: server.url)!, name: "guess", identity: Identity.generate())
+            try await CountersignAuthenticator.pair(
+                "ABCD-EFGH-JKMN",
+                server: URL(string: server.url)!,
+                name: "guess",
+                identity: Identity.generate()
+            )
         }
         let tablet = try await alice.pair("tablet")
         let evil = try await mallory.pair("evil")
-        #expect(try await alice.sdk.directory(username: "alice").devices.isEmpty, "authenticators are not in the key directory")
+        #expect(
+            try await alice.sdk.directory(username: "alice").devices.isEmpty,
+            "authenticators are not in the key directory"
+        )
 
         let (browser, pending) = try await alice.pendingSignIn(server: server.url)
         let number = pending.transaction.numberMatching!.number
-        let a = try await Self.notification(phone, for: pending), b = try await Self.notification(tablet, for: pending)
+        let a = try await Self.notification(phone, for: pending)
+        let b = try await Self.notification(tablet, for: pending)
         #expect(try await evil.pendingNotifications().isEmpty, "mallory's device got no challenge")
         @Sendable func attempt(_ n: NotificationObject) async -> String {
             do { return try await n.approve(numberMatchingPickedValue: number) } catch { return "refused: \(error)" }
@@ -270,13 +337,17 @@ import Testing
         let results = await [first, second]
         #expect(results.filter { $0 == "COMPLETED" }.count == 1, "exactly one approval wins: \(results)")
         try await browser.completeSignIn(pending)
-        await #expect(throws: PingOneError.failedPolicyRequirements, "answered already") { try await a.approve(numberMatchingPickedValue: number) }
+        await #expect(throws: PingOneError.failedPolicyRequirements, "answered already") {
+            try await a.approve(numberMatchingPickedValue: number)
+        }
 
         // Mallory's device answering alice's next sign-in with a copied challenge: not its transaction.
         let (_, p2) = try await alice.pendingSignIn(server: server.url)
         let forPhone = try await Self.notification(phone, for: p2)
         let stolen = NotificationObjectForgery.retarget(forPhone, to: evil)
-        await #expect(throws: (any Error).self, "another account's device") { try await stolen.approve(numberMatchingPickedValue: p2.transaction.numberMatching!.number) }
+        await #expect(throws: (any Error).self, "another account's device") {
+            try await stolen.approve(numberMatchingPickedValue: p2.transaction.numberMatching!.number)
+        }
         #expect(try await alice.sdk.mfaTransaction(p2).status == "PUSH_CONFIRMATION_REQUIRED", "nothing changed")
         #expect(server.signal(SIGTERM) == 0)
     }

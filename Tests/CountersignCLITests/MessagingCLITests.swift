@@ -28,20 +28,25 @@ import Testing
         func file(_ name: String) -> String { dir + "/" + name }
         var deviceID: String? {
             guard let data = FileManager.default.contents(atPath: file("device.json")),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { return nil }
             return object["deviceId"] as? String
         }
         /// device.json says the server revoked this device (kept so `read` still opens what is stored).
         var revoked: Bool {
             guard let data = FileManager.default.contents(atPath: file("device.json")),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { return false }
             return object["revokedAt"] is String
         }
     }
 
     /// A server, and `users` registered and signed in, each with a device in a config directory of its own
     /// (`alice`, `bob`, …). Devices use --no-passphrase unless named in `passphrase` (then "pass" file).
-    static func setUp(_ users: [String], passphrase: Set<String> = []) throws -> (CLI, ServeTests.Server, [String: Device]) {
+    static func setUp(
+        _ users: [String],
+        passphrase: Set<String> = []
+    ) throws -> (CLI, ServeTests.Server, [String: Device]) {
         let t = try CLI()
         let server = try ServeTests.Server(database: "sqlite:" + t.path("m.sqlite"), in: t.dir, captcha: "off")
         try t.write("pw", Data("correct horse\n".utf8))
@@ -49,7 +54,19 @@ import Testing
         var devices: [String: Device] = [:]
         for user in users {
             let d = Device(t: t, name: user)
-            let reg = try d.cs("account", "register", user, "--name", "N", "--lastname", "L", "--password-file", t.path("pw"), "--server", server.url)
+            let reg = try d.cs(
+                "account",
+                "register",
+                user,
+                "--name",
+                "N",
+                "--lastname",
+                "L",
+                "--password-file",
+                t.path("pw"),
+                "--server",
+                server.url
+            )
             try #require(reg.status == 0, "\(reg.stderr)")
             try login(d, user, server)
             try initDevice(d, name: "\(user)-laptop", passphrase: passphrase.contains(user))
@@ -64,8 +81,10 @@ import Testing
     }
 
     static func initDevice(_ d: Device, name: String, passphrase: Bool = false) throws {
-        let r = passphrase ? try d.cs("device", "init", "--name", name, "--passphrase-file", d.t.path("pass"))
-                           : try d.cs("device", "init", "--name", name, "--no-passphrase")
+        let r =
+            passphrase
+            ? try d.cs("device", "init", "--name", name, "--passphrase-file", d.t.path("pass"))
+            : try d.cs("device", "init", "--name", name, "--no-passphrase")
         try #require(r.status == 0, "\(r.stderr)")
         #expect(r.text.contains("registered device"), "\(r.text)")
     }
@@ -85,13 +104,18 @@ import Testing
     /// Fingerprints (`xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx`) in a text.
     static func fingerprints(_ text: String) -> Set<String> {
         let regex = try! NSRegularExpression(pattern: "[0-9a-f]{8}(:[0-9a-f]{8}){3}")
-        return Set(regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { String(text[Range($0.range, in: text)!]) })
+        return Set(
+            regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).map {
+                String(text[Range($0.range, in: text)!])
+            }
+        )
     }
 
     @Test func twoUsersOnOneMachineSendFetchAndRead() throws {
         let (t, server, d) = try Self.setUp(["alice", "bob"], passphrase: ["bob"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, bob = d["bob"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
         // Bob's second device: another directory, signed in to the same account.
         let bob2 = Device(t: t, name: "bob2")
         try Self.login(bob2, "bob", server)
@@ -100,12 +124,22 @@ import Testing
         #expect(Self.mode(bob.file("keys")) == 0o700 && Self.mode(bob.dir) == 0o700)
         let keys = try FileManager.default.contentsOfDirectory(atPath: bob.file("keys"))
         #expect(keys.count == 1 && Self.mode(bob.file("keys/" + keys[0])) == 0o600)
-        #expect(String(decoding: FileManager.default.contents(atPath: bob.file("keys/" + keys[0])) ?? Data(), as: UTF8.self)
-            .hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "the key is encrypted PKCS#8")
+        #expect(
+            String(decoding: FileManager.default.contents(atPath: bob.file("keys/" + keys[0])) ?? Data(), as: UTF8.self)
+                .hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"),
+            "the key is encrypted PKCS#8"
+        )
 
         let list = try bob.cs("device", "list")
-        #expect(list.status == 0 && list.text.contains("bob-laptop") && list.text.contains("bob-phone"), "\(list.stderr)")
-        #expect(list.text.split(separator: "\n").contains { $0.hasPrefix("* ") && $0.contains("bob-laptop") && $0.contains("(this device)") })
+        #expect(
+            list.status == 0 && list.text.contains("bob-laptop") && list.text.contains("bob-phone"),
+            "\(list.stderr)"
+        )
+        #expect(
+            list.text.split(separator: "\n").contains {
+                $0.hasPrefix("* ") && $0.contains("bob-laptop") && $0.contains("(this device)")
+            }
+        )
 
         // The first message pins bob's two devices, and says so.
         let sent = try alice.cs("send", "--to", "bob", "--verbose", "hello bob ✓")
@@ -118,7 +152,11 @@ import Testing
 
         for device in [bob, bob2] {
             let inbox = try device.cs("inbox", "--passphrase-file", t.path("pass"))
-            #expect(inbox.status == 0 && inbox.text.contains(id) && inbox.text.contains(piped) && inbox.text.contains("unread"), "\(inbox.stderr)")
+            #expect(
+                inbox.status == 0 && inbox.text.contains(id) && inbox.text.contains(piped)
+                    && inbox.text.contains("unread"),
+                "\(inbox.stderr)"
+            )
             #expect(inbox.stderr.contains("2 new messages"), "\(inbox.stderr)")
         }
         // Stored sealed, privately; never the plaintext.
@@ -130,7 +168,10 @@ import Testing
         let read = try bob.cs("read", id, "--verbose", "--passphrase-file", t.path("pass"))
         #expect(read.status == 0 && read.text == "hello bob ✓", "\(read.stderr)")
         let steps = read.stderr.split(separator: "\n").map(String.init)
-        #expect(steps.first?.hasPrefix("first message from alice: pinned 1 device") == true, "trust on first use: \(read.stderr)")
+        #expect(
+            steps.first?.hasPrefix("first message from alice: pinned 1 device") == true,
+            "trust on first use: \(read.stderr)"
+        )
         #expect(Array(steps.dropFirst().prefix(2)) == ["Signature verified", "String decrypted"], "\(read.stderr)")
         #expect(read.stderr.contains("from: alice"))
         let prefix = try bob2.cs("read", String(piped.prefix(8)))
@@ -140,14 +181,21 @@ import Testing
         let rows = try bob.json("inbox", "--json")
         #expect(rows.count == 2)
         let row = try #require(rows.first { $0["id"] as? String == id })
-        #expect(row["direction"] as? String == "incoming" && row["peer"] as? String == "alice" && row["read"] as? Bool == true)
+        #expect(
+            row["direction"] as? String == "incoming" && row["peer"] as? String == "alice"
+                && row["read"] as? Bool == true
+        )
         #expect((row["sentAt"] as? String).map { ISO8601DateFormatter().date(from: $0) != nil } == true)
         #expect(row["acceptedAt"] is String)
         #expect(try bob2.json("inbox", "--json").first { $0["id"] as? String == id }?["read"] as? Bool == false)
 
         // Fetching again duplicates nothing.
         let again = try bob.cs("inbox")
-        #expect(again.status == 0 && again.stderr.contains("no new messages") && again.text.split(separator: "\n").count == 2, "\(again.text)")
+        #expect(
+            again.status == 0 && again.stderr.contains("no new messages")
+                && again.text.split(separator: "\n").count == 2,
+            "\(again.text)"
+        )
 
         // Alice's outbox: the copy queued to her own device, with receipts (both of bob's devices stored it).
         let outbox = try alice.json("outbox", "--json")
@@ -156,15 +204,22 @@ import Testing
         let receipts = try #require(out["receipts"] as? [String: Any])
         #expect(receipts["recipientDevices"] as? Int == 2 && receipts["acknowledgedBy"] as? Int == 2, "\(receipts)")
         let outText = try alice.cs("outbox")
-        #expect(outText.status == 0 && outText.text.contains(id) && outText.text.contains("stored 2/2"), "\(outText.text)")
+        #expect(
+            outText.status == 0 && outText.text.contains(id) && outText.text.contains("stored 2/2"),
+            "\(outText.text)"
+        )
         let own = try alice.cs("read", id)
-        #expect(own.status == 0 && own.text == "hello bob ✓", "the sender's own devices can read what it sent: \(own.stderr)")
+        #expect(
+            own.status == 0 && own.text == "hello bob ✓",
+            "the sender's own devices can read what it sent: \(own.stderr)"
+        )
         #expect(try alice.json("inbox", "--json").isEmpty, "outgoing copies are not in the inbox")
 
         // Contacts and safety numbers.
         let contacts = try alice.cs("contacts")
         #expect(contacts.status == 0 && contacts.text.contains("bob: 2 devices"), "\(contacts.text)")
-        let a = try alice.cs("safety-number", "bob"), b = try bob2.cs("safety-number", "alice")
+        let a = try alice.cs("safety-number", "bob")
+        let b = try bob2.cs("safety-number", "alice")
         #expect(a.status == 0 && a.text == b.text, "\(a.stderr) \(b.stderr)")
         #expect(a.text.range(of: "^([0-9]{5} ){11}[0-9]{5}\n$", options: .regularExpression) != nil, "\(a.text)")
     }
@@ -188,14 +243,18 @@ import Testing
         #expect(try d["bob"]!.cs("read", id).text == "later")
         for bad in ["31d", "5x", "1.5h", "2w"] {
             let r = try d["alice"]!.cs("send", "--to", "bob", "--after", bad, "x")
-            #expect(r.status != 0 && r.stderr.contains("--after takes a duration from 0 to 30 days"), "\(bad): \(r.stderr)")
+            #expect(
+                r.status != 0 && r.stderr.contains("--after takes a duration from 0 to 30 days"),
+                "\(bad): \(r.stderr)"
+            )
         }
     }
 
     @Test func rotationNewDevicesAndRevocationNeedTrust() throws {
         let (t, server, d) = try Self.setUp(["alice", "bob"], passphrase: ["bob"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, bob = d["bob"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
         let pass = ["--passphrase-file", t.path("pass")]
         let before = try Self.sentID(try alice.cs("send", "--to", "bob", "before the rotation"))
         _ = try bob.cs(["inbox"] + pass)
@@ -213,8 +272,14 @@ import Testing
         // fingerprints, and the message goes to the new key.
         let following = try alice.cs("send", "--to", "bob", "after the rotation")
         let after = try Self.sentID(following)
-        #expect(following.stderr.contains("rotated its key") && following.stderr.contains("signed by the key you pinned"), "\(following.stderr)")
-        #expect(rotated.isSubset(of: Self.fingerprints(following.stderr)), "names the old and new fingerprints: \(following.stderr)")
+        #expect(
+            following.stderr.contains("rotated its key") && following.stderr.contains("signed by the key you pinned"),
+            "\(following.stderr)"
+        )
+        #expect(
+            rotated.isSubset(of: Self.fingerprints(following.stderr)),
+            "names the old and new fingerprints: \(following.stderr)"
+        )
         #expect(try alice.cs("trust", "bob").text.contains("unchanged"))
         #expect(try alice.cs("contacts").text.contains("1 earlier key"))
         _ = try bob.cs(["inbox"] + pass)
@@ -225,23 +290,39 @@ import Testing
         let bob2 = Device(t: t, name: "bob2")
         try Self.login(bob2, "bob", server)
         try Self.initDevice(bob2, name: "bob-phone")
-        let newKey = try #require(Self.fingerprints(try bob2.cs("device", "list").text.split(separator: "\n").first { $0.contains("(this device)") }.map(String.init) ?? "").first)
+        let newKey = try #require(
+            Self.fingerprints(
+                try bob2.cs("device", "list").text.split(separator: "\n").first { $0.contains("(this device)") }.map(
+                    String.init
+                ) ?? ""
+            ).first
+        )
         let added = try alice.cs("send", "--to", "bob", "hi")
         #expect(added.status != 0 && added.stderr.contains("added") && added.stderr.contains(newKey), "\(added.stderr)")
         #expect(try alice.cs("trust", "bob").text.contains(newKey))
         _ = try Self.sentID(try alice.cs("send", "--to", "bob", "to both"))
         // Bob's own account: his first device pinned none other when... it never sent; now it pins bob-phone.
         let fromBob = try bob.cs(["send", "--to", "alice", "reply"] + pass)
-        #expect(fromBob.status == 0 && fromBob.stderr.contains("pinned your account's 1 other device"), "\(fromBob.stderr)")
+        #expect(
+            fromBob.status == 0 && fromBob.stderr.contains("pinned your account's 1 other device"),
+            "\(fromBob.stderr)"
+        )
 
         // Bob revokes his phone from the laptop: alice is refused (removed), the phone finds out and clears itself.
         let phoneID = try #require(bob2.deviceID)
         let revoke = try bob.cs("device", "revoke", phoneID)
         #expect(revoke.status == 0, "\(revoke.stderr)")
         let removed = try alice.cs("send", "--to", "bob", "hi")
-        #expect(removed.status != 0 && removed.stderr.contains("removed") && removed.stderr.contains(newKey), "\(removed.stderr)")
+        #expect(
+            removed.status != 0 && removed.stderr.contains("removed") && removed.stderr.contains(newKey),
+            "\(removed.stderr)"
+        )
         let gone = try bob2.cs("inbox")
-        #expect(gone.status != 0 && gone.stderr.contains("has been revoked") && gone.stderr.contains("countersign device init"), "\(gone.stderr)")
+        #expect(
+            gone.status != 0 && gone.stderr.contains("has been revoked")
+                && gone.stderr.contains("countersign device init"),
+            "\(gone.stderr)"
+        )
         #expect(bob2.revoked)
         // Revoking this very device marks it here too.
         let laptopID = try #require(bob.deviceID)
@@ -255,7 +336,8 @@ import Testing
     @Test func clearErrors() throws {
         let (t, server, d) = try Self.setUp(["alice", "bob"], passphrase: ["bob"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, bob = d["bob"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
         let nobody = Device(t: t, name: "nobody")
         let notIn = try nobody.cs("device", "init", "--no-passphrase")
         #expect(notIn.status != 0 && notIn.stderr.contains("countersign account login"), "\(notIn.stderr)")
@@ -266,7 +348,10 @@ import Testing
         // Signed in, no device yet.
         try Self.login(nobody, "alice", server)
         let noDevice = try nobody.cs("send", "--to", "bob", "hi")
-        #expect(noDevice.status != 0 && noDevice.stderr.contains("signed in as alice, run `countersign device init`"), "\(noDevice.stderr)")
+        #expect(
+            noDevice.status != 0 && noDevice.stderr.contains("signed in as alice, run `countersign device init`"),
+            "\(noDevice.stderr)"
+        )
         let twice = try alice.cs("device", "init", "--no-passphrase")
         #expect(twice.status != 0 && twice.stderr.contains("already is device"), "\(twice.stderr)")
 
@@ -276,25 +361,41 @@ import Testing
         let wrong = try bob.cs("read", id, "--passphrase-file", t.path("wrong"))
         #expect(wrong.status != 0 && wrong.stderr.contains("wrong passphrase") && wrong.text.isEmpty, "\(wrong.stderr)")
         #expect(try bob.json("inbox", "--json").first?["read"] as? Bool == false, "a failed read leaves it unread")
-        let noTerminal = try t.run("/usr/bin/env", ["COUNTERSIGN_CONFIG_DIR=\(bob.dir)", "/usr/bin/setsid", "-w", CLI.binary, "read", id])
+        let noTerminal = try t.run(
+            "/usr/bin/env",
+            ["COUNTERSIGN_CONFIG_DIR=\(bob.dir)", "/usr/bin/setsid", "-w", CLI.binary, "read", id]
+        )
         #expect(noTerminal.status != 0 && noTerminal.stderr.contains("--passphrase-file"), "\(noTerminal.stderr)")
         // A device session the server no longer accepts is renewed by signing a nonce (the key is unlocked for it).
         let sessionFile = bob.file("device-session.json")
-        let bogus = "{\"deviceId\": \"\(try #require(bob.deviceID))\", \"token\": \"csd_bogus\", \"expiresAt\": \"2099-01-01T00:00:00Z\"}"
+        let bogus =
+            "{\"deviceId\": \"\(try #require(bob.deviceID))\", \"token\": \"csd_bogus\", \"expiresAt\": \"2099-01-01T00:00:00Z\"}"
         try Data(bogus.utf8).write(to: URL(fileURLWithPath: sessionFile))
-        let locked = try t.run("/usr/bin/env", ["COUNTERSIGN_CONFIG_DIR=\(bob.dir)", "/usr/bin/setsid", "-w", CLI.binary, "inbox"])
-        #expect(locked.status != 0 && locked.stderr.contains("--passphrase-file"), "renewal needs the key: \(locked.stderr)")
+        let locked = try t.run(
+            "/usr/bin/env",
+            ["COUNTERSIGN_CONFIG_DIR=\(bob.dir)", "/usr/bin/setsid", "-w", CLI.binary, "inbox"]
+        )
+        #expect(
+            locked.status != 0 && locked.stderr.contains("--passphrase-file"),
+            "renewal needs the key: \(locked.stderr)"
+        )
         let renewed = try bob.cs("inbox", "--passphrase-file", t.path("pass"))
         #expect(renewed.status == 0 && renewed.text.contains(id), "\(renewed.stderr)")
         let newSession = String(decoding: FileManager.default.contents(atPath: sessionFile) ?? Data(), as: UTF8.self)
         #expect(newSession.contains("csd_") && !newSession.contains("csd_bogus") && Self.mode(sessionFile) == 0o600)
 
         let unknown = try bob.cs("read", "0123456789abcdef0123456789abcdef", "--passphrase-file", t.path("pass"))
-        #expect(unknown.status != 0 && unknown.stderr.contains("no message 0123456789abcdef0123456789abcdef") && unknown.stderr.contains("countersign inbox"))
+        #expect(
+            unknown.status != 0 && unknown.stderr.contains("no message 0123456789abcdef0123456789abcdef")
+                && unknown.stderr.contains("countersign inbox")
+        )
         let notID = try bob.cs("read", "../device")
         #expect(notID.status != 0 && notID.stderr.contains("is not a message ID"))
         let nobodyThere = try alice.cs("send", "--to", "bob", "--to", "carol", "hi")
-        #expect(nobodyThere.status != 0 && nobodyThere.stderr.contains("there is no user carol"), "\(nobodyThere.stderr)")
+        #expect(
+            nobodyThere.status != 0 && nobodyThere.stderr.contains("there is no user carol"),
+            "\(nobodyThere.stderr)"
+        )
         let tooBig = try alice.cs("send", "--to", "bob", stdin: Data(repeating: 0x61, count: (1 << 20) + 1))
         #expect(tooBig.status != 0 && tooBig.stderr.contains("over 1 MiB"), "\(tooBig.stderr)")
         let noRecipient = try alice.cs("send", "hi")
@@ -306,7 +407,11 @@ import Testing
         object["from"] = "bob"
         try JSONSerialization.data(withJSONObject: object).write(to: storedURL)
         let forged = try bob.cs("read", id, "--passphrase-file", t.path("pass"), "--verbose")
-        #expect(forged.status != 0 && forged.stderr.contains("REFUSED") && forged.stderr.contains("not a key you pinned for bob"), "\(forged.stderr)")
+        #expect(
+            forged.status != 0 && forged.stderr.contains("REFUSED")
+                && forged.stderr.contains("not a key you pinned for bob"),
+            "\(forged.stderr)"
+        )
         #expect(!forged.stderr.contains("String decrypted") && forged.text.isEmpty)
         // Nothing half-written was left in the config directories.
         for dir in [alice.dir, bob.dir, bob.file("messages"), bob.file("keys")] {

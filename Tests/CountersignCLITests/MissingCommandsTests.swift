@@ -42,9 +42,16 @@ import Testing
         let alice = d["alice"]!
         let rows = try alice.json("device", "list", "--json")
         let row = try #require(rows.first)
-        #expect(rows.count == 1 && row["id"] as? String == alice.deviceID && row["name"] as? String == "alice-laptop" && row["thisDevice"] as? Bool == true,
-                "\(rows)")
-        #expect((row["fingerprint"] as? String)?.range(of: "^[0-9a-f]{8}(:[0-9a-f]{8}){3}$", options: .regularExpression) != nil, "\(row)")
+        #expect(
+            rows.count == 1 && row["id"] as? String == alice.deviceID && row["name"] as? String == "alice-laptop"
+                && row["thisDevice"] as? Bool == true,
+            "\(rows)"
+        )
+        #expect(
+            (row["fingerprint"] as? String)?.range(of: "^[0-9a-f]{8}(:[0-9a-f]{8}){3}$", options: .regularExpression)
+                != nil,
+            "\(row)"
+        )
         #expect(row["createdAt"] is String && row["revokedAt"] is NSNull, "\(row)")
     }
 

@@ -1,8 +1,9 @@
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
 
 /// What a new user ran into (issue 19, 19), against a real `countersign serve`.
 @Suite struct NewUserCLITests {
@@ -23,14 +24,24 @@ import Testing
         #expect(try MFACLITests.pair(phone, key, server: server).status == 0)
 
         let wrong = try MFACLITests.login(laptop, server, "--otp", "000000").finish()
-        #expect(wrong.status != 0 && wrong.stderr.contains("not accepted") && !wrong.stdout.contains("Number to match"), "\(wrong)")
+        #expect(
+            wrong.status != 0 && wrong.stderr.contains("not accepted") && !wrong.stdout.contains("Number to match"),
+            "\(wrong)"
+        )
         #expect(try phone.json("authenticator", "pending", "--json").isEmpty, "no push for a sign-in by passcode")
 
         let audit = try alice.cs("account", "audit")
         #expect(audit.status == 0 && audit.text.contains(" password-ok-second-factor-pending "), "\(audit.text)")
         let events = try alice.json("account", "audit", "--json")
-        let pending = try #require(events.first { $0["outcome"] as? String == "password-ok-second-factor-pending" }, "\(events)")
-        #expect(pending["kind"] as? String == "sign-in" && pending["address"] as? String == "127.0.0.1" && pending["at"] is String, "\(pending)")
+        let pending = try #require(
+            events.first { $0["outcome"] as? String == "password-ok-second-factor-pending" },
+            "\(events)"
+        )
+        #expect(
+            pending["kind"] as? String == "sign-in" && pending["address"] as? String == "127.0.0.1"
+                && pending["at"] is String,
+            "\(pending)"
+        )
         // The SDK's user agent carries the version `--version` prints.
         let version = try t.cs("--version").text.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(pending["userAgent"] as? String == "countersign-swift/\(version)", "\(pending) vs \(version)")
@@ -51,7 +62,12 @@ import Testing
         _ = try await URLSession.shared.data(for: r)
         let out = try d["alice"]!.cs("account", "audit", "--json")
         #expect(out.status == 0)
-        #expect(!out.stdout.isEmpty && !String(decoding: out.stdout, as: UTF8.self).unicodeScalars.contains { [0x9b, 0x202e, 0x200b].contains($0.value) })
+        #expect(
+            !out.stdout.isEmpty
+                && !String(decoding: out.stdout, as: UTF8.self).unicodeScalars.contains {
+                    [0x9b, 0x202e, 0x200b].contains($0.value)
+                }
+        )
         let events = try #require(try JSONSerialization.jsonObject(with: out.stdout) as? [[String: Any]])
         #expect(events.contains { $0["userAgent"] as? String == agent }, "\(events)")
     }
@@ -81,15 +97,22 @@ import Testing
     @Test func recipientsNamedTwiceAndMessagesToYourself() throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
         defer { _ = server.signal(SIGTERM) }
-        let alice = d["alice"]!, bob = d["bob"]!
+        let alice = d["alice"]!
+        let bob = d["bob"]!
         let twice = try alice.cs("send", "--to", "bob", "--to", "Bob", "hello once")
-        #expect(twice.status == 0 && twice.stderr.contains("bob is named twice; sending once") && twice.text.contains(" to bob ("),
-                "\(twice.text) \(twice.stderr)")
+        #expect(
+            twice.status == 0 && twice.stderr.contains("bob is named twice; sending once")
+                && twice.text.contains(" to bob ("),
+            "\(twice.text) \(twice.stderr)"
+        )
         #expect(try bob.json("inbox", "--json").count == 1)
 
         let note = try alice.cs("send", "--to", "alice", "a note to myself")
-        #expect(note.status == 0 && note.stderr.contains("you are sending to yourself") && note.text.contains("(a note to yourself: your own devices only)"),
-                "\(note.text) \(note.stderr)")
+        #expect(
+            note.status == 0 && note.stderr.contains("you are sending to yourself")
+                && note.text.contains("(a note to yourself: your own devices only)"),
+            "\(note.text) \(note.stderr)"
+        )
         let id = try MessagingCLITests.sentID(note)
         #expect(try alice.cs("outbox").status == 0)
         #expect(try alice.cs("read", id).text == "a note to myself", "your own note reads back here")

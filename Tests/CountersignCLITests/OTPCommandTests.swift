@@ -1,5 +1,5 @@
-import Foundation
 import CountersignCrypto
+import Foundation
 import Testing
 
 /// `countersign otp` prints what oathtool (an implementation nobody here wrote) prints.
@@ -12,9 +12,27 @@ import Testing
             for _ in 0..<3 {
                 let secret = String((0..<32).map { _ in alphabet[Int.random(in: 0..<32, using: &g)] })
                 let time = Int.random(in: 0...4_000_000_000, using: &g)
-                let ours = try t.cs("otp", "--secret", secret, "--algorithm", alg, "--digits", "\(digits)", "--period", "\(period)", "--time", "\(time)")
+                let ours = try t.cs(
+                    "otp",
+                    "--secret",
+                    secret,
+                    "--algorithm",
+                    alg,
+                    "--digits",
+                    "\(digits)",
+                    "--period",
+                    "\(period)",
+                    "--time",
+                    "\(time)"
+                )
                 #expect(ours.status == 0, "\(ours.stderr)")
-                let theirs = try t.run("oathtool", ["--totp=\(alg.lowercased())", "-d", "\(digits)", "-s", "\(period)s", "-b", secret, "--now", "@\(time)"])
+                let theirs = try t.run(
+                    "oathtool",
+                    [
+                        "--totp=\(alg.lowercased())", "-d", "\(digits)", "-s", "\(period)s", "-b", secret, "--now",
+                        "@\(time)",
+                    ]
+                )
                 #expect(theirs.status == 0, "\(theirs.stderr)")
                 #expect(ours.text == theirs.text, "\(alg) \(digits) \(period) \(time)")
                 // The same through an otpauth:// URI.
@@ -46,7 +64,8 @@ import Testing
         let t = try CLI()
         let cases: [(String, String)] = [
             (":", "the label's issuer before ':' is blank"), ("%3A", "the label's issuer before ':' is blank"),
-            ("%20%20", "the label (account name) is missing or blank"), ("ACME:", "the label has no account name after \"ACME:\""),
+            ("%20%20", "the label (account name) is missing or blank"),
+            ("ACME:", "the label has no account name after \"ACME:\""),
             ("ACME%3A%20", "the label has no account name after \"ACME:\""),
         ]
         for (label, reason) in cases {
@@ -67,7 +86,10 @@ import Testing
             #expect(r.status != 0 && r.stdout.isEmpty && r.stderr.contains("not base32"), "\(secret): \(r.stderr)")
             let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             let uri = try t.cs("otp", "otpauth://totp/x?secret=\(encoded)", "--time", "59")
-            #expect(uri.status != 0 && uri.stdout.isEmpty && uri.stderr.contains("not base32"), "\(secret): \(uri.stderr)")
+            #expect(
+                uri.status != 0 && uri.stdout.isEmpty && uri.stderr.contains("not base32"),
+                "\(secret): \(uri.stderr)"
+            )
         }
     }
 
@@ -77,11 +99,22 @@ import Testing
         for value in ["-1", "-18446744073709551616"] {
             let r = try t.cs("otp", "--secret", "JBSWY3DPEHPK3PXP", "--counter", value)
             #expect(r.status != 0 && r.stdout.isEmpty, "\(value)")
-            #expect(r.stderr.contains("--counter cannot be negative (\(value)); HOTP counters run from 0 to 18446744073709551615"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains(
+                    "--counter cannot be negative (\(value)); HOTP counters run from 0 to 18446744073709551615"
+                ),
+                "\(r.stderr)"
+            )
         }
         for value in ["abc", "18446744073709551616", "1.5", "-"] {
             let r = try t.cs("otp", "--secret", "JBSWY3DPEHPK3PXP", "--counter", value)
-            #expect(r.status != 0 && r.stderr.contains("--counter must be a whole number from 0 to 18446744073709551615, not \(value)"), "\(value): \(r.stderr)")
+            #expect(
+                r.status != 0
+                    && r.stderr.contains(
+                        "--counter must be a whole number from 0 to 18446744073709551615, not \(value)"
+                    ),
+                "\(value): \(r.stderr)"
+            )
         }
         let max = try t.cs("otp", "--secret", "JBSWY3DPEHPK3PXP", "--counter", "18446744073709551615")
         let theirs = try t.run("oathtool", ["-b", "-c", "18446744073709551615", "JBSWY3DPEHPK3PXP"])
@@ -93,7 +126,11 @@ import Testing
 @Suite struct Argon2InteropTests {
     @Test func referenceCLIAndOursAgree() throws {
         let t = try CLI()
-        let out = try t.run("argon2", ["somesaltsomesalt", "-id", "-t", "2", "-k", "19456", "-p", "1", "-e"], stdin: Data("hunter22".utf8))
+        let out = try t.run(
+            "argon2",
+            ["somesaltsomesalt", "-id", "-t", "2", "-k", "19456", "-p", "1", "-e"],
+            stdin: Data("hunter22".utf8)
+        )
         #expect(out.status == 0, "\(out.stderr)")
         let phc = out.text.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(phc.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))

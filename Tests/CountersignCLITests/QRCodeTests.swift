@@ -7,7 +7,8 @@ import Testing
 @Suite struct QRCodeTests {
     static let pairing = "countersign://pair?key=ABCDEFGHJKMN&server=http://127.0.0.1:8080"
     static let authentication = "countersign://auth?authentication_code=7F45HGF5&server=http://127.0.0.1:8080"
-    static let totp = "otpauth://totp/Countersign:alice?secret=JBSWY3DPEHPK3PXP&issuer=Countersign&algorithm=SHA1&digits=6&period=30"
+    static let totp =
+        "otpauth://totp/Countersign:alice?secret=JBSWY3DPEHPK3PXP&issuer=Countersign&algorithm=SHA1&digits=6&period=30"
     /// 2,331 bytes, what version 40 holds in 8-bit mode at level M; the splitter's denser modes for the
     /// digits and capitals only leave room to spare.
     static let nearLimit: String = {
@@ -21,7 +22,10 @@ import Testing
     /// zbarimg's output, without the newline it ends with; nil when it finds no code.
     static func zbar(_ image: [UInt8], named name: String, in t: CLI) throws -> String? {
         let zbarimg = "/usr/bin/zbarimg"
-        try #require(FileManager.default.isExecutableFile(atPath: zbarimg), "zbarimg is missing: bash scripts/test.sh installs it (Debian zbar-tools)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: zbarimg),
+            "zbarimg is missing: bash scripts/test.sh installs it (Debian zbar-tools)"
+        )
         try t.write(name, Data(image))
         let r = try t.run(zbarimg, ["--raw", "-q", name])
         guard r.status == 0 else { return nil }
@@ -31,15 +35,23 @@ import Testing
     }
 
     /// By name, so that the test log does not print 2,331 bytes.
-    static let uris = ["pairing": pairing, "authentication code": authentication, "otpauth": totp, "near the limit": nearLimit]
+    static let uris = [
+        "pairing": pairing, "authentication code": authentication, "otpauth": totp, "near the limit": nearLimit,
+    ]
 
     @Test(arguments: uris.keys.sorted())
     func zbarReadsBackTheExactTextFromPBMAndPNG(uri: String) throws {
         let t = try CLI()
         let text = try #require(Self.uris[uri])
         let code = try QRCode(text)
-        #expect(try Self.zbar(code.pbm(), named: "code.pbm", in: t) == text, "PBM, \(text.utf8.count) bytes, size \(code.size)")
-        #expect(try Self.zbar(code.png(), named: "code.png", in: t) == text, "PNG, \(text.utf8.count) bytes, size \(code.size)")
+        #expect(
+            try Self.zbar(code.pbm(), named: "code.pbm", in: t) == text,
+            "PBM, \(text.utf8.count) bytes, size \(code.size)"
+        )
+        #expect(
+            try Self.zbar(code.png(), named: "code.png", in: t) == text,
+            "PNG, \(text.utf8.count) bytes, size \(code.size)"
+        )
         // A larger scale is the same picture.
         #expect(try Self.zbar(code.png(scale: 7), named: "code7.png", in: t) == text, "PNG at scale 7")
     }
@@ -66,14 +78,19 @@ import Testing
             #expect("\(error)" == "the text (3031 bytes) is too long for a QR code at error correction H (30%)")
         }
         // What does not fit at M can fit at L (2,953 bytes in 8-bit mode).
-        #expect(throws: Never.self) { try QRCode(Self.nearLimit + String(repeating: "x", count: 600), correction: .low) }
+        #expect(throws: Never.self) {
+            try QRCode(Self.nearLimit + String(repeating: "x", count: 600), correction: .low)
+        }
     }
 
     @Test func differentTextsGiveDifferentMatrices() throws {
-        let a = try QRCode(Self.pairing), b = try QRCode(Self.pairing.replacingOccurrences(of: "ABCDEFGHJKMN", with: "ABCDEFGHJKMP"))
+        let a = try QRCode(Self.pairing)
+        let b = try QRCode(Self.pairing.replacingOccurrences(of: "ABCDEFGHJKMN", with: "ABCDEFGHJKMP"))
         #expect(a.size == b.size)
         #expect(a != b)
-        let differing = (0..<a.size).flatMap { y in (0..<a.size).filter { x in a.isDark(x: x, y: y) != b.isDark(x: x, y: y) } }
+        let differing = (0..<a.size).flatMap { y in
+            (0..<a.size).filter { x in a.isDark(x: x, y: y) != b.isDark(x: x, y: y) }
+        }
         #expect(differing.count > 10)
         #expect(try QRCode(Self.pairing) == a, "encoding is deterministic")
     }
@@ -96,13 +113,15 @@ import Testing
             #expect(out.allSatisfy { "▀▄█ \n".contains($0) })
             for (row, line) in lines.enumerated() {
                 for (column, character) in line.enumerated() {
-                    let x = column - 4, top = 2 * row - 4
-                    let (upper, lower): (Bool, Bool) = switch character {
-                    case "█": (true, true)
-                    case "▀": (true, false)
-                    case "▄": (false, true)
-                    default: (false, false)
-                    }
+                    let x = column - 4
+                    let top = 2 * row - 4
+                    let (upper, lower): (Bool, Bool) =
+                        switch character {
+                        case "█": (true, true)
+                        case "▀": (true, false)
+                        case "▄": (false, true)
+                        default: (false, false)
+                        }
                     // The glyph draws light modules for a dark terminal, dark ones when inverted.
                     #expect(upper == (code.isDark(x: x, y: top) == invert), "row \(row) column \(column)")
                     #expect(lower == (code.isDark(x: x, y: top + 1) == invert), "row \(row) column \(column)")
@@ -123,7 +142,10 @@ import Testing
         #expect(pbm[header.count...].prefix((side + 7) / 8 * 16).allSatisfy { $0 == 0 }, "4 light modules on top")
         let png = code.png()
         #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        #expect(Array(png.suffix(12)) == [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82], "IEND and its CRC")
+        #expect(
+            Array(png.suffix(12)) == [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82],
+            "IEND and its CRC"
+        )
         // The rows repeat `scale` times and runs are long: the deflate stream must find that.
         let large = try QRCode(Self.nearLimit)
         #expect(large.png().count * 3 < large.pbm().count, "PNG \(large.png().count) bytes, PBM \(large.pbm().count)")

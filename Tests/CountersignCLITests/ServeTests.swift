@@ -1,10 +1,11 @@
+import CountersignClient
+import CountersignCrypto
 import Foundation
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import CountersignClient
-import CountersignCrypto
-import Testing
 
 /// The real `countersign serve` process: the printed URL, clean shutdown, and durability across SIGKILL.
 @Suite struct ServeTests {
@@ -12,12 +13,20 @@ import Testing
         let process = Process()
         let url: String
 
-        init(database: String, in dir: URL, captcha: String = "off", port: Int = 0, environment: [String: String] = [:]) throws {
+        init(
+            database: String,
+            in dir: URL,
+            captcha: String = "off",
+            port: Int = 0,
+            environment: [String: String] = [:]
+        ) throws {
             process.executableURL = URL(fileURLWithPath: CLI.binary)
             process.arguments = ["serve", "--port", "\(port)", "--database", database, "--captcha", captcha]
             process.currentDirectoryURL = dir
             // Even if this test process crashes, the server stops (it watches its parent).
-            process.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_EXIT_WITH_PARENT": "1"].merging(environment) { $1 }) { $1 }
+            process.environment = ProcessInfo.processInfo.environment.merging(
+                ["COUNTERSIGN_EXIT_WITH_PARENT": "1"].merging(environment) { $1 }
+            ) { $1 }
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice
@@ -40,7 +49,10 @@ import Testing
 
         /// A test that fails or crashes between start and `signal` must not leave a server behind.
         deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
         }
 
         func signal(_ s: Int32) -> Int32 {
@@ -50,7 +62,12 @@ import Testing
         }
     }
 
-    static func request(_ method: String, _ url: String, json: [String: Any]? = nil, token: String? = nil) async throws -> (Int, [String: Any]) {
+    static func request(
+        _ method: String,
+        _ url: String,
+        json: [String: Any]? = nil,
+        token: String? = nil
+    ) async throws -> (Int, [String: Any]) {
         var r = URLRequest(url: URL(string: url)!)
         r.httpMethod = method
         if let json {
@@ -59,7 +76,10 @@ import Testing
         }
         if let token { r.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         let (data, response) = try await URLSession.shared.data(for: r)
-        return ((response as! HTTPURLResponse).statusCode, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
+        return (
+            (response as! HTTPURLResponse).statusCode,
+            (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+        )
     }
 
     /// A fresh database URL: a SQLite file, or a new database on the PostgreSQL scripts/test.sh started.
@@ -68,7 +88,9 @@ import Testing
         guard let admin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"] else { return nil }
         let name = "cs_serve_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         let r = try t.run("psql", [admin, "-q", "-c", "CREATE DATABASE \(name)"])
-        guard r.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: r.stderr]) }
+        guard r.status == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: r.stderr])
+        }
         var c = URLComponents(string: admin)!
         c.path = "/\(name)"
         return c.string!
@@ -77,16 +99,24 @@ import Testing
     @Test(arguments: ["sqlite", "postgres"])
     func killedServerLosesNoAcknowledgedAccountOrSession(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try Self.database(kind, t) else { return }   // BackendAvailability fails the run if PostgreSQL was required
+        // BackendAvailability fails the run if PostgreSQL was required.
+        guard let db = try Self.database(kind, t) else { return }
         var server = try Server(database: db, in: t.dir)
         #expect(try await Self.request("GET", server.url + "/healthz").0 == 200)
         var tokens: [String] = []
         // 8: the server allows 10 registrations per address per hour.
         for i in 0..<8 {
-            let created = try await Self.request("POST", server.url + "/v1/accounts",
-                                                 json: ["username": "user\(i)", "password": "correct horse", "name": "U", "lastname": "Ser"])
+            let created = try await Self.request(
+                "POST",
+                server.url + "/v1/accounts",
+                json: ["username": "user\(i)", "password": "correct horse", "name": "U", "lastname": "Ser"]
+            )
             try #require(created.0 == 201, "registration \(i): \(created)")
-            let session = try await Self.request("POST", server.url + "/v1/sessions", json: ["username": "user\(i)", "password": "correct horse"])
+            let session = try await Self.request(
+                "POST",
+                server.url + "/v1/sessions",
+                json: ["username": "user\(i)", "password": "correct horse"]
+            )
             tokens.append(try #require(session.1["token"] as? String, "sign-in \(i): \(session)"))
         }
         #expect(server.signal(SIGKILL) != 0)
@@ -98,7 +128,13 @@ import Testing
         #expect(server.signal(SIGTERM) == 0, "SIGTERM shuts down cleanly")
         // And after a clean restart the data is still there.
         server = try Server(database: db, in: t.dir)
-        #expect(try await Self.request("POST", server.url + "/v1/sessions", json: ["username": "user7", "password": "correct horse"]).0 == 201)
+        #expect(
+            try await Self.request(
+                "POST",
+                server.url + "/v1/sessions",
+                json: ["username": "user7", "password": "correct horse"]
+            ).0 == 201
+        )
         #expect(server.signal(SIGINT) == 0)
     }
 
@@ -122,8 +158,13 @@ import Testing
         let (bob, _) = try await person("bob")
         var sent: Set<String> = []
         for i in 0..<10 {
-            let m = try await alice.sendMessage(Array("secret number \(i)".utf8), to: ["bob"], from: "alice", signing: aliceKey,
-                                                deliverAfter: i < 6 ? nil : 2)
+            let m = try await alice.sendMessage(
+                Array("secret number \(i)".utf8),
+                to: ["bob"],
+                from: "alice",
+                signing: aliceKey,
+                deliverAfter: i < 6 ? nil : 2
+            )
             sent.insert(m.id)
         }
         #expect(server.signal(SIGKILL) != 0)
@@ -148,17 +189,34 @@ import Testing
         let missing = try t.cs("serve", "--database", "sqlite:/nonexistent-dir/x.sqlite", "--port", "0")
         #expect(missing.status != 0 && missing.stderr.contains("does not exist"), "\(missing.stderr)")
         let pw = try t.cs("serve", "--database", "postgres://u:secret@127.0.0.1:1/db", "--port", "0")
-        #expect(pw.status != 0 && !pw.stderr.contains("secret"), "the password never reaches the terminal: \(pw.stderr)")
-        #expect(pw.stderr.contains("cannot reach PostgreSQL at 127.0.0.1:1: Connection refused"), "says where and why: \(pw.stderr)")
+        #expect(
+            pw.status != 0 && !pw.stderr.contains("secret"),
+            "the password never reaches the terminal: \(pw.stderr)"
+        )
+        #expect(
+            pw.stderr.contains("cannot reach PostgreSQL at 127.0.0.1:1: Connection refused"),
+            "says where and why: \(pw.stderr)"
+        )
         #expect(!pw.stderr.contains("Generic description"))
         let typo = try t.cs("serve", "--database", "not a url")
-        #expect(typo.status != 0 && typo.stderr.contains("\"not a url\" is neither"), "the typo is shown as typed: \(typo.stderr)")
+        #expect(
+            typo.status != 0 && typo.stderr.contains("\"not a url\" is neither"),
+            "the typo is shown as typed: \(typo.stderr)"
+        )
         let scheme = try t.cs("serve", "--database", "postgress://bob:hunter2@db/x")
-        #expect(scheme.status != 0 && !scheme.stderr.contains("hunter2") && scheme.stderr.contains("postgress://"), "\(scheme.stderr)")
-        if let admin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"], var c = URLComponents(string: admin) {
+        #expect(
+            scheme.status != 0 && !scheme.stderr.contains("hunter2") && scheme.stderr.contains("postgress://"),
+            "\(scheme.stderr)"
+        )
+        if let admin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"],
+            var c = URLComponents(string: admin)
+        {
             c.path = "/no_such_database"
             let missing = try t.cs("serve", "--database", c.string!, "--port", "0")
-            #expect(missing.status != 0 && missing.stderr.contains("refused: database \"no_such_database\" does not exist"), "\(missing.stderr)")
+            #expect(
+                missing.status != 0 && missing.stderr.contains("refused: database \"no_such_database\" does not exist"),
+                "\(missing.stderr)"
+            )
         }
     }
 
@@ -170,8 +228,11 @@ import Testing
         let first = try Server(database: database, in: t.dir)
         // Bounded: a second server that wrongly starts would serve forever.
         let second = try t.run("timeout", ["20", CLI.binary, "serve", "--port", "0", "--database", database])
-        #expect(second.status != 0 && second.stderr.contains("another countersign server is already serving")
-            && second.stderr.contains("shared.sqlite"), "\(second.status) \(second.stderr)")
+        #expect(
+            second.status != 0 && second.stderr.contains("another countersign server is already serving")
+                && second.stderr.contains("shared.sqlite"),
+            "\(second.status) \(second.stderr)"
+        )
         #expect(try await Self.request("GET", first.url + "/v1/captcha").0 == 200, "the first server still answers")
         #expect(first.signal(SIGTERM) == 0)
         let again = try Server(database: database, in: t.dir)
@@ -189,18 +250,42 @@ import Testing
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0 }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0
+            }
         }
         try #require(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
         let busy = try t.cs("serve", "--port", "\(port)", "--database", "sqlite:" + t.path("busy.sqlite"))
-        #expect(busy.status != 0 && busy.stderr.contains("127.0.0.1:\(port) is already in use; pick another --port"), "\(busy.stderr)")
+        #expect(
+            busy.status != 0 && busy.stderr.contains("127.0.0.1:\(port) is already in use; pick another --port"),
+            "\(busy.stderr)"
+        )
         #expect(!busy.stderr.contains("bind(descriptor"))
         #expect(!t.exists("busy.sqlite") && !t.exists("busy.sqlite-wal"), "no database file was created")
-        let host = try t.cs("serve", "--host", "999.1.1.1", "--port", "0", "--database", "sqlite:" + t.path("host.sqlite"))
+        let host = try t.cs(
+            "serve",
+            "--host",
+            "999.1.1.1",
+            "--port",
+            "0",
+            "--database",
+            "sqlite:" + t.path("host.sqlite")
+        )
         #expect(host.status != 0 && host.stderr.contains("--host 999.1.1.1"), "\(host.stderr)")
-        let foreign = try t.cs("serve", "--host", "192.0.2.55", "--port", "0", "--database", "sqlite:" + t.path("host.sqlite"))
-        #expect(foreign.status != 0 && foreign.stderr.contains("192.0.2.55 is not an address of this machine"), "\(foreign.stderr)")
+        let foreign = try t.cs(
+            "serve",
+            "--host",
+            "192.0.2.55",
+            "--port",
+            "0",
+            "--database",
+            "sqlite:" + t.path("host.sqlite")
+        )
+        #expect(
+            foreign.status != 0 && foreign.stderr.contains("192.0.2.55 is not an address of this machine"),
+            "\(foreign.stderr)"
+        )
         #expect(!t.exists("host.sqlite"))
         // An existing database is left as it was, not deleted.
         try t.write("kept.sqlite", Data())
@@ -221,7 +306,19 @@ import Testing
         defer { unsetenv("COUNTERSIGN_CONFIG_DIR") }
         try t.write("pw", Data("correct horse\n".utf8))
         try t.write("pw2", Data("a brand new password\n".utf8))
-        let reg = try t.cs("account", "register", "cliuser", "--name", "Cli", "--lastname", "User", "--password-file", "pw", "--server", server.url)
+        let reg = try t.cs(
+            "account",
+            "register",
+            "cliuser",
+            "--name",
+            "Cli",
+            "--lastname",
+            "User",
+            "--password-file",
+            "pw",
+            "--server",
+            server.url
+        )
         #expect(reg.status == 0 && reg.text.contains("registered cliuser"), "\(reg.stderr)")
         let bad = try t.cs("account", "login", "cliuser", "--password-file", "pw2", "--server", server.url)
         #expect(bad.status != 0 && bad.stderr.contains("username or password is wrong"), "\(bad.stderr)")
@@ -235,7 +332,10 @@ import Testing
         let pw = try t.cs("account", "passwd", "--password-file", "pw", "--new-password-file", "pw2")
         #expect(pw.status == 0, "\(pw.stderr)")
         let audit = try t.cs("account", "audit", "--limit", "5")
-        #expect(audit.status == 0 && audit.text.contains("password-change") && audit.text.contains("wrong-password"), "\(audit.text)")
+        #expect(
+            audit.status == 0 && audit.text.contains("password-change") && audit.text.contains("wrong-password"),
+            "\(audit.text)"
+        )
         #expect(try t.cs("account", "logout").status == 0)
         #expect(!t.exists("config/session.json"))
         let after = try t.cs("account", "whoami")

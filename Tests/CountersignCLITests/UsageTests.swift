@@ -8,35 +8,68 @@ import Testing
     typealias Dir = MessagingCLITests.Device
 
     /// The usage of `path`, and not the root's list of subcommands.
-    static func expectUsage(_ r: CLI.Output, _ path: String, _ message: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectUsage(
+        _ r: CLI.Output,
+        _ path: String,
+        _ message: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(r.status == 64, "exit \(r.status): \(r.stderr)", sourceLocation: sourceLocation)
-        #expect(r.stderr.hasPrefix("Error: ") && r.stderr.contains(message), "\(r.stderr)", sourceLocation: sourceLocation)
-        #expect(r.stderr.contains("Usage: countersign \(path)"), "the command's own usage: \(r.stderr)", sourceLocation: sourceLocation)
-        #expect(!r.stderr.contains("SUBCOMMANDS") && !r.stderr.contains("Usage: countersign <subcommand>"), "not the root's: \(r.stderr)",
-                sourceLocation: sourceLocation)
+        #expect(
+            r.stderr.hasPrefix("Error: ") && r.stderr.contains(message),
+            "\(r.stderr)",
+            sourceLocation: sourceLocation
+        )
+        #expect(
+            r.stderr.contains("Usage: countersign \(path)"),
+            "the command's own usage: \(r.stderr)",
+            sourceLocation: sourceLocation
+        )
+        #expect(
+            !r.stderr.contains("SUBCOMMANDS") && !r.stderr.contains("Usage: countersign <subcommand>"),
+            "not the root's: \(r.stderr)",
+            sourceLocation: sourceLocation
+        )
         #expect(r.stdout.isEmpty, sourceLocation: sourceLocation)
     }
 
     @Test func helpForAnUnknownCommandFails() throws {
         let t = try CLI()
         let r = try t.cs("help", "nosuch")
-        #expect(r.status == 64 && r.stderr.contains("nosuch") && r.stderr.contains("countersign help"), "exit \(r.status): \(r.stderr)")
+        #expect(
+            r.status == 64 && r.stderr.contains("nosuch") && r.stderr.contains("countersign help"),
+            "exit \(r.status): \(r.stderr)"
+        )
         let nested = try t.cs("help", "account", "nosuch")
         #expect(nested.status == 64 && nested.stderr.contains("nosuch"), "exit \(nested.status): \(nested.stderr)")
         let known = try t.cs("help", "account", "login")
-        #expect(known.status == 0 && known.text.contains("USAGE: countersign account login"), "\(known.text) \(known.stderr)")
+        #expect(
+            known.status == 0 && known.text.contains("USAGE: countersign account login"),
+            "\(known.text) \(known.stderr)"
+        )
     }
 
     /// Checks that need the environment run in `run()`; they are still usage errors of that command.
     @Test func usageErrorsFoundWhileRunningShowTheirCommand() throws {
         let t = try CLI()
         let empty = Dir(t: t, name: "empty")
-        Self.expectUsage(try empty.cs("authenticator", "pair", "ABCD-EFGH-JKMN", "--no-passphrase"), "authenticator pair", "--server")
-        Self.expectUsage(try empty.cs("admin", "messages", "--limit", "0", "--database", "sqlite:" + t.path("none.sqlite")),
-                         "admin messages", "--limit takes 1 to 100000")
+        Self.expectUsage(
+            try empty.cs("authenticator", "pair", "ABCD-EFGH-JKMN", "--no-passphrase"),
+            "authenticator pair",
+            "--server"
+        )
+        Self.expectUsage(
+            try empty.cs("admin", "messages", "--limit", "0", "--database", "sqlite:" + t.path("none.sqlite")),
+            "admin messages",
+            "--limit takes 1 to 100000"
+        )
         Self.expectUsage(try empty.cs("read", "zz"), "read", "not a message ID")
         Self.expectUsage(try empty.cs("send", "--to", "bob", ""), "send", "the message is empty")
-        Self.expectUsage(try empty.cs("send", "--to", "bob", stdin: Data()), "send", "the message is empty; nothing was sent")
+        Self.expectUsage(
+            try empty.cs("send", "--to", "bob", stdin: Data()),
+            "send",
+            "the message is empty; nothing was sent"
+        )
     }
 
     /// A passcode is digits; anything else was sent to the server and counted as a wrong code.
@@ -46,14 +79,48 @@ import Testing
         try t.write("pw", Data("correct horse\n".utf8))
         // Port 9 (discard): nothing is listening there, and nothing is tried.
         for code in ["abc", "12345", "1234567890", "12 34 5a"] {
-            Self.expectUsage(try d.cs("account", "login", "alice", "--password-file", t.path("pw"), "--otp", code, "--server", "http://127.0.0.1:9"),
-                             "account login", "--otp takes the 6")
+            Self.expectUsage(
+                try d.cs(
+                    "account",
+                    "login",
+                    "alice",
+                    "--password-file",
+                    t.path("pw"),
+                    "--otp",
+                    code,
+                    "--server",
+                    "http://127.0.0.1:9"
+                ),
+                "account login",
+                "--otp takes the 6"
+            )
         }
-        Self.expectUsage(try d.cs("account", "passwd", "--otp", "abc", "--server", "http://127.0.0.1:9"), "account passwd", "--otp takes the 6")
-        Self.expectUsage(try d.cs("device", "init", "--otp", "abc", "--no-passphrase"), "device init", "--otp takes the 6")
+        Self.expectUsage(
+            try d.cs("account", "passwd", "--otp", "abc", "--server", "http://127.0.0.1:9"),
+            "account passwd",
+            "--otp takes the 6"
+        )
+        Self.expectUsage(
+            try d.cs("device", "init", "--otp", "abc", "--no-passphrase"),
+            "device init",
+            "--otp takes the 6"
+        )
         for code in ["abc", "ABCDE-FGHI0", "ABCDE-FGHJK-M"] {
-            Self.expectUsage(try d.cs("account", "login", "alice", "--password-file", t.path("pw"), "--recovery-code", code, "--server", "http://127.0.0.1:9"),
-                             "account login", "--recovery-code takes one of the 10 codes")
+            Self.expectUsage(
+                try d.cs(
+                    "account",
+                    "login",
+                    "alice",
+                    "--password-file",
+                    t.path("pw"),
+                    "--recovery-code",
+                    code,
+                    "--server",
+                    "http://127.0.0.1:9"
+                ),
+                "account login",
+                "--recovery-code takes one of the 10 codes"
+            )
         }
     }
 
@@ -62,9 +129,15 @@ import Testing
         let t = try CLI()
         let before = t.listing()
         let unlock = try t.run("/usr/bin/env", ["-u", "COUNTERSIGN_DATABASE", CLI.binary, "admin", "unlock", "alice"])
-        #expect(unlock.status != 0 && unlock.stderr.contains("no database") && unlock.stderr.contains("--database"), "exit \(unlock.status): \(unlock.stderr)")
+        #expect(
+            unlock.status != 0 && unlock.stderr.contains("no database") && unlock.stderr.contains("--database"),
+            "exit \(unlock.status): \(unlock.stderr)"
+        )
         let messages = try t.cs("admin", "messages", "--database", "sqlite:" + t.path("typo.sqlite"))
-        #expect(messages.status != 0 && messages.stderr.contains("typo.sqlite") && messages.stderr.contains("no database"), "\(messages.stderr)")
+        #expect(
+            messages.status != 0 && messages.stderr.contains("typo.sqlite") && messages.stderr.contains("no database"),
+            "\(messages.stderr)"
+        )
         #expect(t.listing() == before, "nothing created: \(t.listing())")
     }
 

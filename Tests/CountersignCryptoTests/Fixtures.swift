@@ -1,5 +1,5 @@
-import Foundation
 import CountersignCrypto
+import Foundation
 
 /// Files under `Vectors/`, copied into the test bundle.
 enum Fixtures {

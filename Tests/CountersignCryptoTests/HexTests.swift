@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CountersignCrypto
 
 @Suite struct HexTests {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import CountersignCrypto
 
 @Suite struct KeyTests {
@@ -16,7 +17,10 @@ import Testing
         #expect(back.fingerprint.bytes == expected)
         #expect(back.fingerprint.description.split(separator: ":").map(\.count) == [8, 8, 8, 8])
         // swift-crypto produces the same SPKI DER as we do.
-        #expect(try Array(P256.KeyAgreement.PublicKey(x963Representation: id.publicKey.point).derRepresentation) == id.publicKey.spkiDER)
+        #expect(
+            try Array(P256.KeyAgreement.PublicKey(x963Representation: id.publicKey.point).derRepresentation)
+                == id.publicKey.spkiDER
+        )
     }
 
     @Test func fileLockPEMIsRawPointWithCRLF() throws {
@@ -37,7 +41,10 @@ import Testing
         let pub = try PublicKey(pem: Fixtures.text("keys/openssl-p256.pub.pem"))
         let compressed = try PublicKey(pem: Fixtures.text("keys/openssl-p256-compressed.pub.pem"))
         #expect(pub == compressed)
-        let plain = try Identity(pem: Fixtures.text("keys/openssl-p256.key.pem")) { Issue.record("no passphrase expected"); return [] }
+        let plain = try Identity(pem: Fixtures.text("keys/openssl-p256.key.pem")) {
+            Issue.record("no passphrase expected")
+            return []
+        }
         #expect(plain.publicKey == pub)
         let sec1 = try Identity(pem: Fixtures.text("keys/openssl-p256-sec1.key.pem")) { [] }
         #expect(sec1.publicKey == pub)
@@ -88,27 +95,49 @@ import Testing
 
     @Test func refusesHostileKDFParameters() throws {
         // scrypt with N = 2^30 would take gigabytes; refused before any work.
-        let kdf = DER.sequence(DER.encode(DER.oid, OID.scrypt),
-                               DER.sequence(DER.encode(DER.octetString, [1, 2, 3]), DER.integer(1 << 30), DER.integer(8), DER.integer(1)))
-        let scheme = DER.sequence(DER.encode(DER.oid, OID.aes256CBC), DER.encode(DER.octetString, [UInt8](repeating: 0, count: 16)))
-        let der = DER.sequence(DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(kdf, scheme)),
-                               DER.encode(DER.octetString, [UInt8](repeating: 0, count: 32)))
+        let kdf = DER.sequence(
+            DER.encode(DER.oid, OID.scrypt),
+            DER.sequence(DER.encode(DER.octetString, [1, 2, 3]), DER.integer(1 << 30), DER.integer(8), DER.integer(1))
+        )
+        let scheme = DER.sequence(
+            DER.encode(DER.oid, OID.aes256CBC),
+            DER.encode(DER.octetString, [UInt8](repeating: 0, count: 16))
+        )
+        let der = DER.sequence(
+            DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(kdf, scheme)),
+            DER.encode(DER.octetString, [UInt8](repeating: 0, count: 32))
+        )
         let pem = PEM(label: "ENCRYPTED PRIVATE KEY", der: der).text
-        #expect(throws: KeyError.unsupportedEncryption("scrypt parameters N=1073741824 r=8 p=1 are out of the accepted range")) {
+        #expect(
+            throws: KeyError.unsupportedEncryption(
+                "scrypt parameters N=1073741824 r=8 p=1 are out of the accepted range"
+            )
+        ) {
             try Identity(pem: pem) { Array("x".utf8) }
         }
         // N = 2^20 with r = 32 is within each bound but would need 4 GiB.
-        let kdf2 = DER.sequence(DER.encode(DER.oid, OID.scrypt),
-                                DER.sequence(DER.encode(DER.octetString, [1, 2, 3]), DER.integer(1 << 20), DER.integer(32), DER.integer(1)))
-        let der2 = DER.sequence(DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(kdf2, scheme)),
-                                DER.encode(DER.octetString, [UInt8](repeating: 0, count: 32)))
-        #expect(throws: KeyError.unsupportedEncryption("scrypt parameters N=1048576 r=32 p=1 are out of the accepted range")) {
+        let kdf2 = DER.sequence(
+            DER.encode(DER.oid, OID.scrypt),
+            DER.sequence(DER.encode(DER.octetString, [1, 2, 3]), DER.integer(1 << 20), DER.integer(32), DER.integer(1))
+        )
+        let der2 = DER.sequence(
+            DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(kdf2, scheme)),
+            DER.encode(DER.octetString, [UInt8](repeating: 0, count: 32))
+        )
+        #expect(
+            throws: KeyError.unsupportedEncryption("scrypt parameters N=1048576 r=32 p=1 are out of the accepted range")
+        ) {
             try Identity(pem: PEM(label: "ENCRYPTED PRIVATE KEY", der: der2).text) { Array("x".utf8) }
         }
         // PBKDF2 with 2^31 iterations.
-        let pbkdf2 = DER.sequence(DER.encode(DER.oid, OID.pbkdf2), DER.sequence(DER.encode(DER.octetString, [1, 2, 3]), DER.integer(1 << 31)))
-        let der3 = DER.sequence(DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(pbkdf2, scheme)),
-                                DER.encode(DER.octetString, [UInt8](repeating: 0, count: 32)))
+        let pbkdf2 = DER.sequence(
+            DER.encode(DER.oid, OID.pbkdf2),
+            DER.sequence(DER.encode(DER.octetString, [1, 2, 3]), DER.integer(1 << 31))
+        )
+        let der3 = DER.sequence(
+            DER.sequence(DER.encode(DER.oid, OID.pbes2), DER.sequence(pbkdf2, scheme)),
+            DER.encode(DER.octetString, [UInt8](repeating: 0, count: 32))
+        )
         #expect(throws: KeyError.unsupportedEncryption("PBKDF2 iteration count 2147483648 is out of range")) {
             try Identity(pem: PEM(label: "ENCRYPTED PRIVATE KEY", der: der3).text) { Array("x".utf8) }
         }
@@ -117,12 +146,14 @@ import Testing
     @Test func refusesInvalidPoints() throws {
         var rng = SeededRandom(seed: "points")
         var point = Identity.generate(using: &rng).publicKey.point
-        point[64] ^= 1   // off the curve
+        point[64] ^= 1  // off the curve
         #expect(throws: KeyError.invalidPoint) { try PublicKey(point: point) }
         let fileLock = PEM(label: "PUBLIC KEY", der: point).armor(lineEnding: "\r\n")
         #expect(throws: KeyError.invalidPoint) { try PublicKey(pem: fileLock) }
-        let spki = DER.sequence(DER.sequence(DER.encode(DER.oid, OID.ecPublicKey), DER.encode(DER.oid, OID.prime256v1)),
-                                DER.encode(DER.bitString, [0] + point))
+        let spki = DER.sequence(
+            DER.sequence(DER.encode(DER.oid, OID.ecPublicKey), DER.encode(DER.oid, OID.prime256v1)),
+            DER.encode(DER.bitString, [0] + point)
+        )
         #expect(throws: KeyError.invalidPoint) { try PublicKey(spki: spki) }
         // The point at infinity and an all-zero point.
         #expect(throws: KeyError.invalidPoint) { try PublicKey(point: [0]) }
@@ -142,7 +173,10 @@ import Testing
         for (text, why) in cases {
             #expect(throws: KeyError.self, "\(why)") { try PublicKey(pem: text) }
             do { _ = try PublicKey(pem: text) } catch let e as KeyError {
-                guard case .malformedPEM = e else { Issue.record("\(why): \(e)"); continue }
+                guard case .malformedPEM = e else {
+                    Issue.record("\(why): \(e)")
+                    continue
+                }
             }
         }
         // Valid base64 of a truncated DER.
@@ -164,16 +198,23 @@ import Testing
         let p256Private = try Fixtures.text("keys/openssl-p256.key.pem")
         let p256Public = try Fixtures.text("keys/openssl-p256.pub.pem")
         func error(_ body: () throws -> Void) -> KeyError? {
-            do { try body(); return nil } catch let e as KeyError { return e } catch { return nil }
+            do {
+                try body()
+                return nil
+            } catch let e as KeyError { return e } catch { return nil }
         }
         let privateAsPublic = error { _ = try PublicKey(pem: p256Private) }
         #expect(privateAsPublic == .privateKeyWherePublicNeeded)
-        #expect(privateAsPublic?.description.hasPrefix("this is a private key, but a public key is needed here") == true)
+        #expect(
+            privateAsPublic?.description.hasPrefix("this is a private key, but a public key is needed here") == true
+        )
         #expect(privateAsPublic?.description.contains("countersign pubkey") == true)
 
         let publicAsPrivate = error { _ = try Identity(pem: p256Public) { [] } }
         #expect(publicAsPrivate == .publicKeyWherePrivateNeeded)
-        #expect(publicAsPrivate?.description.hasPrefix("this is a public key, but your private key is needed here") == true)
+        #expect(
+            publicAsPrivate?.description.hasPrefix("this is a public key, but your private key is needed here") == true
+        )
 
         let rsa512 = error { _ = try LegacyRSAKey.generate(bits: 512) }
         #expect(rsa512 == .unsupportedRSASize(512))
@@ -181,18 +222,33 @@ import Testing
 
         let p256AsRSA = error { _ = try LegacyRSAPublicKey(pem: p256Public) }
         #expect(p256AsRSA == .rsaKeyNeeded(found: "a P-256 key"))
-        #expect(p256AsRSA?.description.hasPrefix("wrong key type: this is a P-256 key, but the PingIdentity format needs an RSA key") == true)
+        #expect(
+            p256AsRSA?.description.hasPrefix(
+                "wrong key type: this is a P-256 key, but the PingIdentity format needs an RSA key"
+            ) == true
+        )
         #expect(error { _ = try LegacyRSAKey(pem: p256Private) { [] } } == .rsaKeyNeeded(found: "a P-256 key"))
-        #expect(error { _ = try LegacyRSAPublicKey(pem: Fixtures.text("keys/rsa1024.key.pem")) } == .privateKeyWherePublicNeeded)
-        #expect(error { _ = try LegacyRSAKey(pem: Fixtures.text("keys/rsa1024.pub.pem")) { [] } } == .publicKeyWherePrivateNeeded)
-        #expect(error { _ = try LegacyRSAPublicKey(pem: Fixtures.text("keys/p384.pub.pem")) } == .rsaKeyNeeded(found: "a P-384 key"))
+        #expect(
+            error { _ = try LegacyRSAPublicKey(pem: Fixtures.text("keys/rsa1024.key.pem")) }
+                == .privateKeyWherePublicNeeded
+        )
+        #expect(
+            error { _ = try LegacyRSAKey(pem: Fixtures.text("keys/rsa1024.pub.pem")) { [] } }
+                == .publicKeyWherePrivateNeeded
+        )
+        #expect(
+            error { _ = try LegacyRSAPublicKey(pem: Fixtures.text("keys/p384.pub.pem")) }
+                == .rsaKeyNeeded(found: "a P-384 key")
+        )
 
         for e in [privateAsPublic, publicAsPrivate, rsa512, p256AsRSA].compactMap({ $0 }) {
             #expect(!e.description.contains("a P-256 key is needed"), "\(e)")
         }
         // A P-256 key where one is needed still says so.
-        #expect(KeyError.wrongKeyType("a P-384 key").description
-                == "wrong key type: this is a P-384 key, but a P-256 key is needed; make one with `countersign keygen`")
+        #expect(
+            KeyError.wrongKeyType("a P-384 key").description
+                == "wrong key type: this is a P-384 key, but a P-256 key is needed; make one with `countersign keygen`"
+        )
     }
 
     @Test func derReaderIsStrict() throws {

@@ -1,10 +1,13 @@
 import Foundation
 import Testing
+
 @testable import CountersignCrypto
 
 @Suite struct OTPTests {
     static func rows(_ name: String) throws -> [[String]] {
-        try Fixtures.text(name).split(separator: "\n").filter { !$0.hasPrefix("#") }.map { $0.split(separator: "\t").map(String.init) }
+        try Fixtures.text(name).split(separator: "\n").filter { !$0.hasPrefix("#") }.map {
+            $0.split(separator: "\t").map(String.init)
+        }
     }
 
     static func seed(_ length: Int) -> [UInt8] {
@@ -59,7 +62,7 @@ import Testing
             if !(t > 0) { #expect(g.step(at: Date(timeIntervalSince1970: t)) == 0) }
         }
         #expect(g.verify(g.code(counter: UInt64.max), counter: UInt64.max, lookAhead: 5) == UInt64.max)
-        #expect(g.verify(g.code(counter: 1), counter: 0, lookAhead: -3) == nil)   // negative look-ahead is 0
+        #expect(g.verify(g.code(counter: 1), counter: 0, lookAhead: -3) == nil)  // negative look-ahead is 0
     }
 
     @Test func hotpLookAhead() throws {
@@ -85,19 +88,21 @@ import Testing
             #expect(Base32.decode(text) == bytes)
             #expect(Base32.decode(text.lowercased()) == bytes)
         }
-        #expect(Base32.encode(Array("foobar".utf8)) == "MZXW6YTBOI")   // RFC 4648 §10, unpadded
+        #expect(Base32.encode(Array("foobar".utf8)) == "MZXW6YTBOI")  // RFC 4648 §10, unpadded
         #expect(Base32.decode("MZXW6YTBOI======") == Array("foobar".utf8))
-        #expect(Base32.decode("MZXW6YTB0I") == nil)   // 0 is not in the alphabet
-        #expect(Base32.decode("MZXW6YTBOJ") == nil)   // non-zero leftover bits
+        #expect(Base32.decode("MZXW6YTB0I") == nil)  // 0 is not in the alphabet
+        #expect(Base32.decode("MZXW6YTBOJ") == nil)  // non-zero leftover bits
         #expect(Base32.decode("MZ=XW6YTBOI") == nil)  // padding only at the end
         #expect(Base32.decode("mzxw 6ytb oi==") == Array("foobar".utf8))
     }
 
     /// Unicode case mapping turns "ß" into "SS", "ı" into "I" and "ﬀ" into "FF": each non-ASCII form must
     /// be refused, not read as the ASCII secret it maps to.
-    @Test(arguments: [("JBSWY3DPEHPK3Pß", "JBSWY3DPEHPK3PSS"), ("JBSWY3DPEHPK3PXı", "JBSWY3DPEHPK3PXI"),
-                      ("JBSWY3DPEHPK3Pﬀ", "JBSWY3DPEHPK3PFF"), ("JBSWY3DPEHPK3PXＰ", "JBSWY3DPEHPK3PXP"),
-                      ("JBSWY3DPEHPK3PXP\u{0}", "JBSWY3DPEHPK3PXP"), ("JBSWY3DPEHPK3PX\tP", "JBSWY3DPEHPK3PXP")])
+    @Test(arguments: [
+        ("JBSWY3DPEHPK3Pß", "JBSWY3DPEHPK3PSS"), ("JBSWY3DPEHPK3PXı", "JBSWY3DPEHPK3PXI"),
+        ("JBSWY3DPEHPK3Pﬀ", "JBSWY3DPEHPK3PFF"), ("JBSWY3DPEHPK3PXＰ", "JBSWY3DPEHPK3PXP"),
+        ("JBSWY3DPEHPK3PXP\u{0}", "JBSWY3DPEHPK3PXP"), ("JBSWY3DPEHPK3PX\tP", "JBSWY3DPEHPK3PXP"),
+    ])
     func base32RefusesEverythingOutsideItsASCIIAlphabet(text: String, lookalike: String) throws {
         #expect(Base32.decode(lookalike) != nil, "the ASCII form is valid")
         #expect(Base32.decode(text) == nil, "\(text) must not decode as \(lookalike)")
@@ -110,7 +115,8 @@ import Testing
     /// Labels that name no account are refused with a reason, never trapped on (":" once crashed).
     @Test func labelsWithoutAnAccountAreRefused() throws {
         let refused: [(String, String)] = [
-            (":", "issuer before ':' is blank"), ("%3A", "issuer before ':' is blank"), ("%3a", "issuer before ':' is blank"),
+            (":", "issuer before ':' is blank"), ("%3A", "issuer before ':' is blank"),
+            ("%3a", "issuer before ':' is blank"),
             ("%20%20", "missing or blank"), ("%09", "missing or blank"), ("", "missing or blank"),
             ("ACME:", "no account name after \"ACME:\""), ("ACME%3A%20", "no account name after \"ACME:\""),
             ("ACME%3A", "no account name after \"ACME:\""), (":alice", "issuer before ':' is blank"),
@@ -123,7 +129,8 @@ import Testing
                 _ = try OTPAuthURI(parsing: uri)
             } catch let e as OTPError {
                 guard case .malformedURI = e, e.description.contains(reason) else {
-                    Issue.record("\(uri): \(e) does not say \(reason)"); continue
+                    Issue.record("\(uri): \(e) does not say \(reason)")
+                    continue
                 }
             }
         }
@@ -135,7 +142,8 @@ import Testing
     }
 
     @Test func uriRoundTripAndReasons() throws {
-        let uri = "otpauth://totp/ACME%20Co:alice@example.com?secret=JBSWY3DPEHPK3PXP&issuer=ACME%20Co&algorithm=SHA256&digits=8&period=60"
+        let uri =
+            "otpauth://totp/ACME%20Co:alice@example.com?secret=JBSWY3DPEHPK3PXP&issuer=ACME%20Co&algorithm=SHA256&digits=8&period=60"
         let parsed = try OTPAuthURI(parsing: uri)
         #expect(parsed.issuer == "ACME Co" && parsed.account == "alice@example.com")
         #expect(parsed.generator.algorithm == .sha256 && parsed.generator.digits == 8 && parsed.generator.period == 60)

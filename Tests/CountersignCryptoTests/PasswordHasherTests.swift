@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CountersignCrypto
 
 @Suite struct PasswordHasherTests {
@@ -10,9 +11,15 @@ import Testing
             f[kv[0]] = kv[1]
         }
         let tag = try PasswordHasher.rawArgon2id(
-            password: [UInt8](hex: f["password"]!), salt: [UInt8](hex: f["salt"]!), secret: [UInt8](hex: f["secret"]!),
-            associatedData: [UInt8](hex: f["associated_data"]!), memoryKiB: Int(f["memory_kib"]!)!,
-            iterations: Int(f["iterations"]!)!, parallelism: Int(f["parallelism"]!)!, length: 32)
+            password: [UInt8](hex: f["password"]!),
+            salt: [UInt8](hex: f["salt"]!),
+            secret: [UInt8](hex: f["secret"]!),
+            associatedData: [UInt8](hex: f["associated_data"]!),
+            memoryKiB: Int(f["memory_kib"]!)!,
+            iterations: Int(f["iterations"]!)!,
+            parallelism: Int(f["parallelism"]!)!,
+            length: 32
+        )
         #expect(tag.hex == f["tag"])
     }
 
@@ -38,7 +45,10 @@ import Testing
 
     @Test func needsRehashWhenWeaker() throws {
         var rng = SeededRandom(seed: "rehash")
-        let weak = try PasswordHasher(memoryKiB: 4096, iterations: 1, parallelism: 1).hash(Array("pw".utf8), using: &rng)
+        let weak = try PasswordHasher(memoryKiB: 4096, iterations: 1, parallelism: 1).hash(
+            Array("pw".utf8),
+            using: &rng
+        )
         #expect(PasswordHasher.owasp.needsRehash(weak))
         #expect(PasswordHasher.owasp.needsRehash("$argon2i$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaA"))
         #expect(PasswordHasher.owasp.needsRehash("not a hash"))
@@ -46,10 +56,14 @@ import Testing
     }
 
     @Test func malformedAndHostileHashesAreRefused() throws {
-        for bad in ["", "$argon2id$v=19$m=19456,t=2$c2FsdA$aGFzaA", "$argon2id$v=16$m=19456,t=2,p=1$c2FsdA$aGFzaA",
-                    "$argon2id$v=19$m=019456,t=2,p=1$c2FsdA$aGFzaA", "$argon2d$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA",
-                    "$argon2id$v=19$m=4194304,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"] {
-            #expect(throws: PasswordHasher.Failure.self, "\(bad)") { try PasswordHasher.verify(Array("pw".utf8), against: bad) }
+        for bad in [
+            "", "$argon2id$v=19$m=19456,t=2$c2FsdA$aGFzaA", "$argon2id$v=16$m=19456,t=2,p=1$c2FsdA$aGFzaA",
+            "$argon2id$v=19$m=019456,t=2,p=1$c2FsdA$aGFzaA", "$argon2d$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA",
+            "$argon2id$v=19$m=4194304,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA",
+        ] {
+            #expect(throws: PasswordHasher.Failure.self, "\(bad)") {
+                try PasswordHasher.verify(Array("pw".utf8), against: bad)
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import CountersignCrypto
 
 /// docs/SPEC.md §4f: the safety number of two accounts, Signal's numeric fingerprint over each account's
@@ -29,7 +30,10 @@ import Testing
         let safety_number: String
     }
 
-    let file: File = try! JSONDecoder().decode(File.self, from: Data(contentsOf: Fixtures.root.appendingPathComponent("safety_number.json")))
+    let file: File = try! JSONDecoder().decode(
+        File.self,
+        from: Data(contentsOf: Fixtures.root.appendingPathComponent("safety_number.json"))
+    )
 
     /// Fresh keys from a seeded generator, so every run tests the same numbers.
     static func keys(_ n: Int, seed: String) -> [PublicKey] {
@@ -43,14 +47,25 @@ import Testing
         for account in [v.local, v.remote] {
             // The listed keys are those of the stated private scalars.
             let derived = try account.private_scalars.map { d in
-                try PublicKey(point: Array(P256.KeyAgreement.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 31) + [d]).publicKey.x963Representation))
+                try PublicKey(
+                    point: Array(
+                        P256.KeyAgreement.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 31) + [d])
+                            .publicKey.x963Representation
+                    )
+                )
             }
             #expect(try derived == account.keys)
             #expect(try SafetyNumber.keyBytes(account.keys).hex == account.key_bytes)
-            #expect(try SafetyNumber.accountDigits(username: account.username, signingKeys: account.keys) == account.digits)
+            #expect(
+                try SafetyNumber.accountDigits(username: account.username, signingKeys: account.keys) == account.digits
+            )
         }
-        let number = try SafetyNumber.compute(localUsername: v.local.username, localSigningKeys: v.local.keys,
-                                              remoteUsername: v.remote.username, remoteSigningKeys: v.remote.keys)
+        let number = try SafetyNumber.compute(
+            localUsername: v.local.username,
+            localSigningKeys: v.local.keys,
+            remoteUsername: v.remote.username,
+            remoteSigningKeys: v.remote.keys
+        )
         #expect(number == v.safety_number)
         #expect(SafetyNumber.display(number) == v.display)
     }
@@ -59,16 +74,32 @@ import Testing
         // libsignal's DISPLAYABLE_FINGERPRINT_V1, with its 33-byte identity keys in place of our key bytes.
         let s = file.libsignal
         let half = { (side: Signal.Side) in
-            SafetyNumber.digits(of: SafetyNumber.fingerprint(keyBytes: [UInt8](hex: side.key_bytes), identifier: Array(side.identifier.utf8)))
+            SafetyNumber.digits(
+                of: SafetyNumber.fingerprint(
+                    keyBytes: [UInt8](hex: side.key_bytes),
+                    identifier: Array(side.identifier.utf8)
+                )
+            )
         }
         #expect(SafetyNumber.combine(half(s.local), half(s.remote)) == s.safety_number)
         #expect(SafetyNumber.combine(half(s.remote), half(s.local)) == s.safety_number)
     }
 
     @Test func sameOnBothSides() throws {
-        let a = Self.keys(3, seed: "a"), b = Self.keys(2, seed: "b")
-        let ab = try SafetyNumber.compute(localUsername: "alice", localSigningKeys: a, remoteUsername: "bob", remoteSigningKeys: b)
-        let ba = try SafetyNumber.compute(localUsername: "bob", localSigningKeys: b, remoteUsername: "alice", remoteSigningKeys: a)
+        let a = Self.keys(3, seed: "a")
+        let b = Self.keys(2, seed: "b")
+        let ab = try SafetyNumber.compute(
+            localUsername: "alice",
+            localSigningKeys: a,
+            remoteUsername: "bob",
+            remoteSigningKeys: b
+        )
+        let ba = try SafetyNumber.compute(
+            localUsername: "bob",
+            localSigningKeys: b,
+            remoteUsername: "alice",
+            remoteSigningKeys: a
+        )
         #expect(ab == ba)
         // Each half is one account's 30 digits, the smaller first.
         let da = try SafetyNumber.accountDigits(username: "alice", signingKeys: a)
@@ -78,12 +109,19 @@ import Testing
 
     @Test func sixtyDecimalDigits() throws {
         for i in 0..<8 {
-            let n = try SafetyNumber.compute(localUsername: "u\(i)", localSigningKeys: Self.keys(1 + i % 3, seed: "x\(i)"),
-                                             remoteUsername: "v\(i)", remoteSigningKeys: Self.keys(1 + i % 2, seed: "y\(i)"))
+            let n = try SafetyNumber.compute(
+                localUsername: "u\(i)",
+                localSigningKeys: Self.keys(1 + i % 3, seed: "x\(i)"),
+                remoteUsername: "v\(i)",
+                remoteSigningKeys: Self.keys(1 + i % 2, seed: "y\(i)")
+            )
             #expect(n.count == 60)
             #expect(n.utf8.allSatisfy { (0x30...0x39).contains($0) })
             let shown = SafetyNumber.display(n)
-            #expect(shown.split(separator: " ", omittingEmptySubsequences: false).map(\.count) == Array(repeating: 5, count: 12))
+            #expect(
+                shown.split(separator: " ", omittingEmptySubsequences: false).map(\.count)
+                    == Array(repeating: 5, count: 12)
+            )
             #expect(shown.replacingOccurrences(of: " ", with: "") == n)
         }
     }
@@ -92,26 +130,64 @@ import Testing
         #expect(SafetyNumber.display("") == "")
         #expect(SafetyNumber.display("12345") == "12345")
         #expect(SafetyNumber.display("1234567") == "12345 67")
-        #expect(SafetyNumber.display(String(repeating: "0123456789", count: 6))
-                == "01234 56789 01234 56789 01234 56789 01234 56789 01234 56789 01234 56789")
+        #expect(
+            SafetyNumber.display(String(repeating: "0123456789", count: 6))
+                == "01234 56789 01234 56789 01234 56789 01234 56789 01234 56789 01234 56789"
+        )
     }
 
     @Test func orderOfAnAccountsKeysDoesNotMatter() throws {
-        let a = Self.keys(4, seed: "order"), b = Self.keys(1, seed: "other")
-        let base = try SafetyNumber.compute(localUsername: "alice", localSigningKeys: a, remoteUsername: "bob", remoteSigningKeys: b)
+        let a = Self.keys(4, seed: "order")
+        let b = Self.keys(1, seed: "other")
+        let base = try SafetyNumber.compute(
+            localUsername: "alice",
+            localSigningKeys: a,
+            remoteUsername: "bob",
+            remoteSigningKeys: b
+        )
         for permutation in [a.reversed(), [a[2], a[0], a[3], a[1]], [a[1], a[0], a[2], a[3]]] {
-            #expect(try SafetyNumber.compute(localUsername: "alice", localSigningKeys: Array(permutation), remoteUsername: "bob", remoteSigningKeys: b) == base)
+            #expect(
+                try SafetyNumber.compute(
+                    localUsername: "alice",
+                    localSigningKeys: Array(permutation),
+                    remoteUsername: "bob",
+                    remoteSigningKeys: b
+                ) == base
+            )
         }
         // A key listed twice is one key; a key given as a compressed point is the same key.
-        #expect(try SafetyNumber.compute(localUsername: "alice", localSigningKeys: a + [a[0]], remoteUsername: "bob", remoteSigningKeys: b) == base)
-        let compressed = try PublicKey(point: Array(P256.KeyAgreement.PublicKey(x963Representation: b[0].point).compressedRepresentation))
-        #expect(try SafetyNumber.compute(localUsername: "alice", localSigningKeys: a, remoteUsername: "bob", remoteSigningKeys: [compressed]) == base)
+        #expect(
+            try SafetyNumber.compute(
+                localUsername: "alice",
+                localSigningKeys: a + [a[0]],
+                remoteUsername: "bob",
+                remoteSigningKeys: b
+            ) == base
+        )
+        let compressed = try PublicKey(
+            point: Array(P256.KeyAgreement.PublicKey(x963Representation: b[0].point).compressedRepresentation)
+        )
+        #expect(
+            try SafetyNumber.compute(
+                localUsername: "alice",
+                localSigningKeys: a,
+                remoteUsername: "bob",
+                remoteSigningKeys: [compressed]
+            ) == base
+        )
     }
 
     @Test func everyKeyChangeChangesTheNumber() throws {
-        let a = Self.keys(3, seed: "change a"), b = Self.keys(2, seed: "change b"), extra = Self.keys(2, seed: "change extra")
+        let a = Self.keys(3, seed: "change a")
+        let b = Self.keys(2, seed: "change b")
+        let extra = Self.keys(2, seed: "change extra")
         func number(_ a: [PublicKey], _ b: [PublicKey]) throws -> String {
-            try SafetyNumber.compute(localUsername: "alice", localSigningKeys: a, remoteUsername: "bob", remoteSigningKeys: b)
+            try SafetyNumber.compute(
+                localUsername: "alice",
+                localSigningKeys: a,
+                remoteUsername: "bob",
+                remoteSigningKeys: b
+            )
         }
         let base = try number(a, b)
         var variants: [String: String] = [:]
@@ -132,57 +208,86 @@ import Testing
     }
 
     @Test func usernameIsPartOfTheNumber() throws {
-        let a = Self.keys(2, seed: "name a"), b = Self.keys(1, seed: "name b")
-        let base = try SafetyNumber.compute(localUsername: "alice", localSigningKeys: a, remoteUsername: "bob", remoteSigningKeys: b)
+        let a = Self.keys(2, seed: "name a")
+        let b = Self.keys(1, seed: "name b")
+        let base = try SafetyNumber.compute(
+            localUsername: "alice",
+            localSigningKeys: a,
+            remoteUsername: "bob",
+            remoteSigningKeys: b
+        )
         for (l, r) in [("alicf", "bob"), ("alice", "bob2"), ("bob", "alice"), ("Alice", "bob")] {
-            #expect(try SafetyNumber.compute(localUsername: l, localSigningKeys: a, remoteUsername: r, remoteSigningKeys: b) != base, "\(l) / \(r)")
+            #expect(
+                try SafetyNumber.compute(localUsername: l, localSigningKeys: a, remoteUsername: r, remoteSigningKeys: b)
+                    != base,
+                "\(l) / \(r)"
+            )
         }
     }
 
     @Test func anAccountWithoutKeysIsRefused() {
         let keys = Self.keys(1, seed: "empty")
         #expect(throws: SafetyNumberError.noSigningKeys(username: "bob")) {
-            try SafetyNumber.compute(localUsername: "alice", localSigningKeys: keys, remoteUsername: "bob", remoteSigningKeys: [])
+            try SafetyNumber.compute(
+                localUsername: "alice",
+                localSigningKeys: keys,
+                remoteUsername: "bob",
+                remoteSigningKeys: []
+            )
         }
         #expect(throws: SafetyNumberError.noSigningKeys(username: "alice")) {
-            try SafetyNumber.compute(localUsername: "alice", localSigningKeys: [], remoteUsername: "bob", remoteSigningKeys: keys)
+            try SafetyNumber.compute(
+                localUsername: "alice",
+                localSigningKeys: [],
+                remoteUsername: "bob",
+                remoteSigningKeys: keys
+            )
         }
         #expect(throws: SafetyNumberError.self) {
-            try SafetyNumber.compute(localUsername: "alice", localSigningKeys: [], remoteUsername: "bob", remoteSigningKeys: [])
+            try SafetyNumber.compute(
+                localUsername: "alice",
+                localSigningKeys: [],
+                remoteUsername: "bob",
+                remoteSigningKeys: []
+            )
         }
-        #expect(SafetyNumberError.noSigningKeys(username: "bob").description.contains("\"bob\" has no active device key"))
+        #expect(
+            SafetyNumberError.noSigningKeys(username: "bob").description.contains("\"bob\" has no active device key")
+        )
     }
 
     /// An independent implementation with Python's hashlib, from the same SPKI bytes (it sorts, frames and
     /// hashes on its own). It must also give libsignal's vector, so it is Signal's algorithm.
     static let reference = """
-    import hashlib, json, sys
+        import hashlib, json, sys
 
-    def fingerprint(key, ident):
-        h = b"\\x00\\x00" + key + ident
-        for _ in range(5200):
-            h = hashlib.sha512(h + key).digest()
-        return h
+        def fingerprint(key, ident):
+            h = b"\\x00\\x00" + key + ident
+            for _ in range(5200):
+                h = hashlib.sha512(h + key).digest()
+            return h
 
-    def half(side):
-        if "raw" in side:
-            key = bytes.fromhex(side["raw"])
-        else:
-            spkis = sorted(set(bytes.fromhex(s) for s in side["spki"]))
-            key = b"".join(len(s).to_bytes(2, "big") + s for s in spkis)
-        f = fingerprint(key, side["username"].encode("utf-8"))
-        return "".join("%05d" % (int.from_bytes(f[i:i + 5], "big") % 100000) for i in range(0, 30, 5))
+        def half(side):
+            if "raw" in side:
+                key = bytes.fromhex(side["raw"])
+            else:
+                spkis = sorted(set(bytes.fromhex(s) for s in side["spki"]))
+                key = b"".join(len(s).to_bytes(2, "big") + s for s in spkis)
+            f = fingerprint(key, side["username"].encode("utf-8"))
+            return "".join("%05d" % (int.from_bytes(f[i:i + 5], "big") % 100000) for i in range(0, 30, 5))
 
-    for case in json.load(sys.stdin):
-        a, b = half(case[0]), half(case[1])
-        print(a + b if a < b else b + a)
-    """
+        for case in json.load(sys.stdin):
+            a, b = half(case[0]), half(case[1])
+            print(a + b if a < b else b + a)
+        """
 
     static func python(_ script: String, stdin: Data) throws -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["python3", "-c", script]
-        let input = Pipe(), out = Pipe(), err = Pipe()
+        let input = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         p.standardInput = input
         p.standardOutput = out
         p.standardError = err
@@ -206,8 +311,8 @@ import Testing
             cases.append((names[i % names.count], a, names[(i + 3) % names.count], b))
         }
         let same = Self.keys(2, seed: "same")
-        cases.append(("alice", same, "alice", same))                          // an account against itself
-        cases.append(("alice", same + [same[1]], "bob", [same[0]]))         // a duplicate key, a shared key
+        cases.append(("alice", same, "alice", same))  // an account against itself
+        cases.append(("alice", same + [same[1]], "bob", [same[0]]))  // a duplicate key, a shared key
         let v = file.vector
         cases.append((v.local.username, try v.local.keys, v.remote.username, try v.remote.keys))
 
@@ -216,13 +321,23 @@ import Testing
         }
         var json: [[[String: Any]]] = cases.map { [side($0.0, $0.1), side($0.2, $0.3)] }
         let s = file.libsignal
-        json.append([["username": s.local.identifier, "raw": s.local.key_bytes], ["username": s.remote.identifier, "raw": s.remote.key_bytes]])
+        json.append([
+            ["username": s.local.identifier, "raw": s.local.key_bytes],
+            ["username": s.remote.identifier, "raw": s.remote.key_bytes],
+        ])
 
-        let lines = try Self.python(Self.reference, stdin: JSONSerialization.data(withJSONObject: json)).split(separator: "\n").map(String.init)
+        let lines = try Self.python(Self.reference, stdin: JSONSerialization.data(withJSONObject: json)).split(
+            separator: "\n"
+        ).map(String.init)
         #expect(lines.count == cases.count + 1)
         guard lines.count == cases.count + 1 else { return }
         for (i, c) in cases.enumerated() {
-            let ours = try SafetyNumber.compute(localUsername: c.0, localSigningKeys: c.1, remoteUsername: c.2, remoteSigningKeys: c.3)
+            let ours = try SafetyNumber.compute(
+                localUsername: c.0,
+                localSigningKeys: c.1,
+                remoteUsername: c.2,
+                remoteSigningKeys: c.3
+            )
             #expect(ours == lines[i], "case \(i): \(c.0) with \(c.1.count) keys, \(c.2) with \(c.3.count)")
         }
         #expect(lines[cases.count - 1] == v.safety_number)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import CountersignCrypto
 
 /// Sealing helpers shared by the sealed-file and vector tests.
@@ -10,22 +11,42 @@ enum Sealing {
         return Identity.generate(using: &rng)
     }
 
-    static func seal(_ plaintext: [UInt8], to recipients: [Identity], signer: Identity? = nil, name: String? = nil,
-                     seed: String = "seal") throws -> [UInt8] {
+    static func seal(
+        _ plaintext: [UInt8],
+        to recipients: [Identity],
+        signer: Identity? = nil,
+        name: String? = nil,
+        seed: String = "seal"
+    ) throws -> [UInt8] {
         var rng = SeededRandom(seed: seed)
         let sink = MemorySink()
-        try SealedFile.seal(from: MemorySource(plaintext, maxRead: 7_777), to: sink, recipients: recipients.map(\.publicKey),
-                            signer: signer, fileName: name, using: &rng)
+        try SealedFile.seal(
+            from: MemorySource(plaintext, maxRead: 7_777),
+            to: sink,
+            recipients: recipients.map(\.publicKey),
+            signer: signer,
+            fileName: name,
+            using: &rng
+        )
         return sink.bytes
     }
 
     /// Opens and returns the plaintext, or the error; `written` is what reached the sink either way.
-    static func open(_ sealed: [UInt8], as identity: Identity, from sender: PublicKey? = nil)
-        -> (result: Result<(plaintext: [UInt8], opened: SealedFile.Opened), SealError>, written: [UInt8]) {
+    static func open(
+        _ sealed: [UInt8],
+        as identity: Identity,
+        from sender: PublicKey? = nil
+    )
+        -> (result: Result<(plaintext: [UInt8], opened: SealedFile.Opened), SealError>, written: [UInt8])
+    {
         let sink = MemorySink()
         do {
-            let opened = try SealedFile.openReleasingChunksBeforeVerification(from: MemorySource(sealed, maxRead: 5_000), to: sink,
-                                                                              identity: identity, expectedSender: sender)
+            let opened = try SealedFile.openReleasingChunksBeforeVerification(
+                from: MemorySource(sealed, maxRead: 5_000),
+                to: sink,
+                identity: identity,
+                expectedSender: sender
+            )
             return (.success((sink.bytes, opened)), sink.bytes)
         } catch let e as SealError {
             return (.failure(e), sink.bytes)
@@ -50,8 +71,10 @@ enum Sealing {
 
     // Sizes around the chunk boundaries; the stream carries a 2-byte name prefix.
     // Also around the 16-chunk batch that is sealed in parallel.
-    @Test(arguments: [0, 1, chunk - 2, chunk - 1, chunk, 2 * chunk - 2, 2 * chunk + 5, 3 * chunk + 1,
-                      16 * chunk - 2, 16 * chunk - 1, 32 * chunk - 2, 33 * chunk + 70_000])
+    @Test(arguments: [
+        0, 1, chunk - 2, chunk - 1, chunk, 2 * chunk - 2, 2 * chunk + 5, 3 * chunk + 1,
+        16 * chunk - 2, 16 * chunk - 1, 32 * chunk - 2, 33 * chunk + 70_000,
+    ])
     func roundTrip(size: Int) throws {
         var rng = SeededRandom(seed: "data \(size)")
         let plaintext = rng.bytes(size)
@@ -81,7 +104,10 @@ enum Sealing {
         let sealed = try Sealing.seal([1, 2, 3], to: [alice, bob])
         let (result, written) = Sealing.open(sealed, as: carol)
         #expect(written.isEmpty)
-        guard case .failure(.notForThisKey(let to, let yours)) = result else { Issue.record("\(result)"); return }
+        guard case .failure(.notForThisKey(let to, let yours)) = result else {
+            Issue.record("\(result)")
+            return
+        }
         #expect(to == [alice.publicKey.fingerprint, bob.publicKey.fingerprint])
         #expect(yours == carol.publicKey.fingerprint)
     }
@@ -91,8 +117,10 @@ enum Sealing {
         #expect(Sealing.error(unsigned, as: bob, from: alice.publicKey) == .signatureMissing)
         #expect(Sealing.open(unsigned, as: bob, from: alice.publicKey).written.isEmpty)
         let byCarol = try Sealing.seal([1, 2, 3], to: [bob], signer: carol)
-        #expect(Sealing.error(byCarol, as: bob, from: alice.publicKey)
-                == .badSignature(expected: alice.publicKey.fingerprint, found: carol.publicKey.fingerprint))
+        #expect(
+            Sealing.error(byCarol, as: bob, from: alice.publicKey)
+                == .badSignature(expected: alice.publicKey.fingerprint, found: carol.publicKey.fingerprint)
+        )
     }
 
     @Test func everyByteFlipIsRejectedWithItsClass() throws {
@@ -116,7 +144,10 @@ enum Sealing {
                 case headerEnd..<payloadEnd: expected = [.tampered]
                 default: expected = [.tampered, .badSignature(expected: nil, found: nil)]
                 }
-                guard let e else { Issue.record("flip at \(i) accepted"); continue }
+                guard let e else {
+                    Issue.record("flip at \(i) accepted")
+                    continue
+                }
                 #expect(expected.contains { Self.sameClass($0, e) }, "flip at byte \(i) gave \(e)")
             }
         }
@@ -176,15 +207,19 @@ enum Sealing {
         let plaintext = rng.bytes(3 * Self.chunk)
         let signed = try Sealing.seal(plaintext, to: [bob], signer: alice)
         var forged = signed
-        forged[forged.count - 1] ^= 1   // the signature block's tag
+        forged[forged.count - 1] ^= 1  // the signature block's tag
         #expect(throws: SealError.tampered) { try SealedFile.verify(from: MemorySource(forged), identity: bob) }
         let (result, written) = Sealing.open(forged, as: bob)
         #expect(throws: SealError.tampered) { try result.get() }
         #expect(written == plaintext, "every chunk was released before the signature failed")
         // A valid file: verify returns what open would, and writes nowhere.
-        #expect(try SealedFile.verify(from: MemorySource(signed), identity: bob, expectedSender: alice.publicKey)
-                == SealedFile.Opened(fileName: nil, signer: alice.publicKey))
-        #expect(throws: SealError.badSignature(expected: carol.publicKey.fingerprint, found: alice.publicKey.fingerprint)) {
+        #expect(
+            try SealedFile.verify(from: MemorySource(signed), identity: bob, expectedSender: alice.publicKey)
+                == SealedFile.Opened(fileName: nil, signer: alice.publicKey)
+        )
+        #expect(
+            throws: SealError.badSignature(expected: carol.publicKey.fingerprint, found: alice.publicKey.fingerprint)
+        ) {
             try SealedFile.verify(from: MemorySource(signed), identity: bob, expectedSender: carol.publicKey)
         }
     }
@@ -192,8 +227,10 @@ enum Sealing {
     @Test func stanzaMovedUnderAnotherKeyIDFailsToUnwrap() throws {
         var sealed = try Sealing.seal([9, 9, 9], to: [alice, bob])
         // Swap the two key IDs: Bob finds "his" ID on Alice's stanza.
-        let a = 28, b = 28 + 129
-        let idA = Array(sealed[a..<a + 16]), idB = Array(sealed[b..<b + 16])
+        let a = 28
+        let b = 28 + 129
+        let idA = Array(sealed[a..<a + 16])
+        let idB = Array(sealed[b..<b + 16])
         sealed.replaceSubrange(a..<a + 16, with: idB)
         sealed.replaceSubrange(b..<b + 16, with: idA)
         #expect(Sealing.error(sealed, as: bob) == .header("the recipient stanza for this key does not unwrap"))
@@ -201,16 +238,20 @@ enum Sealing {
 
     @Test func headerFieldLimits() throws {
         var sealed = try Sealing.seal([1], to: [bob])
-        sealed[26] = 0; sealed[27] = 0
+        sealed[26] = 0
+        sealed[27] = 0
         #expect(Sealing.error(sealed, as: bob) == .header("recipient count 0 is out of range"))
-        sealed[26] = 1; sealed[27] = 1   // 257
+        sealed[26] = 1
+        sealed[27] = 1  // 257
         #expect(Sealing.error(sealed, as: bob) == .header("recipient count 257 is out of range"))
-        sealed[26] = 0; sealed[27] = 2   // claims 2, has 1: the MAC is read as a stanza, the file ends early
+        sealed[26] = 0
+        sealed[27] = 2  // claims 2, has 1: the MAC is read as a stanza, the file ends early
         #expect(Sealing.error(sealed, as: bob) != nil)
         sealed = try Sealing.seal([1], to: [bob])
         sealed[9] = 0x02
         #expect(Sealing.error(sealed, as: bob) == .header("unknown flags 0x2"))
-        sealed[9] = 0x00; sealed[8] = 2
+        sealed[9] = 0x00
+        sealed[8] = 2
         #expect(Sealing.error(sealed, as: bob) == .unknownVersion(2))
         let many = [PublicKey](repeating: bob.publicKey, count: 257)
         var rng = SeededRandom(seed: "x")
@@ -218,11 +259,22 @@ enum Sealing {
             try SealedFile.seal(from: MemorySource([]), to: MemorySink(), recipients: many, using: &rng)
         }
         #expect(throws: SealError.self) {
-            try SealedFile.seal(from: MemorySource([]), to: MemorySink(), recipients: [bob.publicKey], fileName: "a/b", using: &rng)
+            try SealedFile.seal(
+                from: MemorySource([]),
+                to: MemorySink(),
+                recipients: [bob.publicKey],
+                fileName: "a/b",
+                using: &rng
+            )
         }
         #expect(throws: SealError.self) {
-            try SealedFile.seal(from: MemorySource([]), to: MemorySink(), recipients: [bob.publicKey],
-                                fileName: String(repeating: "x", count: 256), using: &rng)
+            try SealedFile.seal(
+                from: MemorySource([]),
+                to: MemorySink(),
+                recipients: [bob.publicKey],
+                fileName: String(repeating: "x", count: 256),
+                using: &rng
+            )
         }
     }
 
@@ -255,9 +307,9 @@ enum Sealing {
     static func sameClass(_ a: SealError?, _ b: SealError) -> Bool {
         switch (a, b) {
         case (.unknownFormat?, .unknownFormat), (.unknownVersion?, .unknownVersion), (.header?, .header),
-             (.notForThisKey?, .notForThisKey), (.tampered?, .tampered), (.truncated?, .truncated),
-             (.signatureMissing?, .signatureMissing), (.badSignature?, .badSignature), (.malformed?, .malformed),
-             (.tooLarge?, .tooLarge):
+            (.notForThisKey?, .notForThisKey), (.tampered?, .tampered), (.truncated?, .truncated),
+            (.signatureMissing?, .signatureMissing), (.badSignature?, .badSignature), (.malformed?, .malformed),
+            (.tooLarge?, .tooLarge):
             return true
         default:
             return false

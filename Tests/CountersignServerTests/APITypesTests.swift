@@ -1,6 +1,7 @@
 import CountersignAPI
 import Foundation
 import Testing
+
 @testable import CountersignServer
 
 /// The wire types of CountersignAPI and the schemas of openapi.yaml name the same fields, and agree on
@@ -11,7 +12,8 @@ import Testing
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["python3", "-c", "import sys, json, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         p.standardInput = input
         p.standardOutput = output
         try p.run()
@@ -34,65 +36,183 @@ import Testing
         ("PasswordChangeRequest", PasswordChangeRequest(currentPassword: "a", newPassword: "b")),
         ("ReauthRequest", ReauthRequest(password: "p")),
         ("Settings", AccountSettings(reauthIntervalMinutes: 0)),
-        ("Account", Account(id: "i", username: "u", name: "n", lastname: "l", settings: .init(reauthIntervalMinutes: 0), createdAt: date)),
-        ("Session", SignedInSession(token: "t", expiresAt: date, account: Account(id: "i", username: "u", name: "n", lastname: "l",
-                                                                                  settings: .init(reauthIntervalMinutes: 0), createdAt: date))),
+        (
+            "Account",
+            Account(
+                id: "i",
+                username: "u",
+                name: "n",
+                lastname: "l",
+                settings: .init(reauthIntervalMinutes: 0),
+                createdAt: date
+            )
+        ),
+        (
+            "Session",
+            SignedInSession(
+                token: "t",
+                expiresAt: date,
+                account: Account(
+                    id: "i",
+                    username: "u",
+                    name: "n",
+                    lastname: "l",
+                    settings: .init(reauthIntervalMinutes: 0),
+                    createdAt: date
+                )
+            )
+        ),
         ("AuditEvent", AuditEvent(id: 1, at: date, kind: "k", outcome: "o", address: "a", userAgent: "u")),
         ("AuditPage", AuditPage(events: [], next: nil)),
         ("Challenge", CaptchaChallenge(algorithm: "SHA-256", challenge: "c", maxnumber: 1, salt: "s", signature: "g")),
         ("DeviceChallenge", DeviceChallenge(challenge: b, expiresAt: date)),
-        ("DeviceRegistrationRequest", DeviceRegistrationRequest(name: "n", signingKey: b, encryptionKey: b, challenge: b, signature: b)),
-        ("Device", Device(id: "i", name: "n", signingKey: b, signingKeyId: "k", encryptionKey: b, encryptionKeyId: "k", createdAt: date,
-                          keysSince: date, lastSeenAt: nil, revokedAt: nil)),
+        (
+            "DeviceRegistrationRequest",
+            DeviceRegistrationRequest(name: "n", signingKey: b, encryptionKey: b, challenge: b, signature: b)
+        ),
+        (
+            "Device",
+            Device(
+                id: "i",
+                name: "n",
+                signingKey: b,
+                signingKeyId: "k",
+                encryptionKey: b,
+                encryptionKeyId: "k",
+                createdAt: date,
+                keysSince: date,
+                lastSeenAt: nil,
+                revokedAt: nil
+            )
+        ),
         ("DeviceList", DeviceList(devices: [])),
         ("DeviceRenameRequest", DeviceRenameRequest(name: "n")),
         ("DeviceSessionChallengeRequest", DeviceSessionChallengeRequest(deviceId: "d")),
         ("DeviceSessionRequest", DeviceSessionRequest(deviceId: "d", nonce: b, signature: b)),
-        ("KeyRotationRequest", KeyRotationRequest(signingKey: b, encryptionKey: b, oldKeySignature: b, newKeySignature: b)),
-        ("DirectoryDevice", DirectoryDevice(id: "i", name: "n", signingKey: b, signingKeyId: "k", encryptionKey: b, encryptionKeyId: "k",
-                                            createdAt: date, keysSince: date)),
-        ("KeyHistoryEntry", KeyHistoryEntry(deviceId: "d", signingKeyId: "k", encryptionKeyId: "k", signingKey: b, addedAt: date, retiredAt: nil,
-                                            retiredBecause: nil)),
+        (
+            "KeyRotationRequest",
+            KeyRotationRequest(signingKey: b, encryptionKey: b, oldKeySignature: b, newKeySignature: b)
+        ),
+        (
+            "DirectoryDevice",
+            DirectoryDevice(
+                id: "i",
+                name: "n",
+                signingKey: b,
+                signingKeyId: "k",
+                encryptionKey: b,
+                encryptionKeyId: "k",
+                createdAt: date,
+                keysSince: date
+            )
+        ),
+        (
+            "KeyHistoryEntry",
+            KeyHistoryEntry(
+                deviceId: "d",
+                signingKeyId: "k",
+                encryptionKeyId: "k",
+                signingKey: b,
+                addedAt: date,
+                retiredAt: nil,
+                retiredBecause: nil
+            )
+        ),
         ("UserDirectory", UserDirectory(username: "u", devices: [], history: [])),
         ("DeviceKeyRef", DeviceKeyRef(username: nil, deviceId: nil, encryptionKeyId: "k")),
         ("SendMessageRequest", SendMessageRequest(to: ["u"], envelope: b)),
         ("SentMessage", SentMessage(id: "i", acceptedAt: date, deliverAt: date, recipientDevices: 1)),
-        ("QueuedMessage", QueuedMessage(seq: 1, id: "i", direction: "incoming", from: "f", fromDevice: "d", to: [], envelope: b, acceptedAt: date,
-                                        deliverAt: date)),
+        (
+            "QueuedMessage",
+            QueuedMessage(
+                seq: 1,
+                id: "i",
+                direction: "incoming",
+                from: "f",
+                fromDevice: "d",
+                to: [],
+                envelope: b,
+                acceptedAt: date,
+                deliverAt: date
+            )
+        ),
         ("MessagePage", MessagePage(messages: [], next: nil)),
         ("AckRequest", AckRequest(seqs: [])),
         ("AckResult", AckResult(acknowledged: 0)),
         ("PushTicket", PushTicket(ticket: "t", expiresAt: date)),
-        ("MessageStatus", MessageStatus(id: "i", to: [], acceptedAt: date, deliverAt: date, recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0,
-                                        cancelled: false)),
+        (
+            "MessageStatus",
+            MessageStatus(
+                id: "i",
+                to: [],
+                acceptedAt: date,
+                deliverAt: date,
+                recipientDevices: 0,
+                fetchedBy: 0,
+                acknowledgedBy: 0,
+                cancelled: false
+            )
+        ),
         // Multi-factor sign-in
         ("MFARequired", MFARequired(transaction: transaction, binding: "csb_b")),
         ("MFATransactionView", transaction),
         ("NumberMatchingView", NumberMatchingView(type: "ENTER_MANUALLY", number: "42")),
         ("MFACodeRequest", MFACodeRequest(code: "123456")),
         ("AuthenticatorInfo", AuthenticatorInfo(deviceId: "d", name: "n", pairedAt: date, pushAllowed: true)),
-        ("MFAStatus", MFAStatus(enabled: true, authenticators: [], totpApp: false, recoveryCodesLeft: 10, pushSuspended: false,
-                                numberMatching: "ENTER_MANUALLY", numberDigits: 2)),
+        (
+            "MFAStatus",
+            MFAStatus(
+                enabled: true,
+                authenticators: [],
+                totpApp: false,
+                recoveryCodesLeft: 10,
+                pushSuspended: false,
+                numberMatching: "ENTER_MANUALLY",
+                numberDigits: 2
+            )
+        ),
         ("PairingKeyResponse", PairingKeyResponse(key: "k", uri: "u", expiresAt: date)),
         ("TOTPEnrollment", TOTPEnrollment(secret: "s", uri: "u")),
         ("RecoveryCodeList", RecoveryCodeList(codes: [])),
         ("MFASettings", MFASettings(numberMatching: "SELECT_NUMBER", numberDigits: 6)),
         ("PairingRequest", PairingRequest(pairingKey: "k", name: "n", signingKey: b, encryptionKey: b, signature: b)),
-        ("PairingInfo", PairingInfo(authenticators: [], deviceId: "d", username: "u",
-                                    session: DeviceSession(token: "t", expiresAt: date, device: device, username: "u"),
-                                    jwks: ChallengeKeySet(keys: []), totp: SealedTOTP(envelope: b))),
+        (
+            "PairingInfo",
+            PairingInfo(
+                authenticators: [],
+                deviceId: "d",
+                username: "u",
+                session: DeviceSession(token: "t", expiresAt: date, device: device, username: "u"),
+                jwks: ChallengeKeySet(keys: []),
+                totp: SealedTOTP(envelope: b)
+            )
+        ),
         ("PairingAuthenticator", PairingInfo.Authenticator(type: "push", status: "COMPLETED")),
         ("ChallengeKeySet", ChallengeKeySet(keys: [])),
         ("ChallengeKey", ChallengeKeySet.Key(x: "x", y: "y", kid: "k")),
         ("SealedTOTP", SealedTOTP(envelope: b)),
         ("PushChallenge", PushChallenge(jwt: "j")),
         ("PushChallengeList", PushChallengeList(challenges: [])),
-        ("ChallengeClaims", ChallengeClaims(iss: "i", aud: "a", sub: "s", txn: "t", nonce: "n", iat: 1, exp: 2,
-                                            ctx: ClientContextClaim(address: "a", userAgent: "u", time: 1),
-                                            nm: .init(type: "ENTER_MANUALLY", options: nil))),
+        (
+            "ChallengeClaims",
+            ChallengeClaims(
+                iss: "i",
+                aud: "a",
+                sub: "s",
+                txn: "t",
+                nonce: "n",
+                iat: 1,
+                exp: 2,
+                ctx: ClientContextClaim(address: "a", userAgent: "u", time: 1),
+                nm: .init(type: "ENTER_MANUALLY", options: nil)
+            )
+        ),
         ("ChallengeMatching", ChallengeClaims.Matching(type: "SELECT_NUMBER", options: ["1", "2", "3"])),
         ("ClientContextClaim", ClientContextClaim(address: "a", userAgent: "u", time: 1)),
-        ("AnswerClaims", AnswerClaims(iss: "i", aud: "a", txn: "t", nonce: "n", iat: 1, decision: "DENY", number: nil, report: true)),
+        (
+            "AnswerClaims",
+            AnswerClaims(iss: "i", aud: "a", txn: "t", nonce: "n", iat: 1, decision: "DENY", number: nil, report: true)
+        ),
         ("PushAnswer", PushAnswer(jwt: "j")),
         ("PushAnswerResult", PushAnswerResult(status: "COMPLETED")),
         ("PushPermission", PushPermission(allowed: true)),
@@ -102,15 +222,39 @@ import Testing
         ("AuthCodeCreated", AuthCodeCreated(code: "c", uri: "u", expiresAt: date, binding: "csb_b")),
         ("AuthCodeState", AuthCodeState(status: "PENDING", expiresAt: date)),
         ("AuthCodeClaim", AuthCodeClaim(code: "c", userId: nil)),
-        ("AuthenticationObject", AuthenticationObject(status: "CLAIMED", users: [], userApproval: "REQUIRED",
-                                                      clientContext: ClientContext(address: "a", userAgent: "u", time: date))),
+        (
+            "AuthenticationObject",
+            AuthenticationObject(
+                status: "CLAIMED",
+                users: [],
+                userApproval: "REQUIRED",
+                clientContext: ClientContext(address: "a", userAgent: "u", time: date)
+            )
+        ),
         ("AuthenticationUser", AuthenticationObject.User(userId: "i", username: "u", given: "g", family: "f")),
         ("ClientContext", ClientContext(address: "a", userAgent: "u", time: date)),
     ]
-    static let transaction = MFATransactionView(id: "i", status: "PUSH_CONFIRMATION_REQUIRED", methods: ["push"], expiresAt: date,
-                                                numberMatching: nil, failure: nil, attemptsLeft: nil)
-    static let device = Device(id: "i", name: "n", signingKey: b, signingKeyId: "k", encryptionKey: b, encryptionKeyId: "k", createdAt: date,
-                               keysSince: date, lastSeenAt: nil, revokedAt: nil)
+    static let transaction = MFATransactionView(
+        id: "i",
+        status: "PUSH_CONFIRMATION_REQUIRED",
+        methods: ["push"],
+        expiresAt: date,
+        numberMatching: nil,
+        failure: nil,
+        attemptsLeft: nil
+    )
+    static let device = Device(
+        id: "i",
+        name: "n",
+        signingKey: b,
+        signingKeyId: "k",
+        encryptionKey: b,
+        encryptionKeyId: "k",
+        createdAt: date,
+        keysSince: date,
+        lastSeenAt: nil,
+        revokedAt: nil
+    )
 
     @Test func everyWireTypeMatchesItsSchema() throws {
         let schemas = try Self.schemas()
@@ -129,8 +273,11 @@ import Testing
         }
         // ProblemDetails: its fields are the Problem schema's properties.
         let problem = try #require(schemas["Problem"]?["properties"] as? [String: Any])
-        let problemFields = ["type", "code", "title", "status", "detail", "field", "retryAt", "locked", "intervalMinutes", "missingDevices", "extraDevices",
-                             "pingOneError"]
+        let problemFields = [
+            "type", "code", "title", "status", "detail", "field", "retryAt", "locked", "intervalMinutes",
+            "missingDevices", "extraDevices",
+            "pingOneError",
+        ]
         #expect(Set(problemFields) == Set(problem.keys))
     }
 
@@ -141,7 +288,8 @@ import Testing
         for length in 0..<70 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let text = Base64URL(bytes).text
-            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")
             #expect(text == foundation, "length \(length)")
             #expect(Base64URL(text: text)?.bytes == bytes, "length \(length)")
@@ -149,6 +297,9 @@ import Testing
         for bad in ["A", "AB", "AAB", "AA==", "AA=", "+A", "/A", "AA A", "AÀ", "AAAAA"] {
             #expect(Base64URL(text: bad) == nil, "\(bad)")
         }
-        #expect(Base64URL(text: "AA")?.bytes == [0] && Base64URL(text: "AAE")?.bytes == [0, 1] && Base64URL(text: "")?.bytes == [])
+        #expect(
+            Base64URL(text: "AA")?.bytes == [0] && Base64URL(text: "AAE")?.bytes == [0, 1]
+                && Base64URL(text: "")?.bytes == []
+        )
     }
 }

@@ -1,6 +1,7 @@
 import CountersignCrypto
 import Foundation
 import Testing
+
 @testable import CountersignServer
 
 enum PasswordHasherParameters {
@@ -38,15 +39,30 @@ enum PasswordHasherParameters {
     func registrationRules(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
         try await h.run { api in
-            for bad in ["ab", "-abc", "abc-", "a b c", "ädam", String(repeating: "a", count: 33), "abc/def", "\u{212A}elvin"] {
+            for bad in [
+                "ab", "-abc", "abc-", "a b c", "ädam", String(repeating: "a", count: 33), "abc/def", "\u{212A}elvin",
+            ] {
                 let r = try await api.register(bad)
-                #expect(r.status == 422 && r.code == "invalid-field" && r.json["field"] as? String == "username", "\(bad)")
+                #expect(
+                    r.status == 422 && r.code == "invalid-field" && r.json["field"] as? String == "username",
+                    "\(bad)"
+                )
             }
             #expect(try await api.register("short", "1234567").json["field"] as? String == "password", "7 characters")
-            #expect(try await api.register("longpw", String(repeating: "x", count: 129)).json["field"] as? String == "password")
-            #expect(try await api.register("samesame", "SAMESAME").json["field"] as? String == "password", "password = username")
+            #expect(
+                try await api.register("longpw", String(repeating: "x", count: 129)).json["field"] as? String
+                    == "password"
+            )
+            #expect(
+                try await api.register("samesame", "SAMESAME").json["field"] as? String == "password",
+                "password = username"
+            )
             #expect(try await api.register("eight", "12345678").status == 201, "8 characters is the minimum")
-            let noName = try await api.call(.post, "/v1/accounts", json: ["username": "noname", "password": "correct horse", "name": "", "lastname": "x"])
+            let noName = try await api.call(
+                .post,
+                "/v1/accounts",
+                json: ["username": "noname", "password": "correct horse", "name": "", "lastname": "x"]
+            )
             #expect(noName.status == 422 && noName.json["field"] as? String == "name")
         }
     }
@@ -58,27 +74,48 @@ enum PasswordHasherParameters {
             let cases: [(Data, String)] = [
                 (Data("{not json".utf8), "malformed-request"),
                 (Data("[]".utf8), "malformed-request"),
-                (Data("{\"username\": 5, \"password\": \"x\", \"name\": \"a\", \"lastname\": \"b\"}".utf8), "malformed-request"),
+                (
+                    Data("{\"username\": 5, \"password\": \"x\", \"name\": \"a\", \"lastname\": \"b\"}".utf8),
+                    "malformed-request"
+                ),
                 (Data("{\"username\": \"abc\"}".utf8), "malformed-request"),
-                (Data("{\"username\": null, \"password\": \"x\", \"name\": \"a\", \"lastname\": \"b\"}".utf8), "malformed-request"),
+                (
+                    Data("{\"username\": null, \"password\": \"x\", \"name\": \"a\", \"lastname\": \"b\"}".utf8),
+                    "malformed-request"
+                ),
                 (Data(), "malformed-request"),
                 (Data(repeating: 0x20, count: 70_000), "payload-too-large"),
             ]
             for (body, code) in cases {
                 for path in ["/v1/accounts", "/v1/sessions"] {
                     let r = try await api.call(.post, path, raw: body, headers: [.contentType: "application/json"])
-                    #expect((400..<500).contains(r.status) && r.code == code && r.isProblem, "\(path) \(body.prefix(40)): \(r.status) \(r.code ?? "-")")
+                    #expect(
+                        (400..<500).contains(r.status) && r.code == code && r.isProblem,
+                        "\(path) \(body.prefix(40)): \(r.status) \(r.code ?? "-")"
+                    )
                 }
             }
-            let missing = try await api.call(.post, "/v1/sessions", raw: Data("{\"username\": \"abc\"}".utf8), headers: [.contentType: "application/json"])
+            let missing = try await api.call(
+                .post,
+                "/v1/sessions",
+                raw: Data("{\"username\": \"abc\"}".utf8),
+                headers: [.contentType: "application/json"]
+            )
             #expect((missing.json["detail"] as? String)?.contains("password") == true)
-            let xml = try await api.call(.post, "/v1/sessions", raw: Data("<a/>".utf8), headers: [.contentType: "application/xml"])
+            let xml = try await api.call(
+                .post,
+                "/v1/sessions",
+                raw: Data("<a/>".utf8),
+                headers: [.contentType: "application/xml"]
+            )
             #expect(xml.status == 415 && xml.isProblem)
             let nowhere = try await api.call(.get, "/v1/nowhere")
             #expect(nowhere.status == 404 && nowhere.isProblem)
             let badAudit = try await api.call(.get, "/v1/me/audit?limit=abc", token: "cs_nothing")
             #expect(badAudit.status == 401, "authentication comes first")
-            for token in ["", "cs_", "cs_" + String(repeating: "A", count: 43), "Basic abc", String(repeating: "x", count: 5000)] {
+            for token in [
+                "", "cs_", "cs_" + String(repeating: "A", count: 43), "Basic abc", String(repeating: "x", count: 5000),
+            ] {
                 let r = try await api.call(.get, "/v1/me", token: token)
                 #expect(r.status == 401 && r.isProblem)
             }
@@ -102,7 +139,10 @@ enum PasswordHasherParameters {
             for step in 1...30 {
                 h.clock.advance(25 * 60)
                 let alive = step * 25 < 12 * 60
-                #expect(try await api.call(.get, "/v1/me", token: busy).status == (alive ? 200 : 401), "after \(step * 25) minutes")
+                #expect(
+                    try await api.call(.get, "/v1/me", token: busy).status == (alive ? 200 : 401),
+                    "after \(step * 25) minutes"
+                )
             }
         }
     }
@@ -112,12 +152,30 @@ enum PasswordHasherParameters {
         let h = try await Harness.make(backend)
         try await h.run { api in
             try await api.register("changer")
-            let a = try await api.token("changer"), b = try await api.token("changer")
-            let wrong = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "not it at all", "newPassword": "a new password"], token: a)
+            let a = try await api.token("changer")
+            let b = try await api.token("changer")
+            let wrong = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "not it at all", "newPassword": "a new password"],
+                token: a
+            )
             #expect(wrong.status == 403 && wrong.code == "wrong-password")
-            let short = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "short"], token: a)
+            let short = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "correct horse", "newPassword": "short"],
+                token: a
+            )
             #expect(short.status == 422)
-            #expect(try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "a new password"], token: a).status == 204)
+            #expect(
+                try await api.call(
+                    .put,
+                    "/v1/me/password",
+                    json: ["currentPassword": "correct horse", "newPassword": "a new password"],
+                    token: a
+                ).status == 204
+            )
             #expect(try await api.call(.get, "/v1/me", token: a).status == 200, "this session stays")
             #expect(try await api.call(.get, "/v1/me", token: b).status == 401, "the other one ended")
             #expect(try await api.signIn("changer", "correct horse").status == 401)
@@ -131,19 +189,39 @@ enum PasswordHasherParameters {
         try await h.run { api in
             try await api.register("lockwhisper")
             let t = try await api.token("lockwhisper")
-            #expect(try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 7], token: t).status == 422)
+            #expect(
+                try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 7], token: t).status == 422
+            )
             let set = try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 5], token: t)
             #expect(set.status == 200 && set.json["reauthIntervalMinutes"] as? Int == 5)
             h.clock.advance(4 * 60)
-            #expect(try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 10], token: t).status == 200)
+            #expect(
+                try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 10], token: t).status == 200
+            )
             h.clock.advance(11 * 60)
             let stale = try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 30], token: t)
-            #expect(stale.status == 401 && stale.code == "reauthentication-required" && stale.json["intervalMinutes"] as? Int == 10)
-            let pw = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "another pass"], token: t)
+            #expect(
+                stale.status == 401 && stale.code == "reauthentication-required"
+                    && stale.json["intervalMinutes"] as? Int == 10
+            )
+            let pw = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "correct horse", "newPassword": "another pass"],
+                token: t
+            )
             #expect(pw.code == "reauthentication-required")
-            #expect(try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong password"], token: t).code == "wrong-password")
-            #expect(try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "correct horse"], token: t).status == 204)
-            #expect(try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 0], token: t).status == 200)
+            #expect(
+                try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong password"], token: t)
+                    .code == "wrong-password"
+            )
+            #expect(
+                try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "correct horse"], token: t)
+                    .status == 204
+            )
+            #expect(
+                try await api.call(.put, "/v1/me/settings", json: ["reauthIntervalMinutes": 0], token: t).status == 200
+            )
             h.clock.advance(10 * 3600)
             let me = try await api.call(.get, "/v1/me", token: t)
             #expect(me.status == 401, "idle expiry still applies")
@@ -168,7 +246,9 @@ enum PasswordHasherParameters {
             let rest = try #require(try await api.call(.get, next, token: t).json["events"] as? [[String: Any]])
             #expect(rest.map { $0["kind"] as? String } == ["sign-in", "account-created"])
             #expect(rest.first?["outcome"] as? String == "wrong-password")
-            let theirs = try #require(try await api.call(.get, "/v1/me/audit", token: o).json["events"] as? [[String: Any]])
+            let theirs = try #require(
+                try await api.call(.get, "/v1/me/audit", token: o).json["events"] as? [[String: Any]]
+            )
             #expect(theirs.count == 2, "one user's token never reads another's audit: \(theirs)")
             #expect(try await api.call(.get, "/v1/me/audit?limit=0", token: t).status == 400)
             #expect(try await api.call(.get, "/v1/me/audit?before=-1", token: t).status == 400)
@@ -189,7 +269,10 @@ enum PasswordHasherParameters {
             let before = try #require(try await strong.store.account(username: "rehash")?.passwordHash)
             #expect(before.contains("m=1024,t=1"))
             #expect(try await api.signIn("rehash", "wrong password").status == 401)
-            #expect(try await strong.store.account(username: "rehash")?.passwordHash == before, "a failure changes nothing")
+            #expect(
+                try await strong.store.account(username: "rehash")?.passwordHash == before,
+                "a failure changes nothing"
+            )
             #expect(try await api.signIn("rehash").status == 201)
             let after = try #require(try await strong.store.account(username: "rehash")?.passwordHash)
             #expect(after.contains("m=2048,t=2") && after != before)
@@ -239,18 +322,27 @@ enum PasswordHasherParameters {
         try await h.run { api in
             #expect(try await api.register("schemer").headers[.cacheControl] == "no-store")
             let signIn = try await api.signIn("schemer")
-            #expect(signIn.status == 201 && signIn.headers[.cacheControl] == "no-store", "the answer that carries the token")
+            #expect(
+                signIn.status == 201 && signIn.headers[.cacheControl] == "no-store",
+                "the answer that carries the token"
+            )
             let token = try #require(signIn.json["token"] as? String)
             for header in ["Bearer \(token)", "bearer \(token)", "BEARER \(token)", "bEaReR  \(token)"] {
                 let r = try await api.call(.get, "/v1/me", headers: [.authorization: header])
                 #expect(r.status == 200 && r.headers[.cacheControl] == "no-store", "\(header.prefix(8))")
             }
             for header in ["Basic \(token)", "Bearer", "Bearer ", "Bearer\(token)", token, "Bearer x\(token)"] {
-                #expect(try await api.call(.get, "/v1/me", headers: [.authorization: header]).status == 401, "\(header.prefix(10))")
+                #expect(
+                    try await api.call(.get, "/v1/me", headers: [.authorization: header]).status == 401,
+                    "\(header.prefix(10))"
+                )
             }
         }
         #expect(APIRoutes.bearerToken("Bearer abc") == "abc" && APIRoutes.bearerToken("bearer   abc") == "abc")
-        #expect(APIRoutes.bearerToken("Bearerabc") == nil && APIRoutes.bearerToken("Token abc") == nil && APIRoutes.bearerToken(nil) == nil)
+        #expect(
+            APIRoutes.bearerToken("Bearerabc") == nil && APIRoutes.bearerToken("Token abc") == nil
+                && APIRoutes.bearerToken(nil) == nil
+        )
     }
 
     /// The periodic purge deletes exactly what is past its time: sessions past their idle or absolute
@@ -263,28 +355,67 @@ enum PasswordHasherParameters {
             let account = try #require(try await h.store.account(username: "purged"))
             let now = h.clock.now()
             func session(_ name: String, created: TimeInterval, used: TimeInterval) -> SessionRecord {
-                SessionRecord(tokenHash: name, accountID: account.id, createdAt: now.addingTimeInterval(created), lastUsedAt: now.addingTimeInterval(used),
-                              authenticatedAt: now.addingTimeInterval(created), expiresAt: now.addingTimeInterval(created + 12 * 3600),
-                              address: "192.0.2.1", userAgent: "t")
+                SessionRecord(
+                    tokenHash: name,
+                    accountID: account.id,
+                    createdAt: now.addingTimeInterval(created),
+                    lastUsedAt: now.addingTimeInterval(used),
+                    authenticatedAt: now.addingTimeInterval(created),
+                    expiresAt: now.addingTimeInterval(created + 12 * 3600),
+                    address: "192.0.2.1",
+                    userAgent: "t"
+                )
             }
             try await h.store.createSession(session("fresh", created: -3600, used: -60))
             try await h.store.createSession(session("idle", created: -3600, used: -31 * 60))
             try await h.store.createSession(session("old", created: -12 * 3600 - 1, used: -60))
             #expect(try await h.store.spendCaptcha(challenge: "spent-live", expiresAt: now.addingTimeInterval(60)))
             #expect(try await h.store.spendCaptcha(challenge: "spent-dead", expiresAt: now.addingTimeInterval(-1)))
-            try await h.store.record(accountID: "", kind: "sign-in", outcome: "wrong-password", address: "a", userAgent: "", at: now.addingTimeInterval(-86_401))
-            try await h.store.record(accountID: "", kind: "sign-in", outcome: "wrong-password", address: "b", userAgent: "", at: now.addingTimeInterval(-3600))
-            try await h.store.record(accountID: account.id, kind: "sign-in", outcome: "success", address: "c", userAgent: "", at: now.addingTimeInterval(-90 * 86_400))
+            try await h.store.record(
+                accountID: "",
+                kind: "sign-in",
+                outcome: "wrong-password",
+                address: "a",
+                userAgent: "",
+                at: now.addingTimeInterval(-86_401)
+            )
+            try await h.store.record(
+                accountID: "",
+                kind: "sign-in",
+                outcome: "wrong-password",
+                address: "b",
+                userAgent: "",
+                at: now.addingTimeInterval(-3600)
+            )
+            try await h.store.record(
+                accountID: account.id,
+                kind: "sign-in",
+                outcome: "success",
+                address: "c",
+                userAgent: "",
+                at: now.addingTimeInterval(-90 * 86_400)
+            )
 
             try await h.store.purgeExpired(now: now, idle: 30 * 60)
 
             #expect(try await h.store.session(tokenHash: "fresh") != nil)
             #expect(try await h.store.session(tokenHash: "idle") == nil, "31 minutes unused")
             #expect(try await h.store.session(tokenHash: "old") == nil, "past 12 hours")
-            #expect(try await h.store.spendCaptcha(challenge: "spent-live", expiresAt: now) == false, "a live challenge stays spent")
-            #expect(try await h.store.spendCaptcha(challenge: "spent-dead", expiresAt: now), "an expired one's record is gone")
+            #expect(
+                try await h.store.spendCaptcha(challenge: "spent-live", expiresAt: now) == false,
+                "a live challenge stays spent"
+            )
+            #expect(
+                try await h.store.spendCaptcha(challenge: "spent-dead", expiresAt: now),
+                "an expired one's record is gone"
+            )
             #expect(try await h.store.auditEvents(accountID: "", before: nil, limit: 10).map(\.address) == ["b"])
-            #expect(try await h.store.auditEvents(accountID: account.id, before: nil, limit: 10).map(\.address).contains("c"), "an account's own history is kept")
+            #expect(
+                try await h.store.auditEvents(accountID: account.id, before: nil, limit: 10).map(\.address).contains(
+                    "c"
+                ),
+                "an account's own history is kept"
+            )
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CountersignServer
 
 /// ALTCHA v1 challenges: the policy, single use, expiry, forgery, and the PyPI `altcha` package both ways.
@@ -8,7 +9,8 @@ import Testing
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["python3", "-c", script] + args
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         p.standardOutput = out
         p.standardError = err
         try p.run()
@@ -28,7 +30,9 @@ import Testing
             let solution = try await api.solveCaptcha()
             #expect(try await api.register("captcha1", captcha: solution).status == 201)
             let reused = try await api.signIn("captcha1", captcha: solution)
-            #expect(reused.code == "captcha-invalid" && (reused.json["detail"] as? String)?.contains("already used") == true)
+            #expect(
+                reused.code == "captcha-invalid" && (reused.json["detail"] as? String)?.contains("already used") == true
+            )
             let another = try await api.solveCaptcha()
             #expect(try await api.signIn("captcha1", captcha: another).status == 201)
             #expect(try await api.signIn("captcha1").code == "captcha-required", "the seed app asks every time")
@@ -45,12 +49,17 @@ import Testing
             #expect(try await api.signIn("captcha1", captcha: forged).code == "captcha-invalid")
             for junk in ["", "!!!", Data("{}".utf8).base64EncodedString(), String(repeating: "A", count: 10_000)] {
                 let r = try await api.signIn("captcha1", captcha: junk)
-                #expect(r.status == 400 && ["captcha-invalid", "captcha-required"].contains(r.code ?? ""), "\(junk.prefix(10))")
+                #expect(
+                    r.status == 400 && ["captcha-invalid", "captcha-required"].contains(r.code ?? ""),
+                    "\(junk.prefix(10))"
+                )
             }
             let late = try await api.solveCaptcha()
             h.clock.advance(11 * 60)
             let expired = try await api.signIn("captcha1", captcha: late)
-            #expect(expired.code == "captcha-invalid" && (expired.json["detail"] as? String)?.contains("expired") == true)
+            #expect(
+                expired.code == "captcha-invalid" && (expired.json["detail"] as? String)?.contains("expired") == true
+            )
         }
     }
 
@@ -79,28 +88,60 @@ import Testing
             #expect(try await api.register("pacer", captcha: solution).status == 201)
             #expect(try await api.signIn("sprayed1", "wrong password").status == 401, "no failure yet: no captcha")
             h.clock.advance(60)
-            #expect(try await api.signIn("sprayed2", "wrong password").code == "captcha-required", "a minute later, still asked")
+            #expect(
+                try await api.signIn("sprayed2", "wrong password").code == "captcha-required",
+                "a minute later, still asked"
+            )
             h.clock.advance(15 * 60 - 61)
-            #expect(try await api.signIn("sprayed3", "wrong password").code == "captcha-required", "just under 15 minutes")
+            #expect(
+                try await api.signIn("sprayed3", "wrong password").code == "captcha-required",
+                "just under 15 minutes"
+            )
             h.clock.advance(2)
-            #expect(try await api.signIn("pacer").status == 201, "15 minutes after the failure, the address is trusted again")
+            #expect(
+                try await api.signIn("pacer").status == 201,
+                "15 minutes after the failure, the address is trusted again"
+            )
         }
         // Per username: a failure for a name from one address asks a captcha of that name from any address.
         let other = RequestOrigin(address: "198.51.100.7", userAgent: "")
         let third = RequestOrigin(address: "2001:db8:7::1", userAgent: "")
         let h2 = try await Harness.make(backend) { $0.captcha = .risk }
         await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false)) {
-            try await h2.service.signIn(username: "nobody-here", password: "wrong password", captcha: nil, origin: other)
+            try await h2.service.signIn(
+                username: "nobody-here",
+                password: "wrong password",
+                captcha: nil,
+                origin: other
+            )
         }
         h2.clock.advance(5 * 60)
         await #expect(throws: AccountError.captchaRequired, "the username failed, from another address") {
-            try await h2.service.signIn(username: "nobody-here", password: "wrong password", captcha: nil, origin: third)
+            try await h2.service.signIn(
+                username: "nobody-here",
+                password: "wrong password",
+                captcha: nil,
+                origin: third
+            )
         }
-        await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false), "another name from a clean address") {
-            try await h2.service.signIn(username: "someone-else", password: "wrong password", captcha: nil, origin: RequestOrigin(address: "2001:db8:8::1", userAgent: ""))
+        await #expect(
+            throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false),
+            "another name from a clean address"
+        ) {
+            try await h2.service.signIn(
+                username: "someone-else",
+                password: "wrong password",
+                captcha: nil,
+                origin: RequestOrigin(address: "2001:db8:8::1", userAgent: "")
+            )
         }
         await #expect(throws: AccountError.captchaRequired, "the IPv4-mapped form is the same address") {
-            try await h2.service.signIn(username: "fresh-name", password: "wrong password", captcha: nil, origin: RequestOrigin(address: "::ffff:198.51.100.7", userAgent: ""))
+            try await h2.service.signIn(
+                username: "fresh-name",
+                password: "wrong password",
+                captcha: nil,
+                origin: RequestOrigin(address: "::ffff:198.51.100.7", userAgent: "")
+            )
         }
         await h2.database.close()
     }
@@ -125,13 +166,17 @@ import Testing
     /// The PyPI `altcha` package solves our challenges, verifies our signatures with our key, and its own
     /// challenges (signed with our key) pass our verification.
     @Test func interoperatesWithThePythonAltchaPackage() async throws {
-        let h = try await Harness.make(.sqlite) { $0.captcha = .always; $0.captchaMaxNumber = 50_000 }
+        let h = try await Harness.make(.sqlite) {
+            $0.captcha = .always
+            $0.captchaMaxNumber = 50_000
+        }
         let key = try await h.store.serverSecret(name: "altcha-hmac-key") { [] }
         let keyHex = key.map { String(format: "%02x", $0) }.joined()
         try await h.run { api in
             let c = try await api.call(.get, "/v1/captcha")
             #expect(c.headers[.cacheControl] == "no-store")
-            let payload = try Self.python("""
+            let payload = try Self.python(
+                """
                 import sys, json, base64, altcha
                 c = json.loads(sys.argv[1]); key = bytes.fromhex(sys.argv[2])
                 s = altcha.solve_challenge_v1(c['challenge'], c['salt'], c['algorithm'], c['maxnumber'])
@@ -140,10 +185,13 @@ import Testing
                 ok, err = altcha.verify_solution_v1(p, key, check_expires=False)
                 assert ok, err
                 print(p)
-                """, [String(decoding: c.body, as: UTF8.self), keyHex])
+                """,
+                [String(decoding: c.body, as: UTF8.self), keyHex]
+            )
             #expect(try await api.register("pythonic", captcha: payload).status == 201)
 
-            let theirs = try Self.python("""
+            let theirs = try Self.python(
+                """
                 import sys, json, base64, datetime, altcha
                 key = bytes.fromhex(sys.argv[1])
                 exp = datetime.datetime.fromtimestamp(int(sys.argv[2]), datetime.timezone.utc)
@@ -151,7 +199,9 @@ import Testing
                 s = altcha.solve_challenge_v1(c)
                 print(base64.b64encode(json.dumps({'algorithm': c.algorithm, 'challenge': c.challenge, 'number': s.number,
                                                    'salt': c.salt, 'signature': c.signature}).encode()).decode())
-                """, [keyHex, String(Int(h.clock.now().timeIntervalSince1970) + 300)])
+                """,
+                [keyHex, String(Int(h.clock.now().timeIntervalSince1970) + 300)]
+            )
             #expect(try await api.signIn("pythonic", captcha: theirs).status == 201)
         }
     }

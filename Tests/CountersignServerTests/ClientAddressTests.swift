@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import CountersignServer
 
 /// Issue 8.1: IPv4 clients of a dual-stack socket keep their own address for throttles, captcha and audit.
@@ -27,7 +28,9 @@ import Testing
 
     static func signInRequest(_ username: String, _ password: String) -> String {
         let body = #"{"username":"\#(username)","password":"\#(password)"}"#
-        return "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        return
+            "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+            + body
     }
 
     static func status(_ response: String) -> Int {
@@ -38,21 +41,51 @@ import Testing
     /// exhaust its own bucket only, and the audit log records the IPv4 address.
     @Test func dualStackIPv4ClientsHaveABucketEach() async throws {
         let h = try await Harness.make(.sqlite) { $0.signInFailuresPerAddress = .init(capacity: 5, window: 600) }
-        try await h.service.register(username: "mapped", password: "correct horse", name: "M", lastname: "A", captcha: nil,
-                                     origin: RequestOrigin(address: "127.0.0.1", userAgent: ""))
-        let router = try await CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
+        try await h.service.register(
+            username: "mapped",
+            password: "correct horse",
+            name: "M",
+            lastname: "A",
+            captcha: nil,
+            origin: RequestOrigin(address: "127.0.0.1", userAgent: "")
+        )
+        let router = try await CountersignServer.buildRouter(
+            service: h.service,
+            database: h.database,
+            config: h.config,
+            clock: h.clock
+        )
         let app = Application(router: router, configuration: .init(address: .hostname("::", port: 0)))
         do {
             try await app.test(.live) { client in
                 let port = client.port!
                 for name in ["mapped", "ghost1", "ghost2", "ghost3", "ghost4"] {
-                    #expect(Self.status(try await RawConnection.exchange(port: port, from: "127.0.0.2", Self.signInRequest(name, "wrong password"))) == 401)
+                    #expect(
+                        Self.status(
+                            try await RawConnection.exchange(
+                                port: port,
+                                from: "127.0.0.2",
+                                Self.signInRequest(name, "wrong password")
+                            )
+                        ) == 401
+                    )
                 }
-                let sixth = try await RawConnection.exchange(port: port, from: "127.0.0.2", Self.signInRequest("ghost5", "wrong password"))
+                let sixth = try await RawConnection.exchange(
+                    port: port,
+                    from: "127.0.0.2",
+                    Self.signInRequest("ghost5", "wrong password")
+                )
                 #expect(Self.status(sixth) == 429 && sixth.contains("rate-limited"), "127.0.0.2 spent its own bucket")
                 for source in ["127.0.0.3", "127.0.0.4", "127.0.0.9"] {
-                    let r = try await RawConnection.exchange(port: port, from: source, Self.signInRequest("someone\(source.suffix(1))", "wrong password"))
-                    #expect(Self.status(r) == 401, "\(source) is not throttled by 127.0.0.2's failures: \(r.prefix(80))")
+                    let r = try await RawConnection.exchange(
+                        port: port,
+                        from: source,
+                        Self.signInRequest("someone\(source.suffix(1))", "wrong password")
+                    )
+                    #expect(
+                        Self.status(r) == 401,
+                        "\(source) is not throttled by 127.0.0.2's failures: \(r.prefix(80))"
+                    )
                 }
             }
         } catch {
@@ -60,7 +93,9 @@ import Testing
             throw error
         }
         let account = try #require(try await h.store.account(username: "mapped"))
-        let addresses = Set(try await h.store.auditEvents(accountID: account.id, before: nil, limit: 100).map(\.address))
+        let addresses = Set(
+            try await h.store.auditEvents(accountID: account.id, before: nil, limit: 100).map(\.address)
+        )
         #expect(addresses == ["127.0.0.1", "127.0.0.2"], "audit records IPv4, not ::ffff:…: \(addresses)")
         await h.database.close()
     }

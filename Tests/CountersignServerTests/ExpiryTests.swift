@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import SQLKit
 import Testing
+
 @testable import CountersignServer
 
 /// What expires, and when (issue 19, 8 and 15): completed sign-ins are collected soon or never, the
@@ -19,7 +20,7 @@ import Testing
         try await h.run { api in
             let (session, secret) = try await SecondFactorGuessingTests.accountWithTOTP(api, h, "ilse")
             func completed() async throws -> (id: String, binding: String) {
-                h.clock.advance(30)    // a fresh TOTP step each time
+                h.clock.advance(30)  // a fresh TOTP step each time
                 let tx = try await SecondFactorGuessingTests.pending(api, "ilse")
                 let right = try await SecondFactorGuessingTests.otp(api, tx, try MFAReauthTests.code(secret, h))
                 #expect(right.json["status"] as? String == "COMPLETED", "\(right.json)")
@@ -32,22 +33,35 @@ import Testing
             let late = try await completed()
             h.clock.advance(121)
             let tooLate = try await collect(late)
-            #expect(tooLate.status == 409 && tooLate.code == "mfa-sign-in-superseded", "\(tooLate.status) \(tooLate.json)")
+            #expect(
+                tooLate.status == 409 && tooLate.code == "mfa-sign-in-superseded",
+                "\(tooLate.status) \(tooLate.json)"
+            )
 
             // The owner changes the password between the guesser's factor and its collect.
             let stolen = try await completed()
-            let change = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "battery staple 2"],
-                                            token: session)
+            let change = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "correct horse", "newPassword": "battery staple 2"],
+                token: session
+            )
             #expect(change.status == 204, "\(change.status) \(change.json)")
             let superseded = try await collect(stolen)
-            #expect(superseded.status == 409 && superseded.code == "mfa-sign-in-superseded", "\(superseded.status) \(superseded.json)")
+            #expect(
+                superseded.status == 409 && superseded.code == "mfa-sign-in-superseded",
+                "\(superseded.status) \(superseded.json)"
+            )
 
             // In time and with the same password: a session.
             h.clock.advance(30)
             let r = try await api.signIn("ilse", "battery staple 2")
             let tx = try #require(r.json["transaction"] as? [String: Any])
             let fresh = (id: try #require(tx["id"] as? String), binding: try #require(r.json["binding"] as? String))
-            #expect(try await SecondFactorGuessingTests.otp(api, fresh, try MFAReauthTests.code(secret, h)).json["status"] as? String == "COMPLETED")
+            #expect(
+                try await SecondFactorGuessingTests.otp(api, fresh, try MFAReauthTests.code(secret, h)).json["status"]
+                    as? String == "COMPLETED"
+            )
             let ok = try await collect(fresh)
             #expect(ok.status == 201 && ok.json["token"] is String, "\(ok.status) \(ok.json)")
         }
@@ -58,10 +72,18 @@ import Testing
     func anApprovedQRCodeIsCollectedSoonOrNever(_ backend: Backend) async throws {
         try await withLiveServer(backend) { server, h in
             let gina = try await Person.make("gina", server: server)
-            let (_, key) = try await SessionEndingTests.call("POST", server.appendingPathComponent("v1/me/mfa/pairing-keys"), token: try #require(gina.sdk.token),
-                                                             json: [:])
-            let (phone, _) = try await CountersignAuthenticator.pair(try #require(key["key"] as? String), server: server, name: "phone",
-                                                                     identity: Identity.generate())
+            let (_, key) = try await SessionEndingTests.call(
+                "POST",
+                server.appendingPathComponent("v1/me/mfa/pairing-keys"),
+                token: try #require(gina.sdk.token),
+                json: [:]
+            )
+            let (phone, _) = try await CountersignAuthenticator.pair(
+                try #require(key["key"] as? String),
+                server: server,
+                name: "phone",
+                identity: Identity.generate()
+            )
             func approved() async throws -> (CountersignClient, AuthCodeCreated) {
                 let screen = CountersignClient(server: server)
                 let created = try await screen.createAuthCode()
@@ -93,39 +115,59 @@ import Testing
         func ms(_ offset: TimeInterval) -> Int64 { now.addingTimeInterval(offset).ms }
         // For each table: one row long expired, one that must stay.
         for (suffix, expiry) in [("old", ms(-2 * 86_400)), ("live", ms(60))] {
-            try await sql.raw("INSERT INTO pairing_keys (key_hash, account_id, expires_at) VALUES (\(bind: "k-" + suffix), 'a', \(bind: expiry))").run()
-            try await sql.raw("""
+            try await sql.raw(
+                "INSERT INTO pairing_keys (key_hash, account_id, expires_at) VALUES (\(bind: "k-" + suffix), 'a', \(bind: expiry))"
+            ).run()
+            try await sql.raw(
+                """
                 INSERT INTO mfa_challenges (device_id, transaction_id, jwt, expires_at) VALUES ('d', \(bind: "t-" + suffix), 'j', \(bind: expiry))
-                """).run()
-            try await sql.raw("""
+                """
+            ).run()
+            try await sql.raw(
+                """
                 INSERT INTO mfa_transactions (id, account_id, binding_hash, state, version, expires_at)
                 VALUES (\(bind: "t-" + suffix), 'a', \(bind: "b-" + suffix), '{}', 1, \(bind: expiry))
-                """).run()
-            try await sql.raw("""
+                """
+            ).run()
+            try await sql.raw(
+                """
                 INSERT INTO auth_codes (code_hash, binding_hash, state, version, expires_at) VALUES (\(bind: "c-" + suffix), 'b', '{}', 1, \(bind: expiry))
-                """).run()
-            try await sql.raw("""
+                """
+            ).run()
+            try await sql.raw(
+                """
                 INSERT INTO push_tickets (ticket_hash, device_id, session_hash, expires_at) VALUES (\(bind: "p-" + suffix), 'd', 's', \(bind: expiry))
-                """).run()
+                """
+            ).run()
         }
         // A transaction that expired an hour ago is kept for a day (a late status poll learns how it ended).
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO mfa_transactions (id, account_id, binding_hash, state, version, expires_at) VALUES ('t-recent', 'a', 'b', '{}', 1, \(bind: ms(-3600)))
-            """).run()
-        try await sql.raw("""
+            """
+        ).run()
+        try await sql.raw(
+            """
             INSERT INTO authenticator_logs (support_id, device_id, account_id, created_at, text) VALUES ('l-old', 'd', 'a', \(bind: ms(-31 * 86_400)), 'x')
-            """).run()
-        try await sql.raw("""
+            """
+        ).run()
+        try await sql.raw(
+            """
             INSERT INTO authenticator_logs (support_id, device_id, account_id, created_at, text) VALUES ('l-live', 'd', 'a', \(bind: ms(-86_400)), 'x')
-            """).run()
+            """
+        ).run()
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         try await PurgeService(database: h.database, clock: h.clock, config: h.config, logger: logger).purge()
-        for (table, expected) in [("pairing_keys", 1), ("mfa_challenges", 1), ("mfa_transactions", 2), ("auth_codes", 1), ("push_tickets", 1),
-                                  ("authenticator_logs", 1)] {
+        for (table, expected) in [
+            ("pairing_keys", 1), ("mfa_challenges", 1), ("mfa_transactions", 2), ("auth_codes", 1), ("push_tickets", 1),
+            ("authenticator_logs", 1),
+        ] {
             #expect(try await Self.count(sql, table) == expected, "\(table)")
         }
-        let left = try await sql.raw("SELECT id FROM mfa_transactions ORDER BY id").all().map { try $0.decode(column: "id", as: String.self) }
+        let left = try await sql.raw("SELECT id FROM mfa_transactions ORDER BY id").all().map {
+            try $0.decode(column: "id", as: String.self)
+        }
         #expect(left == ["t-live", "t-recent"])
         await h.database.close()
     }
@@ -147,8 +189,15 @@ import Testing
             logger.logLevel = .warning
             try await PurgeService(database: h.database, clock: h.clock, config: h.config, logger: logger).purge()
             #expect(try await h.database.messageStore.message(id: sent.id) != nil)
-            let queued = try await h.database.messageStore.fetch(deviceID: bob.device.id, after: 0, excluding: [], limit: 10, maxBytes: 1 << 20,
-                                                                 now: h.clock.now(), recordFetch: false)
+            let queued = try await h.database.messageStore.fetch(
+                deviceID: bob.device.id,
+                after: 0,
+                excluding: [],
+                limit: 10,
+                maxBytes: 1 << 20,
+                now: h.clock.now(),
+                recordFetch: false
+            )
             #expect(queued.entries.map(\.message.id) == [sent.id], "bob's copy is still queued")
         }
     }

@@ -2,6 +2,7 @@ import CountersignClient
 import CountersignCrypto
 import Foundation
 import Testing
+
 @testable import CountersignServer
 
 /// The grouping under the hot paths: the SQLite writer's group commit (`SQLiteWorker.write`) and
@@ -28,40 +29,44 @@ import Testing
         struct Refused: Error { let n: Int }
         // Hold the writer's queue until all 200 writes wait, so they go as one group whatever the load.
         let hold = try await holdQueue(writer)
-        let submitted = Task { try await withThrowingTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
-            for n in 0..<200 {
-                group.addTask {
-                    let result: Result<Int, any Error>
-                    do {
-                        result = .success(try await writer.write { c in
-                            try c.writeTransaction { () throws -> Int in
-                                let insert = try c.statement("INSERT INTO t (id, v) VALUES (?1, ?2)")
-                                // Writes 5, 15, … take write 1's key: whichever of them runs first holds it, the others fail.
-                                insert.bind(1, Int64(n % 10 == 5 ? 1 : n))
-                                insert.bind(2, "w\(n)")
-                                try insert.run()
-                                if n % 10 == 7 { throw Refused(n: n) }
-                                return n
-                            }
-                        })
-                    } catch {
-                        result = .failure(error)
+        let submitted = Task {
+            try await withThrowingTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
+                for n in 0..<200 {
+                    group.addTask {
+                        let result: Result<Int, any Error>
+                        do {
+                            result = .success(
+                                try await writer.write { c in
+                                    try c.writeTransaction { () throws -> Int in
+                                        let insert = try c.statement("INSERT INTO t (id, v) VALUES (?1, ?2)")
+                                        // Writes 5, 15, … take write 1's key: whichever of them runs first holds it, the others fail.
+                                        insert.bind(1, Int64(n % 10 == 5 ? 1 : n))
+                                        insert.bind(2, "w\(n)")
+                                        try insert.run()
+                                        if n % 10 == 7 { throw Refused(n: n) }
+                                        return n
+                                    }
+                                }
+                            )
+                        } catch {
+                            result = .failure(error)
+                        }
+                        if case .success = result {
+                            // Answered: committed, visible to a fresh reader.
+                            let reader = try DirectSQLite(path: path, readOnly: true)
+                            defer { reader.close() }
+                            let s = try reader.statement("SELECT v FROM t WHERE v = ?1")
+                            s.bind(1, "w\(n)")
+                            var seen = false
+                            try s.forEach { _ in seen = true }
+                            #expect(seen, "write \(n) was answered before its row was committed")
+                        }
+                        return (n, result)
                     }
-                    if case .success = result {
-                        // Answered: committed, visible to a fresh reader.
-                        let reader = try DirectSQLite(path: path, readOnly: true)
-                        defer { reader.close() }
-                        let s = try reader.statement("SELECT v FROM t WHERE v = ?1")
-                        s.bind(1, "w\(n)")
-                        var seen = false
-                        try s.forEach { _ in seen = true }
-                        #expect(seen, "write \(n) was answered before its row was committed")
-                    }
-                    return (n, result)
                 }
+                return try await group.reduce(into: [Int: Result<Int, any Error>]()) { $0[$1.0] = $1.1 }
             }
-            return try await group.reduce(into: [Int: Result<Int, any Error>]()) { $0[$1.0] = $1.1 }
-        } }
+        }
         try await hold.release(whenWaiting: 200)
         let results = try await submitted.value
         var expected = Set<String>()
@@ -72,7 +77,11 @@ import Testing
                 #expect(n % 10 != 7)
                 expected.insert("w\(n)")
             case .failure(let error):
-                if n % 10 == 7 { #expect((error as? Refused)?.n == n) } else { #expect(n % 10 == 5 || n == 1, "write \(n) failed: \(error)") }
+                if n % 10 == 7 {
+                    #expect((error as? Refused)?.n == n)
+                } else {
+                    #expect(n % 10 == 5 || n == 1, "write \(n) failed: \(error)")
+                }
             }
         }
         // Write 1 and the twenty writes to its key: exactly one of them holds it.
@@ -82,8 +91,10 @@ import Testing
         var stored = Set<String>()
         try reader.statement("SELECT v FROM t").forEach { stored.insert($0.string(0)) }
         #expect(stored == expected, "exactly the successful writes are stored")
-        #expect(writer.groups.load(ordering: .relaxed) == 1 && writer.grouped.load(ordering: .relaxed) == 200,
-                "\(writer.groups.load(ordering: .relaxed)) groups: the writes were not grouped")
+        #expect(
+            writer.groups.load(ordering: .relaxed) == 1 && writer.grouped.load(ordering: .relaxed) == 200,
+            "\(writer.groups.load(ordering: .relaxed)) groups: the writes were not grouped"
+        )
     }
 
     /// Occupies `writer`'s serial queue (a `run` that waits) until `release(whenWaiting:)`.
@@ -102,9 +113,19 @@ import Testing
     private func holdQueue(_ writer: SQLiteWorker) async throws -> Hold {
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
-        let task = Task { try await writer.run { _ in started.signal(); gate.wait() } }
+        let task = Task {
+            try await writer.run { _ in
+                started.signal()
+                gate.wait()
+            }
+        }
         // Off the cooperative pool: wait until the queue is really held.
-        await withCheckedContinuation { c in DispatchQueue.global().async { started.wait(); c.resume() } }
+        await withCheckedContinuation { c in
+            DispatchQueue.global().async {
+                started.wait()
+                c.resume()
+            }
+        }
         return Hold(gate: gate, task: task, writer: writer)
     }
 
@@ -116,25 +137,30 @@ import Testing
         defer { writer.close() }
         struct Ended: Error {}
         let hold = try await holdQueue(writer)
-        let submitted = Task { try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
-            for n in 0..<20 {
-                group.addTask {
-                    do {
-                        _ = try await writer.write { c in
-                            try c.writeTransaction {
-                                try c.execute("INSERT INTO t (id, v) VALUES (\(n), 'w\(n)')")
-                                // Write 7 ends the whole transaction, then fails.
-                                if n == 7 { try c.execute("ROLLBACK"); throw Ended() }
+        let submitted = Task {
+            try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+                for n in 0..<20 {
+                    group.addTask {
+                        do {
+                            _ = try await writer.write { c in
+                                try c.writeTransaction {
+                                    try c.execute("INSERT INTO t (id, v) VALUES (\(n), 'w\(n)')")
+                                    // Write 7 ends the whole transaction, then fails.
+                                    if n == 7 {
+                                        try c.execute("ROLLBACK")
+                                        throw Ended()
+                                    }
+                                }
                             }
+                            return (n, true)
+                        } catch is Ended {
+                            return (n, false)
                         }
-                        return (n, true)
-                    } catch is Ended {
-                        return (n, false)
                     }
                 }
+                return try await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
             }
-            return try await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
-        } }
+        }
         try await hold.release(whenWaiting: 20)
         let outcomes = try await submitted.value
         #expect(outcomes.count == 20 && outcomes.filter { !$0.value }.map(\.key) == [7])
@@ -144,7 +170,9 @@ import Testing
         try reader.statement("SELECT id FROM t").forEach { rows.insert($0.int64(0)) }
         #expect(rows == Set((0..<20).filter { $0 != 7 }.map(Int64.init)))
         // The writer goes on: the next group commits.
-        _ = try await writer.write { c in try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (100, 'after')") } }
+        _ = try await writer.write { c in
+            try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (100, 'after')") }
+        }
     }
 
     /// A lone write (no group: its own BEGIN and COMMIT) that fails is reported failed and leaves nothing;
@@ -152,12 +180,21 @@ import Testing
     @Test func aLoneWriteIsItsOwnTransaction() async throws {
         let (writer, path) = try scratchWriter()
         defer { writer.close() }
-        let one = try await writer.write { c in try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (1, 'a')"); return 1 } }
+        let one = try await writer.write { c in
+            try c.writeTransaction {
+                try c.execute("INSERT INTO t (id, v) VALUES (1, 'a')")
+                return 1
+            }
+        }
         #expect(one == 1)
         await #expect(throws: DirectSQLiteError.self) {
-            try await writer.write { c in try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (1, 'b')") } }
+            try await writer.write { c in
+                try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (1, 'b')") }
+            }
         }
-        _ = try await writer.write { c in try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (2, 'c')") } }
+        _ = try await writer.write { c in
+            try c.writeTransaction { try c.execute("INSERT INTO t (id, v) VALUES (2, 'c')") }
+        }
         let reader = try DirectSQLite(path: path, readOnly: true)
         defer { reader.close() }
         var rows: [String] = []
@@ -175,7 +212,9 @@ import Testing
             let revoked = try await Person.addDevice("reader0", sdk: people[0].sdk, name: "old")
             try await people[0].sdk.revokeDevice(id: revoked.device.id)
             let reads = try #require(PostgresSessionReads(h.database))
-            var asks: [(hash: String, device: String?)] = people.map { (AccountService.tokenHash($0.sdk.deviceToken!), $0.device.id) }
+            var asks: [(hash: String, device: String?)] = people.map {
+                (AccountService.tokenHash($0.sdk.deviceToken!), $0.device.id)
+            }
             asks.append((AccountService.tokenHash(revoked.sdk.deviceToken!), nil))
             asks.append((AccountService.tokenHash("csd_unknown"), nil))
             let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
@@ -196,9 +235,14 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<60 {
                     let person = people[i % people.count]
-                    group.addTask { let page = try await person.sdk.fetchMessages(); #expect(page.messages.isEmpty) }
+                    group.addTask {
+                        let page = try await person.sdk.fetchMessages()
+                        #expect(page.messages.isEmpty)
+                    }
                 }
-                group.addTask { #expect(await problemCode { _ = try await revoked.sdk.fetchMessages() } == .unauthenticated) }
+                group.addTask {
+                    #expect(await problemCode { _ = try await revoked.sdk.fetchMessages() } == .unauthenticated)
+                }
                 try await group.waitForAll()
             }
         }

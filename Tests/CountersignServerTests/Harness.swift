@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
+
 @testable import CountersignServer
 
 /// The databases every integration test runs against: a fresh SQLite file, and a fresh database on the
@@ -49,9 +50,13 @@ struct Harness: Sendable {
     /// A cheap Argon2id for tests that hash often; the OWASP default is measured by the benchmark.
     static let testHasher = PasswordHasher(memoryKiB: 1024, iterations: 1, parallelism: 1)
 
-    static func make(_ backend: Backend, location: DatabaseLocation? = nil, clock: ManualClock = ManualClock(),
-                     configure: (inout ServerConfiguration) -> Void = { _ in },
-                     wrapStore: (SQLAccountStore) -> any AccountStore = { $0 }) async throws -> Harness {
+    static func make(
+        _ backend: Backend,
+        location: DatabaseLocation? = nil,
+        clock: ManualClock = ManualClock(),
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        wrapStore: (SQLAccountStore) -> any AccountStore = { $0 }
+    ) async throws -> Harness {
         var config = ServerConfiguration()
         config.captcha = .off
         config.captchaMaxNumber = 2_000
@@ -67,7 +72,12 @@ struct Harness: Sendable {
     }
 
     func run(_ test: @Sendable (API) async throws -> Void) async throws {
-        let router = try await CountersignServer.buildRouter(service: service, database: database, config: config, clock: clock)
+        let router = try await CountersignServer.buildRouter(
+            service: service,
+            database: database,
+            config: config,
+            clock: clock
+        )
         let app = Application(router: router)
         do {
             try await app.test(.router) { client in try await test(API(client: client)) }
@@ -89,11 +99,20 @@ struct API: Sendable {
         var body: Data
         var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
         var code: String? { json["code"] as? String }
-        var isProblem: Bool { headers[.contentType] == "application/problem+json" && json["type"] != nil && json["status"] as? Int == status }
+        var isProblem: Bool {
+            headers[.contentType] == "application/problem+json" && json["type"] != nil
+                && json["status"] as? Int == status
+        }
     }
 
-    func call(_ method: HTTPRequest.Method, _ path: String, json: [String: any Sendable]? = nil, raw: Data? = nil, token: String? = nil,
-              headers extra: HTTPFields = [:]) async throws -> Reply {
+    func call(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        json: [String: any Sendable]? = nil,
+        raw: Data? = nil,
+        token: String? = nil,
+        headers extra: HTTPFields = [:]
+    ) async throws -> Reply {
         var headers = extra
         if let token { headers[.authorization] = "Bearer \(token)" }
         var body: ByteBuffer?
@@ -108,13 +127,20 @@ struct API: Sendable {
     }
 
     @discardableResult
-    func register(_ username: String, _ password: String = "correct horse", captcha: String? = nil) async throws -> Reply {
-        var body: [String: any Sendable] = ["username": username, "password": password, "name": "Ada", "lastname": "Lovelace"]
+    func register(
+        _ username: String,
+        _ password: String = "correct horse",
+        captcha: String? = nil
+    ) async throws -> Reply {
+        var body: [String: any Sendable] = [
+            "username": username, "password": password, "name": "Ada", "lastname": "Lovelace",
+        ]
         if let captcha { body["captcha"] = captcha }
         return try await call(.post, "/v1/accounts", json: body)
     }
 
-    func signIn(_ username: String, _ password: String = "correct horse", captcha: String? = nil) async throws -> Reply {
+    func signIn(_ username: String, _ password: String = "correct horse", captcha: String? = nil) async throws -> Reply
+    {
         var body: [String: any Sendable] = ["username": username, "password": password]
         if let captcha { body["captcha"] = captcha }
         return try await call(.post, "/v1/sessions", json: body)
@@ -122,17 +148,23 @@ struct API: Sendable {
 
     func token(_ username: String, _ password: String = "correct horse") async throws -> String {
         let r = try await signIn(username, password)
-        guard r.status == 201, let token = r.json["token"] as? String else { throw ConfigurationError("sign-in failed: \(r.status) \(String(decoding: r.body, as: UTF8.self))") }
+        guard r.status == 201, let token = r.json["token"] as? String else {
+            throw ConfigurationError("sign-in failed: \(r.status) \(String(decoding: r.body, as: UTF8.self))")
+        }
         return token
     }
 
     /// Fetches a challenge and solves it by brute force (the test configuration keeps maxnumber small).
     func solveCaptcha() async throws -> String {
         let c = try await call(.get, "/v1/captcha").json
-        let salt = c["salt"] as! String, challenge = c["challenge"] as! String, max = c["maxnumber"] as! Int
+        let salt = c["salt"] as! String
+        let challenge = c["challenge"] as! String
+        let max = c["maxnumber"] as! Int
         for n in 0...max where Altcha.sha256Hex(salt + String(n)) == challenge {
-            let solution: [String: any Sendable] = ["algorithm": "SHA-256", "challenge": challenge, "number": n, "salt": salt,
-                                                    "signature": c["signature"] as! String]
+            let solution: [String: any Sendable] = [
+                "algorithm": "SHA-256", "challenge": challenge, "number": n, "salt": salt,
+                "signature": c["signature"] as! String,
+            ]
             return try JSONSerialization.data(withJSONObject: solution).base64EncodedString()
         }
         throw ConfigurationError("unsolvable captcha")

@@ -1,5 +1,6 @@
 import CountersignAPI
 import Foundation
+
 @testable import CountersignServer
 
 /// The real store with a hook run inside `finishSignIn`, before it: lets a test land a write (a
@@ -8,7 +9,12 @@ struct HookedStore: AccountStore {
     let base: SQLAccountStore
     let beforeFinish: @Sendable (String) async throws -> Void
 
-    func finishSignIn(username: String, check: LockoutPolicy.Check, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome {
+    func finishSignIn(
+        username: String,
+        check: LockoutPolicy.Check,
+        policy: LockoutPolicy,
+        now: Date
+    ) async throws -> SignInOutcome {
         try await beforeFinish(username)
         return try await base.finishSignIn(username: username, check: check, policy: policy, now: now)
     }
@@ -23,11 +29,15 @@ struct HookedStore: AccountStore {
     func account(username: String) async throws -> AccountRecord? { try await base.account(username: username) }
     func account(id: String) async throws -> AccountRecord? { try await base.account(id: id) }
     func accounts(usernames: [String]) async throws -> [AccountRecord] { try await base.accounts(usernames: usernames) }
-    func setPasswordHash(_ hash: String, accountID: String) async throws { try await base.setPasswordHash(hash, accountID: accountID) }
+    func setPasswordHash(_ hash: String, accountID: String) async throws {
+        try await base.setPasswordHash(hash, accountID: accountID)
+    }
     func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
         try await base.replacePasswordHash(old, with: new, accountID: accountID)
     }
-    func setReauthMinutes(_ minutes: Int, accountID: String) async throws { try await base.setReauthMinutes(minutes, accountID: accountID) }
+    func setReauthMinutes(_ minutes: Int, accountID: String) async throws {
+        try await base.setReauthMinutes(minutes, accountID: accountID)
+    }
     func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
         try await base.reserveSignIn(username: username, policy: policy, now: now)
     }
@@ -38,17 +48,41 @@ struct HookedStore: AccountStore {
     func loginGuard(username: String) async throws -> LoginGuard? { try await base.loginGuard(username: username) }
     func createSession(_ session: SessionRecord) async throws { try await base.createSession(session) }
     func session(tokenHash: String) async throws -> SessionRecord? { try await base.session(tokenHash: tokenHash) }
-    func touchSession(tokenHash: String, at: Date) async throws { try await base.touchSession(tokenHash: tokenHash, at: at) }
-    func markReauthenticated(tokenHash: String, at: Date) async throws { try await base.markReauthenticated(tokenHash: tokenHash, at: at) }
+    func touchSession(tokenHash: String, at: Date) async throws {
+        try await base.touchSession(tokenHash: tokenHash, at: at)
+    }
+    func markReauthenticated(tokenHash: String, at: Date) async throws {
+        try await base.markReauthenticated(tokenHash: tokenHash, at: at)
+    }
     func deleteSession(tokenHash: String) async throws { try await base.deleteSession(tokenHash: tokenHash) }
-    func deleteSessions(accountID: String, keeping: String?) async throws { try await base.deleteSessions(accountID: accountID, keeping: keeping) }
+    func deleteSessions(accountID: String, keeping: String?) async throws {
+        try await base.deleteSessions(accountID: accountID, keeping: keeping)
+    }
     func purgeExpired(now: Date, idle: TimeInterval) async throws { try await base.purgeExpired(now: now, idle: idle) }
-    func record(accountID: String, kind: String, outcome: String, address: String, userAgent: String, at: Date) async throws {
-        try await base.record(accountID: accountID, kind: kind, outcome: outcome, address: address, userAgent: userAgent, at: at)
+    func record(
+        accountID: String,
+        kind: String,
+        outcome: String,
+        address: String,
+        userAgent: String,
+        at: Date
+    ) async throws {
+        try await base.record(
+            accountID: accountID,
+            kind: kind,
+            outcome: outcome,
+            address: address,
+            userAgent: userAgent,
+            at: at
+        )
     }
     func auditEvents(accountID: String, before: Int64?, limit: Int) async throws -> [AuditEvent] {
         try await base.auditEvents(accountID: accountID, before: before, limit: limit)
     }
-    func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool { try await base.spendCaptcha(challenge: challenge, expiresAt: expiresAt) }
-    func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8] { try await base.serverSecret(name: name, create: create) }
+    func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool {
+        try await base.spendCaptcha(challenge: challenge, expiresAt: expiresAt)
+    }
+    func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8] {
+        try await base.serverSecret(name: name, create: create)
+    }
 }

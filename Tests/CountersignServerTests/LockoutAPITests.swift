@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CountersignServer
 
 /// The lockout rule over HTTP: exact sequence, enumeration safety, atomicity under 100 concurrent attempts.
@@ -21,31 +22,46 @@ import Testing
                 var seen: [String] = []
                 for _ in 0..<3 { seen.append(Self.shape(try await api.signIn(name, "wrong password"))) }
                 let delayed = try await api.signIn(name, "correct horse")
-                #expect(delayed.status == 429 && delayed.code == "sign-in-delayed", "refused even with the right password while delayed")
+                #expect(
+                    delayed.status == 429 && delayed.code == "sign-in-delayed",
+                    "refused even with the right password while delayed"
+                )
                 #expect(delayed.headers[.retryAfter] == "1800")
                 seen.append(Self.shape(delayed))
                 h.clock.advance(30 * 60)
-                seen.append(Self.shape(try await api.signIn(name, "wrong password")))      // 4th: delayed again
-                seen.append(Self.shape(try await api.signIn(name, "wrong password")))      // still delayed
+                seen.append(Self.shape(try await api.signIn(name, "wrong password")))  // 4th: delayed again
+                seen.append(Self.shape(try await api.signIn(name, "wrong password")))  // still delayed
                 h.clock.advance(30 * 60)
                 let fifth = try await api.signIn(name, "wrong password")
                 #expect(fifth.status == 401 && fifth.json["locked"] as? Bool == true)
                 seen.append(Self.shape(fifth))
                 h.clock.advance(24 * 3600)
                 let locked = try await api.signIn(name, "correct horse")
-                #expect(locked.status == 423 && locked.code == "account-locked", "after the lock the correct password is refused")
+                #expect(
+                    locked.status == 423 && locked.code == "account-locked",
+                    "after the lock the correct password is refused"
+                )
                 seen.append(Self.shape(locked))
                 sequences.append(seen)
                 _ = start
             }
-            #expect(sequences[0] == sequences[1], "an unknown username goes through the same responses:\n\(sequences[0])\n\(sequences[1])")
+            #expect(
+                sequences[0] == sequences[1],
+                "an unknown username goes through the same responses:\n\(sequences[0])\n\(sequences[1])"
+            )
             #expect(sequences[0][2].hasPrefix("401 invalid-credentials"))
             #expect(sequences[0][4].hasPrefix("401"), "the 4th failure after the delay is checked")
             #expect(sequences[0][5].hasPrefix("429 sign-in-delayed"))
         }
         // An administrator unlocks; a success resets the count.
-        #expect(try await CountersignServer.unlock(username: "VICTIM", database: h.config.database, logger: .init(label: "t"))
-            .hasPrefix("unlocked victim"))
+        #expect(
+            try await CountersignServer.unlock(
+                username: "VICTIM",
+                database: h.config.database,
+                logger: .init(label: "t")
+            )
+            .hasPrefix("unlocked victim")
+        )
         let again = try await Harness.make(backend, location: h.config.database, clock: h.clock)
         try await again.run { api in
             let wrong = try await api.signIn("victim", "wrong password")
@@ -54,7 +70,11 @@ import Testing
             #expect(wrong.status == 401 && right.status == 201 && state?.failures == 0)
         }
         await #expect(throws: ConfigurationError.self) {
-            try await CountersignServer.unlock(username: "nobody-here", database: h.config.database, logger: .init(label: "t"))
+            try await CountersignServer.unlock(
+                username: "nobody-here",
+                database: h.config.database,
+                logger: .init(label: "t")
+            )
         }
     }
 
@@ -74,8 +94,12 @@ import Testing
             #expect(checked == 3, "\(Dictionary(grouping: replies, by: { $0.code ?? "?" }).mapValues(\.count))")
             // Checked (401) or refused unchecked: delayed (429), or shed when every database connection
             // stayed busy (503 server-busy, as a loaded CI machine may); never anything else.
-            #expect(replies.allSatisfy { [401, 429].contains($0.status) || ($0.status == 503 && $0.code == "server-busy") },
-                    "\(replies.map { "\($0.status) \($0.code ?? "")" })")
+            #expect(
+                replies.allSatisfy {
+                    [401, 429].contains($0.status) || ($0.status == 503 && $0.code == "server-busy")
+                },
+                "\(replies.map { "\($0.status) \($0.code ?? "")" })"
+            )
             #expect(try await h.store.loginGuard(username: "target")?.failures == 3)
             // Lock state: after the delay, two more failures in a concurrent burst lock it with at most one check each step.
             h.clock.advance(30 * 60)
@@ -91,8 +115,11 @@ import Testing
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             // Refused locked, or shed unchecked when every database connection stayed busy (a loaded CI machine).
-            #expect(correct.allSatisfy { $0.status == 423 || ($0.status == 503 && $0.code == "server-busy") } && correct.contains { $0.status == 423 },
-                    "after the lock the correct password is refused: \(correct.map { "\($0.status) \($0.code ?? "")" })")
+            #expect(
+                correct.allSatisfy { $0.status == 423 || ($0.status == 503 && $0.code == "server-busy") }
+                    && correct.contains { $0.status == 423 },
+                "after the lock the correct password is refused: \(correct.map { "\($0.status) \($0.code ?? "")" })"
+            )
             #expect(try await h.store.loginGuard(username: "target")?.failures == 5)
         }
     }
@@ -112,7 +139,10 @@ import Testing
                 for i in 0..<100 { group.addTask { try await api.signIn("stuffed\(i)", "wrong password") } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(burst.filter { $0.status == 401 }.count == 1, "\(Dictionary(grouping: burst, by: { $0.code ?? "?" }).mapValues(\.count))")
+            #expect(
+                burst.filter { $0.status == 401 }.count == 1,
+                "\(Dictionary(grouping: burst, by: { $0.code ?? "?" }).mapValues(\.count))"
+            )
             #expect(burst.filter { $0.code == "rate-limited" }.count == 99)
         }
     }
@@ -127,7 +157,10 @@ import Testing
 
     /// Past the queue limit the server answers 503 at once; those attempts reserve nothing and count nothing.
     @Test func aFullHashQueueAnswers503AndCountsNothing() async throws {
-        let h = try await Harness.make(.sqlite) { $0.maxQueuedHashes = 1; $0.hasher = .owasp }
+        let h = try await Harness.make(.sqlite) {
+            $0.maxQueuedHashes = 1
+            $0.hasher = .owasp
+        }
         try await h.run { api in
             // The hash queues are held until 19 answers are back, so the one admitted check waits in the
             // queue while the others arrive, however fast or loaded the machine (a loaded CI run once
@@ -135,7 +168,10 @@ import Testing
             let gate = DispatchSemaphore(value: 0)
             let release: @Sendable () -> Void = { for _ in AccountService.hashQueues { gate.signal() } }
             for queue in AccountService.hashQueues { queue.async { gate.wait() } }
-            let timeout = Task { try await Task.sleep(for: .seconds(30)); release() }
+            let timeout = Task {
+                try await Task.sleep(for: .seconds(30))
+                release()
+            }
             let replies = try await withThrowingTaskGroup(of: API.Reply.self) { group in
                 for i in 0..<20 { group.addTask { try await api.signIn("queued\(i)", "wrong password") } }
                 var replies: [API.Reply] = []
@@ -148,7 +184,10 @@ import Testing
             timeout.cancel()
             let busy = replies.filter { $0.code == "server-busy" }
             #expect(busy.count == 19 && busy.allSatisfy { $0.status == 503 && $0.headers[.retryAfter] == "1" })
-            #expect(replies.allSatisfy { [401, 503].contains($0.status) }, "\(replies.map { "\($0.status) \($0.code ?? "")" })")
+            #expect(
+                replies.allSatisfy { [401, 503].contains($0.status) },
+                "\(replies.map { "\($0.status) \($0.code ?? "")" })"
+            )
             var counted = 0
             for i in 0..<20 {
                 let g = try await h.store.loginGuard(username: "queued\(i)")

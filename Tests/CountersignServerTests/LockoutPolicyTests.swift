@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CountersignServer
 
 /// The lockout rule as a state machine, without a database.
@@ -23,8 +24,14 @@ import Testing
         #expect(failOnce(&s, at: t0) == .counted(failures: 1))
         #expect(failOnce(&s, at: t0) == .counted(failures: 2))
         #expect(failOnce(&s, at: t0) == .delayed(until: t0 + 1800))
-        #expect(policy.reserve(&s, now: t0 + 1799) == .delayed(until: t0 + 1800), "refused without a check while delayed")
-        #expect(failOnce(&s, at: t0 + 1800) == .delayed(until: t0 + 3600), "after the delay a further failure delays again")
+        #expect(
+            policy.reserve(&s, now: t0 + 1799) == .delayed(until: t0 + 1800),
+            "refused without a check while delayed"
+        )
+        #expect(
+            failOnce(&s, at: t0 + 1800) == .delayed(until: t0 + 3600),
+            "after the delay a further failure delays again"
+        )
         #expect(policy.reserve(&s, now: t0 + 3000) == .delayed(until: t0 + 3600))
         #expect(failOnce(&s, at: t0 + 3600) == .locked)
         #expect(policy.reserve(&s, now: t0 + 1_000_000) == .locked, "locked until an administrator unlocks")
@@ -44,7 +51,8 @@ import Testing
         var s = LoginGuard()
         #expect((0..<3).map { _ in policy.reserve(&s, now: t0) } == [.proceed, .proceed, .proceed])
         #expect(policy.reserve(&s, now: t0) == .busy, "a fourth check could not be counted before the delay")
-        _ = fail(&s, now: t0); _ = fail(&s, now: t0)
+        _ = fail(&s, now: t0)
+        _ = fail(&s, now: t0)
         #expect(fail(&s, now: t0) == .delayed(until: t0 + 1800))
         // After the delay, one check at a time: each failure must delay or lock before the next.
         #expect(policy.reserve(&s, now: t0 + 1800) == .proceed)
@@ -69,7 +77,10 @@ import Testing
         // A reservation that times out while its check is stuck becomes the 5th failure; the late success is refused.
         var slow = LoginGuard(failures: 4)
         _ = policy.reserve(&slow, now: t0)
-        #expect(policy.finish(&slow, .passed, now: t0 + 61) == .succeeded(.locked), "the reservation expired into the 5th failure")
+        #expect(
+            policy.finish(&slow, .passed, now: t0 + 61) == .succeeded(.locked),
+            "the reservation expired into the 5th failure"
+        )
     }
 
     @Test func releaseGivesBackWithoutCounting() {
@@ -95,10 +106,18 @@ import Testing
         #expect(policy.reserve(&s, now: t0) == .proceed)
         #expect(policy.finish(&s, .passedMoreToFollow, now: t0) == .succeeded(.proceed))
         #expect(s.failures == 2 && s.pending == 0)
-        #expect(policy.countFailure(&s, now: t0) == .delayed(until: t0 + 1800), "a denied push counts without a reservation")
-        #expect(policy.countFailure(&s, now: t0 + 5) == .delayed(until: t0 + 1800) && s.failures == 3,
-                "while delayed, more denials count nothing (no walk from the delay to the lock in seconds)")
-        #expect(policy.complete(&s, now: t0 + 60) == .delayed(until: t0 + 1800), "an approval during the delay is refused")
+        #expect(
+            policy.countFailure(&s, now: t0) == .delayed(until: t0 + 1800),
+            "a denied push counts without a reservation"
+        )
+        #expect(
+            policy.countFailure(&s, now: t0 + 5) == .delayed(until: t0 + 1800) && s.failures == 3,
+            "while delayed, more denials count nothing (no walk from the delay to the lock in seconds)"
+        )
+        #expect(
+            policy.complete(&s, now: t0 + 60) == .delayed(until: t0 + 1800),
+            "an approval during the delay is refused"
+        )
         #expect(s.failures == 3)
         #expect(policy.complete(&s, now: t0 + 1800) == .proceed)
         #expect(s.failures == 0 && s.delayedUntil == nil)

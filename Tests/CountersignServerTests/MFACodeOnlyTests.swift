@@ -2,6 +2,7 @@ import CountersignAPI
 import CountersignCrypto
 import Foundation
 import Testing
+
 @testable import CountersignServer
 
 /// A sign-in that will be finished with a code asks for no push (issue 19, 19): once every password
@@ -12,18 +13,34 @@ import Testing
     static func paired(_ api: API, _ username: String) async throws -> (session: String, deviceToken: String) {
         try await api.register(username)
         let session = try await api.token(username)
-        let key = try #require(try await api.call(.post, "/v1/me/mfa/pairing-keys", token: session).json["key"] as? String)
+        let key = try #require(
+            try await api.call(.post, "/v1/me/mfa/pairing-keys", token: session).json["key"] as? String
+        )
         let phone = Identity.generate()
         let spki = Base64URL(phone.publicKey.spkiDER).text
-        let proof = try phone.signature(for: DeviceProof.pairingMessage(pairingKey: key, signingKey: phone.publicKey, encryptionKey: phone.publicKey))
-        let paired = try await api.call(.post, "/v1/authenticators", json: ["pairingKey": key, "name": "phone", "signingKey": spki,
-                                                                            "encryptionKey": spki, "signature": Base64URL(proof).text])
+        let proof = try phone.signature(
+            for: DeviceProof.pairingMessage(
+                pairingKey: key,
+                signingKey: phone.publicKey,
+                encryptionKey: phone.publicKey
+            )
+        )
+        let paired = try await api.call(
+            .post,
+            "/v1/authenticators",
+            json: [
+                "pairingKey": key, "name": "phone", "signingKey": spki,
+                "encryptionKey": spki, "signature": Base64URL(proof).text,
+            ]
+        )
         #expect(paired.status == 201)
         return (session, try #require((paired.json["session"] as? [String: Any])?["token"] as? String))
     }
 
     static func challenges(_ api: API, _ deviceToken: String) async throws -> Int {
-        try #require(try await api.call(.get, "/v1/authenticator/challenges", token: deviceToken).json["challenges"] as? [Any]).count
+        try #require(
+            try await api.call(.get, "/v1/authenticator/challenges", token: deviceToken).json["challenges"] as? [Any]
+        ).count
     }
 
     @Test(arguments: Backend.available)
@@ -33,25 +50,48 @@ import Testing
             let (session, deviceToken) = try await Self.paired(api, "petra")
             // More code sign-ins than the account's pushes (5): none is spent.
             for _ in 1...6 {
-                let r = try await api.call(.post, "/v1/sessions", json: ["username": "petra", "password": "correct horse", "secondFactor": "code"])
+                let r = try await api.call(
+                    .post,
+                    "/v1/sessions",
+                    json: ["username": "petra", "password": "correct horse", "secondFactor": "code"]
+                )
                 #expect(r.status == 202)
                 let tx = try #require(r.json["transaction"] as? [String: Any])
                 #expect(tx["status"] as? String == "OTP_REQUIRED" && tx["numberMatching"] == nil, "\(tx)")
-                #expect((tx["methods"] as? [String]).map { !$0.contains("push") && $0.contains("totp") } == true, "\(tx)")
+                #expect(
+                    (tx["methods"] as? [String]).map { !$0.contains("push") && $0.contains("totp") } == true,
+                    "\(tx)"
+                )
                 #expect(try await Self.challenges(api, deviceToken) == 0, "no push")
                 h.clock.advance(61)
             }
             let pushed = try await api.signIn("petra")
-            #expect((pushed.json["transaction"] as? [String: Any])?["status"] as? String == "PUSH_CONFIRMATION_REQUIRED", "\(pushed.json)")
+            #expect(
+                (pushed.json["transaction"] as? [String: Any])?["status"] as? String == "PUSH_CONFIRMATION_REQUIRED",
+                "\(pushed.json)"
+            )
             #expect(try await Self.challenges(api, deviceToken) == 1)
 
             // A re-authentication the same way.
             h.clock.advance(61)
-            let reauth = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "correct horse", "secondFactor": "code"], token: session)
-            #expect(reauth.status == 202 && (reauth.json["transaction"] as? [String: Any])?["status"] as? String == "OTP_REQUIRED", "\(reauth.json)")
+            let reauth = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "correct horse", "secondFactor": "code"],
+                token: session
+            )
+            #expect(
+                reauth.status == 202
+                    && (reauth.json["transaction"] as? [String: Any])?["status"] as? String == "OTP_REQUIRED",
+                "\(reauth.json)"
+            )
             #expect(try await Self.challenges(api, deviceToken) == 0)
 
-            let unknown = try await api.call(.post, "/v1/sessions", json: ["username": "petra", "password": "correct horse", "secondFactor": "sms"])
+            let unknown = try await api.call(
+                .post,
+                "/v1/sessions",
+                json: ["username": "petra", "password": "correct horse", "secondFactor": "sms"]
+            )
             #expect(unknown.status == 422 && unknown.code == "invalid-field", "\(unknown.status) \(unknown.json)")
         }
     }

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import JWTKit
 import Testing
+
 @testable import CountersignServer
 
 /// A push that nobody answers in time (docs/SPEC.md §4h): PingOne's PUSH_CONFIRMATION_TIMED_OUT, with
@@ -23,12 +24,26 @@ import Testing
         try await h.run { api in
             try await api.register("olga")
             let session = try await api.token("olga")
-            let key = try #require(try await api.call(.post, "/v1/me/mfa/pairing-keys", token: session).json["key"] as? String)
+            let key = try #require(
+                try await api.call(.post, "/v1/me/mfa/pairing-keys", token: session).json["key"] as? String
+            )
             let phone = Identity.generate()
             let spki = Base64URL(phone.publicKey.spkiDER).text
-            let proof = try phone.signature(for: DeviceProof.pairingMessage(pairingKey: key, signingKey: phone.publicKey, encryptionKey: phone.publicKey))
-            let paired = try await api.call(.post, "/v1/authenticators", json: ["pairingKey": key, "name": "phone", "signingKey": spki,
-                                                                                "encryptionKey": spki, "signature": Base64URL(proof).text])
+            let proof = try phone.signature(
+                for: DeviceProof.pairingMessage(
+                    pairingKey: key,
+                    signingKey: phone.publicKey,
+                    encryptionKey: phone.publicKey
+                )
+            )
+            let paired = try await api.call(
+                .post,
+                "/v1/authenticators",
+                json: [
+                    "pairingKey": key, "name": "phone", "signingKey": spki,
+                    "encryptionKey": spki, "signature": Base64URL(proof).text,
+                ]
+            )
             #expect(paired.status == 201)
             let deviceID = try #require(paired.json["deviceId"] as? String)
             let deviceToken = try #require((paired.json["session"] as? [String: Any])?["token"] as? String)
@@ -36,10 +51,13 @@ import Testing
             let pending = try await api.signIn("olga")
             #expect(pending.status == 202)
             let tx = try #require(pending.json["transaction"] as? [String: Any])
-            let id = try #require(tx["id"] as? String), binding = try #require(pending.json["binding"] as? String)
+            let id = try #require(tx["id"] as? String)
+            let binding = try #require(pending.json["binding"] as? String)
             let number = try #require((tx["numberMatching"] as? [String: Any])?["number"] as? String)
             #expect(tx["status"] as? String == "PUSH_CONFIRMATION_REQUIRED")
-            let challenges = try await api.call(.get, "/v1/authenticator/challenges", token: deviceToken).json["challenges"] as? [[String: Any]]
+            let challenges =
+                try await api.call(.get, "/v1/authenticator/challenges", token: deviceToken).json["challenges"]
+                as? [[String: Any]]
             let jwt = try #require(challenges?.first?["jwt"] as? String)
             let payload = try #require(Base64URL(text: String(jwt.split(separator: ".")[1])))
             let claims = try #require(try JSONSerialization.jsonObject(with: Data(payload.bytes)) as? [String: Any])
@@ -47,15 +65,40 @@ import Testing
             // A minute passes with no answer.
             h.clock.advance(61)
             let late = try await api.call(.get, "/v1/mfa/transactions/\(id)?wait=5", token: binding)
-            #expect(late.json["status"] as? String == "PUSH_CONFIRMATION_TIMED_OUT" && (late.json["methods"] as? [String]) == [])
-            #expect((try await api.call(.get, "/v1/authenticator/challenges", token: deviceToken).json["challenges"] as? [Any])?.isEmpty == true)
+            #expect(
+                late.json["status"] as? String == "PUSH_CONFIRMATION_TIMED_OUT"
+                    && (late.json["methods"] as? [String]) == []
+            )
+            #expect(
+                (try await api.call(.get, "/v1/authenticator/challenges", token: deviceToken).json["challenges"]
+                    as? [Any])?.isEmpty == true
+            )
             let keys = JWTKeyCollection()
-            await keys.add(ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey(rawRepresentation: phone.privateScalar)))
-            let answer = try await keys.sign(Answer(iss: deviceID, aud: try #require(claims["iss"] as? String), txn: id,
-                                                    nonce: try #require(claims["nonce"] as? String), iat: Int64(h.clock.now().timeIntervalSince1970),
-                                                    decision: "APPROVE", number: number))
-            let refused = try await api.call(.post, "/v1/authenticator/answers", json: ["jwt": answer], token: deviceToken)
-            #expect(refused.status == 409 && refused.code == "answer-refused" && refused.json["pingOneError"] as? Int == 10009, "\(refused.json)")
+            await keys.add(
+                ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey(rawRepresentation: phone.privateScalar))
+            )
+            let answer = try await keys.sign(
+                Answer(
+                    iss: deviceID,
+                    aud: try #require(claims["iss"] as? String),
+                    txn: id,
+                    nonce: try #require(claims["nonce"] as? String),
+                    iat: Int64(h.clock.now().timeIntervalSince1970),
+                    decision: "APPROVE",
+                    number: number
+                )
+            )
+            let refused = try await api.call(
+                .post,
+                "/v1/authenticator/answers",
+                json: ["jwt": answer],
+                token: deviceToken
+            )
+            #expect(
+                refused.status == 409 && refused.code == "answer-refused"
+                    && refused.json["pingOneError"] as? Int == 10009,
+                "\(refused.json)"
+            )
             let collect = try await api.call(.post, "/v1/mfa/transactions/\(id)/session", token: binding)
             #expect(collect.status == 409 && collect.code == "mfa-not-completed")
         }

@@ -2,12 +2,14 @@ import CountersignAPI
 import CountersignClient
 import CountersignCrypto
 import Foundation
+import SQLKit
+import Testing
+
+@testable import CountersignServer
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import SQLKit
-import Testing
-@testable import CountersignServer
 
 /// What one account may send and keep, and what an empty fetch costs (issue 19, 10).
 @Suite struct MessageLimitsTests {
@@ -19,7 +21,9 @@ import Testing
     /// window refills on the clock.
     @Test(arguments: Backend.available)
     func sendsPerAccountAreLimited(_ backend: Backend) async throws {
-        try await withLiveServer(backend, configure: { $0.sendsPerAccount = .init(capacity: 5, window: 60) }) { server, h in
+        try await withLiveServer(backend, configure: { $0.sendsPerAccount = .init(capacity: 5, window: 60) }) {
+            server,
+            h in
             let alice = try await Person.make("alice", server: server)
             _ = try await Person.make("bob", server: server)
             for n in 1...5 { _ = try await alice.send("message \(n)", to: ["bob"]) }
@@ -39,7 +43,7 @@ import Testing
             let (_, response) = try await URLSession.shared.data(for: r)
             let http = try #require(response as? HTTPURLResponse)
             #expect(http.statusCode == 429 && Int(http.value(forHTTPHeaderField: "Retry-After") ?? "") != nil)
-            h.clock.advance(13)    // one send's worth of refill (60 s / 5)
+            h.clock.advance(13)  // one send's worth of refill (60 s / 5)
             _ = try await alice.send("after a pause", to: ["bob"])
         }
     }
@@ -68,8 +72,14 @@ import Testing
             #expect(p.status == 429 && p.kind == .messageQuotaExceeded, "\(p)")
             let usage = try await h.database.messageStore.storedBytes(senderAccountID: account.id, now: h.clock.now())
             let one = usage.bytes / Int64(sent.count)
-            #expect(usage.bytes <= limit && usage.bytes + one > limit, "\(usage.bytes) stored in \(sent.count) messages")
-            #expect(try await h.database.messageStore.allMessages(limit: 100).count == sent.count, "the refused send stored nothing")
+            #expect(
+                usage.bytes <= limit && usage.bytes + one > limit,
+                "\(usage.bytes) stored in \(sent.count) messages"
+            )
+            #expect(
+                try await h.database.messageStore.allMessages(limit: 100).count == sent.count,
+                "the refused send stored nothing"
+            )
             // Cancelling one delayed message frees its bytes for the next send.
             try await alice.sdk.cancelMessage(id: sent[0].id)
             _ = try await alice.send(text, to: ["bob"], after: 3600)
@@ -98,7 +108,10 @@ import Testing
             #expect(empty.messages.isEmpty)
             #expect(tookEmpty < .seconds(2), "an empty fetch waited \(tookEmpty) for the write lock")
             let sent = try await bob.send("fetched, not acknowledged", to: ["alice"])
-            #expect(try await alice.sdk.fetchMessages().messages.map(\.id) == [sent.id], "the first fetch records the receipt")
+            #expect(
+                try await alice.sdk.fetchMessages().messages.map(\.id) == [sent.id],
+                "the first fetch records the receipt"
+            )
             let (again, tookAgain) = try await underWriteLock { try await alice.sdk.fetchMessages() }
             #expect(again.messages.map(\.id) == [sent.id], "unacknowledged entries come again")
             #expect(tookAgain < .seconds(2), "a fetch of entries fetched before waited \(tookAgain) for the write lock")
@@ -116,14 +129,22 @@ import Testing
             let tickets = await #expect(throws: ClientError.self) { _ = try await hana.sdk.pushTicket() }
             #expect(tickets.flatMap(Self.problem)?.status == 429, "\(String(describing: tickets))")
             let other = try await Person.make("ida", server: server)
-            _ = try await other.sdk.pushTicket()    // another device is not held up
+            _ = try await other.sdk.pushTicket()  // another device is not held up
             h.clock.advance(2)
             _ = try await hana.sdk.pushTicket()
 
-            let (_, key) = try await SessionEndingTests.call("POST", server.appendingPathComponent("v1/me/mfa/pairing-keys"), token: try #require(hana.sdk.token),
-                                                             json: [:])
-            let (phone, _) = try await CountersignAuthenticator.pair(try #require(key["key"] as? String), server: server, name: "phone",
-                                                                     identity: Identity.generate())
+            let (_, key) = try await SessionEndingTests.call(
+                "POST",
+                server.appendingPathComponent("v1/me/mfa/pairing-keys"),
+                token: try #require(hana.sdk.token),
+                json: [:]
+            )
+            let (phone, _) = try await CountersignAuthenticator.pair(
+                try #require(key["key"] as? String),
+                server: server,
+                name: "phone",
+                identity: Identity.generate()
+            )
             for n in 0..<10 { _ = try await phone.sendLogs(["log \(n)"]) }
             let logs = await #expect(throws: ClientError.self) { _ = try await phone.sendLogs(["one too many"]) }
             #expect(logs.flatMap(Self.problem)?.status == 429, "\(String(describing: logs))")
@@ -140,10 +161,17 @@ import Testing
             try await api.register("fritz")
             let token = try await api.token("fritz")
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<12 { group.addTask { try await api.call(.post, "/v1/me/mfa/pairing-keys", json: [:], token: token).status } }
+                for _ in 0..<12 {
+                    group.addTask {
+                        try await api.call(.post, "/v1/me/mfa/pairing-keys", json: [:], token: token).status
+                    }
+                }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
-            #expect(statuses.filter { $0 == 201 || $0 == 200 }.count == PairingKey.maxOpenPerAccount, "\(statuses.sorted())")
+            #expect(
+                statuses.filter { $0 == 201 || $0 == 200 }.count == PairingKey.maxOpenPerAccount,
+                "\(statuses.sorted())"
+            )
             #expect(statuses.filter { $0 == 409 }.count == 12 - PairingKey.maxOpenPerAccount, "\(statuses.sorted())")
         }
     }

@@ -1,26 +1,37 @@
-@testable import CountersignClient
 import CountersignCrypto
 import Foundation
 import SQLKit
 import Testing
+
+@testable import CountersignClient
 @testable import CountersignServer
 
 /// A fixed-output generator: two seals with the same seed share a message ID (test-only; see SPEC §4d.2).
 struct RepeatingGenerator: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
-        state ^= state << 13; state ^= state >> 7; state ^= state << 17
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
         return state
     }
 }
 
 extension Harness {
     func count(_ table: String) async throws -> Int {
-        Int(try await store.sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)").first()?.decode(column: "n", as: Int64.self) ?? -1)
+        Int(
+            try await store.sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)").first()?.decode(
+                column: "n",
+                as: Int64.self
+            ) ?? -1
+        )
     }
 }
 
-struct RawSend: Encodable { var to: [String]; var envelope: String }
+struct RawSend: Encodable {
+    var to: [String]
+    var envelope: String
+}
 
 func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
     do {
@@ -44,49 +55,153 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             let account = alice.sdk
             // A signature by another key than the one registered.
             let me = try await account.me()
-            let real = Identity.generate(), other = Identity.generate()
-            let challenge = try await account.send("POST", "/v1/devices/challenges", body: CountersignClient.noBody, as: DeviceChallenge.self,
-                                                   credential: .account)
+            let real = Identity.generate()
+            let other = Identity.generate()
+            let challenge = try await account.send(
+                "POST",
+                "/v1/devices/challenges",
+                body: CountersignClient.noBody,
+                as: DeviceChallenge.self,
+                credential: .account
+            )
             let forged = DeviceRegistrationRequest(
-                name: "forged", signingKey: Base64URL(real.publicKey.spkiDER), encryptionKey: Base64URL(real.publicKey.spkiDER),
+                name: "forged",
+                signingKey: Base64URL(real.publicKey.spkiDER),
+                encryptionKey: Base64URL(real.publicKey.spkiDER),
                 challenge: challenge.challenge,
-                signature: Base64URL(try other.signature(for: DeviceProof.registrationMessage(
-                    challenge: challenge.challenge.bytes, accountID: me.id, signingKey: real.publicKey, encryptionKey: real.publicKey))))
-            #expect(await problemCode { _ = try await account.send("POST", "/v1/devices", body: forged, as: Device.self, credential: .account) } == .badSignature)
+                signature: Base64URL(
+                    try other.signature(
+                        for: DeviceProof.registrationMessage(
+                            challenge: challenge.challenge.bytes,
+                            accountID: me.id,
+                            signingKey: real.publicKey,
+                            encryptionKey: real.publicKey
+                        )
+                    )
+                )
+            )
+            #expect(
+                await problemCode {
+                    _ = try await account.send(
+                        "POST",
+                        "/v1/devices",
+                        body: forged,
+                        as: Device.self,
+                        credential: .account
+                    )
+                } == .badSignature
+            )
             // The challenge was spent by that attempt, even though it failed.
             let replay = DeviceRegistrationRequest(
-                name: "replay", signingKey: forged.signingKey, encryptionKey: forged.encryptionKey, challenge: challenge.challenge,
-                signature: Base64URL(try real.signature(for: DeviceProof.registrationMessage(
-                    challenge: challenge.challenge.bytes, accountID: me.id, signingKey: real.publicKey, encryptionKey: real.publicKey))))
-            #expect(await problemCode { _ = try await account.send("POST", "/v1/devices", body: replay, as: Device.self, credential: .account) } == .challengeInvalid)
+                name: "replay",
+                signingKey: forged.signingKey,
+                encryptionKey: forged.encryptionKey,
+                challenge: challenge.challenge,
+                signature: Base64URL(
+                    try real.signature(
+                        for: DeviceProof.registrationMessage(
+                            challenge: challenge.challenge.bytes,
+                            accountID: me.id,
+                            signingKey: real.publicKey,
+                            encryptionKey: real.publicKey
+                        )
+                    )
+                )
+            )
+            #expect(
+                await problemCode {
+                    _ = try await account.send(
+                        "POST",
+                        "/v1/devices",
+                        body: replay,
+                        as: Device.self,
+                        credential: .account
+                    )
+                } == .challengeInvalid
+            )
             // Bob's challenge and signature, sent with Alice's session: the challenge names Bob's account.
             let bobMe = try await bob.sdk.me()
-            let bobChallenge = try await bob.sdk.send("POST", "/v1/devices/challenges", body: CountersignClient.noBody, as: DeviceChallenge.self,
-                                                      credential: .account)
+            let bobChallenge = try await bob.sdk.send(
+                "POST",
+                "/v1/devices/challenges",
+                body: CountersignClient.noBody,
+                as: DeviceChallenge.self,
+                credential: .account
+            )
             let crossed = DeviceRegistrationRequest(
-                name: "crossed", signingKey: forged.signingKey, encryptionKey: forged.encryptionKey, challenge: bobChallenge.challenge,
-                signature: Base64URL(try real.signature(for: DeviceProof.registrationMessage(
-                    challenge: bobChallenge.challenge.bytes, accountID: bobMe.id, signingKey: real.publicKey, encryptionKey: real.publicKey))))
-            #expect(await problemCode { _ = try await account.send("POST", "/v1/devices", body: crossed, as: Device.self, credential: .account) } == .challengeInvalid)
+                name: "crossed",
+                signingKey: forged.signingKey,
+                encryptionKey: forged.encryptionKey,
+                challenge: bobChallenge.challenge,
+                signature: Base64URL(
+                    try real.signature(
+                        for: DeviceProof.registrationMessage(
+                            challenge: bobChallenge.challenge.bytes,
+                            accountID: bobMe.id,
+                            signingKey: real.publicKey,
+                            encryptionKey: real.publicKey
+                        )
+                    )
+                )
+            )
+            #expect(
+                await problemCode {
+                    _ = try await account.send(
+                        "POST",
+                        "/v1/devices",
+                        body: crossed,
+                        as: Device.self,
+                        credential: .account
+                    )
+                } == .challengeInvalid
+            )
             // A key another device already has: refused, even across accounts.
-            #expect(await problemCode { _ = try await bob.sdk.registerDevice(name: "stolen", signing: alice.identity, encryptionKey: alice.identity.publicKey) }
-                    == .keyInUse)
+            #expect(
+                await problemCode {
+                    _ = try await bob.sdk.registerDevice(
+                        name: "stolen",
+                        signing: alice.identity,
+                        encryptionKey: alice.identity.publicKey
+                    )
+                }
+                    == .keyInUse
+            )
             // Not a P-256 key.
-            let junk = DeviceRegistrationRequest(name: "junk", signingKey: Base64URL([0x30, 0x03, 0x02, 0x01, 0x00]), encryptionKey: forged.encryptionKey,
-                                                 challenge: challenge.challenge, signature: forged.signature)
-            #expect(await problemCode { _ = try await account.send("POST", "/v1/devices", body: junk, as: Device.self, credential: .account) } == .invalidField)
+            let junk = DeviceRegistrationRequest(
+                name: "junk",
+                signingKey: Base64URL([0x30, 0x03, 0x02, 0x01, 0x00]),
+                encryptionKey: forged.encryptionKey,
+                challenge: challenge.challenge,
+                signature: forged.signature
+            )
+            #expect(
+                await problemCode {
+                    _ = try await account.send("POST", "/v1/devices", body: junk, as: Device.self, credential: .account)
+                } == .invalidField
+            )
             // The limit: Alice has one device; a second is fine, a third is refused.
             _ = try await Person.addDevice("alice", sdk: account, name: "second")
-            #expect(await problemCode { _ = try await Person.addDevice("alice", sdk: account, name: "third") } == .deviceLimit)
+            #expect(
+                await problemCode { _ = try await Person.addDevice("alice", sdk: account, name: "third") }
+                    == .deviceLimit
+            )
             // Re-authentication per the account's interval.
             _ = try await bob.sdk.updateSettings(AccountSettings(reauthIntervalMinutes: 5))
             h.clock.advance(6 * 60)
-            #expect(await problemCode { _ = try await Person.addDevice("bob", sdk: bob.sdk, name: "late") } == .reauthenticationRequired)
+            #expect(
+                await problemCode { _ = try await Person.addDevice("bob", sdk: bob.sdk, name: "late") }
+                    == .reauthenticationRequired
+            )
             try await bob.sdk.reauthenticate(password: "correct horse")
             _ = try await Person.addDevice("bob", sdk: bob.sdk, name: "late")
             #expect(try await h.count("devices") == 4, "alice ×2, bob ×2: nothing else was stored")
-            let audit = try await h.store.auditEvents(accountID: me.id, before: nil, limit: 50).map { "\($0.kind) \($0.outcome)" }
-            #expect(audit.contains("device-register bad-signature") && audit.filter { $0 == "device-register success" }.count == 2)
+            let audit = try await h.store.auditEvents(accountID: me.id, before: nil, limit: 50).map {
+                "\($0.kind) \($0.outcome)"
+            }
+            #expect(
+                audit.contains("device-register bad-signature")
+                    && audit.filter { $0 == "device-register success" }.count == 2
+            )
         }
     }
 
@@ -94,24 +209,56 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
     /// write a row others read, so both are limited.
     @Test func challengesAndRotationsAreRateLimited() async throws {
         try await withLiveServer(.sqlite) { server, h in
-            var alice = try await Person.make("alice", server: server)   // spent one challenge
+            var alice = try await Person.make("alice", server: server)  // spent one challenge
             for _ in 0..<19 {
-                _ = try await alice.sdk.send("POST", "/v1/devices/challenges", body: CountersignClient.noBody, as: DeviceChallenge.self, credential: .account)
+                _ = try await alice.sdk.send(
+                    "POST",
+                    "/v1/devices/challenges",
+                    body: CountersignClient.noBody,
+                    as: DeviceChallenge.self,
+                    credential: .account
+                )
             }
-            #expect(await problemCode {
-                _ = try await alice.sdk.send("POST", "/v1/devices/challenges", body: CountersignClient.noBody, as: DeviceChallenge.self, credential: .account)
-            } == .rateLimited)
+            #expect(
+                await problemCode {
+                    _ = try await alice.sdk.send(
+                        "POST",
+                        "/v1/devices/challenges",
+                        body: CountersignClient.noBody,
+                        as: DeviceChallenge.self,
+                        credential: .account
+                    )
+                } == .rateLimited
+            )
             h.clock.advance(31)
-            _ = try await alice.sdk.send("POST", "/v1/devices/challenges", body: CountersignClient.noBody, as: DeviceChallenge.self, credential: .account)
+            _ = try await alice.sdk.send(
+                "POST",
+                "/v1/devices/challenges",
+                body: CountersignClient.noBody,
+                as: DeviceChallenge.self,
+                credential: .account
+            )
             for _ in 0..<10 {
                 let next = Identity.generate()
-                _ = try await alice.sdk.rotateKeys(deviceID: alice.device.id, old: alice.identity, newSigning: next, newEncryptionKey: next.publicKey)
+                _ = try await alice.sdk.rotateKeys(
+                    deviceID: alice.device.id,
+                    old: alice.identity,
+                    newSigning: next,
+                    newEncryptionKey: next.publicKey
+                )
                 alice.identity = next
             }
             let eleventh = Identity.generate()
-            #expect(await problemCode {
-                _ = try await alice.sdk.rotateKeys(deviceID: alice.device.id, old: alice.identity, newSigning: eleventh, newEncryptionKey: eleventh.publicKey)
-            } == .rateLimited)
+            #expect(
+                await problemCode {
+                    _ = try await alice.sdk.rotateKeys(
+                        deviceID: alice.device.id,
+                        old: alice.identity,
+                        newSigning: eleventh,
+                        newEncryptionKey: eleventh.publicKey
+                    )
+                } == .rateLimited
+            )
             #expect(try await alice.sdk.directory(username: "alice").history.count == 11)
         }
     }
@@ -122,14 +269,36 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             let alice = try await Person.make("alice", server: server)
             let bob = try await Person.make("bob", server: server)
             // A nonce issued for Alice's device, signed by Bob's key for Bob's device: refused.
-            let nonce = try await bob.sdk.send("POST", "/v1/device-sessions/challenges", body: DeviceSessionChallengeRequest(deviceId: alice.device.id),
-                                               as: DeviceChallenge.self)
-            let swapped = DeviceSessionRequest(deviceId: bob.device.id, nonce: nonce.challenge,
-                                               signature: Base64URL(try bob.identity.signature(for: DeviceProof.sessionMessage(nonce: nonce.challenge.bytes, deviceID: bob.device.id))))
-            #expect(await problemCode { _ = try await bob.sdk.send("POST", "/v1/device-sessions", body: swapped, as: DeviceSession.self) } == .challengeInvalid)
+            let nonce = try await bob.sdk.send(
+                "POST",
+                "/v1/device-sessions/challenges",
+                body: DeviceSessionChallengeRequest(deviceId: alice.device.id),
+                as: DeviceChallenge.self
+            )
+            let swapped = DeviceSessionRequest(
+                deviceId: bob.device.id,
+                nonce: nonce.challenge,
+                signature: Base64URL(
+                    try bob.identity.signature(
+                        for: DeviceProof.sessionMessage(nonce: nonce.challenge.bytes, deviceID: bob.device.id)
+                    )
+                )
+            )
+            #expect(
+                await problemCode {
+                    _ = try await bob.sdk.send("POST", "/v1/device-sessions", body: swapped, as: DeviceSession.self)
+                } == .challengeInvalid
+            )
             // Alice's device ID with Bob's key.
-            #expect(await problemCode { _ = try await CountersignClient(server: server).openDeviceSession(deviceID: alice.device.id, signing: bob.identity) }
-                    == .badSignature)
+            #expect(
+                await problemCode {
+                    _ = try await CountersignClient(server: server).openDeviceSession(
+                        deviceID: alice.device.id,
+                        signing: bob.identity
+                    )
+                }
+                    == .badSignature
+            )
             // An account session is not a device session: it never reads a queue or sends.
             let accountOnly = CountersignClient(server: server, token: alice.sdk.token, deviceToken: alice.sdk.token)
             #expect(await problemCode { _ = try await accountOnly.fetchMessages() } == .unauthenticated)
@@ -140,7 +309,9 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             let sent = try await alice.send("private", to: ["bob"], after: 60)
             #expect(await problemCode { _ = try await bob.sdk.messageStatus(id: sent.id) } == .notFound)
             #expect(await problemCode { try await bob.sdk.cancelMessage(id: sent.id) } == .notFound)
-            #expect(await problemCode { _ = try await bob.sdk.renameDevice(id: alice.device.id, to: "mine") } == .notFound)
+            #expect(
+                await problemCode { _ = try await bob.sdk.renameDevice(id: alice.device.id, to: "mine") } == .notFound
+            )
             #expect(await problemCode { try await bob.sdk.revokeDevice(id: alice.device.id) } == .notFound)
             // Acknowledging another device's queue positions deletes nothing.
             h.clock.advance(61)
@@ -148,7 +319,13 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             #expect(try await bob.sdk.acknowledge(aliceCopy.messages.map(\.seq)) == 0)
             #expect(try await alice.sdk.fetchMessages().messages.count == 1, "Alice's outgoing copy is still queued")
             // The directory needs some session; unknown users are 404.
-            #expect(await problemCode { _ = try await CountersignClient(server: server, token: "cs_not-a-session").directory(username: "alice") } == .unauthenticated)
+            #expect(
+                await problemCode {
+                    _ = try await CountersignClient(server: server, token: "cs_not-a-session").directory(
+                        username: "alice"
+                    )
+                } == .unauthenticated
+            )
             #expect(await problemCode { _ = try await alice.sdk.directory(username: "nobody-here") } == .notFound)
         }
     }
@@ -162,13 +339,21 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             let everyone = [alice.identity.publicKey, bob.identity.publicKey, phone.identity.publicKey]
             func post(_ envelope: [UInt8], to: [String] = ["bob"], as person: Person = alice) async -> ProblemCode? {
                 await problemCode {
-                    _ = try await person.sdk.send("POST", "/v1/messages", body: SendMessageRequest(to: to, envelope: Base64URL(envelope)),
-                                                  as: SentMessage.self, credential: .device)
+                    _ = try await person.sdk.send(
+                        "POST",
+                        "/v1/messages",
+                        body: SendMessageRequest(to: to, envelope: Base64URL(envelope)),
+                        as: SentMessage.self,
+                        credential: .device
+                    )
                 }
             }
             // Signed by a key that is not the sending device's.
             let mallory = Identity.generate()
-            #expect(await post(try MessageEnvelope.seal([1], from: mallory, to: everyone, created: Date()).bytes) == .badSignature)
+            #expect(
+                await post(try MessageEnvelope.seal([1], from: mallory, to: everyone, created: Date()).bytes)
+                    == .badSignature
+            )
             // Alice's envelope sent through Bob's device session.
             let alices = try MessageEnvelope.seal([2], from: alice.identity, to: everyone, created: Date())
             #expect(await post(alices.bytes, as: bob) == .badSignature)
@@ -178,21 +363,55 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             #expect(await post(flipped) == .badSignature)
             // Bob's phone left out, then a stranger's key added.
             do {
-                _ = try await alice.sdk.send("POST", "/v1/messages", body: SendMessageRequest(
-                    to: ["bob"], envelope: Base64URL(try MessageEnvelope.seal([3], from: alice.identity, to: [alice.identity.publicKey, bob.identity.publicKey],
-                                                                              created: Date()).bytes)), as: SentMessage.self, credential: .device)
+                _ = try await alice.sdk.send(
+                    "POST",
+                    "/v1/messages",
+                    body: SendMessageRequest(
+                        to: ["bob"],
+                        envelope: Base64URL(
+                            try MessageEnvelope.seal(
+                                [3],
+                                from: alice.identity,
+                                to: [alice.identity.publicKey, bob.identity.publicKey],
+                                created: Date()
+                            ).bytes
+                        )
+                    ),
+                    as: SentMessage.self,
+                    credential: .device
+                )
                 Issue.record("accepted without the phone")
             } catch ClientError.problem(let p) {
-                #expect(p.kind == .deviceMismatch && p.missingDevices?.map(\.deviceId) == [phone.device.id] && p.extraDevices == [])
+                #expect(
+                    p.kind == .deviceMismatch && p.missingDevices?.map(\.deviceId) == [phone.device.id]
+                        && p.extraDevices == []
+                )
                 #expect(p.missingDevices?.first?.username == "bob")
             }
             do {
-                _ = try await alice.sdk.send("POST", "/v1/messages", body: SendMessageRequest(
-                    to: ["bob"], envelope: Base64URL(try MessageEnvelope.seal([4], from: alice.identity, to: everyone + [mallory.publicKey],
-                                                                              created: Date()).bytes)), as: SentMessage.self, credential: .device)
+                _ = try await alice.sdk.send(
+                    "POST",
+                    "/v1/messages",
+                    body: SendMessageRequest(
+                        to: ["bob"],
+                        envelope: Base64URL(
+                            try MessageEnvelope.seal(
+                                [4],
+                                from: alice.identity,
+                                to: everyone + [mallory.publicKey],
+                                created: Date()
+                            ).bytes
+                        )
+                    ),
+                    as: SentMessage.self,
+                    credential: .device
+                )
                 Issue.record("accepted an extra key")
             } catch ClientError.problem(let p) {
-                #expect(p.kind == .deviceMismatch && p.extraDevices?.map(\.encryptionKeyId) == [Hex.encode(mallory.publicKey.fingerprint.bytes)])
+                #expect(
+                    p.kind == .deviceMismatch
+                        && p.extraDevices?.map(\.encryptionKeyId) == [Hex.encode(mallory.publicKey.fingerprint.bytes)]
+                )
             }
             // Sealed for Bob but addressed to nobody else: Alice's own devices alone are expected, Bob's are extra.
             #expect(await post(alices.bytes, to: ["alice"]) == .deviceMismatch)
@@ -201,33 +420,74 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             #expect(await post(Array(repeating: 7, count: 200)) == .invalidEnvelope)
             #expect(await post(Array(alices.bytes.dropLast(1))) == .invalidEnvelope, "truncated")
             #expect(await post(alices.bytes + [0]) == .invalidEnvelope, "trailing byte")
-            #expect(await post(Array(repeating: 0, count: MessageEnvelope.maxSize + 1)) == .invalidEnvelope, "over the largest envelope")
-            #expect(await problemCode {
-                _ = try await alice.sdk.send("POST", "/v1/messages", body: RawSend(to: ["bob"], envelope: "not base64url!"), as: SentMessage.self, credential: .device)
-            } == .malformedRequest)
+            #expect(
+                await post(Array(repeating: 0, count: MessageEnvelope.maxSize + 1)) == .invalidEnvelope,
+                "over the largest envelope"
+            )
+            #expect(
+                await problemCode {
+                    _ = try await alice.sdk.send(
+                        "POST",
+                        "/v1/messages",
+                        body: RawSend(to: ["bob"], envelope: "not base64url!"),
+                        as: SentMessage.self,
+                        credential: .device
+                    )
+                } == .malformedRequest
+            )
             do {
-                _ = try await alice.sdk.send("POST", "/v1/messages", body: RawSend(to: ["bob"], envelope: String(repeating: "A", count: 1_600_000)),
-                                             as: SentMessage.self, credential: .device)
+                _ = try await alice.sdk.send(
+                    "POST",
+                    "/v1/messages",
+                    body: RawSend(to: ["bob"], envelope: String(repeating: "A", count: 1_600_000)),
+                    as: SentMessage.self,
+                    credential: .device
+                )
                 Issue.record("accepted a 1.6 MB body")
             } catch ClientError.problem(let p) {
-                #expect(p.kind == .payloadTooLarge && p.detail.contains("1500000"), "the route's own limit is named: \(p.detail)")
+                #expect(
+                    p.kind == .payloadTooLarge && p.detail.contains("1500000"),
+                    "the route's own limit is named: \(p.detail)"
+                )
             }
-            #expect(await problemCode {
-                _ = try await alice.sdk.send("POST", "/v1/messages", body: SendMessageRequest(to: ["bob"], envelope: Base64URL(alices.bytes), deliverAfter: 2_592_001),
-                                             as: SentMessage.self, credential: .device)
-            } == .invalidField)
+            #expect(
+                await problemCode {
+                    _ = try await alice.sdk.send(
+                        "POST",
+                        "/v1/messages",
+                        body: SendMessageRequest(
+                            to: ["bob"],
+                            envelope: Base64URL(alices.bytes),
+                            deliverAfter: 2_592_001
+                        ),
+                        as: SentMessage.self,
+                        credential: .device
+                    )
+                } == .invalidField
+            )
             #expect(try await h.count("messages") == 0, "nothing stored by any refusal")
             #expect(try await h.count("message_queue") == 0)
 
             // The same bytes twice: one message, one entry per device; other bytes with the same ID: 409.
-            let first = try await alice.sdk.send("POST", "/v1/messages", body: SendMessageRequest(to: ["bob"], envelope: Base64URL(alices.bytes)),
-                                                 as: SentMessage.self, credential: .device)
-            let again = try await alice.sdk.send("POST", "/v1/messages", body: SendMessageRequest(to: ["bob"], envelope: Base64URL(alices.bytes)),
-                                                 as: SentMessage.self, credential: .device)
+            let first = try await alice.sdk.send(
+                "POST",
+                "/v1/messages",
+                body: SendMessageRequest(to: ["bob"], envelope: Base64URL(alices.bytes)),
+                as: SentMessage.self,
+                credential: .device
+            )
+            let again = try await alice.sdk.send(
+                "POST",
+                "/v1/messages",
+                body: SendMessageRequest(to: ["bob"], envelope: Base64URL(alices.bytes)),
+                as: SentMessage.self,
+                credential: .device
+            )
             #expect(first == again && first.recipientDevices == 2)
             #expect(try await h.count("messages") == 1)
             #expect(try await h.count("message_queue") == 3)
-            var g1 = RepeatingGenerator(state: 42), g2 = RepeatingGenerator(state: 42)
+            var g1 = RepeatingGenerator(state: 42)
+            var g2 = RepeatingGenerator(state: 42)
             let a = try MessageEnvelope.seal([9], from: alice.identity, to: everyone, created: 1, using: &g1)
             let b = try MessageEnvelope.seal([8], from: alice.identity, to: everyone, created: 1, using: &g2)
             #expect(a.messageID == b.messageID && a.bytes != b.bytes)
@@ -248,17 +508,39 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             let aliceAccount = try await alice.sdk.me()
             func request(_ e: MessageEnvelope) -> StoreRequest {
                 let id = Hex.encode(e.messageID)
-                let record = MessageRecord(id: id, senderAccountID: aliceAccount.id, senderDeviceID: alice.device.id, senderUsername: "alice",
-                                           recipients: ["bob"], envelope: e.bytes, digest: Hex.encode(e.signature),
-                                           acceptedAt: h.clock.now(), deliverAt: h.clock.now(), expiresAt: h.clock.now().addingTimeInterval(86_400),
-                                           recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0, cancelled: false)
-                return StoreRequest(message: record, senderSigningKeyID: alice.device.signingKeyId, keyIDs: Set(e.recipients.map { Hex.encode($0.bytes) }))
+                let record = MessageRecord(
+                    id: id,
+                    senderAccountID: aliceAccount.id,
+                    senderDeviceID: alice.device.id,
+                    senderUsername: "alice",
+                    recipients: ["bob"],
+                    envelope: e.bytes,
+                    digest: Hex.encode(e.signature),
+                    acceptedAt: h.clock.now(),
+                    deliverAt: h.clock.now(),
+                    expiresAt: h.clock.now().addingTimeInterval(86_400),
+                    recipientDevices: 0,
+                    fetchedBy: 0,
+                    acknowledgedBy: 0,
+                    cancelled: false
+                )
+                return StoreRequest(
+                    message: record,
+                    senderSigningKeyID: alice.device.signingKeyId,
+                    keyIDs: Set(e.recipients.map { Hex.encode($0.bytes) })
+                )
             }
-            var g1 = RepeatingGenerator(state: 7), g2 = RepeatingGenerator(state: 7)
+            var g1 = RepeatingGenerator(state: 7)
+            var g2 = RepeatingGenerator(state: 7)
             let first = try MessageEnvelope.seal([1], from: alice.identity, to: both, created: 1, using: &g1)
             let sameID = try MessageEnvelope.seal([2], from: alice.identity, to: both, created: 1, using: &g2)
             let other = try MessageEnvelope.seal([3], from: alice.identity, to: both, created: Date())
-            let stale = try MessageEnvelope.seal([4], from: alice.identity, to: [alice.identity.publicKey], created: Date())
+            let stale = try MessageEnvelope.seal(
+                [4],
+                from: alice.identity,
+                to: [alice.identity.publicKey],
+                created: Date()
+            )
             var wrongKey = request(other)
             wrongKey.senderSigningKeyID = String(repeating: "0", count: 32)
             // The server's store (on SQLite the direct writer) or the SQLKit one.
@@ -268,9 +550,15 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             ])
             #expect(outcomes.count == 6)
             #expect({ if case .stored(1, _) = outcomes[0] { true } else { false } }())
-            if case .duplicate(let earlier) = outcomes[1] { #expect(earlier.id == Hex.encode(first.messageID)) } else { Issue.record("\(outcomes[1])") }
+            if case .duplicate(let earlier) = outcomes[1] {
+                #expect(earlier.id == Hex.encode(first.messageID))
+            } else {
+                Issue.record("\(outcomes[1])")
+            }
             #expect(outcomes[2] == .idReused)
-            if case .deviceMismatch(let missing, let extra) = outcomes[3] { #expect(missing.map(\.deviceID) == [bob.device.id] && extra.isEmpty) } else {
+            if case .deviceMismatch(let missing, let extra) = outcomes[3] {
+                #expect(missing.map(\.deviceID) == [bob.device.id] && extra.isEmpty)
+            } else {
                 Issue.record("\(outcomes[3])")
             }
             #expect({ if case .stored(1, _) = outcomes[4] { true } else { false } }())
@@ -299,30 +587,56 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
             try await alice.sdk.cancelMessage(id: cancelled.id)
             #expect(try await alice.sdk.messageStatus(id: cancelled.id).cancelled)
             h.clock.advance(61)
-            #expect(try await phone.inbox().map(\.1) == ["in fifteen seconds"], "the phone gets the first, not the cancelled one")
+            #expect(
+                try await phone.inbox().map(\.1) == ["in fifteen seconds"],
+                "the phone gets the first, not the cancelled one"
+            )
             let due = try await alice.send("now", to: ["bob"])
             #expect(await problemCode { try await alice.sdk.cancelMessage(id: due.id) } == .alreadyDelivered)
             // Revoking the phone: its session ends, it stops receiving, senders are told to drop it.
             try await bob.sdk.revokeDevice(id: phone.device.id)
             #expect(await problemCode { _ = try await phone.sdk.fetchMessages() } == .unauthenticated)
-            #expect(await problemCode { _ = try await CountersignClient(server: server).openDeviceSession(deviceID: phone.device.id, signing: phone.identity) }
-                    == .deviceRevoked)
+            #expect(
+                await problemCode {
+                    _ = try await CountersignClient(server: server).openDeviceSession(
+                        deviceID: phone.device.id,
+                        signing: phone.identity
+                    )
+                }
+                    == .deviceRevoked
+            )
             let afterRevoke = try await alice.send("phone gone", to: ["bob"])
             #expect(afterRevoke.recipientDevices == 1)
             // Rotation: old messages still open with the old key, new ones are sealed to the new key.
             _ = try await bob.inbox()
             let oldIdentity = alice.identity
             let fresh = Identity.generate()
-            let rotated = try await alice.sdk.rotateKeys(deviceID: alice.device.id, old: oldIdentity, newSigning: fresh, newEncryptionKey: fresh.publicKey)
+            let rotated = try await alice.sdk.rotateKeys(
+                deviceID: alice.device.id,
+                old: oldIdentity,
+                newSigning: fresh,
+                newEncryptionKey: fresh.publicKey
+            )
             #expect(rotated.signingKeyId == Hex.encode(fresh.publicKey.fingerprint.bytes))
             alice.identity = fresh
             _ = try await alice.send("after rotation", to: ["bob"])
-            #expect(try await bob.inbox().map(\.1) == ["after rotation"], "verified with the new signing key from the directory")
+            #expect(
+                try await bob.inbox().map(\.1) == ["after rotation"],
+                "verified with the new signing key from the directory"
+            )
             let directory = try await bob.sdk.directory(username: "alice")
             #expect(directory.history.count == 2 && directory.history.first?.retiredBecause == "rotated")
-            #expect(await problemCode { _ = try await alice.sdk.rotateKeys(deviceID: alice.device.id, old: oldIdentity, newSigning: Identity.generate(),
-                                                                             newEncryptionKey: Identity.generate().publicKey) } == .badSignature,
-                    "the retired key cannot vouch again")
+            #expect(
+                await problemCode {
+                    _ = try await alice.sdk.rotateKeys(
+                        deviceID: alice.device.id,
+                        old: oldIdentity,
+                        newSigning: Identity.generate(),
+                        newEncryptionKey: Identity.generate().publicKey
+                    )
+                } == .badSignature,
+                "the retired key cannot vouch again"
+            )
         }
     }
 
@@ -345,7 +659,10 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
                 after = next
             }
             #expect(received.count == 100 && Set(received) == ids, "each exactly once")
-            #expect(try await h.count("message_queue") == 200, "one entry for Bob, one outgoing copy for Alice, per message")
+            #expect(
+                try await h.count("message_queue") == 200,
+                "one entry for Bob, one outgoing copy for Alice, per message"
+            )
         }
     }
 
@@ -369,7 +686,10 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
                     #expect(bytes.range(of: needle) == nil, "\(file) holds no plaintext")
                     all += bytes
                 }
-                #expect(all.range(of: Data("alice".utf8)) != nil, "the search itself works: the routing names are there")
+                #expect(
+                    all.range(of: Data("alice".utf8)) != nil,
+                    "the search itself works: the routing names are there"
+                )
             case .postgres(let url):
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import SQLKit
 import Testing
+
 @testable import CountersignServer
 
 /// A user of the SDK: an account session plus one device (one key for signing and encryption, as the CLI).
@@ -41,7 +42,9 @@ struct Person {
         for m in page.messages {
             let envelope = try MessageEnvelope(bytes: m.envelope.bytes)
             let directory = try await sdk.directory(username: m.from)
-            let signer = try #require(directory.history.first { $0.signingKeyId == Hex.encode(envelope.senderKeyID.bytes) })
+            let signer = try #require(
+                directory.history.first { $0.signingKeyId == Hex.encode(envelope.senderKeyID.bytes) }
+            )
             let opened = try envelope.open(with: identity, from: try PublicKey(spki: signer.signingKey.bytes))
             out.append((m, String(decoding: opened.plaintext, as: UTF8.self)))
         }
@@ -51,10 +54,18 @@ struct Person {
 }
 
 /// Runs `body` against a live server (real sockets) over `backend`.
-func withLiveServer(_ backend: Backend, configure: (inout ServerConfiguration) -> Void = { _ in },
-                    _ body: @Sendable (URL, Harness) async throws -> Void) async throws {
+func withLiveServer(
+    _ backend: Backend,
+    configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: @Sendable (URL, Harness) async throws -> Void
+) async throws {
     let h = try await Harness.make(backend, configure: configure)
-    let router = try await CountersignServer.buildRouter(service: h.service, database: h.database, config: h.config, clock: h.clock)
+    let router = try await CountersignServer.buildRouter(
+        service: h.service,
+        database: h.database,
+        config: h.config,
+        clock: h.clock
+    )
     let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     do {
         try await app.test(.live) { client in try await body(URL(string: "http://127.0.0.1:\(client.port!)")!, h) }
@@ -76,15 +87,27 @@ func withLiveServer(_ backend: Backend, configure: (inout ServerConfiguration) -
             #expect(sent.recipientDevices == 2)
             for device in [bob, bobPhone] {
                 let got = try await device.inbox()
-                #expect(got.map(\.1) == ["see you at noon"] && got.first?.0.direction == "incoming" && got.first?.0.from == "alice")
+                #expect(
+                    got.map(\.1) == ["see you at noon"] && got.first?.0.direction == "incoming"
+                        && got.first?.0.from == "alice"
+                )
                 #expect(try await device.inbox().isEmpty, "acknowledged entries are gone")
             }
             let outgoing = try await alice.inbox()
-            #expect(outgoing.map(\.1) == ["see you at noon"] && outgoing.first?.0.direction == "outgoing", "the sender's own copy")
+            #expect(
+                outgoing.map(\.1) == ["see you at noon"] && outgoing.first?.0.direction == "outgoing",
+                "the sender's own copy"
+            )
             let status = try await alice.sdk.messageStatus(id: sent.id)
-            #expect(status.recipientDevices == 2 && status.fetchedBy == 2 && status.acknowledgedBy == 2 && status.to == ["bob"])
+            #expect(
+                status.recipientDevices == 2 && status.fetchedBy == 2 && status.acknowledgedBy == 2
+                    && status.to == ["bob"]
+            )
             // Bob cannot read Alice's receipts.
-            do { _ = try await bob.sdk.messageStatus(id: sent.id); Issue.record("another account read the receipt") } catch let e as ClientError {
+            do {
+                _ = try await bob.sdk.messageStatus(id: sent.id)
+                Issue.record("another account read the receipt")
+            } catch let e as ClientError {
                 #expect(e.code == .notFound)
             }
             // The directory lists the active devices with their keys.

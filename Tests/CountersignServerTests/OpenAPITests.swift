@@ -2,6 +2,7 @@ import CountersignAPI
 import Foundation
 import Hummingbird
 import Testing
+
 @testable import CountersignServer
 
 /// The OpenAPI document stays true to the code: every problem code the server can send is listed, and
@@ -12,19 +13,31 @@ import Testing
     static var documentedCodes: Set<String> {
         guard let start = document.range(of: "enum: [malformed-request") else { return [] }
         let list = document[start.upperBound...].prefix { $0 != "]" }
-        return Set(("malformed-request" + list).split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        return Set(
+            ("malformed-request" + list).split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        )
     }
 
     @Test func everyProblemCodeIsDocumented() {
         let now = Date()
         let errors: [AccountError] = [
             .invalidField(field: "x", reason: "y"), .usernameTaken, .captchaRequired, .captchaInvalid("x"),
-            .invalidCredentials(delayedUntil: nil, locked: false), .signInDelayed(until: now), .accountLocked, .signInBusy,
-            .rateLimited(retryAfter: 1), .unauthenticated, .reauthenticationRequired(intervalMinutes: 5), .wrongPassword, .serverBusy,
+            .invalidCredentials(delayedUntil: nil, locked: false), .signInDelayed(until: now), .accountLocked,
+            .signInBusy,
+            .rateLimited(retryAfter: 1), .unauthenticated, .reauthenticationRequired(intervalMinutes: 5),
+            .wrongPassword, .serverBusy,
         ]
-        let codes = errors.map { Problem($0, now: now).code } + [Problem.malformed("x").code, Problem.notFound.code, Problem.tooLarge(1).code]
+        let codes =
+            errors.map { Problem($0, now: now).code } + [
+                Problem.malformed("x").code, Problem.notFound.code, Problem.tooLarge(1).code,
+            ]
         let documented = Self.documentedCodes
-        #expect(documented == Set(ProblemCode.allCases.map(\.rawValue)), "openapi.yaml and ProblemCode list the same codes")
+        #expect(
+            documented == Set(ProblemCode.allCases.map(\.rawValue)),
+            "openapi.yaml and ProblemCode list the same codes"
+        )
         for code in codes { #expect(documented.contains(code.rawValue), "\(code) is missing from openapi.yaml") }
     }
 
@@ -33,9 +46,14 @@ import Testing
         var documented: [String: [String]] = [:]
         var current: String?
         for line in Self.document.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("  /") && line.hasSuffix(":") { current = String(line.dropFirst(2).dropLast()); continue }
+            if line.hasPrefix("  /") && line.hasSuffix(":") {
+                current = String(line.dropFirst(2).dropLast())
+                continue
+            }
             if !line.hasPrefix("    ") && !line.hasPrefix("  /") { if !line.hasPrefix(" ") { current = nil } }
-            if let c = current, let m = ["get", "post", "put", "patch", "delete"].first(where: { line == "    \($0):" }) {
+            if let c = current,
+                let m = ["get", "post", "put", "patch", "delete"].first(where: { line == "    \($0):" })
+            {
                 documented[c, default: []].append(m.uppercased())
             }
         }

@@ -3,6 +3,7 @@ import Foundation
 import PostgresNIO
 import SQLKit
 import Testing
+
 @testable import CountersignServer
 
 /// The PostgreSQL lanes (`PostgresLane`): connections of their own for send batches and session reads,
@@ -16,8 +17,12 @@ import Testing
         let h = try await Harness.make(.postgres)
         let lanes = try #require(h.database.postgresLanes)
         // (name, SQL, reads rows of a table)
-        let statements = [("session read", PostgresSessionContext.sql, true), ("account locks", PostgresSendStore.LockAccounts.sql, true),
-                          ("batch reads", PostgresSendStore.BatchReads.sql, true), ("inserts", PostgresSendStore.InsertMessages.sql, false)]
+        let statements = [
+            ("session read", PostgresSessionContext.sql, true),
+            ("account locks", PostgresSendStore.LockAccounts.sql, true),
+            ("batch reads", PostgresSendStore.BatchReads.sql, true),
+            ("inserts", PostgresSendStore.InsertMessages.sql, false),
+        ]
         do {
             for (i, (name, sql, reads)) in statements.enumerated() {
                 let parameters = Set(sql.matches(of: /\$(\d+)/).map { Int($0.1)! }).count
@@ -25,13 +30,19 @@ import Testing
                     try await c.query(PostgresQuery(unsafeSQL: "PREPARE plan_check_\(i) AS \(sql)"), logger: logger)
                     let nulls = Array(repeating: "NULL", count: parameters).joined(separator: ", ")
                     var lines: [String] = []
-                    for try await row in try await c.query(PostgresQuery(unsafeSQL: "EXPLAIN EXECUTE plan_check_\(i)(\(nulls))"), logger: logger) {
+                    for try await row in try await c.query(
+                        PostgresQuery(unsafeSQL: "EXPLAIN EXECUTE plan_check_\(i)(\(nulls))"),
+                        logger: logger
+                    ) {
                         lines.append(try row.decode(String.self))
                     }
                     try await c.query(PostgresQuery(unsafeSQL: "DEALLOCATE plan_check_\(i)"), logger: logger)
                     return lines.joined(separator: "\n")
                 }
-                #expect(!plan.contains("Seq Scan") && !plan.contains("Hash") && !plan.contains("Merge Join"), "\(name):\n\(plan)")
+                #expect(
+                    !plan.contains("Seq Scan") && !plan.contains("Hash") && !plan.contains("Merge Join"),
+                    "\(name):\n\(plan)"
+                )
                 #expect(!reads || plan.contains("Index Scan"), "\(name) reads no index:\n\(plan)")
             }
         } catch {
@@ -50,10 +61,12 @@ import Testing
             let bob = try await Person.make("lanebob", server: server)
             _ = try await alice.send("before", to: ["lanebob"])
             let sql = try #require(h.database.database as? any SQLDatabase)
-            let dropped = try await sql.raw("""
+            let dropped = try await sql.raw(
+                """
                 SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity
                 WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-                """).all()
+                """
+            ).all()
             #expect(dropped.count >= 2, "the send lane and a session lane had connections")
             try await Task.sleep(for: .milliseconds(300))
             // Session read and send batch both on fresh lane connections; each answered once, nothing lost.
@@ -76,7 +89,9 @@ import Testing
                             try await c.query("BEGIN", logger: logger)
                             var ids: [Int64] = []
                             for _ in 0..<2 {
-                                for try await id in try await c.query("SELECT txid_current()", logger: logger).decode(Int64.self) { ids.append(id) }
+                                for try await id in try await c.query("SELECT txid_current()", logger: logger).decode(
+                                    Int64.self
+                                ) { ids.append(id) }
                                 await Task.yield()
                             }
                             try await c.query("COMMIT", logger: logger)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import CountersignServer
 
 /// What goes into the URIs an authenticator scans: the configured public URL, else the request's Host,
@@ -10,8 +11,11 @@ import Testing
         #expect(ServerConfiguration.validPublicURL("https://auth.example.com") == "https://auth.example.com")
         #expect(ServerConfiguration.validPublicURL("https://auth.example.com/") == "https://auth.example.com")
         #expect(ServerConfiguration.validPublicURL("HTTP://[::1]:8443") == "http://[::1]:8443")
-        for bad in ["auth.example.com", "ftp://auth.example.com", "https://", "https://auth.example.com/app", "https://a.example?x=1",
-                    "https://user:pw@auth.example.com", "https://auth.example.com#frag", "javascript:alert(1)", ""] {
+        for bad in [
+            "auth.example.com", "ftp://auth.example.com", "https://", "https://auth.example.com/app",
+            "https://a.example?x=1",
+            "https://user:pw@auth.example.com", "https://auth.example.com#frag", "javascript:alert(1)", "",
+        ] {
             #expect(ServerConfiguration.validPublicURL(bad) == nil, "\(bad)")
         }
     }
@@ -33,7 +37,10 @@ import Testing
     @Test func theConfiguredURLWins() async throws {
         let h = try await Harness.make(.sqlite) { $0.publicURL = "https://auth.example.com" }
         #expect(Self.server(try await Self.pairingURI(h)) == "https://auth.example.com")
-        #expect(MFARoutes.server(authority: "evil.example:1", publicURL: "https://auth.example.com") == "https://auth.example.com")
+        #expect(
+            MFARoutes.server(authority: "evil.example:1", publicURL: "https://auth.example.com")
+                == "https://auth.example.com"
+        )
     }
 
     @Test func withoutOneTheHostIsUsedIfPlain() async throws {
@@ -41,7 +48,9 @@ import Testing
         #expect(Self.server(try await Self.pairingURI(try await Harness.make(.sqlite))) == "http://localhost")
         #expect(MFARoutes.server(authority: "cs.local:8080", publicURL: nil) == "http://cs.local:8080")
         #expect(MFARoutes.server(authority: "[::1]:8080", publicURL: nil) == "http://[::1]:8080")
-        for hostile in ["x/y?z@evil", "evil.example&server=x", "a b", "é.example", "", String(repeating: "a", count: 300)] {
+        for hostile in [
+            "x/y?z@evil", "evil.example&server=x", "a b", "é.example", "", String(repeating: "a", count: 300),
+        ] {
             #expect(MFARoutes.server(authority: hostile, publicURL: nil) == "http://localhost", "\(hostile)")
         }
         #expect(MFARoutes.server(authority: nil, publicURL: nil) == "http://localhost")

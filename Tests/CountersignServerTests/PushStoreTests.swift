@@ -2,6 +2,7 @@ import CountersignAPI
 import Foundation
 import SQLKit
 import Testing
+
 @testable import CountersignServer
 
 /// The push channel's storage and signals, without sockets: tickets expire and are spent once, delayed
@@ -12,8 +13,18 @@ import Testing
         let h = try await Harness.make(backend)
         let store = SQLPushStore(database: h.database.database)
         let now = h.clock.now()
-        try await store.createTicket(hash: "t1", deviceID: "d", sessionHash: "s1", expiresAt: now.addingTimeInterval(60))
-        try await store.createTicket(hash: "t2", deviceID: "d", sessionHash: "s2", expiresAt: now.addingTimeInterval(60))
+        try await store.createTicket(
+            hash: "t1",
+            deviceID: "d",
+            sessionHash: "s1",
+            expiresAt: now.addingTimeInterval(60)
+        )
+        try await store.createTicket(
+            hash: "t2",
+            deviceID: "d",
+            sessionHash: "s2",
+            expiresAt: now.addingTimeInterval(60)
+        )
         #expect(try await store.spendTicket(hash: "t1", now: now.addingTimeInterval(59)) == "s1")
         #expect(try await store.spendTicket(hash: "t1", now: now.addingTimeInterval(59)) == nil, "spent")
         #expect(try await store.spendTicket(hash: "t2", now: now.addingTimeInterval(60)) == nil, "expired at 60 s")
@@ -30,16 +41,28 @@ import Testing
         let sql = h.database.database as! any SQLDatabase
         let now = h.clock.now()
         func insert(_ id: String, accepted: Date, deliver: Date) async throws {
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO messages (id, sender_account, sender_device, sender_username, recipients, envelope, digest, size, accepted_at,
                                       deliver_at, expires_at, recipient_devices, fetched_by, acked_by, cancelled)
                 VALUES (\(bind: id), 'a', 'd', 'alice', 'bob', \(bind: Data([1])), 'x', 1, \(bind: accepted.ms), \(bind: deliver.ms),
                         \(bind: now.addingTimeInterval(86_400).ms), 1, 0, 0, 0)
-                """).run()
+                """
+            ).run()
         }
-        for i in 0..<200 { try await insert("due\(i)", accepted: now.addingTimeInterval(-60), deliver: now.addingTimeInterval(-1)) }
-        for i in 0..<10 { try await insert("later\(i)", accepted: now.addingTimeInterval(-60), deliver: now.addingTimeInterval(60)) }
-        for i in 0..<10 { try await insert("immediate\(i)", accepted: now.addingTimeInterval(-60), deliver: now.addingTimeInterval(-60)) }
+        for i in 0..<200 {
+            try await insert("due\(i)", accepted: now.addingTimeInterval(-60), deliver: now.addingTimeInterval(-1))
+        }
+        for i in 0..<10 {
+            try await insert("later\(i)", accepted: now.addingTimeInterval(-60), deliver: now.addingTimeInterval(60))
+        }
+        for i in 0..<10 {
+            try await insert(
+                "immediate\(i)",
+                accepted: now.addingTimeInterval(-60),
+                deliver: now.addingTimeInterval(-60)
+            )
+        }
         let store = SQLPushStore(database: h.database.database)
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<8 {
@@ -55,30 +78,48 @@ import Testing
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(counts.reduce(0, +) == 200, "\(counts)")
-        #expect(try await store.claimDue(now: now.addingTimeInterval(61), limit: 100).messages == 10, "the later ones, when due, once")
+        #expect(
+            try await store.claimDue(now: now.addingTimeInterval(61), limit: 100).messages == 10,
+            "the later ones, when due, once"
+        )
         #expect(try await store.claimDue(now: now.addingTimeInterval(61), limit: 100).messages == 0)
         await h.database.close()
     }
 
     @Test func signalsRoundTripAndSplit() {
-        let signals: [PushSignal] = [.due(accounts: ["a", "b"]), .ended(.account("a")), .ended(.device("d")),
-                                     .ended(.deviceSession(tokenHash: "h")), .connected(deviceID: "d", connectionID: "c"),
-                                     .challenge(devices: ["d1", "d2"]), .transaction(id: "t1")]
+        let signals: [PushSignal] = [
+            .due(accounts: ["a", "b"]), .ended(.account("a")), .ended(.device("d")),
+            .ended(.deviceSession(tokenHash: "h")), .connected(deviceID: "d", connectionID: "c"),
+            .challenge(devices: ["d1", "d2"]), .transaction(id: "t1"),
+        ]
         for s in signals { #expect(PushSignal(text: s.text) == s) }
-        #expect(PushSignal(text: "x:y") == nil && PushSignal(text: "nocolon") == nil && PushSignal(text: "c:only-one") == nil)
+        #expect(
+            PushSignal(text: "x:y") == nil && PushSignal(text: "nocolon") == nil
+                && PushSignal(text: "c:only-one") == nil
+        )
         let accounts = (0..<1000).map { "account-\($0)-\(UUID().uuidString)" }
         let many = PushSignal.due(accounts: accounts)
         let parts = many.chunked()
         #expect(parts.count > 1 && parts.allSatisfy { $0.text.utf8.count <= 7000 })
-        let rejoined: [String] = parts.flatMap { p -> [String] in if case .due(let a) = p { return a } else { return [] } }
+        let rejoined: [String] = parts.flatMap { p -> [String] in
+            if case .due(let a) = p { return a } else { return [] }
+        }
         #expect(rejoined == accounts, "nothing lost or reordered by the split")
     }
 
     @Test func framesDecodeUnknownTypesWithoutFailing() throws {
         let decoder = APICoding.decoder()
-        #expect(try decoder.decode(PushFrame.self, from: Data(#"{"type":"somethingNewer","x":1}"#.utf8)) == .unknown(type: "somethingNewer"))
-        #expect(try decoder.decode(PushFrame.self, from: Data(#"{"type":"mfaChallenge","jwt":"a.b.c"}"#.utf8)) == .mfaChallenge(jwt: "a.b.c"))
-        #expect(try decoder.decode(PushFrame.self, from: Data(#"{"type":"ack","seqs":[1,2]}"#.utf8)) == .ack(seqs: [1, 2]))
+        #expect(
+            try decoder.decode(PushFrame.self, from: Data(#"{"type":"somethingNewer","x":1}"#.utf8))
+                == .unknown(type: "somethingNewer")
+        )
+        #expect(
+            try decoder.decode(PushFrame.self, from: Data(#"{"type":"mfaChallenge","jwt":"a.b.c"}"#.utf8))
+                == .mfaChallenge(jwt: "a.b.c")
+        )
+        #expect(
+            try decoder.decode(PushFrame.self, from: Data(#"{"type":"ack","seqs":[1,2]}"#.utf8)) == .ack(seqs: [1, 2])
+        )
         #expect(throws: DecodingError.self) { try decoder.decode(PushFrame.self, from: Data(#"{"type":"ack"}"#.utf8)) }
         #expect(throws: DecodingError.self) { try decoder.decode(PushFrame.self, from: Data(#"{"seqs":[1]}"#.utf8)) }
         let frame = PushFrame.ready(deviceId: "d", window: 64, pingInterval: 25)

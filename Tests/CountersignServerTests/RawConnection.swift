@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A plain TCP connection to 127.0.0.1, optionally from another loopback source address (127.0.0.2…),
 /// for what an HTTP client library will not do: send half a request, nothing at all, or come from a
@@ -16,15 +17,29 @@ final class RawConnection {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
             inet_pton(AF_INET, source, &local.sin_addr)
-            let r = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            guard r == 0 else { close(fd); throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EINVAL) }
+            let r = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard r == 0 else {
+                close(fd)
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EINVAL)
+            }
         }
         var remote = sockaddr_in()
         remote.sin_family = sa_family_t(AF_INET)
         remote.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr)
-        let r = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard r == 0 else { close(fd); throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED) }
+        let r = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard r == 0 else {
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
+        }
     }
 
     deinit { close(fd) }
@@ -55,7 +70,9 @@ final class RawConnection {
     /// Runs blocking socket work on a Dispatch thread: on the cooperative pool (two threads here) it
     /// would starve every other test's server and database work.
     static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { c in DispatchQueue.global().async { c.resume(with: Result { try work() }) } }
+        try await withCheckedThrowingContinuation { c in
+            DispatchQueue.global().async { c.resume(with: Result { try work() }) }
+        }
     }
 
     /// A whole request and its whole answer (the request asks the server to close afterwards).

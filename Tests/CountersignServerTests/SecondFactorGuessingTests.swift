@@ -1,6 +1,7 @@
 import CountersignCrypto
 import Foundation
 import Testing
+
 @testable import CountersignServer
 
 /// Whoever knows the password must not get unlimited guesses at the second factor (issue 19, 1): every
@@ -8,14 +9,23 @@ import Testing
 /// re-authentications, is counted before it is checked, and re-authentication obeys sign-in's limits.
 @Suite struct SecondFactorGuessingTests {
     /// An account with a confirmed authenticator app; returns its session and the app's secret.
-    static func accountWithTOTP(_ api: API, _ h: Harness, _ username: String) async throws -> (session: String, secret: String) {
+    static func accountWithTOTP(
+        _ api: API,
+        _ h: Harness,
+        _ username: String
+    ) async throws -> (session: String, secret: String) {
         try await api.register(username)
         let session = try await api.token(username)
         let enrolled = try await api.call(.post, "/v1/me/mfa/totp", token: session)
         let secret = try #require(enrolled.json["secret"] as? String)
-        let confirm = try await api.call(.post, "/v1/me/mfa/totp/confirm", json: ["code": try MFAReauthTests.code(secret, h)], token: session)
+        let confirm = try await api.call(
+            .post,
+            "/v1/me/mfa/totp/confirm",
+            json: ["code": try MFAReauthTests.code(secret, h)],
+            token: session
+        )
         #expect(confirm.status == 200)
-        h.clock.advance(30)    // the confirming step is spent
+        h.clock.advance(30)  // the confirming step is spent
         return (session, secret)
     }
 
@@ -54,17 +64,25 @@ import Testing
             let guardState = try #require(try await h.store.loginGuard(username: "gerda"))
             #expect(guardState.failures == 3 && guardState.delayedUntil != nil, "\(guardState)")
             let delayed = try await api.signIn("gerda")
-            #expect(delayed.status == 429 && delayed.code == "sign-in-delayed", "the correct password is refused while delayed")
+            #expect(
+                delayed.status == 429 && delayed.code == "sign-in-delayed",
+                "the correct password is refused while delayed"
+            )
 
             // After the delay: two transactions; a wrong code on one is the 4th failure and delays again,
             // and the other's next code is refused without a check.
             h.clock.advance(30 * 60)
             let open = try await Self.pending(api, "gerda")
             let fourth = try await Self.pending(api, "gerda")
-            #expect(try await Self.otp(api, fourth, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
+            #expect(
+                try await Self.otp(api, fourth, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED"
+            )
             #expect(try #require(try await h.store.loginGuard(username: "gerda")).failures == 4)
             let refused = try await Self.otp(api, open, try MFAReauthTests.code(secret, h))
-            #expect(refused.status == 429 && refused.code == "sign-in-delayed", "even the right code: \(refused.status) \(refused.json)")
+            #expect(
+                refused.status == 429 && refused.code == "sign-in-delayed",
+                "even the right code: \(refused.status) \(refused.json)"
+            )
             h.clock.advance(30 * 60)
             let fifth = try await Self.pending(api, "gerda")
             #expect(try await Self.otp(api, fifth, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
@@ -86,12 +104,18 @@ import Testing
             }
             // Two sign-ins at once; the guesser's 5th wrong code locks the account, and then the owner's
             // right code on the other transaction is refused and collecting gives no session.
-            let owner = try await Self.pending(api, "hedda"), guesser = try await Self.pending(api, "hedda")
-            #expect(try await Self.otp(api, guesser, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
+            let owner = try await Self.pending(api, "hedda")
+            let guesser = try await Self.pending(api, "hedda")
+            #expect(
+                try await Self.otp(api, guesser, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED"
+            )
             #expect(try #require(try await h.store.loginGuard(username: "hedda")).locked)
             let right = try await Self.otp(api, owner, try MFAReauthTests.code(secret, h))
             #expect(right.status == 423 && right.code == "account-locked", "\(right.status) \(right.json)")
-            #expect(try await api.call(.post, "/v1/mfa/transactions/\(owner.id)/session", token: owner.binding).status == 409)
+            #expect(
+                try await api.call(.post, "/v1/mfa/transactions/\(owner.id)/session", token: owner.binding).status
+                    == 409
+            )
             // The lock ended the sessions the account had.
             #expect(try await api.call(.get, "/v1/me", token: session).status == 401)
         }
@@ -112,12 +136,19 @@ import Testing
             }
             // Checked (200), refused unchecked (429), or shed unchecked when the database stayed busy (503
             // server-busy, seen on a loaded machine).
-            #expect(replies.allSatisfy { $0.status == 200 || ($0.status == 429 && ["sign-in-busy", "sign-in-delayed"].contains($0.code ?? ""))
-                        || ($0.status == 503 && $0.code == "server-busy") },
-                     "\(replies.map { "\($0.status) \($0.code ?? "")" })")
+            #expect(
+                replies.allSatisfy {
+                    $0.status == 200
+                        || ($0.status == 429 && ["sign-in-busy", "sign-in-delayed"].contains($0.code ?? ""))
+                        || ($0.status == 503 && $0.code == "server-busy")
+                },
+                "\(replies.map { "\($0.status) \($0.code ?? "")" })"
+            )
             let g = try #require(try await h.store.loginGuard(username: "ingrid"))
             #expect(g.failures == 3 && g.pending == 0 && g.delayedUntil != nil, "\(g)")
-            let checked = try await MFAReauthTests.outcomes(h, "ingrid").filter { ["mfa wrong-totp", "sign-in second-factor-too-many-codes"].contains($0) }
+            let checked = try await MFAReauthTests.outcomes(h, "ingrid").filter {
+                ["mfa wrong-totp", "sign-in second-factor-too-many-codes"].contains($0)
+            }
             #expect(checked.count == 3, "codes checked: \(checked)")
             let right = try await Self.otp(api, tx, try MFAReauthTests.code(secret, h))
             #expect(right.json["status"] as? String == "FAILED" && right.json["token"] == nil)
@@ -135,7 +166,12 @@ import Testing
             #expect(try await api.call(.post, "/v1/me/mfa/recovery-codes", token: session).status == 201)
             for _ in 0..<3 {
                 let tx = try await Self.pending(api, "jonas")
-                let r = try await api.call(.post, "/v1/mfa/transactions/\(tx.id)/recovery-code", json: ["code": "aaaaa-bbbbb"], token: tx.binding)
+                let r = try await api.call(
+                    .post,
+                    "/v1/mfa/transactions/\(tx.id)/recovery-code",
+                    json: ["code": "aaaaa-bbbbb"],
+                    token: tx.binding
+                )
                 #expect(r.status == 200)
                 h.clock.advance(61)
             }
@@ -156,7 +192,11 @@ import Testing
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             var opened = replies.filter { $0.status == 202 }.count
-            #expect(opened >= 1 && opened <= MFAService.maxOpenTransactions && replies.allSatisfy { $0.status == 202 || $0.status == 429 }, "\(replies.map(\.status))")
+            #expect(
+                opened >= 1 && opened <= MFAService.maxOpenTransactions
+                    && replies.allSatisfy { $0.status == 202 || $0.status == 429 },
+                "\(replies.map(\.status))"
+            )
             var last = try await Self.pending(api, "karin")
             opened += 1
             while opened < MFAService.maxOpenTransactions {
@@ -164,9 +204,15 @@ import Testing
                 opened += 1
             }
             let capped = try await api.signIn("karin")
-            #expect(capped.status == 429 && capped.code == "rate-limited" && capped.headers[.retryAfter] == "60", "\(capped.json)")
+            #expect(
+                capped.status == 429 && capped.code == "rate-limited" && capped.headers[.retryAfter] == "60",
+                "\(capped.json)"
+            )
             // Finishing one makes room for one.
-            #expect(try await Self.otp(api, last, try MFAReauthTests.code(secret, h)).json["status"] as? String == "COMPLETED")
+            #expect(
+                try await Self.otp(api, last, try MFAReauthTests.code(secret, h)).json["status"] as? String
+                    == "COMPLETED"
+            )
             _ = try await Self.pending(api, "karin")
             #expect(try await api.signIn("karin").status == 429)
             h.clock.advance(61)
@@ -185,21 +231,50 @@ import Testing
         try await h.run { api in
             try await api.register("lotta", captcha: try await api.solveCaptcha())
             try await api.register("maja", captcha: try await api.solveCaptcha())
-            let lotta = try await api.token("lotta"), maja = try await api.token("maja")
-            let wrong = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong horse"], token: lotta)
+            let lotta = try await api.token("lotta")
+            let maja = try await api.token("maja")
+            let wrong = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "wrong horse"],
+                token: lotta
+            )
             #expect(wrong.code == "wrong-password")
-            let noCaptcha = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong horse"], token: lotta)
-            #expect(noCaptcha.status == 400 && noCaptcha.code == "captcha-required", "\(noCaptcha.status) \(noCaptcha.json)")
-            let solved = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "correct horse", "captcha": try await api.solveCaptcha()],
-                                            token: lotta)
+            let noCaptcha = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "wrong horse"],
+                token: lotta
+            )
+            #expect(
+                noCaptcha.status == 400 && noCaptcha.code == "captcha-required",
+                "\(noCaptcha.status) \(noCaptcha.json)"
+            )
+            let solved = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "correct horse", "captcha": try await api.solveCaptcha()],
+                token: lotta
+            )
             #expect(solved.status == 204, "\(solved.status) \(solved.json)")
             // Per address: 4 tokens; the two sign-ins and one failure above took 1 (a success gives its
             // token back), so 3 more wrong passwords on another account empty the bucket.
             for _ in 0..<3 {
-                #expect(try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "wrong", "captcha": try await api.solveCaptcha()],
-                                           token: maja).status == 403)
+                #expect(
+                    try await api.call(
+                        .post,
+                        "/v1/sessions/current/reauth",
+                        json: ["password": "wrong", "captcha": try await api.solveCaptcha()],
+                        token: maja
+                    ).status == 403
+                )
             }
-            let limited = try await api.call(.post, "/v1/sessions/current/reauth", json: ["password": "correct horse"], token: maja)
+            let limited = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "correct horse"],
+                token: maja
+            )
             #expect(limited.status == 429 && limited.code == "rate-limited", "\(limited.status) \(limited.json)")
         }
     }
@@ -214,8 +289,12 @@ import Testing
             for round in 0..<2 {
                 let tx = try await Self.pending(api, "nora")
                 _ = try await Self.otp(api, tx, try Self.wrongCode(secret, h))
-                let changed = try await api.call(.put, "/v1/me/password", json: ["currentPassword": "correct horse", "newPassword": "correct horse"],
-                                                 token: session)
+                let changed = try await api.call(
+                    .put,
+                    "/v1/me/password",
+                    json: ["currentPassword": "correct horse", "newPassword": "correct horse"],
+                    token: session
+                )
                 #expect(changed.status == 204, "\(round): \(changed.json)")
                 h.clock.advance(61)
             }

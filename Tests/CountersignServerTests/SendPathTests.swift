@@ -1,7 +1,8 @@
-@testable import CountersignClient
 import CountersignCrypto
 import Foundation
 import Testing
+
+@testable import CountersignClient
 @testable import CountersignServer
 
 /// The send path the server really uses (on SQLite the direct writer and session readers beside Fluent's
@@ -17,13 +18,20 @@ import Testing
             let bob = try await Person.make("bob", server: server)
             let tablet = try await Person.addDevice("bob", sdk: bob.sdk, name: "tablet")
             let keys = [alice.identity.publicKey, bob.identity.publicKey, tablet.identity.publicKey]
-            let envelopes = try (0..<120).map { i in try MessageEnvelope.seal(Array("m\(i)".utf8), from: alice.identity, to: keys, created: Date()) }
+            let envelopes = try (0..<120).map { i in
+                try MessageEnvelope.seal(Array("m\(i)".utf8), from: alice.identity, to: keys, created: Date())
+            }
             async let outcomes = withThrowingTaskGroup(of: ProblemCode?.self) { group in
                 for e in envelopes {
                     group.addTask {
                         await problemCode {
-                            _ = try await alice.sdk.send("POST", "/v1/messages", body: SendMessageRequest(to: ["bob"], envelope: Base64URL(e.bytes)),
-                                                         as: SentMessage.self, credential: .device)
+                            _ = try await alice.sdk.send(
+                                "POST",
+                                "/v1/messages",
+                                body: SendMessageRequest(to: ["bob"], envelope: Base64URL(e.bytes)),
+                                as: SentMessage.self,
+                                credential: .device
+                            )
                         }
                     }
                 }
@@ -42,11 +50,22 @@ import Testing
             #expect(try await phone.inbox().isEmpty)
             // The revoked tablet's session is refused at once, and a send sealed to the old set is a mismatch.
             #expect(await problemCode { _ = try await tablet.send("still here?", to: ["alice"]) } == .unauthenticated)
-            #expect(await problemCode {
-                _ = try await alice.sdk.send("POST", "/v1/messages", body: SendMessageRequest(
-                    to: ["bob"], envelope: Base64URL(try MessageEnvelope.seal([1], from: alice.identity, to: keys, created: Date()).bytes)),
-                                             as: SentMessage.self, credential: .device)
-            } == .deviceMismatch)
+            #expect(
+                await problemCode {
+                    _ = try await alice.sdk.send(
+                        "POST",
+                        "/v1/messages",
+                        body: SendMessageRequest(
+                            to: ["bob"],
+                            envelope: Base64URL(
+                                try MessageEnvelope.seal([1], from: alice.identity, to: keys, created: Date()).bytes
+                            )
+                        ),
+                        as: SentMessage.self,
+                        credential: .device
+                    )
+                } == .deviceMismatch
+            )
             _ = try await alice.send("to the current set", to: ["bob"])
             #expect(try await phone.inbox().map(\.1) == ["to the current set"])
         }
@@ -60,13 +79,33 @@ import Testing
             let alice = try await Person.make("alice", server: server)
             let bob = try await Person.make("bob", server: server)
             let aliceAccount = try await alice.sdk.me()
-            let envelope = try MessageEnvelope.seal([1], from: alice.identity, to: [alice.identity.publicKey, bob.identity.publicKey], created: Date())
-            let record = MessageRecord(id: Hex.encode(envelope.messageID), senderAccountID: aliceAccount.id, senderDeviceID: alice.device.id,
-                                       senderUsername: "alice", recipients: ["bob"], envelope: envelope.bytes, digest: "d", acceptedAt: h.clock.now(),
-                                       deliverAt: h.clock.now(), expiresAt: h.clock.now().addingTimeInterval(86_400), recipientDevices: 0,
-                                       fetchedBy: 0, acknowledgedBy: 0, cancelled: false)
-            let request = StoreRequest(message: record, senderSigningKeyID: alice.device.signingKeyId,
-                                       keyIDs: Set(envelope.recipients.map { Hex.encode($0.bytes) }))
+            let envelope = try MessageEnvelope.seal(
+                [1],
+                from: alice.identity,
+                to: [alice.identity.publicKey, bob.identity.publicKey],
+                created: Date()
+            )
+            let record = MessageRecord(
+                id: Hex.encode(envelope.messageID),
+                senderAccountID: aliceAccount.id,
+                senderDeviceID: alice.device.id,
+                senderUsername: "alice",
+                recipients: ["bob"],
+                envelope: envelope.bytes,
+                digest: "d",
+                acceptedAt: h.clock.now(),
+                deliverAt: h.clock.now(),
+                expiresAt: h.clock.now().addingTimeInterval(86_400),
+                recipientDevices: 0,
+                fetchedBy: 0,
+                acknowledgedBy: 0,
+                cancelled: false
+            )
+            let request = StoreRequest(
+                message: record,
+                senderSigningKeyID: alice.device.signingKeyId,
+                keyIDs: Set(envelope.recipients.map { Hex.encode($0.bytes) })
+            )
             try await alice.sdk.revokeDevice(id: alice.device.id)
             for store in h.database.messageStores() {
                 #expect(try await store.store([request]) == [.senderChanged])

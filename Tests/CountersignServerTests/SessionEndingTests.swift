@@ -3,23 +3,31 @@ import CountersignClient
 import CountersignCrypto
 import Foundation
 import Synchronization
+import Testing
+
+@testable import CountersignServer
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import CountersignServer
 
 /// Sessions end when they should, and what runs on their behalf ends with them (issue 19, 9): a long
 /// poll, the other sessions of a device whose keys were rotated, every device session of a locked
 /// account; and an authenticator's session is not a messaging device's.
 @Suite struct SessionEndingTests {
     /// A raw request with a bearer token: status and body.
-    static func call(_ method: String, _ url: URL, token: String, json: [String: Any]? = nil) async throws -> (Int, [String: Any]) {
+    static func call(
+        _ method: String,
+        _ url: URL,
+        token: String,
+        json: [String: Any]? = nil
+    ) async throws -> (Int, [String: Any]) {
         let (status, data) = try await raw(method, url, token: token, json: json)
         return (status, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
     }
 
-    static func raw(_ method: String, _ url: URL, token: String, json: [String: Any]? = nil) async throws -> (Int, Data) {
+    static func raw(_ method: String, _ url: URL, token: String, json: [String: Any]? = nil) async throws -> (Int, Data)
+    {
         var r = URLRequest(url: url)
         r.httpMethod = method
         r.timeoutInterval = 60
@@ -41,13 +49,24 @@ import Testing
             let bob = try await Person.make("bob", server: server)
             let token = try #require(alice.sdk.deviceToken)
             let started = ContinuousClock.now
-            let poll = Task { try await Self.raw("GET", server.appendingPathComponent("v1/devices/current/messages").appending(queryItems: [.init(name: "wait", value: "30")]), token: token) }
-            try await Task.sleep(for: .milliseconds(500))    // the poll is waiting
+            let poll = Task {
+                try await Self.raw(
+                    "GET",
+                    server.appendingPathComponent("v1/devices/current/messages").appending(queryItems: [
+                        .init(name: "wait", value: "30")
+                    ]),
+                    token: token
+                )
+            }
+            try await Task.sleep(for: .milliseconds(500))  // the poll is waiting
             try await alice.sdk.signOutEverywhere()
             _ = try await bob.send("after you signed out", to: ["alice"])
             let (status, body) = try await poll.value
             #expect(status == 401, "\(status) \(String(decoding: body, as: UTF8.self))")
-            #expect(ContinuousClock.now - started < .seconds(10), "answered when the session ended, not at the end of its wait")
+            #expect(
+                ContinuousClock.now - started < .seconds(10),
+                "answered when the session ended, not at the end of its wait"
+            )
         }
     }
 
@@ -61,7 +80,12 @@ import Testing
             try await thief.openDeviceSession(deviceID: owner.device.id, signing: owner.identity)
             #expect(try await thief.fetchMessages().messages.isEmpty)
             let next = Identity.generate()
-            _ = try await owner.sdk.rotateKeys(deviceID: owner.device.id, old: owner.identity, newSigning: next, newEncryptionKey: next.publicKey)
+            _ = try await owner.sdk.rotateKeys(
+                deviceID: owner.device.id,
+                old: owner.identity,
+                newSigning: next,
+                newEncryptionKey: next.publicKey
+            )
             await #expect(throws: ClientError.self) { _ = try await thief.fetchMessages() }
             #expect(try await owner.sdk.fetchMessages().messages.isEmpty, "the rotating session is kept")
         }
@@ -73,20 +97,35 @@ import Testing
         try await withLiveServer(backend) { server, _ in
             let dora = try await Person.make("dora", server: server)
             let accountToken = try #require(dora.sdk.token)
-            let (_, key) = try await Self.call("POST", server.appendingPathComponent("v1/me/mfa/pairing-keys"), token: accountToken, json: [:])
+            let (_, key) = try await Self.call(
+                "POST",
+                server.appendingPathComponent("v1/me/mfa/pairing-keys"),
+                token: accountToken,
+                json: [:]
+            )
             let pairing = try #require(key["key"] as? String, "\(key)")
-            let (_, info) = try await CountersignAuthenticator.pair(pairing, server: server, name: "phone", identity: Identity.generate())
+            let (_, info) = try await CountersignAuthenticator.pair(
+                pairing,
+                server: server,
+                name: "phone",
+                identity: Identity.generate()
+            )
             let token = info.session.token
             // A delayed message of the account's messaging device, which the authenticator must not cancel.
             let delayed = try await dora.send("later", to: ["dora"], after: 3600)
             let v1 = server.appendingPathComponent("v1")
-            for (method, url, body) in [("GET", v1.appendingPathComponent("devices/current/messages"), nil),
-                                        ("POST", v1.appendingPathComponent("devices/current/acks"), ["seqs": [1]]),
-                                        ("GET", v1.appendingPathComponent("messages/\(delayed.id)"), nil),
-                                        ("DELETE", v1.appendingPathComponent("messages/\(delayed.id)"), nil),
-                                        ("POST", v1.appendingPathComponent("messages"), ["to": ["dora"], "envelope": "AAAA"])] as [(String, URL, [String: Any]?)] {
+            for (method, url, body) in [
+                ("GET", v1.appendingPathComponent("devices/current/messages"), nil),
+                ("POST", v1.appendingPathComponent("devices/current/acks"), ["seqs": [1]]),
+                ("GET", v1.appendingPathComponent("messages/\(delayed.id)"), nil),
+                ("DELETE", v1.appendingPathComponent("messages/\(delayed.id)"), nil),
+                ("POST", v1.appendingPathComponent("messages"), ["to": ["dora"], "envelope": "AAAA"]),
+            ] as [(String, URL, [String: Any]?)] {
                 let (status, problem) = try await Self.call(method, url, token: token, json: body)
-                #expect(status == 403 && problem["code"] as? String == "not-a-messaging-device", "\(method) \(url.path): \(status) \(problem)")
+                #expect(
+                    status == 403 && problem["code"] as? String == "not-a-messaging-device",
+                    "\(method) \(url.path): \(status) \(problem)"
+                )
             }
             #expect(try await dora.sdk.messageStatus(id: delayed.id).cancelled == false)
         }
@@ -99,10 +138,19 @@ import Testing
         try await withLiveServer(backend) { server, h in
             let erin = try await Person.make("erin", server: server)
             let accountToken = try #require(erin.sdk.token)
-            let (_, enrolled) = try await Self.call("POST", server.appendingPathComponent("v1/me/mfa/totp"), token: accountToken, json: [:])
+            let (_, enrolled) = try await Self.call(
+                "POST",
+                server.appendingPathComponent("v1/me/mfa/totp"),
+                token: accountToken,
+                json: [:]
+            )
             let secret = try #require(enrolled["secret"] as? String)
-            let (confirmed, _) = try await Self.call("POST", server.appendingPathComponent("v1/me/mfa/totp/confirm"), token: accountToken,
-                                                     json: ["code": try MFAReauthTests.code(secret, h)])
+            let (confirmed, _) = try await Self.call(
+                "POST",
+                server.appendingPathComponent("v1/me/mfa/totp/confirm"),
+                token: accountToken,
+                json: ["code": try MFAReauthTests.code(secret, h)]
+            )
             #expect(confirmed == 200)
             let ended = EndingLog()
             h.service.endings.observe { ended.append($0) }

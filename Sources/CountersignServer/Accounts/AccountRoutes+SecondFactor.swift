@@ -8,7 +8,10 @@ extension AccountRoutes {
         case nil, "push": return true
         case "code": return false
         case let other?:
-            throw AccountError.invalidField(field: "secondFactor", reason: "push or code, not \(String(other.prefix(32)).debugDescription)")
+            throw AccountError.invalidField(
+                field: "secondFactor",
+                reason: "push or code, not \(String(other.prefix(32)).debugDescription)"
+            )
         }
     }
 }

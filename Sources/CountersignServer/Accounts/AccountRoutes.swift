@@ -1,5 +1,5 @@
-import CountersignCrypto
 import CountersignAPI
+import CountersignCrypto
 import Foundation
 import Hummingbird
 
@@ -10,8 +10,14 @@ struct AccountRoutes {
     let maxBody: Int
 
     static func account(_ a: AccountRecord) -> Account {
-        Account(id: a.id, username: a.username, name: a.name, lastname: a.lastname,
-                settings: AccountSettings(reauthIntervalMinutes: a.reauthMinutes), createdAt: a.createdAt)
+        Account(
+            id: a.id,
+            username: a.username,
+            name: a.name,
+            lastname: a.lastname,
+            settings: AccountSettings(reauthIntervalMinutes: a.reauthMinutes),
+            createdAt: a.createdAt
+        )
     }
 
     func register(on router: Router<AppContext>) {
@@ -19,18 +25,32 @@ struct AccountRoutes {
         v1.get("captcha") { _, _ in try json(service.captchaChallenge(), headers: [.cacheControl: "no-store"]) }
         v1.post("accounts") { request, context in
             let body = try await decode(RegisterRequest.self, request, context)
-            let account = try await service.register(username: body.username, password: body.password, name: body.name,
-                                                     lastname: body.lastname, captcha: body.captcha, origin: origin(request, context))
+            let account = try await service.register(
+                username: body.username,
+                password: body.password,
+                name: body.name,
+                lastname: body.lastname,
+                captcha: body.captcha,
+                origin: origin(request, context)
+            )
             return try json(Self.account(account), status: .created, headers: [.location: "/v1/me"])
         }
         v1.post("sessions") { request, context in
             let body = try await decode(SignInRequest.self, request, context)
             do {
-                switch try await service.signIn(username: body.username, password: body.password, captcha: body.captcha,
-                                                origin: origin(request, context), offerPush: try Self.offerPush(body.secondFactor)) {
+                switch try await service.signIn(
+                    username: body.username,
+                    password: body.password,
+                    captcha: body.captcha,
+                    origin: origin(request, context),
+                    offerPush: try Self.offerPush(body.secondFactor)
+                ) {
                 case .session(let s):
                     ServerMetrics.signIn("success")
-                    return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)), status: .created)
+                    return try json(
+                        SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)),
+                        status: .created
+                    )
                 case .secondFactor(let pending):
                     ServerMetrics.signIn("second-factor")
                     return try json(pending, status: .accepted)
@@ -48,8 +68,13 @@ struct AccountRoutes {
         v1.post("sessions/current/reauth") { request, context in
             let auth = try await authenticate(request)
             let body = try await decode(ReauthRequest.self, request, context)
-            switch try await service.reauthenticate(auth, password: body.password, captcha: body.captcha, origin: origin(request, context),
-                                                    offerPush: try Self.offerPush(body.secondFactor)) {
+            switch try await service.reauthenticate(
+                auth,
+                password: body.password,
+                captcha: body.captcha,
+                origin: origin(request, context),
+                offerPush: try Self.offerPush(body.secondFactor)
+            ) {
             case .done: return Response(status: .noContent)
             case .secondFactor(let pending): return try json(pending, status: .accepted)
             }
@@ -60,13 +85,22 @@ struct AccountRoutes {
         v1.put("me/password") { request, context in
             let auth = try await authenticate(request)
             let body = try await decode(PasswordChangeRequest.self, request, context)
-            try await service.changePassword(auth, current: body.currentPassword, new: body.newPassword, origin: origin(request, context))
+            try await service.changePassword(
+                auth,
+                current: body.currentPassword,
+                new: body.newPassword,
+                origin: origin(request, context)
+            )
             return Response(status: .noContent)
         }
         v1.put("me/settings") { request, context in
             let auth = try await authenticate(request)
             let body = try await decode(AccountSettings.self, request, context)
-            try await service.updateSettings(auth, reauthMinutes: body.reauthIntervalMinutes, origin: origin(request, context))
+            try await service.updateSettings(
+                auth,
+                reauthMinutes: body.reauthIntervalMinutes,
+                origin: origin(request, context)
+            )
             return try json(AccountSettings(reauthIntervalMinutes: body.reauthIntervalMinutes))
         }
         v1.get("me/audit") { request, _ in
@@ -74,12 +108,16 @@ struct AccountRoutes {
             let q = request.uri.queryParameters
             var limit = 50
             if let l = q["limit"] {
-                guard let n = Int(String(l)), (1...100).contains(n) else { throw Problem.malformed("limit must be 1 to 100") }
+                guard let n = Int(String(l)), (1...100).contains(n) else {
+                    throw Problem.malformed("limit must be 1 to 100")
+                }
                 limit = n
             }
             var before: Int64?
             if let b = q["before"] {
-                guard let n = Int64(String(b)), n > 0 else { throw Problem.malformed("before must be an event id from a previous page's next") }
+                guard let n = Int64(String(b)), n > 0 else {
+                    throw Problem.malformed("before must be an event id from a previous page's next")
+                }
                 before = n
             }
             let events = try await service.auditEvents(auth, before: before, limit: limit)

@@ -1,6 +1,6 @@
+import CountersignAPI
 import CountersignCrypto
 import Crypto
-import CountersignAPI
 import Foundation
 import Logging
 import Synchronization
@@ -41,9 +41,18 @@ public final class AccountService: Sendable {
     /// Asked after a correct password whether a second factor must follow (MFA, docs/SPEC.md §4h).
     let secondFactor = SecondFactorGate()
 
-    public init(store: any AccountStore, config: ServerConfiguration, clock: any WallClock = SystemClock(),
-                random: any RandomSource = SystemRandomSource(), logger: Logger = Logger(label: "countersign")) async throws {
-        self.store = store; self.config = config; self.clock = clock; self.random = random; self.logger = logger
+    public init(
+        store: any AccountStore,
+        config: ServerConfiguration,
+        clock: any WallClock = SystemClock(),
+        random: any RandomSource = SystemRandomSource(),
+        logger: Logger = Logger(label: "countersign")
+    ) async throws {
+        self.store = store
+        self.config = config
+        self.clock = clock
+        self.random = random
+        self.logger = logger
         let key = try await store.serverSecret(name: "altcha-hmac-key") { random.bytes(32) }
         altcha = Altcha(key: key, maxNumber: config.captchaMaxNumber)
         signInFailures = AddressThrottle(config.signInFailuresPerAddress)
@@ -68,7 +77,10 @@ public final class AccountService: Sendable {
             (challenge, expires) = try altcha.verify(payload, now: clock.now())
         } catch let e as Altcha.Failure {
             switch e {
-            case .malformed: throw AccountError.captchaInvalid("the captcha solution is not base64 JSON of an ALTCHA SHA-256 solution")
+            case .malformed:
+                throw AccountError.captchaInvalid(
+                    "the captcha solution is not base64 JSON of an ALTCHA SHA-256 solution"
+                )
             case .badSignature: throw AccountError.captchaInvalid("the captcha challenge was not issued by this server")
             case .wrongAnswer: throw AccountError.captchaInvalid("the captcha number does not solve the challenge")
             case .expired: throw AccountError.captchaInvalid("the captcha challenge expired")
@@ -81,11 +93,20 @@ public final class AccountService: Sendable {
 
     // MARK: Registration
 
-    public func register(username rawUsername: String, password: String, name rawName: String, lastname rawLastname: String,
-                         captcha: String?, origin: RequestOrigin) async throws -> AccountRecord {
+    public func register(
+        username rawUsername: String,
+        password: String,
+        name rawName: String,
+        lastname rawLastname: String,
+        captcha: String?,
+        origin: RequestOrigin
+    ) async throws -> AccountRecord {
         let now = clock.now()
         if let wait = registrations.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
-        let username: String, name: String, lastname: String, hash: String
+        let username: String
+        let name: String
+        let lastname: String
+        let hash: String
         do {
             username = try Self.validUsername(rawUsername)
             try Self.validate(password: password, username: username)
@@ -98,8 +119,15 @@ public final class AccountService: Sendable {
             registrations.refund(origin.address, now: now)
             throw error
         }
-        let account = AccountRecord(id: UUID(uuid: uuidBytes()).uuidString.lowercased(), username: username, name: name, lastname: lastname,
-                                    passwordHash: hash, reauthMinutes: 0, createdAt: now)
+        let account = AccountRecord(
+            id: UUID(uuid: uuidBytes()).uuidString.lowercased(),
+            username: username,
+            name: name,
+            lastname: lastname,
+            passwordHash: hash,
+            reauthMinutes: 0,
+            createdAt: now
+        )
         try await store.createAccount(account)
         try await audit(account.id, "account-created", "success", origin)
         return account
@@ -112,10 +140,13 @@ public final class AccountService: Sendable {
         let u = raw.unicodeScalars.allSatisfy(\.isASCII) ? raw.lowercased() : ""
         let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._-")
         let alnum = Set("abcdefghijklmnopqrstuvwxyz0123456789")
-        guard (3...32).contains(u.count), u.allSatisfy(allowed.contains), let f = u.first, let l = u.last, alnum.contains(f), alnum.contains(l)
+        guard (3...32).contains(u.count), u.allSatisfy(allowed.contains), let f = u.first, let l = u.last,
+            alnum.contains(f), alnum.contains(l)
         else {
-            throw AccountError.invalidField(field: "username",
-                                            reason: "3 to 32 characters of a-z, 0-9, '.', '_' and '-', starting and ending with a letter or digit")
+            throw AccountError.invalidField(
+                field: "username",
+                reason: "3 to 32 characters of a-z, 0-9, '.', '_' and '-', starting and ending with a letter or digit"
+            )
         }
         return u
     }
@@ -132,7 +163,9 @@ public final class AccountService: Sendable {
 
     static func validName(_ raw: String, field: String) throws -> String {
         let s = raw.trimmingCharacters(in: .whitespaces)
-        guard (1...100).contains(s.unicodeScalars.count), !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard (1...100).contains(s.unicodeScalars.count),
+            !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw AccountError.invalidField(field: field, reason: "1 to 100 characters, no control characters")
         }
         return s
@@ -164,8 +197,13 @@ public final class AccountService: Sendable {
     }
 
     /// `offerPush: false`: the client will finish a second factor with a code, so none is pushed (nor counted).
-    public func signIn(username rawUsername: String, password: String, captcha: String?, origin: RequestOrigin,
-                       offerPush: Bool = true) async throws -> SignInResult {
+    public func signIn(
+        username rawUsername: String,
+        password: String,
+        captcha: String?,
+        origin: RequestOrigin,
+        offerPush: Bool = true
+    ) async throws -> SignInResult {
         let now = clock.now()
         let username = (try? Self.validUsername(rawUsername)) ?? ""
         let captchaNeeded = try await captchaRequired(username: username, origin: origin, now: now)
@@ -191,9 +229,14 @@ public final class AccountService: Sendable {
         let verifiedHash = account?.passwordHash ?? dummyHash
         let result: CheckResult
         do {
-            result = try await checkUnderLockout(username: username, password: password, against: verifiedHash, accountExists: account != nil)
+            result = try await checkUnderLockout(
+                username: username,
+                password: password,
+                against: verifiedHash,
+                accountExists: account != nil
+            )
         } catch AccountError.serverBusy {
-            refund = true    // not an attempt: the server never looked at the password
+            refund = true  // not an attempt: the server never looked at the password
             throw AccountError.serverBusy
         }
         switch result {
@@ -223,10 +266,12 @@ public final class AccountService: Sendable {
         if config.hasher.needsRehash(verifiedHash) {
             let rehashed = try await hashOffPool(password)
             // Only if the password did not change meanwhile: never write an old password's hash back.
-            if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) { currentHash = rehashed }
+            if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) {
+                currentHash = rehashed
+            }
         }
         var begun = account
-        begun.passwordHash = currentHash    // the tag a password change voids (`passwordTag`)
+        begun.passwordHash = currentHash  // the tag a password change voids (`passwordTag`)
         if let pending = try await secondFactor.begin(begun, origin, after, offerPush: offerPush) {
             // Not a success yet: the lockout count stays, and so does this address's token until the
             // second factor is done (`finishSecondFactor` gives it back).
@@ -250,13 +295,20 @@ public final class AccountService: Sendable {
     /// `passwordless`: a QR sign-in (the authenticator alone): its session has never had a full
     /// authentication, so anything behind re-authentication asks for the password (and second factor) first.
     /// `passwordTag`: the password the sign-in began with; a change since gives no session.
-    func finishSecondFactor(accountID: String, method: String, passwordTag: String? = nil, origin: RequestOrigin,
-                            passwordless: Bool = false) async throws -> NewSession {
+    func finishSecondFactor(
+        accountID: String,
+        method: String,
+        passwordTag: String? = nil,
+        origin: RequestOrigin,
+        passwordless: Bool = false
+    ) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
         if passwordless {
             // No password was checked: the count stays, but a locked or delayed account gets nothing.
-            switch try await store.loginGuard(username: account.username).flatMap({ config.lockout.refusal($0, now: clock.now()) }) ?? .proceed {
+            switch try await store.loginGuard(username: account.username).flatMap({
+                config.lockout.refusal($0, now: clock.now())
+            }) ?? .proceed {
             case .proceed: break
             case .delayed(let until): throw AccountError.signInDelayed(until: until)
             case .locked, .busy: throw AccountError.accountLocked
@@ -267,7 +319,9 @@ public final class AccountService: Sendable {
         }
         let session = try await startSession(account, origin: origin, now: clock.now(), passwordless: passwordless)
         // A password change that landed meanwhile ended every session but its own: not this one either.
-        if let passwordTag, let current = try await store.account(id: accountID), Self.passwordTag(current.passwordHash) != passwordTag {
+        if let passwordTag, let current = try await store.account(id: accountID),
+            Self.passwordTag(current.passwordHash) != passwordTag
+        {
             try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
             throw MFAError.signInSuperseded
         }
@@ -276,7 +330,9 @@ public final class AccountService: Sendable {
     }
 
     /// Names the password hash a sign-in began with, without keeping the hash itself in the transaction.
-    static func passwordTag(_ hash: String) -> String { Hex.encode(SHA256.hash(data: Array(("countersign password tag\0" + hash).utf8)).prefix(16)) }
+    static func passwordTag(_ hash: String) -> String {
+        Hex.encode(SHA256.hash(data: Array(("countersign password tag\0" + hash).utf8)).prefix(16))
+    }
 
     private static func requireSamePassword(_ account: AccountRecord, _ tag: String?) throws {
         guard let tag else { return }
@@ -287,7 +343,11 @@ public final class AccountService: Sendable {
     /// keep prompting the owner for free. (Codes are counted as they are checked: `checkSecondFactor`.)
     func countSecondFactorFailure(accountID: String, outcome: String, origin: RequestOrigin) async throws {
         guard let account = try await store.account(id: accountID) else { return }
-        let failure = try await store.countSignInFailure(username: account.username, policy: config.lockout, now: clock.now())
+        let failure = try await store.countSignInFailure(
+            username: account.username,
+            policy: config.lockout,
+            now: clock.now()
+        )
         try await audit(account.id, "sign-in", outcome, origin)
         if failure == .locked { try await endAllSessions(account.id) }
     }
@@ -317,8 +377,12 @@ public final class AccountService: Sendable {
             try await store.releaseSignIn(username: account.username, policy: config.lockout, now: clock.now())
             throw error
         }
-        switch try await store.finishSignIn(username: account.username, check: valid ? .passedMoreToFollow : .failed,
-                                            policy: config.lockout, now: clock.now()) {
+        switch try await store.finishSignIn(
+            username: account.username,
+            check: valid ? .passedMoreToFollow : .failed,
+            policy: config.lockout,
+            now: clock.now()
+        ) {
         case .succeeded(.proceed): return .valid
         case .succeeded(.delayed(let until)): throw AccountError.signInDelayed(until: until)
         case .succeeded: throw AccountError.accountLocked
@@ -345,13 +409,26 @@ public final class AccountService: Sendable {
         endings.ended(.account(accountID))
     }
 
-    private func startSession(_ account: AccountRecord, origin: RequestOrigin, now: Date, passwordless: Bool = false) async throws -> NewSession {
+    private func startSession(
+        _ account: AccountRecord,
+        origin: RequestOrigin,
+        now: Date,
+        passwordless: Bool = false
+    ) async throws -> NewSession {
         let token = "cs_" + Base64URL(random.bytes(32)).text
         let expires = now.addingTimeInterval(config.sessionLifetime)
-        try await store.createSession(SessionRecord(tokenHash: Self.tokenHash(token), accountID: account.id, createdAt: now, lastUsedAt: now,
-                                                    authenticatedAt: passwordless ? Self.neverAuthenticated : now, expiresAt: expires,
-                                                    address: origin.address,
-                                                    userAgent: origin.userAgent))
+        try await store.createSession(
+            SessionRecord(
+                tokenHash: Self.tokenHash(token),
+                accountID: account.id,
+                createdAt: now,
+                lastUsedAt: now,
+                authenticatedAt: passwordless ? Self.neverAuthenticated : now,
+                expiresAt: expires,
+                address: origin.address,
+                userAgent: origin.userAgent
+            )
+        )
         return NewSession(token: token, expiresAt: expires, account: account)
     }
 
@@ -397,11 +474,15 @@ public final class AccountService: Sendable {
 
     func requireRecentAuthentication(_ auth: Authenticated, secondFactorChange: Bool = false) throws {
         var minutes = auth.account.reauthMinutes
-        if secondFactorChange { minutes = minutes == 0 ? Self.secondFactorChangeMinutes : min(minutes, Self.secondFactorChangeMinutes) }
+        if secondFactorChange {
+            minutes = minutes == 0 ? Self.secondFactorChangeMinutes : min(minutes, Self.secondFactorChangeMinutes)
+        }
         // A passwordless (QR) session never had a full authentication: whatever the interval, "never"
         // included, it registers no device and changes nothing sensitive until it re-authenticates.
         if auth.session.authenticatedAt == Self.neverAuthenticated {
-            throw AccountError.reauthenticationRequired(intervalMinutes: minutes == 0 ? Self.secondFactorChangeMinutes : minutes)
+            throw AccountError.reauthenticationRequired(
+                intervalMinutes: minutes == 0 ? Self.secondFactorChangeMinutes : minutes
+            )
         }
         guard minutes > 0 else { return }
         if clock.now().timeIntervalSince(auth.session.authenticatedAt) > TimeInterval(minutes * 60) {
@@ -421,7 +502,12 @@ public final class AccountService: Sendable {
     /// The one path every password check takes: reserve the check in the username's lockout row, verify
     /// off the event loops, apply the outcome. A full hashing queue releases the reservation and throws
     /// `serverBusy` without counting anything.
-    func checkUnderLockout(username: String, password: String, against phc: String, accountExists: Bool) async throws -> CheckResult {
+    func checkUnderLockout(
+        username: String,
+        password: String,
+        against phc: String,
+        accountExists: Bool
+    ) async throws -> CheckResult {
         func refusal(_ gate: LockoutPolicy.Gate) -> CheckResult? {
             switch gate {
             case .proceed: return nil
@@ -430,7 +516,9 @@ public final class AccountService: Sendable {
             case .busy: return .refused(.signInBusy, outcome: nil)
             }
         }
-        if let refused = refusal(try await store.reserveSignIn(username: username, policy: config.lockout, now: clock.now())) {
+        if let refused = refusal(
+            try await store.reserveSignIn(username: username, policy: config.lockout, now: clock.now())
+        ) {
             return refused
         }
         let matches: Bool
@@ -440,11 +528,15 @@ public final class AccountService: Sendable {
             try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
             throw AccountError.serverBusy
         } catch {
-            matches = false    // a stored hash that does not parse matches nothing
+            matches = false  // a stored hash that does not parse matches nothing
         }
         // A correct password is one factor: `complete` resets the count once every factor has passed.
-        switch try await store.finishSignIn(username: username, check: matches && accountExists ? .passedMoreToFollow : .failed,
-                                            policy: config.lockout, now: clock.now()) {
+        switch try await store.finishSignIn(
+            username: username,
+            check: matches && accountExists ? .passedMoreToFollow : .failed,
+            policy: config.lockout,
+            now: clock.now()
+        ) {
         case .failed(let failure): return .failed(failure)
         case .succeeded(let gate): return refusal(gate) ?? .matched
         }
@@ -452,9 +544,18 @@ public final class AccountService: Sendable {
 
     /// Checks the password against the account, counting failures like sign-in does (a stolen token
     /// must not become an unlimited password oracle).
-    private func checkPassword(_ password: String, _ auth: Authenticated, origin: RequestOrigin, kind: String) async throws {
-        switch try await checkUnderLockout(username: auth.account.username, password: password, against: auth.account.passwordHash,
-                                           accountExists: true) {
+    private func checkPassword(
+        _ password: String,
+        _ auth: Authenticated,
+        origin: RequestOrigin,
+        kind: String
+    ) async throws {
+        switch try await checkUnderLockout(
+            username: auth.account.username,
+            password: password,
+            against: auth.account.passwordHash,
+            accountExists: true
+        ) {
         case .matched:
             return
         case .refused(let error, let outcome):
@@ -493,8 +594,13 @@ public final class AccountService: Sendable {
 
     /// Re-authentication obeys sign-in's limits: the same lockout count, the same per-address tokens
     /// and the same captcha rule, so a stolen session is not a cheaper way to guess.
-    public func reauthenticate(_ auth: Authenticated, password: String, captcha: String? = nil, origin: RequestOrigin,
-                               offerPush: Bool = true) async throws -> ReauthResult {
+    public func reauthenticate(
+        _ auth: Authenticated,
+        password: String,
+        captcha: String? = nil,
+        origin: RequestOrigin,
+        offerPush: Bool = true
+    ) async throws -> ReauthResult {
         let now = clock.now()
         let captchaNeeded = try await captchaRequired(username: auth.account.username, origin: origin, now: now)
         if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
@@ -517,8 +623,13 @@ public final class AccountService: Sendable {
         }
         // Read again: the check may have rehashed the password, and the tag must be of the stored hash.
         let account = try await store.account(id: auth.account.id) ?? auth.account
-        if let pending = try await secondFactor.begin(account, origin, clock.now(), reauthenticating: auth.session.tokenHash,
-                                                      offerPush: offerPush) {
+        if let pending = try await secondFactor.begin(
+            account,
+            origin,
+            clock.now(),
+            reauthenticating: auth.session.tokenHash,
+            offerPush: offerPush
+        ) {
             try await audit(auth.account.id, "reauth", "password-ok-second-factor-pending", origin)
             return .secondFactor(pending)
         }
@@ -531,11 +642,19 @@ public final class AccountService: Sendable {
 
     /// The second factor of a re-authentication is done: the session that asked counts as freshly
     /// authenticated, if it is still open.
-    func finishReauthentication(tokenHash: String, accountID: String, method: String, passwordTag: String? = nil, origin: RequestOrigin) async throws {
+    func finishReauthentication(
+        tokenHash: String,
+        accountID: String,
+        method: String,
+        passwordTag: String? = nil,
+        origin: RequestOrigin
+    ) async throws {
         let now = clock.now()
         // The same checks as `authenticate`: an expired or idle session is not brought back.
-        guard let session = try await store.session(tokenHash: tokenHash), session.accountID == accountID, session.expiresAt > now,
-              now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle else {
+        guard let session = try await store.session(tokenHash: tokenHash), session.accountID == accountID,
+            session.expiresAt > now,
+            now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle
+        else {
             throw AccountError.unauthenticated
         }
         guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
@@ -546,7 +665,8 @@ public final class AccountService: Sendable {
         try await audit(accountID, "reauth", "success-\(method)", origin)
     }
 
-    public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws {
+    public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws
+    {
         try requireRecentAuthentication(auth)
         try Self.validate(password: new, username: auth.account.username)
         // Not a sign-in: a password change resets no count (with the interval "never" it needs no recent
@@ -576,8 +696,14 @@ public final class AccountService: Sendable {
     // MARK: Helpers
 
     func audit(_ accountID: String, _ kind: String, _ outcome: String, _ origin: RequestOrigin) async throws {
-        try await store.record(accountID: accountID, kind: kind, outcome: outcome, address: origin.address,
-                               userAgent: origin.userAgent, at: clock.now())
+        try await store.record(
+            accountID: accountID,
+            kind: kind,
+            outcome: outcome,
+            address: origin.address,
+            userAgent: origin.userAgent,
+            at: clock.now()
+        )
     }
 
     /// Argon2id takes ~17 ms of CPU and 19 MiB: it runs on one serial queue per core (never on the
@@ -596,12 +722,18 @@ public final class AccountService: Sendable {
         }
         guard admitted else { throw AccountError.serverBusy }
         defer { queued.withLock { $0 -= 1 } }
-        let queue = Self.hashQueues[nextQueue.withLock { i in defer { i = (i + 1) % Self.cores }; return i }]
+        let queue = Self.hashQueues[
+            nextQueue.withLock { i in
+                defer { i = (i + 1) % Self.cores }
+                return i
+            }
+        ]
         return try await withCheckedThrowingContinuation { c in queue.async { c.resume(with: Result { try work() }) } }
     }
 
     private func hashOffPool(_ password: String) async throws -> String {
-        let hasher = config.hasher, random = self.random
+        let hasher = config.hasher
+        let random = self.random
         return try await onHashQueue {
             var rng = RandomSourceGenerator(source: random)
             return try hasher.hash(Array(password.utf8), using: &rng)

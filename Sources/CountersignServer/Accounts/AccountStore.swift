@@ -54,7 +54,12 @@ public protocol AccountStore: Sendable {
     /// Loads the username's lockout state, applies `reserve`, stores it: one transaction.
     func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
     /// Applies the outcome of a check that `reserveSignIn` allowed: one transaction.
-    func finishSignIn(username: String, check: LockoutPolicy.Check, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome
+    func finishSignIn(
+        username: String,
+        check: LockoutPolicy.Check,
+        policy: LockoutPolicy,
+        now: Date
+    ) async throws -> SignInOutcome
     /// Counts a failure that had no reservation (a denied push): one transaction.
     func countSignInFailure(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure
     /// A sign-in whose every factor passed: resets the count unless locked or delayed. One transaction.
@@ -75,7 +80,14 @@ public protocol AccountStore: Sendable {
     /// Deletes sessions past their absolute or idle lifetime and spent captchas past expiry.
     func purgeExpired(now: Date, idle: TimeInterval) async throws
 
-    func record(accountID: String, kind: String, outcome: String, address: String, userAgent: String, at: Date) async throws
+    func record(
+        accountID: String,
+        kind: String,
+        outcome: String,
+        address: String,
+        userAgent: String,
+        at: Date
+    ) async throws
     /// Newest first, ids below `before` when given.
     func auditEvents(accountID: String, before: Int64?, limit: Int) async throws -> [AuditEvent]
 

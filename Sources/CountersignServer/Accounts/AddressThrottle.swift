@@ -10,11 +10,20 @@ public final class AddressThrottle: Sendable {
     public struct Limit: Sendable, Equatable {
         public var capacity: Int
         public var window: TimeInterval
-        public init(capacity: Int, window: TimeInterval) { self.capacity = capacity; self.window = window }
+        public init(capacity: Int, window: TimeInterval) {
+            self.capacity = capacity
+            self.window = window
+        }
     }
 
-    private struct Bucket { var tokens: Double; var at: Date }
-    private struct State { var buckets: [String: Bucket] = [:]; var lastSweep = Date.distantPast }
+    private struct Bucket {
+        var tokens: Double
+        var at: Date
+    }
+    private struct State {
+        var buckets: [String: Bucket] = [:]
+        var lastSweep = Date.distantPast
+    }
     private let limit: Limit
     private let state = Mutex(State())
     static let maxBuckets = 100_000
@@ -24,7 +33,10 @@ public final class AddressThrottle: Sendable {
     private func refill(_ b: Bucket?, now: Date) -> Bucket {
         guard let b else { return Bucket(tokens: Double(limit.capacity), at: now) }
         let rate = Double(limit.capacity) / limit.window
-        return Bucket(tokens: min(Double(limit.capacity), b.tokens + max(0, now.timeIntervalSince(b.at)) * rate), at: now)
+        return Bucket(
+            tokens: min(Double(limit.capacity), b.tokens + max(0, now.timeIntervalSince(b.at)) * rate),
+            at: now
+        )
     }
 
     /// Takes one token: nil when taken, else the seconds until one is available.

@@ -1,6 +1,6 @@
+import CountersignAPI
 import CountersignCrypto
 import Crypto
-import CountersignAPI
 import Foundation
 
 /// ALTCHA v1 proof-of-work challenges (https://altcha.org/docs/v1): the client finds `number` ≤ `maxnumber`
@@ -30,7 +30,9 @@ public struct Altcha: Sendable {
     public let lifetime: TimeInterval
 
     public init(key: [UInt8], maxNumber: Int = 100_000, lifetime: TimeInterval = 600) {
-        self.key = SymmetricKey(data: key); self.maxNumber = maxNumber; self.lifetime = lifetime
+        self.key = SymmetricKey(data: key)
+        self.maxNumber = maxNumber
+        self.lifetime = lifetime
     }
 
     public func challenge<R: RandomNumberGenerator>(now: Date, using rng: inout R) -> Challenge {
@@ -39,18 +41,29 @@ public struct Altcha: Sendable {
         let salt = "\(nonce)?expires=\(expires)&"
         let number = Int.random(in: 0...maxNumber, using: &rng)
         let challenge = Self.sha256Hex(salt + String(number))
-        return Challenge(algorithm: "SHA-256", challenge: challenge, maxnumber: maxNumber, salt: salt, signature: sign(challenge))
+        return Challenge(
+            algorithm: "SHA-256",
+            challenge: challenge,
+            maxnumber: maxNumber,
+            salt: salt,
+            signature: sign(challenge)
+        )
     }
 
     /// Checks a base64 payload; returns the challenge and its expiry so the caller can refuse a second use.
     public func verify(_ payload: String, now: Date) throws -> (challenge: String, expires: Date) {
         guard payload.utf8.count <= 4096, let data = Data(base64Encoded: payload),
-              let s = try? JSONDecoder().decode(Solution.self, from: data),
-              s.algorithm == "SHA-256", s.salt.utf8.count <= 512, s.challenge.utf8.count == 64, (0...maxNumber).contains(s.number)
+            let s = try? JSONDecoder().decode(Solution.self, from: data),
+            s.algorithm == "SHA-256", s.salt.utf8.count <= 512, s.challenge.utf8.count == 64,
+            (0...maxNumber).contains(s.number)
         else { throw Failure.malformed }
         // swift-crypto compares the MAC in constant time, as the sealed-file header MAC does.
         guard let mac = Hex.decode(s.signature),
-              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(s.challenge.lowercased().utf8), using: key)
+            HMAC<SHA256>.isValidAuthenticationCode(
+                mac,
+                authenticating: Array(s.challenge.lowercased().utf8),
+                using: key
+            )
         else { throw Failure.badSignature }
         guard Self.sha256Hex(s.salt + String(s.number)) == s.challenge.lowercased() else { throw Failure.wrongAnswer }
         guard let expires = Self.expires(in: s.salt) else { throw Failure.malformed }

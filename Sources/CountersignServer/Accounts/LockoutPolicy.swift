@@ -18,9 +18,17 @@ public struct LockoutPolicy: Sendable, Equatable {
     /// is counted as a failure: the rule fails closed, never open.
     public var reservationTimeout: TimeInterval
 
-    public init(delayAfter: Int = 3, delay: TimeInterval = 30 * 60, lockAfter: Int = 5, reservationTimeout: TimeInterval = 60) {
+    public init(
+        delayAfter: Int = 3,
+        delay: TimeInterval = 30 * 60,
+        lockAfter: Int = 5,
+        reservationTimeout: TimeInterval = 60
+    ) {
         precondition(delayAfter >= 1 && lockAfter >= delayAfter && delay >= 0)
-        self.delayAfter = delayAfter; self.delay = delay; self.lockAfter = lockAfter; self.reservationTimeout = reservationTimeout
+        self.delayAfter = delayAfter
+        self.delay = delay
+        self.lockAfter = lockAfter
+        self.reservationTimeout = reservationTimeout
     }
 
     /// What may happen next for a username.
@@ -141,8 +149,17 @@ public struct LoginGuard: Equatable, Sendable {
     public var delayedUntil: Date?
     public var locked = false
 
-    public init(failures: Int = 0, pending: Int = 0, pendingExpiresAt: Date? = nil, delayedUntil: Date? = nil, locked: Bool = false) {
-        self.failures = failures; self.pending = pending; self.pendingExpiresAt = pendingExpiresAt
-        self.delayedUntil = delayedUntil; self.locked = locked
+    public init(
+        failures: Int = 0,
+        pending: Int = 0,
+        pendingExpiresAt: Date? = nil,
+        delayedUntil: Date? = nil,
+        locked: Bool = false
+    ) {
+        self.failures = failures
+        self.pending = pending
+        self.pendingExpiresAt = pendingExpiresAt
+        self.delayedUntil = delayedUntil
+        self.locked = locked
     }
 }

@@ -7,7 +7,10 @@ import Synchronization
 /// under the rate limit still meets the captcha. Kept in memory on each node, like the throttles.
 final class RecentFailures: Sendable {
     let window: TimeInterval
-    private struct State { var last: [String: Date] = [:]; var lastSweep = Date.distantPast }
+    private struct State {
+        var last: [String: Date] = [:]
+        var lastSweep = Date.distantPast
+    }
     private let state = Mutex(State())
     static let maxEntries = 200_000
 

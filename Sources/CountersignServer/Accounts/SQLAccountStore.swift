@@ -1,5 +1,5 @@
-import FluentKit
 import CountersignAPI
+import FluentKit
 import Foundation
 import SQLKit
 
@@ -14,18 +14,23 @@ public struct SQLAccountStore: AccountStore {
     /// Where reads that may see any committed state go (`ServerDatabase.reader`); the writer when nil.
     let readers: (@Sendable () -> any Database)?
 
-    public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) { db = database; self.readers = readers }
+    public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) {
+        db = database
+        self.readers = readers
+    }
 
     // MARK: Accounts
 
     public func createAccount(_ a: AccountRecord) async throws {
         try await db.writeTransaction { sql in
-            let inserted = try await sql.raw("""
+            let inserted = try await sql.raw(
+                """
                 INSERT INTO accounts (id, username, name, lastname, password_hash, reauth_minutes, created_at)
                 VALUES (\(bind: a.id), \(bind: a.username), \(bind: a.name), \(bind: a.lastname), \(bind: a.passwordHash),
                         \(bind: Int64(a.reauthMinutes)), \(bind: a.createdAt.ms))
                 ON CONFLICT (username) DO NOTHING RETURNING id
-                """).all()
+                """
+            ).all()
             guard !inserted.isEmpty else { throw AccountError.usernameTaken }
             // Failures recorded against the name before it existed are not this account's.
             try await sql.raw("DELETE FROM login_guards WHERE username = \(bind: a.username)").run()
@@ -43,15 +48,21 @@ public struct SQLAccountStore: AccountStore {
     public func accounts(usernames: [String]) async throws -> [AccountRecord] {
         guard !usernames.isEmpty else { return [] }
         let reader = (readers?() ?? db) as! any SQLDatabase
-        return try await reader.raw("SELECT * FROM accounts WHERE username IN (\(binds: usernames))").all().map(Self.account)
+        return try await reader.raw("SELECT * FROM accounts WHERE username IN (\(binds: usernames))").all().map(
+            Self.account
+        )
     }
 
     static func account(_ row: any SQLRow) throws -> AccountRecord {
-        AccountRecord(id: try row.decode(column: "id", as: String.self), username: try row.decode(column: "username", as: String.self),
-                      name: try row.decode(column: "name", as: String.self), lastname: try row.decode(column: "lastname", as: String.self),
-                      passwordHash: try row.decode(column: "password_hash", as: String.self),
-                      reauthMinutes: Int(try row.decode(column: "reauth_minutes", as: Int64.self)),
-                      createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)))
+        AccountRecord(
+            id: try row.decode(column: "id", as: String.self),
+            username: try row.decode(column: "username", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
+            lastname: try row.decode(column: "lastname", as: String.self),
+            passwordHash: try row.decode(column: "password_hash", as: String.self),
+            reauthMinutes: Int(try row.decode(column: "reauth_minutes", as: Int64.self)),
+            createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self))
+        )
     }
 
     public func setPasswordHash(_ hash: String, accountID: String) async throws {
@@ -59,61 +70,85 @@ public struct SQLAccountStore: AccountStore {
     }
 
     public func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
-        !(try await sql.raw("""
+        !(try await sql.raw(
+            """
             UPDATE accounts SET password_hash = \(bind: new) WHERE id = \(bind: accountID) AND password_hash = \(bind: old) RETURNING id
-            """).all().isEmpty)
+            """
+        ).all().isEmpty)
     }
 
     public func setReauthMinutes(_ minutes: Int, accountID: String) async throws {
-        try await sql.raw("UPDATE accounts SET reauth_minutes = \(bind: Int64(minutes)) WHERE id = \(bind: accountID)").run()
+        try await sql.raw("UPDATE accounts SET reauth_minutes = \(bind: Int64(minutes)) WHERE id = \(bind: accountID)")
+            .run()
     }
 
     // MARK: Lockout
 
     /// Runs `change` on the username's guard inside one transaction, creating the row when absent.
-    private func withGuard<T: Sendable>(_ username: String, _ change: @escaping @Sendable (inout LoginGuard) -> T) async throws -> T {
+    private func withGuard<T: Sendable>(
+        _ username: String,
+        _ change: @escaping @Sendable (inout LoginGuard) -> T
+    ) async throws -> T {
         let postgres = isPostgres
         return try await db.writeTransaction { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO login_guards (username, failures, pending, locked) VALUES (\(bind: username), 0, 0, 0)
                 ON CONFLICT (username) DO NOTHING
-                """).run()
+                """
+            ).run()
             let lock: SQLQueryString = postgres ? " FOR UPDATE" : ""
-            guard let row = try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)\(lock)").first() else {
+            guard
+                let row = try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)\(lock)")
+                    .first()
+            else {
                 throw AccountError.signInBusy
             }
             var state = try Self.loginGuard(row)
             let before = state
             let result = change(&state)
             if state != before {
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     UPDATE login_guards SET failures = \(bind: Int64(state.failures)), pending = \(bind: Int64(state.pending)),
                         pending_expires_at = \(bind: state.pendingExpiresAt?.ms), delayed_until = \(bind: state.delayedUntil?.ms),
                         locked = \(bind: Int64(state.locked ? 1 : 0))
                     WHERE username = \(bind: username)
-                    """).run()
+                    """
+                ).run()
             }
             return result
         }
     }
 
     static func loginGuard(_ row: any SQLRow) throws -> LoginGuard {
-        LoginGuard(failures: Int(try row.decode(column: "failures", as: Int64.self)),
-                   pending: Int(try row.decode(column: "pending", as: Int64.self)),
-                   pendingExpiresAt: try row.decode(column: "pending_expires_at", as: Int64?.self).map(Date.init(ms:)),
-                   delayedUntil: try row.decode(column: "delayed_until", as: Int64?.self).map(Date.init(ms:)),
-                   locked: try row.decode(column: "locked", as: Int64.self) != 0)
+        LoginGuard(
+            failures: Int(try row.decode(column: "failures", as: Int64.self)),
+            pending: Int(try row.decode(column: "pending", as: Int64.self)),
+            pendingExpiresAt: try row.decode(column: "pending_expires_at", as: Int64?.self).map(Date.init(ms:)),
+            delayedUntil: try row.decode(column: "delayed_until", as: Int64?.self).map(Date.init(ms:)),
+            locked: try row.decode(column: "locked", as: Int64.self) != 0
+        )
     }
 
     public func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
         try await withGuard(username) { policy.reserve(&$0, now: now) }
     }
 
-    public func finishSignIn(username: String, check: LockoutPolicy.Check, policy: LockoutPolicy, now: Date) async throws -> SignInOutcome {
+    public func finishSignIn(
+        username: String,
+        check: LockoutPolicy.Check,
+        policy: LockoutPolicy,
+        now: Date
+    ) async throws -> SignInOutcome {
         try await withGuard(username) { policy.finish(&$0, check, now: now) }
     }
 
-    public func countSignInFailure(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure {
+    public func countSignInFailure(
+        username: String,
+        policy: LockoutPolicy,
+        now: Date
+    ) async throws -> LockoutPolicy.Failure {
         try await withGuard(username) { policy.countFailure(&$0, now: now) }
     }
 
@@ -126,7 +161,8 @@ public struct SQLAccountStore: AccountStore {
     }
 
     public func unlock(username: String) async throws -> Bool {
-        !(try await sql.raw("DELETE FROM login_guards WHERE username = \(bind: username) RETURNING username").all().isEmpty)
+        !(try await sql.raw("DELETE FROM login_guards WHERE username = \(bind: username) RETURNING username").all()
+            .isEmpty)
     }
 
     public func loginGuard(username: String) async throws -> LoginGuard? {
@@ -136,32 +172,39 @@ public struct SQLAccountStore: AccountStore {
     // MARK: Sessions
 
     public func createSession(_ s: SessionRecord) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent)
             VALUES (\(bind: s.tokenHash), \(bind: s.accountID), \(bind: s.createdAt.ms), \(bind: s.lastUsedAt.ms),
                     \(bind: s.authenticatedAt.ms), \(bind: s.expiresAt.ms), \(bind: s.address), \(bind: s.userAgent))
-            """).run()
+            """
+        ).run()
     }
 
     public func session(tokenHash: String) async throws -> SessionRecord? {
         try await sql.raw("SELECT * FROM sessions WHERE token_hash = \(bind: tokenHash)").first().map { row in
-            SessionRecord(tokenHash: try row.decode(column: "token_hash", as: String.self),
-                          accountID: try row.decode(column: "account_id", as: String.self),
-                          createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
-                          lastUsedAt: Date(ms: try row.decode(column: "last_used_at", as: Int64.self)),
-                          authenticatedAt: Date(ms: try row.decode(column: "authenticated_at", as: Int64.self)),
-                          expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)),
-                          address: try row.decode(column: "address", as: String.self),
-                          userAgent: try row.decode(column: "user_agent", as: String.self))
+            SessionRecord(
+                tokenHash: try row.decode(column: "token_hash", as: String.self),
+                accountID: try row.decode(column: "account_id", as: String.self),
+                createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
+                lastUsedAt: Date(ms: try row.decode(column: "last_used_at", as: Int64.self)),
+                authenticatedAt: Date(ms: try row.decode(column: "authenticated_at", as: Int64.self)),
+                expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)),
+                address: try row.decode(column: "address", as: String.self),
+                userAgent: try row.decode(column: "user_agent", as: String.self)
+            )
         }
     }
 
     public func touchSession(tokenHash: String, at: Date) async throws {
-        try await sql.raw("UPDATE sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)").run()
+        try await sql.raw("UPDATE sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)")
+            .run()
     }
 
     public func markReauthenticated(tokenHash: String, at: Date) async throws {
-        try await sql.raw("UPDATE sessions SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)").run()
+        try await sql.raw(
+            "UPDATE sessions SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)"
+        ).run()
     }
 
     public func deleteSession(tokenHash: String) async throws {
@@ -171,56 +214,85 @@ public struct SQLAccountStore: AccountStore {
     /// Device sessions end too: a password change, a lock or sign-out-everywhere must reach every device.
     public func deleteSessions(accountID: String, keeping: String?) async throws {
         try await db.writeTransaction { sql in
-            try await sql.raw("DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")").run()
+            try await sql.raw(
+                "DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")"
+            ).run()
             try await sql.raw("DELETE FROM device_sessions WHERE account_id = \(bind: accountID)").run()
         }
     }
 
     public func purgeExpired(now: Date, idle: TimeInterval) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             DELETE FROM sessions WHERE expires_at <= \(bind: now.ms) OR last_used_at <= \(bind: now.addingTimeInterval(-idle).ms)
-            """).run()
+            """
+        ).run()
         try await sql.raw("DELETE FROM captcha_spent WHERE expires_at <= \(bind: now.ms)").run()
-        try await sql.raw("""
+        try await sql.raw(
+            """
             DELETE FROM audit_events WHERE account_id = \(bind: AuditEvent.unknownAccountID) AND at <= \(bind: now.addingTimeInterval(-86_400).ms)
-            """).run()
+            """
+        ).run()
     }
 
     // MARK: Audit
 
-    public func record(accountID: String, kind: String, outcome: String, address: String, userAgent: String, at: Date) async throws {
-        try await sql.raw("""
+    public func record(
+        accountID: String,
+        kind: String,
+        outcome: String,
+        address: String,
+        userAgent: String,
+        at: Date
+    ) async throws {
+        try await sql.raw(
+            """
             INSERT INTO audit_events (account_id, at, kind, outcome, address, user_agent)
             VALUES (\(bind: accountID), \(bind: at.ms), \(bind: kind), \(bind: outcome), \(bind: address), \(bind: userAgent))
-            """).run()
+            """
+        ).run()
     }
 
     public func auditEvents(accountID: String, before: Int64?, limit: Int) async throws -> [AuditEvent] {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT * FROM audit_events WHERE account_id = \(bind: accountID) AND id < \(bind: before ?? Int64.max)
             ORDER BY id DESC LIMIT \(bind: Int64(limit))
-            """).all().map { row in
-            AuditEvent(id: try row.decode(column: "id", as: Int64.self), at: Date(ms: try row.decode(column: "at", as: Int64.self)),
-                       kind: try row.decode(column: "kind", as: String.self), outcome: try row.decode(column: "outcome", as: String.self),
-                       address: try row.decode(column: "address", as: String.self), userAgent: try row.decode(column: "user_agent", as: String.self))
+            """
+        ).all().map { row in
+            AuditEvent(
+                id: try row.decode(column: "id", as: Int64.self),
+                at: Date(ms: try row.decode(column: "at", as: Int64.self)),
+                kind: try row.decode(column: "kind", as: String.self),
+                outcome: try row.decode(column: "outcome", as: String.self),
+                address: try row.decode(column: "address", as: String.self),
+                userAgent: try row.decode(column: "user_agent", as: String.self)
+            )
         }
     }
 
     // MARK: Captcha and secrets
 
     public func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool {
-        !(try await sql.raw("""
+        !(try await sql.raw(
+            """
             INSERT INTO captcha_spent (challenge, expires_at) VALUES (\(bind: challenge), \(bind: expiresAt.ms))
             ON CONFLICT (challenge) DO NOTHING RETURNING challenge
-            """).all().isEmpty)
+            """
+        ).all().isEmpty)
     }
 
     public func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8] {
         let fresh = Data(create()).base64EncodedString()
-        try await sql.raw("INSERT INTO server_secrets (name, value) VALUES (\(bind: name), \(bind: fresh)) ON CONFLICT (name) DO NOTHING").run()
+        try await sql.raw(
+            "INSERT INTO server_secrets (name, value) VALUES (\(bind: name), \(bind: fresh)) ON CONFLICT (name) DO NOTHING"
+        ).run()
         guard let row = try await sql.raw("SELECT value FROM server_secrets WHERE name = \(bind: name)").first(),
-              let value = Data(base64Encoded: try row.decode(column: "value", as: String.self)) else {
-            throw ConfigurationError("the server secret \(name) in the database is not base64; restore it from a backup")
+            let value = Data(base64Encoded: try row.decode(column: "value", as: String.self))
+        else {
+            throw ConfigurationError(
+                "the server secret \(name) in the database is not base64; restore it from a backup"
+            )
         }
         return Array(value)
     }

@@ -38,8 +38,13 @@ final class SecondFactorGate: Sendable {
 
     func set(_ begin: @escaping Begin) { handler.set(begin) }
 
-    func begin(_ account: AccountRecord, _ origin: RequestOrigin, _ now: Date, reauthenticating session: String? = nil,
-               offerPush: Bool = true) async throws -> MFARequired? {
+    func begin(
+        _ account: AccountRecord,
+        _ origin: RequestOrigin,
+        _ now: Date,
+        reauthenticating session: String? = nil,
+        offerPush: Bool = true
+    ) async throws -> MFARequired? {
         guard let begin = handler.current else { return nil }
         return try await begin(account, origin, now, session, offerPush)
     }

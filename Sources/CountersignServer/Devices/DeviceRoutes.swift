@@ -10,9 +10,18 @@ struct DeviceRoutes {
     let maxBody: Int
 
     static func device(_ d: DeviceRecord) -> Device {
-        Device(id: d.id, name: d.name, signingKey: Base64URL(d.signingKey), signingKeyId: d.signingKeyID,
-               encryptionKey: Base64URL(d.encryptionKey), encryptionKeyId: d.encryptionKeyID, createdAt: d.createdAt,
-               keysSince: d.keysSince, lastSeenAt: d.lastSeenAt, revokedAt: d.revokedAt)
+        Device(
+            id: d.id,
+            name: d.name,
+            signingKey: Base64URL(d.signingKey),
+            signingKeyId: d.signingKeyID,
+            encryptionKey: Base64URL(d.encryptionKey),
+            encryptionKeyId: d.encryptionKeyID,
+            createdAt: d.createdAt,
+            keysSince: d.keysSince,
+            lastSeenAt: d.lastSeenAt,
+            revokedAt: d.revokedAt
+        )
     }
 
     func register(on router: Router<AppContext>) {
@@ -37,22 +46,48 @@ struct DeviceRoutes {
             let auth = try await account(request)
             let body = try await APIRoutes.decode(DeviceRenameRequest.self, request, maxBody: maxBody)
             let id = try context.parameters.require("id")
-            return try json(Self.device(try await devices.rename(auth, deviceID: id, name: body.name, origin: APIRoutes.origin(request, context))))
+            return try json(
+                Self.device(
+                    try await devices.rename(
+                        auth,
+                        deviceID: id,
+                        name: body.name,
+                        origin: APIRoutes.origin(request, context)
+                    )
+                )
+            )
         }
         v1.delete("devices/:id") { request, context in
             let auth = try await account(request)
-            try await devices.revoke(auth, deviceID: try context.parameters.require("id"), origin: APIRoutes.origin(request, context))
+            try await devices.revoke(
+                auth,
+                deviceID: try context.parameters.require("id"),
+                origin: APIRoutes.origin(request, context)
+            )
             return Response(status: .noContent)
         }
         v1.post("device-sessions/challenges") { request, context in
             let body = try await APIRoutes.decode(DeviceSessionChallengeRequest.self, request, maxBody: maxBody)
-            return try json(try await devices.sessionChallenge(deviceID: body.deviceId, origin: APIRoutes.origin(request, context)), status: .created)
+            return try json(
+                try await devices.sessionChallenge(deviceID: body.deviceId, origin: APIRoutes.origin(request, context)),
+                status: .created
+            )
         }
         v1.post("device-sessions") { request, context in
             let body = try await APIRoutes.decode(DeviceSessionRequest.self, request, maxBody: maxBody)
-            let (token, session, device, account) = try await devices.openSession(body, origin: APIRoutes.origin(request, context))
-            return try json(DeviceSession(token: token, expiresAt: session.expiresAt, device: Self.device(device), username: account.username),
-                            status: .created)
+            let (token, session, device, account) = try await devices.openSession(
+                body,
+                origin: APIRoutes.origin(request, context)
+            )
+            return try json(
+                DeviceSession(
+                    token: token,
+                    expiresAt: session.expiresAt,
+                    device: Self.device(device),
+                    username: account.username
+                ),
+                status: .created
+            )
         }
         v1.delete("device-sessions/current") { request, _ in
             let auth = try await device(request)
@@ -63,25 +98,46 @@ struct DeviceRoutes {
         v1.post("devices/current/keys") { request, context in
             let auth = try await device(request)
             let body = try await APIRoutes.decode(KeyRotationRequest.self, request, maxBody: maxBody)
-            return try json(Self.device(try await devices.rotate(auth, body, origin: APIRoutes.origin(request, context))))
+            return try json(
+                Self.device(try await devices.rotate(auth, body, origin: APIRoutes.origin(request, context)))
+            )
         }
         v1.get("users/:username/devices") { request, context in
             // Any signed-in account or device may read the directory; anonymous callers may not list users.
             try await anyone(request)
-            let (account, active, history) = try await devices.directory(username: try context.parameters.require("username"))
-            return try json(UserDirectory(
-                username: account.username,
-                devices: active.map {
-                    DirectoryDevice(id: $0.id, name: $0.name, signingKey: Base64URL($0.signingKey), signingKeyId: $0.signingKeyID,
-                                    encryptionKey: Base64URL($0.encryptionKey), encryptionKeyId: $0.encryptionKeyID,
-                                    createdAt: $0.createdAt, keysSince: $0.keysSince)
-                },
-                history: history.map {
-                    KeyHistoryEntry(deviceId: $0.deviceID, signingKeyId: $0.signingKeyID, encryptionKeyId: $0.encryptionKeyID,
-                                    signingKey: Base64URL($0.signingKey), addedAt: $0.addedAt, retiredAt: $0.retiredAt,
-                                    retiredBecause: $0.retiredBecause, encryptionKey: $0.encryptionKey.map(Base64URL.init),
-                                    rotationSignature: $0.rotationSignature.map(Base64URL.init))
-                }))
+            let (account, active, history) = try await devices.directory(
+                username: try context.parameters.require("username")
+            )
+            return try json(
+                UserDirectory(
+                    username: account.username,
+                    devices: active.map {
+                        DirectoryDevice(
+                            id: $0.id,
+                            name: $0.name,
+                            signingKey: Base64URL($0.signingKey),
+                            signingKeyId: $0.signingKeyID,
+                            encryptionKey: Base64URL($0.encryptionKey),
+                            encryptionKeyId: $0.encryptionKeyID,
+                            createdAt: $0.createdAt,
+                            keysSince: $0.keysSince
+                        )
+                    },
+                    history: history.map {
+                        KeyHistoryEntry(
+                            deviceId: $0.deviceID,
+                            signingKeyId: $0.signingKeyID,
+                            encryptionKeyId: $0.encryptionKeyID,
+                            signingKey: Base64URL($0.signingKey),
+                            addedAt: $0.addedAt,
+                            retiredAt: $0.retiredAt,
+                            retiredBecause: $0.retiredBecause,
+                            encryptionKey: $0.encryptionKey.map(Base64URL.init),
+                            rotationSignature: $0.rotationSignature.map(Base64URL.init)
+                        )
+                    }
+                )
+            )
         }
     }
 
@@ -96,6 +152,10 @@ struct DeviceRoutes {
     /// An account session or a device session.
     func anyone(_ request: Request) async throws {
         let token = APIRoutes.bearerToken(request.headers[.authorization])
-        if token?.hasPrefix("csd_") == true { _ = try await devices.authenticate(deviceToken: token) } else { _ = try await accounts.authenticate(token: token) }
+        if token?.hasPrefix("csd_") == true {
+            _ = try await devices.authenticate(deviceToken: token)
+        } else {
+            _ = try await accounts.authenticate(token: token)
+        }
     }
 }

@@ -26,8 +26,18 @@ public final class DeviceService: Sendable {
     let registrationChallenges = AddressThrottle(.init(capacity: 20, window: 600))
     let rotations = AddressThrottle(.init(capacity: 10, window: 86_400))
 
-    public init(store: any DeviceStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock, random: any RandomSource) {
-        self.store = store; self.accounts = accounts; self.config = config; self.clock = clock; self.random = random
+    public init(
+        store: any DeviceStore,
+        accounts: AccountService,
+        config: ServerConfiguration,
+        clock: any WallClock,
+        random: any RandomSource
+    ) {
+        self.store = store
+        self.accounts = accounts
+        self.config = config
+        self.clock = clock
+        self.random = random
         nonces = AddressThrottle(config.deviceNoncesPerAddress)
     }
 
@@ -36,20 +46,32 @@ public final class DeviceService: Sendable {
     private func challenge(kind: String, subject: String) async throws -> DeviceChallenge {
         let bytes = random.bytes(32)
         let expires = clock.now().addingTimeInterval(config.challengeLifetime)
-        try await store.createChallenge(hash: Hex.encode(SHA256.hash(data: bytes)), kind: kind, subject: subject, expiresAt: expires)
+        try await store.createChallenge(
+            hash: Hex.encode(SHA256.hash(data: bytes)),
+            kind: kind,
+            subject: subject,
+            expiresAt: expires
+        )
         return DeviceChallenge(challenge: Base64URL(bytes), expiresAt: expires)
     }
 
     private func spend(_ challenge: Base64URL, kind: String, subject: String) async throws {
         guard challenge.bytes.count == 32,
-              try await store.spendChallenge(hash: Hex.encode(SHA256.hash(data: challenge.bytes)), kind: kind, subject: subject, now: clock.now())
+            try await store.spendChallenge(
+                hash: Hex.encode(SHA256.hash(data: challenge.bytes)),
+                kind: kind,
+                subject: subject,
+                now: clock.now()
+            )
         else { throw DeviceError.challengeInvalid }
     }
 
     // MARK: Registration
 
     public func registrationChallenge(_ auth: Authenticated) async throws -> DeviceChallenge {
-        if let wait = registrationChallenges.take("account " + auth.account.id, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = registrationChallenges.take("account " + auth.account.id, now: clock.now()) {
+            throw AccountError.rateLimited(retryAfter: wait)
+        }
         return try await challenge(kind: Self.registerKind, subject: auth.account.id)
     }
 
@@ -57,40 +79,67 @@ public final class DeviceService: Sendable {
         do {
             return try PublicKey(spki: value.bytes)
         } catch {
-            throw AccountError.invalidField(field: field, reason: "a P-256 public key as SPKI DER in unpadded base64url (\(error))")
+            throw AccountError.invalidField(
+                field: field,
+                reason: "a P-256 public key as SPKI DER in unpadded base64url (\(error))"
+            )
         }
     }
 
     static func validName(_ raw: String) throws -> String {
         let s = raw.trimmingCharacters(in: .whitespaces)
-        guard (1...64).contains(s.unicodeScalars.count), !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard (1...64).contains(s.unicodeScalars.count),
+            !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw AccountError.invalidField(field: "name", reason: "1 to 64 characters, no control characters")
         }
         return s
     }
 
-    public func register(_ auth: Authenticated, _ request: DeviceRegistrationRequest, origin: RequestOrigin) async throws -> DeviceRecord {
+    public func register(
+        _ auth: Authenticated,
+        _ request: DeviceRegistrationRequest,
+        origin: RequestOrigin
+    ) async throws -> DeviceRecord {
         try accounts.requireRecentAuthentication(auth)
         let name = try Self.validName(request.name)
         let signing = try Self.publicKey("signingKey", request.signingKey)
         let encryption = try Self.publicKey("encryptionKey", request.encryptionKey)
         // Spent before the signature is checked: a challenge buys one attempt, right or wrong.
         try await spend(request.challenge, kind: Self.registerKind, subject: auth.account.id)
-        let message = DeviceProof.registrationMessage(challenge: request.challenge.bytes, accountID: auth.account.id,
-                                                      signingKey: signing, encryptionKey: encryption)
+        let message = DeviceProof.registrationMessage(
+            challenge: request.challenge.bytes,
+            accountID: auth.account.id,
+            signingKey: signing,
+            encryptionKey: encryption
+        )
         guard signing.isValidSignature(request.signature.bytes, for: message) else {
             try await accounts.audit(auth.account.id, "device-register", "bad-signature", origin)
-            throw DeviceError.badSignature("the signature does not verify with signingKey over the registration message (docs/SPEC.md §4e)")
+            throw DeviceError.badSignature(
+                "the signature does not verify with signingKey over the registration message (docs/SPEC.md §4e)"
+            )
         }
         let now = clock.now()
-        let device = DeviceRecord(id: accounts.newID(), accountID: auth.account.id, name: name, signingKey: signing.spkiDER,
-                                  signingKeyID: Hex.encode(signing.fingerprint.bytes), encryptionKey: encryption.spkiDER,
-                                  encryptionKeyID: Hex.encode(encryption.fingerprint.bytes), createdAt: now, keysSince: now,
-                                  lastSeenAt: nil, revokedAt: nil)
+        let device = DeviceRecord(
+            id: accounts.newID(),
+            accountID: auth.account.id,
+            name: name,
+            signingKey: signing.spkiDER,
+            signingKeyID: Hex.encode(signing.fingerprint.bytes),
+            encryptionKey: encryption.spkiDER,
+            encryptionKeyID: Hex.encode(encryption.fingerprint.bytes),
+            createdAt: now,
+            keysSince: now,
+            lastSeenAt: nil,
+            revokedAt: nil
+        )
         switch try await store.addDevice(device, maxActive: config.maxDevicesPerAccount) {
         case .done: break
         case .limitReached: throw DeviceError.deviceLimit(config.maxDevicesPerAccount)
-        case .keyInUse: throw DeviceError.keyInUse("a key of this device is already registered; make new keys (countersign device init)")
+        case .keyInUse:
+            throw DeviceError.keyInUse(
+                "a key of this device is already registered; make new keys (countersign device init)"
+            )
         case .notFound, .changed: throw AccountError.unauthenticated
         }
         try await accounts.audit(auth.account.id, "device-register", "success", origin)
@@ -98,12 +147,27 @@ public final class DeviceService: Sendable {
     }
 
     /// An authenticator's device row (docs/SPEC.md §4h): the pairing key already proved the account.
-    func addAuthenticator(accountID: String, name: String, signing: PublicKey, encryption: PublicKey) async throws -> DeviceRecord {
+    func addAuthenticator(
+        accountID: String,
+        name: String,
+        signing: PublicKey,
+        encryption: PublicKey
+    ) async throws -> DeviceRecord {
         let now = clock.now()
-        let device = DeviceRecord(id: accounts.newID(), accountID: accountID, name: name, signingKey: signing.spkiDER,
-                                  signingKeyID: Hex.encode(signing.fingerprint.bytes), encryptionKey: encryption.spkiDER,
-                                  encryptionKeyID: Hex.encode(encryption.fingerprint.bytes), createdAt: now, keysSince: now,
-                                  lastSeenAt: nil, revokedAt: nil, kind: DeviceRecord.authenticator)
+        let device = DeviceRecord(
+            id: accounts.newID(),
+            accountID: accountID,
+            name: name,
+            signingKey: signing.spkiDER,
+            signingKeyID: Hex.encode(signing.fingerprint.bytes),
+            encryptionKey: encryption.spkiDER,
+            encryptionKeyID: Hex.encode(encryption.fingerprint.bytes),
+            createdAt: now,
+            keysSince: now,
+            lastSeenAt: nil,
+            revokedAt: nil,
+            kind: DeviceRecord.authenticator
+        )
         switch try await store.addDevice(device, maxActive: config.maxDevicesPerAccount) {
         case .done: return device
         case .limitReached: throw DeviceError.deviceLimit(config.maxDevicesPerAccount)
@@ -116,8 +180,14 @@ public final class DeviceService: Sendable {
     func newSession(device: DeviceRecord) async throws -> (token: String, record: DeviceSessionRecord) {
         let now = clock.now()
         let token = "csd_" + Base64URL(random.bytes(32)).text
-        let session = DeviceSessionRecord(tokenHash: AccountService.tokenHash(token), deviceID: device.id, accountID: device.accountID,
-                                          createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(config.deviceSessionLifetime))
+        let session = DeviceSessionRecord(
+            tokenHash: AccountService.tokenHash(token),
+            deviceID: device.id,
+            accountID: device.accountID,
+            createdAt: now,
+            lastUsedAt: now,
+            expiresAt: now.addingTimeInterval(config.deviceSessionLifetime)
+        )
         try await store.createDeviceSession(session)
         return (token, session)
     }
@@ -126,28 +196,48 @@ public final class DeviceService: Sendable {
 
     public func sessionChallenge(deviceID: String, origin: RequestOrigin) async throws -> DeviceChallenge {
         if let wait = nonces.take(origin.address, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
-        guard deviceID.utf8.count <= 64 else { throw AccountError.invalidField(field: "deviceId", reason: "a device ID from POST /v1/devices") }
+        guard deviceID.utf8.count <= 64 else {
+            throw AccountError.invalidField(field: "deviceId", reason: "a device ID from POST /v1/devices")
+        }
         // Issued for any ID: whether a device exists is only learnt by proving its key.
         return try await challenge(kind: Self.sessionKind, subject: deviceID)
     }
 
-    public func openSession(_ request: DeviceSessionRequest, origin: RequestOrigin) async throws -> (String, DeviceSessionRecord, DeviceRecord, AccountRecord) {
+    public func openSession(
+        _ request: DeviceSessionRequest,
+        origin: RequestOrigin
+    ) async throws -> (String, DeviceSessionRecord, DeviceRecord, AccountRecord) {
         try await spend(request.nonce, kind: Self.sessionKind, subject: request.deviceId)
         // One answer for "no such device" and "wrong key", and the revocation told only to the key's
         // holder: the endpoint is anonymous, so it must not say which device IDs exist.
-        let refused = DeviceError.badSignature("the signature does not verify with the signing key of a device with this ID (docs/SPEC.md §4e)")
-        guard let device = try await store.device(id: request.deviceId), let key = try? PublicKey(spki: device.signingKey),
-              key.isValidSignature(request.signature.bytes, for: DeviceProof.sessionMessage(nonce: request.nonce.bytes, deviceID: device.id)),
-              let account = try await accounts.store.account(id: device.accountID) else { throw refused }
+        let refused = DeviceError.badSignature(
+            "the signature does not verify with the signing key of a device with this ID (docs/SPEC.md §4e)"
+        )
+        guard let device = try await store.device(id: request.deviceId),
+            let key = try? PublicKey(spki: device.signingKey),
+            key.isValidSignature(
+                request.signature.bytes,
+                for: DeviceProof.sessionMessage(nonce: request.nonce.bytes, deviceID: device.id)
+            ),
+            let account = try await accounts.store.account(id: device.accountID)
+        else { throw refused }
         guard device.isActive else { throw DeviceError.revoked }
         let now = clock.now()
         let token = "csd_" + Base64URL(random.bytes(32)).text
-        let session = DeviceSessionRecord(tokenHash: AccountService.tokenHash(token), deviceID: device.id, accountID: account.id,
-                                          createdAt: now, lastUsedAt: now, expiresAt: now.addingTimeInterval(config.deviceSessionLifetime))
+        let session = DeviceSessionRecord(
+            tokenHash: AccountService.tokenHash(token),
+            deviceID: device.id,
+            accountID: account.id,
+            createdAt: now,
+            lastUsedAt: now,
+            expiresAt: now.addingTimeInterval(config.deviceSessionLifetime)
+        )
         try await store.createDeviceSession(session)
         // A rotation or revocation that committed between the read above and the insert ended every other
         // session, but not this one, proven with the old key: read again, and drop it.
-        guard let current = try await store.device(id: device.id), current.isActive, current.signingKeyID == device.signingKeyID else {
+        guard let current = try await store.device(id: device.id), current.isActive,
+            current.signingKeyID == device.signingKeyID
+        else {
             try await store.deleteDeviceSession(tokenHash: session.tokenHash)
             throw refused
         }
@@ -163,10 +253,17 @@ public final class DeviceService: Sendable {
     /// The device session stored under `hash` (a push ticket carries it), if it is still valid.
     func authenticate(sessionHash hash: String) async throws -> DeviceAuthenticated {
         let now = clock.now()
-        return try await settle(hash, classify(try await store.deviceSessionContext(tokenHash: hash), now: now, then: { _ in () }), now: now).0
+        return try await settle(
+            hash,
+            classify(try await store.deviceSessionContext(tokenHash: hash), now: now, then: { _ in () }),
+            now: now
+        ).0
     }
 
-    enum SessionCheck<T: Sendable>: Sendable { case none, stale, inactive, live(DeviceAuthenticated, Result<T, any Error>) }
+    enum SessionCheck<T: Sendable>: Sendable {
+        case none, stale, inactive
+        case live(DeviceAuthenticated, Result<T, any Error>)
+    }
 
     private static func tokenHash(_ token: String?) throws -> String {
         guard let token, token.hasPrefix("csd_"), token.utf8.count <= 64 else { throw DeviceError.unauthenticated }
@@ -174,17 +271,23 @@ public final class DeviceService: Sendable {
     }
 
     /// The pure part: is this a live session of an active device; if so, `work`'s result.
-    private func classify<T>(_ context: (DeviceSessionRecord, DeviceRecord, AccountRecord)?, now: Date,
-                             then work: (DeviceAuthenticated) throws -> T) -> SessionCheck<T> {
+    private func classify<T>(
+        _ context: (DeviceSessionRecord, DeviceRecord, AccountRecord)?,
+        now: Date,
+        then work: (DeviceAuthenticated) throws -> T
+    ) -> SessionCheck<T> {
         guard let (session, device, account) = context else { return .none }
-        guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.deviceSessionIdle else { return .stale }
+        guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.deviceSessionIdle else {
+            return .stale
+        }
         guard device.isActive else { return .inactive }
         let auth = DeviceAuthenticated(session: session, device: device, account: account)
         return .live(auth, Result { try work(auth) })
     }
 
     /// The writes a session check calls for: an expired session is deleted, a used one touched once a minute.
-    private func settle<T>(_ hash: String, _ check: SessionCheck<T>, now: Date) async throws -> (DeviceAuthenticated, T) {
+    private func settle<T>(_ hash: String, _ check: SessionCheck<T>, now: Date) async throws -> (DeviceAuthenticated, T)
+    {
         switch check {
         case .none, .inactive:
             throw DeviceError.unauthenticated
@@ -207,10 +310,16 @@ public final class DeviceService: Sendable {
         try await store.devices(accountID: auth.account.id, includeRevoked: true)
     }
 
-    public func rename(_ auth: Authenticated, deviceID: String, name raw: String, origin: RequestOrigin) async throws -> DeviceRecord {
+    public func rename(
+        _ auth: Authenticated,
+        deviceID: String,
+        name raw: String,
+        origin: RequestOrigin
+    ) async throws -> DeviceRecord {
         let name = try Self.validName(raw)
         guard try await store.rename(deviceID: deviceID, accountID: auth.account.id, name: name) == .done,
-              let device = try await store.device(id: deviceID) else { throw DeviceError.notFound }
+            let device = try await store.device(id: deviceID)
+        else { throw DeviceError.notFound }
         try await accounts.audit(auth.account.id, "device-rename", "success", origin)
         return device
     }
@@ -218,18 +327,34 @@ public final class DeviceService: Sendable {
     public func revoke(_ auth: Authenticated, deviceID: String, origin: RequestOrigin) async throws {
         // Revoking an authenticator unpairs it: a change to the second factors.
         let target = try await store.device(id: deviceID)
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: target?.accountID == auth.account.id && target?.kind == DeviceRecord.authenticator)
-        guard try await store.revoke(deviceID: deviceID, accountID: auth.account.id, at: clock.now()) == .done else { throw DeviceError.notFound }
+        try accounts.requireRecentAuthentication(
+            auth,
+            secondFactorChange: target?.accountID == auth.account.id && target?.kind == DeviceRecord.authenticator
+        )
+        guard try await store.revoke(deviceID: deviceID, accountID: auth.account.id, at: clock.now()) == .done else {
+            throw DeviceError.notFound
+        }
         accounts.endings.ended(.device(deviceID))
         try await accounts.audit(auth.account.id, "device-revoke", "success", origin)
     }
 
-    public func rotate(_ auth: DeviceAuthenticated, _ request: KeyRotationRequest, origin: RequestOrigin) async throws -> DeviceRecord {
-        if let wait = rotations.take("device " + auth.device.id, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
+    public func rotate(
+        _ auth: DeviceAuthenticated,
+        _ request: KeyRotationRequest,
+        origin: RequestOrigin
+    ) async throws -> DeviceRecord {
+        if let wait = rotations.take("device " + auth.device.id, now: clock.now()) {
+            throw AccountError.rateLimited(retryAfter: wait)
+        }
         let old = try PublicKey(spki: auth.device.signingKey)
         let signing = try Self.publicKey("signingKey", request.signingKey)
         let encryption = try Self.publicKey("encryptionKey", request.encryptionKey)
-        let message = DeviceProof.rotationMessage(deviceID: auth.device.id, oldSigningKey: old, newSigningKey: signing, newEncryptionKey: encryption)
+        let message = DeviceProof.rotationMessage(
+            deviceID: auth.device.id,
+            oldSigningKey: old,
+            newSigningKey: signing,
+            newEncryptionKey: encryption
+        )
         guard old.isValidSignature(request.oldKeySignature.bytes, for: message) else {
             throw DeviceError.badSignature("oldKeySignature does not verify with the device's current signing key")
         }
@@ -237,13 +362,22 @@ public final class DeviceService: Sendable {
             throw DeviceError.badSignature("newKeySignature does not verify with the new signing key")
         }
         let now = clock.now()
-        switch try await store.rotate(deviceID: auth.device.id, expectedSigningKeyID: auth.device.signingKeyID, signingKey: signing.spkiDER,
-                                      signingKeyID: Hex.encode(signing.fingerprint.bytes), encryptionKey: encryption.spkiDER,
-                                      encryptionKeyID: Hex.encode(encryption.fingerprint.bytes),
-                                      oldKeySignature: request.oldKeySignature.bytes, at: now) {
+        switch try await store.rotate(
+            deviceID: auth.device.id,
+            expectedSigningKeyID: auth.device.signingKeyID,
+            signingKey: signing.spkiDER,
+            signingKeyID: Hex.encode(signing.fingerprint.bytes),
+            encryptionKey: encryption.spkiDER,
+            encryptionKeyID: Hex.encode(encryption.fingerprint.bytes),
+            oldKeySignature: request.oldKeySignature.bytes,
+            at: now
+        ) {
         case .done: break
         case .keyInUse: throw DeviceError.keyInUse("a new key is already registered; make fresh keys")
-        case .changed: throw DeviceError.keyInUse("this device's keys were rotated meanwhile by another request; open a new device session")
+        case .changed:
+            throw DeviceError.keyInUse(
+                "this device's keys were rotated meanwhile by another request; open a new device session"
+            )
         case .notFound, .limitReached: throw DeviceError.revoked
         }
         // New keys end every other session of the device: whoever held one (a thief of the old key, say)
@@ -259,10 +393,14 @@ public final class DeviceService: Sendable {
     // MARK: Directory
 
     public func directory(username raw: String) async throws -> (AccountRecord, [DeviceRecord], [KeyHistoryRecord]) {
-        guard let username = try? AccountService.validUsername(raw), let account = try await accounts.store.account(username: username) else {
+        guard let username = try? AccountService.validUsername(raw),
+            let account = try await accounts.store.account(username: username)
+        else {
             throw DeviceError.notFound
         }
-        let active = try await store.devices(accountID: account.id, includeRevoked: false).filter { $0.kind == DeviceRecord.messaging }
+        let active = try await store.devices(accountID: account.id, includeRevoked: false).filter {
+            $0.kind == DeviceRecord.messaging
+        }
         return (account, active, try await store.keyHistory(accountID: account.id))
     }
 }

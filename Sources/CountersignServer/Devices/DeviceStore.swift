@@ -20,8 +20,16 @@ public protocol DeviceStore: Sendable {
     /// Replaces the device's keys (only if its signing key is still `expectedSigningKeyID`).
     /// `oldKeySignature` (the old key vouching for the new, docs/SPEC.md §4e) is kept with the new key,
     /// so that readers can follow the rotation without trusting the server.
-    func rotate(deviceID: String, expectedSigningKeyID: String, signingKey: [UInt8], signingKeyID: String,
-                encryptionKey: [UInt8], encryptionKeyID: String, oldKeySignature: [UInt8], at: Date) async throws -> DeviceWrite
+    func rotate(
+        deviceID: String,
+        expectedSigningKeyID: String,
+        signingKey: [UInt8],
+        signingKeyID: String,
+        encryptionKey: [UInt8],
+        encryptionKeyID: String,
+        oldKeySignature: [UInt8],
+        at: Date
+    ) async throws -> DeviceWrite
     func touchDevice(id: String, at: Date) async throws
 
     func createDeviceSession(_ session: DeviceSessionRecord) async throws
@@ -31,8 +39,10 @@ public protocol DeviceStore: Sendable {
     /// The same read, and then `then` with its result, off the event loops and the cooperative pool: on
     /// a direct SQLite reader in the same hop as the read (a send checks its signature there), else on
     /// `CPUWork` after it.
-    func deviceSessionContext<T: Sendable>(tokenHash: String,
-                                           then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T) async throws -> T
+    func deviceSessionContext<T: Sendable>(
+        tokenHash: String,
+        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
+    ) async throws -> T
     func touchDeviceSession(tokenHash: String, at: Date) async throws
     func deleteDeviceSession(tokenHash: String) async throws
     /// Deletes every session of the device but `keeping`.
@@ -43,7 +53,8 @@ public protocol DeviceStore: Sendable {
 
 extension DeviceStore {
     public func deviceSessionContext<T: Sendable>(
-        tokenHash: String, then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
+        tokenHash: String,
+        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
     ) async throws -> T {
         let context = try await deviceSessionContext(tokenHash: tokenHash)
         return try await CPUWork.run { try then(context) }

@@ -1,8 +1,8 @@
 import FluentKit
 import Foundation
 import PostgresNIO
-import SQLiteNIO
 import SQLKit
+import SQLiteNIO
 
 /// `DeviceStore` over SQLKit, for SQLite and PostgreSQL. Writes that check then insert run in one
 /// transaction; on PostgreSQL the account row is locked first (`FOR UPDATE`), so two registrations
@@ -21,29 +21,44 @@ public struct SQLDeviceStore: DeviceStore {
     let postgresSessions: PostgresSessionReads?
 
     public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) {
-        db = database; self.readers = readers; sessionReaders = nil; postgresSessions = nil
+        db = database
+        self.readers = readers
+        sessionReaders = nil
+        postgresSessions = nil
     }
 
-    init(database: any Database, readers: (@Sendable () -> any Database)?, sessionReaders: (@Sendable () -> SQLiteWorker?)?,
-         postgresSessions: PostgresSessionReads? = nil) {
-        db = database; self.readers = readers; self.sessionReaders = sessionReaders; self.postgresSessions = postgresSessions
+    init(
+        database: any Database,
+        readers: (@Sendable () -> any Database)?,
+        sessionReaders: (@Sendable () -> SQLiteWorker?)?,
+        postgresSessions: PostgresSessionReads? = nil
+    ) {
+        db = database
+        self.readers = readers
+        self.sessionReaders = sessionReaders
+        self.postgresSessions = postgresSessions
     }
 
     // MARK: Challenges
 
     public func createChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO device_challenges (challenge_hash, kind, subject, expires_at)
             VALUES (\(bind: hash), \(bind: kind), \(bind: subject), \(bind: expiresAt.ms))
-            """).run()
+            """
+        ).run()
     }
 
     public func spendChallenge(hash: String, kind: String, subject: String, now: Date) async throws -> Bool {
-        let rows = try await sql.raw("""
+        let rows = try await sql.raw(
+            """
             DELETE FROM device_challenges WHERE challenge_hash = \(bind: hash) RETURNING kind, subject, expires_at
-            """).all()
+            """
+        ).all()
         guard let row = rows.first else { return false }
-        return try row.decode(column: "kind", as: String.self) == kind && row.decode(column: "subject", as: String.self) == subject
+        return try row.decode(column: "kind", as: String.self) == kind
+            && row.decode(column: "subject", as: String.self) == subject
             && row.decode(column: "expires_at", as: Int64.self) > now.ms
     }
 
@@ -55,44 +70,71 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     private static func keysKnown(_ sql: any SQLDatabase, _ ids: [String]) async throws -> Bool {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT device_id FROM device_keys WHERE signing_key_id IN (\(binds: ids)) OR encryption_key_id IN (\(binds: ids))
-            """).first() != nil
+            """
+        ).first() != nil
     }
 
     public func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
         do {
             return try await db.writeTransaction { sql in
                 guard try await lockAccount(sql, d.accountID) else { return .notFound }
-                let active = try await sql.raw("""
-                    SELECT COUNT(*) AS n FROM devices WHERE account_id = \(bind: d.accountID) AND revoked_at IS NULL
-                    """).first()?.decode(column: "n", as: Int64.self) ?? 0
+                let active =
+                    try await sql.raw(
+                        """
+                        SELECT COUNT(*) AS n FROM devices WHERE account_id = \(bind: d.accountID) AND revoked_at IS NULL
+                        """
+                    ).first()?.decode(column: "n", as: Int64.self) ?? 0
                 guard active < maxActive else { return .limitReached }
                 guard try await !Self.keysKnown(sql, [d.signingKeyID, d.encryptionKeyID]) else { return .keyInUse }
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     INSERT INTO devices (id, account_id, name, signing_key, signing_key_id, encryption_key, encryption_key_id,
                                          created_at, keys_since, last_seen_at, revoked_at, kind)
                     VALUES (\(bind: d.id), \(bind: d.accountID), \(bind: d.name), \(bind: Data(d.signingKey)), \(bind: d.signingKeyID),
                             \(bind: Data(d.encryptionKey)), \(bind: d.encryptionKeyID), \(bind: d.createdAt.ms), \(bind: d.keysSince.ms), NULL, NULL,
                             \(bind: d.kind))
-                    """).run()
-                try await Self.insertKey(sql, deviceID: d.id, accountID: d.accountID, signingKey: d.signingKey, signingKeyID: d.signingKeyID,
-                                         encryptionKey: d.encryptionKey, encryptionKeyID: d.encryptionKeyID, rotationSignature: nil, at: d.createdAt)
+                    """
+                ).run()
+                try await Self.insertKey(
+                    sql,
+                    deviceID: d.id,
+                    accountID: d.accountID,
+                    signingKey: d.signingKey,
+                    signingKeyID: d.signingKeyID,
+                    encryptionKey: d.encryptionKey,
+                    encryptionKeyID: d.encryptionKeyID,
+                    rotationSignature: nil,
+                    at: d.createdAt
+                )
                 return .done
             }
         } catch let e where Self.isUniqueViolation(e) {
-            return .keyInUse   // a concurrent registration took the key between the check and the insert
+            return .keyInUse  // a concurrent registration took the key between the check and the insert
         }
     }
 
-    private static func insertKey(_ sql: any SQLDatabase, deviceID: String, accountID: String, signingKey: [UInt8], signingKeyID: String,
-                                  encryptionKey: [UInt8], encryptionKeyID: String, rotationSignature: [UInt8]?, at: Date) async throws {
-        try await sql.raw("""
+    private static func insertKey(
+        _ sql: any SQLDatabase,
+        deviceID: String,
+        accountID: String,
+        signingKey: [UInt8],
+        signingKeyID: String,
+        encryptionKey: [UInt8],
+        encryptionKeyID: String,
+        rotationSignature: [UInt8]?,
+        at: Date
+    ) async throws {
+        try await sql.raw(
+            """
             INSERT INTO device_keys (device_id, account_id, signing_key, signing_key_id, encryption_key, encryption_key_id, rotation_signature,
                                      added_at, retired_at, retired_because)
             VALUES (\(bind: deviceID), \(bind: accountID), \(bind: Data(signingKey)), \(bind: signingKeyID), \(bind: Data(encryptionKey)),
                     \(bind: encryptionKeyID), \(bind: rotationSignature.map { Data($0) }), \(bind: at.ms), NULL, NULL)
-            """).run()
+            """
+        ).run()
     }
 
     /// A unique-index violation on a key ID (`device_keys_signing`, `device_keys_encryption`), read from
@@ -113,45 +155,56 @@ public struct SQLDeviceStore: DeviceStore {
 
     public func devices(accountID: String, includeRevoked: Bool) async throws -> [DeviceRecord] {
         let filter: SQLQueryString = includeRevoked ? "" : " AND revoked_at IS NULL"
-        return try await sql.raw("SELECT * FROM devices WHERE account_id = \(bind: accountID)\(filter) ORDER BY created_at, id").all().map(Self.device)
+        return try await sql.raw(
+            "SELECT * FROM devices WHERE account_id = \(bind: accountID)\(filter) ORDER BY created_at, id"
+        ).all().map(Self.device)
     }
 
     static func device(_ row: any SQLRow) throws -> DeviceRecord {
-        DeviceRecord(id: try row.decode(column: "id", as: String.self), accountID: try row.decode(column: "account_id", as: String.self),
-                     name: try row.decode(column: "name", as: String.self),
-                     signingKey: Array(try row.decode(column: "signing_key", as: Data.self)),
-                     signingKeyID: try row.decode(column: "signing_key_id", as: String.self),
-                     encryptionKey: Array(try row.decode(column: "encryption_key", as: Data.self)),
-                     encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
-                     createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
-                     keysSince: Date(ms: try row.decode(column: "keys_since", as: Int64.self)),
-                     lastSeenAt: try row.decode(column: "last_seen_at", as: Int64?.self).map(Date.init(ms:)),
-                     revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(ms:)),
-                     kind: try row.decode(column: "kind", as: String.self))
+        DeviceRecord(
+            id: try row.decode(column: "id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
+            signingKey: Array(try row.decode(column: "signing_key", as: Data.self)),
+            signingKeyID: try row.decode(column: "signing_key_id", as: String.self),
+            encryptionKey: Array(try row.decode(column: "encryption_key", as: Data.self)),
+            encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
+            createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
+            keysSince: Date(ms: try row.decode(column: "keys_since", as: Int64.self)),
+            lastSeenAt: try row.decode(column: "last_seen_at", as: Int64?.self).map(Date.init(ms:)),
+            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(ms:)),
+            kind: try row.decode(column: "kind", as: String.self)
+        )
     }
 
     public func keyHistory(accountID: String) async throws -> [KeyHistoryRecord] {
         // Messaging devices' keys only: nothing is ever sealed to an authenticator, so it is not in the directory.
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT k.* FROM device_keys k JOIN devices d ON d.id = k.device_id
             WHERE k.account_id = \(bind: accountID) AND d.kind = 'messaging' ORDER BY k.added_at, k.id
-            """).all().map { row in
-            KeyHistoryRecord(deviceID: try row.decode(column: "device_id", as: String.self),
-                             signingKey: Array(try row.decode(column: "signing_key", as: Data.self)),
-                             signingKeyID: try row.decode(column: "signing_key_id", as: String.self),
-                             encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
-                             addedAt: Date(ms: try row.decode(column: "added_at", as: Int64.self)),
-                             retiredAt: try row.decode(column: "retired_at", as: Int64?.self).map(Date.init(ms:)),
-                             retiredBecause: try row.decode(column: "retired_because", as: String?.self),
-                             encryptionKey: try row.decode(column: "encryption_key", as: Data?.self).map { Array($0) },
-                             rotationSignature: try row.decode(column: "rotation_signature", as: Data?.self).map { Array($0) })
+            """
+        ).all().map { row in
+            KeyHistoryRecord(
+                deviceID: try row.decode(column: "device_id", as: String.self),
+                signingKey: Array(try row.decode(column: "signing_key", as: Data.self)),
+                signingKeyID: try row.decode(column: "signing_key_id", as: String.self),
+                encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
+                addedAt: Date(ms: try row.decode(column: "added_at", as: Int64.self)),
+                retiredAt: try row.decode(column: "retired_at", as: Int64?.self).map(Date.init(ms:)),
+                retiredBecause: try row.decode(column: "retired_because", as: String?.self),
+                encryptionKey: try row.decode(column: "encryption_key", as: Data?.self).map { Array($0) },
+                rotationSignature: try row.decode(column: "rotation_signature", as: Data?.self).map { Array($0) }
+            )
         }
     }
 
     public func rename(deviceID: String, accountID: String, name: String) async throws -> DeviceWrite {
-        let rows = try await sql.raw("""
+        let rows = try await sql.raw(
+            """
             UPDATE devices SET name = \(bind: name) WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) RETURNING id
-            """).all()
+            """
+        ).all()
         return rows.isEmpty ? .notFound : .done
     }
 
@@ -159,44 +212,72 @@ public struct SQLDeviceStore: DeviceStore {
         try await db.writeTransaction { sql in
             // Serialised with sends to this account (they hold the row FOR SHARE): none queues to a device being revoked.
             guard try await lockAccount(sql, accountID) else { return .notFound }
-            let rows = try await sql.raw("""
+            let rows = try await sql.raw(
+                """
                 UPDATE devices SET revoked_at = \(bind: at.ms)
                 WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) AND revoked_at IS NULL RETURNING id
-                """).all()
+                """
+            ).all()
             guard !rows.isEmpty else { return .notFound }
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE device_keys SET retired_at = \(bind: at.ms), retired_because = 'revoked'
                 WHERE device_id = \(bind: deviceID) AND retired_at IS NULL
-                """).run()
+                """
+            ).run()
             try await sql.raw("DELETE FROM device_sessions WHERE device_id = \(bind: deviceID)").run()
             try await sql.raw("DELETE FROM message_queue WHERE device_id = \(bind: deviceID)").run()
             return .done
         }
     }
 
-    public func rotate(deviceID: String, expectedSigningKeyID: String, signingKey: [UInt8], signingKeyID: String,
-                       encryptionKey: [UInt8], encryptionKeyID: String, oldKeySignature: [UInt8], at: Date) async throws -> DeviceWrite {
+    public func rotate(
+        deviceID: String,
+        expectedSigningKeyID: String,
+        signingKey: [UInt8],
+        signingKeyID: String,
+        encryptionKey: [UInt8],
+        encryptionKeyID: String,
+        oldKeySignature: [UInt8],
+        at: Date
+    ) async throws -> DeviceWrite {
         do {
             return try await db.writeTransaction { sql in
-                guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else { return .notFound }
+                guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else {
+                    return .notFound
+                }
                 // Serialised with sends (FOR SHARE), registrations and revocations of this account.
                 guard try await lockAccount(sql, try Self.device(row).accountID) else { return .notFound }
-                guard let locked = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else { return .notFound }
+                guard let locked = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first()
+                else { return .notFound }
                 let current = try Self.device(locked)
                 guard current.isActive else { return .notFound }
                 guard current.signingKeyID == expectedSigningKeyID else { return .changed }
                 guard try await !Self.keysKnown(sql, [signingKeyID, encryptionKeyID]) else { return .keyInUse }
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     UPDATE device_keys SET retired_at = \(bind: at.ms), retired_because = 'rotated'
                     WHERE device_id = \(bind: deviceID) AND retired_at IS NULL
-                    """).run()
-                try await sql.raw("""
+                    """
+                ).run()
+                try await sql.raw(
+                    """
                     UPDATE devices SET signing_key = \(bind: Data(signingKey)), signing_key_id = \(bind: signingKeyID),
                         encryption_key = \(bind: Data(encryptionKey)), encryption_key_id = \(bind: encryptionKeyID), keys_since = \(bind: at.ms)
                     WHERE id = \(bind: deviceID)
-                    """).run()
-                try await Self.insertKey(sql, deviceID: deviceID, accountID: current.accountID, signingKey: signingKey, signingKeyID: signingKeyID,
-                                         encryptionKey: encryptionKey, encryptionKeyID: encryptionKeyID, rotationSignature: oldKeySignature, at: at)
+                    """
+                ).run()
+                try await Self.insertKey(
+                    sql,
+                    deviceID: deviceID,
+                    accountID: current.accountID,
+                    signingKey: signingKey,
+                    signingKeyID: signingKeyID,
+                    encryptionKey: encryptionKey,
+                    encryptionKeyID: encryptionKeyID,
+                    rotationSignature: oldKeySignature,
+                    at: at
+                )
                 return .done
             }
         } catch let e where Self.isUniqueViolation(e) {
@@ -211,25 +292,31 @@ public struct SQLDeviceStore: DeviceStore {
     // MARK: Device sessions
 
     public func createDeviceSession(_ s: DeviceSessionRecord) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO device_sessions (token_hash, device_id, account_id, created_at, last_used_at, expires_at)
             VALUES (\(bind: s.tokenHash), \(bind: s.deviceID), \(bind: s.accountID), \(bind: s.createdAt.ms), \(bind: s.lastUsedAt.ms),
                     \(bind: s.expiresAt.ms))
-            """).run()
+            """
+        ).run()
     }
 
     public func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord? {
         try await sql.raw("SELECT * FROM device_sessions WHERE token_hash = \(bind: tokenHash)").first().map { row in
-            DeviceSessionRecord(tokenHash: try row.decode(column: "token_hash", as: String.self),
-                                deviceID: try row.decode(column: "device_id", as: String.self),
-                                accountID: try row.decode(column: "account_id", as: String.self),
-                                createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
-                                lastUsedAt: Date(ms: try row.decode(column: "last_used_at", as: Int64.self)),
-                                expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)))
+            DeviceSessionRecord(
+                tokenHash: try row.decode(column: "token_hash", as: String.self),
+                deviceID: try row.decode(column: "device_id", as: String.self),
+                accountID: try row.decode(column: "account_id", as: String.self),
+                createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
+                lastUsedAt: Date(ms: try row.decode(column: "last_used_at", as: Int64.self)),
+                expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self))
+            )
         }
     }
 
-    public func deviceSessionContext(tokenHash: String) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
+    public func deviceSessionContext(
+        tokenHash: String
+    ) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
         if let worker = sessionReaders?() {
             return try await worker.run { try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash) }
         }
@@ -240,31 +327,42 @@ public struct SQLDeviceStore: DeviceStore {
             }
         }
         let reader = (readers?() ?? db) as! any SQLDatabase
-        guard let row = try await reader.raw("""
-            SELECT s.token_hash AS s_token_hash, s.device_id AS s_device_id, s.account_id AS s_account_id, s.created_at AS s_created_at,
-                   s.last_used_at AS s_last_used_at, s.expires_at AS s_expires_at,
-                   d.*,
-                   a.id AS a_id, a.username AS a_username, a.name AS a_name, a.lastname AS a_lastname, a.password_hash AS a_password_hash,
-                   a.reauth_minutes AS a_reauth_minutes, a.created_at AS a_created_at
-            FROM device_sessions s JOIN devices d ON d.id = s.device_id JOIN accounts a ON a.id = s.account_id
-            WHERE s.token_hash = \(bind: tokenHash)
-            """).first() else { return nil }
-        let session = DeviceSessionRecord(tokenHash: try row.decode(column: "s_token_hash", as: String.self),
-                                          deviceID: try row.decode(column: "s_device_id", as: String.self),
-                                          accountID: try row.decode(column: "s_account_id", as: String.self),
-                                          createdAt: Date(ms: try row.decode(column: "s_created_at", as: Int64.self)),
-                                          lastUsedAt: Date(ms: try row.decode(column: "s_last_used_at", as: Int64.self)),
-                                          expiresAt: Date(ms: try row.decode(column: "s_expires_at", as: Int64.self)))
-        let account = AccountRecord(id: try row.decode(column: "a_id", as: String.self), username: try row.decode(column: "a_username", as: String.self),
-                                    name: try row.decode(column: "a_name", as: String.self), lastname: try row.decode(column: "a_lastname", as: String.self),
-                                    passwordHash: try row.decode(column: "a_password_hash", as: String.self),
-                                    reauthMinutes: Int(try row.decode(column: "a_reauth_minutes", as: Int64.self)),
-                                    createdAt: Date(ms: try row.decode(column: "a_created_at", as: Int64.self)))
+        guard
+            let row = try await reader.raw(
+                """
+                SELECT s.token_hash AS s_token_hash, s.device_id AS s_device_id, s.account_id AS s_account_id, s.created_at AS s_created_at,
+                       s.last_used_at AS s_last_used_at, s.expires_at AS s_expires_at,
+                       d.*,
+                       a.id AS a_id, a.username AS a_username, a.name AS a_name, a.lastname AS a_lastname, a.password_hash AS a_password_hash,
+                       a.reauth_minutes AS a_reauth_minutes, a.created_at AS a_created_at
+                FROM device_sessions s JOIN devices d ON d.id = s.device_id JOIN accounts a ON a.id = s.account_id
+                WHERE s.token_hash = \(bind: tokenHash)
+                """
+            ).first()
+        else { return nil }
+        let session = DeviceSessionRecord(
+            tokenHash: try row.decode(column: "s_token_hash", as: String.self),
+            deviceID: try row.decode(column: "s_device_id", as: String.self),
+            accountID: try row.decode(column: "s_account_id", as: String.self),
+            createdAt: Date(ms: try row.decode(column: "s_created_at", as: Int64.self)),
+            lastUsedAt: Date(ms: try row.decode(column: "s_last_used_at", as: Int64.self)),
+            expiresAt: Date(ms: try row.decode(column: "s_expires_at", as: Int64.self))
+        )
+        let account = AccountRecord(
+            id: try row.decode(column: "a_id", as: String.self),
+            username: try row.decode(column: "a_username", as: String.self),
+            name: try row.decode(column: "a_name", as: String.self),
+            lastname: try row.decode(column: "a_lastname", as: String.self),
+            passwordHash: try row.decode(column: "a_password_hash", as: String.self),
+            reauthMinutes: Int(try row.decode(column: "a_reauth_minutes", as: Int64.self)),
+            createdAt: Date(ms: try row.decode(column: "a_created_at", as: Int64.self))
+        )
         return (session, try Self.device(row), account)
     }
 
     public func deviceSessionContext<T: Sendable>(
-        tokenHash: String, then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
+        tokenHash: String,
+        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
     ) async throws -> T {
         if let postgresSessions { return try await postgresSessions.read(tokenHash: tokenHash, then: then) }
         guard let worker = sessionReaders?() else {
@@ -275,7 +373,9 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     public func touchDeviceSession(tokenHash: String, at: Date) async throws {
-        try await sql.raw("UPDATE device_sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)").run()
+        try await sql.raw(
+            "UPDATE device_sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)"
+        ).run()
     }
 
     public func deleteDeviceSession(tokenHash: String) async throws {
@@ -283,13 +383,17 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     public func deleteDeviceSessions(deviceID: String, keeping: String) async throws {
-        try await sql.raw("DELETE FROM device_sessions WHERE device_id = \(bind: deviceID) AND token_hash <> \(bind: keeping)").run()
+        try await sql.raw(
+            "DELETE FROM device_sessions WHERE device_id = \(bind: deviceID) AND token_hash <> \(bind: keeping)"
+        ).run()
     }
 
     public func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws {
         try await sql.raw("DELETE FROM device_challenges WHERE expires_at <= \(bind: now.ms)").run()
-        try await sql.raw("""
+        try await sql.raw(
+            """
             DELETE FROM device_sessions WHERE expires_at <= \(bind: now.ms) OR last_used_at <= \(bind: now.addingTimeInterval(-idle).ms)
-            """).run()
+            """
+        ).run()
     }
 }

@@ -13,16 +13,21 @@ enum APIRoutes {
         "/v1/sessions/current": ["DELETE"], "/v1/sessions/current/reauth": ["POST"],
         "/v1/me": ["GET"], "/v1/me/password": ["PUT"], "/v1/me/settings": ["PUT"], "/v1/me/audit": ["GET"],
         "/v1/devices/challenges": ["POST"], "/v1/devices": ["GET", "POST"], "/v1/devices/{id}": ["PATCH", "DELETE"],
-        "/v1/device-sessions/challenges": ["POST"], "/v1/device-sessions": ["POST"], "/v1/device-sessions/current": ["DELETE"],
-        "/v1/devices/current/keys": ["POST"], "/v1/devices/current/messages": ["GET"], "/v1/devices/current/acks": ["POST"],
+        "/v1/device-sessions/challenges": ["POST"], "/v1/device-sessions": ["POST"],
+        "/v1/device-sessions/current": ["DELETE"],
+        "/v1/devices/current/keys": ["POST"], "/v1/devices/current/messages": ["GET"],
+        "/v1/devices/current/acks": ["POST"],
         "/v1/devices/current/push-tickets": ["POST"], "/v1/push": ["GET"],
         "/v1/users/{username}/devices": ["GET"], "/v1/messages": ["POST"], "/v1/messages/{id}": ["GET", "DELETE"],
-        "/v1/me/mfa": ["GET", "DELETE"], "/v1/me/mfa/settings": ["PUT"], "/v1/me/mfa/pairing-keys": ["POST"], "/v1/me/mfa/totp": ["POST"],
+        "/v1/me/mfa": ["GET", "DELETE"], "/v1/me/mfa/settings": ["PUT"], "/v1/me/mfa/pairing-keys": ["POST"],
+        "/v1/me/mfa/totp": ["POST"],
         "/v1/me/mfa/totp/confirm": ["POST"], "/v1/me/mfa/recovery-codes": ["POST"],
-        "/v1/mfa/transactions/{id}": ["GET"], "/v1/mfa/transactions/{id}/otp": ["POST"], "/v1/mfa/transactions/{id}/recovery-code": ["POST"],
+        "/v1/mfa/transactions/{id}": ["GET"], "/v1/mfa/transactions/{id}/otp": ["POST"],
+        "/v1/mfa/transactions/{id}/recovery-code": ["POST"],
         "/v1/mfa/transactions/{id}/session": ["POST"],
         "/v1/auth-codes": ["POST"], "/v1/auth-codes/current": ["GET"], "/v1/auth-codes/current/session": ["POST"],
-        "/v1/authenticators": ["POST"], "/v1/authenticator": ["GET", "DELETE"], "/v1/authenticator/challenges": ["GET"], "/v1/authenticator/answers": ["POST"],
+        "/v1/authenticators": ["POST"], "/v1/authenticator": ["GET", "DELETE"], "/v1/authenticator/challenges": ["GET"],
+        "/v1/authenticator/answers": ["POST"],
         "/v1/authenticator/push": ["PUT"], "/v1/authenticator/logs": ["POST"], "/v1/authenticator/auth-codes": ["POST"],
         "/v1/authenticator/auth-codes/approve": ["POST"], "/v1/authenticator/auth-codes/deny": ["POST"],
     ]
@@ -65,11 +70,15 @@ enum APIRoutes {
         do {
             buffer = try await request.body.collect(upTo: maxBody)
         } catch is NIOTooManyBytesError {
-            throw Problem.tooLarge(maxBody)   // this route's limit, not a global one
+            throw Problem.tooLarge(maxBody)  // this route's limit, not a global one
         }
         if let ct = request.headers[.contentType], !ct.lowercased().hasPrefix("application/json") {
-            throw Problem(status: .unsupportedMediaType, code: .unsupportedMediaType, title: "Unsupported media type",
-                          detail: "Send the body as application/json.")
+            throw Problem(
+                status: .unsupportedMediaType,
+                code: .unsupportedMediaType,
+                title: "Unsupported media type",
+                detail: "Send the body as application/json."
+            )
         }
         return buffer
     }
@@ -81,11 +90,15 @@ enum APIRoutes {
         } catch let DecodingError.keyNotFound(key, _) {
             throw Problem.malformed("missing field \(key.stringValue)")
         } catch let DecodingError.typeMismatch(_, c) {
-            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
+            throw Problem.malformed(
+                "field \(c.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
+            )
         } catch let DecodingError.valueNotFound(_, c) {
             throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")) is null")
         } catch let DecodingError.dataCorrupted(c) where !c.codingPath.isEmpty {
-            throw Problem.malformed("field \(c.codingPath.map(\.stringValue).joined(separator: ".")): \(c.debugDescription)")
+            throw Problem.malformed(
+                "field \(c.codingPath.map(\.stringValue).joined(separator: ".")): \(c.debugDescription)"
+            )
         } catch {
             throw Problem.malformed("the body is not a JSON object of the documented shape")
         }
@@ -99,5 +112,9 @@ func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: 
     // Every API answer is about one account, and the sign-in answer carries its token: no cache, shared
     // or private, may keep any of them (RFC 9111 §5.2.2.5).
     if fields[.cacheControl] == nil { fields[.cacheControl] = "no-store" }
-    return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    return Response(
+        status: status,
+        headers: fields,
+        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
+    )
 }

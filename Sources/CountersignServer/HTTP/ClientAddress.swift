@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// The one spelling of a client address that throttles, the `risk` captcha and the audit log use.
 ///
@@ -19,7 +20,9 @@ enum ClientAddress {
         let zeroPrefix = b[0..<10].allSatisfy { $0 == 0 }
         let mapped = zeroPrefix && b[10] == 0xff && b[11] == 0xff
         // `::` and `::1` are IPv6's own unspecified and loopback addresses, not IPv4-compatible ones.
-        let compatible = zeroPrefix && b[10] == 0 && b[11] == 0 && b[12..<16].contains { $0 != 0 } && !(b[12..<15].allSatisfy { $0 == 0 } && b[15] <= 1)
+        let compatible =
+            zeroPrefix && b[10] == 0 && b[11] == 0 && b[12..<16].contains { $0 != 0 }
+            && !(b[12..<15].allSatisfy { $0 == 0 } && b[15] <= 1)
         if mapped || compatible { return "\(b[12]).\(b[13]).\(b[14]).\(b[15])" }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         guard inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil else { return address }

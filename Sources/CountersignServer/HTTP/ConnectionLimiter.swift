@@ -45,9 +45,17 @@ final class ConnectionLimiter: Sendable {
         private let limiter: ConnectionLimiter?
         private let address: String
         private let released = Mutex(false)
-        init(limiter: ConnectionLimiter?, address: String) { self.limiter = limiter; self.address = address }
+        init(limiter: ConnectionLimiter?, address: String) {
+            self.limiter = limiter
+            self.address = address
+        }
         func release() {
-            guard released.withLock({ r in defer { r = true }; return !r }) else { return }
+            guard
+                released.withLock({ r in
+                    defer { r = true }
+                    return !r
+                })
+            else { return }
             limiter?.release(address)
         }
     }

@@ -1,8 +1,9 @@
+import Foundation
+import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import NIOCore
 
 /// Checks `--host` and `--port` before anything else happens, and turns bind failures into sentences
 /// that name the address and what to do.
@@ -20,10 +21,16 @@ enum ListenAddress {
         do {
             address = try SocketAddress.makeAddressResolvingHost(host, port: port)
         } catch {
-            throw ConfigurationError("--host \(host) is neither an IP address nor a name this machine resolves; use an address of this machine, e.g. 127.0.0.1, 0.0.0.0 or ::")
+            throw ConfigurationError(
+                "--host \(host) is neither an IP address nor a name this machine resolves; use an address of this machine, e.g. 127.0.0.1, 0.0.0.0 or ::"
+            )
         }
         let fd = socket(Int32(address.protocol.rawValue), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ConfigurationError("cannot open a socket for \(display(host, port)): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw ConfigurationError(
+                "cannot open a socket for \(display(host, port)): \(String(cString: strerror(errno)))"
+            )
+        }
         defer { close(fd) }
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -40,7 +47,8 @@ enum ListenAddress {
         let place = display(host, port)
         switch code {
         case EADDRINUSE: return "\(place) is already in use; pick another --port, or stop what listens there"
-        case EADDRNOTAVAIL: return "\(host) is not an address of this machine; use one it has, e.g. 127.0.0.1, 0.0.0.0 or ::"
+        case EADDRNOTAVAIL:
+            return "\(host) is not an address of this machine; use one it has, e.g. 127.0.0.1, 0.0.0.0 or ::"
         case EACCES: return "binding \(place) needs privileges (ports below 1024 do); pick a --port of 1024 or more"
         default: return "cannot listen on \(place): \(String(cString: strerror(code)))"
         }

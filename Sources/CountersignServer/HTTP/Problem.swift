@@ -25,12 +25,20 @@ struct Problem: Error, HTTPResponseError {
         var fields = headers
         fields[.contentType] = "application/problem+json"
         fields[.cacheControl] = "no-store"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(object))))
+        return Response(
+            status: status,
+            headers: fields,
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(object)))
+        )
     }
 }
 
 enum ProblemValue: Encodable {
-    case string(String), int(Int), bool(Bool), keys([DeviceKeyRef]), strings([String])
+    case string(String)
+    case int(Int)
+    case bool(Bool)
+    case keys([DeviceKeyRef])
+    case strings([String])
     func encode(to encoder: Encoder) throws {
         var c = encoder.singleValueContainer()
         switch self {
@@ -48,11 +56,20 @@ extension Problem {
         Problem(status: .badRequest, code: .malformedRequest, title: "Malformed request", detail: detail)
     }
 
-    static let notFound = Problem(status: .notFound, code: .notFound, title: "Not found", detail: "There is nothing at this address; see /openapi.yaml.")
+    static let notFound = Problem(
+        status: .notFound,
+        code: .notFound,
+        title: "Not found",
+        detail: "There is nothing at this address; see /openapi.yaml."
+    )
 
     static func tooLarge(_ limit: Int) -> Problem {
-        Problem(status: .contentTooLarge, code: .payloadTooLarge, title: "Request body too large",
-                detail: "The body exceeds \(limit) bytes.")
+        Problem(
+            status: .contentTooLarge,
+            code: .payloadTooLarge,
+            title: "Request body too large",
+            detail: "The body exceeds \(limit) bytes."
+        )
     }
 
     /// The one place domain errors become HTTP. `now` is the server's clock, for `Retry-After`.
@@ -60,16 +77,34 @@ extension Problem {
         let iso = ISO8601DateFormatter()
         switch error {
         case .invalidField(let field, let reason):
-            self.init(status: .unprocessableContent, code: .invalidField, title: "Invalid field", detail: "\(field): \(reason)",
-                      extra: ["field": .string(field)])
+            self.init(
+                status: .unprocessableContent,
+                code: .invalidField,
+                title: "Invalid field",
+                detail: "\(field): \(reason)",
+                extra: ["field": .string(field)]
+            )
         case .usernameTaken:
-            self.init(status: .conflict, code: .usernameTaken, title: "Username taken", detail: "That username is already registered; choose another.")
+            self.init(
+                status: .conflict,
+                code: .usernameTaken,
+                title: "Username taken",
+                detail: "That username is already registered; choose another."
+            )
         case .captchaRequired:
-            self.init(status: .badRequest, code: .captchaRequired, title: "Captcha required",
-                      detail: "Solve a challenge from GET /v1/captcha and send the solution as the captcha field.")
+            self.init(
+                status: .badRequest,
+                code: .captchaRequired,
+                title: "Captcha required",
+                detail: "Solve a challenge from GET /v1/captcha and send the solution as the captcha field."
+            )
         case .captchaInvalid(let why):
-            self.init(status: .badRequest, code: .captchaInvalid, title: "Captcha invalid",
-                      detail: "\(why); fetch a new challenge from GET /v1/captcha.")
+            self.init(
+                status: .badRequest,
+                code: .captchaInvalid,
+                title: "Captcha invalid",
+                detail: "\(why); fetch a new challenge from GET /v1/captcha."
+            )
         case .invalidCredentials(let until, let locked):
             var extra: [String: ProblemValue] = [:]
             var detail = "The username or password is wrong."
@@ -80,36 +115,76 @@ extension Problem {
                 extra["retryAt"] = .string(iso.string(from: until))
                 detail += " Too many failures: sign-in is refused until \(iso.string(from: until))."
             }
-            self.init(status: .unauthorized, code: .invalidCredentials, title: "Invalid credentials", detail: detail, extra: extra)
+            self.init(
+                status: .unauthorized,
+                code: .invalidCredentials,
+                title: "Invalid credentials",
+                detail: detail,
+                extra: extra
+            )
         case .signInDelayed(let until):
-            self.init(status: .tooManyRequests, code: .signInDelayed, title: "Sign-in delayed",
-                      detail: "Too many failed sign-ins; try again after \(iso.string(from: until)).",
-                      extra: ["retryAt": .string(iso.string(from: until))])
+            self.init(
+                status: .tooManyRequests,
+                code: .signInDelayed,
+                title: "Sign-in delayed",
+                detail: "Too many failed sign-ins; try again after \(iso.string(from: until)).",
+                extra: ["retryAt": .string(iso.string(from: until))]
+            )
             headers[.retryAfter] = "\(max(1, Int(until.timeIntervalSince(now).rounded(.up))))"
         case .accountLocked:
-            self.init(status: .init(code: 423, reasonPhrase: "Locked"), code: .accountLocked, title: "Account locked",
-                      detail: "Too many failed sign-ins; an administrator must unlock the account.")
+            self.init(
+                status: .init(code: 423, reasonPhrase: "Locked"),
+                code: .accountLocked,
+                title: "Account locked",
+                detail: "Too many failed sign-ins; an administrator must unlock the account."
+            )
         case .signInBusy:
-            self.init(status: .tooManyRequests, code: .signInBusy, title: "Sign-in busy",
-                      detail: "Other sign-ins for this username are being checked; retry in a second.")
+            self.init(
+                status: .tooManyRequests,
+                code: .signInBusy,
+                title: "Sign-in busy",
+                detail: "Other sign-ins for this username are being checked; retry in a second."
+            )
             headers[.retryAfter] = "1"
         case .rateLimited(let after):
-            self.init(status: .tooManyRequests, code: .rateLimited, title: "Too many requests",
-                      detail: "Too many attempts from your address; retry in \(Int(after.rounded(.up))) seconds.")
+            self.init(
+                status: .tooManyRequests,
+                code: .rateLimited,
+                title: "Too many requests",
+                detail: "Too many attempts from your address; retry in \(Int(after.rounded(.up))) seconds."
+            )
             headers[.retryAfter] = "\(max(1, Int(after.rounded(.up))))"
         case .unauthenticated:
-            self.init(status: .unauthorized, code: .unauthenticated, title: "Not signed in",
-                      detail: "Send a valid session token as `Authorization: Bearer …`; sign in with POST /v1/sessions.")
+            self.init(
+                status: .unauthorized,
+                code: .unauthenticated,
+                title: "Not signed in",
+                detail: "Send a valid session token as `Authorization: Bearer …`; sign in with POST /v1/sessions."
+            )
             headers[.wwwAuthenticate] = "Bearer"
         case .reauthenticationRequired(let minutes):
-            self.init(status: .unauthorized, code: .reauthenticationRequired, title: "Re-authentication required",
-                      detail: "This operation needs a full authentication within the last \(minutes) minutes (the password, and the second factor if the account has one): POST /v1/sessions/current/reauth first.",
-                      extra: ["intervalMinutes": .int(minutes)])
+            self.init(
+                status: .unauthorized,
+                code: .reauthenticationRequired,
+                title: "Re-authentication required",
+                detail:
+                    "This operation needs a full authentication within the last \(minutes) minutes (the password, and the second factor if the account has one): POST /v1/sessions/current/reauth first.",
+                extra: ["intervalMinutes": .int(minutes)]
+            )
         case .wrongPassword:
-            self.init(status: .forbidden, code: .wrongPassword, title: "Wrong password", detail: "The current password is wrong.")
+            self.init(
+                status: .forbidden,
+                code: .wrongPassword,
+                title: "Wrong password",
+                detail: "The current password is wrong."
+            )
         case .serverBusy:
-            self.init(status: .serviceUnavailable, code: .serverBusy, title: "Server busy",
-                      detail: "Too many password checks are waiting; retry in a second.")
+            self.init(
+                status: .serviceUnavailable,
+                code: .serverBusy,
+                title: "Server busy",
+                detail: "Too many password checks are waiting; retry in a second."
+            )
             headers[.retryAfter] = "1"
         }
     }
@@ -119,63 +194,118 @@ extension Problem {
     init(_ error: DeviceError) {
         switch error {
         case .challengeInvalid:
-            self.init(status: .badRequest, code: .challengeInvalid, title: "Challenge invalid",
-                      detail: "The challenge is unknown, used, expired or for another account or device; ask for a new one.")
+            self.init(
+                status: .badRequest,
+                code: .challengeInvalid,
+                title: "Challenge invalid",
+                detail: "The challenge is unknown, used, expired or for another account or device; ask for a new one."
+            )
         case .badSignature(let why):
             self.init(status: .unprocessableContent, code: .badSignature, title: "Bad signature", detail: why)
         case .deviceLimit(let n):
-            self.init(status: .conflict, code: .deviceLimit, title: "Too many devices",
-                      detail: "The account already has \(n) active devices; revoke one (DELETE /v1/devices/{id}) first.", extra: ["limit": .int(n)])
+            self.init(
+                status: .conflict,
+                code: .deviceLimit,
+                title: "Too many devices",
+                detail: "The account already has \(n) active devices; revoke one (DELETE /v1/devices/{id}) first.",
+                extra: ["limit": .int(n)]
+            )
         case .keyInUse(let why):
             self.init(status: .conflict, code: .keyInUse, title: "Key in use", detail: why)
         case .notFound:
             self = .notFound
         case .revoked:
-            self.init(status: .forbidden, code: .deviceRevoked, title: "Device revoked",
-                      detail: "This device was revoked; register new keys as a new device.")
+            self.init(
+                status: .forbidden,
+                code: .deviceRevoked,
+                title: "Device revoked",
+                detail: "This device was revoked; register new keys as a new device."
+            )
         case .unauthenticated:
-            self.init(status: .unauthorized, code: .unauthenticated, title: "No device session",
-                      detail: "Send a device session token (csd_…) as `Authorization: Bearer …`; open one with POST /v1/device-sessions.")
+            self.init(
+                status: .unauthorized,
+                code: .unauthenticated,
+                title: "No device session",
+                detail:
+                    "Send a device session token (csd_…) as `Authorization: Bearer …`; open one with POST /v1/device-sessions."
+            )
             headers[.wwwAuthenticate] = "Bearer"
         case .notAMessagingDevice:
-            self.init(status: .forbidden, code: .notAMessagingDevice, title: "Not a messaging device",
-                      detail: "This device session is an authenticator's: it approves sign-ins and holds no mail. Send and read from a messaging device (countersign device init).")
+            self.init(
+                status: .forbidden,
+                code: .notAMessagingDevice,
+                title: "Not a messaging device",
+                detail:
+                    "This device session is an authenticator's: it approves sign-ins and holds no mail. Send and read from a messaging device (countersign device init)."
+            )
         }
     }
 
     init(_ error: RelayError) {
         switch error {
         case .invalidEnvelope(let why):
-            self.init(status: .unprocessableContent, code: .invalidEnvelope, title: "Invalid envelope",
-                      detail: "The envelope is not a Countersign message envelope: \(why).")
+            self.init(
+                status: .unprocessableContent,
+                code: .invalidEnvelope,
+                title: "Invalid envelope",
+                detail: "The envelope is not a Countersign message envelope: \(why)."
+            )
         case .forgedSender(let why):
             self.init(status: .unprocessableContent, code: .badSignature, title: "Bad signature", detail: why)
         case .unknownRecipients(let names):
-            self.init(status: .unprocessableContent, code: .unknownRecipient, title: "Unknown recipient",
-                      detail: "No account is named \(names.joined(separator: ", ")).", extra: ["usernames": .strings(names)])
+            self.init(
+                status: .unprocessableContent,
+                code: .unknownRecipient,
+                title: "Unknown recipient",
+                detail: "No account is named \(names.joined(separator: ", ")).",
+                extra: ["usernames": .strings(names)]
+            )
         case .deviceMismatch(let missing, let extra):
-            self.init(status: .conflict, code: .deviceMismatch, title: "Devices changed",
-                      detail: "The envelope must be sealed to exactly the current devices of its recipients and of the sender: "
-                        + "\(missing.count) missing, \(extra.count) extra. Fetch GET /v1/users/{username}/devices, check what changed, seal again.",
-                      extra: ["missingDevices": .keys(missing), "extraDevices": .keys(extra)])
+            self.init(
+                status: .conflict,
+                code: .deviceMismatch,
+                title: "Devices changed",
+                detail:
+                    "The envelope must be sealed to exactly the current devices of its recipients and of the sender: "
+                    + "\(missing.count) missing, \(extra.count) extra. Fetch GET /v1/users/{username}/devices, check what changed, seal again.",
+                extra: ["missingDevices": .keys(missing), "extraDevices": .keys(extra)]
+            )
         case .messageIDReused:
-            self.init(status: .conflict, code: .messageIDReused, title: "Message ID reused",
-                      detail: "Another envelope was already sent with this message ID; seal the message again (a fresh ID).")
+            self.init(
+                status: .conflict,
+                code: .messageIDReused,
+                title: "Message ID reused",
+                detail: "Another envelope was already sent with this message ID; seal the message again (a fresh ID)."
+            )
         case .notFound:
             self = .notFound
         case .alreadyDelivered:
-            self.init(status: .conflict, code: .alreadyDelivered, title: "Already delivered",
-                      detail: "The message is already visible to its recipients and can no longer be cancelled.")
+            self.init(
+                status: .conflict,
+                code: .alreadyDelivered,
+                title: "Already delivered",
+                detail: "The message is already visible to its recipients and can no longer be cancelled."
+            )
         case .sendRateLimited(let perMinute, let after):
-            self.init(status: .tooManyRequests, code: .rateLimited, title: "Sending too fast",
-                      detail: "This account may send \(perMinute) messages a minute; retry in \(Int(after.rounded(.up))) seconds.")
+            self.init(
+                status: .tooManyRequests,
+                code: .rateLimited,
+                title: "Sending too fast",
+                detail:
+                    "This account may send \(perMinute) messages a minute; retry in \(Int(after.rounded(.up))) seconds."
+            )
             headers[.retryAfter] = "\(max(1, Int(after.rounded(.up))))"
         case .quotaExceeded(let limit, let after):
             let mib = limit >> 20
-            self.init(status: .tooManyRequests, code: .messageQuotaExceeded, title: "Message storage quota reached",
-                      detail: "This account's stored messages would exceed its quota of \(mib) MiB; the oldest expires in about "
-                        + "\(Int((after / 3600).rounded(.up))) hours. Cancel delayed messages or send less.",
-                      extra: ["quotaBytes": .int(Int(limit))])
+            self.init(
+                status: .tooManyRequests,
+                code: .messageQuotaExceeded,
+                title: "Message storage quota reached",
+                detail:
+                    "This account's stored messages would exceed its quota of \(mib) MiB; the oldest expires in about "
+                    + "\(Int((after / 3600).rounded(.up))) hours. Cancel delayed messages or send less.",
+                extra: ["quotaBytes": .int(Int(limit))]
+            )
             headers[.retryAfter] = "\(max(1, Int(after.rounded(.up))))"
         }
     }
@@ -185,57 +315,122 @@ extension Problem {
     init(_ error: MFAError) {
         switch error {
         case .pairingKeyInvalid:
-            self.init(status: .unprocessableContent, code: .pairingKeyInvalid, title: "Pairing key invalid",
-                      detail: "The pairing key is wrong, used or expired; create a new one (countersign account mfa pairing-key).",
-                      extra: ["pingOneError": .int(10005)])
+            self.init(
+                status: .unprocessableContent,
+                code: .pairingKeyInvalid,
+                title: "Pairing key invalid",
+                detail:
+                    "The pairing key is wrong, used or expired; create a new one (countersign account mfa pairing-key).",
+                extra: ["pingOneError": .int(10005)]
+            )
         case .tooManyPairingKeys:
-            self.init(status: .conflict, code: .tooManyPairingKeys, title: "Too many pairing keys",
-                      detail: "This account already has 3 open pairing keys; use one or wait 10 minutes.")
+            self.init(
+                status: .conflict,
+                code: .tooManyPairingKeys,
+                title: "Too many pairing keys",
+                detail: "This account already has 3 open pairing keys; use one or wait 10 minutes."
+            )
         case .noBinding:
-            self.init(status: .unauthorized, code: .unauthenticated, title: "No binding secret",
-                      detail: "Send the binding secret (csb_…) from the 202 sign-in answer or the auth-code answer as `Authorization: Bearer …`.")
+            self.init(
+                status: .unauthorized,
+                code: .unauthenticated,
+                title: "No binding secret",
+                detail:
+                    "Send the binding secret (csb_…) from the 202 sign-in answer or the auth-code answer as `Authorization: Bearer …`."
+            )
             headers[.wwwAuthenticate] = "Bearer"
         case .transactionNotFound:
             self = .notFound
         case .notCompleted(let status):
-            self.init(status: .conflict, code: .mfaNotCompleted, title: "Second factor not completed",
-                      detail: "The sign-in is \(status); the session is released only when it is COMPLETED.",
-                      extra: ["transactionStatus": .string(status)])
+            self.init(
+                status: .conflict,
+                code: .mfaNotCompleted,
+                title: "Second factor not completed",
+                detail: "The sign-in is \(status); the session is released only when it is COMPLETED.",
+                extra: ["transactionStatus": .string(status)]
+            )
         case .alreadyCollected:
-            self.init(status: .conflict, code: .mfaAlreadyCollected, title: "Already collected",
-                      detail: "This sign-in's session was already handed out; sign in again.")
+            self.init(
+                status: .conflict,
+                code: .mfaAlreadyCollected,
+                title: "Already collected",
+                detail: "This sign-in's session was already handed out; sign in again."
+            )
         case .signInSuperseded:
-            self.init(status: .conflict, code: .mfaSignInSuperseded, title: "Sign-in superseded",
-                      detail: "The password changed after this sign-in began, or its session was not collected within two minutes; sign in again.")
+            self.init(
+                status: .conflict,
+                code: .mfaSignInSuperseded,
+                title: "Sign-in superseded",
+                detail:
+                    "The password changed after this sign-in began, or its session was not collected within two minutes; sign in again."
+            )
         case .notAnAuthenticator:
-            self.init(status: .forbidden, code: .notAnAuthenticator, title: "Not an authenticator",
-                      detail: "This device session is not a paired authenticator's; pair with countersign authenticator pair.",
-                      extra: ["pingOneError": .int(10008)])
+            self.init(
+                status: .forbidden,
+                code: .notAnAuthenticator,
+                title: "Not an authenticator",
+                detail:
+                    "This device session is not a paired authenticator's; pair with countersign authenticator pair.",
+                extra: ["pingOneError": .int(10008)]
+            )
         case .answerRefused(let why):
-            self.init(status: .conflict, code: .answerRefused, title: "Answer refused",
-                      detail: "The answer changed nothing: \(why).", extra: ["reason": .string(why), "pingOneError": .int(why == "expired" ? 10009 : 10012)])
+            self.init(
+                status: .conflict,
+                code: .answerRefused,
+                title: "Answer refused",
+                detail: "The answer changed nothing: \(why).",
+                extra: ["reason": .string(why), "pingOneError": .int(why == "expired" ? 10009 : 10012)]
+            )
         case .authCodeInvalid:
-            self.init(status: .unprocessableContent, code: .authCodeInvalid, title: "Authentication code invalid",
-                      detail: "The code is unknown, expired, or claimed by another authenticator; ask the sign-in screen for a new one.",
-                      extra: ["pingOneError": .int(10011)])
+            self.init(
+                status: .unprocessableContent,
+                code: .authCodeInvalid,
+                title: "Authentication code invalid",
+                detail:
+                    "The code is unknown, expired, or claimed by another authenticator; ask the sign-in screen for a new one.",
+                extra: ["pingOneError": .int(10011)]
+            )
         case .passcodeInvalid:
-            self.init(status: .unprocessableContent, code: .passcodeInvalid, title: "Passcode invalid",
-                      detail: "The passcode is not the current one for this secret; check the device's clock and try the next code.",
-                      extra: ["pingOneError": .int(10010)])
+            self.init(
+                status: .unprocessableContent,
+                code: .passcodeInvalid,
+                title: "Passcode invalid",
+                detail:
+                    "The passcode is not the current one for this secret; check the device's clock and try the next code.",
+                extra: ["pingOneError": .int(10010)]
+            )
         case .tooManyAttempts(let wait):
-            self.init(status: .tooManyRequests, code: .rateLimited, title: "Too many attempts",
-                      detail: "Too many passcodes tried for this enrollment; try again in \(Int(wait.rounded(.up))) seconds.")
+            self.init(
+                status: .tooManyRequests,
+                code: .rateLimited,
+                title: "Too many attempts",
+                detail: "Too many passcodes tried for this enrollment; try again in \(Int(wait.rounded(.up))) seconds."
+            )
             headers[.retryAfter] = String(Int(wait.rounded(.up)))
         case .tooManyPendingSignIns(let wait):
-            self.init(status: .tooManyRequests, code: .rateLimited, title: "Too many sign-ins waiting",
-                      detail: "Too many sign-ins of this account wait for a second factor; finish one or try again in \(Int(wait.rounded(.up))) seconds.")
+            self.init(
+                status: .tooManyRequests,
+                code: .rateLimited,
+                title: "Too many sign-ins waiting",
+                detail:
+                    "Too many sign-ins of this account wait for a second factor; finish one or try again in \(Int(wait.rounded(.up))) seconds."
+            )
             headers[.retryAfter] = String(Int(wait.rounded(.up)))
         case .noPendingEnrollment:
-            self.init(status: .conflict, code: .noPendingEnrollment, title: "Nothing to confirm",
-                      detail: "Start with POST /v1/me/mfa/totp (countersign account mfa totp enroll).")
+            self.init(
+                status: .conflict,
+                code: .noPendingEnrollment,
+                title: "Nothing to confirm",
+                detail: "Start with POST /v1/me/mfa/totp (countersign account mfa totp enroll)."
+            )
         case .lastSecondFactor:
-            self.init(status: .conflict, code: .lastSecondFactor, title: "Last second factor",
-                      detail: "This authenticator is the account's only second factor; pair another or add an authenticator app first, or turn multi-factor sign-in off from a signed-in session (countersign account mfa disable).")
+            self.init(
+                status: .conflict,
+                code: .lastSecondFactor,
+                title: "Last second factor",
+                detail:
+                    "This authenticator is the account's only second factor; pair another or add an authenticator app first, or turn multi-factor sign-in off from a signed-in session (countersign account mfa disable)."
+            )
         }
     }
 }

@@ -13,7 +13,11 @@ struct ProblemMiddleware: RouterMiddleware {
     let clock: any WallClock
     let maxBody: Int
 
-    func handle(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: AppContext,
+        next: (Request, AppContext) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await problem(request, context: context, next: next)
         } catch let p as Problem {
@@ -21,7 +25,11 @@ struct ProblemMiddleware: RouterMiddleware {
         }
     }
 
-    private func problem(_ request: Request, context: AppContext, next: (Request, AppContext) async throws -> Response) async throws -> Response {
+    private func problem(
+        _ request: Request,
+        context: AppContext,
+        next: (Request, AppContext) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let p as Problem {
@@ -37,33 +45,59 @@ struct ProblemMiddleware: RouterMiddleware {
         } catch is ConnectionPoolTimeoutError {
             // Every pooled database connection stayed busy for the pool's whole wait: overload, not a fault.
             context.logger.warning("database connection pool exhausted", metadata: ["path": "\(request.uri.path)"])
-            var p = Problem(status: .serviceUnavailable, code: .serverBusy, title: "Server busy",
-                            detail: "Every database connection is busy; retry in a second.")
+            var p = Problem(
+                status: .serviceUnavailable,
+                code: .serverBusy,
+                title: "Server busy",
+                detail: "Every database connection is busy; retry in a second."
+            )
             p.headers[.retryAfter] = "1"
             throw p
         } catch let e as HTTPError {
             switch e.status {
             case .notFound:
-                let path = request.uri.path.count > 1 && request.uri.path.hasSuffix("/") ? String(request.uri.path.dropLast()) : request.uri.path
+                let path =
+                    request.uri.path.count > 1 && request.uri.path.hasSuffix("/")
+                    ? String(request.uri.path.dropLast()) : request.uri.path
                 if let allowed = APIRoutes.allowed(for: path) {
-                    var p = Problem(status: .methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed",
-                                    detail: "\(request.method) is not allowed on \(path); it takes \(allowed.joined(separator: ", ")).")
+                    var p = Problem(
+                        status: .methodNotAllowed,
+                        code: .methodNotAllowed,
+                        title: "Method not allowed",
+                        detail:
+                            "\(request.method) is not allowed on \(path); it takes \(allowed.joined(separator: ", "))."
+                    )
                     p.headers[.allow] = allowed.joined(separator: ", ")
                     throw p
                 }
                 throw Problem.notFound
             case .contentTooLarge: throw Problem.tooLarge(maxBody)
             case .methodNotAllowed:
-                throw Problem(status: .methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed",
-                              detail: "\(request.method) is not allowed on \(request.uri.path); see /openapi.yaml.")
+                throw Problem(
+                    status: .methodNotAllowed,
+                    code: .methodNotAllowed,
+                    title: "Method not allowed",
+                    detail: "\(request.method) is not allowed on \(request.uri.path); see /openapi.yaml."
+                )
             default:
-                throw Problem(status: e.status, code: e.status.code < 500 ? .malformedRequest : .internal, title: e.status.reasonPhrase,
-                              detail: e.body ?? e.status.reasonPhrase)
+                throw Problem(
+                    status: e.status,
+                    code: e.status.code < 500 ? .malformedRequest : .internal,
+                    title: e.status.reasonPhrase,
+                    detail: e.body ?? e.status.reasonPhrase
+                )
             }
         } catch {
-            context.logger.error("unexpected error", metadata: ["error": "\(type(of: error))", "path": "\(request.uri.path)"])
-            throw Problem(status: .internalServerError, code: .`internal`, title: "Internal error",
-                          detail: "The server failed; the error was logged. Retry, and report it if it persists.")
+            context.logger.error(
+                "unexpected error",
+                metadata: ["error": "\(type(of: error))", "path": "\(request.uri.path)"]
+            )
+            throw Problem(
+                status: .internalServerError,
+                code: .`internal`,
+                title: "Internal error",
+                detail: "The server failed; the error was logged. Retry, and report it if it persists."
+            )
         }
     }
 }

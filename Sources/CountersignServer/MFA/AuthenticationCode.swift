@@ -11,7 +11,10 @@ struct AuthenticationCode: Codable, Equatable, Sendable {
         case denied = "DENIED"
         case completed = "COMPLETED"
     }
-    enum Approval: String, Codable, Sendable { case required = "REQUIRED", notRequired = "NOT_REQUIRED" }
+    enum Approval: String, Codable, Sendable {
+        case required = "REQUIRED"
+        case notRequired = "NOT_REQUIRED"
+    }
 
     enum Refusal: Error, Equatable, Sendable {
         /// Claimed by another authenticator, or already finished.
@@ -35,7 +38,10 @@ struct AuthenticationCode: Codable, Equatable, Sendable {
     private(set) var approvedUser: String?
 
     init(codeHash: String, approval: Approval, now: Date, lifetime: TimeInterval = Self.defaultLifetime) {
-        self.codeHash = codeHash; self.approval = approval; createdAt = now; expiresAt = now.addingTimeInterval(lifetime)
+        self.codeHash = codeHash
+        self.approval = approval
+        createdAt = now
+        expiresAt = now.addingTimeInterval(lifetime)
     }
 
     func status(at now: Date) -> Status {
@@ -67,7 +73,9 @@ struct AuthenticationCode: Codable, Equatable, Sendable {
     /// PingOne's `approve(userId:)`: COMPLETED, or EXPIRED when too late.
     mutating func approve(device: String, user: String, now: Date) throws(Refusal) -> Status {
         if expireIfDue(now) { return .expired }
-        guard status == .claimed, claimedBy == device, users.contains(user) else { throw status == .claimed ? .notYours : .notClaimable }
+        guard status == .claimed, claimedBy == device, users.contains(user) else {
+            throw status == .claimed ? .notYours : .notClaimable
+        }
         approvedUser = user
         status = .completed
         return status

@@ -16,13 +16,18 @@ struct ChallengeSigner: Sendable {
         // The key ID is the key's SPEC §2.4 fingerprint: stable, and says which key without a registry.
         kid = Hex.encode(identity.publicKey.fingerprint.bytes)
         keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey(rawRepresentation: privateScalar)), kid: JWKIdentifier(string: kid))
+        await keys.add(
+            ecdsa: try ES256PrivateKey(backing: P256.Signing.PrivateKey(rawRepresentation: privateScalar)),
+            kid: JWKIdentifier(string: kid)
+        )
     }
 
     /// The public key as RFC 7517 JWKS, for the pairing answer.
     var jwks: ChallengeKeySet {
-        let point = identity.publicKey.point   // 0x04 || X || Y
-        return ChallengeKeySet(keys: [.init(x: Base64URL(Array(point[1..<33])).text, y: Base64URL(Array(point[33..<65])).text, kid: kid)])
+        let point = identity.publicKey.point  // 0x04 || X || Y
+        return ChallengeKeySet(keys: [
+            .init(x: Base64URL(Array(point[1..<33])).text, y: Base64URL(Array(point[33..<65])).text, kid: kid)
+        ])
     }
 
     func sign(_ claims: ChallengeClaims) async throws -> String {
@@ -32,7 +37,8 @@ struct ChallengeSigner: Sendable {
     /// The answer's claims if `token` is an ES256 JWS by the SPKI key `signingKey`; nil otherwise.
     static func verifyAnswer(_ token: String, signingKey spki: [UInt8]) async -> AnswerClaims? {
         guard token.utf8.count <= 4096, let key = try? P256.Signing.PublicKey(derRepresentation: spki),
-              let es = try? ES256PublicKey(backing: key) else { return nil }
+            let es = try? ES256PublicKey(backing: key)
+        else { return nil }
         let collection = JWTKeyCollection()
         await collection.add(ecdsa: es)
         return try? await collection.verify(token, as: Signed<AnswerClaims>.self).claims

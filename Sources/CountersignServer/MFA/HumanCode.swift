@@ -8,7 +8,7 @@ enum HumanCode {
     /// `length` symbols drawn uniformly: bytes at or above the largest multiple of 31 are thrown away
     /// rather than folded in, which would favour the first symbols.
     static func generate(length: Int, random: any RandomSource) -> String {
-        let limit = UInt8(256 - 256 % alphabet.count)   // 248
+        let limit = UInt8(256 - 256 % alphabet.count)  // 248
         var out: [Character] = []
         out.reserveCapacity(length)
         while out.count < length {
@@ -36,7 +36,8 @@ enum HumanCode {
         let trimmed = input.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.contains("?") || trimmed.contains("://") {
             guard let items = URLComponents(string: trimmed)?.queryItems,
-                  let value = items.first(where: { $0.name == name })?.value else { return nil }
+                let value = items.first(where: { $0.name == name })?.value
+            else { return nil }
             return normalize(value, length: length)
         }
         return normalize(trimmed, length: length)

@@ -20,14 +20,21 @@ struct MFARoutes {
     static func server(authority: String?, publicURL: String?) -> String {
         if let publicURL { return publicURL }
         let authority = authority ?? ""
-        let plain = !authority.isEmpty && authority.utf8.count <= 255
-            && authority.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || ".-:[]".unicodeScalars.contains($0)) }
+        let plain =
+            !authority.isEmpty && authority.utf8.count <= 255
+            && authority.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || $0.properties.numericType != nil
+                        || ".-:[]".unicodeScalars.contains($0))
+            }
         return "http://" + (plain ? authority : "localhost")
     }
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        @Sendable func account(_ r: Request) async throws -> Authenticated { try await accounts.authenticate(token: APIRoutes.bearerToken(r.headers[.authorization])) }
+        @Sendable func account(_ r: Request) async throws -> Authenticated {
+            try await accounts.authenticate(token: APIRoutes.bearerToken(r.headers[.authorization]))
+        }
         @Sendable func device(_ r: Request) async throws -> DeviceAuthenticated {
             try await devices.authenticate(deviceToken: APIRoutes.bearerToken(r.headers[.authorization]))
         }
@@ -37,7 +44,12 @@ struct MFARoutes {
         v1.get("me/mfa") { request, _ in try json(try await mfa.status(try await account(request))) }
         v1.put("me/mfa/settings") { request, _ in
             let auth = try await account(request)
-            return try json(try await mfa.updateSettings(auth, try await APIRoutes.decode(MFASettings.self, request, maxBody: maxBody)))
+            return try json(
+                try await mfa.updateSettings(
+                    auth,
+                    try await APIRoutes.decode(MFASettings.self, request, maxBody: maxBody)
+                )
+            )
         }
         v1.delete("me/mfa") { request, context in
             try await mfa.disable(try await account(request), origin: APIRoutes.origin(request, context))
@@ -46,10 +58,17 @@ struct MFARoutes {
         v1.post("me/mfa/pairing-keys") { request, _ in
             try json(try await mfa.pairingKey(try await account(request), server: server(request)), status: .created)
         }
-        v1.post("me/mfa/totp") { request, _ in try json(try await mfa.enrollTOTP(try await account(request)), status: .created) }
+        v1.post("me/mfa/totp") { request, _ in
+            try json(try await mfa.enrollTOTP(try await account(request)), status: .created)
+        }
         v1.post("me/mfa/totp/confirm") { request, _ in
             let auth = try await account(request)
-            return try json(try await mfa.confirmTOTP(auth, code: try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody).code))
+            return try json(
+                try await mfa.confirmTOTP(
+                    auth,
+                    code: try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody).code
+                )
+            )
         }
         v1.post("me/mfa/recovery-codes") { request, _ in
             try json(try await mfa.regenerateRecoveryCodes(try await account(request)), status: .created)
@@ -60,7 +79,9 @@ struct MFARoutes {
             let id = try context.parameters.require("id")
             var wait = 0
             if let w = request.uri.queryParameters["wait"] {
-                guard let n = Int(String(w)), (0...30).contains(n) else { throw Problem.malformed("wait must be 0 to 30 seconds") }
+                guard let n = Int(String(w)), (0...30).contains(n) else {
+                    throw Problem.malformed("wait must be 0 to 30 seconds")
+                }
                 wait = n
             }
             // Long poll: answers when the status changes from the one first seen, or after `wait` seconds.
@@ -72,41 +93,75 @@ struct MFARoutes {
             let terminal: Set<String> = ["COMPLETED", "FAILED", "PUSH_CONFIRMATION_TIMED_OUT"]
             var waiter = push.hub.register(key)
             func read(_ waiter: UInt64) async throws -> MFATransactionView {
-                do { return try await mfa.transaction(id: id, binding: binding(request)) } catch { push.hub.cancel(waiter); throw error }
+                do { return try await mfa.transaction(id: id, binding: binding(request)) } catch {
+                    push.hub.cancel(waiter)
+                    throw error
+                }
             }
             let first = try await read(waiter)
             var current = first
             while true {
                 let left = deadline - ContinuousClock.now
-                if current.status != first.status || current.attemptsLeft != first.attemptsLeft || terminal.contains(current.status)
-                    || left <= .zero || push.hub.isClosed {
+                if current.status != first.status || current.attemptsLeft != first.attemptsLeft
+                    || terminal.contains(current.status)
+                    || left <= .zero || push.hub.isClosed
+                {
                     push.hub.cancel(waiter)
                     break
                 }
                 let untilExpiry = current.expiresAt.timeIntervalSinceNow + 0.05
-                await push.hub.wait(waiter, seconds: min(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18,
-                                                                        max(0.05, untilExpiry), 5))
+                await push.hub.wait(
+                    waiter,
+                    seconds: min(
+                        Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18,
+                        max(0.05, untilExpiry),
+                        5
+                    )
+                )
                 waiter = push.hub.register(key)
                 current = try await read(waiter)
             }
             return try json(current)
         }
         v1.post("mfa/transactions/:id/otp") { request, context in
-            _ = try await mfa.transaction(id: try context.parameters.require("id"), binding: binding(request))    // before the body
+            // The transaction is checked before the body is read.
+            _ = try await mfa.transaction(id: try context.parameters.require("id"), binding: binding(request))
             let body = try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody)
-            return try json(try await mfa.submitCode(id: try context.parameters.require("id"), binding: binding(request), code: body.code, kind: .totp,
-                                                     origin: APIRoutes.origin(request, context)))
+            return try json(
+                try await mfa.submitCode(
+                    id: try context.parameters.require("id"),
+                    binding: binding(request),
+                    code: body.code,
+                    kind: .totp,
+                    origin: APIRoutes.origin(request, context)
+                )
+            )
         }
         v1.post("mfa/transactions/:id/recovery-code") { request, context in
-            _ = try await mfa.transaction(id: try context.parameters.require("id"), binding: binding(request))    // before the body
+            // The transaction is checked before the body is read.
+            _ = try await mfa.transaction(id: try context.parameters.require("id"), binding: binding(request))
             let body = try await APIRoutes.decode(MFACodeRequest.self, request, maxBody: maxBody)
-            return try json(try await mfa.submitCode(id: try context.parameters.require("id"), binding: binding(request), code: body.code,
-                                                     kind: .recovery, origin: APIRoutes.origin(request, context)))
+            return try json(
+                try await mfa.submitCode(
+                    id: try context.parameters.require("id"),
+                    binding: binding(request),
+                    code: body.code,
+                    kind: .recovery,
+                    origin: APIRoutes.origin(request, context)
+                )
+            )
         }
         v1.post("mfa/transactions/:id/session") { request, context in
-            switch try await mfa.collect(id: try context.parameters.require("id"), binding: binding(request), origin: APIRoutes.origin(request, context)) {
+            switch try await mfa.collect(
+                id: try context.parameters.require("id"),
+                binding: binding(request),
+                origin: APIRoutes.origin(request, context)
+            ) {
             case .session(let s):
-                return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)), status: .created)
+                return try json(
+                    SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)),
+                    status: .created
+                )
             case .reauthenticated:
                 return Response(status: .noContent)
             }
@@ -115,13 +170,18 @@ struct MFARoutes {
         // Authentication codes: the screen that waits.
         v1.post("auth-codes") { request, context in
             let body = try await APIRoutes.decode(AuthCodeRequest.self, request, maxBody: maxBody)
-            return try json(try await mfa.createAuthCode(body, origin: APIRoutes.origin(request, context), server: server(request)),
-                            status: .created)
+            return try json(
+                try await mfa.createAuthCode(body, origin: APIRoutes.origin(request, context), server: server(request)),
+                status: .created
+            )
         }
         v1.get("auth-codes/current") { request, _ in try json(try await mfa.authCodeState(binding: binding(request))) }
         v1.post("auth-codes/current/session") { request, context in
             let s = try await mfa.collectAuthCode(binding: binding(request), origin: APIRoutes.origin(request, context))
-            return try json(SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)), status: .created)
+            return try json(
+                SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)),
+                status: .created
+            )
         }
 
         // Authenticators.
@@ -129,7 +189,8 @@ struct MFARoutes {
             let body = try await APIRoutes.decode(PairingRequest.self, request, maxBody: maxBody)
             return try json(try await mfa.pair(body, origin: APIRoutes.origin(request, context)), status: .created)
         }
-        v1.get("authenticator/challenges") { request, _ in try json(try await mfa.challenges(try await device(request))) }
+        v1.get("authenticator/challenges") { request, _ in try json(try await mfa.challenges(try await device(request)))
+        }
         v1.post("authenticator/answers") { request, context in
             let auth = try await device(request)
             let body = try await APIRoutes.decode(PushAnswer.self, request, maxBody: maxBody)
@@ -142,17 +203,35 @@ struct MFARoutes {
         }
         v1.put("authenticator/push") { request, _ in
             let auth = try await device(request)
-            return try json(try await mfa.setPush(auth, allowed: try await APIRoutes.decode(PushPermission.self, request, maxBody: maxBody).allowed))
+            return try json(
+                try await mfa.setPush(
+                    auth,
+                    allowed: try await APIRoutes.decode(PushPermission.self, request, maxBody: maxBody).allowed
+                )
+            )
         }
         v1.post("authenticator/logs") { request, _ in
             let auth = try await device(request)
-            return try json(try await mfa.uploadLogs(auth, text: try await APIRoutes.decode(LogUpload.self, request, maxBody: 300 * 1024).text),
-                            status: .created)
+            return try json(
+                try await mfa.uploadLogs(
+                    auth,
+                    text: try await APIRoutes.decode(LogUpload.self, request, maxBody: 300 * 1024).text
+                ),
+                status: .created
+            )
         }
         for action in [MFAService.AuthCodeAction.claim, .approve, .deny] {
-            v1.post(action == .claim ? "authenticator/auth-codes" : "authenticator/auth-codes/\(action.rawValue)") { request, _ in
+            v1.post(action == .claim ? "authenticator/auth-codes" : "authenticator/auth-codes/\(action.rawValue)") {
+                request,
+                _ in
                 let auth = try await device(request)
-                return try json(try await mfa.authCode(auth, try await APIRoutes.decode(AuthCodeClaim.self, request, maxBody: maxBody), action: action))
+                return try json(
+                    try await mfa.authCode(
+                        auth,
+                        try await APIRoutes.decode(AuthCodeClaim.self, request, maxBody: maxBody),
+                        action: action
+                    )
+                )
             }
         }
     }

@@ -6,10 +6,17 @@ import Foundation
 extension MFAService {
     /// `GET /v1/authenticator`: this authenticator as the account's `mfa status` lists it.
     public func authenticatorInfo(_ auth: DeviceAuthenticated) async throws -> AuthenticatorInfo {
-        guard auth.device.kind == DeviceRecord.authenticator, let a = try await store.authenticator(deviceID: auth.device.id) else {
+        guard auth.device.kind == DeviceRecord.authenticator,
+            let a = try await store.authenticator(deviceID: auth.device.id)
+        else {
             throw MFAError.notAnAuthenticator
         }
-        return AuthenticatorInfo(deviceId: a.deviceID, name: auth.device.name, pairedAt: a.pairedAt, pushAllowed: a.pushAllowed)
+        return AuthenticatorInfo(
+            deviceId: a.deviceID,
+            name: auth.device.name,
+            pairedAt: a.pairedAt,
+            pushAllowed: a.pushAllowed
+        )
     }
 
     /// `DELETE /v1/authenticator`: the authenticator unpairs itself (its device is revoked, its sessions
@@ -21,7 +28,10 @@ extension MFAService {
         let others = try await store.authenticators(accountID: auth.account.id).filter { $0.deviceID != auth.device.id }
         let (state, _) = try await state(auth.account.id)
         guard !others.isEmpty || state.totpConfirmed else { throw MFAError.lastSecondFactor }
-        guard try await devices.store.revoke(deviceID: auth.device.id, accountID: auth.account.id, at: clock.now()) == .done else {
+        guard
+            try await devices.store.revoke(deviceID: auth.device.id, accountID: auth.account.id, at: clock.now())
+                == .done
+        else {
             throw MFAError.notAnAuthenticator
         }
         accounts.endings.ended(.device(auth.device.id))

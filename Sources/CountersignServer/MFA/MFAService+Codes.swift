@@ -15,20 +15,36 @@ extension MFAService {
         c.scheme = "otpauth"
         c.host = "totp"
         c.path = "/Countersign:\(auth.account.username)"
-        c.queryItems = [URLQueryItem(name: "secret", value: encoded), URLQueryItem(name: "issuer", value: "Countersign"),
-                        URLQueryItem(name: "algorithm", value: "SHA1"), URLQueryItem(name: "digits", value: "6"),
-                        URLQueryItem(name: "period", value: String(Self.totpPeriod))]
-        try await accounts.audit(auth.account.id, "mfa-totp", "enroll-started", RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent))
+        c.queryItems = [
+            URLQueryItem(name: "secret", value: encoded), URLQueryItem(name: "issuer", value: "Countersign"),
+            URLQueryItem(name: "algorithm", value: "SHA1"), URLQueryItem(name: "digits", value: "6"),
+            URLQueryItem(name: "period", value: String(Self.totpPeriod)),
+        ]
+        try await accounts.audit(
+            auth.account.id,
+            "mfa-totp",
+            "enroll-started",
+            RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
+        )
         return TOTPEnrollment(secret: encoded, uri: c.string ?? "")
     }
 
     public func confirmTOTP(_ auth: Authenticated, code: String) async throws -> MFAStatus {
         let now = clock.now()
-        if let wait = enrollmentAttempts.take(auth.account.id, now: now) { throw MFAError.tooManyAttempts(retryAfter: wait) }
+        if let wait = enrollmentAttempts.take(auth.account.id, now: now) {
+            throw MFAError.tooManyAttempts(retryAfter: wait)
+        }
         let confirmed = try await update(auth.account.id) { s -> Bool? in
             guard let sealed = s.pendingTotpSecret else { return nil }
-            let otp = try OTPGenerator(secret: try box.open(sealed, for: auth.account.id), algorithm: .sha1, digits: 6, period: Self.totpPeriod)
-            guard let step = otp.verify(code.filter { $0 != " " }, at: now, window: 1, lastAcceptedStep: nil) else { return false }
+            let otp = try OTPGenerator(
+                secret: try box.open(sealed, for: auth.account.id),
+                algorithm: .sha1,
+                digits: 6,
+                period: Self.totpPeriod
+            )
+            guard let step = otp.verify(code.filter { $0 != " " }, at: now, window: 1, lastAcceptedStep: nil) else {
+                return false
+            }
             // The new app replaces the old one only now that it has proved it has the secret.
             s.totpSecret = sealed
             s.pendingTotpSecret = nil
@@ -40,7 +56,12 @@ extension MFAService {
         case nil: throw MFAError.noPendingEnrollment
         case false?: throw MFAError.passcodeInvalid
         case true?:
-            try await accounts.audit(auth.account.id, "mfa-totp", "enrolled", RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent))
+            try await accounts.audit(
+                auth.account.id,
+                "mfa-totp",
+                "enrolled",
+                RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
+            )
             return try await status(auth)
         }
     }
@@ -51,7 +72,12 @@ extension MFAService {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let (shown, hashes) = RecoveryCodes.make(key: recoveryKey, random: random)
         try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: hashes)
-        try await accounts.audit(auth.account.id, "mfa-recovery-codes", "generated", RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent))
+        try await accounts.audit(
+            auth.account.id,
+            "mfa-recovery-codes",
+            "generated",
+            RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
+        )
         return RecoveryCodeList(codes: shown)
     }
 
@@ -78,18 +104,27 @@ extension MFAService {
         var collected = false
     }
 
-    public func createAuthCode(_ request: AuthCodeRequest, origin: RequestOrigin, server: String) async throws -> AuthCodeCreated {
+    public func createAuthCode(
+        _ request: AuthCodeRequest,
+        origin: RequestOrigin,
+        server: String
+    ) async throws -> AuthCodeCreated {
         let now = clock.now()
-        if let wait = authCodeRequests.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = authCodeRequests.take(origin.address, now: now) {
+            throw AccountError.rateLimited(retryAfter: wait)
+        }
         let approval: AuthenticationCode.Approval
         switch request.userApproval ?? "REQUIRED" {
         case "REQUIRED": approval = .required
         case "NOT_REQUIRED":
             guard accounts.config.authCodesWithoutApproval else {
-                throw AccountError.invalidField(field: "userApproval", reason: """
-                    NOT_REQUIRED is not allowed on this server: every QR sign-in is approved on the authenticator \
-                    (its operator can allow it with COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL=1)
-                    """)
+                throw AccountError.invalidField(
+                    field: "userApproval",
+                    reason: """
+                        NOT_REQUIRED is not allowed on this server: every QR sign-in is approved on the authenticator \
+                        (its operator can allow it with COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL=1)
+                        """
+                )
             }
             approval = .notRequired
         default: throw AccountError.invalidField(field: "userApproval", reason: "REQUIRED or NOT_REQUIRED")
@@ -97,17 +132,33 @@ extension MFAService {
         let text = HumanCode.generate(length: AuthenticationCode.length, random: random)
         let binding = "csb_" + Base64URL(random.bytes(32)).text
         let code = AuthenticationCode(codeHash: PairingKey.hash(text), approval: approval, now: now)
-        let stored = StoredCode(code: code, context: ClientContextClaim(address: origin.address, userAgent: String(origin.userAgent.prefix(256)),
-                                                                       time: Int64(now.timeIntervalSince1970)))
-        try await store.createAuthCode(hash: code.codeHash, bindingHash: AccountService.tokenHash(binding), state: try JSONEncoder().encode(stored),
-                                       expiresAt: code.expiresAt)
-        return AuthCodeCreated(code: text, uri: Self.uri("auth", ["authentication_code": text, "server": server]), expiresAt: code.expiresAt,
-                               binding: binding)
+        let stored = StoredCode(
+            code: code,
+            context: ClientContextClaim(
+                address: origin.address,
+                userAgent: String(origin.userAgent.prefix(256)),
+                time: Int64(now.timeIntervalSince1970)
+            )
+        )
+        try await store.createAuthCode(
+            hash: code.codeHash,
+            bindingHash: AccountService.tokenHash(binding),
+            state: try JSONEncoder().encode(stored),
+            expiresAt: code.expiresAt
+        )
+        return AuthCodeCreated(
+            code: text,
+            uri: Self.uri("auth", ["authentication_code": text, "server": server]),
+            expiresAt: code.expiresAt,
+            binding: binding
+        )
     }
 
     private func loadCode(binding: String?) async throws -> (String, StoredCode, Int64) {
         guard let binding, binding.hasPrefix("csb_"), binding.utf8.count <= 64 else { throw MFAError.noBinding }
-        guard let row = try await store.authCode(bindingHash: AccountService.tokenHash(binding)) else { throw MFAError.transactionNotFound }
+        guard let row = try await store.authCode(bindingHash: AccountService.tokenHash(binding)) else {
+            throw MFAError.transactionNotFound
+        }
         return (row.hash, try JSONDecoder().decode(StoredCode.self, from: row.state), row.version)
     }
 
@@ -121,23 +172,42 @@ extension MFAService {
         for _ in 0..<8 {
             var (hash, s, version) = try await loadCode(binding: binding)
             let status = s.code.status(at: clock.now())
-            guard status == .completed, let user = s.code.approvedUser else { throw MFAError.notCompleted(status.rawValue) }
+            guard status == .completed, let user = s.code.approvedUser else {
+                throw MFAError.notCompleted(status.rawValue)
+            }
             guard !s.collected else { throw MFAError.alreadyCollected }
             // Soon after the approval or never: an approved code kept for later must not give a session
             // after the account signed out everywhere or changed its password.
-            guard clock.now() <= s.code.expiresAt.addingTimeInterval(AuthenticationCode.defaultLifetime) else { throw MFAError.signInSuperseded }
+            guard clock.now() <= s.code.expiresAt.addingTimeInterval(AuthenticationCode.defaultLifetime) else {
+                throw MFAError.signInSuperseded
+            }
             s.collected = true
             if try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: version) {
-                return try await accounts.finishSecondFactor(accountID: user, method: "auth-code", origin: origin, passwordless: true)
+                return try await accounts.finishSecondFactor(
+                    accountID: user,
+                    method: "auth-code",
+                    origin: origin,
+                    passwordless: true
+                )
             }
         }
         throw AccountError.serverBusy
     }
 
     /// The authenticator side: claim (no `userId`), approve (with it) or deny a code.
-    public func authCode(_ auth: DeviceAuthenticated, _ request: AuthCodeClaim, action: AuthCodeAction) async throws -> AuthenticationObject {
+    public func authCode(
+        _ auth: DeviceAuthenticated,
+        _ request: AuthCodeClaim,
+        action: AuthCodeAction
+    ) async throws -> AuthenticationObject {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
-        guard let text = HumanCode.extract(request.code, queryItem: "authentication_code", length: AuthenticationCode.length) else {
+        guard
+            let text = HumanCode.extract(
+                request.code,
+                queryItem: "authentication_code",
+                length: AuthenticationCode.length
+            )
+        else {
             throw MFAError.authCodeInvalid
         }
         let hash = PairingKey.hash(text)
@@ -149,22 +219,36 @@ extension MFAService {
                 switch action {
                 case .claim: _ = try s.code.claim(device: auth.device.id, users: [auth.account.id], now: now)
                 case .approve:
-                    guard let user = request.userId else { throw AccountError.invalidField(field: "userId", reason: "the user to sign in, from the claim") }
+                    guard let user = request.userId else {
+                        throw AccountError.invalidField(field: "userId", reason: "the user to sign in, from the claim")
+                    }
                     _ = try s.code.approve(device: auth.device.id, user: user, now: now)
                 case .deny: _ = try s.code.deny(device: auth.device.id, now: now)
                 }
             } catch is AuthenticationCode.Refusal {
                 throw MFAError.authCodeInvalid
             }
-            guard try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: row.version) else { continue }
-            let users = try await s.code.users.asyncMap { id in try await accounts.store.account(id: id) }.compactMap { $0 }
-            try await accounts.audit(auth.account.id, "auth-code", "\(action)-\(s.code.status.rawValue.lowercased())",
-                                     RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)"))
-            return AuthenticationObject(status: s.code.status(at: now).rawValue,
-                                        users: users.map { .init(userId: $0.id, username: $0.username, given: $0.name, family: $0.lastname) },
-                                        userApproval: s.code.approval.rawValue,
-                                        clientContext: ClientContext(address: s.context.address, userAgent: s.context.userAgent,
-                                                                     time: Date(timeIntervalSince1970: TimeInterval(s.context.time))))
+            guard try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: row.version)
+            else { continue }
+            let users = try await s.code.users.asyncMap { id in try await accounts.store.account(id: id) }.compactMap {
+                $0
+            }
+            try await accounts.audit(
+                auth.account.id,
+                "auth-code",
+                "\(action)-\(s.code.status.rawValue.lowercased())",
+                RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)")
+            )
+            return AuthenticationObject(
+                status: s.code.status(at: now).rawValue,
+                users: users.map { .init(userId: $0.id, username: $0.username, given: $0.name, family: $0.lastname) },
+                userApproval: s.code.approval.rawValue,
+                clientContext: ClientContext(
+                    address: s.context.address,
+                    userAgent: s.context.userAgent,
+                    time: Date(timeIntervalSince1970: TimeInterval(s.context.time))
+                )
+            )
         }
         throw AccountError.serverBusy
     }

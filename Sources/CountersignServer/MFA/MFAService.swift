@@ -36,26 +36,58 @@ public final class MFAService: Sendable {
     static let maxOpenTransactions = 5
     static let totpPeriod = 30
 
-    init(store: any MFAStore, accounts: AccountService, devices: DeviceService, clock: any WallClock, random: any RandomSource,
-         publish: @escaping @Sendable (PushSignal) -> Void) async throws {
-        self.store = store; self.accounts = accounts; self.devices = devices; self.clock = clock; self.random = random
+    init(
+        store: any MFAStore,
+        accounts: AccountService,
+        devices: DeviceService,
+        clock: any WallClock,
+        random: any RandomSource,
+        publish: @escaping @Sendable (PushSignal) -> Void
+    ) async throws {
+        self.store = store
+        self.accounts = accounts
+        self.devices = devices
+        self.clock = clock
+        self.random = random
         self.publish = publish
-        signer = try await ChallengeSigner(privateScalar: try await accounts.store.serverSecret(name: "mfa-challenge-key") {
-            Identity.generate().privateScalar
-        })
+        signer = try await ChallengeSigner(
+            privateScalar: try await accounts.store.serverSecret(name: "mfa-challenge-key") {
+                Identity.generate().privateScalar
+            }
+        )
         issuer = "countersign:" + signer.kid
-        box = SecretBox(key: SymmetricKey(data: try await accounts.store.serverSecret(name: "mfa-secret-key") { random.bytes(32) }))
+        box = SecretBox(
+            key: SymmetricKey(data: try await accounts.store.serverSecret(name: "mfa-secret-key") { random.bytes(32) })
+        )
         recoveryKey = try await accounts.store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
         accounts.secondFactor.set { [weak self] account, origin, now, session, offerPush in
-            try await self?.begin(account: account, origin: origin, now: now, reauthenticating: session, offerPush: offerPush)
+            try await self?.begin(
+                account: account,
+                origin: origin,
+                now: now,
+                reauthenticating: session,
+                offerPush: offerPush
+            )
         }
     }
 
     /// A service with no push channel, for tools that fill a database before any server runs on it (the
     /// benchmarks' fixtures): challenges are stored but signal no one.
-    public convenience init(store: any MFAStore, accounts: AccountService, devices: DeviceService, clock: any WallClock,
-                            random: any RandomSource) async throws {
-        try await self.init(store: store, accounts: accounts, devices: devices, clock: clock, random: random, publish: { _ in })
+    public convenience init(
+        store: any MFAStore,
+        accounts: AccountService,
+        devices: DeviceService,
+        clock: any WallClock,
+        random: any RandomSource
+    ) async throws {
+        try await self.init(
+            store: store,
+            accounts: accounts,
+            devices: devices,
+            clock: clock,
+            random: random,
+            publish: { _ in }
+        )
     }
 
     // MARK: Account state
@@ -83,7 +115,9 @@ public final class MFAService: Sendable {
         for _ in 0..<8 {
             var (s, version) = try await state(accountID)
             let result = try change(&s)
-            if try await store.saveAccountState(accountID, state: try JSONEncoder().encode(s), expected: version) { return result }
+            if try await store.saveAccountState(accountID, state: try JSONEncoder().encode(s), expected: version) {
+                return result
+            }
         }
         throw AccountError.serverBusy
     }
@@ -94,11 +128,20 @@ public final class MFAService: Sendable {
         var infos: [AuthenticatorInfo] = []
         for a in authenticators {
             let name = try await devices.store.device(id: a.deviceID)?.name ?? ""
-            infos.append(AuthenticatorInfo(deviceId: a.deviceID, name: name, pairedAt: a.pairedAt, pushAllowed: a.pushAllowed))
+            infos.append(
+                AuthenticatorInfo(deviceId: a.deviceID, name: name, pairedAt: a.pairedAt, pushAllowed: a.pushAllowed)
+            )
         }
         let codes = try await store.recoveryCodesLeft(accountID: auth.account.id)
-        return MFAStatus(enabled: !authenticators.isEmpty || s.totpConfirmed, authenticators: infos, totpApp: s.totpConfirmed,
-                         recoveryCodesLeft: codes, pushSuspended: s.fatigue.suspended, numberMatching: s.matching.rawValue, numberDigits: s.digits)
+        return MFAStatus(
+            enabled: !authenticators.isEmpty || s.totpConfirmed,
+            authenticators: infos,
+            totpApp: s.totpConfirmed,
+            recoveryCodesLeft: codes,
+            pushSuspended: s.fatigue.suspended,
+            numberMatching: s.matching.rawValue,
+            numberDigits: s.digits
+        )
     }
 
     public func updateSettings(_ auth: Authenticated, _ settings: MFASettings) async throws -> MFAStatus {
@@ -106,13 +149,25 @@ public final class MFAService: Sendable {
         guard let kind = NumberMatching.Kind(rawValue: settings.numberMatching) else {
             throw AccountError.invalidField(field: "numberMatching", reason: "ENTER_MANUALLY or SELECT_NUMBER")
         }
-        guard settings.numberDigits == 2 || settings.numberDigits == 6 else { throw AccountError.invalidField(field: "numberDigits", reason: "2 or 6") }
-        try await update(auth.account.id) { $0.matching = kind; $0.digits = settings.numberDigits }
-        try await accounts.audit(auth.account.id, "mfa-settings", "\(kind.rawValue)-\(settings.numberDigits)", origin(auth))
+        guard settings.numberDigits == 2 || settings.numberDigits == 6 else {
+            throw AccountError.invalidField(field: "numberDigits", reason: "2 or 6")
+        }
+        try await update(auth.account.id) {
+            $0.matching = kind
+            $0.digits = settings.numberDigits
+        }
+        try await accounts.audit(
+            auth.account.id,
+            "mfa-settings",
+            "\(kind.rawValue)-\(settings.numberDigits)",
+            origin(auth)
+        )
         return try await status(auth)
     }
 
-    private func origin(_ auth: Authenticated) -> RequestOrigin { RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent) }
+    private func origin(_ auth: Authenticated) -> RequestOrigin {
+        RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
+    }
 
     // MARK: Pairing
 
@@ -120,12 +175,23 @@ public final class MFAService: Sendable {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let now = clock.now()
         let (text, record) = PairingKey.make(accountID: auth.account.id, now: now, random: random)
-        guard try await store.createPairingKey(hash: record.hash, accountID: auth.account.id, expiresAt: record.expiresAt,
-                                               maxOpen: PairingKey.maxOpenPerAccount, now: now) else {
+        guard
+            try await store.createPairingKey(
+                hash: record.hash,
+                accountID: auth.account.id,
+                expiresAt: record.expiresAt,
+                maxOpen: PairingKey.maxOpenPerAccount,
+                now: now
+            )
+        else {
             throw MFAError.tooManyPairingKeys
         }
         try await accounts.audit(auth.account.id, "mfa-pairing-key", "created", origin(auth))
-        return PairingKeyResponse(key: text, uri: Self.uri("pair", ["key": text, "server": server]), expiresAt: record.expiresAt)
+        return PairingKeyResponse(
+            key: text,
+            uri: Self.uri("pair", ["key": text, "server": server]),
+            expiresAt: record.expiresAt
+        )
     }
 
     static func uri(_ kind: String, _ items: KeyValuePairs<String, String>) -> String {
@@ -138,32 +204,69 @@ public final class MFAService: Sendable {
 
     public func pair(_ request: PairingRequest, origin: RequestOrigin) async throws -> PairingInfo {
         let now = clock.now()
-        if let wait = pairingAttempts.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = pairingAttempts.take(origin.address, now: now) {
+            throw AccountError.rateLimited(retryAfter: wait)
+        }
         let name = try DeviceService.validName(request.name)
         let signing = try DeviceService.publicKey("signingKey", request.signingKey)
         let encryption = try DeviceService.publicKey("encryptionKey", request.encryptionKey)
         // Spent before the signature is checked, and one answer for wrong, used and expired.
         guard let key = PairingKey.parse(request.pairingKey),
-              let accountID = try await store.spendPairingKey(hash: PairingKey.hash(key), now: now) else { throw MFAError.pairingKeyInvalid }
-        guard signing.isValidSignature(request.signature.bytes,
-                                       for: DeviceProof.pairingMessage(pairingKey: key, signingKey: signing, encryptionKey: encryption)) else {
+            let accountID = try await store.spendPairingKey(hash: PairingKey.hash(key), now: now)
+        else { throw MFAError.pairingKeyInvalid }
+        guard
+            signing.isValidSignature(
+                request.signature.bytes,
+                for: DeviceProof.pairingMessage(pairingKey: key, signingKey: signing, encryptionKey: encryption)
+            )
+        else {
             try await accounts.audit(accountID, "mfa-pair", "bad-signature", origin)
-            throw DeviceError.badSignature("the signature does not verify with signingKey over the pairing message (docs/SPEC.md §4h)")
+            throw DeviceError.badSignature(
+                "the signature does not verify with signingKey over the pairing message (docs/SPEC.md §4h)"
+            )
         }
         guard let account = try await accounts.store.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
-        let device = try await devices.addAuthenticator(accountID: accountID, name: name, signing: signing, encryption: encryption)
+        let device = try await devices.addAuthenticator(
+            accountID: accountID,
+            name: name,
+            signing: signing,
+            encryption: encryption
+        )
         let secret = random.bytes(20)
-        try await store.addAuthenticator(AuthenticatorRecord(deviceID: device.id, accountID: accountID, pushAllowed: true,
-                                                             sealedTOTPSecret: try box.seal(secret, for: device.id), lastStep: nil, pairedAt: now))
+        try await store.addAuthenticator(
+            AuthenticatorRecord(
+                deviceID: device.id,
+                accountID: accountID,
+                pushAllowed: true,
+                sealedTOTPSecret: try box.seal(secret, for: device.id),
+                lastStep: nil,
+                pairedAt: now
+            )
+        )
         let (token, session) = try await devices.newSession(device: device)
-        let envelope = try MessageEnvelope.seal(secret, contentType: "application/x-countersign-totp-secret", from: signer.identity,
-                                                to: [encryption], created: now)
+        let envelope = try MessageEnvelope.seal(
+            secret,
+            contentType: "application/x-countersign-totp-secret",
+            from: signer.identity,
+            to: [encryption],
+            created: now
+        )
         try await accounts.audit(accountID, "mfa-pair", "success", origin)
         return PairingInfo(
-            authenticators: [.init(type: "push", status: "COMPLETED"), .init(type: "oneTimePasscode", status: "COMPLETED")],
-            deviceId: device.id, username: account.username,
-            session: DeviceSession(token: token, expiresAt: session.expiresAt, device: DeviceRoutes.device(device), username: account.username),
-            jwks: signer.jwks, totp: SealedTOTP(envelope: Base64URL(envelope.bytes), period: Self.totpPeriod))
+            authenticators: [
+                .init(type: "push", status: "COMPLETED"), .init(type: "oneTimePasscode", status: "COMPLETED"),
+            ],
+            deviceId: device.id,
+            username: account.username,
+            session: DeviceSession(
+                token: token,
+                expiresAt: session.expiresAt,
+                device: DeviceRoutes.device(device),
+                username: account.username
+            ),
+            jwks: signer.jwks,
+            totp: SealedTOTP(envelope: Base64URL(envelope.bytes), period: Self.totpPeriod)
+        )
     }
 
     // MARK: The second factor of sign-in
@@ -183,8 +286,13 @@ public final class MFAService: Sendable {
 
     /// Called by sign-in and re-authentication after a correct password: nil when the account has no
     /// second factor. `offerPush: false` (the client will give a code): no push is sent or counted.
-    func begin(account: AccountRecord, origin: RequestOrigin, now: Date, reauthenticating session: String? = nil,
-               offerPush: Bool = true) async throws -> MFARequired? {
+    func begin(
+        account: AccountRecord,
+        origin: RequestOrigin,
+        now: Date,
+        reauthenticating session: String? = nil,
+        offerPush: Bool = true
+    ) async throws -> MFARequired? {
         let authenticators = try await store.authenticators(accountID: account.id)
         let (s, _) = try await state(account.id)
         let recovery = try await store.recoveryCodesLeft(accountID: account.id)
@@ -196,27 +304,62 @@ public final class MFAService: Sendable {
         var nonces: [String: [UInt8]] = [:]
         for a in pushTargets { nonces[a.deviceID] = random.bytes(32) }
         let matching = pushTargets.isEmpty ? nil : NumberMatching.make(kind: s.matching, digits: digits, random: random)
-        let tx = MFATransaction(id: id, accountID: account.id, now: now, lifetime: Self.transactionLifetime, challenges: nonces, matching: matching)
+        let tx = MFATransaction(
+            id: id,
+            accountID: account.id,
+            now: now,
+            lifetime: Self.transactionLifetime,
+            challenges: nonces,
+            matching: matching
+        )
         var methods = pushTargets.isEmpty ? [] : ["push"]
         methods.append("totp")
         if recovery > 0 { methods.append("recoveryCode") }
-        let context = ClientContextClaim(address: origin.address, userAgent: String(origin.userAgent.prefix(256)), time: Int64(now.timeIntervalSince1970))
-        let stored = Stored(tx: tx, context: context, methods: methods, reauthSession: session,
-                            passwordTag: AccountService.passwordTag(account.passwordHash))
+        let context = ClientContextClaim(
+            address: origin.address,
+            userAgent: String(origin.userAgent.prefix(256)),
+            time: Int64(now.timeIntervalSince1970)
+        )
+        let stored = Stored(
+            tx: tx,
+            context: context,
+            methods: methods,
+            reauthSession: session,
+            passwordTag: AccountService.passwordTag(account.passwordHash)
+        )
         // A cap on transactions per account within one lifetime: each sends pushes and holds rows, and
         // signing in again must not be a way around anything.
-        guard try await store.createTransaction(id: id, accountID: account.id, bindingHash: AccountService.tokenHash(binding),
-                                                state: try JSONEncoder().encode(stored), expiresAt: tx.expiresAt,
-                                                maxOpen: Self.maxOpenTransactions, now: now) else {
+        guard
+            try await store.createTransaction(
+                id: id,
+                accountID: account.id,
+                bindingHash: AccountService.tokenHash(binding),
+                state: try JSONEncoder().encode(stored),
+                expiresAt: tx.expiresAt,
+                maxOpen: Self.maxOpenTransactions,
+                now: now
+            )
+        else {
             throw MFAError.tooManyPendingSignIns(retryAfter: Self.transactionLifetime)
         }
         if let matching, !pushTargets.isEmpty {
             var challenges: [(deviceID: String, transactionID: String, jwt: String)] = []
             for a in pushTargets {
-                let claims = ChallengeClaims(iss: issuer, aud: a.deviceID, sub: account.username, txn: id, nonce: Base64URL(nonces[a.deviceID]!).text,
-                                             iat: Int64(now.timeIntervalSince1970), exp: Int64(tx.expiresAt.timeIntervalSince1970), ctx: context,
-                                             nm: .init(type: matching.kind.rawValue, options: matching.kind == .selectNumber ? matching.options : nil),
-                                             purpose: session == nil ? nil : ChallengeClaims.reauthentication)
+                let claims = ChallengeClaims(
+                    iss: issuer,
+                    aud: a.deviceID,
+                    sub: account.username,
+                    txn: id,
+                    nonce: Base64URL(nonces[a.deviceID]!).text,
+                    iat: Int64(now.timeIntervalSince1970),
+                    exp: Int64(tx.expiresAt.timeIntervalSince1970),
+                    ctx: context,
+                    nm: .init(
+                        type: matching.kind.rawValue,
+                        options: matching.kind == .selectNumber ? matching.options : nil
+                    ),
+                    purpose: session == nil ? nil : ChallengeClaims.reauthentication
+                )
                 challenges.append((a.deviceID, id, try await signer.sign(claims)))
             }
             try await store.addChallenges(challenges, expiresAt: tx.expiresAt)
@@ -229,16 +372,23 @@ public final class MFAService: Sendable {
     func view(_ s: Stored, now: Date) -> MFATransactionView {
         let status = s.tx.status(at: now)
         let open = !status.isTerminal
-        return MFATransactionView(id: s.tx.id, status: status.rawValue, methods: open ? s.methods : [], expiresAt: s.tx.expiresAt,
-                                  numberMatching: s.tx.matching.map { NumberMatchingView(type: $0.kind.rawValue, number: $0.number) },
-                                  failure: s.tx.failure?.rawValue,
-                                  attemptsLeft: open ? MFATransaction.maxCodeAttempts - s.tx.codeAttempts : nil)
+        return MFATransactionView(
+            id: s.tx.id,
+            status: status.rawValue,
+            methods: open ? s.methods : [],
+            expiresAt: s.tx.expiresAt,
+            numberMatching: s.tx.matching.map { NumberMatchingView(type: $0.kind.rawValue, number: $0.number) },
+            failure: s.tx.failure?.rawValue,
+            attemptsLeft: open ? MFATransaction.maxCodeAttempts - s.tx.codeAttempts : nil
+        )
     }
 
     /// The transaction behind `id`, if `binding` is its binding secret (compared as hashes).
     private func load(id: String, binding: String?) async throws -> (Stored, Int64) {
         guard let binding, binding.hasPrefix("csb_"), binding.utf8.count <= 64 else { throw MFAError.noBinding }
-        guard id.utf8.count <= 64, let row = try await store.transaction(id: id), row.bindingHash == AccountService.tokenHash(binding) else {
+        guard id.utf8.count <= 64, let row = try await store.transaction(id: id),
+            row.bindingHash == AccountService.tokenHash(binding)
+        else {
             throw MFAError.transactionNotFound
         }
         return (try JSONDecoder().decode(Stored.self, from: row.state), row.version)
@@ -251,13 +401,23 @@ public final class MFAService: Sendable {
     /// Applies one transition by compare-and-set: of concurrent callers exactly one changes the stored
     /// state; the others reload and see it (a terminal state refuses them). `reload` reads the row and
     /// checks the caller's right to it (the binding secret, or the answering device's account).
-    private func transition(id: String, reload: () async throws -> (Stored, Int64), _ apply: (inout Stored) async throws -> MFATransaction.Outcome)
-        async throws -> (Stored, MFATransaction.Outcome) {
+    private func transition(
+        id: String,
+        reload: () async throws -> (Stored, Int64),
+        _ apply: (inout Stored) async throws -> MFATransaction.Outcome
+    )
+        async throws -> (Stored, MFATransaction.Outcome)
+    {
         for _ in 0..<8 {
             var (s, version) = try await reload()
             let outcome = try await apply(&s)
             if case .refused = outcome { return (s, outcome) }
-            if try await store.updateTransaction(id: id, state: try JSONEncoder().encode(s), finished: s.tx.status.isTerminal, expected: version) {
+            if try await store.updateTransaction(
+                id: id,
+                state: try JSONEncoder().encode(s),
+                finished: s.tx.status.isTerminal,
+                expected: version
+            ) {
                 if s.tx.status.isTerminal { try await store.removeChallenges(transactionID: id) }
                 publish(.transaction(id: id))
                 return (s, outcome)
@@ -266,34 +426,50 @@ public final class MFAService: Sendable {
         throw AccountError.serverBusy
     }
 
-    private func transition(id: String, binding: String?, _ apply: (inout Stored) async throws -> MFATransaction.Outcome)
-        async throws -> (Stored, MFATransaction.Outcome) {
+    private func transition(
+        id: String,
+        binding: String?,
+        _ apply: (inout Stored) async throws -> MFATransaction.Outcome
+    )
+        async throws -> (Stored, MFATransaction.Outcome)
+    {
         try await transition(id: id, reload: { try await load(id: id, binding: binding) }, apply)
     }
 
     public enum CodeKind: Sendable { case totp, recovery }
 
-    public func submitCode(id: String, binding: String?, code: String, kind: CodeKind, origin: RequestOrigin) async throws -> MFATransactionView {
+    public func submitCode(
+        id: String,
+        binding: String?,
+        code: String,
+        kind: CodeKind,
+        origin: RequestOrigin
+    ) async throws -> MFATransactionView {
         let now = clock.now()
         // Checked once, before the compare-and-set: checking spends the code (or the TOTP step), so a
         // retry after a concurrent write must not check it again and find it spent.
         // Each check is counted under the account's lockout rule, across transactions and
         // re-authentications (`checkSecondFactor`): a new transaction is no new budget of guesses.
         let (before, _) = try await load(id: id, binding: binding)
-        var valid = false, exhausted = false
+        var valid = false
+        var exhausted = false
         if !before.tx.status(at: now).isTerminal {
-            let accountID = before.tx.accountID, recoveryKey = self.recoveryKey
-            switch try await accounts.checkSecondFactor(accountID: accountID, {
-                switch kind {
-                case .totp: return try await self.checkPasscode(accountID: accountID, code: code, now: now)
-                case .recovery:
-                    guard let hash = RecoveryCodes.hash(typed: code, key: recoveryKey) else { return false }
-                    return try await self.store.spendRecoveryCode(accountID: accountID, hash: hash)
+            let accountID = before.tx.accountID
+            let recoveryKey = self.recoveryKey
+            switch try await accounts.checkSecondFactor(
+                accountID: accountID,
+                {
+                    switch kind {
+                    case .totp: return try await self.checkPasscode(accountID: accountID, code: code, now: now)
+                    case .recovery:
+                        guard let hash = RecoveryCodes.hash(typed: code, key: recoveryKey) else { return false }
+                        return try await self.store.spendRecoveryCode(accountID: accountID, hash: hash)
+                    }
                 }
-            }) {
+            ) {
             case .valid: valid = true
             case .wrong(.counted): break
-            case .wrong: exhausted = true    // the account is delayed or locked now: no further checks
+            case .wrong: exhausted = true  // the account is delayed or locked now: no further checks
             }
         }
         let (s, outcome) = try await transition(id: id, binding: binding) { s in
@@ -311,13 +487,20 @@ public final class MFAService: Sendable {
         for a in try await store.authenticators(accountID: accountID) {
             let secret = try box.open(a.sealedTOTPSecret, for: a.deviceID)
             let otp = try OTPGenerator(secret: secret, algorithm: .sha1, digits: 6, period: Self.totpPeriod)
-            if let step = otp.verify(code, at: now, window: 1, lastAcceptedStep: a.lastStep), try await store.advanceStep(deviceID: a.deviceID, to: step) {
+            if let step = otp.verify(code, at: now, window: 1, lastAcceptedStep: a.lastStep),
+                try await store.advanceStep(deviceID: a.deviceID, to: step)
+            {
                 return true
             }
         }
         let (s, _) = try await state(accountID)
         if s.totpConfirmed, let sealed = s.totpSecret {
-            let otp = try OTPGenerator(secret: try box.open(sealed, for: accountID), algorithm: .sha1, digits: 6, period: Self.totpPeriod)
+            let otp = try OTPGenerator(
+                secret: try box.open(sealed, for: accountID),
+                algorithm: .sha1,
+                digits: 6,
+                period: Self.totpPeriod
+            )
             if let step = otp.verify(code, at: now, window: 1, lastAcceptedStep: s.totpLastStep) {
                 return try await update(accountID) { st -> Bool in
                     guard st.totpLastStep.map({ step > $0 }) ?? true else { return false }
@@ -330,7 +513,12 @@ public final class MFAService: Sendable {
     }
 
     /// Bookkeeping after a transition: fatigue, lockout, audit.
-    private func settle(_ s: Stored, _ outcome: MFATransaction.Outcome, origin: RequestOrigin, method: String) async throws {
+    private func settle(
+        _ s: Stored,
+        _ outcome: MFATransaction.Outcome,
+        origin: RequestOrigin,
+        method: String
+    ) async throws {
         switch outcome {
         case .completed:
             try await update(s.tx.accountID) { $0.fatigue.finished(outcome, viaPush: s.viaPush, now: clock.now()) }
@@ -341,7 +529,11 @@ public final class MFAService: Sendable {
                 // Each wrong code was counted as it was checked.
                 try await accounts.audit(s.tx.accountID, "sign-in", "second-factor-\(why.rawValue)", origin)
             } else {
-                try await accounts.countSecondFactorFailure(accountID: s.tx.accountID, outcome: "second-factor-\(why.rawValue)", origin: origin)
+                try await accounts.countSecondFactorFailure(
+                    accountID: s.tx.accountID,
+                    outcome: "second-factor-\(why.rawValue)",
+                    origin: origin
+                )
             }
         case .stillOpen:
             try await accounts.audit(s.tx.accountID, "mfa", "wrong-\(method)", origin)
@@ -367,40 +559,70 @@ public final class MFAService: Sendable {
             return .completed
         }
         guard collected else {
-            throw s.tx.status(at: now) == .completed ? MFAError.alreadyCollected : MFAError.notCompleted(s.tx.status(at: now).rawValue)
+            throw s.tx.status(at: now) == .completed
+                ? MFAError.alreadyCollected : MFAError.notCompleted(s.tx.status(at: now).rawValue)
         }
         // Locked or delayed between the password and the second factor (failures elsewhere meanwhile):
         // no session (`finishSecondFactor`, `finishReauthentication`). Collected only soon after the
         // factor: a completed transaction kept for later must not give a session, or make one fresh, long
         // after the fact; nor once the password it began with has changed.
-        guard now <= s.tx.expiresAt.addingTimeInterval(Self.transactionLifetime) else { throw MFAError.signInSuperseded }
+        guard now <= s.tx.expiresAt.addingTimeInterval(Self.transactionLifetime) else {
+            throw MFAError.signInSuperseded
+        }
         if let session = s.reauthSession {
-            try await accounts.finishReauthentication(tokenHash: session, accountID: s.tx.accountID, method: s.viaPush ? "push" : "code",
-                                                      passwordTag: s.passwordTag, origin: origin)
+            try await accounts.finishReauthentication(
+                tokenHash: session,
+                accountID: s.tx.accountID,
+                method: s.viaPush ? "push" : "code",
+                passwordTag: s.passwordTag,
+                origin: origin
+            )
             return .reauthenticated
         }
-        return .session(try await accounts.finishSecondFactor(accountID: s.tx.accountID, method: s.viaPush ? "push" : "code",
-                                                              passwordTag: s.passwordTag, origin: origin))
+        return .session(
+            try await accounts.finishSecondFactor(
+                accountID: s.tx.accountID,
+                method: s.viaPush ? "push" : "code",
+                passwordTag: s.passwordTag,
+                origin: origin
+            )
+        )
     }
 
     // MARK: Authenticators answering
 
     public func challenges(_ auth: DeviceAuthenticated) async throws -> PushChallengeList {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
-        return PushChallengeList(challenges: try await store.pendingChallenges(deviceID: auth.device.id, now: clock.now()).map(PushChallenge.init))
+        return PushChallengeList(
+            challenges: try await store.pendingChallenges(deviceID: auth.device.id, now: clock.now()).map(
+                PushChallenge.init
+            )
+        )
     }
 
-    func pendingChallenges(deviceID: String) async throws -> [String] { try await store.pendingChallenges(deviceID: deviceID, now: clock.now()) }
+    func pendingChallenges(deviceID: String) async throws -> [String] {
+        try await store.pendingChallenges(deviceID: deviceID, now: clock.now())
+    }
 
-    public func answer(_ auth: DeviceAuthenticated, _ answer: PushAnswer, origin: RequestOrigin) async throws -> PushAnswerResult {
+    public func answer(
+        _ auth: DeviceAuthenticated,
+        _ answer: PushAnswer,
+        origin: RequestOrigin
+    ) async throws -> PushAnswerResult {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         guard let claims = await ChallengeSigner.verifyAnswer(answer.jwt, signingKey: auth.device.signingKey) else {
-            throw DeviceError.badSignature("the answer must be an ES256 JWT signed by this authenticator's signing key (docs/SPEC.md §4h)")
+            throw DeviceError.badSignature(
+                "the answer must be an ES256 JWT signed by this authenticator's signing key (docs/SPEC.md §4h)"
+            )
         }
         let now = clock.now()
         guard claims.iss == auth.device.id, claims.aud == issuer, ["APPROVE", "DENY"].contains(claims.decision),
-              let nonce = Base64URL(text: claims.nonce) else {
-            throw AccountError.invalidField(field: "jwt", reason: "iss must be this device, aud the challenge's iss, decision APPROVE or DENY")
+            let nonce = Base64URL(text: claims.nonce)
+        else {
+            throw AccountError.invalidField(
+                field: "jwt",
+                reason: "iss must be this device, aud the challenge's iss, decision APPROVE or DENY"
+            )
         }
         // An answer is made for one challenge, within its minute: one made long before or after is stale.
         guard abs(Double(claims.iat) - now.timeIntervalSince1970) <= 300 else {
@@ -409,12 +631,20 @@ public final class MFAService: Sendable {
         // The transaction's binding is not the device's to know: it is looked up by id, and only this
         // account's transactions that challenged this very device (the nonce) accept the answer.
         let reload = { () async throws -> (Stored, Int64) in
-            guard let row = try await self.store.transaction(id: claims.txn), row.accountID == auth.account.id else { throw MFAError.transactionNotFound }
+            guard let row = try await self.store.transaction(id: claims.txn), row.accountID == auth.account.id else {
+                throw MFAError.transactionNotFound
+            }
             return (try JSONDecoder().decode(Stored.self, from: row.state), row.version)
         }
         let (s, outcome) = try await transition(id: claims.txn, reload: reload) { s in
-            let o = s.tx.answer(device: auth.device.id, nonce: nonce.bytes, approve: claims.decision == "APPROVE", number: claims.number,
-                                report: claims.report ?? false, now: now)
+            let o = s.tx.answer(
+                device: auth.device.id,
+                nonce: nonce.bytes,
+                approve: claims.decision == "APPROVE",
+                number: claims.number,
+                report: claims.report ?? false,
+                now: now
+            )
             if case .completed = o { s.viaPush = true }
             if case .failed = o { s.viaPush = true }
             return o
@@ -427,18 +657,32 @@ public final class MFAService: Sendable {
     public func setPush(_ auth: DeviceAuthenticated, allowed: Bool) async throws -> PushPermission {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         try await store.setPushAllowed(deviceID: auth.device.id, allowed)
-        try await accounts.audit(auth.account.id, "mfa-push", allowed ? "allowed" : "disallowed",
-                                 RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)"))
+        try await accounts.audit(
+            auth.account.id,
+            "mfa-push",
+            allowed ? "allowed" : "disallowed",
+            RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)")
+        )
         return PushPermission(allowed: allowed)
     }
 
     /// Keeps the device's log text (the SDK redacts it first) under a new support id.
     public func uploadLogs(_ auth: DeviceAuthenticated, text: String) async throws -> LogReceipt {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
-        guard text.utf8.count <= 256 * 1024 else { throw AccountError.invalidField(field: "text", reason: "at most 256 KiB") }
-        if let wait = logUploads.take("device " + auth.device.id, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
+        guard text.utf8.count <= 256 * 1024 else {
+            throw AccountError.invalidField(field: "text", reason: "at most 256 KiB")
+        }
+        if let wait = logUploads.take("device " + auth.device.id, now: clock.now()) {
+            throw AccountError.rateLimited(retryAfter: wait)
+        }
         let id = HumanCode.generate(length: 10, random: random)
-        try await store.addLog(supportID: id, deviceID: auth.device.id, accountID: auth.account.id, at: clock.now(), text: text)
+        try await store.addLog(
+            supportID: id,
+            deviceID: auth.device.id,
+            accountID: auth.account.id,
+            at: clock.now(),
+            text: text
+        )
         return LogReceipt(supportId: HumanCode.grouped(id, by: 5))
     }
 }

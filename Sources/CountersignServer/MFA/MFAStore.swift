@@ -28,18 +28,35 @@ public protocol MFAStore: Sendable {
 
     /// Inserts the key unless the account already has `maxOpen` unexpired ones (counted and inserted
     /// atomically); false when it has.
-    func createPairingKey(hash: String, accountID: String, expiresAt: Date, maxOpen: Int, now: Date) async throws -> Bool
+    func createPairingKey(
+        hash: String,
+        accountID: String,
+        expiresAt: Date,
+        maxOpen: Int,
+        now: Date
+    ) async throws -> Bool
     /// Deletes the key whatever its state and returns its account if it had not expired.
     func spendPairingKey(hash: String, now: Date) async throws -> String?
 
     /// Inserts the transaction unless the account already has `maxOpen` unexpired, unfinished ones
     /// (counted and inserted atomically); false when it has.
-    func createTransaction(id: String, accountID: String, bindingHash: String, state: Data, expiresAt: Date, maxOpen: Int, now: Date) async throws -> Bool
+    func createTransaction(
+        id: String,
+        accountID: String,
+        bindingHash: String,
+        state: Data,
+        expiresAt: Date,
+        maxOpen: Int,
+        now: Date
+    ) async throws -> Bool
     func transaction(id: String) async throws -> (accountID: String, bindingHash: String, state: Data, version: Int64)?
     /// `finished`: the new state is terminal (it no longer counts toward the cap on open transactions).
     func updateTransaction(id: String, state: Data, finished: Bool, expected: Int64) async throws -> Bool
 
-    func addChallenges(_ challenges: [(deviceID: String, transactionID: String, jwt: String)], expiresAt: Date) async throws
+    func addChallenges(
+        _ challenges: [(deviceID: String, transactionID: String, jwt: String)],
+        expiresAt: Date
+    ) async throws
     func pendingChallenges(deviceID: String, now: Date) async throws -> [String]
     func removeChallenges(transactionID: String) async throws
 

@@ -15,7 +15,11 @@ struct MFATransaction: Codable, Equatable, Sendable {
     }
 
     /// Why a transaction failed: each is audited and counts toward the account's lockout.
-    enum Failure: String, Codable, Sendable { case denied, reported, wrongNumber = "wrong-number", tooManyCodes = "too-many-codes" }
+    enum Failure: String, Codable, Sendable {
+        case denied, reported
+        case wrongNumber = "wrong-number"
+        case tooManyCodes = "too-many-codes"
+    }
 
     /// What a transition did. `refused` changes nothing and says why.
     enum Outcome: Equatable, Sendable {
@@ -50,9 +54,20 @@ struct MFATransaction: Codable, Equatable, Sendable {
 
     static let maxCodeAttempts = 5
 
-    init(id: String, accountID: String, now: Date, lifetime: TimeInterval, challenges: [String: [UInt8]], matching: NumberMatching?) {
-        self.id = id; self.accountID = accountID; createdAt = now; expiresAt = now.addingTimeInterval(lifetime)
-        self.challenges = challenges; self.matching = matching
+    init(
+        id: String,
+        accountID: String,
+        now: Date,
+        lifetime: TimeInterval,
+        challenges: [String: [UInt8]],
+        matching: NumberMatching?
+    ) {
+        self.id = id
+        self.accountID = accountID
+        createdAt = now
+        expiresAt = now.addingTimeInterval(lifetime)
+        self.challenges = challenges
+        self.matching = matching
         status = challenges.isEmpty ? .otpRequired : .pushConfirmationRequired
     }
 
@@ -61,12 +76,22 @@ struct MFATransaction: Codable, Equatable, Sendable {
 
     private mutating func open(_ now: Date) -> Refusal? {
         if status.isTerminal { return .finished }
-        if now >= expiresAt { status = .pushConfirmationTimedOut; return .expired }
+        if now >= expiresAt {
+            status = .pushConfirmationTimedOut
+            return .expired
+        }
         return nil
     }
 
     /// An authenticator's verified answer (its signature is checked before this is called).
-    mutating func answer(device: String, nonce: [UInt8], approve: Bool, number: String?, report: Bool, now: Date) -> Outcome {
+    mutating func answer(
+        device: String,
+        nonce: [UInt8],
+        approve: Bool,
+        number: String?,
+        report: Bool,
+        now: Date
+    ) -> Outcome {
         if let r = open(now) { return .refused(r) }
         guard let matching, status == .pushConfirmationRequired else { return .refused(.pushNotOffered) }
         guard let expected = challenges[device], Self.equal(expected, nonce) else { return .refused(.notThisChallenge) }
@@ -82,7 +107,10 @@ struct MFATransaction: Codable, Equatable, Sendable {
     /// by the account's lockout rule (`exhausted`: the wrong code delayed or locked the account).
     mutating func code(valid: Bool, exhausted: Bool = false, now: Date) -> Outcome {
         if let r = open(now) { return .refused(r) }
-        if valid { status = .completed; return .completed }
+        if valid {
+            status = .completed
+            return .completed
+        }
         codeAttempts += 1
         guard codeAttempts < Self.maxCodeAttempts, !exhausted else { return fail(.tooManyCodes) }
         return .stillOpen(attemptsLeft: Self.maxCodeAttempts - codeAttempts)

@@ -1,7 +1,10 @@
 /// Number matching for push approvals (docs/SPEC.md §4h, NIST SP 800-63B-4 §3.1.3): the sign-in side
 /// shows a number; the authenticator's user types it, or picks it among three.
 struct NumberMatching: Codable, Equatable, Sendable {
-    enum Kind: String, Codable, Sendable { case enterManually = "ENTER_MANUALLY", selectNumber = "SELECT_NUMBER" }
+    enum Kind: String, Codable, Sendable {
+        case enterManually = "ENTER_MANUALLY"
+        case selectNumber = "SELECT_NUMBER"
+    }
 
     let kind: Kind
     let digits: Int
@@ -28,7 +31,9 @@ struct NumberMatching: Codable, Equatable, Sendable {
             return String(repeating: "0", count: digits - s.count) + s
         }
         let right = draw()
-        guard kind == .selectNumber else { return NumberMatching(kind: kind, digits: digits, number: text(right), options: []) }
+        guard kind == .selectNumber else {
+            return NumberMatching(kind: kind, digits: digits, number: text(right), options: [])
+        }
         var picks = [right]
         while picks.count < 3 {
             let n = draw()
@@ -49,7 +54,8 @@ struct NumberMatching: Codable, Equatable, Sendable {
     /// Constant time in the number's length: the number is a secret until the transaction ends.
     func matches(_ answer: String?) -> Bool {
         guard let answer else { return false }
-        let a = Array(answer.utf8), b = Array(number.utf8)
+        let a = Array(answer.utf8)
+        let b = Array(number.utf8)
         guard a.count == b.count else { return false }
         return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }

@@ -1,5 +1,5 @@
-import Crypto
 import CountersignCrypto
+import Crypto
 import Foundation
 
 /// A pairing key (docs/SPEC.md §4h): 12 symbols, single use, 10 minutes, at most 3 open per account.
@@ -15,7 +15,9 @@ struct PairingKey: Equatable, Sendable {
     private(set) var used = false
 
     init(hash: String, accountID: String, now: Date) {
-        self.hash = hash; self.accountID = accountID; expiresAt = now.addingTimeInterval(Self.lifetime)
+        self.hash = hash
+        self.accountID = accountID
+        expiresAt = now.addingTimeInterval(Self.lifetime)
     }
 
     /// A new key's text and its record.

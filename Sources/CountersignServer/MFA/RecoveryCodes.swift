@@ -1,5 +1,5 @@
-import Crypto
 import CountersignCrypto
+import Crypto
 import Foundation
 
 /// Ten single-use recovery codes (docs/SPEC.md §4h): shown once, stored as HMAC-SHA-256 under a server

@@ -13,63 +13,82 @@ public struct SQLMFAStore: MFAStore {
 
     public func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)? {
         try await sql.raw("SELECT state, version FROM mfa_accounts WHERE account_id = \(bind: accountID)").first().map {
-            (Data(try $0.decode(column: "state", as: String.self).utf8), try $0.decode(column: "version", as: Int64.self))
+            (
+                Data(try $0.decode(column: "state", as: String.self).utf8),
+                try $0.decode(column: "version", as: Int64.self)
+            )
         }
     }
 
     public func saveAccountState(_ accountID: String, state: Data, expected: Int64?) async throws -> Bool {
         if let expected {
-            return try await !sql.raw("""
+            return try await !sql.raw(
+                """
                 UPDATE mfa_accounts SET state = \(bind: text(state)), version = version + 1
                 WHERE account_id = \(bind: accountID) AND version = \(bind: expected) RETURNING version
-                """).all().isEmpty
+                """
+            ).all().isEmpty
         }
-        return try await !sql.raw("""
+        return try await !sql.raw(
+            """
             INSERT INTO mfa_accounts (account_id, state, version) VALUES (\(bind: accountID), \(bind: text(state)), 1)
             ON CONFLICT (account_id) DO NOTHING RETURNING version
-            """).all().isEmpty
+            """
+        ).all().isEmpty
     }
 
     static func authenticator(_ row: any SQLRow) throws -> AuthenticatorRecord {
-        AuthenticatorRecord(deviceID: try row.decode(column: "device_id", as: String.self),
-                            accountID: try row.decode(column: "account_id", as: String.self),
-                            pushAllowed: try row.decode(column: "push_allowed", as: Int64.self) != 0,
-                            sealedTOTPSecret: Array(try row.decode(column: "totp_secret", as: Data.self)),
-                            lastStep: try row.decode(column: "totp_last_step", as: Int64?.self).map { UInt64($0) },
-                            pairedAt: Date(ms: try row.decode(column: "paired_at", as: Int64.self)))
+        AuthenticatorRecord(
+            deviceID: try row.decode(column: "device_id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            pushAllowed: try row.decode(column: "push_allowed", as: Int64.self) != 0,
+            sealedTOTPSecret: Array(try row.decode(column: "totp_secret", as: Data.self)),
+            lastStep: try row.decode(column: "totp_last_step", as: Int64?.self).map { UInt64($0) },
+            pairedAt: Date(ms: try row.decode(column: "paired_at", as: Int64.self))
+        )
     }
 
     public func authenticators(accountID: String) async throws -> [AuthenticatorRecord] {
         // Only those whose device is still active: revoking the device unpairs it.
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT a.* FROM authenticators a JOIN devices d ON d.id = a.device_id
             WHERE a.account_id = \(bind: accountID) AND d.revoked_at IS NULL ORDER BY a.paired_at
-            """).all().map(Self.authenticator)
+            """
+        ).all().map(Self.authenticator)
     }
 
     public func authenticator(deviceID: String) async throws -> AuthenticatorRecord? {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT a.* FROM authenticators a JOIN devices d ON d.id = a.device_id WHERE a.device_id = \(bind: deviceID) AND d.revoked_at IS NULL
-            """).first().map(Self.authenticator)
+            """
+        ).first().map(Self.authenticator)
     }
 
     public func addAuthenticator(_ a: AuthenticatorRecord) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO authenticators (device_id, account_id, push_allowed, totp_secret, totp_last_step, paired_at)
             VALUES (\(bind: a.deviceID), \(bind: a.accountID), \(bind: Int64(a.pushAllowed ? 1 : 0)), \(bind: Data(a.sealedTOTPSecret)), NULL,
                     \(bind: a.pairedAt.ms))
-            """).run()
+            """
+        ).run()
     }
 
     public func setPushAllowed(deviceID: String, _ allowed: Bool) async throws {
-        try await sql.raw("UPDATE authenticators SET push_allowed = \(bind: Int64(allowed ? 1 : 0)) WHERE device_id = \(bind: deviceID)").run()
+        try await sql.raw(
+            "UPDATE authenticators SET push_allowed = \(bind: Int64(allowed ? 1 : 0)) WHERE device_id = \(bind: deviceID)"
+        ).run()
     }
 
     public func advanceStep(deviceID: String, to step: UInt64) async throws -> Bool {
-        try await !sql.raw("""
+        try await !sql.raw(
+            """
             UPDATE authenticators SET totp_last_step = \(bind: Int64(step))
             WHERE device_id = \(bind: deviceID) AND (totp_last_step IS NULL OR totp_last_step < \(bind: Int64(step))) RETURNING device_id
-            """).all().isEmpty
+            """
+        ).all().isEmpty
     }
 
     public func removeAuthenticators(accountID: String) async throws -> [String] {
@@ -77,26 +96,43 @@ public struct SQLMFAStore: MFAStore {
             .map { try $0.decode(column: "device_id", as: String.self) }
     }
 
-    public func createPairingKey(hash: String, accountID: String, expiresAt: Date, maxOpen: Int, now: Date) async throws -> Bool {
+    public func createPairingKey(
+        hash: String,
+        accountID: String,
+        expiresAt: Date,
+        maxOpen: Int,
+        now: Date
+    ) async throws -> Bool {
         try await insertUnderCap(accountID: accountID, table: "pairing_keys", maxOpen: maxOpen, now: now) { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO pairing_keys (key_hash, account_id, expires_at) VALUES (\(bind: hash), \(bind: accountID), \(bind: expiresAt.ms))
-                """).run()
+                """
+            ).run()
         }
     }
 
     /// Counts the account's unexpired rows of `table` and inserts only below `maxOpen`, in one write
     /// transaction that holds the account's row lock on PostgreSQL (SQLite has one writer), so that
     /// concurrent requests cannot each see room for one more.
-    private func insertUnderCap(accountID: String, table: String, unfinishedOnly: Bool = false, maxOpen: Int, now: Date,
-                                _ insert: @escaping @Sendable (any SQLDatabase) async throws -> Void) async throws -> Bool {
+    private func insertUnderCap(
+        accountID: String,
+        table: String,
+        unfinishedOnly: Bool = false,
+        maxOpen: Int,
+        now: Date,
+        _ insert: @escaping @Sendable (any SQLDatabase) async throws -> Void
+    ) async throws -> Bool {
         let postgres = sql.dialect.name == "postgresql"
         return try await db.writeTransaction { sql in
             if postgres { try await sql.raw("SELECT id FROM accounts WHERE id = \(bind: accountID) FOR UPDATE").run() }
-            let open = try await sql.raw("""
-                SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE account_id = \(bind: accountID) AND expires_at > \(bind: now.ms)
-                \(unsafeRaw: unfinishedOnly ? "AND finished = 0" : "")
-                """).first()?.decode(column: "n", as: Int64.self) ?? 0
+            let open =
+                try await sql.raw(
+                    """
+                    SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE account_id = \(bind: accountID) AND expires_at > \(bind: now.ms)
+                    \(unsafeRaw: unfinishedOnly ? "AND finished = 0" : "")
+                    """
+                ).first()?.decode(column: "n", as: Int64.self) ?? 0
             guard open < maxOpen else { return false }
             try await insert(sql)
             return true
@@ -104,49 +140,83 @@ public struct SQLMFAStore: MFAStore {
     }
 
     public func spendPairingKey(hash: String, now: Date) async throws -> String? {
-        guard let row = try await sql.raw("DELETE FROM pairing_keys WHERE key_hash = \(bind: hash) RETURNING account_id, expires_at").first(),
-              try row.decode(column: "expires_at", as: Int64.self) > now.ms else { return nil }
+        guard
+            let row = try await sql.raw(
+                "DELETE FROM pairing_keys WHERE key_hash = \(bind: hash) RETURNING account_id, expires_at"
+            ).first(),
+            try row.decode(column: "expires_at", as: Int64.self) > now.ms
+        else { return nil }
         return try row.decode(column: "account_id", as: String.self)
     }
 
-    public func createTransaction(id: String, accountID: String, bindingHash: String, state: Data, expiresAt: Date, maxOpen: Int,
-                                  now: Date) async throws -> Bool {
+    public func createTransaction(
+        id: String,
+        accountID: String,
+        bindingHash: String,
+        state: Data,
+        expiresAt: Date,
+        maxOpen: Int,
+        now: Date
+    ) async throws -> Bool {
         let state = text(state)
-        return try await insertUnderCap(accountID: accountID, table: "mfa_transactions", unfinishedOnly: true, maxOpen: maxOpen, now: now) { sql in
-            try await sql.raw("""
+        return try await insertUnderCap(
+            accountID: accountID,
+            table: "mfa_transactions",
+            unfinishedOnly: true,
+            maxOpen: maxOpen,
+            now: now
+        ) { sql in
+            try await sql.raw(
+                """
                 INSERT INTO mfa_transactions (id, account_id, binding_hash, state, version, expires_at)
                 VALUES (\(bind: id), \(bind: accountID), \(bind: bindingHash), \(bind: state), 1, \(bind: expiresAt.ms))
-                """).run()
+                """
+            ).run()
         }
     }
 
-    public func transaction(id: String) async throws -> (accountID: String, bindingHash: String, state: Data, version: Int64)? {
+    public func transaction(
+        id: String
+    ) async throws -> (accountID: String, bindingHash: String, state: Data, version: Int64)? {
         try await sql.raw("SELECT * FROM mfa_transactions WHERE id = \(bind: id)").first().map {
-            (try $0.decode(column: "account_id", as: String.self), try $0.decode(column: "binding_hash", as: String.self),
-             Data(try $0.decode(column: "state", as: String.self).utf8), try $0.decode(column: "version", as: Int64.self))
+            (
+                try $0.decode(column: "account_id", as: String.self),
+                try $0.decode(column: "binding_hash", as: String.self),
+                Data(try $0.decode(column: "state", as: String.self).utf8),
+                try $0.decode(column: "version", as: Int64.self)
+            )
         }
     }
 
     public func updateTransaction(id: String, state: Data, finished: Bool, expected: Int64) async throws -> Bool {
-        try await !sql.raw("""
+        try await !sql.raw(
+            """
             UPDATE mfa_transactions SET state = \(bind: text(state)), version = version + 1, finished = \(bind: Int64(finished ? 1 : 0))
             WHERE id = \(bind: id) AND version = \(bind: expected) RETURNING version
-            """).all().isEmpty
+            """
+        ).all().isEmpty
     }
 
-    public func addChallenges(_ challenges: [(deviceID: String, transactionID: String, jwt: String)], expiresAt: Date) async throws {
+    public func addChallenges(
+        _ challenges: [(deviceID: String, transactionID: String, jwt: String)],
+        expiresAt: Date
+    ) async throws {
         for c in challenges {
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO mfa_challenges (device_id, transaction_id, jwt, expires_at)
                 VALUES (\(bind: c.deviceID), \(bind: c.transactionID), \(bind: c.jwt), \(bind: expiresAt.ms))
-                """).run()
+                """
+            ).run()
         }
     }
 
     public func pendingChallenges(deviceID: String, now: Date) async throws -> [String] {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT jwt FROM mfa_challenges WHERE device_id = \(bind: deviceID) AND expires_at > \(bind: now.ms) ORDER BY expires_at
-            """).all().map { try $0.decode(column: "jwt", as: String.self) }
+            """
+        ).all().map { try $0.decode(column: "jwt", as: String.self) }
     }
 
     public func removeChallenges(transactionID: String) async throws {
@@ -158,54 +228,73 @@ public struct SQLMFAStore: MFAStore {
             let sql = tx as! any SQLDatabase
             try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: accountID)").run()
             for h in hashes {
-                try await sql.raw("INSERT INTO recovery_codes (code_hash, account_id) VALUES (\(bind: h), \(bind: accountID))").run()
+                try await sql.raw(
+                    "INSERT INTO recovery_codes (code_hash, account_id) VALUES (\(bind: h), \(bind: accountID))"
+                ).run()
             }
         }
     }
 
     public func spendRecoveryCode(accountID: String, hash: String) async throws -> Bool {
-        try await !sql.raw("""
+        try await !sql.raw(
+            """
             DELETE FROM recovery_codes WHERE code_hash = \(bind: hash) AND account_id = \(bind: accountID) RETURNING code_hash
-            """).all().isEmpty
+            """
+        ).all().isEmpty
     }
 
     public func recoveryCodesLeft(accountID: String) async throws -> Int {
-        Int(try await sql.raw("SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID)").first()?
-            .decode(column: "n", as: Int64.self) ?? 0)
+        Int(
+            try await sql.raw("SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID)").first()?
+                .decode(column: "n", as: Int64.self) ?? 0
+        )
     }
 
     public func createAuthCode(hash: String, bindingHash: String, state: Data, expiresAt: Date) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO auth_codes (code_hash, binding_hash, state, version, expires_at)
             VALUES (\(bind: hash), \(bind: bindingHash), \(bind: text(state)), 1, \(bind: expiresAt.ms))
-            """).run()
+            """
+        ).run()
     }
 
     public func authCode(hash: String) async throws -> (state: Data, version: Int64)? {
         try await sql.raw("SELECT state, version FROM auth_codes WHERE code_hash = \(bind: hash)").first().map {
-            (Data(try $0.decode(column: "state", as: String.self).utf8), try $0.decode(column: "version", as: Int64.self))
+            (
+                Data(try $0.decode(column: "state", as: String.self).utf8),
+                try $0.decode(column: "version", as: Int64.self)
+            )
         }
     }
 
     public func authCode(bindingHash: String) async throws -> (hash: String, state: Data, version: Int64)? {
-        try await sql.raw("SELECT code_hash, state, version FROM auth_codes WHERE binding_hash = \(bind: bindingHash)").first().map {
-            (try $0.decode(column: "code_hash", as: String.self), Data(try $0.decode(column: "state", as: String.self).utf8),
-             try $0.decode(column: "version", as: Int64.self))
-        }
+        try await sql.raw("SELECT code_hash, state, version FROM auth_codes WHERE binding_hash = \(bind: bindingHash)")
+            .first().map {
+                (
+                    try $0.decode(column: "code_hash", as: String.self),
+                    Data(try $0.decode(column: "state", as: String.self).utf8),
+                    try $0.decode(column: "version", as: Int64.self)
+                )
+            }
     }
 
     public func updateAuthCode(hash: String, state: Data, expected: Int64) async throws -> Bool {
-        try await !sql.raw("""
+        try await !sql.raw(
+            """
             UPDATE auth_codes SET state = \(bind: text(state)), version = version + 1
             WHERE code_hash = \(bind: hash) AND version = \(bind: expected) RETURNING version
-            """).all().isEmpty
+            """
+        ).all().isEmpty
     }
 
     public func addLog(supportID: String, deviceID: String, accountID: String, at: Date, text: String) async throws {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             INSERT INTO authenticator_logs (support_id, device_id, account_id, created_at, text)
             VALUES (\(bind: supportID), \(bind: deviceID), \(bind: accountID), \(bind: at.ms), \(bind: text))
-            """).run()
+            """
+        ).run()
     }
 
     public func purgeExpiredMFA(now: Date) async throws {
@@ -215,6 +304,8 @@ public struct SQLMFAStore: MFAStore {
         // Kept a day after expiry: a late status poll still learns how it ended.
         try await sql.raw("DELETE FROM mfa_transactions WHERE expires_at <= \(bind: day)").run()
         try await sql.raw("DELETE FROM auth_codes WHERE expires_at <= \(bind: day)").run()
-        try await sql.raw("DELETE FROM authenticator_logs WHERE created_at <= \(bind: now.addingTimeInterval(-MFAService.logRetention).ms)").run()
+        try await sql.raw(
+            "DELETE FROM authenticator_logs WHERE created_at <= \(bind: now.addingTimeInterval(-MFAService.logRetention).ms)"
+        ).run()
     }
 }

@@ -13,7 +13,10 @@ public final class MessageQuota: Sendable {
         public var bytes: Int64
         /// When the oldest of them expires (nil: none stored).
         public var oldestExpiry: Date?
-        public init(bytes: Int64, oldestExpiry: Date?) { self.bytes = bytes; self.oldestExpiry = oldestExpiry }
+        public init(bytes: Int64, oldestExpiry: Date?) {
+            self.bytes = bytes
+            self.oldestExpiry = oldestExpiry
+        }
     }
 
     private struct Entry {
@@ -45,7 +48,10 @@ public final class MessageQuota: Sendable {
                 // Bounded memory: accounts with nothing in flight that have not sent for a minute are read
                 // again anyway.
                 if e.count > 100_000 {
-                    e = e.filter { $0.value.inFlight > 0 || $0.value.readAt.map { now.timeIntervalSince($0) < Self.refresh } ?? false }
+                    e = e.filter {
+                        $0.value.inFlight > 0
+                            || $0.value.readAt.map { now.timeIntervalSince($0) < Self.refresh } ?? false
+                    }
                 }
                 e[accountID, default: Entry()].stored = usage
                 e[accountID]!.readAt = now

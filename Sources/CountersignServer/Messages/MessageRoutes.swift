@@ -22,25 +22,34 @@ struct MessageRoutes {
             let auth = try await device(request)
             try messages.admitSend(auth)
             let body = try await APIRoutes.body(request, maxBody: Self.maxBody)
-            let checked = try await CPUWork.run { try messages.check(auth, try APIRoutes.decode(SendMessageRequest.self, body)) }
+            let checked = try await CPUWork.run {
+                try messages.check(auth, try APIRoutes.decode(SendMessageRequest.self, body))
+            }
             let (sent, created) = try await messages.store(checked)
             return try json(sent, status: created ? .created : .ok, headers: [.location: "/v1/messages/\(sent.id)"])
         }
         v1.get("devices/current/messages") { request, _ in
             var auth = try await device(request)
             let q = request.uri.queryParameters
-            var after: Int64 = 0, limit = 100
+            var after: Int64 = 0
+            var limit = 100
             if let a = q["after"] {
-                guard let n = Int64(String(a)), n >= 0 else { throw Problem.malformed("after must be a queue position (0 or a previous page's next)") }
+                guard let n = Int64(String(a)), n >= 0 else {
+                    throw Problem.malformed("after must be a queue position (0 or a previous page's next)")
+                }
                 after = n
             }
             if let l = q["limit"] {
-                guard let n = Int(String(l)), (1...100).contains(n) else { throw Problem.malformed("limit must be 1 to 100") }
+                guard let n = Int(String(l)), (1...100).contains(n) else {
+                    throw Problem.malformed("limit must be 1 to 100")
+                }
                 limit = n
             }
             var wait = 0
             if let w = q["wait"] {
-                guard let n = Int(String(w)), (0...Self.maxWait).contains(n) else { throw Problem.malformed("wait must be 0 to \(Self.maxWait) seconds") }
+                guard let n = Int(String(w)), (0...Self.maxWait).contains(n) else {
+                    throw Problem.malformed("wait must be 0 to \(Self.maxWait) seconds")
+                }
                 wait = n
             }
             // Long poll: with nothing due, answer as soon as something is, or after `wait` seconds. The
@@ -49,7 +58,11 @@ struct MessageRoutes {
             let deadline = ContinuousClock.now + .seconds(wait)
             var first = true
             while true {
-                let waiter = push.hub.register(auth.account.id, PushHub.deviceKey(auth.device.id), PushHub.sessionKey(auth.session.tokenHash))
+                let waiter = push.hub.register(
+                    auth.account.id,
+                    PushHub.deviceKey(auth.device.id),
+                    PushHub.sessionKey(auth.session.tokenHash)
+                )
                 do {
                     if !first { auth = try await device(request) }
                     first = false
@@ -59,7 +72,10 @@ struct MessageRoutes {
                         push.hub.cancel(waiter)
                         return try json(page)
                     }
-                    await push.hub.wait(waiter, seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                    await push.hub.wait(
+                        waiter,
+                        seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+                    )
                 } catch {
                     push.hub.cancel(waiter)
                     throw error

@@ -27,13 +27,19 @@ public final class MessageService: Sendable {
     public static let maxRecipients = 64
 
     public init(store: any MessageStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock) {
-        self.store = store; self.accounts = accounts; self.config = config; self.clock = clock
+        self.store = store
+        self.accounts = accounts
+        self.config = config
+        self.clock = clock
         sends = config.sendsPerAccount.map(AddressThrottle.init)
         quota = MessageQuota(limitBytes: config.messageQuotaBytes)
         batcher = SendBatcher(store: store, maxBatch: max(1, config.sendBatch))
     }
 
-    public func send(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) async throws -> (SentMessage, created: Bool) {
+    public func send(
+        _ auth: DeviceAuthenticated,
+        _ request: SendMessageRequest
+    ) async throws -> (SentMessage, created: Bool) {
         try admitSend(auth)
         return try await store(try await CPUWork.run { try self.check(auth, request) })
     }
@@ -42,7 +48,10 @@ public final class MessageService: Sendable {
     public func admitSend(_ auth: DeviceAuthenticated) throws {
         guard let sends, let limit = config.sendsPerAccount else { return }
         if let wait = sends.take("account " + auth.account.id, now: clock.now()) {
-            throw RelayError.sendRateLimited(perMinute: Int((Double(limit.capacity) * 60 / limit.window).rounded()), retryAfter: wait)
+            throw RelayError.sendRateLimited(
+                perMinute: Int((Double(limit.capacity) * 60 / limit.window).rounded()),
+                retryAfter: wait
+            )
         }
     }
 
@@ -58,7 +67,10 @@ public final class MessageService: Sendable {
     public func check(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) throws -> CheckedSend {
         let delay = request.deliverAfter ?? 0
         guard (0...Self.maxDeliverAfter).contains(delay) else {
-            throw AccountError.invalidField(field: "deliverAfter", reason: "0 to \(Self.maxDeliverAfter) seconds (30 days)")
+            throw AccountError.invalidField(
+                field: "deliverAfter",
+                reason: "0 to \(Self.maxDeliverAfter) seconds (30 days)"
+            )
         }
         // Bounded before any per-name work: a body may hold a very long list.
         guard (1...Self.maxRecipients).contains(request.to.count) else {
@@ -77,7 +89,9 @@ public final class MessageService: Sendable {
         }
         let bytes = request.envelope.bytes
         guard bytes.count <= MessageEnvelope.maxSize else {
-            throw RelayError.invalidEnvelope("\(bytes.count) bytes; an envelope is at most \(MessageEnvelope.maxSize) (docs/SPEC.md §4d.5)")
+            throw RelayError.invalidEnvelope(
+                "\(bytes.count) bytes; an envelope is at most \(MessageEnvelope.maxSize) (docs/SPEC.md §4d.5)"
+            )
         }
         let envelope: MessageEnvelope
         do {
@@ -89,19 +103,36 @@ public final class MessageService: Sendable {
         do {
             try envelope.verifySignature(from: signer)
         } catch {
-            throw RelayError.forgedSender("the envelope must be signed by this device's current signing key \(auth.device.signingKeyID): \(error)")
+            throw RelayError.forgedSender(
+                "the envelope must be signed by this device's current signing key \(auth.device.signingKeyID): \(error)"
+            )
         }
         // The recipients' names are resolved by the store, in the write transaction that checks their
         // devices: no read here, and no gap between the two.
         let now = clock.now()
         // Retention counts from delivery: a message delayed by 30 days is kept 30 days after it is due.
         let deliverAt = now.addingTimeInterval(TimeInterval(delay))
-        let record = MessageRecord(id: Hex.encode(envelope.messageID), senderAccountID: auth.account.id, senderDeviceID: auth.device.id,
-                                   senderUsername: auth.account.username, recipients: names, envelope: bytes,
-                                   digest: Hex.encode(SHA256.hash(data: bytes)), acceptedAt: now, deliverAt: deliverAt,
-                                   expiresAt: deliverAt.addingTimeInterval(config.messageRetention), recipientDevices: 0, fetchedBy: 0, acknowledgedBy: 0,
-                                   cancelled: false)
-        return CheckedSend(record: record, senderSigningKeyID: auth.device.signingKeyID, keyIDs: Set(envelope.recipients.map { Hex.encode($0.bytes) }))
+        let record = MessageRecord(
+            id: Hex.encode(envelope.messageID),
+            senderAccountID: auth.account.id,
+            senderDeviceID: auth.device.id,
+            senderUsername: auth.account.username,
+            recipients: names,
+            envelope: bytes,
+            digest: Hex.encode(SHA256.hash(data: bytes)),
+            acceptedAt: now,
+            deliverAt: deliverAt,
+            expiresAt: deliverAt.addingTimeInterval(config.messageRetention),
+            recipientDevices: 0,
+            fetchedBy: 0,
+            acknowledgedBy: 0,
+            cancelled: false
+        )
+        return CheckedSend(
+            record: record,
+            senderSigningKeyID: auth.device.signingKeyID,
+            keyIDs: Set(envelope.recipients.map { Hex.encode($0.bytes) })
+        )
     }
 
     /// Stores a checked send through the group-commit batcher; the store re-checks the sender and the
@@ -115,28 +146,55 @@ public final class MessageService: Sendable {
             }
         } catch RelayError.quotaExceeded(let limit, let wait) {
             // A retry of a send that was stored (and filled the quota) is still answered as the duplicate it is.
-            if let earlier = try await store.message(id: record.id), earlier.digest == record.digest, earlier.senderAccountID == record.senderAccountID {
-                return (SentMessage(id: record.id, acceptedAt: earlier.acceptedAt, deliverAt: earlier.deliverAt, recipientDevices: earlier.recipientDevices), false)
+            if let earlier = try await store.message(id: record.id), earlier.digest == record.digest,
+                earlier.senderAccountID == record.senderAccountID
+            {
+                return (
+                    SentMessage(
+                        id: record.id,
+                        acceptedAt: earlier.acceptedAt,
+                        deliverAt: earlier.deliverAt,
+                        recipientDevices: earlier.recipientDevices
+                    ), false
+                )
             }
             throw RelayError.quotaExceeded(limitBytes: limit, retryAfter: wait)
         }
         let outcome: StoreOutcome
         do {
-            outcome = try await batcher.submit(StoreRequest(message: record, senderSigningKeyID: send.senderSigningKeyID, keyIDs: send.keyIDs))
+            outcome = try await batcher.submit(
+                StoreRequest(message: record, senderSigningKeyID: send.senderSigningKeyID, keyIDs: send.keyIDs)
+            )
         } catch {
             quota.finish(accountID: record.senderAccountID, size: size, stored: false)
             throw error
         }
-        if case .stored = outcome { quota.finish(accountID: record.senderAccountID, size: size, stored: true) } else {
+        if case .stored = outcome {
+            quota.finish(accountID: record.senderAccountID, size: size, stored: true)
+        } else {
             quota.finish(accountID: record.senderAccountID, size: size, stored: false)
         }
         switch outcome {
         case .stored(let n, let accounts):
             // Due now: wake the devices of every account involved (delayed ones are the scheduler's).
             if record.deliverAt <= record.acceptedAt { onDue?(accounts) }
-            return (SentMessage(id: record.id, acceptedAt: record.acceptedAt, deliverAt: record.deliverAt, recipientDevices: n), true)
+            return (
+                SentMessage(
+                    id: record.id,
+                    acceptedAt: record.acceptedAt,
+                    deliverAt: record.deliverAt,
+                    recipientDevices: n
+                ), true
+            )
         case .duplicate(let earlier):
-            return (SentMessage(id: record.id, acceptedAt: earlier.acceptedAt, deliverAt: earlier.deliverAt, recipientDevices: earlier.recipientDevices), false)
+            return (
+                SentMessage(
+                    id: record.id,
+                    acceptedAt: earlier.acceptedAt,
+                    deliverAt: earlier.deliverAt,
+                    recipientDevices: earlier.recipientDevices
+                ), false
+            )
         case .idReused:
             throw RelayError.messageIDReused
         case .unknownRecipients(let unknown):
@@ -145,33 +203,71 @@ public final class MessageService: Sendable {
             throw DeviceError.revoked
         case .deviceMismatch(let missing, let extra):
             throw RelayError.deviceMismatch(
-                missing: missing.map { DeviceKeyRef(username: $0.username, deviceId: $0.deviceID, encryptionKeyId: $0.encryptionKeyID) },
-                extra: extra.map { DeviceKeyRef(username: nil, deviceId: nil, encryptionKeyId: $0) })
+                missing: missing.map {
+                    DeviceKeyRef(username: $0.username, deviceId: $0.deviceID, encryptionKeyId: $0.encryptionKeyID)
+                },
+                extra: extra.map { DeviceKeyRef(username: nil, deviceId: nil, encryptionKeyId: $0) }
+            )
         }
     }
 
     public func fetch(_ auth: DeviceAuthenticated, after: Int64, limit: Int) async throws -> MessagePage {
-        try await page(deviceID: auth.device.id, after: after, excluding: [], limit: limit, maxBytes: 8 << 20, recordFetch: true)
+        try await page(
+            deviceID: auth.device.id,
+            after: after,
+            excluding: [],
+            limit: limit,
+            maxBytes: 8 << 20,
+            recordFetch: true
+        )
     }
 
-    func page(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, recordFetch: Bool) async throws -> MessagePage {
-        let (entries, more) = try await store.fetch(deviceID: deviceID, after: after, excluding: excluding, limit: max(1, min(limit, 100)),
-                                                    maxBytes: maxBytes, now: clock.now(), recordFetch: recordFetch)
+    func page(
+        deviceID: String,
+        after: Int64,
+        excluding: [Int64],
+        limit: Int,
+        maxBytes: Int,
+        recordFetch: Bool
+    ) async throws -> MessagePage {
+        let (entries, more) = try await store.fetch(
+            deviceID: deviceID,
+            after: after,
+            excluding: excluding,
+            limit: max(1, min(limit, 100)),
+            maxBytes: maxBytes,
+            now: clock.now(),
+            recordFetch: recordFetch
+        )
         let messages = entries.map { e in
-            QueuedMessage(seq: e.seq, id: e.message.id, direction: e.incoming ? "incoming" : "outgoing", from: e.message.senderUsername,
-                          fromDevice: e.message.senderDeviceID, to: e.message.recipients, envelope: Base64URL(e.message.envelope),
-                          acceptedAt: e.message.acceptedAt, deliverAt: e.message.deliverAt)
+            QueuedMessage(
+                seq: e.seq,
+                id: e.message.id,
+                direction: e.incoming ? "incoming" : "outgoing",
+                from: e.message.senderUsername,
+                fromDevice: e.message.senderDeviceID,
+                to: e.message.recipients,
+                envelope: Base64URL(e.message.envelope),
+                acceptedAt: e.message.acceptedAt,
+                deliverAt: e.message.deliverAt
+            )
         }
         return MessagePage(messages: messages, next: more ? messages.last?.seq : nil)
     }
 
     public func acknowledge(_ auth: DeviceAuthenticated, seqs: [Int64]) async throws -> Int {
-        guard seqs.count <= 1000 else { throw AccountError.invalidField(field: "seqs", reason: "at most 1000 positions per request") }
+        guard seqs.count <= 1000 else {
+            throw AccountError.invalidField(field: "seqs", reason: "at most 1000 positions per request")
+        }
         return try await store.acknowledge(deviceID: auth.device.id, seqs: seqs)
     }
 
     public func cancel(_ auth: DeviceAuthenticated, messageID: String) async throws {
-        switch try await store.cancel(messageID: messageID.lowercased(), senderAccountID: auth.account.id, now: clock.now()) {
+        switch try await store.cancel(
+            messageID: messageID.lowercased(),
+            senderAccountID: auth.account.id,
+            now: clock.now()
+        ) {
         case .cancelled:
             quota.forget(accountID: auth.account.id)
             return
@@ -181,8 +277,18 @@ public final class MessageService: Sendable {
     }
 
     public func status(_ auth: DeviceAuthenticated, messageID: String) async throws -> MessageStatus {
-        guard let m = try await store.message(id: messageID.lowercased()), m.senderAccountID == auth.account.id else { throw RelayError.notFound }
-        return MessageStatus(id: m.id, to: m.recipients, acceptedAt: m.acceptedAt, deliverAt: m.deliverAt, recipientDevices: m.recipientDevices,
-                             fetchedBy: m.fetchedBy, acknowledgedBy: m.acknowledgedBy, cancelled: m.cancelled)
+        guard let m = try await store.message(id: messageID.lowercased()), m.senderAccountID == auth.account.id else {
+            throw RelayError.notFound
+        }
+        return MessageStatus(
+            id: m.id,
+            to: m.recipients,
+            acceptedAt: m.acceptedAt,
+            deliverAt: m.deliverAt,
+            recipientDevices: m.recipientDevices,
+            fetchedBy: m.fetchedBy,
+            acknowledgedBy: m.acknowledgedBy,
+            cancelled: m.cancelled
+        )
     }
 }

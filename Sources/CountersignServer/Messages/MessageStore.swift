@@ -12,7 +12,15 @@ public protocol MessageStore: Sendable {
     /// `limit` entries and about `maxBytes` of envelopes; marks them fetched and counts first fetches as
     /// receipts. `more` is true when a limit cut the page short.
     /// With `recordFetch` false the read writes nothing (the push channel's; receipts then count at acknowledgement).
-    func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date, recordFetch: Bool) async throws
+    func fetch(
+        deviceID: String,
+        after: Int64,
+        excluding: [Int64],
+        limit: Int,
+        maxBytes: Int,
+        now: Date,
+        recordFetch: Bool
+    ) async throws
         -> (entries: [QueueEntry], more: Bool)
     /// Deletes the device's entries with these positions; returns how many there were.
     func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int

@@ -1,6 +1,6 @@
 import FluentKit
-import PostgresNIO
 import Foundation
+import PostgresNIO
 import SQLKit
 
 /// `MessageStore` over SQLKit, for SQLite and PostgreSQL. A batch of sends is one transaction: each one's
@@ -24,18 +24,37 @@ public struct SQLMessageStore: MessageStore {
     let sendLane: PostgresLane?
     public var sendExecutor: (any TaskExecutor)? { sendLane?.executor }
 
-    public init(database: any Database) { db = database; writer = nil; readers = nil; directReaders = nil; sendLane = nil }
-    init(database: any Database, writer: SQLiteWorker?, readers: (@Sendable () -> any Database)? = nil,
-         directReaders: (@Sendable () -> SQLiteWorker?)? = nil, sendLane: PostgresLane? = nil) {
-        db = database; self.writer = writer; self.readers = readers; self.directReaders = directReaders; self.sendLane = sendLane
+    public init(database: any Database) {
+        db = database
+        writer = nil
+        readers = nil
+        directReaders = nil
+        sendLane = nil
+    }
+    init(
+        database: any Database,
+        writer: SQLiteWorker?,
+        readers: (@Sendable () -> any Database)? = nil,
+        directReaders: (@Sendable () -> SQLiteWorker?)? = nil,
+        sendLane: PostgresLane? = nil
+    ) {
+        db = database
+        self.writer = writer
+        self.readers = readers
+        self.directReaders = directReaders
+        self.sendLane = sendLane
     }
 
     public func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
         if let writer { return try await writer.write { try DirectSendStore.store($0, batch) } }
-        if let sendLane { return try await sendLane.run { c, logger in try await PostgresSendStore.store(c, batch, logger: logger) } }
+        if let sendLane {
+            return try await sendLane.run { c, logger in try await PostgresSendStore.store(c, batch, logger: logger) }
+        }
         if isPostgres, let postgres = db as? any PostgresDatabase {
-            return try await postgres.withLeasedConnection { c, logger in try await PostgresSendStore.store(c, batch, logger: logger) }
+            return try await postgres.withLeasedConnection { c, logger in
+                try await PostgresSendStore.store(c, batch, logger: logger)
+            }
         }
         // SQLite through SQLKit (a store opened without the direct writer): the single Fluent writer
         // connection runs the transaction, BEGIN IMMEDIATE, so nothing changes between reads and inserts.
@@ -43,24 +62,35 @@ public struct SQLMessageStore: MessageStore {
             let usernames = SendBatchPlan.usernames(batch)
             // Every ID of the batch in one read; most are new.
             var existing: [String: MessageRecord] = [:]
-            for row in try await sql.raw("SELECT * FROM messages WHERE id IN (\(binds: Array(Set(batch.map(\.message.id)))))").all() {
+            for row in try await sql.raw(
+                "SELECT * FROM messages WHERE id IN (\(binds: Array(Set(batch.map(\.message.id)))))"
+            ).all() {
                 let record = try Self.message(row)
                 existing[record.id] = record
             }
             // Every account the batch names, each with every active device, in one read: unknown names,
             // the senders' checks and each message's device set come from it.
             var accounts: [SendBatchPlan.AccountDevice] = []
-            for row in try await sql.raw("""
+            for row in try await sql.raw(
+                """
                 SELECT a.id AS account_id, a.username, d.id, d.encryption_key_id, d.signing_key_id
                 FROM accounts a LEFT JOIN devices d ON d.account_id = a.id AND d.revoked_at IS NULL AND d.kind = 'messaging'
                 WHERE a.username IN (\(binds: usernames))
-                """).all() {
+                """
+            ).all() {
                 let device = try row.decode(column: "id", as: String?.self).map { id in
-                    (id: id, encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
-                     signingKeyID: try row.decode(column: "signing_key_id", as: String.self))
+                    (
+                        id: id, encryptionKeyID: try row.decode(column: "encryption_key_id", as: String.self),
+                        signingKeyID: try row.decode(column: "signing_key_id", as: String.self)
+                    )
                 }
-                accounts.append(.init(accountID: try row.decode(column: "account_id", as: String.self),
-                                      username: try row.decode(column: "username", as: String.self), device: device))
+                accounts.append(
+                    .init(
+                        accountID: try row.decode(column: "account_id", as: String.self),
+                        username: try row.decode(column: "username", as: String.self),
+                        device: device
+                    )
+                )
             }
             let plan = SendBatchPlan(batch: batch, existing: existing, accounts: accounts)
             let messageRows: [SQLQueryString] = plan.messages.map { m in
@@ -76,64 +106,124 @@ public struct SQLMessageStore: MessageStore {
             // Multi-row inserts in chunks that stay below both databases' bound-parameter limits; in batch
             // order, so each device's queue keeps the order in which sends were accepted.
             for chunk in stride(from: 0, to: messageRows.count, by: 500) {
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     INSERT INTO messages (id, sender_account, sender_device, sender_username, recipients, envelope, digest, size, accepted_at,
                                           deliver_at, expires_at, recipient_devices, fetched_by, acked_by, cancelled)
                     VALUES \(messageRows[chunk..<min(chunk + 500, messageRows.count)].joined(separator: ", "))
-                    """).run()
+                    """
+                ).run()
             }
             for chunk in stride(from: 0, to: queueRows.count, by: 2000) {
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     INSERT INTO message_queue (device_id, message_id, incoming, deliver_at, expires_at, fetched)
                     VALUES \(queueRows[chunk..<min(chunk + 2000, queueRows.count)].joined(separator: ", "))
-                    """).run()
+                    """
+                ).run()
             }
             return plan.outcomes
         }
     }
 
-    public func fetch(deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date, recordFetch: Bool) async throws
-        -> (entries: [QueueEntry], more: Bool) {
+    public func fetch(
+        deviceID: String,
+        after: Int64,
+        excluding: [Int64],
+        limit: Int,
+        maxBytes: Int,
+        now: Date,
+        recordFetch: Bool
+    ) async throws
+        -> (entries: [QueueEntry], more: Bool)
+    {
         // The push channel reads without writing: on a reader connection, no write lock taken per delivery
         // (the first-fetch receipt is counted when the device acknowledges instead).
         guard recordFetch else {
             if let direct = directReaders?() {
-                return try await direct.run { try DirectQueueReader.page($0, deviceID: deviceID, after: after, excluding: excluding, limit: limit,
-                                                                        maxBytes: maxBytes, now: now) }
+                return try await direct.run {
+                    try DirectQueueReader.page(
+                        $0,
+                        deviceID: deviceID,
+                        after: after,
+                        excluding: excluding,
+                        limit: limit,
+                        maxBytes: maxBytes,
+                        now: now
+                    )
+                }
             }
             let reader = (readers?() ?? db) as! any SQLDatabase
-            return try await Self.page(reader, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
-                                       recordFetch: false)
+            return try await Self.page(
+                reader,
+                deviceID: deviceID,
+                after: after,
+                excluding: excluding,
+                limit: limit,
+                maxBytes: maxBytes,
+                now: now,
+                recordFetch: false
+            )
         }
         // Most fetches (a long poll's turns, an idle device's checks, a device fetching again what it has
         // not acknowledged) have no first fetch to record: a read says so, and the page is read without
         // taking the write lock every send needs.
         let reader = (readers?() ?? db) as! any SQLDatabase
-        guard try await reader.raw("""
-            SELECT 1 AS due FROM message_queue
-            WHERE device_id = \(bind: deviceID) AND seq > \(bind: after) AND deliver_at <= \(bind: now.ms) AND expires_at > \(bind: now.ms)
-              AND fetched = 0 LIMIT 1
-            """).first() != nil else {
-            return try await Self.page(reader, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
-                                       recordFetch: false)
+        guard
+            try await reader.raw(
+                """
+                SELECT 1 AS due FROM message_queue
+                WHERE device_id = \(bind: deviceID) AND seq > \(bind: after) AND deliver_at <= \(bind: now.ms) AND expires_at > \(bind: now.ms)
+                  AND fetched = 0 LIMIT 1
+                """
+            ).first() != nil
+        else {
+            return try await Self.page(
+                reader,
+                deviceID: deviceID,
+                after: after,
+                excluding: excluding,
+                limit: limit,
+                maxBytes: maxBytes,
+                now: now,
+                recordFetch: false
+            )
         }
         return try await db.writeTransaction { sql in
-            try await Self.page(sql, deviceID: deviceID, after: after, excluding: excluding, limit: limit, maxBytes: maxBytes, now: now,
-                                recordFetch: true)
+            try await Self.page(
+                sql,
+                deviceID: deviceID,
+                after: after,
+                excluding: excluding,
+                limit: limit,
+                maxBytes: maxBytes,
+                now: now,
+                recordFetch: true
+            )
         }
     }
 
-    private static func page(_ sql: any SQLDatabase, deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date,
-                             recordFetch: Bool) async throws -> (entries: [QueueEntry], more: Bool) {
+    private static func page(
+        _ sql: any SQLDatabase,
+        deviceID: String,
+        after: Int64,
+        excluding: [Int64],
+        limit: Int,
+        maxBytes: Int,
+        now: Date,
+        recordFetch: Bool
+    ) async throws -> (entries: [QueueEntry], more: Bool) {
         do {
             // Sizes first, envelopes only for the entries that fit: a queue of large messages must not be
             // read into memory whole.
-            let sized = try await sql.raw("""
+            let sized = try await sql.raw(
+                """
                 SELECT q.seq, m.size FROM message_queue q JOIN messages m ON m.id = q.message_id
                 WHERE q.device_id = \(bind: deviceID) AND q.seq > \(bind: after) AND q.deliver_at <= \(bind: now.ms) AND q.expires_at > \(bind: now.ms)
                 \(excluding.isEmpty ? "" : "AND q.seq NOT IN (\(binds: excluding))" as SQLQueryString)
                 ORDER BY q.seq LIMIT \(bind: Int64(limit))
-                """).all()
+                """
+            ).all()
             var chosen: [Int64] = []
             var total: Int64 = 0
             for row in sized {
@@ -143,10 +233,12 @@ public struct SQLMessageStore: MessageStore {
                 chosen.append(try row.decode(column: "seq", as: Int64.self))
             }
             guard !chosen.isEmpty else { return ([], false) }
-            let rows = try await sql.raw("""
+            let rows = try await sql.raw(
+                """
                 SELECT q.seq, q.incoming, q.fetched, m.* FROM message_queue q JOIN messages m ON m.id = q.message_id
                 WHERE q.device_id = \(bind: deviceID) AND q.seq IN (\(binds: chosen)) ORDER BY q.seq
-                """).all()
+                """
+            ).all()
             var entries: [QueueEntry] = []
             var firstFetches: [String: Int64] = [:]
             var fresh: [Int64] = []
@@ -164,7 +256,8 @@ public struct SQLMessageStore: MessageStore {
                 try await sql.raw("UPDATE message_queue SET fetched = 1 WHERE seq IN (\(binds: fresh))").run()
             }
             for (id, n) in firstFetches where recordFetch {
-                try await sql.raw("UPDATE messages SET fetched_by = fetched_by + \(bind: n) WHERE id = \(bind: id)").run()
+                try await sql.raw("UPDATE messages SET fetched_by = fetched_by + \(bind: n) WHERE id = \(bind: id)")
+                    .run()
             }
             return (entries, chosen.count < sized.count || sized.count == limit)
         }
@@ -172,21 +265,28 @@ public struct SQLMessageStore: MessageStore {
 
     public func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
         guard !seqs.isEmpty else { return 0 }
-        if let writer { return try await writer.write { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) } }
+        if let writer {
+            return try await writer.write { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) }
+        }
         return try await db.writeTransaction { sql in
-            let rows = try await sql.raw("""
+            let rows = try await sql.raw(
+                """
                 DELETE FROM message_queue WHERE device_id = \(bind: deviceID) AND seq IN (\(binds: seqs)) RETURNING message_id, incoming, fetched
-                """).all()
-            var acked: [String: Int64] = [:], fetched: [String: Int64] = [:]
+                """
+            ).all()
+            var acked: [String: Int64] = [:]
+            var fetched: [String: Int64] = [:]
             for row in rows where try row.decode(column: "incoming", as: Int64.self) != 0 {
                 let id = try row.decode(column: "message_id", as: String.self)
                 acked[id, default: 0] += 1
                 if try row.decode(column: "fetched", as: Int64.self) == 0 { fetched[id, default: 0] += 1 }
             }
             for (id, n) in acked {
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     UPDATE messages SET acked_by = acked_by + \(bind: n), fetched_by = fetched_by + \(bind: fetched[id] ?? 0) WHERE id = \(bind: id)
-                    """).run()
+                    """
+                ).run()
             }
             return rows.count
         }
@@ -194,15 +294,21 @@ public struct SQLMessageStore: MessageStore {
 
     public func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome {
         try await db.writeTransaction { sql in
-            guard let row = try await sql.raw("""
-                SELECT * FROM messages WHERE id = \(bind: messageID) AND sender_account = \(bind: senderAccountID)
-                """).first() else { return .notFound }
+            guard
+                let row = try await sql.raw(
+                    """
+                    SELECT * FROM messages WHERE id = \(bind: messageID) AND sender_account = \(bind: senderAccountID)
+                    """
+                ).first()
+            else { return .notFound }
             let m = try Self.message(row)
             guard !m.cancelled else { return .cancelled }
             guard m.deliverAt > now else { return .alreadyDelivered }
             try await sql.raw("DELETE FROM message_queue WHERE message_id = \(bind: messageID)").run()
             // The ciphertext goes too: a cancelled message is kept only as a record that it was cancelled.
-            try await sql.raw("UPDATE messages SET cancelled = 1, envelope = \(bind: Data()) WHERE id = \(bind: messageID)").run()
+            try await sql.raw(
+                "UPDATE messages SET cancelled = 1, envelope = \(bind: Data()) WHERE id = \(bind: messageID)"
+            ).run()
             return .cancelled
         }
     }
@@ -210,10 +316,12 @@ public struct SQLMessageStore: MessageStore {
     public func storedBytes(senderAccountID: String, now: Date) async throws -> MessageQuota.Usage {
         // Reads only: on a reader connection when there is one (index messages_sender covers it).
         let reader = (readers?() ?? db) as! any SQLDatabase
-        let row = try await reader.raw("""
+        let row = try await reader.raw(
+            """
             SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) AS bytes, MIN(expires_at) AS oldest FROM messages
             WHERE sender_account = \(bind: senderAccountID) AND expires_at > \(bind: now.ms) AND cancelled = 0
-            """).first()
+            """
+        ).first()
         let bytes = try row?.decode(column: "bytes", as: Int64.self) ?? 0
         let oldest = try row?.decode(column: "oldest", as: Int64?.self)
         return MessageQuota.Usage(bytes: bytes, oldestExpiry: oldest.map { Date(ms: $0) })
@@ -224,7 +332,9 @@ public struct SQLMessageStore: MessageStore {
     }
 
     public func allMessages(limit: Int) async throws -> [MessageRecord] {
-        try await sql.raw("SELECT * FROM messages ORDER BY accepted_at DESC, id LIMIT \(bind: Int64(limit))").all().map(Self.message)
+        try await sql.raw("SELECT * FROM messages ORDER BY accepted_at DESC, id LIMIT \(bind: Int64(limit))").all().map(
+            Self.message
+        )
     }
 
     public func purgeExpiredMessages(now: Date) async throws {
@@ -234,19 +344,21 @@ public struct SQLMessageStore: MessageStore {
 
     static func message(_ row: any SQLRow) throws -> MessageRecord {
         let recipients = try row.decode(column: "recipients", as: String.self)
-        return MessageRecord(id: try row.decode(column: "id", as: String.self),
-                             senderAccountID: try row.decode(column: "sender_account", as: String.self),
-                             senderDeviceID: try row.decode(column: "sender_device", as: String.self),
-                             senderUsername: try row.decode(column: "sender_username", as: String.self),
-                             recipients: recipients.isEmpty ? [] : recipients.split(separator: ",").map(String.init),
-                             envelope: Array(try row.decode(column: "envelope", as: Data.self)),
-                             digest: try row.decode(column: "digest", as: String.self),
-                             acceptedAt: Date(ms: try row.decode(column: "accepted_at", as: Int64.self)),
-                             deliverAt: Date(ms: try row.decode(column: "deliver_at", as: Int64.self)),
-                             expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)),
-                             recipientDevices: Int(try row.decode(column: "recipient_devices", as: Int64.self)),
-                             fetchedBy: Int(try row.decode(column: "fetched_by", as: Int64.self)),
-                             acknowledgedBy: Int(try row.decode(column: "acked_by", as: Int64.self)),
-                             cancelled: try row.decode(column: "cancelled", as: Int64.self) != 0)
+        return MessageRecord(
+            id: try row.decode(column: "id", as: String.self),
+            senderAccountID: try row.decode(column: "sender_account", as: String.self),
+            senderDeviceID: try row.decode(column: "sender_device", as: String.self),
+            senderUsername: try row.decode(column: "sender_username", as: String.self),
+            recipients: recipients.isEmpty ? [] : recipients.split(separator: ",").map(String.init),
+            envelope: Array(try row.decode(column: "envelope", as: Data.self)),
+            digest: try row.decode(column: "digest", as: String.self),
+            acceptedAt: Date(ms: try row.decode(column: "accepted_at", as: Int64.self)),
+            deliverAt: Date(ms: try row.decode(column: "deliver_at", as: Int64.self)),
+            expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)),
+            recipientDevices: Int(try row.decode(column: "recipient_devices", as: Int64.self)),
+            fetchedBy: Int(try row.decode(column: "fetched_by", as: Int64.self)),
+            acknowledgedBy: Int(try row.decode(column: "acked_by", as: Int64.self)),
+            cancelled: try row.decode(column: "cancelled", as: Int64.self) != 0
+        )
     }
 }

@@ -31,7 +31,9 @@ struct SendBatchPlan {
         var seen = Set<String>()
         var names: [String] = []
         for r in batch {
-            for name in r.message.recipients + [r.message.senderUsername] where seen.insert(name).inserted { names.append(name) }
+            for name in r.message.recipients + [r.message.senderUsername] where seen.insert(name).inserted {
+                names.append(name)
+            }
         }
         return names
     }
@@ -40,9 +42,9 @@ struct SendBatchPlan {
     ///   - existing: the stored messages with IDs of this batch.
     ///   - accounts: every account of `usernames(batch)` that exists, with each of its active devices.
     init(batch: [StoreRequest], existing: [String: MessageRecord], accounts: [AccountDevice]) {
-        var accountOf: [String: String] = [:]                  // username → account ID
-        var devicesOf: [String: [AccountDevice]] = [:]         // account ID → its active devices
-        var signingKeyOf: [String: String] = [:]               // device ID → its signing key ID
+        var accountOf: [String: String] = [:]  // username → account ID
+        var devicesOf: [String: [AccountDevice]] = [:]  // account ID → its active devices
+        var signingKeyOf: [String: String] = [:]  // device ID → its signing key ID
         for a in accounts {
             accountOf[a.username] = a.accountID
             guard let d = a.device else { continue }
@@ -53,14 +55,22 @@ struct SendBatchPlan {
         for r in batch {
             let m = r.message
             let unknown = m.recipients.filter { accountOf[$0] == nil }
-            guard unknown.isEmpty else { outcomes.append(.unknownRecipients(unknown)); continue }
+            guard unknown.isEmpty else {
+                outcomes.append(.unknownRecipients(unknown))
+                continue
+            }
             // The sender's account is among those read, so an active sending device is in the map.
-            guard accountOf[m.senderUsername] == m.senderAccountID, signingKeyOf[m.senderDeviceID] == r.senderSigningKeyID else {
+            guard accountOf[m.senderUsername] == m.senderAccountID,
+                signingKeyOf[m.senderDeviceID] == r.senderSigningKeyID
+            else {
                 outcomes.append(.senderChanged)
                 continue
             }
             if let earlier = accepted[m.id] ?? existing[m.id] {
-                outcomes.append(earlier.digest == m.digest && earlier.senderAccountID == m.senderAccountID ? .duplicate(earlier) : .idReused)
+                outcomes.append(
+                    earlier.digest == m.digest && earlier.senderAccountID == m.senderAccountID
+                        ? .duplicate(earlier) : .idReused
+                )
                 continue
             }
             let accountIDs = Set(m.recipients.compactMap { accountOf[$0] } + [m.senderAccountID])
@@ -68,7 +78,13 @@ struct SendBatchPlan {
             let current = Set(devices.map { $0.device!.encryptionKeyID })
             guard current == r.keyIDs else {
                 let missing = devices.filter { !r.keyIDs.contains($0.device!.encryptionKeyID) }
-                    .map { DeviceKeyRefRecord(username: $0.username, deviceID: $0.device!.id, encryptionKeyID: $0.device!.encryptionKeyID) }
+                    .map {
+                        DeviceKeyRefRecord(
+                            username: $0.username,
+                            deviceID: $0.device!.id,
+                            encryptionKeyID: $0.device!.encryptionKeyID
+                        )
+                    }
                 outcomes.append(.deviceMismatch(missing: missing, extra: r.keyIDs.subtracting(current).sorted()))
                 continue
             }
@@ -77,8 +93,15 @@ struct SendBatchPlan {
             accepted[m.id] = record
             messages.append(record)
             for d in devices {
-                queue.append(QueueRow(deviceID: d.device!.id, messageID: m.id, incoming: d.accountID != m.senderAccountID,
-                                      deliverAt: m.deliverAt, expiresAt: m.expiresAt))
+                queue.append(
+                    QueueRow(
+                        deviceID: d.device!.id,
+                        messageID: m.id,
+                        incoming: d.accountID != m.senderAccountID,
+                        deliverAt: m.deliverAt,
+                        expiresAt: m.expiresAt
+                    )
+                )
             }
             outcomes.append(.stored(recipientDevices: record.recipientDevices, accounts: accountIDs.sorted()))
         }

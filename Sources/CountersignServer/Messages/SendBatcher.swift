@@ -9,14 +9,21 @@ final class SendBatcher: Sendable {
         var request: StoreRequest
         var continuation: CheckedContinuation<StoreOutcome, any Error>
     }
-    private struct State { var pending: [Pending] = []; var writing = false }
+    private struct State {
+        var pending: [Pending] = []
+        var writing = false
+    }
     private let state = Mutex(State())
     let store: any MessageStore
     let maxBatch: Int
     /// The store's thread for batches (`MessageStore.sendExecutor`), else the cooperative pool.
     private let executor: (any TaskExecutor)?
 
-    init(store: any MessageStore, maxBatch: Int = 128) { self.store = store; self.maxBatch = maxBatch; executor = store.sendExecutor }
+    init(store: any MessageStore, maxBatch: Int = 128) {
+        self.store = store
+        self.maxBatch = maxBatch
+        executor = store.sendExecutor
+    }
 
     func submit(_ request: StoreRequest) async throws -> StoreOutcome {
         try await withCheckedThrowingContinuation { c in
@@ -34,7 +41,10 @@ final class SendBatcher: Sendable {
     private func drain() async {
         while true {
             let batch = state.withLock { s -> [Pending] in
-                guard !s.pending.isEmpty else { s.writing = false; return [] }
+                guard !s.pending.isEmpty else {
+                    s.writing = false
+                    return []
+                }
                 let taken = Array(s.pending.prefix(maxBatch))
                 s.pending.removeFirst(taken.count)
                 return taken
@@ -43,7 +53,7 @@ final class SendBatcher: Sendable {
             do {
                 let outcomes = try await store.store(batch.map(\.request))
                 for (p, outcome) in zip(batch, outcomes) { p.continuation.resume(returning: outcome) }
-            } catch where batch.count > 1 {
+            } catch  where batch.count > 1 {
                 // One bad request must not fail the others: write each alone, each with its own answer.
                 for p in batch {
                     do {

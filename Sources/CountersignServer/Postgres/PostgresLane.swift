@@ -32,7 +32,9 @@ final class PostgresLane: Sendable {
 
     init(loop: any EventLoop, configuration: PostgresConnection.Configuration, id: Int, logger: Logger) {
         executor = EventLoopTaskExecutor(loop)
-        self.configuration = configuration; self.id = id; self.logger = logger
+        self.configuration = configuration
+        self.id = id
+        self.logger = logger
     }
 
     /// `body` with the lane's open connection, on the lane's thread, after every unit of work that
@@ -52,7 +54,12 @@ final class PostgresLane: Sendable {
         let current = state.withLock { s -> (PostgresConnection?, closed: Bool) in (s.connection, s.closed) }
         guard !current.closed else { throw Closed() }
         if let c = current.0, !c.isClosed { return c }
-        let c = try await PostgresConnection.connect(on: executor.loop, configuration: configuration, id: id, logger: logger)
+        let c = try await PostgresConnection.connect(
+            on: executor.loop,
+            configuration: configuration,
+            id: id,
+            logger: logger
+        )
         let kept = state.withLock { s -> Bool in
             guard !s.closed else { return false }
             s.connection = c
@@ -68,7 +75,10 @@ final class PostgresLane: Sendable {
     private func acquire() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let now = state.withLock { s -> Bool in
-                guard s.busy else { s.busy = true; return true }
+                guard s.busy else {
+                    s.busy = true
+                    return true
+                }
                 s.waiting.append(c)
                 return false
             }
@@ -79,7 +89,10 @@ final class PostgresLane: Sendable {
     /// Hands the lane to the next unit of work waiting, if any (it stays busy).
     private func release() {
         let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            guard !s.waiting.isEmpty else { s.busy = false; return nil }
+            guard !s.waiting.isEmpty else {
+                s.busy = false
+                return nil
+            }
             return s.waiting.removeFirst()
         }
         next?.resume()
@@ -111,18 +124,24 @@ struct PostgresLanes: Sendable {
     /// were empty or large (the failure that `auto` showed: a plan made while a table was small kept
     /// scanning it). Planning every execution instead cost 120-150 microseconds each, about a fifth of
     /// PostgreSQL's CPU in `bench-messages.sh postgres`. `PostgresLaneTests` checks the plans' shape.
-    static let plannerSettings = [("plan_cache_mode", "force_generic_plan"), ("enable_seqscan", "off"),
-                                  ("enable_hashjoin", "off"), ("enable_mergejoin", "off")]
+    static let plannerSettings = [
+        ("plan_cache_mode", "force_generic_plan"), ("enable_seqscan", "off"),
+        ("enable_hashjoin", "off"), ("enable_mergejoin", "off"),
+    ]
 
     init(configuration base: PostgresConnection.Configuration, logger: Logger) {
         var configuration = base
-        configuration.options.additionalStartupParameters.removeAll { name, _ in Self.plannerSettings.contains { $0.0 == name } }
+        configuration.options.additionalStartupParameters.removeAll { name, _ in
+            Self.plannerSettings.contains { $0.0 == name }
+        }
         configuration.options.additionalStartupParameters += Self.plannerSettings
         let loops = 1 + PostgresSessionReads.laneCount
         group = MultiThreadedEventLoopGroup(numberOfThreads: loops)
         let threads = Array(group.makeIterator())
         send = PostgresLane(loop: threads[0], configuration: configuration, id: 0, logger: logger)
-        sessions = (1..<loops).map { PostgresLane(loop: threads[$0], configuration: configuration, id: $0, logger: logger) }
+        sessions = (1..<loops).map {
+            PostgresLane(loop: threads[$0], configuration: configuration, id: $0, logger: logger)
+        }
     }
 
     func close() async {

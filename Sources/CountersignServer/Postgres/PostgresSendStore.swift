@@ -9,11 +9,21 @@ import PostgresNIO
 /// (`PostgresLanes.plannerSettings`). Five round trips: BEGIN, the account locks, the reads, the inserts,
 /// COMMIT. The checks are `SendBatchPlan`, the same code as the SQLite writer's.
 enum PostgresSendStore {
-    static func store(_ connection: PostgresConnection, _ batch: [StoreRequest], logger: Logger) async throws -> [StoreOutcome] {
-        try await transaction(connection, logger: logger) { try await storeInTransaction(connection, batch, logger: logger) }
+    static func store(
+        _ connection: PostgresConnection,
+        _ batch: [StoreRequest],
+        logger: Logger
+    ) async throws -> [StoreOutcome] {
+        try await transaction(connection, logger: logger) {
+            try await storeInTransaction(connection, batch, logger: logger)
+        }
     }
 
-    private static func transaction<T>(_ c: PostgresConnection, logger: Logger, _ body: () async throws -> T) async throws -> T {
+    private static func transaction<T>(
+        _ c: PostgresConnection,
+        logger: Logger,
+        _ body: () async throws -> T
+    ) async throws -> T {
         try await c.query("BEGIN", logger: logger)
         do {
             let result = try await body()
@@ -30,7 +40,11 @@ enum PostgresSendStore {
         }
     }
 
-    private static func storeInTransaction(_ c: PostgresConnection, _ batch: [StoreRequest], logger: Logger) async throws -> [StoreOutcome] {
+    private static func storeInTransaction(
+        _ c: PostgresConnection,
+        _ batch: [StoreRequest],
+        logger: Logger
+    ) async throws -> [StoreOutcome] {
         let usernames = SendBatchPlan.usernames(batch)
         // Every account of the batch, in one fixed order, so concurrent batches cannot deadlock;
         // registrations, rotations and revocations (FOR UPDATE) wait until this commits. The device read
@@ -58,7 +72,11 @@ enum PostgresSendStore {
         static let sql = "SELECT id FROM accounts WHERE username = ANY($1) ORDER BY id FOR SHARE"
         typealias Row = String
         var usernames: [String]
-        func makeBindings() throws -> PostgresBindings { var b = PostgresBindings(capacity: 1); b.append(usernames); return b }
+        func makeBindings() throws -> PostgresBindings {
+            var b = PostgresBindings(capacity: 1)
+            b.append(usernames)
+            return b
+        }
         func decodeRow(_ row: PostgresRow) throws -> String { try row.decode(String.self) }
     }
 
@@ -76,7 +94,10 @@ enum PostgresSendStore {
                    accepted_at, deliver_at, expires_at, recipient_devices, fetched_by, acked_by, cancelled
             FROM messages WHERE id = ANY($2)
             """
-        enum Row { case account(SendBatchPlan.AccountDevice), message(MessageRecord) }
+        enum Row {
+            case account(SendBatchPlan.AccountDevice)
+            case message(MessageRecord)
+        }
         var usernames: [String]
         var ids: [String]
         func makeBindings() throws -> PostgresBindings {
@@ -90,16 +111,30 @@ enum PostgresSendStore {
             func text(_ i: Int) throws -> String { try r[i].decode(String.self) }
             func int(_ i: Int) throws -> Int64 { try r[i].decode(Int64.self) }
             guard try r[0].decode(Int32.self) == 1 else {
-                let device = try r[3].decode(String?.self).map { id in (id: id, encryptionKeyID: try text(4), signingKeyID: try text(5)) }
+                let device = try r[3].decode(String?.self).map { id in
+                    (id: id, encryptionKeyID: try text(4), signingKeyID: try text(5))
+                }
                 return .account(.init(accountID: try text(1), username: try text(2), device: device))
             }
             let recipients = try text(10)
-            return .message(MessageRecord(id: try text(6), senderAccountID: try text(7), senderDeviceID: try text(8), senderUsername: try text(9),
-                                          recipients: recipients.isEmpty ? [] : recipients.split(separator: ",").map(String.init),
-                                          envelope: Array(try r[11].decode(ByteBuffer.self).readableBytesView), digest: try text(12),
-                                          acceptedAt: Date(ms: try int(13)), deliverAt: Date(ms: try int(14)), expiresAt: Date(ms: try int(15)),
-                                          recipientDevices: Int(try int(16)), fetchedBy: Int(try int(17)), acknowledgedBy: Int(try int(18)),
-                                          cancelled: try int(19) != 0))
+            return .message(
+                MessageRecord(
+                    id: try text(6),
+                    senderAccountID: try text(7),
+                    senderDeviceID: try text(8),
+                    senderUsername: try text(9),
+                    recipients: recipients.isEmpty ? [] : recipients.split(separator: ",").map(String.init),
+                    envelope: Array(try r[11].decode(ByteBuffer.self).readableBytesView),
+                    digest: try text(12),
+                    acceptedAt: Date(ms: try int(13)),
+                    deliverAt: Date(ms: try int(14)),
+                    expiresAt: Date(ms: try int(15)),
+                    recipientDevices: Int(try int(16)),
+                    fetchedBy: Int(try int(17)),
+                    acknowledgedBy: Int(try int(18)),
+                    cancelled: try int(19) != 0
+                )
+            )
         }
     }
 
@@ -125,13 +160,23 @@ enum PostgresSendStore {
         var queue: [SendBatchPlan.QueueRow]
         func makeBindings() throws -> PostgresBindings {
             var b = PostgresBindings(capacity: 17)
-            b.append(messages.map(\.id)); b.append(messages.map(\.senderAccountID)); b.append(messages.map(\.senderDeviceID))
-            b.append(messages.map(\.senderUsername)); b.append(messages.map { $0.recipients.joined(separator: ",") })
-            b.append(messages.map { ByteBuffer(bytes: $0.envelope) }); b.append(messages.map(\.digest))
-            b.append(messages.map { Int64($0.envelope.count) }); b.append(messages.map(\.acceptedAt.ms)); b.append(messages.map(\.deliverAt.ms))
-            b.append(messages.map(\.expiresAt.ms)); b.append(messages.map { Int64($0.recipientDevices) })
-            b.append(queue.map(\.deviceID)); b.append(queue.map(\.messageID)); b.append(queue.map { Int64($0.incoming ? 1 : 0) })
-            b.append(queue.map(\.deliverAt.ms)); b.append(queue.map(\.expiresAt.ms))
+            b.append(messages.map(\.id))
+            b.append(messages.map(\.senderAccountID))
+            b.append(messages.map(\.senderDeviceID))
+            b.append(messages.map(\.senderUsername))
+            b.append(messages.map { $0.recipients.joined(separator: ",") })
+            b.append(messages.map { ByteBuffer(bytes: $0.envelope) })
+            b.append(messages.map(\.digest))
+            b.append(messages.map { Int64($0.envelope.count) })
+            b.append(messages.map(\.acceptedAt.ms))
+            b.append(messages.map(\.deliverAt.ms))
+            b.append(messages.map(\.expiresAt.ms))
+            b.append(messages.map { Int64($0.recipientDevices) })
+            b.append(queue.map(\.deviceID))
+            b.append(queue.map(\.messageID))
+            b.append(queue.map { Int64($0.incoming ? 1 : 0) })
+            b.append(queue.map(\.deliverAt.ms))
+            b.append(queue.map(\.expiresAt.ms))
             return b
         }
         func decodeRow(_ row: PostgresRow) throws {}

@@ -63,7 +63,10 @@ final class PostgresSessionReads: Sendable {
     private func drain(_ lane: Int) async {
         while true {
             let group = state.withLock { s -> [Waiting] in
-                guard !s.waiting.isEmpty else { s.idle.append(lane); return [] }
+                guard !s.waiting.isEmpty else {
+                    s.idle.append(lane)
+                    return []
+                }
                 let taken = Array(s.waiting.prefix(Self.maxGroup))
                 s.waiting.removeFirst(taken.count)
                 return taken
@@ -71,7 +74,9 @@ final class PostgresSessionReads: Sendable {
             guard !group.isEmpty else { return }
             do {
                 let hashes = Array(Set(group.map(\.hash)))
-                let rows = try await lanes[lane].run { c, logger in try await PostgresSessionContext.rows(c, tokenHashes: hashes, logger: logger) }
+                let rows = try await lanes[lane].run { c, logger in
+                    try await PostgresSessionContext.rows(c, tokenHashes: hashes, logger: logger)
+                }
                 var byHash: [String: Row] = [:]
                 for row in rows { byHash[row.0.tokenHash] = row }
                 statements.add(1, ordering: .relaxed)

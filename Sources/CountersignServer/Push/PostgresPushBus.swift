@@ -18,11 +18,25 @@ final class PostgresPushBus: PushBus {
     let node: String
     let logger: Logger
     private let deliverLocal: @Sendable (PushSignal) -> Void
-    private struct Outbox { var due: Set<String> = []; var other: [PushSignal] = []; var sending = false }
+    private struct Outbox {
+        var due: Set<String> = []
+        var other: [PushSignal] = []
+        var sending = false
+    }
     private let outbox = Mutex(Outbox())
 
-    init(url: String, database: any SQLDatabase, node: String, logger: Logger, deliverLocal: @escaping @Sendable (PushSignal) -> Void) {
-        self.url = url; self.database = database; self.node = node; self.logger = logger; self.deliverLocal = deliverLocal
+    init(
+        url: String,
+        database: any SQLDatabase,
+        node: String,
+        logger: Logger,
+        deliverLocal: @escaping @Sendable (PushSignal) -> Void
+    ) {
+        self.url = url
+        self.database = database
+        self.node = node
+        self.logger = logger
+        self.deliverLocal = deliverLocal
     }
 
     func publish(_ signal: PushSignal) {
@@ -41,14 +55,16 @@ final class PostgresPushBus: PushBus {
             let signals = outbox.withLock { o -> [PushSignal] in
                 var s = o.other
                 if !o.due.isEmpty { s.append(.due(accounts: o.due.sorted())) }
-                o.other = []; o.due = []
+                o.other = []
+                o.due = []
                 if s.isEmpty { o.sending = false }
                 return s
             }
             guard !signals.isEmpty else { return }
             for signal in signals.flatMap({ $0.chunked() }) {
                 do {
-                    try await database.raw("SELECT pg_notify(\(bind: Self.channel), \(bind: node + "|" + signal.text))").run()
+                    try await database.raw("SELECT pg_notify(\(bind: Self.channel), \(bind: node + "|" + signal.text))")
+                        .run()
                 } catch {
                     // Other nodes miss this one; their periodic resync and the clients' reconnects recover.
                     logger.warning("push NOTIFY failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
@@ -64,8 +80,12 @@ final class PostgresPushBus: PushBus {
         while !Task.isCancelled {
             do {
                 id += 1
-                let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration,
-                                                                      id: id, logger: logger)
+                let connection = try await PostgresConnection.connect(
+                    on: MultiThreadedEventLoopGroup.singleton.any(),
+                    configuration: configuration,
+                    id: id,
+                    logger: logger
+                )
                 do {
                     try await connection.listen(on: Self.channel) { notifications in
                         // Whatever was published while this node was not listening is not replayed: look again.
@@ -74,7 +94,8 @@ final class PostgresPushBus: PushBus {
                         for try await notification in notifications {
                             let payload = notification.payload
                             guard let bar = payload.firstIndex(of: "|"), payload[..<bar] != node,
-                                  let signal = PushSignal(text: String(payload[payload.index(after: bar)...])) else { continue }
+                                let signal = PushSignal(text: String(payload[payload.index(after: bar)...]))
+                            else { continue }
                             deliver(signal)
                         }
                     }
@@ -87,7 +108,10 @@ final class PostgresPushBus: PushBus {
                 return
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("push LISTEN connection lost; reconnecting", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                logger.warning(
+                    "push LISTEN connection lost; reconnecting",
+                    metadata: ["error": "\(String(reflecting: type(of: error)))"]
+                )
             }
             try? await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 5)

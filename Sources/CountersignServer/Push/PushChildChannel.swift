@@ -32,14 +32,27 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
     /// The path of the push channel; an upgrade request for any other is answered 400.
     static let path = "/v1/push"
 
-    init(responder: @escaping HTTPChannelHandler.Responder, push: PushService, idleTimeout: TimeAmount, limiter: ConnectionLimiter? = nil,
-         additionalHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]) {
-        self.push = push; self.idleTimeout = idleTimeout; self.additionalHandlers = additionalHandlers; self.limiter = limiter
+    init(
+        responder: @escaping HTTPChannelHandler.Responder,
+        push: PushService,
+        idleTimeout: TimeAmount,
+        limiter: ConnectionLimiter? = nil,
+        additionalHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]
+    ) {
+        self.push = push
+        self.idleTimeout = idleTimeout
+        self.additionalHandlers = additionalHandlers
+        self.limiter = limiter
         // NIO only upgrades a connection's first request; a later one on a kept-alive connection is told
         // to come again on a new connection, as hummingbird-websocket does.
         self.responder = { request, writer, channel in
             if request.headers[.upgrade]?.lowercased() == "websocket" {
-                try await writer.writeResponse(HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: request.uri.string]))
+                try await writer.writeResponse(
+                    HTTPResponse(
+                        status: .temporaryRedirect,
+                        headerFields: [.connection: "close", .location: request.uri.string]
+                    )
+                )
                 throw ChannelError.inputClosed
             }
             try await responder(request, writer, channel)
@@ -57,13 +70,17 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
             let decided = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
             // Until the first request's headers are in, neither HTTP's idle timer nor the push channel's
             // hello timer runs: this one bounds that time (slowloris on the upgrade path).
-            let deadline = channel.eventLoop.scheduleTask(in: idleTimeout) { if !decided.value { channel.close(promise: nil) } }
+            let deadline = channel.eventLoop.scheduleTask(in: idleTimeout) {
+                if !decided.value { channel.close(promise: nil) }
+            }
             let push = self.push
             let upgrader = NIOTypedWebSocketServerUpgrader<Upgrade>(
                 maxFrameSize: 2 << 20,
                 shouldUpgrade: { channel, head in
                     attempted.value = true
-                    let ok = head.method == .GET && head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) == Self.path
+                    let ok =
+                        head.method == .GET
+                        && head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) == Self.path
                     return channel.eventLoop.makeSucceededFuture(ok ? HTTPHeaders() : nil)
                 },
                 upgradePipelineHandler: { channel, _ in
@@ -83,9 +100,13 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
                         deadline.cancel()
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                         try channel.pipeline.syncOperations.addHandlers(additionalHandlers())
-                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: .init(idleTimeout), logger: logger))
+                        try channel.pipeline.syncOperations.addHandler(
+                            HTTPConnectionStateHandler(idleTimeout: .init(idleTimeout), logger: logger)
+                        )
                         let async = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
-                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                            wrappingChannelSynchronously: channel,
+                            configuration: .init(isOutboundHalfClosureEnabled: true)
+                        )
                         return Upgrade.http(async, refused: attempted.value)
                     }
                 }
@@ -94,7 +115,9 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
             pipeline.enablePipelining = false
             pipeline.enableErrorHandling = false
             pipeline.enableResponseHeaderValidation = false
-            let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: pipeline)
+            let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
+                configuration: pipeline
+            )
             return Value(upgrade: upgrade, channel: channel)
         }
     }
@@ -103,17 +126,27 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
         do {
             switch try await value.upgrade.get() {
             case .push:
-                return   // the channel lives on in its pipeline; no task waits for it
+                return  // the channel lives on in its pipeline; no task waits for it
             case .http(let channel, refused: false):
                 await handleHTTP(asyncChannel: channel, logger: logger)
             case .http(let channel, refused: true):
                 try await channel.executeThenClose { _, outbound in
-                    try await outbound.write(contentsOf: [.head(HTTPResponse(status: .badRequest, headerFields: [.connection: "close", .contentLength: "0"])),
-                                                          .end(nil)])
+                    try await outbound.write(contentsOf: [
+                        .head(
+                            HTTPResponse(
+                                status: .badRequest,
+                                headerFields: [.connection: "close", .contentLength: "0"]
+                            )
+                        ),
+                        .end(nil),
+                    ])
                 }
             }
         } catch {
-            logger.trace("connection ended before its first request", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            logger.trace(
+                "connection ended before its first request",
+                metadata: ["error": "\(String(reflecting: type(of: error)))"]
+            )
         }
     }
 }

@@ -15,7 +15,10 @@ final class PushHub: Sendable {
         var closed = false
     }
     /// A long poll: registered before its read, so a signal between the read and the wait is kept.
-    private enum Waiter { case registered, signalled, waiting(CheckedContinuation<Void, Never>) }
+    private enum Waiter {
+        case registered, signalled
+        case waiting(CheckedContinuation<Void, Never>)
+    }
     private let state = Mutex(State())
     let metrics = PushMetrics()
 
@@ -46,10 +49,16 @@ final class PushHub: Sendable {
                 case .device(let id):
                     return (s.byDevice[id].map { [$0] } ?? [], Self.signal(key: Self.deviceKey(id), in: &s))
                 case .deviceSession(let hash):
-                    return (s.byDevice.values.filter { $0.sessionHash == hash }, Self.signal(key: Self.sessionKey(hash), in: &s))
+                    return (
+                        s.byDevice.values.filter { $0.sessionHash == hash },
+                        Self.signal(key: Self.sessionKey(hash), in: &s)
+                    )
                 case .otherDeviceSessions(let device, let keeping):
                     // The device's long polls all wake; the one on the kept session reads it again and waits on.
-                    return (s.byDevice[device].map { $0.sessionHash == keeping ? [] : [$0] } ?? [], Self.signal(key: Self.deviceKey(device), in: &s))
+                    return (
+                        s.byDevice[device].map { $0.sessionHash == keeping ? [] : [$0] } ?? [],
+                        Self.signal(key: Self.deviceKey(device), in: &s)
+                    )
                 }
             }
             victims.forEach { $0.close(.revoked) }
@@ -70,7 +79,12 @@ final class PushHub: Sendable {
         var resume: [CheckedContinuation<Void, Never>] = []
         for id in s.waiterKeys[key] ?? [] {
             guard let w = s.waiters[id] else { continue }
-            if case .waiting(let c) = w.state { resume.append(c); remove(id, in: &s) } else { s.waiters[id]!.state = .signalled }
+            if case .waiting(let c) = w.state {
+                resume.append(c)
+                remove(id, in: &s)
+            } else {
+                s.waiters[id]!.state = .signalled
+            }
         }
         return resume
     }
@@ -166,7 +180,11 @@ final class PushHub: Sendable {
                 s.waiters[id]!.state = .waiting(c)
                 return true
             }
-            guard waiting else { c.resume(); cancel(id); return }
+            guard waiting else {
+                c.resume()
+                cancel(id)
+                return
+            }
             Task {
                 try? await Task.sleep(for: .seconds(seconds))
                 let c = self.state.withLock { s -> CheckedContinuation<Void, Never>? in

@@ -10,13 +10,20 @@ struct PushRoutes {
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
         v1.post("devices/current/push-tickets") { request, _ in
-            let auth = try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
+            let auth = try await devices.authenticate(
+                deviceToken: APIRoutes.bearerToken(request.headers[.authorization])
+            )
             return try json(try await push.ticket(auth), status: .created)
         }
         v1.get("push") { _, _ -> Response in
-            throw Problem(status: .upgradeRequired, code: .malformedRequest, title: "WebSocket required",
-                          detail: "GET /v1/push is a WebSocket (Upgrade: websocket); authenticate with a ticket in the first frame (docs/SPEC.md §4g).",
-                          headers: [.upgrade: "websocket"])
+            throw Problem(
+                status: .upgradeRequired,
+                code: .malformedRequest,
+                title: "WebSocket required",
+                detail:
+                    "GET /v1/push is a WebSocket (Upgrade: websocket); authenticate with a ticket in the first frame (docs/SPEC.md §4g).",
+                headers: [.upgrade: "websocket"]
+            )
         }
     }
 }

@@ -17,7 +17,10 @@ struct PushRunner: Service {
                     do {
                         try await push.bus.run(deliver: { push.hub.apply($0) }, resync: { push.hub.resync() })
                     } catch {
-                        push.logger.error("push bus stopped", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                        push.logger.error(
+                            "push bus stopped",
+                            metadata: ["error": "\(String(reflecting: type(of: error)))"]
+                        )
                     }
                 }
                 group.addTask {
@@ -36,7 +39,10 @@ struct PushRunner: Service {
                         } catch is CancellationError {
                             return
                         } catch {
-                            push.logger.warning("delayed-message scheduler failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                            push.logger.warning(
+                                "delayed-message scheduler failed",
+                                metadata: ["error": "\(String(reflecting: type(of: error)))"]
+                            )
                         }
                         try? await Task.sleep(for: Self.tick)
                     }
@@ -47,4 +53,3 @@ struct PushRunner: Service {
         push.hub.closeAll()
     }
 }
-

@@ -20,7 +20,9 @@ public final class PushService: Sendable {
     /// A device's pending MFA challenges (set by the MFA service once it exists).
     private let challengeSource = CallbackSlot<@Sendable (String) async throws -> [String]>()
 
-    func setChallengeSource(_ source: @escaping @Sendable (String) async throws -> [String]) { challengeSource.set(source) }
+    func setChallengeSource(_ source: @escaping @Sendable (String) async throws -> [String]) {
+        challengeSource.set(source)
+    }
 
     func pendingChallenges(deviceID: String) async throws -> [String] {
         guard let source = challengeSource.current else { return [] }
@@ -37,9 +39,21 @@ public final class PushService: Sendable {
     /// backstop to the signals, which a node that was down can miss.
     static let recheckInterval: TimeInterval = 300
 
-    init(store: any PushStore, devices: DeviceService, messages: MessageService, clock: any WallClock, random: any RandomSource,
-         logger: Logger, bus: (@Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus)?) {
-        self.store = store; self.devices = devices; self.messages = messages; self.clock = clock; self.random = random; self.logger = logger
+    init(
+        store: any PushStore,
+        devices: DeviceService,
+        messages: MessageService,
+        clock: any WallClock,
+        random: any RandomSource,
+        logger: Logger,
+        bus: (@Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus)?
+    ) {
+        self.store = store
+        self.devices = devices
+        self.messages = messages
+        self.clock = clock
+        self.random = random
+        self.logger = logger
         let hub = self.hub
         let deliver: @Sendable (PushSignal) -> Void = { hub.apply($0) }
         self.bus = bus?(deliver) ?? LocalPushBus(deliver: deliver)
@@ -49,12 +63,18 @@ public final class PushService: Sendable {
 
     public func ticket(_ auth: DeviceAuthenticated) async throws -> PushTicket {
         // A reconnecting client needs one every few seconds at most; each is a row until it is used or purged.
-        if let wait = tickets.take("device " + auth.device.id, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = tickets.take("device " + auth.device.id, now: clock.now()) {
+            throw AccountError.rateLimited(retryAfter: wait)
+        }
         let bytes = random.bytes(32)
         let ticket = "cst_" + Base64URL(bytes).description
         let expires = clock.now().addingTimeInterval(Self.ticketLifetime)
-        try await store.createTicket(hash: AccountService.tokenHash(ticket), deviceID: auth.device.id, sessionHash: auth.session.tokenHash,
-                                     expiresAt: expires)
+        try await store.createTicket(
+            hash: AccountService.tokenHash(ticket),
+            deviceID: auth.device.id,
+            sessionHash: auth.session.tokenHash,
+            expiresAt: expires
+        )
         return PushTicket(ticket: ticket, expiresAt: expires)
     }
 
@@ -62,7 +82,8 @@ public final class PushService: Sendable {
     func redeem(ticket: String) async -> DeviceAuthenticated? {
         guard ticket.hasPrefix("cst_"), ticket.utf8.count <= 64 else { return nil }
         do {
-            guard let session = try await store.spendTicket(hash: AccountService.tokenHash(ticket), now: clock.now()) else { return nil }
+            guard let session = try await store.spendTicket(hash: AccountService.tokenHash(ticket), now: clock.now())
+            else { return nil }
             return try await devices.authenticate(sessionHash: session)
         } catch {
             return nil
@@ -77,7 +98,7 @@ public final class PushService: Sendable {
         } catch DeviceError.unauthenticated {
             return false
         } catch {
-            return true   // a database hiccup is not a revocation
+            return true  // a database hiccup is not a revocation
         }
     }
 
@@ -85,9 +106,19 @@ public final class PushService: Sendable {
     /// `limit` and about 1 MiB (a window of large messages must not sit in memory at once); `complete`
     /// when nothing more is due now. Always from the start of the queue: a delayed message comes due
     /// with a position below entries already sent, and on PostgreSQL positions can commit out of order.
-    func entries(deviceID: String, excluding: Set<Int64>, limit: Int) async throws -> (messages: [QueuedMessage], complete: Bool) {
-        let page = try await messages.page(deviceID: deviceID, after: 0, excluding: Array(excluding), limit: limit, maxBytes: 1 << 20,
-                                           recordFetch: false)
+    func entries(
+        deviceID: String,
+        excluding: Set<Int64>,
+        limit: Int
+    ) async throws -> (messages: [QueuedMessage], complete: Bool) {
+        let page = try await messages.page(
+            deviceID: deviceID,
+            after: 0,
+            excluding: Array(excluding),
+            limit: limit,
+            maxBytes: 1 << 20,
+            recordFetch: false
+        )
         return (page.messages, page.next == nil)
     }
 

@@ -27,7 +27,8 @@ enum PushSignal: Sendable, Equatable {
 
     init?(text: String) {
         guard let colon = text.firstIndex(of: ":") else { return nil }
-        let kind = text[..<colon], rest = String(text[text.index(after: colon)...])
+        let kind = text[..<colon]
+        let rest = String(text[text.index(after: colon)...])
         switch kind {
         case "w": self = .due(accounts: rest.split(separator: ",").map(String.init))
         case "a": self = .ended(.account(rest))
@@ -51,10 +52,17 @@ enum PushSignal: Sendable, Equatable {
     /// accounts is split.
     func chunked(maxBytes: Int = 7000) -> [PushSignal] {
         guard case .due(let accounts) = self, text.utf8.count > maxBytes else { return [self] }
-        var out: [PushSignal] = [], current: [String] = [], size = 2
+        var out: [PushSignal] = []
+        var current: [String] = []
+        var size = 2
         for a in accounts {
-            if size + a.utf8.count + 1 > maxBytes, !current.isEmpty { out.append(.due(accounts: current)); current = []; size = 2 }
-            current.append(a); size += a.utf8.count + 1
+            if size + a.utf8.count + 1 > maxBytes, !current.isEmpty {
+                out.append(.due(accounts: current))
+                current = []
+                size = 2
+            }
+            current.append(a)
+            size += a.utf8.count + 1
         }
         if !current.isEmpty { out.append(.due(accounts: current)) }
         return out

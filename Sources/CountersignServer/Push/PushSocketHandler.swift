@@ -44,13 +44,18 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The connection's place under the per-address cap, given back once it authenticates.
     private let slot: ConnectionLimiter.Slot?
 
-    init(service: PushService, slot: ConnectionLimiter.Slot? = nil) { self.service = service; self.slot = slot }
+    init(service: PushService, slot: ConnectionLimiter.Slot? = nil) {
+        self.service = service
+        self.slot = slot
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         let me = NIOLoopBound(self, eventLoop: context.eventLoop)
         helloTimer = context.eventLoop.scheduleTask(in: .seconds(Int64(PushService.helloTimeout))) {
-            if me.value.phase == .awaitingHello || me.value.phase == .authenticating { me.value.close(.unauthenticated) }
+            if me.value.phase == .awaitingHello || me.value.phase == .authenticating {
+                me.value.close(.unauthenticated)
+            }
         }
     }
 
@@ -75,20 +80,30 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch frame.opcode {
         case .connectionClose:
             // The peer is closing: answer with its code, as RFC 6455 §5.5.1 asks, and end.
-            guard phase != .closed else { context.close(promise: nil); return }
+            guard phase != .closed else {
+                context.close(promise: nil)
+                return
+            }
             phase = .closed
             var data = frame.unmaskedData
             let code = data.readWebSocketErrorCode() ?? .normalClosure
             var body = context.channel.allocator.buffer(capacity: 2)
             body.write(webSocketErrorCode: code)
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: body))).whenComplete { _ in
-                channel.close(promise: nil)
-            }
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: body)))
+                .whenComplete { _ in
+                    channel.close(promise: nil)
+                }
             finish()
         case .ping:
-            guard frame.fin else { close(.protocolError); return }
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+            guard frame.fin else {
+                close(.protocolError)
+                return
+            }
+            context.writeAndFlush(
+                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)),
+                promise: nil
+            )
         case .pong:
             break
         case .text where partial == nil:
@@ -96,8 +111,14 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .continuation where partial != nil:
             var data = frame.unmaskedData
             partial!.writeBuffer(&data)
-            guard partial!.readableBytes <= PushFrame.maxClientFrame else { close(.protocolError); return }
-            if frame.fin, let whole = partial { partial = nil; received(whole) }
+            guard partial!.readableBytes <= PushFrame.maxClientFrame else {
+                close(.protocolError)
+                return
+            }
+            if frame.fin, let whole = partial {
+                partial = nil
+                received(whole)
+            }
         default:
             close(.protocolError)
         }
@@ -105,7 +126,8 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func received(_ buffer: ByteBuffer) {
         guard buffer.readableBytes <= PushFrame.maxClientFrame,
-              let frame = try? APICoding.decoder().decode(PushFrame.self, from: Data(buffer.readableBytesView)) else {
+            let frame = try? APICoding.decoder().decode(PushFrame.self, from: Data(buffer.readableBytesView))
+        else {
             close(phase == .awaitingHello ? .unauthenticated : .protocolError)
             return
         }
@@ -122,12 +144,18 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         case (.awaitingHello, _):
             close(.unauthenticated)
         case (.open, .ack(let seqs)):
-            guard seqs.count <= PushService.window else { close(.protocolError); return }
+            guard seqs.count <= PushService.window else {
+                close(.protocolError)
+                return
+            }
             acksPending.formUnion(seqs)
-            guard acksPending.count <= Self.maxPendingAcks else { close(.protocolError); return }
+            guard acksPending.count <= Self.maxPendingAcks else {
+                close(.protocolError)
+                return
+            }
             writeAcks()
         case (.open, .unknown), (.authenticating, .unknown):
-            break   // a client newer than this server: ignored, as SPEC §4g says
+            break  // a client newer than this server: ignored, as SPEC §4g says
         case (.closed, _):
             break
         default:
@@ -139,7 +167,9 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// has closed: what the device acknowledged while authenticated stays acknowledged, rather than being
     /// handed out again on its next connection.
     private func writeAcks() {
-        guard phase == .open || phase == .closed, !acking, !acksPending.isEmpty, let context, let deviceID = ackingDevice else { return }
+        guard phase == .open || phase == .closed, !acking, !acksPending.isEmpty, let context,
+            let deviceID = ackingDevice
+        else { return }
         acking = true
         let seqs = Array(acksPending)
         acksPending.removeAll(keepingCapacity: true)
@@ -169,11 +199,22 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func authenticated(_ auth: DeviceAuthenticated?) {
         guard phase == .authenticating, let context else { return }
         helloTimer?.cancel()
-        guard let auth else { close(.unauthenticated); return }
+        guard let auth else {
+            close(.unauthenticated)
+            return
+        }
         ackingDevice = auth.device.id
-        let c = PushConnection(handler: self, eventLoop: context.eventLoop, device: auth.device.id, account: auth.account.id,
-                               session: auth.session.tokenHash)
-        guard service.hub.attach(c) else { close(.goingAway); return }
+        let c = PushConnection(
+            handler: self,
+            eventLoop: context.eventLoop,
+            device: auth.device.id,
+            account: auth.account.id,
+            session: auth.session.tokenHash
+        )
+        guard service.hub.attach(c) else {
+            close(.goingAway)
+            return
+        }
         connection = c
         phase = .open
         slot?.release()
@@ -182,7 +223,8 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.flush()
         let interval = TimeAmount.seconds(Int64(PushService.pingInterval))
         let me = NIOLoopBound(self, eventLoop: context.eventLoop)
-        pinger = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in me.value.tick() }
+        pinger = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in me.value.tick()
+        }
         pump()
         sendChallenges()
     }
@@ -191,16 +233,25 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func tick() {
         guard phase == .open, let context, let connection else { return }
         let now = NIODeadline.now()
-        guard now - lastHeard < .seconds(Int64(3 * PushService.pingInterval)) else { close(.timedOut); return }
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: context.channel.allocator.buffer(capacity: 0))),
-                              promise: nil)
+        guard now - lastHeard < .seconds(Int64(3 * PushService.pingInterval)) else {
+            close(.timedOut)
+            return
+        }
+        context.writeAndFlush(
+            wrapOutboundOut(
+                WebSocketFrame(fin: true, opcode: .ping, data: context.channel.allocator.buffer(capacity: 0))
+            ),
+            promise: nil
+        )
         guard now - lastCheck >= .seconds(Int64(PushService.recheckInterval)) else { return }
         lastCheck = now
         let loop = context.eventLoop
         let me = NIOLoopBound(self, eventLoop: loop)
         let service = self.service
         Task {
-            if await !service.stillValid(sessionHash: connection.sessionHash) { loop.execute { me.value.close(.revoked) } }
+            if await !service.stillValid(sessionHash: connection.sessionHash) {
+                loop.execute { me.value.close(.revoked) }
+            }
         }
     }
 
@@ -208,7 +259,10 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// a fetch is remembered and looked at when the fetch returns, so none is lost.
     func pump() {
         guard phase == .open, let context, let connection else { return }
-        guard !fetching else { lookAgain = true; return }
+        guard !fetching else {
+            lookAgain = true
+            return
+        }
         let room = PushService.window - inflight.count
         guard room > 0, context.channel.isWritable else { return }
         fetching = true
@@ -220,7 +274,9 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         Task {
             let result: Result<(messages: [QueuedMessage], complete: Bool), any Error>
             do {
-                result = .success(try await service.entries(deviceID: connection.deviceID, excluding: excluding, limit: room))
+                result = .success(
+                    try await service.entries(deviceID: connection.deviceID, excluding: excluding, limit: room)
+                )
             } catch {
                 result = .failure(error)
             }
@@ -260,11 +316,15 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         let me = NIOLoopBound(self, eventLoop: loop)
         let service = self.service
         Task {
-            guard let jwts = try? await service.pendingChallenges(deviceID: connection.deviceID), !jwts.isEmpty else { return }
+            guard let jwts = try? await service.pendingChallenges(deviceID: connection.deviceID), !jwts.isEmpty else {
+                return
+            }
             loop.execute {
                 let handler = me.value
                 guard handler.phase == .open else { return }
-                for jwt in jwts where handler.sentChallenges.insert(jwt).inserted { handler.write(.mfaChallenge(jwt: jwt)) }
+                for jwt in jwts where handler.sentChallenges.insert(jwt).inserted {
+                    handler.write(.mfaChallenge(jwt: jwt))
+                }
                 handler.context?.flush()
             }
         }
@@ -282,11 +342,15 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard phase != .closed, let context else { return }
         phase = .closed
         var body = context.channel.allocator.buffer(capacity: 2)
-        body.write(webSocketErrorCode: code.rawValue < 4000 ? WebSocketErrorCode(codeNumber: Int(code.rawValue)) : .unknown(code.rawValue))
+        body.write(
+            webSocketErrorCode: code.rawValue < 4000
+                ? WebSocketErrorCode(codeNumber: Int(code.rawValue)) : .unknown(code.rawValue)
+        )
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: body))).whenComplete { _ in
-            channel.close(promise: nil)
-        }
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: body)))
+            .whenComplete { _ in
+                channel.close(promise: nil)
+            }
         finish()
     }
 
@@ -310,7 +374,9 @@ final class PushConnection: Sendable {
 
     init(handler: PushSocketHandler, eventLoop: any EventLoop, device: String, account: String, session: String) {
         id = UUID().uuidString
-        deviceID = device; accountID = account; sessionHash = session
+        deviceID = device
+        accountID = account
+        sessionHash = session
         self.handler = NIOLoopBound(handler, eventLoop: eventLoop)
     }
 

@@ -5,14 +5,16 @@ import Foundation
 /// file wait for each other through SQLite's busy handler, which sleeps 1 to 100 ms at a time: with
 /// acknowledgements on the Fluent writer, a send batch that met one could wait tens of milliseconds.
 enum DirectAckStore {
-    static let delete = "DELETE FROM message_queue WHERE device_id = ?1 AND seq = ?2 RETURNING message_id, incoming, fetched"
+    static let delete =
+        "DELETE FROM message_queue WHERE device_id = ?1 AND seq = ?2 RETURNING message_id, incoming, fetched"
     static let receipts = "UPDATE messages SET acked_by = acked_by + ?2, fetched_by = fetched_by + ?3 WHERE id = ?1"
 
     /// Deletes this device's entries `seqs` and counts the receipts; returns how many entries went.
     static func acknowledge(_ c: DirectSQLite, deviceID: String, seqs: [Int64]) throws -> Int {
         guard !seqs.isEmpty else { return 0 }
         return try c.writeTransaction {
-            var acked: [String: Int64] = [:], fetched: [String: Int64] = [:]
+            var acked: [String: Int64] = [:]
+            var fetched: [String: Int64] = [:]
             var deleted = 0
             let delete = try c.statement(delete)
             for seq in Set(seqs) {

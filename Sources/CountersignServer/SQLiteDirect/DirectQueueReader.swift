@@ -17,8 +17,17 @@ enum DirectQueueReader {
         FROM message_queue q JOIN messages m ON m.id = q.message_id WHERE q.device_id = ?1 AND q.seq = ?2
         """
 
-    static func page(_ c: DirectSQLite, deviceID: String, after: Int64, excluding: [Int64], limit: Int, maxBytes: Int, now: Date) throws
-        -> (entries: [QueueEntry], more: Bool) {
+    static func page(
+        _ c: DirectSQLite,
+        deviceID: String,
+        after: Int64,
+        excluding: [Int64],
+        limit: Int,
+        maxBytes: Int,
+        now: Date
+    ) throws
+        -> (entries: [QueueEntry], more: Bool)
+    {
         let skip = Set(excluding)
         var sized: [(seq: Int64, size: Int64)] = []
         let due = try c.statement(due)
@@ -43,7 +52,11 @@ enum DirectQueueReader {
         for seq in chosen {
             entry.bind(1, deviceID)
             entry.bind(2, seq)
-            try entry.forEach { row in entries.append(QueueEntry(seq: seq, incoming: row.int64(14) != 0, message: DirectSendStore.message(row))) }
+            try entry.forEach { row in
+                entries.append(
+                    QueueEntry(seq: seq, incoming: row.int64(14) != 0, message: DirectSendStore.message(row))
+                )
+            }
         }
         return (entries, chosen.count < sized.count || sized.count == limit)
     }

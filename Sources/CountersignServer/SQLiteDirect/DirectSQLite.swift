@@ -53,7 +53,12 @@ final class DirectSQLite: @unchecked Sendable {
     /// The prepared statement for `sql`, reset and unbound, prepared once per connection.
     func statement(_ sql: String) throws -> DirectStatement {
         if let s = statements[sql] { return DirectStatement(raw: s, connection: self) }
-        guard handle != nil else { throw DirectSQLiteError(code: 21, message: "the database connection is closed (the server is shutting down)") }
+        guard handle != nil else {
+            throw DirectSQLiteError(
+                code: 21,
+                message: "the database connection is closed (the server is shutting down)"
+            )
+        }
         var s: OpaquePointer?
         let rc = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(CS_SQLITE_PREPARE_PERSISTENT), &s, nil)
         guard rc == CS_SQLITE_OK, let s else { throw error(rc) }
@@ -64,7 +69,8 @@ final class DirectSQLite: @unchecked Sendable {
     /// `PRAGMA wal_checkpoint(PASSIVE)`: copies what it can of the WAL without waiting for any lock;
     /// returns the number of frames copied.
     func checkpointPassive() throws -> Int {
-        var log: Int32 = 0, copied: Int32 = 0
+        var log: Int32 = 0
+        var copied: Int32 = 0
         let rc = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, CS_SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
         guard rc == CS_SQLITE_OK else { throw error(rc) }
         return Int(copied)
@@ -84,7 +90,10 @@ final class DirectSQLite: @unchecked Sendable {
     var inGroup = false
 
     func error(_ rc: Int32) -> DirectSQLiteError {
-        DirectSQLiteError(code: sqlite_nio_sqlite3_extended_errcode(handle), message: sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "code \(rc)")
+        DirectSQLiteError(
+            code: sqlite_nio_sqlite3_extended_errcode(handle),
+            message: sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "code \(rc)"
+        )
     }
 
     /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE): its reads see the state it

@@ -38,23 +38,39 @@ enum DirectSendStore {
             for name in SendBatchPlan.usernames(batch) {
                 read.bind(1, name)
                 try read.forEach { row in
-                    accounts.append(.init(accountID: row.string(0), username: row.string(1),
-                                          device: row.isNull(2) ? nil : (row.string(2), row.string(3), row.string(4))))
+                    accounts.append(
+                        .init(
+                            accountID: row.string(0),
+                            username: row.string(1),
+                            device: row.isNull(2) ? nil : (row.string(2), row.string(3), row.string(4))
+                        )
+                    )
                 }
             }
             let plan = SendBatchPlan(batch: batch, existing: existing, accounts: accounts)
             let insert = try c.statement(insertMessage)
             for m in plan.messages {
-                insert.bind(1, m.id); insert.bind(2, m.senderAccountID); insert.bind(3, m.senderDeviceID); insert.bind(4, m.senderUsername)
-                insert.bind(5, m.recipients.joined(separator: ",")); insert.bind(6, m.envelope); insert.bind(7, m.digest)
-                insert.bind(8, Int64(m.envelope.count)); insert.bind(9, m.acceptedAt.ms); insert.bind(10, m.deliverAt.ms)
-                insert.bind(11, m.expiresAt.ms); insert.bind(12, Int64(m.recipientDevices))
+                insert.bind(1, m.id)
+                insert.bind(2, m.senderAccountID)
+                insert.bind(3, m.senderDeviceID)
+                insert.bind(4, m.senderUsername)
+                insert.bind(5, m.recipients.joined(separator: ","))
+                insert.bind(6, m.envelope)
+                insert.bind(7, m.digest)
+                insert.bind(8, Int64(m.envelope.count))
+                insert.bind(9, m.acceptedAt.ms)
+                insert.bind(10, m.deliverAt.ms)
+                insert.bind(11, m.expiresAt.ms)
+                insert.bind(12, Int64(m.recipientDevices))
                 try insert.run()
             }
             let queue = try c.statement(insertQueue)
             for q in plan.queue {
-                queue.bind(1, q.deviceID); queue.bind(2, q.messageID); queue.bind(3, q.incoming ? 1 : 0)
-                queue.bind(4, q.deliverAt.ms); queue.bind(5, q.expiresAt.ms)
+                queue.bind(1, q.deviceID)
+                queue.bind(2, q.messageID)
+                queue.bind(3, q.incoming ? 1 : 0)
+                queue.bind(4, q.deliverAt.ms)
+                queue.bind(5, q.expiresAt.ms)
                 try queue.run()
             }
             return plan.outcomes
@@ -63,10 +79,21 @@ enum DirectSendStore {
 
     static func message(_ row: DirectStatement) -> MessageRecord {
         let recipients = row.string(4)
-        return MessageRecord(id: row.string(0), senderAccountID: row.string(1), senderDeviceID: row.string(2), senderUsername: row.string(3),
-                             recipients: recipients.isEmpty ? [] : recipients.split(separator: ",").map(String.init),
-                             envelope: row.bytes(5), digest: row.string(6), acceptedAt: Date(ms: row.int64(7)), deliverAt: Date(ms: row.int64(8)),
-                             expiresAt: Date(ms: row.int64(9)), recipientDevices: Int(row.int64(10)), fetchedBy: Int(row.int64(11)),
-                             acknowledgedBy: Int(row.int64(12)), cancelled: row.int64(13) != 0)
+        return MessageRecord(
+            id: row.string(0),
+            senderAccountID: row.string(1),
+            senderDeviceID: row.string(2),
+            senderUsername: row.string(3),
+            recipients: recipients.isEmpty ? [] : recipients.split(separator: ",").map(String.init),
+            envelope: row.bytes(5),
+            digest: row.string(6),
+            acceptedAt: Date(ms: row.int64(7)),
+            deliverAt: Date(ms: row.int64(8)),
+            expiresAt: Date(ms: row.int64(9)),
+            recipientDevices: Int(row.int64(10)),
+            fetchedBy: Int(row.int64(11)),
+            acknowledgedBy: Int(row.int64(12)),
+            cancelled: row.int64(13) != 0
+        )
     }
 }

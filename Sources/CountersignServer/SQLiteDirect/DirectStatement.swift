@@ -15,7 +15,9 @@ struct DirectStatement {
 
     func bind(_ i: Int32, _ bytes: [UInt8]) {
         // A zero-length blob, not NULL: the columns are NOT NULL.
-        bytes.withUnsafeBytes { b in _ = cs_sqlite_bind_blob(raw, i, b.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count)) }
+        bytes.withUnsafeBytes { b in
+            _ = cs_sqlite_bind_blob(raw, i, b.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count))
+        }
     }
 
     /// Steps once: true when a row is ready, false when done. On an error the statement is reset.
@@ -47,7 +49,7 @@ struct DirectStatement {
         sqlite_nio_sqlite3_clear_bindings(raw)
     }
 
-    func isNull(_ i: Int32) -> Bool { sqlite_nio_sqlite3_column_type(raw, i) == 5 }   // SQLITE_NULL
+    func isNull(_ i: Int32) -> Bool { sqlite_nio_sqlite3_column_type(raw, i) == 5 }  // SQLITE_NULL
     func int64(_ i: Int32) -> Int64 { sqlite_nio_sqlite3_column_int64(raw, i) }
     func string(_ i: Int32) -> String {
         guard let p = sqlite_nio_sqlite3_column_text(raw, i) else { return "" }

@@ -32,7 +32,9 @@ final class SQLiteCheckpointer: Sendable {
                 // fsync. An idle database costs a stat per tick.
                 var st = stat()
                 let modified = stat(wal, &st) == 0 ? st.st_mtim : nil
-                if let modified, let copied, modified.tv_sec == copied.tv_sec, modified.tv_nsec == copied.tv_nsec { continue }
+                if let modified, let copied, modified.tv_sec == copied.tv_sec, modified.tv_nsec == copied.tv_nsec {
+                    continue
+                }
                 // A failure (the file busy past the timeout) is retried at the next tick.
                 if (try? connection.checkpointPassive()) != nil {
                     copied = modified

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,13 +29,15 @@ final class SQLiteServeLock: Sendable {
             let busy = errno == EWOULDBLOCK
             let reason = String(cString: strerror(errno))
             Glibc.close(fd)
-            throw ConfigurationError(busy
-                ? "another countersign server is already serving \(path); stop it first, or give this one another --database"
-                : "cannot lock \(path): \(reason)")
+            throw ConfigurationError(
+                busy
+                    ? "another countersign server is already serving \(path); stop it first, or give this one another --database"
+                    : "cannot lock \(path): \(reason)"
+            )
         }
         self.fd = fd
         self.created = created
     }
 
-    deinit { Glibc.close(fd) }    // closing the descriptor releases the lock
+    deinit { Glibc.close(fd) }  // closing the descriptor releases the lock
 }

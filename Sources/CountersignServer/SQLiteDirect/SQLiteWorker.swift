@@ -22,7 +22,10 @@ final class SQLiteWorker: Sendable {
         /// nil: answer with the write's own result; an error: answer with it instead.
         var answer: @Sendable ((any Error)?) -> Void
     }
-    private struct Pending: ~Copyable { var jobs: [Job] = []; var draining = false }
+    private struct Pending: ~Copyable {
+        var jobs: [Job] = []
+        var draining = false
+    }
     private let pending = Mutex(Pending())
     /// At most this many writes share a commit; the rest go into the next group, so a long group does
     /// not make its first caller wait for all of them.
@@ -71,7 +74,10 @@ final class SQLiteWorker: Sendable {
     private func drain() {
         while true {
             let jobs = pending.withLock { p -> [Job] in
-                guard !p.jobs.isEmpty else { p.draining = false; return [] }
+                guard !p.jobs.isEmpty else {
+                    p.draining = false
+                    return []
+                }
                 let taken = Array(p.jobs.prefix(Self.maxGroup))
                 p.jobs.removeFirst(taken.count)
                 return taken
@@ -89,7 +95,10 @@ final class SQLiteWorker: Sendable {
     }
 
     private func commit(_ jobs: [Job]) {
-        guard jobs.count > 1 else { alone(jobs[...]); return }
+        guard jobs.count > 1 else {
+            alone(jobs[...])
+            return
+        }
         do {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
@@ -109,7 +118,10 @@ final class SQLiteWorker: Sendable {
             // their first answers dropped unsent; those after run alone.
             if connection.autocommit {
                 connection.inGroup = false
-                r.answer(r.succeeded ? DirectSQLiteError(code: 4, message: "the write was rolled back with its group; retry") : nil)
+                r.answer(
+                    r.succeeded
+                        ? DirectSQLiteError(code: 4, message: "the write was rolled back with its group; retry") : nil
+                )
                 alone(jobs[..<i])
                 alone(jobs[(i + 1)...])
                 return
