@@ -38,8 +38,6 @@ public final class AccountService: Sendable {
     let dummyHash: String
     /// Told when sessions end, so that open push connections close at once.
     public let endings = SessionEndings()
-    /// Asked after a correct password whether a second factor must follow (MFA, docs/SPEC.md §4h).
-    let secondFactor = SecondFactorGate()
 
     public init(
         store: any AccountStore,
@@ -189,21 +187,33 @@ public final class AccountService: Sendable {
         public var account: AccountRecord
     }
 
-    /// Unknown usernames go through the same lockout states, answers, writes and password-hash time as real ones.
-    /// What a correct password leads to: a session, or a second factor to finish first.
-    public enum SignInResult: Sendable {
-        case session(NewSession)
-        case secondFactor(MFARequired)
+    /// A password that matched, and for what: not a success yet. Whoever asked (the sign-in and
+    /// re-authentication routes) asks the MFA feature whether a second factor follows, then either
+    /// `complete`s it or records it as `pending`.
+    public struct VerifiedPassword: Sendable {
+        public enum Purpose: Sendable, Equatable {
+            case signIn
+            /// The session (its token hash) that asked to be re-authenticated.
+            case reauthentication(tokenHash: String)
+        }
+        public let purpose: Purpose
+        /// With the stored hash as it is after any rehash: the tag a password change voids (`passwordTag`).
+        public let account: AccountRecord
+        public let origin: RequestOrigin
+        public let at: Date
+
+        var kind: String { purpose == .signIn ? "sign-in" : "reauth" }
     }
 
-    /// `offerPush: false`: the client will finish a second factor with a code, so none is pushed (nor counted).
-    public func signIn(
+    /// Checks a sign-in's captcha and password under the lockout rule. Unknown usernames go through the
+    /// same lockout states, answers, writes and password-hash time as real ones. The lockout count and
+    /// this address's token stay as they are until `complete` (a second factor may still be pending).
+    public func verifySignIn(
         username rawUsername: String,
         password: String,
         captcha: String?,
-        origin: RequestOrigin,
-        offerPush: Bool = true
-    ) async throws -> SignInResult {
+        origin: RequestOrigin
+    ) async throws -> VerifiedPassword {
         let now = clock.now()
         let username = (try? Self.validUsername(rawUsername)) ?? ""
         let captchaNeeded = try await captchaRequired(username: username, origin: origin, now: now)
@@ -271,24 +281,45 @@ public final class AccountService: Sendable {
             }
         }
         var begun = account
-        begun.passwordHash = currentHash  // the tag a password change voids (`passwordTag`)
-        if let pending = try await secondFactor.begin(begun, origin, after, offerPush: offerPush) {
-            // Not a success yet: the lockout count stays, and so does this address's token until the
-            // second factor is done (`finishSecondFactor` gives it back).
-            try await audit(account.id, "sign-in", "password-ok-second-factor-pending", origin)
-            return .secondFactor(pending)
-        }
+        begun.passwordHash = currentHash
+        return VerifiedPassword(purpose: .signIn, account: begun, origin: origin, at: after)
+    }
+
+    /// A verified password with a second factor to finish: not a success yet. The lockout count stays,
+    /// and so does this address's token until the second factor is done (`finishSecondFactor` and
+    /// `finishReauthentication` give it back).
+    public func pending(_ verified: VerifiedPassword) async throws {
+        try await audit(verified.account.id, verified.kind, "password-ok-second-factor-pending", verified.origin)
+    }
+
+    /// A verified sign-in that needs no second factor gets its session; the lockout count is reset and
+    /// this address's token given back.
+    public func completeSignIn(_ verified: VerifiedPassword) async throws -> NewSession {
+        precondition(verified.purpose == .signIn, "a re-authentication is completed by completeReauthentication")
+        let account = verified.account
         try await complete(username: account.username)
-        let session = try await startSession(account, origin: origin, now: after)
+        let session = try await startSession(account, origin: verified.origin, now: verified.at)
         // A password change that landed while this check ran ended all sessions but its own; this one
         // was made with the old password and must not outlive it.
-        guard try await store.account(id: account.id)?.passwordHash == currentHash else {
+        guard try await store.account(id: account.id)?.passwordHash == account.passwordHash else {
             try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         }
-        try await audit(account.id, "sign-in", "success", origin)
-        refund = true
-        return .session(session)
+        try await audit(account.id, "sign-in", "success", verified.origin)
+        signInFailures.refund(verified.origin.address, now: clock.now())
+        return session
+    }
+
+    /// A verified re-authentication that needs no second factor marks its session as freshly
+    /// authenticated; the lockout count is reset and this address's token given back.
+    public func completeReauthentication(_ verified: VerifiedPassword) async throws {
+        guard case .reauthentication(let tokenHash) = verified.purpose else {
+            preconditionFailure("a sign-in is completed by completeSignIn")
+        }
+        try await complete(username: verified.account.username)
+        signInFailures.refund(verified.origin.address, now: clock.now())
+        try await store.markReauthenticated(tokenHash: tokenHash, at: clock.now())
+        try await audit(verified.account.id, "reauth", "success", verified.origin)
     }
 
     /// The session of a sign-in whose second factor (`method`) just completed.
@@ -573,13 +604,6 @@ public final class AccountService: Sendable {
         }
     }
 
-    public enum ReauthResult: Sendable {
-        case done
-        /// The account has a second factor: the password alone re-authenticates nothing; finishing this
-        /// transaction (push, passcode or recovery code, then its `session` step) does.
-        case secondFactor(MFARequired)
-    }
-
     /// The captcha policy for a password check of `username` (empty: no valid name) from `origin`: `risk`
     /// asks after a failure for that username or from that address. Sign-in and re-authentication share it.
     private func captchaRequired(username: String, origin: RequestOrigin, now: Date) async throws -> Bool {
@@ -593,14 +617,14 @@ public final class AccountService: Sendable {
     }
 
     /// Re-authentication obeys sign-in's limits: the same lockout count, the same per-address tokens
-    /// and the same captcha rule, so a stolen session is not a cheaper way to guess.
-    public func reauthenticate(
+    /// and the same captcha rule, so a stolen session is not a cheaper way to guess. With a second
+    /// factor, the password alone re-authenticates nothing: finishing its transaction does.
+    public func verifyReauthentication(
         _ auth: Authenticated,
         password: String,
         captcha: String? = nil,
-        origin: RequestOrigin,
-        offerPush: Bool = true
-    ) async throws -> ReauthResult {
+        origin: RequestOrigin
+    ) async throws -> VerifiedPassword {
         let now = clock.now()
         let captchaNeeded = try await captchaRequired(username: auth.account.username, origin: origin, now: now)
         if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
@@ -623,21 +647,12 @@ public final class AccountService: Sendable {
         }
         // Read again: the check may have rehashed the password, and the tag must be of the stored hash.
         let account = try await store.account(id: auth.account.id) ?? auth.account
-        if let pending = try await secondFactor.begin(
-            account,
-            origin,
-            clock.now(),
-            reauthenticating: auth.session.tokenHash,
-            offerPush: offerPush
-        ) {
-            try await audit(auth.account.id, "reauth", "password-ok-second-factor-pending", origin)
-            return .secondFactor(pending)
-        }
-        try await complete(username: auth.account.username)
-        refund = true
-        try await store.markReauthenticated(tokenHash: auth.session.tokenHash, at: clock.now())
-        try await audit(auth.account.id, "reauth", "success", origin)
-        return .done
+        return VerifiedPassword(
+            purpose: .reauthentication(tokenHash: auth.session.tokenHash),
+            account: account,
+            origin: origin,
+            at: clock.now()
+        )
     }
 
     /// The second factor of a re-authentication is done: the session that asked counts as freshly

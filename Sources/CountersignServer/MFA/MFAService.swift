@@ -60,15 +60,6 @@ public final class MFAService: Sendable {
             key: SymmetricKey(data: try await accounts.store.serverSecret(name: "mfa-secret-key") { random.bytes(32) })
         )
         recoveryKey = try await accounts.store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
-        accounts.secondFactor.set { [weak self] account, origin, now, session, offerPush in
-            try await self?.begin(
-                account: account,
-                origin: origin,
-                now: now,
-                reauthenticating: session,
-                offerPush: offerPush
-            )
-        }
     }
 
     /// A service with no push channel, for tools that fill a database before any server runs on it (the
@@ -284,14 +275,30 @@ public final class MFAService: Sendable {
         var passwordTag: String?
     }
 
-    /// Called by sign-in and re-authentication after a correct password: nil when the account has no
-    /// second factor. `offerPush: false` (the client will give a code): no push is sent or counted.
-    func begin(
+    /// Asked by the sign-in and re-authentication routes after a correct password: the transaction of
+    /// the second factor to finish, or nil when the account has none. `offerPush: false` (the client will
+    /// give a code): no push is sent or counted.
+    public func secondFactor(
+        after verified: AccountService.VerifiedPassword,
+        offerPush: Bool = true
+    ) async throws -> MFARequired? {
+        var session: String?
+        if case .reauthentication(let tokenHash) = verified.purpose { session = tokenHash }
+        return try await begin(
+            account: verified.account,
+            origin: verified.origin,
+            now: verified.at,
+            reauthenticating: session,
+            offerPush: offerPush
+        )
+    }
+
+    private func begin(
         account: AccountRecord,
         origin: RequestOrigin,
         now: Date,
-        reauthenticating session: String? = nil,
-        offerPush: Bool = true
+        reauthenticating session: String?,
+        offerPush: Bool
     ) async throws -> MFARequired? {
         let authenticators = try await store.authenticators(accountID: account.id)
         let (s, _) = try await state(account.id)
