@@ -127,7 +127,7 @@ public final class AccountService: Sendable {
             createdAt: now
         )
         try await store.createAccount(account)
-        try await audit(account.id, "account-created", "success", origin)
+        try await audit(account.id, .accountCreated, .success, origin)
         return account
     }
 
@@ -202,7 +202,7 @@ public final class AccountService: Sendable {
         public let origin: RequestOrigin
         public let at: Date
 
-        var kind: String { purpose == .signIn ? "sign-in" : "reauth" }
+        var kind: AuditKind { purpose == .signIn ? .signIn : .reauth }
     }
 
     /// Checks a sign-in's captcha and password under the lockout rule. Unknown usernames go through the
@@ -255,17 +255,17 @@ public final class AccountService: Sendable {
         }
         switch result {
         case .refused(let error, let outcome):
-            if let outcome { try await audit(auditID, "sign-in", outcome, origin) }
+            if let outcome { try await audit(auditID, .signIn, outcome, origin) }
             throw error
         case .failed(.locked):
-            try await audit(auditID, "sign-in", "wrong-password-locked", origin)
+            try await audit(auditID, .signIn, .wrongPasswordLocked, origin)
             if let account { try await endAllSessions(account.id) }
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
         case .failed(.delayed(let until)):
-            try await audit(auditID, "sign-in", "wrong-password-delayed", origin)
+            try await audit(auditID, .signIn, .wrongPasswordDelayed, origin)
             throw AccountError.invalidCredentials(delayedUntil: until, locked: false)
         case .failed(.counted):
-            try await audit(auditID, "sign-in", "wrong-password", origin)
+            try await audit(auditID, .signIn, .wrongPassword, origin)
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         case .matched:
             break
@@ -289,7 +289,7 @@ public final class AccountService: Sendable {
     /// and so does this address's token until the second factor is done (`finishSecondFactor` and
     /// `finishReauthentication` give it back).
     public func pending(_ verified: VerifiedPassword) async throws {
-        try await audit(verified.account.id, verified.kind, "password-ok-second-factor-pending", verified.origin)
+        try await audit(verified.account.id, verified.kind, .secondFactorPending, verified.origin)
     }
 
     /// A verified sign-in that needs no second factor gets its session; the lockout count is reset and
@@ -305,7 +305,7 @@ public final class AccountService: Sendable {
             try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         }
-        try await audit(account.id, "sign-in", "success", verified.origin)
+        try await audit(account.id, .signIn, .success, verified.origin)
         signInFailures.refund(verified.origin.address, now: clock.now())
         return session
     }
@@ -319,7 +319,7 @@ public final class AccountService: Sendable {
         try await complete(username: verified.account.username)
         signInFailures.refund(verified.origin.address, now: clock.now())
         try await store.markReauthenticated(tokenHash: tokenHash, at: clock.now())
-        try await audit(verified.account.id, "reauth", "success", verified.origin)
+        try await audit(verified.account.id, .reauth, .success, verified.origin)
     }
 
     /// The session of a sign-in whose second factor (`method`) just completed.
@@ -328,7 +328,7 @@ public final class AccountService: Sendable {
     /// `passwordTag`: the password the sign-in began with; a change since gives no session.
     func finishSecondFactor(
         accountID: String,
-        method: String,
+        method: SecondFactorMethod,
         passwordTag: String? = nil,
         origin: RequestOrigin,
         passwordless: Bool = false
@@ -356,7 +356,7 @@ public final class AccountService: Sendable {
             try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
             throw MFAError.signInSuperseded
         }
-        try await audit(account.id, "sign-in", "success-\(method)", origin)
+        try await audit(account.id, .signIn, .succeeded(via: method), origin)
         return session
     }
 
@@ -372,14 +372,14 @@ public final class AccountService: Sendable {
 
     /// A denied or wrong-number push counts like a wrong password: whoever knows the password cannot
     /// keep prompting the owner for free. (Codes are counted as they are checked: `checkSecondFactor`.)
-    func countSecondFactorFailure(accountID: String, outcome: String, origin: RequestOrigin) async throws {
+    func countSecondFactorFailure(accountID: String, outcome: AuditOutcome, origin: RequestOrigin) async throws {
         guard let account = try await store.account(id: accountID) else { return }
         let failure = try await store.countSignInFailure(
             username: account.username,
             policy: config.lockout,
             now: clock.now()
         )
-        try await audit(account.id, "sign-in", outcome, origin)
+        try await audit(account.id, .signIn, outcome, origin)
         if failure == .locked { try await endAllSessions(account.id) }
     }
 
@@ -487,12 +487,12 @@ public final class AccountService: Sendable {
     public func signOutEverywhere(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try await store.deleteSessions(accountID: auth.account.id, keeping: nil)
         endings.ended(.account(auth.account.id))
-        try await audit(auth.account.id, "sign-out-everywhere", "success", origin)
+        try await audit(auth.account.id, .signOutEverywhere, .success, origin)
     }
 
     public func signOut(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try await store.deleteSession(tokenHash: auth.session.tokenHash)
-        try await audit(auth.account.id, "sign-out", "success", origin)
+        try await audit(auth.account.id, .signOut, .success, origin)
     }
 
     /// Sensitive operations need a password check within the account's interval (0 = never asked again).
@@ -527,7 +527,7 @@ public final class AccountService: Sendable {
         case failed(LockoutPolicy.Failure)
         /// Refused by the lockout state, before the check or (set meanwhile) after it; `outcome` is the
         /// audit word for it, nil when the refusal is not an attempt (`busy`).
-        case refused(AccountError, outcome: String?)
+        case refused(AccountError, outcome: AuditOutcome?)
     }
 
     /// The one path every password check takes: reserve the check in the username's lockout row, verify
@@ -542,8 +542,8 @@ public final class AccountService: Sendable {
         func refusal(_ gate: LockoutPolicy.Gate) -> CheckResult? {
             switch gate {
             case .proceed: return nil
-            case .delayed(let until): return .refused(.signInDelayed(until: until), outcome: "refused-delayed")
-            case .locked: return .refused(.accountLocked, outcome: "refused-locked")
+            case .delayed(let until): return .refused(.signInDelayed(until: until), outcome: .refusedDelayed)
+            case .locked: return .refused(.accountLocked, outcome: .refusedLocked)
             case .busy: return .refused(.signInBusy, outcome: nil)
             }
         }
@@ -579,7 +579,7 @@ public final class AccountService: Sendable {
         _ password: String,
         _ auth: Authenticated,
         origin: RequestOrigin,
-        kind: String
+        kind: AuditKind
     ) async throws {
         switch try await checkUnderLockout(
             username: auth.account.username,
@@ -594,10 +594,10 @@ public final class AccountService: Sendable {
             throw error
         case .failed(let failure):
             switch failure {
-            case .counted: try await audit(auth.account.id, kind, "wrong-password", origin)
-            case .delayed: try await audit(auth.account.id, kind, "wrong-password-delayed", origin)
+            case .counted: try await audit(auth.account.id, kind, .wrongPassword, origin)
+            case .delayed: try await audit(auth.account.id, kind, .wrongPasswordDelayed, origin)
             case .locked:
-                try await audit(auth.account.id, kind, "wrong-password-locked", origin)
+                try await audit(auth.account.id, kind, .wrongPasswordLocked, origin)
                 try await endAllSessions(auth.account.id)
             }
             throw AccountError.wrongPassword
@@ -637,7 +637,7 @@ public final class AccountService: Sendable {
             throw error
         }
         do {
-            try await checkPassword(password, auth, origin: origin, kind: "reauth")
+            try await checkPassword(password, auth, origin: origin, kind: .reauth)
         } catch AccountError.serverBusy {
             refund = true
             throw AccountError.serverBusy
@@ -660,7 +660,7 @@ public final class AccountService: Sendable {
     func finishReauthentication(
         tokenHash: String,
         accountID: String,
-        method: String,
+        method: SecondFactorMethod,
         passwordTag: String? = nil,
         origin: RequestOrigin
     ) async throws {
@@ -677,7 +677,7 @@ public final class AccountService: Sendable {
         try await complete(username: account.username)
         signInFailures.refund(origin.address, now: now)
         try await store.markReauthenticated(tokenHash: tokenHash, at: now)
-        try await audit(accountID, "reauth", "success-\(method)", origin)
+        try await audit(accountID, .reauth, .succeeded(via: method), origin)
     }
 
     public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws
@@ -686,11 +686,11 @@ public final class AccountService: Sendable {
         try Self.validate(password: new, username: auth.account.username)
         // Not a sign-in: a password change resets no count (with the interval "never" it needs no recent
         // second factor, and would otherwise wipe a guesser's wrong codes).
-        try await checkPassword(current, auth, origin: origin, kind: "password-change")
+        try await checkPassword(current, auth, origin: origin, kind: .passwordChange)
         try await store.setPasswordHash(try await hashOffPool(new), accountID: auth.account.id)
         try await store.deleteSessions(accountID: auth.account.id, keeping: auth.session.tokenHash)
         endings.ended(.account(auth.account.id))
-        try await audit(auth.account.id, "password-change", "success", origin)
+        try await audit(auth.account.id, .passwordChange, .success, origin)
     }
 
     public static let reauthChoices = [0, 5, 10, 30, 60]
@@ -701,7 +701,7 @@ public final class AccountService: Sendable {
         }
         try requireRecentAuthentication(auth)
         try await store.setReauthMinutes(reauthMinutes, accountID: auth.account.id)
-        try await audit(auth.account.id, "settings-change", "success", origin)
+        try await audit(auth.account.id, .settingsChange, .success, origin)
     }
 
     public func auditEvents(_ auth: Authenticated, before: Int64?, limit: Int) async throws -> [AuditEvent] {
@@ -710,11 +710,14 @@ public final class AccountService: Sendable {
 
     // MARK: Helpers
 
-    func audit(_ accountID: String, _ kind: String, _ outcome: String, _ origin: RequestOrigin) async throws {
+    /// The account with this ID, for the features built on accounts (nil: none).
+    func account(id: String) async throws -> AccountRecord? { try await store.account(id: id) }
+
+    func audit(_ accountID: String, _ kind: AuditKind, _ outcome: AuditOutcome, _ origin: RequestOrigin) async throws {
         try await store.record(
             accountID: accountID,
-            kind: kind,
-            outcome: outcome,
+            kind: kind.rawValue,
+            outcome: outcome.text,
             address: origin.address,
             userAgent: origin.userAgent,
             at: clock.now()

@@ -114,7 +114,7 @@ public final class DeviceService: Sendable {
             encryptionKey: encryption
         )
         guard signing.isValidSignature(request.signature.bytes, for: message) else {
-            try await accounts.audit(auth.account.id, "device-register", "bad-signature", origin)
+            try await accounts.audit(auth.account.id, .deviceRegister, .badSignature, origin)
             throw DeviceError.badSignature(
                 "the signature does not verify with signingKey over the registration message (docs/SPEC.md §4e)"
             )
@@ -142,7 +142,7 @@ public final class DeviceService: Sendable {
             )
         case .notFound, .changed: throw AccountError.unauthenticated
         }
-        try await accounts.audit(auth.account.id, "device-register", "success", origin)
+        try await accounts.audit(auth.account.id, .deviceRegister, .success, origin)
         return device
     }
 
@@ -242,7 +242,7 @@ public final class DeviceService: Sendable {
             throw refused
         }
         try await store.touchDevice(id: device.id, at: now)
-        try await accounts.audit(account.id, "device-session", "success", origin)
+        try await accounts.audit(account.id, .deviceSession, .success, origin)
         return (token, session, device, account)
     }
 
@@ -320,7 +320,7 @@ public final class DeviceService: Sendable {
         guard try await store.rename(deviceID: deviceID, accountID: auth.account.id, name: name) == .done,
             let device = try await store.device(id: deviceID)
         else { throw DeviceError.notFound }
-        try await accounts.audit(auth.account.id, "device-rename", "success", origin)
+        try await accounts.audit(auth.account.id, .deviceRename, .success, origin)
         return device
     }
 
@@ -335,7 +335,7 @@ public final class DeviceService: Sendable {
             throw DeviceError.notFound
         }
         accounts.endings.ended(.device(deviceID))
-        try await accounts.audit(auth.account.id, "device-revoke", "success", origin)
+        try await accounts.audit(auth.account.id, .deviceRevoke, .success, origin)
     }
 
     public func rotate(
@@ -385,7 +385,7 @@ public final class DeviceService: Sendable {
         // One signal whatever the number of sessions.
         try await store.deleteDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash)
         accounts.endings.ended(.otherDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash))
-        try await accounts.audit(auth.account.id, "device-rotate", "success", origin)
+        try await accounts.audit(auth.account.id, .deviceRotate, .success, origin)
         guard let device = try await store.device(id: auth.device.id) else { throw DeviceError.notFound }
         return device
     }

@@ -22,8 +22,8 @@ extension MFAService {
         ]
         try await accounts.audit(
             auth.account.id,
-            "mfa-totp",
-            "enroll-started",
+            .mfaTOTP,
+            .enrollStarted,
             RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
         )
         return TOTPEnrollment(secret: encoded, uri: c.string ?? "")
@@ -58,8 +58,8 @@ extension MFAService {
         case true?:
             try await accounts.audit(
                 auth.account.id,
-                "mfa-totp",
-                "enrolled",
+                .mfaTOTP,
+                .enrolled,
                 RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
             )
             return try await status(auth)
@@ -74,8 +74,8 @@ extension MFAService {
         try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: hashes)
         try await accounts.audit(
             auth.account.id,
-            "mfa-recovery-codes",
-            "generated",
+            .mfaRecoveryCodes,
+            .generated,
             RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
         )
         return RecoveryCodeList(codes: shown)
@@ -93,7 +93,7 @@ extension MFAService {
         }
         try await update(auth.account.id) { $0 = AccountState() }
         try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: [])
-        try await accounts.audit(auth.account.id, "mfa", "disabled", origin)
+        try await accounts.audit(auth.account.id, .mfa, .disabled, origin)
     }
 
     // MARK: Authentication codes (QR sign-in)
@@ -185,7 +185,7 @@ extension MFAService {
             if try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: version) {
                 return try await accounts.finishSecondFactor(
                     accountID: user,
-                    method: "auth-code",
+                    method: .authCode,
                     origin: origin,
                     passwordless: true
                 )
@@ -230,13 +230,13 @@ extension MFAService {
             }
             guard try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: row.version)
             else { continue }
-            let users = try await s.code.users.asyncMap { id in try await accounts.store.account(id: id) }.compactMap {
+            let users = try await s.code.users.asyncMap { id in try await accounts.account(id: id) }.compactMap {
                 $0
             }
             try await accounts.audit(
                 auth.account.id,
-                "auth-code",
-                "\(action)-\(s.code.status.rawValue.lowercased())",
+                .authCode,
+                .authenticationCode(action, s.code.status),
                 RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)")
             )
             return AuthenticationObject(

@@ -51,15 +51,15 @@ public final class MFAService: Sendable {
         self.random = random
         self.publish = publish
         signer = try await ChallengeSigner(
-            privateScalar: try await accounts.store.serverSecret(name: "mfa-challenge-key") {
+            privateScalar: try await store.serverSecret(name: "mfa-challenge-key") {
                 Identity.generate().privateScalar
             }
         )
         issuer = "countersign:" + signer.kid
         box = SecretBox(
-            key: SymmetricKey(data: try await accounts.store.serverSecret(name: "mfa-secret-key") { random.bytes(32) })
+            key: SymmetricKey(data: try await store.serverSecret(name: "mfa-secret-key") { random.bytes(32) })
         )
-        recoveryKey = try await accounts.store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
+        recoveryKey = try await store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
     }
 
     /// A service with no push channel, for tools that fill a database before any server runs on it (the
@@ -149,8 +149,8 @@ public final class MFAService: Sendable {
         }
         try await accounts.audit(
             auth.account.id,
-            "mfa-settings",
-            "\(kind.rawValue)-\(settings.numberDigits)",
+            .mfaSettings,
+            .numberMatching(kind, digits: settings.numberDigits),
             origin(auth)
         )
         return try await status(auth)
@@ -177,7 +177,7 @@ public final class MFAService: Sendable {
         else {
             throw MFAError.tooManyPairingKeys
         }
-        try await accounts.audit(auth.account.id, "mfa-pairing-key", "created", origin(auth))
+        try await accounts.audit(auth.account.id, .mfaPairingKey, .created, origin(auth))
         return PairingKeyResponse(
             key: text,
             uri: Self.uri("pair", ["key": text, "server": server]),
@@ -211,12 +211,12 @@ public final class MFAService: Sendable {
                 for: DeviceProof.pairingMessage(pairingKey: key, signingKey: signing, encryptionKey: encryption)
             )
         else {
-            try await accounts.audit(accountID, "mfa-pair", "bad-signature", origin)
+            try await accounts.audit(accountID, .mfaPair, .badSignature, origin)
             throw DeviceError.badSignature(
                 "the signature does not verify with signingKey over the pairing message (docs/SPEC.md §4h)"
             )
         }
-        guard let account = try await accounts.store.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
+        guard let account = try await accounts.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
         let device = try await devices.addAuthenticator(
             accountID: accountID,
             name: name,
@@ -242,7 +242,7 @@ public final class MFAService: Sendable {
             to: [encryption],
             created: now
         )
-        try await accounts.audit(accountID, "mfa-pair", "success", origin)
+        try await accounts.audit(accountID, .mfaPair, .success, origin)
         return PairingInfo(
             authenticators: [
                 .init(type: "push", status: "COMPLETED"), .init(type: "oneTimePasscode", status: "COMPLETED"),
@@ -483,7 +483,7 @@ public final class MFAService: Sendable {
             if valid { s.viaPush = false }
             return s.tx.code(valid: valid, exhausted: exhausted, now: now)
         }
-        try await settle(s, outcome, origin: origin, method: kind == .totp ? "totp" : "recovery-code")
+        try await settle(s, outcome, origin: origin, method: kind == .totp ? .totp : .recoveryCode)
         return view(s, now: now)
     }
 
@@ -524,26 +524,26 @@ public final class MFAService: Sendable {
         _ s: Stored,
         _ outcome: MFATransaction.Outcome,
         origin: RequestOrigin,
-        method: String
+        method: SecondFactorMethod
     ) async throws {
         switch outcome {
         case .completed:
             try await update(s.tx.accountID) { $0.fatigue.finished(outcome, viaPush: s.viaPush, now: clock.now()) }
-            try await accounts.audit(s.tx.accountID, "mfa", "approved-\(method)", origin)
+            try await accounts.audit(s.tx.accountID, .mfa, .approved(via: method), origin)
         case .failed(let why):
             try await update(s.tx.accountID) { $0.fatigue.finished(outcome, viaPush: s.viaPush, now: clock.now()) }
             if why == .tooManyCodes {
                 // Each wrong code was counted as it was checked.
-                try await accounts.audit(s.tx.accountID, "sign-in", "second-factor-\(why.rawValue)", origin)
+                try await accounts.audit(s.tx.accountID, .signIn, .secondFactorFailed(why), origin)
             } else {
                 try await accounts.countSecondFactorFailure(
                     accountID: s.tx.accountID,
-                    outcome: "second-factor-\(why.rawValue)",
+                    outcome: .secondFactorFailed(why),
                     origin: origin
                 )
             }
         case .stillOpen:
-            try await accounts.audit(s.tx.accountID, "mfa", "wrong-\(method)", origin)
+            try await accounts.audit(s.tx.accountID, .mfa, .wrongCode(via: method), origin)
         case .refused:
             break
         }
@@ -580,7 +580,7 @@ public final class MFAService: Sendable {
             try await accounts.finishReauthentication(
                 tokenHash: session,
                 accountID: s.tx.accountID,
-                method: s.viaPush ? "push" : "code",
+                method: s.viaPush ? .push : .code,
                 passwordTag: s.passwordTag,
                 origin: origin
             )
@@ -589,7 +589,7 @@ public final class MFAService: Sendable {
         return .session(
             try await accounts.finishSecondFactor(
                 accountID: s.tx.accountID,
-                method: s.viaPush ? "push" : "code",
+                method: s.viaPush ? .push : .code,
                 passwordTag: s.passwordTag,
                 origin: origin
             )
@@ -657,7 +657,7 @@ public final class MFAService: Sendable {
             return o
         }
         if case .refused(let why) = outcome { throw MFAError.answerRefused(why.rawValue) }
-        try await settle(s, outcome, origin: origin, method: "push")
+        try await settle(s, outcome, origin: origin, method: .push)
         return PushAnswerResult(status: s.tx.status(at: now).rawValue)
     }
 
@@ -666,8 +666,8 @@ public final class MFAService: Sendable {
         try await store.setPushAllowed(deviceID: auth.device.id, allowed)
         try await accounts.audit(
             auth.account.id,
-            "mfa-push",
-            allowed ? "allowed" : "disallowed",
+            .mfaPush,
+            allowed ? .allowed : .disallowed,
             RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)")
         )
         return PushPermission(allowed: allowed)
