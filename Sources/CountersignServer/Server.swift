@@ -227,7 +227,7 @@ extension CountersignServer {
         let database = try await ServerDatabase.open(location, logger: logger)
         do {
             let store = SQLAccountStore(database: database.database)
-            let username = (try? AccountService.validUsername(raw)) ?? raw.lowercased()
+            let username = (try? Username(parsing: raw))?.text ?? raw.lowercased()
             guard try await store.account(username: username) != nil else {
                 throw ConfigurationError("no account named \(username) in \(location)")
             }

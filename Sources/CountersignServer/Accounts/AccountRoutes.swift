@@ -61,6 +61,9 @@ struct AccountRoutes {
             } catch let e as AccountError {
                 ServerMetrics.signIn(Self.metricOutcome(e))
                 throw e
+            } catch let e as RequestError {
+                ServerMetrics.signIn(Self.metricOutcome(e))
+                throw e
             }
         }
         v1.delete("sessions/current") { request, context in
@@ -138,8 +141,14 @@ struct AccountRoutes {
         case .signInDelayed: return "delayed"
         case .accountLocked: return "locked"
         case .signInBusy: return "busy"
-        case .rateLimited: return "rate-limited"
         case .captchaRequired, .captchaInvalid: return "captcha"
+        default: return "other"
+        }
+    }
+
+    static func metricOutcome(_ e: RequestError) -> String {
+        switch e {
+        case .rateLimited: return "rate-limited"
         case .serverBusy: return "server-busy"
         default: return "other"
         }

@@ -100,16 +100,16 @@ public final class AccountService: Sendable {
         origin: RequestOrigin
     ) async throws -> AccountRecord {
         let now = clock.now()
-        if let wait = registrations.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = registrations.take(origin.address, now: now) { throw RequestError.rateLimited(retryAfter: wait) }
         let username: String
         let name: String
         let lastname: String
         let hash: String
         do {
-            username = try Self.validUsername(rawUsername)
-            try Self.validate(password: password, username: username)
-            name = try Self.validName(rawName, field: "name")
-            lastname = try Self.validName(rawLastname, field: "lastname")
+            username = try Username(parsing: rawUsername).text
+            _ = try NewPassword(parsing: password, username: username)
+            name = try PersonName(parsing: rawName, field: "name").text
+            lastname = try PersonName(parsing: rawLastname, field: "lastname").text
             try await checkCaptcha(captcha, required: config.captcha != .off)
             hash = try await hashOffPool(password)
         } catch {
@@ -129,44 +129,6 @@ public final class AccountService: Sendable {
         try await store.createAccount(account)
         try await audit(account.id, .accountCreated, .success, origin)
         return account
-    }
-
-    /// 3 to 32 characters of a-z, 0-9, `.`, `_`, `-`, starting and ending with a letter or digit; compared
-    /// case-insensitively (stored in lower case).
-    public static func validUsername(_ raw: String) throws -> String {
-        // ASCII first: lowercased() maps some non-ASCII letters (the Kelvin sign) to ASCII ones.
-        let u = raw.unicodeScalars.allSatisfy(\.isASCII) ? raw.lowercased() : ""
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._-")
-        let alnum = Set("abcdefghijklmnopqrstuvwxyz0123456789")
-        guard (3...32).contains(u.count), u.allSatisfy(allowed.contains), let f = u.first, let l = u.last,
-            alnum.contains(f), alnum.contains(l)
-        else {
-            throw AccountError.invalidField(
-                field: "username",
-                reason: "3 to 32 characters of a-z, 0-9, '.', '_' and '-', starting and ending with a letter or digit"
-            )
-        }
-        return u
-    }
-
-    /// 8 to 128 characters (Unicode code points, as JSON Schema counts them), not the username.
-    public static func validate(password: String, username: String) throws {
-        guard (8...128).contains(password.unicodeScalars.count) else {
-            throw AccountError.invalidField(field: "password", reason: "8 to 128 characters")
-        }
-        guard password.lowercased() != username.lowercased() else {
-            throw AccountError.invalidField(field: "password", reason: "must not be the username")
-        }
-    }
-
-    static func validName(_ raw: String, field: String) throws -> String {
-        let s = raw.trimmingCharacters(in: .whitespaces)
-        guard (1...100).contains(s.unicodeScalars.count),
-            !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else {
-            throw AccountError.invalidField(field: field, reason: "1 to 100 characters, no control characters")
-        }
-        return s
     }
 
     /// A random version-4 UUID in lower case, for accounts and devices.
@@ -215,11 +177,11 @@ public final class AccountService: Sendable {
         origin: RequestOrigin
     ) async throws -> VerifiedPassword {
         let now = clock.now()
-        let username = (try? Self.validUsername(rawUsername)) ?? ""
+        let username = (try? Username(parsing: rawUsername))?.text ?? ""
         let captchaNeeded = try await captchaRequired(username: username, origin: origin, now: now)
         // One token per attempt, taken before any work; given back only when the sign-in succeeds (or
         // never became an attempt: a missing or bad captcha costs the server nothing).
-        if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = signInFailures.take(origin.address, now: now) { throw RequestError.rateLimited(retryAfter: wait) }
         var refund = false
         defer { if refund { signInFailures.refund(origin.address, now: clock.now()) } }
         do {
@@ -245,9 +207,9 @@ public final class AccountService: Sendable {
                 against: verifiedHash,
                 accountExists: account != nil
             )
-        } catch AccountError.serverBusy {
+        } catch RequestError.serverBusy {
             refund = true  // not an attempt: the server never looked at the password
-            throw AccountError.serverBusy
+            throw RequestError.serverBusy
         }
         switch result {
         case .matched, .refused(_, outcome: nil): break
@@ -333,7 +295,7 @@ public final class AccountService: Sendable {
         origin: RequestOrigin,
         passwordless: Bool = false
     ) async throws -> NewSession {
-        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
         if passwordless {
             // No password was checked: the count stays, but a locked or delayed account gets nothing.
@@ -394,7 +356,7 @@ public final class AccountService: Sendable {
     /// are left), then checked, then counted. A valid code is not yet a success: collecting the
     /// transaction completes the sign-in (`finishSecondFactor`).
     func checkSecondFactor(accountID: String, _ check: () async throws -> Bool) async throws -> FactorCheck {
-        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         switch try await store.reserveSignIn(username: account.username, policy: config.lockout, now: clock.now()) {
         case .proceed: break
         case .delayed(let until): throw AccountError.signInDelayed(until: until)
@@ -469,15 +431,15 @@ public final class AccountService: Sendable {
     // MARK: Sessions
 
     public func authenticate(token: String?) async throws -> Authenticated {
-        guard let token, token.hasPrefix("cs_"), token.utf8.count <= 64 else { throw AccountError.unauthenticated }
+        guard let token, token.hasPrefix("cs_"), token.utf8.count <= 64 else { throw RequestError.unauthenticated }
         let hash = Self.tokenHash(token)
         let now = clock.now()
-        guard let session = try await store.session(tokenHash: hash) else { throw AccountError.unauthenticated }
+        guard let session = try await store.session(tokenHash: hash) else { throw RequestError.unauthenticated }
         guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle else {
             try await store.deleteSession(tokenHash: hash)
-            throw AccountError.unauthenticated
+            throw RequestError.unauthenticated
         }
-        guard let account = try await store.account(id: session.accountID) else { throw AccountError.unauthenticated }
+        guard let account = try await store.account(id: session.accountID) else { throw RequestError.unauthenticated }
         // One write a minute per session at most: idle expiry does not need more precision.
         if now.timeIntervalSince(session.lastUsedAt) >= 60 { try await store.touchSession(tokenHash: hash, at: now) }
         return Authenticated(session: session, account: account)
@@ -555,9 +517,9 @@ public final class AccountService: Sendable {
         let matches: Bool
         do {
             matches = try await verifyOffPool(password, phc)
-        } catch AccountError.serverBusy {
+        } catch RequestError.serverBusy {
             try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
-            throw AccountError.serverBusy
+            throw RequestError.serverBusy
         } catch {
             matches = false  // a stored hash that does not parse matches nothing
         }
@@ -627,7 +589,7 @@ public final class AccountService: Sendable {
     ) async throws -> VerifiedPassword {
         let now = clock.now()
         let captchaNeeded = try await captchaRequired(username: auth.account.username, origin: origin, now: now)
-        if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = signInFailures.take(origin.address, now: now) { throw RequestError.rateLimited(retryAfter: wait) }
         var refund = false
         defer { if refund { signInFailures.refund(origin.address, now: clock.now()) } }
         do {
@@ -638,9 +600,9 @@ public final class AccountService: Sendable {
         }
         do {
             try await checkPassword(password, auth, origin: origin, kind: .reauth)
-        } catch AccountError.serverBusy {
+        } catch RequestError.serverBusy {
             refund = true
-            throw AccountError.serverBusy
+            throw RequestError.serverBusy
         } catch AccountError.wrongPassword {
             recentFailures.record(address: origin.address, username: auth.account.username, now: clock.now())
             throw AccountError.wrongPassword
@@ -670,9 +632,9 @@ public final class AccountService: Sendable {
             session.expiresAt > now,
             now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle
         else {
-            throw AccountError.unauthenticated
+            throw RequestError.unauthenticated
         }
-        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
         try await complete(username: account.username)
         signInFailures.refund(origin.address, now: now)
@@ -683,7 +645,7 @@ public final class AccountService: Sendable {
     public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws
     {
         try requireRecentAuthentication(auth)
-        try Self.validate(password: new, username: auth.account.username)
+        _ = try NewPassword(parsing: new, username: auth.account.username)
         // Not a sign-in: a password change resets no count (with the interval "never" it needs no recent
         // second factor, and would otherwise wipe a guesser's wrong codes).
         try await checkPassword(current, auth, origin: origin, kind: .passwordChange)
@@ -697,7 +659,7 @@ public final class AccountService: Sendable {
 
     public func updateSettings(_ auth: Authenticated, reauthMinutes: Int, origin: RequestOrigin) async throws {
         guard Self.reauthChoices.contains(reauthMinutes) else {
-            throw AccountError.invalidField(field: "reauthIntervalMinutes", reason: "one of 0 (never), 5, 10, 30, 60")
+            throw RequestError.invalidField(field: "reauthIntervalMinutes", reason: "one of 0 (never), 5, 10, 30, 60")
         }
         try requireRecentAuthentication(auth)
         try await store.setReauthMinutes(reauthMinutes, accountID: auth.account.id)
@@ -738,7 +700,7 @@ public final class AccountService: Sendable {
             n += 1
             return true
         }
-        guard admitted else { throw AccountError.serverBusy }
+        guard admitted else { throw RequestError.serverBusy }
         defer { queued.withLock { $0 -= 1 } }
         let queue = Self.hashQueues[
             nextQueue.withLock { i in

@@ -111,14 +111,14 @@ extension MFAService {
     ) async throws -> AuthCodeCreated {
         let now = clock.now()
         if let wait = authCodeRequests.take(origin.address, now: now) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
         let approval: AuthenticationCode.Approval
         switch request.userApproval ?? "REQUIRED" {
         case "REQUIRED": approval = .required
         case "NOT_REQUIRED":
             guard accounts.config.authCodesWithoutApproval else {
-                throw AccountError.invalidField(
+                throw RequestError.invalidField(
                     field: "userApproval",
                     reason: """
                         NOT_REQUIRED is not allowed on this server: every QR sign-in is approved on the authenticator \
@@ -127,7 +127,7 @@ extension MFAService {
                 )
             }
             approval = .notRequired
-        default: throw AccountError.invalidField(field: "userApproval", reason: "REQUIRED or NOT_REQUIRED")
+        default: throw RequestError.invalidField(field: "userApproval", reason: "REQUIRED or NOT_REQUIRED")
         }
         let text = HumanCode.generate(length: AuthenticationCode.length, random: random)
         let binding = "csb_" + Base64URL(random.bytes(32)).text
@@ -191,7 +191,7 @@ extension MFAService {
                 )
             }
         }
-        throw AccountError.serverBusy
+        throw RequestError.serverBusy
     }
 
     /// The authenticator side: claim (no `userId`), approve (with it) or deny a code.
@@ -220,7 +220,7 @@ extension MFAService {
                 case .claim: _ = try s.code.claim(device: auth.device.id, users: [auth.account.id], now: now)
                 case .approve:
                     guard let user = request.userId else {
-                        throw AccountError.invalidField(field: "userId", reason: "the user to sign in, from the claim")
+                        throw RequestError.invalidField(field: "userId", reason: "the user to sign in, from the claim")
                     }
                     _ = try s.code.approve(device: auth.device.id, user: user, now: now)
                 case .deny: _ = try s.code.deny(device: auth.device.id, now: now)
@@ -250,7 +250,7 @@ extension MFAService {
                 )
             )
         }
-        throw AccountError.serverBusy
+        throw RequestError.serverBusy
     }
 
     public enum AuthCodeAction: String, Sendable { case claim, approve, deny }

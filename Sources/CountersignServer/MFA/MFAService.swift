@@ -110,7 +110,7 @@ public final class MFAService: Sendable {
                 return result
             }
         }
-        throw AccountError.serverBusy
+        throw RequestError.serverBusy
     }
 
     public func status(_ auth: Authenticated) async throws -> MFAStatus {
@@ -138,10 +138,10 @@ public final class MFAService: Sendable {
     public func updateSettings(_ auth: Authenticated, _ settings: MFASettings) async throws -> MFAStatus {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         guard let kind = NumberMatching.Kind(rawValue: settings.numberMatching) else {
-            throw AccountError.invalidField(field: "numberMatching", reason: "ENTER_MANUALLY or SELECT_NUMBER")
+            throw RequestError.invalidField(field: "numberMatching", reason: "ENTER_MANUALLY or SELECT_NUMBER")
         }
         guard settings.numberDigits == 2 || settings.numberDigits == 6 else {
-            throw AccountError.invalidField(field: "numberDigits", reason: "2 or 6")
+            throw RequestError.invalidField(field: "numberDigits", reason: "2 or 6")
         }
         try await update(auth.account.id) {
             $0.matching = kind
@@ -196,9 +196,9 @@ public final class MFAService: Sendable {
     public func pair(_ request: PairingRequest, origin: RequestOrigin) async throws -> PairingInfo {
         let now = clock.now()
         if let wait = pairingAttempts.take(origin.address, now: now) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
-        let name = try DeviceService.validName(request.name)
+        let name = try DeviceName(parsing: request.name).text
         let signing = try DeviceService.publicKey("signingKey", request.signingKey)
         let encryption = try DeviceService.publicKey("encryptionKey", request.encryptionKey)
         // Spent before the signature is checked, and one answer for wrong, used and expired.
@@ -430,7 +430,7 @@ public final class MFAService: Sendable {
                 return (s, outcome)
             }
         }
-        throw AccountError.serverBusy
+        throw RequestError.serverBusy
     }
 
     private func transition(
@@ -626,14 +626,14 @@ public final class MFAService: Sendable {
         guard claims.iss == auth.device.id, claims.aud == issuer, ["APPROVE", "DENY"].contains(claims.decision),
             let nonce = Base64URL(text: claims.nonce)
         else {
-            throw AccountError.invalidField(
+            throw RequestError.invalidField(
                 field: "jwt",
                 reason: "iss must be this device, aud the challenge's iss, decision APPROVE or DENY"
             )
         }
         // An answer is made for one challenge, within its minute: one made long before or after is stale.
         guard abs(Double(claims.iat) - now.timeIntervalSince1970) <= 300 else {
-            throw AccountError.invalidField(field: "jwt", reason: "iat is more than 5 minutes from the server's clock")
+            throw RequestError.invalidField(field: "jwt", reason: "iat is more than 5 minutes from the server's clock")
         }
         // The transaction's binding is not the device's to know: it is looked up by id, and only this
         // account's transactions that challenged this very device (the nonce) accept the answer.
@@ -677,10 +677,10 @@ public final class MFAService: Sendable {
     public func uploadLogs(_ auth: DeviceAuthenticated, text: String) async throws -> LogReceipt {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         guard text.utf8.count <= 256 * 1024 else {
-            throw AccountError.invalidField(field: "text", reason: "at most 256 KiB")
+            throw RequestError.invalidField(field: "text", reason: "at most 256 KiB")
         }
         if let wait = logUploads.take("device " + auth.device.id, now: clock.now()) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
         let id = HumanCode.generate(length: 10, random: random)
         try await store.addLog(
