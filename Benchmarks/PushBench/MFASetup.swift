@@ -55,16 +55,14 @@ enum MFASetup {
             captcha: nil,
             origin: origin
         )
-        guard
-            case .session(let signedIn) = try await accounts.signIn(
+        let signedIn = try await accounts.completeSignIn(
+            try await accounts.verifySignIn(
                 username: "mfauser-0",
                 password: Setup.password,
                 captcha: nil,
                 origin: origin
             )
-        else {
-            throw SetupError("signing in mfauser-0 asked for a second factor")
-        }
+        )
         guard
             let firstSession = try await SQLAccountStore(database: database.database).session(
                 tokenHash: Setup.tokenHash(signedIn.token)

@@ -123,16 +123,14 @@ enum Setup {
             captcha: nil,
             origin: origin
         )
-        guard
-            case .session(let signedIn) = try await accounts.signIn(
+        let signedIn = try await accounts.completeSignIn(
+            try await accounts.verifySignIn(
                 username: "pushsender-0",
                 password: password,
                 captcha: nil,
                 origin: origin
             )
-        else {
-            throw SetupError("signing in pushsender-0 asked for a second factor")
-        }
+        )
         let auth = try await accounts.authenticate(token: signedIn.token)
         let challenge = try await devices.registrationChallenge(auth)
         let proof = try firstKey.identity.signature(

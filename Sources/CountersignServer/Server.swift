@@ -53,7 +53,6 @@ public enum CountersignServer {
                 body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text()))
             )
         }
-        AccountRoutes(service: service, maxBody: config.maxBodyBytes).register(on: router)
         let postgresSessions = PostgresSessionReads(database)
         let devices = DeviceService(
             store: SQLDeviceStore(
@@ -95,6 +94,7 @@ public enum CountersignServer {
             random: service.random
         ) { [bus = push.bus] signal in bus.publish(signal) }
         push.setChallengeSource { [weak mfa] device in try await mfa?.pendingChallenges(deviceID: device) ?? [] }
+        AccountRoutes(service: service, mfa: mfa, maxBody: config.maxBodyBytes).register(on: router)
         MFARoutes(
             accounts: service,
             devices: devices,
@@ -227,7 +227,7 @@ extension CountersignServer {
         let database = try await ServerDatabase.open(location, logger: logger)
         do {
             let store = SQLAccountStore(database: database.database)
-            let username = (try? AccountService.validUsername(raw)) ?? raw.lowercased()
+            let username = (try? Username(parsing: raw))?.text ?? raw.lowercased()
             guard try await store.account(username: username) != nil else {
                 throw ConfigurationError("no account named \(username) in \(location)")
             }

@@ -94,8 +94,8 @@ struct AccountCommand: AsyncParsableCommand {
     /// work, in the server's own words.
     static func validate(username: String) throws {
         do {
-            _ = try AccountService.validUsername(username)
-        } catch AccountError.invalidField(let field, let reason) {
+            _ = try Username(parsing: username)
+        } catch RequestError.invalidField(let field, let reason) {
             throw ValidationError("\(field): \(reason)")
         }
     }

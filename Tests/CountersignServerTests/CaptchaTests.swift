@@ -108,7 +108,7 @@ import Testing
         let third = RequestOrigin(address: "2001:db8:7::1", userAgent: "")
         let h2 = try await Harness.make(backend) { $0.captcha = .risk }
         await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false)) {
-            try await h2.service.signIn(
+            try await h2.service.verifySignIn(
                 username: "nobody-here",
                 password: "wrong password",
                 captcha: nil,
@@ -117,7 +117,7 @@ import Testing
         }
         h2.clock.advance(5 * 60)
         await #expect(throws: AccountError.captchaRequired, "the username failed, from another address") {
-            try await h2.service.signIn(
+            try await h2.service.verifySignIn(
                 username: "nobody-here",
                 password: "wrong password",
                 captcha: nil,
@@ -128,7 +128,7 @@ import Testing
             throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false),
             "another name from a clean address"
         ) {
-            try await h2.service.signIn(
+            try await h2.service.verifySignIn(
                 username: "someone-else",
                 password: "wrong password",
                 captcha: nil,
@@ -136,7 +136,7 @@ import Testing
             )
         }
         await #expect(throws: AccountError.captchaRequired, "the IPv4-mapped form is the same address") {
-            try await h2.service.signIn(
+            try await h2.service.verifySignIn(
                 username: "fresh-name",
                 password: "wrong password",
                 captcha: nil,

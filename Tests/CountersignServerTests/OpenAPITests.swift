@@ -23,14 +23,15 @@ import Testing
     @Test func everyProblemCodeIsDocumented() {
         let now = Date()
         let errors: [AccountError] = [
-            .invalidField(field: "x", reason: "y"), .usernameTaken, .captchaRequired, .captchaInvalid("x"),
+            .usernameTaken, .captchaRequired, .captchaInvalid("x"),
             .invalidCredentials(delayedUntil: nil, locked: false), .signInDelayed(until: now), .accountLocked,
-            .signInBusy,
-            .rateLimited(retryAfter: 1), .unauthenticated, .reauthenticationRequired(intervalMinutes: 5),
-            .wrongPassword, .serverBusy,
+            .signInBusy, .reauthenticationRequired(intervalMinutes: 5), .wrongPassword,
+        ]
+        let common: [RequestError] = [
+            .invalidField(field: "x", reason: "y"), .rateLimited(retryAfter: 1), .unauthenticated, .serverBusy,
         ]
         let codes =
-            errors.map { Problem($0, now: now).code } + [
+            errors.map { Problem($0, now: now).code } + common.map { Problem($0).code } + [
                 Problem.malformed("x").code, Problem.notFound.code, Problem.tooLarge(1).code,
             ]
         let documented = Self.documentedCodes

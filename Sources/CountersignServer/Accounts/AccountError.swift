@@ -1,10 +1,8 @@
 import Foundation
 
-/// Why an account operation was refused. Closed: the HTTP edge maps each case to one problem type
+/// Why an account operation was refused (what any feature may refuse is `RequestError`). Closed: the HTTP edge maps each case to one problem type
 /// (docs/SERVER.md lists them); nothing here knows about HTTP.
 public enum AccountError: Error, Equatable, Sendable {
-    /// A field has the wrong shape; `field` names it, `reason` says what is allowed.
-    case invalidField(field: String, reason: String)
     case usernameTaken
     /// The captcha policy asks for a solution and none was sent.
     case captchaRequired
@@ -18,14 +16,8 @@ public enum AccountError: Error, Equatable, Sendable {
     case accountLocked
     /// Other checks for this username are in flight; retry in a second.
     case signInBusy
-    /// Too many attempts from this address.
-    case rateLimited(retryAfter: TimeInterval)
-    /// No, an unknown, or an expired session token.
-    case unauthenticated
     /// The operation needs a password check within the account's re-authentication interval.
     case reauthenticationRequired(intervalMinutes: Int)
     /// The current password given to a password change or re-authentication is wrong.
     case wrongPassword
-    /// Too many password checks are waiting; retry in a second.
-    case serverBusy
 }

@@ -8,7 +8,7 @@ extension AccountRoutes {
         case nil, "push": return true
         case "code": return false
         case let other?:
-            throw AccountError.invalidField(
+            throw RequestError.invalidField(
                 field: "secondFactor",
                 reason: "push or code, not \(String(other.prefix(32)).debugDescription)"
             )

@@ -4,9 +4,11 @@ import Foundation
 import Hummingbird
 
 /// Accounts, sessions and the audit log under /v1 (docs/openapi.yaml). Handlers decode, call
-/// `AccountService`, encode; the rules live in the service.
+/// `AccountService`, encode; the rules live in the service. After a verified password, sign-in and
+/// re-authentication ask the MFA feature whether a second factor follows.
 struct AccountRoutes {
     let service: AccountService
+    let mfa: MFAService
     let maxBody: Int
 
     static func account(_ a: AccountRecord) -> Account {
@@ -38,24 +40,28 @@ struct AccountRoutes {
         v1.post("sessions") { request, context in
             let body = try await decode(SignInRequest.self, request, context)
             do {
-                switch try await service.signIn(
+                let offerPush = try Self.offerPush(body.secondFactor)
+                let verified = try await service.verifySignIn(
                     username: body.username,
                     password: body.password,
                     captcha: body.captcha,
-                    origin: origin(request, context),
-                    offerPush: try Self.offerPush(body.secondFactor)
-                ) {
-                case .session(let s):
-                    ServerMetrics.signIn("success")
-                    return try json(
-                        SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)),
-                        status: .created
-                    )
-                case .secondFactor(let pending):
+                    origin: origin(request, context)
+                )
+                if let pending = try await mfa.secondFactor(after: verified, offerPush: offerPush) {
+                    try await service.pending(verified)
                     ServerMetrics.signIn("second-factor")
                     return try json(pending, status: .accepted)
                 }
+                let s = try await service.completeSignIn(verified)
+                ServerMetrics.signIn("success")
+                return try json(
+                    SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)),
+                    status: .created
+                )
             } catch let e as AccountError {
+                ServerMetrics.signIn(Self.metricOutcome(e))
+                throw e
+            } catch let e as RequestError {
                 ServerMetrics.signIn(Self.metricOutcome(e))
                 throw e
             }
@@ -68,16 +74,19 @@ struct AccountRoutes {
         v1.post("sessions/current/reauth") { request, context in
             let auth = try await authenticate(request)
             let body = try await decode(ReauthRequest.self, request, context)
-            switch try await service.reauthenticate(
+            let offerPush = try Self.offerPush(body.secondFactor)
+            let verified = try await service.verifyReauthentication(
                 auth,
                 password: body.password,
                 captcha: body.captcha,
-                origin: origin(request, context),
-                offerPush: try Self.offerPush(body.secondFactor)
-            ) {
-            case .done: return Response(status: .noContent)
-            case .secondFactor(let pending): return try json(pending, status: .accepted)
+                origin: origin(request, context)
+            )
+            if let pending = try await mfa.secondFactor(after: verified, offerPush: offerPush) {
+                try await service.pending(verified)
+                return try json(pending, status: .accepted)
             }
+            try await service.completeReauthentication(verified)
+            return Response(status: .noContent)
         }
         v1.get("me") { request, _ in
             try json(Self.account(try await authenticate(request).account))
@@ -132,8 +141,14 @@ struct AccountRoutes {
         case .signInDelayed: return "delayed"
         case .accountLocked: return "locked"
         case .signInBusy: return "busy"
-        case .rateLimited: return "rate-limited"
         case .captchaRequired, .captchaInvalid: return "captcha"
+        default: return "other"
+        }
+    }
+
+    static func metricOutcome(_ e: RequestError) -> String {
+        switch e {
+        case .rateLimited: return "rate-limited"
         case .serverBusy: return "server-busy"
         default: return "other"
         }

@@ -38,8 +38,6 @@ public final class AccountService: Sendable {
     let dummyHash: String
     /// Told when sessions end, so that open push connections close at once.
     public let endings = SessionEndings()
-    /// Asked after a correct password whether a second factor must follow (MFA, docs/SPEC.md §4h).
-    let secondFactor = SecondFactorGate()
 
     public init(
         store: any AccountStore,
@@ -102,16 +100,16 @@ public final class AccountService: Sendable {
         origin: RequestOrigin
     ) async throws -> AccountRecord {
         let now = clock.now()
-        if let wait = registrations.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = registrations.take(origin.address, now: now) { throw RequestError.rateLimited(retryAfter: wait) }
         let username: String
         let name: String
         let lastname: String
         let hash: String
         do {
-            username = try Self.validUsername(rawUsername)
-            try Self.validate(password: password, username: username)
-            name = try Self.validName(rawName, field: "name")
-            lastname = try Self.validName(rawLastname, field: "lastname")
+            username = try Username(parsing: rawUsername).text
+            _ = try NewPassword(parsing: password, username: username)
+            name = try PersonName(parsing: rawName, field: "name").text
+            lastname = try PersonName(parsing: rawLastname, field: "lastname").text
             try await checkCaptcha(captcha, required: config.captcha != .off)
             hash = try await hashOffPool(password)
         } catch {
@@ -129,46 +127,8 @@ public final class AccountService: Sendable {
             createdAt: now
         )
         try await store.createAccount(account)
-        try await audit(account.id, "account-created", "success", origin)
+        try await audit(account.id, .accountCreated, .success, origin)
         return account
-    }
-
-    /// 3 to 32 characters of a-z, 0-9, `.`, `_`, `-`, starting and ending with a letter or digit; compared
-    /// case-insensitively (stored in lower case).
-    public static func validUsername(_ raw: String) throws -> String {
-        // ASCII first: lowercased() maps some non-ASCII letters (the Kelvin sign) to ASCII ones.
-        let u = raw.unicodeScalars.allSatisfy(\.isASCII) ? raw.lowercased() : ""
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._-")
-        let alnum = Set("abcdefghijklmnopqrstuvwxyz0123456789")
-        guard (3...32).contains(u.count), u.allSatisfy(allowed.contains), let f = u.first, let l = u.last,
-            alnum.contains(f), alnum.contains(l)
-        else {
-            throw AccountError.invalidField(
-                field: "username",
-                reason: "3 to 32 characters of a-z, 0-9, '.', '_' and '-', starting and ending with a letter or digit"
-            )
-        }
-        return u
-    }
-
-    /// 8 to 128 characters (Unicode code points, as JSON Schema counts them), not the username.
-    public static func validate(password: String, username: String) throws {
-        guard (8...128).contains(password.unicodeScalars.count) else {
-            throw AccountError.invalidField(field: "password", reason: "8 to 128 characters")
-        }
-        guard password.lowercased() != username.lowercased() else {
-            throw AccountError.invalidField(field: "password", reason: "must not be the username")
-        }
-    }
-
-    static func validName(_ raw: String, field: String) throws -> String {
-        let s = raw.trimmingCharacters(in: .whitespaces)
-        guard (1...100).contains(s.unicodeScalars.count),
-            !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else {
-            throw AccountError.invalidField(field: field, reason: "1 to 100 characters, no control characters")
-        }
-        return s
     }
 
     /// A random version-4 UUID in lower case, for accounts and devices.
@@ -189,27 +149,39 @@ public final class AccountService: Sendable {
         public var account: AccountRecord
     }
 
-    /// Unknown usernames go through the same lockout states, answers, writes and password-hash time as real ones.
-    /// What a correct password leads to: a session, or a second factor to finish first.
-    public enum SignInResult: Sendable {
-        case session(NewSession)
-        case secondFactor(MFARequired)
+    /// A password that matched, and for what: not a success yet. Whoever asked (the sign-in and
+    /// re-authentication routes) asks the MFA feature whether a second factor follows, then either
+    /// `complete`s it or records it as `pending`.
+    public struct VerifiedPassword: Sendable {
+        public enum Purpose: Sendable, Equatable {
+            case signIn
+            /// The session (its token hash) that asked to be re-authenticated.
+            case reauthentication(tokenHash: String)
+        }
+        public let purpose: Purpose
+        /// With the stored hash as it is after any rehash: the tag a password change voids (`passwordTag`).
+        public let account: AccountRecord
+        public let origin: RequestOrigin
+        public let at: Date
+
+        var kind: AuditKind { purpose == .signIn ? .signIn : .reauth }
     }
 
-    /// `offerPush: false`: the client will finish a second factor with a code, so none is pushed (nor counted).
-    public func signIn(
+    /// Checks a sign-in's captcha and password under the lockout rule. Unknown usernames go through the
+    /// same lockout states, answers, writes and password-hash time as real ones. The lockout count and
+    /// this address's token stay as they are until `complete` (a second factor may still be pending).
+    public func verifySignIn(
         username rawUsername: String,
         password: String,
         captcha: String?,
-        origin: RequestOrigin,
-        offerPush: Bool = true
-    ) async throws -> SignInResult {
+        origin: RequestOrigin
+    ) async throws -> VerifiedPassword {
         let now = clock.now()
-        let username = (try? Self.validUsername(rawUsername)) ?? ""
+        let username = (try? Username(parsing: rawUsername))?.text ?? ""
         let captchaNeeded = try await captchaRequired(username: username, origin: origin, now: now)
         // One token per attempt, taken before any work; given back only when the sign-in succeeds (or
         // never became an attempt: a missing or bad captcha costs the server nothing).
-        if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = signInFailures.take(origin.address, now: now) { throw RequestError.rateLimited(retryAfter: wait) }
         var refund = false
         defer { if refund { signInFailures.refund(origin.address, now: clock.now()) } }
         do {
@@ -235,9 +207,9 @@ public final class AccountService: Sendable {
                 against: verifiedHash,
                 accountExists: account != nil
             )
-        } catch AccountError.serverBusy {
+        } catch RequestError.serverBusy {
             refund = true  // not an attempt: the server never looked at the password
-            throw AccountError.serverBusy
+            throw RequestError.serverBusy
         }
         switch result {
         case .matched, .refused(_, outcome: nil): break
@@ -245,17 +217,17 @@ public final class AccountService: Sendable {
         }
         switch result {
         case .refused(let error, let outcome):
-            if let outcome { try await audit(auditID, "sign-in", outcome, origin) }
+            if let outcome { try await audit(auditID, .signIn, outcome, origin) }
             throw error
         case .failed(.locked):
-            try await audit(auditID, "sign-in", "wrong-password-locked", origin)
+            try await audit(auditID, .signIn, .wrongPasswordLocked, origin)
             if let account { try await endAllSessions(account.id) }
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
         case .failed(.delayed(let until)):
-            try await audit(auditID, "sign-in", "wrong-password-delayed", origin)
+            try await audit(auditID, .signIn, .wrongPasswordDelayed, origin)
             throw AccountError.invalidCredentials(delayedUntil: until, locked: false)
         case .failed(.counted):
-            try await audit(auditID, "sign-in", "wrong-password", origin)
+            try await audit(auditID, .signIn, .wrongPassword, origin)
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         case .matched:
             break
@@ -271,24 +243,45 @@ public final class AccountService: Sendable {
             }
         }
         var begun = account
-        begun.passwordHash = currentHash  // the tag a password change voids (`passwordTag`)
-        if let pending = try await secondFactor.begin(begun, origin, after, offerPush: offerPush) {
-            // Not a success yet: the lockout count stays, and so does this address's token until the
-            // second factor is done (`finishSecondFactor` gives it back).
-            try await audit(account.id, "sign-in", "password-ok-second-factor-pending", origin)
-            return .secondFactor(pending)
-        }
+        begun.passwordHash = currentHash
+        return VerifiedPassword(purpose: .signIn, account: begun, origin: origin, at: after)
+    }
+
+    /// A verified password with a second factor to finish: not a success yet. The lockout count stays,
+    /// and so does this address's token until the second factor is done (`finishSecondFactor` and
+    /// `finishReauthentication` give it back).
+    public func pending(_ verified: VerifiedPassword) async throws {
+        try await audit(verified.account.id, verified.kind, .secondFactorPending, verified.origin)
+    }
+
+    /// A verified sign-in that needs no second factor gets its session; the lockout count is reset and
+    /// this address's token given back.
+    public func completeSignIn(_ verified: VerifiedPassword) async throws -> NewSession {
+        precondition(verified.purpose == .signIn, "a re-authentication is completed by completeReauthentication")
+        let account = verified.account
         try await complete(username: account.username)
-        let session = try await startSession(account, origin: origin, now: after)
+        let session = try await startSession(account, origin: verified.origin, now: verified.at)
         // A password change that landed while this check ran ended all sessions but its own; this one
         // was made with the old password and must not outlive it.
-        guard try await store.account(id: account.id)?.passwordHash == currentHash else {
+        guard try await store.account(id: account.id)?.passwordHash == account.passwordHash else {
             try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         }
-        try await audit(account.id, "sign-in", "success", origin)
-        refund = true
-        return .session(session)
+        try await audit(account.id, .signIn, .success, verified.origin)
+        signInFailures.refund(verified.origin.address, now: clock.now())
+        return session
+    }
+
+    /// A verified re-authentication that needs no second factor marks its session as freshly
+    /// authenticated; the lockout count is reset and this address's token given back.
+    public func completeReauthentication(_ verified: VerifiedPassword) async throws {
+        guard case .reauthentication(let tokenHash) = verified.purpose else {
+            preconditionFailure("a sign-in is completed by completeSignIn")
+        }
+        try await complete(username: verified.account.username)
+        signInFailures.refund(verified.origin.address, now: clock.now())
+        try await store.markReauthenticated(tokenHash: tokenHash, at: clock.now())
+        try await audit(verified.account.id, .reauth, .success, verified.origin)
     }
 
     /// The session of a sign-in whose second factor (`method`) just completed.
@@ -297,12 +290,12 @@ public final class AccountService: Sendable {
     /// `passwordTag`: the password the sign-in began with; a change since gives no session.
     func finishSecondFactor(
         accountID: String,
-        method: String,
+        method: SecondFactorMethod,
         passwordTag: String? = nil,
         origin: RequestOrigin,
         passwordless: Bool = false
     ) async throws -> NewSession {
-        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
         if passwordless {
             // No password was checked: the count stays, but a locked or delayed account gets nothing.
@@ -325,7 +318,7 @@ public final class AccountService: Sendable {
             try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
             throw MFAError.signInSuperseded
         }
-        try await audit(account.id, "sign-in", "success-\(method)", origin)
+        try await audit(account.id, .signIn, .succeeded(via: method), origin)
         return session
     }
 
@@ -341,14 +334,14 @@ public final class AccountService: Sendable {
 
     /// A denied or wrong-number push counts like a wrong password: whoever knows the password cannot
     /// keep prompting the owner for free. (Codes are counted as they are checked: `checkSecondFactor`.)
-    func countSecondFactorFailure(accountID: String, outcome: String, origin: RequestOrigin) async throws {
+    func countSecondFactorFailure(accountID: String, outcome: AuditOutcome, origin: RequestOrigin) async throws {
         guard let account = try await store.account(id: accountID) else { return }
         let failure = try await store.countSignInFailure(
             username: account.username,
             policy: config.lockout,
             now: clock.now()
         )
-        try await audit(account.id, "sign-in", outcome, origin)
+        try await audit(account.id, .signIn, outcome, origin)
         if failure == .locked { try await endAllSessions(account.id) }
     }
 
@@ -363,7 +356,7 @@ public final class AccountService: Sendable {
     /// are left), then checked, then counted. A valid code is not yet a success: collecting the
     /// transaction completes the sign-in (`finishSecondFactor`).
     func checkSecondFactor(accountID: String, _ check: () async throws -> Bool) async throws -> FactorCheck {
-        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         switch try await store.reserveSignIn(username: account.username, policy: config.lockout, now: clock.now()) {
         case .proceed: break
         case .delayed(let until): throw AccountError.signInDelayed(until: until)
@@ -438,15 +431,15 @@ public final class AccountService: Sendable {
     // MARK: Sessions
 
     public func authenticate(token: String?) async throws -> Authenticated {
-        guard let token, token.hasPrefix("cs_"), token.utf8.count <= 64 else { throw AccountError.unauthenticated }
+        guard let token, token.hasPrefix("cs_"), token.utf8.count <= 64 else { throw RequestError.unauthenticated }
         let hash = Self.tokenHash(token)
         let now = clock.now()
-        guard let session = try await store.session(tokenHash: hash) else { throw AccountError.unauthenticated }
+        guard let session = try await store.session(tokenHash: hash) else { throw RequestError.unauthenticated }
         guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle else {
             try await store.deleteSession(tokenHash: hash)
-            throw AccountError.unauthenticated
+            throw RequestError.unauthenticated
         }
-        guard let account = try await store.account(id: session.accountID) else { throw AccountError.unauthenticated }
+        guard let account = try await store.account(id: session.accountID) else { throw RequestError.unauthenticated }
         // One write a minute per session at most: idle expiry does not need more precision.
         if now.timeIntervalSince(session.lastUsedAt) >= 60 { try await store.touchSession(tokenHash: hash, at: now) }
         return Authenticated(session: session, account: account)
@@ -456,12 +449,12 @@ public final class AccountService: Sendable {
     public func signOutEverywhere(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try await store.deleteSessions(accountID: auth.account.id, keeping: nil)
         endings.ended(.account(auth.account.id))
-        try await audit(auth.account.id, "sign-out-everywhere", "success", origin)
+        try await audit(auth.account.id, .signOutEverywhere, .success, origin)
     }
 
     public func signOut(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try await store.deleteSession(tokenHash: auth.session.tokenHash)
-        try await audit(auth.account.id, "sign-out", "success", origin)
+        try await audit(auth.account.id, .signOut, .success, origin)
     }
 
     /// Sensitive operations need a password check within the account's interval (0 = never asked again).
@@ -496,7 +489,7 @@ public final class AccountService: Sendable {
         case failed(LockoutPolicy.Failure)
         /// Refused by the lockout state, before the check or (set meanwhile) after it; `outcome` is the
         /// audit word for it, nil when the refusal is not an attempt (`busy`).
-        case refused(AccountError, outcome: String?)
+        case refused(AccountError, outcome: AuditOutcome?)
     }
 
     /// The one path every password check takes: reserve the check in the username's lockout row, verify
@@ -511,8 +504,8 @@ public final class AccountService: Sendable {
         func refusal(_ gate: LockoutPolicy.Gate) -> CheckResult? {
             switch gate {
             case .proceed: return nil
-            case .delayed(let until): return .refused(.signInDelayed(until: until), outcome: "refused-delayed")
-            case .locked: return .refused(.accountLocked, outcome: "refused-locked")
+            case .delayed(let until): return .refused(.signInDelayed(until: until), outcome: .refusedDelayed)
+            case .locked: return .refused(.accountLocked, outcome: .refusedLocked)
             case .busy: return .refused(.signInBusy, outcome: nil)
             }
         }
@@ -524,9 +517,9 @@ public final class AccountService: Sendable {
         let matches: Bool
         do {
             matches = try await verifyOffPool(password, phc)
-        } catch AccountError.serverBusy {
+        } catch RequestError.serverBusy {
             try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
-            throw AccountError.serverBusy
+            throw RequestError.serverBusy
         } catch {
             matches = false  // a stored hash that does not parse matches nothing
         }
@@ -548,7 +541,7 @@ public final class AccountService: Sendable {
         _ password: String,
         _ auth: Authenticated,
         origin: RequestOrigin,
-        kind: String
+        kind: AuditKind
     ) async throws {
         switch try await checkUnderLockout(
             username: auth.account.username,
@@ -563,21 +556,14 @@ public final class AccountService: Sendable {
             throw error
         case .failed(let failure):
             switch failure {
-            case .counted: try await audit(auth.account.id, kind, "wrong-password", origin)
-            case .delayed: try await audit(auth.account.id, kind, "wrong-password-delayed", origin)
+            case .counted: try await audit(auth.account.id, kind, .wrongPassword, origin)
+            case .delayed: try await audit(auth.account.id, kind, .wrongPasswordDelayed, origin)
             case .locked:
-                try await audit(auth.account.id, kind, "wrong-password-locked", origin)
+                try await audit(auth.account.id, kind, .wrongPasswordLocked, origin)
                 try await endAllSessions(auth.account.id)
             }
             throw AccountError.wrongPassword
         }
-    }
-
-    public enum ReauthResult: Sendable {
-        case done
-        /// The account has a second factor: the password alone re-authenticates nothing; finishing this
-        /// transaction (push, passcode or recovery code, then its `session` step) does.
-        case secondFactor(MFARequired)
     }
 
     /// The captcha policy for a password check of `username` (empty: no valid name) from `origin`: `risk`
@@ -593,17 +579,17 @@ public final class AccountService: Sendable {
     }
 
     /// Re-authentication obeys sign-in's limits: the same lockout count, the same per-address tokens
-    /// and the same captcha rule, so a stolen session is not a cheaper way to guess.
-    public func reauthenticate(
+    /// and the same captcha rule, so a stolen session is not a cheaper way to guess. With a second
+    /// factor, the password alone re-authenticates nothing: finishing its transaction does.
+    public func verifyReauthentication(
         _ auth: Authenticated,
         password: String,
         captcha: String? = nil,
-        origin: RequestOrigin,
-        offerPush: Bool = true
-    ) async throws -> ReauthResult {
+        origin: RequestOrigin
+    ) async throws -> VerifiedPassword {
         let now = clock.now()
         let captchaNeeded = try await captchaRequired(username: auth.account.username, origin: origin, now: now)
-        if let wait = signInFailures.take(origin.address, now: now) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = signInFailures.take(origin.address, now: now) { throw RequestError.rateLimited(retryAfter: wait) }
         var refund = false
         defer { if refund { signInFailures.refund(origin.address, now: clock.now()) } }
         do {
@@ -613,31 +599,22 @@ public final class AccountService: Sendable {
             throw error
         }
         do {
-            try await checkPassword(password, auth, origin: origin, kind: "reauth")
-        } catch AccountError.serverBusy {
+            try await checkPassword(password, auth, origin: origin, kind: .reauth)
+        } catch RequestError.serverBusy {
             refund = true
-            throw AccountError.serverBusy
+            throw RequestError.serverBusy
         } catch AccountError.wrongPassword {
             recentFailures.record(address: origin.address, username: auth.account.username, now: clock.now())
             throw AccountError.wrongPassword
         }
         // Read again: the check may have rehashed the password, and the tag must be of the stored hash.
         let account = try await store.account(id: auth.account.id) ?? auth.account
-        if let pending = try await secondFactor.begin(
-            account,
-            origin,
-            clock.now(),
-            reauthenticating: auth.session.tokenHash,
-            offerPush: offerPush
-        ) {
-            try await audit(auth.account.id, "reauth", "password-ok-second-factor-pending", origin)
-            return .secondFactor(pending)
-        }
-        try await complete(username: auth.account.username)
-        refund = true
-        try await store.markReauthenticated(tokenHash: auth.session.tokenHash, at: clock.now())
-        try await audit(auth.account.id, "reauth", "success", origin)
-        return .done
+        return VerifiedPassword(
+            purpose: .reauthentication(tokenHash: auth.session.tokenHash),
+            account: account,
+            origin: origin,
+            at: clock.now()
+        )
     }
 
     /// The second factor of a re-authentication is done: the session that asked counts as freshly
@@ -645,7 +622,7 @@ public final class AccountService: Sendable {
     func finishReauthentication(
         tokenHash: String,
         accountID: String,
-        method: String,
+        method: SecondFactorMethod,
         passwordTag: String? = nil,
         origin: RequestOrigin
     ) async throws {
@@ -655,38 +632,38 @@ public final class AccountService: Sendable {
             session.expiresAt > now,
             now.timeIntervalSince(session.lastUsedAt) < config.sessionIdle
         else {
-            throw AccountError.unauthenticated
+            throw RequestError.unauthenticated
         }
-        guard let account = try await store.account(id: accountID) else { throw AccountError.unauthenticated }
+        guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
         try await complete(username: account.username)
         signInFailures.refund(origin.address, now: now)
         try await store.markReauthenticated(tokenHash: tokenHash, at: now)
-        try await audit(accountID, "reauth", "success-\(method)", origin)
+        try await audit(accountID, .reauth, .succeeded(via: method), origin)
     }
 
     public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws
     {
         try requireRecentAuthentication(auth)
-        try Self.validate(password: new, username: auth.account.username)
+        _ = try NewPassword(parsing: new, username: auth.account.username)
         // Not a sign-in: a password change resets no count (with the interval "never" it needs no recent
         // second factor, and would otherwise wipe a guesser's wrong codes).
-        try await checkPassword(current, auth, origin: origin, kind: "password-change")
+        try await checkPassword(current, auth, origin: origin, kind: .passwordChange)
         try await store.setPasswordHash(try await hashOffPool(new), accountID: auth.account.id)
         try await store.deleteSessions(accountID: auth.account.id, keeping: auth.session.tokenHash)
         endings.ended(.account(auth.account.id))
-        try await audit(auth.account.id, "password-change", "success", origin)
+        try await audit(auth.account.id, .passwordChange, .success, origin)
     }
 
     public static let reauthChoices = [0, 5, 10, 30, 60]
 
     public func updateSettings(_ auth: Authenticated, reauthMinutes: Int, origin: RequestOrigin) async throws {
         guard Self.reauthChoices.contains(reauthMinutes) else {
-            throw AccountError.invalidField(field: "reauthIntervalMinutes", reason: "one of 0 (never), 5, 10, 30, 60")
+            throw RequestError.invalidField(field: "reauthIntervalMinutes", reason: "one of 0 (never), 5, 10, 30, 60")
         }
         try requireRecentAuthentication(auth)
         try await store.setReauthMinutes(reauthMinutes, accountID: auth.account.id)
-        try await audit(auth.account.id, "settings-change", "success", origin)
+        try await audit(auth.account.id, .settingsChange, .success, origin)
     }
 
     public func auditEvents(_ auth: Authenticated, before: Int64?, limit: Int) async throws -> [AuditEvent] {
@@ -695,11 +672,14 @@ public final class AccountService: Sendable {
 
     // MARK: Helpers
 
-    func audit(_ accountID: String, _ kind: String, _ outcome: String, _ origin: RequestOrigin) async throws {
+    /// The account with this ID, for the features built on accounts (nil: none).
+    func account(id: String) async throws -> AccountRecord? { try await store.account(id: id) }
+
+    func audit(_ accountID: String, _ kind: AuditKind, _ outcome: AuditOutcome, _ origin: RequestOrigin) async throws {
         try await store.record(
             accountID: accountID,
-            kind: kind,
-            outcome: outcome,
+            kind: kind.rawValue,
+            outcome: outcome.text,
             address: origin.address,
             userAgent: origin.userAgent,
             at: clock.now()
@@ -720,7 +700,7 @@ public final class AccountService: Sendable {
             n += 1
             return true
         }
-        guard admitted else { throw AccountError.serverBusy }
+        guard admitted else { throw RequestError.serverBusy }
         defer { queued.withLock { $0 -= 1 } }
         let queue = Self.hashQueues[
             nextQueue.withLock { i in

@@ -38,7 +38,7 @@ public enum SignInOutcome: Equatable, Sendable {
 
 /// The storage the account service needs, and nothing more. `SQLAccountStore` implements it on SQLite
 /// and PostgreSQL; each method is atomic.
-public protocol AccountStore: Sendable {
+public protocol AccountStore: ServerSecretStore {
     /// Inserts the account and clears any lockout state left under its username. Throws
     /// `AccountError.usernameTaken` when the username exists.
     func createAccount(_ account: AccountRecord) async throws
@@ -93,6 +93,4 @@ public protocol AccountStore: Sendable {
 
     /// Records a captcha challenge as used; false when it already was.
     func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool
-    /// A named random secret shared by every node, created on first use.
-    func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8]
 }

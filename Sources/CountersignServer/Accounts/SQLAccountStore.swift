@@ -283,18 +283,7 @@ public struct SQLAccountStore: AccountStore {
     }
 
     public func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8] {
-        let fresh = Data(create()).base64EncodedString()
-        try await sql.raw(
-            "INSERT INTO server_secrets (name, value) VALUES (\(bind: name), \(bind: fresh)) ON CONFLICT (name) DO NOTHING"
-        ).run()
-        guard let row = try await sql.raw("SELECT value FROM server_secrets WHERE name = \(bind: name)").first(),
-            let value = Data(base64Encoded: try row.decode(column: "value", as: String.self))
-        else {
-            throw ConfigurationError(
-                "the server secret \(name) in the database is not base64; restore it from a backup"
-            )
-        }
-        return Array(value)
+        try await sql.serverSecret(name: name, create: create)
     }
 }
 

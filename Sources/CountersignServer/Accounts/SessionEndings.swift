@@ -27,25 +27,3 @@ public final class SessionEndings: Sendable {
         for observer in observers.withLock({ $0 }) { observer(ending) }
     }
 }
-
-/// The second-factor step of sign-in, set by the MFA service: after a correct password, it either lets
-/// the session start (nil) or opens a transaction the client must finish.
-final class SecondFactorGate: Sendable {
-    /// The account, who asks, when, for a re-authentication the session's token hash (nil: a sign-in), and
-    /// whether pushes are wanted (false: the client will give a code).
-    typealias Begin = @Sendable (AccountRecord, RequestOrigin, Date, String?, Bool) async throws -> MFARequired?
-    private let handler = CallbackSlot<Begin>()
-
-    func set(_ begin: @escaping Begin) { handler.set(begin) }
-
-    func begin(
-        _ account: AccountRecord,
-        _ origin: RequestOrigin,
-        _ now: Date,
-        reauthenticating session: String? = nil,
-        offerPush: Bool = true
-    ) async throws -> MFARequired? {
-        guard let begin = handler.current else { return nil }
-        return try await begin(account, origin, now, session, offerPush)
-    }
-}

@@ -70,7 +70,7 @@ public final class DeviceService: Sendable {
 
     public func registrationChallenge(_ auth: Authenticated) async throws -> DeviceChallenge {
         if let wait = registrationChallenges.take("account " + auth.account.id, now: clock.now()) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
         return try await challenge(kind: Self.registerKind, subject: auth.account.id)
     }
@@ -79,21 +79,11 @@ public final class DeviceService: Sendable {
         do {
             return try PublicKey(spki: value.bytes)
         } catch {
-            throw AccountError.invalidField(
+            throw RequestError.invalidField(
                 field: field,
                 reason: "a P-256 public key as SPKI DER in unpadded base64url (\(error))"
             )
         }
-    }
-
-    static func validName(_ raw: String) throws -> String {
-        let s = raw.trimmingCharacters(in: .whitespaces)
-        guard (1...64).contains(s.unicodeScalars.count),
-            !s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else {
-            throw AccountError.invalidField(field: "name", reason: "1 to 64 characters, no control characters")
-        }
-        return s
     }
 
     public func register(
@@ -102,7 +92,7 @@ public final class DeviceService: Sendable {
         origin: RequestOrigin
     ) async throws -> DeviceRecord {
         try accounts.requireRecentAuthentication(auth)
-        let name = try Self.validName(request.name)
+        let name = try DeviceName(parsing: request.name).text
         let signing = try Self.publicKey("signingKey", request.signingKey)
         let encryption = try Self.publicKey("encryptionKey", request.encryptionKey)
         // Spent before the signature is checked: a challenge buys one attempt, right or wrong.
@@ -114,7 +104,7 @@ public final class DeviceService: Sendable {
             encryptionKey: encryption
         )
         guard signing.isValidSignature(request.signature.bytes, for: message) else {
-            try await accounts.audit(auth.account.id, "device-register", "bad-signature", origin)
+            try await accounts.audit(auth.account.id, .deviceRegister, .badSignature, origin)
             throw DeviceError.badSignature(
                 "the signature does not verify with signingKey over the registration message (docs/SPEC.md §4e)"
             )
@@ -140,9 +130,9 @@ public final class DeviceService: Sendable {
             throw DeviceError.keyInUse(
                 "a key of this device is already registered; make new keys (countersign device init)"
             )
-        case .notFound, .changed: throw AccountError.unauthenticated
+        case .notFound, .changed: throw RequestError.unauthenticated
         }
-        try await accounts.audit(auth.account.id, "device-register", "success", origin)
+        try await accounts.audit(auth.account.id, .deviceRegister, .success, origin)
         return device
     }
 
@@ -172,7 +162,7 @@ public final class DeviceService: Sendable {
         case .done: return device
         case .limitReached: throw DeviceError.deviceLimit(config.maxDevicesPerAccount)
         case .keyInUse: throw DeviceError.keyInUse("a key of this device is already registered; make new keys")
-        case .notFound, .changed: throw AccountError.unauthenticated
+        case .notFound, .changed: throw RequestError.unauthenticated
         }
     }
 
@@ -195,9 +185,9 @@ public final class DeviceService: Sendable {
     // MARK: Device sessions
 
     public func sessionChallenge(deviceID: String, origin: RequestOrigin) async throws -> DeviceChallenge {
-        if let wait = nonces.take(origin.address, now: clock.now()) { throw AccountError.rateLimited(retryAfter: wait) }
+        if let wait = nonces.take(origin.address, now: clock.now()) { throw RequestError.rateLimited(retryAfter: wait) }
         guard deviceID.utf8.count <= 64 else {
-            throw AccountError.invalidField(field: "deviceId", reason: "a device ID from POST /v1/devices")
+            throw RequestError.invalidField(field: "deviceId", reason: "a device ID from POST /v1/devices")
         }
         // Issued for any ID: whether a device exists is only learnt by proving its key.
         return try await challenge(kind: Self.sessionKind, subject: deviceID)
@@ -242,7 +232,7 @@ public final class DeviceService: Sendable {
             throw refused
         }
         try await store.touchDevice(id: device.id, at: now)
-        try await accounts.audit(account.id, "device-session", "success", origin)
+        try await accounts.audit(account.id, .deviceSession, .success, origin)
         return (token, session, device, account)
     }
 
@@ -316,11 +306,11 @@ public final class DeviceService: Sendable {
         name raw: String,
         origin: RequestOrigin
     ) async throws -> DeviceRecord {
-        let name = try Self.validName(raw)
+        let name = try DeviceName(parsing: raw).text
         guard try await store.rename(deviceID: deviceID, accountID: auth.account.id, name: name) == .done,
             let device = try await store.device(id: deviceID)
         else { throw DeviceError.notFound }
-        try await accounts.audit(auth.account.id, "device-rename", "success", origin)
+        try await accounts.audit(auth.account.id, .deviceRename, .success, origin)
         return device
     }
 
@@ -335,7 +325,7 @@ public final class DeviceService: Sendable {
             throw DeviceError.notFound
         }
         accounts.endings.ended(.device(deviceID))
-        try await accounts.audit(auth.account.id, "device-revoke", "success", origin)
+        try await accounts.audit(auth.account.id, .deviceRevoke, .success, origin)
     }
 
     public func rotate(
@@ -344,7 +334,7 @@ public final class DeviceService: Sendable {
         origin: RequestOrigin
     ) async throws -> DeviceRecord {
         if let wait = rotations.take("device " + auth.device.id, now: clock.now()) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
         let old = try PublicKey(spki: auth.device.signingKey)
         let signing = try Self.publicKey("signingKey", request.signingKey)
@@ -385,7 +375,7 @@ public final class DeviceService: Sendable {
         // One signal whatever the number of sessions.
         try await store.deleteDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash)
         accounts.endings.ended(.otherDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash))
-        try await accounts.audit(auth.account.id, "device-rotate", "success", origin)
+        try await accounts.audit(auth.account.id, .deviceRotate, .success, origin)
         guard let device = try await store.device(id: auth.device.id) else { throw DeviceError.notFound }
         return device
     }
@@ -393,7 +383,7 @@ public final class DeviceService: Sendable {
     // MARK: Directory
 
     public func directory(username raw: String) async throws -> (AccountRecord, [DeviceRecord], [KeyHistoryRecord]) {
-        guard let username = try? AccountService.validUsername(raw),
+        guard let username = (try? Username(parsing: raw))?.text,
             let account = try await accounts.store.account(username: username)
         else {
             throw DeviceError.notFound

@@ -72,18 +72,11 @@ extension Problem {
         )
     }
 
-    /// The one place domain errors become HTTP. `now` is the server's clock, for `Retry-After`.
+    /// Domain errors become HTTP here and in the inits below, one per error type. `now` is the server's
+    /// clock, for `Retry-After`.
     init(_ error: AccountError, now: Date) {
         let iso = ISO8601DateFormatter()
         switch error {
-        case .invalidField(let field, let reason):
-            self.init(
-                status: .unprocessableContent,
-                code: .invalidField,
-                title: "Invalid field",
-                detail: "\(field): \(reason)",
-                extra: ["field": .string(field)]
-            )
         case .usernameTaken:
             self.init(
                 status: .conflict,
@@ -146,22 +139,6 @@ extension Problem {
                 detail: "Other sign-ins for this username are being checked; retry in a second."
             )
             headers[.retryAfter] = "1"
-        case .rateLimited(let after):
-            self.init(
-                status: .tooManyRequests,
-                code: .rateLimited,
-                title: "Too many requests",
-                detail: "Too many attempts from your address; retry in \(Int(after.rounded(.up))) seconds."
-            )
-            headers[.retryAfter] = "\(max(1, Int(after.rounded(.up))))"
-        case .unauthenticated:
-            self.init(
-                status: .unauthorized,
-                code: .unauthenticated,
-                title: "Not signed in",
-                detail: "Send a valid session token as `Authorization: Bearer …`; sign in with POST /v1/sessions."
-            )
-            headers[.wwwAuthenticate] = "Bearer"
         case .reauthenticationRequired(let minutes):
             self.init(
                 status: .unauthorized,
@@ -178,6 +155,35 @@ extension Problem {
                 title: "Wrong password",
                 detail: "The current password is wrong."
             )
+        }
+    }
+
+    init(_ error: RequestError) {
+        switch error {
+        case .invalidField(let field, let reason):
+            self.init(
+                status: .unprocessableContent,
+                code: .invalidField,
+                title: "Invalid field",
+                detail: "\(field): \(reason)",
+                extra: ["field": .string(field)]
+            )
+        case .rateLimited(let after):
+            self.init(
+                status: .tooManyRequests,
+                code: .rateLimited,
+                title: "Too many requests",
+                detail: "Too many attempts from your address; retry in \(Int(after.rounded(.up))) seconds."
+            )
+            headers[.retryAfter] = "\(max(1, Int(after.rounded(.up))))"
+        case .unauthenticated:
+            self.init(
+                status: .unauthorized,
+                code: .unauthenticated,
+                title: "Not signed in",
+                detail: "Send a valid session token as `Authorization: Bearer …`; sign in with POST /v1/sessions."
+            )
+            headers[.wwwAuthenticate] = "Bearer"
         case .serverBusy:
             self.init(
                 status: .serviceUnavailable,

@@ -36,6 +36,8 @@ struct ProblemMiddleware: RouterMiddleware {
             throw p
         } catch let e as AccountError {
             throw Problem(e, now: clock.now())
+        } catch let e as RequestError {
+            throw Problem(e)
         } catch let e as DeviceError {
             throw Problem(e)
         } catch let e as MFAError {

@@ -35,6 +35,6 @@ extension MFAService {
             throw MFAError.notAnAuthenticator
         }
         accounts.endings.ended(.device(auth.device.id))
-        try await accounts.audit(auth.account.id, "mfa-unpair", "success", origin)
+        try await accounts.audit(auth.account.id, .mfaUnpair, .success, origin)
     }
 }

@@ -22,8 +22,8 @@ extension MFAService {
         ]
         try await accounts.audit(
             auth.account.id,
-            "mfa-totp",
-            "enroll-started",
+            .mfaTOTP,
+            .enrollStarted,
             RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
         )
         return TOTPEnrollment(secret: encoded, uri: c.string ?? "")
@@ -58,8 +58,8 @@ extension MFAService {
         case true?:
             try await accounts.audit(
                 auth.account.id,
-                "mfa-totp",
-                "enrolled",
+                .mfaTOTP,
+                .enrolled,
                 RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
             )
             return try await status(auth)
@@ -74,8 +74,8 @@ extension MFAService {
         try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: hashes)
         try await accounts.audit(
             auth.account.id,
-            "mfa-recovery-codes",
-            "generated",
+            .mfaRecoveryCodes,
+            .generated,
             RequestOrigin(address: auth.session.address, userAgent: auth.session.userAgent)
         )
         return RecoveryCodeList(codes: shown)
@@ -93,7 +93,7 @@ extension MFAService {
         }
         try await update(auth.account.id) { $0 = AccountState() }
         try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: [])
-        try await accounts.audit(auth.account.id, "mfa", "disabled", origin)
+        try await accounts.audit(auth.account.id, .mfa, .disabled, origin)
     }
 
     // MARK: Authentication codes (QR sign-in)
@@ -111,14 +111,14 @@ extension MFAService {
     ) async throws -> AuthCodeCreated {
         let now = clock.now()
         if let wait = authCodeRequests.take(origin.address, now: now) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
         let approval: AuthenticationCode.Approval
         switch request.userApproval ?? "REQUIRED" {
         case "REQUIRED": approval = .required
         case "NOT_REQUIRED":
             guard accounts.config.authCodesWithoutApproval else {
-                throw AccountError.invalidField(
+                throw RequestError.invalidField(
                     field: "userApproval",
                     reason: """
                         NOT_REQUIRED is not allowed on this server: every QR sign-in is approved on the authenticator \
@@ -127,7 +127,7 @@ extension MFAService {
                 )
             }
             approval = .notRequired
-        default: throw AccountError.invalidField(field: "userApproval", reason: "REQUIRED or NOT_REQUIRED")
+        default: throw RequestError.invalidField(field: "userApproval", reason: "REQUIRED or NOT_REQUIRED")
         }
         let text = HumanCode.generate(length: AuthenticationCode.length, random: random)
         let binding = "csb_" + Base64URL(random.bytes(32)).text
@@ -185,13 +185,13 @@ extension MFAService {
             if try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: version) {
                 return try await accounts.finishSecondFactor(
                     accountID: user,
-                    method: "auth-code",
+                    method: .authCode,
                     origin: origin,
                     passwordless: true
                 )
             }
         }
-        throw AccountError.serverBusy
+        throw RequestError.serverBusy
     }
 
     /// The authenticator side: claim (no `userId`), approve (with it) or deny a code.
@@ -220,7 +220,7 @@ extension MFAService {
                 case .claim: _ = try s.code.claim(device: auth.device.id, users: [auth.account.id], now: now)
                 case .approve:
                     guard let user = request.userId else {
-                        throw AccountError.invalidField(field: "userId", reason: "the user to sign in, from the claim")
+                        throw RequestError.invalidField(field: "userId", reason: "the user to sign in, from the claim")
                     }
                     _ = try s.code.approve(device: auth.device.id, user: user, now: now)
                 case .deny: _ = try s.code.deny(device: auth.device.id, now: now)
@@ -230,13 +230,13 @@ extension MFAService {
             }
             guard try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: row.version)
             else { continue }
-            let users = try await s.code.users.asyncMap { id in try await accounts.store.account(id: id) }.compactMap {
+            let users = try await s.code.users.asyncMap { id in try await accounts.account(id: id) }.compactMap {
                 $0
             }
             try await accounts.audit(
                 auth.account.id,
-                "auth-code",
-                "\(action)-\(s.code.status.rawValue.lowercased())",
+                .authCode,
+                .authenticationCode(action, s.code.status),
                 RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)")
             )
             return AuthenticationObject(
@@ -250,7 +250,7 @@ extension MFAService {
                 )
             )
         }
-        throw AccountError.serverBusy
+        throw RequestError.serverBusy
     }
 
     public enum AuthCodeAction: String, Sendable { case claim, approve, deny }

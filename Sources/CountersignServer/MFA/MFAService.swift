@@ -51,24 +51,15 @@ public final class MFAService: Sendable {
         self.random = random
         self.publish = publish
         signer = try await ChallengeSigner(
-            privateScalar: try await accounts.store.serverSecret(name: "mfa-challenge-key") {
+            privateScalar: try await store.serverSecret(name: "mfa-challenge-key") {
                 Identity.generate().privateScalar
             }
         )
         issuer = "countersign:" + signer.kid
         box = SecretBox(
-            key: SymmetricKey(data: try await accounts.store.serverSecret(name: "mfa-secret-key") { random.bytes(32) })
+            key: SymmetricKey(data: try await store.serverSecret(name: "mfa-secret-key") { random.bytes(32) })
         )
-        recoveryKey = try await accounts.store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
-        accounts.secondFactor.set { [weak self] account, origin, now, session, offerPush in
-            try await self?.begin(
-                account: account,
-                origin: origin,
-                now: now,
-                reauthenticating: session,
-                offerPush: offerPush
-            )
-        }
+        recoveryKey = try await store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
     }
 
     /// A service with no push channel, for tools that fill a database before any server runs on it (the
@@ -119,7 +110,7 @@ public final class MFAService: Sendable {
                 return result
             }
         }
-        throw AccountError.serverBusy
+        throw RequestError.serverBusy
     }
 
     public func status(_ auth: Authenticated) async throws -> MFAStatus {
@@ -147,10 +138,10 @@ public final class MFAService: Sendable {
     public func updateSettings(_ auth: Authenticated, _ settings: MFASettings) async throws -> MFAStatus {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         guard let kind = NumberMatching.Kind(rawValue: settings.numberMatching) else {
-            throw AccountError.invalidField(field: "numberMatching", reason: "ENTER_MANUALLY or SELECT_NUMBER")
+            throw RequestError.invalidField(field: "numberMatching", reason: "ENTER_MANUALLY or SELECT_NUMBER")
         }
         guard settings.numberDigits == 2 || settings.numberDigits == 6 else {
-            throw AccountError.invalidField(field: "numberDigits", reason: "2 or 6")
+            throw RequestError.invalidField(field: "numberDigits", reason: "2 or 6")
         }
         try await update(auth.account.id) {
             $0.matching = kind
@@ -158,8 +149,8 @@ public final class MFAService: Sendable {
         }
         try await accounts.audit(
             auth.account.id,
-            "mfa-settings",
-            "\(kind.rawValue)-\(settings.numberDigits)",
+            .mfaSettings,
+            .numberMatching(kind, digits: settings.numberDigits),
             origin(auth)
         )
         return try await status(auth)
@@ -186,7 +177,7 @@ public final class MFAService: Sendable {
         else {
             throw MFAError.tooManyPairingKeys
         }
-        try await accounts.audit(auth.account.id, "mfa-pairing-key", "created", origin(auth))
+        try await accounts.audit(auth.account.id, .mfaPairingKey, .created, origin(auth))
         return PairingKeyResponse(
             key: text,
             uri: Self.uri("pair", ["key": text, "server": server]),
@@ -205,9 +196,9 @@ public final class MFAService: Sendable {
     public func pair(_ request: PairingRequest, origin: RequestOrigin) async throws -> PairingInfo {
         let now = clock.now()
         if let wait = pairingAttempts.take(origin.address, now: now) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
-        let name = try DeviceService.validName(request.name)
+        let name = try DeviceName(parsing: request.name).text
         let signing = try DeviceService.publicKey("signingKey", request.signingKey)
         let encryption = try DeviceService.publicKey("encryptionKey", request.encryptionKey)
         // Spent before the signature is checked, and one answer for wrong, used and expired.
@@ -220,12 +211,12 @@ public final class MFAService: Sendable {
                 for: DeviceProof.pairingMessage(pairingKey: key, signingKey: signing, encryptionKey: encryption)
             )
         else {
-            try await accounts.audit(accountID, "mfa-pair", "bad-signature", origin)
+            try await accounts.audit(accountID, .mfaPair, .badSignature, origin)
             throw DeviceError.badSignature(
                 "the signature does not verify with signingKey over the pairing message (docs/SPEC.md §4h)"
             )
         }
-        guard let account = try await accounts.store.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
+        guard let account = try await accounts.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
         let device = try await devices.addAuthenticator(
             accountID: accountID,
             name: name,
@@ -251,7 +242,7 @@ public final class MFAService: Sendable {
             to: [encryption],
             created: now
         )
-        try await accounts.audit(accountID, "mfa-pair", "success", origin)
+        try await accounts.audit(accountID, .mfaPair, .success, origin)
         return PairingInfo(
             authenticators: [
                 .init(type: "push", status: "COMPLETED"), .init(type: "oneTimePasscode", status: "COMPLETED"),
@@ -284,14 +275,30 @@ public final class MFAService: Sendable {
         var passwordTag: String?
     }
 
-    /// Called by sign-in and re-authentication after a correct password: nil when the account has no
-    /// second factor. `offerPush: false` (the client will give a code): no push is sent or counted.
-    func begin(
+    /// Asked by the sign-in and re-authentication routes after a correct password: the transaction of
+    /// the second factor to finish, or nil when the account has none. `offerPush: false` (the client will
+    /// give a code): no push is sent or counted.
+    public func secondFactor(
+        after verified: AccountService.VerifiedPassword,
+        offerPush: Bool = true
+    ) async throws -> MFARequired? {
+        var session: String?
+        if case .reauthentication(let tokenHash) = verified.purpose { session = tokenHash }
+        return try await begin(
+            account: verified.account,
+            origin: verified.origin,
+            now: verified.at,
+            reauthenticating: session,
+            offerPush: offerPush
+        )
+    }
+
+    private func begin(
         account: AccountRecord,
         origin: RequestOrigin,
         now: Date,
-        reauthenticating session: String? = nil,
-        offerPush: Bool = true
+        reauthenticating session: String?,
+        offerPush: Bool
     ) async throws -> MFARequired? {
         let authenticators = try await store.authenticators(accountID: account.id)
         let (s, _) = try await state(account.id)
@@ -423,7 +430,7 @@ public final class MFAService: Sendable {
                 return (s, outcome)
             }
         }
-        throw AccountError.serverBusy
+        throw RequestError.serverBusy
     }
 
     private func transition(
@@ -476,7 +483,7 @@ public final class MFAService: Sendable {
             if valid { s.viaPush = false }
             return s.tx.code(valid: valid, exhausted: exhausted, now: now)
         }
-        try await settle(s, outcome, origin: origin, method: kind == .totp ? "totp" : "recovery-code")
+        try await settle(s, outcome, origin: origin, method: kind == .totp ? .totp : .recoveryCode)
         return view(s, now: now)
     }
 
@@ -517,26 +524,26 @@ public final class MFAService: Sendable {
         _ s: Stored,
         _ outcome: MFATransaction.Outcome,
         origin: RequestOrigin,
-        method: String
+        method: SecondFactorMethod
     ) async throws {
         switch outcome {
         case .completed:
             try await update(s.tx.accountID) { $0.fatigue.finished(outcome, viaPush: s.viaPush, now: clock.now()) }
-            try await accounts.audit(s.tx.accountID, "mfa", "approved-\(method)", origin)
+            try await accounts.audit(s.tx.accountID, .mfa, .approved(via: method), origin)
         case .failed(let why):
             try await update(s.tx.accountID) { $0.fatigue.finished(outcome, viaPush: s.viaPush, now: clock.now()) }
             if why == .tooManyCodes {
                 // Each wrong code was counted as it was checked.
-                try await accounts.audit(s.tx.accountID, "sign-in", "second-factor-\(why.rawValue)", origin)
+                try await accounts.audit(s.tx.accountID, .signIn, .secondFactorFailed(why), origin)
             } else {
                 try await accounts.countSecondFactorFailure(
                     accountID: s.tx.accountID,
-                    outcome: "second-factor-\(why.rawValue)",
+                    outcome: .secondFactorFailed(why),
                     origin: origin
                 )
             }
         case .stillOpen:
-            try await accounts.audit(s.tx.accountID, "mfa", "wrong-\(method)", origin)
+            try await accounts.audit(s.tx.accountID, .mfa, .wrongCode(via: method), origin)
         case .refused:
             break
         }
@@ -573,7 +580,7 @@ public final class MFAService: Sendable {
             try await accounts.finishReauthentication(
                 tokenHash: session,
                 accountID: s.tx.accountID,
-                method: s.viaPush ? "push" : "code",
+                method: s.viaPush ? .push : .code,
                 passwordTag: s.passwordTag,
                 origin: origin
             )
@@ -582,7 +589,7 @@ public final class MFAService: Sendable {
         return .session(
             try await accounts.finishSecondFactor(
                 accountID: s.tx.accountID,
-                method: s.viaPush ? "push" : "code",
+                method: s.viaPush ? .push : .code,
                 passwordTag: s.passwordTag,
                 origin: origin
             )
@@ -619,14 +626,14 @@ public final class MFAService: Sendable {
         guard claims.iss == auth.device.id, claims.aud == issuer, ["APPROVE", "DENY"].contains(claims.decision),
             let nonce = Base64URL(text: claims.nonce)
         else {
-            throw AccountError.invalidField(
+            throw RequestError.invalidField(
                 field: "jwt",
                 reason: "iss must be this device, aud the challenge's iss, decision APPROVE or DENY"
             )
         }
         // An answer is made for one challenge, within its minute: one made long before or after is stale.
         guard abs(Double(claims.iat) - now.timeIntervalSince1970) <= 300 else {
-            throw AccountError.invalidField(field: "jwt", reason: "iat is more than 5 minutes from the server's clock")
+            throw RequestError.invalidField(field: "jwt", reason: "iat is more than 5 minutes from the server's clock")
         }
         // The transaction's binding is not the device's to know: it is looked up by id, and only this
         // account's transactions that challenged this very device (the nonce) accept the answer.
@@ -650,7 +657,7 @@ public final class MFAService: Sendable {
             return o
         }
         if case .refused(let why) = outcome { throw MFAError.answerRefused(why.rawValue) }
-        try await settle(s, outcome, origin: origin, method: "push")
+        try await settle(s, outcome, origin: origin, method: .push)
         return PushAnswerResult(status: s.tx.status(at: now).rawValue)
     }
 
@@ -659,8 +666,8 @@ public final class MFAService: Sendable {
         try await store.setPushAllowed(deviceID: auth.device.id, allowed)
         try await accounts.audit(
             auth.account.id,
-            "mfa-push",
-            allowed ? "allowed" : "disallowed",
+            .mfaPush,
+            allowed ? .allowed : .disallowed,
             RequestOrigin(address: "", userAgent: "authenticator \(auth.device.id)")
         )
         return PushPermission(allowed: allowed)
@@ -670,10 +677,10 @@ public final class MFAService: Sendable {
     public func uploadLogs(_ auth: DeviceAuthenticated, text: String) async throws -> LogReceipt {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         guard text.utf8.count <= 256 * 1024 else {
-            throw AccountError.invalidField(field: "text", reason: "at most 256 KiB")
+            throw RequestError.invalidField(field: "text", reason: "at most 256 KiB")
         }
         if let wait = logUploads.take("device " + auth.device.id, now: clock.now()) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
         let id = HumanCode.generate(length: 10, random: random)
         try await store.addLog(

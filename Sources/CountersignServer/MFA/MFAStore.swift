@@ -12,7 +12,7 @@ public struct AuthenticatorRecord: Equatable, Sendable {
 
 /// The storage of multi-factor sign-in. `SQLMFAStore` implements it. Versioned values (account state,
 /// transactions, authentication codes) change only by compare-and-set on their version.
-public protocol MFAStore: Sendable {
+public protocol MFAStore: ServerSecretStore {
     func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)?
     /// Writes when the stored version is `expected` (nil: no row yet); false when someone else wrote first.
     func saveAccountState(_ accountID: String, state: Data, expected: Int64?) async throws -> Bool

@@ -11,6 +11,10 @@ public struct SQLMFAStore: MFAStore {
 
     private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 
+    public func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8] {
+        try await sql.serverSecret(name: name, create: create)
+    }
+
     public func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)? {
         try await sql.raw("SELECT state, version FROM mfa_accounts WHERE account_id = \(bind: accountID)").first().map {
             (

@@ -67,25 +67,25 @@ public final class MessageService: Sendable {
     public func check(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) throws -> CheckedSend {
         let delay = request.deliverAfter ?? 0
         guard (0...Self.maxDeliverAfter).contains(delay) else {
-            throw AccountError.invalidField(
+            throw RequestError.invalidField(
                 field: "deliverAfter",
                 reason: "0 to \(Self.maxDeliverAfter) seconds (30 days)"
             )
         }
         // Bounded before any per-name work: a body may hold a very long list.
         guard (1...Self.maxRecipients).contains(request.to.count) else {
-            throw AccountError.invalidField(field: "to", reason: "1 to \(Self.maxRecipients) usernames")
+            throw RequestError.invalidField(field: "to", reason: "1 to \(Self.maxRecipients) usernames")
         }
         var names: [String] = []
         var seen = Set<String>()
         for raw in request.to {
-            guard let name = try? AccountService.validUsername(raw) else {
-                throw AccountError.invalidField(field: "to", reason: "usernames; \"\(raw.prefix(40))\" is not one")
+            guard let name = (try? Username(parsing: raw))?.text else {
+                throw RequestError.invalidField(field: "to", reason: "usernames; \"\(raw.prefix(40))\" is not one")
             }
             if seen.insert(name).inserted { names.append(name) }
         }
         guard !names.isEmpty else {
-            throw AccountError.invalidField(field: "to", reason: "1 to \(Self.maxRecipients) usernames")
+            throw RequestError.invalidField(field: "to", reason: "1 to \(Self.maxRecipients) usernames")
         }
         let bytes = request.envelope.bytes
         guard bytes.count <= MessageEnvelope.maxSize else {
@@ -257,7 +257,7 @@ public final class MessageService: Sendable {
 
     public func acknowledge(_ auth: DeviceAuthenticated, seqs: [Int64]) async throws -> Int {
         guard seqs.count <= 1000 else {
-            throw AccountError.invalidField(field: "seqs", reason: "at most 1000 positions per request")
+            throw RequestError.invalidField(field: "seqs", reason: "at most 1000 positions per request")
         }
         return try await store.acknowledge(deviceID: auth.device.id, seqs: seqs)
     }

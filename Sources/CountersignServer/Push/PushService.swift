@@ -64,7 +64,7 @@ public final class PushService: Sendable {
     public func ticket(_ auth: DeviceAuthenticated) async throws -> PushTicket {
         // A reconnecting client needs one every few seconds at most; each is a row until it is used or purged.
         if let wait = tickets.take("device " + auth.device.id, now: clock.now()) {
-            throw AccountError.rateLimited(retryAfter: wait)
+            throw RequestError.rateLimited(retryAfter: wait)
         }
         let bytes = random.bytes(32)
         let ticket = "cst_" + Base64URL(bytes).description

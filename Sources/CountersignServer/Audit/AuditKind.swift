@@ -1,0 +1,24 @@
+/// What an audited event was: the `kind` of `AuditEvent` (docs/openapi.yaml lists them).
+enum AuditKind: String, Sendable {
+    case accountCreated = "account-created"
+    case signIn = "sign-in"
+    case signOut = "sign-out"
+    case signOutEverywhere = "sign-out-everywhere"
+    case reauth
+    case passwordChange = "password-change"
+    case settingsChange = "settings-change"
+    case deviceRegister = "device-register"
+    case deviceSession = "device-session"
+    case deviceRename = "device-rename"
+    case deviceRevoke = "device-revoke"
+    case deviceRotate = "device-rotate"
+    case mfa
+    case mfaSettings = "mfa-settings"
+    case mfaPairingKey = "mfa-pairing-key"
+    case mfaPair = "mfa-pair"
+    case mfaUnpair = "mfa-unpair"
+    case mfaTOTP = "mfa-totp"
+    case mfaRecoveryCodes = "mfa-recovery-codes"
+    case mfaPush = "mfa-push"
+    case authCode = "auth-code"
+}
