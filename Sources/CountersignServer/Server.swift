@@ -67,14 +67,35 @@ public enum CountersignServer {
             random: service.random
         )
         DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
-        let messages = MessageService(store: database.messageStore, accounts: service, config: config, clock: clock)
-        var bus: (@Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus)?
+        // The push channel's signals: messages and MFA publish, this node's connections (the hub) receive.
+        let hub = PushHub()
+        let deliver: @Sendable (PushSignal) -> Void = { hub.apply($0) }
+        let bus: any PushBus
         if case .postgres(let url) = database.location, let sql = database.database as? any SQLDatabase {
-            let node = UUID().uuidString
-            bus = { deliver in
-                PostgresPushBus(url: url, database: sql, node: node, logger: logger, deliverLocal: deliver)
-            }
+            bus = PostgresPushBus(
+                url: url,
+                database: sql,
+                node: UUID().uuidString,
+                logger: logger,
+                deliverLocal: deliver
+            )
+        } else {
+            bus = LocalPushBus(deliver: deliver)
         }
+        let messages = MessageService(
+            store: database.messageStore,
+            accounts: service,
+            config: config,
+            clock: clock,
+            onDue: { accounts in bus.publish(.due(accounts: accounts)) }
+        )
+        let mfa = try await MFAService(
+            store: SQLMFAStore(database: database.database),
+            accounts: service,
+            devices: devices,
+            clock: clock,
+            random: service.random
+        ) { signal in bus.publish(signal) }
         let push = PushService(
             store: SQLPushStore(database: database.database),
             devices: devices,
@@ -82,18 +103,12 @@ public enum CountersignServer {
             clock: clock,
             random: service.random,
             logger: logger,
-            bus: bus
+            hub: hub,
+            bus: bus,
+            pendingChallenges: { device in try await mfa.pendingChallenges(deviceID: device) }
         )
         MessageRoutes(devices: devices, messages: messages, push: push).register(on: router)
         PushRoutes(devices: devices, push: push).register(on: router)
-        let mfa = try await MFAService(
-            store: SQLMFAStore(database: database.database),
-            accounts: service,
-            devices: devices,
-            clock: clock,
-            random: service.random
-        ) { [bus = push.bus] signal in bus.publish(signal) }
-        push.setChallengeSource { [weak mfa] device in try await mfa?.pendingChallenges(deviceID: device) ?? [] }
         AccountRoutes(service: service, mfa: mfa, maxBody: config.maxBodyBytes).register(on: router)
         MFARoutes(
             accounts: service,

@@ -423,11 +423,11 @@ import FoundationNetworking
         let revokedAt = Date()
         try await bob.sdk.revokeDevice(id: phone.id)
         #expect(
-            await phoneEvents.wait(5) { phoneEvents.failure.withLock { $0 } as? ClientError == .pushEnded(.revoked) }
+            await phoneEvents.wait(30) { phoneEvents.failure.withLock { $0 } as? ClientError == .pushEnded(.revoked) }
         )
         // At once, not at the next periodic session check (every 300 s); the bound leaves room for a loaded
-        // CI machine (2.3 to 2.5 s seen there, with the revocation request itself included).
-        #expect(Date().timeIntervalSince(revokedAt) < 5, "at once, not at the next periodic check")
+        // machine (2.3 to 2.5 s seen on CI, 6.3 s with three suites and a release build running at once).
+        #expect(Date().timeIntervalSince(revokedAt) < 30, "at once, not at the next periodic check")
 
         // Sign-out everywhere ends the first device's session: its connection closes too.
         try await bob.sdk.signOutEverywhere()

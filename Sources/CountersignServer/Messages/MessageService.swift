@@ -16,18 +16,21 @@ public final class MessageService: Sendable {
     let sends: AddressThrottle?
     let quota: MessageQuota
 
-    private let dueHandler = CallbackSlot<@Sendable ([String]) -> Void>()
     /// Called with the accounts whose devices have a new entry due now (the push channel's wake-up).
-    var onDue: (@Sendable ([String]) -> Void)? {
-        get { dueHandler.current }
-        set { dueHandler.set(newValue) }
-    }
+    let onDue: @Sendable ([String]) -> Void
 
     public static let maxDeliverAfter = 30 * 86_400
     public static let maxRecipients = 64
 
-    public init(store: any MessageStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock) {
+    public init(
+        store: any MessageStore,
+        accounts: AccountService,
+        config: ServerConfiguration,
+        clock: any WallClock,
+        onDue: @escaping @Sendable ([String]) -> Void = { _ in }
+    ) {
         self.store = store
+        self.onDue = onDue
         self.accounts = accounts
         self.config = config
         self.clock = clock
@@ -177,7 +180,7 @@ public final class MessageService: Sendable {
         switch outcome {
         case .stored(let n, let accounts):
             // Due now: wake the devices of every account involved (delayed ones are the scheduler's).
-            if record.deliverAt <= record.acceptedAt { onDue?(accounts) }
+            if record.deliverAt <= record.acceptedAt { onDue(accounts) }
             return (
                 SentMessage(
                     id: record.id,

@@ -14,20 +14,12 @@ public final class PushService: Sendable {
     let clock: any WallClock
     let random: any RandomSource
     let logger: Logger
-    let hub = PushHub()
-    /// Set once at start: in-process on SQLite, NOTIFY/LISTEN on PostgreSQL.
+    /// This node's connections, which the bus delivers to.
+    let hub: PushHub
+    /// In-process on SQLite, NOTIFY/LISTEN on PostgreSQL.
     let bus: any PushBus
-    /// A device's pending MFA challenges (set by the MFA service once it exists).
-    private let challengeSource = CallbackSlot<@Sendable (String) async throws -> [String]>()
-
-    func setChallengeSource(_ source: @escaping @Sendable (String) async throws -> [String]) {
-        challengeSource.set(source)
-    }
-
-    func pendingChallenges(deviceID: String) async throws -> [String] {
-        guard let source = challengeSource.current else { return [] }
-        return try await source(deviceID)
-    }
+    /// A device's pending MFA challenges, sent when it connects.
+    let pendingChallenges: @Sendable (_ deviceID: String) async throws -> [String]
 
     static let ticketLifetime: TimeInterval = 60
     /// Tickets per device: 30 a minute.
@@ -46,7 +38,9 @@ public final class PushService: Sendable {
         clock: any WallClock,
         random: any RandomSource,
         logger: Logger,
-        bus: (@Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus)?
+        hub: PushHub,
+        bus: any PushBus,
+        pendingChallenges: @escaping @Sendable (_ deviceID: String) async throws -> [String]
     ) {
         self.store = store
         self.devices = devices
@@ -54,11 +48,10 @@ public final class PushService: Sendable {
         self.clock = clock
         self.random = random
         self.logger = logger
-        let hub = self.hub
-        let deliver: @Sendable (PushSignal) -> Void = { hub.apply($0) }
-        self.bus = bus?(deliver) ?? LocalPushBus(deliver: deliver)
-        devices.accounts.endings.observe { [bus = self.bus] ending in bus.publish(.ended(ending)) }
-        messages.onDue = { [bus = self.bus] accounts in bus.publish(.due(accounts: accounts)) }
+        self.hub = hub
+        self.bus = bus
+        self.pendingChallenges = pendingChallenges
+        devices.accounts.endings.observe { ending in bus.publish(.ended(ending)) }
     }
 
     public func ticket(_ auth: DeviceAuthenticated) async throws -> PushTicket {

@@ -316,7 +316,7 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         let me = NIOLoopBound(self, eventLoop: loop)
         let service = self.service
         Task {
-            guard let jwts = try? await service.pendingChallenges(deviceID: connection.deviceID), !jwts.isEmpty else {
+            guard let jwts = try? await service.pendingChallenges(connection.deviceID), !jwts.isEmpty else {
                 return
             }
             loop.execute {
