@@ -180,7 +180,7 @@ struct SendCommand: AsyncParsableCommand {
         guard myKeyID == context.device.keyID else {
             throw CLIError.io("\(context.device.keyPath) does not hold the key its name says")
         }
-        var book = try ContactBook.load()
+        var book = try Pins.book()
         var firstContacts: [String: [PinnedDevice]] = [:]
         if recipients.contains(context.username.lowercased()) {
             // Allowed: a note to yourself. Every message goes to the sender's own devices anyway; naming
@@ -202,7 +202,7 @@ struct SendCommand: AsyncParsableCommand {
                     deliverAfter: try after.map(Self.seconds),
                     now: now,
                     check: {
-                        try ContactBook.checkBeforeSending(
+                        try Pins.checkBeforeSending(
                             &book,
                             $0,
                             me: context.device,
@@ -247,7 +247,7 @@ struct SendCommand: AsyncParsableCommand {
                 )
             }
         }
-        try ContactBook.save(book)
+        try book.save()
         // Recorded as sent now; the copy the server queues for this device brings the envelope. (The SDK
         // checked that the ID is the envelope's; it names a file.)
         guard StoredMessage.isID(sent.id) else {
@@ -520,7 +520,7 @@ struct ReadCommand: AsyncParsableCommand {
         let senderKey: PublicKey
         let signerDevice: String
         let retiredAt: Date?
-        var pinsToSave: KeyPins?
+        var pinsToSave: ContactBook<ConfigDirectory>?
         let ownKeyFiles = [context.device.keyFile] + context.device.oldKeyFiles
         if sender == me, let ownPath = Keyring.path(keyID: envelope.senderKeyID),
             ownKeyFiles.contains(where: { PrivateFiles.config.appendingPathComponent($0).path == ownPath })
@@ -533,7 +533,7 @@ struct ReadCommand: AsyncParsableCommand {
         } else {
             // Only keys pinned for the sender count (KeyPins.signer): the server's directory is asked to
             // pin a first contact and to follow rotations the pinned keys signed, never to vouch for a key.
-            var book = try ContactBook.load()
+            var book = try Pins.book()
             var directory: UserDirectory?
             if context.device.revokedAt != nil {
                 Terminal.warn("note: this device was revoked; checking against the keys pinned on this device")
@@ -571,13 +571,13 @@ struct ReadCommand: AsyncParsableCommand {
                 )
             } catch let e as PinError {
                 // Rotations followed before the refusal stay followed; a first contact is not pinned by a refusal.
-                if known { try? ContactBook.save(book) }
+                if known { try? book.save() }
                 throw CLIError.usage(
                     "REFUSED: message \(message.id) was not decrypted: \(Terminal.printable(e.description))"
                 )
             }
             pinsToSave = book
-            ContactBook.announce(signer.followed, of: sender)
+            Pins.announce(signer.followed, of: sender)
             if let first = signer.firstContact {
                 Terminal.warn(
                     "first message from \(sender): pinned \(first.count) device\(first.count == 1 ? "" : "s") (trust on first use): "
@@ -592,7 +592,7 @@ struct ReadCommand: AsyncParsableCommand {
         let identity = try context.identity(at: keyPath)
         let opened = try envelope.open(with: identity, from: senderKey) { if verbose { Terminal.warn($0.rawValue) } }
         // Pinned (a first contact included) only now that the signature held.
-        if let pinsToSave { try ContactBook.save(pinsToSave) }
+        if var pinsToSave { try pinsToSave.save() }
         if verbose {
             let retired = retiredAt.map { ", a key since retired \(PrivateFiles.date($0))" } ?? ""
             Terminal.warn("from: \(sender), device \(signerDevice), key \(opened.sender) (pinned)\(retired)")

@@ -117,7 +117,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     /// A device of this account by the name pinned for it, else its ID.
     static func deviceName(_ id: String) -> String {
-        let pins = try? ContactBook.load()
+        let pins = try? Pins.book()
         let name = pins?.contacts.values.lazy.flatMap(\.devices).first { $0.id == id }?.name
         return Terminal.printable(name ?? id)
     }
