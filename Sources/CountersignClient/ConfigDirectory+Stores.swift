@@ -14,3 +14,20 @@ extension ConfigDirectory: PinStore {
         }
     }
 }
+
+/// Messages in `messages/<id>.json`, each written whole.
+extension ConfigDirectory: MailboxStore {
+    public func messageURL(id: String) -> URL { messagesDirectory.appendingPathComponent("\(id).json") }
+
+    public func message(id: String) throws -> StoredMessage? {
+        try readJSON(StoredMessage.self, at: messageURL(id: id))
+    }
+
+    public func save(_ message: StoredMessage) throws { try writeJSON(message, to: messageURL(id: message.id)) }
+
+    public func messageIDs() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: messagesDirectory.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") && StoredMessage.isID(String($0.dropLast(5))) }
+            .map { String($0.dropLast(5)) }.sorted()
+    }
+}

@@ -85,3 +85,80 @@ enum Fixture {
         return UserDirectory(username: user, devices: [current], history: history)
     }
 }
+
+/// Messages kept in memory; `failSaves` makes every save throw, as a full disk would.
+final class MemoryMailboxStore: MailboxStore, @unchecked Sendable {
+    struct Full: Error {}
+    private let lock = NSLock()
+    private var messages: [String: StoredMessage] = [:]
+    var failSaves = false
+    /// Every save and acknowledgement, in order: "save ID", "ack 1,2".
+    var log: [String] = []
+
+    func message(id: String) throws -> StoredMessage? { lock.withLock { messages[id] } }
+
+    func save(_ message: StoredMessage) throws {
+        try lock.withLock {
+            if failSaves { throw Full() }
+            messages[message.id] = message
+            log.append("save \(message.id)")
+        }
+    }
+
+    func messageIDs() -> [String] { lock.withLock { messages.keys.sorted() } }
+
+    func record(_ line: String) { lock.withLock { log.append(line) } }
+}
+
+/// A relay's queue for one device: pages of `pageSize`, entries deleted once acknowledged.
+final class FakeQueue: @unchecked Sendable {
+    var entries: [QueuedMessage]
+    let pageSize: Int
+    var acknowledged: [Int64] = []
+
+    init(_ entries: [QueuedMessage], pageSize: Int = 2) {
+        self.entries = entries
+        self.pageSize = pageSize
+    }
+
+    func fetch(after cursor: Int64) -> MessagePage {
+        let due = entries.filter { $0.seq > cursor }.prefix(pageSize)
+        let more = entries.filter { $0.seq > cursor }.count > pageSize
+        return MessagePage(messages: Array(due), next: more ? due.last?.seq : nil)
+    }
+
+    func acknowledge(_ seqs: [Int64]) {
+        acknowledged += seqs
+        entries.removeAll { seqs.contains($0.seq) }
+    }
+}
+
+extension Fixture {
+    /// A queue entry carrying a real envelope from `sender` to `recipient`.
+    static func queued(
+        seq: Int64,
+        from sender: Identity = .generate(),
+        to recipient: Identity = .generate(),
+        direction: String = "incoming",
+        fromName: String = "bob",
+        created: Date = t0
+    ) throws -> QueuedMessage {
+        let envelope = try MessageEnvelope.seal(
+            Array("hello \(seq)".utf8),
+            from: sender,
+            to: [recipient.publicKey],
+            created: created
+        )
+        return QueuedMessage(
+            seq: seq,
+            id: Hex.encode(envelope.messageID),
+            direction: direction,
+            from: fromName,
+            fromDevice: "dev-1",
+            to: ["alice"],
+            envelope: Base64URL(envelope.bytes),
+            acceptedAt: created + 1,
+            deliverAt: created + 1
+        )
+    }
+}
