@@ -31,3 +31,34 @@ extension ConfigDirectory: MailboxStore {
             .map { String($0.dropLast(5)) }.sorted()
     }
 }
+
+/// This device in `device.json` and its session in `device-session.json`.
+extension ConfigDirectory: DeviceStateStore {
+    public func loadDevice() throws -> DeviceState? { try readJSON(DeviceState.self, at: deviceURL) }
+    public func saveDevice(_ device: DeviceState) throws { try writeJSON(device, to: deviceURL) }
+    public func removeDevice() { remove(deviceURL) }
+    public func loadDeviceSession() throws -> StoredDeviceSession? {
+        try readJSON(StoredDeviceSession.self, at: deviceSessionURL)
+    }
+    public func saveDeviceSession(_ session: StoredDeviceSession) throws {
+        try writeJSON(session, to: deviceSessionURL)
+    }
+    public func removeDeviceSession() { remove(deviceSessionURL) }
+}
+
+/// Key files in `keys/<key ID>.key`, 0600.
+extension ConfigDirectory: KeyringStore {
+    public func keyFilePath(keyID: String) -> String? {
+        // Only a key ID names a file here (never a path).
+        guard keyID.utf8.count == 32, Hex.decode(keyID) != nil else { return nil }
+        let path = keysDirectory.appendingPathComponent("\(keyID).key").path
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    public func storeKeyFile(_ pem: [UInt8], keyID: String) throws -> String {
+        let relative = Keyring<ConfigDirectory>.relativePath(keyID: keyID)
+        try makeDirectory(keysDirectory)
+        try write(pem, to: url.appendingPathComponent(relative), replace: false)
+        return relative
+    }
+}

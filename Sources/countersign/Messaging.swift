@@ -406,7 +406,7 @@ struct ReadCommand: AsyncParsableCommand {
         }
         let envelope = try MessageEnvelope(bytes: bytes)
         // The key this device had when the message was sealed: current or rotated away.
-        guard let keyPath = envelope.recipients.lazy.compactMap(Keyring.path(keyID:)).first else {
+        guard let keyPath = DeviceKeys.keyring.keyFilePath(forAnyOf: envelope.recipients) else {
             throw CLIError.usage(
                 """
                 message \(message.id) is not sealed to any key of this device (it is sealed to \
@@ -423,8 +423,8 @@ struct ReadCommand: AsyncParsableCommand {
         let signerDevice: String
         let retiredAt: Date?
         var pinsToSave: ContactBook<ConfigDirectory>?
-        let ownKeyFiles = [context.device.keyFile] + context.device.oldKeyFiles
-        if sender == me, let ownPath = Keyring.path(keyID: envelope.senderKeyID),
+        let ownKeyFiles = context.device.keyFiles
+        if sender == me, let ownPath = DeviceKeys.keyring.keyFilePath(for: envelope.senderKeyID),
             ownKeyFiles.contains(where: { PrivateFiles.config.appendingPathComponent($0).path == ownPath })
         {
             // Sent from this device (its current key or one it rotated away, as device.json lists them;
