@@ -154,6 +154,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The SDK's client-side rules (mailbox, pins, keyring, device state) over in-memory fakes of its
+        // storage protocols, and its directory store on real files.
+        .testTarget(name: "CountersignClientTests", dependencies: ["CountersignClient", "CountersignCrypto"]),
         .testTarget(
             name: "CountersignServerTests",
             dependencies: [

@@ -37,7 +37,7 @@ public struct RetiredPin: Codable, Equatable, Sendable {
 }
 
 /// One user's pinned devices (trust on first use), as first seen or last confirmed with `trust`.
-public struct PinnedContact: Codable, Sendable {
+public struct PinnedContact: Codable, Equatable, Sendable {
     public var username: String
     public var firstSeen: Date
     public var trustedAt: Date

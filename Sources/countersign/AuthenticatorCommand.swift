@@ -120,7 +120,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                 unchanged: "nothing was changed"
             )
             let identity = Identity.generate()
-            let keyFile = try Keyring.store(identity, passphrase: passphrase)
+            let keyFile = try DeviceKeys.keyring.store(identity, passphrase: passphrase)
             let authenticator: CountersignAuthenticator
             let info: PairingInfo
             do {

@@ -12,13 +12,11 @@ extension PinnedDevice {
     }
 }
 
-/// The device's pins (`contacts.json`): the SDK's `KeyPins` (trust on first use, signed rotations
-/// followed, messages verified only under pinned keys), kept in a file and worded for a terminal.
-enum ContactBook {
-    static func load() throws -> KeyPins {
-        try PrivateFiles.readJSON(KeyPins.self, at: PrivateFiles.contactsURL) ?? KeyPins()
-    }
-    static func save(_ pins: KeyPins) throws { try PrivateFiles.writeJSON(pins, to: PrivateFiles.contactsURL) }
+/// The device's pins (`contacts.json`) as the SDK's `ContactBook` keeps them (trust on first use, signed
+/// rotations followed, messages verified only under pinned keys), worded for a terminal.
+enum Pins {
+    /// The config directory's pins; `save()` keeps what this run changed, under the directory's lock.
+    static func book() throws -> ContactBook<ConfigDirectory> { try ContactBook(store: PrivateFiles.store) }
 
     /// The devices of `directory` to pin, as the SDK finds them, with CLI wording for a refusal.
     static func devices(of directory: UserDirectory, me: DeviceFile, myKeyID: String?) throws -> [PinnedDevice] {
@@ -82,7 +80,7 @@ enum ContactBook {
     /// `sendMessage`'s check on each directory: follows signed rotations, refuses other changes, and
     /// collects first contacts (pinned by the caller once the message is sent).
     static func checkBeforeSending(
-        _ book: inout KeyPins,
+        _ book: inout ContactBook<ConfigDirectory>,
         _ directory: UserDirectory,
         me: DeviceFile,
         myKeyID: String,
@@ -116,7 +114,7 @@ struct ContactsCommand: ParsableCommand {
     )
 
     func run() throws {
-        let book = try ContactBook.load()
+        let book = try Pins.book()
         if book.contacts.isEmpty {
             print("no contacts yet; the first message to someone pins their devices")
             return
@@ -152,11 +150,11 @@ struct TrustCommand: AsyncParsableCommand {
         let context = try DeviceContext(keyOptions: keyOptions)
         let name = user.lowercased()
         let directory = try await Directory.fetch(context, name)
-        var book = try ContactBook.load()
-        let devices = try ContactBook.devices(of: directory, me: context.device, myKeyID: context.device.keyID)
+        var book = try Pins.book()
+        let devices = try Pins.devices(of: directory, me: context.device, myKeyID: context.device.keyID)
         let old = book.contacts[name]?.devices
         book.pin(name, devices, now: Date())
-        try ContactBook.save(book)
+        try book.save()
         let count = devices.count == 1 ? "1 device" : "\(devices.count) devices"
         let whose = name == context.username.lowercased() ? "\(name) (your other devices)" : name
         guard let old else {
@@ -164,7 +162,7 @@ struct TrustCommand: AsyncParsableCommand {
             for d in devices { print("  \(d.label)") }
             return
         }
-        let changes = ContactBook.lines(KeyPins.changes(from: old, to: devices))
+        let changes = Pins.lines(KeyPins.changes(from: old, to: devices))
         print(changes.isEmpty ? "\(whose): \(count), unchanged" : "pinned \(whose): \(count)")
         for line in changes { print(line) }
     }
@@ -227,10 +225,10 @@ struct SafetyNumberCommand: AsyncParsableCommand {
             throw CLIError.usage("no safety number: \(error)")
         }
         print(SafetyNumber.display(digits))
-        let book = try ContactBook.load()
+        let book = try Pins.book()
         if them != me, let pinned = book.contacts[them] {
-            let current = try ContactBook.devices(of: theirs, me: context.device, myKeyID: nil)
-            let changes = ContactBook.lines(KeyPins.changes(from: pinned.devices, to: current))
+            let current = try Pins.devices(of: theirs, me: context.device, myKeyID: nil)
+            let changes = Pins.lines(KeyPins.changes(from: pinned.devices, to: current))
             if !changes.isEmpty {
                 Terminal.warn(
                     "note: \(them)'s devices differ from the ones you pinned:\n\(changes.joined(separator: "\n"))\nif the numbers match, run `countersign trust \(them)`"

@@ -145,9 +145,9 @@ struct DeviceCommand: AsyncParsableCommand {
                 Terminal.warn("note: this directory's device \(existing.deviceId) has been revoked; making a new one")
             }
             let deviceName = (name ?? DeviceContext.hostName()).trimmingCharacters(in: .whitespaces)
-            let passphrase = try Keyring.newPassphrase(file: passphraseFile, none: noPassphrase)
+            let passphrase = try DeviceKeys.newPassphrase(file: passphraseFile, none: noPassphrase)
             let identity = Identity.generate()
-            let keyFile = try Keyring.store(identity, passphrase: passphrase)
+            let keyFile = try DeviceKeys.keyring.store(identity, passphrase: passphrase)
             let device: Device
             do {
                 device = try await DeviceCommand.withReauthentication(client, session, reauth, what: "adding a device")
@@ -326,10 +326,8 @@ struct DeviceCommand: AsyncParsableCommand {
             let old = try context.currentIdentity()
             let passphrase = try context.currentPassphrase()
             let new = Identity.generate()
-            let newFile = try Keyring.store(new, passphrase: passphrase)
-            var pending = context.device
-            pending.pendingKeyFile = newFile
-            try context.saveDevice(pending)
+            let newFile = try DeviceKeys.keyring.store(new, passphrase: passphrase)
+            try context.saveDevice(context.device.beginningRotation(to: newFile))
             do {
                 _ = try await context.withSession {
                     try await context.client.rotateKeys(
@@ -343,17 +341,12 @@ struct DeviceCommand: AsyncParsableCommand {
                 // Refused: the old key stays current. (A lost answer leaves the new key pending; the next
                 // device session finds out which one the server has.)
                 if case ClientError.problem = error {
-                    var back = context.device
-                    back.pendingKeyFile = nil
-                    try? context.saveDevice(back)
+                    try? context.saveDevice(context.device.abandoningRotation())
                     PrivateFiles.remove(PrivateFiles.config.appendingPathComponent(newFile))
                 }
                 throw error
             }
-            var done = context.device
-            done.oldKeyFiles.append(done.keyFile)
-            done.keyFile = newFile
-            done.pendingKeyFile = nil
+            let done = context.device.finishingRotation(to: newFile)
             try context.saveDevice(done)
             print("rotated device \(done.deviceId): \(old.publicKey.fingerprint) -> \(new.publicKey.fingerprint)")
             print("the old key stays in \(PrivateFiles.keysDirectory.path) to open messages sealed to it")

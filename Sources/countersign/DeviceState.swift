@@ -6,25 +6,11 @@ import Foundation
 import Glibc
 #endif
 
-/// This config directory's device (`device.json`): which account and server it belongs to, its ID, and
-/// its key files, relative to the config directory.
-struct DeviceFile: Codable {
-    var server: String
-    var username: String
-    var deviceId: String
-    var name: String
-    /// The current key: `keys/<key ID in hex>.key`, one P-256 identity for signing and encryption.
-    var keyFile: String
-    /// Keys this device had before rotations, kept so that messages sealed to them still open.
-    var oldKeyFiles: [String]
-    /// Set while a rotation is in flight: the new key, which the server may already have accepted.
-    var pendingKeyFile: String?
-    var createdAt: Date
-    /// When this directory learnt that the server revoked the device. The file stays, so `read` still opens
-    /// the messages kept here with the keys it lists; nothing else runs with it.
-    var revokedAt: Date?
+/// This config directory's device (`device.json`): the SDK's `DeviceState`, kept by `ConfigDirectory`.
+typealias DeviceFile = DeviceState
 
-    static func load() throws -> DeviceFile? { try PrivateFiles.readJSON(DeviceFile.self, at: PrivateFiles.deviceURL) }
+extension DeviceState {
+    static func load() throws -> DeviceFile? { try PrivateFiles.store.loadDevice() }
 
     /// This directory's device for display and bookkeeping; nil when there is none or it cannot be read.
     static func loadQuietly() -> DeviceFile? {
@@ -56,62 +42,35 @@ struct DeviceFile: Codable {
         return device
     }
 
-    func save() throws { try PrivateFiles.writeJSON(self, to: PrivateFiles.deviceURL) }
+    func save() throws { try PrivateFiles.store.saveDevice(self) }
 
     /// Forgets the device here (before `device init` replaces a revoked one).
     static func remove() {
-        PrivateFiles.remove(PrivateFiles.deviceURL)
-        PrivateFiles.remove(PrivateFiles.deviceSessionURL)
+        PrivateFiles.store.removeDevice()
+        PrivateFiles.store.removeDeviceSession()
     }
 
     /// The server revoked this device: it can never open a session again. Its session file goes; device.json
     /// stays, marked, so the messages and keys kept here still open offline.
     func markRevoked(now: Date = Date()) {
-        var marked = self
-        marked.revokedAt = revokedAt ?? now
-        if (try? marked.save()) == nil { PrivateFiles.remove(PrivateFiles.deviceURL) }
-        PrivateFiles.remove(PrivateFiles.deviceSessionURL)
+        if (try? markedRevoked(now: now).save()) == nil { PrivateFiles.store.removeDevice() }
+        PrivateFiles.store.removeDeviceSession()
     }
 
     var keyPath: String { PrivateFiles.config.appendingPathComponent(keyFile).path }
-    /// The current key's ID in hex, from its file name (`keys/<key ID>.key`).
-    var keyID: String { String((keyFile as NSString).lastPathComponent.dropLast(4)) }
 }
 
-/// The device session (`device-session.json`, 0600): the bearer token message calls carry.
-struct DeviceSessionFile: Codable {
-    var deviceId: String
-    var token: String
-    var expiresAt: Date
+/// The device session (`device-session.json`, 0600): the SDK's `StoredDeviceSession`.
+typealias DeviceSessionFile = StoredDeviceSession
 
-    static func load() -> DeviceSessionFile? {
-        try? PrivateFiles.readJSON(DeviceSessionFile.self, at: PrivateFiles.deviceSessionURL)
-    }
-    func save() throws { try PrivateFiles.writeJSON(self, to: PrivateFiles.deviceSessionURL) }
+extension StoredDeviceSession {
+    static func load() -> DeviceSessionFile? { (try? PrivateFiles.store.loadDeviceSession()) ?? nil }
+    func save() throws { try PrivateFiles.store.saveDeviceSession(self) }
 }
 
-/// Key files in `<config>/keys/`, named by key ID (hex), so the key an envelope is sealed to is found
-/// without unlocking any other.
-enum Keyring {
-    static func relativePath(_ key: PublicKey) -> String { "keys/\(Hex.encode(key.fingerprint.bytes)).key" }
-
-    static func path(keyID: Fingerprint) -> String? {
-        let path = PrivateFiles.keysDirectory.appendingPathComponent("\(Hex.encode(keyID.bytes)).key").path
-        return FileManager.default.fileExists(atPath: path) ? path : nil
-    }
-
-    /// Writes a new identity's key file (never over an existing one) and returns its path relative to
-    /// the config directory.
-    static func store(_ identity: Identity, passphrase: [UInt8]?) throws -> String {
-        let relative = relativePath(identity.publicKey)
-        try PrivateFiles.directory(PrivateFiles.keysDirectory)
-        try PrivateFiles.write(
-            Array(try identity.pem(passphrase: passphrase).utf8),
-            to: PrivateFiles.config.appendingPathComponent(relative),
-            replace: false
-        )
-        return relative
-    }
+/// The config directory's keyring (`keys/<key ID>.key`): the SDK's `Keyring` over `ConfigDirectory`.
+enum DeviceKeys {
+    static var keyring: Keyring<ConfigDirectory> { Keyring(store: PrivateFiles.store) }
 
     /// A new key's passphrase: from --passphrase-file, none with --no-passphrase, else asked twice.
     static func newPassphrase(file: String?, none: Bool) throws -> [UInt8]? {
@@ -142,9 +101,7 @@ final class DeviceContext {
         guard let url = URL(string: device.server) else {
             throw CLIError.io("\(PrivateFiles.deviceURL.path) names no valid server")
         }
-        let session = DeviceSessionFile.load().flatMap {
-            $0.deviceId == device.deviceId && $0.expiresAt > Date() ? $0 : nil
-        }
+        let session = DeviceSessionFile.load().flatMap { $0.isUsable(by: device, now: Date()) ? $0 : nil }
         // The account session is optional here: a damaged session.json must not stop message commands.
         let account = ((try? SessionFile.load()) ?? nil).flatMap {
             $0.server == device.server && $0.username == device.username ? $0 : nil
@@ -203,7 +160,7 @@ final class DeviceContext {
 
     /// Opens a new device session with the current key (or, after an interrupted rotation, the new one).
     func renewSession() async throws {
-        let candidates = [device.keyFile] + (device.pendingKeyFile.map { [$0] } ?? [])
+        let candidates = device.sessionKeyFiles
         for (i, file) in candidates.enumerated() {
             let key = try identity(at: PrivateFiles.config.appendingPathComponent(file).path)
             let session: DeviceSession
@@ -225,11 +182,7 @@ final class DeviceContext {
             }
             if i > 0 {
                 // The server had taken the rotation before this device recorded it: finish recording it.
-                var updated = device
-                updated.oldKeyFiles.append(updated.keyFile)
-                updated.keyFile = file
-                updated.pendingKeyFile = nil
-                try saveDevice(updated)
+                try saveDevice(device.finishingRotation(to: file))
             }
             try DeviceSessionFile(deviceId: device.deviceId, token: session.token, expiresAt: session.expiresAt).save()
             return

@@ -7,64 +7,27 @@ import Foundation
 import Glibc
 #endif
 
-/// A message as this device keeps it (`messages/<id>.json`, 0600): the relay's metadata and the sealed
-/// envelope, never the plaintext. A message sent from this device is recorded at once without its
-/// envelope; the copy the server queues for this device fills it in.
-struct StoredMessage: Codable {
-    var id: String
-    var direction: String
-    var from: String
-    var fromDevice: String
-    var to: [String]
-    /// The envelope's `created` (the sender's clock, signed; checked when the message is read).
-    var sentAt: Date
-    var acceptedAt: Date
-    var deliverAt: Date
-    /// Unpadded base64url of the envelope's bytes.
-    var envelope: Base64URL?
-    var read: Bool
-    var readAt: Date?
+/// Stored messages as `messages/<id>.json` (0600) in the config directory keeps them (the SDK's
+/// `ConfigDirectory`), found and listed for the commands.
+extension StoredMessage {
+    static func url(_ id: String) -> URL { PrivateFiles.store.messageURL(id: id) }
 
-    var incoming: Bool { direction == "incoming" }
-    var peer: String { incoming ? from : to.joined(separator: ",") }
-
-    static func url(_ id: String) -> URL { PrivateFiles.messagesDirectory.appendingPathComponent("\(id).json") }
-    static func isID(_ text: String) -> Bool {
-        text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-    }
-
-    static func load(_ id: String) throws -> StoredMessage? {
-        try PrivateFiles.readJSON(StoredMessage.self, at: url(id))
-    }
-    func save() throws { try PrivateFiles.writeJSON(self, to: Self.url(id)) }
+    static func load(_ id: String) throws -> StoredMessage? { try PrivateFiles.store.message(id: id) }
+    func save() throws { try PrivateFiles.store.save(self) }
 
     /// Every stored message, oldest first. A file that cannot be read is skipped with a warning naming it,
     /// so one damaged file does not hide all the others.
     static func all() throws -> [StoredMessage] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: PrivateFiles.messagesDirectory.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") && isID(String($0.dropLast(5))) }.sorted()
-            .compactMap { name -> StoredMessage? in
+        PrivateFiles.store.messageIDs()
+            .compactMap { id -> StoredMessage? in
                 do {
-                    return try load(String(name.dropLast(5)))
+                    return try load(id)
                 } catch {
                     Terminal.warn("warning: skipped \(Terminal.printable("\(error)"))")
                     return nil
                 }
             }
             .sorted { ($0.sentAt, $0.id) < ($1.sentAt, $1.id) }
-    }
-
-    /// The stored copy, or nil when there is none or it is damaged (said on standard error): the fresh copy
-    /// the server just sent for this ID (checked by `Mailbox.verifiedHeader`) then replaces it.
-    static func loadForUpdate(_ id: String) -> StoredMessage? {
-        do {
-            return try load(id)
-        } catch {
-            Terminal.warn(
-                "warning: replacing \(url(id).path) with the server's copy: \(Terminal.printable("\(error)"))"
-            )
-            return nil
-        }
     }
 
     /// For `validate()`: `text` can name a message (4 to 32 hex digits).
@@ -83,12 +46,11 @@ struct StoredMessage: Codable {
     static func find(_ text: String) throws -> StoredMessage {
         try checkPrefix(text)
         let wanted = text.lowercased()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: PrivateFiles.messagesDirectory.path)) ?? []
-        let matches = names.filter { $0.hasSuffix(".json") && $0.hasPrefix(wanted) && isID(String($0.dropLast(5))) }
+        let matches = PrivateFiles.store.messageIDs().filter { $0.hasPrefix(wanted) }
         guard matches.count <= 1 else {
             throw CLIError.usage("\(wanted) is the start of \(matches.count) message IDs; give more of it")
         }
-        guard let name = matches.first, let message = try load(String(name.dropLast(5))) else {
+        guard let id = matches.first, let message = try load(id) else {
             throw CLIError.usage("no message \(wanted) on this device; run `countersign inbox` to fetch new messages")
         }
         return message
@@ -180,7 +142,7 @@ struct SendCommand: AsyncParsableCommand {
         guard myKeyID == context.device.keyID else {
             throw CLIError.io("\(context.device.keyPath) does not hold the key its name says")
         }
-        var book = try ContactBook.load()
+        var book = try Pins.book()
         var firstContacts: [String: [PinnedDevice]] = [:]
         if recipients.contains(context.username.lowercased()) {
             // Allowed: a note to yourself. Every message goes to the sender's own devices anyway; naming
@@ -202,7 +164,7 @@ struct SendCommand: AsyncParsableCommand {
                     deliverAfter: try after.map(Self.seconds),
                     now: now,
                     check: {
-                        try ContactBook.checkBeforeSending(
+                        try Pins.checkBeforeSending(
                             &book,
                             $0,
                             me: context.device,
@@ -247,7 +209,7 @@ struct SendCommand: AsyncParsableCommand {
                 )
             }
         }
-        try ContactBook.save(book)
+        try book.save()
         // Recorded as sent now; the copy the server queues for this device brings the envelope. (The SDK
         // checked that the ID is the envelope's; it names a file.)
         guard StoredMessage.isID(sent.id) else {
@@ -289,89 +251,29 @@ struct SendCommand: AsyncParsableCommand {
     private func readText() throws -> [UInt8] { try MessageText.read(text) }
 }
 
-/// Fetching this device's queue into `messages/`.
-enum Mailbox {
-    /// Fetches every due message, stores each envelope, and only then acknowledges it; a message already
-    /// stored (an earlier run stored it but its acknowledgement was lost) is acknowledged again, not
-    /// duplicated. Returns the IDs newly stored.
+/// Fetching this device's queue into `messages/` with the SDK's `Mailbox`, and listing what is stored.
+enum Inbox {
+    /// Fetches every due message, stores each envelope, and only then acknowledges it (`Mailbox.sync`).
+    /// Returns the IDs newly stored.
     static func sync(_ context: DeviceContext) async throws -> [String] {
-        var fresh: [String] = []
-        var cursor: Int64 = 0
-        while true {
-            let page = try await context.withSession {
-                try await context.client.fetchMessages(after: cursor, limit: 100)
-            }
-            var stored: [Int64] = []
-            for m in page.messages {
-                cursor = max(cursor, m.seq)
-                guard let message = verifiedHeader(m) else {
-                    stored.append(m.seq)
-                    continue
-                }
-                if let existing = StoredMessage.loadForUpdate(m.id) {
-                    if existing.envelope == nil {
-                        var filled = message
-                        filled.read = existing.read
-                        try filled.save()
-                    }
-                } else {
-                    try message.save()
-                    fresh.append(m.id)
-                }
-                stored.append(m.seq)
-            }
-            if !stored.isEmpty {
-                _ = try await context.withSession { try await context.client.acknowledge(stored) }
-            }
-            guard let next = page.next, !page.messages.isEmpty else { break }
-            cursor = max(cursor, next)
-        }
-        return fresh
+        try await Mailbox(store: PrivateFiles.store).sync(
+            fetch: { cursor in
+                try await context.withSession { try await context.client.fetchMessages(after: cursor, limit: 100) }
+            },
+            acknowledge: { seqs in _ = try await context.withSession { try await context.client.acknowledge(seqs) } },
+            report: report
+        )
     }
 
-    /// The entry as stored, or nil (with a warning) when the relay handed over something that is not an
-    /// envelope with this ID: it can never be opened, so it is acknowledged and dropped.
-    static func verifiedHeader(_ m: QueuedMessage) -> StoredMessage? {
-        guard StoredMessage.isID(m.id), ["incoming", "outgoing"].contains(m.direction) else {
-            Terminal.warn("warning: dropped queue entry \(m.seq): the server sent an invalid message ID or direction")
-            return nil
-        }
-        // Names are shown and pins are looked up by them: only what the server's username rule allows.
-        guard ([m.from] + m.to).allSatisfy({ (try? AccountCommand.validate(username: $0.lowercased())) != nil }),
-            m.fromDevice.utf8.count <= 64,
-            m.fromDevice.unicodeScalars.allSatisfy({
-                $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-")
-            })
-        else {
+    /// Says on standard error what `Mailbox` dropped or replaced.
+    static func report(_ event: Mailbox<ConfigDirectory>.Event) {
+        switch event {
+        case .dropped(let drop): Terminal.warn("warning: \(drop)")
+        case .replacingDamaged(let id, let error):
             Terminal.warn(
-                "warning: dropped message \(m.id): the server sent a sender or recipient name that is not a username"
+                "warning: replacing \(StoredMessage.url(id).path) with the server's copy: \(Terminal.printable("\(error)"))"
             )
-            return nil
         }
-        let envelope: MessageEnvelope
-        do {
-            envelope = try MessageEnvelope(bytes: m.envelope.bytes)
-        } catch {
-            Terminal.warn("warning: dropped message \(m.id): not a valid envelope (\(error))")
-            return nil
-        }
-        guard Hex.encode(envelope.messageID) == m.id else {
-            Terminal.warn("warning: dropped message \(m.id): its envelope carries another message ID")
-            return nil
-        }
-        return StoredMessage(
-            id: m.id,
-            direction: m.direction,
-            from: m.from.lowercased(),
-            fromDevice: m.fromDevice,
-            to: m.to.map { $0.lowercased() },
-            sentAt: Date(timeIntervalSince1970: Double(envelope.created) / 1000),
-            acceptedAt: m.acceptedAt,
-            deliverAt: m.deliverAt,
-            envelope: m.envelope,
-            read: false,
-            readAt: nil
-        )
     }
 
     /// One row per message, or one JSON array.
@@ -437,7 +339,7 @@ struct InboxCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try DeviceContext(keyOptions: keyOptions)
-        let fresh = try await Mailbox.sync(context)
+        let fresh = try await Inbox.sync(context)
         let incoming = try StoredMessage.all().filter(\.incoming)
         if !json {
             Terminal.warn(
@@ -445,7 +347,7 @@ struct InboxCommand: AsyncParsableCommand {
             )
             if incoming.isEmpty { print("no messages") }
         }
-        try Mailbox.list(incoming, json: json)
+        try Inbox.list(incoming, json: json)
     }
 }
 
@@ -462,14 +364,14 @@ struct OutboxCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try DeviceContext(keyOptions: keyOptions)
-        _ = try await Mailbox.sync(context)
+        _ = try await Inbox.sync(context)
         let outgoing = try StoredMessage.all().filter { !$0.incoming }
         var receipts: [String: MessageStatus] = [:]
         for m in outgoing.suffix(50) {
             receipts[m.id] = try? await context.withSession { try await context.client.messageStatus(id: m.id) }
         }
         if !json, outgoing.isEmpty { print("no messages sent") }
-        try Mailbox.list(outgoing, json: json, receipts: receipts)
+        try Inbox.list(outgoing, json: json, receipts: receipts)
     }
 }
 
@@ -504,7 +406,7 @@ struct ReadCommand: AsyncParsableCommand {
         }
         let envelope = try MessageEnvelope(bytes: bytes)
         // The key this device had when the message was sealed: current or rotated away.
-        guard let keyPath = envelope.recipients.lazy.compactMap(Keyring.path(keyID:)).first else {
+        guard let keyPath = DeviceKeys.keyring.keyFilePath(forAnyOf: envelope.recipients) else {
             throw CLIError.usage(
                 """
                 message \(message.id) is not sealed to any key of this device (it is sealed to \
@@ -520,9 +422,9 @@ struct ReadCommand: AsyncParsableCommand {
         let senderKey: PublicKey
         let signerDevice: String
         let retiredAt: Date?
-        var pinsToSave: KeyPins?
-        let ownKeyFiles = [context.device.keyFile] + context.device.oldKeyFiles
-        if sender == me, let ownPath = Keyring.path(keyID: envelope.senderKeyID),
+        var pinsToSave: ContactBook<ConfigDirectory>?
+        let ownKeyFiles = context.device.keyFiles
+        if sender == me, let ownPath = DeviceKeys.keyring.keyFilePath(for: envelope.senderKeyID),
             ownKeyFiles.contains(where: { PrivateFiles.config.appendingPathComponent($0).path == ownPath })
         {
             // Sent from this device (its current key or one it rotated away, as device.json lists them;
@@ -533,7 +435,7 @@ struct ReadCommand: AsyncParsableCommand {
         } else {
             // Only keys pinned for the sender count (KeyPins.signer): the server's directory is asked to
             // pin a first contact and to follow rotations the pinned keys signed, never to vouch for a key.
-            var book = try ContactBook.load()
+            var book = try Pins.book()
             var directory: UserDirectory?
             if context.device.revokedAt != nil {
                 Terminal.warn("note: this device was revoked; checking against the keys pinned on this device")
@@ -571,13 +473,13 @@ struct ReadCommand: AsyncParsableCommand {
                 )
             } catch let e as PinError {
                 // Rotations followed before the refusal stay followed; a first contact is not pinned by a refusal.
-                if known { try? ContactBook.save(book) }
+                if known { try? book.save() }
                 throw CLIError.usage(
                     "REFUSED: message \(message.id) was not decrypted: \(Terminal.printable(e.description))"
                 )
             }
             pinsToSave = book
-            ContactBook.announce(signer.followed, of: sender)
+            Pins.announce(signer.followed, of: sender)
             if let first = signer.firstContact {
                 Terminal.warn(
                     "first message from \(sender): pinned \(first.count) device\(first.count == 1 ? "" : "s") (trust on first use): "
@@ -592,7 +494,7 @@ struct ReadCommand: AsyncParsableCommand {
         let identity = try context.identity(at: keyPath)
         let opened = try envelope.open(with: identity, from: senderKey) { if verbose { Terminal.warn($0.rawValue) } }
         // Pinned (a first contact included) only now that the signature held.
-        if let pinsToSave { try ContactBook.save(pinsToSave) }
+        if var pinsToSave { try pinsToSave.save() }
         if verbose {
             let retired = retiredAt.map { ", a key since retired \(PrivateFiles.date($0))" } ?? ""
             Terminal.warn("from: \(sender), device \(signerDevice), key \(opened.sender) (pinned)\(retired)")

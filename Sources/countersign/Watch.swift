@@ -47,18 +47,15 @@ struct WatchCommand: AsyncParsableCommand {
             ProcessInfo.processInfo.environment["DISPLAY"] != nil
             || ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] != nil
         let notifySend = desktop ? Self.which("notify-send") : nil
+        let mailbox = Mailbox(store: PrivateFiles.store)
         do {
             for try await event in events {
                 guard case .message(let m) = event else { continue }
-                guard let message = Mailbox.verifiedHeader(m) else { continue }
-                if let existing = StoredMessage.loadForUpdate(m.id) {
-                    // Already stored by an earlier run: acknowledged with the next event.
-                    if existing.envelope != nil { continue }
-                    var filled = message
-                    filled.read = existing.read
-                    try filled.save()
-                } else {
-                    try message.save()
+                let message: StoredMessage
+                switch try mailbox.receive(m, report: Inbox.report) {
+                case .stored(let stored), .filled(let stored): message = stored
+                // Already stored by an earlier run: acknowledged with the next event.
+                case .duplicate, .dropped: continue
                 }
                 report(message, thisDevice: context.device.deviceId)
                 if let notifySend, message.incoming {
@@ -117,7 +114,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     /// A device of this account by the name pinned for it, else its ID.
     static func deviceName(_ id: String) -> String {
-        let pins = try? ContactBook.load()
+        let pins = try? Pins.book()
         let name = pins?.contacts.values.lazy.flatMap(\.devices).first { $0.id == id }?.name
         return Terminal.printable(name ?? id)
     }

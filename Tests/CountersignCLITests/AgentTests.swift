@@ -47,10 +47,11 @@ import Testing
         #expect(status.status == 0 && status.text.contains("agent holds 1 key"), "\(status.text) \(status.stderr)")
         let sent = try Self.sendWithoutTerminal(alice, "through the agent")
         #expect(sent.status == 0 && sent.text.hasPrefix("sent "), "\(sent.text) \(sent.stderr)")
-        // Nothing written beside the socket: no key, no passphrase.
+        // Nothing written beside the socket: no key, no passphrase (the pins' lock file is empty).
         let filesDuring = try FileManager.default.contentsOfDirectory(atPath: alice.dir).sorted()
         #expect(
-            Set(filesDuring).subtracting(filesBefore).subtracting(["messages", "contacts.json"]) == ["agent.sock"],
+            Set(filesDuring).subtracting(filesBefore).subtracting(["messages", "contacts.json", "lock"])
+                == ["agent.sock"],
             "\(filesDuring)"
         )
 
