@@ -31,7 +31,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
         // The push channel's WebSocket client (the server side uses NIOWebSocket directly).
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", exact: "1.6.2"),
-        // ES256 push challenges and answers (docs/SPEC.md §4h).
+        // ES256 push challenges and answers (docs/PROTOCOL.md §3).
         .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
         .package(url: "https://github.com/vapor/async-kit.git", exact: "1.22.0"),
         // The SDK's HTTP client: URLSession on Linux (libcurl) spun a core while a server did not answer

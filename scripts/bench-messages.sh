@@ -6,7 +6,7 @@
 # each sender's envelopes are sealed beforehand (signed, sealed to 2 devices: its recipient's and its own),
 # so the timed run measures the server: read the device session, parse, verify the ECDSA signature (in
 # the same hop as the session read: SQLite reader threads, PostgreSQL session lanes), check sender, recipients and device set inside the write
-# transaction, store the envelope once and queue it twice (docs/SERVER.md). `wrk` (Debian) sends them: one wrk thread per sender device, 4
+# transaction, store the envelope once and queue it twice (docs/DESIGN.md). `wrk` (Debian) sends them: one wrk thread per sender device, 4
 # connections each; only 201 answers count. Then every recipient drains its queue (fetch 100, ack).
 # The peer: single-row INSERT transactions of a same-sized row (SQLite WAL synchronous=NORMAL via Python's
 # sqlite3; PostgreSQL via pgbench), the cost floor of "one send, one transaction".

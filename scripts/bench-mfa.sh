@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Push-approval round trip with paired authenticators connected (docs/SPEC.md §4h, issue "Multi-factor
+# Push-approval round trip with paired authenticators connected (docs/PROTOCOL.md §3, issue "Multi-factor
 # sign-in" section 6).
 #   bash scripts/bench-mfa.sh [AUTHENTICATORS]     (default 1000; MFA_RATE=20 sign-ins/s, MFA_SECONDS=15)
 # Release build (scratch path .build-bench). `countersign-bench-push mfa-setup` fills a fresh SQLite file

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Push channel at scale (docs/SPEC.md §4g): idle connections one node holds, and send→receive latency.
+# Push channel at scale (docs/PROTOCOL.md §2): idle connections one node holds, and send→receive latency.
 #   bash scripts/bench-push.sh [CONNS]        (default 10000; PUSH_RATE=1000 msgs/s, PUSH_SECONDS=10)
 # Release build (scratch path .build-bench). `countersign-bench-push setup` fills a fresh SQLite file before
 # the server starts (CONNS accounts with one device and one device session each, plus 8 sender accounts:

@@ -1,6 +1,6 @@
 import Foundation
 
-// The load generator of scripts/bench-push.sh (docs/SPEC.md §4g, issue section 5):
+// The load generator of scripts/bench-push.sh (docs/PROTOCOL.md §2, issue section 5):
 //   countersign-bench-push setup DBPATH CONNS SENDERS DIR
 //     before the server starts: opens the SQLite file with the server library (migrations included) and
 //     inserts CONNS accounts with one device and one device session each, plus SENDERS sender accounts

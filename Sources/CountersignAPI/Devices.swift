@@ -11,7 +11,7 @@ public struct DeviceChallenge: Codable, Equatable, Sendable {
 }
 
 /// `POST /v1/devices`: keys as SPKI DER, and a signature by the signing key over the registration
-/// message (docs/SPEC.md §4e).
+/// message (docs/PROTOCOL.md §1).
 public struct DeviceRegistrationRequest: Codable, Sendable {
     public var name: String
     public var signingKey: Base64URL
@@ -172,7 +172,7 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
     /// The public encryption key (absent on keys registered before servers kept it).
     public var encryptionKey: Base64URL?
     /// On a key that replaced another by rotation: the previous signing key's signature over the rotation
-    /// message (docs/SPEC.md §4e), so that a client that pinned the previous key can follow the rotation
+    /// message (docs/PROTOCOL.md §1), so that a client that pinned the previous key can follow the rotation
     /// without trusting the server.
     public var rotationSignature: Base64URL?
     public init(

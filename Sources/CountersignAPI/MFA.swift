@@ -1,6 +1,6 @@
 import Foundation
 
-// Multi-factor sign-in (docs/SPEC.md §4h). Statuses and words are PingOne's.
+// Multi-factor sign-in (docs/PROTOCOL.md §3). Statuses and words are PingOne's.
 
 /// `POST /v1/sessions` when the account has a second factor: no session yet, a transaction to finish.
 /// HTTP 202. `binding` is the bearer credential of the transaction's own routes: only the client that
@@ -154,7 +154,7 @@ public struct MFASettings: Codable, Equatable, Sendable {
 // MARK: Authenticators (device side)
 
 /// `POST /v1/authenticators`: pairs a new authenticator with a pairing key; no session needed (the key is
-/// the credential). `signature` is over the pairing message of docs/SPEC.md §4h.
+/// the credential). `signature` is over the pairing message of docs/PROTOCOL.md §3.
 public struct PairingRequest: Codable, Sendable {
     public var pairingKey: String
     public var name: String
@@ -194,7 +194,7 @@ public struct PairingInfo: Codable, Equatable, Sendable {
     public var session: DeviceSession
     /// The server's challenge-signing keys (RFC 7517 JWKS, ES256).
     public var jwks: ChallengeKeySet
-    /// The TOTP secret, sealed to the authenticator's encryption key (a §4d envelope), and its parameters.
+    /// The TOTP secret, sealed to the authenticator's encryption key (a §8 envelope), and its parameters.
     public var totp: SealedTOTP
     public init(
         authenticators: [Authenticator],

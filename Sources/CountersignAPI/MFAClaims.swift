@@ -1,6 +1,6 @@
 import Foundation
 
-/// The claims of a push challenge, signed ES256 by the server (docs/SPEC.md §4h). Times are Unix seconds.
+/// The claims of a push challenge, signed ES256 by the server (docs/PROTOCOL.md §3). Times are Unix seconds.
 public struct ChallengeClaims: Codable, Equatable, Sendable {
     public struct Matching: Codable, Equatable, Sendable {
         /// ENTER_MANUALLY or SELECT_NUMBER.
@@ -62,7 +62,7 @@ public struct ClientContextClaim: Codable, Equatable, Sendable {
     }
 }
 
-/// The claims of an authenticator's answer, signed ES256 by its device signing key (docs/SPEC.md §4h).
+/// The claims of an authenticator's answer, signed ES256 by its device signing key (docs/PROTOCOL.md §3).
 public struct AnswerClaims: Codable, Equatable, Sendable {
     public var iss: String
     public var aud: String

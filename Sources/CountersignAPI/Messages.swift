@@ -1,6 +1,6 @@
 import Foundation
 
-/// `POST /v1/messages`: one envelope (docs/SPEC.md §4d) sealed to every active device of every recipient
+/// `POST /v1/messages`: one envelope (docs/SPEC.md §8) sealed to every active device of every recipient
 /// and of the sender.
 public struct SendMessageRequest: Codable, Sendable {
     public var to: [String]

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `POST /v1/devices/current/push-tickets`: the credential of a push connection's first frame
-/// (docs/SPEC.md §4g). Single use, 60 seconds, bound to the device session that asked for it.
+/// (docs/PROTOCOL.md §2). Single use, 60 seconds, bound to the device session that asked for it.
 public struct PushTicket: Codable, Equatable, Sendable {
     public var ticket: String
     public var expiresAt: Date
@@ -11,7 +11,7 @@ public struct PushTicket: Codable, Equatable, Sendable {
     }
 }
 
-/// One frame of the push channel, either way (docs/SPEC.md §4g). Decoding never fails on an unknown
+/// One frame of the push channel, either way (docs/PROTOCOL.md §2). Decoding never fails on an unknown
 /// `type`: it becomes `.unknown`, which receivers ignore, so new event types need no new version.
 public enum PushFrame: Codable, Equatable, Sendable {
     /// Client → server, first frame.
@@ -24,7 +24,7 @@ public enum PushFrame: Codable, Equatable, Sendable {
     case queueEmpty
     /// Client → server: these queue entries are stored on the device; delete them.
     case ack(seqs: [Int64])
-    /// Server → authenticator: a signed push challenge (docs/SPEC.md §4h), not acknowledged; it expires.
+    /// Server → authenticator: a signed push challenge (docs/PROTOCOL.md §3), not acknowledged; it expires.
     case mfaChallenge(jwt: String)
     case unknown(type: String)
 
@@ -84,7 +84,7 @@ public enum PushFrame: Codable, Equatable, Sendable {
     }
 }
 
-/// The push channel's close codes (docs/SPEC.md §4g).
+/// The push channel's close codes (docs/PROTOCOL.md §2).
 public enum PushCloseCode: UInt16, Sendable, CaseIterable {
     /// The server is shutting down: reconnect with backoff.
     case goingAway = 1001

@@ -4,13 +4,13 @@ import Crypto
 import Foundation
 import JWTKit
 
-/// The device side of multi-factor sign-in, in the shape of PingOne's MFA SDK (docs/SPEC.md §4h):
+/// The device side of multi-factor sign-in, in the shape of PingOne's MFA SDK (docs/PROTOCOL.md §3):
 /// `pair`, incoming notifications to approve (with the number) or deny, `oneTimePasscode()`,
 /// `authenticate(authCode:)`, `allowPushNotifications(_:)`, `sendLogs`. What it must keep between runs
 /// (`State`) is the caller's to store; `removeLocalData()` is the caller deleting it.
 public final class CountersignAuthenticator: Sendable {
     /// What an authenticator keeps: its device, its keys' owner, the server's challenge key, its TOTP
-    /// secret. The secret is kept sealed to the device's own key (`sealedTotpSecret`, docs/SPEC.md §4i),
+    /// secret. The secret is kept sealed to the device's own key (`sealedTotpSecret`, docs/SPEC.md §10),
     /// so a copy of the stored state without the unlocked key shows no passcodes; `totpSecret` (in
     /// clear) is only read, from states stored before sealing existed.
     public struct State: Codable, Sendable {
@@ -21,7 +21,7 @@ public final class CountersignAuthenticator: Sendable {
         public var challengeKey: ChallengeKeySet.Key
         /// An earlier version's TOTP secret in clear; never written by this one.
         public var totpSecret: Base64URL?
-        /// The TOTP secret sealed to this device's key (§4i), context `totpSecretContext(deviceId)`.
+        /// The TOTP secret sealed to this device's key (§10), context `totpSecretContext(deviceId)`.
         public var sealedTotpSecret: Base64URL?
         public var totpPeriod: Int
     }
@@ -327,7 +327,7 @@ public struct OneTimePasscodeInfo: Equatable, Sendable {
     public var timeWindowSize: Int
 }
 
-/// PingOne MFA SDK's error numbers (ORIGINALS.md §4), for the cases that fit.
+/// PingOne MFA SDK's error numbers (docs/PROTOCOL.md §3.10), for the cases that fit.
 public enum PingOneError: Int, Error, Sendable, CustomStringConvertible {
     case internalError = 10000
     case deviceTokenIsMissing, unrecognizedRemoteNotification, serverError, noConnectivity, pairingKey, bundleId,

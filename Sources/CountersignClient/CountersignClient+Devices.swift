@@ -3,7 +3,7 @@ import CountersignCrypto
 import Foundation
 
 extension CountersignClient {
-    /// Registers this installation as a device of the signed-in account (docs/SPEC.md §4e): fetches a
+    /// Registers this installation as a device of the signed-in account (docs/PROTOCOL.md §1): fetches a
     /// challenge and signs it with `signing`. The account's re-authentication interval applies.
     public func registerDevice(name: String, signing: Identity, encryptionKey: PublicKey) async throws -> Device {
         let account = try await me()

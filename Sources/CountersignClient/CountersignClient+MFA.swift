@@ -1,7 +1,7 @@
 import CountersignAPI
 import Foundation
 
-/// Multi-factor sign-in from the signing-in side and the account's settings (docs/SPEC.md §4h).
+/// Multi-factor sign-in from the signing-in side and the account's settings (docs/PROTOCOL.md §3).
 extension CountersignClient {
     // MARK: Finishing a sign-in
 

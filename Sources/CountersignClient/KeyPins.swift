@@ -96,7 +96,7 @@ public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
 /// its own account's other devices. A value with no I/O; a client keeps it where it likes (the CLI in
 /// `contacts.json`). Rules:
 /// - The first contact with a user pins their active devices as the directory lists them.
-/// - Later, a device whose pinned key was replaced by a rotation that key signed (docs/SPEC.md §4e) is
+/// - Later, a device whose pinned key was replaced by a rotation that key signed (docs/PROTOCOL.md §1) is
 ///   followed: the old key moves to `retired` with the time it was retired, and the new key is pinned.
 /// - Any other change (a device added, revoked, or re-keyed without a valid rotation) is refused until
 ///   the user confirms it (`trust`).

@@ -5,13 +5,13 @@ import NIOCore
 import Synchronization
 import WSClient
 
-/// What the push channel delivers to the app (docs/SPEC.md §4g).
+/// What the push channel delivers to the app (docs/PROTOCOL.md §2).
 public enum PushEvent: Sendable, Equatable {
     /// One queue entry. It is acknowledged when the app asks for the next event, so store it first.
     case message(QueuedMessage)
     /// Everything that was due when the connection opened has been delivered.
     case caughtUp
-    /// An authenticator's signed push challenge (docs/SPEC.md §4h); `CountersignAuthenticator` checks it.
+    /// An authenticator's signed push challenge (docs/PROTOCOL.md §3); `CountersignAuthenticator` checks it.
     case challenge(jwt: String)
 }
 

@@ -31,7 +31,7 @@ public struct RequestLimits: Sendable, Equatable {
     }
 
     /// A page of this device's queue: the server fills one up to 8 MiB of envelopes (one envelope is at most
-    /// 1,081,863 bytes, docs/SPEC.md §4d.5), which base64 in JSON makes at most ~12.2 MB; a minute to read it.
+    /// 1,081,863 bytes, docs/SPEC.md §8.5), which base64 in JSON makes at most ~12.2 MB; a minute to read it.
     public static func messagePage(wait: Int) -> RequestLimits {
         var limits = longPoll(wait: wait)
         limits.whole += .seconds(30)

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// The statements a device signs (docs/SPEC.md §4e): registering its keys to an account, opening a device
+/// The statements a device signs (docs/PROTOCOL.md §1): registering its keys to an account, opening a device
 /// session, and rotating its keys. Each has its own context string, so no signature counts as another.
 public enum DeviceProof {
     public static func registrationMessage(
@@ -33,7 +33,7 @@ public enum DeviceProof {
         )
     }
 
-    /// An authenticator pairing (docs/SPEC.md §4h): the pairing key (normalised, as typed) names the account.
+    /// An authenticator pairing (docs/PROTOCOL.md §3): the pairing key (normalised, as typed) names the account.
     public static func pairingMessage(pairingKey: String, signingKey: PublicKey, encryptionKey: PublicKey) -> [UInt8] {
         framed(
             "countersign/v1 authenticator pairing",
@@ -52,7 +52,7 @@ public enum DeviceProof {
 }
 
 extension Identity {
-    /// `r || s`, low S (docs/SPEC.md §4e): the one signature encoding verifiers accept.
+    /// `r || s`, low S (docs/PROTOCOL.md §1): the one signature encoding verifiers accept.
     public func signature(for message: [UInt8]) throws -> [UInt8] {
         // swift-crypto signs with a fresh random nonce; the low-S form is unique per signature.
         let raw = Array(try signingKey.signature(for: message).rawRepresentation)
@@ -71,7 +71,7 @@ extension PublicKey {
 }
 
 extension MessageEnvelope {
-    /// Checks the sender signature alone (docs/SPEC.md §4d.4 steps 3 and 4), as a relay does before it
+    /// Checks the sender signature alone (docs/SPEC.md §8.4 steps 3 and 4), as a relay does before it
     /// stores an envelope; it never needs a private key.
     public func verifySignature(from sender: PublicKey) throws {
         let expected = sender.fingerprint

@@ -10,7 +10,7 @@ extension MessageEnvelope {
         return b64 + (b64 + armorColumns - 1) / armorColumns + armorBegin.utf8.count + armorEnd.utf8.count + 2
     }()
 
-    /// The text form (docs/SPEC.md §4d.3), ending in a newline.
+    /// The text form (docs/SPEC.md §8.3), ending in a newline.
     public var armored: String {
         let b64 = Data(bytes).base64EncodedString()
         var out = Self.armorBegin + "\n"

@@ -17,7 +17,7 @@ public struct OpenedMessage: Equatable, Sendable {
 
 extension MessageEnvelope {
     /// Verifies the signature against `sender`, then finds this identity's stanza and decrypts
-    /// (docs/SPEC.md §4d.4 steps 3–7). Nothing is decrypted before the signature holds.
+    /// (docs/SPEC.md §8.4 steps 3–7). Nothing is decrypted before the signature holds.
     public func open(
         with identity: Identity,
         from sender: PublicKey,

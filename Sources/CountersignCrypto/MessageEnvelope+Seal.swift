@@ -11,7 +11,7 @@ extension MessageEnvelope {
         case stringDecrypted = "String decrypted"
     }
 
-    /// Seals `plaintext` to `recipients` and signs it as `sender` (docs/SPEC.md §4d.2). `created` is the
+    /// Seals `plaintext` to `recipients` and signs it as `sender` (docs/SPEC.md §8.2). `created` is the
     /// sender's clock in Unix milliseconds and `rng` supplies the message ID, message key and ephemeral
     /// keys, so both are the caller's to pin. Package-only: the body's nonce is fixed because the key is
     /// fresh, so a generator replayed by a caller (a copied seeded generator) would reuse a GCM key and

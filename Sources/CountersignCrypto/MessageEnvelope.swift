@@ -1,6 +1,6 @@
 import Foundation
 
-/// A message sealed to recipient device keys and signed by the sender's device key (docs/SPEC.md §4d).
+/// A message sealed to recipient device keys and signed by the sender's device key (docs/SPEC.md §8).
 /// Parsing checks the structure only; `open` verifies the signature and decrypts.
 public struct MessageEnvelope: Equatable, Sendable {
     public static let magic: [UInt8] = Array("CSMSG".utf8) + [0x0D, 0x0A, 0x1A]
@@ -13,7 +13,7 @@ public struct MessageEnvelope: Equatable, Sendable {
     static let tagSize = 16
     static let signatureSize = 64
     static let stanzaSize = 16 + 65 + 48
-    /// The largest envelope in bytes (§4d.5).
+    /// The largest envelope in bytes (§8.5).
     public static let maxSize =
         8 + 1 + 16 + 16 + 8 + 1 + maxContentType + 2 + maxRecipients * stanzaSize + 4
         + maxPlaintext + tagSize + signatureSize
@@ -67,7 +67,7 @@ public struct MessageEnvelope: Equatable, Sendable {
         self.signature = signature
     }
 
-    /// Parses the canonical encoding, refusing anything else (§4d.4 steps 1–2).
+    /// Parses the canonical encoding, refusing anything else (§8.4 steps 1–2).
     public init(bytes input: [UInt8]) throws {
         guard input.count >= 8, Array(input[0..<8]) == Self.magic else { throw MessageError.unknownFormat }
         var r = Reader(input, at: 8)

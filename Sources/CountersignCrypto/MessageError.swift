@@ -1,4 +1,4 @@
-/// Why a message envelope was refused (docs/SPEC.md §4d.4). The cases are the `expect:` classes of the
+/// Why a message envelope was refused (docs/SPEC.md §8.4). The cases are the `expect:` classes of the
 /// message vectors. Messages are for the local user; they never include plaintext or keys.
 public enum MessageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Not a Countersign message envelope.

@@ -1,4 +1,4 @@
-/// Low-S normalisation of P-256 ECDSA signatures (docs/SPEC.md §4d.1). ECDSA accepts both `(r, s)` and
+/// Low-S normalisation of P-256 ECDSA signatures (docs/SPEC.md §8.1). ECDSA accepts both `(r, s)` and
 /// `(r, q − s)`; admitting only `s ≤ (q − 1)/2` leaves one encoding per signature, so an envelope cannot
 /// be re-encoded into other bytes that still verify.
 package enum P256LowS {

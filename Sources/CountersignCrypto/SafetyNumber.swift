@@ -1,6 +1,6 @@
 import Crypto
 
-/// The safety number of two accounts (docs/SPEC.md §4f): 60 digits that both people compute from the two
+/// The safety number of two accounts (docs/SPEC.md §9): 60 digits that both people compute from the two
 /// usernames and the two sets of active device signing keys, and compare in person or over another channel.
 /// It is Signal's numeric fingerprint (libsignal `fingerprint.rs`, version 0, 5200 iterations of SHA-512)
 /// with an account's sorted device keys in place of Signal's single identity key.

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// A small secret a device keeps on disk beside its key file, sealed to that key's own public key
-/// (docs/SPEC.md §4i): whoever cannot unlock the key file cannot read the secret. HPKE base mode, as
+/// (docs/SPEC.md §10): whoever cannot unlock the key file cannot read the secret. HPKE base mode, as
 /// message stanzas use it, with its own `info` so nothing sealed for one purpose opens as another, and
 /// the caller's `context` (what the secret is and whose) as the associated data, so a sealed secret
 /// moved into another file or field does not open there.

@@ -151,7 +151,7 @@ struct CreateDeviceKeys: AsyncMigration {
     func revert(on db: any Database) async throws { try await db.schema("device_keys").delete() }
 }
 
-/// What a reader needs to follow a rotation without trusting the server (docs/SPEC.md §4e): each key's
+/// What a reader needs to follow a rotation without trusting the server (docs/PROTOCOL.md §1): each key's
 /// encryption SPKI, and on a key that replaced another, the old key's signature over the rotation.
 /// Rows written before it have neither (NULL).
 struct AddKeyRotationProofs: AsyncMigration {
@@ -217,7 +217,7 @@ struct CreateDeviceSessions: AsyncMigration {
     func revert(on db: any Database) async throws { try await db.schema("device_sessions").delete() }
 }
 
-/// Each envelope once, with its routing facts; the bytes are ciphertext (docs/SPEC.md §4d).
+/// Each envelope once, with its routing facts; the bytes are ciphertext (docs/SPEC.md §8).
 struct CreateMessages: AsyncMigration {
     var name: String { "2026-11-24-05-messages" }
     func prepare(on db: any Database) async throws {
@@ -264,7 +264,7 @@ struct CreateMessageQueue: AsyncMigration {
     func revert(on db: any Database) async throws { try await db.schema("message_queue").delete() }
 }
 
-/// Push tickets (docs/SPEC.md §4g), and which delayed messages have been announced to the push channel.
+/// Push tickets (docs/PROTOCOL.md §2), and which delayed messages have been announced to the push channel.
 struct CreatePush: AsyncMigration {
     var name: String { "2026-11-25-01-push" }
     func prepare(on db: any Database) async throws {
@@ -287,7 +287,7 @@ struct CreatePush: AsyncMigration {
     }
 }
 
-/// Multi-factor sign-in (docs/SPEC.md §4h). Transactions and authentication codes keep their state as
+/// Multi-factor sign-in (docs/PROTOCOL.md §3). Transactions and authentication codes keep their state as
 /// JSON with a version: every transition is a compare-and-set, so concurrent answers cannot both apply.
 struct CreateMFA: AsyncMigration {
     var name: String { "2026-11-25-02-mfa" }

@@ -7,7 +7,7 @@ import Foundation
 import Glibc
 #endif
 
-/// Finishing a sign-in that needs a second factor (docs/SPEC.md §4h), for `account login`.
+/// Finishing a sign-in that needs a second factor (docs/PROTOCOL.md §3), for `account login`.
 enum MFALogin {
     /// The session of a sign-in the SDK reported as pending: with a passcode or a recovery code when one is
     /// given, else by waiting for the push approval, showing the number to match.
@@ -150,7 +150,7 @@ enum MFALogin {
         }
     }
 
-    /// `--recovery-code`: 10 symbols of the codes' alphabet (docs/SPEC.md §4h: no 0, 1, I, L or O), in
+    /// `--recovery-code`: 10 symbols of the codes' alphabet (docs/PROTOCOL.md §3: no 0, 1, I, L or O), in
     /// any case, spaces and dashes ignored. Checked before anything is sent, as `--otp` is.
     static func validateRecoveryCode(_ code: String?) throws {
         guard let code else { return }

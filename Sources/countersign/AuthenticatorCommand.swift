@@ -7,8 +7,8 @@ import Foundation
 import Glibc
 #endif
 
-/// `countersign authenticator …`: this config directory as an authenticator of an account (docs/SPEC.md
-/// §4h), through the SDK's `CountersignAuthenticator`: push approvals with number matching, passcodes,
+/// `countersign authenticator …`: this config directory as an authenticator of an account (docs/PROTOCOL.md
+/// §3), through the SDK's `CountersignAuthenticator`: push approvals with number matching, passcodes,
 /// QR authentication codes.
 struct AuthenticatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -8,7 +8,7 @@ import Glibc
 
 /// This config directory as an authenticator (`authenticator.json`, mode 0600): the SDK's
 /// `CountersignAuthenticator.State` (server, device, account, device session, the server's challenge key,
-/// the TOTP secret sealed to the key, docs/SPEC.md §4i) and the key file of the P-256 identity it was paired with. A config directory holds
+/// the TOTP secret sealed to the key, docs/SPEC.md §10) and the key file of the P-256 identity it was paired with. A config directory holds
 /// one identity: a messaging device (`device.json`) or an authenticator, never both.
 struct AuthenticatorFile: Codable {
     var state: CountersignAuthenticator.State

@@ -187,7 +187,7 @@ struct SafetyNumberCommand: AsyncParsableCommand {
             "Print the 60-digit number you and USER compare to check the server gave each of you the other's real keys.",
         discussion: """
             Both of you run it; the numbers match exactly when each sees the other's active device keys as they \
-            are (docs/SPEC.md §4f). Compare in person or over a channel you already trust, then `countersign trust USER`.
+            are (docs/SPEC.md §9). Compare in person or over a channel you already trust, then `countersign trust USER`.
             """
     )
 

@@ -314,7 +314,7 @@ struct DeviceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Replace this device's key; the old one stays in the keyring so older messages still open.",
             discussion: """
-                The old key signs for the new one and the new one proves itself (docs/SPEC.md §4e). The new key \
+                The old key signs for the new one and the new one proves itself (docs/PROTOCOL.md §1). The new key \
                 gets the old key's passphrase. People who pinned this device will be asked to trust it again.
                 """
         )

@@ -13,7 +13,7 @@ struct Message: ParsableCommand {
         discussion: """
             Seal:  countersign message seal -r bob.pub -s alice.key "see you at noon" > msg.txt
             Open:  countersign message open -i bob.key --from alice.pub < msg.txt
-            The default envelope (docs/SPEC.md §4d) is HPKE P-256 to each recipient and an ECDSA signature \
+            The default envelope (docs/SPEC.md §8) is HPKE P-256 to each recipient and an ECDSA signature \
             by the sender; --format pingidentity writes and reads the PingIdentity app's RSA payload.
             """,
         subcommands: [MessageSeal.self, MessageOpen.self]

@@ -1,7 +1,7 @@
 import CountersignCrypto
 
 /// The text of a message to send: the argument, or standard input for `-` or none. UTF-8, at most 1 MiB
-/// (docs/SPEC.md §4d.5); anything else belongs in a sealed file.
+/// (docs/SPEC.md §8.5); anything else belongs in a sealed file.
 enum MessageText {
     static func read(_ argument: String?) throws -> [UInt8] {
         let bytes: [UInt8]

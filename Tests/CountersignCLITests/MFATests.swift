@@ -8,7 +8,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// Multi-factor sign-in through real `countersign serve` processes and the SDK (docs/SPEC.md §4h): pairing,
+/// Multi-factor sign-in through real `countersign serve` processes and the SDK (docs/PROTOCOL.md §3): pairing,
 /// push approval with number matching, passcodes, recovery codes, authentication codes, and the refusals.
 @Suite struct MFATests {
     struct Account {

@@ -149,7 +149,7 @@ import Testing
     }
 
     /// Python's `cryptography` (an ECDSA we did not write) verifies the envelope's signature over the
-    /// signed message SPEC §4d.2 defines, and sees a low S.
+    /// signed message SPEC §8.2 defines, and sees a low S.
     @Test func pythonCryptographyVerifiesTheSignature() throws {
         let t = try Self.setUp()
         let sealed = try t.cs(

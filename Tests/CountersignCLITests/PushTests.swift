@@ -12,7 +12,7 @@ import WSClient
 import FoundationNetworking
 #endif
 
-/// The push channel (docs/SPEC.md §4g) through real `countersign serve` processes: delivery order, no
+/// The push channel (docs/PROTOCOL.md §2) through real `countersign serve` processes: delivery order, no
 /// loss or duplicates across reconnects and a SIGKILL, several nodes over PostgreSQL, delayed messages
 /// fired once, close codes, backpressure, long polls, and `countersign watch`.
 @Suite struct PushTests {

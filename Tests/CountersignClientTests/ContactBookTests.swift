@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `ContactBook`: trust on first use over a `PinStore`, refusal on change, rotations followed only along
-/// a chain each pinned key signed (docs/SPEC.md §4e), and saves that keep other runs' pins.
+/// a chain each pinned key signed (docs/PROTOCOL.md §1), and saves that keep other runs' pins.
 @Suite struct ContactBookTests {
     let t0 = Fixture.t0
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import CountersignCrypto
 
-/// docs/SPEC.md §4f: the safety number of two accounts, Signal's numeric fingerprint over each account's
+/// docs/SPEC.md §9: the safety number of two accounts, Signal's numeric fingerprint over each account's
 /// sorted device signing keys. Vectors/safety_number.json holds the worked vector and libsignal's own.
 @Suite struct SafetyNumberTests {
     struct File: Decodable {

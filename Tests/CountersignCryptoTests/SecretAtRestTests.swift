@@ -4,7 +4,7 @@ import Testing
 
 @testable import CountersignCrypto
 
-/// docs/SPEC.md §4i: a secret sealed to its device's own key opens only with that key and context.
+/// docs/SPEC.md §10: a secret sealed to its device's own key opens only with that key and context.
 @Suite struct SecretAtRestTests {
     let secret = Array("12345678901234567890".utf8)
     let context = "countersign/v1 authenticator TOTP secret\u{0}device-1"

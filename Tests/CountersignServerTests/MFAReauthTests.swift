@@ -4,7 +4,7 @@ import Testing
 
 @testable import CountersignServer
 
-/// Re-authentication on an account with a second factor (docs/SPEC.md §4h): the password alone
+/// Re-authentication on an account with a second factor (docs/PROTOCOL.md §3): the password alone
 /// re-authenticates nothing, and changes to the second factors need a recent full authentication even
 /// when the account's own interval is "never".
 @Suite struct MFAReauthTests {

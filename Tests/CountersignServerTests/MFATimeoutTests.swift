@@ -7,7 +7,7 @@ import Testing
 
 @testable import CountersignServer
 
-/// A push that nobody answers in time (docs/SPEC.md §4h): PingOne's PUSH_CONFIRMATION_TIMED_OUT, with
+/// A push that nobody answers in time (docs/PROTOCOL.md §3): PingOne's PUSH_CONFIRMATION_TIMED_OUT, with
 /// the server's own clock injected.
 @Suite struct MFATimeoutTests {
     struct Answer: JWTPayload {

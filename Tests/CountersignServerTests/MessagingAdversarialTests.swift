@@ -6,7 +6,7 @@ import Testing
 @testable import CountersignClient
 @testable import CountersignServer
 
-/// A fixed-output generator: two seals with the same seed share a message ID (test-only; see SPEC §4d.2).
+/// A fixed-output generator: two seals with the same seed share a message ID (test-only; see SPEC §8.2).
 struct RepeatingGenerator: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {

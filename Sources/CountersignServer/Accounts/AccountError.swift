@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why an account operation was refused (what any feature may refuse is `RequestError`). Closed: the HTTP edge maps each case to one problem type
-/// (docs/SERVER.md lists them); nothing here knows about HTTP.
+/// (docs/openapi.yaml lists them); nothing here knows about HTTP.
 public enum AccountError: Error, Equatable, Sendable {
     case usernameTaken
     /// The captcha policy asks for a solution and none was sent.

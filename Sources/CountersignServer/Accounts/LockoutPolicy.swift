@@ -1,6 +1,6 @@
 import Foundation
 
-/// Consecutive failed checks per username (docs/SERVER.md, "Lockout"): wrong passwords, wrong passcodes
+/// Consecutive failed checks per username (docs/DESIGN.md, "Lockout"): wrong passwords, wrong passcodes
 /// and recovery codes, denied or wrong-number pushes, across sign-ins and re-authentications. The
 /// `delayAfter`-th failure delays sign-in for `delay`; after the delay each further failure delays
 /// again, and the `lockAfter`-th locks until an administrator unlocks. Only a complete sign-in (the

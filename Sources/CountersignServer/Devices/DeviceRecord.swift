@@ -41,7 +41,7 @@ public struct KeyHistoryRecord: Equatable, Sendable {
     public var retiredBecause: String?
     /// Absent on keys registered before it was kept.
     public var encryptionKey: [UInt8]?
-    /// On a key that replaced another: the old signing key's signature over the rotation (docs/SPEC.md §4e).
+    /// On a key that replaced another: the old signing key's signature over the rotation (docs/PROTOCOL.md §1).
     public var rotationSignature: [UInt8]?
 }
 

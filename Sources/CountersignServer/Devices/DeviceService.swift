@@ -12,7 +12,7 @@ public struct DeviceAuthenticated: Sendable {
 }
 
 /// Devices: registration with proof of possession, device sessions opened by signing a nonce, rename,
-/// revoke, key rotation, and the public key directory (docs/SERVER.md, "Devices"). Clock and randomness
+/// revoke, key rotation, and the public key directory (docs/DESIGN.md, "Devices"). Clock and randomness
 /// are injected; nothing here knows about HTTP.
 public final class DeviceService: Sendable {
     let store: any DeviceStore
@@ -106,7 +106,7 @@ public final class DeviceService: Sendable {
         guard signing.isValidSignature(request.signature.bytes, for: message) else {
             try await accounts.audit(auth.account.id, .deviceRegister, .badSignature, origin)
             throw DeviceError.badSignature(
-                "the signature does not verify with signingKey over the registration message (docs/SPEC.md §4e)"
+                "the signature does not verify with signingKey over the registration message (docs/PROTOCOL.md §1)"
             )
         }
         let now = clock.now()
@@ -136,7 +136,7 @@ public final class DeviceService: Sendable {
         return device
     }
 
-    /// An authenticator's device row (docs/SPEC.md §4h): the pairing key already proved the account.
+    /// An authenticator's device row (docs/PROTOCOL.md §3): the pairing key already proved the account.
     func addAuthenticator(
         accountID: String,
         name: String,
@@ -201,7 +201,7 @@ public final class DeviceService: Sendable {
         // One answer for "no such device" and "wrong key", and the revocation told only to the key's
         // holder: the endpoint is anonymous, so it must not say which device IDs exist.
         let refused = DeviceError.badSignature(
-            "the signature does not verify with the signing key of a device with this ID (docs/SPEC.md §4e)"
+            "the signature does not verify with the signing key of a device with this ID (docs/PROTOCOL.md §1)"
         )
         guard let device = try await store.device(id: request.deviceId),
             let key = try? PublicKey(spki: device.signingKey),

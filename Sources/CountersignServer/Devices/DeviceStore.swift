@@ -18,7 +18,7 @@ public protocol DeviceStore: Sendable {
     /// Marks the device revoked, retires its keys, ends its sessions and drops its undelivered queue.
     func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite
     /// Replaces the device's keys (only if its signing key is still `expectedSigningKeyID`).
-    /// `oldKeySignature` (the old key vouching for the new, docs/SPEC.md §4e) is kept with the new key,
+    /// `oldKeySignature` (the old key vouching for the new, docs/PROTOCOL.md §1) is kept with the new key,
     /// so that readers can follow the rotation without trusting the server.
     func rotate(
         deviceID: String,

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A QR / typed sign-in code (docs/SPEC.md §4h, PingOne `authenticate(authCode)`): the sign-in screen
+/// A QR / typed sign-in code (docs/PROTOCOL.md §3, PingOne `authenticate(authCode)`): the sign-in screen
 /// waits; one authenticator claims it and approves a user, or denies.
 struct AuthenticationCode: Codable, Equatable, Sendable {
     /// Exactly PingOne's words. A code nobody has claimed yet has no status on the wire; `pending` is ours.

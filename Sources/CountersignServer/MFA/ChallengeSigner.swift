@@ -5,7 +5,7 @@ import Foundation
 import JWTKit
 
 /// Signs push challenges ES256 with the server's challenge key and verifies authenticators' answers
-/// with their device signing keys (docs/SPEC.md §4h), through jwt-kit.
+/// with their device signing keys (docs/PROTOCOL.md §3), through jwt-kit.
 struct ChallengeSigner: Sendable {
     let identity: Identity
     let kid: String

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Codes that people read and type: pairing keys, authentication codes, recovery codes (docs/SPEC.md
-/// §4h). 31 symbols without the ones misread for each other (0/O, 1/I/L).
+/// Codes that people read and type: pairing keys, authentication codes, recovery codes (docs/PROTOCOL.md
+/// §3). 31 symbols without the ones misread for each other (0/O, 1/I/L).
 enum HumanCode {
     static let alphabet = Array("23456789ABCDEFGHJKMNPQRSTUVWXYZ")
 

@@ -2,7 +2,7 @@ import CountersignAPI
 import Foundation
 import Hummingbird
 
-/// Multi-factor sign-in under /v1 (docs/openapi.yaml, docs/SPEC.md §4h): the account's settings (account
+/// Multi-factor sign-in under /v1 (docs/openapi.yaml, docs/PROTOCOL.md §3): the account's settings (account
 /// session), the signing-in client's transaction and auth-code routes (its binding secret as bearer),
 /// and the authenticator's routes (device session).
 struct MFARoutes {

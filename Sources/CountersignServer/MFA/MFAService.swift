@@ -4,7 +4,7 @@ import Crypto
 import Foundation
 import Logging
 
-/// Multi-factor sign-in (docs/SPEC.md §4h): pairing authenticators, the second factor of sign-in (push
+/// Multi-factor sign-in (docs/PROTOCOL.md §3): pairing authenticators, the second factor of sign-in (push
 /// with number matching, passcodes, recovery codes), authentication codes. The rules are the pure types
 /// of this folder; this service loads them, applies one transition, and stores the result by
 /// compare-and-set. Clock and randomness are injected; nothing here knows about HTTP.
@@ -213,7 +213,7 @@ public final class MFAService: Sendable {
         else {
             try await accounts.audit(accountID, .mfaPair, .badSignature, origin)
             throw DeviceError.badSignature(
-                "the signature does not verify with signingKey over the pairing message (docs/SPEC.md §4h)"
+                "the signature does not verify with signingKey over the pairing message (docs/PROTOCOL.md §3)"
             )
         }
         guard let account = try await accounts.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
@@ -619,7 +619,7 @@ public final class MFAService: Sendable {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         guard let claims = await ChallengeSigner.verifyAnswer(answer.jwt, signingKey: auth.device.signingKey) else {
             throw DeviceError.badSignature(
-                "the answer must be an ES256 JWT signed by this authenticator's signing key (docs/SPEC.md §4h)"
+                "the answer must be an ES256 JWT signed by this authenticator's signing key (docs/PROTOCOL.md §3)"
             )
         }
         let now = clock.now()

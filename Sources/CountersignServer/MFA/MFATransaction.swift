@@ -1,6 +1,6 @@
 import Foundation
 
-/// One sign-in waiting for its second factor (docs/SPEC.md §4h). A value type: the store keeps it and
+/// One sign-in waiting for its second factor (docs/PROTOCOL.md §3). A value type: the store keeps it and
 /// applies each transition under a compare-and-set, so of concurrent answers exactly one takes effect.
 struct MFATransaction: Codable, Equatable, Sendable {
     /// PingOne's device-authentication statuses.

@@ -1,4 +1,4 @@
-/// Number matching for push approvals (docs/SPEC.md §4h, NIST SP 800-63B-4 §3.1.3): the sign-in side
+/// Number matching for push approvals (docs/PROTOCOL.md §3, NIST SP 800-63B-4 §3.1.3): the sign-in side
 /// shows a number; the authenticator's user types it, or picks it among three.
 struct NumberMatching: Codable, Equatable, Sendable {
     enum Kind: String, Codable, Sendable {

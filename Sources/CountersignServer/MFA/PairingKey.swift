@@ -2,7 +2,7 @@ import CountersignCrypto
 import Crypto
 import Foundation
 
-/// A pairing key (docs/SPEC.md §4h): 12 symbols, single use, 10 minutes, at most 3 open per account.
+/// A pairing key (docs/PROTOCOL.md §3): 12 symbols, single use, 10 minutes, at most 3 open per account.
 /// What the store keeps is its hash; redeeming answers the same for wrong, used and expired keys.
 struct PairingKey: Equatable, Sendable {
     static let length = 12

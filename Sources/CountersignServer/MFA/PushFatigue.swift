@@ -1,6 +1,6 @@
 import Foundation
 
-/// Limits on push approvals per account (docs/SPEC.md §4h): a flood of pushes trains people to approve.
+/// Limits on push approvals per account (docs/PROTOCOL.md §3): a flood of pushes trains people to approve.
 struct PushFatigue: Codable, Equatable, Sendable {
     static let maxPushesSinceSuccess = 5
     static let escalation: TimeInterval = 86_400

@@ -2,7 +2,7 @@ import CountersignCrypto
 import Crypto
 import Foundation
 
-/// Ten single-use recovery codes (docs/SPEC.md §4h): shown once, stored as HMAC-SHA-256 under a server
+/// Ten single-use recovery codes (docs/PROTOCOL.md §3): shown once, stored as HMAC-SHA-256 under a server
 /// key. They are random (49 bits each), so a keyed fast hash resists a stolen table as well as a slow
 /// one would, and checking one costs nothing an attacker could use to load the server.
 enum RecoveryCodes {

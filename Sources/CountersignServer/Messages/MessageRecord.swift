@@ -1,6 +1,6 @@
 import Foundation
 
-/// A stored envelope and what the relay knows about it; `envelope` is ciphertext (docs/SPEC.md §4d).
+/// A stored envelope and what the relay knows about it; `envelope` is ciphertext (docs/SPEC.md §8).
 public struct MessageRecord: Equatable, Sendable {
     public var id: String
     public var senderAccountID: String

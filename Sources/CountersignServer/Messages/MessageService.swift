@@ -6,7 +6,7 @@ import Synchronization
 
 /// The relay: accepts an envelope only from the device that signed it and only when it is sealed to
 /// exactly the current devices of its recipients and of the sender; stores it once, queues it per device,
-/// releases it when due (docs/SERVER.md, "Messages"). It never holds a key that opens an envelope.
+/// releases it when due (docs/DESIGN.md, "Messages"). It never holds a key that opens an envelope.
 public final class MessageService: Sendable {
     let store: any MessageStore
     let batcher: SendBatcher
@@ -93,7 +93,7 @@ public final class MessageService: Sendable {
         let bytes = request.envelope.bytes
         guard bytes.count <= MessageEnvelope.maxSize else {
             throw RelayError.invalidEnvelope(
-                "\(bytes.count) bytes; an envelope is at most \(MessageEnvelope.maxSize) (docs/SPEC.md §4d.5)"
+                "\(bytes.count) bytes; an envelope is at most \(MessageEnvelope.maxSize) (docs/SPEC.md §8.5)"
             )
         }
         let envelope: MessageEnvelope

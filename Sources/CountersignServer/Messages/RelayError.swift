@@ -3,7 +3,7 @@ import Foundation
 
 /// Why the relay refused a message operation. Closed; `Problem.init(_:)` maps each case to one problem type.
 public enum RelayError: Error, Equatable, Sendable {
-    /// The envelope does not parse as docs/SPEC.md §4d (the reason says which rule).
+    /// The envelope does not parse as docs/SPEC.md §8 (the reason says which rule).
     case invalidEnvelope(String)
     /// The envelope is not signed by the sending device's current signing key, or the signature fails.
     case forgedSender(String)

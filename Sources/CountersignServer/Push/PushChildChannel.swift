@@ -11,7 +11,7 @@ import NIOWebSocket
 /// Each accepted connection: HTTP/1.1 for the API, or, when its first request is a WebSocket upgrade of
 /// `GET /v1/push`, a push connection served by `PushSocketHandler` alone. Unlike hummingbird-websocket's
 /// channel, an upgraded connection keeps no task and no async stream: that is most of what an idle
-/// connection would otherwise cost (docs/SERVER.md, "Push").
+/// connection would otherwise cost (docs/DESIGN.md, "Push").
 struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
     enum Upgrade: Sendable {
         case push

@@ -1,7 +1,7 @@
 import CountersignAPI
 import Hummingbird
 
-/// The push channel's HTTP side (docs/SPEC.md §4g): tickets, and an answer for a plain GET of the
+/// The push channel's HTTP side (docs/PROTOCOL.md §2): tickets, and an answer for a plain GET of the
 /// WebSocket path. The WebSocket itself is served by `PushChildChannel`.
 struct PushRoutes {
     let devices: DeviceService
@@ -21,7 +21,7 @@ struct PushRoutes {
                 code: .malformedRequest,
                 title: "WebSocket required",
                 detail:
-                    "GET /v1/push is a WebSocket (Upgrade: websocket); authenticate with a ticket in the first frame (docs/SPEC.md §4g).",
+                    "GET /v1/push is a WebSocket (Upgrade: websocket); authenticate with a ticket in the first frame (docs/PROTOCOL.md §2).",
                 headers: [.upgrade: "websocket"]
             )
         }

@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The push channel's rules (docs/SPEC.md §4g): tickets, who a connection is, and what it may be sent.
+/// The push channel's rules (docs/PROTOCOL.md §2): tickets, who a connection is, and what it may be sent.
 /// Clock and randomness are injected; the NIO side (`PushSocketHandler`) only moves frames.
 public final class PushService: Sendable {
     let store: any PushStore

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 import NIOWebSocket
 
-/// One push connection after the WebSocket upgrade (docs/SPEC.md §4g), as a plain channel handler: no
+/// One push connection after the WebSocket upgrade (docs/PROTOCOL.md §2), as a plain channel handler: no
 /// task, no async stream per connection, so an idle connection costs only its channel, this object and a
 /// timer. Everything here runs on the channel's event loop; database work runs in tasks whose results
 /// hop back to it.
@@ -155,7 +155,7 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             writeAcks()
         case (.open, .unknown), (.authenticating, .unknown):
-            break  // a client newer than this server: ignored, as SPEC §4g says
+            break  // a client newer than this server: ignored, as PROTOCOL §2 says
         case (.closed, _):
             break
         default:

@@ -2,7 +2,7 @@ import Crypto
 import CountersignCrypto
 import Foundation
 
-/// One scenario file under Tests/CountersignCryptoTests/Vectors/ (docs/SPEC.md §6).
+/// One scenario file under Tests/CountersignCryptoTests/Vectors/ (docs/SPEC.md §12).
 package struct TestVector {
     package var name: String
     package var expect: String
@@ -99,7 +99,7 @@ package struct TestVector {
         }
     }
 
-    /// Message envelopes (docs/SPEC.md §4d.4): parsed from bytes, opened by `identity`, expecting `from`.
+    /// Message envelopes (docs/SPEC.md §8.4): parsed from bytes, opened by `identity`, expecting `from`.
     package func runMessage() -> String {
         guard let from else { return "vector without from:" }
         do {

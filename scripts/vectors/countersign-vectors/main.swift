@@ -1,7 +1,7 @@
 import CountersignVectors
 import Foundation
 
-// Rewrites the test vectors (docs/SPEC.md §6) from their fixed seeds:
+// Rewrites the test vectors (docs/SPEC.md §12) from their fixed seeds:
 //   swift run countersign-vectors [DIR]      (default Tests/CountersignCryptoTests/Vectors)
 // scripts/regenerate-vectors.sh runs it from the package root. The tests then check that every stored
 // unsigned vector is reproduced byte for byte and that each file gives its expected class.
