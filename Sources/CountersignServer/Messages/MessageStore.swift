@@ -1,6 +1,6 @@
 import Foundation
 
-/// The storage the relay needs. `SQLMessageStore` implements it; each method is atomic.
+/// The storage the relay needs. Each backend's storage implements it; each method is atomic.
 public protocol MessageStore: Sendable {
     /// In one transaction, for each request in order: checks that the sending device still has the
     /// signing key the signature was checked with, reads the active devices of its accounts (the

@@ -36,12 +36,6 @@ final class PostgresSessionReads: Sendable {
         state = Mutex(State(idle: Array(lanes.indices)))
     }
 
-    /// Grouped reads over the server's session lanes; nil unless PostgreSQL.
-    convenience init?(_ database: ServerDatabase) {
-        guard let lanes = database.postgresLanes?.sessions, !lanes.isEmpty else { return nil }
-        self.init(lanes: lanes)
-    }
-
     func read(tokenHash: String) async throws -> Row? {
         try await read(tokenHash: tokenHash) { $0 }
     }
