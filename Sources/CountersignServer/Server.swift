@@ -62,7 +62,13 @@ public enum CountersignServer {
             random: service.random
         )
         DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
-        let messages = MessageService(store: storage, accounts: service, config: config, clock: clock)
+        let messages = MessageService(
+            store: storage,
+            sendExecutor: storage.sendExecutor,
+            accounts: service,
+            config: config,
+            clock: clock
+        )
         // Several nodes share a PostgreSQL database and hear of each other's sends through it; one process
         // serves a SQLite file (SQLiteServeLock).
         let bus = (storage as? PostgresStorage)?.pushBus(logger: logger)

@@ -36,13 +36,6 @@ public protocol DeviceStore: Sendable {
     func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord?
     /// The session with its device and account, in one read (every device request starts with it).
     func deviceSessionContext(tokenHash: String) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)?
-    /// The same read, and then `then` with its result, off the event loops and the cooperative pool, in
-    /// the same hop as the read (a send checks its signature there): on a direct SQLite reader, or on the
-    /// PostgreSQL session lane that read it.
-    func deviceSessionContext<T: Sendable>(
-        tokenHash: String,
-        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
-    ) async throws -> T
     func touchDeviceSession(tokenHash: String, at: Date) async throws
     func deleteDeviceSession(tokenHash: String) async throws
     /// Deletes every session of the device but `keeping`.

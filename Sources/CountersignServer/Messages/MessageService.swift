@@ -26,14 +26,21 @@ public final class MessageService: Sendable {
     public static let maxDeliverAfter = 30 * 86_400
     public static let maxRecipients = 64
 
-    public init(store: any MessageStore, accounts: AccountService, config: ServerConfiguration, clock: any WallClock) {
+    /// `sendExecutor`: where send batches run (`ServerStorage.sendExecutor`); the cooperative pool when nil.
+    public init(
+        store: any MessageStore,
+        sendExecutor: (any TaskExecutor)? = nil,
+        accounts: AccountService,
+        config: ServerConfiguration,
+        clock: any WallClock
+    ) {
         self.store = store
         self.accounts = accounts
         self.config = config
         self.clock = clock
         sends = config.sendsPerAccount.map(AddressThrottle.init)
         quota = MessageQuota(limitBytes: config.messageQuotaBytes)
-        batcher = SendBatcher(store: store, maxBatch: max(1, config.sendBatch))
+        batcher = SendBatcher(store: store, executor: sendExecutor, maxBatch: max(1, config.sendBatch))
     }
 
     public func send(

@@ -32,10 +32,4 @@ public protocol MessageStore: Sendable {
     func storedBytes(senderAccountID: String, now: Date) async throws -> MessageQuota.Usage
     /// Deletes queue entries and messages past their expiry.
     func purgeExpiredMessages(now: Date) async throws
-    /// Where the send batcher should run its batches (`store`), if the store has a thread for them.
-    var sendExecutor: (any TaskExecutor)? { get }
-}
-
-extension MessageStore {
-    public var sendExecutor: (any TaskExecutor)? { nil }
 }

@@ -7,6 +7,9 @@ import NIOCore
 /// commands, tests and benchmarks all open it with `ServerDatabase.open`.
 package protocol ServerStorage: SQLStores, AccountStore, DeviceStore, MessageStore, MFAStore, PushStore {
     var location: DatabaseLocation { get }
+    /// Where send batches (`store`) should run for speed: a thread of the storage's own (the PostgreSQL
+    /// send lane's), or nil for anywhere (SQLite hands each batch to its direct writer in one hop).
+    var sendExecutor: (any TaskExecutor)? { get }
     /// Closes every connection and stops the storage's threads.
     func close() async
 }

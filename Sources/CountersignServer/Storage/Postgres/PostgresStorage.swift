@@ -104,13 +104,6 @@ package final class PostgresStorage: ServerStorage {
         try await sessions.read(tokenHash: tokenHash)
     }
 
-    package func deviceSessionContext<T: Sendable>(
-        tokenHash: String,
-        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
-    ) async throws -> T {
-        try await sessions.read(tokenHash: tokenHash, then: then)
-    }
-
     /// Push signals between the nodes serving this database: LISTEN/NOTIFY.
     func pushBus(logger: Logger) -> @Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus {
         let node = UUID().uuidString

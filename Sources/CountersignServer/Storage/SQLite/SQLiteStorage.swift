@@ -164,6 +164,9 @@ package final class SQLiteStorage: ServerStorage {
 
     // MARK: The hot paths, on the direct connections
 
+    /// A batch is one hop to the direct writer from wherever it is called.
+    package var sendExecutor: (any TaskExecutor)? { nil }
+
     /// One hop to the direct writer per batch, in its group commit (`SQLiteWorker.write`).
     package func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
@@ -215,13 +218,6 @@ package final class SQLiteStorage: ServerStorage {
         tokenHash: String
     ) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
         try await sessionReader.run { try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash) }
-    }
-
-    package func deviceSessionContext<T: Sendable>(
-        tokenHash: String,
-        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
-    ) async throws -> T {
-        try await sessionReader.run { try then(try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash)) }
     }
 
     package func close() async {
