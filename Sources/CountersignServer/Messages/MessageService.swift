@@ -22,8 +22,10 @@ public final class MessageService: Sendable {
     public static let maxDeliverAfter = 30 * 86_400
     public static let maxRecipients = 64
 
+    /// `sendExecutor`: where send batches run (`ServerStorage.sendExecutor`); the cooperative pool when nil.
     public init(
         store: any MessageStore,
+        sendExecutor: (any TaskExecutor)? = nil,
         accounts: AccountService,
         config: ServerConfiguration,
         clock: any WallClock,
@@ -36,7 +38,7 @@ public final class MessageService: Sendable {
         self.clock = clock
         sends = config.sendsPerAccount.map(AddressThrottle.init)
         quota = MessageQuota(limitBytes: config.messageQuotaBytes)
-        batcher = SendBatcher(store: store, maxBatch: max(1, config.sendBatch))
+        batcher = SendBatcher(store: store, executor: sendExecutor, maxBatch: max(1, config.sendBatch))
     }
 
     public func send(

@@ -16,13 +16,14 @@ final class SendBatcher: Sendable {
     private let state = Mutex(State())
     let store: any MessageStore
     let maxBatch: Int
-    /// The store's thread for batches (`MessageStore.sendExecutor`), else the cooperative pool.
+    /// Where batches run: the storage's thread for them (`ServerStorage.sendExecutor`), else the
+    /// cooperative pool.
     private let executor: (any TaskExecutor)?
 
-    init(store: any MessageStore, maxBatch: Int = 128) {
+    init(store: any MessageStore, executor: (any TaskExecutor)?, maxBatch: Int = 128) {
         self.store = store
         self.maxBatch = maxBatch
-        executor = store.sendExecutor
+        self.executor = executor
     }
 
     func submit(_ request: StoreRequest) async throws -> StoreOutcome {

@@ -7,8 +7,7 @@ import Synchronization
 /// ANY($1)`), so under load a few dozen requests share one round trip, one plan of the three-table join
 /// and one connection, while a lone request is read at once with no added wait. Nothing is cached: every
 /// read is a statement that began after its request arrived, so a revocation committed before it is seen.
-/// Each lane is a `PostgresLane` (its own connection and thread); a caller's `then` (a send's signature
-/// check) runs there, right after the read, in the same hop, as the SQLite session readers do.
+/// Each lane is a `PostgresLane` (its own connection and thread).
 final class PostgresSessionReads: Sendable {
     typealias Row = PostgresSessionContext.Row
     private struct Waiting {
@@ -36,21 +35,10 @@ final class PostgresSessionReads: Sendable {
         state = Mutex(State(idle: Array(lanes.indices)))
     }
 
-    /// Grouped reads over the server's session lanes; nil unless PostgreSQL.
-    convenience init?(_ database: ServerDatabase) {
-        guard let lanes = database.postgresLanes?.sessions, !lanes.isEmpty else { return nil }
-        self.init(lanes: lanes)
-    }
-
+    /// The session stored under `tokenHash` (nil if none).
     func read(tokenHash: String) async throws -> Row? {
-        try await read(tokenHash: tokenHash) { $0 }
-    }
-
-    /// The session stored under `tokenHash` (nil if none), passed to `then` on the lane's thread, right
-    /// after the statement that read it: keep `then` short (a signature check) and free of waits.
-    func read<T: Sendable>(tokenHash: String, then work: @escaping @Sendable (Row?) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
-            let waiting = Waiting(hash: tokenHash) { result in c.resume(with: Result { try work(try result.get()) }) }
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Row?, any Error>) in
+            let waiting = Waiting(hash: tokenHash) { result in c.resume(with: result) }
             let lane = state.withLock { s -> Int? in
                 s.waiting.append(waiting)
                 return s.idle.popLast()
