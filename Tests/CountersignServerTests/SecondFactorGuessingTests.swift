@@ -149,15 +149,17 @@ import Testing
                     ["mfa wrong-totp", "sign-in second-factor-too-many-codes"].contains($0)
                 }
             }
+            // Every code checked and audited was counted first, and no more were counted than the rule
+            // allows. A loaded machine may shed a request (503) after its code was counted and before
+            // its audit entry was written, so the count may exceed the audited codes, never the rule.
             let g = try #require(try await h.store.loginGuard(username: "ingrid"))
             let burst = try await checked()
-            #expect(burst.count <= 3 && g.failures == burst.count && g.pending == 0, "\(g), checked: \(burst)")
-            // A loaded machine sheds some of the burst (503) before they are checked: the rest of the rule
-            // is then reached one code at a time.
-            for _ in min(burst.count, 3)..<3 { _ = try await Self.otp(api, tx, wrong) }
+            #expect(burst.count <= g.failures && g.failures <= 3 && g.pending == 0, "\(g), checked: \(burst)")
+            // Shed requests leave the rest of the rule to be reached one code at a time.
+            for _ in min(g.failures, 3)..<3 { _ = try await Self.otp(api, tx, wrong) }
             let after = try #require(try await h.store.loginGuard(username: "ingrid"))
             #expect(after.failures == 3 && after.pending == 0 && after.delayedUntil != nil, "\(after)")
-            #expect(try await checked().count == 3, "codes checked in all")
+            #expect(try await checked().count <= 3, "codes checked in all")
             let right = try await Self.otp(api, tx, try MFAReauthTests.code(secret, h))
             #expect(right.json["status"] as? String == "FAILED" && right.json["token"] == nil)
             #expect(try await api.call(.post, "/v1/mfa/transactions/\(tx.id)/session", token: tx.binding).status == 409)

@@ -151,18 +151,19 @@ public final class AccountService: Sendable {
 
     /// A password that matched, and for what: not a success yet. Whoever asked (the sign-in and
     /// re-authentication routes) asks the MFA feature whether a second factor follows, then either
-    /// `complete`s it or records it as `pending`.
-    public struct VerifiedPassword: Sendable {
-        public enum Purpose: Sendable, Equatable {
+    /// `complete`s it or records it as `pending`. Package-only, like the steps that take it: completing
+    /// without asking MFA would skip the second factor, so no code outside this package can.
+    package struct VerifiedPassword: Sendable {
+        package enum Purpose: Sendable, Equatable {
             case signIn
             /// The session (its token hash) that asked to be re-authenticated.
             case reauthentication(tokenHash: String)
         }
-        public let purpose: Purpose
+        package let purpose: Purpose
         /// With the stored hash as it is after any rehash: the tag a password change voids (`passwordTag`).
-        public let account: AccountRecord
-        public let origin: RequestOrigin
-        public let at: Date
+        package let account: AccountRecord
+        package let origin: RequestOrigin
+        package let at: Date
 
         var kind: AuditKind { purpose == .signIn ? .signIn : .reauth }
     }
@@ -170,7 +171,7 @@ public final class AccountService: Sendable {
     /// Checks a sign-in's captcha and password under the lockout rule. Unknown usernames go through the
     /// same lockout states, answers, writes and password-hash time as real ones. The lockout count and
     /// this address's token stay as they are until `complete` (a second factor may still be pending).
-    public func verifySignIn(
+    package func verifySignIn(
         username rawUsername: String,
         password: String,
         captcha: String?,
@@ -250,13 +251,13 @@ public final class AccountService: Sendable {
     /// A verified password with a second factor to finish: not a success yet. The lockout count stays,
     /// and so does this address's token until the second factor is done (`finishSecondFactor` and
     /// `finishReauthentication` give it back).
-    public func pending(_ verified: VerifiedPassword) async throws {
+    package func pending(_ verified: VerifiedPassword) async throws {
         try await audit(verified.account.id, verified.kind, .secondFactorPending, verified.origin)
     }
 
     /// A verified sign-in that needs no second factor gets its session; the lockout count is reset and
     /// this address's token given back.
-    public func completeSignIn(_ verified: VerifiedPassword) async throws -> NewSession {
+    package func completeSignIn(_ verified: VerifiedPassword) async throws -> NewSession {
         precondition(verified.purpose == .signIn, "a re-authentication is completed by completeReauthentication")
         let account = verified.account
         try await complete(username: account.username)
@@ -274,7 +275,7 @@ public final class AccountService: Sendable {
 
     /// A verified re-authentication that needs no second factor marks its session as freshly
     /// authenticated; the lockout count is reset and this address's token given back.
-    public func completeReauthentication(_ verified: VerifiedPassword) async throws {
+    package func completeReauthentication(_ verified: VerifiedPassword) async throws {
         guard case .reauthentication(let tokenHash) = verified.purpose else {
             preconditionFailure("a sign-in is completed by completeSignIn")
         }
@@ -581,7 +582,7 @@ public final class AccountService: Sendable {
     /// Re-authentication obeys sign-in's limits: the same lockout count, the same per-address tokens
     /// and the same captcha rule, so a stolen session is not a cheaper way to guess. With a second
     /// factor, the password alone re-authenticates nothing: finishing its transaction does.
-    public func verifyReauthentication(
+    package func verifyReauthentication(
         _ auth: Authenticated,
         password: String,
         captcha: String? = nil,

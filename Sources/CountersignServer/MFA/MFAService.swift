@@ -278,7 +278,7 @@ public final class MFAService: Sendable {
     /// Asked by the sign-in and re-authentication routes after a correct password: the transaction of
     /// the second factor to finish, or nil when the account has none. `offerPush: false` (the client will
     /// give a code): no push is sent or counted.
-    public func secondFactor(
+    package func secondFactor(
         after verified: AccountService.VerifiedPassword,
         offerPush: Bool = true
     ) async throws -> MFARequired? {
