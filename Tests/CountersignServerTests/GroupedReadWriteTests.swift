@@ -92,8 +92,8 @@ import Testing
         try reader.statement("SELECT v FROM t").forEach { stored.insert($0.string(0)) }
         #expect(stored == expected, "exactly the successful writes are stored")
         #expect(
-            writer.groups.load(ordering: .relaxed) == 1 && writer.grouped.load(ordering: .relaxed) == 200,
-            "\(writer.groups.load(ordering: .relaxed)) groups: the writes were not grouped"
+            writer.groups == 1 && writer.grouped == 200,
+            "\(writer.groups) groups: the writes were not grouped"
         )
     }
 
@@ -227,8 +227,8 @@ import Testing
             }
             #expect(answers.count == 300)
             for (i, device) in answers { #expect(device == asks[i % asks.count].device, "read \(i)") }
-            #expect(reads.grouped.load(ordering: .relaxed) == 300)
-            #expect(reads.statements.load(ordering: .relaxed) < 300, "the reads were not grouped")
+            #expect(reads.grouped == 300)
+            #expect(reads.statements < 300, "the reads were not grouped")
             // The storage's own grouped reads answer the same.
             for ask in asks {
                 #expect(try await h.storage.deviceSessionContext(tokenHash: ask.hash)?.1.id == ask.device)

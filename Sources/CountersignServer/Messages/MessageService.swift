@@ -46,7 +46,7 @@ public final class MessageService: Sendable {
         _ request: SendMessageRequest
     ) async throws -> (SentMessage, created: Bool) {
         try admitSend(auth)
-        return try await store(try await CPUWork.run { try self.check(auth, request) })
+        return try await store(try await SerialQueuePool.cpu.run { try self.check(auth, request) })
     }
 
     /// The account's send rate, checked before the body is read: a token per send attempt.
@@ -68,7 +68,7 @@ public final class MessageService: Sendable {
     }
 
     /// Every check of a send that needs no database, the ECDSA signature last. CPU-bound: call it off the
-    /// event loops and the cooperative pool (`CPUWork`).
+    /// event loops and the cooperative pool (`SerialQueuePool.cpu`).
     public func check(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) throws -> CheckedSend {
         let delay = request.deliverAfter ?? 0
         guard (0...Self.maxDeliverAfter).contains(delay) else {

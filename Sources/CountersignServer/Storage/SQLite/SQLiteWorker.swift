@@ -22,17 +22,7 @@ final class SQLiteWorker: Sendable {
         /// nil: answer with the write's own result; an error: answer with it instead.
         var answer: @Sendable ((any Error)?) -> Void
     }
-    private struct Pending: ~Copyable {
-        var jobs: [Job] = []
-        var draining = false
-    }
-    private let pending = Mutex(Pending())
-    /// At most this many writes share a commit; the rest go into the next group, so a long group does
-    /// not make its first caller wait for all of them.
-    static let maxGroup = 256
-    /// Groups committed and writes in them (for tests and benchmarks).
-    let groups = Atomic<Int>(0)
-    let grouped = Atomic<Int>(0)
+    private let pending = GroupedQueue<Job>(maxGroup: 256)
 
     init(label: String, path: String, readOnly: Bool) throws {
         queue = DispatchQueue(label: label)
@@ -57,37 +47,14 @@ final class SQLiteWorker: Sendable {
                     if let error { c.resume(throwing: error) } else { c.resume(with: result) }
                 }
             }
-            let start = pending.withLock { p -> Bool in
-                p.jobs.append(job)
-                guard !p.draining else { return false }
-                p.draining = true
-                return true
-            }
-            if start { queue.async { self.drain() } }
+            if pending.add(job) != nil { queue.async { self.pending.drainNow(0) { self.commit($0) } } }
         }
     }
 
-    /// Writes submitted and not yet taken into a group (tests).
-    var waiting: Int { pending.withLock { $0.jobs.count } }
-
-    /// On the queue: writes group after group until none is waiting.
-    private func drain() {
-        while true {
-            let jobs = pending.withLock { p -> [Job] in
-                guard !p.jobs.isEmpty else {
-                    p.draining = false
-                    return []
-                }
-                let taken = Array(p.jobs.prefix(Self.maxGroup))
-                p.jobs.removeFirst(taken.count)
-                return taken
-            }
-            guard !jobs.isEmpty else { return }
-            commit(jobs)
-            groups.add(1, ordering: .relaxed)
-            grouped.add(jobs.count, ordering: .relaxed)
-        }
-    }
+    /// Writes submitted and not yet taken into a group; groups committed and the writes in them (tests).
+    var waiting: Int { pending.waiting }
+    var groups: Int { pending.groups.load(ordering: .relaxed) }
+    var grouped: Int { pending.grouped.load(ordering: .relaxed) }
 
     /// Each job alone: its own BEGIN IMMEDIATE and COMMIT (its writeTransaction), its own answer.
     private func alone(_ jobs: ArraySlice<Job>) {
