@@ -1,17 +1,16 @@
 import Foundation
-import Synchronization
 
 /// One serial queue per core, taken in turn: CPU-bound work runs there, never on an event loop or the
 /// cooperative pool, where it would stall I/O and every other task. The server keeps two pools, one for
 /// signature checks and one for Argon2id, so a sign-in flood does not delay message relaying.
 final class SerialQueuePool: Sendable {
-    /// Short checks: the signatures of sends and device proofs.
+    /// Short checks: the signatures of sends.
     static let cpu = SerialQueuePool(label: "countersign.cpu")
     /// Password hashes (~17 ms of CPU and 19 MiB each), admitted by `AccountService`'s queue bound.
     static let argon2 = SerialQueuePool(label: "countersign.argon2")
 
     let queues: [DispatchQueue]
-    private let next = Mutex(0)
+    private let turn = RoundRobin()
 
     init(label: String) {
         queues = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map {
@@ -20,12 +19,7 @@ final class SerialQueuePool: Sendable {
     }
 
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let queue = queues[
-            next.withLock { i in
-                defer { i = (i + 1) % queues.count }
-                return i
-            }
-        ]
+        let queue = turn.pick(queues)
         return try await withCheckedThrowingContinuation { c in queue.async { c.resume(with: Result { try work() }) } }
     }
 }

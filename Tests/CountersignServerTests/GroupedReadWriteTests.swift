@@ -1,6 +1,7 @@
 import CountersignClient
 import CountersignCrypto
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CountersignServer
@@ -95,6 +96,47 @@ import Testing
             writer.groups == 1 && writer.grouped == 200,
             "\(writer.groups) groups: the writes were not grouped"
         )
+    }
+
+    /// When the group's BEGIN IMMEDIATE cannot get the write lock (another process holds it past the busy
+    /// timeout), every write of the group fails at once, unrun: none waits another busy timeout alone,
+    /// and none is written after its caller was told it failed.
+    @Test func aGroupThatCannotBeginFailsEveryWriteUnrun() async throws {
+        let (writer, path) = try scratchWriter()
+        defer { writer.close() }
+        let holder = try DirectSQLite(path: path, readOnly: false)
+        defer { holder.close() }
+        final class Count: Sendable { let n = Atomic<Int>(0) }
+        let ran = Count()
+        let hold = try await holdQueue(writer)
+        let submitted = Task {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for n in 0..<3 {
+                    group.addTask {
+                        do {
+                            try await writer.write { c in
+                                ran.n.add(1, ordering: .relaxed)
+                                try c.writeTransaction { try c.execute("INSERT INTO t (v) VALUES ('w\(n)')") }
+                            }
+                            return true
+                        } catch {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+        }
+        try holder.execute("BEGIN IMMEDIATE")
+        let started = ContinuousClock.now
+        try await hold.release(whenWaiting: 3)
+        let results = try await submitted.value
+        let took = ContinuousClock.now - started
+        try holder.execute("ROLLBACK")
+        #expect(results == [false, false, false], "a write succeeded while another connection held the lock")
+        #expect(ran.n.load(ordering: .relaxed) == 0, "a write of the failed group was run")
+        // One busy timeout (5 s), not one per write (15 s).
+        #expect(took < .seconds(9), "the group took \(took)")
     }
 
     /// Occupies `writer`'s serial queue (a `run` that waits) until `release(whenWaiting:)`.

@@ -6,7 +6,6 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import SQLKit
-import Synchronization
 
 /// The server's storage on PostgreSQL: Fluent's pool for the shared SQL, and connections of their own,
 /// on threads of their own (`PostgresLanes`), for send batches and grouped device-session reads.
@@ -18,7 +17,7 @@ package final class PostgresStorage: ServerStorage {
     let sessions: PostgresSessionReads
     let url: String
     package var location: DatabaseLocation { .postgres(url: url) }
-    private let nextReader = Mutex(0)
+    private let nextReader = RoundRobin()
 
     static func open(url: String, logger: Logger) async throws -> PostgresStorage {
         let location = DatabaseLocation.postgres(url: url)
@@ -78,13 +77,7 @@ package final class PostgresStorage: ServerStorage {
     /// The pool of the next event loop, round robin: `database` alone would put every read on one
     /// loop's connections, and so all their I/O on one thread.
     package var reader: any Database {
-        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
-        let loop = loops[
-            nextReader.withLock { i in
-                defer { i = (i + 1) % loops.count }
-                return i
-            }
-        ]
+        let loop = nextReader.pick(Array(MultiThreadedEventLoopGroup.singleton.makeIterator()))
         return databases.database(logger: database.logger, on: loop) ?? database
     }
 

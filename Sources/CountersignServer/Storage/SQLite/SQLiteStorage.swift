@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NIOPosix
 import SQLKit
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -26,12 +25,12 @@ package final class SQLiteStorage: ServerStorage {
     /// are these recipients) neither wait for nor occupy the writer.
     let readerGroup: MultiThreadedEventLoopGroup
     let readerDatabases: Databases
-    private let nextReader = Mutex(0)
+    private let nextReader = RoundRobin()
     /// The direct writer for send batches and acknowledgements.
     let sendWriter: SQLiteWorker
     /// Direct read-only connections, one per core, for device-session lookups and push deliveries.
     let sessionReaders: [SQLiteWorker]
-    private let nextSessionReader = Mutex(0)
+    private let nextSessionReader = RoundRobin()
     /// Copies the WAL into the file in the background, so that no commit waits for a checkpoint.
     let checkpointer: SQLiteCheckpointer
     package let location: DatabaseLocation
@@ -142,24 +141,13 @@ package final class SQLiteStorage: ServerStorage {
 
     /// A reader connection, round robin.
     package var reader: any Database {
-        let loops = Array(readerGroup.makeIterator())
-        let loop = loops[
-            nextReader.withLock { i in
-                defer { i = (i + 1) % loops.count }
-                return i
-            }
-        ]
+        let loop = nextReader.pick(Array(readerGroup.makeIterator()))
         return readerDatabases.database(Self.readers, logger: database.logger, on: loop) ?? database
     }
 
     /// The next direct session reader, round robin.
     var sessionReader: SQLiteWorker {
-        sessionReaders[
-            nextSessionReader.withLock { i in
-                defer { i = (i + 1) % sessionReaders.count }
-                return i
-            }
-        ]
+        nextSessionReader.pick(sessionReaders)
     }
 
     // MARK: The hot paths, on the direct connections
