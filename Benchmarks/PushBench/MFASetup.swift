@@ -19,7 +19,7 @@ enum MFASetup {
     }
 
     private static func fill(
-        database: ServerDatabase,
+        database: any ServerStorage,
         config: ServerConfiguration,
         logger: Logger,
         count: Int,
@@ -27,19 +27,19 @@ enum MFASetup {
         started: ContinuousClock.Instant
     ) async throws {
         let accounts = try await AccountService(
-            store: SQLAccountStore(database: database.database),
+            store: database,
             config: config,
             logger: logger
         )
         let devices = DeviceService(
-            store: SQLDeviceStore(database: database.database),
+            store: database,
             accounts: accounts,
             config: config,
             clock: SystemClock(),
             random: SystemRandomSource()
         )
         let mfa = try await MFAService(
-            store: SQLMFAStore(database: database.database),
+            store: database,
             accounts: accounts,
             devices: devices,
             clock: SystemClock(),
@@ -64,7 +64,7 @@ enum MFASetup {
             )
         )
         guard
-            let firstSession = try await SQLAccountStore(database: database.database).session(
+            let firstSession = try await database.session(
                 tokenHash: Setup.tokenHash(signedIn.token)
             )
         else {
@@ -74,7 +74,7 @@ enum MFASetup {
         // Accounts and sessions: copies of the first, in one transaction.
         let tokens = [signedIn.token] + (1..<count).map { _ in "cs_" + String(Setup.newToken().dropFirst(4)) }
         try await database.database.transaction { tx in
-            let store = SQLAccountStore(database: tx)
+            let store = TransactionStores(database: tx)
             let now = Date()
             for i in 1..<count {
                 var account = first

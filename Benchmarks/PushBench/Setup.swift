@@ -72,7 +72,7 @@ enum Setup {
     /// configuration (captcha off), closed after `body` whatever happens.
     static func withDatabase(
         _ dbPath: String,
-        _ body: (ServerDatabase, ServerConfiguration, Logger) async throws -> Void
+        _ body: (any ServerStorage, ServerConfiguration, Logger) async throws -> Void
     ) async throws {
         var logger = Logger(label: "countersign-bench-push")
         logger.logLevel = .warning
@@ -90,7 +90,7 @@ enum Setup {
     }
 
     private static func fill(
-        database: ServerDatabase,
+        database: any ServerStorage,
         config: ServerConfiguration,
         logger: Logger,
         conns: Int,
@@ -99,12 +99,12 @@ enum Setup {
         started: ContinuousClock.Instant
     ) async throws {
         let accounts = try await AccountService(
-            store: SQLAccountStore(database: database.database),
+            store: database,
             config: config,
             logger: logger
         )
         let devices = DeviceService(
-            store: SQLDeviceStore(database: database.database),
+            store: database,
             accounts: accounts,
             config: config,
             clock: SystemClock(),
@@ -190,8 +190,8 @@ enum Setup {
         let maxActive = config.maxDevicesPerAccount
         let lifetime = config.deviceSessionLifetime
         try await database.database.transaction { tx in
-            let accountStore = SQLAccountStore(database: tx)
-            let deviceStore = SQLDeviceStore(database: tx)
+            let accountStore = TransactionStores(database: tx)
+            let deviceStore = accountStore
             let now = Date()
             for r in inserts {
                 var account = firstAccount
@@ -249,4 +249,10 @@ struct SetupError: Error, CustomStringConvertible {
 
 func secs(_ d: Duration) -> String {
     String(format: "%.2f", Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+}
+
+/// The stores' shared statements inside one transaction: the setup's bulk inserts commit once.
+struct TransactionStores: SQLStores {
+    let database: any Database
+    var reader: any Database { database }
 }

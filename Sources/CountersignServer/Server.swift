@@ -11,20 +11,20 @@ import Synchronization
 /// Builds and runs the Countersign server.
 public enum CountersignServer {
     /// The router with every route and middleware, over an open database. Tests drive it directly.
-    public static func buildRouter(
+    package static func buildRouter(
         service: AccountService,
-        database: ServerDatabase,
+        storage: any ServerStorage,
         config: ServerConfiguration,
         clock: any WallClock
     ) async throws -> Router<AppContext> {
-        try await build(service: service, database: database, config: config, clock: clock, logger: service.logger)
+        try await build(service: service, storage: storage, config: config, clock: clock, logger: service.logger)
             .router
     }
 
     /// The router and the push channel behind it (which `run` serves beside the router).
     static func build(
         service: AccountService,
-        database: ServerDatabase,
+        storage: any ServerStorage,
         config: ServerConfiguration,
         clock: any WallClock,
         logger: Logger
@@ -36,7 +36,7 @@ public enum CountersignServer {
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware(clock: clock, maxBody: config.maxBodyBytes))
         router.get("healthz") { _, _ in
-            _ = try await database.database.transaction { _ in () }
+            _ = try await storage.database.transaction { _ in () }
             return "ok\n"
         }
         router.get("openapi.yaml") { _, _ in
@@ -53,14 +53,8 @@ public enum CountersignServer {
                 body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text()))
             )
         }
-        let postgresSessions = PostgresSessionReads(database)
         let devices = DeviceService(
-            store: SQLDeviceStore(
-                database: database.database,
-                readers: { database.reader },
-                sessionReaders: { database.sessionReader },
-                postgresSessions: postgresSessions
-            ),
+            store: storage,
             accounts: service,
             config: config,
             clock: clock,
@@ -68,36 +62,29 @@ public enum CountersignServer {
         )
         DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
         // The push channel's signals: messages and MFA publish, this node's connections (the hub) receive.
+        // Several nodes share a PostgreSQL database and hear of each other's sends through it; one process
+        // serves a SQLite file (SQLiteServeLock).
         let hub = PushHub()
         let deliver: @Sendable (PushSignal) -> Void = { hub.apply($0) }
-        let bus: any PushBus
-        if case .postgres(let url) = database.location, let sql = database.database as? any SQLDatabase {
-            bus = PostgresPushBus(
-                url: url,
-                database: sql,
-                node: UUID().uuidString,
-                logger: logger,
-                deliverLocal: deliver
-            )
-        } else {
-            bus = LocalPushBus(deliver: deliver)
-        }
+        let bus: any PushBus =
+            (storage as? PostgresStorage)?.pushBus(logger: logger)(deliver) ?? LocalPushBus(deliver: deliver)
         let messages = MessageService(
-            store: database.messageStore,
+            store: storage,
+            sendExecutor: storage.sendExecutor,
             accounts: service,
             config: config,
             clock: clock,
             onDue: { accounts in bus.publish(.due(accounts: accounts)) }
         )
         let mfa = try await MFAService(
-            store: SQLMFAStore(database: database.database),
+            store: storage,
             accounts: service,
             devices: devices,
             clock: clock,
             random: service.random
         ) { signal in bus.publish(signal) }
         let push = PushService(
-            store: SQLPushStore(database: database.database),
+            store: storage,
             devices: devices,
             messages: messages,
             clock: clock,
@@ -152,31 +139,30 @@ public enum CountersignServer {
             serveLock = lock
         }
         let listening = Mutex(false)
-        let database: ServerDatabase
+        let storage: any ServerStorage
         do {
-            database = try await ServerDatabase.open(config.database, logger: logger)
+            storage = try await ServerDatabase.open(config.database, logger: logger)
         } catch {
             removeNewDatabase(createdFile)
             throw error
         }
         defer { withExtendedLifetime(serveLock) {} }
         do {
-            let store = SQLAccountStore(database: database.database, readers: { database.reader })
             let service = try await AccountService(
-                store: store,
+                store: storage,
                 config: config,
                 clock: clock,
                 random: random,
                 logger: logger
             )
-            let purge = PurgeService(database: database, clock: clock, config: config, logger: logger)
+            let purge = PurgeService(storage: storage, clock: clock, config: config, logger: logger)
             // A failed purge (a backlog, a busy database) is retried in 10 minutes; it does not stop the server.
             do { try await purge.purge() } catch {
                 logger.warning("purge failed", metadata: ["error": "\(type(of: error))"])
             }
             let (router, push) = try await build(
                 service: service,
-                database: database,
+                storage: storage,
                 config: config,
                 clock: clock,
                 logger: logger
@@ -196,7 +182,7 @@ public enum CountersignServer {
             running.addServices(purge, PushRunner(push: push))
             try await running.runService()
         } catch {
-            await database.close()
+            await storage.close()
             if !listening.withLock({ $0 }) {
                 removeNewDatabase(createdFile)
                 // Another process took the port between the check and the bind.
@@ -206,7 +192,7 @@ public enum CountersignServer {
             }
             throw error
         }
-        await database.close()
+        await storage.close()
     }
 
     /// HTTP/1.1 with the idle timeout (which also bounds how long a request's headers may take) and
@@ -239,18 +225,17 @@ extension CountersignServer {
         database location: DatabaseLocation,
         logger: Logger
     ) async throws -> String {
-        let database = try await ServerDatabase.open(location, logger: logger)
+        let store = try await ServerDatabase.open(location, logger: logger)
         do {
-            let store = SQLAccountStore(database: database.database)
             let username = (try? Username(parsing: raw))?.text ?? raw.lowercased()
             guard try await store.account(username: username) != nil else {
                 throw ConfigurationError("no account named \(username) in \(location)")
             }
             let had = try await store.unlock(username: username)
-            await database.close()
+            await store.close()
             return had ? "unlocked \(username): failed sign-ins cleared" : "\(username) had no failed sign-ins or lock"
         } catch {
-            await database.close()
+            await store.close()
             throw error
         }
     }
@@ -265,10 +250,10 @@ extension CountersignServer {
         limit: Int,
         logger: Logger
     ) async throws -> [String] {
-        let database = try await ServerDatabase.open(location, logger: logger)
+        let storage = try await ServerDatabase.open(location, logger: logger)
         do {
-            let messages = try await SQLMessageStore(database: database.database).allMessages(limit: limit)
-            await database.close()
+            let messages = try await storage.allMessages(limit: limit)
+            await storage.close()
             let iso = ISO8601DateFormatter()
             return messages.map { m in
                 let state =
@@ -284,7 +269,7 @@ extension CountersignServer {
                     + Hex.encode(head) + "…" + state
             }
         } catch {
-            await database.close()
+            await storage.close()
             throw error
         }
     }
@@ -295,21 +280,18 @@ extension CountersignServer {
 /// pairing keys, MFA challenges, transactions and authentication codes (a day after expiry),
 /// authenticator logs (30 days) and push tickets.
 struct PurgeService: Service {
-    let database: ServerDatabase
+    let storage: any ServerStorage
     let clock: any WallClock
     let config: ServerConfiguration
     let logger: Logger
 
     func purge() async throws {
         let now = clock.now()
-        try await SQLAccountStore(database: database.database).purgeExpired(now: now, idle: config.sessionIdle)
-        try await SQLDeviceStore(database: database.database).purgeExpiredDevices(
-            now: now,
-            idle: config.deviceSessionIdle
-        )
-        try await SQLMessageStore(database: database.database).purgeExpiredMessages(now: now)
-        try await SQLMFAStore(database: database.database).purgeExpiredMFA(now: now)
-        try await SQLPushStore(database: database.database).purgeExpiredTickets(now: now)
+        try await storage.purgeExpired(now: now, idle: config.sessionIdle)
+        try await storage.purgeExpiredDevices(now: now, idle: config.deviceSessionIdle)
+        try await storage.purgeExpiredMessages(now: now)
+        try await storage.purgeExpiredMFA(now: now)
+        try await storage.purgeExpiredTickets(now: now)
     }
 
     func run() async throws {

@@ -143,7 +143,7 @@ import Testing
                 origin: RequestOrigin(address: "::ffff:198.51.100.7", userAgent: "")
             )
         }
-        await h2.database.close()
+        await h2.storage.close()
     }
 
     /// One solution sent by 20 requests at once is accepted by exactly one of them.

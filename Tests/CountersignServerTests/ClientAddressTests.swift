@@ -51,7 +51,7 @@ import Testing
         )
         let router = try await CountersignServer.buildRouter(
             service: h.service,
-            database: h.database,
+            storage: h.storage,
             config: h.config,
             clock: h.clock
         )
@@ -89,7 +89,7 @@ import Testing
                 }
             }
         } catch {
-            await h.database.close()
+            await h.storage.close()
             throw error
         }
         let account = try #require(try await h.store.account(username: "mapped"))
@@ -97,6 +97,6 @@ import Testing
             try await h.store.auditEvents(accountID: account.id, before: nil, limit: 100).map(\.address)
         )
         #expect(addresses == ["127.0.0.1", "127.0.0.2"], "audit records IPv4, not ::ffff:…: \(addresses)")
-        await h.database.close()
+        await h.storage.close()
     }
 }

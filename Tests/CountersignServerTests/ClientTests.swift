@@ -13,7 +13,7 @@ import Testing
         let h = try await Harness.make(.sqlite) { $0.captcha = .always }
         let router = try await CountersignServer.buildRouter(
             service: h.service,
-            database: h.database,
+            storage: h.storage,
             config: h.config,
             clock: h.clock
         )
@@ -21,10 +21,10 @@ import Testing
         do {
             try await exercise(app, h)
         } catch {
-            await h.database.close()
+            await h.storage.close()
             throw error
         }
-        await h.database.close()
+        await h.storage.close()
     }
 
     func exercise(_ app: some ApplicationProtocol, _ h: Harness) async throws {

@@ -110,7 +110,7 @@ import Testing
     @Test(arguments: Backend.available)
     func thePurgeDeletesExpiredRowsOfEveryKindAndKeepsLiveOnes(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
-        let sql = h.database.database as! any SQLDatabase
+        let sql = h.storage.database as! any SQLDatabase
         let now = h.clock.now()
         func ms(_ offset: TimeInterval) -> Int64 { now.addingTimeInterval(offset).ms }
         // For each table: one row long expired, one that must stay.
@@ -158,7 +158,7 @@ import Testing
         ).run()
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        try await PurgeService(database: h.database, clock: h.clock, config: h.config, logger: logger).purge()
+        try await PurgeService(storage: h.storage, clock: h.clock, config: h.config, logger: logger).purge()
         for (table, expected) in [
             ("pairing_keys", 1), ("mfa_challenges", 1), ("mfa_transactions", 2), ("auth_codes", 1), ("push_tickets", 1),
             ("authenticator_logs", 1),
@@ -169,7 +169,7 @@ import Testing
             try $0.decode(column: "id", as: String.self)
         }
         #expect(left == ["t-live", "t-recent"])
-        await h.database.close()
+        await h.storage.close()
     }
 
     /// A message delayed by the longest delay is kept for the whole retention period after it is due, not
@@ -181,15 +181,15 @@ import Testing
             let bob = try await Person.make("bob", server: server)
             let delay = MessageService.maxDeliverAfter
             let sent = try await alice.send("see you in a month", to: ["bob"], after: delay)
-            let stored = try #require(try await h.database.messageStore.message(id: sent.id))
+            let stored = try #require(try await h.storage.message(id: sent.id))
             #expect(stored.expiresAt == stored.deliverAt.addingTimeInterval(h.config.messageRetention))
             // A day after it is due, the purge keeps it, and bob reads it.
             h.clock.advance(TimeInterval(delay) + 86_400)
             var logger = Logger(label: "test")
             logger.logLevel = .warning
-            try await PurgeService(database: h.database, clock: h.clock, config: h.config, logger: logger).purge()
-            #expect(try await h.database.messageStore.message(id: sent.id) != nil)
-            let queued = try await h.database.messageStore.fetch(
+            try await PurgeService(storage: h.storage, clock: h.clock, config: h.config, logger: logger).purge()
+            #expect(try await h.storage.message(id: sent.id) != nil)
+            let queued = try await h.storage.fetch(
                 deviceID: bob.device.id,
                 after: 0,
                 excluding: [],

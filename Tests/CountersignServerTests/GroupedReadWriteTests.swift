@@ -1,6 +1,7 @@
 import CountersignClient
 import CountersignCrypto
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CountersignServer
@@ -92,9 +93,50 @@ import Testing
         try reader.statement("SELECT v FROM t").forEach { stored.insert($0.string(0)) }
         #expect(stored == expected, "exactly the successful writes are stored")
         #expect(
-            writer.groups.load(ordering: .relaxed) == 1 && writer.grouped.load(ordering: .relaxed) == 200,
-            "\(writer.groups.load(ordering: .relaxed)) groups: the writes were not grouped"
+            writer.groups == 1 && writer.grouped == 200,
+            "\(writer.groups) groups: the writes were not grouped"
         )
+    }
+
+    /// When the group's BEGIN IMMEDIATE cannot get the write lock (another process holds it past the busy
+    /// timeout), every write of the group fails at once, unrun: none waits another busy timeout alone,
+    /// and none is written after its caller was told it failed.
+    @Test func aGroupThatCannotBeginFailsEveryWriteUnrun() async throws {
+        let (writer, path) = try scratchWriter()
+        defer { writer.close() }
+        let holder = try DirectSQLite(path: path, readOnly: false)
+        defer { holder.close() }
+        final class Count: Sendable { let n = Atomic<Int>(0) }
+        let ran = Count()
+        let hold = try await holdQueue(writer)
+        let submitted = Task {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for n in 0..<3 {
+                    group.addTask {
+                        do {
+                            try await writer.write { c in
+                                ran.n.add(1, ordering: .relaxed)
+                                try c.writeTransaction { try c.execute("INSERT INTO t (v) VALUES ('w\(n)')") }
+                            }
+                            return true
+                        } catch {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+        }
+        try holder.execute("BEGIN IMMEDIATE")
+        let started = ContinuousClock.now
+        try await hold.release(whenWaiting: 3)
+        let results = try await submitted.value
+        let took = ContinuousClock.now - started
+        try holder.execute("ROLLBACK")
+        #expect(results == [false, false, false], "a write succeeded while another connection held the lock")
+        #expect(ran.n.load(ordering: .relaxed) == 0, "a write of the failed group was run")
+        // One busy timeout (5 s), not one per write (15 s).
+        #expect(took < .seconds(9), "the group took \(took)")
     }
 
     /// Occupies `writer`'s serial queue (a `run` that waits) until `release(whenWaiting:)`.
@@ -211,7 +253,8 @@ import Testing
             for i in 0..<6 { people.append(try await Person.make("reader\(i)", server: server)) }
             let revoked = try await Person.addDevice("reader0", sdk: people[0].sdk, name: "old")
             try await people[0].sdk.revokeDevice(id: revoked.device.id)
-            let reads = try #require(PostgresSessionReads(h.database))
+            let lanes = try #require((h.storage as? PostgresStorage)?.lanes.sessions)
+            let reads = PostgresSessionReads(lanes: lanes)
             var asks: [(hash: String, device: String?)] = people.map {
                 (AccountService.tokenHash($0.sdk.deviceToken!), $0.device.id)
             }
@@ -226,11 +269,12 @@ import Testing
             }
             #expect(answers.count == 300)
             for (i, device) in answers { #expect(device == asks[i % asks.count].device, "read \(i)") }
-            #expect(reads.grouped.load(ordering: .relaxed) == 300)
-            #expect(reads.statements.load(ordering: .relaxed) < 300, "the reads were not grouped")
-            // A store without the lanes (admin commands) reads the same sessions through the pool.
-            let pooled = SQLDeviceStore(database: h.database.database)
-            for ask in asks { #expect(try await pooled.deviceSessionContext(tokenHash: ask.hash)?.1.id == ask.device) }
+            #expect(reads.grouped == 300)
+            #expect(reads.statements < 300, "the reads were not grouped")
+            // The storage's own grouped reads answer the same.
+            for ask in asks {
+                #expect(try await h.storage.deviceSessionContext(tokenHash: ask.hash)?.1.id == ask.device)
+            }
             // Through the server too: many devices at once, each its own (empty) queue, the revoked one refused.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<60 {

@@ -43,9 +43,10 @@ enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
 struct Harness: Sendable {
     let clock: ManualClock
     let config: ServerConfiguration
-    let database: ServerDatabase
+    let storage: any ServerStorage
     let service: AccountService
-    let store: SQLAccountStore
+    /// The storage, as the account service's store (the same value).
+    var store: any ServerStorage { storage }
 
     /// A cheap Argon2id for tests that hash often; the OWASP default is measured by the benchmark.
     static let testHasher = PasswordHasher(memoryKiB: 1024, iterations: 1, parallelism: 1)
@@ -55,7 +56,7 @@ struct Harness: Sendable {
         location: DatabaseLocation? = nil,
         clock: ManualClock = ManualClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in },
-        wrapStore: (SQLAccountStore) -> any AccountStore = { $0 }
+        wrapStore: (any AccountStore) -> any AccountStore = { $0 }
     ) async throws -> Harness {
         var config = ServerConfiguration()
         config.captcha = .off
@@ -65,16 +66,15 @@ struct Harness: Sendable {
         config.database = try location ?? backend.freshLocation()
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let database = try await ServerDatabase.open(config.database, logger: logger)
-        let store = SQLAccountStore(database: database.database, readers: { database.reader })
-        let service = try await AccountService(store: wrapStore(store), config: config, clock: clock, logger: logger)
-        return Harness(clock: clock, config: config, database: database, service: service, store: store)
+        let storage = try await ServerDatabase.open(config.database, logger: logger)
+        let service = try await AccountService(store: wrapStore(storage), config: config, clock: clock, logger: logger)
+        return Harness(clock: clock, config: config, storage: storage, service: service)
     }
 
     func run(_ test: @Sendable (API) async throws -> Void) async throws {
         let router = try await CountersignServer.buildRouter(
             service: service,
-            database: database,
+            storage: storage,
             config: config,
             clock: clock
         )
@@ -82,10 +82,10 @@ struct Harness: Sendable {
         do {
             try await app.test(.router) { client in try await test(API(client: client)) }
         } catch {
-            await database.close()
+            await storage.close()
             throw error
         }
-        await database.close()
+        await storage.close()
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 /// The real store with a hook run inside `finishSignIn`, before it: lets a test land a write (a
 /// password change, say) exactly while a password check is in flight, without timing races.
 struct HookedStore: AccountStore {
-    let base: SQLAccountStore
+    let base: any AccountStore
     let beforeFinish: @Sendable (String) async throws -> Void
 
     func finishSignIn(

@@ -166,8 +166,8 @@ import Testing
             // queue while the others arrive, however fast or loaded the machine (a loaded CI run once
             // finished each check before the next arrived). A timeout lets them go if the answers never come.
             let gate = DispatchSemaphore(value: 0)
-            let release: @Sendable () -> Void = { for _ in AccountService.hashQueues { gate.signal() } }
-            for queue in AccountService.hashQueues { queue.async { gate.wait() } }
+            let release: @Sendable () -> Void = { for _ in SerialQueuePool.argon2.queues { gate.signal() } }
+            for queue in SerialQueuePool.argon2.queues { queue.async { gate.wait() } }
             let timeout = Task {
                 try await Task.sleep(for: .seconds(30))
                 release()

@@ -70,14 +70,14 @@ import FoundationNetworking
             }
             let p = try #require(refusal, "20 sends of 1.5 KB passed a quota of 8 KB")
             #expect(p.status == 429 && p.kind == .messageQuotaExceeded, "\(p)")
-            let usage = try await h.database.messageStore.storedBytes(senderAccountID: account.id, now: h.clock.now())
+            let usage = try await h.storage.storedBytes(senderAccountID: account.id, now: h.clock.now())
             let one = usage.bytes / Int64(sent.count)
             #expect(
                 usage.bytes <= limit && usage.bytes + one > limit,
                 "\(usage.bytes) stored in \(sent.count) messages"
             )
             #expect(
-                try await h.database.messageStore.allMessages(limit: 100).count == sent.count,
+                try await h.storage.allMessages(limit: 100).count == sent.count,
                 "the refused send stored nothing"
             )
             // Cancelling one delayed message frees its bytes for the next send.

@@ -62,7 +62,7 @@ func withLiveServer(
     let h = try await Harness.make(backend, configure: configure)
     let router = try await CountersignServer.buildRouter(
         service: h.service,
-        database: h.database,
+        storage: h.storage,
         config: h.config,
         clock: h.clock
     )
@@ -70,10 +70,10 @@ func withLiveServer(
     do {
         try await app.test(.live) { client in try await body(URL(string: "http://127.0.0.1:\(client.port!)")!, h) }
     } catch {
-        await h.database.close()
+        await h.storage.close()
         throw error
     }
-    await h.database.close()
+    await h.storage.close()
 }
 
 @Suite struct MessagingTests {

@@ -15,7 +15,7 @@ import Testing
     @Test func laneStatementsPlanIndexLookupsWhateverTheTableSize() async throws {
         guard Backend.available.contains(.postgres) else { return }
         let h = try await Harness.make(.postgres)
-        let lanes = try #require(h.database.postgresLanes)
+        let lanes = try #require((h.storage as? PostgresStorage)?.lanes)
         // (name, SQL, reads rows of a table)
         let statements = [
             ("session read", PostgresSessionContext.sql, true),
@@ -46,10 +46,10 @@ import Testing
                 #expect(!reads || plan.contains("Index Scan"), "\(name) reads no index:\n\(plan)")
             }
         } catch {
-            await h.database.close()
+            await h.storage.close()
             throw error
         }
-        await h.database.close()
+        await h.storage.close()
     }
 
     /// The PostgreSQL lanes (their own connections for send batches and session reads) open again after
@@ -60,7 +60,7 @@ import Testing
             let alice = try await Person.make("lanealice", server: server)
             let bob = try await Person.make("lanebob", server: server)
             _ = try await alice.send("before", to: ["lanebob"])
-            let sql = try #require(h.database.database as? any SQLDatabase)
+            let sql = try #require(h.storage.database as? any SQLDatabase)
             let dropped = try await sql.raw(
                 """
                 SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity
@@ -80,7 +80,7 @@ import Testing
     @Test func aLaneRunsOneUnitAtATimeAndNoneAfterClose() async throws {
         guard Backend.available.contains(.postgres) else { return }
         let h = try await Harness.make(.postgres)
-        let lane = try #require(h.database.postgresLanes?.send)
+        let lane = try #require((h.storage as? PostgresStorage)?.lanes.send)
         do {
             let units = try await withThrowingTaskGroup(of: [Int64].self) { group in
                 for _ in 0..<20 {
@@ -104,10 +104,10 @@ import Testing
             #expect(units.count == 20 && units.allSatisfy { $0.count == 2 && $0[0] == $0[1] })
             #expect(Set(units.map { $0[0] }).count == 20, "two units shared a transaction")
         } catch {
-            await h.database.close()
+            await h.storage.close()
             throw error
         }
-        await h.database.close()
+        await h.storage.close()
         await #expect(throws: PostgresLane.Closed.self) { try await lane.run { _, _ in 1 } }
     }
 }

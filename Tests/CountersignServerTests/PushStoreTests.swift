@@ -11,7 +11,7 @@ import Testing
     @Test(arguments: Backend.available)
     func ticketsAreSingleUseAndExpire(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
-        let store = SQLPushStore(database: h.database.database)
+        let store = h.storage
         let now = h.clock.now()
         try await store.createTicket(
             hash: "t1",
@@ -30,7 +30,7 @@ import Testing
         #expect(try await store.spendTicket(hash: "t2", now: now.addingTimeInterval(60)) == nil, "expired at 60 s")
         #expect(try await store.spendTicket(hash: "t2", now: now) == nil, "a failed attempt spends it too")
         #expect(try await store.spendTicket(hash: "nope", now: now) == nil)
-        await h.database.close()
+        await h.storage.close()
     }
 
     /// 200 due delayed messages, 8 claimers at once (as 8 nodes would): every message claimed exactly
@@ -38,7 +38,7 @@ import Testing
     @Test(arguments: Backend.available)
     func delayedMessagesAreClaimedOnce(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
-        let sql = h.database.database as! any SQLDatabase
+        let sql = h.storage.database as! any SQLDatabase
         let now = h.clock.now()
         func insert(_ id: String, accepted: Date, deliver: Date) async throws {
             try await sql.raw(
@@ -63,7 +63,7 @@ import Testing
                 deliver: now.addingTimeInterval(-60)
             )
         }
-        let store = SQLPushStore(database: h.database.database)
+        let store = h.storage
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<8 {
                 group.addTask {
@@ -83,7 +83,7 @@ import Testing
             "the later ones, when due, once"
         )
         #expect(try await store.claimDue(now: now.addingTimeInterval(61), limit: 100).messages == 0)
-        await h.database.close()
+        await h.storage.close()
     }
 
     @Test func signalsRoundTripAndSplit() {

@@ -102,7 +102,7 @@ import Testing
     @Test(arguments: Backend.available)
     func aSessionMadeWithAPasswordChangedMidCheckIsDeleted(_ backend: Backend) async throws {
         let changeNow = Mutex(false)
-        let storeBox = Mutex<SQLAccountStore?>(nil)
+        let storeBox = Mutex<(any AccountStore)?>(nil)
         let h = try await Harness.make(
             backend,
             wrapStore: { base in

@@ -35,8 +35,9 @@ import Testing
             // Nothing writes now; the background checkpoint catches up within a few ticks, and the next
             // write starts the log over. Without it (300 frames is far below the inline threshold) the
             // sequence would stay.
-            let runs = database.checkpointer?.runs.load(ordering: .relaxed) ?? 0
-            for _ in 0..<100 where (database.checkpointer?.runs.load(ordering: .relaxed) ?? 0) < runs + 1 {
+            let runs = (database as? SQLiteStorage)?.checkpointer.runs.load(ordering: .relaxed) ?? 0
+            for _ in 0..<100
+            where ((database as? SQLiteStorage)?.checkpointer.runs.load(ordering: .relaxed) ?? 0) < runs + 1 {
                 try await Task.sleep(for: .milliseconds(100))
             }
             // A run that began before the last insert copied only part: the next tick, which sees the WAL

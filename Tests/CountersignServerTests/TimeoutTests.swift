@@ -53,7 +53,7 @@ import Testing
         }
         let (router, push) = try await CountersignServer.build(
             service: h.service,
-            database: h.database,
+            storage: h.storage,
             config: h.config,
             clock: h.clock,
             logger: h.service.logger
@@ -96,9 +96,9 @@ import Testing
                 #expect(r.hasPrefix("HTTP/1.1 200"), "a normal client is unaffected")
             }
         } catch {
-            await h.database.close()
+            await h.storage.close()
             throw error
         }
-        await h.database.close()
+        await h.storage.close()
     }
 }

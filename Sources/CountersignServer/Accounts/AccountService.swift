@@ -687,13 +687,10 @@ public final class AccountService: Sendable {
         )
     }
 
-    /// Argon2id takes ~17 ms of CPU and 19 MiB: it runs on one serial queue per core (never on the
-    /// cooperative pool or an event loop), and past `maxQueuedHashes` waiting checks the server answers
-    /// 503 at once instead of letting the queue (and every reservation's age) grow.
-    static let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
-    static let hashQueues = (0..<cores).map { DispatchQueue(label: "countersign.argon2.\($0)") }
+    /// Argon2id takes ~17 ms of CPU and 19 MiB: it runs on its own queues (`SerialQueuePool.argon2`),
+    /// and past `maxQueuedHashes` waiting checks the server answers 503 at once instead of letting the
+    /// queue (and every reservation's age) grow.
     private let queued = Mutex(0)
-    private let nextQueue = Mutex(0)
 
     private func onHashQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         let admitted = queued.withLock { n -> Bool in
@@ -703,13 +700,7 @@ public final class AccountService: Sendable {
         }
         guard admitted else { throw RequestError.serverBusy }
         defer { queued.withLock { $0 -= 1 } }
-        let queue = Self.hashQueues[
-            nextQueue.withLock { i in
-                defer { i = (i + 1) % Self.cores }
-                return i
-            }
-        ]
-        return try await withCheckedThrowingContinuation { c in queue.async { c.resume(with: Result { try work() }) } }
+        return try await SerialQueuePool.argon2.run(work)
     }
 
     private func hashOffPool(_ password: String) async throws -> String {

@@ -36,8 +36,8 @@ public enum SignInOutcome: Equatable, Sendable {
     case failed(LockoutPolicy.Failure)
 }
 
-/// The storage the account service needs, and nothing more. `SQLAccountStore` implements it on SQLite
-/// and PostgreSQL; each method is atomic.
+/// The storage the account service needs, and nothing more. Each backend's storage implements it; each
+/// method is atomic.
 public protocol AccountStore: ServerSecretStore {
     /// Inserts the account and clears any lockout state left under its username. Throws
     /// `AccountError.usernameTaken` when the username exists.

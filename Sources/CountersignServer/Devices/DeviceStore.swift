@@ -1,6 +1,6 @@
 import Foundation
 
-/// The storage the device service needs. `SQLDeviceStore` implements it; each method is atomic.
+/// The storage the device service needs. Each backend's storage implements it; each method is atomic.
 public protocol DeviceStore: Sendable {
     /// Records a single-use challenge under the SHA-256 of its bytes.
     func createChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws
@@ -36,27 +36,10 @@ public protocol DeviceStore: Sendable {
     func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord?
     /// The session with its device and account, in one read (every device request starts with it).
     func deviceSessionContext(tokenHash: String) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)?
-    /// The same read, and then `then` with its result, off the event loops and the cooperative pool: on
-    /// a direct SQLite reader in the same hop as the read (a send checks its signature there), else on
-    /// `CPUWork` after it.
-    func deviceSessionContext<T: Sendable>(
-        tokenHash: String,
-        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
-    ) async throws -> T
     func touchDeviceSession(tokenHash: String, at: Date) async throws
     func deleteDeviceSession(tokenHash: String) async throws
     /// Deletes every session of the device but `keeping`.
     func deleteDeviceSessions(deviceID: String, keeping: String) async throws
     /// Deletes expired challenges and device sessions.
     func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws
-}
-
-extension DeviceStore {
-    public func deviceSessionContext<T: Sendable>(
-        tokenHash: String,
-        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
-    ) async throws -> T {
-        let context = try await deviceSessionContext(tokenHash: tokenHash)
-        return try await CPUWork.run { try then(context) }
-    }
 }

@@ -10,7 +10,7 @@ public struct AuthenticatorRecord: Equatable, Sendable {
     public var pairedAt: Date
 }
 
-/// The storage of multi-factor sign-in. `SQLMFAStore` implements it. Versioned values (account state,
+/// The storage of multi-factor sign-in. Each backend's storage implements it. Versioned values (account state,
 /// transactions, authentication codes) change only by compare-and-set on their version.
 public protocol MFAStore: ServerSecretStore {
     func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)?

@@ -22,7 +22,7 @@ struct MessageRoutes {
             let auth = try await device(request)
             try messages.admitSend(auth)
             let body = try await APIRoutes.body(request, maxBody: Self.maxBody)
-            let checked = try await CPUWork.run {
+            let checked = try await SerialQueuePool.cpu.run {
                 try messages.check(auth, try APIRoutes.decode(SendMessageRequest.self, body))
             }
             let (sent, created) = try await messages.store(checked)

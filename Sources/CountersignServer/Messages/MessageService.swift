@@ -22,8 +22,10 @@ public final class MessageService: Sendable {
     public static let maxDeliverAfter = 30 * 86_400
     public static let maxRecipients = 64
 
+    /// `sendExecutor`: where send batches run (`ServerStorage.sendExecutor`); the cooperative pool when nil.
     public init(
         store: any MessageStore,
+        sendExecutor: (any TaskExecutor)? = nil,
         accounts: AccountService,
         config: ServerConfiguration,
         clock: any WallClock,
@@ -36,7 +38,7 @@ public final class MessageService: Sendable {
         self.clock = clock
         sends = config.sendsPerAccount.map(AddressThrottle.init)
         quota = MessageQuota(limitBytes: config.messageQuotaBytes)
-        batcher = SendBatcher(store: store, maxBatch: max(1, config.sendBatch))
+        batcher = SendBatcher(store: store, executor: sendExecutor, maxBatch: max(1, config.sendBatch))
     }
 
     public func send(
@@ -44,7 +46,7 @@ public final class MessageService: Sendable {
         _ request: SendMessageRequest
     ) async throws -> (SentMessage, created: Bool) {
         try admitSend(auth)
-        return try await store(try await CPUWork.run { try self.check(auth, request) })
+        return try await store(try await SerialQueuePool.cpu.run { try self.check(auth, request) })
     }
 
     /// The account's send rate, checked before the body is read: a token per send attempt.
@@ -66,7 +68,7 @@ public final class MessageService: Sendable {
     }
 
     /// Every check of a send that needs no database, the ECDSA signature last. CPU-bound: call it off the
-    /// event loops and the cooperative pool (`CPUWork`).
+    /// event loops and the cooperative pool (`SerialQueuePool.cpu`).
     public func check(_ auth: DeviceAuthenticated, _ request: SendMessageRequest) throws -> CheckedSend {
         let delay = request.deliverAfter ?? 0
         guard (0...Self.maxDeliverAfter).contains(delay) else {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The storage the relay needs. `SQLMessageStore` implements it; each method is atomic.
+/// The storage the relay needs. Each backend's storage implements it; each method is atomic.
 public protocol MessageStore: Sendable {
     /// In one transaction, for each request in order: checks that the sending device still has the
     /// signing key the signature was checked with, reads the active devices of its accounts (the
@@ -32,10 +32,4 @@ public protocol MessageStore: Sendable {
     func storedBytes(senderAccountID: String, now: Date) async throws -> MessageQuota.Usage
     /// Deletes queue entries and messages past their expiry.
     func purgeExpiredMessages(now: Date) async throws
-    /// Where the send batcher should run its batches (`store`), if the store has a thread for them.
-    var sendExecutor: (any TaskExecutor)? { get }
-}
-
-extension MessageStore {
-    public var sendExecutor: (any TaskExecutor)? { nil }
 }

@@ -9,62 +9,41 @@ final class SendBatcher: Sendable {
         var request: StoreRequest
         var continuation: CheckedContinuation<StoreOutcome, any Error>
     }
-    private struct State {
-        var pending: [Pending] = []
-        var writing = false
-    }
-    private let state = Mutex(State())
+    private let pending: GroupedQueue<Pending>
     let store: any MessageStore
-    let maxBatch: Int
-    /// The store's thread for batches (`MessageStore.sendExecutor`), else the cooperative pool.
+    /// Where batches run: the storage's thread for them (`ServerStorage.sendExecutor`), else the
+    /// cooperative pool.
     private let executor: (any TaskExecutor)?
 
-    init(store: any MessageStore, maxBatch: Int = 128) {
+    init(store: any MessageStore, executor: (any TaskExecutor)?, maxBatch: Int = 128) {
         self.store = store
-        self.maxBatch = maxBatch
-        executor = store.sendExecutor
+        self.executor = executor
+        pending = GroupedQueue(maxGroup: maxBatch)
     }
 
     func submit(_ request: StoreRequest) async throws -> StoreOutcome {
         try await withCheckedThrowingContinuation { c in
-            let start = state.withLock { s -> Bool in
-                s.pending.append(Pending(request: request, continuation: c))
-                guard !s.writing else { return false }
-                s.writing = true
-                return true
-            }
+            guard let drainer = pending.add(Pending(request: request, continuation: c)) else { return }
             // Detached: the drain serves many requests and takes none's task-locals (logger metadata).
-            if start { Task.detached(executorPreference: executor) { await self.drain() } }
+            Task.detached(executorPreference: executor) { await self.pending.drain(drainer) { await self.write($0) } }
         }
     }
 
-    private func drain() async {
-        while true {
-            let batch = state.withLock { s -> [Pending] in
-                guard !s.pending.isEmpty else {
-                    s.writing = false
-                    return []
+    private func write(_ batch: [Pending]) async {
+        do {
+            let outcomes = try await store.store(batch.map(\.request))
+            for (p, outcome) in zip(batch, outcomes) { p.continuation.resume(returning: outcome) }
+        } catch  where batch.count > 1 {
+            // One bad request must not fail the others: write each alone, each with its own answer.
+            for p in batch {
+                do {
+                    p.continuation.resume(returning: try await store.store([p.request]).first ?? .idReused)
+                } catch {
+                    p.continuation.resume(throwing: error)
                 }
-                let taken = Array(s.pending.prefix(maxBatch))
-                s.pending.removeFirst(taken.count)
-                return taken
             }
-            guard !batch.isEmpty else { return }
-            do {
-                let outcomes = try await store.store(batch.map(\.request))
-                for (p, outcome) in zip(batch, outcomes) { p.continuation.resume(returning: outcome) }
-            } catch  where batch.count > 1 {
-                // One bad request must not fail the others: write each alone, each with its own answer.
-                for p in batch {
-                    do {
-                        p.continuation.resume(returning: try await store.store([p.request]).first ?? .idReused)
-                    } catch {
-                        p.continuation.resume(throwing: error)
-                    }
-                }
-            } catch {
-                batch.forEach { $0.continuation.resume(throwing: error) }
-            }
+        } catch {
+            batch.forEach { $0.continuation.resume(throwing: error) }
         }
     }
 }

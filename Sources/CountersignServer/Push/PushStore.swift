@@ -1,6 +1,6 @@
 import Foundation
 
-/// The storage the push channel needs beyond the message queue. `SQLPushStore` implements it.
+/// The storage the push channel needs beyond the message queue. Each backend's storage implements it.
 public protocol PushStore: Sendable {
     func createTicket(hash: String, deviceID: String, sessionHash: String, expiresAt: Date) async throws
     /// Deletes the ticket and returns its device session's token hash if it had not expired.

@@ -3,13 +3,9 @@ import Foundation
 import SQLKit
 
 /// `PushStore` over SQLKit, for SQLite and PostgreSQL.
-public struct SQLPushStore: PushStore {
-    let db: any Database
-    var sql: any SQLDatabase { db as! any SQLDatabase }
+extension SQLStores {
 
-    public init(database: any Database) { db = database }
-
-    public func createTicket(hash: String, deviceID: String, sessionHash: String, expiresAt: Date) async throws {
+    package func createTicket(hash: String, deviceID: String, sessionHash: String, expiresAt: Date) async throws {
         try await sql.raw(
             """
             INSERT INTO push_tickets (ticket_hash, device_id, session_hash, expires_at)
@@ -18,7 +14,7 @@ public struct SQLPushStore: PushStore {
         ).run()
     }
 
-    public func spendTicket(hash: String, now: Date) async throws -> String? {
+    package func spendTicket(hash: String, now: Date) async throws -> String? {
         // Deleted whether or not it is still valid: a ticket is tried once.
         guard
             let row = try await sql.raw(
@@ -29,9 +25,9 @@ public struct SQLPushStore: PushStore {
         return try row.decode(column: "session_hash", as: String.self)
     }
 
-    public func claimDue(now: Date, limit: Int) async throws -> (messages: Int, accounts: [String]) {
+    package func claimDue(now: Date, limit: Int) async throws -> (messages: Int, accounts: [String]) {
         let postgres = sql.dialect.name == "postgresql"
-        return try await db.transaction { tx in
+        return try await database.transaction { tx in
             let sql = tx as! any SQLDatabase
             // The conditions repeat the partial index's (messages_due) so both databases use it.
             let claimed = try await sql.raw(
@@ -52,7 +48,7 @@ public struct SQLPushStore: PushStore {
         }
     }
 
-    public func purgeExpiredTickets(now: Date) async throws {
+    package func purgeExpiredTickets(now: Date) async throws {
         try await sql.raw("DELETE FROM push_tickets WHERE expires_at <= \(bind: now.ms)").run()
     }
 }

@@ -6,23 +6,12 @@ import SQLKit
 /// `AccountStore` over SQLKit, for SQLite and PostgreSQL alike. Lockout updates are read-modify-write
 /// inside a transaction: PostgreSQL locks the row (`FOR UPDATE`); SQLite runs every statement through
 /// one connection, so transactions cannot interleave.
-public struct SQLAccountStore: AccountStore {
-    let db: any Database
-    var sql: any SQLDatabase { db as! any SQLDatabase }
-    var isPostgres: Bool { sql.dialect.name == "postgresql" }
-
-    /// Where reads that may see any committed state go (`ServerDatabase.reader`); the writer when nil.
-    let readers: (@Sendable () -> any Database)?
-
-    public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) {
-        db = database
-        self.readers = readers
-    }
+extension SQLStores {
 
     // MARK: Accounts
 
-    public func createAccount(_ a: AccountRecord) async throws {
-        try await db.writeTransaction { sql in
+    package func createAccount(_ a: AccountRecord) async throws {
+        try await database.writeTransaction { sql in
             let inserted = try await sql.raw(
                 """
                 INSERT INTO accounts (id, username, name, lastname, password_hash, reauth_minutes, created_at)
@@ -37,17 +26,17 @@ public struct SQLAccountStore: AccountStore {
         }
     }
 
-    public func account(username: String) async throws -> AccountRecord? {
+    package func account(username: String) async throws -> AccountRecord? {
         try await sql.raw("SELECT * FROM accounts WHERE username = \(bind: username)").first().map(Self.account)
     }
 
-    public func account(id: String) async throws -> AccountRecord? {
+    package func account(id: String) async throws -> AccountRecord? {
         try await sql.raw("SELECT * FROM accounts WHERE id = \(bind: id)").first().map(Self.account)
     }
 
-    public func accounts(usernames: [String]) async throws -> [AccountRecord] {
+    package func accounts(usernames: [String]) async throws -> [AccountRecord] {
         guard !usernames.isEmpty else { return [] }
-        let reader = (readers?() ?? db) as! any SQLDatabase
+        let reader = self.reader as! any SQLDatabase
         return try await reader.raw("SELECT * FROM accounts WHERE username IN (\(binds: usernames))").all().map(
             Self.account
         )
@@ -65,11 +54,11 @@ public struct SQLAccountStore: AccountStore {
         )
     }
 
-    public func setPasswordHash(_ hash: String, accountID: String) async throws {
+    package func setPasswordHash(_ hash: String, accountID: String) async throws {
         try await sql.raw("UPDATE accounts SET password_hash = \(bind: hash) WHERE id = \(bind: accountID)").run()
     }
 
-    public func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
+    package func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
         !(try await sql.raw(
             """
             UPDATE accounts SET password_hash = \(bind: new) WHERE id = \(bind: accountID) AND password_hash = \(bind: old) RETURNING id
@@ -77,7 +66,7 @@ public struct SQLAccountStore: AccountStore {
         ).all().isEmpty)
     }
 
-    public func setReauthMinutes(_ minutes: Int, accountID: String) async throws {
+    package func setReauthMinutes(_ minutes: Int, accountID: String) async throws {
         try await sql.raw("UPDATE accounts SET reauth_minutes = \(bind: Int64(minutes)) WHERE id = \(bind: accountID)")
             .run()
     }
@@ -90,7 +79,7 @@ public struct SQLAccountStore: AccountStore {
         _ change: @escaping @Sendable (inout LoginGuard) -> T
     ) async throws -> T {
         let postgres = isPostgres
-        return try await db.writeTransaction { sql in
+        return try await database.writeTransaction { sql in
             try await sql.raw(
                 """
                 INSERT INTO login_guards (username, failures, pending, locked) VALUES (\(bind: username), 0, 0, 0)
@@ -131,11 +120,11 @@ public struct SQLAccountStore: AccountStore {
         )
     }
 
-    public func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
+    package func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
         try await withGuard(username) { policy.reserve(&$0, now: now) }
     }
 
-    public func finishSignIn(
+    package func finishSignIn(
         username: String,
         check: LockoutPolicy.Check,
         policy: LockoutPolicy,
@@ -144,7 +133,7 @@ public struct SQLAccountStore: AccountStore {
         try await withGuard(username) { policy.finish(&$0, check, now: now) }
     }
 
-    public func countSignInFailure(
+    package func countSignInFailure(
         username: String,
         policy: LockoutPolicy,
         now: Date
@@ -152,26 +141,26 @@ public struct SQLAccountStore: AccountStore {
         try await withGuard(username) { policy.countFailure(&$0, now: now) }
     }
 
-    public func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
+    package func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
         try await withGuard(username) { policy.complete(&$0, now: now) }
     }
 
-    public func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws {
+    package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws {
         try await withGuard(username) { policy.release(&$0, now: now) }
     }
 
-    public func unlock(username: String) async throws -> Bool {
+    package func unlock(username: String) async throws -> Bool {
         !(try await sql.raw("DELETE FROM login_guards WHERE username = \(bind: username) RETURNING username").all()
             .isEmpty)
     }
 
-    public func loginGuard(username: String) async throws -> LoginGuard? {
+    package func loginGuard(username: String) async throws -> LoginGuard? {
         try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)").first().map(Self.loginGuard)
     }
 
     // MARK: Sessions
 
-    public func createSession(_ s: SessionRecord) async throws {
+    package func createSession(_ s: SessionRecord) async throws {
         try await sql.raw(
             """
             INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent)
@@ -181,7 +170,7 @@ public struct SQLAccountStore: AccountStore {
         ).run()
     }
 
-    public func session(tokenHash: String) async throws -> SessionRecord? {
+    package func session(tokenHash: String) async throws -> SessionRecord? {
         try await sql.raw("SELECT * FROM sessions WHERE token_hash = \(bind: tokenHash)").first().map { row in
             SessionRecord(
                 tokenHash: try row.decode(column: "token_hash", as: String.self),
@@ -196,24 +185,24 @@ public struct SQLAccountStore: AccountStore {
         }
     }
 
-    public func touchSession(tokenHash: String, at: Date) async throws {
+    package func touchSession(tokenHash: String, at: Date) async throws {
         try await sql.raw("UPDATE sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)")
             .run()
     }
 
-    public func markReauthenticated(tokenHash: String, at: Date) async throws {
+    package func markReauthenticated(tokenHash: String, at: Date) async throws {
         try await sql.raw(
             "UPDATE sessions SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)"
         ).run()
     }
 
-    public func deleteSession(tokenHash: String) async throws {
+    package func deleteSession(tokenHash: String) async throws {
         try await sql.raw("DELETE FROM sessions WHERE token_hash = \(bind: tokenHash)").run()
     }
 
     /// Device sessions end too: a password change, a lock or sign-out-everywhere must reach every device.
-    public func deleteSessions(accountID: String, keeping: String?) async throws {
-        try await db.writeTransaction { sql in
+    package func deleteSessions(accountID: String, keeping: String?) async throws {
+        try await database.writeTransaction { sql in
             try await sql.raw(
                 "DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")"
             ).run()
@@ -221,7 +210,7 @@ public struct SQLAccountStore: AccountStore {
         }
     }
 
-    public func purgeExpired(now: Date, idle: TimeInterval) async throws {
+    package func purgeExpired(now: Date, idle: TimeInterval) async throws {
         try await sql.raw(
             """
             DELETE FROM sessions WHERE expires_at <= \(bind: now.ms) OR last_used_at <= \(bind: now.addingTimeInterval(-idle).ms)
@@ -237,7 +226,7 @@ public struct SQLAccountStore: AccountStore {
 
     // MARK: Audit
 
-    public func record(
+    package func record(
         accountID: String,
         kind: String,
         outcome: String,
@@ -253,7 +242,7 @@ public struct SQLAccountStore: AccountStore {
         ).run()
     }
 
-    public func auditEvents(accountID: String, before: Int64?, limit: Int) async throws -> [AuditEvent] {
+    package func auditEvents(accountID: String, before: Int64?, limit: Int) async throws -> [AuditEvent] {
         try await sql.raw(
             """
             SELECT * FROM audit_events WHERE account_id = \(bind: accountID) AND id < \(bind: before ?? Int64.max)
@@ -273,7 +262,7 @@ public struct SQLAccountStore: AccountStore {
 
     // MARK: Captcha and secrets
 
-    public func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool {
+    package func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool {
         !(try await sql.raw(
             """
             INSERT INTO captcha_spent (challenge, expires_at) VALUES (\(bind: challenge), \(bind: expiresAt.ms))
@@ -282,7 +271,7 @@ public struct SQLAccountStore: AccountStore {
         ).all().isEmpty)
     }
 
-    public func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8] {
+    package func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8] {
         try await sql.serverSecret(name: name, create: create)
     }
 }

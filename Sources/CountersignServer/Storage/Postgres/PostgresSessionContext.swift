@@ -6,8 +6,8 @@ import PostgresNIO
 /// The device-session read that starts every device request, on PostgreSQL as a named prepared
 /// statement (PostgresNIO prepares it once per connection; the server skips parsing the three-table join),
 /// for one or several token hashes at once (`PostgresSessionReads` groups concurrent requests): one row
-/// per live hash, read by position instead of through SQLKit's by-name decoding. Same columns and
-/// meaning as `SQLDeviceStore.deviceSessionContext`'s query.
+/// per live hash, read by position instead of through SQLKit's by-name decoding. The same text as the
+/// direct SQLite reader's (`SessionContextQuery`).
 struct PostgresSessionContext: PostgresPreparedStatement {
     static let sql = SessionContextQuery.sql(tokenHashParameter: "ANY($1)")
     typealias Row = (DeviceSessionRecord, DeviceRecord, AccountRecord)

@@ -14,25 +14,19 @@ final class SQLiteWorker: Sendable {
     private let queue: DispatchQueue
     private let connection: DirectSQLite
 
-    /// A write waiting for its group: runs its work (inside the group's transaction, or alone) and
-    /// returns whether it succeeded and how to answer its caller once the group's fate is known.
-    private typealias Job = @Sendable (DirectSQLite) -> Ran
+    /// A write waiting for its group: `run` does its work (inside the group's transaction, or alone) and
+    /// returns whether it succeeded and how to answer its caller once the group's fate is known; `fail`
+    /// answers it with an error without running it.
+    private struct Job {
+        var run: @Sendable (DirectSQLite) -> Ran
+        var fail: @Sendable (any Error) -> Void
+    }
     private struct Ran {
         var succeeded: Bool
         /// nil: answer with the write's own result; an error: answer with it instead.
         var answer: @Sendable ((any Error)?) -> Void
     }
-    private struct Pending: ~Copyable {
-        var jobs: [Job] = []
-        var draining = false
-    }
-    private let pending = Mutex(Pending())
-    /// At most this many writes share a commit; the rest go into the next group, so a long group does
-    /// not make its first caller wait for all of them.
-    static let maxGroup = 256
-    /// Groups committed and writes in them (for tests and benchmarks).
-    let groups = Atomic<Int>(0)
-    let grouped = Atomic<Int>(0)
+    private let pending = GroupedQueue<Job>(maxGroup: 256)
 
     init(label: String, path: String, readOnly: Bool) throws {
         queue = DispatchQueue(label: label)
@@ -50,48 +44,30 @@ final class SQLiteWorker: Sendable {
     /// handed back only once the whole group has committed, and a failed COMMIT fails every write of the group.
     func write<T: Sendable>(_ work: @escaping @Sendable (DirectSQLite) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
-            let job: Job = { connection in
-                let result = Result { try work(connection) }
-                let succeeded = if case .success = result { true } else { false }
-                return Ran(succeeded: succeeded) { error in
-                    if let error { c.resume(throwing: error) } else { c.resume(with: result) }
-                }
+            let job = Job(
+                run: { connection in
+                    let result = Result { try work(connection) }
+                    let succeeded = if case .success = result { true } else { false }
+                    return Ran(succeeded: succeeded) { error in
+                        if let error { c.resume(throwing: error) } else { c.resume(with: result) }
+                    }
+                },
+                fail: { c.resume(throwing: $0) }
+            )
+            if let drainer = pending.add(job) {
+                queue.async { self.pending.drainNow(drainer) { self.commit($0) } }
             }
-            let start = pending.withLock { p -> Bool in
-                p.jobs.append(job)
-                guard !p.draining else { return false }
-                p.draining = true
-                return true
-            }
-            if start { queue.async { self.drain() } }
         }
     }
 
-    /// Writes submitted and not yet taken into a group (tests).
-    var waiting: Int { pending.withLock { $0.jobs.count } }
-
-    /// On the queue: writes group after group until none is waiting.
-    private func drain() {
-        while true {
-            let jobs = pending.withLock { p -> [Job] in
-                guard !p.jobs.isEmpty else {
-                    p.draining = false
-                    return []
-                }
-                let taken = Array(p.jobs.prefix(Self.maxGroup))
-                p.jobs.removeFirst(taken.count)
-                return taken
-            }
-            guard !jobs.isEmpty else { return }
-            commit(jobs)
-            groups.add(1, ordering: .relaxed)
-            grouped.add(jobs.count, ordering: .relaxed)
-        }
-    }
+    /// Writes submitted and not yet taken into a group; groups committed and the writes in them (tests).
+    var waiting: Int { pending.waiting }
+    var groups: Int { pending.groups.load(ordering: .relaxed) }
+    var grouped: Int { pending.grouped.load(ordering: .relaxed) }
 
     /// Each job alone: its own BEGIN IMMEDIATE and COMMIT (its writeTransaction), its own answer.
     private func alone(_ jobs: ArraySlice<Job>) {
-        for job in jobs { job(connection).answer(nil) }
+        for job in jobs { job.run(connection).answer(nil) }
     }
 
     private func commit(_ jobs: [Job]) {
@@ -103,15 +79,15 @@ final class SQLiteWorker: Sendable {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
             // The write lock was not had within the busy timeout (or the file is unusable): trying each
-            // write alone would wait that long again per write. They all fail, retryable.
-            jobs.forEach { $0(connection).answer(error) }
+            // write alone would wait that long again per write. They all fail unrun, retryable.
+            jobs.forEach { $0.fail(error) }
             return
         }
         connection.inGroup = true
         var ran: [Ran] = []
         ran.reserveCapacity(jobs.count)
         for (i, job) in jobs.enumerated() {
-            let r = job(connection)
+            let r = job.run(connection)
             // Some errors (an I/O error, a full disk) end the whole transaction, not only the savepoint,
             // and so do the writes before this one. This one answers with its own error (or, had it
             // succeeded, with the loss); those before are run again alone, untouched by its failure,

@@ -23,7 +23,7 @@ final class DirectSQLite: @unchecked Sendable {
         // Wait (sleeping, in SQLite's 1 ms to 100 ms steps) rather than fail while another connection writes.
         sqlite_nio_sqlite3_busy_timeout(db, 5000)
         cs_sqlite_enable_qpsg(db)
-        // As the Fluent connections (ServerDatabase.open): readers never write; the writer commits with
+        // As the Fluent connections (SQLiteStorage.open): readers never write; the writer commits with
         // synchronous=NORMAL in WAL mode (a commit survives a killed process, not a power loss).
         try execute(readOnly ? "PRAGMA query_only=1" : "PRAGMA synchronous=NORMAL")
         // Commits leave checkpoints to SQLiteCheckpointer, which copies the WAL in the background. Under

@@ -4,44 +4,15 @@ import PostgresNIO
 import SQLKit
 import SQLiteNIO
 
-/// `DeviceStore` over SQLKit, for SQLite and PostgreSQL. Writes that check then insert run in one
+/// `DeviceStore` over SQLKit, for SQLite and PostgreSQL, but for the device-session read every device
+/// request starts with, which each backend does its own way with the same SQL (`SessionContextQuery`):
+/// SQLite on a direct reader, PostgreSQL grouped on its session lanes. Writes that check then insert run in one
 /// transaction; on PostgreSQL the account row is locked first (`FOR UPDATE`), so two registrations
 /// cannot both pass the device limit, and unique indexes on the key IDs back the reuse check.
-public struct SQLDeviceStore: DeviceStore {
-    let db: any Database
-    var sql: any SQLDatabase { db as! any SQLDatabase }
-    var isPostgres: Bool { sql.dialect.name == "postgresql" }
-
-    /// Where reads that may see any committed state go (`ServerDatabase.reader`); the writer when nil.
-    let readers: (@Sendable () -> any Database)?
-
-    /// SQLite: direct read-only connections for the session lookup every device request starts with.
-    let sessionReaders: (@Sendable () -> SQLiteWorker?)?
-    /// PostgreSQL: the same lookup, grouped across concurrent requests.
-    let postgresSessions: PostgresSessionReads?
-
-    public init(database: any Database, readers: (@Sendable () -> any Database)? = nil) {
-        db = database
-        self.readers = readers
-        sessionReaders = nil
-        postgresSessions = nil
-    }
-
-    init(
-        database: any Database,
-        readers: (@Sendable () -> any Database)?,
-        sessionReaders: (@Sendable () -> SQLiteWorker?)?,
-        postgresSessions: PostgresSessionReads? = nil
-    ) {
-        db = database
-        self.readers = readers
-        self.sessionReaders = sessionReaders
-        self.postgresSessions = postgresSessions
-    }
-
+extension SQLStores {
     // MARK: Challenges
 
-    public func createChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws {
+    package func createChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws {
         try await sql.raw(
             """
             INSERT INTO device_challenges (challenge_hash, kind, subject, expires_at)
@@ -50,7 +21,7 @@ public struct SQLDeviceStore: DeviceStore {
         ).run()
     }
 
-    public func spendChallenge(hash: String, kind: String, subject: String, now: Date) async throws -> Bool {
+    package func spendChallenge(hash: String, kind: String, subject: String, now: Date) async throws -> Bool {
         let rows = try await sql.raw(
             """
             DELETE FROM device_challenges WHERE challenge_hash = \(bind: hash) RETURNING kind, subject, expires_at
@@ -77,9 +48,9 @@ public struct SQLDeviceStore: DeviceStore {
         ).first() != nil
     }
 
-    public func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
+    package func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
         do {
-            return try await db.writeTransaction { sql in
+            return try await database.writeTransaction { sql in
                 guard try await lockAccount(sql, d.accountID) else { return .notFound }
                 let active =
                     try await sql.raw(
@@ -149,11 +120,11 @@ public struct SQLDeviceStore: DeviceStore {
         return false
     }
 
-    public func device(id: String) async throws -> DeviceRecord? {
+    package func device(id: String) async throws -> DeviceRecord? {
         try await sql.raw("SELECT * FROM devices WHERE id = \(bind: id)").first().map(Self.device)
     }
 
-    public func devices(accountID: String, includeRevoked: Bool) async throws -> [DeviceRecord] {
+    package func devices(accountID: String, includeRevoked: Bool) async throws -> [DeviceRecord] {
         let filter: SQLQueryString = includeRevoked ? "" : " AND revoked_at IS NULL"
         return try await sql.raw(
             "SELECT * FROM devices WHERE account_id = \(bind: accountID)\(filter) ORDER BY created_at, id"
@@ -177,7 +148,7 @@ public struct SQLDeviceStore: DeviceStore {
         )
     }
 
-    public func keyHistory(accountID: String) async throws -> [KeyHistoryRecord] {
+    package func keyHistory(accountID: String) async throws -> [KeyHistoryRecord] {
         // Messaging devices' keys only: nothing is ever sealed to an authenticator, so it is not in the directory.
         try await sql.raw(
             """
@@ -199,7 +170,7 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
-    public func rename(deviceID: String, accountID: String, name: String) async throws -> DeviceWrite {
+    package func rename(deviceID: String, accountID: String, name: String) async throws -> DeviceWrite {
         let rows = try await sql.raw(
             """
             UPDATE devices SET name = \(bind: name) WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) RETURNING id
@@ -208,8 +179,8 @@ public struct SQLDeviceStore: DeviceStore {
         return rows.isEmpty ? .notFound : .done
     }
 
-    public func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite {
-        try await db.writeTransaction { sql in
+    package func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite {
+        try await database.writeTransaction { sql in
             // Serialised with sends to this account (they hold the row FOR SHARE): none queues to a device being revoked.
             guard try await lockAccount(sql, accountID) else { return .notFound }
             let rows = try await sql.raw(
@@ -231,7 +202,7 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
-    public func rotate(
+    package func rotate(
         deviceID: String,
         expectedSigningKeyID: String,
         signingKey: [UInt8],
@@ -242,7 +213,7 @@ public struct SQLDeviceStore: DeviceStore {
         at: Date
     ) async throws -> DeviceWrite {
         do {
-            return try await db.writeTransaction { sql in
+            return try await database.writeTransaction { sql in
                 guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else {
                     return .notFound
                 }
@@ -285,13 +256,13 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
-    public func touchDevice(id: String, at: Date) async throws {
+    package func touchDevice(id: String, at: Date) async throws {
         try await sql.raw("UPDATE devices SET last_seen_at = \(bind: at.ms) WHERE id = \(bind: id)").run()
     }
 
     // MARK: Device sessions
 
-    public func createDeviceSession(_ s: DeviceSessionRecord) async throws {
+    package func createDeviceSession(_ s: DeviceSessionRecord) async throws {
         try await sql.raw(
             """
             INSERT INTO device_sessions (token_hash, device_id, account_id, created_at, last_used_at, expires_at)
@@ -301,7 +272,7 @@ public struct SQLDeviceStore: DeviceStore {
         ).run()
     }
 
-    public func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord? {
+    package func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord? {
         try await sql.raw("SELECT * FROM device_sessions WHERE token_hash = \(bind: tokenHash)").first().map { row in
             DeviceSessionRecord(
                 tokenHash: try row.decode(column: "token_hash", as: String.self),
@@ -314,81 +285,23 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
-    public func deviceSessionContext(
-        tokenHash: String
-    ) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
-        if let worker = sessionReaders?() {
-            return try await worker.run { try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash) }
-        }
-        if let postgresSessions { return try await postgresSessions.read(tokenHash: tokenHash) }
-        if isPostgres, let postgres = (readers?() ?? db) as? any PostgresDatabase {
-            return try await postgres.withLeasedConnection { c, logger in
-                try await PostgresSessionContext.rows(c, tokenHashes: [tokenHash], logger: logger).first
-            }
-        }
-        let reader = (readers?() ?? db) as! any SQLDatabase
-        guard
-            let row = try await reader.raw(
-                """
-                SELECT s.token_hash AS s_token_hash, s.device_id AS s_device_id, s.account_id AS s_account_id, s.created_at AS s_created_at,
-                       s.last_used_at AS s_last_used_at, s.expires_at AS s_expires_at,
-                       d.*,
-                       a.id AS a_id, a.username AS a_username, a.name AS a_name, a.lastname AS a_lastname, a.password_hash AS a_password_hash,
-                       a.reauth_minutes AS a_reauth_minutes, a.created_at AS a_created_at
-                FROM device_sessions s JOIN devices d ON d.id = s.device_id JOIN accounts a ON a.id = s.account_id
-                WHERE s.token_hash = \(bind: tokenHash)
-                """
-            ).first()
-        else { return nil }
-        let session = DeviceSessionRecord(
-            tokenHash: try row.decode(column: "s_token_hash", as: String.self),
-            deviceID: try row.decode(column: "s_device_id", as: String.self),
-            accountID: try row.decode(column: "s_account_id", as: String.self),
-            createdAt: Date(ms: try row.decode(column: "s_created_at", as: Int64.self)),
-            lastUsedAt: Date(ms: try row.decode(column: "s_last_used_at", as: Int64.self)),
-            expiresAt: Date(ms: try row.decode(column: "s_expires_at", as: Int64.self))
-        )
-        let account = AccountRecord(
-            id: try row.decode(column: "a_id", as: String.self),
-            username: try row.decode(column: "a_username", as: String.self),
-            name: try row.decode(column: "a_name", as: String.self),
-            lastname: try row.decode(column: "a_lastname", as: String.self),
-            passwordHash: try row.decode(column: "a_password_hash", as: String.self),
-            reauthMinutes: Int(try row.decode(column: "a_reauth_minutes", as: Int64.self)),
-            createdAt: Date(ms: try row.decode(column: "a_created_at", as: Int64.self))
-        )
-        return (session, try Self.device(row), account)
-    }
-
-    public func deviceSessionContext<T: Sendable>(
-        tokenHash: String,
-        then: @escaping @Sendable ((DeviceSessionRecord, DeviceRecord, AccountRecord)?) throws -> T
-    ) async throws -> T {
-        if let postgresSessions { return try await postgresSessions.read(tokenHash: tokenHash, then: then) }
-        guard let worker = sessionReaders?() else {
-            let context = try await deviceSessionContext(tokenHash: tokenHash)
-            return try await CPUWork.run { try then(context) }
-        }
-        return try await worker.run { try then(try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash)) }
-    }
-
-    public func touchDeviceSession(tokenHash: String, at: Date) async throws {
+    package func touchDeviceSession(tokenHash: String, at: Date) async throws {
         try await sql.raw(
             "UPDATE device_sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)"
         ).run()
     }
 
-    public func deleteDeviceSession(tokenHash: String) async throws {
+    package func deleteDeviceSession(tokenHash: String) async throws {
         try await sql.raw("DELETE FROM device_sessions WHERE token_hash = \(bind: tokenHash)").run()
     }
 
-    public func deleteDeviceSessions(deviceID: String, keeping: String) async throws {
+    package func deleteDeviceSessions(deviceID: String, keeping: String) async throws {
         try await sql.raw(
             "DELETE FROM device_sessions WHERE device_id = \(bind: deviceID) AND token_hash <> \(bind: keeping)"
         ).run()
     }
 
-    public func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws {
+    package func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws {
         try await sql.raw("DELETE FROM device_challenges WHERE expires_at <= \(bind: now.ms)").run()
         try await sql.raw(
             """

@@ -3,19 +3,11 @@ import Foundation
 import SQLKit
 
 /// `MFAStore` over SQLKit, for SQLite and PostgreSQL.
-public struct SQLMFAStore: MFAStore {
-    let db: any Database
-    var sql: any SQLDatabase { db as! any SQLDatabase }
-
-    public init(database: any Database) { db = database }
+extension SQLStores {
 
     private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 
-    public func serverSecret(name: String, create: @Sendable () -> [UInt8]) async throws -> [UInt8] {
-        try await sql.serverSecret(name: name, create: create)
-    }
-
-    public func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)? {
+    package func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)? {
         try await sql.raw("SELECT state, version FROM mfa_accounts WHERE account_id = \(bind: accountID)").first().map {
             (
                 Data(try $0.decode(column: "state", as: String.self).utf8),
@@ -24,7 +16,7 @@ public struct SQLMFAStore: MFAStore {
         }
     }
 
-    public func saveAccountState(_ accountID: String, state: Data, expected: Int64?) async throws -> Bool {
+    package func saveAccountState(_ accountID: String, state: Data, expected: Int64?) async throws -> Bool {
         if let expected {
             return try await !sql.raw(
                 """
@@ -52,7 +44,7 @@ public struct SQLMFAStore: MFAStore {
         )
     }
 
-    public func authenticators(accountID: String) async throws -> [AuthenticatorRecord] {
+    package func authenticators(accountID: String) async throws -> [AuthenticatorRecord] {
         // Only those whose device is still active: revoking the device unpairs it.
         try await sql.raw(
             """
@@ -62,7 +54,7 @@ public struct SQLMFAStore: MFAStore {
         ).all().map(Self.authenticator)
     }
 
-    public func authenticator(deviceID: String) async throws -> AuthenticatorRecord? {
+    package func authenticator(deviceID: String) async throws -> AuthenticatorRecord? {
         try await sql.raw(
             """
             SELECT a.* FROM authenticators a JOIN devices d ON d.id = a.device_id WHERE a.device_id = \(bind: deviceID) AND d.revoked_at IS NULL
@@ -70,7 +62,7 @@ public struct SQLMFAStore: MFAStore {
         ).first().map(Self.authenticator)
     }
 
-    public func addAuthenticator(_ a: AuthenticatorRecord) async throws {
+    package func addAuthenticator(_ a: AuthenticatorRecord) async throws {
         try await sql.raw(
             """
             INSERT INTO authenticators (device_id, account_id, push_allowed, totp_secret, totp_last_step, paired_at)
@@ -80,13 +72,13 @@ public struct SQLMFAStore: MFAStore {
         ).run()
     }
 
-    public func setPushAllowed(deviceID: String, _ allowed: Bool) async throws {
+    package func setPushAllowed(deviceID: String, _ allowed: Bool) async throws {
         try await sql.raw(
             "UPDATE authenticators SET push_allowed = \(bind: Int64(allowed ? 1 : 0)) WHERE device_id = \(bind: deviceID)"
         ).run()
     }
 
-    public func advanceStep(deviceID: String, to step: UInt64) async throws -> Bool {
+    package func advanceStep(deviceID: String, to step: UInt64) async throws -> Bool {
         try await !sql.raw(
             """
             UPDATE authenticators SET totp_last_step = \(bind: Int64(step))
@@ -95,12 +87,12 @@ public struct SQLMFAStore: MFAStore {
         ).all().isEmpty
     }
 
-    public func removeAuthenticators(accountID: String) async throws -> [String] {
+    package func removeAuthenticators(accountID: String) async throws -> [String] {
         try await sql.raw("DELETE FROM authenticators WHERE account_id = \(bind: accountID) RETURNING device_id").all()
             .map { try $0.decode(column: "device_id", as: String.self) }
     }
 
-    public func createPairingKey(
+    package func createPairingKey(
         hash: String,
         accountID: String,
         expiresAt: Date,
@@ -128,7 +120,7 @@ public struct SQLMFAStore: MFAStore {
         _ insert: @escaping @Sendable (any SQLDatabase) async throws -> Void
     ) async throws -> Bool {
         let postgres = sql.dialect.name == "postgresql"
-        return try await db.writeTransaction { sql in
+        return try await database.writeTransaction { sql in
             if postgres { try await sql.raw("SELECT id FROM accounts WHERE id = \(bind: accountID) FOR UPDATE").run() }
             let open =
                 try await sql.raw(
@@ -143,7 +135,7 @@ public struct SQLMFAStore: MFAStore {
         }
     }
 
-    public func spendPairingKey(hash: String, now: Date) async throws -> String? {
+    package func spendPairingKey(hash: String, now: Date) async throws -> String? {
         guard
             let row = try await sql.raw(
                 "DELETE FROM pairing_keys WHERE key_hash = \(bind: hash) RETURNING account_id, expires_at"
@@ -153,7 +145,7 @@ public struct SQLMFAStore: MFAStore {
         return try row.decode(column: "account_id", as: String.self)
     }
 
-    public func createTransaction(
+    package func createTransaction(
         id: String,
         accountID: String,
         bindingHash: String,
@@ -179,7 +171,7 @@ public struct SQLMFAStore: MFAStore {
         }
     }
 
-    public func transaction(
+    package func transaction(
         id: String
     ) async throws -> (accountID: String, bindingHash: String, state: Data, version: Int64)? {
         try await sql.raw("SELECT * FROM mfa_transactions WHERE id = \(bind: id)").first().map {
@@ -192,7 +184,7 @@ public struct SQLMFAStore: MFAStore {
         }
     }
 
-    public func updateTransaction(id: String, state: Data, finished: Bool, expected: Int64) async throws -> Bool {
+    package func updateTransaction(id: String, state: Data, finished: Bool, expected: Int64) async throws -> Bool {
         try await !sql.raw(
             """
             UPDATE mfa_transactions SET state = \(bind: text(state)), version = version + 1, finished = \(bind: Int64(finished ? 1 : 0))
@@ -201,7 +193,7 @@ public struct SQLMFAStore: MFAStore {
         ).all().isEmpty
     }
 
-    public func addChallenges(
+    package func addChallenges(
         _ challenges: [(deviceID: String, transactionID: String, jwt: String)],
         expiresAt: Date
     ) async throws {
@@ -215,7 +207,7 @@ public struct SQLMFAStore: MFAStore {
         }
     }
 
-    public func pendingChallenges(deviceID: String, now: Date) async throws -> [String] {
+    package func pendingChallenges(deviceID: String, now: Date) async throws -> [String] {
         try await sql.raw(
             """
             SELECT jwt FROM mfa_challenges WHERE device_id = \(bind: deviceID) AND expires_at > \(bind: now.ms) ORDER BY expires_at
@@ -223,12 +215,12 @@ public struct SQLMFAStore: MFAStore {
         ).all().map { try $0.decode(column: "jwt", as: String.self) }
     }
 
-    public func removeChallenges(transactionID: String) async throws {
+    package func removeChallenges(transactionID: String) async throws {
         try await sql.raw("DELETE FROM mfa_challenges WHERE transaction_id = \(bind: transactionID)").run()
     }
 
-    public func replaceRecoveryCodes(accountID: String, hashes: [String]) async throws {
-        try await db.transaction { tx in
+    package func replaceRecoveryCodes(accountID: String, hashes: [String]) async throws {
+        try await database.transaction { tx in
             let sql = tx as! any SQLDatabase
             try await sql.raw("DELETE FROM recovery_codes WHERE account_id = \(bind: accountID)").run()
             for h in hashes {
@@ -239,7 +231,7 @@ public struct SQLMFAStore: MFAStore {
         }
     }
 
-    public func spendRecoveryCode(accountID: String, hash: String) async throws -> Bool {
+    package func spendRecoveryCode(accountID: String, hash: String) async throws -> Bool {
         try await !sql.raw(
             """
             DELETE FROM recovery_codes WHERE code_hash = \(bind: hash) AND account_id = \(bind: accountID) RETURNING code_hash
@@ -247,14 +239,14 @@ public struct SQLMFAStore: MFAStore {
         ).all().isEmpty
     }
 
-    public func recoveryCodesLeft(accountID: String) async throws -> Int {
+    package func recoveryCodesLeft(accountID: String) async throws -> Int {
         Int(
             try await sql.raw("SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID)").first()?
                 .decode(column: "n", as: Int64.self) ?? 0
         )
     }
 
-    public func createAuthCode(hash: String, bindingHash: String, state: Data, expiresAt: Date) async throws {
+    package func createAuthCode(hash: String, bindingHash: String, state: Data, expiresAt: Date) async throws {
         try await sql.raw(
             """
             INSERT INTO auth_codes (code_hash, binding_hash, state, version, expires_at)
@@ -263,7 +255,7 @@ public struct SQLMFAStore: MFAStore {
         ).run()
     }
 
-    public func authCode(hash: String) async throws -> (state: Data, version: Int64)? {
+    package func authCode(hash: String) async throws -> (state: Data, version: Int64)? {
         try await sql.raw("SELECT state, version FROM auth_codes WHERE code_hash = \(bind: hash)").first().map {
             (
                 Data(try $0.decode(column: "state", as: String.self).utf8),
@@ -272,7 +264,7 @@ public struct SQLMFAStore: MFAStore {
         }
     }
 
-    public func authCode(bindingHash: String) async throws -> (hash: String, state: Data, version: Int64)? {
+    package func authCode(bindingHash: String) async throws -> (hash: String, state: Data, version: Int64)? {
         try await sql.raw("SELECT code_hash, state, version FROM auth_codes WHERE binding_hash = \(bind: bindingHash)")
             .first().map {
                 (
@@ -283,7 +275,7 @@ public struct SQLMFAStore: MFAStore {
             }
     }
 
-    public func updateAuthCode(hash: String, state: Data, expected: Int64) async throws -> Bool {
+    package func updateAuthCode(hash: String, state: Data, expected: Int64) async throws -> Bool {
         try await !sql.raw(
             """
             UPDATE auth_codes SET state = \(bind: text(state)), version = version + 1
@@ -292,7 +284,7 @@ public struct SQLMFAStore: MFAStore {
         ).all().isEmpty
     }
 
-    public func addLog(supportID: String, deviceID: String, accountID: String, at: Date, text: String) async throws {
+    package func addLog(supportID: String, deviceID: String, accountID: String, at: Date, text: String) async throws {
         try await sql.raw(
             """
             INSERT INTO authenticator_logs (support_id, device_id, account_id, created_at, text)
@@ -301,7 +293,7 @@ public struct SQLMFAStore: MFAStore {
         ).run()
     }
 
-    public func purgeExpiredMFA(now: Date) async throws {
+    package func purgeExpiredMFA(now: Date) async throws {
         let day = now.addingTimeInterval(-86_400).ms
         try await sql.raw("DELETE FROM pairing_keys WHERE expires_at <= \(bind: now.ms)").run()
         try await sql.raw("DELETE FROM mfa_challenges WHERE expires_at <= \(bind: now.ms)").run()

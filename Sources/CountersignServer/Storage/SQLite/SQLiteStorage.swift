@@ -1,0 +1,220 @@
+import FluentKit
+import FluentSQLiteDriver
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The server's storage on one SQLite file. The Fluent writer has its own one-thread event loop group,
+/// hence one connection: every statement goes through it, so transactions never interleave and the busy
+/// handler never spins; WAL lets that connection commit without rewriting the main file. The hot paths
+/// go to direct connections on SQLiteNIO's own copy of SQLite (`DirectSQLite`), each a whole unit of
+/// work in one hop instead of a hop per statement: send batches and acknowledgements to the direct
+/// writer, device-session lookups and the push channel's pages to the direct readers.
+package final class SQLiteStorage: ServerStorage {
+    let databases: Databases
+    package let database: any Database
+    let group: MultiThreadedEventLoopGroup
+    /// Read-only connections, one per core, on their own threads. In WAL mode they read the last
+    /// committed state while the one writer writes, so the hot reads (who is this device session, who
+    /// are these recipients) neither wait for nor occupy the writer.
+    let readerGroup: MultiThreadedEventLoopGroup
+    let readerDatabases: Databases
+    private let nextReader = RoundRobin()
+    /// The direct writer for send batches and acknowledgements.
+    let sendWriter: SQLiteWorker
+    /// Direct read-only connections, one per core, for device-session lookups and push deliveries.
+    let sessionReaders: [SQLiteWorker]
+    private let nextSessionReader = RoundRobin()
+    /// Copies the WAL into the file in the background, so that no commit waits for a checkpoint.
+    let checkpointer: SQLiteCheckpointer
+    package let location: DatabaseLocation
+
+    static let readers = DatabaseID(string: "sqlite-readers")
+
+    /// Opens (creating if needed) the file at `path`, runs the migrations and opens the direct connections.
+    static func open(path: String, logger: Logger) async throws -> SQLiteStorage {
+        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: dir) else {
+            throw ConfigurationError(
+                "the directory of \(path) does not exist; create it or choose another --database sqlite:PATH"
+            )
+        }
+        // The file holds password hashes and the captcha key: create it private (SQLite gives its
+        // -wal and -shm files the same mode).
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw ConfigurationError("cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        Glibc.close(fd)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let databases = Databases(threadPool: NIOThreadPool.singleton, on: group)
+        // No query logging at all: bound values include password hashes and the captcha key.
+        databases.use(.sqlite(.file(path), sqlLogLevel: nil), as: .sqlite)
+        let eventLoop = group.any()
+        guard let db = databases.database(logger: logger, on: eventLoop) else {
+            throw ConfigurationError("the database could not be opened")
+        }
+        let readerGroup = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
+        let readerDatabases = Databases(threadPool: NIOThreadPool.singleton, on: readerGroup)
+        readerDatabases.use(
+            .sqlite(.file(path), maxConnectionsPerEventLoop: 1, sqlLogLevel: nil),
+            as: Self.readers,
+            isDefault: true
+        )
+        var checkpointer: SQLiteCheckpointer?
+        var workers: [SQLiteWorker] = []
+        do {
+            let sql = db as! any SQLDatabase
+            // NORMAL in WAL mode: a commit survives a killed process (the WAL is written before
+            // COMMIT returns); only a power loss can take the last transactions.
+            _ = try await sql.raw("PRAGMA journal_mode=WAL").all()
+            try await sql.raw("PRAGMA synchronous=NORMAL").run()
+            try await sql.raw("PRAGMA busy_timeout=5000").run()
+            // Checkpoints run in the background (SQLiteCheckpointer); inline only as a safety net.
+            try await sql.raw("PRAGMA wal_autocheckpoint=\(unsafeRaw: String(SQLiteCheckpointer.inlineAfterPages))")
+                .run()
+            try await sql.raw("PRAGMA journal_size_limit=\(unsafeRaw: String(SQLiteCheckpointer.walSizeLimit))")
+                .run()
+            try await ServerDatabase.migrate(databases, logger: logger, on: eventLoop)
+            // Readers may never write, and wait rather than fail while a checkpoint holds the file.
+            for loop in readerGroup.makeIterator() {
+                guard let reader = readerDatabases.database(Self.readers, logger: logger, on: loop) as? any SQLDatabase
+                else { continue }
+                try await reader.raw("PRAGMA query_only=1").run()
+                try await reader.raw("PRAGMA busy_timeout=5000").run()
+            }
+            // After the migrations: the direct connections prepare statements over the tables they made.
+            checkpointer = try SQLiteCheckpointer(path: path)
+            workers.append(try SQLiteWorker(label: "countersign.sqlite.sends", path: path, readOnly: false))
+            for i in 0..<max(1, System.coreCount) {
+                workers.append(try SQLiteWorker(label: "countersign.sqlite.sessions.\(i)", path: path, readOnly: true))
+            }
+        } catch {
+            checkpointer?.close()
+            workers.forEach { $0.close() }
+            await databases.shutdownAsync()
+            await readerDatabases.shutdownAsync()
+            try? await group.shutdownGracefully()
+            try? await readerGroup.shutdownGracefully()
+            throw error
+        }
+        return SQLiteStorage(
+            databases: databases,
+            database: db,
+            group: group,
+            readerGroup: readerGroup,
+            readerDatabases: readerDatabases,
+            sendWriter: workers[0],
+            sessionReaders: Array(workers.dropFirst()),
+            checkpointer: checkpointer!,
+            location: .sqlite(path: path)
+        )
+    }
+
+    private init(
+        databases: Databases,
+        database: any Database,
+        group: MultiThreadedEventLoopGroup,
+        readerGroup: MultiThreadedEventLoopGroup,
+        readerDatabases: Databases,
+        sendWriter: SQLiteWorker,
+        sessionReaders: [SQLiteWorker],
+        checkpointer: SQLiteCheckpointer,
+        location: DatabaseLocation
+    ) {
+        self.databases = databases
+        self.database = database
+        self.group = group
+        self.readerGroup = readerGroup
+        self.readerDatabases = readerDatabases
+        self.sendWriter = sendWriter
+        self.sessionReaders = sessionReaders
+        self.checkpointer = checkpointer
+        self.location = location
+    }
+
+    /// A reader connection, round robin.
+    package var reader: any Database {
+        let loop = nextReader.pick(Array(readerGroup.makeIterator()))
+        return readerDatabases.database(Self.readers, logger: database.logger, on: loop) ?? database
+    }
+
+    /// The next direct session reader, round robin.
+    var sessionReader: SQLiteWorker {
+        nextSessionReader.pick(sessionReaders)
+    }
+
+    // MARK: The hot paths, on the direct connections
+
+    /// A batch is one hop to the direct writer from wherever it is called.
+    package var sendExecutor: (any TaskExecutor)? { nil }
+
+    /// One hop to the direct writer per batch, in its group commit (`SQLiteWorker.write`).
+    package func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
+        guard !batch.isEmpty else { return [] }
+        return try await sendWriter.write { try DirectSendStore.store($0, batch) }
+    }
+
+    package func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
+        guard !seqs.isEmpty else { return 0 }
+        return try await sendWriter.write { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) }
+    }
+
+    package func fetch(
+        deviceID: String,
+        after: Int64,
+        excluding: [Int64],
+        limit: Int,
+        maxBytes: Int,
+        now: Date,
+        recordFetch: Bool
+    ) async throws
+        -> (entries: [QueueEntry], more: Bool)
+    {
+        // The push channel reads without writing, on a direct reader in one hop (the first-fetch receipt
+        // is counted when the device acknowledges instead).
+        guard recordFetch else {
+            return try await sessionReader.run {
+                try DirectQueueReader.page(
+                    $0,
+                    deviceID: deviceID,
+                    after: after,
+                    excluding: excluding,
+                    limit: limit,
+                    maxBytes: maxBytes,
+                    now: now
+                )
+            }
+        }
+        return try await recordedFetch(
+            deviceID: deviceID,
+            after: after,
+            excluding: excluding,
+            limit: limit,
+            maxBytes: maxBytes,
+            now: now
+        )
+    }
+
+    package func deviceSessionContext(
+        tokenHash: String
+    ) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)? {
+        try await sessionReader.run { try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash) }
+    }
+
+    package func close() async {
+        checkpointer.close()
+        sendWriter.close()
+        sessionReaders.forEach { $0.close() }
+        await databases.shutdownAsync()
+        await readerDatabases.shutdownAsync()
+        try? await group.shutdownGracefully()
+        try? await readerGroup.shutdownGracefully()
+    }
+}

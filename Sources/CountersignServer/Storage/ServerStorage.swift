@@ -1,0 +1,49 @@
+import FluentKit
+import Logging
+import NIOCore
+
+/// The server's storage: one value per backend (`SQLiteStorage`, `PostgresStorage`), each implementing
+/// every feature's store in full, the shared SQL (`SQLStores`) and its own hot paths. `serve`, the admin
+/// commands, tests and benchmarks all open it with `ServerDatabase.open`.
+package protocol ServerStorage: SQLStores, AccountStore, DeviceStore, MessageStore, MFAStore, PushStore {
+    var location: DatabaseLocation { get }
+    /// Where send batches (`store`) should run for speed: a thread of the storage's own (the PostgreSQL
+    /// send lane's), or nil for anywhere (SQLite hands each batch to its direct writer in one hop).
+    var sendExecutor: (any TaskExecutor)? { get }
+    /// Closes every connection and stops the storage's threads.
+    func close() async
+}
+
+package enum ServerDatabase {
+    /// Opens the storage of `location` and runs the migrations: the one place a backend is chosen.
+    package static func open(_ location: DatabaseLocation, logger configured: Logger) async throws -> any ServerStorage
+    {
+        // PostgreSQL logs statements at trace; never let that reach the output, whatever the log level.
+        var logger = configured
+        if logger.logLevel < .info { logger.logLevel = .info }
+        do {
+            switch location {
+            case .sqlite(let path): return try await SQLiteStorage.open(path: path, logger: logger)
+            case .postgres(let url): return try await PostgresStorage.open(url: url, logger: logger)
+            }
+        } catch let e as ConfigurationError {
+            throw e
+        } catch {
+            throw ConfigurationError("cannot open \(location): \(DatabaseFailure.describe(error, location: location))")
+        }
+    }
+
+    static func migrate(_ databases: Databases, logger: Logger, on eventLoop: any EventLoop) async throws {
+        let migrations = FluentKit.Migrations()
+        migrations.add(Migrations.all)
+        let migrator = Migrator(
+            databases: databases,
+            migrations: migrations,
+            logger: logger,
+            on: eventLoop,
+            migrationLogLevel: .debug
+        )
+        try await migrator.setupIfNeeded().get()
+        try await migrator.prepareBatch().get()
+    }
+}
