@@ -4,8 +4,8 @@
 #   bash scripts/bench-messages.sh [sqlite|postgres] [DEVICES] [SECONDS]        (defaults sqlite 8 10)
 # Release build. DEVICES sender devices (and as many recipients, one device each) are made through the SDK;
 # each sender's envelopes are sealed beforehand (signed, sealed to 2 devices: its recipient's and its own),
-# so the timed run measures the server: read the device session, parse, verify the ECDSA signature (in
-# the same hop as the session read: SQLite reader threads, PostgreSQL session lanes), check sender, recipients and device set inside the write
+# so the timed run measures the server: read the device session, parse, verify the ECDSA signature (on
+# a per-core queue), check sender, recipients and device set inside the write
 # transaction, store the envelope once and queue it twice (docs/DESIGN.md). `wrk` (Debian) sends them: one wrk thread per sender device, 4
 # connections each; only 201 answers count. Then every recipient drains its queue (fetch 100, ack).
 # The peer: single-row INSERT transactions of a same-sized row (SQLite WAL synchronous=NORMAL via Python's
