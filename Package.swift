@@ -85,7 +85,7 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncKit", package: "async-kit"),
             ],
-            resources: [.copy("openapi.yaml")]
+            resources: [.copy("openapi.yaml"), .copy("web")]
         ),
         .target(
             name: "CountersignClient",

@@ -5,6 +5,9 @@
 #
 #   bash scripts/test.sh          the full suite, as CI runs it
 #   bash scripts/test.sh --fast   a quick loop: no PostgreSQL (its cases skip) and no browser
+#
+# Last, the web client runs in Debian's Chromium driven by Playwright (Tests/Web), bounded to 10 minutes;
+# its screenshots are left in .build/web-artifacts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=0
@@ -25,6 +28,10 @@ command -v zbarimg >/dev/null || need_apt+=(zbar-tools)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v argon2 >/dev/null || need_apt+=(argon2)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_apt+=(postgresql-15)
+if [ "$fast" = 0 ]; then
+  command -v chromium >/dev/null || need_apt+=(chromium)
+  [ -d /usr/share/fonts/truetype/liberation ] || need_apt+=(fonts-liberation)
+fi
 command -v psql >/dev/null || need_apt+=(postgresql-client-15)
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
@@ -32,6 +39,9 @@ fi
 python3 -c 'import cryptography' 2>/dev/null || python3 -m pip install -q cryptography
 python3 -c 'import altcha' 2>/dev/null || python3 -m pip install -q altcha==2.3.0
 python3 -c 'import openapi_spec_validator' 2>/dev/null || python3 -m pip install -q openapi-spec-validator==0.9.0
+if [ "$fast" = 0 ]; then
+  python3 -c 'import playwright' 2>/dev/null || python3 -m pip install -q playwright==1.65.2
+fi
 
 # The OpenAPI document must be valid OpenAPI 3.1.
 python3 -m openapi_spec_validator docs/openapi.yaml
@@ -77,3 +87,6 @@ export COUNTERSIGN_REQUIRE_POSTGRES=1
 
 swift build --build-tests
 run_tests
+
+# The web client in a real browser (after the Swift tests, which leave the debug build of `countersign`).
+timeout 600 python3 Tests/Web/web_tests.py "$(swift build --show-bin-path)/countersign" .build/web-artifacts

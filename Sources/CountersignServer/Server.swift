@@ -46,6 +46,7 @@ public enum CountersignServer {
                 body: .init(byteBuffer: ByteBuffer(bytes: openAPIDocument))
             )
         }
+        try WebClient.shipped.get().register(on: router)
         router.get("metrics") { _, _ in
             Response(
                 status: .ok,

@@ -193,11 +193,15 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "countersign")
         logger.logLevel = env["COUNTERSIGN_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         let db = config.database
+        let publicURL = config.publicURL
         if env["COUNTERSIGN_EXIT_WITH_PARENT"] == "1" { Self.exitWithParent() }
         Self.raiseFileLimit()
         try await CountersignServer.run(config: config, logger: logger) { url in
             // Unbuffered: whoever started the server (a script, a test) reads this line at once.
             FileHandle.standardOutput.write(Data("countersign listening on \(url) (database \(db))\n".utf8))
+            // Browsers treat localhost, unlike 127.0.0.1, as a secure context by name (WebCrypto, passkeys).
+            let web = publicURL ?? url.replacingOccurrences(of: "//127.0.0.1:", with: "//localhost:")
+            FileHandle.standardOutput.write(Data("web client: \(web)/\n".utf8))
         }
     }
 }

@@ -8,7 +8,7 @@ enum APIRoutes {
     /// Every path and its methods, for 405 answers with `Allow` (the router itself answers 404 for a
     /// known path with an unknown method). OpenAPITests checks this table against openapi.yaml.
     static let allowedMethods: [String: [String]] = [
-        "/healthz": ["GET"], "/openapi.yaml": ["GET"], "/metrics": ["GET"],
+        "/": ["GET"], "/healthz": ["GET"], "/openapi.yaml": ["GET"], "/metrics": ["GET"],
         "/v1/captcha": ["GET"], "/v1/accounts": ["POST"], "/v1/sessions": ["POST", "DELETE"],
         "/v1/sessions/current": ["DELETE"], "/v1/sessions/current/reauth": ["POST"],
         "/v1/me": ["GET"], "/v1/me/password": ["PUT"], "/v1/me/settings": ["PUT"], "/v1/me/audit": ["GET"],

@@ -1,0 +1,54 @@
+// The server's HTTP API: JSON in and out, problems (RFC 9457) turned into ApiError with the server's own
+// words. Credentials travel only in the Authorization header, never in cookies, so another site cannot
+// make the browser send them (no cross-site request forgery).
+
+export class ApiError extends Error {
+  constructor(status, problem, retryAfter) {
+    super(problem.detail || problem.title || `The server answered ${status}.`);
+    this.status = status;
+    this.code = problem.code || "";
+    this.problem = problem;
+    this.retryAfter = retryAfter;
+  }
+}
+
+export async function call(method, path, { json, token } = {}) {
+  const headers = { Accept: "application/json" };
+  if (json !== undefined) headers["Content-Type"] = "application/json";
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: json === undefined ? undefined : JSON.stringify(json),
+      credentials: "omit",
+      cache: "no-store",
+    });
+  } catch {
+    throw new ApiError(0, { detail: "The server cannot be reached. Check your connection and try again." });
+  }
+  const text = await response.text();
+  let body = null;
+  if (text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = null;
+    }
+  }
+  if (!response.ok && response.status !== 202) {
+    const retry = Number(response.headers.get("Retry-After"));
+    throw new ApiError(response.status, body || {}, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+  }
+  return { status: response.status, body };
+}
+
+/** What to tell the user about a failed call: the server's words, with when to retry if it said so. */
+export function describe(error) {
+  if (!(error instanceof ApiError)) return error?.message || String(error);
+  if (error.retryAfter && !/\d/.test(error.message)) {
+    return `${error.message} Try again in ${error.retryAfter} seconds.`;
+  }
+  return error.message;
+}

@@ -1,0 +1,35 @@
+// Solves the server's captcha in Web Workers (one per core, each trying every k-th number), reporting
+// progress, and returns the request's `captcha` field: base64 of the solution's JSON.
+import { call } from "./api.js";
+import { workerURL } from "./trusted.js";
+
+export async function solveCaptcha(onProgress = () => {}) {
+  const { body: c } = await call("GET", "/v1/captcha");
+  const count = Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 8));
+  const workers = [];
+  try {
+    const number = await new Promise((resolve, reject) => {
+      const tried = new Array(count).fill(0);
+      let finished = 0;
+      for (let i = 0; i < count; i++) {
+        const worker = new Worker(workerURL("/js/captcha-worker.js"));
+        workers.push(worker);
+        worker.onerror = () => reject(new Error("The proof of work could not run in this browser."));
+        worker.onmessage = ({ data }) => {
+          tried[i] = data.tried;
+          // Expected work is half the range; show progress against it, capped below 100 until found.
+          const done = tried.reduce((a, b) => a + b, 0);
+          onProgress(Math.min(99, Math.floor((done / (c.maxnumber / 2 + 1)) * 100)));
+          if (data.found !== undefined && data.found !== null) resolve(data.found);
+          else if (data.found === null && ++finished === count) reject(new Error("The captcha has no solution; try again."));
+        };
+        worker.postMessage({ salt: c.salt, challenge: c.challenge, start: i, stride: count, max: c.maxnumber });
+      }
+    });
+    onProgress(100);
+    const solution = { algorithm: c.algorithm, challenge: c.challenge, number: number, salt: c.salt, signature: c.signature };
+    return btoa(JSON.stringify(solution));
+  } finally {
+    for (const worker of workers) worker.terminate();
+  }
+}

@@ -1,0 +1,60 @@
+// The browser's device keys (docs/PROTOCOL.md §1): a P-256 signing key (ECDSA) and a P-256 encryption
+// key (ECDH, for HPKE), made by WebCrypto with non-extractable private halves, and signatures in the
+// form the server verifies: r || s with low S (docs/SPEC.md §1).
+import { concat, lv, sha256, utf8 } from "./bytes.js";
+
+// The order q of the P-256 group.
+const Q = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+export async function makeDeviceKeys() {
+  const signing = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"]);
+  const encryption = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]);
+  return { signing, encryption };
+}
+
+export async function spki(publicKey) {
+  return new Uint8Array(await crypto.subtle.exportKey("spki", publicKey));
+}
+
+function bigint(bytes) {
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  return n;
+}
+
+function bytes32(n) {
+  const out = new Uint8Array(32);
+  for (let i = 31; i >= 0; i--) {
+    out[i] = Number(n & 0xffn);
+    n >>= 8n;
+  }
+  return out;
+}
+
+/** ECDSA P-256 / SHA-256 of `message`, as r || s with s ≤ (q − 1)/2: WebCrypto may give either s. */
+export async function signLowS(privateKey, message) {
+  const raw = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, privateKey, message));
+  const s = bigint(raw.subarray(32));
+  if (s <= (Q - 1n) / 2n) return raw;
+  return concat(raw.subarray(0, 32), bytes32(Q - s));
+}
+
+const context = (name) => concat(utf8(`countersign/v1 ${name}`), new Uint8Array([0]));
+
+export async function registrationMessage(challenge, accountId, signingSpki, encryptionSpki) {
+  return concat(
+    context("device registration"),
+    await sha256(concat(challenge, lv(utf8(accountId)), lv(signingSpki), lv(encryptionSpki))),
+  );
+}
+
+export async function sessionMessage(nonce, deviceId) {
+  return concat(context("device session"), await sha256(concat(nonce, lv(utf8(deviceId)))));
+}
+
+export async function rotationMessage(deviceId, oldSigningSpki, newSigningSpki, newEncryptionSpki) {
+  return concat(
+    context("key rotation"),
+    await sha256(concat(lv(utf8(deviceId)), lv(oldSigningSpki), lv(newSigningSpki), lv(newEncryptionSpki))),
+  );
+}

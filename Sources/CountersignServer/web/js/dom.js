@@ -1,0 +1,41 @@
+// Elements made from data, never from HTML strings: text goes in as text (textContent), so nothing a
+// server or a sender supplies can become markup or script.
+
+/** el("button", {type: "submit"}, "Sign in") → a <button>. Attributes are set as attributes; `on`
+ *  takes event listeners; children are nodes or strings (made text nodes). */
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === "on") {
+      for (const [event, listener] of Object.entries(value)) node.addEventListener(event, listener);
+    } else if (value === true) {
+      node.setAttribute(name, "");
+    } else if (value !== false && value !== undefined && value !== null) {
+      node.setAttribute(name, String(value));
+    }
+  }
+  append(node, ...children);
+  return node;
+}
+
+export function append(node, ...children) {
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+/** Replaces a node's children. */
+export function replace(node, ...children) {
+  node.replaceChildren();
+  return append(node, ...children);
+}
+
+let ids = 0;
+/** A labelled input: the label names the control for screen readers and for tests. */
+export function field(label, attributes = {}) {
+  const id = `f${++ids}`;
+  const input = el("input", { id, ...attributes });
+  return { row: el("div", { class: "field" }, el("label", { for: id }, label), input), input };
+}

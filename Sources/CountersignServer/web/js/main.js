@@ -1,0 +1,15 @@
+// The web client's entry: which screen is shown.
+import { homeScreen } from "./screens/home.js";
+import { signInScreen } from "./screens/signin.js";
+
+const app = document.getElementById("app");
+
+function signedOut(notice = "") {
+  signInScreen(app, { onSignedIn: signedIn, notice });
+}
+
+function signedIn() {
+  homeScreen(app, { onSignedOut: signedOut });
+}
+
+signedOut();

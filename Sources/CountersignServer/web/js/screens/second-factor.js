@@ -1,0 +1,109 @@
+// The second factor of a sign-in (PingOne's flow): the number to match while the push is pending, or a
+// one-time passcode, or a recovery code. The transaction's binding secret stays in this closure.
+import { call, describe } from "../api.js";
+import { el, field, replace } from "../dom.js";
+import { session } from "../session.js";
+
+const statusWords = {
+  PUSH_CONFIRMATION_REQUIRED: "Waiting for your approval on your authenticator.",
+  OTP_REQUIRED: "Enter a one-time passcode from your authenticator.",
+  COMPLETED: "Approved.",
+  FAILED: "The sign-in was refused.",
+  PUSH_CONFIRMATION_TIMED_OUT: "The push approval timed out. Use a passcode, or sign in again.",
+};
+const failureWords = {
+  denied: "The sign-in was denied on your authenticator.",
+  reported: "The sign-in was reported as not you on your authenticator.",
+  "wrong-number": "The wrong number was chosen on your authenticator.",
+  "too-many-codes": "Too many wrong codes.",
+};
+
+export function secondFactorScreen(app, { pending, onSignedIn, back }) {
+  const { transaction, binding } = pending;
+  const path = `/v1/mfa/transactions/${encodeURIComponent(transaction.id)}`;
+  let done = false;
+  const alert = el("p", { role: "alert", class: "alert" });
+  const status = el("p", { role: "status", class: "status" });
+  const number = el("p", { class: "number", "aria-label": "Number to match" });
+  const code = field("One-time passcode", { inputmode: "numeric", autocomplete: "one-time-code", maxlength: 6, pattern: "[0-9]{6}" });
+  const recovery = field("Recovery code", { autocomplete: "off", spellcheck: "false" });
+  const codeForm = el("form", {}, code.row, el("button", { type: "submit", class: "primary" }, "Verify"));
+  const recoveryForm = el("form", {}, recovery.row, el("button", { type: "submit" }, "Use recovery code"));
+
+  function show(view) {
+    status.textContent = view.status === "FAILED" ? failureWords[view.failure] || statusWords.FAILED : statusWords[view.status] || view.status;
+    if (view.numberMatching && view.status === "PUSH_CONFIRMATION_REQUIRED") {
+      replace(number, el("span", { class: "label" }, "Number to match"), el("span", { class: "digits" }, view.numberMatching.number));
+      number.hidden = false;
+    } else {
+      number.hidden = true;
+    }
+    const methods = view.methods || [];
+    codeForm.hidden = !methods.includes("totp");
+    recoveryForm.hidden = !methods.includes("recoveryCode");
+    if (view.attemptsLeft !== undefined && view.attemptsLeft < 5 && methods.includes("totp")) {
+      alert.textContent = `Wrong code. ${view.attemptsLeft} attempts left.`;
+    }
+  }
+
+  async function finish(view) {
+    if (view.status !== "COMPLETED" || done) return view.status === "COMPLETED";
+    done = true;
+    const { body } = await call("POST", `${path}/session`, { token: binding });
+    session.set(body);
+    onSignedIn();
+    return true;
+  }
+
+  async function watch(view) {
+    // Long polls until the transaction finishes, the user leaves, or an error.
+    while (!done && app.contains(status)) {
+      try {
+        const { body } = await call("GET", `${path}?wait=25`, { token: binding });
+        view = body;
+        show(view);
+        if (await finish(view)) return;
+        if (["FAILED", "PUSH_CONFIRMATION_TIMED_OUT"].includes(view.status) && !(view.methods || []).length) return;
+      } catch (error) {
+        if (done) return;
+        alert.textContent = describe(error);
+        return;
+      }
+    }
+  }
+
+  function submitCode(form, input, kind) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      alert.textContent = "";
+      try {
+        const { body } = await call("POST", `${path}/${kind}`, { token: binding, json: { code: input.value.trim() } });
+        input.value = "";
+        show(body);
+        if (!(await finish(body)) && body.status === "FAILED") alert.textContent = failureWords[body.failure] || statusWords.FAILED;
+      } catch (error) {
+        alert.textContent = describe(error);
+      }
+    });
+  }
+  submitCode(codeForm, code.input, "otp");
+  submitCode(recoveryForm, recovery.input, "recovery-code");
+
+  replace(
+    app,
+    el(
+      "section",
+      { "aria-label": "Second factor", class: "card" },
+      el("h1", {}, "Second factor"),
+      number,
+      status,
+      codeForm,
+      recoveryForm,
+      alert,
+      el("div", { class: "actions" }, el("button", { type: "button", on: { click: () => ((done = true), back()) } }, "Cancel")),
+    ),
+  );
+  show(transaction);
+  if (!codeForm.hidden) code.input.focus();
+  watch(transaction);
+}

@@ -1,0 +1,24 @@
+// The signed-in session and this browser's device session: in memory only (never localStorage or a cookie), so closing the tab ends it
+// and no other page or script on another origin can read it.
+let current = null;
+
+export const session = {
+  get token() {
+    return current?.token ?? null;
+  },
+  get account() {
+    return current?.account ?? null;
+  },
+  get deviceToken() {
+    return current?.device?.token ?? null;
+  },
+  set(signedIn) {
+    current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null };
+  },
+  setDevice(deviceSession) {
+    if (current) current.device = deviceSession;
+  },
+  clear() {
+    current = null;
+  },
+};
