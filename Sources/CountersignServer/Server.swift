@@ -33,6 +33,7 @@ public enum CountersignServer {
         let router = Router(context: AppContext.self)
         // Metrics outside problems: they must see the problem's status (401, 405, 429…) and time every
         // request, which they only do for a response, not for a thrown error.
+        router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware(clock: clock, maxBody: config.maxBodyBytes))
         router.get("healthz") { _, _ in

@@ -10,6 +10,7 @@ import html.parser
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,8 +27,8 @@ FILTER = sys.argv[3] if len(sys.argv) > 3 else ""
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 EXPECTED_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
-    "worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; "
     "require-trusted-types-for 'script'; trusted-types countersign"
 )
 
@@ -56,6 +57,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def api(self, method, path, body=None, token=None):
         request = urllib.request.Request(self.url + path, method=method)
@@ -89,10 +91,10 @@ class Page:
             and self.problems.append(f"console: {m.text}"),
         )
         self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.page.goto(server.url + "/")
-        self.page.evaluate(
+        self.context.add_init_script(
             "document.addEventListener('securitypolicyviolation', e => console.error('CSP ' + e.violatedDirective))"
         )
+        self.page.goto(server.url + "/")
 
     def shot(self, name):
         for label, size in (("phone", PHONE), ("desktop", DESKTOP)):
@@ -142,7 +144,7 @@ class IndexParser(html.parser.HTMLParser):
 
 def test_every_file_has_the_security_headers_and_a_strong_etag(server, browser):
     for path in ["/", "/app.css", "/js/main.js", "/js/captcha-worker.js"]:
-        status, _, headers = server.api("GET", path) if path.endswith(".json") else fetch(server, path)
+        status, _, headers = fetch(server, path)
         assert status == 200, (path, status)
         assert headers["Content-Security-Policy"] == EXPECTED_CSP, (path, headers["Content-Security-Policy"])
         assert headers["X-Content-Type-Options"] == "nosniff", path
@@ -155,6 +157,14 @@ def test_every_file_has_the_security_headers_and_a_strong_etag(server, browser):
         assert again[0] == 304 and again[1] == b"", (path, again[0])
         other = fetch(server, path, {"If-None-Match": '"not-this-one"'})
         assert other[0] == 200, path
+        assert fetch(server, path, {"If-None-Match": f'"x", W/{etag}'})[0] == 304, path
+        assert fetch(server, path, {"If-None-Match": "*"})[0] == 304, path
+    # API answers and problems carry the headers that apply to them too.
+    for path in ["/healthz", "/v1/me", "/nothing-here", "/openapi.yaml"]:
+        status, _, headers = fetch(server, path)
+        assert headers["X-Content-Type-Options"] == "nosniff", (path, status)
+        assert headers["Content-Security-Policy"] == "default-src 'none'; frame-ancestors 'none'", (path, status)
+        assert headers["Referrer-Policy"] == "no-referrer", (path, status)
     assert fetch(server, "/js/main.js")[2]["Content-Type"] == "text/javascript; charset=utf-8"
     assert fetch(server, "/")[2]["Content-Type"] == "text/html; charset=utf-8"
     assert fetch(server, "/js/nothing.js")[0] == 404
@@ -239,7 +249,8 @@ def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
     assert page.evaluate(
         """() => new Promise(resolve => {
             const r = indexedDB.open("countersign");
-            r.onsuccess = () => { const g = r.result.transaction("devices").objectStore("devices").count(); g.onsuccess = () => resolve(g.result); };
+            r.onsuccess = () => { const g = r.result.transaction("devices").objectStore("devices").count(); g.onsuccess = () => resolve(g.result); g.onerror = () => resolve(-1); };
+            r.onerror = () => resolve(-1);
         })"""
     ) == 1, "dan's device stays, eve's is gone"
     p.close()
@@ -364,9 +375,7 @@ def test_envelopes_and_hpke_match_the_swift_vectors(server, browser):
                     const point = new Uint8Array([4, ...u(j.x), ...u(j.y)]);
                     const pub = await crypto.subtle.importKey("raw", point, { name: "ECDH", namedCurve: "P-256" }, true, []);
                     const own = await keyId(new Uint8Array(await crypto.subtle.exportKey("spki", pub)));
-                    const from = b64(v.from);
-                    const verifyKey = await crypto.subtle.importKey("spki", from, { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
-                    const opened = await envelope.open(h(v.bytes), { senderKeyId: await keyId(from), verifyKey, keyId: own, privateKey, point });
+                    const opened = await envelope.open(h(v.bytes), { senderSpki: b64(v.from), keyId: own, privateKey, point });
                     out[name] = "success " + x(await crypto.subtle.digest("SHA-256", opened.plaintext));
                 } catch (e) {
                     out[name] = e.kind || ("error " + e.message);
@@ -379,6 +388,37 @@ def test_envelopes_and_hpke_match_the_swift_vectors(server, browser):
     for name, v in vectors.items():
         want = f"success {v['payload']}" if v["expect"] == "success" else v["expect"]
         assert results[name] == want, (name, v.get("comment"), results[name], want)
+    # What the browser seals opens, for each recipient; a flipped body byte, another sender or another
+    # reader is refused as the spec names it.
+    sealed = p.page.evaluate(
+        """async () => {
+            const envelope = await import("/js/envelope.js");
+            const { makeDeviceKeys, spki } = await import("/js/device-keys.js");
+            const id = async (k) => new Uint8Array(await crypto.subtle.digest("SHA-256", await spki(k))).subarray(0, 16);
+            const raw = async (k) => new Uint8Array(await crypto.subtle.exportKey("raw", k));
+            const [alice, bob, carol] = [await makeDeviceKeys(), await makeDeviceKeys(), await makeDeviceKeys()];
+            const reader = async (k) => ({ keyId: await id(k.encryption.publicKey), privateKey: k.encryption.privateKey, point: await raw(k.encryption.publicKey) });
+            const text = new TextEncoder().encode("Meet at the usual place.");
+            const bytes = await envelope.seal({
+                plaintext: text, senderKeyId: await id(alice.signing.publicKey), signingKey: alice.signing.privateKey,
+                recipients: [await reader(bob), await reader(alice)].map(({ keyId, point }) => ({ keyId, point })),
+            });
+            const senderSpki = await spki(alice.signing.publicKey);
+            const outcome = async (b, who, from = senderSpki) => {
+                try { return new TextDecoder().decode((await envelope.open(b, { senderSpki: from, ...(await reader(who)) })).plaintext); }
+                catch (e) { return e.kind || e.message; }
+            };
+            const flipped = bytes.slice(); flipped[flipped.length - 70] ^= 1;
+            return {
+                bob: await outcome(bytes, bob), alice: await outcome(bytes, alice), carol: await outcome(bytes, carol),
+                flipped: await outcome(flipped, bob), otherSender: await outcome(bytes, bob, await spki(carol.signing.publicKey)),
+            };
+        }"""
+    )
+    assert sealed == {
+        "bob": "Meet at the usual place.", "alice": "Meet at the usual place.", "carol": "not for this key",
+        "flipped": "bad signature", "otherSender": "bad signature",
+    }, sealed
     p.close()
 
 
@@ -435,6 +475,10 @@ def api_account(server, username, password="correct horse battery"):
 def main():
     os.makedirs(ARTIFACTS, exist_ok=True)
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and FILTER in n]
+    if not tests:
+        sys.exit(f"no web test matches {FILTER!r}")
+    # `timeout` sends SIGTERM: end through the finally blocks, so the server and browser stop.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server = Server()
     failed = []
     started = time.time()

@@ -26,12 +26,13 @@ struct WebClient: Sendable {
     ]
 
     /// One policy for every file: scripts and styles from this origin only, no inline code, no plugins,
-    /// no framing, and Trusted Types (the only script URLs made are the workers', by policy
-    /// `countersign`; no HTML is ever made from strings).
+    /// no framing, no form ever submitted by the browser itself (scripts send every request), and Trusted
+    /// Types (the only script URLs made are the workers', by policy `countersign`; no HTML is ever made
+    /// from strings).
     static let contentSecurityPolicy = [
-        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:",
+        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
         "connect-src 'self'", "worker-src 'self'", "manifest-src 'self'", "frame-ancestors 'none'",
-        "base-uri 'none'", "form-action 'self'", "require-trusted-types-for 'script'",
+        "base-uri 'none'", "form-action 'none'", "require-trusted-types-for 'script'",
         "trusted-types countersign",
     ].joined(separator: "; ")
 
@@ -90,8 +91,12 @@ struct WebClient: Sendable {
         var headers = securityHeaders
         headers[.cacheControl] = "no-cache"
         headers[.eTag] = file.etag
+        // Weak comparison (RFC 9110 §13.1.2): a proxy that compresses marks the tag weak (W/).
         if let match = request.headers[.ifNoneMatch],
-            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == file.etag })
+            match.split(separator: ",").contains(where: {
+                let tag = $0.trimmingCharacters(in: .whitespaces)
+                return tag == "*" || (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == file.etag
+            })
         {
             return Response(status: .notModified, headers: headers)
         }

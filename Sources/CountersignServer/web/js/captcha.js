@@ -5,6 +5,10 @@ import { workerURL } from "./trusted.js";
 
 export async function solveCaptcha(onProgress = () => {}) {
   const { body: c } = await call("GET", "/v1/captcha");
+  // Bounded work whatever the answer says: the protocol's algorithm, at most ten million tries.
+  if (c?.algorithm !== "SHA-256" || !Number.isSafeInteger(c.maxnumber) || c.maxnumber < 0 || c.maxnumber > 10_000_000) {
+    throw new Error("The server's captcha is not one this page can solve.");
+  }
   const count = Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 8));
   const workers = [];
   try {

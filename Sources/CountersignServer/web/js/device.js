@@ -1,7 +1,7 @@
-// The browser as a device (docs/PROTOCOL.md §1): on first sign-in it makes its keys, registers them with
-// proof of possession and keeps them; then, and on every later sign-in, it opens a device session by
-// signing the server's nonce. The device session's token stays in memory.
-import { call } from "./api.js";
+// The browser as a device (docs/PROTOCOL.md §1): on first sign-in it makes its keys, keeps them, then
+// registers them with proof of possession; then, and on every later sign-in, it opens a device session
+// by signing the server's nonce. The device session's token stays in memory.
+import { ApiError, call } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
 import { makeDeviceKeys, registrationMessage, sessionMessage, signLowS, spki } from "./device-keys.js";
 import { keystore } from "./keystore.js";
@@ -12,17 +12,14 @@ function browserName() {
   return `${brand} on ${navigator.platform || "the web"}`.slice(0, 64);
 }
 
-/** Registers this browser as a device of the signed-in account (keys made here, never sent). */
-async function register(accountSession, accountId, report) {
-  const keys = await makeDeviceKeys();
-  report("Keypair created");
-  const signingSpki = await spki(keys.signing.publicKey);
-  const encryptionSpki = await spki(keys.encryption.publicKey);
+/** Registers the record's keys as a device of the signed-in account (the keys never leave). */
+async function register(accountSession, record) {
+  const signingSpki = await spki(record.signing.publicKey);
+  const encryptionSpki = await spki(record.encryption.publicKey);
   const { body: issued } = await call("POST", "/v1/devices/challenges", { token: accountSession, json: {} });
-  const challenge = fromBase64url(issued.challenge);
   const signature = await signLowS(
-    keys.signing.privateKey,
-    await registrationMessage(challenge, accountId, signingSpki, encryptionSpki),
+    record.signing.privateKey,
+    await registrationMessage(fromBase64url(issued.challenge), record.accountId, signingSpki, encryptionSpki),
   );
   const { body: device } = await call("POST", "/v1/devices", {
     token: accountSession,
@@ -34,30 +31,60 @@ async function register(accountSession, accountId, report) {
       signature: base64url(signature),
     },
   });
-  const record = { accountId, deviceId: device.id, signing: keys.signing, encryption: keys.encryption, registeredAt: Date.now() };
-  await keystore.save(record);
-  return record;
+  return device.id;
 }
 
 /** A device session for `record`: the server's nonce signed with the device key. */
 async function openSession(record) {
   const { body: issued } = await call("POST", "/v1/device-sessions/challenges", { json: { deviceId: record.deviceId } });
-  const nonce = fromBase64url(issued.challenge);
-  const signature = await signLowS(record.signing.privateKey, await sessionMessage(nonce, record.deviceId));
+  const signature = await signLowS(record.signing.privateKey, await sessionMessage(fromBase64url(issued.challenge), record.deviceId));
   const { body } = await call("POST", "/v1/device-sessions", {
     json: { deviceId: record.deviceId, nonce: issued.challenge, signature: base64url(signature) },
   });
   return body;
 }
 
-/** This browser's device for the account, registered on first use; returns it with a device session. */
-export async function ensureDevice(accountSession, account, report = () => {}) {
-  let record = await keystore.device(account.id);
-  if (!record) record = await register(accountSession, account.id, report);
-  const deviceSession = await openSession(record);
-  return { record, deviceSession };
+/** Runs `body` while holding this browser's lock for the account: two tabs never register twice. */
+function exclusively(accountId, body) {
+  return navigator.locks ? navigator.locks.request(`countersign device ${accountId}`, body) : body();
 }
 
-export async function forgetDevice(accountId) {
-  await keystore.remove(accountId);
+/**
+ * This browser's device for the account, registered on first use, and a device session for it. The
+ * keys are stored before they are registered, so a tab closed halfway leaves keys that the next sign-in
+ * registers, never a registered device whose keys are gone.
+ */
+export function ensureDevice(accountSession, account, report = () => {}) {
+  return exclusively(account.id, async () => {
+    let record = await keystore.device(account.id);
+    if (!record) {
+      const keys = await makeDeviceKeys();
+      record = { accountId: account.id, deviceId: null, signing: keys.signing, encryption: keys.encryption, createdAt: Date.now() };
+      await keystore.save(record);
+      report("Keypair created");
+    }
+    if (!record.deviceId) {
+      record = { ...record, deviceId: await register(accountSession, record) };
+      await keystore.save(record);
+    }
+    return { record, deviceSession: await openSession(record) };
+  });
+}
+
+/**
+ * Revokes this browser's device on the server (so no copy of its keys could be used) and forgets its
+ * keys here. A device the server no longer has (404) counts as revoked.
+ */
+export function removeDevice(accountSession, accountId) {
+  return exclusively(accountId, async () => {
+    const record = await keystore.device(accountId);
+    if (record?.deviceId) {
+      try {
+        await call("DELETE", `/v1/devices/${encodeURIComponent(record.deviceId)}`, { token: accountSession });
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+      }
+    }
+    await keystore.remove(accountId);
+  });
 }

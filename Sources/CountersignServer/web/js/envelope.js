@@ -52,6 +52,9 @@ async function payloadKey(messageKey, messageId) {
 export async function seal({ plaintext, senderKeyId, signingKey, recipients, created = Date.now(), fixed = {} }) {
   if (plaintext.length > MAX_PLAINTEXT) throw new EnvelopeError("too large", "a message is at most 1 MiB");
   if (recipients.length < 1 || recipients.length > 256) throw new EnvelopeError("malformed", "1 to 256 recipients");
+  if (senderKeyId.length !== 16 || recipients.some((r) => r.keyId.length !== 16 || r.point.length !== 65 || r.point[0] !== 4)) {
+    throw new EnvelopeError("malformed", "key IDs are 16 bytes and points 65 bytes, uncompressed");
+  }
   const sorted = [...recipients].sort((a, b) => compare(a.keyId, b.keyId));
   for (let i = 1; i < sorted.length; i++) {
     if (equal(sorted[i - 1].keyId, sorted[i].keyId)) throw new EnvelopeError("malformed", "a recipient key appears twice");
@@ -120,11 +123,14 @@ export function parse(bytes) {
 }
 
 /**
- * Opens an envelope (§8.4): the sender expected (`senderKeyId`, its ECDSA `verifyKey`), then the reader's
- * own key (`keyId`, ECDH `privateKey`, its `point`). Verifies before it decrypts anything.
+ * Opens an envelope (§8.4): the sender expected (`senderSpki`, its SPKI DER: its key ID and verifying key
+ * both come from it), then the reader's own key (`keyId`, ECDH `privateKey`, its `point`). Verifies
+ * before it decrypts anything.
  */
-export async function open(bytes, { senderKeyId, verifyKey, keyId, privateKey, point }) {
+export async function open(bytes, { senderSpki, keyId, privateKey, point }) {
   const e = parse(bytes);
+  const senderKeyId = (await sha256(senderSpki)).subarray(0, 16);
+  const verifyKey = await crypto.subtle.importKey("spki", senderSpki, { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
   if (!equal(e.senderKeyId, senderKeyId)) {
     throw new EnvelopeError("bad signature", `signed by key ${hexOf(e.senderKeyId)}, expected ${hexOf(senderKeyId)}`);
   }

@@ -1,10 +1,10 @@
 // Signed in: who, this browser's device, and sign out. The screens for messages, files, approvals and
 // settings hang off here.
-import { call, describe } from "../api.js";
+import { ApiError, call, describe } from "../api.js";
 import { hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
-import { ensureDevice, forgetDevice } from "../device.js";
-import { el, replace } from "../dom.js";
+import { ensureDevice, removeDevice } from "../device.js";
+import { el, field, replace } from "../dom.js";
 import { session } from "../session.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
@@ -20,8 +20,16 @@ export function homeScreen(app, { onSignedOut }) {
   const status = el("p", { role: "status", class: "status" });
   const deviceInfo = el("dl", { class: "facts", "aria-label": "This browser's device" });
   const signOut = el("button", { type: "button" }, "Sign out");
-  const remove = el("button", { type: "button", class: "danger" }, "Remove this browser's keys and messages");
-  let device = null;
+  const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
+  // Revoking a device needs a recent password: asked here when the server says so.
+  const password = field("Password", { type: "password", autocomplete: "current-password" });
+  const confirm = el(
+    "form",
+    { hidden: true, class: "confirm" },
+    el("p", {}, "Enter your password to revoke this browser's device."),
+    password.row,
+    el("button", { type: "submit", class: "danger" }, "Confirm and remove"),
+  );
 
   async function endSession() {
     try {
@@ -31,18 +39,35 @@ export function homeScreen(app, { onSignedOut }) {
     }
     session.clear();
   }
+  async function removeAndSignOut() {
+    alert.textContent = "";
+    try {
+      await removeDevice(session.token, account.id);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "reauthentication-required") {
+        confirm.hidden = false;
+        password.input.focus();
+        return;
+      }
+      alert.textContent = describe(error);
+      return;
+    }
+    await endSession();
+    onSignedOut("Signed out. This browser's keys and messages were removed.");
+  }
   signOut.addEventListener("click", async () => {
     await endSession();
     onSignedOut("Signed out.");
   });
-  remove.addEventListener("click", async () => {
+  remove.addEventListener("click", removeAndSignOut);
+  confirm.addEventListener("submit", async (event) => {
+    event.preventDefault();
     alert.textContent = "";
     try {
-      // Revoked on the server first, so no copy of the keys can be used; then forgotten here.
-      if (device) await call("DELETE", `/v1/devices/${encodeURIComponent(device.record.deviceId)}`, { token: session.token });
-      await forgetDevice(account.id);
-      await endSession();
-      onSignedOut("Signed out. This browser's keys and messages were removed.");
+      await call("POST", "/v1/sessions/current/reauth", { token: session.token, json: { password: password.input.value } });
+      password.input.value = "";
+      confirm.hidden = true;
+      await removeAndSignOut();
     } catch (error) {
       alert.textContent = describe(error);
     }
@@ -58,13 +83,14 @@ export function homeScreen(app, { onSignedOut }) {
       deviceInfo,
       status,
       el("div", { class: "actions" }, signOut, remove),
+      confirm,
       alert,
     ),
   );
 
   (async () => {
     try {
-      device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
+      const device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
       session.setDevice(device.deviceSession);
       replace(
         deviceInfo,
@@ -76,6 +102,8 @@ export function homeScreen(app, { onSignedOut }) {
       status.textContent = status.textContent ? `${status.textContent}. Device ready.` : "Device ready.";
     } catch (error) {
       alert.textContent = `This browser could not become a device: ${describe(error)}`;
+    } finally {
+      remove.disabled = false;
     }
   })();
 }

@@ -31,7 +31,8 @@ export function secondFactorScreen(app, { pending, onSignedIn, back }) {
   const recoveryForm = el("form", {}, recovery.row, el("button", { type: "submit" }, "Use recovery code"));
 
   function show(view) {
-    status.textContent = view.status === "FAILED" ? failureWords[view.failure] || statusWords.FAILED : statusWords[view.status] || view.status;
+    const words = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
+    status.textContent = view.status === "FAILED" ? words(failureWords, view.failure) || statusWords.FAILED : words(statusWords, view.status) || view.status;
     if (view.numberMatching && view.status === "PUSH_CONFIRMATION_REQUIRED") {
       replace(number, el("span", { class: "label" }, "Number to match"), el("span", { class: "digits" }, view.numberMatching.number));
       number.hidden = false;
@@ -48,8 +49,8 @@ export function secondFactorScreen(app, { pending, onSignedIn, back }) {
 
   async function finish(view) {
     if (view.status !== "COMPLETED" || done) return view.status === "COMPLETED";
-    done = true;
     const { body } = await call("POST", `${path}/session`, { token: binding });
+    done = true;
     session.set(body);
     onSignedIn();
     return true;
