@@ -140,15 +140,17 @@ let package = Package(
             dependencies: ["CountersignVectors"],
             path: "scripts/vectors/countersign-vectors"
         ),
+        // The tests' child processes (posix_spawn): Foundation's Process crashes a process with many descriptors.
+        .target(name: "CountersignTestSupport", path: "Tests/CountersignTestSupport"),
         .testTarget(
             name: "CountersignCryptoTests",
-            dependencies: ["CountersignCrypto", "CountersignVectors"],
+            dependencies: ["CountersignCrypto", "CountersignVectors", "CountersignTestSupport"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(
             name: "CountersignCLITests",
             dependencies: [
-                "CountersignCrypto", "CountersignClient", "CountersignQR",
+                "CountersignCrypto", "CountersignClient", "CountersignQR", "CountersignTestSupport",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -162,6 +164,7 @@ let package = Package(
             dependencies: [
                 "CountersignServer",
                 "CountersignClient",
+                "CountersignTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

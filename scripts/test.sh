@@ -50,26 +50,11 @@ python3 -m openapi_spec_validator docs/openapi.yaml
 # Benchmarks Package.swift` fixes what this reports.
 swift format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
 
-# Foundation's Process.run() on Linux (Swift 6.3.1) can read past a buffer in
-# findMaximumOpenFromProcSelfFD and crash a test process with many open descriptors (fixed upstream:
-# swift-corelibs-foundation pull request 5472). That crash, and no other failure, is retried once. The
-# backtrace names only the crashed thread and skips full symbolication, which took over 10 minutes here.
+# The backtrace of a crash names only the crashed thread and skips full symbolication, which took over 10
+# minutes here.
 export SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,symbolicate=fast,limit=32
 run_tests() {
-  local log status
-  log=$(mktemp)
-  set +e
-  swift test --skip-build --parallel 2>&1 | tee "$log"
-  status=${PIPESTATUS[0]}
-  set -e
-  if [ "$status" != 0 ] && grep -q findMaximumOpenFromProcSelfFD "$log"; then
-    rm -f "$log"
-    echo "test.sh: Foundation's Process.run() crashed the test process (a toolchain bug); running the tests once more" >&2
-    swift test --skip-build --parallel
-    return
-  fi
-  rm -f "$log"
-  return "$status"
+  swift test --skip-build --parallel
 }
 
 if [ "$fast" = 1 ]; then

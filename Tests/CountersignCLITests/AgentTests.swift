@@ -40,7 +40,7 @@ import Testing
 
         // --idle long enough for a loaded machine to run the commands below within it.
         let agent = try MFACLITests.Running(alice, ["agent", "--idle", "10s", "--passphrase-file", t.path("pass")])
-        defer { kill(agent.process.processIdentifier, SIGKILL) }
+        defer { agent.process.signal(SIGKILL) }
         try Self.waitFor("the agent") { agent.stderr.contains("agent holding 1 key") }
         #expect(MessagingCLITests.mode(alice.file("agent.sock")) == 0o600)
         let status = try alice.cs("agent", "status")
@@ -63,7 +63,7 @@ import Testing
 
         // `agent stop` ends one at once.
         let second = try MFACLITests.Running(alice, ["agent", "--passphrase-file", t.path("pass")])
-        defer { kill(second.process.processIdentifier, SIGKILL) }
+        defer { second.process.signal(SIGKILL) }
         try Self.waitFor("the second agent") { second.stderr.contains("agent holding") }
         #expect(try alice.cs("agent", "stop").text == "agent stopped\n")
         #expect(second.finish(timeout: 5).status == 0)

@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -47,32 +48,13 @@ struct CLI {
 
     @discardableResult
     func run(_ tool: String, _ args: [String], stdin: Data? = nil) throws -> Output {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/env")
-        p.arguments = tool.hasPrefix("/") ? args : [tool] + args
-        p.currentDirectoryURL = dir
-        let out = Pipe()
-        let inp = Pipe()
-        // stderr goes to a file: small, and reading two pipes at once needs shared mutable state.
-        let errURL = dir.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let err = try FileHandle(forWritingTo: errURL)
-        defer { try? FileManager.default.removeItem(at: errURL) }
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = stdin == nil ? FileHandle.nullDevice : inp
-        try p.run()
-        if let stdin {
-            DispatchQueue.global().async {
-                inp.fileHandleForWriting.write(stdin)
-                try? inp.fileHandleForWriting.close()
-            }
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        try err.close()
-        let errData = FileManager.default.contents(atPath: errURL.path) ?? Data()
-        return Output(status: p.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
+        let r = try Spawned.run(
+            tool.hasPrefix("/") ? tool : "/usr/bin/env",
+            tool.hasPrefix("/") ? args : [tool] + args,
+            directory: dir.path,
+            stdin: stdin
+        )
+        return Output(status: r.status, stdout: r.stdout, stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
     /// `bash -c SCRIPT` with `$0` set to the countersign binary, for process substitution and pipes.

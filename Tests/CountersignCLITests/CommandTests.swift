@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -176,15 +177,15 @@ import Testing
         #expect(try t.cs("seal", "-r", "bob.pub", "-o", "big.cs", "big").status == 0)
         let before = t.listing()
         for delay in [0.05, 0.2, 0.5] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: CLI.binary)
-            p.arguments = ["open", "-i", "bob.key", "-o", "out", "big.cs"]
-            p.currentDirectoryURL = t.dir
-            p.standardError = FileHandle.nullDevice
-            try p.run()
+            let p = try Spawned(
+                CLI.binary,
+                ["open", "-i", "bob.key", "-o", "out", "big.cs"],
+                directory: t.dir.path,
+                stderr: .null
+            )
             Thread.sleep(forTimeInterval: delay)
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            p.signal(SIGKILL)
+            p.wait()
             // Either the run finished (complete OUT) or nothing at all is left: never a partial OUT or a temp file.
             if t.exists("out") {
                 #expect(t.read("out") == big)

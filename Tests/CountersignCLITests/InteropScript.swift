@@ -1,29 +1,26 @@
+import CountersignTestSupport
 import Foundation
 
 /// One of Tests/interop's Python servers (hostile proxy, broken server, CONNECT proxy), each of which
 /// prints its port first; stopped even when the test fails.
 final class InteropScript {
-    let process = Process()
+    let process: Spawned
     let port: Int
 
     init(script name: String, _ arguments: [String]) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("interop/\(name)").path
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
+        process = try Spawned("/usr/bin/env", ["python3", script] + arguments, stdout: .pipe)
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
+            let chunk = process.output!.availableData
             if chunk.isEmpty { break }
             line += chunk
         }
         guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.signal(SIGKILL)
+            process.wait()
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "\(name) printed no port"])
         }
         self.port = port
@@ -31,8 +28,8 @@ final class InteropScript {
 
     deinit {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.signal(SIGKILL)
+            process.wait()
         }
     }
 }

@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -21,37 +22,30 @@ import Testing
     /// Hands `path` (recursively) to the user `unprivileged` runs as.
     static func handOver(_ path: String) throws {
         guard getuid() == 0 else { return }
-        let r = Process()
-        r.executableURL = URL(fileURLWithPath: "/bin/chown")
-        r.arguments = ["-R", "65534:65534", path]
-        try r.run()
-        r.waitUntilExit()
+        try Spawned("/bin/chown", ["-R", "65534:65534", path]).wait()
     }
 
     /// A background `countersign watch` in `d`'s directory, its output in files; killed when dropped.
     final class Watch {
-        let process = Process()
+        let process: Spawned
         let out: String, err: String
 
         init(_ d: Device, environment: [String: String] = [:]) throws {
             out = d.t.path("watch-\(d.name).out")
             err = d.t.path("watch-\(d.name).err")
-            FileManager.default.createFile(atPath: out, contents: nil)
-            FileManager.default.createFile(atPath: err, contents: nil)
-            process.executableURL = URL(fileURLWithPath: CLI.binary)
-            process.arguments = ["watch", "--json"]
-            process.environment = ProcessInfo.processInfo.environment.merging(
-                ["COUNTERSIGN_CONFIG_DIR": d.dir].merging(environment) { $1 }
-            ) { $1 }
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-            try process.run()
+            process = try Spawned(
+                CLI.binary,
+                ["watch", "--json"],
+                environment: ["COUNTERSIGN_CONFIG_DIR": d.dir].merging(environment) { $1 },
+                stdout: .file(out),
+                stderr: .file(err)
+            )
         }
 
         deinit {
             if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
             }
         }
 
@@ -105,7 +99,7 @@ import Testing
         let revoke = try alice.cs("device", "revoke", try #require(alice.deviceID))
         #expect(revoke.status == 0, "\(revoke.stderr)")
         #expect(watch.wait(15) { !watch.process.isRunning }, "watch ends for a revoked device: \(watch.stderr)")
-        #expect(watch.process.terminationStatus != 0 && watch.stderr.contains("has been revoked"), "\(watch.stderr)")
+        #expect(watch.process.wait() != 0 && watch.stderr.contains("has been revoked"), "\(watch.stderr)")
     }
 
     /// Issue 19.17: signed in as bob in a directory that holds alice's device, `device revoke <alice's

@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 
     /// A `countersign` run in the background whose standard output is read while it runs.
     final class Running: @unchecked Sendable {
-        let process = Process()
+        let process: Spawned
         private let output = Buffer()
 
         final class Buffer: @unchecked Sendable {
@@ -19,35 +20,20 @@ import Testing
             var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
         }
         private let errURL: URL
-        private var input: FileHandle?
 
         /// `terminal`: run under script(1), on a pseudo-terminal whose input is `type(_:)`.
         init(_ d: Dir, _ args: [String], terminal: Bool = false) throws {
-            if terminal {
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-                process.arguments = [
-                    "-qfec", (["COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary] + args).joined(separator: " "),
-                    "/dev/null",
-                ]
-            } else {
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary] + args
-            }
-            process.currentDirectoryURL = d.t.dir
-            let out = Pipe()
+            let command = ["COUNTERSIGN_CONFIG_DIR=\(d.dir)", CLI.binary] + args
             errURL = d.t.dir.appendingPathComponent(".stderr-\(UUID().uuidString)")
-            _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-            process.standardOutput = out
-            process.standardError = try FileHandle(forWritingTo: errURL)
-            if terminal {
-                let pipe = Pipe()
-                process.standardInput = pipe
-                input = pipe.fileHandleForWriting
-            } else {
-                process.standardInput = FileHandle.nullDevice
-            }
-            try process.run()
-            let reader = out.fileHandleForReading
+            process = try Spawned(
+                terminal ? "/usr/bin/script" : "/usr/bin/env",
+                terminal ? ["-qfec", command.joined(separator: " "), "/dev/null"] : command,
+                directory: d.t.dir.path,
+                stdin: terminal ? .pipe : .null,
+                stdout: .pipe,
+                stderr: .file(errURL.path)
+            )
+            let reader = process.output!
             Thread { [output] in
                 while true {
                     let chunk = reader.availableData
@@ -57,10 +43,15 @@ import Testing
             }.start()
         }
 
-        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        deinit {
+            if process.isRunning {
+                process.signal(SIGKILL)
+                process.wait()
+            }
+        }
 
         /// A line typed on the terminal.
-        func type(_ line: String) { input?.write(Data((line + "\n").utf8)) }
+        func type(_ line: String) { process.input?.write(Data((line + "\n").utf8)) }
 
         var text: String { output.text }
 
@@ -91,10 +82,10 @@ import Testing
         func finish(timeout: TimeInterval = 30) -> (status: Int32, stdout: String, stderr: String) {
             let deadline = Date().addingTimeInterval(timeout)
             while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            if process.isRunning { process.signal(SIGKILL) }
+            let status = process.wait()
             Thread.sleep(forTimeInterval: 0.05)  // the reader's last chunk
-            return (process.terminationStatus, text, stderr)
+            return (status, text, stderr)
         }
     }
 
@@ -163,7 +154,7 @@ import Testing
         let (key, _) = try Self.pairingKey(alice)
         #expect(try Self.pair(phone, key, server: server).status == 0)
         let watch = try Running(phone, ["authenticator", "watch"], terminal: true)
-        defer { kill(watch.process.processIdentifier, SIGKILL) }
+        defer { watch.process.signal(SIGKILL) }
         _ = try watch.wait(for: "connected; waiting for sign-in requests for alice")
 
         let first = try Self.login(laptop, server)

@@ -82,7 +82,7 @@ import FoundationNetworking
         try MessagingCLITests.initDevice(desk, name: "alice-desk")
         #expect(try alice.cs("trust", "alice").status == 0)
         let watch = try MFACLITests.Running(alice, ["watch"])
-        defer { kill(watch.process.processIdentifier, SIGKILL) }
+        defer { watch.process.signal(SIGKILL) }
         let deadline = Date().addingTimeInterval(20)
         while !watch.stderr.contains("connected"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
 

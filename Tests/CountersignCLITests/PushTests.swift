@@ -1,5 +1,6 @@
 import CountersignClient
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -506,19 +507,17 @@ import FoundationNetworking
         let (t, server, devices) = try MessagingCLITests.setUp(["alice", "bob"])
         let bob = devices["bob"]!
         let alice = devices["alice"]!
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: CLI.binary)
-        watch.arguments = [
-            "watch", "--json", "--exec",
-            "echo \"$COUNTERSIGN_MESSAGE_ID $COUNTERSIGN_MESSAGE_FROM\" >> \(t.path("exec.log"))",
-        ]
-        watch.environment = ProcessInfo.processInfo.environment.merging(["COUNTERSIGN_CONFIG_DIR": bob.dir]) { $1 }
-        let out = Pipe()
-        let err = Pipe()
-        watch.standardOutput = out
-        watch.standardError = err
-        try watch.run()
-        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+        let watch = try Spawned(
+            CLI.binary,
+            [
+                "watch", "--json", "--exec",
+                "echo \"$COUNTERSIGN_MESSAGE_ID $COUNTERSIGN_MESSAGE_FROM\" >> \(t.path("exec.log"))",
+            ],
+            environment: ["COUNTERSIGN_CONFIG_DIR": bob.dir],
+            stdout: .pipe,
+            stderr: .null
+        )
+        defer { watch.signal(SIGKILL) }
         try await Task.sleep(for: .seconds(1))
         let first = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "the plaintext nobody prints"))
         let second = try MessagingCLITests.sentID(try alice.cs("send", "--to", "bob", "--after", "1s", "later text"))
@@ -526,7 +525,7 @@ import FoundationNetworking
         var buffer = Data()
         let deadline = Date().addingTimeInterval(10)
         while lines.count < 2, Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
+            let chunk = watch.output!.availableData
             if chunk.isEmpty { break }
             buffer += chunk
             lines = buffer.split(separator: UInt8(ascii: "\n")).compactMap {
@@ -540,8 +539,8 @@ import FoundationNetworking
         {
             try await Task.sleep(for: .milliseconds(50))
         }
-        kill(watch.processIdentifier, SIGINT)
-        watch.waitUntilExit()
+        watch.signal(SIGINT)
+        watch.wait()
         #expect(lines.map { $0["id"] as? String } == [first, second], "\(String(decoding: buffer, as: UTF8.self))")
         #expect(lines.allSatisfy { $0["from"] as? String == "alice" && $0["sentAt"] is String })
         #expect(!String(decoding: buffer, as: UTF8.self).contains("plaintext"), "watch never prints plaintext")

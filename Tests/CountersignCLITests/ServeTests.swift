@@ -1,5 +1,6 @@
 import CountersignClient
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -10,7 +11,7 @@ import FoundationNetworking
 /// The real `countersign serve` process: the printed URL, clean shutdown, and durability across SIGKILL.
 @Suite struct ServeTests {
     final class Server {
-        let process = Process()
+        let process: Spawned
         let url: String
 
         init(
@@ -20,27 +21,26 @@ import FoundationNetworking
             port: Int = 0,
             environment: [String: String] = [:]
         ) throws {
-            process.executableURL = URL(fileURLWithPath: CLI.binary)
-            process.arguments = ["serve", "--port", "\(port)", "--database", database, "--captcha", captcha]
-            process.currentDirectoryURL = dir
-            // Even if this test process crashes, the server stops (it watches its parent).
-            process.environment = ProcessInfo.processInfo.environment.merging(
-                ["COUNTERSIGN_EXIT_WITH_PARENT": "1"].merging(environment) { $1 }
-            ) { $1 }
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            process = try Spawned(
+                CLI.binary,
+                ["serve", "--port", "\(port)", "--database", database, "--captcha", captcha],
+                // Even if this test process crashes, the server stops (it watches its parent).
+                environment: ["COUNTERSIGN_EXIT_WITH_PARENT": "1"].merging(environment) { $1 },
+                directory: dir.path,
+                stdout: .pipe,
+                stderr: .null
+            )
             var line = Data()
             let deadline = Date().addingTimeInterval(60)
             while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
-                let chunk = out.fileHandleForReading.availableData
+                let chunk = process.output!.availableData
                 if chunk.isEmpty { break }
                 line += chunk
             }
             let text = String(decoding: line, as: UTF8.self)
             guard let range = text.range(of: "http://[^ ]+", options: .regularExpression) else {
-                process.terminate()
+                process.signal(SIGKILL)
+                process.wait()
                 throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no URL printed: \(text)"])
             }
             url = String(text[range])
@@ -50,15 +50,14 @@ import FoundationNetworking
         /// A test that fails or crashes between start and `signal` must not leave a server behind.
         deinit {
             if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                process.signal(SIGKILL)
+                process.wait()
             }
         }
 
         func signal(_ s: Int32) -> Int32 {
-            kill(process.processIdentifier, s)
-            process.waitUntilExit()
-            return process.terminationStatus
+            process.signal(s)
+            return process.wait()
         }
     }
 

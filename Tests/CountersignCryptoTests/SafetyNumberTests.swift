@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -282,23 +283,11 @@ import Testing
         """
 
     static func python(_ script: String, stdin: Data) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", script]
-        let input = Pipe()
-        let out = Pipe()
-        let err = Pipe()
-        p.standardInput = input
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw KeyError.malformedKey("python3 failed: \(errText)") }
-        return String(decoding: data, as: UTF8.self)
+        let r = try Spawned.run("/usr/bin/env", ["python3", "-c", script], stdin: stdin)
+        guard r.status == 0 else {
+            throw KeyError.malformedKey("python3 failed: \(String(decoding: r.stderr, as: UTF8.self))")
+        }
+        return String(decoding: r.stdout, as: UTF8.self)
     }
 
     @Test func pythonHashlibAgrees() throws {

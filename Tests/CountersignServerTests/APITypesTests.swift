@@ -1,4 +1,5 @@
 import CountersignAPI
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -9,19 +10,13 @@ import Testing
 @Suite struct APITypesTests {
     /// openapi.yaml as JSON, read by PyYAML (installed with openapi-spec-validator by scripts/test.sh).
     static func schemas() throws -> [String: [String: Any]] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import sys, json, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))"]
-        let input = Pipe()
-        let output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        try p.run()
-        input.fileHandleForWriting.write(Data(CountersignServer.openAPIDocument))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let doc = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let r = try Spawned.run(
+            "/usr/bin/env",
+            ["python3", "-c", "import sys, json, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))"],
+            stdin: Data(CountersignServer.openAPIDocument)
+        )
+        try #require(r.status == 0, "\(String(decoding: r.stderr, as: UTF8.self))")
+        let doc = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])
         let components = try #require(doc["components"] as? [String: Any])
         return try #require(components["schemas"] as? [String: [String: Any]])
     }

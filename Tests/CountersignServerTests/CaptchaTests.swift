@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -6,19 +7,11 @@ import Testing
 /// ALTCHA v1 challenges: the policy, single use, expiry, forgery, and the PyPI `altcha` package both ways.
 @Suite struct CaptchaTests {
     static func python(_ script: String, _ args: [String] = []) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", script] + args
-        let out = Pipe()
-        let err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw ConfigurationError("python failed: \(errText)") }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let r = try Spawned.run("/usr/bin/env", ["python3", "-c", script] + args)
+        guard r.status == 0 else {
+            throw ConfigurationError("python failed: \(String(decoding: r.stderr, as: UTF8.self))")
+        }
+        return String(decoding: r.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test(arguments: Backend.available)

@@ -1,4 +1,5 @@
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -26,12 +27,8 @@ enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
         case .postgres:
             let admin = Backend.postgresAdminURL!
             let name = "cs_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["psql", admin, "-q", "-c", "CREATE DATABASE \(name)"]
-            try p.run()
-            p.waitUntilExit()
-            guard p.terminationStatus == 0 else { throw ConfigurationError("psql could not create \(name)") }
+            let status = try Spawned("/usr/bin/env", ["psql", admin, "-q", "-c", "CREATE DATABASE \(name)"]).wait()
+            guard status == 0 else { throw ConfigurationError("psql could not create \(name)") }
             var c = URLComponents(string: admin)!
             c.path = "/\(name)"
             return .postgres(url: c.string!)

@@ -1,4 +1,5 @@
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import SQLKit
 import Testing
@@ -691,15 +692,8 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
                     "the search itself works: the routing names are there"
                 )
             case .postgres(let url):
-                let p = Process()
-                p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                p.arguments = ["pg_dump", url]
-                let out = Pipe()
-                p.standardOutput = out
-                try p.run()
-                let dump = out.fileHandleForReading.readDataToEndOfFile()
-                p.waitUntilExit()
-                #expect(p.terminationStatus == 0 && dump.count > 1000)
+                let (status, dump, errors) = try Spawned.run("/usr/bin/env", ["pg_dump", url])
+                #expect(status == 0 && dump.count > 1000, "\(String(decoding: errors, as: UTF8.self))")
                 #expect(dump.range(of: needle) == nil, "pg_dump holds no plaintext")
                 #expect(dump.range(of: Data("alice".utf8)) != nil, "the search itself works")
             }
