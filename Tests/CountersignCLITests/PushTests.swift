@@ -124,7 +124,12 @@ import FoundationNetworking
         #expect(await first.wait { first.ids.count == 10 })
         #expect(first.ids == sent, "backlog and live messages, in the order they were sent")
         first.stop()
-        try await Task.sleep(for: .milliseconds(300))
+        // The first consumer's acknowledgements travel on their own: wait (bounded) until they have landed,
+        // so that only the unacknowledged 10th is left. A fetch acknowledges nothing.
+        let settled = Date().addingTimeInterval(10)
+        while try await bob.sdk.fetchMessages().messages.map(\.id) != [sent[9]], Date() < settled {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         for i in 0..<10 { sent.append(try await alice.send("while away \(i)", to: ["bob"])) }
         let second = Collector(bob.sdk.events(backoff: 0.1...0.5))
         #expect(await second.wait { Set(first.ids + second.ids) == Set(sent) && second.caughtUp })
