@@ -256,6 +256,49 @@ def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
     p.close()
 
 
+def test_settings_interval_devices_password_and_audit(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    sign_up(p, "fay")
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=60_000)
+    shown = page.get_by_test_id("fingerprint").inner_text()
+    page.get_by_role("button", name="Settings").click()
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+    devices = page.get_by_role("list", name="Devices")
+    expect(devices.get_by_role("listitem")).to_have_count(1)
+    expect(devices).to_contain_text("This browser")
+    expect(devices).to_contain_text(shown)
+    expect(page.get_by_role("table", name="Audit log")).to_contain_text("account-created")
+    p.shot("settings")
+    # The interval: LockWhisper's choices; saved on the server.
+    page.get_by_label("5 min").check()
+    page.get_by_role("button", name="Save interval").click()
+    expect(page.get_by_role("status")).to_have_text("Re-authentication interval saved.")
+    token = api_sign_in(server, "fay")
+    assert server.api("GET", "/v1/me", token=token)[1]["settings"]["reauthIntervalMinutes"] == 5
+    # Renaming this browser's device.
+    page.get_by_role("button", name=re.compile("^Rename ")).click()
+    page.get_by_label("New name").fill("Fay's laptop")
+    page.get_by_role("button", name="Save name").click()
+    expect(page.get_by_role("status")).to_have_text("Device renamed.")
+    expect(devices).to_contain_text("Fay's laptop")
+    assert [d["name"] for d in server.api("GET", "/v1/devices", token=token)[1]["devices"]] == ["Fay's laptop"]
+    # A wrong current password: the server's words; a right one changes it.
+    page.get_by_label("Current password").fill("not it at all")
+    page.get_by_label("New password").fill("a brand new password")
+    page.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("alert")).not_to_be_empty()
+    page.get_by_label("Current password").fill("correct horse battery")
+    page.get_by_label("New password").fill("a brand new password")
+    page.get_by_role("button", name="Change password").click()
+    expect(page.get_by_role("status")).to_have_text("Password changed. Your other sessions were signed out.")
+    assert server.api("GET", "/v1/me", token=token)[0] == 401, "the other session ended"
+    api_sign_in(server, "fay", "a brand new password")
+    page.get_by_role("button", name="Back").click()
+    expect(page.get_by_role("heading", name="Signed in as fay")).to_be_visible()
+    p.close()
+
+
 def test_errors_are_the_servers_words_in_an_alert(server, browser):
     p = Page(browser, server)
     page = p.page

@@ -1,5 +1,6 @@
 // The web client's entry: which screen is shown.
 import { homeScreen } from "./screens/home.js";
+import { settingsScreen } from "./screens/settings.js";
 import { signInScreen } from "./screens/signin.js";
 
 const app = document.getElementById("app");
@@ -9,7 +10,7 @@ function signedOut(notice = "") {
 }
 
 function signedIn() {
-  homeScreen(app, { onSignedOut: signedOut });
+  homeScreen(app, { onSignedOut: signedOut, onSettings: () => settingsScreen(app, { onBack: signedIn }) });
 }
 
 signedOut();

@@ -9,6 +9,9 @@ export const session = {
   get account() {
     return current?.account ?? null;
   },
+  get deviceId() {
+    return current?.device?.device?.id ?? null;
+  },
   get deviceToken() {
     return current?.device?.token ?? null;
   },

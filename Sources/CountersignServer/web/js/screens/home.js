@@ -14,12 +14,13 @@ async function fingerprint(publicKey) {
   return id.match(/.{8}/g).join(":\u200b");
 }
 
-export function homeScreen(app, { onSignedOut }) {
+export function homeScreen(app, { onSignedOut, onSettings }) {
   const account = session.account;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
   const deviceInfo = el("dl", { class: "facts", "aria-label": "This browser's device" });
   const signOut = el("button", { type: "button" }, "Sign out");
+  const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
   const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
   // Revoking a device needs a recent password: asked here when the server says so.
   const password = field("Password", { type: "password", autocomplete: "current-password" });
@@ -82,7 +83,7 @@ export function homeScreen(app, { onSignedOut }) {
       el("p", {}, `${account.name} ${account.lastname}`),
       deviceInfo,
       status,
-      el("div", { class: "actions" }, signOut, remove),
+      el("div", { class: "actions" }, settings, signOut, remove),
       confirm,
       alert,
     ),

@@ -1,0 +1,164 @@
+// Settings (LockWhisper's re-authentication interval, cryptology-project's devices and keys): the
+// interval, this account's devices (rename, revoke), the password, and the audit log.
+import { call, describe } from "../api.js";
+import { el, field, replace } from "../dom.js";
+import { withReauth } from "../reauth.js";
+import { session } from "../session.js";
+
+const intervals = [
+  [0, "Never"],
+  [5, "5 min"],
+  [10, "10 min"],
+  [30, "30 min"],
+  [60, "1 hr"],
+];
+
+const grouped = (keyId) => keyId.match(/.{8}/g).join(":\u200b");
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
+
+export function settingsScreen(app, { onBack }) {
+  const alert = el("p", { role: "alert", class: "alert" });
+  const status = el("p", { role: "status", class: "status" });
+  const slot = el("div");
+  const report = (text) => (alert.textContent = text);
+  const guarded = async (action, done) => {
+    alert.textContent = "";
+    status.textContent = "";
+    try {
+      await withReauth(slot, action, report);
+      status.textContent = done;
+    } catch (error) {
+      alert.textContent = describe(error);
+    }
+  };
+
+  // Re-authentication interval
+  const current = session.account.settings?.reauthIntervalMinutes ?? 0;
+  const group = el(
+    "fieldset",
+    {},
+    el("legend", {}, "Re-authentication Interval"),
+    ...intervals.map(([minutes, label]) => {
+      const id = `interval-${minutes}`;
+      return el(
+        "div",
+        { class: "choice" },
+        el("input", { type: "radio", name: "interval", id, value: minutes, checked: minutes === current }),
+        el("label", { for: id }, label),
+      );
+    }),
+  );
+  const intervalForm = el("form", {}, group, el("button", { type: "submit" }, "Save interval"));
+  intervalForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const minutes = Number(intervalForm.querySelector("input[name=interval]:checked")?.value ?? current);
+    guarded(async () => {
+      const { body } = await call("PUT", "/v1/me/settings", { token: session.token, json: { reauthIntervalMinutes: minutes } });
+      session.account.settings = body?.settings ?? { reauthIntervalMinutes: minutes };
+    }, "Re-authentication interval saved.");
+  });
+
+  // Devices
+  const deviceList = el("ul", { class: "list", "aria-label": "Devices" });
+  async function loadDevices() {
+    const { body } = await call("GET", "/v1/devices", { token: session.token });
+    const mine = session.deviceId;
+    replace(
+      deviceList,
+      body.devices
+        .filter((d) => !d.revokedAt)
+        .map((d) => {
+          const rename = el("button", { type: "button", "aria-label": `Rename ${d.name}` }, "Rename");
+          // This browser's own device is removed from the home screen, keys and all.
+          const revoke = d.id === mine ? null : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${d.name}` }, "Revoke");
+          const item = el(
+            "li",
+            {},
+            el("strong", {}, d.name),
+            d.id === mine ? el("span", { class: "badge" }, "This browser") : null,
+            el("div", { class: "mono" }, grouped(d.signingKeyId)),
+            el("div", { class: "muted" }, `Last seen ${when(d.lastSeenAt)}`),
+            el("div", { class: "actions" }, rename, revoke),
+          );
+          rename.addEventListener("click", () => {
+            const name = field("New name", { value: d.name, maxlength: 64 });
+            const form = el("form", {}, name.row, el("button", { type: "submit" }, "Save name"));
+            form.addEventListener("submit", (event) => {
+              event.preventDefault();
+              guarded(async () => {
+                await call("PATCH", `/v1/devices/${encodeURIComponent(d.id)}`, { token: session.token, json: { name: name.input.value } });
+                await loadDevices();
+              }, "Device renamed.");
+            });
+            item.append(form);
+            name.input.focus();
+          });
+          revoke?.addEventListener("click", () =>
+            guarded(async () => {
+              await call("DELETE", `/v1/devices/${encodeURIComponent(d.id)}`, { token: session.token });
+              await loadDevices();
+            }, `${d.name} revoked.`),
+          );
+          return item;
+        }),
+    );
+  }
+
+  // Password
+  const currentPassword = field("Current password", { type: "password", autocomplete: "current-password" });
+  const newPassword = field("New password", { type: "password", autocomplete: "new-password", minlength: 8 });
+  const passwordForm = el("form", {}, currentPassword.row, newPassword.row, el("button", { type: "submit" }, "Change password"));
+  passwordForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (newPassword.input.value.length < 8) {
+      alert.textContent = "The new password must be at least 8 characters.";
+      return;
+    }
+    guarded(async () => {
+      await call("PUT", "/v1/me/password", {
+        token: session.token,
+        json: { currentPassword: currentPassword.input.value, newPassword: newPassword.input.value },
+      });
+      currentPassword.input.value = "";
+      newPassword.input.value = "";
+    }, "Password changed. Your other sessions were signed out.");
+  });
+
+  // Audit log
+  const audit = el("table", { class: "audit", "aria-label": "Audit log" }, el("thead", {}, el("tr", {}, ["When", "What", "Outcome", "From"].map((h) => el("th", { scope: "col" }, h)))));
+  const auditBody = el("tbody");
+  audit.append(auditBody);
+  const more = el("button", { type: "button", hidden: true }, "More");
+  let next = "/v1/me/audit?limit=20";
+  async function loadAudit() {
+    const { body } = await call("GET", next, { token: session.token });
+    for (const e of body.events) {
+      auditBody.append(el("tr", {}, el("td", {}, when(e.at)), el("td", {}, e.kind), el("td", {}, e.outcome), el("td", {}, e.address)));
+    }
+    next = body.next ?? null;
+    more.hidden = !next;
+  }
+  more.addEventListener("click", () => loadAudit().catch((error) => (alert.textContent = describe(error))));
+
+  replace(
+    app,
+    el(
+      "section",
+      { "aria-label": "Settings", class: "card" },
+      el("h1", {}, "Settings"),
+      el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back")),
+      status,
+      alert,
+      slot,
+      intervalForm,
+      el("h2", {}, "Devices"),
+      deviceList,
+      el("h2", {}, "Password"),
+      passwordForm,
+      el("h2", {}, "Audit log"),
+      audit,
+      more,
+    ),
+  );
+  Promise.all([loadDevices(), loadAudit()]).catch((error) => (alert.textContent = describe(error)));
+}
