@@ -78,6 +78,10 @@ import Testing
         }
     }
 
+    static func failures(_ h: Harness) async throws -> Int {
+        try await h.store.loginGuard(username: "target")?.failures ?? 0
+    }
+
     /// However many requests arrive at once, at most 3 password checks run before the delay; each
     /// checked attempt answers 401, every other one is refused unchecked.
     @Test(arguments: Backend.available)
@@ -91,23 +95,33 @@ import Testing
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             let checked = replies.filter { $0.status == 401 }.count
-            #expect(checked == 3, "\(Dictionary(grouping: replies, by: { $0.code ?? "?" }).mapValues(\.count))")
             // Checked (401) or refused unchecked: delayed (429), or shed when every database connection
             // stayed busy (503 server-busy, as a loaded CI machine may); never anything else.
+            let unexpected = replies.filter {
+                !([401, 429].contains($0.status) || ($0.status == 503 && $0.code == "server-busy"))
+            }
+            #expect(unexpected.isEmpty, "\(unexpected.map { "\($0.status) \($0.code ?? "")" })")
+            // At most 3 checked, each counted; a loaded machine may shed part of the burst unchecked, and
+            // then the rest of the rule is reached one attempt at a time.
+            let counted = try await Self.failures(h)
             #expect(
-                replies.allSatisfy {
-                    [401, 429].contains($0.status) || ($0.status == 503 && $0.code == "server-busy")
-                },
-                "\(replies.map { "\($0.status) \($0.code ?? "")" })"
+                checked <= counted && counted <= 3,
+                "\(Dictionary(grouping: replies, by: { $0.code ?? "?" }).mapValues(\.count))"
             )
-            #expect(try await h.store.loginGuard(username: "target")?.failures == 3)
-            // Lock state: after the delay, two more failures in a concurrent burst lock it with at most one check each step.
+            for _ in min(counted, 3)..<3 { #expect(try await api.signIn("target", "wrong password").status == 401) }
+            #expect(try await Self.failures(h) == 3)
+            #expect(try await api.signIn("target", "wrong password").code == "sign-in-delayed")
+            // After the delay, a concurrent burst checks at most one attempt (the 4th failure delays again).
             h.clock.advance(30 * 60)
             let burst = try await withThrowingTaskGroup(of: API.Reply.self) { group in
                 for _ in 0..<100 { group.addTask { try await api.signIn("target", "wrong password") } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(burst.filter { $0.status == 401 }.count == 1)
+            #expect(burst.filter { $0.status == 401 }.count <= 1)
+            if try await Self.failures(h) < 4 {
+                #expect(try await api.signIn("target", "wrong password").status == 401)
+            }
+            #expect(try await Self.failures(h) == 4)
             h.clock.advance(30 * 60)
             _ = try await api.signIn("target", "wrong password")
             let correct = try await withThrowingTaskGroup(of: API.Reply.self) { group in
@@ -116,10 +130,10 @@ import Testing
             }
             // Refused locked, or shed unchecked when every database connection stayed busy (a loaded CI machine).
             #expect(
-                correct.allSatisfy { $0.status == 423 || ($0.status == 503 && $0.code == "server-busy") }
-                    && correct.contains { $0.status == 423 },
+                correct.allSatisfy { $0.status == 423 || ($0.status == 503 && $0.code == "server-busy") },
                 "after the lock the correct password is refused: \(correct.map { "\($0.status) \($0.code ?? "")" })"
             )
+            #expect(try await api.signIn("target", "correct horse").status == 423)
             #expect(try await h.store.loginGuard(username: "target")?.failures == 5)
         }
     }
