@@ -32,6 +32,10 @@ export function fromBase64url(text) {
 
 export const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
+/** A key ID (docs/SPEC.md §2.4) as shown: four groups of 8 hex digits, a line break allowed only
+ *  between groups (a zero-width space after each colon). */
+export const groupedKeyId = (keyIdHex) => keyIdHex.match(/.{8}/g).join(":\u200b");
+
 export async function sha256(bytes) {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
 }

@@ -3,8 +3,8 @@
 // form the server verifies: r || s with low S (docs/SPEC.md §1).
 import { concat, lv, sha256, utf8 } from "./bytes.js";
 
-// The order q of the P-256 group.
-const Q = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+/** The order q of the P-256 group. */
+export const Q = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 
 export async function makeDeviceKeys() {
   const signing = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"]);

@@ -1,7 +1,7 @@
 // Message envelopes, version 1 (docs/SPEC.md §8): seal to recipient device keys and sign; open in the
 // order §8.4 gives, naming the error class of each refusal.
-import { concat, sha256, utf8 } from "./bytes.js";
-import { signLowS } from "./device-keys.js";
+import { concat, hex as hexOf, sha256, utf8 } from "./bytes.js";
+import { Q, signLowS } from "./device-keys.js";
 import * as hpke from "./hpke.js";
 
 const MAGIC = Uint8Array.from([0x43, 0x53, 0x4d, 0x53, 0x47, 0x0d, 0x0a, 0x1a]);
@@ -10,7 +10,6 @@ const MAX_PLAINTEXT = 1_048_576;
 const INFO = utf8("countersign/v1 message key");
 const PAYLOAD_INFO = utf8("countersign/v1 message payload");
 const SIGNATURE_CONTEXT = concat(utf8("countersign/v1 message signature"), new Uint8Array([0]));
-const Q = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 
 /** A refusal, with the error class of docs/SPEC.md §8.4 in `kind`. */
 export class EnvelopeError extends Error {
@@ -32,7 +31,6 @@ function compare(a, b) {
   return a.length - b.length;
 }
 const equal = (a, b) => a.length === b.length && compare(a, b) === 0;
-const hexOf = (b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 
 async function payloadKey(messageKey, messageId) {
   const ikm = await crypto.subtle.importKey("raw", messageKey, "HKDF", false, ["deriveKey"]);

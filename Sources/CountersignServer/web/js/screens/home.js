@@ -1,7 +1,7 @@
 // Signed in: who, this browser's device, and sign out. The screens for messages, files, approvals and
 // settings hang off here.
 import { ApiError, call, describe } from "../api.js";
-import { hex, sha256 } from "../bytes.js";
+import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
 import { ensureDevice, removeDevice } from "../device.js";
 import { el, field, replace } from "../dom.js";
@@ -9,9 +9,7 @@ import { session } from "../session.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
 async function fingerprint(publicKey) {
-  const id = hex((await sha256(await spki(publicKey))).subarray(0, 16));
-  // A zero-width space after each colon: a narrow screen breaks the line between groups, never inside one.
-  return id.match(/.{8}/g).join(":\u200b");
+  return groupedKeyId(hex((await sha256(await spki(publicKey))).subarray(0, 16)));
 }
 
 export function homeScreen(app, { onSignedOut, onSettings }) {

@@ -1,6 +1,7 @@
 // Settings (LockWhisper's re-authentication interval, cryptology-project's devices and keys): the
 // interval, this account's devices (rename, revoke), the password, and the audit log.
 import { call, describe } from "../api.js";
+import { groupedKeyId } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
@@ -13,7 +14,6 @@ const intervals = [
   [60, "1 hr"],
 ];
 
-const grouped = (keyId) => keyId.match(/.{8}/g).join(":\u200b");
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
 
 export function settingsScreen(app, { onBack }) {
@@ -76,7 +76,7 @@ export function settingsScreen(app, { onBack }) {
             {},
             el("strong", {}, d.name),
             d.id === mine ? el("span", { class: "badge" }, "This browser") : null,
-            el("div", { class: "mono" }, grouped(d.signingKeyId)),
+            el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
             el("div", { class: "muted" }, `Last seen ${when(d.lastSeenAt)}`),
             el("div", { class: "actions" }, rename, revoke),
           );
