@@ -299,6 +299,45 @@ def test_settings_interval_devices_password_and_audit(server, browser):
     p.close()
 
 
+def test_the_privacy_overlay_covers_and_asks_again_after_the_interval(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    sign_up(p, "gus")
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=60_000)
+    set_visibility = """(state) => {
+        Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
+        document.dispatchEvent(new Event("visibilitychange"));
+    }"""
+    overlay = page.get_by_role("dialog", name="Countersign is hidden")
+    # Hidden: covered at once, the page behind inert.
+    page.evaluate(set_visibility, "hidden")
+    expect(overlay).to_be_visible()
+    assert page.evaluate("document.getElementById('app').inert") is True
+    p.shot("privacy-hidden")
+    # Back within the interval: uncovered without a password.
+    page.evaluate(set_visibility, "visible")
+    expect(overlay).to_have_count(0)
+    page.get_by_role("button", name="Settings").click()
+    page.get_by_label("5 min").check()
+    page.get_by_role("button", name="Save interval").click()
+    expect(page.get_by_role("status")).to_have_text("Re-authentication interval saved.")
+    # Hidden for longer than the interval (the page's clock moved on 6 minutes): the password first.
+    page.evaluate(set_visibility, "hidden")
+    page.evaluate("() => { const real = Date.now.bind(Date); Date.now = () => real() + 6 * 60 * 1000; }")
+    page.evaluate(set_visibility, "visible")
+    expect(overlay.get_by_role("heading", name="Welcome back")).to_be_visible()
+    p.shot("privacy-unlock")
+    overlay.get_by_label("Password").fill("not the password")
+    overlay.get_by_role("button", name="Unlock").click()
+    expect(overlay.get_by_role("alert")).to_contain_text("Try again.")
+    expect(overlay).to_be_visible()
+    overlay.get_by_label("Password").fill("correct horse battery")
+    overlay.get_by_role("button", name="Unlock").click()
+    expect(overlay).to_have_count(0)
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+    p.close()
+
+
 def test_errors_are_the_servers_words_in_an_alert(server, browser):
     p = Page(browser, server)
     page = p.page

@@ -32,6 +32,7 @@ export async function withReauth(slot, action, report) {
           report("This account has a second factor: confirm from the command line or sign in again.");
           return;
         }
+        session.authenticated();
         form.remove();
         resolve(await action());
       } catch (error) {

@@ -16,7 +16,14 @@ export const session = {
     return current?.device?.token ?? null;
   },
   set(signedIn) {
-    current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null };
+    current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null, authenticatedAt: Date.now() };
+  },
+  /** When the password (or a second factor) was last given: sign-in or re-authentication. */
+  get authenticatedAt() {
+    return current?.authenticatedAt ?? 0;
+  },
+  authenticated() {
+    if (current) current.authenticatedAt = Date.now();
   },
   setDevice(deviceSession) {
     if (current) current.device = deviceSession;
