@@ -1,127 +1,28 @@
 #!/usr/bin/env python3
 """The web client in a real browser: Debian's Chromium driven by Playwright, against `countersign serve`
-on a fresh SQLite file with the captcha on. Each test_* function runs alone; screenshots of every screen
-at phone and desktop width go to the artifacts directory. The server runs in its own process group and
-is stopped on exit however the run ends (it also exits with its parent).
+on a fresh SQLite file with the captcha on. Every test_* function here and in the `tests_*.py` modules
+beside this file runs alone; screenshots of every screen at phone and desktop width go to the artifacts
+directory. The server runs in its own process group and is stopped on exit however the run ends (it also
+exits with its parent).
 
     python3 Tests/Web/web_tests.py BINARY ARTIFACTS [NAME_FILTER]
 """
-import html.parser
+import glob
 import json
+import html.parser
+import importlib
 import os
 import re
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
-import urllib.error
-import urllib.request
 
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import sync_playwright
 
-BINARY, ARTIFACTS = sys.argv[1], sys.argv[2]
-FILTER = sys.argv[3] if len(sys.argv) > 3 else ""
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 800}
-EXPECTED_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; "
-    "require-trusted-types-for 'script'; trusted-types countersign"
-)
-
-
-class Server:
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="cs-web-")
-        env = dict(os.environ, COUNTERSIGN_EXIT_WITH_PARENT="1", COUNTERSIGN_LOG_LEVEL="warning")
-        self.process = subprocess.Popen(
-            [BINARY, "serve", "--port", "0", "--captcha", "always", "--database", f"sqlite:{self.dir}/web.sqlite"],
-            stdout=subprocess.PIPE, stderr=open(f"{self.dir}/serve.log", "w"), env=env, start_new_session=True,
-        )
-        line = self.process.stdout.readline().decode()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        if not match:
-            self.stop()
-            raise RuntimeError(f"the server printed no address: {line!r}")
-        # localhost, not 127.0.0.1: a secure context (WebCrypto, and WebAuthn later) by name.
-        self.url = f"http://localhost:{match.group(1)}"
-
-    def stop(self):
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def api(self, method, path, body=None, token=None):
-        request = urllib.request.Request(self.url + path, method=method)
-        if body is not None:
-            request.data = json.dumps(body).encode()
-            request.add_header("Content-Type", "application/json")
-        if token:
-            request.add_header("Authorization", f"Bearer {token}")
-        try:
-            with urllib.request.urlopen(request) as response:
-                data = response.read()
-                return response.status, (json.loads(data) if data else None), response.headers
-        except urllib.error.HTTPError as error:
-            data = error.read()
-            return error.code, (json.loads(data) if data else None), error.headers
-
-
-class Page:
-    """A browser page that records console errors, page errors and CSP violations."""
-
-    def __init__(self, browser, server, viewport=DESKTOP):
-        self.context = browser.new_context(viewport=viewport)
-        self.page = self.context.new_page()
-        self.problems = []
-        # Chromium logs every 4xx answer to fetch() as a console error ("Failed to load resource"): those
-        # are the API's answers (a captcha asked for, a wrong password), which the tests check on screen.
-        self.page.on(
-            "console",
-            lambda m: m.type == "error"
-            and not re.fullmatch(r"Failed to load resource: the server responded with a status of 4\d\d .*", m.text)
-            and self.problems.append(f"console: {m.text}"),
-        )
-        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.context.add_init_script(
-            "document.addEventListener('securitypolicyviolation', e => console.error('CSP ' + e.violatedDirective))"
-        )
-        self.page.goto(server.url + "/")
-
-    def shot(self, name):
-        for label, size in (("phone", PHONE), ("desktop", DESKTOP)):
-            self.page.set_viewport_size(size)
-            self.page.screenshot(path=os.path.join(ARTIFACTS, f"{name}-{label}.png"), full_page=True)
-        self.page.set_viewport_size(DESKTOP)
-
-    def close(self):
-        self.context.close()
-        assert not self.problems, "\n".join(self.problems)
-
-
-def sign_up(p, username, password="correct horse battery", name="Ada", lastname="Lovelace"):
-    page = p.page
-    page.get_by_role("button", name="Sign up").click()
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_label("Name", exact=True).fill(name)
-    page.get_by_label("Last name").fill(lastname)
-    page.get_by_role("button", name="Create account").click()
-
-
-def sign_in(p, username, password="correct horse battery"):
-    page = p.page
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import support  # noqa: E402
+from support import DESKTOP, EXPECTED_CSP, Page, api_account, api_sign_in, expect, fetch, sign_in, sign_up, totp  # noqa: E402,F401
 
 
 class IndexParser(html.parser.HTMLParser):
@@ -137,6 +38,9 @@ class IndexParser(html.parser.HTMLParser):
             self.inline.append("a <style> element")
         if "style" in attrs or any(name.startswith("on") for name in attrs):
             self.inline.append(f"an inline style or handler on <{tag}>")
+
+
+# ---------------------------------------------------------------------------------------------------------
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -329,11 +233,12 @@ def test_the_privacy_overlay_covers_and_asks_again_after_the_interval(server, br
     p.shot("privacy-unlock")
     overlay.get_by_label("Password").fill("not the password")
     overlay.get_by_role("button", name="Unlock").click()
-    expect(overlay.get_by_role("alert")).to_contain_text("Try again.")
+    # The server asks for the captcha on every password here (--captcha always): solved in the overlay.
+    expect(overlay.get_by_role("alert")).to_contain_text("Try again.", timeout=60_000)
     expect(overlay).to_be_visible()
     overlay.get_by_label("Password").fill("correct horse battery")
     overlay.get_by_role("button", name="Unlock").click()
-    expect(overlay).to_have_count(0)
+    expect(overlay).to_have_count(0, timeout=60_000)
     expect(page.get_by_role("heading", name="Settings")).to_be_visible()
     p.close()
 
@@ -507,61 +412,26 @@ def test_envelopes_and_hpke_match_the_swift_vectors(server, browser):
 # ---------------------------------------------------------------------------------------------------------
 
 
-def fetch(server, path, headers=None):
-    request = urllib.request.Request(server.url + path, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request) as response:
-            return response.status, response.read(), response.headers
-    except urllib.error.HTTPError as error:
-        return error.code, error.read(), error.headers
-
-
-def totp(secret, at="now"):
-    return subprocess.run(
-        ["oathtool", "--totp", "-b", "-N", at, secret], capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
-def solve_captcha(server):
-    import altcha  # PyPI altcha, installed by the test command
-
-    _, c, _ = server.api("GET", "/v1/captcha")
-    solution = altcha.solve_challenge_v1(c["challenge"], c["salt"], c["algorithm"], c["maxnumber"])
-    payload = {"algorithm": c["algorithm"], "challenge": c["challenge"], "number": solution.number, "salt": c["salt"], "signature": c["signature"]}
-    import base64
-
-    return base64.b64encode(json.dumps(payload).encode()).decode()
-
-
-def api_sign_in(server, username, password="correct horse battery"):
-    status, body, _ = server.api(
-        "POST", "/v1/sessions", {"username": username, "password": password, "captcha": solve_captcha(server)}
-    )
-    assert status == 201, (status, body)
-    return body["token"]
-
-
-def api_account(server, username, password="correct horse battery"):
-    status, body, _ = server.api(
-        "POST", "/v1/accounts",
-        {"username": username, "password": password, "name": "A", "lastname": "B", "captcha": solve_captcha(server)},
-    )
-    assert status == 201, (status, body)
-    status, body, _ = server.api(
-        "POST", "/v1/sessions", {"username": username, "password": password, "captcha": solve_captcha(server)}
-    )
-    assert status == 201, (status, body)
-    return body["token"]
+def collect(pattern):
+    here = os.path.dirname(os.path.abspath(__file__))
+    tests = [(n, f) for n, f in globals().items() if n.startswith("test_")]
+    for path in sorted(glob.glob(os.path.join(here, "tests_*.py"))):
+        module = importlib.import_module(os.path.splitext(os.path.basename(path))[0])
+        tests += [(n, f) for n, f in vars(module).items() if n.startswith("test_")]
+    return sorted((n, f) for n, f in tests if pattern in n)
 
 
 def main():
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and FILTER in n]
+    binary, artifacts = sys.argv[1], sys.argv[2]
+    support.configure(binary, artifacts)
+    os.makedirs(artifacts, exist_ok=True)
+    pattern = sys.argv[3] if len(sys.argv) > 3 else ""
+    tests = collect(pattern)
     if not tests:
-        sys.exit(f"no web test matches {FILTER!r}")
+        sys.exit(f"no web test matches {pattern!r}")
     # `timeout` sends SIGTERM: end through the finally blocks, so the server and browser stop.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    server = Server()
+    server = support.Server()
     failed = []
     started = time.time()
     try:
@@ -580,7 +450,7 @@ def main():
                 browser.close()
     finally:
         server.stop()
-    print(f"web: {len(tests) - len(failed)} of {len(tests)} passed in {time.time() - started:.1f} s; screenshots in {ARTIFACTS}")
+    print(f"web: {len(tests) - len(failed)} of {len(tests)} passed in {time.time() - started:.1f} s; screenshots in {artifacts}")
     sys.exit(1 if failed else 0)
 
 

@@ -67,9 +67,13 @@ struct WebClient: Sendable {
         self.files = files
     }
 
-    /// The files shipped with the server (the `web` resource folder), read once.
+    /// The files shipped with the server (the `web` resource folder), read once; or, for working on the
+    /// web client without rebuilding the server, the folder named by `COUNTERSIGN_WEB_ROOT`.
     static let shipped: Result<WebClient, ConfigurationError> = {
-        guard let url = Bundle.module.url(forResource: "web", withExtension: nil) else {
+        let override = ProcessInfo.processInfo.environment["COUNTERSIGN_WEB_ROOT"].map {
+            URL(fileURLWithPath: $0, isDirectory: true)
+        }
+        guard let url = override ?? Bundle.module.url(forResource: "web", withExtension: nil) else {
             return .failure(ConfigurationError("the web client's files are missing from the server's resources"))
         }
         do {

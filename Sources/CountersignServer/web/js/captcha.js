@@ -1,6 +1,6 @@
 // Solves the server's captcha in Web Workers (one per core, each trying every k-th number), reporting
 // progress, and returns the request's `captcha` field: base64 of the solution's JSON.
-import { call } from "./api.js";
+import { ApiError, call } from "./api.js";
 import { workerURL } from "./trusted.js";
 
 export async function solveCaptcha(onProgress = () => {}) {
@@ -36,4 +36,18 @@ export async function solveCaptcha(onProgress = () => {}) {
   } finally {
     for (const worker of workers) worker.terminate();
   }
+}
+
+/** Sends `request(captcha)`; when the server answers captcha-required, solves one (progress through
+ *  `say`) and sends it again. */
+export async function withCaptcha(request, say = () => {}) {
+  try {
+    return await request(undefined);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== "captcha-required") throw error;
+  }
+  say("Solving the proof of work… 0%");
+  const captcha = await solveCaptcha((percent) => say(`Solving the proof of work… ${percent}%`));
+  say("Proof of work done.");
+  return request(captcha);
 }

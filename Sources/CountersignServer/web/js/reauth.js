@@ -1,46 +1,78 @@
-// Actions the server guards with a recent sign-in (401 reauthentication-required): the password is asked
-// for in place, the session re-authenticated (POST /v1/sessions/current/reauth), and the action retried.
+// Re-authentication (LockWhisper's interval; the server's 401 reauthentication-required): the password,
+// with the captcha when the server asks for one, then the account's second factor when it has one
+// (POST /v1/sessions/current/reauth answers 202 with a transaction bound to this session).
 import { ApiError, call, describe } from "./api.js";
-import { el, field } from "./dom.js";
+import { withCaptcha } from "./captcha.js";
+import { el, field, replace } from "./dom.js";
+import { secondFactor } from "./screens/second-factor.js";
 import { session } from "./session.js";
 
 /**
- * Runs `action`; when the server wants a recent sign-in, shows a password form in `slot` and runs the
- * action again once the password was accepted. `report` shows errors.
+ * Asks for the password in `container` and resolves once this session is freshly authenticated. A wrong
+ * password says so and asks again; "Cancel" (when `onCancel` is given) gives up.
  */
-export async function withReauth(slot, action, report) {
+export function confirmIdentity(container, options) {
+  const { heading, prompt, submitLabel = "Confirm", onCancel } = options;
+  return new Promise((resolve) => {
+    const password = field("Password", { type: "password", autocomplete: "current-password" });
+    const alert = el("p", { role: "alert", class: "alert" });
+    const status = el("p", { role: "status", class: "status" });
+    const cancel = onCancel ? el("button", { type: "button", on: { click: onCancel } }, "Cancel") : null;
+    const form = el(
+      "form",
+      { class: "confirm" },
+      heading ? el("h1", {}, heading) : null,
+      el("p", {}, prompt),
+      password.row,
+      el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, submitLabel), cancel),
+      status,
+      alert,
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      alert.textContent = "";
+      try {
+        const { status: code, body } = await withCaptcha(
+          (captcha) => call("POST", "/v1/sessions/current/reauth", { token: session.token, json: { password: password.input.value, captcha } }),
+          (text) => (status.textContent = text),
+        );
+        password.input.value = "";
+        if (code === 202) {
+          // Cancelling the second factor goes back to the password (or out, when the caller allows it).
+          const back = onCancel ?? (() => confirmIdentity(container, options).then(resolve));
+          secondFactor(container, { pending: body, onDone: resolve, onCancel: back, heading: "Confirm it is you" });
+          return;
+        }
+        session.authenticated();
+        resolve();
+      } catch (error) {
+        password.input.value = "";
+        status.textContent = "";
+        alert.textContent = `${describe(error)} Try again.`;
+        password.input.focus();
+      }
+    });
+    replace(container, form);
+    password.input.focus();
+  });
+}
+
+/**
+ * Runs `action`; when the server wants a recent sign-in, confirms the user's identity in `slot` and runs
+ * the action again. Rejects when the user cancels.
+ */
+export async function withReauth(slot, action) {
   try {
     return await action();
   } catch (error) {
     if (!(error instanceof ApiError && error.code === "reauthentication-required")) throw error;
   }
-  return new Promise((resolve, reject) => {
-    const password = field("Password", { type: "password", autocomplete: "current-password" });
-    const form = el(
-      "form",
-      { class: "confirm" },
-      el("p", {}, "Enter your password to confirm."),
-      password.row,
-      el("button", { type: "submit", class: "primary" }, "Confirm"),
-      el("button", { type: "button", on: { click: () => (form.remove(), reject(new Error("Not confirmed."))) } }, "Cancel"),
-    );
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      try {
-        const { status } = await call("POST", "/v1/sessions/current/reauth", { token: session.token, json: { password: password.input.value } });
-        if (status === 202) {
-          report("This account has a second factor: confirm from the command line or sign in again.");
-          return;
-        }
-        session.authenticated();
-        form.remove();
-        resolve(await action());
-      } catch (error) {
-        password.input.value = "";
-        report(describe(error));
-      }
-    });
-    slot.replaceChildren(form);
-    password.input.focus();
+  await new Promise((resolve, reject) => {
+    confirmIdentity(slot, {
+      prompt: "Enter your password to confirm.",
+      onCancel: () => (slot.replaceChildren(), reject(new Error("Not confirmed."))),
+    }).then(resolve);
   });
+  slot.replaceChildren();
+  return action();
 }

@@ -1,10 +1,11 @@
 // Signed in: who, this browser's device, and sign out. The screens for messages, files, approvals and
 // settings hang off here.
-import { ApiError, call, describe } from "../api.js";
+import { call, describe } from "../api.js";
 import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
 import { ensureDevice, removeDevice } from "../device.js";
-import { el, field, replace } from "../dom.js";
+import { el, replace } from "../dom.js";
+import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
@@ -20,16 +21,8 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
   const signOut = el("button", { type: "button" }, "Sign out");
   const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
   const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
-  // Revoking a device needs a recent password: asked here when the server says so.
-  const password = field("Password", { type: "password", autocomplete: "current-password" });
-  const confirm = el(
-    "form",
-    { hidden: true, class: "confirm" },
-    el("p", {}, "Enter your password to revoke this browser's device."),
-    password.row,
-    el("button", { type: "submit", class: "danger" }, "Confirm and remove"),
-  );
-
+  // Revoking a device needs a recent sign-in: asked for here when the server says so.
+  const slot = el("div");
   async function endSession() {
     try {
       await call("DELETE", "/v1/sessions/current", { token: session.token });
@@ -41,13 +34,8 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
   async function removeAndSignOut() {
     alert.textContent = "";
     try {
-      await removeDevice(session.token, account.id);
+      await withReauth(slot, () => removeDevice(session.token, account.id));
     } catch (error) {
-      if (error instanceof ApiError && error.code === "reauthentication-required") {
-        confirm.hidden = false;
-        password.input.focus();
-        return;
-      }
       alert.textContent = describe(error);
       return;
     }
@@ -59,19 +47,6 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
     onSignedOut("Signed out.");
   });
   remove.addEventListener("click", removeAndSignOut);
-  confirm.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    alert.textContent = "";
-    try {
-      await call("POST", "/v1/sessions/current/reauth", { token: session.token, json: { password: password.input.value } });
-      password.input.value = "";
-      confirm.hidden = true;
-      await removeAndSignOut();
-    } catch (error) {
-      alert.textContent = describe(error);
-    }
-  });
-
   replace(
     app,
     el(
@@ -82,7 +57,7 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
       deviceInfo,
       status,
       el("div", { class: "actions" }, settings, signOut, remove),
-      confirm,
+      slot,
       alert,
     ),
   );

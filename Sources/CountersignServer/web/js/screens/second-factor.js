@@ -18,7 +18,16 @@ const failureWords = {
   "too-many-codes": "Too many wrong codes.",
 };
 
+/** The sign-in's second factor as a screen. */
 export function secondFactorScreen(app, { pending, onSignedIn, back }) {
+  secondFactor(app, { pending, onDone: onSignedIn, onCancel: back, heading: "Second factor" });
+}
+
+/**
+ * A second factor in `container`: a sign-in's (the session is collected and kept) or a re-authentication's
+ * (202 from POST /v1/sessions/current/reauth; the server answers 204 and this session counts as fresh).
+ */
+export function secondFactor(container, { pending, onDone, onCancel, heading }) {
   const { transaction, binding } = pending;
   const path = `/v1/mfa/transactions/${encodeURIComponent(transaction.id)}`;
   let done = false;
@@ -49,16 +58,17 @@ export function secondFactorScreen(app, { pending, onSignedIn, back }) {
 
   async function finish(view) {
     if (view.status !== "COMPLETED" || done) return view.status === "COMPLETED";
-    const { body } = await call("POST", `${path}/session`, { token: binding });
+    const { status: code, body } = await call("POST", `${path}/session`, { token: binding });
     done = true;
-    session.set(body);
-    onSignedIn();
+    if (code === 201) session.set(body);
+    else session.authenticated();
+    onDone();
     return true;
   }
 
   async function watch(view) {
     // Long polls until the transaction finishes, the user leaves, or an error.
-    while (!done && app.contains(status)) {
+    while (!done && status.isConnected) {
       try {
         const { body } = await call("GET", `${path}?wait=25`, { token: binding });
         view = body;
@@ -91,17 +101,17 @@ export function secondFactorScreen(app, { pending, onSignedIn, back }) {
   submitCode(recoveryForm, recovery.input, "recovery-code");
 
   replace(
-    app,
+    container,
     el(
       "section",
       { "aria-label": "Second factor", class: "card" },
-      el("h1", {}, "Second factor"),
+      el("h1", {}, heading),
       number,
       status,
       codeForm,
       recoveryForm,
       alert,
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: () => ((done = true), back()) } }, "Cancel")),
+      el("div", { class: "actions" }, el("button", { type: "button", on: { click: () => ((done = true), onCancel()) } }, "Cancel")),
     ),
   );
   show(transaction);

@@ -20,12 +20,11 @@ export function settingsScreen(app, { onBack }) {
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
   const slot = el("div");
-  const report = (text) => (alert.textContent = text);
   const guarded = async (action, done) => {
     alert.textContent = "";
     status.textContent = "";
     try {
-      await withReauth(slot, action, report);
+      await withReauth(slot, action);
       status.textContent = done;
     } catch (error) {
       alert.textContent = describe(error);

@@ -1,25 +1,10 @@
 // Sign in and sign up (the seeds' words: "Username", "Password", "Sign in", "Sign up", "Name",
 // "Last name", "Create account"), with the captcha solved in workers when the server asks for one.
-import { ApiError, call, describe } from "../api.js";
-import { solveCaptcha } from "../captcha.js";
+import { call, describe } from "../api.js";
+import { withCaptcha } from "../captcha.js";
 import { el, field, replace } from "../dom.js";
 import { session } from "../session.js";
 import { secondFactorScreen } from "./second-factor.js";
-
-/** Sends `request(captcha)`; when the server answers captcha-required, solves one and sends it again. */
-async function withCaptcha(request, status) {
-  try {
-    return await request(undefined);
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.code !== "captcha-required") throw error;
-  }
-  status.textContent = "Solving the proof of work… 0%";
-  const captcha = await solveCaptcha((percent) => {
-    status.textContent = `Solving the proof of work… ${percent}%`;
-  });
-  status.textContent = "Proof of work done.";
-  return request(captcha);
-}
 
 export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" }) {
   const registering = mode === "sign-up";
@@ -35,6 +20,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
   const lastname = registering ? field("Last name", { name: "lastname", autocomplete: "family-name", required: true }) : null;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" }, notice);
+  const say = (text) => (status.textContent = text);
   const submit = el("button", { type: "submit", class: "primary" }, registering ? "Create account" : "Sign in");
   const other = el(
     "button",
@@ -79,7 +65,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
             call("POST", "/v1/accounts", {
               json: { ...credentials, name: name.input.value.trim(), lastname: lastname.input.value.trim(), captcha },
             }),
-          status,
+          say,
         );
         status.textContent = "Account created. Signing in…";
       } else {
@@ -87,7 +73,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
       }
       const { status: code, body } = await withCaptcha(
         (captcha) => call("POST", "/v1/sessions", { json: { ...credentials, captcha } }),
-        status,
+        say,
       );
       password.input.value = "";
       if (code === 202) {
