@@ -1,7 +1,7 @@
 // The browser's device keys (docs/PROTOCOL.md §1): a P-256 signing key (ECDSA) and a P-256 encryption
 // key (ECDH, for HPKE), made by WebCrypto with non-extractable private halves, and signatures in the
 // form the server verifies: r || s with low S (docs/SPEC.md §1).
-import { concat, lv, sha256, utf8 } from "./bytes.js";
+import { concat, hex, lv, sha256, utf8 } from "./bytes.js";
 
 /** The order q of the P-256 group. */
 export const Q = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
@@ -57,4 +57,31 @@ export async function rotationMessage(deviceId, oldSigningSpki, newSigningSpki, 
     context("key rotation"),
     await sha256(concat(lv(utf8(deviceId)), lv(oldSigningSpki), lv(newSigningSpki), lv(newEncryptionSpki))),
   );
+}
+
+/** Verifies a 64-byte r || s low-S signature (docs/SPEC.md §1) under a P-256 SPKI: high S is refused. */
+export async function verifyLowS(signerSpki, message, signature) {
+  if (signature.length !== 64) return false;
+  const r = bigint(signature.subarray(0, 32));
+  const s = bigint(signature.subarray(32));
+  if (r < 1n || r >= Q || s < 1n || s > (Q - 1n) / 2n) return false;
+  let key;
+  try {
+    key = await crypto.subtle.importKey("spki", signerSpki, { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
+  } catch {
+    return false;
+  }
+  return crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, signature, message);
+}
+
+/** The key ID (docs/SPEC.md §2.4) of a P-256 SPKI, in hex; null when the bytes are not one. */
+export async function keyIdOf(spkiBytes) {
+  // The one form keys travel in (SPEC §2.3): 91 bytes, an uncompressed point.
+  if (spkiBytes.length !== 91) return null;
+  try {
+    await crypto.subtle.importKey("spki", spkiBytes, { name: "ECDSA", namedCurve: "P-256" }, true, ["verify"]);
+  } catch {
+    return null;
+  }
+  return hex((await sha256(spkiBytes)).subarray(0, 16));
 }

@@ -61,6 +61,7 @@ export function ensureDevice(accountSession, account, report = () => {}) {
       const keys = await makeDeviceKeys();
       record = { accountId: account.id, deviceId: null, signing: keys.signing, encryption: keys.encryption, createdAt: Date.now() };
       await keystore.save(record);
+      record.created = true;
       report("Keypair created");
     }
     if (!record.deviceId) {
@@ -69,6 +70,13 @@ export function ensureDevice(accountSession, account, report = () => {}) {
     }
     return { record, deviceSession: await openSession(record) };
   });
+}
+
+/** A new device session for the account's device here (after 4403: the old session ended). */
+export async function renewDeviceSession(accountId) {
+  const record = await keystore.device(accountId);
+  if (!record?.deviceId) throw new Error("This browser's device keys are gone: sign in again to set it up.");
+  return openSession(record);
 }
 
 /**

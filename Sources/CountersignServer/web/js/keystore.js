@@ -1,28 +1,39 @@
 // Where the browser keeps its device: IndexedDB, one record per account (so another account signing in
 // on the same browser profile gets a device and a store of its own). The private keys are WebCrypto
-// CryptoKeys with extractable = false: the page can use them and never read them.
+// CryptoKeys with extractable = false: the page can use them and never read them. Beside them, per
+// account: received messages still sealed, and the key pins of contacts (trust on first use).
 const DB = "countersign";
-const VERSION = 1;
+const VERSION = 2;
+const STORES = {
+  devices: { keyPath: "accountId" },
+  messages: { keyPath: "key", index: "accountId" },
+  pins: { keyPath: "key", index: "accountId" },
+};
 
 function open() {
   return new Promise((resolve, reject) => {
     const request = indexedDB.open(DB, VERSION);
     request.onupgradeneeded = () => {
       const db = request.result;
-      if (!db.objectStoreNames.contains("devices")) db.createObjectStore("devices", { keyPath: "accountId" });
+      for (const [name, { keyPath, index }] of Object.entries(STORES)) {
+        if (db.objectStoreNames.contains(name)) continue;
+        const store = db.createObjectStore(name, { keyPath });
+        if (index) store.createIndex(index, index);
+      }
     };
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(new Error(`This browser's storage cannot be opened: ${request.error?.message}`));
   });
 }
 
-async function run(mode, body) {
+/** Runs `body(store)` in one transaction on `name`; resolves with the result of the request it returns. */
+export async function run(name, mode, body) {
   const db = await open();
   try {
     return await new Promise((resolve, reject) => {
-      const tx = db.transaction("devices", mode);
-      const result = body(tx.objectStore("devices"));
-      tx.oncomplete = () => resolve(result.result);
+      const tx = db.transaction(name, mode);
+      const result = body(tx.objectStore(name));
+      tx.oncomplete = () => resolve(result?.result);
       tx.onerror = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
       tx.onabort = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
     });
@@ -31,8 +42,30 @@ async function run(mode, body) {
   }
 }
 
+/** Every record of `name` for an account. */
+export const allFor = (name, accountId) => run(name, "readonly", (store) => store.index("accountId").getAll(accountId));
+
 export const keystore = {
-  device: (accountId) => run("readonly", (store) => store.get(accountId)),
-  save: (record) => run("readwrite", (store) => store.put(record)),
-  remove: (accountId) => run("readwrite", (store) => store.delete(accountId)),
+  device: (accountId) => run("devices", "readonly", (store) => store.get(accountId)),
+  save: (record) => run("devices", "readwrite", (store) => store.put(record)),
+  /** Forgets the account's device keys, its messages and its pins, in one transaction. */
+  remove: async (accountId) => {
+    const db = await open();
+    try {
+      await new Promise((resolve, reject) => {
+        const tx = db.transaction(Object.keys(STORES), "readwrite");
+        tx.objectStore("devices").delete(accountId);
+        for (const name of ["messages", "pins"]) {
+          const store = tx.objectStore(name);
+          store.index("accountId").getAllKeys(accountId).onsuccess = (event) => {
+            for (const key of event.target.result) store.delete(key);
+          };
+        }
+        tx.oncomplete = resolve;
+        tx.onerror = tx.onabort = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
+      });
+    } finally {
+      db.close();
+    }
+  },
 };

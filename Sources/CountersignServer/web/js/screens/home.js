@@ -5,6 +5,7 @@ import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
 import { ensureDevice, removeDevice } from "../device.js";
 import { el, replace } from "../dom.js";
+import { pushState, startInbox, stopInbox, subscribe } from "../inbox.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
 
@@ -13,17 +14,29 @@ async function fingerprint(publicKey) {
   return groupedKeyId(hex((await sha256(await spki(publicKey))).subarray(0, 16)));
 }
 
-export function homeScreen(app, { onSignedOut, onSettings }) {
+const pushWords = {
+  connecting: "Connecting to the push channel…",
+  live: "Messages arrive live.",
+  "long-poll": "Messages arrive by polling (the live channel cannot connect).",
+};
+
+export function homeScreen(app, { onSignedOut, onSettings, onMessages }) {
   const account = session.account;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
   const deviceInfo = el("dl", { class: "facts", "aria-label": "This browser's device" });
   const signOut = el("button", { type: "button" }, "Sign out");
   const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
+  const messages = el("button", { type: "button", class: "primary", disabled: true, on: { click: onMessages } }, "Messages");
+  const push = el("p", { class: "muted", "data-testid": "push-state" });
+  const showPush = ({ state }) => (push.textContent = pushWords[state] ?? "");
+  showPush(pushState());
+  const unsubscribe = subscribe((event) => event.kind === "state" && (push.isConnected ? showPush(event) : unsubscribe()));
   const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
   // Revoking a device needs a recent sign-in: asked for here when the server says so.
   const slot = el("div");
   async function endSession() {
+    stopInbox();
     try {
       await call("DELETE", "/v1/sessions/current", { token: session.token });
     } catch {
@@ -56,7 +69,8 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
       el("p", {}, `${account.name} ${account.lastname}`),
       deviceInfo,
       status,
-      el("div", { class: "actions" }, settings, signOut, remove),
+      push,
+      el("div", { class: "actions" }, messages, settings, signOut, remove),
       slot,
       alert,
     ),
@@ -66,6 +80,9 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
     try {
       const device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
       session.setDevice(device.deviceSession);
+      if (device.record.created) session.keypairCreated = true;
+      if (pushState().state === "closed") startInbox(account.id);
+      messages.disabled = false;
       replace(
         deviceInfo,
         el("dt", {}, "This browser"),

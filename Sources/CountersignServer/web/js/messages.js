@@ -1,0 +1,124 @@
+// Messages (PingIdentity and cryptology-project): sealing a text to every device of the recipients and of
+// this account (SPEC §8), keeping what arrives still sealed in IndexedDB, and opening it only to show it,
+// under a key pinned for its sender.
+import { ApiError, call } from "./api.js";
+import { base64url, fromBase64url, hex, sha256, utf8 } from "./bytes.js";
+import { spki } from "./device-keys.js";
+import { open, parse, seal } from "./envelope.js";
+import { rawPoint } from "./hpke.js";
+import { allFor, run } from "./keystore.js";
+import { checkBeforeSending, normalise, signerKey } from "./pins.js";
+import { session } from "./session.js";
+
+export const DELAY_SECONDS = 15;
+
+const keyIdBytes = async (spkiBytes) => (await sha256(spkiBytes)).subarray(0, 16);
+
+/** This browser's identity for the pin rules, from its device record. */
+export async function ownIdentity(record) {
+  const signingSpki = await spki(record.signing.publicKey);
+  return {
+    username: session.account.username,
+    deviceId: record.deviceId,
+    signingSpki,
+    signingKeyId: hex(await keyIdBytes(signingSpki)),
+  };
+}
+
+/**
+ * Seals `text` to every device of `to` and of this account, signs it, and sends it. `report` gets each
+ * step in PingIdentity's words. Throws PinError when a contact's devices changed (nothing is sent).
+ */
+export async function send(record, { to, text, delayed, report = () => {} }) {
+  const own = await ownIdentity(record);
+  const names = [...new Set(to.map(normalise).filter(Boolean))];
+  if (!names.length) throw new Error("Name at least one recipient in To.");
+  if (names.some((n) => !/^[a-z0-9._-]{3,32}$/.test(n))) throw new Error("A username is 3 to 32 of a–z, 0–9, dot, underscore and hyphen.");
+  const plaintext = utf8(text);
+  if (plaintext.length > 1_048_576) throw new Error("The text is over 1 MiB; send a file instead.");
+  const recipients = [];
+  const encryptionSpki = await spki(record.encryption.publicKey);
+  recipients.push({ keyId: await keyIdBytes(encryptionSpki), point: await rawPoint(record.encryption.publicKey) });
+  for (const name of [...names, ...(names.includes(own.username) ? [] : [own.username])]) {
+    const { devices } = await checkBeforeSending(name, own);
+    for (const d of devices) {
+      const key = fromBase64url(d.encryptionKey);
+      recipients.push({ keyId: await keyIdBytes(key), point: key.subarray(key.length - 65) });
+    }
+  }
+  if (recipients.length === 1 && names.every((n) => n !== own.username)) throw new Error(`${names.join(", ")} has no device to receive messages yet.`);
+  // One stanza per key (a key shared by two devices is sealed to once).
+  const distinct = [...new Map(recipients.map((r) => [hex(r.keyId), r])).values()];
+  const envelope = await seal({ plaintext, senderKeyId: await keyIdBytes(own.signingSpki), signingKey: record.signing.privateKey, recipients: distinct });
+  report("String encrypted");
+  report("String signed");
+  let sent;
+  try {
+    ({ body: sent } = await call("POST", "/v1/messages", {
+      token: session.deviceToken,
+      json: { to: names, envelope: base64url(envelope), deliverAfter: delayed ? DELAY_SECONDS : undefined },
+    }));
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "device-mismatch") {
+      throw new Error("The recipients' devices changed while sending. Nothing was sent; send again.");
+    }
+    throw error;
+  }
+  if (delayed) report(`Timer created for ${DELAY_SECONDS} sec`);
+  return sent;
+}
+
+const recordKey = (id) => `${session.account.id}/${id}`;
+
+/** Stores a queued entry still sealed; resolves, once it is committed, true when it is new (a duplicate
+ *  keeps its read state). */
+export async function store(entry) {
+  const accountId = session.account.id;
+  const key = `${accountId}/${entry.id}`;
+  let added = false;
+  await run("messages", "readwrite", (messages) => {
+    const existing = messages.get(key);
+    existing.onsuccess = () => {
+      if (existing.result) return;
+      added = true;
+      const { seq: _seq, ...kept } = entry;
+      messages.put({ ...kept, key, accountId, read: false, storedAt: Date.now() });
+    };
+    return null;
+  });
+  return added;
+}
+
+/** Every message kept here for the account, newest first. */
+export async function list() {
+  const all = await allFor("messages", session.account.id);
+  return all.sort((a, b) => (a.acceptedAt < b.acceptedAt ? 1 : a.acceptedAt > b.acceptedAt ? -1 : 0));
+}
+
+export const get = (id) => run("messages", "readonly", (messages) => messages.get(recordKey(id)));
+
+/**
+ * Verifies and decrypts a stored message: its signer must be a key pinned for the sender the server
+ * names (this account for an outgoing one), and its ID the envelope's. `report` gets "Signature verified"
+ * then "String decrypted". Returns the text and the parsed envelope.
+ */
+export async function openMessage(record, message, report = () => {}) {
+  const bytes = fromBase64url(message.envelope);
+  const header = parse(bytes);
+  if (hex(header.messageId) !== message.id) throw new Error(`The server labelled this message ${message.id}, but its envelope is ${hex(header.messageId)}: refused.`);
+  const own = await ownIdentity(record);
+  const sender = message.direction === "outgoing" ? own.username : message.from;
+  const senderSpki = await signerKey(sender, hex(header.senderKeyId), header.created, own);
+  const encryptionSpki = await spki(record.encryption.publicKey);
+  const opened = await open(bytes, {
+    senderSpki,
+    keyId: await keyIdBytes(encryptionSpki),
+    privateKey: record.encryption.privateKey,
+    point: await rawPoint(record.encryption.publicKey),
+  });
+  report("Signature verified");
+  const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);
+  report("String decrypted");
+  if (!message.read) await run("messages", "readwrite", (messages) => messages.put({ ...message, read: true }));
+  return { text, envelope: opened, sender, bytes };
+}

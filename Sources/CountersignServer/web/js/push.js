@@ -1,0 +1,138 @@
+// The push channel (docs/PROTOCOL.md §2): one WebSocket per device, authenticated by its first frame
+// (a single-use ticket, so no credential is in a URL); each queued entry is acknowledged only after
+// `onMessage` has stored it. When the socket cannot connect, the long poll does the same work.
+import { ApiError, call } from "./api.js";
+
+const reconnectable = new Set([1001, 1006, 4401, 4408]);
+const backoff = (attempt) => Math.min(30_000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
+
+/**
+ * Opens the channel for a device session.
+ * - `deviceToken()`: the current device session token.
+ * - `renewSession()`: opens a new device session after 4403 (rejects when the device was revoked).
+ * - `onMessage(entry)`: stores one QueuedMessage; the entry is acknowledged once it resolves.
+ * - `onEvent(frame)`: any other frame (an authenticator's challenges); unknown types are ignored.
+ * - `onState(state, detail)`: "connecting", "live", "long-poll", "revoked" (final), "closed" (final).
+ * Returns `{ close() }`.
+ */
+export function openPushChannel({ deviceToken, renewSession, onMessage = async () => {}, onEvent = () => {}, onState = () => {} }) {
+  let closed = false;
+  let socket = null;
+  let failures = 0;
+  let timer = null;
+
+  function stop(state, detail) {
+    if (closed) return;
+    closed = true;
+    clearTimeout(timer);
+    socket?.close(1000);
+    onState(state, detail);
+  }
+
+  function later(run, delay) {
+    if (!closed) timer = setTimeout(run, delay);
+  }
+
+  async function renewOrStop() {
+    try {
+      await renewSession();
+      later(connect, 0);
+    } catch (error) {
+      stop("revoked", error instanceof ApiError ? error.message : String(error?.message ?? error));
+    }
+  }
+
+  async function connect() {
+    if (closed) return;
+    onState("connecting");
+    let ticket;
+    try {
+      ({ body: { ticket } } = await call("POST", "/v1/devices/current/push-tickets", { token: deviceToken(), json: {} }));
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return renewOrStop();
+      failures++;
+      return later(connect, backoff(failures));
+    }
+    const url = new URL("/v1/push", location.href);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(url);
+    socket = ws;
+    let ready = false;
+    // Entries are stored one at a time, in order, then acknowledged together.
+    let storing = Promise.resolve();
+    const stored = [];
+    let flushing = false;
+    const flush = () => {
+      if (flushing || !stored.length || ws.readyState !== WebSocket.OPEN) return;
+      flushing = true;
+      queueMicrotask(() => {
+        flushing = false;
+        const seqs = stored.splice(0, 64);
+        if (seqs.length && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "ack", seqs }));
+        if (stored.length) flush();
+      });
+    };
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", ticket }));
+    ws.onmessage = (event) => {
+      let frame;
+      try {
+        frame = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (frame?.type === "ready") {
+        ready = true;
+        failures = 0;
+        onState("live");
+      } else if (frame?.type === "message" && frame.message) {
+        storing = storing.then(async () => {
+          try {
+            await onMessage(frame.message);
+            stored.push(frame.seq);
+            flush();
+          } catch {
+            // Not stored, so not acknowledged: the server sends it again on the next connection.
+          }
+        });
+      } else if (frame && typeof frame.type === "string") {
+        onEvent(frame);
+      }
+    };
+    ws.onclose = (event) => {
+      if (socket !== ws || closed) return;
+      socket = null;
+      if (event.code === 4403) return renewOrStop();
+      if (event.code === 4409) return stop("closed", "This device connected again elsewhere.");
+      if (!ready) {
+        // The socket never became ready (a proxy without WebSocket, say): the long poll instead.
+        failures++;
+        return failures >= 2 ? longPoll(0) : later(connect, backoff(failures));
+      }
+      if (reconnectable.has(event.code) || event.code === 1000 || event.code === 1011) return later(connect, backoff(failures++));
+      stop("closed", `The push channel closed (${event.code}).`);
+    };
+  }
+
+  async function longPoll(after) {
+    if (closed) return;
+    onState("long-poll");
+    try {
+      const { body } = await call("GET", `/v1/devices/current/messages?after=${after}&wait=25`, { token: deviceToken() });
+      const seqs = [];
+      for (const entry of body.messages) {
+        await onMessage(entry);
+        seqs.push(entry.seq);
+      }
+      if (seqs.length) await call("POST", "/v1/devices/current/acks", { token: deviceToken(), json: { seqs } });
+      // Every few rounds, try the socket again.
+      if (++failures % 8 === 0) return later(connect, 0);
+      later(() => longPoll(0), 0);
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return renewOrStop();
+      later(() => longPoll(0), backoff(3));
+    }
+  }
+
+  connect();
+  return { close: () => stop("closed") };
+}

@@ -1,0 +1,205 @@
+// Messages (PingIdentity's steps, cryptology-project's lists and its man in the middle): write to one or
+// more users, see each step, read what came in or went out, and trust a contact's new devices only after
+// comparing the safety number. Decrypted text is on the page only while a message is open and shown.
+import { describe } from "../api.js";
+import { fromBase64url, groupedKeyId, hex } from "../bytes.js";
+import { el, field, replace } from "../dom.js";
+import { subscribe } from "../inbox.js";
+import { keystore } from "../keystore.js";
+import { DELAY_SECONDS, get, list, openMessage, ownIdentity, send } from "../messages.js";
+import { PinError, directory, trust } from "../pins.js";
+import { onHide } from "../privacy.js";
+import { display, safetyNumber } from "../safety-number.js";
+import { session } from "../session.js";
+
+const when = (iso) => new Date(iso).toLocaleString();
+
+export function messagesScreen(app, { onBack, open: openId }) {
+  const to = field("To", { autocomplete: "off", autocapitalize: "none", spellcheck: "false", placeholder: "alice, bob" });
+  const textId = "message-text-input";
+  const text = el("textarea", { id: textId, rows: 4, placeholder: "Please Enter Text", maxlength: 100000 });
+  const delayed = el("input", { type: "checkbox", role: "switch", id: "deliver-later" });
+  const sendButton = el("button", { type: "submit", class: "primary" }, "Send");
+  const steps = el("ul", { role: "status", class: "steps", "aria-label": "Steps" });
+  const alert = el("p", { role: "alert", class: "alert" });
+  const trustPanel = el("section", { class: "trust card", "aria-label": "Trust new devices", hidden: true });
+  const incoming = el("ul", { class: "list", "aria-label": "Incoming" });
+  const outgoing = el("ul", { class: "list", "aria-label": "Outgoing" });
+  const opened = el("section", { class: "opened card", "aria-label": "Opened message", hidden: true });
+  const notifications = el("button", { type: "button", hidden: !("Notification" in window) || Notification.permission !== "default" }, "Turn on notifications");
+  let record = null;
+
+  const step = (words) => steps.append(el("li", {}, words));
+
+  const form = el(
+    "form",
+    { "aria-label": "New message" },
+    to.row,
+    el("div", { class: "field" }, el("label", { for: textId }, "Message"), text),
+    el("div", { class: "choice" }, delayed, el("label", { for: "deliver-later" }, `Deliver in ${DELAY_SECONDS} seconds`)),
+    sendButton,
+  );
+
+  async function showTrust(username) {
+    const number = el("p", { class: "safety mono", "aria-label": "Safety number" }, "Computing the safety number…");
+    const trustButton = el("button", { type: "button", class: "primary" }, "Trust");
+    replace(
+      trustPanel,
+      el("h2", {}, `Compare the safety number with ${username}`),
+      el("p", {}, `Read it to ${username} in person or over a call, or scan each other's code. If it matches theirs, press Trust. If not, do not send: someone may be reading along.`),
+      number,
+      trustButton,
+    );
+    trustPanel.hidden = false;
+    try {
+      const [mine, theirs] = await Promise.all([directory(session.account.username), directory(username)]);
+      const keys = (dir) => dir.devices.map((d) => fromBase64url(d.signingKey));
+      const digits = await safetyNumber({ username: mine.username, signingKeys: keys(mine) }, { username: theirs.username, signingKeys: keys(theirs) });
+      number.textContent = display(digits);
+    } catch (error) {
+      number.textContent = describe(error);
+    }
+    trustButton.addEventListener("click", async () => {
+      try {
+        await trust(username, await ownIdentity(record));
+        trustPanel.hidden = true;
+        alert.textContent = "";
+        step(`${username}'s devices are trusted. Send again.`);
+      } catch (error) {
+        alert.textContent = describe(error);
+      }
+    });
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    alert.textContent = "";
+    steps.replaceChildren();
+    trustPanel.hidden = true;
+    if (!text.value) {
+      alert.textContent = "Write something to send.";
+      text.focus();
+      return;
+    }
+    sendButton.disabled = true;
+    try {
+      if (session.keypairCreated) {
+        step("Keypair created");
+        session.keypairCreated = false;
+      }
+      await send(record, { to: to.input.value.split(/[\s,]+/), text: text.value, delayed: delayed.checked, report: step });
+      step(delayed.checked ? `Sent. It is delivered in ${DELAY_SECONDS} seconds.` : "Sent.");
+      text.value = "";
+    } catch (error) {
+      alert.textContent = describe(error);
+      if (error instanceof PinError && error.changes.length) showTrust(error.username);
+    } finally {
+      sendButton.disabled = false;
+    }
+  });
+
+  notifications.addEventListener("click", async () => {
+    await Notification.requestPermission();
+    notifications.hidden = Notification.permission !== "default";
+  });
+
+  function entry(message) {
+    const who = message.direction === "incoming" ? `From ${message.from}` : `To ${message.to.join(", ")}`;
+    const state = message.read ? "read" : "unread";
+    return el(
+      "li",
+      { class: message.read ? "" : "unread" },
+      el("button", { type: "button", class: "link", on: { click: () => show(message.id) } }, `${who}, ${when(message.acceptedAt)}, ${state}`),
+    );
+  }
+
+  async function refresh() {
+    const all = await list();
+    replace(incoming, ...all.filter((m) => m.direction === "incoming").map(entry));
+    replace(outgoing, ...all.filter((m) => m.direction === "outgoing").map(entry));
+    if (!incoming.children.length) incoming.append(el("li", { class: "muted" }, "Nothing yet."));
+    if (!outgoing.children.length) outgoing.append(el("li", { class: "muted" }, "Nothing yet."));
+  }
+
+  /** What the server holds of a message: the envelope's header fields and its ciphertext. */
+  function serverView(message, envelope, bytes) {
+    const rows = [
+      ["Message ID", hex(envelope.messageId)],
+      ["Signed by key", groupedKeyId(hex(envelope.senderKeyId))],
+      ["Created (sender's clock)", new Date(envelope.created).toISOString()],
+      ["Content type", envelope.contentType],
+      ["Sealed to keys", envelope.stanzas.map((s) => groupedKeyId(hex(s.keyId))).join(", ")],
+      ["Ciphertext (hex)", hex(envelope.body)],
+      ["Signature (hex)", hex(envelope.signature)],
+      ["Envelope (base64url)", message.envelope],
+      ["Size", `${bytes.length} bytes`],
+    ];
+    return el(
+      "details",
+      { class: "server-view" },
+      el("summary", {}, "What the server sees"),
+      el("p", { class: "muted" }, "The server stores and relays only these bytes. It cannot read the text: only the devices it was sealed to can."),
+      el("dl", { class: "facts" }, ...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { class: "mono" }, value)])),
+    );
+  }
+
+  async function show(id) {
+    const message = await get(id);
+    if (!message) return;
+    const openSteps = el("ul", { role: "status", class: "steps", "aria-label": "Opening" });
+    const openAlert = el("p", { role: "alert", class: "alert" });
+    const who = message.direction === "incoming" ? `From ${message.from}` : `To ${message.to.join(", ")}`;
+    replace(opened, el("h2", {}, who), el("p", { class: "muted" }, when(message.acceptedAt)), openSteps, openAlert);
+    opened.hidden = false;
+    try {
+      const { text: plain, envelope, bytes } = await openMessage(record, message, (words) => openSteps.append(el("li", {}, words)));
+      opened.append(el("p", { class: "message-text", "aria-label": "Message text" }, plain), serverView(message, envelope, bytes));
+    } catch (error) {
+      openAlert.textContent = `This message was refused: ${describe(error)}`;
+    }
+    opened.append(el("button", { type: "button", on: { click: () => ((opened.hidden = true), opened.replaceChildren()) } }, "Close message"));
+    opened.scrollIntoView?.({ block: "nearest" });
+    refresh();
+  }
+
+  replace(
+    app,
+    el(
+      "section",
+      { "aria-label": "Messages", class: "card" },
+      el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back"), notifications),
+      el("h1", {}, "Messages"),
+      form,
+      steps,
+      alert,
+      trustPanel,
+      opened,
+      el("h2", {}, "Incoming"),
+      incoming,
+      el("h2", {}, "Outgoing"),
+      outgoing,
+    ),
+  );
+
+  // Decrypted text leaves the page when it is hidden (the privacy overlay).
+  const forget = onHide(() => {
+    opened.hidden = true;
+    opened.replaceChildren();
+  });
+  const unsubscribe = subscribe((event) => {
+    if (!app.contains(incoming)) return (unsubscribe(), forget());
+    if (event.kind === "message") refresh();
+  });
+
+  (async () => {
+    record = await keystore.device(session.account.id);
+    if (!record?.deviceId) {
+      alert.textContent = "This browser is not set up as a device yet: go back and wait for “Device ready”.";
+      sendButton.disabled = true;
+      return;
+    }
+    await refresh();
+    if (openId) show(openId);
+  })();
+  to.input.focus();
+}
