@@ -346,3 +346,36 @@ def test_revoking_the_browser_from_the_cli_disconnects_it(server, browser):
         p.close()
     finally:
         cli.close()
+
+
+def test_change_message_key_is_followed_and_old_messages_still_open(server, browser):
+    cli = Cli(server).register("mike")
+    try:
+        p = Page(browser, server)
+        ready(p, "lena")
+        p.page.get_by_role("button", name="Messages", exact=True).click()
+        compose(p.page, "mike", "before the change")
+        expect(steps(p.page)).to_contain_text("Sent.", timeout=30_000)
+        cli.run("send", "--to", "lena", "sealed to the old key")
+        expect(p.page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From mike"))).to_be_visible(timeout=30_000)
+        before = p.page.get_by_test_id("fingerprint")
+        p.page.get_by_role("button", name="Back").click()
+        old_fingerprint = before.inner_text()
+        p.page.get_by_role("button", name="Settings").click()
+        p.page.get_by_role("button", name="Change message key").click()
+        expect(p.page.get_by_role("status").first).to_contain_text("Message key changed", timeout=30_000)
+        p.page.get_by_role("button", name="Back").click()
+        p.page.get_by_role("button", name="Messages", exact=True).click()
+        # The CLI pinned the old key and follows the rotation it signed.
+        compose(p.page, "mike", "after the change")
+        expect(steps(p.page)).to_contain_text("Sent.", timeout=30_000)
+        texts = [cli.run("read", e["id"]).stdout.strip() for e in cli.inbox() if e["direction"] == "incoming"]
+        assert sorted(texts) == ["after the change", "before the change"], texts
+        # What was sealed to the old key still opens here, and the new key is the one listed.
+        opened = open_first(p.page, "Incoming", "^From mike")
+        expect(opened.get_by_label("Message text")).to_have_text("sealed to the old key")
+        p.page.get_by_role("button", name="Back").click()
+        expect(p.page.get_by_test_id("fingerprint")).not_to_have_text(old_fingerprint)
+        p.close()
+    finally:
+        cli.close()

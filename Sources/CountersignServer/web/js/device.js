@@ -3,7 +3,7 @@
 // by signing the server's nonce. The device session's token stays in memory.
 import { ApiError, call } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
-import { makeDeviceKeys, registrationMessage, sessionMessage, signLowS, spki } from "./device-keys.js";
+import { makeDeviceKeys, registrationMessage, rotationMessage, sessionMessage, signLowS, spki } from "./device-keys.js";
 import { keystore } from "./keystore.js";
 
 function browserName() {
@@ -69,6 +69,36 @@ export function ensureDevice(accountSession, account, report = () => {}) {
       await keystore.save(record);
     }
     return { record, deviceSession: await openSession(record) };
+  });
+}
+
+/**
+ * Rotates this browser's device keys (cryptology-project's "change key"; PROTOCOL §1): new keys signed
+ * for by the old signing key and by the new one. The old private keys are kept, retired, so that messages
+ * sealed to them still open here; contacts who pinned the old key follow the signed rotation.
+ */
+export function rotateDeviceKeys(deviceToken, accountId) {
+  return exclusively(accountId, async () => {
+    const record = await keystore.device(accountId);
+    if (!record?.deviceId) throw new Error("This browser is not a device yet.");
+    const keys = await makeDeviceKeys();
+    const oldSigning = await spki(record.signing.publicKey);
+    const newSigning = await spki(keys.signing.publicKey);
+    const newEncryption = await spki(keys.encryption.publicKey);
+    const message = await rotationMessage(record.deviceId, oldSigning, newSigning, newEncryption);
+    await call("POST", "/v1/devices/current/keys", {
+      token: deviceToken,
+      json: {
+        signingKey: base64url(newSigning),
+        encryptionKey: base64url(newEncryption),
+        oldKeySignature: base64url(await signLowS(record.signing.privateKey, message)),
+        newKeySignature: base64url(await signLowS(keys.signing.privateKey, message)),
+      },
+    });
+    const retired = { signing: record.signing, encryption: record.encryption, retiredAt: Date.now() };
+    const rotated = { ...record, signing: keys.signing, encryption: keys.encryption, previous: [...(record.previous ?? []), retired] };
+    await keystore.save(rotated);
+    return rotated;
   });
 }
 

@@ -17,11 +17,17 @@ const keyIdBytes = async (spkiBytes) => (await sha256(spkiBytes)).subarray(0, 16
 /** This browser's identity for the pin rules, from its device record. */
 export async function ownIdentity(record) {
   const signingSpki = await spki(record.signing.publicKey);
+  const previous = [];
+  for (const old of record.previous ?? []) {
+    const oldSpki = await spki(old.signing.publicKey);
+    previous.push({ spki: oldSpki, keyId: hex(await keyIdBytes(oldSpki)), retiredAt: old.retiredAt });
+  }
   return {
     username: session.account.username,
     deviceId: record.deviceId,
     signingSpki,
     signingKeyId: hex(await keyIdBytes(signingSpki)),
+    previous,
   };
 }
 
@@ -109,12 +115,17 @@ export async function openMessage(record, message, report = () => {}) {
   const own = await ownIdentity(record);
   const sender = message.direction === "outgoing" ? own.username : message.from;
   const senderSpki = await signerKey(sender, hex(header.senderKeyId), header.created, own);
-  const encryptionSpki = await spki(record.encryption.publicKey);
+  // This device's current encryption key, or a retired one the message was sealed to before a rotation.
+  const sealedTo = new Set(header.stanzas.map((s) => hex(s.keyId)));
+  let mine = record.encryption;
+  for (const candidate of [record.encryption, ...(record.previous ?? []).map((p) => p.encryption)]) {
+    if (sealedTo.has(hex(await keyIdBytes(await spki(candidate.publicKey))))) mine = candidate;
+  }
   const opened = await open(bytes, {
     senderSpki,
-    keyId: await keyIdBytes(encryptionSpki),
-    privateKey: record.encryption.privateKey,
-    point: await rawPoint(record.encryption.publicKey),
+    keyId: await keyIdBytes(await spki(mine.publicKey)),
+    privateKey: mine.privateKey,
+    point: await rawPoint(mine.publicKey),
   });
   report("Signature verified");
   const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);

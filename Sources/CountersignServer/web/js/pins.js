@@ -162,6 +162,11 @@ export async function trust(username, own, now = Date.now()) {
 export async function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
   const name = normalise(sender);
   if (name === own.username && keyIdHex === own.signingKeyId) return own.signingSpki;
+  const ownRetired = name === own.username ? own.previous?.find((p) => p.keyId === keyIdHex) : null;
+  if (ownRetired) {
+    if (signedAt >= ownRetired.retiredAt) throw new PinError(`It is signed by this browser's key ${fp(keyIdHex)}, which was replaced before the message was signed.`, { username: name });
+    return ownRetired.spki;
+  }
   let pin = await load(name);
   let dir = null;
   try {

@@ -105,12 +105,9 @@ export function messagesScreen(app, { onBack, open: openId }) {
 
   function entry(message) {
     const who = message.direction === "incoming" ? `From ${message.from}` : `To ${message.to.join(", ")}`;
-    const state = message.read ? "read" : "unread";
-    return el(
-      "li",
-      { class: message.read ? "" : "unread" },
-      el("button", { type: "button", class: "link", on: { click: () => show(message.id) } }, `${who}, ${when(message.acceptedAt)}, ${state}`),
-    );
+    const unread = message.direction === "incoming" && !message.read;
+    const label = message.direction === "incoming" ? `${who}, ${when(message.acceptedAt)}, ${unread ? "unread" : "read"}` : `${who}, ${when(message.acceptedAt)}`;
+    return el("li", { class: unread ? "unread" : "" }, el("button", { type: "button", class: "link", on: { click: () => show(message.id) } }, label));
   }
 
   async function refresh() {

@@ -3,6 +3,7 @@
 import { call, describe } from "../api.js";
 import { groupedKeyId } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
+import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
 
@@ -123,6 +124,16 @@ export function settingsScreen(app, { onBack }) {
     }, "Password changed. Your other sessions were signed out.");
   });
 
+  // Message key (cryptology-project's "change key"): this browser's device keys, rotated.
+  const rotate = el("button", { type: "button" }, "Change message key");
+  rotate.addEventListener("click", () =>
+    guarded(async () => {
+      if (!session.deviceToken) throw new Error("This browser is not a device yet: wait for “Device ready” on the home screen.");
+      await rotateDeviceKeys(session.deviceToken, session.account.id);
+      await loadDevices();
+    }, "Message key changed. Your contacts follow the change: the old key signed for the new one."),
+  );
+
   // Audit log
   const audit = el("table", { class: "audit", "aria-label": "Audit log" }, el("thead", {}, el("tr", {}, ["When", "What", "Outcome", "From"].map((h) => el("th", { scope: "col" }, h)))));
   const auditBody = el("tbody");
@@ -152,6 +163,9 @@ export function settingsScreen(app, { onBack }) {
       intervalForm,
       el("h2", {}, "Devices"),
       deviceList,
+      el("h2", {}, "Message key"),
+      el("p", { class: "muted" }, "New keys for this browser. Messages sent to the old key still open here."),
+      rotate,
       el("h2", {}, "Password"),
       passwordForm,
       el("h2", {}, "Audit log"),
