@@ -74,4 +74,4 @@ swift build --build-tests
 run_tests
 
 # The web client in a real browser (after the Swift tests, which leave the debug build of `countersign`).
-timeout 600 python3 Tests/Web/web_tests.py "$(swift build --show-bin-path)/countersign" .build/web-artifacts
+timeout 1800 python3 Tests/Web/web_tests.py "$(swift build --show-bin-path)/countersign" .build/web-artifacts

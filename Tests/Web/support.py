@@ -15,6 +15,9 @@ import urllib.request
 from playwright.sync_api import expect  # noqa: F401 (re-exported for the test modules)
 
 BINARY = ARTIFACTS = None
+# How long a step that solves the captcha in the page may take (its work is random, and a loaded machine
+# is several times slower than an idle one).
+SLOW = 180_000
 
 
 def configure(binary, artifacts):

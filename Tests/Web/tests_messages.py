@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 
 import support
-from support import Page, expect, sign_up
+from support import SLOW, Page, expect, sign_up
 
 PASSWORD = "correct horse battery"
 
@@ -52,7 +52,7 @@ class Cli:
 
 def ready(p, username):
     sign_up(p, username)
-    expect(p.page.get_by_role("status")).to_contain_text("Device ready", timeout=90_000)
+    expect(p.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
 
 
 def compose(page, to, text, delayed=False):
@@ -379,3 +379,41 @@ def test_change_message_key_is_followed_and_old_messages_still_open(server, brow
         p.close()
     finally:
         cli.close()
+
+
+def test_safety_numbers_match_the_swift_vector(server, browser):
+    """SPEC §9's vector file, through the browser's module: both sides' digits, the number and its display,
+    libsignal's own vector for the hash and digit rules, and the refusal of an empty key set."""
+    p = Page(browser, server)
+    vector = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "CountersignCryptoTests", "Vectors", "safety_number.json")))
+    result = p.page.evaluate(
+        """async (file) => {
+            const sn = await import("/js/safety-number.js");
+            const h = (s) => Uint8Array.from(s.match(/../g) || [], (b) => parseInt(b, 16));
+            const v = file.vector;
+            const side = (s) => ({ username: s.username, signingKeys: s.signing_keys_spki.map(h) });
+            const hex = (b) => Array.from(b, (c) => c.toString(16).padStart(2, "0")).join("");
+            const number = await sn.safetyNumber(side(v.local), side(v.remote));
+            const swapped = await sn.safetyNumber(side(v.remote), side(v.local));
+            const ls = file.libsignal;
+            const enc = (t) => new TextEncoder().encode(t);
+            const a = await sn.digits(h(ls.local.key_bytes), enc(ls.local.identifier), file.iterations);
+            const b = await sn.digits(h(ls.remote.key_bytes), enc(ls.remote.identifier), file.iterations);
+            let empty = "";
+            try { await sn.safetyNumber({ username: "x", signingKeys: [] }, side(v.remote)); } catch (e) { empty = e.message; }
+            return {
+                keys: hex(sn.keyBytes(side(v.local).signingKeys)), number, swapped, display: sn.display(number),
+                libsignal: a < b ? a + b : b + a, empty,
+                digits: [await sn.digits(sn.keyBytes(side(v.local).signingKeys), enc(v.local.username)), await sn.digits(sn.keyBytes(side(v.remote).signingKeys), enc(v.remote.username))],
+            };
+        }""",
+        vector,
+    )
+    v = vector["vector"]
+    assert result["keys"] == v["local"]["key_bytes"], result["keys"]
+    assert result["digits"] == [v["local"]["digits"], v["remote"]["digits"]], result["digits"]
+    assert result["number"] == result["swapped"] == v["safety_number"], result
+    assert result["display"] == v["display"], result["display"]
+    assert result["libsignal"] == vector["libsignal"]["safety_number"], result["libsignal"]
+    assert "no active device key" in result["empty"], result["empty"]
+    p.close()

@@ -22,7 +22,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402
-from support import DESKTOP, EXPECTED_CSP, Page, api_account, api_sign_in, expect, fetch, sign_in, sign_up, totp  # noqa: E402,F401
+from support import SLOW, DESKTOP, EXPECTED_CSP, Page, api_account, api_sign_in, expect, fetch, sign_in, sign_up, totp  # noqa: E402,F401
 
 
 class IndexParser(html.parser.HTMLParser):
@@ -91,7 +91,7 @@ def test_sign_up_sign_out_and_sign_in_with_the_captcha(server, browser):
     p.shot("sign-up")
     page.get_by_role("button", name="Back to sign in").click()
     sign_up(p, "ada")
-    expect(page.get_by_role("heading", name="Signed in as ada")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Signed in as ada")).to_be_visible(timeout=SLOW)
     p.shot("home")
     # The token lives in memory only.
     assert page.evaluate("localStorage.length + sessionStorage.length") == 0
@@ -99,7 +99,7 @@ def test_sign_up_sign_out_and_sign_in_with_the_captcha(server, browser):
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("status")).to_have_text("Signed out.")
     sign_in(p, "ada")
-    expect(page.get_by_role("heading", name="Signed in as ada")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Signed in as ada")).to_be_visible(timeout=SLOW)
     p.close()
 
 
@@ -107,7 +107,7 @@ def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
     p = Page(browser, server)
     page = p.page
     sign_up(p, "dan")
-    expect(page.get_by_role("heading", name="Signed in as dan")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Signed in as dan")).to_be_visible(timeout=SLOW)
     expect(page.get_by_role("status")).to_contain_text("Keypair created", timeout=30_000)
     expect(page.get_by_role("status")).to_contain_text("Device ready")
     shown = page.get_by_test_id("fingerprint").inner_text()
@@ -135,13 +135,13 @@ def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
     # Signing in again on this browser reuses the device: no new keys, no second device.
     page.get_by_role("button", name="Sign out").click()
     sign_in(p, "dan")
-    expect(page.get_by_role("status")).to_have_text("Device ready.", timeout=60_000)
+    expect(page.get_by_role("status")).to_have_text("Device ready.", timeout=SLOW)
     assert page.get_by_test_id("fingerprint").inner_text() == shown
     assert len(server.api("GET", "/v1/devices", token=token)[1]["devices"]) == 1
     # Another account on the same browser profile gets a device of its own.
     page.get_by_role("button", name="Sign out").click()
     sign_up(p, "eve")
-    expect(page.get_by_role("status")).to_contain_text("Keypair created", timeout=60_000)
+    expect(page.get_by_role("status")).to_contain_text("Keypair created", timeout=SLOW)
     expect(page.get_by_role("status")).to_contain_text("Device ready")
     assert page.get_by_test_id("fingerprint").inner_text() != shown
     # Removing this browser's keys revokes the device on the server and forgets it here.
@@ -164,7 +164,7 @@ def test_settings_interval_devices_password_and_audit(server, browser):
     p = Page(browser, server)
     page = p.page
     sign_up(p, "fay")
-    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=60_000)
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
     shown = page.get_by_test_id("fingerprint").inner_text()
     page.get_by_role("button", name="Settings").click()
     expect(page.get_by_role("heading", name="Settings")).to_be_visible()
@@ -207,7 +207,7 @@ def test_the_privacy_overlay_covers_and_asks_again_after_the_interval(server, br
     p = Page(browser, server)
     page = p.page
     sign_up(p, "gus")
-    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=60_000)
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
     set_visibility = """(state) => {
         Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
         document.dispatchEvent(new Event("visibilitychange"));
@@ -234,11 +234,11 @@ def test_the_privacy_overlay_covers_and_asks_again_after_the_interval(server, br
     overlay.get_by_label("Password").fill("not the password")
     overlay.get_by_role("button", name="Unlock").click()
     # The server asks for the captcha on every password here (--captcha always): solved in the overlay.
-    expect(overlay.get_by_role("alert")).to_contain_text("Try again.", timeout=60_000)
+    expect(overlay.get_by_role("alert")).to_contain_text("Try again.", timeout=SLOW)
     expect(overlay).to_be_visible()
     overlay.get_by_label("Password").fill("correct horse battery")
     overlay.get_by_role("button", name="Unlock").click()
-    expect(overlay).to_have_count(0, timeout=60_000)
+    expect(overlay).to_have_count(0, timeout=SLOW)
     expect(page.get_by_role("heading", name="Settings")).to_be_visible()
     p.close()
 
@@ -247,13 +247,19 @@ def test_errors_are_the_servers_words_in_an_alert(server, browser):
     p = Page(browser, server)
     page = p.page
     sign_up(p, "bea")
-    expect(page.get_by_role("heading", name="Signed in as bea")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Signed in as bea")).to_be_visible(timeout=SLOW)
     page.get_by_role("button", name="Sign out").click()
     sign_in(p, "bea", "not the password")
     alert = page.get_by_role("alert")
-    expect(alert).not_to_be_empty(timeout=60_000)
+    expect(alert).not_to_be_empty(timeout=SLOW)
     p.shot("sign-in-error")
     assert "password" in alert.inner_text().lower(), alert.inner_text()
+    # Two more wrong passwords: the server delays the next sign-in, and the page says until when.
+    for _ in range(3):
+        page.get_by_role("button", name="Sign in").click()
+        expect(alert).not_to_be_empty(timeout=SLOW)
+    expect(alert).to_contain_text(re.compile(r"You can try again at .* \(in \d+ seconds\)"))
+    p.shot("sign-in-delayed")
     # Missing fields are named before anything is sent.
     page.get_by_label("Password").fill("")
     page.get_by_role("button", name="Sign in").click()
@@ -265,7 +271,7 @@ def test_errors_are_the_servers_words_in_an_alert(server, browser):
         page.get_by_label(label).fill(value)
     page.get_by_label("Name", exact=True).fill("B")
     page.get_by_role("button", name="Create account").click()
-    expect(page.get_by_role("alert")).not_to_be_empty(timeout=60_000)
+    expect(page.get_by_role("alert")).not_to_be_empty(timeout=SLOW)
     expect(page.get_by_role("alert")).to_have_text("That username is already registered; choose another.")
     p.close()
 
@@ -280,7 +286,7 @@ def test_a_passcode_finishes_the_second_factor(server, browser):
     p = Page(browser, server)
     page = p.page
     sign_in(p, "cyd")
-    expect(page.get_by_role("heading", name="Second factor")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Second factor")).to_be_visible(timeout=SLOW)
     p.shot("second-factor")
     page.get_by_label("One-time passcode").fill("000000" if totp(secret) != "000000" else "111111")
     page.get_by_role("button", name="Verify").click()

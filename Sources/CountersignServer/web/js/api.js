@@ -47,6 +47,11 @@ export async function call(method, path, { json, token } = {}) {
 /** What to tell the user about a failed call: the server's words, with when to retry if it said so. */
 export function describe(error) {
   if (!(error instanceof ApiError)) return error?.message || String(error);
+  const retryAt = Date.parse(error.problem.retryAt ?? "");
+  if (Number.isFinite(retryAt)) {
+    const seconds = Math.max(1, Math.ceil((retryAt - Date.now()) / 1000));
+    return `Too many failed sign-ins. You can try again at ${new Date(retryAt).toLocaleTimeString()} (in ${seconds} seconds).`;
+  }
   if (error.retryAfter && !/\d/.test(error.message)) {
     return `${error.message} Try again in ${error.retryAfter} seconds.`;
   }

@@ -43,16 +43,18 @@ export async function send(record, { to, text, delayed, report = () => {} }) {
   const plaintext = utf8(text);
   if (plaintext.length > 1_048_576) throw new Error("The text is over 1 MiB; send a file instead.");
   const recipients = [];
+  const commits = [];
   const encryptionSpki = await spki(record.encryption.publicKey);
   recipients.push({ keyId: await keyIdBytes(encryptionSpki), point: await rawPoint(record.encryption.publicKey) });
   for (const name of [...names, ...(names.includes(own.username) ? [] : [own.username])]) {
-    const { devices } = await checkBeforeSending(name, own);
+    const { devices, commit } = await checkBeforeSending(name, own);
+    commits.push(commit);
+    if (!devices.length && name !== own.username) throw new Error(`${name} has no device to receive messages yet: nothing was sent.`);
     for (const d of devices) {
       const key = fromBase64url(d.encryptionKey);
       recipients.push({ keyId: await keyIdBytes(key), point: key.subarray(key.length - 65) });
     }
   }
-  if (recipients.length === 1 && names.every((n) => n !== own.username)) throw new Error(`${names.join(", ")} has no device to receive messages yet.`);
   // One stanza per key (a key shared by two devices is sealed to once).
   const distinct = [...new Map(recipients.map((r) => [hex(r.keyId), r])).values()];
   const envelope = await seal({ plaintext, senderKeyId: await keyIdBytes(own.signingSpki), signingKey: record.signing.privateKey, recipients: distinct });
@@ -70,6 +72,7 @@ export async function send(record, { to, text, delayed, report = () => {} }) {
     }
     throw error;
   }
+  for (const commit of commits) await commit();
   if (delayed) report(`Timer created for ${DELAY_SECONDS} sec`);
   return sent;
 }

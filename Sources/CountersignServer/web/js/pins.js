@@ -133,8 +133,9 @@ export async function checkBeforeSending(username, own, now = Date.now()) {
   const current = await devicesOf(dir, own);
   const pin = await load(dir.username);
   if (!pin) {
-    await save(pinned(dir.username, current, null, now));
-    return { directory: dir, devices: current, firstContact: true };
+    // Pinned once the message is sent (`commit`), as the CLI does: a send that fails pins nothing.
+    const first = pinned(dir.username, current, null, now);
+    return { directory: dir, devices: current, firstContact: true, commit: () => save(first) };
   }
   if (await followRotations(pin, dir, now)) await save(pin);
   const differ = changes(pin.devices, current);
@@ -145,7 +146,7 @@ export async function checkBeforeSending(username, own, now = Date.now()) {
       changes: differ,
     });
   }
-  return { directory: dir, devices: current, firstContact: false };
+  return { directory: dir, devices: current, firstContact: false, commit: async () => {} };
 }
 
 /** Pins the user's devices as the directory lists them now (the user compared the safety number). */
