@@ -37,7 +37,15 @@ EXPECTED_CSP = (
 class Server:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="cs-web-")
-        env = dict(os.environ, COUNTERSIGN_EXIT_WITH_PARENT="1", COUNTERSIGN_LOG_LEVEL="warning")
+        # Every test's browsers and CLIs come from 127.0.0.1: the per-address limits are raised past what
+        # the whole suite uses (the limits themselves are tested in the Swift suites).
+        env = dict(
+            os.environ,
+            COUNTERSIGN_EXIT_WITH_PARENT="1",
+            COUNTERSIGN_LOG_LEVEL="warning",
+            COUNTERSIGN_REGISTRATIONS_PER_ADDRESS="1000",
+            COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS="1000",
+        )
         self.process = subprocess.Popen(
             [BINARY, "serve", "--port", "0", "--captcha", "always", "--database", f"sqlite:{self.dir}/web.sqlite"],
             stdout=subprocess.PIPE, stderr=open(f"{self.dir}/serve.log", "w"), env=env, start_new_session=True,
