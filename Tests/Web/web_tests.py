@@ -243,6 +243,41 @@ def test_the_privacy_overlay_covers_and_asks_again_after_the_interval(server, br
     p.close()
 
 
+NAMELESS_CONTROLS = """() => [...document.querySelectorAll("button, input, textarea, select, a[href], [role=switch]")]
+    .filter((e) => !e.closest("[hidden]"))
+    .filter((e) => !(e.getAttribute("aria-label") || [...(e.labels || [])].map((l) => l.textContent).join(" ") || e.textContent || e.title || "").trim())
+    .map((e) => e.outerHTML.slice(0, 100))"""
+
+
+def test_every_control_has_a_name_and_the_keyboard_reaches_it(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    # The sign-in form in tab order, and submitted with Enter.
+    expect(page.get_by_label("Username")).to_be_focused()
+    order = []
+    for _ in range(4):
+        order.append(page.evaluate("document.activeElement.labels?.[0]?.textContent || document.activeElement.textContent"))
+        page.keyboard.press("Tab")
+    assert order == ["Username", "Password", "Sign in", "Sign up"], order
+    assert page.evaluate(NAMELESS_CONTROLS) == []
+    page.get_by_role("button", name="Sign up").click()
+    assert page.evaluate(NAMELESS_CONTROLS) == []
+    page.get_by_role("button", name="Back to sign in").click()
+    api_account(server, "nia")
+    page.get_by_label("Username").fill("nia")
+    page.get_by_label("Password").fill("correct horse battery")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+    # A new screen without a field to type in focuses its heading (a screen reader says where it is).
+    expect(page.get_by_role("heading", name="Signed in as nia")).to_be_focused()
+    for screen in ("Messages", "Settings"):
+        page.get_by_role("button", name=screen, exact=True).click()
+        expect(page.get_by_role("heading", name=screen, exact=True)).to_be_visible()
+        assert page.evaluate(NAMELESS_CONTROLS) == [], screen
+        page.get_by_role("button", name="Back").click()
+    p.close()
+
+
 def test_errors_are_the_servers_words_in_an_alert(server, browser):
     p = Page(browser, server)
     page = p.page

@@ -11,6 +11,16 @@ const app = document.getElementById("app");
 const banner = document.getElementById("banner");
 installPrivacyOverlay(app);
 
+// A screen that focuses nothing itself gets its heading focused, so a screen reader announces where the
+// user is and the tab order starts from the top of the new screen.
+new MutationObserver(() => {
+  if (app.contains(document.activeElement) && document.activeElement !== app) return;
+  const heading = app.querySelector("h1");
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus({ preventScroll: true });
+}).observe(app, { childList: true });
+
 function signedOut(notice = "") {
   signInScreen(app, { onSignedIn: signedIn, notice });
 }
