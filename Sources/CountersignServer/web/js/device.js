@@ -34,8 +34,8 @@ async function register(accountSession, record) {
   return device.id;
 }
 
-/** A device session for `record`: the server's nonce signed with the device key. */
-async function openSession(record) {
+/** A device session for `record` (a device's or an authenticator's): the server's nonce signed with its key. */
+export async function openSession(record) {
   const { body: issued } = await call("POST", "/v1/device-sessions/challenges", { json: { deviceId: record.deviceId } });
   const signature = await signLowS(record.signing.privateKey, await sessionMessage(fromBase64url(issued.challenge), record.deviceId));
   const { body } = await call("POST", "/v1/device-sessions", {

@@ -1,13 +1,15 @@
 // Where the browser keeps its device: IndexedDB, one record per account (so another account signing in
 // on the same browser profile gets a device and a store of its own). The private keys are WebCrypto
 // CryptoKeys with extractable = false: the page can use them and never read them. Beside them, per
-// account: received messages still sealed, and the key pins of contacts (trust on first use).
+// account: received messages still sealed, the key pins of contacts (trust on first use), and the
+// browser's authenticator (a device of its own, PROTOCOL §3) when it is paired for the account.
 const DB = "countersign";
-const VERSION = 2;
+const VERSION = 3;
 const STORES = {
   devices: { keyPath: "accountId" },
   messages: { keyPath: "key", index: "accountId" },
   pins: { keyPath: "key", index: "accountId" },
+  authenticators: { keyPath: "accountId" },
 };
 
 function open() {

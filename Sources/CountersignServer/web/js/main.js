@@ -1,6 +1,8 @@
 // The web client's entry: which screen is shown.
+import { onApprovalRequest, startAuthenticator, stopAuthenticator } from "./authenticator.js";
 import { onOpenRequest, subscribe } from "./inbox.js";
 import { installPrivacyOverlay } from "./privacy.js";
+import { approvalsScreen } from "./screens/approvals.js";
 import { messagesScreen } from "./screens/messages.js";
 import { homeScreen } from "./screens/home.js";
 import { settingsScreen } from "./screens/settings.js";
@@ -22,19 +24,26 @@ new MutationObserver(() => {
 }).observe(app, { childList: true });
 
 function signedOut(notice = "") {
+  stopAuthenticator();
   signInScreen(app, { onSignedIn: signedIn, notice });
 }
 
 function signedIn() {
+  // This browser's authenticator, when paired for the account, runs while the account is signed in here.
+  startAuthenticator(session.account.id).catch(() => {});
   homeScreen(app, {
     onSignedOut: signedOut,
     onSettings: () => settingsScreen(app, { onBack: signedIn }),
     onMessages: () => messagesScreen(app, { onBack: signedIn }),
+    onApprovals: () => approvalsScreen(app, { onBack: signedIn }),
   });
 }
 
 // A click on a message notification opens that message.
 onOpenRequest((id) => session.token && messagesScreen(app, { onBack: signedIn, open: id }));
+
+// A click on a sign-in request's notification opens Approvals.
+onApprovalRequest(() => session.token && approvalsScreen(app, { onBack: signedIn }));
 
 // The push channel's end: a revoked device says so wherever the user is.
 subscribe((event) => {

@@ -5,6 +5,7 @@ import { groupedKeyId } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
 import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "../reauth.js";
+import { authenticatorSettings } from "./approvals.js";
 import { session } from "../session.js";
 
 const intervals = [
@@ -166,6 +167,8 @@ export function settingsScreen(app, { onBack }) {
       el("h2", {}, "Message key"),
       el("p", { class: "muted" }, "New keys for this browser. Messages sent to the old key still open here."),
       rotate,
+      el("h2", {}, "Authenticator"),
+      authenticatorSettings(),
       el("h2", {}, "Password"),
       passwordForm,
       el("h2", {}, "Audit log"),
