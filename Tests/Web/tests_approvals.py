@@ -1,0 +1,310 @@
+"""Approvals: the browser paired as an authenticator answers the CLI's sign-ins (number matching,
+"Approve", "Deny", "This wasn't me", a wrong number), shows a passcode the server accepts, ignores a
+tampered challenge; and the browser signs in with a push approved by the CLI authenticator."""
+import base64
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import support
+from support import Page, api_account, api_sign_in, expect, sign_in, sign_up
+from tests_messages import Cli
+
+
+class Login:
+    """`countersign account login USER` in the background, in its own process group (stopped by close(),
+    whatever happened), waiting on its second factor."""
+
+    def __init__(self, cli, username, *extra):
+        self.process = subprocess.Popen(
+            [support.BINARY, "account", "login", username, "--password-file", cli.password_file, *extra],
+            env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )
+        self.lines = queue.Queue()
+        self.out = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def number(self, timeout=90):
+        """The "Number to match: NN" the CLI prints."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    raise AssertionError(f"login exited {self.process.returncode} before a number: {self.process.stderr.read()}")
+                continue
+            self.out.append(line)
+            match = re.fullmatch(r"Number to match: (\d{2}|\d{6})\n", line)
+            if match:
+                return match.group(1)
+        raise AssertionError(f"no number to match within {timeout} s: {self.out}")
+
+    def wait(self, timeout=60):
+        code = self.process.wait(timeout)
+        time.sleep(0.2)
+        while not self.lines.empty():
+            self.out.append(self.lines.get())
+        return code, "".join(self.out), self.process.stderr.read()
+
+    def close(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def requests_list(page):
+    return page.get_by_role("list", name="Sign-in requests")
+
+
+def b64url_json(part):
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+def b64url(value):
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+
+def audit(server, token):
+    return [(e["kind"], e["outcome"]) for e in server.api("GET", "/v1/me/audit?limit=50", token=token)[1]["events"]]
+
+
+def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    cli = Cli(server)
+    logins = []
+
+    def login(*extra):
+        logins.append(Login(cli, "ivy", *extra))
+        return logins[-1]
+
+    # Every challenge the browser's sockets receive, to tamper with one later.
+    challenges = []
+    page.on("websocket", lambda ws: ws.on(
+        "framereceived",
+        lambda frame: isinstance(frame, str) and '"mfaChallenge"' in frame and challenges.append(json.loads(frame)["jwt"]),
+    ))
+    try:
+        sign_up(p, "ivy")
+        expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=90_000)
+        # A full authentication before the second factor exists, for the policy changes below.
+        token = api_sign_in(server, "ivy")
+        page.get_by_role("button", name="Settings").click()
+        page.get_by_role("button", name="Pair this browser as an authenticator").click()
+        expect(page.get_by_text(re.compile(r"^Paired\. Sign-in requests for ivy"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_role("button", name="Unpair this browser")).to_be_visible()
+        p.shot("approvals-settings-paired")
+        mfa = server.api("GET", "/v1/me/mfa", token=token)[1]
+        assert mfa["enabled"] and len(mfa["authenticators"]) == 1, mfa
+        assert mfa["authenticators"][0]["name"].startswith("Approvals in "), mfa
+        # Two devices on the server: the messaging device and the authenticator.
+        devices = server.api("GET", "/v1/devices", token=token)[1]["devices"]
+        assert len(devices) == 2, devices
+        # Its keys and the TOTP secret are non-extractable CryptoKeys in IndexedDB.
+        kept = page.evaluate(
+            """() => new Promise((resolve, reject) => {
+                const r = indexedDB.open("countersign");
+                r.onsuccess = () => {
+                    const get = r.result.transaction("authenticators").objectStore("authenticators").getAll();
+                    get.onsuccess = () => resolve(get.result.map(a => [a.signing.privateKey.extractable, a.encryption.privateKey.extractable,
+                        a.totp.key.extractable, a.totp.key.algorithm.name, a.totp.key.algorithm.hash.name, a.totp.key.usages.join()]));
+                    get.onerror = () => reject(get.error);
+                };
+                r.onerror = () => reject(r.error);
+            })"""
+        )
+        assert kept == [[False, False, False, "HMAC", "SHA-1", "sign"]], kept
+        page.get_by_role("button", name="Back").click()
+        page.get_by_role("button", name="Approvals").click()
+        expect(page.get_by_role("heading", name="Approvals")).to_be_visible()
+        expect(page.get_by_test_id("approvals-state")).to_have_text("Sign-in requests arrive live.", timeout=30_000)
+        expect(page.get_by_test_id("passcode")).to_have_text(re.compile(r"^\d{6}$"))
+        p.shot("approvals-empty")
+
+        # 1. The default policy (ENTER_MANUALLY): the number is typed; who, where, when are shown.
+        first = login()
+        number = first.number()
+        request = requests_list(page).get_by_role("listitem")
+        expect(request).to_have_count(1, timeout=30_000)
+        expect(request).to_contain_text("Sign-in request for ivy")
+        expect(request).to_contain_text("127.0.0.1")
+        for fact in ("From", "Browser or app", "When", "Expires"):
+            expect(request.get_by_text(fact, exact=True)).to_be_visible()
+        assert number not in request.inner_text(), "an ENTER_MANUALLY challenge carries no number"
+        p.shot("approvals-request-typed")
+        request.get_by_label("Number shown on the sign-in screen").fill(number)
+        request.get_by_role("button", name="Approve").click()
+        expect(page.get_by_text("Approved: ivy's sign-in from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
+        code, out, err = first.wait()
+        assert code == 0 and "signed in as ivy" in out, (code, out, err)
+        expect(request).to_have_count(0)
+
+        # A tampered challenge (its claims changed under the server's signature) and one for another
+        # authenticator are not shown: injected as the pending list the browser polls.
+        assert challenges, "the challenge came over the push channel"
+        header, payload, signature = challenges[0].split(".")
+        claims = b64url_json(payload)
+        forged = [
+            f"{header}.{b64url(dict(claims, ctx=dict(claims['ctx'], address='203.0.113.66'), exp=int(time.time()) + 120))}.{signature}",
+            f"{header}.{payload}.{signature[:-4]}AAAA",
+        ]
+        page.route("**/v1/authenticator/challenges", lambda route: route.fulfill(
+            status=200, content_type="application/json", body=json.dumps({"challenges": [{"jwt": j} for j in forged]}),
+        ))
+        expect(page.get_by_role("alert").filter(has_text="did not verify")).to_be_visible(timeout=30_000)
+        expect(request).to_have_count(0)
+        assert "203.0.113.66" not in page.locator("main").inner_text()
+        page.unroute("**/v1/authenticator/challenges")
+
+        # 2. SELECT_NUMBER: the three numbers as buttons named by their number; the right one approves.
+        status, body, _ = server.api("PUT", "/v1/me/mfa/settings", {"numberMatching": "SELECT_NUMBER", "numberDigits": 2}, token)
+        assert status == 200, (status, body)
+        second = login()
+        number = second.number()
+        expect(request).to_have_count(1, timeout=30_000)
+        choices = request.get_by_role("group", name="Number to match").get_by_role("button")
+        expect(choices).to_have_count(3)
+        assert number in [c.inner_text() for c in choices.all()]
+        # Approve before picking: asked to pick first, nothing sent.
+        request.get_by_role("button", name="Approve").click()
+        expect(page.get_by_role("alert").filter(has_text="Pick the number")).to_be_visible()
+        request.get_by_role("button", name=number, exact=True).click()
+        expect(request.get_by_role("button", name=number, exact=True)).to_have_attribute("aria-pressed", "true")
+        p.shot("approvals-request")
+        request.get_by_role("button", name="Approve").click()
+        expect(page.get_by_text("Approved: ivy's sign-in from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
+        code, out, err = second.wait()
+        assert code == 0 and "signed in as ivy" in out, (code, out, err)
+
+        # 3. "Deny": the CLI's sign-in fails; audited.
+        third = login()
+        third.number()
+        expect(request).to_have_count(1, timeout=30_000)
+        request.get_by_role("button", name="Deny").click()
+        expect(page.get_by_text("Denied: ivy's sign-in from 127.0.0.1 was refused.")).to_be_visible(timeout=30_000)
+        code, out, err = third.wait()
+        assert code != 0 and "FAILED" in err, (code, out, err)
+        assert ("sign-in", "second-factor-denied") in audit(server, token), audit(server, token)
+
+        # 4. The passcode the browser shows is accepted by the server (a sign-in with it resets the
+        # failure count, so the two failures below stay under the lockout's delay).
+        passcode = page.get_by_test_id("passcode").inner_text()
+        assert re.fullmatch(r"\d{6}", passcode), passcode
+        cli.run("account", "login", "ivy", "--password-file", cli.password_file, "--otp", passcode)
+
+        # 5. A wrong number fails the sign-in, with words.
+        fifth = login()
+        number = fifth.number()
+        assert len(number) == 6, "after a denial the numbers have 6 digits"
+        expect(request).to_have_count(1, timeout=30_000)
+        wrong = next(c for c in [c.inner_text() for c in choices.all()] if c != number)
+        request.get_by_role("button", name=wrong, exact=True).click()
+        request.get_by_role("button", name="Approve").click()
+        expect(page.get_by_role("alert").filter(has_text="The number did not match")).to_be_visible(timeout=30_000)
+        p.shot("approvals-wrong-number")
+        code, out, err = fifth.wait()
+        assert code != 0 and "FAILED" in err, (code, out, err)
+
+        # 6. "This wasn't me": refused, and push is suspended for the account.
+        sixth = login()
+        sixth.number()
+        expect(request).to_have_count(1, timeout=30_000)
+        request.get_by_role("button", name="This wasn't me").click()
+        expect(page.get_by_text(re.compile(r"^Reported as not you: ivy's sign-in"))).to_be_visible(timeout=30_000)
+        p.shot("approvals-reported")
+        code, out, err = sixth.wait()
+        assert code != 0 and "FAILED" in err, (code, out, err)
+        assert server.api("GET", "/v1/me/mfa", token=token)[1]["pushSuspended"] is True
+        events = audit(server, token)
+        assert ("sign-in", "second-factor-reported") in events and ("sign-in", "second-factor-wrong-number") in events, events
+
+        # The account's only second factor is not unpaired from here: the server's words say why.
+        page.get_by_role("button", name="Unpair this browser").click()
+        expect(page.get_by_role("alert").filter(has_text="only second factor")).to_be_visible(timeout=15_000)
+        assert len(server.api("GET", "/v1/me/mfa", token=token)[1]["authenticators"]) == 1
+        p.close()
+    finally:
+        for each in logins:
+            each.close()
+        cli.close()
+
+
+def test_approvals_sign_in_with_push_approval_from_the_cli_authenticator(server, browser):
+    token = api_account(server, "kit")
+    status, issued, _ = server.api("POST", "/v1/me/mfa/pairing-keys", None, token)
+    assert status == 201, (status, issued)
+    authenticator = Cli(server)
+    try:
+        paired = authenticator.run("authenticator", "pair", issued["key"], "--server", server.url, "--no-passphrase", "--name", "kit's terminal")
+        assert "push: COMPLETED" in paired.stdout, paired.stdout
+
+        def pending():
+            for _ in range(30):
+                listed = json.loads(authenticator.run("authenticator", "pending", "--json").stdout)
+                if listed:
+                    return listed
+                time.sleep(1)
+            raise AssertionError("no pending request on the CLI authenticator")
+
+        p = Page(browser, server)
+        page = p.page
+        # A wrong number on the authenticator fails the sign-in, and the browser says so.
+        sign_in(p, "kit")
+        shown = page.locator(".number .digits")
+        expect(shown).to_have_text(re.compile(r"^\d{2}$"), timeout=60_000)
+        number = shown.inner_text()
+        wrong = f"{(int(number) + 1) % 100:02d}"
+        [request] = pending()
+        assert request["user"] == "kit" and request["numberMatchingType"] == "ENTER_MANUALLY", request
+        result = authenticator.run("authenticator", "approve", request["id"], "--number", wrong, check=False)
+        assert result.returncode != 0 and "FAILED" in result.stdout, (result.stdout, result.stderr)
+        expect(page.get_by_role("status")).to_have_text("The wrong number was chosen on your authenticator.", timeout=30_000)
+        p.shot("approvals-browser-wrong-number")
+        # Again: the browser shows "Number to match" large; the authenticator approves with it, and the
+        # browser finishes signing in by itself.
+        page.get_by_role("button", name="Cancel").click()
+        sign_in(p, "kit")
+        expect(shown).to_have_text(re.compile(r"^\d{6}$"), timeout=60_000)
+        expect(page.get_by_text("Number to match")).to_be_visible()
+        p.shot("approvals-browser-number-to-match")
+        number = shown.inner_text()
+        [request] = pending()
+        result = authenticator.run("authenticator", "approve", request["id"], "--number", number)
+        assert result.stdout.strip() == "COMPLETED", result.stdout
+        expect(page.get_by_role("heading", name="Signed in as kit")).to_be_visible(timeout=30_000)
+        p.close()
+    finally:
+        authenticator.close()
+
+
+def test_approvals_passcodes_match_rfc_6238(server, browser):
+    """The browser's TOTP against RFC 6238's SHA-1 vectors, through a non-extractable HMAC key."""
+    p = Page(browser, server)
+    got = p.page.evaluate(
+        """async () => {
+            const { passcode } = await import("/js/authenticator.js");
+            const key = await crypto.subtle.importKey("raw", new TextEncoder().encode("12345678901234567890"),
+                { name: "HMAC", hash: "SHA-1" }, false, ["sign"]);
+            const out = [];
+            for (const t of [59, 1111111109, 1111111111, 1234567890, 2000000000, 20000000000]) {
+                out.push((await passcode({ totp: { key, period: 30, digits: 8 } }, t * 1000)).passcode);
+            }
+            const six = await passcode({ totp: { key, period: 30, digits: 6 } }, 59_000);
+            return { out, six };
+        }"""
+    )
+    assert got == {
+        "out": ["94287082", "07081804", "14050471", "89005924", "69279037", "65353130"],
+        "six": {"passcode": "287082", "validFrom": 30, "validUntil": 60, "timeWindowSize": 30},
+    }, got
+    p.close()
