@@ -130,17 +130,25 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         expect(page.get_by_test_id("approvals-state")).to_have_text("Sign-in requests arrive live.", timeout=30_000)
         expect(page.get_by_test_id("passcode")).to_have_text(re.compile(r"^\d{6}$"))
         p.shot("approvals-empty")
+        page.get_by_role("button", name="Back").click()
+        expect(page.get_by_role("heading", name="Signed in as ivy")).to_be_visible()
 
-        # 1. The default policy (ENTER_MANUALLY): the number is typed; who, where, when are shown.
+        # 1. The default policy (ENTER_MANUALLY): the number is typed; who, where, when are shown. On
+        # another screen, a bar says a request is waiting.
         first = login()
         number = first.number()
+        expect(page.get_by_text("A sign-in request for ivy is waiting for your answer.")).to_be_visible(timeout=30_000)
+        p.shot("approvals-waiting")
+        page.get_by_role("button", name="Open Approvals").click()
+        expect(page.get_by_role("button", name="Open Approvals")).to_be_hidden()
         request = requests_list(page).get_by_role("listitem")
         expect(request).to_have_count(1, timeout=30_000)
         expect(request).to_contain_text("Sign-in request for ivy")
         expect(request).to_contain_text("127.0.0.1")
         for fact in ("From", "Browser or app", "When", "Expires"):
             expect(request.get_by_text(fact, exact=True)).to_be_visible()
-        assert number not in request.inner_text(), "an ENTER_MANUALLY challenge carries no number"
+        # ENTER_MANUALLY carries no number: nothing to pick, a field to type it.
+        expect(request.get_by_role("group", name="Number to match")).to_have_count(0)
         p.shot("approvals-request-typed")
         request.get_by_label("Number shown on the sign-in screen").fill(number)
         request.get_by_role("button", name="Approve").click()

@@ -2,7 +2,7 @@
 import { onApprovalRequest, startAuthenticator, stopAuthenticator } from "./authenticator.js";
 import { onOpenRequest, subscribe } from "./inbox.js";
 import { installPrivacyOverlay } from "./privacy.js";
-import { approvalsScreen } from "./screens/approvals.js";
+import { approvalsScreen, waitingBar } from "./screens/approvals.js";
 import { messagesScreen } from "./screens/messages.js";
 import { homeScreen } from "./screens/home.js";
 import { settingsScreen } from "./screens/settings.js";
@@ -42,8 +42,12 @@ function signedIn() {
 // A click on a message notification opens that message.
 onOpenRequest((id) => session.token && messagesScreen(app, { onBack: signedIn, open: id }));
 
-// A click on a sign-in request's notification opens Approvals.
-onApprovalRequest(() => session.token && approvalsScreen(app, { onBack: signedIn }));
+// A click on a sign-in request's notification, or on the bar that says one is waiting, opens Approvals.
+const openApprovals = () => session.token && approvalsScreen(app, { onBack: signedIn });
+onApprovalRequest(openApprovals);
+const waiting = waitingBar(openApprovals, () => Boolean(app.querySelector("section[aria-label=Approvals]")));
+banner.after(waiting.bar);
+new MutationObserver(waiting.update).observe(app, { childList: true });
 
 // The push channel's end: a revoked device says so wherever the user is.
 subscribe((event) => {

@@ -48,6 +48,7 @@ function requestItem(request, { onAnswer }) {
     for (const b of buttons) {
       b.addEventListener("click", () => {
         picked = b.textContent;
+        onAnswer(request, null);
         for (const other of buttons) other.setAttribute("aria-pressed", String(other === b));
       });
     }
@@ -59,6 +60,7 @@ function requestItem(request, { onAnswer }) {
     );
   } else {
     typed = field("Number shown on the sign-in screen", { inputmode: "numeric", autocomplete: "off", maxlength: 6, pattern: "[0-9]*" });
+    typed.input.addEventListener("input", () => onAnswer(request, null));
     matching = el("div", { class: "matching" }, typed.row);
   }
   const approve = el("button", { type: "button", class: "primary" }, "Approve");
@@ -111,7 +113,10 @@ function requestItem(request, { onAnswer }) {
 
 /** The passcode and its countdown to the next 30-second step; recomputed when the step changes. */
 function passcodeCard(record) {
-  const digits = el("span", { class: "digits", "data-testid": "passcode" }, "······");
+  // Shown as two groups of three (as authenticator apps do); the text is the six digits.
+  const first = el("span", {}, "···");
+  const second = el("span", {}, "···");
+  const digits = el("span", { class: "digits", "data-testid": "passcode" }, first, second);
   const bar = el("progress", { max: record.totp.period, value: record.totp.period, "aria-label": "Time left for this passcode" });
   const left = el("span", { class: "muted" });
   let until = 0;
@@ -122,7 +127,8 @@ function passcodeCard(record) {
       computing = true;
       try {
         const info = await passcode(record, now);
-        digits.textContent = info.passcode;
+        first.textContent = info.passcode.slice(0, 3);
+        second.textContent = info.passcode.slice(3);
         until = info.validUntil;
       } finally {
         computing = false;
@@ -262,10 +268,11 @@ export function approvalsScreen(app, { onBack }) {
     replace(
       body,
       el("h2", {}, "Sign-in requests"),
+      el("p", { class: "muted" }, "Approve only a sign-in you are making yourself, with the number its screen shows."),
       list,
       empty,
       el("h2", {}, "One-time passcode"),
-      el("p", { class: "muted" }, "For a sign-in that asks for a passcode instead (account login --otp)."),
+      el("p", { class: "muted" }, "For a sign-in that asks for a passcode instead of a push."),
       otp.card,
       el("h2", {}, "This authenticator"),
       authenticatorSettings(),
@@ -299,4 +306,20 @@ export function approvalsScreen(app, { onBack }) {
     ),
   );
   showState();
+}
+
+/**
+ * For every other screen: a bar saying a sign-in request is waiting, with "Open Approvals". `isShown()`
+ * says whether Approvals is on screen (the bar hides there); call `update()` when the screen changes.
+ */
+export function waitingBar(openApprovals, isShown) {
+  const words = el("span");
+  const bar = el("div", { class: "waiting", hidden: true }, words, el("button", { type: "button", class: "primary", on: { click: openApprovals } }, "Open Approvals"));
+  const update = () => {
+    const { requests } = authenticatorStatus();
+    bar.hidden = !requests.length || isShown();
+    words.textContent = requests.length === 1 ? `A sign-in request for ${requests[0].username} is waiting for your answer.` : `${requests.length} sign-in requests are waiting for your answer.`;
+  };
+  subscribe((event) => (event.kind === "requests" || event.kind === "state") && update());
+  return { bar, update };
 }
