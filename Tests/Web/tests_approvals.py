@@ -82,6 +82,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
     p = Page(browser, server)
     page = p.page
     cli = Cli(server)
+    other = Cli(server)
     logins = []
 
     def login(*extra):
@@ -240,11 +241,28 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         page.get_by_role("button", name="Unpair this browser").click()
         expect(page.get_by_role("alert").filter(has_text="only second factor")).to_be_visible(timeout=15_000)
         assert len(server.api("GET", "/v1/me/mfa", token=token)[1]["authenticators"]) == 1
+        # With another authenticator paired (the CLI), it is: revoked on the server, forgotten here.
+        status, issued, _ = server.api("POST", "/v1/me/mfa/pairing-keys", None, token)
+        assert status == 201, (status, issued)
+        other.run("authenticator", "pair", issued["key"], "--server", server.url, "--no-passphrase", "--name", "ivy's terminal")
+        page.get_by_role("button", name="Unpair this browser").click()
+        expect(page.get_by_text("This browser is not an authenticator for your account yet.")).to_be_visible(timeout=15_000)
+        expect(page.get_by_role("button", name="Pair this browser as an authenticator")).to_be_visible()
+        left = server.api("GET", "/v1/me/mfa", token=token)[1]["authenticators"]
+        assert [a["name"] for a in left] == ["ivy's terminal"], left
+        assert ("mfa-unpair", "success") in audit(server, token), audit(server, token)
+        count = page.evaluate(
+            """() => new Promise((resolve) => { const r = indexedDB.open("countersign"); r.onsuccess = () => {
+                const c = r.result.transaction("authenticators").objectStore("authenticators").count(); c.onsuccess = () => resolve(c.result); }; })"""
+        )
+        assert count == 0, count
+        p.shot("approvals-unpaired")
         p.close()
     finally:
         for each in logins:
             each.close()
         cli.close()
+        other.close()
 
 
 def test_approvals_sign_in_with_push_approval_from_the_cli_authenticator(server, browser):

@@ -411,7 +411,8 @@ export async function unpair(accountId) {
       if (!gone) throw error;
     }
   }
-  if (current?.accountId === accountId) stopAuthenticator();
+  // Forgotten before the screens hear of it, so that what they read back is the unpaired state.
   await deleteRecord(accountId);
+  if (current?.accountId === accountId) stopAuthenticator();
   emit({ kind: "paired" });
 }

@@ -253,8 +253,9 @@ export function approvalsScreen(app, { onBack }) {
 
   function showState() {
     const { record, state, detail } = authenticatorStatus();
-    channel.textContent = state === "revoked" ? `This browser no longer receives sign-in requests: ${detail}` : stateWords[state] ?? "";
+    channel.textContent = !record ? "" : state === "revoked" ? `This browser no longer receives sign-in requests: ${detail}` : stateWords[state] ?? "";
     if ((record?.deviceId ?? null) === shownFor) return;
+    if (shownFor) status.textContent = "Unpaired. This browser no longer approves sign-ins or shows passcodes.";
     shownFor = record?.deviceId ?? null;
     items.clear();
     list.replaceChildren();
