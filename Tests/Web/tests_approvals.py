@@ -12,7 +12,7 @@ import threading
 import time
 
 import support
-from support import Page, api_account, api_sign_in, expect, sign_in, sign_up
+from support import Page, api_account, api_sign_in, expect, sign_in, sign_up, solve_captcha
 from tests_messages import Cli
 
 
@@ -195,6 +195,23 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         code, out, err = second.wait()
         assert code == 0 and "signed in as ivy" in out, (code, out, err)
 
+        # A re-authentication's push says it is no new sign-in; approving it confirms that session.
+        status, pending, _ = server.api(
+            "POST", "/v1/sessions/current/reauth", {"password": "correct horse battery", "captcha": solve_captcha(server)}, token
+        )
+        assert status == 202, (status, pending)
+        number = pending["transaction"]["numberMatching"]["number"]
+        expect(request).to_have_count(1, timeout=30_000)
+        expect(request).to_contain_text("Confirm a change for ivy")
+        expect(request).to_contain_text("Already signed in: not a new sign-in")
+        expect(request).to_contain_text("Python-urllib")
+        request.get_by_role("button", name=number, exact=True).click()
+        p.shot("approvals-reauthentication")
+        request.get_by_role("button", name="Approve").click()
+        expect(page.get_by_text("Approved: ivy's confirmation of a change from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
+        path = f"/v1/mfa/transactions/{pending['transaction']['id']}/session"
+        assert server.api("POST", path, None, pending["binding"])[0] == 204
+
         # 3. "Deny": the CLI's sign-in fails; audited.
         third = login()
         third.number()
@@ -246,7 +263,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         assert status == 201, (status, issued)
         other.run("authenticator", "pair", issued["key"], "--server", server.url, "--no-passphrase", "--name", "ivy's terminal")
         page.get_by_role("button", name="Unpair this browser").click()
-        expect(page.get_by_text("This browser is not an authenticator for your account yet.")).to_be_visible(timeout=15_000)
+        expect(page.get_by_text("This browser is not an authenticator for your account.")).to_be_visible(timeout=15_000)
         expect(page.get_by_role("button", name="Pair this browser as an authenticator")).to_be_visible()
         left = server.api("GET", "/v1/me/mfa", token=token)[1]["authenticators"]
         assert [a["name"] for a in left] == ["ivy's terminal"], left

@@ -261,7 +261,7 @@ export function approvalsScreen(app, { onBack }) {
     list.replaceChildren();
     if (!record) {
       otp = null;
-      replace(body, el("p", {}, "This browser is not an authenticator for your account yet."), authenticatorSettings());
+      replace(body, el("p", {}, "This browser is not an authenticator for your account."), authenticatorSettings());
       return;
     }
     otp = passcodeCard(record);
