@@ -270,7 +270,7 @@ async function receive(me, jwt) {
   }
   const { request } = checked;
   if (!me.requests.has(request.txn) && !me.answered.has(request.txn)) {
-    me.requests.set(request.txn, request);
+    me.requests.set(request.txn, { ...request, receivedAt: Date.now() });
     emit({ kind: "requests" });
     notify(request);
   }
@@ -282,6 +282,7 @@ async function receive(me, jwt) {
 async function refresh(me) {
   if (current !== me || me.refreshing) return;
   me.refreshing = true;
+  const asked = Date.now();
   try {
     const { body } = await withSession(me, "GET", "/v1/authenticator/challenges");
     const pending = new Set();
@@ -290,8 +291,9 @@ async function refresh(me) {
       if (txn) pending.add(txn);
     }
     let dropped = false;
-    for (const txn of me.requests.keys()) {
-      if (!pending.has(txn)) dropped = me.requests.delete(txn);
+    // One that arrived on the channel after the list was read is not in it, and stays.
+    for (const [txn, request] of me.requests) {
+      if (!pending.has(txn) && request.receivedAt < asked) dropped = me.requests.delete(txn);
     }
     if (dropped) emit({ kind: "requests" });
   } catch (error) {
@@ -302,7 +304,8 @@ async function refresh(me) {
 }
 
 function setState(me, state, detail = "") {
-  if (current !== me) return;
+  // "revoked" is final: the channel's own "closed", which follows it, does not hide why.
+  if (current !== me || me.state === "revoked") return;
   me.state = state;
   me.detail = detail;
   if (state === "revoked" || state === "closed") stopTimers(me);
@@ -313,6 +316,31 @@ function stopTimers(me) {
   clearInterval(me.poll);
   clearInterval(me.prune);
   me.channel?.close();
+  me.waiting?.abort();
+  me.release?.();
+}
+
+/**
+ * Resolves once this tab holds the account's authenticator (a Web Lock): one tab of the profile runs it,
+ * since a second push connection would close the first (4409). Another tab that holds it makes this
+ * one wait, saying so, and take over when that tab closes.
+ */
+function holdLock(me) {
+  if (!navigator.locks) return Promise.resolve();
+  const name = `countersign authenticator ${me.accountId}`;
+  const hold = () => new Promise((release) => (me.release = release));
+  return new Promise((resolve, reject) => {
+    navigator.locks.request(name, { ifAvailable: true }, (lock) => {
+      if (lock) {
+        resolve();
+        return hold();
+      }
+      setState(me, "elsewhere");
+      me.waiting = new AbortController();
+      navigator.locks.request(name, { signal: me.waiting.signal }, () => (resolve(), hold())).catch(reject);
+      return undefined;
+    });
+  });
 }
 
 /**
@@ -333,6 +361,13 @@ export async function startAuthenticator(accountId, fresh) {
     return;
   }
   emit({ kind: "paired" });
+  try {
+    await holdLock(me);
+  } catch {
+    return; // stopped while another tab held it
+  }
+  if (current !== me) return me.release?.();
+  setState(me, "connecting");
   try {
     if (!me.token) me.token = (await openSession(me.record)).token;
   } catch (error) {

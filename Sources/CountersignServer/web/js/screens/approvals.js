@@ -15,6 +15,7 @@ const stateWords = {
   live: "Sign-in requests arrive live.",
   "long-poll": "Sign-in requests arrive by polling (the live channel cannot connect).",
   closed: "Not connected.",
+  elsewhere: "Sign-in requests are shown in another tab of this browser; they come here when that tab closes.",
 };
 
 const ignoredWords = "A sign-in request that did not verify (not signed by your server's key, not for this browser, or expired) was ignored.";
