@@ -153,8 +153,10 @@ export function authenticatorSettings({ onPaired = () => {} } = {}) {
   const account = session.account;
   const box = el("div", { class: "card authenticator-settings" });
   const slot = el("div");
-  const status = el("p", { role: "status", class: "status" });
-  const alert = el("p", { role: "alert", class: "alert" });
+  // Live regions without the status and alert roles: mounted inside Settings, this part must not add a
+  // second status or alert to that screen's own.
+  const status = el("p", { class: "status", "aria-live": "polite" });
+  const alert = el("p", { class: "alert", "aria-live": "assertive" });
 
   async function render(notice = "") {
     const record = await pairedRecord(account.id);
