@@ -12,7 +12,7 @@ import threading
 import time
 
 import support
-from support import Page, api_account, api_sign_in, expect, sign_in, sign_up, solve_captcha
+from support import SLOW, Page, api_account, api_sign_in, expect, sign_in, sign_up, solve_captcha
 from tests_messages import Cli
 
 
@@ -33,7 +33,7 @@ class Login:
         for line in self.process.stdout:
             self.lines.put(line)
 
-    def number(self, timeout=90):
+    def number(self, timeout=SLOW / 1000):
         """The "Number to match: NN" the CLI prints."""
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -97,7 +97,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
     ))
     try:
         sign_up(p, "ivy")
-        expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=90_000)
+        expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
         # A full authentication before the second factor exists, for the policy changes below.
         token = api_sign_in(server, "ivy")
         page.get_by_role("button", name="Settings").click()
@@ -304,7 +304,7 @@ def test_approvals_sign_in_with_push_approval_from_the_cli_authenticator(server,
         # A wrong number on the authenticator fails the sign-in, and the browser says so.
         sign_in(p, "kit")
         shown = page.locator(".number .digits")
-        expect(shown).to_have_text(re.compile(r"^\d{2}$"), timeout=60_000)
+        expect(shown).to_have_text(re.compile(r"^\d{2}$"), timeout=SLOW)
         number = shown.inner_text()
         wrong = f"{(int(number) + 1) % 100:02d}"
         [request] = pending()
@@ -317,7 +317,7 @@ def test_approvals_sign_in_with_push_approval_from_the_cli_authenticator(server,
         # browser finishes signing in by itself.
         page.get_by_role("button", name="Cancel").click()
         sign_in(p, "kit")
-        expect(shown).to_have_text(re.compile(r"^\d{6}$"), timeout=60_000)
+        expect(shown).to_have_text(re.compile(r"^\d{6}$"), timeout=SLOW)
         expect(page.get_by_text("Number to match")).to_be_visible()
         p.shot("approvals-browser-number-to-match")
         number = shown.inner_text()
