@@ -15,7 +15,12 @@ export const session = {
   get deviceToken() {
     return current?.device?.token ?? null;
   },
-  set(signedIn) {
+  /** Keeps a signed-in session; with `username`, only if the server signed in that very user (a server
+   *  answering with another account would otherwise hand this tab that account's keys and messages). */
+  set(signedIn, username) {
+    if (username !== undefined && String(signedIn?.account?.username).toLowerCase() !== username.trim().toLowerCase()) {
+      throw new Error(`The server signed in ${signedIn?.account?.username} when ${username.trim()} was asked for: refused.`);
+    }
     current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null, authenticatedAt: Date.now() };
   },
   /** When the password (or a second factor) was last given: sign-in or re-authentication. */

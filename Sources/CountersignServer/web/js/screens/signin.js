@@ -77,10 +77,10 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
       );
       password.input.value = "";
       if (code === 202) {
-        secondFactorScreen(app, { pending: body, onSignedIn, back: () => signInScreen(app, { onSignedIn }) });
+        secondFactorScreen(app, { pending: body, onSignedIn, back: () => signInScreen(app, { onSignedIn }), username: credentials.username });
         return;
       }
-      session.set(body);
+      session.set(body, credentials.username);
       onSignedIn();
     } catch (error) {
       status.textContent = "";
