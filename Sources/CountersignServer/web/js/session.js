@@ -15,15 +15,20 @@ export const session = {
   get deviceToken() {
     return current?.device?.token ?? null;
   },
-  set(signedIn) {
-    current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null, authenticatedAt: Date.now() };
+  /** `passwordless`: a QR sign-in (an authenticator alone), which the server lets register no device
+   *  and change nothing sensitive until the password (and second factor) confirm it. */
+  set(signedIn, { passwordless = false } = {}) {
+    current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null, authenticatedAt: Date.now(), passwordless };
+  },
+  get passwordless() {
+    return current?.passwordless ?? false;
   },
   /** When the password (or a second factor) was last given: sign-in or re-authentication. */
   get authenticatedAt() {
     return current?.authenticatedAt ?? 0;
   },
   authenticated() {
-    if (current) current.authenticatedAt = Date.now();
+    if (current) Object.assign(current, { authenticatedAt: Date.now(), passwordless: false });
   },
   setDevice(deviceSession) {
     if (current) current.device = deviceSession;

@@ -7,6 +7,7 @@ import { ensureDevice, removeDevice } from "../device.js";
 import { el, replace } from "../dom.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
+import { needsFullSignIn, qrSessionLimits } from "./qr-signin.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
 async function fingerprint(publicKey) {
@@ -23,6 +24,8 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
   const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
   // Revoking a device needs a recent sign-in: asked for here when the server says so.
   const slot = el("div");
+  // What a QR sign-in's session may not do yet, when the server refuses this browser a device.
+  const limits = el("div");
   async function endSession() {
     try {
       await call("DELETE", "/v1/sessions/current", { token: session.token });
@@ -55,6 +58,7 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
       el("h1", {}, `Signed in as ${account.username}`),
       el("p", {}, `${account.name} ${account.lastname}`),
       deviceInfo,
+      limits,
       status,
       el("div", { class: "actions" }, settings, signOut, remove),
       slot,
@@ -62,20 +66,40 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
     ),
   );
 
+  async function becomeDevice() {
+    const device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
+    session.setDevice(device.deviceSession);
+    replace(
+      deviceInfo,
+      el("dt", {}, "This browser"),
+      el("dd", {}, device.deviceSession.device.name),
+      el("dt", {}, "Key fingerprint"),
+      el("dd", { class: "mono", "data-testid": "fingerprint" }, await fingerprint(device.record.signing.publicKey)),
+    );
+    status.textContent = status.textContent ? `${status.textContent}. Device ready.` : "Device ready.";
+  }
   (async () => {
     try {
-      const device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
-      session.setDevice(device.deviceSession);
-      replace(
-        deviceInfo,
-        el("dt", {}, "This browser"),
-        el("dd", {}, device.deviceSession.device.name),
-        el("dt", {}, "Key fingerprint"),
-        el("dd", { class: "mono", "data-testid": "fingerprint" }, await fingerprint(device.record.signing.publicKey)),
-      );
-      status.textContent = status.textContent ? `${status.textContent}. Device ready.` : "Device ready.";
+      await becomeDevice();
     } catch (error) {
-      alert.textContent = `This browser could not become a device: ${describe(error)}`;
+      if (!needsFullSignIn(error)) {
+        alert.textContent = `This browser could not become a device: ${describe(error)}`;
+        return;
+      }
+      // A QR sign-in: say what it can do, and let the password (and second factor) finish the job.
+      status.textContent = "";
+      replace(
+        limits,
+        qrSessionLimits(async () => {
+          alert.textContent = "";
+          try {
+            await withReauth(slot, becomeDevice);
+            limits.replaceChildren();
+          } catch (again) {
+            alert.textContent = describe(again);
+          }
+        }),
+      );
     } finally {
       remove.disabled = false;
     }

@@ -5,6 +5,7 @@ import { groupedKeyId } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
+import { twoFactorSection } from "./two-factor.js";
 
 const intervals = [
   [0, "Never"],
@@ -152,6 +153,7 @@ export function settingsScreen(app, { onBack }) {
       intervalForm,
       el("h2", {}, "Devices"),
       deviceList,
+      twoFactorSection(),
       el("h2", {}, "Password"),
       passwordForm,
       el("h2", {}, "Audit log"),
