@@ -323,11 +323,11 @@ const SVG = "http://www.w3.org/2000/svg";
 /**
  * An accessible image of the QR code of `text`: an <svg role="img"> named by `label` (what it encodes,
  * in words, e.g. "QR code of the pairing key"), dark on light whatever the page's colours (scanners
- * need that), with the 4-module quiet zone. Sized by CSS (class "qr").
+ * need that), with the 4-module quiet zone. Sized by CSS (class "qr"). `mask` as for encode().
  */
-export function qrCode(text, { label, level = "M" } = {}) {
+export function qrCode(text, { label, level = "M", mask } = {}) {
   if (!label) throw new TypeError("a QR code needs a label saying what it encodes");
-  const symbol = encode(text, { level });
+  const symbol = encode(text, { level, mask });
   const side = symbol.size + 8;
   const svg = document.createElementNS(SVG, "svg");
   svg.setAttribute("viewBox", `0 0 ${side} ${side}`);

@@ -120,7 +120,7 @@ export function qrSessionLimits(onConfirm) {
     el(
       "p",
       {},
-      "It cannot yet make this browser one of your devices (to send and read messages here), change your password or your second factors: confirm with your password first.",
+      "It cannot yet make this browser one of your devices (to send and read messages here), change your password or your second factors: confirm with your password (and second factor) first.",
     ),
     el("div", { class: "actions" }, el("button", { type: "button", class: "primary", on: { click: onConfirm } }, "Confirm with password")),
   );
