@@ -34,7 +34,11 @@ EXPECTED_CSP = (
 class Server:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="cs-web-")
-        env = dict(os.environ, COUNTERSIGN_EXIT_WITH_PARENT="1", COUNTERSIGN_LOG_LEVEL="warning")
+        # Every test signs up its own accounts from this one address: more than the default 10 an hour.
+        env = dict(
+            os.environ, COUNTERSIGN_EXIT_WITH_PARENT="1", COUNTERSIGN_LOG_LEVEL="warning",
+            COUNTERSIGN_REGISTRATIONS_PER_ADDRESS="1000",
+        )
         self.process = subprocess.Popen(
             [BINARY, "serve", "--port", "0", "--captcha", "always", "--database", f"sqlite:{self.dir}/web.sqlite"],
             stdout=subprocess.PIPE, stderr=open(f"{self.dir}/serve.log", "w"), env=env, start_new_session=True,

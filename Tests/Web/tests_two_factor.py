@@ -156,13 +156,13 @@ def test_two_factor_app_enrollment_recovery_codes_and_sign_in(server, browser):
     # A wrong code: the server's words, and the form stays.
     section.get_by_label("Code from the app").fill(other_code(secret))
     section.get_by_role("button", name="Confirm app").click()
-    expect(section.get_by_role("alert")).to_have_text(
+    expect(page.get_by_role("alert")).to_have_text(
         "The passcode is not the current one for this secret; check the device's clock and try the next code."
     )
     p.shot("two-factor-app-wrong-code")
     section.get_by_label("Code from the app").fill(totp(secret))
     section.get_by_role("button", name="Confirm app").click()
-    expect(section.get_by_role("status")).to_have_text(
+    expect(page.get_by_role("status")).to_have_text(
         "Authenticator app set up: signing in now asks for a passcode. Create recovery codes too, in case you lose the app."
     )
     expect(section).to_contain_text("On: signing in needs a second factor")
@@ -179,7 +179,7 @@ def test_two_factor_app_enrollment_recovery_codes_and_sign_in(server, browser):
     assert len(set(codes)) == 10
     section.get_by_role("button", name="I have saved them").click()
     expect(codes_list).to_have_count(0)
-    expect(section.get_by_role("status")).to_have_text("Recovery codes hidden. They are not shown again.")
+    expect(page.get_by_role("status")).to_have_text("Recovery codes hidden. They are not shown again.")
     expect(section.get_by_role("definition").nth(3)).to_have_text("10")
     expect(section.get_by_role("button", name="Replace recovery codes")).to_be_visible()
 
@@ -228,15 +228,17 @@ def test_two_factor_pairing_key_qr_pairs_the_cli_authenticator_and_number_matchi
         paired = authenticator.run("pair", key, "--name", "Pia's phone", "--server", server.url, "--no-passphrase")
         assert "pia" in paired.stdout, paired.stdout
         # The page notices the new authenticator by itself.
-        expect(section.get_by_role("status")).to_have_text("Paired: Pia's phone. It now approves your sign-ins.", timeout=15_000)
+        expect(page.get_by_role("status")).to_have_text(
+            "Paired: Pia's phone. It now approves your sign-ins. Create recovery codes too, in case you lose it.", timeout=15_000
+        )
         expect(section.get_by_role("img", name="QR code of the pairing key")).to_have_count(0)
-        expect(section).to_contain_text("Pia's phone")
+        expect(section.get_by_role("list", name="Paired authenticators")).to_contain_text("Pia's phone")
 
         # Number matching: picked among three, six digits; kept by the server.
         section.get_by_label("Pick it among three").check()
         section.get_by_label("6 digits").check()
         section.get_by_role("button", name="Save number matching").click()
-        expect(section.get_by_role("status")).to_have_text("Number matching saved.")
+        expect(page.get_by_role("status")).to_have_text("Number matching saved.")
         p.shot("two-factor-paired")
         page.get_by_role("button", name="Back").click()
         page.get_by_role("button", name="Settings").click()
@@ -258,6 +260,14 @@ def test_two_factor_pairing_key_qr_pairs_the_cli_authenticator_and_number_matchi
         approved = authenticator.run("approve", challenge["id"], "--number", digits)
         assert "COMPLETED" in approved.stdout, approved.stdout
         expect(page.get_by_role("heading", name="Signed in as pia")).to_be_visible(timeout=30_000)
+
+        # Unpaired from Settings: the list empties and the CLI's authenticator is told it is no longer paired.
+        section = open_settings(p, "pia")
+        section.get_by_role("button", name="Unpair Pia's phone").click()
+        expect(page.get_by_role("status")).to_have_text("Pia's phone unpaired: it no longer approves your sign-ins.")
+        expect(section.get_by_role("list", name="Paired authenticators")).to_be_hidden()
+        expect(section).to_contain_text("None paired")
+        assert authenticator.run("pending", "--json", ok=False).returncode != 0
         p.close()
     finally:
         authenticator.close()
@@ -298,6 +308,18 @@ def test_two_factor_qr_sign_in_completed_denied_and_expired(server, browser):
         expect(note).to_contain_text("cannot yet make this browser one of your devices", timeout=30_000)
         expect(page.get_by_role("alert")).to_have_text("")
         p.shot("two-factor-qr-session")
+        # Settings' two-factor changes ask for the password first too (withReauth); cancelling says so.
+        page.get_by_role("button", name="Settings").click()
+        section = page.get_by_role("region", name="Two-factor sign-in")
+        section.get_by_role("button", name="Create recovery codes").click()
+        expect(section.get_by_label("Password")).to_be_visible()
+        p.shot("two-factor-reauth")
+        section.get_by_role("button", name="Cancel").click()
+        expect(page.get_by_role("alert")).to_have_text("Not confirmed.")
+        expect(section.get_by_label("Password")).to_have_count(0)
+        page.get_by_role("button", name="Back").click()
+        note = page.get_by_role("note", name="Signed in with a QR code")
+        expect(note).to_be_visible(timeout=30_000)
         # The password and the push approval make it a full session, and the browser a device.
         note.get_by_role("button", name="Confirm with password").click()
         page.get_by_label("Password").fill(PASSWORD)

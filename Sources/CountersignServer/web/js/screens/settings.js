@@ -153,7 +153,7 @@ export function settingsScreen(app, { onBack }) {
       intervalForm,
       el("h2", {}, "Devices"),
       deviceList,
-      twoFactorSection(),
+      twoFactorSection({ status, alert }),
       el("h2", {}, "Password"),
       passwordForm,
       el("h2", {}, "Audit log"),

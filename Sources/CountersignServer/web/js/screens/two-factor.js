@@ -39,15 +39,19 @@ function radios(legend, name, choices, current) {
   );
 }
 
-/** The two-factor part of Settings: a section that loads the account's second factors itself. */
-export function twoFactorSection() {
-  const alert = el("p", { role: "alert", class: "alert" });
-  const status = el("p", { role: "status", class: "status" });
+/**
+ * The two-factor part of Settings: a section that loads the account's second factors itself. It reports
+ * in the host screen's `status` and `alert` regions when given (one of each per screen), else in its own.
+ */
+export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) {
+  const alert = hostAlert ?? el("p", { role: "alert", class: "alert" });
+  const status = hostStatus ?? el("p", { role: "status", class: "status" });
   const slot = el("div"); // the password (and second factor) when the server asks for them
   const summary = el("dl", { class: "facts", "aria-label": "Two-factor sign-in status" });
   const appArea = el("div", { class: "card" });
   const codesArea = el("div", { class: "card" });
   const pairingArea = el("div", { class: "card" });
+  const authenticatorList = el("ul", { class: "list", "aria-label": "Paired authenticators" });
   const matchingArea = el("div");
   const offArea = el("div");
   let state = null;
@@ -88,6 +92,7 @@ export function twoFactorSection() {
     if (!appArea.querySelector("form")) appStart();
     if (!codesArea.querySelector("ol")) codesStart();
     if (!pairingArea.querySelector(".qr")) pairingStart();
+    listAuthenticators(next.authenticators);
     matchingForm();
     replace(offArea, next.enabled ? el("button", { type: "button", class: "danger", on: { click: turnOff } }, "Turn two-factor sign-in off") : null);
   }
@@ -209,6 +214,26 @@ export function twoFactorSection() {
       watchPairing(body.expiresAt);
     });
   }
+  function listAuthenticators(authenticators) {
+    authenticatorList.hidden = authenticators.length === 0;
+    replace(
+      authenticatorList,
+      authenticators.map((a) => {
+        const name = a.name || "Unnamed authenticator";
+        const unpair = el("button", { type: "button", class: "danger", "aria-label": `Unpair ${name}` }, "Unpair");
+        // Revoking an authenticator's device unpairs it (a change to the second factors: re-authenticated).
+        unpair.addEventListener("click", () =>
+          guarded(async () => {
+            await call("DELETE", `/v1/devices/${encodeURIComponent(a.deviceId)}`, { token: session.token });
+            await load();
+          }, `${name} unpaired: it no longer approves your sign-ins.`),
+        );
+        const facts = `Paired ${new Date(a.pairedAt).toLocaleString()}${a.pushAllowed ? "" : "; push approvals turned off on it"}`;
+        return el("li", {}, el("strong", {}, name), el("div", { class: "muted" }, facts), el("div", { class: "actions" }, unpair));
+      }),
+    );
+  }
+
   /** Polls the account's authenticators until a new one appears, the key expires, or the user leaves. */
   async function watchPairing(expiresAt) {
     const before = new Set(state.authenticators.map((a) => a.deviceId));
@@ -226,7 +251,7 @@ export function twoFactorSection() {
       if (added) {
         pairingStart();
         show(now);
-        say(`Paired: ${added.name}. It now approves your sign-ins.`);
+        say(`Paired: ${added.name}. It now approves your sign-ins.${now.recoveryCodesLeft ? "" : " Create recovery codes too, in case you lose it."}`);
         return;
       }
     }
@@ -274,11 +299,12 @@ export function twoFactorSection() {
     { "aria-label": "Two-factor sign-in", class: "card two-factor" },
     el("h2", {}, "Two-factor sign-in"),
     summary,
-    el("div", { class: "messages" }, status, alert),
+    hostStatus && hostAlert ? null : el("div", { class: "messages" }, status, alert),
     slot,
     appArea,
     codesArea,
     pairingArea,
+    authenticatorList,
     matchingArea,
     offArea,
   );
