@@ -201,6 +201,20 @@ def test_two_factor_app_enrollment_recovery_codes_and_sign_in(server, browser):
     expect(page.get_by_role("heading", name="Signed in as tina")).to_be_visible(timeout=30_000)
     section = open_settings(p, "tina")
     expect(section.get_by_role("definition").nth(3)).to_have_text("9")
+
+    # Turned off, after a second press: the password alone signs in again.
+    section.get_by_role("button", name="Turn two-factor sign-in off").click()
+    p.shot("two-factor-turn-off")
+    section.get_by_role("button", name="Turn off", exact=True).click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Two-factor sign-in is off: the password alone signs in again, and your authenticators were unpaired."
+    )
+    expect(section).to_contain_text("Off: the password alone signs in")
+    expect(section.get_by_role("button", name="Set up authenticator app")).to_be_visible()
+    page.get_by_role("button", name="Back").click()
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(p, "tina")
+    expect(page.get_by_role("heading", name="Signed in as tina")).to_be_visible(timeout=60_000)
     p.close()
 
 

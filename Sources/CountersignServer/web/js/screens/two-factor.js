@@ -93,8 +93,9 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
     if (!codesArea.querySelector("ol")) codesStart();
     if (!pairingArea.querySelector(".qr")) pairingStart();
     listAuthenticators(next.authenticators);
-    matchingForm();
-    replace(offArea, next.enabled ? el("button", { type: "button", class: "danger", on: { click: turnOff } }, "Turn two-factor sign-in off") : null);
+    // Built once: a poll must not undo a choice the user has not saved yet.
+    if (!matchingArea.firstChild) matchingForm();
+    offStart();
   }
 
   // Authenticator app (TOTP): the secret as a QR of its otpauth URI and as text; one code confirms it.
@@ -182,6 +183,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
         el("ol", { class: "codes mono", "aria-label": "Recovery codes" }, body.codes.map((c) => el("li", {}, c))),
         el("div", { class: "actions" }, saved, copy),
       );
+      saved.focus();
       await load();
     }, "New recovery codes made: the old ones no longer work.");
   }
@@ -284,12 +286,27 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
     replace(matchingArea, form);
   }
 
+  // Turning it off takes a second press: it unpairs every authenticator and drops the app and the codes.
+  function offStart() {
+    const ask = el("button", { type: "button", class: "danger" }, "Turn two-factor sign-in off");
+    ask.addEventListener("click", () => {
+      const yes = el("button", { type: "button", class: "danger", on: { click: turnOff } }, "Turn off");
+      replace(
+        offArea,
+        el("p", { class: "warning" }, "Turn two-factor sign-in off? Your authenticators are unpaired, the authenticator app and the recovery codes stop working, and the password alone signs in."),
+        el("div", { class: "actions" }, yes, el("button", { type: "button", on: { click: offStart } }, "Keep it on")),
+      );
+      yes.focus();
+    });
+    replace(offArea, state.enabled ? ask : null);
+  }
   function turnOff() {
     guarded(async () => {
       await call("DELETE", "/v1/me/mfa", { token: session.token });
       appStart();
       codesStart();
       pairingStart();
+      matchingArea.replaceChildren(); // the server reset the policy
       await load();
     }, "Two-factor sign-in is off: the password alone signs in again, and your authenticators were unpaired.");
   }
