@@ -62,7 +62,7 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
     // A re-authentication keeps this session (204); only a sign-in gets a new one, for the user asked.
     if (reauth !== (code === 204)) throw new Error("The server answered this confirmation with something else: refused. Sign in again.");
     if (reauth) session.authenticated();
-    else session.set(body, username);
+    else session.set(body, { username });
     done = true;
     onDone();
     return true;
