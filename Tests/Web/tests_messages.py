@@ -197,12 +197,17 @@ def test_a_changed_device_blocks_sending_until_trust(server, browser):
         alert = p.page.get_by_role("alert").first
         expect(alert).to_contain_text("gwen's devices changed since you pinned them", timeout=30_000)
         expect(alert).to_contain_text("added device second")
-        number = p.page.get_by_label("Safety number")
+        number = p.page.get_by_label("Safety number", exact=True)
         expect(number).to_have_text(re.compile(r"^(\d{5} ){11}\d{5}$"), timeout=30_000)
         p.shot("messages-trust")
         # The browser's safety number is the CLI's (one implementation each, the same 60 digits).
         cli_number = re.search(r"(\d{5}(?: \d{5}){11})", second.run("safety-number", "hal").stdout).group(1)
         assert number.inner_text() == cli_number, (number.inner_text(), cli_number)
+        # Its QR code, read by an independent decoder, is the same 60 digits.
+        from tests_two_factor import decode
+
+        scanned = decode(p, p.page.get_by_role("img", name="QR code of the safety number with gwen"), "safety-qr")
+        assert scanned == cli_number.replace(" ", ""), scanned
         assert len(second.inbox()) == 0
         p.page.get_by_role("button", name="Trust").click()
         expect(steps(p.page)).to_contain_text("gwen's devices are trusted", timeout=15_000)
@@ -324,7 +329,7 @@ def test_a_lying_server_gets_past_neither_pin_rule(server, browser):
         expect(p.page.get_by_role("alert").first).to_contain_text("ivy's devices changed since you pinned them", timeout=30_000)
         assert len(mallory.inbox()) == 0
         # "Trust" pins the very answer the shown number was computed from: it asks the server nothing.
-        number = p.page.get_by_label("Safety number")
+        number = p.page.get_by_label("Safety number", exact=True)
         expect(number).to_have_text(re.compile(r"^(\d{5} ){11}\d{5}$"), timeout=30_000)
         asked = len(proxy.requests)
         proxy.rewrite = relabel
@@ -338,7 +343,7 @@ def test_a_lying_server_gets_past_neither_pin_rule(server, browser):
         proxy.rewrite = lambda path, body: json.dumps(forged_jack).encode() if path.startswith("/v1/users/jack/devices") else body
         opened = open_first(p.page, "Incoming", "^From ivy, ")
         opened.get_by_role("button", name="Safety number with ivy").click()
-        expect(p.page.get_by_label("Safety number")).to_contain_text("REFUSED: the server lists this browser's device", timeout=30_000)
+        expect(p.page.get_by_label("Safety number", exact=True)).to_contain_text("REFUSED: the server lists this browser's device", timeout=30_000)
 
         # 5. A sender name that only looks like one (a zero-width space) is dropped, never shown.
         def lookalike(path, body):

@@ -8,6 +8,7 @@ import { subscribe } from "../inbox.js";
 import { keystore } from "../keystore.js";
 import { DELAY_SECONDS, get, list, openMessage, ownIdentity, send } from "../messages.js";
 import { PinError, directory, safetyKeys, trust } from "../pins.js";
+import { qrCode } from "../qr.js";
 import { onHide } from "../privacy.js";
 import { display, safetyNumber } from "../safety-number.js";
 import { session } from "../session.js";
@@ -55,7 +56,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
       el(
         "p",
         {},
-        `Read it to ${username} in person or over a call. If it matches theirs, ${changed ? "press Trust" : "the server gave each of you the other's real keys"}. If not, do not send: someone may be reading along.`,
+        `Read it to ${username} in person or over a call, or scan each other's code. If it matches theirs, ${changed ? "press Trust" : "the server gave each of you the other's real keys"}. If not, do not send: someone may be reading along.`,
       ),
       number,
     );
@@ -72,6 +73,8 @@ export function messagesScreen(app, { onBack, open: openId }) {
         { username: theirs.username, signingKeys: await safetyKeys(theirs, own) },
       );
       number.textContent = display(digits);
+      // The same 60 digits to scan, for two people in one room.
+      number.after(qrCode(digits, { label: `QR code of the safety number with ${theirs.username}` }));
     } catch (error) {
       number.textContent = `No safety number: ${describe(error)}`;
       return;
