@@ -13,13 +13,14 @@ async function fingerprint(publicKey) {
   return groupedKeyId(hex((await sha256(await spki(publicKey))).subarray(0, 16)));
 }
 
-export function homeScreen(app, { onSignedOut, onSettings }) {
+export function homeScreen(app, { onSignedOut, onSettings, onFiles }) {
   const account = session.account;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
   const deviceInfo = el("dl", { class: "facts", "aria-label": "This browser's device" });
   const signOut = el("button", { type: "button" }, "Sign out");
   const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
+  const files = el("button", { type: "button", on: { click: onFiles } }, "Files");
   const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
   // Revoking a device needs a recent sign-in: asked for here when the server says so.
   const slot = el("div");
@@ -56,7 +57,7 @@ export function homeScreen(app, { onSignedOut, onSettings }) {
       el("p", {}, `${account.name} ${account.lastname}`),
       deviceInfo,
       status,
-      el("div", { class: "actions" }, settings, signOut, remove),
+      el("div", { class: "actions" }, files, settings, signOut, remove),
       slot,
       alert,
     ),
