@@ -26,6 +26,24 @@ const u16 = (n) => Uint8Array.of(n >> 8, n & 0xff);
 const equal = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 const read = async (blob, start, end) => new Uint8Array(await blob.slice(start, end).arrayBuffer());
 
+/** Reads `blob[start..end]` in pieces of exactly `n` bytes (the last one shorter) through the Blob's
+ *  byte stream: several times faster in Chromium than a slice().arrayBuffer() per piece. */
+function batches(blob, start, end, n) {
+  const reader = blob.slice(start, end).stream().getReader({ mode: "byob" });
+  return async (want = n) => {
+    let buffer = new Uint8Array(want);
+    let got = 0;
+    while (got < want) {
+      const { done, value } = await reader.read(buffer.subarray(got));
+      // The read transfers the buffer: its bytes come back in `value`, even at the end.
+      if (value) buffer = new Uint8Array(value.buffer);
+      if (done) break;
+      got += value.length;
+    }
+    return buffer.subarray(0, got);
+  };
+}
+
 /** u88(counter) || last */
 function nonce(counter, last) {
   const n = new Uint8Array(12);
@@ -100,32 +118,39 @@ export async function seal(file, { recipients, signer = null, fileName = "", onP
   const prefix = concat(u16(name.length), name);
   const total = prefix.length + file.size;
   const chunks = Math.ceil(total / CHUNK);
-  // Reads batch i+1 while batch i is sealed.
-  const load = (first) => {
-    const last = Math.min(first + BATCH, chunks);
-    const from = Math.max(0, first * CHUNK - prefix.length);
-    const to = Math.min(file.size, last * CHUNK - prefix.length);
-    return read(file, from, to).then((bytes) => (first === 0 ? concat(prefix, bytes) : bytes));
-  };
-  let next = load(0);
-  for (let first = 0; first < chunks; first += BATCH) {
-    const plain = await next;
-    if (first + BATCH < chunks) next = load(first + BATCH);
+  // Batch 0 starts with the prefix, so it takes that many fewer bytes of the file. Three stages overlap:
+  // batch i+2 is read while batch i+1 is encrypted (WebCrypto's own thread) and batch i is handed to
+  // the sink (this thread).
+  const nextBatch = batches(file, 0, file.size, BATCH * CHUNK);
+  const load = async (first) => (first === 0 ? concat(prefix, await nextBatch(BATCH * CHUNK - prefix.length)) : nextBatch());
+  const encrypt = (first, plain) => {
     const count = Math.min(BATCH, chunks - first);
-    const sealed = await Promise.all(
+    return Promise.all(
       Array.from({ length: count }, (_, j) => {
         const i = first + j;
-        const iv = nonce(i, i === chunks - 1);
-        return crypto.subtle.encrypt({ name: "AES-GCM", iv }, k.payload, plain.subarray(j * CHUNK, (j + 1) * CHUNK));
+        return crypto.subtle.encrypt({ name: "AES-GCM", iv: nonce(i, i === chunks - 1) }, k.payload, plain.subarray(j * CHUNK, (j + 1) * CHUNK));
       }),
-    );
+    ).then((sealed) => ({ first, count, sealed }));
+  };
+  const drain = async (batch) => {
+    const { first, count, sealed } = await batch;
     for (const c of sealed) {
       const bytes = new Uint8Array(c);
       transcript?.update(bytes);
       out.write(bytes);
     }
     onProgress(Math.min(file.size, (first + count) * CHUNK - prefix.length), file.size);
+  };
+  let next = load(0);
+  let pending = null;
+  for (let first = 0; first < chunks; first += BATCH) {
+    const plain = await next;
+    if (first + BATCH < chunks) next = load(first + BATCH);
+    const current = encrypt(first, plain);
+    if (pending) await drain(pending);
+    pending = current;
   }
+  await drain(pending);
   if (signer) {
     const signature = await signLowS(signer.signing, concat(SIGNATURE_PREFIX, transcript.digest()));
     out.write(new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv: ZERO_NONCE }, k.signature, concat(signer.point, signature))));
@@ -203,14 +228,15 @@ export async function open(blob, { identity, expectedSender = null, sink = new B
   const payloadEnd = headerLength + payload;
   let nameRead = false;
   let fileName = null;
-  const load = (first) => read(blob, headerLength + first * SEALED_CHUNK, Math.min(payloadEnd, headerLength + (first + BATCH) * SEALED_CHUNK));
-  let next = load(0);
-  for (let first = 0; first < chunks; first += BATCH) {
-    const bytes = await next;
-    if (first + BATCH < chunks) next = load(first + BATCH);
+  // As in seal: batch i+2 is read while batch i+1 is decrypted and batch i is checked and released.
+  const load = batches(blob, headerLength, payloadEnd, BATCH * SEALED_CHUNK);
+  const decrypt = (first, bytes) => {
     const count = Math.min(BATCH, chunks - first);
     const parts = Array.from({ length: count }, (_, j) => bytes.subarray(j * SEALED_CHUNK, (j + 1) * SEALED_CHUNK));
-    const opened = await Promise.all(parts.map((c, j) => opens(k.payload, nonce(first + j, first + j === chunks - 1), c)));
+    return Promise.all(parts.map((c, j) => opens(k.payload, nonce(first + j, first + j === chunks - 1), c))).then((opened) => ({ first, count, parts, opened }));
+  };
+  const drain = async (batch) => {
+    const { first, count, parts, opened } = await batch;
     for (let j = 0; j < count; j++) {
       const i = first + j;
       const isFinal = i === chunks - 1;
@@ -239,7 +265,17 @@ export async function open(blob, { identity, expectedSender = null, sink = new B
       sink.write(body);
     }
     onProgress(headerLength + Math.min(payload, (first + count) * SEALED_CHUNK), size);
+  };
+  let next = load();
+  let pending = null;
+  for (let first = 0; first < chunks; first += BATCH) {
+    const bytes = await next;
+    if (first + BATCH < chunks) next = load();
+    const current = decrypt(first, bytes);
+    if (pending) await drain(pending);
+    pending = current;
   }
+  await drain(pending);
   if (!signed) return { sink, fileName, signer: null };
 
   const content = await opens(k.signature, ZERO_NONCE, await read(blob, payloadEnd, size));

@@ -3,6 +3,7 @@
 // Countersign's sealed format is the default (streamed, any size); FileLock's package is offered for
 // the iOS app (held in memory, up to 256 MiB). Results are saved as Blob downloads.
 import { describe } from "../api.js";
+import { groupedKeyId, hex } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
 import { fileKeys, generateIdentity, importIdentity } from "../file-keys.js";
 import * as filelock from "../filelock.js";
@@ -108,6 +109,7 @@ export function filesScreen(app, { onBack }) {
     sign.disabled = fl || !key;
     if (sign.disabled) sign.checked = false;
   };
+  encryptForm.addEventListener("change", () => (enc.alert.textContent = ""));
   formatCountersign.addEventListener("change", syncOptions);
   formatFilelock.addEventListener("change", syncOptions);
 
@@ -191,6 +193,7 @@ export function filesScreen(app, { onBack }) {
     dec.alert,
     dec.result,
   );
+  decryptForm.addEventListener("change", () => (dec.alert.textContent = ""));
   // Decrypted output is dropped from the page when it is hidden (the privacy overlay's rule).
   cleanups.push(onHide(() => dropDecrypted?.()));
 
@@ -258,7 +261,7 @@ export function filesScreen(app, { onBack }) {
       replace(
         keyFacts,
         el("dt", {}, "Fingerprint"),
-        el("dd", { class: "mono", "data-testid": "file-key-fingerprint" }, fingerprintText(key.keyId)),
+        el("dd", { class: "mono", "data-testid": "file-key-fingerprint" }, groupedKeyId(hex(key.keyId))),
         el("dt", {}, "Origin"),
         el("dd", {}, key.origin === "imported" ? "Imported from a key file" : "Made in this browser"),
         el("dt", {}, "Created"),
