@@ -299,3 +299,37 @@ def test_files_key_files_from_openssl_are_read_or_refused_by_name(server, browse
         "rfc7914": "7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887",
     }, results
     p.close()
+
+
+FILE_SINK_JS = """async () => {
+    // A file the user picked, as the File System Access API gives it (here from the origin's private
+    // file system, which has the same writable: written to a swap file, in place only on close()).
+    const sealed = await import("/js/sealed-file.js");
+    const { generateIdentity } = await import("/js/file-keys.js");
+    const dir = await navigator.storage.getDirectory();
+    const target = async (name) => (await dir.getFileHandle(name, { create: true })).createWritable();
+    const bytesOf = async (name) => new Uint8Array(await (await (await dir.getFileHandle(name)).getFile()).arrayBuffer());
+    const me = await generateIdentity();
+    const plain = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) & 0xff);
+    let w = await target("out.cs");
+    await sealed.seal(new Blob([plain]), { recipients: [me.point], sink: new sealed.FileSink(w) });
+    await w.close();
+    const sealedBytes = await bytesOf("out.cs");
+    w = await target("out.txt");
+    await sealed.open(new Blob([sealedBytes]), { identity: me, sink: new sealed.FileSink(w) });
+    await w.close();
+    const back = await bytesOf("out.txt");
+    // Tampered in the last chunk: three chunks were written before the refusal; abort() leaves nothing.
+    const bad = sealedBytes.slice(); bad[bad.length - 20] ^= 1;
+    w = await target("refused.txt");
+    let refusal = null;
+    try { await sealed.open(new Blob([bad]), { identity: me, sink: new sealed.FileSink(w) }); await w.close(); }
+    catch (e) { refusal = e.kind; await w.abort(); }
+    return { same: back.length === plain.length && back.every((b, i) => b === plain[i]), refusal, left: (await bytesOf("refused.txt")).length };
+}"""
+
+
+def test_files_streamed_to_a_chosen_file_leave_nothing_when_refused(server, browser):
+    p = Page(browser, server)
+    assert p.page.evaluate(FILE_SINK_JS) == {"same": True, "refusal": "tampered", "left": 0}
+    p.close()

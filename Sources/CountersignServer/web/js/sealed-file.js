@@ -90,12 +90,25 @@ export class BlobSink {
   }
 }
 
+/** Output to a file the user chose (File System Access API): written as it comes, so neither the page
+ *  nor the browser holds it. The browser writes to a temporary file and puts it in place only on
+ *  close(); abort() discards it, so a refused file leaves nothing behind (docs/SPEC.md §4.6). */
+export class FileSink {
+  constructor(writable) {
+    this.writable = writable;
+  }
+  write(bytes) {
+    return this.writable.write(bytes);
+  }
+}
+
 /**
  * Seals `file` (a Blob) to `recipients` (65-byte points) into a Blob. With `signer` (an identity from
  * file-keys.js) the file carries the encrypted sender signature; with `fileName` the name travels inside
- * the encryption. `onProgress(done, total)` follows the plaintext read.
+ * the encryption. `onProgress(done, total)` follows the plaintext read. With `sink` (a FileSink) the
+ * output goes there and this returns null.
  */
-export async function seal(file, { recipients, signer = null, fileName = "", onProgress = () => {} }) {
+export async function seal(file, { recipients, signer = null, fileName = "", sink = null, onProgress = () => {} }) {
   if (recipients.length < 1 || recipients.length > 256) throw new SealError("invalid argument", "1 to 256 recipients");
   const name = utf8(fileName ?? "");
   if (name.length > 255 || /[/\\\0]/.test(fileName ?? "")) throw new SealError("invalid argument", "the file name to carry must be at most 255 bytes of UTF-8 without '/', '\\' or NUL");
@@ -111,8 +124,8 @@ export async function seal(file, { recipients, signer = null, fileName = "", onP
   const k = await keys(fileKey, salt);
   const unmaced = concat(MAGIC, Uint8Array.of(1, signer ? 1 : 0), salt, u16(recipients.length), ...stanzas);
   const header = concat(unmaced, new Uint8Array(await crypto.subtle.sign("HMAC", k.header, unmaced)));
-  const out = new BlobSink();
-  out.write(header);
+  const out = sink ?? new BlobSink();
+  await out.write(header);
   const transcript = signer ? new SHA256().update(header) : null;
 
   const prefix = concat(u16(name.length), name);
@@ -137,7 +150,7 @@ export async function seal(file, { recipients, signer = null, fileName = "", onP
     for (const c of sealed) {
       const bytes = new Uint8Array(c);
       transcript?.update(bytes);
-      out.write(bytes);
+      await out.write(bytes);
     }
     onProgress(Math.min(file.size, (first + count) * CHUNK - prefix.length), file.size);
   };
@@ -153,9 +166,9 @@ export async function seal(file, { recipients, signer = null, fileName = "", onP
   await drain(pending);
   if (signer) {
     const signature = await signLowS(signer.signing, concat(SIGNATURE_PREFIX, transcript.digest()));
-    out.write(new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv: ZERO_NONCE }, k.signature, concat(signer.point, signature))));
+    await out.write(new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv: ZERO_NONCE }, k.signature, concat(signer.point, signature))));
   }
-  return out.blob();
+  return sink ? null : out.blob();
 }
 
 /** Which format the first bytes say (docs/SPEC.md §4.7): "countersign", "filelock" or null. */
@@ -262,7 +275,7 @@ export async function open(blob, { identity, expectedSender = null, sink = new B
         fileName = len ? name : null;
         body = body.subarray(2 + len);
       }
-      sink.write(body);
+      await sink.write(body);
     }
     onProgress(headerLength + Math.min(payload, (first + count) * SEALED_CHUNK), size);
   };

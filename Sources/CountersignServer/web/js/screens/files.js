@@ -15,6 +15,16 @@ import * as sealed from "../sealed-file.js";
 import { session } from "../session.js";
 
 const MiB = 1024 * 1024;
+// Above this, output is streamed to a file the user picks where the browser can (File System Access
+// API, Chromium): a Blob of that size is the browser's to hold, in memory before it pages to disk.
+const LARGE = 256 * MiB;
+
+/** Asks where to save, synchronously within the click (the picker needs the user's gesture); null
+ *  where the browser has no picker or the file is small (a Blob download then). */
+function pickTarget(size, suggestedName) {
+  if (size <= LARGE || !window.showSaveFilePicker) return null;
+  return window.showSaveFilePicker({ suggestedName }).then((handle) => handle.createWritable());
+}
 const size = (n) => (n >= MiB ? `${(n / MiB).toFixed(1)} MiB` : `${n} bytes`);
 const readBytes = async (file) => new Uint8Array(await file.arrayBuffer());
 
@@ -131,8 +141,10 @@ export function filesScreen(app, { onBack }) {
       enc.alert.textContent = `too large: the FileLock format is held in memory and limited to 256 MiB; this file is ${size(file.size)}. Choose the Countersign format.`;
       return;
     }
+    const target = asFileLock ? null : pickTarget(file.size, `${file.name}.cs`);
     encryptButton.disabled = true;
     enc.start("Reading the public key…");
+    let writable = null;
     try {
       const recipients = [];
       for (const pem of pems) {
@@ -149,20 +161,28 @@ export function filesScreen(app, { onBack }) {
         blob = new Blob([await filelock.seal(await readBytes(file), recipients[0])], { type: "application/octet-stream" });
         name = "encrypted_file.pkg";
       } else {
+        writable = target ? await target : null;
         blob = await sealed.seal(file, {
           recipients,
           signer: sign.checked ? key : null,
           fileName: keepName.checked ? file.name : "",
+          sink: writable ? new sealed.FileSink(writable) : null,
           onProgress: (done, total) => enc.step(done, total, "Encrypting"),
         });
         name = `${file.name}.cs`;
       }
       const seconds = (performance.now() - started) / 1000;
-      cleanups.push(offer(enc.result, blob, name, `Save ${name} again`));
+      if (writable) {
+        await writable.close();
+        writable = null;
+      } else {
+        cleanups.push(offer(enc.result, blob, name, `Save ${name} again`));
+      }
       enc.status.textContent = `Encrypted ${file.name} (${size(file.size)}) in ${seconds.toFixed(1)} s${sign.checked && !asFileLock ? ", signed" : ""}. Saved as ${name}.`;
     } catch (error) {
+      await writable?.abort();
       enc.status.textContent = "";
-      enc.alert.textContent = `Encryption Failed: ${explain(error)}`;
+      enc.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Encryption Failed: ${explain(error)}`;
     } finally {
       enc.end();
       encryptButton.disabled = false;
@@ -210,8 +230,12 @@ export function filesScreen(app, { onBack }) {
       dec.alert.textContent = "No key: make or import your file key under Keys first.";
       return;
     }
+    // A file this large can only be a sealed file (FileLock packages stop at 256 MiB).
+    const target = pickTarget(file.size, file.name.replace(/\.cs$/i, "") || "decrypted_file");
     decryptButton.disabled = true;
     dec.start("Checking…");
+    let writable = null;
+    let opened = null;
     try {
       const expectedSender = senderFile.input.files[0] ? await parsePublicKey(await senderFile.input.files[0].text()) : null;
       const format = sealed.detect(await readBytes(file.slice(0, 8)));
@@ -224,16 +248,26 @@ export function filesScreen(app, { onBack }) {
         name = base === "encrypted_file" || base === file.name ? "decrypted_file" : base;
         note = "FileLock package: not signed.";
       } else {
-        const opened = await sealed.open(file, { identity: key, expectedSender, onProgress: (done, total) => dec.step(done, total, "Decrypting and checking") });
-        blob = opened.sink.blob();
+        writable = target ? await target : null;
+        const sink = writable ? new sealed.FileSink(writable) : new sealed.BlobSink();
+        opened = await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, "Decrypting and checking") });
+        blob = writable ? null : opened.sink.blob();
         name = opened.fileName ?? (base === file.name ? "decrypted_file" : base);
         note = opened.signer ? `Signed by ${fingerprintText(await keyIdOf(opened.signer))}.` : "Not signed.";
       }
-      dropDecrypted = offer(dec.result, blob, name, `Save ${name} again`);
-      dec.status.textContent = `Decrypted ${name} (${size(blob.size)}). ${note}`;
+      if (writable) {
+        // Only now does the chosen file appear: every check passed.
+        await writable.close();
+        writable = null;
+        dec.status.textContent = `Decrypted and saved where you chose (${size(file.size)} sealed${opened.fileName ? `; the sender named it ${opened.fileName}` : ""}). ${note}`;
+      } else {
+        dropDecrypted = offer(dec.result, blob, name, `Save ${name} again`);
+        dec.status.textContent = `Decrypted ${name} (${size(blob.size)}). ${note}`;
+      }
     } catch (error) {
+      await writable?.abort();
       dec.status.textContent = "";
-      dec.alert.textContent = `Decryption Failed: ${explain(error)}`;
+      dec.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Decryption Failed: ${explain(error)}`;
     } finally {
       dec.end();
       decryptButton.disabled = false;
