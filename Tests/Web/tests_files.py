@@ -311,19 +311,22 @@ FILE_SINK_JS = """async () => {
     const bytesOf = async (name) => new Uint8Array(await (await (await dir.getFileHandle(name)).getFile()).arrayBuffer());
     const me = await generateIdentity();
     const plain = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) & 0xff);
-    let w = await target("out.cs");
-    await sealed.seal(new Blob([plain]), { recipients: [me.point], sink: new sealed.FileSink(w) });
+    let w = new sealed.FileSink(await target("out.cs"));
+    await sealed.seal(new Blob([plain]), { recipients: [me.point], sink: w });
     await w.close();
     const sealedBytes = await bytesOf("out.cs");
-    w = await target("out.txt");
-    await sealed.open(new Blob([sealedBytes]), { identity: me, sink: new sealed.FileSink(w) });
+    w = new sealed.FileSink(await target("out.txt"));
+    await sealed.open(new Blob([sealedBytes]), { identity: me, sink: w });
     await w.close();
     const back = await bytesOf("out.txt");
-    // Tampered in the last chunk: three chunks were written before the refusal; abort() leaves nothing.
+    // Tampered in the last chunk, after three chunks were released and written out (flushed at once
+    // here): abort() leaves nothing.
     const bad = sealedBytes.slice(); bad[bad.length - 20] ^= 1;
-    w = await target("refused.txt");
+    w = new sealed.FileSink(await target("refused.txt"));
+    const write = w.write.bind(w);
+    w.write = async (b) => { await write(b); await w.flush(); };
     let refusal = null;
-    try { await sealed.open(new Blob([bad]), { identity: me, sink: new sealed.FileSink(w) }); await w.close(); }
+    try { await sealed.open(new Blob([bad]), { identity: me, sink: w }); await w.close(); }
     catch (e) { refusal = e.kind; await w.abort(); }
     return { same: back.length === plain.length && back.every((b, i) => b === plain[i]), refusal, left: (await bytesOf("refused.txt")).length };
 }"""

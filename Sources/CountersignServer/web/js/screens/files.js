@@ -161,12 +161,12 @@ export function filesScreen(app, { onBack }) {
         blob = new Blob([await filelock.seal(await readBytes(file), recipients[0])], { type: "application/octet-stream" });
         name = "encrypted_file.pkg";
       } else {
-        writable = target ? await target : null;
+        writable = target ? new sealed.FileSink(await target) : null;
         blob = await sealed.seal(file, {
           recipients,
           signer: sign.checked ? key : null,
           fileName: keepName.checked ? file.name : "",
-          sink: writable ? new sealed.FileSink(writable) : null,
+          sink: writable,
           onProgress: (done, total) => enc.step(done, total, "Encrypting"),
         });
         name = `${file.name}.cs`;
@@ -180,7 +180,8 @@ export function filesScreen(app, { onBack }) {
       }
       enc.status.textContent = `Encrypted ${file.name} (${size(file.size)}) in ${seconds.toFixed(1)} s${sign.checked && !asFileLock ? ", signed" : ""}. Saved as ${name}.`;
     } catch (error) {
-      await writable?.abort();
+      // A place was asked for but nothing written: discard it too.
+      await (writable ? writable.abort() : target?.then((w) => w.abort()).catch(() => {}));
       enc.status.textContent = "";
       enc.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Encryption Failed: ${explain(error)}`;
     } finally {
@@ -248,8 +249,8 @@ export function filesScreen(app, { onBack }) {
         name = base === "encrypted_file" || base === file.name ? "decrypted_file" : base;
         note = "FileLock package: not signed.";
       } else {
-        writable = target ? await target : null;
-        const sink = writable ? new sealed.FileSink(writable) : new sealed.BlobSink();
+        writable = target ? new sealed.FileSink(await target) : null;
+        const sink = writable ?? new sealed.BlobSink();
         opened = await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, "Decrypting and checking") });
         blob = writable ? null : opened.sink.blob();
         name = opened.fileName ?? (base === file.name ? "decrypted_file" : base);
@@ -265,7 +266,8 @@ export function filesScreen(app, { onBack }) {
         dec.status.textContent = `Decrypted ${name} (${size(blob.size)}). ${note}`;
       }
     } catch (error) {
-      await writable?.abort();
+      // A place was asked for but nothing written: discard it too.
+      await (writable ? writable.abort() : target?.then((w) => w.abort()).catch(() => {}));
       dec.status.textContent = "";
       dec.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Decryption Failed: ${explain(error)}`;
     } finally {
