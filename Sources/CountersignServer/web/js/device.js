@@ -4,6 +4,7 @@
 import { ApiError, call } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
 import { makeDeviceKeys, registrationMessage, rotationMessage, sessionMessage, signLowS, spki } from "./device-keys.js";
+import { fileKeys } from "./file-keys.js";
 import { keystore } from "./keystore.js";
 
 function browserName() {
@@ -146,7 +147,7 @@ export function renewDeviceSession(accountId) {
 
 /**
  * Revokes this browser's device on the server (so no copy of its keys could be used) and forgets its
- * keys here. A device the server no longer has (404) counts as revoked.
+ * keys, messages and pins here, and the account's key for files. A device the server no longer has (404) counts as revoked.
  */
 export function removeDevice(accountSession, accountId) {
   return exclusively(accountId, async () => {
@@ -159,5 +160,6 @@ export function removeDevice(accountSession, accountId) {
       }
     }
     await keystore.remove(accountId);
+    await fileKeys.remove(accountId);
   });
 }

@@ -21,7 +21,7 @@ const pushWords = {
   "long-poll": "Messages arrive by polling (the live channel cannot connect).",
 };
 
-export function homeScreen(app, { onSignedOut, onSettings, onMessages }) {
+export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles }) {
   const account = session.account;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
@@ -29,6 +29,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages }) {
   const signOut = el("button", { type: "button" }, "Sign out");
   const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
   const messages = el("button", { type: "button", class: "primary", disabled: true, on: { click: onMessages } }, "Messages");
+  const files = el("button", { type: "button", on: { click: onFiles } }, "Files");
   const push = el("p", { class: "muted", "data-testid": "push-state" });
   const showPush = ({ state }) => (push.textContent = pushWords[state] ?? "");
   showPush(pushState());
@@ -74,7 +75,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages }) {
       limits,
       status,
       push,
-      el("div", { class: "actions" }, messages, settings, signOut, remove),
+      el("div", { class: "actions" }, messages, files, settings, signOut, remove),
       slot,
       alert,
     ),
