@@ -7,6 +7,7 @@
 import { ApiError, call } from "./api.js";
 import { fromBase64url } from "./bytes.js";
 import { keyIdOf, rotationMessage, verifyLowS } from "./device-keys.js";
+import { printable } from "./dom.js";
 import { allFor, run } from "./keystore.js";
 import { session } from "./session.js";
 
@@ -17,8 +18,7 @@ export const normalise = (name) => String(name).trim().toLowerCase();
  *  every name a server supplies: nothing that only looks like a username is shown or pinned. */
 export const isUsername = (name) => typeof name === "string" && /^[a-z0-9](?:[a-z0-9._-]{1,30})[a-z0-9]$/.test(name);
 
-/** A name supplied by someone else, shown without control or formatting characters (no bidi tricks). */
-export const shown = (text) => String(text).replace(/[\p{Cc}\p{Cf}]/gu, "");
+const shown = printable;
 
 // The server keeps at most 10 active devices an account; a device's key history is a few entries.
 const MAX_DEVICES = 10;

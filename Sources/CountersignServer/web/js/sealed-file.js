@@ -90,11 +90,20 @@ export class BlobSink {
   }
 }
 
+/** Output nowhere: a first pass that checks a whole file (every chunk, its end, the signature) before
+ *  any of its plaintext is written where the user or another program could see it. */
+export class CheckSink {
+  write() {}
+}
+
 /** Output to a file the user chose (File System Access API): written as it comes, so neither the page
- *  nor the browser holds it. The browser writes to a temporary file and puts it in place only on
- *  close(); abort() discards it, so a refused file leaves nothing behind (docs/SPEC.md §4.6). */
+ *  nor the browser holds it. The browser writes to a temporary file beside it and puts it in place only
+ *  on close(); the picker has already made the file itself (empty), so abort() discards what was written
+ *  and removes that file too. Decrypted output comes here only in a second pass, after a CheckSink pass
+ *  verified the whole file (docs/SPEC.md §4.6). */
 export class FileSink {
-  constructor(writable) {
+  constructor({ handle, writable }) {
+    this.handle = handle;
     this.writable = writable;
     this.parts = [];
     this.pending = 0;
@@ -115,10 +124,11 @@ export class FileSink {
     await this.flush();
     await this.writable.close();
   }
-  /** Discards everything written. */
-  abort() {
+  /** Discards everything written, and the file the picker made. */
+  async abort() {
     this.parts = [];
-    return this.writable.abort();
+    await this.writable.abort().catch(() => {});
+    await this.handle.remove?.().catch(() => {});
   }
 }
 
@@ -286,7 +296,8 @@ export async function open(blob, { identity, expectedSender = null, sink = new B
         const nameBytes = body.subarray(2, 2 + len);
         let name;
         try {
-          name = new TextDecoder("utf-8", { fatal: true }).decode(nameBytes);
+          // As Swift reads it: a leading U+FEFF is part of the name, not a byte order mark.
+          name = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(nameBytes);
         } catch {
           throw new SealError("tampered", "the carried file name is not UTF-8");
         }

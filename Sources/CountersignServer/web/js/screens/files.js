@@ -4,7 +4,7 @@
 // the iOS app (held in memory, up to 256 MiB). Results are saved as Blob downloads.
 import { describe } from "../api.js";
 import { groupedKeyId, hex } from "../bytes.js";
-import { el, field, replace } from "../dom.js";
+import { el, field, printable, replace } from "../dom.js";
 import { fileKeys, generateIdentity, importIdentity } from "../file-keys.js";
 import * as filelock from "../filelock.js";
 import { fingerprintText, keyIdOf, parsePublicKey, publicPEM } from "../pem.js";
@@ -23,7 +23,15 @@ const LARGE = 256 * MiB;
  *  where the browser has no picker or the file is small (a Blob download then). */
 function pickTarget(size, suggestedName) {
   if (size <= LARGE || !window.showSaveFilePicker) return null;
-  return window.showSaveFilePicker({ suggestedName }).then((handle) => handle.createWritable());
+  return window.showSaveFilePicker({ suggestedName }).then(async (handle) => ({ handle, writable: await handle.createWritable() }));
+}
+
+/** Gives up a picked target: what was written is discarded and the (empty) file the picker made removed. */
+async function discard(target) {
+  const picked = await target?.catch(() => null);
+  if (!picked) return;
+  await picked.writable.abort().catch(() => {});
+  await picked.handle.remove?.().catch(() => {});
 }
 const size = (n) => (n >= MiB ? `${(n / MiB).toFixed(1)} MiB` : `${n} bytes`);
 const readBytes = async (file) => new Uint8Array(await file.arrayBuffer());
@@ -181,7 +189,7 @@ export function filesScreen(app, { onBack }) {
       enc.status.textContent = `Encrypted ${file.name} (${size(file.size)}) in ${seconds.toFixed(1)} s${sign.checked && !asFileLock ? ", signed" : ""}. Saved as ${name}.`;
     } catch (error) {
       // A place was asked for but nothing written: discard it too.
-      await (writable ? writable.abort() : target?.then((w) => w.abort()).catch(() => {}));
+      await (writable ? writable.abort() : discard(target));
       enc.status.textContent = "";
       enc.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Encryption Failed: ${explain(error)}`;
     } finally {
@@ -218,6 +226,37 @@ export function filesScreen(app, { onBack }) {
   // Decrypted output is dropped from the page when it is hidden (the privacy overlay's rule).
   cleanups.push(onHide(() => dropDecrypted?.()));
 
+  /** The second pass of a large file, into a file picked on this button's click (the picker needs the
+   *  gesture): the file was checked whole; a change on disk since then is refused by the browser. */
+  function offerLarge(file, { expectedSender, name, note }) {
+    const save = el("button", { type: "button", class: "primary" }, `Save ${name}…`);
+    replace(dec.result, save);
+    dropDecrypted = () => dec.result.replaceChildren();
+    save.addEventListener("click", async () => {
+      const target = pickTarget(file.size, name);
+      let sink = null;
+      save.disabled = true;
+      dec.alert.textContent = "";
+      dec.start("Decrypting…");
+      try {
+        sink = new sealed.FileSink(await target);
+        await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, "Decrypting") });
+        // Only now does the chosen file appear.
+        await sink.close();
+        sink = null;
+        dec.result.replaceChildren();
+        dec.status.textContent = `Decrypted and saved where you chose (${size(file.size)} sealed). ${note}`;
+      } catch (error) {
+        await (sink ? sink.abort() : discard(target));
+        dec.status.textContent = "";
+        dec.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Decryption Failed: ${explain(error)}`;
+      } finally {
+        dec.end();
+        save.disabled = false;
+      }
+    });
+  }
+
   decryptForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     dec.alert.textContent = "";
@@ -231,8 +270,9 @@ export function filesScreen(app, { onBack }) {
       dec.alert.textContent = "No key: make or import your file key under Keys first.";
       return;
     }
-    // A file this large can only be a sealed file (FileLock packages stop at 256 MiB).
-    const target = pickTarget(file.size, file.name.replace(/\.cs$/i, "") || "decrypted_file");
+    // A file this large can only be a sealed file (FileLock packages stop at 256 MiB): it is checked
+    // whole first, and only then decrypted again into a file the user picks.
+    const large = file.size > LARGE && Boolean(window.showSaveFilePicker);
     decryptButton.disabled = true;
     dec.start("Checking…");
     let writable = null;
@@ -249,27 +289,27 @@ export function filesScreen(app, { onBack }) {
         name = base === "encrypted_file" || base === file.name ? "decrypted_file" : base;
         note = "FileLock package: not signed.";
       } else {
-        writable = target ? new sealed.FileSink(await target) : null;
-        const sink = writable ?? new sealed.BlobSink();
-        opened = await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, "Decrypting and checking") });
-        blob = writable ? null : opened.sink.blob();
-        name = opened.fileName ?? (base === file.name ? "decrypted_file" : base);
+        const sink = large ? new sealed.CheckSink() : new sealed.BlobSink();
+        opened = await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, large ? "Checking" : "Decrypting and checking") });
+        blob = large ? null : opened.sink.blob();
+        // The sender chose the name: shown and saved without control or bidi characters.
+        name = opened.fileName ? printable(opened.fileName) || "decrypted_file" : base === file.name ? "decrypted_file" : base;
         note = opened.signer ? `Signed by ${fingerprintText(await keyIdOf(opened.signer))}.` : "Not signed.";
       }
-      if (writable) {
-        // Only now does the chosen file appear: every check passed.
-        await writable.close();
-        writable = null;
-        dec.status.textContent = `Decrypted and saved where you chose (${size(file.size)} sealed${opened.fileName ? `; the sender named it ${opened.fileName}` : ""}). ${note}`;
+      if (large) {
+        if (document.visibilityState !== "visible") throw new Error("The page was hidden while checking: decrypt again to save.");
+        dec.status.textContent = `Checked: every chunk, the end${opened.signer ? " and the signature" : ""} hold. ${note} Choose where to save it.`;
+        offerLarge(file, { expectedSender, name, note });
       } else {
+        // Finished while the page was hidden: the privacy overlay's rule drops it rather than show it.
+        if (document.visibilityState !== "visible") throw new Error("The page was hidden while decrypting: decrypt again to see it.");
         dropDecrypted = offer(dec.result, blob, name, `Save ${name} again`);
         dec.status.textContent = `Decrypted ${name} (${size(blob.size)}). ${note}`;
       }
     } catch (error) {
       // A place was asked for but nothing written: discard it too.
-      await (writable ? writable.abort() : target?.then((w) => w.abort()).catch(() => {}));
       dec.status.textContent = "";
-      dec.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Decryption Failed: ${explain(error)}`;
+      dec.alert.textContent = `Decryption Failed: ${explain(error)}`;
     } finally {
       dec.end();
       decryptButton.disabled = false;
@@ -371,11 +411,12 @@ export function filesScreen(app, { onBack }) {
     try {
       const identity = await importIdentity(text, async () => new TextEncoder().encode(passphrase.input.value));
       await store(identity, "imported", `Key file imported: ${fingerprintText(identity.keyId)}.`);
-      passphrase.input.value = "";
     } catch (error) {
       keyStatus.textContent = "";
       keyAlert.textContent = `Import failed: ${explain(error)}`;
     } finally {
+      // Not left in the page, right or wrong.
+      passphrase.input.value = "";
       importButton.disabled = false;
     }
   });
