@@ -161,10 +161,10 @@ def test_a_delayed_message_arrives_after_15_seconds_with_a_notification(server, 
     recipient.context.add_init_script(NOTIFICATIONS)
     recipient.page.reload()
     ready(sender, "erin")
-    ready(recipient, "fay")
+    ready(recipient, "fern")
     recipient.page.get_by_role("button", name="Messages", exact=True).click()
     sender.page.get_by_role("button", name="Messages", exact=True).click()
-    compose(sender.page, "fay", "fifteen seconds later", delayed=True)
+    compose(sender.page, "fern", "fifteen seconds later", delayed=True)
     expect(steps(sender.page)).to_contain_text("Timer created for 15 sec", timeout=30_000)
     sent = time.time()
     incoming = recipient.page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From erin"))
@@ -197,12 +197,17 @@ def test_a_changed_device_blocks_sending_until_trust(server, browser):
         alert = p.page.get_by_role("alert").first
         expect(alert).to_contain_text("gwen's devices changed since you pinned them", timeout=30_000)
         expect(alert).to_contain_text("added device second")
-        number = p.page.get_by_label("Safety number")
+        number = p.page.get_by_label("Safety number", exact=True)
         expect(number).to_have_text(re.compile(r"^(\d{5} ){11}\d{5}$"), timeout=30_000)
         p.shot("messages-trust")
         # The browser's safety number is the CLI's (one implementation each, the same 60 digits).
         cli_number = re.search(r"(\d{5}(?: \d{5}){11})", second.run("safety-number", "hal").stdout).group(1)
         assert number.inner_text() == cli_number, (number.inner_text(), cli_number)
+        # Its QR code, read by an independent decoder, is the same 60 digits.
+        from tests_two_factor import decode
+
+        scanned = decode(p, p.page.get_by_role("img", name="QR code of the safety number with gwen"), "safety-qr")
+        assert scanned == cli_number.replace(" ", ""), scanned
         assert len(second.inbox()) == 0
         p.page.get_by_role("button", name="Trust").click()
         expect(steps(p.page)).to_contain_text("gwen's devices are trusted", timeout=15_000)
@@ -223,6 +228,7 @@ class LyingProxy:
 
     def __init__(self, server):
         self.rewrite = lambda path, body: body
+        self.requests = []
         upstream = server.url
         proxy = self
 
@@ -231,6 +237,7 @@ class LyingProxy:
                 pass
 
             def forward(self):
+                proxy.requests.append(f"{self.command} {self.path}")
                 if self.headers.get("Upgrade"):
                     self.send_error(502, "no WebSockets through this proxy")
                     return
@@ -321,6 +328,39 @@ def test_a_lying_server_gets_past_neither_pin_rule(server, browser):
         compose(p.page, "ivy", "second")
         expect(p.page.get_by_role("alert").first).to_contain_text("ivy's devices changed since you pinned them", timeout=30_000)
         assert len(mallory.inbox()) == 0
+        # "Trust" pins the very answer the shown number was computed from: it asks the server nothing.
+        number = p.page.get_by_label("Safety number", exact=True)
+        expect(number).to_have_text(re.compile(r"^(\d{5} ){11}\d{5}$"), timeout=30_000)
+        asked = len(proxy.requests)
+        proxy.rewrite = relabel
+        p.page.get_by_role("button", name="Trust").click()
+        expect(steps(p.page)).to_contain_text("ivy's devices are trusted", timeout=15_000)
+        assert not [r for r in proxy.requests[asked:] if "/v1/users/" in r], proxy.requests[asked:]
+
+        # 4. This browser's own key, replaced in its own directory: no safety number is computed over it.
+        _, real_jack, _ = server.api("GET", "/v1/users/jack/devices", token=support.api_sign_in(server, "mallory"))
+        forged_jack = dict(real_jack, devices=[dict(real_jack["devices"][0], signingKey=real_mallory["devices"][0]["signingKey"])])
+        proxy.rewrite = lambda path, body: json.dumps(forged_jack).encode() if path.startswith("/v1/users/jack/devices") else body
+        opened = open_first(p.page, "Incoming", "^From ivy, ")
+        opened.get_by_role("button", name="Safety number with ivy").click()
+        expect(p.page.get_by_label("Safety number", exact=True)).to_contain_text("REFUSED: the server lists this browser's device", timeout=30_000)
+
+        # 5. A sender name that only looks like one (a zero-width space) is dropped, never shown.
+        def lookalike(path, body):
+            if not path.startswith("/v1/devices/current/messages"):
+                return body
+            page = json.loads(body)
+            for m in page["messages"]:
+                if m["from"] == "mallory":
+                    m["from"] = "ivy\u200b"
+            return json.dumps(page).encode()
+
+        proxy.rewrite = lookalike
+        mallory.run("send", "--to", "jack", "ivy, trust me")
+        ivy.run("send", "--to", "jack", "the real ivy, after it")
+        incoming = p.page.get_by_role("list", name="Incoming").get_by_role("button")
+        expect(incoming).to_have_count(2, timeout=30_000)
+        assert all("\u200b" not in label for label in incoming.all_inner_texts()), incoming.all_inner_texts()
         # The socket cannot pass this proxy: Chromium logs that, and the page polls instead.
         p.problems = [x for x in p.problems if "WebSocket connection" not in x]
         p.close()
@@ -417,3 +457,29 @@ def test_safety_numbers_match_the_swift_vector(server, browser):
     assert result["libsignal"] == vector["libsignal"]["safety_number"], result["libsignal"]
     assert "no active device key" in result["empty"], result["empty"]
     p.close()
+
+
+def test_a_sign_in_answered_for_another_account_is_refused(server, browser):
+    """A server answering a sign-in with another account's session would hand the tab that account's keys
+    and messages kept in this browser profile: the page refuses it."""
+    support.api_account(server, "olga")
+    support.api_account(server, "pete")
+    proxy = LyingProxy(server)
+    try:
+
+        def other(path, body):
+            if path == "/v1/sessions":
+                answer = json.loads(body)
+                if "account" in answer:
+                    answer["account"]["username"] = "pete"
+                return json.dumps(answer).encode()
+            return body
+
+        proxy.rewrite = other
+        p = Page(browser, proxy)
+        support.sign_in(p, "olga")
+        expect(p.page.get_by_role("alert")).to_contain_text("The server signed in pete when olga was asked for: refused.", timeout=SLOW)
+        expect(p.page.get_by_role("heading", name="Signed in as pete")).to_have_count(0)
+        p.close()
+    finally:
+        proxy.close()

@@ -144,6 +144,15 @@ def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
     expect(page.get_by_role("status")).to_contain_text("Keypair created", timeout=SLOW)
     expect(page.get_by_role("status")).to_contain_text("Device ready")
     assert page.get_by_test_id("fingerprint").inner_text() != shown
+    # A file key for eve, and one for an account that is not eve's: removal forgets eve's only.
+    page.evaluate(
+        """async () => {
+            const { fileKeys, generateIdentity } = await import("/js/file-keys.js");
+            const { session } = await import("/js/session.js");
+            await fileKeys.save(session.account.id, await generateIdentity(), "generated");
+            await fileKeys.save("someone-else", await generateIdentity(), "generated");
+        }"""
+    )
     # Removing this browser's keys revokes the device on the server and forgets it here.
     page.get_by_role("button", name="Remove this browser's keys and messages").click()
     expect(page.get_by_role("status")).to_have_text("Signed out. This browser's keys and messages were removed.")
@@ -157,6 +166,13 @@ def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
             r.onerror = () => resolve(-1);
         })"""
     ) == 1, "dan's device stays, eve's is gone"
+    assert page.evaluate(
+        """async () => { const { fileKeys } = await import("/js/file-keys.js");
+            return [(await fileKeys.get("someone-else")) !== undefined, ...(await Promise.all(
+                (await new Promise((resolve) => { const r = indexedDB.open("countersign-files"); r.onsuccess = () => {
+                    const all = r.result.transaction("keys").objectStore("keys").getAllKeys(); all.onsuccess = () => resolve(all.result); }; }))
+                .map((k) => k)))]; }"""
+    ) == [True, "someone-else"], "eve's file key is gone, the other account's stays"
     p.close()
 
 

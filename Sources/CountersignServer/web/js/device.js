@@ -4,6 +4,7 @@
 import { ApiError, call } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
 import { makeDeviceKeys, registrationMessage, rotationMessage, sessionMessage, signLowS, spki } from "./device-keys.js";
+import { fileKeys } from "./file-keys.js";
 import { keystore } from "./keystore.js";
 
 function browserName() {
@@ -68,14 +69,24 @@ export function ensureDevice(accountSession, account, report = () => {}) {
       record = { ...record, deviceId: await register(accountSession, record) };
       await keystore.save(record);
     }
+    if (record.pending) return settlePending(record);
     return { record, deviceSession: await openSession(record) };
   });
 }
 
+/** The record with its pending rotation's keys made current (the old ones kept, retired). */
+function promoted(record) {
+  const retired = { signing: record.signing, encryption: record.encryption, retiredAt: Date.now() };
+  const { pending, ...rest } = record;
+  return { ...rest, signing: pending.signing, encryption: pending.encryption, previous: [...(record.previous ?? []), retired] };
+}
+
 /**
  * Rotates this browser's device keys (cryptology-project's "change key"; PROTOCOL §1): new keys signed
- * for by the old signing key and by the new one. The old private keys are kept, retired, so that messages
- * sealed to them still open here; contacts who pinned the old key follow the signed rotation.
+ * for by the old signing key and by the new one. The new keys are stored (pending) before the server is
+ * asked, so an answer lost on the way cannot leave the server with keys this browser no longer has. The
+ * old private keys are kept, retired, so that messages sealed to them still open here; contacts who
+ * pinned the old key follow the signed rotation.
  */
 export function rotateDeviceKeys(deviceToken, accountId) {
   return exclusively(accountId, async () => {
@@ -86,32 +97,57 @@ export function rotateDeviceKeys(deviceToken, accountId) {
     const newSigning = await spki(keys.signing.publicKey);
     const newEncryption = await spki(keys.encryption.publicKey);
     const message = await rotationMessage(record.deviceId, oldSigning, newSigning, newEncryption);
-    await call("POST", "/v1/devices/current/keys", {
-      token: deviceToken,
-      json: {
-        signingKey: base64url(newSigning),
-        encryptionKey: base64url(newEncryption),
-        oldKeySignature: base64url(await signLowS(record.signing.privateKey, message)),
-        newKeySignature: base64url(await signLowS(keys.signing.privateKey, message)),
-      },
-    });
-    const retired = { signing: record.signing, encryption: record.encryption, retiredAt: Date.now() };
-    const rotated = { ...record, signing: keys.signing, encryption: keys.encryption, previous: [...(record.previous ?? []), retired] };
+    await keystore.save({ ...record, pending: keys });
+    try {
+      await call("POST", "/v1/devices/current/keys", {
+        token: deviceToken,
+        json: {
+          signingKey: base64url(newSigning),
+          encryptionKey: base64url(newEncryption),
+          oldKeySignature: base64url(await signLowS(record.signing.privateKey, message)),
+          newKeySignature: base64url(await signLowS(keys.signing.privateKey, message)),
+        },
+      });
+    } catch (error) {
+      // Refused: the old keys stay the only ones. No answer: the pending keys wait for the next start.
+      if (error instanceof ApiError && error.status >= 400) await keystore.save(record);
+      throw error;
+    }
+    const rotated = promoted({ ...record, pending: keys });
     await keystore.save(rotated);
     return rotated;
   });
 }
 
+/** A device session for a record with a rotation whose answer never came: whichever keys the server has. */
+async function settlePending(record) {
+  try {
+    const deviceSession = await openSession(record);
+    const { pending: _unused, ...settled } = record;
+    await keystore.save(settled);
+    return { record: settled, deviceSession };
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status === 0) throw error;
+    const rotated = promoted(record);
+    const deviceSession = await openSession(rotated);
+    await keystore.save(rotated);
+    return { record: rotated, deviceSession };
+  }
+}
+
 /** A new device session for the account's device here (after 4403: the old session ended). */
-export async function renewDeviceSession(accountId) {
-  const record = await keystore.device(accountId);
-  if (!record?.deviceId) throw new Error("This browser's device keys are gone: sign in again to set it up.");
-  return openSession(record);
+export function renewDeviceSession(accountId) {
+  return exclusively(accountId, async () => {
+    const record = await keystore.device(accountId);
+    if (!record?.deviceId) throw new Error("This browser's device keys are gone: sign in again to set it up.");
+    if (record.pending) return (await settlePending(record)).deviceSession;
+    return openSession(record);
+  });
 }
 
 /**
  * Revokes this browser's device on the server (so no copy of its keys could be used) and forgets its
- * keys here. A device the server no longer has (404) counts as revoked.
+ * keys, messages and pins here, and the account's key for files. A device the server no longer has (404) counts as revoked.
  */
 export function removeDevice(accountSession, accountId) {
   return exclusively(accountId, async () => {
@@ -124,5 +160,6 @@ export function removeDevice(accountSession, accountId) {
       }
     }
     await keystore.remove(accountId);
+    await fileKeys.remove(accountId);
   });
 }

@@ -59,4 +59,5 @@ export function startInbox(accountId) {
 export function stopInbox() {
   channel?.close();
   channel = null;
+  state = { state: "closed", detail: "" };
 }

@@ -29,11 +29,11 @@ function open() {
 }
 
 /** Runs `body(store)` in one transaction on `name`; resolves with the result of the request it returns. */
-export async function run(name, mode, body) {
+export async function run(name, mode, body, options = {}) {
   const db = await open();
   try {
     return await new Promise((resolve, reject) => {
-      const tx = db.transaction(name, mode);
+      const tx = db.transaction(name, mode, options);
       const result = body(tx.objectStore(name));
       tx.oncomplete = () => resolve(result?.result);
       tx.onerror = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));

@@ -1,11 +1,6 @@
-// The web client's entry: which screen is shown.
-import { onApprovalRequest, startAuthenticator, stopAuthenticator } from "./authenticator.js";
-import { onOpenRequest, subscribe } from "./inbox.js";
+// The web client's entry: which screen is shown. Only the sign-in path is loaded up front; the screens
+// after it (and their formats, keys and stores) are loaded when first opened, so the form shows sooner.
 import { installPrivacyOverlay } from "./privacy.js";
-import { approvalsScreen, waitingBar } from "./screens/approvals.js";
-import { messagesScreen } from "./screens/messages.js";
-import { homeScreen } from "./screens/home.js";
-import { settingsScreen } from "./screens/settings.js";
 import { signInScreen } from "./screens/signin.js";
 import { session } from "./session.js";
 
@@ -24,35 +19,62 @@ new MutationObserver(() => {
 }).observe(app, { childList: true });
 
 function signedOut(notice = "") {
-  stopAuthenticator();
+  authenticator?.stopAuthenticator();
   signInScreen(app, { onSignedIn: signedIn, notice });
 }
 
-function signedIn() {
-  // This browser's authenticator, when paired for the account, runs while the account is signed in here.
-  startAuthenticator(session.account.id).catch(() => {});
-  homeScreen(app, {
-    onSignedOut: signedOut,
-    onSettings: () => settingsScreen(app, { onBack: signedIn }),
-    onMessages: () => messagesScreen(app, { onBack: signedIn }),
-    onApprovals: () => approvalsScreen(app, { onBack: signedIn }),
+/** Opens a screen from its module, loaded on first use. */
+function screen(load, name, options = {}) {
+  return async () => {
+    const module = await load();
+    module[name](app, { onBack: signedIn, ...options });
+  };
+}
+
+const openMessages = (options) => screen(() => import("./screens/messages.js"), "messagesScreen", options)();
+
+let inboxWired = false;
+async function wireInbox() {
+  if (inboxWired) return;
+  inboxWired = true;
+  const { onOpenRequest, subscribe } = await import("./inbox.js");
+  // A click on a message notification opens that message.
+  onOpenRequest((id) => session.token && openMessages({ open: id }));
+  // The push channel's end: a revoked device says so wherever the user is.
+  subscribe((event) => {
+    if (event.kind !== "state") return;
+    banner.textContent = event.state === "revoked" ? `This browser's device was revoked, so it no longer receives messages. ${event.detail}`.trim() : "";
   });
 }
 
-// A click on a message notification opens that message.
-onOpenRequest((id) => session.token && messagesScreen(app, { onBack: signedIn, open: id }));
+// This browser's authenticator (Approvals), when paired for the account, runs while it is signed in here.
+let authenticator = null;
+const openApprovals = () => session.token && screen(() => import("./screens/approvals.js"), "approvalsScreen")();
+let approvalsWired = null;
+function wireApprovals() {
+  approvalsWired ??= (async () => {
+    const [module, { waitingBar }] = await Promise.all([import("./authenticator.js"), import("./screens/approvals.js")]);
+    // A click on a sign-in request's notification, or on the bar that says one is waiting, opens Approvals.
+    module.onApprovalRequest(openApprovals);
+    const waiting = waitingBar(openApprovals, () => Boolean(app.querySelector("section[aria-label=Approvals]")));
+    banner.after(waiting.bar);
+    new MutationObserver(waiting.update).observe(app, { childList: true });
+    authenticator = module;
+  })();
+  return approvalsWired;
+}
 
-// A click on a sign-in request's notification, or on the bar that says one is waiting, opens Approvals.
-const openApprovals = () => session.token && approvalsScreen(app, { onBack: signedIn });
-onApprovalRequest(openApprovals);
-const waiting = waitingBar(openApprovals, () => Boolean(app.querySelector("section[aria-label=Approvals]")));
-banner.after(waiting.bar);
-new MutationObserver(waiting.update).observe(app, { childList: true });
-
-// The push channel's end: a revoked device says so wherever the user is.
-subscribe((event) => {
-  if (event.kind !== "state") return;
-  banner.textContent = event.state === "revoked" ? `This browser's device was revoked, so it no longer receives messages. ${event.detail}`.trim() : "";
-});
+async function signedIn() {
+  const [{ homeScreen }] = await Promise.all([import("./screens/home.js"), wireInbox(), wireApprovals()]);
+  authenticator.startAuthenticator(session.account.id).catch(() => {});
+  homeScreen(app, {
+    onSignedOut: signedOut,
+    onSettings: screen(() => import("./screens/settings.js"), "settingsScreen"),
+    onMessages: () => openMessages(),
+    // Files loads its formats (and scrypt) on first use.
+    onFiles: screen(() => import("./screens/files.js"), "filesScreen"),
+    onApprovals: openApprovals,
+  });
+}
 
 signedOut();

@@ -7,7 +7,7 @@ import { spki } from "./device-keys.js";
 import { open, parse, seal } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
 import { allFor, run } from "./keystore.js";
-import { checkBeforeSending, normalise, signerKey } from "./pins.js";
+import { checkBeforeSending, isUsername, normalise, signerKey } from "./pins.js";
 import { session } from "./session.js";
 
 export const DELAY_SECONDS = 15;
@@ -23,10 +23,11 @@ export async function ownIdentity(record) {
     previous.push({ spki: oldSpki, keyId: hex(await keyIdBytes(oldSpki)), retiredAt: old.retiredAt });
   }
   return {
-    username: session.account.username,
+    username: normalise(session.account.username),
     deviceId: record.deviceId,
     signingSpki,
     signingKeyId: hex(await keyIdBytes(signingSpki)),
+    encryptionKeyId: hex(await keyIdBytes(await spki(record.encryption.publicKey))),
     previous,
   };
 }
@@ -39,7 +40,7 @@ export async function send(record, { to, text, delayed, report = () => {} }) {
   const own = await ownIdentity(record);
   const names = [...new Set(to.map(normalise).filter(Boolean))];
   if (!names.length) throw new Error("Name at least one recipient in To.");
-  if (names.some((n) => !/^[a-z0-9._-]{3,32}$/.test(n))) throw new Error("A username is 3 to 32 of a–z, 0–9, dot, underscore and hyphen.");
+  if (!names.every(isUsername)) throw new Error("A username is 3 to 32 of a–z, 0–9, dot, underscore and hyphen, starting and ending with a letter or digit.");
   const plaintext = utf8(text);
   if (plaintext.length > 1_048_576) throw new Error("The text is over 1 MiB; send a file instead.");
   const recipients = [];
@@ -79,22 +80,65 @@ export async function send(record, { to, text, delayed, report = () => {} }) {
 
 const recordKey = (id) => `${session.account.id}/${id}`;
 
-/** Stores a queued entry still sealed; resolves, once it is committed, true when it is new (a duplicate
- *  keeps its read state). */
+// The largest envelope (SPEC §8.5: 256 stanzas, a 1 MiB body) in unpadded base64url, with room to spare.
+const MAX_ENVELOPE_CHARS = 1_450_000;
+
+/** Whether a queued entry from the server has the documented shape: names under the username rule
+ *  (nothing that only looks like one is ever shown), an ID, and an envelope of a possible size. */
+function wellFormed(entry) {
+  return (
+    typeof entry?.id === "string" &&
+    /^[0-9a-f]{32}$/.test(entry.id) &&
+    (entry.direction === "incoming" || entry.direction === "outgoing") &&
+    isUsername(entry.from) &&
+    Array.isArray(entry.to) &&
+    entry.to.length >= 1 &&
+    entry.to.length <= 64 &&
+    entry.to.every(isUsername) &&
+    typeof entry.envelope === "string" &&
+    entry.envelope.length <= MAX_ENVELOPE_CHARS &&
+    Number.isFinite(Date.parse(entry.acceptedAt))
+  );
+}
+
+/**
+ * Stores a queued entry still sealed; resolves, once it is durably committed, true when it is new (a
+ * duplicate keeps its read state). An entry without the documented shape is dropped (false): it could
+ * never be shown, and acknowledging it lets the server delete it.
+ */
 export async function store(entry) {
+  if (!wellFormed(entry)) return false;
   const accountId = session.account.id;
   const key = `${accountId}/${entry.id}`;
+  const kept = {
+    key,
+    accountId,
+    id: entry.id,
+    direction: entry.direction,
+    from: entry.from,
+    fromDevice: String(entry.fromDevice ?? ""),
+    to: entry.to,
+    envelope: entry.envelope,
+    acceptedAt: entry.acceptedAt,
+    deliverAt: String(entry.deliverAt ?? entry.acceptedAt),
+    read: false,
+    storedAt: Date.now(),
+  };
   let added = false;
-  await run("messages", "readwrite", (messages) => {
-    const existing = messages.get(key);
-    existing.onsuccess = () => {
-      if (existing.result) return;
-      added = true;
-      const { seq: _seq, ...kept } = entry;
-      messages.put({ ...kept, key, accountId, read: false, storedAt: Date.now() });
-    };
-    return null;
-  });
+  await run(
+    "messages",
+    "readwrite",
+    (messages) => {
+      const existing = messages.get(key);
+      existing.onsuccess = () => {
+        if (existing.result) return;
+        added = true;
+        messages.put(kept);
+      };
+      return null;
+    },
+    { durability: "strict" },
+  );
   return added;
 }
 
@@ -117,7 +161,8 @@ export async function openMessage(record, message, report = () => {}) {
   if (hex(header.messageId) !== message.id) throw new Error(`The server labelled this message ${message.id}, but its envelope is ${hex(header.messageId)}: refused.`);
   const own = await ownIdentity(record);
   const sender = message.direction === "outgoing" ? own.username : message.from;
-  const senderSpki = await signerKey(sender, hex(header.senderKeyId), header.created, own);
+  const signer = await signerKey(sender, hex(header.senderKeyId), header.created, own);
+  const senderSpki = signer.spki;
   // This device's current encryption key, or a retired one the message was sealed to before a rotation.
   const sealedTo = new Set(header.stanzas.map((s) => hex(s.keyId)));
   let mine = record.encryption;
@@ -131,8 +176,11 @@ export async function openMessage(record, message, report = () => {}) {
     point: await rawPoint(mine.publicKey),
   });
   report("Signature verified");
+  // A first contact is pinned only now that its key is known to have signed.
+  await signer.commit();
+  if (signer.firstContact) report(`First message from ${sender}: their devices are now pinned. Compare the safety number with them to be sure.`);
   const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);
   report("String decrypted");
   if (!message.read) await run("messages", "readwrite", (messages) => messages.put({ ...message, read: true }));
-  return { text, envelope: opened, sender, bytes };
+  return { text, envelope: opened, sender, bytes, firstContact: signer.firstContact };
 }

@@ -2,15 +2,27 @@
 // a user pins their active devices as the directory lists them; later, a rotation signed by the pinned key
 // is followed, and any other change blocks sending until the user compares the safety number and trusts
 // it. A message verifies only under a key pinned for its sender: a current one, or a retired one for a
-// message signed before it was retired. The directory is always the one asked for, by exact name.
+// message signed before it was retired. The directory is always the one asked for, by exact name, and
+// every update of one user's pins runs under a lock, so two tabs or two messages cannot interleave.
 import { ApiError, call } from "./api.js";
 import { fromBase64url } from "./bytes.js";
 import { keyIdOf, rotationMessage, verifyLowS } from "./device-keys.js";
+import { printable } from "./dom.js";
 import { allFor, run } from "./keystore.js";
 import { session } from "./session.js";
 
 /** Usernames as the server keeps them. */
-export const normalise = (name) => name.trim().toLowerCase();
+export const normalise = (name) => String(name).trim().toLowerCase();
+
+/** The server's username rule (3 to 32 of a–z 0–9 . _ -, a letter or digit at both ends), checked on
+ *  every name a server supplies: nothing that only looks like a username is shown or pinned. */
+export const isUsername = (name) => typeof name === "string" && /^[a-z0-9](?:[a-z0-9._-]{1,30})[a-z0-9]$/.test(name);
+
+const shown = printable;
+
+// The server keeps at most 10 active devices an account; a device's key history is a few entries.
+const MAX_DEVICES = 10;
+const MAX_HISTORY = 100;
 
 const fp = (hexId) => hexId.match(/.{8}/g).join(":");
 
@@ -26,6 +38,7 @@ export class PinError extends Error {
 /** The key directory of `username`, refused unless it is that user's. */
 export async function directory(username) {
   const asked = normalise(username);
+  if (!isUsername(asked)) throw new Error(`“${shown(asked)}” is not a username: 3 to 32 of a–z, 0–9, dot, underscore and hyphen.`);
   let body;
   try {
     ({ body } = await call("GET", `/v1/users/${encodeURIComponent(asked)}/devices`, { token: session.deviceToken || session.token }));
@@ -36,21 +49,24 @@ export async function directory(username) {
   if (body?.username !== asked) {
     throw new PinError(`The server answered with another user's keys when asked for ${asked}: refused. Your server may be compromised.`, { username: asked });
   }
+  if (!Array.isArray(body.devices) || !Array.isArray(body.history) || body.devices.length > MAX_DEVICES) {
+    throw new PinError(`The server's key directory for ${asked} is not one this page accepts (more than ${MAX_DEVICES} devices, or malformed).`, { username: asked });
+  }
   return body;
 }
 
 /** The devices of a directory to pin (keys checked to be P-256; key IDs computed here, never taken from
- *  the server's fields), without this browser's own device. */
-async function devicesOf(dir, own) {
+ *  the server's fields), without this browser's own device, whose listed keys must be the ones it holds. */
+export async function devicesOf(dir, own) {
   const out = [];
   for (const d of dir.devices) {
-    const signingKey = fromBase64url(d.signingKey);
-    const encryptionKey = fromBase64url(d.encryptionKey);
+    const signingKey = fromBase64url(String(d.signingKey));
+    const encryptionKey = fromBase64url(String(d.encryptionKey));
     const signingKeyId = await keyIdOf(signingKey);
     const encryptionKeyId = await keyIdOf(encryptionKey);
     if (!signingKeyId || !encryptionKeyId) throw new PinError(`The server lists a device of ${dir.username} whose key is not a P-256 public key.`, { username: dir.username });
     if (dir.username === own.username && d.id === own.deviceId) {
-      if (signingKeyId !== own.signingKeyId) {
+      if (signingKeyId !== own.signingKeyId || encryptionKeyId !== own.encryptionKeyId) {
         throw new PinError(
           `REFUSED: the server lists this browser's device with key ${fp(signingKeyId)}, but its key is ${fp(own.signingKeyId)}; someone may have replaced this device's key on the server.`,
           { username: dir.username },
@@ -58,9 +74,16 @@ async function devicesOf(dir, own) {
       }
       continue;
     }
-    out.push({ id: d.id, name: d.name, signingKeyId, encryptionKeyId, signingKey: d.signingKey, encryptionKey: d.encryptionKey });
+    out.push({ id: String(d.id), name: shown(d.name), signingKeyId, encryptionKeyId, signingKey: d.signingKey, encryptionKey: d.encryptionKey });
   }
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The signing keys of one side of a safety number: this browser's own key stands in for what the server
+ *  lists for this device (refused if it differs), so the server cannot substitute it. */
+export async function safetyKeys(dir, own) {
+  const others = (await devicesOf(dir, own)).map((d) => fromBase64url(d.signingKey));
+  return dir.username === own.username ? [own.signingSpki, ...others] : others;
 }
 
 function changes(old, now) {
@@ -79,6 +102,11 @@ const pinKey = (username) => `${session.account.id}/${username}`;
 const load = (username) => run("pins", "readonly", (store) => store.get(pinKey(username)));
 const save = (pin) => run("pins", "readwrite", (store) => store.put(pin));
 
+/** Runs `body` holding this browser's lock on one user's pins. */
+function locked(username, body) {
+  return navigator.locks ? navigator.locks.request(`countersign pins ${pinKey(username)}`, body) : body();
+}
+
 function pinned(username, devices, old, now) {
   const retired = [...(old?.retired ?? [])];
   for (const d of old?.devices ?? []) {
@@ -93,31 +121,38 @@ async function followRotations(pin, dir, now) {
   for (const [i, d] of pin.devices.entries()) {
     const current = dir.devices.find((c) => c.id === d.id);
     if (!current || current.signingKey === d.signingKey) continue;
-    const history = dir.history.filter((h) => h.deviceId === d.id && h.rotationSignature && h.encryptionKey);
-    if (history.length > 1000) continue;
+    const entries = dir.history.filter((h) => h.deviceId === d.id && h.rotationSignature && h.encryptionKey);
+    if (entries.length > MAX_HISTORY) continue;
+    // Each entry's key ID once: the chain below tries every entry at each step.
+    const history = [];
+    for (const h of entries) {
+      const signing = fromBase64url(String(h.signingKey));
+      const id = await keyIdOf(signing);
+      if (id) history.push({ h, signing, id });
+    }
     let key = d;
     const seen = new Set([d.signingKeyId]);
     const retired = [];
     while (key.signingKey !== current.signingKey) {
       const old = fromBase64url(key.signingKey);
       const next = [];
-      for (const h of history) {
-        const newSigning = fromBase64url(h.signingKey);
-        const newId = await keyIdOf(newSigning);
-        if (!newId || seen.has(newId)) continue;
-        const message = await rotationMessage(d.id, old, newSigning, fromBase64url(h.encryptionKey));
-        if (await verifyLowS(old, message, fromBase64url(h.rotationSignature))) next.push({ h, newId });
+      for (const entry of history) {
+        if (seen.has(entry.id)) continue;
+        const message = await rotationMessage(d.id, old, entry.signing, fromBase64url(String(entry.h.encryptionKey)));
+        if (await verifyLowS(old, message, fromBase64url(String(entry.h.rotationSignature)))) next.push(entry);
       }
       // One successor only: a key that signed two was used by two parties; the user decides.
       if (next.length !== 1) break;
-      const { h, newId } = next[0];
+      const { h, id } = next[0];
       const addedAt = Date.parse(h.addedAt);
       retired.push({ deviceId: d.id, signingKeyId: key.signingKeyId, signingKey: key.signingKey, retiredAt: Math.min(now, Number.isFinite(addedAt) ? addedAt : now) });
-      seen.add(newId);
-      key = { ...d, signingKeyId: newId, signingKey: h.signingKey, encryptionKey: h.encryptionKey };
+      seen.add(id);
+      key = { ...d, signingKeyId: id, signingKey: h.signingKey, encryptionKey: h.encryptionKey };
     }
     if (key.signingKey !== current.signingKey || key.encryptionKey !== current.encryptionKey) continue;
-    pin.devices[i] = { ...d, name: current.name, signingKeyId: key.signingKeyId, encryptionKeyId: await keyIdOf(fromBase64url(current.encryptionKey)), signingKey: current.signingKey, encryptionKey: current.encryptionKey };
+    const encryptionKeyId = await keyIdOf(fromBase64url(String(current.encryptionKey)));
+    if (!encryptionKeyId) continue;
+    pin.devices[i] = { ...d, name: shown(current.name), signingKeyId: key.signingKeyId, encryptionKeyId, signingKey: current.signingKey, encryptionKey: current.encryptionKey };
     pin.retired = [...(pin.retired ?? []), ...retired];
     moved = true;
   }
@@ -125,84 +160,88 @@ async function followRotations(pin, dir, now) {
 }
 
 /**
- * The devices to seal to for `username` (a first contact pins them). Throws PinError when they changed
- * since they were pinned, other than by signed rotations.
+ * The devices to seal to for `username`. Throws PinError when they changed since they were pinned, other
+ * than by signed rotations. A first contact is pinned by `commit`, once the message is sent, as the CLI
+ * does: a send that fails pins nothing.
  */
-export async function checkBeforeSending(username, own, now = Date.now()) {
-  const dir = await directory(username);
-  const current = await devicesOf(dir, own);
-  const pin = await load(dir.username);
-  if (!pin) {
-    // Pinned once the message is sent (`commit`), as the CLI does: a send that fails pins nothing.
-    const first = pinned(dir.username, current, null, now);
-    return { directory: dir, devices: current, firstContact: true, commit: () => save(first) };
-  }
-  if (await followRotations(pin, dir, now)) await save(pin);
-  const differ = changes(pin.devices, current);
-  if (differ.length) {
-    const whose = dir.username === own.username ? "Your own account's other devices" : `${dir.username}'s devices`;
-    throw new PinError(`${whose} changed since you pinned them: ${differ.join("; ")}. Compare the safety number before you trust them.`, {
-      username: dir.username,
-      changes: differ,
-    });
-  }
-  return { directory: dir, devices: current, firstContact: false, commit: async () => {} };
+export function checkBeforeSending(username, own, now = Date.now()) {
+  return locked(normalise(username), async () => {
+    const dir = await directory(username);
+    const current = await devicesOf(dir, own);
+    const pin = await load(dir.username);
+    if (!pin) {
+      const first = pinned(dir.username, current, null, now);
+      return { directory: dir, devices: current, firstContact: true, commit: () => locked(dir.username, async () => (await load(dir.username)) || save(first)) };
+    }
+    if (await followRotations(pin, dir, now)) await save(pin);
+    const differ = changes(pin.devices, current);
+    if (differ.length) {
+      const whose = dir.username === own.username ? "Your own account's other devices" : `${dir.username}'s devices`;
+      throw new PinError(`${whose} changed since you pinned them: ${differ.join("; ")}. Compare the safety number before you trust them.`, {
+        username: dir.username,
+        changes: differ,
+      });
+    }
+    return { directory: dir, devices: current, firstContact: false, commit: async () => {} };
+  });
 }
 
-/** Pins the user's devices as the directory lists them now (the user compared the safety number). */
-export async function trust(username, own, now = Date.now()) {
-  const dir = await directory(username);
-  await save(pinned(dir.username, await devicesOf(dir, own), await load(dir.username), now));
+/** Pins exactly the devices of `dir`, the directory answer whose safety number the user compared. */
+export async function trust(dir, own, now = Date.now()) {
+  const devices = await devicesOf(dir, own);
+  await locked(dir.username, async () => save(pinned(dir.username, devices, await load(dir.username), now)));
 }
 
 /**
  * The SPKI a message from `sender`, signed by key `keyIdHex` at `signedAt` (ms), verifies under: a key
- * pinned for the sender, current or retired after `signedAt`. A first contact pins the sender's devices
- * (from the directory asked by the sender's name) before the check.
+ * pinned for the sender, current or retired after `signedAt`. A first contact takes the sender's devices
+ * from the directory (asked by the sender's name); they are pinned by `commit`, which the caller runs
+ * only once the signature holds. Returns `{ spki, firstContact, commit }`.
  */
-export async function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
+export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
   const name = normalise(sender);
-  if (name === own.username && keyIdHex === own.signingKeyId) return own.signingSpki;
+  const none = async () => {};
+  if (name === own.username && keyIdHex === own.signingKeyId) return { spki: own.signingSpki, firstContact: false, commit: none };
   const ownRetired = name === own.username ? own.previous?.find((p) => p.keyId === keyIdHex) : null;
   if (ownRetired) {
     if (signedAt >= ownRetired.retiredAt) throw new PinError(`It is signed by this browser's key ${fp(keyIdHex)}, which was replaced before the message was signed.`, { username: name });
-    return ownRetired.spki;
+    return { spki: ownRetired.spki, firstContact: false, commit: none };
   }
-  let pin = await load(name);
-  let dir = null;
-  try {
-    dir = await directory(name);
-  } catch (error) {
-    if (error instanceof PinError) throw error;
-    // Offline: only what is pinned counts.
-  }
-  // A first contact is kept only once its key is found: a refused message pins nothing.
-  let firstContact = false;
-  if (dir) {
-    if (!pin) {
-      pin = pinned(name, await devicesOf(dir, own), null, now);
-      firstContact = true;
-    } else if (await followRotations(pin, dir, now)) {
-      await save(pin);
+  return locked(name, async () => {
+    let pin = await load(name);
+    let dir = null;
+    try {
+      dir = await directory(name);
+    } catch (error) {
+      if (error instanceof PinError) throw error;
+      // Offline: only what is pinned counts.
     }
-  }
-  if (!pin) throw new PinError(`Nothing is pinned for ${name} in this browser and the server could not be asked.`, { username: name });
-  const device = pin.devices.find((d) => d.signingKeyId === keyIdHex);
-  if (device) {
-    const retiredAt = Date.parse(dir?.history.find((h) => h.deviceId === device.id && h.signingKeyId === keyIdHex)?.retiredAt ?? "");
-    if (Number.isFinite(retiredAt) && retiredAt <= signedAt) {
-      throw new PinError(`It is signed by ${name}'s key ${fp(keyIdHex)}, which was retired before the message was signed.`, { username: name });
+    let firstContact = false;
+    if (dir) {
+      if (!pin) {
+        pin = pinned(name, await devicesOf(dir, own), null, now);
+        firstContact = true;
+      } else if (await followRotations(pin, dir, now)) {
+        await save(pin);
+      }
     }
-    if (firstContact) await save(pin);
-    return fromBase64url(device.signingKey);
-  }
-  const retired = (pin.retired ?? []).findLast((r) => r.signingKeyId === keyIdHex);
-  if (retired) {
-    if (signedAt >= retired.retiredAt) throw new PinError(`It is signed by ${name}'s key ${fp(keyIdHex)}, which was retired before the message was signed.`, { username: name });
-    return fromBase64url(retired.signingKey);
-  }
-  const known = pin.devices.map((d) => fp(d.signingKeyId)).join(", ") || "none";
-  throw new PinError(`It claims to be from ${name}, but it is signed by key ${fp(keyIdHex)}, which is not a key you pinned for ${name} (pinned: ${known}).`, { username: name });
+    if (!pin) throw new PinError(`Nothing is pinned for ${name} in this browser and the server could not be asked.`, { username: name });
+    const retiredWord = `It is signed by ${name}'s key ${fp(keyIdHex)}, which was retired before the message was signed.`;
+    const device = pin.devices.find((d) => d.signingKeyId === keyIdHex);
+    const commit = firstContact ? () => locked(name, async () => (await load(name)) || save(pin)) : none;
+    if (device) {
+      const retiredAt = Date.parse(dir?.history.find((h) => h.deviceId === device.id && h.signingKeyId === keyIdHex)?.retiredAt ?? "");
+      if (Number.isFinite(retiredAt) && retiredAt <= signedAt) throw new PinError(retiredWord, { username: name });
+      return { spki: fromBase64url(device.signingKey), firstContact, commit };
+    }
+    const retired = (pin.retired ?? []).findLast((r) => r.signingKeyId === keyIdHex);
+    if (retired) {
+      if (signedAt >= retired.retiredAt) throw new PinError(retiredWord, { username: name });
+      return { spki: fromBase64url(retired.signingKey), firstContact, commit };
+    }
+    const known = pin.devices.map((d) => fp(d.signingKeyId)).join(", ") || "none";
+    throw new PinError(`It claims to be from ${name}, but it is signed by key ${fp(keyIdHex)}, which is not a key you pinned for ${name} (pinned: ${known}).`, { username: name });
+  });
 }
 
 /** Every contact pinned in this browser for the signed-in account. */

@@ -33,12 +33,16 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
     if (!closed) timer = setTimeout(run, delay);
   }
 
-  async function renewOrStop() {
+  // A device session refused (the device revoked, its keys gone) ends the channel; anything else (the
+  // network, a busy server) is tried again later.
+  async function renewOrStop(attempt = 0) {
     try {
       await renewSession();
       later(connect, 0);
     } catch (error) {
-      stop("revoked", error instanceof ApiError ? error.message : String(error?.message ?? error));
+      if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) return stop("revoked", error.message);
+      if (!(error instanceof ApiError)) return stop("revoked", String(error?.message ?? error));
+      later(() => renewOrStop(attempt + 1), backoff(attempt));
     }
   }
 
@@ -116,6 +120,7 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
   async function longPoll(after) {
     if (closed) return;
     onState("long-poll");
+    const started = Date.now();
     try {
       const { body } = await call("GET", `/v1/devices/current/messages?after=${after}&wait=25`, { token: deviceToken() });
       const seqs = [];
@@ -126,7 +131,8 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
       if (seqs.length) await call("POST", "/v1/devices/current/acks", { token: deviceToken(), json: { seqs } });
       // Every few rounds, try the socket again.
       if (++failures % 8 === 0) return later(connect, 0);
-      later(() => longPoll(0), 0);
+      // An empty answer that came at once (a server not waiting) is not asked again at once.
+      later(() => longPoll(0), seqs.length || Date.now() - started > 1000 ? 0 : 1000);
     } catch (error) {
       if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return renewOrStop();
       later(() => longPoll(0), backoff(3));

@@ -40,7 +40,7 @@ export function confirmIdentity(container, options) {
         if (code === 202) {
           // Cancelling the second factor goes back to the password (or out, when the caller allows it).
           const back = onCancel ?? (() => confirmIdentity(container, options).then(resolve));
-          secondFactor(container, { pending: body, onDone: resolve, onCancel: back, heading: "Confirm it is you" });
+          secondFactor(container, { pending: body, onDone: resolve, onCancel: back, heading: "Confirm it is you", reauth: true });
           return;
         }
         session.authenticated();

@@ -15,15 +15,27 @@ export const session = {
   get deviceToken() {
     return current?.device?.token ?? null;
   },
-  set(signedIn) {
-    current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null, authenticatedAt: Date.now() };
+  /**
+   * Keeps a signed-in session. With `username`, only if the server signed in that very user (a server
+   * answering with another account would otherwise hand this tab that account's keys and messages).
+   * `passwordless`: a QR sign-in (an authenticator alone), which the server lets register no device and
+   * change nothing sensitive until the password (and second factor) confirm it.
+   */
+  set(signedIn, { username, passwordless = false } = {}) {
+    if (username !== undefined && String(signedIn?.account?.username).toLowerCase() !== username.trim().toLowerCase()) {
+      throw new Error(`The server signed in ${signedIn?.account?.username} when ${username.trim()} was asked for: refused.`);
+    }
+    current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null, authenticatedAt: Date.now(), passwordless };
+  },
+  get passwordless() {
+    return current?.passwordless ?? false;
   },
   /** When the password (or a second factor) was last given: sign-in or re-authentication. */
   get authenticatedAt() {
     return current?.authenticatedAt ?? 0;
   },
   authenticated() {
-    if (current) current.authenticatedAt = Date.now();
+    if (current) Object.assign(current, { authenticatedAt: Date.now(), passwordless: false });
   },
   setDevice(deviceSession) {
     if (current) current.device = deviceSession;

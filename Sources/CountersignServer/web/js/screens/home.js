@@ -8,6 +8,7 @@ import { el, replace } from "../dom.js";
 import { pushState, startInbox, stopInbox, subscribe } from "../inbox.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
+import { needsFullSignIn, qrSessionLimits } from "./qr-signin.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
 async function fingerprint(publicKey) {
@@ -20,7 +21,7 @@ const pushWords = {
   "long-poll": "Messages arrive by polling (the live channel cannot connect).",
 };
 
-export function homeScreen(app, { onSignedOut, onSettings, onMessages, onApprovals }) {
+export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, onApprovals }) {
   const account = session.account;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
@@ -28,6 +29,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onApprova
   const signOut = el("button", { type: "button" }, "Sign out");
   const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
   const messages = el("button", { type: "button", class: "primary", disabled: true, on: { click: onMessages } }, "Messages");
+  const files = el("button", { type: "button", on: { click: onFiles } }, "Files");
   const approvals = el("button", { type: "button", on: { click: onApprovals } }, "Approvals");
   const push = el("p", { class: "muted", "data-testid": "push-state" });
   const showPush = ({ state }) => (push.textContent = pushWords[state] ?? "");
@@ -36,6 +38,8 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onApprova
   const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
   // Revoking a device needs a recent sign-in: asked for here when the server says so.
   const slot = el("div");
+  // What a QR sign-in's session may not do yet, when the server refuses this browser a device.
+  const limits = el("div");
   async function endSession() {
     stopInbox();
     try {
@@ -69,31 +73,52 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onApprova
       el("h1", {}, `Signed in as ${account.username}`),
       el("p", {}, `${account.name} ${account.lastname}`),
       deviceInfo,
+      limits,
       status,
       push,
-      el("div", { class: "actions" }, messages, approvals, settings, signOut, remove),
+      el("div", { class: "actions" }, messages, files, approvals, settings, signOut, remove),
       slot,
       alert,
     ),
   );
 
+  async function becomeDevice() {
+    const device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
+    session.setDevice(device.deviceSession);
+    if (device.record.created) session.keypairCreated = true;
+    if (pushState().state === "closed") startInbox(account.id);
+    messages.disabled = false;
+    replace(
+      deviceInfo,
+      el("dt", {}, "This browser"),
+      el("dd", {}, device.deviceSession.device.name),
+      el("dt", {}, "Key fingerprint"),
+      el("dd", { class: "mono", "data-testid": "fingerprint" }, await fingerprint(device.record.signing.publicKey)),
+    );
+    status.textContent = status.textContent ? `${status.textContent}. Device ready.` : "Device ready.";
+  }
   (async () => {
     try {
-      const device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
-      session.setDevice(device.deviceSession);
-      if (device.record.created) session.keypairCreated = true;
-      if (pushState().state === "closed") startInbox(account.id);
-      messages.disabled = false;
-      replace(
-        deviceInfo,
-        el("dt", {}, "This browser"),
-        el("dd", {}, device.deviceSession.device.name),
-        el("dt", {}, "Key fingerprint"),
-        el("dd", { class: "mono", "data-testid": "fingerprint" }, await fingerprint(device.record.signing.publicKey)),
-      );
-      status.textContent = status.textContent ? `${status.textContent}. Device ready.` : "Device ready.";
+      await becomeDevice();
     } catch (error) {
-      alert.textContent = `This browser could not become a device: ${describe(error)}`;
+      if (!needsFullSignIn(error)) {
+        alert.textContent = `This browser could not become a device: ${describe(error)}`;
+        return;
+      }
+      // A QR sign-in: say what it can do, and let the password (and second factor) finish the job.
+      status.textContent = "";
+      replace(
+        limits,
+        qrSessionLimits(async () => {
+          alert.textContent = "";
+          try {
+            await withReauth(slot, becomeDevice);
+            limits.replaceChildren();
+          } catch (again) {
+            alert.textContent = describe(again);
+          }
+        }),
+      );
     } finally {
       remove.disabled = false;
     }

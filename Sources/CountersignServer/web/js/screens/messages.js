@@ -7,7 +7,8 @@ import { el, field, replace } from "../dom.js";
 import { subscribe } from "../inbox.js";
 import { keystore } from "../keystore.js";
 import { DELAY_SECONDS, get, list, openMessage, ownIdentity, send } from "../messages.js";
-import { PinError, directory, trust } from "../pins.js";
+import { PinError, directory, safetyKeys, trust } from "../pins.js";
+import { qrCode } from "../qr.js";
 import { onHide } from "../privacy.js";
 import { display, safetyNumber } from "../safety-number.js";
 import { session } from "../session.js";
@@ -28,6 +29,8 @@ export function messagesScreen(app, { onBack, open: openId }) {
   const opened = el("section", { class: "opened card", "aria-label": "Opened message", hidden: true });
   const notifications = el("button", { type: "button", hidden: !("Notification" in window) || Notification.permission !== "default" }, "Turn on notifications");
   let record = null;
+  // Read again before each use: another tab may have rotated the keys.
+  const freshRecord = () => keystore.device(session.account.id);
 
   const step = (words) => steps.append(el("li", {}, words));
 
@@ -40,31 +43,51 @@ export function messagesScreen(app, { onBack, open: openId }) {
     sendButton,
   );
 
-  async function showTrust(username) {
+  /**
+   * The safety number of this account and `username`, and "Trust" when their devices changed. One
+   * directory answer is both what the number is computed from and what "Trust" pins, and this browser's
+   * own key stands in for what the server lists for it.
+   */
+  async function showTrust(username, { changed }) {
     const number = el("p", { class: "safety mono", "aria-label": "Safety number" }, "Computing the safety number…");
-    const trustButton = el("button", { type: "button", class: "primary" }, "Trust");
     replace(
       trustPanel,
       el("h2", {}, `Compare the safety number with ${username}`),
-      el("p", {}, `Read it to ${username} in person or over a call, or scan each other's code. If it matches theirs, press Trust. If not, do not send: someone may be reading along.`),
+      el(
+        "p",
+        {},
+        `Read it to ${username} in person or over a call, or scan each other's code. If it matches theirs, ${changed ? "press Trust" : "the server gave each of you the other's real keys"}. If not, do not send: someone may be reading along.`,
+      ),
       number,
-      trustButton,
     );
     trustPanel.hidden = false;
+    let theirs;
+    let own;
     try {
-      const [mine, theirs] = await Promise.all([directory(session.account.username), directory(username)]);
-      const keys = (dir) => dir.devices.map((d) => fromBase64url(d.signingKey));
-      const digits = await safetyNumber({ username: mine.username, signingKeys: keys(mine) }, { username: theirs.username, signingKeys: keys(theirs) });
+      record = await freshRecord();
+      own = await ownIdentity(record);
+      const mine = await directory(session.account.username);
+      theirs = await directory(username);
+      const digits = await safetyNumber(
+        { username: mine.username, signingKeys: await safetyKeys(mine, own) },
+        { username: theirs.username, signingKeys: await safetyKeys(theirs, own) },
+      );
       number.textContent = display(digits);
+      // The same 60 digits to scan, for two people in one room.
+      number.after(qrCode(digits, { label: `QR code of the safety number with ${theirs.username}` }));
     } catch (error) {
-      number.textContent = describe(error);
+      number.textContent = `No safety number: ${describe(error)}`;
+      return;
     }
+    if (!changed) return;
+    const trustButton = el("button", { type: "button", class: "primary" }, "Trust");
+    trustPanel.append(trustButton);
     trustButton.addEventListener("click", async () => {
       try {
-        await trust(username, await ownIdentity(record));
+        await trust(theirs, own);
         trustPanel.hidden = true;
         alert.textContent = "";
-        step(`${username}'s devices are trusted. Send again.`);
+        step(`${theirs.username}'s devices are trusted. Send again.`);
       } catch (error) {
         alert.textContent = describe(error);
       }
@@ -87,12 +110,13 @@ export function messagesScreen(app, { onBack, open: openId }) {
         step("Keypair created");
         session.keypairCreated = false;
       }
+      record = await freshRecord();
       await send(record, { to: to.input.value.split(/[\s,]+/), text: text.value, delayed: delayed.checked, report: step });
       step(delayed.checked ? `Sent. It is delivered in ${DELAY_SECONDS} seconds.` : "Sent.");
       text.value = "";
     } catch (error) {
       alert.textContent = describe(error);
-      if (error instanceof PinError && error.changes.length) showTrust(error.username);
+      if (error instanceof PinError && error.changes.length) showTrust(error.username, { changed: true });
     } finally {
       sendButton.disabled = false;
     }
@@ -123,7 +147,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
     const rows = [
       ["Message ID", hex(envelope.messageId)],
       ["Signed by key", groupedKeyId(hex(envelope.senderKeyId))],
-      ["Created (sender's clock)", new Date(envelope.created).toISOString()],
+      ["Created (sender's clock)", Number.isFinite(new Date(envelope.created).getTime()) ? new Date(envelope.created).toISOString() : `${envelope.created} ms`],
       ["Content type", envelope.contentType],
       ["Sealed to keys", envelope.stanzas.map((s) => groupedKeyId(hex(s.keyId))).join(", ")],
       ["Ciphertext (hex)", hex(envelope.body)],
@@ -140,21 +164,36 @@ export function messagesScreen(app, { onBack, open: openId }) {
     );
   }
 
+  // Only the latest message opened may fill the panel: an earlier one still verifying is dropped.
+  let generation = 0;
   async function show(id) {
+    const mine = ++generation;
     const message = await get(id);
-    if (!message) return;
+    if (!message || mine !== generation) return;
     const openSteps = el("ul", { role: "status", class: "steps", "aria-label": "Opening" });
     const openAlert = el("p", { role: "alert", class: "alert" });
-    const who = message.direction === "incoming" ? `From ${message.from}` : `To ${message.to.join(", ")}`;
+    const peer = message.direction === "incoming" ? message.from : null;
+    const who = peer ? `From ${peer}` : `To ${message.to.join(", ")}`;
     replace(opened, el("h2", {}, who), el("p", { class: "muted" }, when(message.acceptedAt)), openSteps, openAlert);
     opened.hidden = false;
+    const current = () => mine === generation && document.visibilityState === "visible" && opened.contains(openSteps);
     try {
-      const { text: plain, envelope, bytes } = await openMessage(record, message, (words) => openSteps.append(el("li", {}, words)));
+      record = await freshRecord();
+      const { text: plain, envelope, bytes } = await openMessage(record, message, (words) => current() && openSteps.append(el("li", {}, words)));
+      if (!current()) return;
       opened.append(el("p", { class: "message-text", "aria-label": "Message text" }, plain), serverView(message, envelope, bytes));
     } catch (error) {
+      if (!current()) return;
       openAlert.textContent = `This message was refused: ${describe(error)}`;
     }
-    opened.append(el("button", { type: "button", on: { click: () => ((opened.hidden = true), opened.replaceChildren()) } }, "Close message"));
+    if (peer) opened.append(el("button", { type: "button", on: { click: () => showTrust(peer, { changed: false }) } }, `Safety number with ${peer}`));
+    opened.append(el("button", { type: "button", on: {
+            click: () => {
+              generation++;
+              opened.hidden = true;
+              opened.replaceChildren();
+            },
+          } }, "Close message"));
     opened.scrollIntoView?.({ block: "nearest" });
     refresh();
   }
@@ -180,6 +219,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
 
   // Decrypted text leaves the page when it is hidden (the privacy overlay).
   const forget = onHide(() => {
+    generation++;
     opened.hidden = true;
     opened.replaceChildren();
   });
@@ -189,7 +229,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
   });
 
   (async () => {
-    record = await keystore.device(session.account.id);
+    record = await freshRecord();
     if (!record?.deviceId) {
       alert.textContent = "This browser is not set up as a device yet: go back and wait for “Device ready”.";
       sendButton.disabled = true;

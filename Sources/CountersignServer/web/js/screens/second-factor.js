@@ -19,15 +19,15 @@ const failureWords = {
 };
 
 /** The sign-in's second factor as a screen. */
-export function secondFactorScreen(app, { pending, onSignedIn, back }) {
-  secondFactor(app, { pending, onDone: onSignedIn, onCancel: back, heading: "Second factor" });
+export function secondFactorScreen(app, { pending, onSignedIn, back, username }) {
+  secondFactor(app, { pending, onDone: onSignedIn, onCancel: back, heading: "Second factor", username });
 }
 
 /**
  * A second factor in `container`: a sign-in's (the session is collected and kept) or a re-authentication's
  * (202 from POST /v1/sessions/current/reauth; the server answers 204 and this session counts as fresh).
  */
-export function secondFactor(container, { pending, onDone, onCancel, heading }) {
+export function secondFactor(container, { pending, onDone, onCancel, heading, username, reauth = false }) {
   const { transaction, binding } = pending;
   const path = `/v1/mfa/transactions/${encodeURIComponent(transaction.id)}`;
   let done = false;
@@ -59,9 +59,11 @@ export function secondFactor(container, { pending, onDone, onCancel, heading }) 
   async function finish(view) {
     if (view.status !== "COMPLETED" || done) return view.status === "COMPLETED";
     const { status: code, body } = await call("POST", `${path}/session`, { token: binding });
+    // A re-authentication keeps this session (204); only a sign-in gets a new one, for the user asked.
+    if (reauth !== (code === 204)) throw new Error("The server answered this confirmation with something else: refused. Sign in again.");
+    if (reauth) session.authenticated();
+    else session.set(body, { username });
     done = true;
-    if (code === 201) session.set(body);
-    else session.authenticated();
     onDone();
     return true;
   }

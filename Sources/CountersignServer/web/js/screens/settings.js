@@ -7,6 +7,7 @@ import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "../reauth.js";
 import { authenticatorSettings } from "./approvals.js";
 import { session } from "../session.js";
+import { twoFactorSection } from "./two-factor.js";
 
 const intervals = [
   [0, "Never"],
@@ -164,6 +165,7 @@ export function settingsScreen(app, { onBack }) {
       intervalForm,
       el("h2", {}, "Devices"),
       deviceList,
+      twoFactorSection({ status, alert }),
       el("h2", {}, "Message key"),
       el("p", { class: "muted" }, "New keys for this browser. Messages sent to the old key still open here."),
       rotate,

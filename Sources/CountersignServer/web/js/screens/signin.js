@@ -4,6 +4,7 @@ import { call, describe } from "../api.js";
 import { withCaptcha } from "../captcha.js";
 import { el, field, replace } from "../dom.js";
 import { session } from "../session.js";
+import { qrSignInScreen } from "./qr-signin.js";
 import { secondFactorScreen } from "./second-factor.js";
 
 export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" }) {
@@ -30,6 +31,10 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     },
     registering ? "Back to sign in" : "Sign up",
   );
+  // Passwordless: an authenticator scans the page's code and approves (docs/PROTOCOL.md §3.9). A link to
+  // another screen, not a button, so that the button named "Sign in" stays the only one.
+  const openQr = (event) => (event.preventDefault(), qrSignInScreen(app, { onSignedIn, back: () => signInScreen(app, { onSignedIn }) }));
+  const qr = registering ? null : el("p", {}, el("a", { href: "#qr-sign-in", on: { click: openQr } }, "Sign in with a QR code"));
   const form = el(
     "form",
     { "aria-label": registering ? "Sign up" : "Sign in", novalidate: true },
@@ -39,6 +44,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     name?.row,
     lastname?.row,
     el("div", { class: "actions" }, submit, other),
+    qr,
     status,
     alert,
   );
@@ -77,10 +83,10 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
       );
       password.input.value = "";
       if (code === 202) {
-        secondFactorScreen(app, { pending: body, onSignedIn, back: () => signInScreen(app, { onSignedIn }) });
+        secondFactorScreen(app, { pending: body, onSignedIn, back: () => signInScreen(app, { onSignedIn }), username: credentials.username });
         return;
       }
-      session.set(body);
+      session.set(body, { username: credentials.username });
       onSignedIn();
     } catch (error) {
       status.textContent = "";

@@ -1,0 +1,467 @@
+// Files (FileLock's three tabs in the seed's words): "Encrypt File" to a recipient's public key .pem,
+// "Decrypt File" with this account's file key, and "Keys" to make, import and hand out that key.
+// Countersign's sealed format is the default (streamed, any size); FileLock's package is offered for
+// the iOS app (held in memory, up to 256 MiB). Results are saved as Blob downloads.
+import { describe } from "../api.js";
+import { groupedKeyId, hex } from "../bytes.js";
+import { el, field, printable, replace } from "../dom.js";
+import { fileKeys, generateIdentity, importIdentity } from "../file-keys.js";
+import * as filelock from "../filelock.js";
+import { fingerprintText, keyIdOf, parsePublicKey, publicPEM } from "../pem.js";
+import { isEncrypted } from "../pkcs8.js";
+import { onHide } from "../privacy.js";
+import { MESSAGES } from "../seal-error.js";
+import * as sealed from "../sealed-file.js";
+import { session } from "../session.js";
+
+const MiB = 1024 * 1024;
+// Above this, output is streamed to a file the user picks where the browser can (File System Access
+// API, Chromium): a Blob of that size is the browser's to hold, in memory before it pages to disk.
+const LARGE = 256 * MiB;
+
+/** Asks where to save, synchronously within the click (the picker needs the user's gesture); null
+ *  where the browser has no picker or the file is small (a Blob download then). */
+function pickTarget(size, suggestedName) {
+  if (size <= LARGE || !window.showSaveFilePicker) return null;
+  return window.showSaveFilePicker({ suggestedName }).then(async (handle) => ({ handle, writable: await handle.createWritable() }));
+}
+
+/** Gives up a picked target: what was written is discarded and the (empty) file the picker made removed. */
+async function discard(target) {
+  const picked = await target?.catch(() => null);
+  if (!picked) return;
+  await picked.writable.abort().catch(() => {});
+  await picked.handle.remove?.().catch(() => {});
+}
+const size = (n) => (n >= MiB ? `${(n / MiB).toFixed(1)} MiB` : `${n} bytes`);
+const readBytes = async (file) => new Uint8Array(await file.arrayBuffer());
+
+/** What to tell the user about a refusal: the spec's class in words, then the detail. */
+function explain(error) {
+  if (error?.kind && MESSAGES[error.kind] && !error.message.includes(MESSAGES[error.kind])) {
+    return `${error.message.replace(/^[^:]+: /, `${error.kind}: `)} (${MESSAGES[error.kind]})`;
+  }
+  return describe(error);
+}
+
+/** Offers `blob` as a download named `name`: clicked for the user, and left on screen as a link. */
+function offer(slot, blob, name, label) {
+  const url = URL.createObjectURL(blob);
+  const link = el("a", { href: url, download: name, class: "download" }, label);
+  replace(slot, link);
+  link.click();
+  return () => {
+    URL.revokeObjectURL(url);
+    slot.replaceChildren();
+  };
+}
+
+/** A form's busy state: buttons disabled, a progress bar and a status line. */
+function progressUI(label) {
+  const bar = el("progress", { max: 100, value: 0, "aria-label": label, hidden: true });
+  const status = el("p", { role: "status", class: "status" });
+  const alert = el("p", { role: "alert", class: "alert" });
+  const result = el("div", { class: "result" });
+  return {
+    bar,
+    status,
+    alert,
+    result,
+    start(text) {
+      alert.textContent = "";
+      status.textContent = text;
+      bar.value = 0;
+      bar.hidden = false;
+    },
+    step(done, total, verb) {
+      const pct = total ? Math.floor((done / total) * 100) : 100;
+      bar.value = pct;
+      status.textContent = `${verb}… ${pct} %`;
+    },
+    end() {
+      bar.hidden = true;
+    },
+  };
+}
+
+export function filesScreen(app, { onBack }) {
+  const accountId = session.account.id;
+  let key = null; // this account's file key, once loaded
+  const cleanups = [];
+
+  // Encrypt
+  const source = field("File to encrypt", { type: "file" });
+  const recipientFile = field("Recipient's public key", { type: "file", accept: ".pem,.pub,application/x-pem-file", multiple: true });
+  const formatCountersign = el("input", { type: "radio", name: "format", id: "format-countersign", value: "countersign", checked: true });
+  const formatFilelock = el("input", { type: "radio", name: "format", id: "format-filelock", value: "filelock" });
+  const sign = el("input", { type: "checkbox", id: "sign-as-me", disabled: true });
+  const keepName = el("input", { type: "checkbox", id: "keep-name", checked: true });
+  const encryptButton = el("button", { type: "submit", class: "primary" }, "Encrypt & Save File");
+  const enc = progressUI("Encryption progress");
+  const encryptForm = el(
+    "form",
+    { "aria-label": "Encrypt File", class: "panel" },
+    el("h2", {}, "Encrypt File"),
+    el("p", { class: "step" }, "1. Select File to Encrypt"),
+    source.row,
+    el("p", { class: "step" }, "2. Select Recipient's Public Key"),
+    recipientFile.row,
+    el(
+      "fieldset",
+      {},
+      el("legend", {}, "Format"),
+      el("div", { class: "choice" }, formatCountersign, el("label", { for: "format-countersign" }, "Countersign (streamed, any size)")),
+      el("div", { class: "choice" }, formatFilelock, el("label", { for: "format-filelock" }, "FileLock (the iOS app; one recipient, up to 256 MiB)")),
+    ),
+    el("div", { class: "choice" }, keepName, el("label", { for: "keep-name" }, "Carry the file name inside the encryption")),
+    el("div", { class: "choice" }, sign, el("label", { for: "sign-as-me" }, "Sign with my file key")),
+    el("div", { class: "actions" }, encryptButton),
+    enc.bar,
+    enc.status,
+    enc.alert,
+    enc.result,
+  );
+  const syncOptions = () => {
+    const fl = formatFilelock.checked;
+    keepName.disabled = fl;
+    sign.disabled = fl || !key;
+    if (sign.disabled) sign.checked = false;
+  };
+  encryptForm.addEventListener("change", () => (enc.alert.textContent = ""));
+  formatCountersign.addEventListener("change", syncOptions);
+  formatFilelock.addEventListener("change", syncOptions);
+
+  encryptForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    enc.alert.textContent = "";
+    const file = source.input.files[0];
+    const pems = [...recipientFile.input.files];
+    if (!file || !pems.length) {
+      enc.alert.textContent = "Missing Files: Please select both the source file and the public key.";
+      return;
+    }
+    const asFileLock = formatFilelock.checked;
+    if (asFileLock && pems.length !== 1) {
+      enc.alert.textContent = "A FileLock package has exactly one recipient: choose one public key, or the Countersign format.";
+      return;
+    }
+    if (asFileLock && file.size > filelock.MAX_PLAINTEXT) {
+      enc.alert.textContent = `too large: the FileLock format is held in memory and limited to 256 MiB; this file is ${size(file.size)}. Choose the Countersign format.`;
+      return;
+    }
+    const target = asFileLock ? null : pickTarget(file.size, `${file.name}.cs`);
+    encryptButton.disabled = true;
+    enc.start("Reading the public key…");
+    let writable = null;
+    try {
+      const recipients = [];
+      for (const pem of pems) {
+        try {
+          recipients.push(await parsePublicKey(await pem.text()));
+        } catch (error) {
+          throw new Error(`Invalid public key (${pem.name}): ${error.message}`);
+        }
+      }
+      let blob, name;
+      const started = performance.now();
+      if (asFileLock) {
+        enc.status.textContent = "Encrypting…";
+        blob = new Blob([await filelock.seal(await readBytes(file), recipients[0])], { type: "application/octet-stream" });
+        name = "encrypted_file.pkg";
+      } else {
+        writable = target ? new sealed.FileSink(await target) : null;
+        blob = await sealed.seal(file, {
+          recipients,
+          signer: sign.checked ? key : null,
+          fileName: keepName.checked ? file.name : "",
+          sink: writable,
+          onProgress: (done, total) => enc.step(done, total, "Encrypting"),
+        });
+        name = `${file.name}.cs`;
+      }
+      const seconds = (performance.now() - started) / 1000;
+      if (writable) {
+        await writable.close();
+        writable = null;
+      } else {
+        cleanups.push(offer(enc.result, blob, name, `Save ${name} again`));
+      }
+      enc.status.textContent = `Encrypted ${file.name} (${size(file.size)}) in ${seconds.toFixed(1)} s${sign.checked && !asFileLock ? ", signed" : ""}. Saved as ${name}.`;
+    } catch (error) {
+      // A place was asked for but nothing written: discard it too.
+      await (writable ? writable.abort() : discard(target));
+      enc.status.textContent = "";
+      enc.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Encryption Failed: ${explain(error)}`;
+    } finally {
+      enc.end();
+      encryptButton.disabled = false;
+    }
+  });
+
+  // Decrypt
+  const sealedFile = field("Encrypted file", { type: "file" });
+  const senderFile = field("Sender's public key (optional: demand their signature)", { type: "file", accept: ".pem,.pub,application/x-pem-file" });
+  const decryptButton = el("button", { type: "submit", class: "primary" }, "Decrypt & Save File");
+  const dec = progressUI("Decryption progress");
+  let dropDecrypted = null;
+  const decryptForm = el(
+    "form",
+    { "aria-label": "Decrypt File", class: "panel" },
+    el("h2", {}, "Decrypt File"),
+    el("p", { class: "step" }, "Select Encrypted File"),
+    sealedFile.row,
+    senderFile.row,
+    el(
+      "p",
+      { class: "muted" },
+      "Nothing is saved until the whole file has been checked: every chunk, its end and the sender's signature. A tampered, cut or wrongly addressed file gives no output at all, not even a part.",
+    ),
+    el("div", { class: "actions" }, decryptButton),
+    dec.bar,
+    dec.status,
+    dec.alert,
+    dec.result,
+  );
+  decryptForm.addEventListener("change", () => (dec.alert.textContent = ""));
+  // Decrypted output is dropped from the page when it is hidden (the privacy overlay's rule).
+  cleanups.push(onHide(() => dropDecrypted?.()));
+
+  /** The second pass of a large file, into a file picked on this button's click (the picker needs the
+   *  gesture): the file was checked whole; a change on disk since then is refused by the browser. */
+  function offerLarge(file, { expectedSender, name, note }) {
+    const save = el("button", { type: "button", class: "primary" }, `Save ${name}…`);
+    replace(dec.result, save);
+    dropDecrypted = () => dec.result.replaceChildren();
+    save.addEventListener("click", async () => {
+      const target = pickTarget(file.size, name);
+      let sink = null;
+      save.disabled = true;
+      dec.alert.textContent = "";
+      dec.start("Decrypting…");
+      try {
+        sink = new sealed.FileSink(await target);
+        await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, "Decrypting") });
+        // Only now does the chosen file appear.
+        await sink.close();
+        sink = null;
+        dec.result.replaceChildren();
+        dec.status.textContent = `Decrypted and saved where you chose (${size(file.size)} sealed). ${note}`;
+      } catch (error) {
+        await (sink ? sink.abort() : discard(target));
+        dec.status.textContent = "";
+        dec.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Decryption Failed: ${explain(error)}`;
+      } finally {
+        dec.end();
+        save.disabled = false;
+      }
+    });
+  }
+
+  decryptForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    dec.alert.textContent = "";
+    dropDecrypted?.();
+    const file = sealedFile.input.files[0];
+    if (!file) {
+      dec.alert.textContent = "No File: Please select an encrypted file first.";
+      return;
+    }
+    if (!key) {
+      dec.alert.textContent = "No key: make or import your file key under Keys first.";
+      return;
+    }
+    // A file this large can only be a sealed file (FileLock packages stop at 256 MiB): it is checked
+    // whole first, and only then decrypted again into a file the user picks.
+    const large = file.size > LARGE && Boolean(window.showSaveFilePicker);
+    decryptButton.disabled = true;
+    dec.start("Checking…");
+    let writable = null;
+    let opened = null;
+    try {
+      const expectedSender = senderFile.input.files[0] ? await parsePublicKey(await senderFile.input.files[0].text()) : null;
+      const format = sealed.detect(await readBytes(file.slice(0, 8)));
+      const base = file.name.replace(/\.(cs|pkg)$/i, "");
+      let blob, name, note;
+      if (format === "filelock") {
+        if (expectedSender) throw new Error("A FileLock package carries no signature, so it cannot show who sent it.");
+        if (file.size > filelock.MAX_PLAINTEXT + 157) throw new Error("too large: the FileLock format is held in memory and limited to 256 MiB");
+        blob = new Blob([await filelock.open(await readBytes(file), key)], { type: "application/octet-stream" });
+        name = base === "encrypted_file" || base === file.name ? "decrypted_file" : base;
+        note = "FileLock package: not signed.";
+      } else {
+        const sink = large ? new sealed.CheckSink() : new sealed.BlobSink();
+        opened = await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, large ? "Checking" : "Decrypting and checking") });
+        blob = large ? null : opened.sink.blob();
+        // The sender chose the name: shown and saved without control or bidi characters.
+        name = opened.fileName ? printable(opened.fileName) || "decrypted_file" : base === file.name ? "decrypted_file" : base;
+        note = opened.signer ? `Signed by ${fingerprintText(await keyIdOf(opened.signer))}.` : "Not signed.";
+      }
+      if (large) {
+        if (document.visibilityState !== "visible") throw new Error("The page was hidden while checking: decrypt again to save.");
+        dec.status.textContent = `Checked: every chunk, the end${opened.signer ? " and the signature" : ""} hold. ${note} Choose where to save it.`;
+        offerLarge(file, { expectedSender, name, note });
+      } else {
+        // Finished while the page was hidden: the privacy overlay's rule drops it rather than show it.
+        if (document.visibilityState !== "visible") throw new Error("The page was hidden while decrypting: decrypt again to see it.");
+        dropDecrypted = offer(dec.result, blob, name, `Save ${name} again`);
+        dec.status.textContent = `Decrypted ${name} (${size(blob.size)}). ${note}`;
+      }
+    } catch (error) {
+      // A place was asked for but nothing written: discard it too.
+      dec.status.textContent = "";
+      dec.alert.textContent = `Decryption Failed: ${explain(error)}`;
+    } finally {
+      dec.end();
+      decryptButton.disabled = false;
+    }
+  });
+
+  // Keys
+  const keyFacts = el("dl", { class: "facts", "aria-label": "Your file key" });
+  const keyStatus = el("p", { role: "status", class: "status" });
+  const keyAlert = el("p", { role: "alert", class: "alert" });
+  const generate = el("button", { type: "button", class: "primary" }, "Generate New Key Pair");
+  const confirmSlot = el("div");
+  const downloadSpki = el("button", { type: "button", disabled: true }, "Download public key (SPKI PEM)");
+  const downloadFileLock = el("button", { type: "button", disabled: true }, "Download public key (FileLock PEM)");
+  const keyFile = field("Key file", { type: "file", accept: ".pem,.key" });
+  const passphrase = field("Passphrase", { type: "password", autocomplete: "off" });
+  const importButton = el("button", { type: "submit" }, "Import Key File");
+  const importForm = el("form", { "aria-label": "Import a key file", class: "panel" }, el("h3", {}, "Import a key file"), el("p", { class: "muted" }, "A key file from `countersign keygen` (its passphrase is asked) or an OpenSSL P-256 key."), keyFile.row, passphrase.row, el("div", { class: "actions" }, importButton));
+  const downloadSlot = el("div", { class: "result" });
+
+  function showKey() {
+    if (!key) {
+      replace(keyFacts, el("dt", {}, "File key"), el("dd", {}, "None yet: generate one or import a key file."));
+    } else {
+      replace(
+        keyFacts,
+        el("dt", {}, "Fingerprint"),
+        el("dd", { class: "mono", "data-testid": "file-key-fingerprint" }, groupedKeyId(hex(key.keyId))),
+        el("dt", {}, "Origin"),
+        el("dd", {}, key.origin === "imported" ? "Imported from a key file" : "Made in this browser"),
+        el("dt", {}, "Created"),
+        el("dd", {}, new Date(key.created).toLocaleString()),
+      );
+    }
+    downloadSpki.disabled = downloadFileLock.disabled = !key;
+    syncOptions();
+  }
+
+  async function store(identity, origin, done) {
+    await fileKeys.save(accountId, identity, origin);
+    key = await fileKeys.get(accountId);
+    showKey();
+    keyStatus.textContent = done;
+  }
+
+  async function makeKey() {
+    replace(confirmSlot);
+    keyAlert.textContent = "";
+    generate.disabled = true;
+    try {
+      await store(await generateIdentity(), "made", "New key pair generated. Download its public key and give it to whoever sends you files.");
+    } catch (error) {
+      keyAlert.textContent = `Failed to generate key pair: ${explain(error)}`;
+    } finally {
+      generate.disabled = false;
+    }
+  }
+
+  generate.addEventListener("click", () => {
+    if (!key) return makeKey();
+    // Replacing the key orphans every file sealed to it (FileLock's weakness): ask first.
+    replace(
+      confirmSlot,
+      el(
+        "div",
+        { class: "confirm", role: "group", "aria-label": "Replace your file key?" },
+        el("p", {}, `Replace your file key? Files sealed to ${fingerprintText(key.keyId)} will no longer open in this browser.`),
+        el("div", { class: "actions" }, el("button", { type: "button", class: "danger", on: { click: makeKey } }, "Replace key"), el("button", { type: "button", on: { click: () => replace(confirmSlot) } }, "Cancel")),
+      ),
+    );
+  });
+
+  const pemDownload = (form) => () => {
+    const text = publicPEM[form](key.point);
+    const name = form === "spki" ? "public_key.pem" : "public_key_filelock.pem";
+    cleanups.push(offer(downloadSlot, new Blob([text], { type: "application/x-pem-file" }), name, `Save ${name} again`));
+    keyStatus.textContent = `Public key saved as ${name}.`;
+  };
+  downloadSpki.addEventListener("click", pemDownload("spki"));
+  downloadFileLock.addEventListener("click", pemDownload("filelock"));
+
+  importForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    keyAlert.textContent = "";
+    keyStatus.textContent = "";
+    const chosen = keyFile.input.files[0];
+    if (!chosen) {
+      keyAlert.textContent = "Choose a key file first.";
+      return;
+    }
+    const text = await chosen.text();
+    if (isEncrypted(text) && !passphrase.input.value) {
+      keyAlert.textContent = "This key file is encrypted: enter its passphrase.";
+      passphrase.input.focus();
+      return;
+    }
+    importButton.disabled = true;
+    keyStatus.textContent = isEncrypted(text) ? "Unlocking the key file (scrypt)…" : "Importing…";
+    try {
+      const identity = await importIdentity(text, async () => new TextEncoder().encode(passphrase.input.value));
+      await store(identity, "imported", `Key file imported: ${fingerprintText(identity.keyId)}.`);
+    } catch (error) {
+      keyStatus.textContent = "";
+      keyAlert.textContent = `Import failed: ${explain(error)}`;
+    } finally {
+      // Not left in the page, right or wrong.
+      passphrase.input.value = "";
+      importButton.disabled = false;
+    }
+  });
+
+  const keysSection = el(
+    "section",
+    { "aria-label": "Keys", class: "panel" },
+    el("h2", {}, "Keys"),
+    el(
+      "p",
+      { class: "muted" },
+      "Your file key opens files sealed to it and signs files you seal. It stays in this browser and cannot be exported: to keep a copy elsewhere, make the key with `countersign keygen` and import it here. Warning: generating or importing replaces any existing key you have.",
+    ),
+    keyFacts,
+    el("div", { class: "actions" }, generate, downloadSpki, downloadFileLock),
+    confirmSlot,
+    keyStatus,
+    keyAlert,
+    downloadSlot,
+    importForm,
+  );
+
+  const back = el("button", { type: "button" }, "Back");
+  back.addEventListener("click", () => {
+    for (const cleanup of cleanups) cleanup();
+    dropDecrypted?.();
+    onBack();
+  });
+  replace(
+    app,
+    el(
+      "section",
+      { "aria-label": "Files", class: "card files" },
+      el("h1", {}, "Files"),
+      el("div", { class: "actions" }, back),
+      encryptForm,
+      decryptForm,
+      keysSection,
+    ),
+  );
+  fileKeys
+    .get(accountId)
+    .then((stored) => {
+      key = stored ?? null;
+      showKey();
+    })
+    .catch((error) => (keyAlert.textContent = describe(error)));
+}

@@ -1,0 +1,340 @@
+"""The Files screen and its formats in the browser: the sealed-file and FileLock vectors the Swift tests
+use, key files from `countersign keygen` and OpenSSL, and files crossing between the browser and the CLI
+both ways, with the refusals (tampered, truncated, wrong key, wrong passphrase) on screen."""
+import base64
+import hashlib
+import os
+import subprocess
+import tempfile
+
+from support import ARTIFACTS, Page, expect, sign_up  # noqa: F401
+import support
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VECTORS = os.path.join(HERE, "..", "CountersignCryptoTests", "Vectors")
+
+
+def read_vector(path):
+    fields, hex_lines, in_body = {}, [], False
+    for line in open(path).read().splitlines():
+        if in_body:
+            hex_lines.append(line.strip())
+        elif not line.strip():
+            in_body = True
+        else:
+            key, _, value = line.partition(": ")
+            fields[key] = value
+    fields["bytes"] = "".join(hex_lines)
+    return fields
+
+
+# Opens each vector with the browser's modules: the identity imported from its PKCS#8 PEM, the format
+# detected from the first bytes, the result the SHA-256 of the plaintext or the refusal's class.
+OPEN_VECTORS_JS = """async (vectors) => {
+    const sealed = await import("/js/sealed-file.js");
+    const filelock = await import("/js/filelock.js");
+    const { importIdentity } = await import("/js/file-keys.js");
+    const { parsePublicKey } = await import("/js/pem.js");
+    const h = (s) => Uint8Array.from(s.match(/../g) || [], (b) => parseInt(b, 16));
+    const x = (b) => Array.from(new Uint8Array(b), (c) => c.toString(16).padStart(2, "0")).join("");
+    const out = {};
+    for (const [name, v] of Object.entries(vectors)) {
+        try {
+            const identity = await importIdentity(atob(v.identity), async () => { throw new Error("no passphrase"); });
+            const bytes = h(v.bytes);
+            const format = sealed.detect(bytes);
+            let plaintext;
+            if (format === "filelock") {
+                plaintext = await filelock.open(bytes, identity);
+            } else {
+                const expectedSender = v.from ? await parsePublicKey("-----BEGIN PUBLIC KEY-----\\n" + v.from + "\\n-----END PUBLIC KEY-----\\n") : null;
+                const r = await sealed.open(new Blob([bytes]), { identity, expectedSender });
+                plaintext = new Uint8Array(await r.sink.blob().arrayBuffer());
+            }
+            out[name] = "success " + x(await crypto.subtle.digest("SHA-256", plaintext));
+        } catch (e) {
+            out[name] = e.kind || ("error " + e.message);
+        }
+    }
+    return out;
+}"""
+
+
+def test_files_sealed_and_filelock_vectors_open_as_in_swift(server, browser):
+    p = Page(browser, server)
+    vectors = {
+        name: read_vector(os.path.join(VECTORS, name))
+        for name in sorted(os.listdir(VECTORS))
+        if name.endswith(".txt") and (name.startswith(("countersign_", "filelock_")) or name == "unknown_format.txt")
+    }
+    assert len(vectors) >= 38, sorted(vectors)
+    results = p.page.evaluate(OPEN_VECTORS_JS, vectors)
+    wrong = {}
+    for name, v in vectors.items():
+        want = f"success {v['payload']}" if v["expect"] == "success" else v["expect"]
+        if results[name] != want:
+            wrong[name] = (v.get("comment"), results[name], want)
+    assert not wrong, wrong
+    p.close()
+
+
+def cli(*args, input=None, check=True):
+    result = subprocess.run([support.BINARY, *args], capture_output=True, input=input)
+    if check and result.returncode != 0:
+        raise AssertionError(f"countersign {' '.join(args)}: {result.stderr.decode()}")
+    return result
+
+
+def spki_fingerprint(pem_path):
+    der = base64.b64decode("".join(l for l in open(pem_path).read().splitlines() if not l.startswith("-----")))
+    h = hashlib.sha256(der).hexdigest()[:32]
+    return ":".join(h[i:i + 8] for i in range(0, 32, 8))
+
+
+def open_files(p, username):
+    page = p.page
+    sign_up(p, username)
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=60_000)
+    page.get_by_role("button", name="Files").click()
+    expect(page.get_by_role("heading", name="Files", exact=True)).to_be_visible()
+    return page
+
+
+def save(page, click, path):
+    with page.expect_download() as info:
+        click()
+    info.value.save_as(path)
+    return info.value.suggested_filename
+
+
+def test_files_cross_between_the_browser_and_the_cli_both_ways(server, browser):
+    work = tempfile.mkdtemp(prefix="cs-files-")
+    p = Page(browser, server)
+    page = open_files(p, "fran")
+    encrypt = page.get_by_role("form", name="Encrypt File")
+    decrypt = page.get_by_role("form", name="Decrypt File")
+    keys = page.get_by_role("region", name="Keys")
+    # Decrypting needs a key; encrypting needs both files (FileLock's words).
+    decrypt.get_by_role("button", name="Decrypt & Save File").click()
+    expect(decrypt.get_by_role("alert")).to_have_text("No File: Please select an encrypted file first.")
+    encrypt.get_by_role("button", name="Encrypt & Save File").click()
+    expect(encrypt.get_by_role("alert")).to_have_text("Missing Files: Please select both the source file and the public key.")
+    p.shot("files-empty")
+
+    # The browser's file key; both public forms are the CLI's forms of the same key.
+    keys.get_by_role("button", name="Generate New Key Pair").click()
+    expect(keys.get_by_role("status")).to_contain_text("New key pair generated")
+    shown = keys.get_by_test_id("file-key-fingerprint").inner_text().replace("\u200b", "")
+    spki = os.path.join(work, "fran.pem")
+    flpem = os.path.join(work, "fran-filelock.pem")
+    assert save(page, lambda: keys.get_by_role("button", name="Download public key (SPKI PEM)").click(), spki) == "public_key.pem"
+    save(page, lambda: keys.get_by_role("button", name="Download public key (FileLock PEM)").click(), flpem)
+    assert spki_fingerprint(spki) == shown, (spki_fingerprint(spki), shown)
+    assert cli("pubkey", spki).stdout == open(spki, "rb").read()
+    assert cli("pubkey", "--format", "filelock", spki).stdout == open(flpem, "rb").read()
+    p.shot("files-key")
+
+    # The CLI's key pair.
+    cli("keygen", "--no-passphrase", "-o", f"{work}/cli.key")
+    open(f"{work}/cli.pem", "wb").write(cli("pubkey", f"{work}/cli.key").stdout)
+    plain = os.urandom(200_000) + b"end"   # four chunks
+    open(f"{work}/report.bin", "wb").write(plain)
+
+    # Browser → CLI: a FileLock package, then a signed sealed file carrying its name.
+    encrypt.get_by_label("File to encrypt").set_input_files(f"{work}/report.bin")
+    encrypt.get_by_label("Recipient's public key").set_input_files(f"{work}/cli.pem")
+    encrypt.get_by_label("FileLock (the iOS app; one recipient, up to 256 MiB)").check()
+    name = save(page, lambda: encrypt.get_by_role("button", name="Encrypt & Save File").click(), f"{work}/b.pkg")
+    assert name == "encrypted_file.pkg", name
+    assert cli("open", "-i", f"{work}/cli.key", f"{work}/b.pkg").stdout == plain
+    encrypt.get_by_label("Countersign (streamed, any size)").check()
+    encrypt.get_by_label("Sign with my file key").check()
+    name = save(page, lambda: encrypt.get_by_role("button", name="Encrypt & Save File").click(), f"{work}/b.cs")
+    assert name == "report.bin.cs", name
+    expect(encrypt.get_by_role("status")).to_contain_text("signed")
+    opened = cli("open", "-i", f"{work}/cli.key", "--from", spki, "-o", f"{work}/b.out", f"{work}/b.cs")
+    assert open(f"{work}/b.out", "rb").read() == plain
+    p.shot("files-encrypted")
+
+    # CLI → browser: a signed sealed file with its name, and a FileLock package to the FileLock PEM.
+    cli("seal", "-r", spki, "-s", f"{work}/cli.key", "--keep-name", "-o", f"{work}/c.cs", f"{work}/report.bin")
+    decrypt.get_by_label("Encrypted file").set_input_files(f"{work}/c.cs")
+    decrypt.get_by_label("Sender's public key", exact=False).set_input_files(f"{work}/cli.pem")
+    name = save(page, lambda: decrypt.get_by_role("button", name="Decrypt & Save File").click(), f"{work}/c.out")
+    assert name == "report.bin" and open(f"{work}/c.out", "rb").read() == plain, name
+    expect(decrypt.get_by_role("status")).to_contain_text(f"Signed by {spki_fingerprint(f'{work}/cli.pem')}")
+    p.shot("files-decrypted")
+    cli("seal", "--format", "filelock", "-r", flpem, "-o", f"{work}/c.pkg", f"{work}/report.bin")
+    decrypt.get_by_label("Sender's public key", exact=False).set_input_files([])
+    decrypt.get_by_label("Encrypted file").set_input_files(f"{work}/c.pkg")
+    name = save(page, lambda: decrypt.get_by_role("button", name="Decrypt & Save File").click(), f"{work}/c2.out")
+    assert name == "c" and open(f"{work}/c2.out", "rb").read() == plain, name
+
+    # Refusals, each named, and no output offered: tampered, cut at a chunk boundary, another's key,
+    # the wrong sender, a FileLock package altered.
+    sealed = open(f"{work}/c.cs", "rb").read()
+    header = 60 + 129
+    bad = {
+        "tampered.cs": sealed[:header + 70_000] + bytes([sealed[header + 70_000] ^ 1]) + sealed[header + 70_001:],
+        "cut.cs": sealed[:header + 65_552],
+        "tampered.pkg": open(f"{work}/c.pkg", "rb").read()[:-1] + b"\0",
+    }
+    cli("seal", "-r", f"{work}/cli.pem", "-o", f"{work}/other.cs", f"{work}/report.bin")
+    bad["other.cs"] = open(f"{work}/other.cs", "rb").read()
+    for name, data in bad.items():
+        open(f"{work}/{name}", "wb").write(data)
+    expected = {
+        "tampered.cs": "Decryption Failed: tampered",
+        "cut.cs": "Decryption Failed: truncated",
+        "tampered.pkg": "Decryption Failed: tampered",
+        "other.cs": "Decryption Failed: not for this key: the file is sealed to " + spki_fingerprint(f"{work}/cli.pem"),
+    }
+    downloads = []
+    page.on("download", lambda d: downloads.append(d))
+    for name, words in expected.items():
+        decrypt.get_by_label("Encrypted file").set_input_files(f"{work}/{name}")
+        decrypt.get_by_role("button", name="Decrypt & Save File").click()
+        expect(decrypt.get_by_role("alert")).to_contain_text(words)
+        expect(decrypt.get_by_role("link")).to_have_count(0)
+    p.shot("files-refused")
+    # A sender demanded who did not sign it.
+    decrypt.get_by_label("Encrypted file").set_input_files(f"{work}/c.cs")
+    decrypt.get_by_label("Sender's public key", exact=False).set_input_files(spki)
+    decrypt.get_by_role("button", name="Decrypt & Save File").click()
+    expect(decrypt.get_by_role("alert")).to_contain_text("bad signature: signed by " + spki_fingerprint(f"{work}/cli.pem"))
+    page.wait_for_timeout(300)
+    assert downloads == [], [d.suggested_filename for d in downloads]
+    # A private key given as the recipient is refused as such.
+    encrypt.get_by_label("Recipient's public key").set_input_files(f"{work}/cli.key")
+    encrypt.get_by_role("button", name="Encrypt & Save File").click()
+    expect(encrypt.get_by_role("alert")).to_contain_text("private key where a public key is needed")
+    p.close()
+
+
+def test_files_import_a_countersign_keygen_key_file(server, browser):
+    work = tempfile.mkdtemp(prefix="cs-files-")
+    open(f"{work}/pass", "w").write("a long passphrase\n")
+    result = cli("keygen", "--passphrase-file", f"{work}/pass", "-o", f"{work}/me.key")
+    open(f"{work}/me.pem", "wb").write(result.stdout)
+    p = Page(browser, server)
+    page = open_files(p, "gil")
+    keys = page.get_by_role("region", name="Keys")
+    keys.get_by_label("Key file", exact=True).set_input_files(f"{work}/me.key")
+    keys.get_by_role("button", name="Import Key File").click()
+    expect(keys.get_by_role("alert")).to_have_text("This key file is encrypted: enter its passphrase.")
+    keys.get_by_label("Passphrase").fill("not the passphrase")
+    keys.get_by_role("button", name="Import Key File").click()
+    expect(keys.get_by_role("alert")).to_contain_text("wrong passphrase", timeout=20_000)
+    expect(keys.get_by_label("Passphrase")).to_have_value("")
+    p.shot("files-import-refused")
+    keys.get_by_label("Passphrase").fill("a long passphrase")
+    keys.get_by_role("button", name="Import Key File").click()
+    expect(keys.get_by_role("status")).to_contain_text("Key file imported", timeout=20_000)
+    assert keys.get_by_test_id("file-key-fingerprint").inner_text().replace("\u200b", "") == spki_fingerprint(f"{work}/me.pem")
+    # The key is stored non-extractable, and opens what the CLI seals to it.
+    extractable = page.evaluate(
+        """() => new Promise((resolve, reject) => {
+            const r = indexedDB.open("countersign-files");
+            r.onsuccess = () => {
+                const g = r.result.transaction("keys").objectStore("keys").getAll();
+                g.onsuccess = () => resolve(g.result.map(k => [k.agreement.extractable, k.signing.extractable]));
+                g.onerror = () => reject(g.error);
+            };
+            r.onerror = () => reject(r.error);
+        })"""
+    )
+    assert extractable == [[False, False]], extractable
+    open(f"{work}/note.txt", "wb").write(b"for gil\n")
+    cli("seal", "-r", f"{work}/me.pem", "-o", f"{work}/note.txt.cs", f"{work}/note.txt")
+    decrypt = page.get_by_role("form", name="Decrypt File")
+    decrypt.get_by_label("Encrypted file").set_input_files(f"{work}/note.txt.cs")
+    name = save(page, lambda: decrypt.get_by_role("button", name="Decrypt & Save File").click(), f"{work}/out")
+    assert name == "note.txt" and open(f"{work}/out", "rb").read() == b"for gil\n", name
+    # Replacing the key asks first.
+    keys.get_by_role("button", name="Generate New Key Pair").click()
+    expect(keys.get_by_role("group", name="Replace your file key?")).to_be_visible()
+    p.shot("files-replace")
+    keys.get_by_role("button", name="Cancel").click()
+    assert keys.get_by_test_id("file-key-fingerprint").inner_text().replace("\u200b", "") == spki_fingerprint(f"{work}/me.pem")
+    p.close()
+
+
+KEY_FILES_JS = """async (files) => {
+    const { importIdentity } = await import("/js/file-keys.js");
+    const { parsePublicKey, fingerprintText, keyIdOf } = await import("/js/pem.js");
+    const { scrypt } = await import("/js/scrypt.js");
+    const x = (b) => Array.from(b, (c) => c.toString(16).padStart(2, "0")).join("");
+    const out = {};
+    for (const [name, text] of Object.entries(files)) {
+        try {
+            if (name.includes(".pub")) out[name] = fingerprintText(await keyIdOf(await parsePublicKey(text)));
+            else out[name] = fingerprintText((await importIdentity(text, async () => new TextEncoder().encode("hunter22"))).keyId);
+        } catch (e) { out[name] = e.kind || ("error " + e.message); }
+    }
+    // RFC 7914 §12, the third vector (N = 16384, r = 8, p = 16 is the fourth; too slow for a test).
+    const e = new TextEncoder();
+    out.rfc7914 = x(await scrypt(e.encode("pleaseletmein"), e.encode("SodiumChloride"), 16384, 8, 1, 64));
+    return out;
+}"""
+
+
+def test_files_key_files_from_openssl_are_read_or_refused_by_name(server, browser):
+    keys_dir = os.path.join(VECTORS, "keys")
+    files = {name: open(os.path.join(keys_dir, name)).read() for name in sorted(os.listdir(keys_dir))}
+    p = Page(browser, server)
+    results = p.page.evaluate(KEY_FILES_JS, files)
+    p256 = spki_fingerprint(os.path.join(keys_dir, "openssl-p256.pub.pem"))
+    assert results == {
+        "ed25519.pub.pem": "wrong key type",
+        "openssl-p256-3des.key.pem": "unsupported key encryption",
+        "openssl-p256-compressed.pub.pem": p256,
+        "openssl-p256-pbkdf2.key.pem": p256,
+        "openssl-p256-scrypt.key.pem": p256,
+        "openssl-p256-sec1.key.pem": p256,
+        "openssl-p256.key.pem": p256,
+        "openssl-p256.pub.pem": p256,
+        "p384.pub.pem": "wrong key type",
+        "rsa1024.key.pem": "wrong key type",
+        "rsa1024.pub.pem": "wrong key type",
+        "x25519.pub.pem": "wrong key type",
+        "rfc7914": "7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887",
+    }, results
+    p.close()
+
+
+FILE_SINK_JS = """async () => {
+    // A file the user picked, as the File System Access API gives it (here from the origin's private
+    // file system, which has the same writable: written to a swap file, in place only on close()).
+    const sealed = await import("/js/sealed-file.js");
+    const { generateIdentity } = await import("/js/file-keys.js");
+    const dir = await navigator.storage.getDirectory();
+    const target = async (name) => { const handle = await dir.getFileHandle(name, { create: true }); return { handle, writable: await handle.createWritable() }; };
+    const bytesOf = async (name) => new Uint8Array(await (await (await dir.getFileHandle(name)).getFile()).arrayBuffer());
+    const me = await generateIdentity();
+    const plain = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) & 0xff);
+    let w = new sealed.FileSink(await target("out.cs"));
+    await sealed.seal(new Blob([plain]), { recipients: [me.point], sink: w });
+    await w.close();
+    const sealedBytes = await bytesOf("out.cs");
+    w = new sealed.FileSink(await target("out.txt"));
+    await sealed.open(new Blob([sealedBytes]), { identity: me, sink: w });
+    await w.close();
+    const back = await bytesOf("out.txt");
+    // Tampered in the last chunk, after three chunks were released and written out (flushed at once
+    // here): abort() leaves nothing, not even the empty file the picker made.
+    const bad = sealedBytes.slice(); bad[bad.length - 20] ^= 1;
+    w = new sealed.FileSink(await target("refused.txt"));
+    const write = w.write.bind(w);
+    w.write = async (b) => { await write(b); await w.flush(); };
+    let refusal = null;
+    try { await sealed.open(new Blob([bad]), { identity: me, sink: w }); await w.close(); }
+    catch (e) { refusal = e.kind; await w.abort(); }
+    const left = await dir.getFileHandle("refused.txt").then(() => true, () => false);
+    return { same: back.length === plain.length && back.every((b, i) => b === plain[i]), refusal, left };
+}"""
+
+
+def test_files_streamed_to_a_chosen_file_leave_nothing_when_refused(server, browser):
+    p = Page(browser, server)
+    assert p.page.evaluate(FILE_SINK_JS) == {"same": True, "refusal": "tampered", "left": False}
+    p.close()
