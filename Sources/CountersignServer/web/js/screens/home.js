@@ -1,6 +1,7 @@
 // Signed in: who, this browser's device, and sign out. The screens for messages, files, approvals and
 // settings hang off here.
 import { call, describe } from "../api.js";
+import { pairedRecord, unpair } from "../authenticator.js";
 import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
 import { ensureDevice, removeDevice } from "../device.js";
@@ -52,7 +53,12 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
   async function removeAndSignOut() {
     alert.textContent = "";
     try {
-      await withReauth(slot, () => removeDevice(session.token, account.id));
+      // The authenticator this browser may also be is unpaired first: when the server refuses (it is
+      // the account's only second factor), nothing is removed and its words say what to do.
+      await withReauth(slot, async () => {
+        if (await pairedRecord(account.id)) await unpair(account.id);
+        await removeDevice(session.token, account.id);
+      });
     } catch (error) {
       alert.textContent = describe(error);
       return;
@@ -84,6 +90,8 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
 
   async function becomeDevice() {
     const device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
+    // Signed out (or in as someone else) meanwhile: this device session is not for the page any more.
+    if (session.account?.id !== account.id) return;
     session.setDevice(device.deviceSession);
     if (device.record.created) session.keypairCreated = true;
     if (pushState().state === "closed") startInbox(account.id);
