@@ -178,3 +178,21 @@ def api_account(server, username, password="correct horse battery"):
     )
     assert status == 201, (status, body)
     return body["token"]
+
+
+VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "CountersignCryptoTests", "Vectors")
+
+
+def read_vector(path):
+    """A vector file of Tests/CountersignCryptoTests/Vectors: `key: value` lines, a blank line, then hex."""
+    fields, hex_lines, in_body = {}, [], False
+    for line in open(path).read().splitlines():
+        if in_body:
+            hex_lines.append(line.strip())
+        elif not line.strip():
+            in_body = True
+        else:
+            key, _, value = line.partition(": ")
+            fields[key] = value
+    fields["bytes"] = "".join(hex_lines)
+    return fields

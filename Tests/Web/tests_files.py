@@ -7,25 +7,13 @@ import os
 import subprocess
 import tempfile
 
-from support import ARTIFACTS, Page, expect, sign_up  # noqa: F401
+from support import ARTIFACTS, Page, expect, read_vector, sign_up  # noqa: F401
 import support
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VECTORS = os.path.join(HERE, "..", "CountersignCryptoTests", "Vectors")
 
 
-def read_vector(path):
-    fields, hex_lines, in_body = {}, [], False
-    for line in open(path).read().splitlines():
-        if in_body:
-            hex_lines.append(line.strip())
-        elif not line.strip():
-            in_body = True
-        else:
-            key, _, value = line.partition(": ")
-            fields[key] = value
-    fields["bytes"] = "".join(hex_lines)
-    return fields
 
 
 # Opens each vector with the browser's modules: the identity imported from its PKCS#8 PEM, the format

@@ -22,7 +22,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402
-from support import SLOW, DESKTOP, EXPECTED_CSP, Page, api_account, api_sign_in, expect, fetch, sign_in, sign_up, totp  # noqa: E402,F401
+from support import SLOW, VECTORS, DESKTOP, read_vector, EXPECTED_CSP, Page, api_account, api_sign_in, expect, fetch, sign_in, sign_up, totp  # noqa: E402,F401
 
 
 class IndexParser(html.parser.HTMLParser):
@@ -349,21 +349,8 @@ def test_a_passcode_finishes_the_second_factor(server, browser):
     p.close()
 
 
-VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "CountersignCryptoTests", "Vectors")
 
 
-def read_vector(path):
-    fields, hex_lines, in_body = {}, [], False
-    for line in open(path).read().splitlines():
-        if in_body:
-            hex_lines.append(line.strip())
-        elif not line.strip():
-            in_body = True
-        else:
-            key, _, value = line.partition(": ")
-            fields[key] = value
-    fields["bytes"] = "".join(hex_lines)
-    return fields
 
 
 def test_envelopes_and_hpke_match_the_swift_vectors(server, browser):
