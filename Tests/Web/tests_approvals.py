@@ -101,6 +101,12 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         # A full authentication before the second factor exists, for the policy changes below.
         token = api_sign_in(server, "ivy")
         page.get_by_role("button", name="Settings").click()
+        # As the only second factor, a browser that answers only while signed in could lock ivy out.
+        page.get_by_role("button", name="Pair this browser as an authenticator").click()
+        expect(page.get_by_text(re.compile("cannot be your only second factor")).first).to_be_visible(timeout=30_000)
+        assert server.api("GET", "/v1/me/mfa", token=token)[1]["authenticators"] == []
+        status, codes, _ = server.api("POST", "/v1/me/mfa/recovery-codes", None, token)
+        assert status == 201, (status, codes)
         page.get_by_role("button", name="Pair this browser as an authenticator").click()
         expect(page.get_by_text(re.compile(r"^Paired\. Sign-in requests for ivy"))).to_be_visible(timeout=30_000)
         expect(page.get_by_role("button", name="Unpair this browser")).to_be_visible()

@@ -6,6 +6,7 @@
 import { ApiError, call } from "./api.js";
 import { base64url, concat, fromBase64url, hex, lv, sha256, utf8 } from "./bytes.js";
 import { openSession } from "./device.js";
+import { printable } from "./dom.js";
 import { makeDeviceKeys, signLowS, spki } from "./device-keys.js";
 import { open as openEnvelope } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
@@ -19,6 +20,8 @@ const text = (bytes) => new TextDecoder("utf-8", { fatal: true }).decode(bytes);
 const b64json = (value) => base64url(utf8(JSON.stringify(value)));
 
 // ---- Stored record: one per account, in IndexedDB beside the messaging device.
+
+const SKEW_MS = 60_000;
 
 export const pairedRecord = (accountId) => run("authenticators", "readonly", (store) => store.get(accountId));
 const saveRecord = (record) => run("authenticators", "readwrite", (store) => store.put(record));
@@ -85,6 +88,14 @@ async function totpKey(sealed, encryption, signer) {
  * Starts the authenticator and returns its record.
  */
 export async function pair(accountToken, account) {
+  // This browser answers only while one of its tabs is signed in: as the account's only second factor it
+  // could lock its owner out after a sign-out. Another way back in must exist first.
+  const { body: mfa } = await call("GET", "/v1/me/mfa", { token: accountToken });
+  if (!mfa.authenticators?.length && !mfa.totpApp && !mfa.recoveryCodesLeft) {
+    throw new Error(
+      "This browser can approve sign-ins only while you are signed in here, so it cannot be your only second factor. Create recovery codes (or set up an authenticator app) under Two-factor sign-in first.",
+    );
+  }
   const { body: issued } = await call("POST", "/v1/me/mfa/pairing-keys", { token: accountToken });
   const keys = await makeDeviceKeys();
   const signingSpki = await spki(keys.signing.publicKey);
@@ -99,22 +110,33 @@ export async function pair(accountToken, account) {
       signature: base64url(signature),
     },
   });
-  const failed = (info.authenticators ?? []).filter((a) => a.status !== "COMPLETED");
-  if (failed.length) throw new Error(`Pairing ${failed.map((a) => `${a.type}: ${a.status} ${a.errorMessage ?? ""}`.trim()).join(", ")}.`);
-  if (info.username !== account.username) throw new Error(`The server paired this browser for ${info.username}, not ${account.username}.`);
-  const signer = await challengeKey(info.jwks);
-  const record = {
-    accountId: account.id,
-    deviceId: info.deviceId,
-    username: info.username,
-    name: info.session?.device?.name ?? authenticatorName(),
-    signing: keys.signing,
-    encryption: keys.encryption,
-    challengeKey: signer,
-    totp: await totpKey(info.totp, keys.encryption, signer),
-    pairedAt: Date.now(),
-  };
-  await saveRecord(record);
+  let record;
+  try {
+    const failed = (info.authenticators ?? []).filter((a) => a.status !== "COMPLETED");
+    if (failed.length) throw new Error(`Pairing ${failed.map((a) => `${a.type}: ${a.status} ${a.errorMessage ?? ""}`.trim()).join(", ")}.`);
+    if (info.username !== account.username) throw new Error(`The server paired this browser for ${info.username}, not ${account.username}.`);
+    if (info.session?.device?.id !== undefined && info.session.device.id !== info.deviceId) throw new Error("The server's pairing answer names two devices.");
+    const signer = await challengeKey(info.jwks);
+    record = {
+      accountId: account.id,
+      deviceId: info.deviceId,
+      username: info.username,
+      name: info.session?.device?.name ?? authenticatorName(),
+      signing: keys.signing,
+      encryption: keys.encryption,
+      challengeKey: signer,
+      totp: await totpKey(info.totp, keys.encryption, signer),
+      pairedAt: Date.now(),
+    };
+    await saveRecord(record);
+  } catch (error) {
+    // Paired on the server but not usable here: that authenticator is revoked at once, so the account
+    // is never left with a second factor nobody holds.
+    if (typeof info?.deviceId === "string") {
+      await call("DELETE", `/v1/devices/${encodeURIComponent(info.deviceId)}`, { token: accountToken }).catch(() => {});
+    }
+    throw error;
+  }
   startAuthenticator(account.id, { record, token: info.session.token });
   return record;
 }
@@ -174,7 +196,9 @@ export async function verifyChallenge(record, jwt, now = Date.now()) {
     return refuse("malformed");
   }
   if (nonce.length !== 32 || !Number.isInteger(c.iat) || !Number.isInteger(c.exp) || c.iat > c.exp) return refuse("malformed");
-  if (c.exp * 1000 <= now) return refuse("expired");
+  // A minute of clock skew: a clock a little fast must not turn every request into a refusal (the
+  // server refuses an answer to an expired challenge itself).
+  if (c.exp * 1000 + SKEW_MS <= now) return refuse("expired");
   const ctx = c.ctx;
   if (typeof ctx?.address !== "string" || typeof ctx.userAgent !== "string" || !Number.isInteger(ctx.time)) return refuse("malformed");
   if (c.purpose !== undefined && c.purpose !== "reauthentication") return refuse("unknown purpose");
@@ -193,7 +217,8 @@ export async function verifyChallenge(record, jwt, now = Date.now()) {
       nonce: c.nonce,
       username: c.sub,
       expiresAt: c.exp * 1000,
-      context: { address: ctx.address, userAgent: ctx.userAgent, time: ctx.time * 1000 },
+      // Chosen by whoever signs in (a phisher, maybe): shown without control or bidi characters.
+      context: { address: printable(ctx.address).slice(0, 64), userAgent: printable(ctx.userAgent).slice(0, 160), time: ctx.time * 1000 },
       matching: nm.type === "SELECT_NUMBER" ? { type: nm.type, options: [...nm.options] } : { type: nm.type },
       reauthentication: c.purpose === "reauthentication",
     },
@@ -350,7 +375,7 @@ function holdLock(me) {
  * session of a pairing just made.
  */
 export async function startAuthenticator(accountId, fresh) {
-  if (current?.accountId === accountId && !fresh) return;
+  if (current?.accountId === accountId && current.state !== "revoked" && !fresh) return;
   stopAuthenticator();
   const me = { accountId, record: fresh?.record ?? null, token: fresh?.token ?? null, requests: new Map(), answered: new Set(), state: "connecting", detail: "" };
   current = me;
@@ -368,11 +393,20 @@ export async function startAuthenticator(accountId, fresh) {
   }
   if (current !== me) return me.release?.();
   setState(me, "connecting");
-  try {
-    if (!me.token) me.token = (await openSession(me.record)).token;
-  } catch (error) {
-    setState(me, "revoked", error.message);
-    return;
+  // A device session: refused (revoked, keys gone) ends it; anything else (offline, a busy or restarting
+  // server) is tried again, with backoff, while this tab holds the authenticator.
+  for (let attempt = 0; !me.token; attempt++) {
+    try {
+      me.token = (await openSession(me.record)).token;
+    } catch (error) {
+      if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) {
+        setState(me, "revoked", error.message);
+        return;
+      }
+      setState(me, "connecting", "The server cannot be reached; trying again.");
+      await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 1000 * 2 ** attempt)));
+      if (current !== me) return;
+    }
   }
   if (current !== me) return;
   me.channel = openPushChannel({
@@ -414,6 +448,11 @@ export async function answer(txn, choice) {
     me.requests.delete(txn);
     emit({ kind: "requests" });
     throw new Error("This sign-in request expired before the answer; nothing was sent.");
+  }
+  if (choice.approve) {
+    const number = String(choice.number ?? "");
+    const ok = request.matching.type === "SELECT_NUMBER" ? request.matching.options.includes(number) : NUMBER.test(number);
+    if (!ok) throw new Error("Pick or type the number shown where you are signing in before approving.");
   }
   const done = () => {
     me.answered.add(txn);
