@@ -86,7 +86,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
     logins = []
 
     def login(*extra):
-        logins.append(Login(cli, "ivy", *extra))
+        logins.append(Login(cli, "iona", *extra))
         return logins[-1]
 
     # Every challenge the browser's sockets receive, to tamper with one later.
@@ -96,19 +96,19 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         lambda frame: isinstance(frame, str) and '"mfaChallenge"' in frame and challenges.append(json.loads(frame)["jwt"]),
     ))
     try:
-        sign_up(p, "ivy")
+        sign_up(p, "iona")
         expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
         # A full authentication before the second factor exists, for the policy changes below.
-        token = api_sign_in(server, "ivy")
+        token = api_sign_in(server, "iona")
         page.get_by_role("button", name="Settings").click()
-        # As the only second factor, a browser that answers only while signed in could lock ivy out.
+        # As the only second factor, a browser that answers only while signed in could lock iona out.
         page.get_by_role("button", name="Pair this browser as an authenticator").click()
         expect(page.get_by_text(re.compile("cannot be your only second factor")).first).to_be_visible(timeout=30_000)
         assert server.api("GET", "/v1/me/mfa", token=token)[1]["authenticators"] == []
         status, codes, _ = server.api("POST", "/v1/me/mfa/recovery-codes", None, token)
         assert status == 201, (status, codes)
         page.get_by_role("button", name="Pair this browser as an authenticator").click()
-        expect(page.get_by_text(re.compile(r"^Paired\. Sign-in requests for ivy"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(re.compile(r"^Paired\. Sign-in requests for iona"))).to_be_visible(timeout=30_000)
         expect(page.get_by_role("button", name="Unpair this browser")).to_be_visible()
         p.shot("approvals-settings-paired")
         mfa = server.api("GET", "/v1/me/mfa", token=token)[1]
@@ -138,19 +138,19 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         expect(page.get_by_test_id("passcode")).to_have_text(re.compile(r"^\d{6}$"))
         p.shot("approvals-empty")
         page.get_by_role("button", name="Back").click()
-        expect(page.get_by_role("heading", name="Signed in as ivy")).to_be_visible()
+        expect(page.get_by_role("heading", name="Signed in as iona")).to_be_visible()
 
         # 1. The default policy (ENTER_MANUALLY): the number is typed; who, where, when are shown. On
         # another screen, a bar says a request is waiting.
         first = login()
         number = first.number()
-        expect(page.get_by_text("A sign-in request for ivy is waiting for your answer.")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("A sign-in request for iona is waiting for your answer.")).to_be_visible(timeout=30_000)
         p.shot("approvals-waiting")
         page.get_by_role("button", name="Open Approvals").click()
         expect(page.get_by_role("button", name="Open Approvals")).to_be_hidden()
         request = requests_list(page).get_by_role("listitem")
         expect(request).to_have_count(1, timeout=30_000)
-        expect(request).to_contain_text("Sign-in request for ivy")
+        expect(request).to_contain_text("Sign-in request for iona")
         expect(request).to_contain_text("127.0.0.1")
         for fact in ("From", "Browser or app", "When", "Expires"):
             expect(request.get_by_text(fact, exact=True)).to_be_visible()
@@ -159,9 +159,9 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         p.shot("approvals-request-typed")
         request.get_by_label("Number shown on the sign-in screen").fill(number)
         request.get_by_role("button", name="Approve").click()
-        expect(page.get_by_text("Approved: ivy's sign-in from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Approved: iona's sign-in from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
         code, out, err = first.wait()
-        assert code == 0 and "signed in as ivy" in out, (code, out, err)
+        assert code == 0 and "signed in as iona" in out, (code, out, err)
         expect(request).to_have_count(0)
 
         # A tampered challenge (its claims changed under the server's signature) and one for another
@@ -197,9 +197,9 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         expect(request.get_by_role("button", name=number, exact=True)).to_have_attribute("aria-pressed", "true")
         p.shot("approvals-request")
         request.get_by_role("button", name="Approve").click()
-        expect(page.get_by_text("Approved: ivy's sign-in from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Approved: iona's sign-in from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
         code, out, err = second.wait()
-        assert code == 0 and "signed in as ivy" in out, (code, out, err)
+        assert code == 0 and "signed in as iona" in out, (code, out, err)
 
         # A re-authentication's push says it is no new sign-in; approving it confirms that session.
         status, pending, _ = server.api(
@@ -208,13 +208,13 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         assert status == 202, (status, pending)
         number = pending["transaction"]["numberMatching"]["number"]
         expect(request).to_have_count(1, timeout=30_000)
-        expect(request).to_contain_text("Confirm a change for ivy")
+        expect(request).to_contain_text("Confirm a change for iona")
         expect(request).to_contain_text("Already signed in: not a new sign-in")
         expect(request).to_contain_text("Python-urllib")
         request.get_by_role("button", name=number, exact=True).click()
         p.shot("approvals-reauthentication")
         request.get_by_role("button", name="Approve").click()
-        expect(page.get_by_text("Approved: ivy's confirmation of a change from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Approved: iona's confirmation of a change from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
         path = f"/v1/mfa/transactions/{pending['transaction']['id']}/session"
         assert server.api("POST", path, None, pending["binding"])[0] == 204
 
@@ -223,7 +223,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         third.number()
         expect(request).to_have_count(1, timeout=30_000)
         request.get_by_role("button", name="Deny").click()
-        expect(page.get_by_text("Denied: ivy's sign-in from 127.0.0.1 was refused.")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("Denied: iona's sign-in from 127.0.0.1 was refused.")).to_be_visible(timeout=30_000)
         code, out, err = third.wait()
         assert code != 0 and "FAILED" in err, (code, out, err)
         assert ("sign-in", "second-factor-denied") in audit(server, token), audit(server, token)
@@ -232,7 +232,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         # failure count, so the two failures below stay under the lockout's delay).
         passcode = page.get_by_test_id("passcode").inner_text()
         assert re.fullmatch(r"\d{6}", passcode), passcode
-        cli.run("account", "login", "ivy", "--password-file", cli.password_file, "--otp", passcode)
+        cli.run("account", "login", "iona", "--password-file", cli.password_file, "--otp", passcode)
 
         # 5. A wrong number fails the sign-in, with words.
         fifth = login()
@@ -252,7 +252,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         sixth.number()
         expect(request).to_have_count(1, timeout=30_000)
         request.get_by_role("button", name="This wasn't me").click()
-        expect(page.get_by_text(re.compile(r"^Reported as not you: ivy's sign-in"))).to_be_visible(timeout=30_000)
+        expect(page.get_by_text(re.compile(r"^Reported as not you: iona's sign-in"))).to_be_visible(timeout=30_000)
         p.shot("approvals-reported")
         code, out, err = sixth.wait()
         assert code != 0 and "FAILED" in err, (code, out, err)
@@ -267,12 +267,12 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         # With another authenticator paired (the CLI), it is: revoked on the server, forgotten here.
         status, issued, _ = server.api("POST", "/v1/me/mfa/pairing-keys", None, token)
         assert status == 201, (status, issued)
-        other.run("authenticator", "pair", issued["key"], "--server", server.url, "--no-passphrase", "--name", "ivy's terminal")
+        other.run("authenticator", "pair", issued["key"], "--server", server.url, "--no-passphrase", "--name", "iona's terminal")
         page.get_by_role("button", name="Unpair this browser").click()
         expect(page.get_by_text("This browser is not an authenticator for your account.")).to_be_visible(timeout=15_000)
         expect(page.get_by_role("button", name="Pair this browser as an authenticator")).to_be_visible()
         left = server.api("GET", "/v1/me/mfa", token=token)[1]["authenticators"]
-        assert [a["name"] for a in left] == ["ivy's terminal"], left
+        assert [a["name"] for a in left] == ["iona's terminal"], left
         assert ("mfa-unpair", "success") in audit(server, token), audit(server, token)
         count = page.evaluate(
             """() => new Promise((resolve) => { const r = indexedDB.open("countersign"); r.onsuccess = () => {
