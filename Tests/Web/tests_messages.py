@@ -279,6 +279,21 @@ class LyingProxy:
         self.httpd.server_close()
 
 
+def relabelled(sender, claimed):
+    """A proxy rewrite: queued messages from `sender` say they are from `claimed`."""
+
+    def rewrite(path, body):
+        if not path.startswith("/v1/devices/current/messages"):
+            return body
+        page = json.loads(body)
+        for m in page["messages"]:
+            if m["from"] == sender:
+                m["from"] = claimed
+        return json.dumps(page).encode()
+
+    return rewrite
+
+
 def test_a_lying_server_gets_past_neither_pin_rule(server, browser):
     proxy = LyingProxy(server)
     mallory = Cli(server).register("mallory")
@@ -301,15 +316,7 @@ def test_a_lying_server_gets_past_neither_pin_rule(server, browser):
         compose(p.page, "ivy", "hello ivy")
         expect(steps(p.page)).to_contain_text("Sent.", timeout=30_000)
 
-        def relabel(path, body):
-            if not path.startswith("/v1/devices/current/messages"):
-                return body
-            page = json.loads(body)
-            for m in page["messages"]:
-                if m["from"] == "mallory":
-                    m["from"] = "ivy"
-            return json.dumps(page).encode()
-
+        relabel = relabelled("mallory", "ivy")
         proxy.rewrite = relabel
         mallory.run("send", "--to", "jack", "this is ivy, honest")
         opened = open_first(p.page, "Incoming", "^From ivy, ")
@@ -346,16 +353,7 @@ def test_a_lying_server_gets_past_neither_pin_rule(server, browser):
         expect(p.page.get_by_label("Safety number", exact=True)).to_contain_text("REFUSED: the server lists this browser's device", timeout=30_000)
 
         # 5. A sender name that only looks like one (a zero-width space) is dropped, never shown.
-        def lookalike(path, body):
-            if not path.startswith("/v1/devices/current/messages"):
-                return body
-            page = json.loads(body)
-            for m in page["messages"]:
-                if m["from"] == "mallory":
-                    m["from"] = "ivy\u200b"
-            return json.dumps(page).encode()
-
-        proxy.rewrite = lookalike
+        proxy.rewrite = relabelled("mallory", "ivy\u200b")
         mallory.run("send", "--to", "jack", "ivy, trust me")
         ivy.run("send", "--to", "jack", "the real ivy, after it")
         incoming = p.page.get_by_role("list", name="Incoming").get_by_role("button")
