@@ -140,8 +140,13 @@ let package = Package(
             dependencies: ["CountersignVectors"],
             path: "scripts/vectors/countersign-vectors"
         ),
-        // The tests' child processes (posix_spawn): Foundation's Process crashes a process with many descriptors.
-        .target(name: "CountersignTestSupport", path: "Tests/CountersignTestSupport"),
+        // The tests' child processes (posix_spawn: Foundation's Process crashes a process with many descriptors)
+        // and a software WebAuthn authenticator.
+        .target(
+            name: "CountersignTestSupport",
+            dependencies: ["CountersignCrypto", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/CountersignTestSupport"
+        ),
         .testTarget(
             name: "CountersignCryptoTests",
             dependencies: ["CountersignCrypto", "CountersignVectors", "CountersignTestSupport"],
@@ -158,7 +163,10 @@ let package = Package(
         ),
         // The SDK's client-side rules (mailbox, pins, keyring, device state) over in-memory fakes of its
         // storage protocols, and its directory store on real files.
-        .testTarget(name: "CountersignClientTests", dependencies: ["CountersignClient", "CountersignCrypto"]),
+        .testTarget(
+            name: "CountersignClientTests",
+            dependencies: ["CountersignAPI", "CountersignClient", "CountersignCrypto"]
+        ),
         .testTarget(
             name: "CountersignServerTests",
             dependencies: [

@@ -1,18 +1,31 @@
 import Foundation
 
-/// How both sides put the wire types into JSON: ISO 8601 dates, sorted keys (stable bodies for tests and
+/// How both sides put the wire types into JSON: RFC 3339 dates with milliseconds (`WireDate`), sorted keys (stable bodies for tests and
 /// caches), and unpadded base64url for bytes (keys, signatures, envelopes).
 public enum APICoding {
     public static func encoder() -> JSONEncoder {
         let e = JSONEncoder()
-        e.dateEncodingStrategy = .iso8601
+        e.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(WireDate.format(date))
+        }
         e.outputFormatting = [.sortedKeys]
         return e
     }
 
     public static func decoder() -> JSONDecoder {
         let d = JSONDecoder()
-        d.dateDecodingStrategy = .iso8601
+        d.dateDecodingStrategy = .custom { decoder in
+            let c = try decoder.singleValueContainer()
+            let text = try c.decode(String.self)
+            guard let date = WireDate.parse(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: c,
+                    debugDescription: "not an RFC 3339 date-time such as 2026-11-26T04:52:06.123Z"
+                )
+            }
+            return date
+        }
         return d
     }
 }

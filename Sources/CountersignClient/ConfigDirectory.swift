@@ -114,7 +114,8 @@ public struct ConfigDirectory: Sendable {
         }
     }
 
-    /// The JSON form of every file here: the API's dates (ISO 8601), keys sorted, indented.
+    /// The JSON form of every file here: the API's dates (RFC 3339 with milliseconds, which pins' retirement
+    /// times need), keys sorted, indented.
     public static func encoder() -> JSONEncoder {
         let e = APICoding.encoder()
         e.outputFormatting = [.prettyPrinted, .sortedKeys]

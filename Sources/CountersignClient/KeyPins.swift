@@ -85,7 +85,7 @@ public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "(pinned: \(pinned.isEmpty ? "none" : pinned.map(KeyPins.fingerprint(hex:)).joined(separator: ", ")))"
         case .signerRetired(let user, let key, let retired, let signed):
             return "it is signed by \(user)'s key \(KeyPins.fingerprint(hex: key)), which was retired at "
-                + "\(retired.formatted(.iso8601)), before the message's signed time \(signed.formatted(.iso8601))"
+                + "\(WireDate.format(retired)), before the message's signed time \(WireDate.format(signed))"
         case .notPinned(let user):
             return "nothing is pinned for \(user) on this device and the server could not be asked"
         }

@@ -222,6 +222,56 @@ import Testing
         )
     }
 
+    /// A message signed 200 ms before its key was replaced, in the same second, verifies: the directory's
+    /// dates keep their milliseconds on the wire (with whole seconds the retirement read as before it).
+    @Test func aMessageSignedInTheSecondOfItsKeysRotationVerifiesThroughTheWire() throws {
+        let k1 = Identity.generate()
+        let k2 = Identity.generate()
+        var pins = KeyPins()
+        pins.pin(
+            "alice",
+            try KeyPins.devices(
+                of: directory("alice", FakeDevice(id: "a1", keys: [k1], encryption: [k1]), at: [t0]),
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                ownKeyID: nil
+            ),
+            now: t0
+        )
+        let rotatedAt = t0 + 100.4
+        let signedAt = t0 + 100.2
+        let sent = directory(
+            "alice",
+            FakeDevice(id: "a1", keys: [k1, k2], encryption: [k1, k2]),
+            at: [t0, rotatedAt]
+        )
+        let dir = try APICoding.decoder().decode(UserDirectory.self, from: try APICoding.encoder().encode(sent))
+        _ = try pins.checkBeforeSending(dir, ownUsername: "bob", ownDeviceID: nil, ownKeyID: nil, now: t0 + 200)
+        for directory in [dir, nil] {
+            let signer = try pins.signer(
+                sender: "alice",
+                keyID: Self.id(k1.publicKey),
+                signedAt: signedAt,
+                directory: directory,
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                now: t0 + 300
+            )
+            #expect(abs(try #require(signer.retiredAt).timeIntervalSince(rotatedAt)) < 0.001)
+        }
+        #expect(throws: PinError.self) {
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(k1.publicKey),
+                signedAt: t0 + 100.6,
+                directory: dir,
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                now: t0 + 300
+            )
+        }
+    }
+
     @Test func aRotationTheServerForgedIsNotFollowed() throws {
         let k1 = Identity.generate()
         let k2 = Identity.generate()

@@ -69,7 +69,8 @@ import Testing
     @Test func theDirectoryStoreReadsTheFilesEarlierVersionsWrote() throws {
         let config = ConfigDirectory(try Fixture.temporaryDirectory())
         // device.json as the CLI wrote it before the move (Foundation escapes slashes), written back byte
-        // for byte.
+        // for byte but for the date, which now keeps milliseconds (WireDate: pins' retirement times need
+        // them).
         let deviceJSON = """
             {
               "createdAt" : "2027-01-15T08:00:00Z",
@@ -87,7 +88,10 @@ import Testing
         let device = try #require(try config.loadDevice())
         #expect(device.oldKeyFiles == ["keys/ffeeddccbbaa99887766554433221100.key"] && device.pendingKeyFile == nil)
         try config.saveDevice(device)
-        #expect(String(decoding: try Data(contentsOf: config.deviceURL), as: UTF8.self) == deviceJSON)
+        #expect(
+            String(decoding: try Data(contentsOf: config.deviceURL), as: UTF8.self)
+                == deviceJSON.replacingOccurrences(of: "08:00:00Z", with: "08:00:00.000Z")
+        )
         #expect(ConfigDirectoryTests.mode(config.deviceURL.path) == 0o600)
         try config.saveDeviceSession(StoredDeviceSession(deviceId: "dev-1", token: "csd_x", expiresAt: Fixture.t0))
         #expect(try config.loadDeviceSession()?.token == "csd_x")

@@ -86,7 +86,7 @@ enum APIRoutes {
     /// Decodes a body read by `body(_:maxBody:)`, naming the field at fault.
     static func decode<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer) throws -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+            return try APICoding.decoder().decode(T.self, from: Data(buffer: buffer))
         } catch let DecodingError.keyNotFound(key, _) {
             throw Problem.malformed("missing field \(key.stringValue)")
         } catch let DecodingError.typeMismatch(_, c) {

@@ -105,7 +105,7 @@ extension Problem {
                 extra["locked"] = .bool(true)
                 detail += " Too many failures: the account is now locked until an administrator unlocks it."
             } else if let until {
-                extra["retryAt"] = .string(iso.string(from: until))
+                extra["retryAt"] = .string(WireDate.format(until))
                 detail += " Too many failures: sign-in is refused until \(iso.string(from: until))."
             }
             self.init(
@@ -121,7 +121,7 @@ extension Problem {
                 code: .signInDelayed,
                 title: "Sign-in delayed",
                 detail: "Too many failed sign-ins; try again after \(iso.string(from: until)).",
-                extra: ["retryAt": .string(iso.string(from: until))]
+                extra: ["retryAt": .string(WireDate.format(until))]
             )
             headers[.retryAfter] = "\(max(1, Int(until.timeIntervalSince(now).rounded(.up))))"
         case .accountLocked:
