@@ -1,6 +1,7 @@
 """Hardening of the client's parsers and slow work, in the browser: scrypt in a Worker (the page keeps
-responding while a key file unlocks), and strict DER (key files crafted from the OpenSSL vectors, then
-made non-canonical one way each, must be refused by name)."""
+responding while a key file unlocks), strict DER (key files crafted from the OpenSSL vectors, then
+made non-canonical one way each, must be refused by name), and the push challenge's JWS header
+(extensions, unencoded payloads and keys carried by the token itself are refused)."""
 import base64
 import hashlib
 import os
@@ -208,4 +209,82 @@ def test_hardening_der_refuses_every_non_canonical_key_file(server, browser):
     assert results == {name: expected for name, (_, _, expected) in cases.items()}, {
         name: results.get(name) for name, (_, _, expected) in cases.items() if results.get(name) != expected
     }
+    p.close()
+
+
+# ---- The push challenge's JWS header
+
+JWS_JS = """async () => {
+    const { verifyChallenge } = await import("/js/authenticator.js");
+    const b64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
+    const enc = (s) => new TextEncoder().encode(s);
+    const hex = (b) => Array.from(new Uint8Array(b), (c) => c.toString(16).padStart(2, "0")).join("");
+    const ecdsa = { name: "ECDSA", namedCurve: "P-256" };
+    // The server's challenge key, as pairing stores it; and another key, which a token might carry.
+    const server = await crypto.subtle.generateKey(ecdsa, true, ["sign", "verify"]);
+    const other = await crypto.subtle.generateKey(ecdsa, true, ["sign", "verify"]);
+    const spki = new Uint8Array(await crypto.subtle.exportKey("spki", server.publicKey));
+    const kid = hex((await crypto.subtle.digest("SHA-256", spki)).slice(0, 16));
+    const record = { deviceId: "hzjws-device", username: "hzjws", challengeKey: { kid, spki, issuer: `countersign:${kid}` } };
+    const iat = Math.floor(Date.now() / 1000);
+    const claims = {
+        iss: `countersign:${kid}`, aud: "hzjws-device", sub: "hzjws", txn: "hz-txn", nonce: b64(crypto.getRandomValues(new Uint8Array(32))),
+        iat, exp: iat + 120, ctx: { address: "127.0.0.1", userAgent: "test", time: iat }, nm: { type: "ENTER_MANUALLY" },
+    };
+    // Every token is signed correctly by the server's key: only its header differs.
+    const token = async (header) => {
+        const input = `${b64(enc(typeof header === "string" ? header : JSON.stringify(header)))}.${b64(enc(JSON.stringify(claims)))}`;
+        return `${input}.${b64(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, server.privateKey, enc(input)))}`;
+    };
+    const h = { alg: "ES256", kid, typ: "JWT" };
+    const jwk = await crypto.subtle.exportKey("jwk", other.publicKey);
+    const cases = {
+        plain: h,
+        noTyp: { alg: "ES256", kid },
+        critExp: { ...h, crit: ["exp"], exp: iat + 60 },
+        critEmpty: { ...h, crit: [] },
+        critB64: { ...h, crit: ["b64"], b64: false },
+        b64False: { ...h, b64: false },
+        b64True: { ...h, b64: true },
+        jwk: { ...h, jwk },
+        jku: { ...h, jku: "https://attacker.example/jwks.json" },
+        x5u: { ...h, x5u: "https://attacker.example/cert.pem" },
+        x5c: { ...h, x5c: ["MIIB"] },
+        typJose: { ...h, typ: "JOSE" },
+        typAccessToken: { ...h, typ: "at+jwt" },
+        typNotString: { ...h, typ: 1 },
+        headerArray: `["ES256"]`,
+        headerNull: "null",
+    };
+    const out = {};
+    for (const [name, header] of Object.entries(cases)) {
+        const r = await verifyChallenge(record, await token(header));
+        out[name] = r.request ? "accepted" : r.refused;
+    }
+    return out;
+}"""
+
+
+def test_hardening_challenge_jws_headers_beyond_es256_are_refused(server, browser):
+    p = Page(browser, server)
+    results = p.page.evaluate(JWS_JS)
+    key_in_token = "a key named by the token itself"
+    assert results == {
+        "plain": "accepted",
+        "noTyp": "accepted",
+        "critExp": "a critical header extension",
+        "critEmpty": "a critical header extension",
+        "critB64": "a critical header extension",
+        "b64False": "an unencoded payload",
+        "b64True": "an unencoded payload",
+        "jwk": key_in_token,
+        "jku": key_in_token,
+        "x5u": key_in_token,
+        "x5c": key_in_token,
+        "typJose": "not a JWT",
+        "typAccessToken": "not a JWT",
+        "typNotString": "not a JWT",
+        "headerArray": "malformed",
+        "headerNull": "malformed",
+    }, results
     p.close()
