@@ -47,7 +47,7 @@ class IndexParser(html.parser.HTMLParser):
 
 
 def test_every_file_has_the_security_headers_and_a_strong_etag(server, browser):
-    for path in ["/", "/app.css", "/js/main.js", "/js/captcha-worker.js"]:
+    for path in ["/", "/app.css", "/js/main.js", "/js/captcha-worker.js", "/js/scrypt-worker.js"]:
         status, _, headers = fetch(server, path)
         assert status == 200, (path, status)
         assert headers["Content-Security-Policy"] == EXPECTED_CSP, (path, headers["Content-Security-Policy"])

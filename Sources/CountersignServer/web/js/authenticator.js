@@ -162,6 +162,22 @@ export async function passcode(record, now = Date.now()) {
 
 // ---- Push challenges (§3.5) and answers (§3.6)
 
+// Header parameters that would name the verifying key, or where to fetch it, from the token itself:
+// the key is the one pairing stored, always.
+const KEY_PARAMETERS = ["jwk", "jku", "x5u", "x5c", "x5t", "x5t#S256"];
+
+/** Why a JWS header (RFC 7515 §4.1) is refused, or null. This verifier implements no extension, so
+ *  `crit` (§4.1.11: "MUST be understood") is refused whatever it lists, and so is `b64` (RFC 7797). */
+function headerProblem(header) {
+  if (typeof header !== "object" || header === null || Array.isArray(header)) return "malformed";
+  if (Object.hasOwn(header, "crit")) return "a critical header extension";
+  if (Object.hasOwn(header, "b64")) return "an unencoded payload";
+  if (KEY_PARAMETERS.some((name) => Object.hasOwn(header, name))) return "a key named by the token itself";
+  // The server's tokens say "JWT" (RFC 7519 §5.1; media types compare without case) or nothing.
+  if (Object.hasOwn(header, "typ") && !(typeof header.typ === "string" && header.typ.toUpperCase() === "JWT")) return "not a JWT";
+  return null;
+}
+
 /**
  * A challenge checked as the CLI checks it, and more: ES256 by the server's challenge key (named by `kid`),
  * its issuer, for this authenticator and this account, not expired, and number matching of the allowed
@@ -180,7 +196,9 @@ export async function verifyChallenge(record, jwt, now = Date.now()) {
   } catch {
     return refuse("malformed");
   }
-  if (header?.alg !== "ES256" || header.kid !== record.challengeKey.kid || signature.length !== 64) return refuse("not signed by the server's challenge key");
+  const problem = headerProblem(header);
+  if (problem) return refuse(problem);
+  if (header.alg !== "ES256" || header.kid !== record.challengeKey.kid || signature.length !== 64) return refuse("not signed by the server's challenge key");
   const key = await crypto.subtle.importKey("spki", record.challengeKey.spki, ECDSA, false, ["verify"]);
   const valid = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, signature, utf8(`${parts[0]}.${parts[1]}`));
   if (!valid) return refuse("bad signature");

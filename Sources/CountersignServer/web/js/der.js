@@ -1,6 +1,7 @@
 // Just enough DER (X.690) to read key files: SubjectPublicKeyInfo, PrivateKeyInfo and PKCS#8
-// EncryptedPrivateKeyInfo (docs/SPEC.md §2.2–2.3). Strict: definite lengths in their shortest form, no
-// trailing bytes where a structure must end.
+// EncryptedPrivateKeyInfo (docs/SPEC.md §2.2–2.3). Strict DER, never BER: definite lengths in their
+// shortest form, INTEGERs in their shortest form, empty NULLs, no trailing bytes where a structure must
+// end. One key file has one encoding, so a file that parses is the file that was written.
 import { hex } from "./bytes.js";
 
 export const TAG = { integer: 0x02, bitString: 0x03, octetString: 0x04, null: 0x05, oid: 0x06, sequence: 0x30 };
@@ -46,7 +47,9 @@ export class Reader {
     let at = this.at + 2;
     if (length & 0x80) {
       const n = length & 0x7f;
-      if (n === 0 || n > 4 || at + n > b.length) throw new DERError("bad length");
+      if (n === 0) throw new DERError("indefinite length (BER, not DER)");
+      if (n > 4) throw new DERError("a length of more than 4 bytes");
+      if (at + n > b.length) throw new DERError("ends early");
       length = 0;
       for (let i = 0; i < n; i++) length = length * 256 + b[at + i];
       if (length < 0x80 || b[at] === 0) throw new DERError("length not in its shortest form");
@@ -59,14 +62,24 @@ export class Reader {
   enter(tag) {
     return new Reader(this.read(tag));
   }
+  /** The contents of the next element if it has `tag` (an OPTIONAL field), else null. */
+  optional(tag) {
+    return !this.atEnd && this.peekTag === tag ? this.read(tag) : null;
+  }
   oid() {
     return hex(this.read(TAG.oid));
   }
   /** A small non-negative INTEGER (parameters, versions). */
   int() {
     const v = this.read(TAG.integer);
-    if (v.length === 0 || v.length > 6 || v[0] & 0x80) throw new DERError("an integer out of range");
+    if (v.length === 0) throw new DERError("an empty INTEGER");
+    // X.690 §8.3.2: the first nine bits are never all 0 or all 1 (a sign byte that changes nothing).
+    if (v.length > 1 && ((v[0] === 0 && !(v[1] & 0x80)) || (v[0] === 0xff && v[1] & 0x80))) throw new DERError("INTEGER not in its shortest form");
+    if (v.length > 6 || v[0] & 0x80) throw new DERError("an integer out of range");
     return v.reduce((n, b) => n * 256 + b, 0);
+  }
+  null() {
+    if (this.read(TAG.null).length !== 0) throw new DERError("NULL with contents");
   }
   end() {
     if (!this.atEnd) throw new DERError("trailing bytes");

@@ -103,7 +103,7 @@ export async function pointOfSPKI(der) {
     const alg = spki.enter(TAG.sequence);
     const algOID = alg.oid();
     const curve = alg.peekTag === TAG.oid ? alg.oid() : null;
-    if (curve === null && alg.peekTag === TAG.null) alg.read(TAG.null);
+    if (curve === null && alg.peekTag === TAG.null) alg.null();
     alg.end();
     if (algOID !== OID.ecPublicKey || curve !== OID.prime256v1) {
       throw new KeyError("wrong key type", `this is ${keyName(algOID, curve)}, but a P-256 key is needed; make one with \`countersign keygen\``);

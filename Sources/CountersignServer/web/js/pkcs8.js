@@ -55,7 +55,7 @@ export async function decryptPKCS8(der, passphrase) {
         const prf = kp.enter(TAG.sequence);
         hash = { [OID.hmacWithSHA1]: "SHA-1", [OID.hmacWithSHA256]: "SHA-256", [OID.hmacWithSHA512]: "SHA-512" }[prf.oid()];
         if (!hash) throw unsupported("PBKDF2 with an unsupported PRF");
-        if (!prf.atEnd) prf.read(TAG.null);
+        if (!prf.atEnd) prf.null();
         prf.end();
       }
       kp.end();
@@ -81,19 +81,55 @@ export async function decryptPKCS8(der, passphrase) {
   }
 }
 
-/** Checks that a PrivateKeyInfo holds a P-256 key; names the key type otherwise. */
+const wrongType = (alg, curve) => new KeyError("wrong key type", `this is ${keyName(alg, curve)}, but a P-256 key is needed; make one with \`countersign keygen\``);
+
+/** ECPrivateKey (RFC 5915): SEQUENCE { INTEGER 1, OCTET STRING (32 bytes on P-256), [0] curve OPTIONAL,
+ *  [1] public key OPTIONAL }, read to its end; DER errors are prefixed with its name. */
+function checkECPrivateKey(der) {
+  try {
+    const outer = new Reader(der);
+    const key = outer.enter(TAG.sequence);
+    outer.end();
+    if (key.int() !== 1) throw new DERError("version is not 1");
+    if (key.read(TAG.octetString).length !== 32) throw new DERError("the private key is not 32 bytes");
+    const params = key.optional(0xa0);
+    if (params) {
+      const p = new Reader(params);
+      const curve = p.oid();
+      p.end();
+      if (curve !== OID.prime256v1) throw wrongType(OID.ecPublicKey, curve);
+    }
+    const publicKey = key.optional(0xa1);
+    if (publicKey) {
+      const p = new Reader(publicKey);
+      p.read(TAG.bitString);
+      p.end();
+    }
+    key.end();
+  } catch (e) {
+    if (e instanceof DERError) throw new DERError(`ECPrivateKey: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Checks that a PrivateKeyInfo holds a P-256 key, read to its end; names the key type otherwise. */
 function checkPKCS8(der) {
   try {
     const outer = new Reader(der);
     const info = outer.enter(TAG.sequence);
     outer.end();
-    info.int();
+    const version = info.int();
+    if (version !== 0 && version !== 1) throw new DERError(`version ${version} is neither 0 nor 1`);
     const alg = info.enter(TAG.sequence);
     const algOID = alg.oid();
     const curve = alg.peekTag === TAG.oid ? alg.oid() : null;
-    if (algOID !== OID.ecPublicKey || curve !== OID.prime256v1) {
-      throw new KeyError("wrong key type", `this is ${keyName(algOID, curve)}, but a P-256 key is needed; make one with \`countersign keygen\``);
-    }
+    // The type first: another key's parameters (RSA's NULL) are not trailing bytes but a wrong key.
+    if (algOID !== OID.ecPublicKey || curve !== OID.prime256v1) throw wrongType(algOID, curve);
+    alg.end();
+    checkECPrivateKey(info.read(TAG.octetString));
+    info.optional(0xa0); // attributes
+    if (version === 1) info.optional(0x81); // publicKey, RFC 5958
+    info.end();
   } catch (e) {
     if (e instanceof DERError) throw new KeyError("malformed key", `PrivateKeyInfo: ${e.message}`);
     throw e;
@@ -134,6 +170,12 @@ export async function readPrivateKeyFile(text, passphrase) {
       }
     }
     case "EC PRIVATE KEY":
+      try {
+        checkECPrivateKey(der);
+      } catch (e) {
+        if (e instanceof DERError) throw new KeyError("malformed key", e.message);
+        throw e;
+      }
       return sec1ToPKCS8(der);
     case "RSA PRIVATE KEY":
       throw new KeyError("wrong key type", "this is an RSA key, but a P-256 key is needed");
