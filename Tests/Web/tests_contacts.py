@@ -1,0 +1,106 @@
+"""Contacts and the follow-ups around them: a safety number compared and trusted before any message (the
+same 60 digits the CLI prints), an imported file key that replaces another only once confirmed, an
+authenticator revoked from the account that stops showing passcodes and forgets its secret, and two tabs
+of one profile where only one runs the authenticator. Every user here is named kx…."""
+import re
+import tempfile
+import time
+
+import support
+from support import SLOW, Page, api_sign_in, expect, sign_in
+from tests_approvals import Login, requests_list
+from tests_files import cli, open_files, save, spki_fingerprint
+from tests_messages import Cli, compose, ready, steps
+from tests_two_factor import decode
+
+NUMBER = re.compile(r"^(\d{5} ){11}\d{5}$")
+
+
+def idb_count(page, database, store):
+    return page.evaluate(
+        """([database, store]) => new Promise((resolve) => { const r = indexedDB.open(database); r.onsuccess = () => {
+            const c = r.result.transaction(store).objectStore(store).count(); c.onsuccess = () => resolve(c.result); }; })""",
+        [database, store],
+    )
+
+
+def cli_number(cli_user, username):
+    return re.search(r"(\d{5}(?: \d{5}){11})", cli_user.run("safety-number", username).stdout).group(1)
+
+
+def test_contacts_look_up_compare_and_trust_before_a_first_message(server, browser):
+    bob = Cli(server).register("kxbob")
+    second = Cli(server)
+    try:
+        p = Page(browser, server)
+        page = p.page
+        ready(p, "kxana")
+        page.get_by_role("button", name="Messages", exact=True).click()
+        page.get_by_role("button", name="Contacts").click()
+        contacts = page.get_by_role("region", name="Contacts")
+        listed = contacts.get_by_role("list", name="Pinned contacts")
+        expect(listed).to_contain_text("Nobody yet")
+        expect(page.get_by_role("button", name="Contacts")).to_have_attribute("aria-expanded", "true")
+
+        # Names are checked before the server is asked, and an unknown one is said so.
+        contacts.get_by_label("Username").fill("KX bad!")
+        contacts.get_by_role("button", name="Look up").click()
+        expect(contacts.get_by_role("alert")).to_contain_text("A username is 3 to 32")
+        contacts.get_by_label("Username").fill("kxnobody")
+        contacts.get_by_role("button", name="Look up").click()
+        check = contacts.get_by_role("region", name="Safety number check")
+        expect(check.get_by_label("Safety number", exact=True)).to_contain_text("There is no user kxnobody", timeout=30_000)
+        expect(check.get_by_role("button", name="Trust")).to_have_count(0)
+
+        # kxbob, never messaged: the browser's number is the CLI's, and so is its QR code.
+        contacts.get_by_label("Username").fill("kxbob")
+        contacts.get_by_role("button", name="Look up").click()
+        number = check.get_by_label("Safety number", exact=True)
+        expect(number).to_have_text(NUMBER, timeout=30_000)
+        expected = cli_number(bob, "kxana")
+        assert number.inner_text() == expected, (number.inner_text(), expected)
+        scanned = decode(p, check.get_by_role("img", name="QR code of the safety number with kxbob"), "contacts-qr")
+        assert scanned == expected.replace(" ", ""), scanned
+        p.shot("contacts-lookup")
+        # Looking up pins nothing: only "Trust" does.
+        assert idb_count(page, "countersign", "pins") == 0
+        expect(listed).to_contain_text("Nobody yet")
+        check.get_by_role("button", name="Trust").click()
+        expect(contacts.get_by_role("status")).to_have_text("kxbob's devices are trusted.", timeout=15_000)
+        entry = listed.get_by_role("listitem", name="kxbob")
+        expect(entry).to_contain_text(re.compile(r"1 device, pinned since "))
+        expect(entry).to_contain_text("Keys as pinned.", timeout=30_000)
+        p.shot("contacts-trusted")
+        # Trusted already: the number again, without "Trust".
+        contacts.get_by_label("Username").fill("kxbob")
+        contacts.get_by_role("button", name="Look up").click()
+        expect(number).to_have_text(NUMBER, timeout=30_000)
+        expect(check).to_contain_text("Trusted since", timeout=15_000)
+        expect(check.get_by_role("button", name="Trust")).to_have_count(0)
+        # The first message goes to the devices trusted here (no first-contact pin of its own).
+        compose(page, "kxbob", "compared first")
+        expect(steps(page)).to_contain_text("Sent.", timeout=30_000)
+        texts = [bob.run("read", e["id"]).stdout.strip() for e in bob.inbox() if e["direction"] == "incoming"]
+        assert texts == ["compared first"], texts
+
+        # kxbob gets a second device: the list says its keys changed, and the look-up offers "Trust".
+        second.device("kxbob", name="second")
+        page.get_by_role("button", name="Contacts").click()
+        expect(contacts).to_be_hidden()
+        page.get_by_role("button", name="Contacts").click()
+        expect(entry).to_contain_text("Changed keys: added device second", timeout=30_000)
+        p.shot("contacts-changed")
+        # A long fingerprint in the warning wraps: nothing scrolls sideways on a phone.
+        page.set_viewport_size(support.PHONE)
+        assert page.evaluate("document.documentElement.scrollWidth") <= support.PHONE["width"]
+        page.set_viewport_size(support.DESKTOP)
+        entry.get_by_role("button", name="Safety number with kxbob").click()
+        expect(number).to_have_text(NUMBER, timeout=30_000)
+        assert number.inner_text() == cli_number(second, "kxana")
+        check.get_by_role("button", name="Trust").click()
+        expect(entry).to_contain_text(re.compile(r"2 devices, pinned since "), timeout=15_000)
+        expect(entry).to_contain_text("Keys as pinned.", timeout=30_000)
+        p.close()
+    finally:
+        bob.close()
+        second.close()
