@@ -104,3 +104,50 @@ def test_contacts_look_up_compare_and_trust_before_a_first_message(server, brows
     finally:
         bob.close()
         second.close()
+
+
+def test_files_import_asks_before_replacing_a_key(server, browser):
+    work = tempfile.mkdtemp(prefix="cs-files-")
+    cli("keygen", "--no-passphrase", "-o", f"{work}/new.key")
+    open(f"{work}/new.pem", "wb").write(cli("pubkey", f"{work}/new.key").stdout)
+    p = Page(browser, server)
+    page = open_files(p, "kxfay")
+    keys = page.get_by_role("region", name="Keys")
+    fingerprint = keys.get_by_test_id("file-key-fingerprint")
+    keys.get_by_role("button", name="Generate New Key Pair").click()
+    expect(keys.get_by_role("status")).to_contain_text("New key pair generated")
+    old = fingerprint.inner_text().replace("\u200b", "")
+    new = spki_fingerprint(f"{work}/new.pem")
+
+    # Cancel keeps the key.
+    keys.get_by_label("Key file", exact=True).set_input_files(f"{work}/new.key")
+    keys.get_by_role("button", name="Import Key File").click()
+    ask = keys.get_by_role("group", name="Replace your file key with the imported one?")
+    expect(ask).to_have_text(re.compile(
+        rf"Replace the file key {old} with {new}\? Files sealed to the old key can no longer be opened here unless you exported it\."
+    ), timeout=20_000)
+    expect(ask.get_by_role("button", name="Cancel")).to_be_focused()
+    p.shot("files-import-replace")
+    ask.get_by_role("button", name="Cancel").click()
+    expect(ask).to_have_count(0)
+    expect(keys.get_by_role("status")).to_contain_text(f"Kept your file key {old}")
+    assert fingerprint.inner_text().replace("\u200b", "") == old
+    assert page.evaluate(
+        """async () => { const { fileKeys } = await import("/js/file-keys.js"); const { session } = await import("/js/session.js");
+            const { fingerprintText } = await import("/js/pem.js"); return fingerprintText((await fileKeys.get(session.account.id)).keyId); }"""
+    ) == old
+
+    # "Replace key" replaces it.
+    keys.get_by_role("button", name="Import Key File").click()
+    expect(ask).to_be_visible(timeout=20_000)
+    ask.get_by_role("button", name="Replace key").click()
+    expect(keys.get_by_role("status")).to_have_text(f"Key file imported: {new}.", timeout=15_000)
+    assert fingerprint.inner_text().replace("\u200b", "") == new
+    expect(ask).to_have_count(0)
+    # The same key again replaces nothing, so nothing is asked.
+    save(page, lambda: keys.get_by_role("button", name="Download public key (SPKI PEM)").click(), f"{work}/again.pem")
+    expect(keys.get_by_role("status")).to_have_text("Public key saved as public_key.pem.")
+    keys.get_by_role("button", name="Import Key File").click()
+    expect(keys.get_by_role("status")).to_have_text(f"Key file imported: {new}.", timeout=15_000)
+    expect(ask).to_have_count(0)
+    p.close()
