@@ -151,3 +151,87 @@ def test_files_import_asks_before_replacing_a_key(server, browser):
     expect(keys.get_by_role("status")).to_have_text(f"Key file imported: {new}.", timeout=15_000)
     expect(ask).to_have_count(0)
     p.close()
+
+
+def other_tab(p, server):
+    """A second tab in `p`'s browser context: the same profile (IndexedDB, Web Locks), recorded like p."""
+    tab = Page.__new__(Page)
+    tab.context, tab.page, tab.problems = p.context, p.context.new_page(), p.problems
+    tab.page.on(
+        "console",
+        lambda m: m.type == "error"
+        and not re.fullmatch(r"Failed to load resource: the server responded with a status of 4\d\d .*", m.text)
+        and tab.problems.append(f"console (second tab): {m.text}"),
+    )
+    tab.page.on("pageerror", lambda e: tab.problems.append(f"page error (second tab): {e}"))
+    tab.page.goto(server.url + "/")
+    return tab
+
+
+def pair(p, server, username):
+    """Pairs p's browser as kx…'s authenticator (recovery codes first: it cannot be the only factor).
+    Returns a token of a full sign-in made just before, for changes to the second factors."""
+    page = p.page
+    token = api_sign_in(server, username)
+    status, codes, _ = server.api("POST", "/v1/me/mfa/recovery-codes", None, token)
+    assert status == 201, (status, codes)
+    page.get_by_role("button", name="Settings").click()
+    page.get_by_role("button", name="Pair this browser as an authenticator").click()
+    expect(page.get_by_text(re.compile(r"^Paired\. Sign-in requests for "))).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Back").click()
+    return token
+
+
+def open_approvals(page):
+    page.get_by_role("button", name="Approvals").click()
+    expect(page.get_by_role("heading", name="Approvals")).to_be_visible()
+
+
+def authenticator_id(page):
+    return page.evaluate(
+        """() => new Promise((resolve) => { const r = indexedDB.open("countersign"); r.onsuccess = () => {
+            const g = r.result.transaction("authenticators").objectStore("authenticators").getAll();
+            g.onsuccess = () => resolve(g.result.map((a) => a.deviceId)); }; })"""
+    )
+
+
+ELSEWHERE = "Sign-in requests are shown in another tab of this browser; they come here when that tab closes."
+REMOVED = "This authenticator was removed from your account."
+
+
+def test_approvals_a_revoked_authenticator_stops_showing_passcodes(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    ready(p, "kxrex")
+    # A second tab, signed in before the pairing: it waits for the first tab's authenticator.
+    tab = other_tab(p, server)
+    sign_in(tab, "kxrex")
+    expect(tab.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+    token = pair(p, server, "kxrex")
+    open_approvals(page)
+    expect(page.get_by_test_id("approvals-state")).to_have_text("Sign-in requests arrive live.", timeout=30_000)
+    expect(page.get_by_test_id("passcode")).to_have_text(re.compile(r"^\d{6}$"))
+    tab.page.get_by_role("button", name="Settings").click()
+    tab.page.get_by_role("button", name="Back").click()
+    open_approvals(tab.page)
+    expect(tab.page.get_by_test_id("approvals-state")).to_have_text(ELSEWHERE, timeout=30_000)
+    expect(tab.page.get_by_test_id("passcode")).to_have_text(re.compile(r"^\d{6}$"))
+    [device] = authenticator_id(page)
+
+    # Revoked from the account (as Settings → Devices or `countersign device revoke` do).
+    status, body, _ = server.api("DELETE", f"/v1/devices/{device}", None, token)
+    assert status == 204, (status, body)
+    for each in (page, tab.page):
+        expect(each.get_by_role("alert").filter(has_text=REMOVED)).to_be_visible(timeout=45_000)
+        expect(each.get_by_test_id("passcode")).to_have_count(0)
+        expect(each.get_by_text("This browser is not an authenticator for your account.")).to_be_visible()
+        expect(each.get_by_role("button", name="Pair this browser as an authenticator")).to_be_visible()
+    p.shot("approvals-removed")
+    # The keys and the TOTP secret are gone from IndexedDB.
+    assert authenticator_id(page) == []
+    assert idb_count(page, "countersign", "authenticators") == 0
+    # And they stay gone: signing in again here finds nothing to run.
+    page.get_by_role("button", name="Back").click()
+    open_approvals(page)
+    expect(page.get_by_test_id("passcode")).to_have_count(0)
+    p.close()
