@@ -235,3 +235,79 @@ def test_approvals_a_revoked_authenticator_stops_showing_passcodes(server, brows
     open_approvals(page)
     expect(page.get_by_test_id("passcode")).to_have_count(0)
     p.close()
+
+
+def test_approvals_two_tabs_run_one_authenticator(server, browser):
+    """The authenticator runs in one tab of a profile, under a Web Lock: another tab shows that it runs
+    elsewhere and receives, lists and answers nothing (so two tabs cannot answer one request twice),
+    until the tab holding it closes; then it takes over, without what the first tab answered."""
+    cli = Cli(server)
+    logins = []
+    p = Page(browser, server)
+    page = p.page
+    try:
+        ready(p, "kxtia")
+        pair(p, server, "kxtia")
+        open_approvals(page)
+        expect(page.get_by_test_id("approvals-state")).to_have_text("Sign-in requests arrive live.", timeout=30_000)
+        [device] = authenticator_id(page)
+
+        # A second tab signs in: its push is approved in the first tab, with the number it shows.
+        tab = other_tab(p, server)
+        asked = []
+        tab.page.on("request", lambda r: ("/v1/authenticator/" in r.url or device in (r.post_data or "")) and asked.append(f"{r.method} {r.url}"))
+        sign_in(tab, "kxtia")
+        shown = tab.page.locator(".number .digits")
+        expect(shown).to_have_text(re.compile(r"^\d{2}$|^\d{6}$"), timeout=SLOW)
+        request = requests_list(page).get_by_role("listitem")
+        expect(request).to_have_count(1, timeout=30_000)
+        request.get_by_label("Number shown on the sign-in screen").fill(shown.inner_text())
+        request.get_by_role("button", name="Approve").click()
+        expect(tab.page.get_by_role("heading", name="Signed in as kxtia")).to_be_visible(timeout=30_000)
+        open_approvals(tab.page)
+        expect(tab.page.get_by_test_id("approvals-state")).to_have_text(ELSEWHERE, timeout=30_000)
+        # One holder, one waiter, for the one lock.
+        locks = tab.page.evaluate("navigator.locks.query()")
+        account = tab.page.evaluate("""import("/js/session.js").then((m) => m.session.account.id)""")
+        name = f"countersign authenticator {account}"
+        assert [l["name"] for l in locks["held"] if l["name"].startswith("countersign authenticator")] == [name], locks
+        assert [l["name"] for l in locks["pending"] if l["name"].startswith("countersign authenticator")] == [name], locks
+        holder = next(l["clientId"] for l in locks["held"] if l["name"] == name)
+        waiter = next(l["clientId"] for l in locks["pending"] if l["name"] == name)
+        assert holder != waiter, locks
+        tab.shot("approvals-elsewhere")
+
+        # A sign-in request reaches the first tab only; answered there, it is gone there.
+        logins.append(Login(cli, "kxtia"))
+        number = logins[-1].number()
+        expect(request).to_have_count(1, timeout=30_000)
+        time.sleep(6)  # a poll round of the waiting tab, were it polling
+        expect(requests_list(tab.page).get_by_role("listitem")).to_have_count(0)
+        request.get_by_label("Number shown on the sign-in screen").fill(number)
+        request.get_by_role("button", name="Approve").click()
+        expect(page.get_by_text("Approved: kxtia's sign-in from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
+        code, out, err = logins[-1].wait()
+        assert code == 0, (code, out, err)
+        expect(request).to_have_count(0)
+
+        # Another one waits in the first tab; that tab closes; the second takes over and lists it (and not
+        # the one answered), and answers it.
+        logins.append(Login(cli, "kxtia"))
+        number = logins[-1].number()
+        expect(request).to_have_count(1, timeout=30_000)
+        assert asked == [], asked
+        page.close()
+        expect(tab.page.get_by_test_id("approvals-state")).to_have_text("Sign-in requests arrive live.", timeout=30_000)
+        waiting = requests_list(tab.page).get_by_role("listitem")
+        expect(waiting).to_have_count(1, timeout=30_000)
+        waiting.get_by_label("Number shown on the sign-in screen").fill(number)
+        waiting.get_by_role("button", name="Approve").click()
+        expect(tab.page.get_by_text("Approved: kxtia's sign-in from 127.0.0.1 is complete.")).to_be_visible(timeout=30_000)
+        code, out, err = logins[-1].wait()
+        assert code == 0, (code, out, err)
+        assert any("/v1/authenticator/challenges" in a for a in asked), asked
+        p.close()
+    finally:
+        for each in logins:
+            each.close()
+        cli.close()
