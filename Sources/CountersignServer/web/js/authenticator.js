@@ -26,6 +26,14 @@ const SKEW_MS = 60_000;
 export const pairedRecord = (accountId) => run("authenticators", "readonly", (store) => store.get(accountId));
 const saveRecord = (record) => run("authenticators", "readwrite", (store) => store.put(record));
 const deleteRecord = (accountId) => run("authenticators", "readwrite", (store) => store.delete(accountId));
+/** Deletes the account's record only while it is still authenticator `deviceId`: a pairing made since,
+ *  in another tab, is kept. */
+const deleteIfStill = (accountId, deviceId) =>
+  run("authenticators", "readwrite", (store) => {
+    const get = store.get(accountId);
+    get.onsuccess = () => get.result?.deviceId === deviceId && store.delete(accountId);
+    return null;
+  });
 
 // ---- Pairing (§3.2)
 
@@ -129,6 +137,7 @@ export async function pair(accountToken, account) {
       pairedAt: Date.now(),
     };
     await saveRecord(record);
+    removedFor = null;
   } catch (error) {
     // Paired on the server but not usable here: that authenticator is revoked at once, so the account
     // is never left with a second factor nobody holds.
@@ -257,8 +266,11 @@ export async function answerToken(record, request, { approve, number, report }, 
 const listeners = new Set();
 let current = null;
 let openRequest = () => {};
+// The account whose authenticator the server said was revoked (or unpaired) while it ran here.
+let removedFor = null;
 
-/** `listener(event)`: `{kind: "requests"}`, `{kind: "state"}`, `{kind: "ignored", why}`, `{kind: "paired"}`. */
+/** `listener(event)`: `{kind: "requests"}`, `{kind: "state"}`, `{kind: "ignored", why}`, `{kind: "paired"}`,
+ *  `{kind: "removed"}` (the server revoked this authenticator; its record is gone). */
 export function subscribe(listener) {
   listeners.add(listener);
   return () => listeners.delete(listener);
@@ -270,9 +282,11 @@ export function onApprovalRequest(open) {
   openRequest = open;
 }
 
-/** What the screens show: the record (null when not paired), the channel's state, the live requests. */
+/** What the screens show: the record (null when not paired), the channel's state, the live requests,
+ *  and `removedFor`, the account whose authenticator the server removed while it ran here. */
 export function authenticatorStatus() {
   return {
+    removedFor,
     record: current?.record ?? null,
     state: current?.state ?? "closed",
     detail: current?.detail ?? "",
@@ -287,8 +301,39 @@ async function withSession(me, method, path, options = {}) {
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 401)) throw error;
   }
-  me.token = (await openSession(me.record)).token;
+  await renew(me);
   return call(method, path, { ...options, token: me.token });
+}
+
+/** A new device session. The server's "device revoked" means this authenticator was revoked or unpaired
+ *  from the account (another tab, the CLI, Settings elsewhere): its record is forgotten before this throws. */
+async function renew(me) {
+  try {
+    me.token = (await openSession(me.record)).token;
+    return me.token;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "device-revoked") await removed(me);
+    throw error;
+  }
+}
+
+/**
+ * Stops the running authenticator `me` for good and deletes its keys and TOTP secret from this browser:
+ * a secret whose device the server revoked must not keep showing passcodes. The lock is released only
+ * once the record is gone, so a waiting tab that takes over reads the unpaired state.
+ */
+async function removed(me) {
+  if (current !== me || me.state === "removed" || me.unpairing) return;
+  me.state = "removed";
+  me.channel?.close();
+  try {
+    await deleteIfStill(me.accountId, me.record.deviceId);
+  } finally {
+    removedFor = me.accountId;
+    if (current === me) current = null;
+    stopTimers(me);
+    emit({ kind: "removed" });
+  }
 }
 
 function notify(request) {
@@ -347,8 +392,8 @@ async function refresh(me) {
 }
 
 function setState(me, state, detail = "") {
-  // "revoked" is final: the channel's own "closed", which follows it, does not hide why.
-  if (current !== me || me.state === "revoked") return;
+  // "revoked" and "removed" are final: the channel's own "closed", which follows, does not hide why.
+  if (current !== me || me.state === "revoked" || me.state === "removed") return;
   me.state = state;
   me.detail = detail;
   if (state === "revoked" || state === "closed") stopTimers(me);
@@ -403,6 +448,7 @@ export async function startAuthenticator(accountId, fresh) {
     current = null;
     return;
   }
+  removedFor = null;
   emit({ kind: "paired" });
   try {
     await holdLock(me);
@@ -410,13 +456,26 @@ export async function startAuthenticator(accountId, fresh) {
     return; // stopped while another tab held it
   }
   if (current !== me) return me.release?.();
+  // While this tab waited, the tab that held the lock may have unpaired, found the authenticator removed,
+  // or paired anew: what is stored now is what runs.
+  const stored = await pairedRecord(accountId).catch(() => me.record);
+  if (current !== me) return me.release?.();
+  if (!stored) {
+    current = null;
+    removedFor = accountId;
+    me.release?.();
+    emit({ kind: "removed" });
+    return;
+  }
+  if (stored.deviceId !== me.record.deviceId) Object.assign(me, { record: stored, token: null });
   setState(me, "connecting");
   // A device session: refused (revoked, keys gone) ends it; anything else (offline, a busy or restarting
   // server) is tried again, with backoff, while this tab holds the authenticator.
   for (let attempt = 0; !me.token; attempt++) {
     try {
-      me.token = (await openSession(me.record)).token;
+      await renew(me);
     } catch (error) {
+      if (current !== me) return;
       if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) {
         setState(me, "revoked", error.message);
         return;
@@ -429,7 +488,7 @@ export async function startAuthenticator(accountId, fresh) {
   if (current !== me) return;
   me.channel = openPushChannel({
     deviceToken: () => me.token,
-    renewSession: async () => (me.token = (await openSession(me.record)).token),
+    renewSession: () => renew(me),
     onEvent: (frame) => frame.type === "mfaChallenge" && receive(me, frame.jwt),
     onState: (state, detail) => {
       setState(me, state, detail);
@@ -496,11 +555,16 @@ export async function unpair(accountId) {
   const record = await pairedRecord(accountId);
   if (record) {
     const me = current?.accountId === accountId ? current : { record, token: null };
+    // The server ends this authenticator's sessions as it unpairs it: that is this unpairing, not a removal.
+    me.unpairing = true;
     try {
       await withSession(me, "DELETE", "/v1/authenticator");
     } catch (error) {
       const gone = error instanceof ApiError && [401, 403, 404].includes(error.status) && error.code !== "not-an-authenticator";
-      if (!gone) throw error;
+      if (!gone) {
+        me.unpairing = false;
+        throw error;
+      }
     }
   }
   // Forgotten before the screens hear of it, so that what they read back is the unpaired state.

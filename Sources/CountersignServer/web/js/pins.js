@@ -159,6 +159,21 @@ async function followRotations(pin, dir, now) {
   return moved;
 }
 
+/** The pins of `dir.username` against one directory answer, once the rotations their keys signed are
+ *  followed (and saved); the caller holds that user's lock. `pin` is null for a user never pinned. */
+async function compared(dir, own, now) {
+  const devices = await devicesOf(dir, own);
+  const pin = (await load(dir.username)) ?? null;
+  if (pin && (await followRotations(pin, dir, now))) await save(pin);
+  return { pin, devices, changes: pin ? changes(pin.devices, devices) : [] };
+}
+
+/** What sending to `dir.username` would meet, without sending: `{ pin, devices, changes }`, where a
+ *  non-empty `changes` blocks sending until the user trusts. Pins nothing new. */
+export function pinState(dir, own, now = Date.now()) {
+  return locked(dir.username, () => compared(dir, own, now));
+}
+
 /**
  * The devices to seal to for `username`. Throws PinError when they changed since they were pinned, other
  * than by signed rotations. A first contact is pinned by `commit`, once the message is sent, as the CLI
@@ -167,14 +182,11 @@ async function followRotations(pin, dir, now) {
 export function checkBeforeSending(username, own, now = Date.now()) {
   return locked(normalise(username), async () => {
     const dir = await directory(username);
-    const current = await devicesOf(dir, own);
-    const pin = await load(dir.username);
+    const { pin, devices: current, changes: differ } = await compared(dir, own, now);
     if (!pin) {
       const first = pinned(dir.username, current, null, now);
       return { directory: dir, devices: current, firstContact: true, commit: () => locked(dir.username, async () => (await load(dir.username)) || save(first)) };
     }
-    if (await followRotations(pin, dir, now)) await save(pin);
-    const differ = changes(pin.devices, current);
     if (differ.length) {
       const whose = dir.username === own.username ? "Your own account's other devices" : `${dir.username}'s devices`;
       throw new PinError(`${whose} changed since you pinned them: ${differ.join("; ")}. Compare the safety number before you trust them.`, {

@@ -18,6 +18,7 @@ const stateWords = {
   elsewhere: "Sign-in requests are shown in another tab of this browser; they come here when that tab closes.",
 };
 
+const removedWords = "This authenticator was removed from your account.";
 const ignoredWords = "A sign-in request that did not verify (not signed by your server's key, not for this browser, or expired) was ignored.";
 
 /** What an answer did, in words: [text, is it a problem]. */
@@ -255,10 +256,12 @@ export function approvalsScreen(app, { onBack }) {
   }
 
   function showState() {
-    const { record, state, detail } = authenticatorStatus();
+    const { record, state, detail, removedFor } = authenticatorStatus();
     channel.textContent = !record ? "" : state === "revoked" ? `This browser no longer receives sign-in requests: ${detail}` : stateWords[state] ?? "";
     if ((record?.deviceId ?? null) === shownFor) return;
-    if (shownFor) status.textContent = "Unpaired. This browser no longer approves sign-ins or shows passcodes.";
+    // Revoked or unpaired from elsewhere: its passcodes go with it (the secret is already deleted).
+    if (!record && removedFor === session.account.id) alert.textContent = removedWords;
+    else if (shownFor) status.textContent = "Unpaired. This browser no longer approves sign-ins or shows passcodes.";
     shownFor = record?.deviceId ?? null;
     items.clear();
     list.replaceChildren();
@@ -288,7 +291,7 @@ export function approvalsScreen(app, { onBack }) {
     if (!body.isConnected) return unsubscribe();
     if (event.kind === "ignored") alert.textContent = ignoredWords;
     if (event.kind === "requests") showRequests();
-    if (event.kind === "state" || event.kind === "paired") showState();
+    if (event.kind === "state" || event.kind === "paired" || event.kind === "removed") showState();
   });
   const ticker = setInterval(() => {
     if (!body.isConnected) return clearInterval(ticker);
@@ -324,6 +327,6 @@ export function waitingBar(openApprovals, isShown) {
     bar.hidden = !requests.length || isShown();
     words.textContent = requests.length === 1 ? `A sign-in request for ${requests[0].username} is waiting for your answer.` : `${requests.length} sign-in requests are waiting for your answer.`;
   };
-  subscribe((event) => (event.kind === "requests" || event.kind === "state") && update());
+  subscribe((event) => ["requests", "state", "removed"].includes(event.kind) && update());
   return { bar, update };
 }

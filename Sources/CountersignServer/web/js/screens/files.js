@@ -391,6 +391,42 @@ export function filesScreen(app, { onBack }) {
   downloadSpki.addEventListener("click", pemDownload("spki"));
   downloadFileLock.addEventListener("click", pemDownload("filelock"));
 
+  /** Stores an imported key; one that would replace another is stored only once the user confirms, by
+   *  both fingerprints, and only if the key they were shown is still the one stored (another tab). */
+  async function importOrAsk(identity) {
+    const done = `Key file imported: ${fingerprintText(identity.keyId)}.`;
+    const old = await fileKeys.get(accountId);
+    if (!old || hex(old.keyId) === hex(identity.keyId)) return store(identity, "imported", done);
+    keyStatus.textContent = "";
+    const replaceButton = el("button", { type: "button", class: "danger" }, "Replace key");
+    const cancel = el("button", { type: "button" }, "Cancel");
+    replaceButton.addEventListener("click", async () => {
+      replace(confirmSlot);
+      try {
+        const now = await fileKeys.get(accountId);
+        if (now && hex(now.keyId) !== hex(old.keyId)) return await importOrAsk(identity);
+        await store(identity, "imported", done);
+      } catch (error) {
+        keyAlert.textContent = `Import failed: ${explain(error)}`;
+      }
+    });
+    cancel.addEventListener("click", () => {
+      replace(confirmSlot);
+      keyStatus.textContent = `Kept your file key ${fingerprintText(old.keyId)}; nothing was imported.`;
+    });
+    replace(
+      confirmSlot,
+      el(
+        "div",
+        { class: "confirm", role: "group", "aria-label": "Replace your file key with the imported one?" },
+        el("p", {}, `Replace the file key ${fingerprintText(old.keyId)} with ${fingerprintText(identity.keyId)}? Files sealed to the old key can no longer be opened here unless you exported it.`),
+        el("div", { class: "actions" }, replaceButton, cancel),
+      ),
+    );
+    // The safe answer has the focus: Enter keeps the key.
+    cancel.focus();
+  }
+
   importForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     keyAlert.textContent = "";
@@ -410,7 +446,7 @@ export function filesScreen(app, { onBack }) {
     keyStatus.textContent = isEncrypted(text) ? "Unlocking the key file (scrypt)…" : "Importing…";
     try {
       const identity = await importIdentity(text, async () => new TextEncoder().encode(passphrase.input.value));
-      await store(identity, "imported", `Key file imported: ${fingerprintText(identity.keyId)}.`);
+      await importOrAsk(identity);
     } catch (error) {
       keyStatus.textContent = "";
       keyAlert.textContent = `Import failed: ${explain(error)}`;

@@ -2,16 +2,16 @@
 // more users, see each step, read what came in or went out, and trust a contact's new devices only after
 // comparing the safety number. Decrypted text is on the page only while a message is open and shown.
 import { describe } from "../api.js";
-import { fromBase64url, groupedKeyId, hex } from "../bytes.js";
+import { groupedKeyId, hex } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
 import { subscribe } from "../inbox.js";
 import { keystore } from "../keystore.js";
 import { DELAY_SECONDS, get, list, openMessage, ownIdentity, send } from "../messages.js";
-import { PinError, directory, safetyKeys, trust } from "../pins.js";
-import { qrCode } from "../qr.js";
+import { PinError } from "../pins.js";
 import { onHide } from "../privacy.js";
-import { display, safetyNumber } from "../safety-number.js";
 import { session } from "../session.js";
+import { contactsPanel } from "./contacts.js";
+import { showSafetyNumber } from "./safety.js";
 
 const when = (iso) => new Date(iso).toLocaleString();
 
@@ -33,6 +33,15 @@ export function messagesScreen(app, { onBack, open: openId }) {
   const freshRecord = () => keystore.device(session.account.id);
 
   const step = (words) => steps.append(el("li", {}, words));
+  const identity = async () => ownIdentity((record = await freshRecord()));
+  const contacts = contactsPanel({ identity });
+  const contactsButton = el("button", { type: "button", "aria-expanded": "false" }, "Contacts");
+  contactsButton.addEventListener("click", () => {
+    const open = contacts.section.hidden;
+    contacts.section.hidden = !open;
+    contactsButton.setAttribute("aria-expanded", String(open));
+    if (open) contacts.open();
+  });
 
   const form = el(
     "form",
@@ -43,54 +52,21 @@ export function messagesScreen(app, { onBack, open: openId }) {
     sendButton,
   );
 
-  /**
-   * The safety number of this account and `username`, and "Trust" when their devices changed. One
-   * directory answer is both what the number is computed from and what "Trust" pins, and this browser's
-   * own key stands in for what the server lists for it.
-   */
-  async function showTrust(username, { changed }) {
-    const number = el("p", { class: "safety mono", "aria-label": "Safety number" }, "Computing the safety number…");
-    replace(
-      trustPanel,
-      el("h2", {}, `Compare the safety number with ${username}`),
-      el(
-        "p",
-        {},
-        `Read it to ${username} in person or over a call, or scan each other's code. If it matches theirs, ${changed ? "press Trust" : "the server gave each of you the other's real keys"}. If not, do not send: someone may be reading along.`,
-      ),
-      number,
-    );
+  /** The safety number of this account and `username`, and "Trust" when their devices changed. */
+  function showTrust(username, { changed }) {
     trustPanel.hidden = false;
-    let theirs;
-    let own;
-    try {
-      record = await freshRecord();
-      own = await ownIdentity(record);
-      const mine = await directory(session.account.username);
-      theirs = await directory(username);
-      const digits = await safetyNumber(
-        { username: mine.username, signingKeys: await safetyKeys(mine, own) },
-        { username: theirs.username, signingKeys: await safetyKeys(theirs, own) },
-      );
-      number.textContent = display(digits);
-      // The same 60 digits to scan, for two people in one room.
-      number.after(qrCode(digits, { label: `QR code of the safety number with ${theirs.username}` }));
-    } catch (error) {
-      number.textContent = `No safety number: ${describe(error)}`;
-      return;
-    }
-    if (!changed) return;
-    const trustButton = el("button", { type: "button", class: "primary" }, "Trust");
-    trustPanel.append(trustButton);
-    trustButton.addEventListener("click", async () => {
-      try {
-        await trust(theirs, own);
+    return showSafetyNumber(trustPanel, username, {
+      heading: `Compare the safety number with ${username}`,
+      intro: `Read it to ${username} in person or over a call, or scan each other's code. If it matches theirs, ${changed ? "press Trust" : "the server gave each of you the other's real keys"}. If not, do not send: someone may be reading along.`,
+      identity,
+      offerTrust: async () => changed,
+      onTrusted: (theirs) => {
         trustPanel.hidden = true;
         alert.textContent = "";
         step(`${theirs.username}'s devices are trusted. Send again.`);
-      } catch (error) {
-        alert.textContent = describe(error);
-      }
+        if (!contacts.section.hidden) contacts.refresh();
+      },
+      onError: (error) => (alert.textContent = describe(error)),
     });
   }
 
@@ -203,8 +179,9 @@ export function messagesScreen(app, { onBack, open: openId }) {
     el(
       "section",
       { "aria-label": "Messages", class: "card" },
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back"), notifications),
+      el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back"), contactsButton, notifications),
       el("h1", {}, "Messages"),
+      contacts.section,
       form,
       steps,
       alert,
