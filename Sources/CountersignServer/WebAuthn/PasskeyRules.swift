@@ -1,0 +1,146 @@
+import CountersignAPI
+import CountersignCrypto
+import Crypto
+import Foundation
+
+/// A passkey as the server keeps it (docs/PROTOCOL.md §5.2).
+struct StoredPasskey: Equatable, Sendable {
+    var id: String
+    var accountID: String
+    var credentialID: [UInt8]
+    var publicKey: [UInt8]
+    var signCount: UInt32
+    var backupEligible: Bool
+    var backedUp: Bool
+    var aaguid: [UInt8]
+    var transports: [String]
+    var name: String
+    var createdAt: Date
+    var lastUsedAt: Date?
+}
+
+/// The checks of docs/PROTOCOL.md §5.2 and §5.3, as pure functions of the ceremony, the stored state and
+/// the response. Storage, the single use of the ceremony and lockout counting are the service's.
+enum PasskeyRules {
+    static let maxPerAccount = 10
+
+    /// What a registration response carries, decoded from base64url.
+    struct Registration {
+        var rawID: [UInt8]
+        var clientDataJSON: [UInt8]
+        var attestationObject: [UInt8]
+        var transports: [String]
+    }
+
+    /// What an assertion response carries.
+    struct Assertion {
+        var rawID: [UInt8]
+        var clientDataJSON: [UInt8]
+        var authenticatorData: [UInt8]
+        var signature: [UInt8]
+        var userHandle: [UInt8]?
+    }
+
+    struct Verified: Equatable {
+        var signCount: UInt32
+        var backedUp: Bool
+        var userVerified: Bool
+    }
+
+    static func checkClientData(
+        _ bytes: [UInt8],
+        type: String,
+        ceremony: PasskeyCeremony,
+        rp: RelyingParty
+    ) throws(PasskeyError) -> ClientData {
+        let client: ClientData
+        do { client = try ClientData(parsing: bytes) } catch { throw .data(error) }
+        guard client.type == type else { throw .clientData("type is \(client.type), not \(type)") }
+        let expected = Array(Base64URL(ceremony.challenge).text.utf8)
+        guard constantTimeEqual(Array(client.challenge.utf8), expected) else {
+            throw .clientData("the challenge is not this ceremony's")
+        }
+        guard rp.accepts(origin: client.origin) else { throw .clientData("origin \(client.origin) is not accepted") }
+        guard !client.crossOrigin else { throw .clientData("a cross-origin request") }
+        return client
+    }
+
+    static func checkFlags(_ data: AuthenticatorData, rp: RelyingParty) throws(PasskeyError) {
+        guard constantTimeEqual(data.rpIDHash, rp.idHash) else {
+            throw .authenticator("the credential is for another RP ID than \(rp.id)")
+        }
+        guard data.flags.contains(.userPresent) else { throw .authenticator("user presence is not set") }
+        guard data.flags.contains(.userVerified) else { throw .authenticator("user verification is not set") }
+    }
+
+    /// A new passkey for `ceremony`'s account, which has `existing` passkeys; `taken` says whether a
+    /// credential ID is registered anywhere.
+    static func verifyRegistration(
+        _ r: Registration,
+        ceremony: PasskeyCeremony,
+        accountID: String,
+        existingCount: Int,
+        rp: RelyingParty,
+        now: Date
+    ) throws(PasskeyError) -> (
+        credentialID: [UInt8], publicKey: [UInt8], aaguid: [UInt8], flags: AuthenticatorData.Flags, signCount: UInt32
+    ) {
+        guard ceremony.kind == .registration, ceremony.accountID == accountID, now < ceremony.expiresAt else {
+            throw .ceremonyNotFound
+        }
+        let client = try checkClientData(r.clientDataJSON, type: "webauthn.create", ceremony: ceremony, rp: rp)
+        let object: AttestationObject
+        do {
+            object = try AttestationObject(decoding: r.attestationObject)
+            try object.verify(clientDataHash: client.hash)
+        } catch { throw .data(error) }
+        let data = object.authenticatorData
+        try checkFlags(data, rp: rp)
+        let credential = object.credential
+        guard credential.credentialID == r.rawID else {
+            throw .data(.malformed("the credential ID in the authenticator data is not the response's rawId"))
+        }
+        guard existingCount < maxPerAccount else { throw .tooManyPasskeys }
+        return (credential.credentialID, credential.publicKey.encoded, credential.aaguid, data.flags, data.signCount)
+    }
+
+    /// Checks an assertion by `stored` (already found by its credential ID and, for a known account,
+    /// checked to be that account's). `userHandle` is the account's WebAuthn user handle.
+    static func verifyAssertion(
+        _ a: Assertion,
+        ceremony: PasskeyCeremony,
+        stored: StoredPasskey,
+        userHandle: [UInt8],
+        rp: RelyingParty
+    ) throws(PasskeyError) -> Verified {
+        guard a.rawID == stored.credentialID else { throw .unknownCredential }
+        if let handle = a.userHandle, !constantTimeEqual(handle, userHandle) { throw .unknownCredential }
+        let client = try checkClientData(a.clientDataJSON, type: "webauthn.get", ceremony: ceremony, rp: rp)
+        let data: AuthenticatorData
+        do { data = try AuthenticatorData(parsing: a.authenticatorData) } catch { throw .data(error) }
+        guard data.attested == nil else { throw .data(.malformed("an assertion with attested credential data")) }
+        try checkFlags(data, rp: rp)
+        guard data.flags.contains(.backupEligible) == stored.backupEligible else { throw .backupEligibilityChanged }
+        let key: COSEKey
+        do {
+            key = try COSEKey(decoding: stored.publicKey)
+            try WebAuthnAssertion.verify(signature: a.signature, authenticatorData: data, clientData: client, key: key)
+        } catch { throw .data(error) }
+        let count = data.signCount
+        if (count != 0 || stored.signCount != 0) && count <= stored.signCount && !stored.backupEligible {
+            throw .counterNotIncreasing(stored: stored.signCount, received: count)
+        }
+        return Verified(
+            signCount: max(count, stored.signCount),
+            backedUp: data.flags.contains(.backedUp),
+            userVerified: data.flags.contains(.userVerified)
+        )
+    }
+
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var d: UInt8 = 0
+        for i in a.indices { d |= a[i] ^ b[i] }
+        return d == 0
+    }
+}
