@@ -7,8 +7,12 @@ import Foundation
 /// second its key was replaced. Reading accepts any RFC 3339 date-time (no fraction, up to 9 digits, an
 /// offset) and rounds to the millisecond, so older servers' answers still decode.
 public enum WireDate {
+    /// Total: an instant outside the years 0000–9999 (never a real one here, but an envelope's signed time
+    /// is the sender's to choose) is written as the nearest end of that range, and NaN as the epoch, so
+    /// formatting never traps and what is written always reads back.
     public static func format(_ date: Date) -> String {
-        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let t = date.timeIntervalSince1970 * 1000
+        let ms = t.isNaN ? 0 : Int64(min(max(t.rounded(), Double(firstMs)), Double(lastMs)))
         let (secs, milli) = floorDivide(ms, 1000)
         let (days, secOfDay) = floorDivide(secs, 86_400)
         let (y, m, d) = civil(fromDays: days)
@@ -74,6 +78,10 @@ public enum WireDate {
         let secs = days(fromCivil: y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset
         return Date(timeIntervalSince1970: TimeInterval(secs * 1000 + fractionMs) / 1000)
     }
+
+    /// 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z, in ms since the epoch.
+    static let firstMs: Int64 = -62_167_219_200_000
+    static let lastMs: Int64 = 253_402_300_799_999
 
     private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
         let q = a >= 0 ? a / b : -((-a + b - 1) / b)

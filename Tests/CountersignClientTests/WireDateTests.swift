@@ -13,6 +13,31 @@ import Testing
         #expect(WireDate.format(Date(timeIntervalSince1970: 4_102_444_799.9996)) == "2100-01-01T00:00:00.000Z")
     }
 
+    /// An envelope's signed time is the sender's to choose: formatting it in an error message must not
+    /// trap, and whatever is written reads back.
+    @Test func formattingIsTotal() throws {
+        let cases: [(TimeInterval, String)] = [
+            (1e300, "9999-12-31T23:59:59.999Z"), (-1e300, "0000-01-01T00:00:00.000Z"),
+            (.infinity, "9999-12-31T23:59:59.999Z"), (-.infinity, "0000-01-01T00:00:00.000Z"),
+            (.nan, "1970-01-01T00:00:00.000Z"), (Double(UInt64.max) / 1000, "9999-12-31T23:59:59.999Z"),
+            (253_402_300_800, "9999-12-31T23:59:59.999Z"), (-62_167_219_200, "0000-01-01T00:00:00.000Z"),
+        ]
+        for (t, want) in cases {
+            let text = WireDate.format(Date(timeIntervalSince1970: t))
+            #expect(text == want, "\(t)")
+            #expect(WireDate.parse(text) != nil, "\(text)")
+        }
+    }
+
+    /// Clients built on Foundation's own ISO 8601 decoding (the CLI before WireDate) read the new form.
+    @Test func foundationsISO8601DecoderReadsIt() throws {
+        struct Box: Decodable { var at: Date }
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        let box = try d.decode(Box.self, from: Data(#"{"at":"2027-01-15T08:00:00.123Z"}"#.utf8))
+        #expect(abs(box.at.timeIntervalSince1970 - 1_800_000_000.123) < 0.001)
+    }
+
     @Test func everyMillisecondRoundTrips() throws {
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<2000 {

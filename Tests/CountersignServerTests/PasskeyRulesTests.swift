@@ -27,7 +27,9 @@ import Testing
         flags: UInt8? = nil,
         packed: Bool = false,
         type: String = "webauthn.create",
-        rawID: [UInt8]? = nil
+        rawID: [UInt8]? = nil,
+        boundTo: String? = nil,
+        transports: [String] = ["internal"]
     ) throws(PasskeyError) -> StoredPasskey {
         let r = auth.register(
             rpID: rpID ?? rp.id,
@@ -42,10 +44,11 @@ import Testing
                 rawID: rawID ?? auth.credentialID,
                 clientDataJSON: r.clientDataJSON,
                 attestationObject: r.attestationObject,
-                transports: []
+                transports: transports
             ),
             ceremony: c,
             accountID: "acct",
+            boundTo: boundTo,
             existingCount: existing,
             rp: rp,
             now: at ?? now
@@ -76,6 +79,10 @@ import Testing
         type: String = "webauthn.get",
         crossOrigin: Bool = false,
         userHandle: [UInt8]? = nil,
+        omitHandle: Bool = false,
+        kind: PasskeyCeremony.Kind = .signIn,
+        boundTo: String? = nil,
+        at: Date? = nil,
         tamper: (inout [UInt8]) -> Void = { _ in }
     ) throws(PasskeyError) -> PasskeyRules.Verified {
         let a = auth.assert(
@@ -94,12 +101,15 @@ import Testing
                 clientDataJSON: a.clientDataJSON,
                 authenticatorData: a.authenticatorData,
                 signature: sig,
-                userHandle: userHandle ?? handle
+                userHandle: omitHandle ? nil : (userHandle ?? handle)
             ),
             ceremony: c,
+            kind: kind,
+            boundTo: boundTo,
             stored: stored,
             userHandle: handle,
-            rp: rp
+            rp: rp,
+            now: at ?? now
         )
     }
 
@@ -182,6 +192,7 @@ import Testing
                 ),
                 ceremony: c,
                 accountID: "acct",
+                boundTo: nil,
                 existingCount: 0,
                 rp: rp,
                 now: now
@@ -199,6 +210,7 @@ import Testing
                 ),
                 ceremony: c,
                 accountID: "acct",
+                boundTo: nil,
                 existingCount: 0,
                 rp: rp,
                 now: now
@@ -237,6 +249,68 @@ import Testing
         // Another credential's signature under this one's ID.
         var other = SoftAuthenticator(credentialID: auth.credentialID)
         #expect(throws: PasskeyError.data(.badSignature)) { try assertion(&other, c, stored: stored) }
+    }
+
+    /// The ceremony is checked by the rules themselves, not left to each route (PROTOCOL §5.3 step 1).
+    @Test func anAssertionAnswersOnlyItsOwnLiveCeremony() throws {
+        var auth = SoftAuthenticator()
+        let stored = try register(auth, ceremony(.registration))
+        let signIn = ceremony(.signIn, account: nil)
+        #expect(throws: PasskeyError.ceremonyNotFound) {
+            try assertion(&auth, signIn, stored: stored, at: signIn.expiresAt)
+        }
+        #expect(throws: PasskeyError.ceremonyNotFound) {
+            try assertion(&auth, signIn, stored: stored, kind: .reauthentication)
+        }
+        #expect(throws: PasskeyError.ceremonyNotFound) {
+            try assertion(&auth, signIn, stored: stored, boundTo: "session")
+        }
+        // A second-factor ceremony for another account, and one bound to a transaction.
+        let other = ceremony(.secondFactor, account: "other")
+        #expect(throws: PasskeyError.ceremonyNotFound) {
+            try assertion(&auth, other, stored: stored, kind: .secondFactor)
+        }
+        let bound = PasskeyCeremony.make(
+            kind: .secondFactor,
+            accountID: "acct",
+            boundTo: "tx1",
+            now: now,
+            random: SystemRandomSource()
+        )
+        #expect(throws: PasskeyError.ceremonyNotFound) {
+            try assertion(&auth, bound, stored: stored, kind: .secondFactor, boundTo: "tx2")
+        }
+        #expect(try assertion(&auth, bound, stored: stored, kind: .secondFactor, boundTo: "tx1").userVerified)
+        // A known account's ceremony may go without the user handle; a discoverable sign-in may not.
+        #expect(
+            try assertion(&auth, bound, stored: stored, omitHandle: true, kind: .secondFactor, boundTo: "tx1")
+                .userVerified
+        )
+        #expect(throws: PasskeyError.unknownCredential) {
+            try assertion(&auth, signIn, stored: stored, omitHandle: true)
+        }
+    }
+
+    @Test func registrationIsBoundToItsSessionAndTransportsAreNames() throws {
+        let auth = SoftAuthenticator()
+        let c = PasskeyCeremony.make(
+            kind: .registration,
+            accountID: "acct",
+            boundTo: "s1",
+            now: now,
+            random: SystemRandomSource()
+        )
+        #expect(throws: PasskeyError.ceremonyNotFound) { try register(auth, c, boundTo: "s2") }
+        #expect(throws: PasskeyError.ceremonyNotFound) { try register(auth, c, boundTo: nil) }
+        #expect(
+            try register(auth, c, boundTo: "s1", transports: ["usb", "nfc", "hybrid", "smart-card"]).credentialID
+                == auth.credentialID
+        )
+        for bad in [
+            Array(repeating: "usb", count: 9), ["USB"], [""], [String(repeating: "a", count: 33)], ["usb\u{0}"],
+        ] {
+            #expect(throws: PasskeyError.self, "\(bad)") { try register(auth, c, boundTo: "s1", transports: bad) }
+        }
     }
 
     @Test func theSignCountRule() throws {

@@ -1,7 +1,7 @@
 import Crypto
 
 /// A registration's attestation object (docs/SPEC.md §13.4): `none`, or `packed` self attestation checked
-/// under the new credential's own key.
+/// under the new credential's own key; `packed` with a certificate chain is read as `none`.
 public struct AttestationObject: Sendable {
     public enum Format: String, Sendable {
         case none
@@ -27,13 +27,22 @@ public struct AttestationObject: Sendable {
             guard attStmt.entries?.isEmpty == true else { throw .malformed("a none attestation with a statement") }
             format = .none
         case "packed":
-            guard attStmt["x5c"] == nil, attStmt["ecdaaKeyId"] == nil else {
-                throw .unsupportedAttestation("packed attestation with a certificate (ask for attestation \"none\")")
+            guard attStmt["ecdaaKeyId"] == nil else { throw .unsupportedAttestation("packed ECDAA attestation") }
+            guard attStmt["alg"]?.integer != nil, attStmt["sig"]?.byteString != nil else {
+                throw .malformed("a packed attestation statement without alg and sig")
             }
-            guard attStmt.entries?.count == 2, attStmt["alg"]?.integer != nil, attStmt["sig"]?.byteString != nil else {
-                throw .malformed("a packed attestation statement that is not {alg, sig}")
+            if let x5c = attStmt["x5c"] {
+                // A certificate chain: Countersign asked for none and uses no attestation (SPEC §13.4).
+                guard case .array(let certs) = x5c, !certs.isEmpty, certs.allSatisfy({ $0.byteString != nil }),
+                    attStmt.entries?.count == 3
+                else { throw .malformed("a packed attestation statement's x5c is not an array of certificates") }
+                format = .none
+            } else {
+                guard attStmt.entries?.count == 2 else {
+                    throw .malformed("a packed attestation statement that is not {alg, sig}")
+                }
+                format = .packedSelf
             }
-            format = .packedSelf
         default:
             throw .unsupportedAttestation("format \(fmt) (none and packed self attestation are accepted)")
         }

@@ -9,7 +9,6 @@ public struct AuthenticatorData: Sendable {
         public static let backedUp = Flags(rawValue: 0x10)
         public static let attestedCredential = Flags(rawValue: 0x40)
         public static let extensions = Flags(rawValue: 0x80)
-        static let reserved = Flags(rawValue: 0x22)
     }
 
     public struct AttestedCredential: Sendable {
@@ -33,7 +32,7 @@ public struct AuthenticatorData: Sendable {
         self.bytes = bytes
         rpIDHash = Array(bytes[0..<32])
         flags = Flags(rawValue: bytes[32])
-        guard flags.isDisjoint(with: .reserved) else { throw .malformed("reserved authenticator flags are set") }
+        // 0x02 and 0x20 are reserved for future use and ignored, as WebAuthn asks.
         guard flags.contains(.backupEligible) || !flags.contains(.backedUp) else {
             throw .malformed("the backed-up flag is set on a credential that is not backup eligible")
         }

@@ -1,18 +1,19 @@
 import Crypto
 import CryptoExtras
 
-/// A credential public key in COSE form (docs/SPEC.md §13.2): ES256, EdDSA (Ed25519) or RS256, and
-/// nothing else. `encoded` keeps the bytes the authenticator sent, which is what the server stores.
+/// A credential public key in COSE form (docs/SPEC.md §13.2): ES256 or RS256, and nothing else.
+/// `encoded` keeps the bytes the authenticator sent, which is what the server stores. EdDSA is left out
+/// until its keys can be checked for small order: swift-crypto accepts a small-order Ed25519 key, under
+/// which one signature verifies for every message. The options list ES256 and RS256 only, so an
+/// authenticator picks one of those.
 public struct COSEKey: Sendable {
     public enum Algorithm: Int64, Sendable, CaseIterable {
         case es256 = -7
-        case edDSA = -8
         case rs256 = -257
     }
 
     enum Verifier: Sendable {
         case p256(P256.Signing.PublicKey)
-        case ed25519(Curve25519.Signing.PublicKey)
         case rsa(_RSA.Signing.PublicKey)
     }
 
@@ -29,7 +30,7 @@ public struct COSEKey: Sendable {
         guard let kty = map[1]?.integer else { throw .malformed("the COSE key has no key type (1)") }
         guard let algValue = map[3]?.integer else { throw .malformed("the COSE key has no algorithm (3)") }
         guard let alg = Algorithm(rawValue: algValue) else {
-            throw .unsupportedKey("COSE algorithm \(algValue) (ES256 -7, EdDSA -8 and RS256 -257 are)")
+            throw .unsupportedKey("COSE algorithm \(algValue) (ES256 -7 and RS256 -257 are)")
         }
         func bytes(_ label: Int64, _ name: String) throws(WebAuthnError) -> [UInt8] {
             guard let b = map[label]?.byteString else { throw .malformed("the COSE key has no \(name) (\(label))") }
@@ -45,13 +46,6 @@ public struct COSEKey: Sendable {
                 throw .malformed("the P-256 point is not on the curve")
             }
             verifier = .p256(key)
-        case (.edDSA, 1):
-            guard map[-1]?.integer == 6 else { throw .unsupportedKey("an OKP key on a curve other than Ed25519") }
-            let x = try bytes(-2, "x")
-            guard x.count == 32, let key = try? Curve25519.Signing.PublicKey(rawRepresentation: x) else {
-                throw .malformed("the Ed25519 key is not 32 bytes")
-            }
-            verifier = .ed25519(key)
         case (.rs256, 3):
             let n = try bytes(-1, "n")
             let e = try bytes(-2, "e")
@@ -74,8 +68,6 @@ public struct COSEKey: Sendable {
         case .p256(let key):
             guard let s = try? P256.Signing.ECDSASignature(derRepresentation: signature) else { return false }
             return key.isValidSignature(s, for: data)
-        case .ed25519(let key):
-            return signature.count == 64 && key.isValidSignature(signature, for: data)
         case .rsa(let key):
             return key.isValidSignature(
                 _RSA.Signing.RSASignature(rawRepresentation: signature),

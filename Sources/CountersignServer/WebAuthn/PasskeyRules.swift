@@ -55,7 +55,9 @@ enum PasskeyRules {
     ) throws(PasskeyError) -> ClientData {
         let client: ClientData
         do { client = try ClientData(parsing: bytes) } catch { throw .data(error) }
-        guard client.type == type else { throw .clientData("type is \(client.type), not \(type)") }
+        guard Array(client.type.utf8) == Array(type.utf8) else {
+            throw .clientData("type is \(client.type), not \(type)")
+        }
         let expected = Array(Base64URL(ceremony.challenge).text.utf8)
         guard constantTimeEqual(Array(client.challenge.utf8), expected) else {
             throw .clientData("the challenge is not this ceremony's")
@@ -73,21 +75,29 @@ enum PasskeyRules {
         guard data.flags.contains(.userVerified) else { throw .authenticator("user verification is not set") }
     }
 
-    /// A new passkey for `ceremony`'s account, which has `existing` passkeys; `taken` says whether a
-    /// credential ID is registered anywhere.
+    static let maxTransports = 8
+
+    /// A new passkey for `accountID`, which has `existingCount` passkeys, answering `ceremony` of the
+    /// session `boundTo`. Whether the credential ID is taken is the store's check (a unique index).
     static func verifyRegistration(
         _ r: Registration,
         ceremony: PasskeyCeremony,
         accountID: String,
+        boundTo: String?,
         existingCount: Int,
         rp: RelyingParty,
         now: Date
     ) throws(PasskeyError) -> (
         credentialID: [UInt8], publicKey: [UInt8], aaguid: [UInt8], flags: AuthenticatorData.Flags, signCount: UInt32
     ) {
-        guard ceremony.kind == .registration, ceremony.accountID == accountID, now < ceremony.expiresAt else {
-            throw .ceremonyNotFound
-        }
+        guard ceremony.accountID == accountID,
+            ceremony.admits(kind: .registration, accountID: accountID, boundTo: boundTo, now: now)
+        else { throw .ceremonyNotFound }
+        guard r.transports.count <= maxTransports,
+            r.transports.allSatisfy({ t in
+                (1...32).contains(t.utf8.count) && t.utf8.allSatisfy { $0 == 0x2D || (0x61...0x7A).contains($0) }
+            })
+        else { throw .data(.malformed("transports must be at most 8 lowercase names such as usb or internal")) }
         let client = try checkClientData(r.clientDataJSON, type: "webauthn.create", ceremony: ceremony, rp: rp)
         let object: AttestationObject
         do {
@@ -104,17 +114,29 @@ enum PasskeyRules {
         return (credential.credentialID, credential.publicKey.encoded, credential.aaguid, data.flags, data.signCount)
     }
 
-    /// Checks an assertion by `stored` (already found by its credential ID and, for a known account,
-    /// checked to be that account's). `userHandle` is the account's WebAuthn user handle.
+    /// Checks an assertion by `stored` (found by the response's credential ID) for `ceremony`, which must
+    /// be of `kind`, bound to `boundTo`, not expired, and for `stored`'s account when it names one.
+    /// `userHandle` is that account's WebAuthn user handle: a discoverable sign-in (no account named)
+    /// must send it.
     static func verifyAssertion(
         _ a: Assertion,
         ceremony: PasskeyCeremony,
+        kind: PasskeyCeremony.Kind,
+        boundTo: String?,
         stored: StoredPasskey,
         userHandle: [UInt8],
-        rp: RelyingParty
+        rp: RelyingParty,
+        now: Date
     ) throws(PasskeyError) -> Verified {
-        guard a.rawID == stored.credentialID else { throw .unknownCredential }
-        if let handle = a.userHandle, !constantTimeEqual(handle, userHandle) { throw .unknownCredential }
+        guard ceremony.admits(kind: kind, accountID: stored.accountID, boundTo: boundTo, now: now) else {
+            throw .ceremonyNotFound
+        }
+        guard constantTimeEqual(a.rawID, stored.credentialID) else { throw .unknownCredential }
+        switch a.userHandle {
+        case nil where ceremony.accountID == nil: throw .unknownCredential
+        case let handle? where !constantTimeEqual(handle, userHandle): throw .unknownCredential
+        default: break
+        }
         let client = try checkClientData(a.clientDataJSON, type: "webauthn.get", ceremony: ceremony, rp: rp)
         let data: AuthenticatorData
         do { data = try AuthenticatorData(parsing: a.authenticatorData) } catch { throw .data(error) }

@@ -24,10 +24,11 @@ struct RelyingParty: Sendable, Equatable {
     }
 
     func accepts(origin: String) -> Bool {
-        if origins.contains(origin) { return true }
+        // Bytes, not String equality (which treats canonically equivalent text as equal).
+        if origins.contains(where: { Array($0.utf8) == Array(origin.utf8) }) { return true }
         guard anyLocalhostPort, let c = URLComponents(string: origin) else { return false }
         return (c.scheme == "http" || c.scheme == "https") && c.host == "localhost" && c.path.isEmpty
-            && c.query == nil && c.user == nil && Self.origin(origin) == origin
+            && c.query == nil && c.user == nil && Array(Self.origin(origin).utf8) == Array(origin.utf8)
     }
 
     /// `scheme://host[:port]`, lowercased, without a default port or a path: how browsers write it.
