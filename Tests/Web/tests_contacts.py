@@ -124,7 +124,7 @@ def test_files_import_asks_before_replacing_a_key(server, browser):
     keys.get_by_role("button", name="Import Key File").click()
     ask = keys.get_by_role("group", name="Replace your file key with the imported one?")
     expect(ask).to_have_text(re.compile(
-        rf"Replace the file key {old} with {new}\? Files sealed to the old key can no longer be opened here unless you exported it\."
+        rf"Replace the file key {old} with {new}\? Files sealed to the old key will no longer open in this browser \(a key made here cannot be exported; an imported one can be imported again from its file\)\."
     ), timeout=20_000)
     expect(ask.get_by_role("button", name="Cancel")).to_be_focused()
     p.shot("files-import-replace")

@@ -81,6 +81,25 @@ def test_no_inline_script_or_style(server, browser):
     assert not parser.inline, parser.inline
 
 
+def test_the_page_preloads_exactly_the_sign_in_paths_modules(server, browser):
+    # index.html lists every module main.js imports statically (and nothing else), so the browser fetches
+    # them at once instead of one import level at a time; a module added to or dropped from that path
+    # fails here until the list follows.
+    page = fetch(server, "/")[1].decode()
+    preloaded = sorted(re.findall(r'<link rel="modulepreload" href="(/js/[^"]+)">', page))
+    graph, stack = set(), ["/js/main.js"]
+    while stack:
+        path = stack.pop()
+        if path in graph:
+            continue
+        graph.add(path)
+        status, body, _ = fetch(server, path)
+        assert status == 200, path
+        for spec in re.findall(r'^import [^;]*? from "(\.[^"]+)";', body.decode(), re.M | re.S):
+            stack.append(os.path.normpath(os.path.join(os.path.dirname(path), spec)))
+    assert preloaded == sorted(graph - {"/js/main.js"}), (preloaded, sorted(graph))
+
+
 def test_sign_up_sign_out_and_sign_in_with_the_captcha(server, browser):
     p = Page(browser, server)
     page = p.page

@@ -419,7 +419,7 @@ export function filesScreen(app, { onBack }) {
       el(
         "div",
         { class: "confirm", role: "group", "aria-label": "Replace your file key with the imported one?" },
-        el("p", {}, `Replace the file key ${fingerprintText(old.keyId)} with ${fingerprintText(identity.keyId)}? Files sealed to the old key can no longer be opened here unless you exported it.`),
+        el("p", {}, `Replace the file key ${fingerprintText(old.keyId)} with ${fingerprintText(identity.keyId)}? Files sealed to the old key will no longer open in this browser (a key made here cannot be exported; an imported one can be imported again from its file).`),
         el("div", { class: "actions" }, replaceButton, cancel),
       ),
     );
