@@ -293,6 +293,7 @@ struct PurgeService: Service {
         try await storage.purgeExpiredDevices(now: now, idle: config.deviceSessionIdle)
         try await storage.purgeExpiredMessages(now: now)
         try await storage.purgeExpiredMFA(now: now)
+        try await storage.purgeExpiredCeremonies(now: now)
         try await storage.purgeExpiredTickets(now: now)
     }
 

@@ -5,7 +5,7 @@ import NIOCore
 /// The server's storage: one value per backend (`SQLiteStorage`, `PostgresStorage`), each implementing
 /// every feature's store in full, the shared SQL (`SQLStores`) and its own hot paths. `serve`, the admin
 /// commands, tests and benchmarks all open it with `ServerDatabase.open`.
-package protocol ServerStorage: SQLStores, AccountStore, DeviceStore, MessageStore, MFAStore, PushStore {
+package protocol ServerStorage: SQLStores, AccountStore, DeviceStore, MessageStore, MFAStore, PasskeyStore, PushStore {
     var location: DatabaseLocation { get }
     /// Where send batches (`store`) should run for speed: a thread of the storage's own (the PostgreSQL
     /// send lane's), or nil for anywhere (SQLite hands each batch to its direct writer in one hop).

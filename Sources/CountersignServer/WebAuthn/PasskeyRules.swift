@@ -3,22 +3,6 @@ import CountersignCrypto
 import Crypto
 import Foundation
 
-/// A passkey as the server keeps it (docs/PROTOCOL.md §5.2).
-struct StoredPasskey: Equatable, Sendable {
-    var id: String
-    var accountID: String
-    var credentialID: [UInt8]
-    var publicKey: [UInt8]
-    var signCount: UInt32
-    var backupEligible: Bool
-    var backedUp: Bool
-    var aaguid: [UInt8]
-    var transports: [String]
-    var name: String
-    var createdAt: Date
-    var lastUsedAt: Date?
-}
-
 /// The checks of docs/PROTOCOL.md §5.2 and §5.3, as pure functions of the ceremony, the stored state and
 /// the response. Storage, the single use of the ceremony and lockout counting are the service's.
 enum PasskeyRules {

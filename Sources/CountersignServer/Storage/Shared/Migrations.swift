@@ -11,7 +11,7 @@ enum Migrations {
             CreateServerSecrets(),
             CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(),
             CreateMessageQueue(), CreatePush(), CreateMFA(),
-            AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(),
+            AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
         ]
     }
 }
@@ -380,5 +380,44 @@ struct AddQuotaAndExpiryIndexes: AsyncMigration {
     }
     func revert(on db: any Database) async throws {
         for (name, _) in Self.indexes { try await (db as! any SQLDatabase).raw("DROP INDEX \(unsafeRaw: name)").run() }
+    }
+}
+
+/// Passkeys (docs/PROTOCOL.md §5): each account's WebAuthn user handle, its credentials (a credential ID
+/// belongs to one account only) and the ceremonies in flight, each answered at most once.
+struct CreatePasskeys: AsyncMigration {
+    var name: String { "2026-11-26-01-passkeys" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await db.schema("webauthn_users")
+            .field("account_id", .string, .identifier(auto: false))
+            .field("user_handle", .data, .required)
+            .unique(on: "user_handle")
+            .create()
+        try await db.schema("passkeys")
+            .field("id", .string, .identifier(auto: false))
+            .field("account_id", .string, .required)
+            .field("credential_id", .data, .required)
+            .field("public_key", .data, .required)
+            .field("sign_count", .int64, .required)
+            .field("backup_eligible", .int64, .required)
+            .field("backed_up", .int64, .required)
+            .field("aaguid", .data, .required)
+            .field("transports", .string, .required)
+            .field("name", .string, .required)
+            .field("created_at", .int64, .required)
+            .field("last_used_at", .int64)
+            .unique(on: "credential_id")
+            .create()
+        try await sql.create(index: "passkeys_account").on("passkeys").column("account_id").run()
+        try await db.schema("passkey_ceremonies")
+            .field("id", .string, .identifier(auto: false))
+            .field("state", .string, .required)
+            .field("expires_at", .int64, .required)
+            .create()
+        try await sql.create(index: "passkey_ceremonies_expiry").on("passkey_ceremonies").column("expires_at").run()
+    }
+    func revert(on db: any Database) async throws {
+        for table in ["webauthn_users", "passkeys", "passkey_ceremonies"] { try await db.schema(table).delete() }
     }
 }

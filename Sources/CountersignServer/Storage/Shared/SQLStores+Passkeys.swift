@@ -1,0 +1,131 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// `PasskeyStore` over SQLKit, for SQLite and PostgreSQL.
+extension SQLStores {
+    /// One statement: the update that changes nothing makes RETURNING give the row already there.
+    package func userHandle(accountID: String, candidate: [UInt8]) async throws -> [UInt8] {
+        let row = try await sql.raw(
+            """
+            INSERT INTO webauthn_users (account_id, user_handle) VALUES (\(bind: accountID), \(bind: Data(candidate)))
+            ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING user_handle
+            """
+        ).first()
+        return Array(try row?.decode(column: "user_handle", as: Data.self) ?? Data(candidate))
+    }
+
+    package func account(userHandle: [UInt8]) async throws -> String? {
+        try await sql.raw("SELECT account_id FROM webauthn_users WHERE user_handle = \(bind: Data(userHandle))")
+            .first()?
+            .decode(column: "account_id", as: String.self)
+    }
+
+    package func createCeremony(id: String, state: Data, expiresAt: Date) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO passkey_ceremonies (id, state, expires_at)
+            VALUES (\(bind: id), \(bind: String(decoding: state, as: UTF8.self)), \(bind: expiresAt.ms))
+            """
+        ).run()
+    }
+
+    package func takeCeremony(id: String, now: Date) async throws -> Data? {
+        guard
+            let row = try await sql.raw(
+                "DELETE FROM passkey_ceremonies WHERE id = \(bind: id) RETURNING state, expires_at"
+            )
+            .first(),
+            try row.decode(column: "expires_at", as: Int64.self) > now.ms
+        else { return nil }
+        return Data(try row.decode(column: "state", as: String.self).utf8)
+    }
+
+    static func passkey(_ row: any SQLRow) throws -> StoredPasskey {
+        let transports = try row.decode(column: "transports", as: String.self)
+        return StoredPasskey(
+            id: try row.decode(column: "id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            credentialID: Array(try row.decode(column: "credential_id", as: Data.self)),
+            publicKey: Array(try row.decode(column: "public_key", as: Data.self)),
+            signCount: UInt32(clamping: try row.decode(column: "sign_count", as: Int64.self)),
+            backupEligible: try row.decode(column: "backup_eligible", as: Int64.self) != 0,
+            backedUp: try row.decode(column: "backed_up", as: Int64.self) != 0,
+            aaguid: Array(try row.decode(column: "aaguid", as: Data.self)),
+            transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init),
+            name: try row.decode(column: "name", as: String.self),
+            createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(Date.init(ms:))
+        )
+    }
+
+    package func passkeys(accountID: String) async throws -> [StoredPasskey] {
+        try await sql.raw("SELECT * FROM passkeys WHERE account_id = \(bind: accountID) ORDER BY created_at, id").all()
+            .map(Self.passkey)
+    }
+
+    package func passkey(credentialID: [UInt8]) async throws -> StoredPasskey? {
+        try await sql.raw("SELECT * FROM passkeys WHERE credential_id = \(bind: Data(credentialID))").first()
+            .map(Self.passkey)
+    }
+
+    /// Counted and inserted in one write transaction holding the account's row lock on PostgreSQL (SQLite
+    /// has one writer); the unique index on the credential ID settles a race between accounts.
+    package func addPasskey(_ p: StoredPasskey, max: Int) async throws -> PasskeyAddResult {
+        let postgres = isPostgres
+        return try await database.writeTransaction { sql in
+            if postgres {
+                try await sql.raw("SELECT id FROM accounts WHERE id = \(bind: p.accountID) FOR UPDATE").run()
+            }
+            let count =
+                try await sql.raw("SELECT COUNT(*) AS n FROM passkeys WHERE account_id = \(bind: p.accountID)").first()?
+                .decode(column: "n", as: Int64.self) ?? 0
+            guard count < max else { return .tooMany }
+            let inserted = try await sql.raw(
+                """
+                INSERT INTO passkeys (id, account_id, credential_id, public_key, sign_count, backup_eligible, backed_up, aaguid,
+                                      transports, name, created_at, last_used_at)
+                VALUES (\(bind: p.id), \(bind: p.accountID), \(bind: Data(p.credentialID)), \(bind: Data(p.publicKey)),
+                        \(bind: Int64(p.signCount)), \(bind: Int64(p.backupEligible ? 1 : 0)), \(bind: Int64(p.backedUp ? 1 : 0)),
+                        \(bind: Data(p.aaguid)), \(bind: p.transports.joined(separator: ",")), \(bind: p.name), \(bind: p.createdAt.ms), NULL)
+                ON CONFLICT (credential_id) DO NOTHING RETURNING id
+                """
+            ).all()
+            return inserted.isEmpty ? .credentialTaken : .added
+        }
+    }
+
+    package func recordPasskeyUse(
+        id: String,
+        expectedCount: UInt32,
+        newCount: UInt32,
+        backedUp: Bool,
+        at: Date
+    )
+        async throws -> Bool
+    {
+        try await !sql.raw(
+            """
+            UPDATE passkeys SET sign_count = \(bind: Int64(newCount)), backed_up = \(bind: Int64(backedUp ? 1 : 0)),
+                                last_used_at = \(bind: at.ms)
+            WHERE id = \(bind: id) AND sign_count = \(bind: Int64(expectedCount)) RETURNING id
+            """
+        ).all().isEmpty
+    }
+
+    package func renamePasskey(id: String, accountID: String, name: String) async throws -> Bool {
+        try await !sql.raw(
+            "UPDATE passkeys SET name = \(bind: name) WHERE id = \(bind: id) AND account_id = \(bind: accountID) RETURNING id"
+        ).all().isEmpty
+    }
+
+    package func removePasskey(id: String, accountID: String) async throws -> Bool {
+        try await !sql.raw(
+            "DELETE FROM passkeys WHERE id = \(bind: id) AND account_id = \(bind: accountID) RETURNING id"
+        ).all().isEmpty
+    }
+
+    package func purgeExpiredCeremonies(now: Date) async throws {
+        try await sql.raw("DELETE FROM passkey_ceremonies WHERE expires_at <= \(bind: now.ms)").run()
+    }
+}

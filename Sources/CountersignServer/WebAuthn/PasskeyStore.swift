@@ -1,0 +1,55 @@
+import Foundation
+
+/// The storage of passkeys (docs/PROTOCOL.md §5). Each backend's storage implements it; every rule that
+/// concurrent requests could break is one statement or one write transaction here.
+public protocol PasskeyStore: Sendable {
+    /// The account's WebAuthn user handle, made from `candidate` on first use (insert if absent).
+    func userHandle(accountID: String, candidate: [UInt8]) async throws -> [UInt8]
+    /// The account whose user handle is `handle`.
+    func account(userHandle: [UInt8]) async throws -> String?
+
+    func createCeremony(id: String, state: Data, expiresAt: Date) async throws
+    /// Deletes the ceremony whatever its state and returns it if it had not expired: a challenge is
+    /// answered at most once, even by concurrent requests.
+    func takeCeremony(id: String, now: Date) async throws -> Data?
+
+    func passkeys(accountID: String) async throws -> [StoredPasskey]
+    func passkey(credentialID: [UInt8]) async throws -> StoredPasskey?
+    /// Inserts unless the credential ID is registered (to any account) or the account has `max`.
+    func addPasskey(_ p: StoredPasskey, max: Int) async throws -> PasskeyAddResult
+    /// Records an accepted assertion if the stored count is still `expectedCount`; false when another
+    /// assertion got there first (the caller refuses this one).
+    func recordPasskeyUse(
+        id: String,
+        expectedCount: UInt32,
+        newCount: UInt32,
+        backedUp: Bool,
+        at: Date
+    )
+        async throws -> Bool
+    func renamePasskey(id: String, accountID: String, name: String) async throws -> Bool
+    func removePasskey(id: String, accountID: String) async throws -> Bool
+    func purgeExpiredCeremonies(now: Date) async throws
+}
+
+public enum PasskeyAddResult: Equatable, Sendable {
+    case added
+    case credentialTaken
+    case tooMany
+}
+
+/// A passkey as the server keeps it (docs/PROTOCOL.md §5.2).
+public struct StoredPasskey: Equatable, Sendable {
+    public var id: String
+    public var accountID: String
+    public var credentialID: [UInt8]
+    public var publicKey: [UInt8]
+    public var signCount: UInt32
+    public var backupEligible: Bool
+    public var backedUp: Bool
+    public var aaguid: [UInt8]
+    public var transports: [String]
+    public var name: String
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+}

@@ -1,0 +1,216 @@
+import CountersignAPI
+import CountersignCrypto
+import CountersignTestSupport
+import Foundation
+import Testing
+
+@testable import CountersignServer
+
+/// Issue 22's independent checks, at the level of the rules: registrations and assertions built by
+/// python-fido2's CBOR and COSE encoders (Tests/interop/webauthn_peer.py) pass PasskeyRules, and
+/// py_webauthn 3.x agrees with the rules on each of them and on each bent copy; the Swift test
+/// authenticator's output passes py_webauthn too, so the rules' own tests use standard bytes.
+@Suite struct PasskeyInteropTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("interop/webauthn_peer.py").path
+    let rp = RelyingParty(publicURL: URL(string: "https://cs.example")!)
+    let origin = "https://cs.example"
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let handle = Array(repeating: UInt8(3), count: 16)
+
+    static func peer(_ request: [String: Any]) throws -> [String: Any] {
+        let r = try Spawned.run(
+            "/usr/bin/env",
+            ["python3", script],
+            stdin: try JSONSerialization.data(withJSONObject: request)
+        )
+        try #require(r.status == 0, "\(String(decoding: r.stderr, as: UTF8.self))")
+        return try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [String: Any])
+    }
+
+    static func bytes(_ any: Any?) throws -> [UInt8] {
+        let text = try #require(any as? String)
+        return try #require(Base64URL(text: text)).bytes
+    }
+
+    func ceremony(_ kind: PasskeyCeremony.Kind, account: String? = "acct") -> PasskeyCeremony {
+        PasskeyCeremony.make(kind: kind, accountID: account, boundTo: nil, now: now, random: SystemRandomSource())
+    }
+
+    /// The rules' verdict and py_webauthn's on one registration response.
+    func registration(
+        _ response: [String: Any],
+        _ c: PasskeyCeremony
+    ) throws -> (swift: StoredPasskey?, python: [String: Any]) {
+        let inner = try #require(response["response"] as? [String: Any])
+        var swift: StoredPasskey?
+        if let v = try? PasskeyRules.verifyRegistration(
+            .init(
+                rawID: try Self.bytes(response["rawId"]),
+                clientDataJSON: try Self.bytes(inner["clientDataJSON"]),
+                attestationObject: (try? Self.bytes(inner["attestationObject"])) ?? [],
+                transports: inner["transports"] as? [String] ?? []
+            ),
+            ceremony: c,
+            accountID: "acct",
+            boundTo: nil,
+            existingCount: 0,
+            rp: rp,
+            now: now
+        ) {
+            swift = StoredPasskey(
+                id: "p",
+                accountID: "acct",
+                credentialID: v.credentialID,
+                publicKey: v.publicKey,
+                signCount: v.signCount,
+                backupEligible: v.flags.contains(.backupEligible),
+                backedUp: v.flags.contains(.backedUp),
+                aaguid: v.aaguid,
+                transports: [],
+                name: "",
+                createdAt: now,
+                lastUsedAt: nil
+            )
+        }
+        var credential = response
+        credential["publicKey"] = nil
+        let python = try Self.peer([
+            "op": "verify-registration", "credential": credential, "challenge": Base64URL(c.challenge).text,
+            "rpId": rp.id, "origin": origin,
+        ])
+        return (swift, python)
+    }
+
+    func assertion(
+        _ response: [String: Any],
+        _ c: PasskeyCeremony,
+        stored: StoredPasskey
+    ) throws -> (swift: Bool, python: Bool) {
+        let inner = try #require(response["response"] as? [String: Any])
+        let swift =
+            (try? PasskeyRules.verifyAssertion(
+                .init(
+                    rawID: try Self.bytes(response["rawId"]),
+                    clientDataJSON: try Self.bytes(inner["clientDataJSON"]),
+                    authenticatorData: try Self.bytes(inner["authenticatorData"]),
+                    signature: try Self.bytes(inner["signature"]),
+                    userHandle: try? Self.bytes(inner["userHandle"])
+                ),
+                ceremony: c,
+                kind: c.kind,
+                boundTo: nil,
+                stored: stored,
+                userHandle: handle,
+                rp: rp,
+                now: now
+            )) != nil
+        let python = try Self.peer([
+            "op": "verify-authentication", "credential": response, "challenge": Base64URL(c.challenge).text,
+            "rpId": rp.id, "origin": origin, "publicKey": Base64URL(stored.publicKey).text,
+            "signCount": Int(stored.signCount),
+        ])
+        return (swift, python["ok"] as? Bool == true)
+    }
+
+    @Test(arguments: [false, true])
+    func fido2RegistrationsAndAssertionsPassBothAndBentOnesNeither(packed: Bool) throws {
+        let credentialID = Base64URL((0..<32).map { _ in UInt8.random(in: 0...255) }).text
+        let seed = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let reg = ceremony(.registration)
+        func makeRegistration(_ overrides: [String: Any] = [:]) throws -> [String: Any] {
+            try Self.peer(
+                [
+                    "op": "register", "rpId": rp.id, "origin": origin, "challenge": Base64URL(reg.challenge).text,
+                    "flags": 0x05,
+                    "seed": seed, "credentialId": credentialID, "packed": packed,
+                ].merging(overrides) { $1 }
+            )
+        }
+        let good = try registration(try makeRegistration(), reg)
+        let stored = try #require(good.swift, "the rules refused fido2's registration")
+        #expect(good.python["ok"] as? Bool == true, "\(good.python)")
+        #expect(Base64URL(stored.publicKey).text == good.python["publicKey"] as? String, "the same COSE key")
+        #expect(Base64URL(stored.credentialID).text == credentialID)
+
+        for (name, overrides) in [
+            ("wrong origin", ["origin": "https://evil.example"]), ("wrong rp id", ["rpId": "evil.example"]),
+            ("no user verification", ["flags": 0x01]),
+            ("another challenge", ["challenge": Base64URL(ceremony(.registration).challenge).text]),
+            ("an assertion's type", ["type": "webauthn.get"]),
+        ] as [(String, [String: Any])] {
+            let bent = try registration(try makeRegistration(overrides), reg)
+            #expect(bent.swift == nil, "\(name): the rules accepted it")
+            #expect(bent.python["ok"] as? Bool == false, "\(name): py_webauthn accepted it")
+        }
+        // Malformed CBOR: the attestation object cut short.
+        var cut = try makeRegistration()
+        var inner = try #require(cut["response"] as? [String: Any])
+        let object = try Self.bytes(inner["attestationObject"])
+        inner["attestationObject"] = Base64URL(Array(object.dropLast(3))).text
+        cut["response"] = inner
+        let malformed = try registration(cut, reg)
+        #expect(malformed.swift == nil && malformed.python["ok"] as? Bool == false)
+
+        let signIn = ceremony(.signIn, account: nil)
+        func makeAssertion(_ overrides: [String: Any] = [:]) throws -> [String: Any] {
+            try Self.peer(
+                [
+                    "op": "assert", "rpId": rp.id, "origin": origin, "challenge": Base64URL(signIn.challenge).text,
+                    "flags": 0x05,
+                    "signCount": 1, "seed": seed, "credentialId": credentialID, "userHandle": Base64URL(handle).text,
+                ].merging(overrides) { $1 }
+            )
+        }
+        let ok = try assertion(try makeAssertion(), signIn, stored: stored)
+        #expect(ok.swift && ok.python, "fido2's assertion: rules \(ok.swift), py_webauthn \(ok.python)")
+        for (name, overrides) in [
+            ("wrong origin", ["origin": "https://evil.example"]), ("wrong rp id", ["rpId": "evil.example"]),
+            ("no user verification", ["flags": 0x01]),
+            ("replayed challenge", ["challenge": Base64URL(reg.challenge).text]),
+            ("a registration's type", ["type": "webauthn.create"]),
+        ] as [(String, [String: Any])] {
+            let bent = try assertion(try makeAssertion(overrides), signIn, stored: stored)
+            #expect(!bent.swift && !bent.python, "\(name): rules \(bent.swift), py_webauthn \(bent.python)")
+        }
+        // A flipped bit in the signature.
+        var flipped = try makeAssertion()
+        var response = try #require(flipped["response"] as? [String: Any])
+        var signature = try Self.bytes(response["signature"])
+        signature[signature.count - 2] ^= 0x01
+        response["signature"] = Base64URL(signature).text
+        flipped["response"] = response
+        let bad = try assertion(flipped, signIn, stored: stored)
+        #expect(!bad.swift && !bad.python, "flipped signature: rules \(bad.swift), py_webauthn \(bad.python)")
+    }
+
+    @Test func theSwiftTestAuthenticatorsBytesPassPyWebauthn() throws {
+        var auth = SoftAuthenticator()
+        let reg = ceremony(.registration)
+        let r = auth.register(rpID: rp.id, challenge: reg.challenge, origin: origin, packed: true)
+        let response: [String: Any] = [
+            "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text, "type": "public-key",
+            "response": [
+                "clientDataJSON": Base64URL(r.clientDataJSON).text,
+                "attestationObject": Base64URL(r.attestationObject).text,
+            ],
+            "clientExtensionResults": [String: Any](),
+        ]
+        let verdict = try registration(response, reg)
+        let stored = try #require(verdict.swift)
+        #expect(verdict.python["ok"] as? Bool == true, "\(verdict.python)")
+        let signIn = ceremony(.signIn, account: nil)
+        let a = auth.assert(rpID: rp.id, challenge: signIn.challenge, origin: origin)
+        let assertionResponse: [String: Any] = [
+            "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text, "type": "public-key",
+            "response": [
+                "clientDataJSON": Base64URL(a.clientDataJSON).text,
+                "authenticatorData": Base64URL(a.authenticatorData).text,
+                "signature": Base64URL(a.signature).text, "userHandle": Base64URL(handle).text,
+            ],
+            "clientExtensionResults": [String: Any](),
+        ]
+        let ok = try assertion(assertionResponse, signIn, stored: stored)
+        #expect(ok.swift && ok.python, "rules \(ok.swift), py_webauthn \(ok.python)")
+    }
+}

@@ -1,0 +1,142 @@
+import CountersignAPI
+import Foundation
+import Testing
+
+@testable import CountersignServer
+
+/// The passkey store on both backends: a ceremony is answered at most once, a credential belongs to one
+/// account, ten is the most an account has however many registrations race, and a use is recorded only
+/// over the count it was checked against.
+@Suite struct PasskeyStoreTests {
+    static func account(_ h: Harness, _ name: String) async throws -> String {
+        try await h.service.register(
+            username: name,
+            password: "correct horse",
+            name: "N",
+            lastname: "L",
+            captcha: nil,
+            origin: RequestOrigin(address: "127.0.0.1", userAgent: "")
+        )
+        return try #require(try await h.storage.account(username: name)).id
+    }
+
+    static func passkey(_ id: String, account: String, credential: [UInt8], at: Date) -> StoredPasskey {
+        StoredPasskey(
+            id: id,
+            accountID: account,
+            credentialID: credential,
+            publicKey: [0xA5, 1, 2],
+            signCount: 0,
+            backupEligible: true,
+            backedUp: false,
+            aaguid: Array(repeating: 9, count: 16),
+            transports: ["hybrid", "internal"],
+            name: "Phone",
+            createdAt: at,
+            lastUsedAt: nil
+        )
+    }
+
+    @Test(arguments: Backend.available)
+    func ceremoniesAreTakenOnceAndExpire(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let now = h.clock.now()
+        try await store.createCeremony(id: "c1", state: Data("{\"a\":1}".utf8), expiresAt: now.addingTimeInterval(300))
+        try await store.createCeremony(id: "c2", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(300))
+        try await store.createCeremony(id: "c3", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(10))
+        // Eight concurrent answers to one ceremony: exactly one gets it.
+        let taken = try await withThrowingTaskGroup(of: Data?.self) { group in
+            for _ in 0..<8 { group.addTask { try await store.takeCeremony(id: "c1", now: now) } }
+            return try await group.reduce(into: [Data]()) { if let d = $1 { $0.append(d) } }
+        }
+        #expect(taken == [Data("{\"a\":1}".utf8)])
+        #expect(try await store.takeCeremony(id: "c2", now: now.addingTimeInterval(300)) == nil, "expired at 300 s")
+        #expect(try await store.takeCeremony(id: "c2", now: now) == nil, "a late attempt spent it")
+        try await store.purgeExpiredCeremonies(now: now.addingTimeInterval(10))
+        #expect(try await store.takeCeremony(id: "c3", now: now) == nil, "purged")
+        await h.storage.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func userHandlesAreMadeOnceAndFindTheirAccount(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let a = try await Self.account(h, "handle1")
+        let first = try await h.storage.userHandle(accountID: a, candidate: Array(repeating: 1, count: 16))
+        let again = try await h.storage.userHandle(accountID: a, candidate: Array(repeating: 2, count: 16))
+        #expect(first == Array(repeating: 1, count: 16) && again == first)
+        #expect(try await h.storage.account(userHandle: first) == a)
+        #expect(try await h.storage.account(userHandle: Array(repeating: 2, count: 16)) == nil)
+        await h.storage.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func aCredentialBelongsToOneAccountAndTenIsTheMost(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let now = h.clock.now()
+        let a = try await Self.account(h, "pkowner")
+        let b = try await Self.account(h, "pkother")
+        let store = h.storage
+        #expect(
+            try await store.addPasskey(Self.passkey("p0", account: a, credential: [0, 1], at: now), max: 10) == .added
+        )
+        #expect(
+            try await store.addPasskey(Self.passkey("p1", account: b, credential: [0, 1], at: now), max: 10)
+                == .credentialTaken
+        )
+        // 20 registrations race for the 9 places left.
+        let results = try await withThrowingTaskGroup(of: PasskeyAddResult.self) { group in
+            for i in 1...20 {
+                group.addTask {
+                    try await store.addPasskey(
+                        Self.passkey("r\(i)", account: a, credential: [1, UInt8(i)], at: now),
+                        max: 10
+                    )
+                }
+            }
+            return try await group.reduce(into: [PasskeyAddResult]()) { $0.append($1) }
+        }
+        #expect(results.filter { $0 == .added }.count == 9 && results.filter { $0 == .tooMany }.count == 11)
+        let listed = try await store.passkeys(accountID: a)
+        #expect(listed.count == 10 && Set(listed.map(\.credentialID)).count == 10)
+        let p0 = try #require(try await store.passkey(credentialID: [0, 1]))
+        #expect(p0 == Self.passkey("p0", account: a, credential: [0, 1], at: Date(ms: now.ms)))
+        #expect(try await store.passkeys(accountID: b).isEmpty)
+        // Rename and remove only within the owner's account.
+        #expect(try await !store.renamePasskey(id: "p0", accountID: b, name: "Mine now"))
+        #expect(try await store.renamePasskey(id: "p0", accountID: a, name: "Laptop"))
+        #expect(try await store.passkey(credentialID: [0, 1])?.name == "Laptop")
+        #expect(try await !store.removePasskey(id: "p0", accountID: b))
+        #expect(try await store.removePasskey(id: "p0", accountID: a))
+        #expect(try await store.passkey(credentialID: [0, 1]) == nil)
+        #expect(
+            try await store.addPasskey(Self.passkey("p1", account: b, credential: [0, 1], at: now), max: 10) == .added
+        )
+        await h.storage.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func aUseIsRecordedOnlyOverTheCountItWasCheckedAgainst(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let now = h.clock.now()
+        let a = try await Self.account(h, "pkcounter")
+        let store = h.storage
+        #expect(
+            try await store.addPasskey(Self.passkey("p", account: a, credential: [7, 7], at: now), max: 10) == .added
+        )
+        // Two assertions checked against count 0: one is recorded, the other must be refused.
+        let recorded = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in [UInt32(5), 6] {
+                group.addTask {
+                    try await store.recordPasskeyUse(id: "p", expectedCount: 0, newCount: n, backedUp: true, at: now)
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(recorded.filter { $0 }.count == 1)
+        let after = try #require(try await store.passkey(credentialID: [7, 7]))
+        #expect([5, 6].contains(after.signCount) && after.backedUp && after.lastUsedAt == Date(ms: now.ms))
+        #expect(try await !store.recordPasskeyUse(id: "nope", expectedCount: 0, newCount: 1, backedUp: false, at: now))
+        await h.storage.close()
+    }
+}
