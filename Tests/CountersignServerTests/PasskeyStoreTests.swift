@@ -45,6 +45,7 @@ import Testing
         try await store.createCeremony(id: "c1", state: Data("{\"a\":1}".utf8), expiresAt: now.addingTimeInterval(300))
         try await store.createCeremony(id: "c2", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(300))
         try await store.createCeremony(id: "c3", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(10))
+        try await store.createCeremony(id: "c4", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(11))
         // Eight concurrent answers to one ceremony: exactly one gets it.
         let taken = try await withThrowingTaskGroup(of: Data?.self) { group in
             for _ in 0..<8 { group.addTask { try await store.takeCeremony(id: "c1", now: now) } }
@@ -55,6 +56,7 @@ import Testing
         #expect(try await store.takeCeremony(id: "c2", now: now) == nil, "a late attempt spent it")
         try await store.purgeExpiredCeremonies(now: now.addingTimeInterval(10))
         #expect(try await store.takeCeremony(id: "c3", now: now) == nil, "purged")
+        #expect(try await store.takeCeremony(id: "c4", now: now) == Data("{}".utf8), "not yet expired: kept")
         await h.storage.close()
     }
 
@@ -112,6 +114,15 @@ import Testing
         #expect(
             try await store.addPasskey(Self.passkey("p1", account: b, credential: [0, 1], at: now), max: 10) == .added
         )
+        // No account row, nothing to count against: refused on both backends.
+        #expect(
+            try await store.addPasskey(
+                Self.passkey("x", account: "no-such-account", credential: [9, 9], at: now),
+                max: 10
+            )
+                == .accountNotFound
+        )
+        #expect(try await store.passkey(credentialID: [9, 9]) == nil)
         await h.storage.close()
     }
 
@@ -137,6 +148,13 @@ import Testing
         let after = try #require(try await store.passkey(credentialID: [7, 7]))
         #expect([5, 6].contains(after.signCount) && after.backedUp && after.lastUsedAt == Date(ms: now.ms))
         #expect(try await !store.recordPasskeyUse(id: "nope", expectedCount: 0, newCount: 1, backedUp: false, at: now))
+        // A counterless authenticator (always 0): recorded while the stored count is still 0, not over a
+        // stale one.
+        #expect(
+            try await store.addPasskey(Self.passkey("z", account: a, credential: [8, 8], at: now), max: 10) == .added
+        )
+        #expect(try await store.recordPasskeyUse(id: "z", expectedCount: 0, newCount: 0, backedUp: false, at: now))
+        #expect(try await !store.recordPasskeyUse(id: "p", expectedCount: 0, newCount: 7, backedUp: false, at: now))
         await h.storage.close()
     }
 }

@@ -15,7 +15,8 @@ public protocol PasskeyStore: Sendable {
 
     func passkeys(accountID: String) async throws -> [StoredPasskey]
     func passkey(credentialID: [UInt8]) async throws -> StoredPasskey?
-    /// Inserts unless the credential ID is registered (to any account) or the account has `max`.
+    /// Inserts unless the credential ID is registered (to any account), the account has `max`, or there is
+    /// no such account.
     func addPasskey(_ p: StoredPasskey, max: Int) async throws -> PasskeyAddResult
     /// Records an accepted assertion if the stored count is still `expectedCount`; false when another
     /// assertion got there first (the caller refuses this one).
@@ -36,6 +37,13 @@ public enum PasskeyAddResult: Equatable, Sendable {
     case added
     case credentialTaken
     case tooMany
+    /// No such account (nothing to count against, so nothing is added).
+    case accountNotFound
+}
+
+public enum PasskeyStoreError: Error, Equatable, Sendable {
+    /// The user-handle statement returned no row: a store that breaks its own contract.
+    case noUserHandle(accountID: String)
 }
 
 /// A passkey as the server keeps it (docs/PROTOCOL.md §5.2).

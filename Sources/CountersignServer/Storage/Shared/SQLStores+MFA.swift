@@ -110,7 +110,7 @@ extension SQLStores {
 
     /// Counts the account's unexpired rows of `table` and inserts only below `maxOpen`, in one write
     /// transaction that holds the account's row lock on PostgreSQL (SQLite has one writer), so that
-    /// concurrent requests cannot each see room for one more.
+    /// concurrent requests cannot each see room for one more. No account row, nothing to lock: refused.
     private func insertUnderCap(
         accountID: String,
         table: String,
@@ -121,7 +121,7 @@ extension SQLStores {
     ) async throws -> Bool {
         let postgres = sql.dialect.name == "postgresql"
         return try await database.writeTransaction { sql in
-            if postgres { try await sql.raw("SELECT id FROM accounts WHERE id = \(bind: accountID) FOR UPDATE").run() }
+            guard try await sql.lockAccount(accountID, postgres: postgres) else { return false }
             let open =
                 try await sql.raw(
                     """

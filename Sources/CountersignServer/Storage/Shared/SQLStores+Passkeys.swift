@@ -12,7 +12,8 @@ extension SQLStores {
             ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING user_handle
             """
         ).first()
-        return Array(try row?.decode(column: "user_handle", as: Data.self) ?? Data(candidate))
+        guard let row else { throw PasskeyStoreError.noUserHandle(accountID: accountID) }
+        return Array(try row.decode(column: "user_handle", as: Data.self))
     }
 
     package func account(userHandle: [UInt8]) async throws -> String? {
@@ -70,13 +71,16 @@ extension SQLStores {
     }
 
     /// Counted and inserted in one write transaction holding the account's row lock on PostgreSQL (SQLite
-    /// has one writer); the unique index on the credential ID settles a race between accounts.
+    /// has one writer); the unique index on the credential ID settles a race between accounts. Transports
+    /// are stored comma-joined: the rules admit only lowercase names.
     package func addPasskey(_ p: StoredPasskey, max: Int) async throws -> PasskeyAddResult {
+        precondition(
+            p.transports.allSatisfy { !$0.isEmpty && !$0.contains(",") },
+            "transports are checked by PasskeyRules"
+        )
         let postgres = isPostgres
         return try await database.writeTransaction { sql in
-            if postgres {
-                try await sql.raw("SELECT id FROM accounts WHERE id = \(bind: p.accountID) FOR UPDATE").run()
-            }
+            guard try await sql.lockAccount(p.accountID, postgres: postgres) else { return .accountNotFound }
             let count =
                 try await sql.raw("SELECT COUNT(*) AS n FROM passkeys WHERE account_id = \(bind: p.accountID)").first()?
                 .decode(column: "n", as: Int64.self) ?? 0
@@ -127,5 +131,16 @@ extension SQLStores {
 
     package func purgeExpiredCeremonies(now: Date) async throws {
         try await sql.raw("DELETE FROM passkey_ceremonies WHERE expires_at <= \(bind: now.ms)").run()
+    }
+}
+
+extension SQLDatabase {
+    /// Takes the account's row lock inside a write transaction (PostgreSQL; SQLite's writer is already
+    /// alone), and says whether the account exists: with no row there is nothing to lock a cap with.
+    func lockAccount(_ accountID: String, postgres: Bool) async throws -> Bool {
+        try await raw(
+            "SELECT id FROM accounts WHERE id = \(bind: accountID)\(unsafeRaw: postgres ? " FOR UPDATE" : "")"
+        )
+        .first() != nil
     }
 }
