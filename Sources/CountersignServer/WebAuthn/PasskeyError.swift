@@ -18,6 +18,8 @@ enum PasskeyError: Error, Equatable, Sendable {
     case tooManyPasskeys
     /// The backup-eligible flag differs from the one registered: not the same credential.
     case backupEligibilityChanged
+    /// A passkey's name must be 1 to 64 characters without control characters.
+    case invalidName
     /// The signature counter did not increase on a device-bound credential: possibly a clone.
     case counterNotIncreasing(stored: UInt32, received: UInt32)
 }

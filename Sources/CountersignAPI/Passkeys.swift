@@ -1,0 +1,156 @@
+import Foundation
+
+// Passkeys (docs/PROTOCOL.md §5): WebAuthn's own JSON forms (Level 3 `PublicKeyCredential
+// .parseCreationOptionsFromJSON` / `toJSON()`), wrapped with the ceremony they belong to.
+
+public struct PasskeyCredentialDescriptor: Codable, Equatable, Sendable {
+    public var type: String
+    public var id: Base64URL
+    public var transports: [String]?
+    public init(id: Base64URL, transports: [String]?) {
+        type = "public-key"
+        self.id = id
+        self.transports = transports
+    }
+}
+
+/// `PublicKeyCredentialCreationOptionsJSON`.
+public struct PasskeyCreationOptions: Codable, Equatable, Sendable {
+    public struct RelyingParty: Codable, Equatable, Sendable {
+        public var id: String
+        public var name: String
+    }
+    public struct User: Codable, Equatable, Sendable {
+        public var id: Base64URL
+        public var name: String
+        public var displayName: String
+        public init(id: Base64URL, name: String, displayName: String) {
+            self.id = id
+            self.name = name
+            self.displayName = displayName
+        }
+    }
+    public struct Parameter: Codable, Equatable, Sendable {
+        public var type: String
+        public var alg: Int
+    }
+    public struct Selection: Codable, Equatable, Sendable {
+        public var residentKey: String
+        public var requireResidentKey: Bool
+        public var userVerification: String
+    }
+    public struct Extensions: Codable, Equatable, Sendable {
+        public var credProps: Bool?
+    }
+
+    public var rp: RelyingParty
+    public var user: User
+    public var challenge: Base64URL
+    public var pubKeyCredParams: [Parameter]
+    public var timeout: Int
+    public var excludeCredentials: [PasskeyCredentialDescriptor]
+    public var authenticatorSelection: Selection
+    public var attestation: String
+    public var extensions: Extensions?
+
+    public init(
+        rpID: String,
+        rpName: String,
+        user: User,
+        challenge: Base64URL,
+        algorithms: [Int],
+        timeoutMs: Int,
+        exclude: [PasskeyCredentialDescriptor]
+    ) {
+        rp = RelyingParty(id: rpID, name: rpName)
+        self.user = user
+        self.challenge = challenge
+        pubKeyCredParams = algorithms.map { Parameter(type: "public-key", alg: $0) }
+        timeout = timeoutMs
+        excludeCredentials = exclude
+        authenticatorSelection = Selection(
+            residentKey: "required",
+            requireResidentKey: true,
+            userVerification: "required"
+        )
+        attestation = "none"
+        extensions = Extensions(credProps: true)
+    }
+}
+
+/// The answer to "start a registration": the ceremony's ID and the options for `navigator.credentials.create`.
+public struct PasskeyRegistrationStart: Codable, Equatable, Sendable {
+    public var ceremonyId: String
+    public var publicKey: PasskeyCreationOptions
+    public init(ceremonyId: String, publicKey: PasskeyCreationOptions) {
+        self.ceremonyId = ceremonyId
+        self.publicKey = publicKey
+    }
+}
+
+/// `RegistrationResponseJSON`, as `PublicKeyCredential.toJSON()` gives it; the fields the server does not
+/// use (the convenience copies of the key and authenticator data) are read by nothing.
+public struct PasskeyRegistrationResponse: Codable, Equatable, Sendable {
+    public struct Response: Codable, Equatable, Sendable {
+        public var clientDataJSON: Base64URL
+        public var attestationObject: Base64URL
+        public var transports: [String]?
+        public init(clientDataJSON: Base64URL, attestationObject: Base64URL, transports: [String]?) {
+            self.clientDataJSON = clientDataJSON
+            self.attestationObject = attestationObject
+            self.transports = transports
+        }
+    }
+    public var id: String
+    public var rawId: Base64URL
+    public var type: String
+    public var response: Response
+    public var authenticatorAttachment: String?
+    public init(rawId: Base64URL, response: Response) {
+        id = rawId.text
+        self.rawId = rawId
+        type = "public-key"
+        self.response = response
+    }
+}
+
+/// Finish a registration: the ceremony, the browser's response and the name the user gave the passkey.
+public struct PasskeyRegistrationFinish: Codable, Equatable, Sendable {
+    public var ceremonyId: String
+    public var name: String
+    public var credential: PasskeyRegistrationResponse
+    public init(ceremonyId: String, name: String, credential: PasskeyRegistrationResponse) {
+        self.ceremonyId = ceremonyId
+        self.name = name
+        self.credential = credential
+    }
+}
+
+/// A passkey as Settings lists it.
+public struct PasskeySummary: Codable, Equatable, Sendable {
+    public var id: String
+    public var name: String
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+    /// Backup eligible: a synced passkey (a password manager's, a platform's), not bound to one device.
+    public var synced: Bool
+    public var backedUp: Bool
+    public var aaguid: String
+    public init(
+        id: String,
+        name: String,
+        createdAt: Date,
+        lastUsedAt: Date?,
+        synced: Bool,
+        backedUp: Bool,
+        aaguid: String
+    ) {
+        self.id = id
+        self.name = name
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.synced = synced
+        self.backedUp = backedUp
+        self.aaguid = aaguid
+    }
+}

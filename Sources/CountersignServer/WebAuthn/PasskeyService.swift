@@ -1,0 +1,160 @@
+import CountersignAPI
+import Foundation
+
+/// Passkeys (docs/PROTOCOL.md §5): starting and finishing ceremonies over the store, the rules of this
+/// folder deciding. Clock and randomness are injected; nothing here knows about HTTP.
+public final class PasskeyService: Sendable {
+    let store: any PasskeyStore
+    let accounts: AccountService
+    let rp: RelyingParty
+    let clock: any WallClock
+    let random: any RandomSource
+
+    static let timeoutMs = 300_000
+    /// ES256, then RS256 (SPEC §13.2: no EdDSA).
+    static let algorithms = [Int(COSEAlgorithm.es256), Int(COSEAlgorithm.rs256)]
+    static let maxNameLength = 64
+
+    init(
+        store: any PasskeyStore,
+        accounts: AccountService,
+        rp: RelyingParty,
+        clock: any WallClock,
+        random: any RandomSource
+    ) {
+        self.store = store
+        self.accounts = accounts
+        self.rp = rp
+        self.clock = clock
+        self.random = random
+    }
+
+    /// Options for `navigator.credentials.create`, for a session that authenticated recently (adding a
+    /// way to sign in is a change to the account's factors).
+    public func startRegistration(_ auth: Authenticated) async throws -> PasskeyRegistrationStart {
+        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        let account = auth.account
+        let handle = try await store.userHandle(accountID: account.id, candidate: random.bytes(16))
+        let existing = try await store.passkeys(accountID: account.id)
+        guard existing.count < PasskeyRules.maxPerAccount else { throw PasskeyError.tooManyPasskeys }
+        let ceremony = PasskeyCeremony.make(
+            kind: .registration,
+            accountID: account.id,
+            boundTo: auth.session.tokenHash,
+            now: clock.now(),
+            random: random
+        )
+        try await store.createCeremony(
+            id: ceremony.id,
+            state: try JSONEncoder().encode(ceremony),
+            expiresAt: ceremony.expiresAt
+        )
+        return PasskeyRegistrationStart(
+            ceremonyId: ceremony.id,
+            publicKey: PasskeyCreationOptions(
+                rpID: rp.id,
+                rpName: RelyingParty.name,
+                user: .init(
+                    id: Base64URL(handle),
+                    name: account.username,
+                    displayName: "\(account.name) \(account.lastname)"
+                ),
+                challenge: Base64URL(ceremony.challenge),
+                algorithms: Self.algorithms,
+                timeoutMs: Self.timeoutMs,
+                exclude: existing.map { .init(id: Base64URL($0.credentialID), transports: $0.transports) }
+            )
+        )
+    }
+
+    /// Checks the browser's answer to `finish.ceremonyId` (taken whatever the outcome) and stores the
+    /// passkey under the name given.
+    public func finishRegistration(
+        _ auth: Authenticated,
+        _ finish: PasskeyRegistrationFinish
+    ) async throws
+        -> PasskeySummary
+    {
+        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        let name = try Self.validName(finish.name)
+        let now = clock.now()
+        guard let state = try await store.takeCeremony(id: finish.ceremonyId, now: now),
+            let ceremony = try? JSONDecoder().decode(PasskeyCeremony.self, from: state)
+        else { throw PasskeyError.ceremonyNotFound }
+        let c = finish.credential
+        guard c.type == "public-key", c.id == c.rawId.text else {
+            throw PasskeyError.data(.malformed("the credential's type must be public-key and its id its rawId"))
+        }
+        let existing = try await store.passkeys(accountID: auth.account.id).count
+        let v = try PasskeyRules.verifyRegistration(
+            .init(
+                rawID: c.rawId.bytes,
+                clientDataJSON: c.response.clientDataJSON.bytes,
+                attestationObject: c.response.attestationObject.bytes,
+                transports: c.response.transports ?? []
+            ),
+            ceremony: ceremony,
+            accountID: auth.account.id,
+            boundTo: auth.session.tokenHash,
+            existingCount: existing,
+            rp: rp,
+            now: now
+        )
+        let passkey = StoredPasskey(
+            id: Base64URL(random.bytes(16)).text,
+            accountID: auth.account.id,
+            credentialID: v.credentialID,
+            publicKey: v.publicKey,
+            signCount: v.signCount,
+            backupEligible: v.flags.contains(.backupEligible),
+            backedUp: v.flags.contains(.backedUp),
+            aaguid: v.aaguid,
+            transports: c.response.transports ?? [],
+            name: name,
+            createdAt: now,
+            lastUsedAt: nil
+        )
+        switch try await store.addPasskey(passkey, max: PasskeyRules.maxPerAccount) {
+        case .added: return Self.summary(passkey)
+        case .credentialTaken: throw PasskeyError.credentialTaken
+        case .tooMany: throw PasskeyError.tooManyPasskeys
+        case .accountNotFound: throw PasskeyError.ceremonyNotFound
+        }
+    }
+
+    public func list(_ auth: Authenticated) async throws -> [PasskeySummary] {
+        try await store.passkeys(accountID: auth.account.id).map(Self.summary)
+    }
+
+    static func summary(_ p: StoredPasskey) -> PasskeySummary {
+        PasskeySummary(
+            id: p.id,
+            name: p.name,
+            createdAt: p.createdAt,
+            lastUsedAt: p.lastUsedAt,
+            synced: p.backupEligible,
+            backedUp: p.backedUp,
+            aaguid: UUID(uuid: uuid(p.aaguid)).uuidString.lowercased()
+        )
+    }
+
+    private static func uuid(_ b: [UInt8]) -> uuid_t {
+        let x = b.count == 16 ? b : [UInt8](repeating: 0, count: 16)
+        return (x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15])
+    }
+
+    /// 1 to 64 characters, no control characters; surrounding spaces dropped.
+    static func validName(_ raw: String) throws -> String {
+        let name = raw.trimmingCharacters(in: .whitespaces)
+        guard (1...maxNameLength).contains(name.count),
+            !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw PasskeyError.invalidName }
+        return name
+    }
+}
+
+/// The COSE algorithm numbers the options list.
+enum COSEAlgorithm {
+    static let es256 = -7
+    static let rs256 = -257
+}
