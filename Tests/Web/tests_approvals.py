@@ -132,7 +132,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         )
         assert kept == [[False, False, False, "HMAC", "SHA-1", "sign"]], kept
         page.get_by_role("button", name="Back").click()
-        page.get_by_role("button", name="Approvals").click()
+        page.get_by_role("button", name="Approvals", exact=True).click()
         expect(page.get_by_role("heading", name="Approvals")).to_be_visible()
         expect(page.get_by_test_id("approvals-state")).to_have_text("Sign-in requests arrive live.", timeout=30_000)
         expect(page.get_by_test_id("passcode")).to_have_text(re.compile(r"^\d{6}$"))

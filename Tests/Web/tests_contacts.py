@@ -183,7 +183,7 @@ def pair(p, server, username):
 
 
 def open_approvals(page):
-    page.get_by_role("button", name="Approvals").click()
+    page.get_by_role("button", name="Approvals", exact=True).click()
     expect(page.get_by_role("heading", name="Approvals")).to_be_visible()
 
 
