@@ -40,6 +40,7 @@ enum MFASetup {
         )
         let mfa = try await MFAService(
             store: database,
+            passkeys: database,
             accounts: accounts,
             devices: devices,
             clock: SystemClock(),

@@ -154,3 +154,84 @@ public struct PasskeySummary: Codable, Equatable, Sendable {
         self.aaguid = aaguid
     }
 }
+
+/// `PublicKeyCredentialRequestOptionsJSON`: for `navigator.credentials.get`. No `allowCredentials` in a
+/// discoverable sign-in (the passkey names the account).
+public struct PasskeyRequestOptions: Codable, Equatable, Sendable {
+    public var challenge: Base64URL
+    public var timeout: Int
+    public var rpId: String
+    public var allowCredentials: [PasskeyCredentialDescriptor]
+    public var userVerification: String
+    public init(challenge: Base64URL, timeoutMs: Int, rpID: String, allow: [PasskeyCredentialDescriptor]) {
+        self.challenge = challenge
+        timeout = timeoutMs
+        rpId = rpID
+        allowCredentials = allow
+        userVerification = "required"
+    }
+}
+
+/// The answer to "start an assertion": the ceremony's ID and the options for `navigator.credentials.get`.
+public struct PasskeyAssertionStart: Codable, Equatable, Sendable {
+    public var ceremonyId: String
+    public var publicKey: PasskeyRequestOptions
+    public init(ceremonyId: String, publicKey: PasskeyRequestOptions) {
+        self.ceremonyId = ceremonyId
+        self.publicKey = publicKey
+    }
+}
+
+/// `AuthenticationResponseJSON`, as `PublicKeyCredential.toJSON()` gives it.
+public struct PasskeyAssertionResponse: Codable, Equatable, Sendable {
+    public struct Response: Codable, Equatable, Sendable {
+        public var clientDataJSON: Base64URL
+        public var authenticatorData: Base64URL
+        public var signature: Base64URL
+        public var userHandle: Base64URL?
+        public init(
+            clientDataJSON: Base64URL,
+            authenticatorData: Base64URL,
+            signature: Base64URL,
+            userHandle: Base64URL?
+        ) {
+            self.clientDataJSON = clientDataJSON
+            self.authenticatorData = authenticatorData
+            self.signature = signature
+            self.userHandle = userHandle
+        }
+    }
+    public var id: String
+    public var rawId: Base64URL
+    public var type: String
+    public var response: Response
+    public var authenticatorAttachment: String?
+    public init(rawId: Base64URL, response: Response) {
+        id = rawId.text
+        self.rawId = rawId
+        type = "public-key"
+        self.response = response
+    }
+}
+
+/// Finish an assertion (sign-in, second factor, re-authentication): the ceremony and the browser's response.
+public struct PasskeyAssertionFinish: Codable, Equatable, Sendable {
+    public var ceremonyId: String
+    public var credential: PasskeyAssertionResponse
+    public init(ceremonyId: String, credential: PasskeyAssertionResponse) {
+        self.ceremonyId = ceremonyId
+        self.credential = credential
+    }
+}
+
+/// A new name for a passkey.
+public struct PasskeyRename: Codable, Equatable, Sendable {
+    public var name: String
+    public init(name: String) { self.name = name }
+}
+
+/// The account's passkeys, oldest first.
+public struct PasskeyList: Codable, Equatable, Sendable {
+    public var passkeys: [PasskeySummary]
+    public init(passkeys: [PasskeySummary]) { self.passkeys = passkeys }
+}

@@ -47,6 +47,11 @@ public enum ProblemCode: String, Codable, CaseIterable, Sendable {
     case passcodeInvalid = "passcode-invalid"
     case noPendingEnrollment = "no-pending-enrollment"
     case lastSecondFactor = "last-second-factor"
+    case passkeyCeremonyInvalid = "passkey-ceremony-invalid"
+    case passkeyRefused = "passkey-refused"
+    case passkeyTaken = "passkey-taken"
+    case tooManyPasskeys = "too-many-passkeys"
+    case noPasskeys = "no-passkeys"
 }
 
 /// A problem response as a client reads it. `code` is a string so that a newer server's codes still

@@ -73,7 +73,7 @@ public struct OTPGenerator: Equatable, Sendable {
         // about which step (if any) matched.
         for s in low...(now + w) {
             let fresh = lastAcceptedStep.map { s > $0 } ?? true
-            if Self.constantTimeEqual(code(counter: s), candidate) && fresh { matched = s }
+            if ConstantTime.equal(code(counter: s).utf8, candidate.utf8) && fresh { matched = s }
         }
         return matched
     }
@@ -85,17 +85,8 @@ public struct OTPGenerator: Equatable, Sendable {
         let end = counter.addingReportingOverflow(UInt64(max(0, min(lookAhead, 100))))
         for c in counter...(end.overflow ? UInt64.max : end.partialValue) {
             // All candidates are computed; the first match wins.
-            if Self.constantTimeEqual(code(counter: c), candidate), matched == nil { matched = c }
+            if ConstantTime.equal(code(counter: c).utf8, candidate.utf8), matched == nil { matched = c }
         }
         return matched
-    }
-
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var diff: UInt8 = 0
-        for i in 0..<x.count { diff |= x[i] ^ y[i] }
-        return diff == 0
     }
 }

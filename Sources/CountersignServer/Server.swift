@@ -80,6 +80,7 @@ public enum CountersignServer {
         )
         let mfa = try await MFAService(
             store: storage,
+            passkeys: storage,
             accounts: service,
             devices: devices,
             clock: clock,
@@ -107,6 +108,19 @@ public enum CountersignServer {
             maxBody: config.maxBodyBytes,
             publicURL: config.publicURL
         ).register(on: router)
+        let passkeys = PasskeyService(
+            store: storage,
+            accounts: service,
+            rp: RelyingParty(
+                publicURL: config.publicURL.flatMap { URL(string: $0) },
+                extraOrigins: config.webAuthnOrigins
+            ),
+            clock: clock,
+            random: service.random
+        )
+        PasskeyRoutes(accounts: service, mfa: mfa, passkeys: passkeys, maxBody: config.maxBodyBytes).register(
+            on: router
+        )
         return (router, push)
     }
 

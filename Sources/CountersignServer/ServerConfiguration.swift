@@ -61,6 +61,9 @@ public struct ServerConfiguration: Sendable {
     /// authentication-code URIs an authenticator scans. Unset: `http://` and the request's Host, which is
     /// right only when clients talk to this process directly over plain HTTP (behind a TLS proxy, set it).
     public var publicURL: String?
+    /// More origins passkeys may be used from (`--webauthn-origin`, repeatable), beside the public URL's:
+    /// another port or scheme of the same host. The RP ID stays the public URL's host.
+    public var webAuthnOrigins: [String] = []
     /// Whether a QR sign-in code may ask to complete on the authenticator's claim alone (PingOne's
     /// `userApproval: NOT_REQUIRED`). Off: the code's anonymous creator would choose it, and a phished
     /// claim would then sign the victim in. `COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL=1` turns it on.

@@ -74,6 +74,18 @@ struct Serve: AsyncParsableCommand {
     )
     var publicURL: String?
 
+    @Option(
+        name: .customLong("webauthn-origin"),
+        help: ArgumentHelp(
+            """
+            Another origin passkeys may be used from (repeatable), on the public URL's host or a subdomain of it, e.g. \
+            https://app.example.com; or $COUNTERSIGN_WEBAUTHN_ORIGINS, comma-separated. Needs --public-url.
+            """,
+            valueName: "origin"
+        )
+    )
+    var webAuthnOrigins: [String] = []
+
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
         var config = ServerConfiguration()
@@ -93,6 +105,28 @@ struct Serve: AsyncParsableCommand {
                 )
             }
             config.publicURL = url
+        }
+        let origins =
+            webAuthnOrigins.isEmpty
+            ? (env["COUNTERSIGN_WEBAUTHN_ORIGINS"] ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }.filter { !$0.isEmpty } : webAuthnOrigins
+        if !origins.isEmpty {
+            guard let publicURL = config.publicURL, let rpID = URL(string: publicURL)?.host()?.lowercased() else {
+                throw ValidationError(
+                    "--webauthn-origin needs --public-url: the passkeys' RP ID is the public URL's host"
+                )
+            }
+            for origin in origins {
+                guard let url = ServerConfiguration.validPublicURL(origin),
+                    let host = URL(string: url)?.host()?.lowercased(), host == rpID || host.hasSuffix("." + rpID)
+                else {
+                    throw ValidationError(
+                        "--webauthn-origin \(origin.debugDescription) must be an http:// or https:// origin on \(rpID) or a subdomain of it, e.g. https://app.\(rpID)"
+                    )
+                }
+                config.webAuthnOrigins.append(url)
+            }
         }
         if let c = captcha {
             config.captcha = c

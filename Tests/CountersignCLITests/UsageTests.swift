@@ -33,6 +33,29 @@ import Testing
         #expect(r.stdout.isEmpty, sourceLocation: sourceLocation)
     }
 
+    /// Passkey origins are checked before anything opens: each must be on the public URL's host (the RP
+    /// ID) or below it, and there must be a public URL to take the RP ID from.
+    @Test func webAuthnOriginsAreCheckedAgainstThePublicURL() throws {
+        let t = try CLI()
+        let db = "sqlite:" + t.path("never.sqlite")
+        Self.expectUsage(
+            try t.cs("serve", "--database", db, "--webauthn-origin", "https://app.example.com"),
+            "serve",
+            "needs --public-url"
+        )
+        for bad in [
+            "https://example.com.evil.net", "https://evilexample.com", "ftp://app.example.com",
+            "https://app.example.com/path",
+        ] {
+            Self.expectUsage(
+                try t.cs("serve", "--database", db, "--public-url", "https://example.com", "--webauthn-origin", bad),
+                "serve",
+                "must be an http:// or https:// origin on example.com"
+            )
+        }
+        #expect(!FileManager.default.fileExists(atPath: t.path("never.sqlite")))
+    }
+
     @Test func helpForAnUnknownCommandFails() throws {
         let t = try CLI()
         let r = try t.cs("help", "nosuch")

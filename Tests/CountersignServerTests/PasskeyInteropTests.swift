@@ -58,20 +58,7 @@ import Testing
             rp: rp,
             now: now
         ) {
-            swift = StoredPasskey(
-                id: "p",
-                accountID: "acct",
-                credentialID: v.credentialID,
-                publicKey: v.publicKey,
-                signCount: v.signCount,
-                backupEligible: v.flags.contains(.backupEligible),
-                backedUp: v.flags.contains(.backedUp),
-                aaguid: v.aaguid,
-                transports: [],
-                name: "",
-                createdAt: now,
-                lastUsedAt: nil
-            )
+            swift = v.stored(id: "p", accountID: "acct", name: "", at: now)
         }
         var credential = response
         credential["publicKey"] = nil

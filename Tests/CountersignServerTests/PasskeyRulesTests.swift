@@ -53,20 +53,7 @@ import Testing
             rp: rp,
             now: at ?? now
         )
-        return StoredPasskey(
-            id: "pk",
-            accountID: "acct",
-            credentialID: v.credentialID,
-            publicKey: v.publicKey,
-            signCount: v.signCount,
-            backupEligible: v.flags.contains(.backupEligible),
-            backedUp: v.flags.contains(.backedUp),
-            aaguid: v.aaguid,
-            transports: [],
-            name: "key",
-            createdAt: now,
-            lastUsedAt: nil
-        )
+        return v.stored(id: "pk", accountID: "acct", name: "key", at: now)
     }
 
     func assertion(

@@ -61,7 +61,8 @@ import Testing
                         transports: ["internal"]
                     )
                 )
-            )
+            ),
+            origin: RequestOrigin(address: "192.0.2.1", userAgent: "t")
         )
     }
 

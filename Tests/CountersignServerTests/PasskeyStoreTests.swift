@@ -42,10 +42,42 @@ import Testing
         let h = try await Harness.make(backend)
         let store = h.storage
         let now = h.clock.now()
-        try await store.createCeremony(id: "c1", state: Data("{\"a\":1}".utf8), expiresAt: now.addingTimeInterval(300))
-        try await store.createCeremony(id: "c2", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(300))
-        try await store.createCeremony(id: "c3", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(10))
-        try await store.createCeremony(id: "c4", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(11))
+        #expect(
+            try await store.createCeremony(
+                id: "c1",
+                state: Data("{\"a\":1}".utf8),
+                expiresAt: now.addingTimeInterval(300),
+                maxOpen: 10,
+                now: now
+            )
+        )
+        #expect(
+            try await store.createCeremony(
+                id: "c2",
+                state: Data("{}".utf8),
+                expiresAt: now.addingTimeInterval(300),
+                maxOpen: 10,
+                now: now
+            )
+        )
+        #expect(
+            try await store.createCeremony(
+                id: "c3",
+                state: Data("{}".utf8),
+                expiresAt: now.addingTimeInterval(10),
+                maxOpen: 10,
+                now: now
+            )
+        )
+        #expect(
+            try await store.createCeremony(
+                id: "c4",
+                state: Data("{}".utf8),
+                expiresAt: now.addingTimeInterval(11),
+                maxOpen: 10,
+                now: now
+            )
+        )
         // Eight concurrent answers to one ceremony: exactly one gets it.
         let taken = try await withThrowingTaskGroup(of: Data?.self) { group in
             for _ in 0..<8 { group.addTask { try await store.takeCeremony(id: "c1", now: now) } }
@@ -57,6 +89,32 @@ import Testing
         try await store.purgeExpiredCeremonies(now: now.addingTimeInterval(10))
         #expect(try await store.takeCeremony(id: "c3", now: now) == nil, "purged")
         #expect(try await store.takeCeremony(id: "c4", now: now) == Data("{}".utf8), "not yet expired: kept")
+        // The cap counts unexpired ceremonies only, and concurrent inserts cannot pass it together.
+        let inserted = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<12 {
+                group.addTask {
+                    try await store.createCeremony(
+                        id: "cap\(i)",
+                        state: Data("{}".utf8),
+                        expiresAt: now.addingTimeInterval(300),
+                        maxOpen: 5,
+                        now: now
+                    )
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(inserted == 5)
+        #expect(
+            try await store.createCeremony(
+                id: "later",
+                state: Data("{}".utf8),
+                expiresAt: now.addingTimeInterval(900),
+                maxOpen: 5,
+                now: now.addingTimeInterval(300)
+            ),
+            "the five expired: room again"
+        )
         await h.storage.close()
     }
 

@@ -21,4 +21,5 @@ enum AuditKind: String, Sendable {
     case mfaRecoveryCodes = "mfa-recovery-codes"
     case mfaPush = "mfa-push"
     case authCode = "auth-code"
+    case passkey
 }

@@ -18,6 +18,12 @@ enum AuditOutcome: Sendable, Equatable {
     case approved(via: SecondFactorMethod)
     case wrongCode(via: SecondFactorMethod)
     case badSignature
+    /// A passkey assertion was refused (a bad signature, another origin, no user verification, …).
+    case wrongPasskey
+    /// A device-bound passkey's signature counter did not increase: possibly a cloned authenticator.
+    case passkeyCounterNotIncreasing
+    case renamed
+    case removed
     case created
     case disabled
     case enrollStarted
@@ -45,6 +51,10 @@ enum AuditOutcome: Sendable, Equatable {
         case .approved(let method): "approved-\(method.rawValue)"
         case .wrongCode(let method): "wrong-\(method.rawValue)"
         case .badSignature: "bad-signature"
+        case .wrongPasskey: "wrong-passkey"
+        case .passkeyCounterNotIncreasing: "passkey-counter-not-increasing"
+        case .renamed: "renamed"
+        case .removed: "removed"
         case .created: "created"
         case .disabled: "disabled"
         case .enrollStarted: "enroll-started"
@@ -66,4 +76,5 @@ enum SecondFactorMethod: String, Sendable {
     case totp
     case recoveryCode = "recovery-code"
     case authCode = "auth-code"
+    case passkey
 }

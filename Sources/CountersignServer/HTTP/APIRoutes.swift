@@ -30,6 +30,11 @@ enum APIRoutes {
         "/v1/authenticator/answers": ["POST"],
         "/v1/authenticator/push": ["PUT"], "/v1/authenticator/logs": ["POST"], "/v1/authenticator/auth-codes": ["POST"],
         "/v1/authenticator/auth-codes/approve": ["POST"], "/v1/authenticator/auth-codes/deny": ["POST"],
+        "/v1/me/passkeys": ["GET", "POST"], "/v1/me/passkeys/options": ["POST"],
+        "/v1/me/passkeys/{id}": ["PATCH", "DELETE"],
+        "/v1/sessions/passkey/options": ["POST"], "/v1/sessions/passkey": ["POST"],
+        "/v1/sessions/current/reauth/passkey/options": ["POST"], "/v1/sessions/current/reauth/passkey": ["POST"],
+        "/v1/mfa/transactions/{id}/passkey/options": ["POST"], "/v1/mfa/transactions/{id}/passkey": ["POST"],
     ]
 
     /// The methods of the documented path that `path` is: itself, or a template whose `{…}` segments

@@ -42,6 +42,8 @@ struct ProblemMiddleware: RouterMiddleware {
             throw Problem(e)
         } catch let e as MFAError {
             throw Problem(e)
+        } catch let e as PasskeyError {
+            throw Problem(e)
         } catch let e as RelayError {
             throw Problem(e)
         } catch is ConnectionPoolTimeoutError {

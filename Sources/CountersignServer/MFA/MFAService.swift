@@ -10,6 +10,8 @@ import Logging
 /// compare-and-set. Clock and randomness are injected; nothing here knows about HTTP.
 public final class MFAService: Sendable {
     let store: any MFAStore
+    /// Whether an account has passkeys, to offer one as the second factor.
+    let passkeys: any PasskeyStore
     let accounts: AccountService
     let devices: DeviceService
     let clock: any WallClock
@@ -38,6 +40,7 @@ public final class MFAService: Sendable {
 
     init(
         store: any MFAStore,
+        passkeys: any PasskeyStore,
         accounts: AccountService,
         devices: DeviceService,
         clock: any WallClock,
@@ -45,6 +48,7 @@ public final class MFAService: Sendable {
         publish: @escaping @Sendable (PushSignal) -> Void
     ) async throws {
         self.store = store
+        self.passkeys = passkeys
         self.accounts = accounts
         self.devices = devices
         self.clock = clock
@@ -66,6 +70,7 @@ public final class MFAService: Sendable {
     /// benchmarks' fixtures): challenges are stored but signal no one.
     public convenience init(
         store: any MFAStore,
+        passkeys: any PasskeyStore,
         accounts: AccountService,
         devices: DeviceService,
         clock: any WallClock,
@@ -73,6 +78,7 @@ public final class MFAService: Sendable {
     ) async throws {
         try await self.init(
             store: store,
+            passkeys: passkeys,
             accounts: accounts,
             devices: devices,
             clock: clock,
@@ -268,11 +274,15 @@ public final class MFAService: Sendable {
         var context: ClientContextClaim
         var methods: [String]
         var viaPush = false
+        /// Completed by a passkey (audited as such when collected). Nil on rows written before it was kept.
+        var viaPasskey: Bool?
         /// A re-authentication's: the token hash of the account session that asked (nil: a sign-in).
         var reauthSession: String?
         /// Which password the sign-in was begun with (`AccountService.passwordTag`): a change of password
         /// before the session is collected voids it. Nil on rows written before it was kept.
         var passwordTag: String?
+
+        var method: SecondFactorMethod { viaPasskey == true ? .passkey : viaPush ? .push : .code }
     }
 
     /// Asked by the sign-in and re-authentication routes after a correct password: the transaction of
@@ -321,6 +331,7 @@ public final class MFAService: Sendable {
         )
         var methods = pushTargets.isEmpty ? [] : ["push"]
         methods.append("totp")
+        if try await !passkeys.passkeys(accountID: account.id).isEmpty { methods.append("passkey") }
         if recovery > 0 { methods.append("recoveryCode") }
         let context = ClientContextClaim(
             address: origin.address,
@@ -453,6 +464,40 @@ public final class MFAService: Sendable {
         origin: RequestOrigin
     ) async throws -> MFATransactionView {
         let now = clock.now()
+        let recoveryKey = self.recoveryKey
+        return try await submitFactor(
+            id: id,
+            binding: binding,
+            method: kind == .totp ? .totp : .recoveryCode,
+            origin: origin
+        ) { accountID in
+            switch kind {
+            case .totp: return try await self.checkPasscode(accountID: accountID, code: code, now: now)
+            case .recovery:
+                guard let hash = RecoveryCodes.hash(typed: code, key: recoveryKey) else { return false }
+                return try await self.store.spendRecoveryCode(accountID: accountID, hash: hash)
+            }
+        }
+    }
+
+    /// The account whose sign-in `id` is, if `binding` is its binding secret and it is still open.
+    func openTransactionAccount(id: String, binding: String?) async throws -> String {
+        let (s, _) = try await load(id: id, binding: binding)
+        let status = s.tx.status(at: clock.now())
+        guard !status.isTerminal else { throw MFAError.notCompleted(status.rawValue) }
+        return s.tx.accountID
+    }
+
+    /// A second factor checked by `check` (given the account): a passcode, a recovery code, a passkey's
+    /// assertion. Wrong ones count like wrong codes, on the transaction and under the lockout rule.
+    func submitFactor(
+        id: String,
+        binding: String?,
+        method: SecondFactorMethod,
+        origin: RequestOrigin,
+        check: (String) async throws -> Bool
+    ) async throws -> MFATransactionView {
+        let now = clock.now()
         // Checked once, before the compare-and-set: checking spends the code (or the TOTP step), so a
         // retry after a concurrent write must not check it again and find it spent.
         // Each check is counted under the account's lockout rule, across transactions and
@@ -462,28 +507,20 @@ public final class MFAService: Sendable {
         var exhausted = false
         if !before.tx.status(at: now).isTerminal {
             let accountID = before.tx.accountID
-            let recoveryKey = self.recoveryKey
-            switch try await accounts.checkSecondFactor(
-                accountID: accountID,
-                {
-                    switch kind {
-                    case .totp: return try await self.checkPasscode(accountID: accountID, code: code, now: now)
-                    case .recovery:
-                        guard let hash = RecoveryCodes.hash(typed: code, key: recoveryKey) else { return false }
-                        return try await self.store.spendRecoveryCode(accountID: accountID, hash: hash)
-                    }
-                }
-            ) {
+            switch try await accounts.checkSecondFactor(accountID: accountID, { try await check(accountID) }) {
             case .valid: valid = true
             case .wrong(.counted): break
             case .wrong: exhausted = true  // the account is delayed or locked now: no further checks
             }
         }
         let (s, outcome) = try await transition(id: id, binding: binding) { s in
-            if valid { s.viaPush = false }
+            if valid {
+                s.viaPush = false
+                s.viaPasskey = method == .passkey
+            }
             return s.tx.code(valid: valid, exhausted: exhausted, now: now)
         }
-        try await settle(s, outcome, origin: origin, method: kind == .totp ? .totp : .recoveryCode)
+        try await settle(s, outcome, origin: origin, method: method)
         return view(s, now: now)
     }
 
@@ -580,7 +617,7 @@ public final class MFAService: Sendable {
             try await accounts.finishReauthentication(
                 tokenHash: session,
                 accountID: s.tx.accountID,
-                method: s.viaPush ? .push : .code,
+                method: s.method,
                 passwordTag: s.passwordTag,
                 origin: origin
             )
@@ -589,7 +626,7 @@ public final class MFAService: Sendable {
         return .session(
             try await accounts.finishSecondFactor(
                 accountID: s.tx.accountID,
-                method: s.viaPush ? .push : .code,
+                method: s.method,
                 passwordTag: s.passwordTag,
                 origin: origin
             )

@@ -1,3 +1,4 @@
+import CountersignCrypto
 import Foundation
 
 /// One sign-in waiting for its second factor (docs/PROTOCOL.md §3). A value type: the store keeps it and
@@ -94,7 +95,9 @@ struct MFATransaction: Codable, Equatable, Sendable {
     ) -> Outcome {
         if let r = open(now) { return .refused(r) }
         guard let matching, status == .pushConfirmationRequired else { return .refused(.pushNotOffered) }
-        guard let expected = challenges[device], Self.equal(expected, nonce) else { return .refused(.notThisChallenge) }
+        guard let expected = challenges[device], ConstantTime.equal(expected, nonce) else {
+            return .refused(.notThisChallenge)
+        }
         if !approve {
             return fail(report ? .reported : .denied)
         }
@@ -127,9 +130,5 @@ struct MFATransaction: Codable, Equatable, Sendable {
         status = .failed
         failure = why
         return .failed(why)
-    }
-
-    private static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        a.count == b.count && zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

@@ -22,4 +22,10 @@ enum PasskeyError: Error, Equatable, Sendable {
     case invalidName
     /// The signature counter did not increase on a device-bound credential: possibly a clone.
     case counterNotIncreasing(stored: UInt32, received: UInt32)
+    /// Another assertion by the same passkey was recorded while this one was checked.
+    case concurrentUse
+    /// The account has no passkey to ask for.
+    case noPasskeys
+    /// No such passkey on this account (rename, remove).
+    case notFound
 }

@@ -43,7 +43,7 @@ enum PasskeyRules {
             throw .clientData("type is \(client.type), not \(type)")
         }
         let expected = Array(Base64URL(ceremony.challenge).text.utf8)
-        guard constantTimeEqual(Array(client.challenge.utf8), expected) else {
+        guard ConstantTime.equal(Array(client.challenge.utf8), expected) else {
             throw .clientData("the challenge is not this ceremony's")
         }
         guard rp.accepts(origin: client.origin) else { throw .clientData("origin \(client.origin) is not accepted") }
@@ -52,7 +52,7 @@ enum PasskeyRules {
     }
 
     static func checkFlags(_ data: AuthenticatorData, rp: RelyingParty) throws(PasskeyError) {
-        guard constantTimeEqual(data.rpIDHash, rp.idHash) else {
+        guard ConstantTime.equal(data.rpIDHash, rp.idHash) else {
             throw .authenticator("the credential is for another RP ID than \(rp.id)")
         }
         guard data.flags.contains(.userPresent) else { throw .authenticator("user presence is not set") }
@@ -71,9 +71,7 @@ enum PasskeyRules {
         existingCount: Int,
         rp: RelyingParty,
         now: Date
-    ) throws(PasskeyError) -> (
-        credentialID: [UInt8], publicKey: [UInt8], aaguid: [UInt8], flags: AuthenticatorData.Flags, signCount: UInt32
-    ) {
+    ) throws(PasskeyError) -> NewPasskey {
         guard ceremony.accountID == accountID,
             ceremony.admits(kind: .registration, accountID: accountID, boundTo: boundTo, now: now)
         else { throw .ceremonyNotFound }
@@ -95,7 +93,41 @@ enum PasskeyRules {
             throw .data(.malformed("the credential ID in the authenticator data is not the response's rawId"))
         }
         guard existingCount < maxPerAccount else { throw .tooManyPasskeys }
-        return (credential.credentialID, credential.publicKey.encoded, credential.aaguid, data.flags, data.signCount)
+        return NewPasskey(
+            credentialID: credential.credentialID,
+            publicKey: credential.publicKey.encoded,
+            aaguid: credential.aaguid,
+            flags: data.flags,
+            signCount: data.signCount,
+            transports: r.transports
+        )
+    }
+
+    /// What a verified registration adds: the credential, and how the store will keep it.
+    struct NewPasskey: Equatable {
+        var credentialID: [UInt8]
+        var publicKey: [UInt8]
+        var aaguid: [UInt8]
+        var flags: AuthenticatorData.Flags
+        var signCount: UInt32
+        var transports: [String]
+
+        func stored(id: String, accountID: String, name: String, at now: Date) -> StoredPasskey {
+            StoredPasskey(
+                id: id,
+                accountID: accountID,
+                credentialID: credentialID,
+                publicKey: publicKey,
+                signCount: signCount,
+                backupEligible: flags.contains(.backupEligible),
+                backedUp: flags.contains(.backedUp),
+                aaguid: aaguid,
+                transports: transports,
+                name: name,
+                createdAt: now,
+                lastUsedAt: nil
+            )
+        }
     }
 
     /// Checks an assertion by `stored` (found by the response's credential ID) for `ceremony`, which must
@@ -115,10 +147,10 @@ enum PasskeyRules {
         guard ceremony.admits(kind: kind, accountID: stored.accountID, boundTo: boundTo, now: now) else {
             throw .ceremonyNotFound
         }
-        guard constantTimeEqual(a.rawID, stored.credentialID) else { throw .unknownCredential }
+        guard ConstantTime.equal(a.rawID, stored.credentialID) else { throw .unknownCredential }
         switch a.userHandle {
         case nil where ceremony.accountID == nil: throw .unknownCredential
-        case let handle? where !constantTimeEqual(handle, userHandle): throw .unknownCredential
+        case let handle? where !ConstantTime.equal(handle, userHandle): throw .unknownCredential
         default: break
         }
         let client = try checkClientData(a.clientDataJSON, type: "webauthn.get", ceremony: ceremony, rp: rp)
@@ -141,12 +173,5 @@ enum PasskeyRules {
             backedUp: data.flags.contains(.backedUp),
             userVerified: data.flags.contains(.userVerified)
         )
-    }
-
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var d: UInt8 = 0
-        for i in a.indices { d |= a[i] ^ b[i] }
-        return d == 0
     }
 }

@@ -14,6 +14,12 @@ public final class PasskeyService: Sendable {
     /// ES256, then RS256 (SPEC §13.2: no EdDSA).
     static let algorithms = [Int(COSEAlgorithm.es256), Int(COSEAlgorithm.rs256)]
     static let maxNameLength = 64
+    /// WebAuthn's bound on a credential ID.
+    static let maxCredentialIDLength = 1023
+    /// Open ceremonies in all: anonymous sign-ins start them, so their rows are capped.
+    static let maxOpenCeremonies = 10_000
+    /// Discoverable sign-ins started per address (IPv6 per /64).
+    let starts = AddressThrottle(.init(capacity: 30, window: 60))
 
     init(
         store: any PasskeyStore,
@@ -44,11 +50,15 @@ public final class PasskeyService: Sendable {
             now: clock.now(),
             random: random
         )
-        try await store.createCeremony(
-            id: ceremony.id,
-            state: try JSONEncoder().encode(ceremony),
-            expiresAt: ceremony.expiresAt
-        )
+        guard
+            try await store.createCeremony(
+                id: ceremony.id,
+                state: try JSONEncoder().encode(ceremony),
+                expiresAt: ceremony.expiresAt,
+                maxOpen: Self.maxOpenCeremonies,
+                now: clock.now()
+            )
+        else { throw RequestError.serverBusy }
         return PasskeyRegistrationStart(
             ceremonyId: ceremony.id,
             publicKey: PasskeyCreationOptions(
@@ -71,7 +81,8 @@ public final class PasskeyService: Sendable {
     /// passkey under the name given.
     public func finishRegistration(
         _ auth: Authenticated,
-        _ finish: PasskeyRegistrationFinish
+        _ finish: PasskeyRegistrationFinish,
+        origin: RequestOrigin
     ) async throws
         -> PasskeySummary
     {
@@ -100,22 +111,11 @@ public final class PasskeyService: Sendable {
             rp: rp,
             now: now
         )
-        let passkey = StoredPasskey(
-            id: Base64URL(random.bytes(16)).text,
-            accountID: auth.account.id,
-            credentialID: v.credentialID,
-            publicKey: v.publicKey,
-            signCount: v.signCount,
-            backupEligible: v.flags.contains(.backupEligible),
-            backedUp: v.flags.contains(.backedUp),
-            aaguid: v.aaguid,
-            transports: c.response.transports ?? [],
-            name: name,
-            createdAt: now,
-            lastUsedAt: nil
-        )
+        let passkey = v.stored(id: Base64URL(random.bytes(16)).text, accountID: auth.account.id, name: name, at: now)
         switch try await store.addPasskey(passkey, max: PasskeyRules.maxPerAccount) {
-        case .added: return Self.summary(passkey)
+        case .added:
+            try await accounts.audit(auth.account.id, .passkey, .created, origin)
+            return Self.summary(passkey)
         case .credentialTaken: throw PasskeyError.credentialTaken
         case .tooMany: throw PasskeyError.tooManyPasskeys
         case .accountNotFound: throw PasskeyError.ceremonyNotFound

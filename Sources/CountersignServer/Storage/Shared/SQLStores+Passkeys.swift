@@ -22,14 +22,33 @@ extension SQLStores {
             .decode(column: "account_id", as: String.self)
     }
 
-    package func createCeremony(id: String, state: Data, expiresAt: Date) async throws {
-        try await sql.raw(
-            """
-            INSERT INTO passkey_ceremonies (id, state, expires_at)
-            VALUES (\(bind: id), \(bind: String(decoding: state, as: UTF8.self)), \(bind: expiresAt.ms))
-            """
-        ).run()
+    /// Counted and inserted in one write transaction: SQLite has one writer; on PostgreSQL a transaction
+    /// lock serialises ceremony creation (not taking), so concurrent starts cannot pass the cap together.
+    package func createCeremony(
+        id: String,
+        state: Data,
+        expiresAt: Date,
+        maxOpen: Int,
+        now: Date
+    ) async throws
+        -> Bool
+    {
+        let postgres = isPostgres
+        return try await database.writeTransaction { sql in
+            if postgres { try await sql.raw("SELECT pg_advisory_xact_lock(\(bind: Self.ceremonyLock))").run() }
+            return try await !sql.raw(
+                """
+                INSERT INTO passkey_ceremonies (id, state, expires_at)
+                SELECT \(bind: id), \(bind: String(decoding: state, as: UTF8.self)), \(bind: expiresAt.ms)
+                WHERE (SELECT COUNT(*) FROM passkey_ceremonies WHERE expires_at > \(bind: now.ms)) < \(bind: Int64(maxOpen))
+                RETURNING id
+                """
+            ).all().isEmpty
+        }
     }
+
+    /// The advisory lock key of ceremony creation ("pkcr").
+    static var ceremonyLock: Int64 { 0x706B_6372 }
 
     package func takeCeremony(id: String, now: Date) async throws -> Data? {
         guard

@@ -1,0 +1,404 @@
+import CountersignAPI
+import CountersignCrypto
+import CountersignTestSupport
+import Foundation
+import Testing
+
+@testable import CountersignServer
+
+/// Passkeys over HTTP, on both backends: registration, a discoverable sign-in, the second factor of a
+/// password sign-in, re-authentication, renaming and removing; and every refusal counted and audited
+/// as a wrong password is.
+@Suite struct PasskeyAPITests {
+    static let origin = "http://localhost:8080"
+
+    /// Registers a new passkey for the account of `token`; returns it and its summary.
+    static func addPasskey(
+        _ api: API,
+        _ token: String,
+        name: String = "Laptop",
+        backupEligible: Bool = false
+    ) async throws -> (SoftAuthenticator, [String: Any]) {
+        let options = try await api.call(.post, "/v1/me/passkeys/options", token: token)
+        #expect(options.status == 201, "\(options.status) \(options.json)")
+        let publicKey = try #require(options.json["publicKey"] as? [String: Any])
+        let challenge = try #require((publicKey["challenge"] as? String).flatMap { Base64URL(text: $0) }).bytes
+        let auth = SoftAuthenticator(backupEligible: backupEligible)
+        let r = auth.register(rpID: "localhost", challenge: challenge, origin: origin)
+        let ceremony = try #require(options.json["ceremonyId"] as? String)
+        let added = try await api.call(
+            .post,
+            "/v1/me/passkeys",
+            json: [
+                "ceremonyId": ceremony, "name": name,
+                "credential": [
+                    "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text,
+                    "type": "public-key",
+                    "response": [
+                        "clientDataJSON": Base64URL(r.clientDataJSON).text,
+                        "attestationObject": Base64URL(r.attestationObject).text, "transports": ["internal"],
+                    ] as [String: any Sendable],
+                ] as [String: any Sendable],
+            ],
+            token: token
+        )
+        #expect(added.status == 201, "\(added.status) \(added.json)")
+        return (auth, added.json)
+    }
+
+    /// Starts an assertion at `optionsPath` and answers it at `finishPath` with `auth`, bent by the
+    /// arguments; returns the options and the answer.
+    static func assert(
+        _ api: API,
+        _ auth: inout SoftAuthenticator,
+        options optionsPath: String,
+        finish finishPath: String,
+        token: String? = nil,
+        userHandle: [UInt8]?,
+        flags: UInt8? = nil,
+        origin: String = origin,
+        flipSignature: Bool = false,
+        replay: [String: any Sendable]? = nil
+    ) async throws -> (options: API.Reply, reply: API.Reply, body: [String: any Sendable]) {
+        let options = try await api.call(.post, optionsPath, token: token)
+        guard options.status == 201, let publicKey = options.json["publicKey"] as? [String: Any],
+            let challenge = (publicKey["challenge"] as? String).flatMap({ Base64URL(text: $0) })?.bytes,
+            let ceremony = options.json["ceremonyId"] as? String
+        else { return (options, options, [:]) }
+        var a = auth.assert(rpID: "localhost", challenge: challenge, origin: origin, flags: flags)
+        if flipSignature { a.signature[a.signature.count - 3] ^= 0x01 }
+        var response: [String: any Sendable] = [
+            "clientDataJSON": Base64URL(a.clientDataJSON).text,
+            "authenticatorData": Base64URL(a.authenticatorData).text,
+            "signature": Base64URL(a.signature).text,
+        ]
+        if let userHandle { response["userHandle"] = Base64URL(userHandle).text }
+        let body: [String: any Sendable] =
+            replay ?? [
+                "ceremonyId": ceremony,
+                "credential": [
+                    "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text,
+                    "type": "public-key", "response": response,
+                ] as [String: any Sendable],
+            ]
+        return (options, try await api.call(.post, finishPath, json: body, token: token), body)
+    }
+
+    static func audit(_ api: API, _ token: String) async throws -> [String] {
+        let events = try #require(
+            try await api.call(.get, "/v1/me/audit", token: token).json["events"] as? [[String: Any]]
+        )
+        return events.map { "\($0["kind"] ?? "") \($0["outcome"] ?? "")" }
+    }
+
+    static func handle(_ h: Harness, _ username: String) async throws -> [UInt8] {
+        let account = try #require(try await h.storage.account(username: username))
+        return try await h.storage.userHandle(accountID: account.id, candidate: [])
+    }
+
+    @Test(arguments: Backend.available)
+    func aDiscoverableSignInGivesAFullSessionOnce(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("pkada")
+            let token = try await api.token("pkada")
+            var (auth, summary) = try await Self.addPasskey(api, token)
+            #expect(summary["name"] as? String == "Laptop" && summary["synced"] as? Bool == false)
+            let handle = try await Self.handle(h, "pkada")
+            let (options, signedIn, body) = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: handle
+            )
+            let publicKey = try #require(options.json["publicKey"] as? [String: Any])
+            #expect((publicKey["allowCredentials"] as? [Any])?.isEmpty == true, "discoverable: no list")
+            #expect(
+                publicKey["userVerification"] as? String == "required" && publicKey["rpId"] as? String == "localhost"
+            )
+            #expect(signedIn.status == 201, "\(signedIn.json)")
+            let session = try #require(signedIn.json["token"] as? String)
+            #expect(try await api.call(.get, "/v1/me", token: session).json["username"] as? String == "pkada")
+            // Two factors: the new session may change factors at once.
+            #expect(try await api.call(.post, "/v1/me/passkeys/options", token: session).status == 201)
+            // The same answer again: the ceremony was spent.
+            let replayed = try await api.call(.post, "/v1/sessions/passkey", json: body)
+            #expect(replayed.status == 409 && replayed.code == "passkey-ceremony-invalid")
+            let list = try #require(
+                try await api.call(.get, "/v1/me/passkeys", token: session).json["passkeys"] as? [[String: Any]]
+            )
+            #expect(list.count == 1 && list[0]["lastUsedAt"] is String)
+            #expect(try await Self.audit(api, session).contains("sign-in success-passkey"))
+            #expect(try await Self.audit(api, session).contains("passkey created"))
+        }
+        await h.storage.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func refusedAssertionsSayWhyAndCountTowardTheLock(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("pkbob")
+            let token = try await api.token("pkbob")
+            var (auth, _) = try await Self.addPasskey(api, token)
+            let handle = try await Self.handle(h, "pkbob")
+            func signIn(
+                _ a: inout SoftAuthenticator,
+                userHandle: [UInt8]? = handle,
+                flags: UInt8? = nil,
+                origin: String = Self.origin,
+                flip: Bool = false
+            ) async throws -> API.Reply {
+                try await Self.assert(
+                    api,
+                    &a,
+                    options: "/v1/sessions/passkey/options",
+                    finish: "/v1/sessions/passkey",
+                    userHandle: userHandle,
+                    flags: flags,
+                    origin: origin,
+                    flipSignature: flip
+                ).reply
+            }
+            // A stranger's passkey: nothing to count against, and audited under no account.
+            var stranger = SoftAuthenticator()
+            let unknown = try await signIn(&stranger)
+            #expect(unknown.status == 422 && unknown.json["reason"] as? String == "unknown-credential")
+            // No user handle in a discoverable sign-in: refused.
+            let noHandle = try await signIn(&auth, userHandle: nil)
+            #expect(noHandle.status == 422 && noHandle.json["reason"] as? String == "unknown-credential")
+            // User presence without verification: refused.
+            let noUV = try await signIn(&auth, flags: 0x01)
+            #expect(noUV.status == 422 && noUV.json["reason"] as? String == "authenticator", "\(noUV.json)")
+            // The third failure delays the account, as a third wrong password would.
+            let wrongOrigin = try await signIn(&auth, origin: "http://evil.example")
+            #expect(wrongOrigin.status == 429 && wrongOrigin.code == "sign-in-delayed", "\(wrongOrigin.json)")
+            // While delayed, even a good assertion gets nothing.
+            let good = try await signIn(&auth)
+            #expect(good.status == 429 && good.code == "sign-in-delayed")
+            h.clock.advance(31 * 60)
+            let flipped = try await signIn(&auth, flip: true)
+            #expect(flipped.status == 429, "the 4th failure delays again: \(flipped.json)")
+            h.clock.advance(31 * 60)
+            let locked = try await signIn(&auth, flip: true)
+            #expect(locked.status == 423 && locked.code == "account-locked", "\(locked.json)")
+            #expect(try await signIn(&auth).status == 423, "a lock ends passkey sign-ins too")
+            // The lock ended every session, the one that added the passkey included.
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 401)
+            let account = try #require(try await h.storage.account(username: "pkbob"))
+            let events = try await h.storage.auditEvents(accountID: account.id, before: nil, limit: 50)
+            #expect(events.filter { $0.kind == "sign-in" && $0.outcome == "wrong-passkey" }.count == 5)
+            let anonymous = try await h.storage.auditEvents(accountID: "", before: nil, limit: 50)
+            #expect(anonymous.contains { $0.kind == "sign-in" && $0.outcome == "wrong-passkey" })
+        }
+        await h.storage.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func aCopiedDeviceBoundPasskeyIsReportedAndAudited(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("pkclone")
+            let token = try await api.token("pkclone")
+            var (auth, _) = try await Self.addPasskey(api, token)
+            let handle = try await Self.handle(h, "pkclone")
+            var copy = auth
+            let first = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: handle
+            )
+            #expect(first.reply.status == 201)
+            // The copy signs with the same counter value the original just used.
+            let cloned = try await Self.assert(
+                api,
+                &copy,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: handle
+            )
+            #expect(cloned.reply.status == 422 && cloned.reply.json["reason"] as? String == "counter")
+            let session = try #require(first.reply.json["token"] as? String)
+            let audit = try await Self.audit(api, session)
+            #expect(audit.contains("sign-in passkey-counter-not-increasing") && audit.contains("sign-in wrong-passkey"))
+            // A synced passkey (backup eligible) keeps a zero counter: no clone report.
+            var synced = try await Self.addPasskey(api, session, name: "Synced", backupEligible: true).0
+            for _ in 0..<2 {
+                let r = try await Self.assert(
+                    api,
+                    &synced,
+                    options: "/v1/sessions/passkey/options",
+                    finish: "/v1/sessions/passkey",
+                    userHandle: handle
+                )
+                #expect(r.reply.status == 201, "\(r.reply.json)")
+            }
+        }
+        await h.storage.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func aPasskeyReauthenticatesInPlaceOfThePassword(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("pkre")
+            try await api.register("pkother")
+            let token = try await api.token("pkre")
+            let other = try await api.token("pkother")
+            var (auth, summary) = try await Self.addPasskey(api, token)
+            var (otherAuth, _) = try await Self.addPasskey(api, other)
+            let reauth = (
+                options: "/v1/sessions/current/reauth/passkey/options", finish: "/v1/sessions/current/reauth/passkey"
+            )
+            h.clock.advance(11 * 60)
+            let stale = try await api.call(.post, "/v1/me/passkeys/options", token: token)
+            #expect(stale.status == 401 && stale.code == "reauthentication-required", "\(stale.json)")
+            // Another account's passkey does not re-authenticate this session.
+            let foreign = try await Self.assert(
+                api,
+                &otherAuth,
+                options: reauth.options,
+                finish: reauth.finish,
+                token: token,
+                userHandle: nil
+            )
+            #expect(foreign.reply.status == 422 && foreign.reply.json["reason"] as? String == "unknown-credential")
+            // Nor does this session's ceremony answered from another session of the same account.
+            let second = try await api.token("pkre")
+            h.clock.advance(11 * 60)
+            let options = try await api.call(.post, reauth.options, token: token)
+            let mine = try #require(options.json["ceremonyId"] as? String)
+            let allow = try #require(
+                (options.json["publicKey"] as? [String: Any])?["allowCredentials"] as? [[String: Any]]
+            )
+            #expect(allow.map { $0["id"] as? String } == [Base64URL(auth.credentialID).text])
+            let challenge = try #require(
+                ((options.json["publicKey"] as? [String: Any])?["challenge"] as? String).flatMap { Base64URL(text: $0) }
+            ).bytes
+            let a = auth.assert(rpID: "localhost", challenge: challenge, origin: Self.origin)
+            let body: [String: any Sendable] = [
+                "ceremonyId": mine,
+                "credential": [
+                    "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text,
+                    "type": "public-key",
+                    "response": [
+                        "clientDataJSON": Base64URL(a.clientDataJSON).text,
+                        "authenticatorData": Base64URL(a.authenticatorData).text,
+                        "signature": Base64URL(a.signature).text,
+                    ] as [String: any Sendable],
+                ] as [String: any Sendable],
+            ]
+            let crossed = try await api.call(.post, reauth.finish, json: body, token: second)
+            #expect(crossed.status == 409 && crossed.code == "passkey-ceremony-invalid")
+            let good = try await Self.assert(
+                api,
+                &auth,
+                options: reauth.options,
+                finish: reauth.finish,
+                token: token,
+                userHandle: nil
+            )
+            #expect(good.reply.status == 204, "\(good.reply.json)")
+            #expect(try await api.call(.post, "/v1/me/passkeys/options", token: token).status == 201)
+            #expect(try await Self.audit(api, token).contains("reauth success-passkey"))
+            // An account without passkeys is told so.
+            try await api.register("pknone")
+            let none = try await api.call(.post, reauth.options, token: try await api.token("pknone"))
+            #expect(none.status == 409 && none.code == "no-passkeys")
+            // Rename, then remove (recent authentication first), then it signs nothing in.
+            let id = try #require(summary["id"] as? String)
+            let renamed = try await api.call(
+                .patch,
+                "/v1/me/passkeys/\(id)",
+                json: ["name": " Work key "],
+                token: token
+            )
+            #expect(renamed.status == 200 && renamed.json["name"] as? String == "Work key")
+            #expect(
+                try await api.call(.patch, "/v1/me/passkeys/\(id)", json: ["name": ""], token: token).code
+                    == "invalid-field"
+            )
+            #expect(
+                try await api.call(.patch, "/v1/me/passkeys/\(id)", json: ["name": "x"], token: other).status == 404
+            )
+            let otherNow = try await api.token("pkother")
+            #expect(try await api.call(.delete, "/v1/me/passkeys/\(id)", token: otherNow).status == 404)
+            h.clock.advance(11 * 60)
+            let notYet = try await api.call(.delete, "/v1/me/passkeys/\(id)", token: token)
+            #expect(notYet.status == 401 && notYet.code == "reauthentication-required")
+            let again = try await Self.assert(
+                api,
+                &auth,
+                options: reauth.options,
+                finish: reauth.finish,
+                token: token,
+                userHandle: nil
+            )
+            #expect(again.reply.status == 204)
+            #expect(try await api.call(.delete, "/v1/me/passkeys/\(id)", token: token).status == 204)
+            #expect(try await api.call(.get, "/v1/me/passkeys", token: token).json["passkeys"] as? [Any] != nil)
+            #expect(
+                (try await api.call(.get, "/v1/me/passkeys", token: token).json["passkeys"] as? [Any])?.isEmpty == true
+            )
+            let audit = try await Self.audit(api, token)
+            #expect(audit.contains("passkey renamed") && audit.contains("passkey removed"))
+            _ = summary
+        }
+        await h.storage.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func aPasskeyIsASecondFactorAfterThePassword(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let (session, _) = try await MFACodeOnlyTests.paired(api, "pkmfa")
+            var (auth, _) = try await Self.addPasskey(api, session)
+            let begun = try await api.call(
+                .post,
+                "/v1/sessions",
+                json: ["username": "pkmfa", "password": "correct horse", "secondFactor": "code"]
+            )
+            #expect(begun.status == 202)
+            let tx = try #require(begun.json["transaction"] as? [String: Any])
+            #expect((tx["methods"] as? [String])?.contains("passkey") == true, "\(tx)")
+            let id = try #require(tx["id"] as? String)
+            let binding = try #require(begun.json["binding"] as? String)
+            let paths = (
+                options: "/v1/mfa/transactions/\(id)/passkey/options", finish: "/v1/mfa/transactions/\(id)/passkey"
+            )
+            // Without the binding secret: nothing.
+            #expect(try await api.call(.post, paths.options).status == 401)
+            // A wrong answer costs one attempt.
+            let wrong = try await Self.assert(
+                api,
+                &auth,
+                options: paths.options,
+                finish: paths.finish,
+                token: binding,
+                userHandle: nil,
+                flipSignature: true
+            )
+            #expect(wrong.reply.status == 200 && wrong.reply.json["attemptsLeft"] as? Int == 4, "\(wrong.reply.json)")
+            let good = try await Self.assert(
+                api,
+                &auth,
+                options: paths.options,
+                finish: paths.finish,
+                token: binding,
+                userHandle: nil
+            )
+            #expect(good.reply.json["status"] as? String == "COMPLETED", "\(good.reply.json)")
+            let collected = try await api.call(.post, "/v1/mfa/transactions/\(id)/session", token: binding)
+            #expect(collected.status == 201)
+            let token = try #require(collected.json["token"] as? String)
+            let audit = try await Self.audit(api, token)
+            #expect(audit.contains("sign-in success-passkey") && audit.contains("mfa wrong-passkey"), "\(audit)")
+            // A finished transaction starts no further ceremony.
+            #expect(try await api.call(.post, paths.options, token: binding).status == 409)
+        }
+        await h.storage.close()
+    }
+}
