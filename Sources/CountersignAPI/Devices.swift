@@ -221,3 +221,22 @@ public struct DeviceKeyRef: Codable, Equatable, Hashable, Sendable {
         self.encryptionKeyId = encryptionKeyId
     }
 }
+
+/// The token with which a browser whose key gate locked it out revokes its own device (docs/SPEC.md
+/// §14.5): 32 random bytes; the server keeps only their SHA-256.
+public struct DeviceRevocationToken: Codable, Equatable, Sendable {
+    public var token: Base64URL
+    public init(token: Base64URL) { self.token = token }
+}
+
+/// Something the browser's key gate did, for the audit log (docs/SPEC.md §14).
+public struct KeyGateEvent: Codable, Equatable, Sendable {
+    /// `enabled`, `disabled`, `unlocked`, `unlock-failed` or `wiped`.
+    public var event: String
+    /// `prf` (a passkey) or `password`.
+    public var method: String
+    public init(event: String, method: String) {
+        self.event = event
+        self.method = method
+    }
+}

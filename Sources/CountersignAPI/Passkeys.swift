@@ -41,6 +41,8 @@ public struct PasskeyCreationOptions: Codable, Equatable, Sendable {
     }
     public struct Extensions: Codable, Equatable, Sendable {
         public var credProps: Bool?
+        /// The PRF extension, evaluated at the passkey's salt where the authenticator can at creation.
+        public var prf: PasskeyPRFInputs?
     }
 
     public var rp: RelyingParty
@@ -60,7 +62,8 @@ public struct PasskeyCreationOptions: Codable, Equatable, Sendable {
         challenge: Base64URL,
         algorithms: [Int],
         timeoutMs: Int,
-        exclude: [PasskeyCredentialDescriptor]
+        exclude: [PasskeyCredentialDescriptor],
+        prfSalt: Base64URL? = nil
     ) {
         rp = RelyingParty(id: rpID, name: rpName)
         self.user = user
@@ -74,7 +77,7 @@ public struct PasskeyCreationOptions: Codable, Equatable, Sendable {
             userVerification: "required"
         )
         attestation = "none"
-        extensions = Extensions(credProps: true)
+        extensions = Extensions(credProps: true, prf: prfSalt.map { PasskeyPRFInputs(eval: .init(first: $0)) })
     }
 }
 
@@ -136,6 +139,8 @@ public struct PasskeySummary: Codable, Equatable, Sendable {
     public var synced: Bool
     public var backedUp: Bool
     public var aaguid: String
+    /// The salt the browser's key gate evaluates this passkey's PRF at (docs/SPEC.md §14).
+    public var prfSalt: Base64URL
     public init(
         id: String,
         name: String,
@@ -143,7 +148,8 @@ public struct PasskeySummary: Codable, Equatable, Sendable {
         lastUsedAt: Date?,
         synced: Bool,
         backedUp: Bool,
-        aaguid: String
+        aaguid: String,
+        prfSalt: Base64URL
     ) {
         self.id = id
         self.name = name
@@ -152,6 +158,7 @@ public struct PasskeySummary: Codable, Equatable, Sendable {
         self.synced = synced
         self.backedUp = backedUp
         self.aaguid = aaguid
+        self.prfSalt = prfSalt
     }
 }
 
@@ -234,4 +241,14 @@ public struct PasskeyRename: Codable, Equatable, Sendable {
 public struct PasskeyList: Codable, Equatable, Sendable {
     public var passkeys: [PasskeySummary]
     public init(passkeys: [PasskeySummary]) { self.passkeys = passkeys }
+}
+
+/// The PRF extension's inputs (`AuthenticationExtensionsPRFInputs`): one salt, `first`.
+public struct PasskeyPRFInputs: Codable, Equatable, Sendable {
+    public struct Values: Codable, Equatable, Sendable {
+        public var first: Base64URL
+        public init(first: Base64URL) { self.first = first }
+    }
+    public var eval: Values
+    public init(eval: Values) { self.eval = eval }
 }

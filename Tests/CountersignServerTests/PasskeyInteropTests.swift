@@ -58,7 +58,7 @@ import Testing
             rp: rp,
             now: now
         ) {
-            swift = v.stored(id: "p", accountID: "acct", name: "", at: now)
+            swift = v.stored(id: "p", accountID: "acct", name: "", prfSalt: [], at: now)
         }
         var credential = response
         credential["publicKey"] = nil

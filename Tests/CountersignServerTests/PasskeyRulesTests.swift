@@ -53,7 +53,7 @@ import Testing
             rp: rp,
             now: at ?? now
         )
-        return v.stored(id: "pk", accountID: "acct", name: "key", at: now)
+        return v.stored(id: "pk", accountID: "acct", name: "key", prfSalt: [], at: now)
     }
 
     func assertion(

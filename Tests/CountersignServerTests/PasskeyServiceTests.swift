@@ -91,7 +91,12 @@ import Testing
         #expect((publicKey["user"] as? [String: Any])?["id"] as? String == o.user.id.text)
         // A registered passkey is excluded from the next registration.
         let auth = SoftAuthenticator()
-        _ = try await finish(f, a, auth)
+        // The PRF salt the key gate will use is asked for at creation and kept with the passkey.
+        let salt = try #require(o.extensions?.prf?.eval.first)
+        #expect(salt.bytes.count == 32 && salt != b.publicKey.extensions?.prf?.eval.first)
+        let added = try await finish(f, a, auth)
+        let listed = try await f.service.list(f.auth)
+        #expect(added.prfSalt == salt && listed.map(\.prfSalt) == [salt])
         let c = try await f.service.startRegistration(f.auth)
         #expect(c.publicKey.excludeCredentials.map(\.id.bytes) == [auth.credentialID])
         await f.h.storage.close()

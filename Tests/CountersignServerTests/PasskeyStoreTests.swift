@@ -33,7 +33,8 @@ import Testing
             transports: ["hybrid", "internal"],
             name: "Phone",
             createdAt: at,
-            lastUsedAt: nil
+            lastUsedAt: nil,
+            prfSalt: Array(repeating: 7, count: 32)
         )
     }
 
@@ -115,6 +116,24 @@ import Testing
             ),
             "the five expired: room again"
         )
+        await h.storage.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func aPasskeyKeepsItsPRFSaltAndOneWithoutGetsOneOnce(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let a = try await Self.account(h, "prfsalt")
+        var p = Self.passkey("s1", account: a, credential: [1, 2, 3], at: h.clock.now())
+        #expect(try await h.storage.addPasskey(p, max: 10) == .added)
+        #expect(try await h.storage.passkey(credentialID: [1, 2, 3])?.prfSalt == p.prfSalt)
+        // A passkey stored before salts were kept (NULL) gets the first one offered, and keeps it.
+        p = Self.passkey("s2", account: a, credential: [4, 5, 6], at: h.clock.now())
+        p.prfSalt = []
+        #expect(try await h.storage.addPasskey(p, max: 10) == .added)
+        let first = try await h.storage.setPRFSaltIfMissing(id: "s2", salt: Array(repeating: 1, count: 32))
+        let second = try await h.storage.setPRFSaltIfMissing(id: "s2", salt: Array(repeating: 2, count: 32))
+        #expect(first == Array(repeating: 1, count: 32) && second == first)
+        #expect(try await h.storage.setPRFSaltIfMissing(id: "s1", salt: [9]) == Array(repeating: 7, count: 32))
         await h.storage.close()
     }
 

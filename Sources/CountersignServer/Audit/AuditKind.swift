@@ -22,4 +22,5 @@ enum AuditKind: String, Sendable {
     case mfaPush = "mfa-push"
     case authCode = "auth-code"
     case passkey
+    case keyGate = "key-gate"
 }

@@ -24,6 +24,11 @@ enum AuditOutcome: Sendable, Equatable {
     case passkeyCounterNotIncreasing
     case renamed
     case removed
+    /// A device revoked by its own revocation token: its browser's key gate locked it out.
+    case selfRevoked
+    case revocationTokenSet
+    /// A key-gate event the browser reported (`KeyGateEvent`, values checked against closed sets).
+    case gate(event: String, method: String)
     case created
     case disabled
     case enrollStarted
@@ -55,6 +60,9 @@ enum AuditOutcome: Sendable, Equatable {
         case .passkeyCounterNotIncreasing: "passkey-counter-not-increasing"
         case .renamed: "renamed"
         case .removed: "removed"
+        case .selfRevoked: "self-revoked"
+        case .revocationTokenSet: "revocation-token-set"
+        case .gate(let event, let method): "\(event)-\(method)"
         case .created: "created"
         case .disabled: "disabled"
         case .enrollStarted: "enroll-started"

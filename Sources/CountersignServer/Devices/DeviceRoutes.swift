@@ -66,6 +66,32 @@ struct DeviceRoutes {
             )
             return Response(status: .noContent)
         }
+        v1.put("devices/:id/revocation-token") { request, context in
+            let auth = try await account(request)
+            let body = try await APIRoutes.decode(DeviceRevocationToken.self, request, maxBody: maxBody)
+            try await devices.setRevocationToken(
+                auth,
+                deviceID: try context.parameters.require("id"),
+                token: body.token,
+                origin: APIRoutes.origin(request, context)
+            )
+            return Response(status: .noContent)
+        }
+        v1.post("devices/:id/self-revocation") { request, context in
+            let body = try await APIRoutes.decode(DeviceRevocationToken.self, request, maxBody: maxBody)
+            try await devices.revokeByToken(
+                deviceID: try context.parameters.require("id"),
+                token: body.token,
+                origin: APIRoutes.origin(request, context)
+            )
+            return Response(status: .noContent)
+        }
+        v1.post("me/key-gate/events") { request, context in
+            let auth = try await account(request)
+            let body = try await APIRoutes.decode(KeyGateEvent.self, request, maxBody: maxBody)
+            try await devices.recordGateEvent(auth, body, origin: APIRoutes.origin(request, context))
+            return Response(status: .noContent)
+        }
         v1.post("device-sessions/challenges") { request, context in
             let body = try await APIRoutes.decode(DeviceSessionChallengeRequest.self, request, maxBody: maxBody)
             return try json(

@@ -25,6 +25,10 @@ public final class DeviceService: Sendable {
     /// key-history entry that every sender then downloads), so neither may be asked for without bound.
     let registrationChallenges = AddressThrottle(.init(capacity: 20, window: 600))
     let rotations = AddressThrottle(.init(capacity: 10, window: 86_400))
+    /// Revocations by token per address: each is a guess at a 256-bit token, so this only bounds the work.
+    let selfRevocations = AddressThrottle(.init(capacity: 10, window: 600))
+    /// Key-gate events per account: the audit log is not a place to write freely.
+    let gateEventsPerAccount = AddressThrottle(.init(capacity: 120, window: 3600))
 
     public init(
         store: any DeviceStore,

@@ -17,6 +17,11 @@ public protocol DeviceStore: Sendable {
     func rename(deviceID: String, accountID: String, name: String) async throws -> DeviceWrite
     /// Marks the device revoked, retires its keys, ends its sessions and drops its undelivered queue.
     func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite
+    /// Keeps the SHA-256 of the device's revocation token (docs/SPEC.md §14.5), replacing any earlier one,
+    /// if the device is the account's and not revoked.
+    func setRevocationTokenHash(_ hash: [UInt8], deviceID: String, accountID: String) async throws -> DeviceWrite
+    /// The device's account and revocation-token hash, if it is active and has one.
+    func revocationTokenHash(deviceID: String) async throws -> (accountID: String, hash: [UInt8])?
     /// Replaces the device's keys (only if its signing key is still `expectedSigningKeyID`).
     /// `oldKeySignature` (the old key vouching for the new, docs/PROTOCOL.md §1) is kept with the new key,
     /// so that readers can follow the rotation without trusting the server.

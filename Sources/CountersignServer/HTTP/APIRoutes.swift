@@ -35,6 +35,8 @@ enum APIRoutes {
         "/v1/sessions/passkey/options": ["POST"], "/v1/sessions/passkey": ["POST"],
         "/v1/sessions/current/reauth/passkey/options": ["POST"], "/v1/sessions/current/reauth/passkey": ["POST"],
         "/v1/mfa/transactions/{id}/passkey/options": ["POST"], "/v1/mfa/transactions/{id}/passkey": ["POST"],
+        "/v1/devices/{id}/revocation-token": ["PUT"], "/v1/devices/{id}/self-revocation": ["POST"],
+        "/v1/me/key-gate/events": ["POST"],
     ]
 
     /// The methods of the documented path that `path` is: itself, or a template whose `{…}` segments

@@ -22,6 +22,8 @@ struct PasskeyCeremony: Codable, Equatable, Sendable {
     /// The session (its token hash) or second-factor transaction it is bound to, if any.
     let boundTo: String?
     let expiresAt: Date
+    /// A registration's: the PRF salt the new passkey will keep (docs/SPEC.md §14).
+    var prfSalt: [UInt8]? = nil
 
     static func make(
         kind: Kind,

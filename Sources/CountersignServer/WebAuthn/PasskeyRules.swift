@@ -112,7 +112,7 @@ enum PasskeyRules {
         var signCount: UInt32
         var transports: [String]
 
-        func stored(id: String, accountID: String, name: String, at now: Date) -> StoredPasskey {
+        func stored(id: String, accountID: String, name: String, prfSalt: [UInt8], at now: Date) -> StoredPasskey {
             StoredPasskey(
                 id: id,
                 accountID: accountID,
@@ -125,7 +125,8 @@ enum PasskeyRules {
                 transports: transports,
                 name: name,
                 createdAt: now,
-                lastUsedAt: nil
+                lastUsedAt: nil,
+                prfSalt: prfSalt
             )
         }
     }

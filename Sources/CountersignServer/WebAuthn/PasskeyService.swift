@@ -14,6 +14,7 @@ public final class PasskeyService: Sendable {
     /// ES256, then RS256 (SPEC §13.2: no EdDSA).
     static let algorithms = [Int(COSEAlgorithm.es256), Int(COSEAlgorithm.rs256)]
     static let maxNameLength = 64
+    static let prfSaltLength = 32
     /// WebAuthn's bound on a credential ID.
     static let maxCredentialIDLength = 1023
     /// Open ceremonies in all: anonymous sign-ins start them, so their rows are capped.
@@ -43,13 +44,15 @@ public final class PasskeyService: Sendable {
         let handle = try await store.userHandle(accountID: account.id, candidate: random.bytes(16))
         let existing = try await store.passkeys(accountID: account.id)
         guard existing.count < PasskeyRules.maxPerAccount else { throw PasskeyError.tooManyPasskeys }
-        let ceremony = PasskeyCeremony.make(
+        var ceremony = PasskeyCeremony.make(
             kind: .registration,
             accountID: account.id,
             boundTo: auth.session.tokenHash,
             now: clock.now(),
             random: random
         )
+        let prfSalt = random.bytes(Self.prfSaltLength)
+        ceremony.prfSalt = prfSalt
         guard
             try await store.createCeremony(
                 id: ceremony.id,
@@ -72,7 +75,8 @@ public final class PasskeyService: Sendable {
                 challenge: Base64URL(ceremony.challenge),
                 algorithms: Self.algorithms,
                 timeoutMs: Self.timeoutMs,
-                exclude: existing.map { .init(id: Base64URL($0.credentialID), transports: $0.transports) }
+                exclude: existing.map { .init(id: Base64URL($0.credentialID), transports: $0.transports) },
+                prfSalt: Base64URL(prfSalt)
             )
         )
     }
@@ -111,7 +115,13 @@ public final class PasskeyService: Sendable {
             rp: rp,
             now: now
         )
-        let passkey = v.stored(id: Base64URL(random.bytes(16)).text, accountID: auth.account.id, name: name, at: now)
+        let passkey = v.stored(
+            id: Base64URL(random.bytes(16)).text,
+            accountID: auth.account.id,
+            name: name,
+            prfSalt: ceremony.prfSalt ?? random.bytes(Self.prfSaltLength),
+            at: now
+        )
         switch try await store.addPasskey(passkey, max: PasskeyRules.maxPerAccount) {
         case .added:
             try await accounts.audit(auth.account.id, .passkey, .created, origin)
@@ -123,7 +133,14 @@ public final class PasskeyService: Sendable {
     }
 
     public func list(_ auth: Authenticated) async throws -> [PasskeySummary] {
-        try await store.passkeys(accountID: auth.account.id).map(Self.summary)
+        var out: [PasskeySummary] = []
+        for var p in try await store.passkeys(accountID: auth.account.id) {
+            if p.prfSalt.count != Self.prfSaltLength {
+                p.prfSalt = try await store.setPRFSaltIfMissing(id: p.id, salt: random.bytes(Self.prfSaltLength))
+            }
+            out.append(Self.summary(p))
+        }
+        return out
     }
 
     static func summary(_ p: StoredPasskey) -> PasskeySummary {
@@ -134,7 +151,8 @@ public final class PasskeyService: Sendable {
             lastUsedAt: p.lastUsedAt,
             synced: p.backupEligible,
             backedUp: p.backedUp,
-            aaguid: UUID(uuid: uuid(p.aaguid)).uuidString.lowercased()
+            aaguid: UUID(uuid: uuid(p.aaguid)).uuidString.lowercased(),
+            prfSalt: Base64URL(p.prfSalt)
         )
     }
 

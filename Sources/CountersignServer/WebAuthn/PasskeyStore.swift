@@ -16,6 +16,8 @@ public protocol PasskeyStore: Sendable {
 
     func passkeys(accountID: String) async throws -> [StoredPasskey]
     func passkey(credentialID: [UInt8]) async throws -> StoredPasskey?
+    /// Gives a passkey stored without a PRF salt this one; returns the salt it has now.
+    func setPRFSaltIfMissing(id: String, salt: [UInt8]) async throws -> [UInt8]
     /// Inserts unless the credential ID is registered (to any account), the account has `max`, or there is
     /// no such account.
     func addPasskey(_ p: StoredPasskey, max: Int) async throws -> PasskeyAddResult
@@ -61,4 +63,7 @@ public struct StoredPasskey: Equatable, Sendable {
     public var name: String
     public var createdAt: Date
     public var lastUsedAt: Date?
+    /// The salt the key gate evaluates the passkey's PRF at (docs/SPEC.md §14); passkeys registered before
+    /// it was kept get one on first read.
+    public var prfSalt: [UInt8]
 }

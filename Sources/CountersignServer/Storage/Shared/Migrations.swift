@@ -12,6 +12,7 @@ enum Migrations {
             CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(),
             CreateMessageQueue(), CreatePush(), CreateMFA(),
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
+            AddKeyGate(),
         ]
     }
 }
@@ -419,5 +420,22 @@ struct CreatePasskeys: AsyncMigration {
     }
     func revert(on db: any Database) async throws {
         for table in ["webauthn_users", "passkeys", "passkey_ceremonies"] { try await db.schema(table).delete() }
+    }
+}
+
+/// The browser's key gate (docs/SPEC.md §14): each passkey's PRF salt, and the hash of the token with
+/// which a locked-out browser revokes its own device.
+struct AddKeyGate: AsyncMigration {
+    var name: String { "2026-11-26-02-key-gate" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        let bytes: SQLQueryString = sql.dialect.name == "postgresql" ? "BYTEA" : "BLOB"
+        try await sql.raw("ALTER TABLE passkeys ADD COLUMN prf_salt \(bytes)").run()
+        try await sql.raw("ALTER TABLE devices ADD COLUMN revocation_token_hash \(bytes)").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE devices DROP COLUMN revocation_token_hash").run()
+        try await sql.raw("ALTER TABLE passkeys DROP COLUMN prf_salt").run()
     }
 }

@@ -202,6 +202,36 @@ extension SQLStores {
         }
     }
 
+    package func setRevocationTokenHash(
+        _ hash: [UInt8],
+        deviceID: String,
+        accountID: String
+    ) async throws
+        -> DeviceWrite
+    {
+        try await sql.raw(
+            """
+            UPDATE devices SET revocation_token_hash = \(bind: Data(hash))
+            WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) AND revoked_at IS NULL RETURNING id
+            """
+        ).all().isEmpty ? .notFound : .done
+    }
+
+    package func revocationTokenHash(deviceID: String) async throws -> (accountID: String, hash: [UInt8])? {
+        guard
+            let row = try await sql.raw(
+                """
+                SELECT account_id, revocation_token_hash FROM devices
+                WHERE id = \(bind: deviceID) AND revoked_at IS NULL AND revocation_token_hash IS NOT NULL
+                """
+            ).first()
+        else { return nil }
+        return (
+            try row.decode(column: "account_id", as: String.self),
+            Array(try row.decode(column: "revocation_token_hash", as: Data.self))
+        )
+    }
+
     package func rotate(
         deviceID: String,
         expectedSigningKeyID: String,

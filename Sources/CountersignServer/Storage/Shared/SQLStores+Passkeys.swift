@@ -75,13 +75,22 @@ extension SQLStores {
             transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init),
             name: try row.decode(column: "name", as: String.self),
             createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
-            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(Date.init(ms:))
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(Date.init(ms:)),
+            prfSalt: Array(try row.decode(column: "prf_salt", as: Data?.self) ?? Data())
         )
     }
 
     package func passkeys(accountID: String) async throws -> [StoredPasskey] {
         try await sql.raw("SELECT * FROM passkeys WHERE account_id = \(bind: accountID) ORDER BY created_at, id").all()
             .map(Self.passkey)
+    }
+
+    package func setPRFSaltIfMissing(id: String, salt: [UInt8]) async throws -> [UInt8] {
+        try await sql.raw(
+            "UPDATE passkeys SET prf_salt = \(bind: Data(salt)) WHERE id = \(bind: id) AND (prf_salt IS NULL OR length(prf_salt) = 0)"
+        ).run()
+        let row = try await sql.raw("SELECT prf_salt FROM passkeys WHERE id = \(bind: id)").first()
+        return Array(try row?.decode(column: "prf_salt", as: Data?.self) ?? Data())
     }
 
     package func passkey(credentialID: [UInt8]) async throws -> StoredPasskey? {
@@ -107,10 +116,11 @@ extension SQLStores {
             let inserted = try await sql.raw(
                 """
                 INSERT INTO passkeys (id, account_id, credential_id, public_key, sign_count, backup_eligible, backed_up, aaguid,
-                                      transports, name, created_at, last_used_at)
+                                      transports, name, created_at, last_used_at, prf_salt)
                 VALUES (\(bind: p.id), \(bind: p.accountID), \(bind: Data(p.credentialID)), \(bind: Data(p.publicKey)),
                         \(bind: Int64(p.signCount)), \(bind: Int64(p.backupEligible ? 1 : 0)), \(bind: Int64(p.backedUp ? 1 : 0)),
-                        \(bind: Data(p.aaguid)), \(bind: p.transports.joined(separator: ",")), \(bind: p.name), \(bind: p.createdAt.ms), NULL)
+                        \(bind: Data(p.aaguid)), \(bind: p.transports.joined(separator: ",")), \(bind: p.name), \(bind: p.createdAt.ms), NULL,
+                        \(bind: Data(p.prfSalt)))
                 ON CONFLICT (credential_id) DO NOTHING RETURNING id
                 """
             ).all()
