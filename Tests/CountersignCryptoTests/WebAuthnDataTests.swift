@@ -311,4 +311,67 @@ import Testing
             try WebAuthnAssertion.verify(signature: sig, authenticatorData: otherData, clientData: client, key: cose)
         }
     }
+
+    /// Mutated responses from a software authenticator: every parser reads or refuses them without a
+    /// crash, and no mutation of the signed bytes or the signature verifies (seeded, bounded: it runs in
+    /// every test run).
+    @Test func mutatedResponsesAreRefusedAndNeverCrash() throws {
+        var rng = SplitMix(seed: 0x5EED_A55E)
+        var auth = SoftAuthenticator()
+        let challenge = (0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let r = auth.register(rpID: "cs.example", challenge: challenge, origin: "https://cs.example", packed: true)
+        let object = try AttestationObject(decoding: r.attestationObject)
+        let key = object.credential.publicKey
+        let a = auth.assert(rpID: "cs.example", challenge: challenge, origin: "https://cs.example")
+        let original = (a.authenticatorData, a.clientDataJSON, a.signature)
+        #expect(throws: Never.self) {
+            try WebAuthnAssertion.verify(
+                signature: original.2,
+                authenticatorData: try AuthenticatorData(parsing: original.0),
+                clientData: try ClientData(parsing: original.1),
+                key: key
+            )
+        }
+        var verified = 0
+        for _ in 0..<4000 {
+            var parts = [original.0, original.1, original.2]
+            let which = Int.random(in: 0..<3, using: &rng)
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                let i = Int.random(in: 0..<parts[which].count, using: &rng)
+                parts[which][i] ^= UInt8.random(in: 1...255, using: &rng)
+            }
+            if Bool.random(using: &rng) {
+                parts[which] = Array(parts[which].prefix(Int.random(in: 0..<parts[which].count, using: &rng)))
+            }
+            guard let data = try? AuthenticatorData(parsing: parts[0]), let client = try? ClientData(parsing: parts[1])
+            else { continue }
+            if (try? WebAuthnAssertion.verify(
+                signature: parts[2],
+                authenticatorData: data,
+                clientData: client,
+                key: key
+            ))
+                != nil
+            {
+                verified += 1
+            }
+        }
+        #expect(verified == 0, "a mutated assertion verified")
+        // The registration's bytes: mutated attestation objects are read or refused, never a crash; a
+        // packed self attestation over changed bytes never verifies.
+        var attested = 0
+        for _ in 0..<4000 {
+            var bytes = r.attestationObject
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
+            }
+            guard let o = try? AttestationObject(decoding: bytes) else { continue }
+            if (try? o.verify(clientDataHash: Array(SHA256.hash(data: r.clientDataJSON)))) != nil,
+                o.authenticatorData.bytes != object.authenticatorData.bytes
+            {
+                attested += 1
+            }
+        }
+        #expect(attested == 0, "a packed attestation over changed authenticator data verified")
+    }
 }
