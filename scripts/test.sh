@@ -55,8 +55,10 @@ swift format lint --strict --recursive --parallel Sources Tests Benchmarks Packa
 # The backtrace of a crash names only the crashed thread and skips full symbolication, which took over 10
 # minutes here.
 export SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,symbolicate=fast,limit=32
+# Bounded: a crash whose backtrace stalls (one took over 40 minutes on a loaded machine) or a hung test
+# fails the run instead of outliving CI's 90 minutes.
 run_tests() {
-  swift test --skip-build --parallel
+  timeout --kill-after=30 1800 swift test --skip-build --parallel
 }
 
 if [ "$fast" = 1 ]; then
