@@ -130,7 +130,7 @@ def sign_in(p, username, password="correct horse battery"):
     page = p.page
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
 
 
 def fetch(server, path, headers=None):

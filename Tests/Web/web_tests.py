@@ -103,7 +103,7 @@ def test_the_page_preloads_exactly_the_sign_in_paths_modules(server, browser):
 def test_sign_up_sign_out_and_sign_in_with_the_captcha(server, browser):
     p = Page(browser, server)
     page = p.page
-    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
     p.shot("sign-in")
     page.get_by_role("button", name="Sign up").click()
     expect(page.get_by_role("button", name="Create account")).to_be_visible()
@@ -326,13 +326,13 @@ def test_errors_are_the_servers_words_in_an_alert(server, browser):
     assert "password" in alert.inner_text().lower(), alert.inner_text()
     # Two more wrong passwords: the server delays the next sign-in, and the page says until when.
     for _ in range(3):
-        page.get_by_role("button", name="Sign in").click()
+        page.get_by_role("button", name="Sign in", exact=True).click()
         expect(alert).not_to_be_empty(timeout=SLOW)
     expect(alert).to_contain_text(re.compile(r"You can try again at .* \(in \d+ seconds\)"))
     p.shot("sign-in-delayed")
     # Missing fields are named before anything is sent.
     page.get_by_label("Password").fill("")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(alert).to_have_text("Password is required.")
     # A username already taken: the server's words.
     page.get_by_role("button", name="Sign up").click()

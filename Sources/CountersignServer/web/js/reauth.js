@@ -1,9 +1,11 @@
-// Re-authentication (LockWhisper's interval; the server's 401 reauthentication-required): the password,
+// Re-authentication (LockWhisper's interval; the server's 401 reauthentication-required): one of the
+// account's passkeys when it has one (in place of the password and second factor), or the password,
 // with the captcha when the server asks for one, then the account's second factor when it has one
 // (POST /v1/sessions/current/reauth answers 202 with a transaction bound to this session).
 import { ApiError, call, describe } from "./api.js";
 import { withCaptcha } from "./captcha.js";
 import { el, field, replace } from "./dom.js";
+import { passkeyMessage, passkeysAvailable, reauthenticateWithPasskey } from "./passkeys.js";
 import { secondFactor } from "./screens/second-factor.js";
 import { session } from "./session.js";
 
@@ -18,13 +20,16 @@ export function confirmIdentity(container, options) {
     const alert = el("p", { role: "alert", class: "alert" });
     const status = el("p", { role: "status", class: "status" });
     const cancel = onCancel ? el("button", { type: "button", on: { click: onCancel } }, "Cancel") : null;
+    // Shown once the account is known to have a passkey (GET /v1/me/passkeys).
+    const passkey = el("button", { type: "button", class: "passkey", hidden: true }, `${submitLabel} with a passkey`);
+    const promptText = el("p", {}, prompt);
     const form = el(
       "form",
       { class: "confirm" },
       heading ? el("h1", {}, heading) : null,
-      el("p", {}, prompt),
+      promptText,
       password.row,
-      el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, submitLabel), cancel),
+      el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, submitLabel), passkey, cancel),
       status,
       alert,
     );
@@ -52,8 +57,32 @@ export function confirmIdentity(container, options) {
         password.input.focus();
       }
     });
+    passkey.addEventListener("click", async () => {
+      alert.textContent = "";
+      status.textContent = "Waiting for your passkey…";
+      passkey.disabled = true;
+      try {
+        await reauthenticateWithPasskey(session.token);
+        session.authenticated();
+        resolve();
+      } catch (error) {
+        status.textContent = "";
+        alert.textContent = passkeyMessage(error, "Try again, or enter your password.");
+      } finally {
+        passkey.disabled = false;
+      }
+    });
     replace(container, form);
     password.input.focus();
+    if (passkeysAvailable()) {
+      call("GET", "/v1/me/passkeys", { token: session.token })
+        .then(({ body }) => {
+          if (!body?.passkeys?.length || !passkey.hidden) return;
+          passkey.hidden = false;
+          promptText.append(" Or use one of your passkeys.");
+        })
+        .catch(() => {}); // the password still works
+    }
   });
 }
 

@@ -1,7 +1,8 @@
 // The second factor of a sign-in (PingOne's flow): the number to match while the push is pending, or a
-// one-time passcode, or a recovery code. The transaction's binding secret stays in this closure.
+// passkey, a one-time passcode, or a recovery code. The transaction's binding secret stays in this closure.
 import { call, describe } from "../api.js";
 import { el, field, replace } from "../dom.js";
+import { passkeyMessage, passkeySecondFactor, passkeysAvailable } from "../passkeys.js";
 import { session } from "../session.js";
 
 const statusWords = {
@@ -15,7 +16,7 @@ const failureWords = {
   denied: "The sign-in was denied on your authenticator.",
   reported: "The sign-in was reported as not you on your authenticator.",
   "wrong-number": "The wrong number was chosen on your authenticator.",
-  "too-many-codes": "Too many wrong codes.",
+  "too-many-codes": "Too many wrong codes or refused passkeys.",
 };
 
 /** The sign-in's second factor as a screen. */
@@ -38,6 +39,9 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
   const recovery = field("Recovery code", { autocomplete: "off", spellcheck: "false" });
   const codeForm = el("form", {}, code.row, el("button", { type: "submit", class: "primary" }, "Verify"));
   const recoveryForm = el("form", {}, recovery.row, el("button", { type: "submit" }, "Use recovery code"));
+  const passkey = el("button", { type: "button", class: "passkey", hidden: true }, "Use a passkey");
+  // What the user tried last: a refused passkey lowers the attempts left as a wrong code does.
+  let lastTried = "code";
 
   function show(view) {
     const words = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
@@ -51,7 +55,10 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
     const methods = view.methods || [];
     codeForm.hidden = !methods.includes("totp");
     recoveryForm.hidden = !methods.includes("recoveryCode");
-    if (view.attemptsLeft !== undefined && view.attemptsLeft < 5 && methods.includes("totp")) {
+    passkey.hidden = !methods.includes("passkey") || !passkeysAvailable();
+    if (view.attemptsLeft !== undefined && view.attemptsLeft < 5 && lastTried === "passkey") {
+      alert.textContent = `The passkey was not accepted. ${view.attemptsLeft} attempts left: try again, or use another way.`;
+    } else if (view.attemptsLeft !== undefined && view.attemptsLeft < 5 && methods.includes("totp")) {
       alert.textContent = `Wrong code. ${view.attemptsLeft} attempts left.`;
     }
   }
@@ -89,6 +96,7 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       alert.textContent = "";
+      lastTried = "code";
       try {
         const { body } = await call("POST", `${path}/${kind}`, { token: binding, json: { code: input.value.trim() } });
         input.value = "";
@@ -102,6 +110,21 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
   submitCode(codeForm, code.input, "otp");
   submitCode(recoveryForm, recovery.input, "recovery-code");
 
+  passkey.addEventListener("click", async () => {
+    alert.textContent = "";
+    passkey.disabled = true;
+    try {
+      const view = await passkeySecondFactor(path, binding);
+      lastTried = "passkey";
+      show(view);
+      if (!(await finish(view)) && view.status === "FAILED") alert.textContent = failureWords[view.failure] || statusWords.FAILED;
+    } catch (error) {
+      alert.textContent = passkeyMessage(error, "Try again, or use another way.");
+    } finally {
+      passkey.disabled = false;
+    }
+  });
+
   replace(
     container,
     el(
@@ -110,6 +133,7 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
       el("h1", {}, heading),
       number,
       status,
+      el("div", { class: "actions alternative" }, passkey),
       codeForm,
       recoveryForm,
       alert,

@@ -1,11 +1,12 @@
 // Settings (LockWhisper's re-authentication interval, cryptology-project's devices and keys): the
-// interval, this account's devices (rename, revoke), the password, and the audit log.
+// interval, this account's devices (rename, revoke), its passkeys, the password, and the audit log.
 import { call, describe } from "../api.js";
 import { groupedKeyId } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
 import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "../reauth.js";
 import { authenticatorSettings } from "./approvals.js";
+import { passkeySection } from "./passkeys.js";
 import { session } from "../session.js";
 import { twoFactorSection } from "./two-factor.js";
 
@@ -165,6 +166,7 @@ export function settingsScreen(app, { onBack }) {
       intervalForm,
       el("h2", {}, "Devices"),
       deviceList,
+      passkeySection({ status, alert }),
       twoFactorSection({ status, alert }),
       el("h2", {}, "Message key"),
       el("p", { class: "muted" }, "New keys for this browser. Messages sent to the old key still open here."),

@@ -1,15 +1,34 @@
 // Sign in and sign up (the seeds' words: "Username", "Password", "Sign in", "Sign up", "Name",
-// "Last name", "Create account"), with the captcha solved in workers when the server asks for one.
+// "Last name", "Create account"), with the captcha solved in workers when the server asks for one; and
+// a passkey sign-in, by its button or by the browser's autofill on the username field.
 import { call, describe } from "../api.js";
 import { withCaptcha } from "../captcha.js";
 import { el, field, replace } from "../dom.js";
+import { autofillAvailable, finishPasskeySignIn, isAbort, passkeyMessage, passkeysAvailable, signInWithPasskey, startPasskeySignIn } from "../passkeys.js";
 import { session } from "../session.js";
 import { qrSignInScreen } from "./qr-signin.js";
 import { secondFactorScreen } from "./second-factor.js";
 
+// The autofill's pending request (conditional mediation), whichever sign-in screen made it: the browser
+// runs one WebAuthn request at a time, so it is aborted before any other starts and when the user sends
+// the password.
+let autofill = null;
+function stopAutofill() {
+  autofill?.abort();
+  autofill = null;
+}
+
 export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" }) {
+  stopAutofill();
   const registering = mode === "sign-up";
-  const username = field("Username", { name: "username", autocomplete: "username", required: true, autocapitalize: "none", spellcheck: "false" });
+  // "webauthn": the browser lists this site's passkeys among the username suggestions.
+  const username = field("Username", {
+    name: "username",
+    autocomplete: registering ? "username" : "username webauthn",
+    required: true,
+    autocapitalize: "none",
+    spellcheck: "false",
+  });
   const password = field("Password", {
     name: "password",
     type: "password",
@@ -31,9 +50,11 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     },
     registering ? "Back to sign in" : "Sign up",
   );
+  // A passkey names the account itself: no username, and no second factor (a verified passkey is two).
+  const passkey = registering || !passkeysAvailable() ? null : el("button", { type: "button", class: "passkey" }, "Sign in with a passkey");
   // Passwordless: an authenticator scans the page's code and approves (docs/PROTOCOL.md §3.9). A link to
   // another screen, not a button, so that the button named "Sign in" stays the only one.
-  const openQr = (event) => (event.preventDefault(), qrSignInScreen(app, { onSignedIn, back: () => signInScreen(app, { onSignedIn }) }));
+  const openQr = (event) => (event.preventDefault(), stopAutofill(), qrSignInScreen(app, { onSignedIn, back: () => signInScreen(app, { onSignedIn }) }));
   const qr = registering ? null : el("p", {}, el("a", { href: "#qr-sign-in", on: { click: openQr } }, "Sign in with a QR code"));
   const form = el(
     "form",
@@ -44,10 +65,61 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     name?.row,
     lastname?.row,
     el("div", { class: "actions" }, submit, other),
+    passkey ? el("div", { class: "actions alternative" }, passkey) : null,
     qr,
     status,
     alert,
   );
+
+  function signedIn(body) {
+    stopAutofill();
+    session.set(body);
+    onSignedIn();
+  }
+  const passkeyFailed = (error) => {
+    status.textContent = "";
+    alert.textContent = passkeyMessage(error, "Try again, or sign in with your password.");
+    // Offered again when the user comes back to the field, not at once: a refusal would only repeat.
+    username.input.addEventListener("focus", offerAutofill, { once: true });
+  };
+
+  /** Keeps a conditional request pending, so that choosing a passkey in the autofill signs in. */
+  async function offerAutofill() {
+    if (registering || !(await autofillAvailable()) || !form.isConnected) return;
+    stopAutofill();
+    const controller = (autofill = new AbortController());
+    try {
+      // No options (a busy server, too many asked from this address): no autofill; the rest works.
+      const start = await startPasskeySignIn().catch(() => null);
+      if (!start) return;
+      const body = await finishPasskeySignIn(start, { mediation: "conditional", signal: controller.signal });
+      if (!controller.signal.aborted && form.isConnected) signedIn(body);
+    } catch (error) {
+      // Stopped by this page (the button, the password sent, another screen): nothing to say.
+      if (controller.signal.aborted || isAbort(error) || !form.isConnected) return;
+      // The browser's refusal of an autofill request is no answer from the user (an authenticator without
+      // a passkey for this site may refuse at once): offered again when the user comes back to the field.
+      if (error instanceof DOMException) return username.input.addEventListener("focus", offerAutofill, { once: true });
+      passkeyFailed(error);
+    } finally {
+      if (autofill === controller) autofill = null;
+    }
+  }
+
+  passkey?.addEventListener("click", async () => {
+    stopAutofill();
+    alert.textContent = "";
+    status.textContent = "Waiting for your passkey…";
+    passkey.disabled = true;
+    try {
+      signedIn(await signInWithPasskey());
+    } catch (error) {
+      passkeyFailed(error);
+    } finally {
+      passkey.disabled = false;
+    }
+  });
+
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     alert.textContent = "";
@@ -62,6 +134,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
       password.input.focus();
       return;
     }
+    stopAutofill();
     submit.disabled = true;
     try {
       const credentials = { username: username.input.value.trim(), password: password.input.value };
@@ -91,10 +164,12 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     } catch (error) {
       status.textContent = "";
       alert.textContent = describe(error);
+      offerAutofill();
     } finally {
       submit.disabled = false;
     }
   });
   replace(app, form);
   username.input.focus();
+  offerAutofill();
 }

@@ -1,0 +1,437 @@
+"""Passkeys in the browser: registered in Settings, a discoverable sign-in by the button and by the
+username field's autofill (conditional mediation), the second factor after a password, the
+re-authentication of a sensitive action, rename and remove, and refusals said in words.
+
+The authenticator is Chromium's virtual one over CDP (ctap2, internal, resident keys, user verification,
+PRF). The options the page received and the JSON it sent for a registration and an assertion the server
+accepted are verified again by two verifiers nobody here wrote: py_webauthn and python-fido2.
+"""
+import base64
+import json
+import os
+import re
+import sqlite3
+import urllib.parse
+
+from fido2.server import Fido2Server
+from fido2.webauthn import PublicKeyCredentialRpEntity
+from webauthn import verify_authentication_response, verify_registration_response
+
+import support
+from support import SLOW, Page, api_account, api_sign_in, expect, sign_in, totp
+
+SIGN_IN_AGAIN = "Try again, or sign in with your password."
+
+# A browser without passkey autofill: the sign-in screen makes no conditional request (the virtual
+# authenticator answers one at once, which would sign in before the test clicks anything).
+NO_AUTOFILL = "PublicKeyCredential.isConditionalMediationAvailable = async () => false;"
+# Every WebAuthn call the page makes: its kind, mediation, whether it was aborted, and how it ended.
+SPY = """(() => {
+  const calls = (window.__webauthn = []);
+  for (const kind of ["get", "create"]) {
+    const original = navigator.credentials[kind].bind(navigator.credentials);
+    navigator.credentials[kind] = (options = {}) => {
+      const call = { kind, mediation: options.mediation ?? "optional", aborted: false, state: "pending" };
+      calls.push(call);
+      options.signal?.addEventListener("abort", () => (call.aborted = true));
+      return original(options).then(
+        (credential) => ((call.state = "resolved"), credential),
+        (error) => ((call.state = error.name), Promise.reject(error)),
+      );
+    };
+  }
+})();"""
+
+
+def unb64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class PasskeyPage:
+    """A recorded page (support.Page) with a virtual authenticator, the WebAuthn spy, and the passkey
+    routes' requests and answers kept for the independent checks."""
+
+    def __init__(self, browser, server, autofill=True, **options):
+        self.p = Page(browser, server)
+        self.page = self.p.page
+        if not autofill:
+            self.p.context.add_init_script(NO_AUTOFILL)
+        self.p.context.add_init_script(SPY)
+        self.cdp = self.p.context.new_cdp_session(self.page)
+        self.cdp.send("WebAuthn.enable")
+        self.id = self.cdp.send(
+            "WebAuthn.addVirtualAuthenticator",
+            {"options": {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+                         "isUserVerified": True, "hasPrf": True, **options}},
+        )["authenticatorId"]
+        self.traffic = []
+        self.page.on("response", lambda r: "passkey" in r.url and self.traffic.append(r))
+        self.page.reload()
+
+    def calls(self):
+        return self.page.evaluate("window.__webauthn")
+
+    def credentials(self):
+        return self.cdp.send("WebAuthn.getCredentials", {"authenticatorId": self.id})["credentials"]
+
+    def exchanges(self, method, path):
+        """(request JSON, status, answer JSON) of each call to a path matching `path`, oldest first."""
+        out = []
+        for r in self.traffic:
+            if r.request.method == method and re.fullmatch(path, urllib.parse.urlparse(r.url).path):
+                body = r.body()
+                out.append((r.request.post_data_json, r.status, json.loads(body) if body else None))
+        return out
+
+    def token(self):
+        return self.page.evaluate("async () => (await import('/js/session.js')).session.token")
+
+    def close(self):
+        self.p.close()
+
+
+def open_passkeys(page):
+    """Settings' Passkeys section, once the home screen has made this browser a device."""
+    expect(page.get_by_role("status").first).to_contain_text("Device ready", timeout=60_000)
+    page.get_by_role("button", name="Settings").click()
+    section = page.get_by_role("region", name="Passkeys")
+    expect(section.get_by_role("button", name="Add a passkey")).to_be_visible()
+    return section
+
+
+def add_passkey(page, section, name=""):
+    section.get_by_label("Passkey name").fill(name)
+    section.get_by_role("button", name="Add a passkey").click()
+    expect(page.get_by_role("status")).to_contain_text("added: you can sign in with it instead of your password.", timeout=30_000)
+
+
+def sign_out(page):
+    page.get_by_role("button", name="Back").click()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("button", name="Sign in with a passkey")).to_be_visible()
+
+
+def audit(server, token):
+    status, body, _ = server.api("GET", "/v1/me/audit?limit=100", token=token)
+    assert status == 200, (status, body)
+    return [(e["kind"], e["outcome"]) for e in body["events"]]
+
+
+def fido2_server(server):
+    return Fido2Server(PublicKeyCredentialRpEntity(name="Countersign", id="localhost"), verify_origin=lambda o: o == server.url)
+
+
+def verify_registration(server, options, sent):
+    """py_webauthn's and python-fido2's verdicts on the registration the server accepted: the same
+    credential from both, and a wrong challenge refused by both."""
+    public_key = options["publicKey"]
+    challenge = public_key["challenge"]
+    assert public_key["rp"]["id"] == "localhost" and public_key["attestation"] == "none", public_key
+    assert public_key["authenticatorSelection"]["residentKey"] == "required", public_key
+    assert public_key["authenticatorSelection"]["userVerification"] == "required", public_key
+    assert sent["ceremonyId"] == options["ceremonyId"], (sent["ceremonyId"], options["ceremonyId"])
+    verdict = verify_registration_response(
+        credential=sent["credential"], expected_challenge=unb64(challenge), expected_rp_id="localhost",
+        expected_origin=server.url, require_user_verification=True,
+    )
+    state = {"challenge": challenge, "user_verification": "required"}
+    auth_data = fido2_server(server).register_complete(state, sent["credential"])
+    assert auth_data.credential_data.credential_id == verdict.credential_id
+    assert auth_data.is_user_verified() and auth_data.is_user_present()
+    assert unb64(sent["credential"]["rawId"]) == verdict.credential_id
+    wrong = base64.urlsafe_b64encode(bytes(32)).rstrip(b"=").decode()
+    for check in (
+        lambda: verify_registration_response(credential=sent["credential"], expected_challenge=bytes(32), expected_rp_id="localhost", expected_origin=server.url),
+        lambda: fido2_server(server).register_complete({"challenge": wrong, "user_verification": "required"}, sent["credential"]),
+    ):
+        try:
+            check()
+        except Exception:
+            continue
+        raise AssertionError("a wrong challenge was accepted")
+    return verdict, auth_data.credential_data
+
+
+def verify_assertion(server, options, sent, registration, sign_count):
+    """Both verifiers' verdicts on an assertion the server accepted; returns the new sign count."""
+    verdict, credential_data = registration
+    challenge = options["publicKey"]["challenge"]
+    assert options["publicKey"]["userVerification"] == "required", options
+    assert sent["ceremonyId"] == options["ceremonyId"]
+    checked = verify_authentication_response(
+        credential=sent["credential"], expected_challenge=unb64(challenge), expected_rp_id="localhost",
+        expected_origin=server.url, credential_public_key=verdict.credential_public_key,
+        credential_current_sign_count=sign_count, require_user_verification=True,
+    )
+    state = {"challenge": challenge, "user_verification": "required"}
+    assert fido2_server(server).authenticate_complete(state, [credential_data], sent["credential"]).credential_id == verdict.credential_id
+    return checked.new_sign_count
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_passkey_registered_in_settings_signs_in_by_its_button(server, browser):
+    api_account(server, "wpkann")
+    b = PasskeyPage(browser, server, autofill=False)
+    page = b.page
+    sign_in(b.p, "wpkann")
+    section = open_passkeys(page)
+    expect(section).to_contain_text("No passkeys yet")
+    add_passkey(page, section, "Ann's laptop")
+    items = section.get_by_role("list", name="Passkeys").get_by_role("listitem")
+    expect(items).to_have_count(1)
+    # The virtual authenticator's AAGUID (01020304-…) is no known provider's: "Passkey", device-bound.
+    expect(items.first).to_contain_text("Ann's laptop")
+    expect(items.first).to_contain_text("Passkey · Device-bound (not synced)")
+    expect(items.first).to_contain_text("Last used never")
+    b.p.shot("passkeys-settings")
+    section.screenshot(path=os.path.join(support.ARTIFACTS, "passkeys-section.png"))
+    token = b.token()
+    [listed] = server.api("GET", "/v1/me/passkeys", token=token)[1]["passkeys"]
+    assert listed["name"] == "Ann's laptop" and listed["synced"] is False and "lastUsedAt" not in listed, listed
+    [held] = b.credentials()
+    assert held["isResidentCredential"] and held["rpId"] == "localhost", held
+
+    # The registration the server accepted (201), checked again by py_webauthn and python-fido2.
+    [(_, status, created)] = b.exchanges("POST", "/v1/me/passkeys/options")
+    [(sent, status, summary)] = b.exchanges("POST", "/v1/me/passkeys")
+    assert status == 201 and summary["id"] == listed["id"], (status, summary)
+    assert created["publicKey"]["user"]["name"] == "wpkann", created
+    registration = verify_registration(server, created, sent)
+    assert base64.b64decode(held["credentialId"]) == registration[0].credential_id
+    sign_count = registration[0].sign_count
+
+    # Signed out: the button signs in with no username (a discoverable passkey names the account).
+    sign_out(page)
+    expect(page.get_by_label("Username")).to_have_attribute("autocomplete", "username webauthn")
+    b.p.shot("passkeys-sign-in")
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    expect(page.get_by_role("heading", name="Signed in as wpkann")).to_be_visible(timeout=30_000)
+    [(_, status, options)] = b.exchanges("POST", "/v1/sessions/passkey/options")
+    [(sent, status, signed_in)] = b.exchanges("POST", "/v1/sessions/passkey")
+    assert status == 201 and signed_in["account"]["username"] == "wpkann", (status, signed_in)
+    assert options["publicKey"]["allowCredentials"] == [], options
+    assert sent["credential"]["response"]["userHandle"] == created["publicKey"]["user"]["id"], sent
+    assert verify_assertion(server, options, sent, registration, sign_count) > sign_count
+    # One modal request each: no autofill in this browser, nothing left pending.
+    assert [(c["kind"], c["mediation"], c["state"]) for c in b.calls()] == [("create", "optional", "resolved"), ("get", "optional", "resolved")], b.calls()
+    token = b.token()
+    [listed] = server.api("GET", "/v1/me/passkeys", token=token)[1]["passkeys"]
+    assert listed.get("lastUsedAt"), listed
+    events = audit(server, token)
+    assert ("passkey", "created") in events and ("sign-in", "success-passkey") in events, events
+    b.close()
+
+
+def test_passkey_autofill_on_the_username_field(server, browser):
+    """Headless Chromium offers conditional mediation (isConditionalMediationAvailable() is true). Its
+    virtual authenticator refuses a conditional request at once when it holds no passkey for the site,
+    answers it at once when it holds one, and keeps it pending while presence simulation is off: each
+    of the page's paths is seen through that."""
+    api_account(server, "wpkbea")
+    b = PasskeyPage(browser, server)
+    page = b.page
+    expect(page.get_by_label("Username")).to_have_attribute("autocomplete", "username webauthn")
+    page.wait_for_function("() => window.__webauthn.length === 1 && window.__webauthn[0].state !== 'pending'")
+    # Refused by the browser (no passkey here yet): not the user's answer, so the page says nothing.
+    assert [(c["mediation"], c["state"]) for c in b.calls()] == [("conditional", "NotAllowedError")], b.calls()
+    expect(page.get_by_role("alert")).to_have_text("")
+    sign_in(b.p, "wpkbea")
+    expect(page.get_by_role("heading", name="Signed in as wpkbea")).to_be_visible(timeout=SLOW)
+    section = open_passkeys(page)
+    add_passkey(page, section, "Bea's phone")
+
+    # The authenticator waits for a touch: the autofill's request stays pending on the sign-in screen.
+    b.cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": b.id, "enabled": False})
+    # The index (+1) of the autofill's pending request, once there is one.
+    pending = "() => window.__webauthn.findIndex((c) => c.mediation === 'conditional' && c.state === 'pending' && !c.aborted) + 1"
+    sign_out(page)
+    before = page.wait_for_function(pending).json_value()
+    # Sending the password aborts it, and nothing is said about it.
+    sign_in(b.p, "wpkbea")
+    expect(page.get_by_role("heading", name="Signed in as wpkbea")).to_be_visible(timeout=SLOW)
+    calls = b.calls()
+    assert [(c["mediation"], c["aborted"], c["state"]) for c in calls[before - 1:]] == [("conditional", True, "AbortError")], calls
+    # The button aborts it too, before its own request (answered once the authenticator is touched).
+    page.get_by_role("button", name="Sign out").click()
+    before = page.wait_for_function(pending).json_value()
+    b.cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": b.id, "enabled": True})
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    expect(page.get_by_role("heading", name="Signed in as wpkbea")).to_be_visible(timeout=30_000)
+    calls = b.calls()
+    assert [(c["mediation"], c["aborted"], c["state"]) for c in calls[before - 1:]] == [("conditional", True, "AbortError"), ("optional", False, "resolved")], calls
+    # And the autofill itself: the passkey chosen (the authenticator answers at once) signs in, no click.
+    before = len(b.calls())
+    page.get_by_role("button", name="Sign out").click()
+    # (The home screen's heading stays until the sign-out is done: wait for the request's answer first.)
+    page.wait_for_function("(n) => window.__webauthn.slice(n).some((c) => c.state !== 'pending')", arg=before)
+    expect(page.get_by_role("heading", name="Signed in as wpkbea")).to_be_visible(timeout=30_000)
+    calls = b.calls()
+    assert [(c["mediation"], c["state"]) for c in calls[before:]] == [("conditional", "resolved")], calls
+    statuses = [status for _, status, _ in b.exchanges("POST", "/v1/sessions/passkey")]
+    assert statuses == [201, 201], statuses
+    events = audit(server, b.token())
+    assert events.count(("sign-in", "success-passkey")) == 2, events
+    b.close()
+
+
+def test_passkey_finishes_the_second_factor_after_the_password(server, browser):
+    token = api_account(server, "wpkcyd")
+    status, enrollment, _ = server.api("POST", "/v1/me/mfa/totp", {}, token)
+    assert status in (200, 201), (status, enrollment)
+    secret = enrollment["secret"]
+    assert server.api("POST", "/v1/me/mfa/totp/confirm", {"code": totp(secret)}, token)[0] == 200
+    b = PasskeyPage(browser, server, autofill=False)
+    page = b.page
+    sign_in(b.p, "wpkcyd")
+    expect(page.get_by_role("heading", name="Second factor")).to_be_visible(timeout=SLOW)
+    # No passkey yet: the choice is the passcode's (and no passkey button).
+    expect(page.get_by_role("button", name="Use a passkey")).to_be_hidden()
+    page.get_by_label("One-time passcode").fill(totp(secret, "now + 30 seconds"))
+    page.get_by_role("button", name="Verify").click()
+    expect(page.get_by_role("heading", name="Signed in as wpkcyd")).to_be_visible(timeout=30_000)
+    section = open_passkeys(page)
+    add_passkey(page, section, "Cyd's key")
+    sign_out(page)
+    sign_in(b.p, "wpkcyd")
+    expect(page.get_by_role("heading", name="Second factor")).to_be_visible(timeout=SLOW)
+    expect(page.get_by_role("button", name="Use a passkey")).to_be_visible()
+    expect(page.get_by_label("One-time passcode")).to_be_visible()
+    b.p.shot("passkeys-second-factor")
+    page.get_by_role("button", name="Use a passkey").click()
+    expect(page.get_by_role("heading", name="Signed in as wpkcyd")).to_be_visible(timeout=30_000)
+    [(_, status, view)] = b.exchanges("POST", "/v1/mfa/transactions/[^/]+/passkey")
+    assert status == 200 and view["status"] == "COMPLETED", (status, view)
+    events = audit(server, b.token())
+    assert ("mfa", "approved-passkey") in events and ("sign-in", "success-passkey") in events, events
+    b.close()
+
+
+def test_passkey_re_authenticates_a_sensitive_action(server, browser):
+    api_account(server, "wpkdee")
+    b = PasskeyPage(browser, server, autofill=False)
+    page = b.page
+    sign_in(b.p, "wpkdee")
+    section = open_passkeys(page)
+    add_passkey(page, section, "Dee's laptop")
+    # The last full authentication, 11 minutes ago: past the 10 minutes a change of factors allows.
+    db = sqlite3.connect(os.path.join(server.dir, "web.sqlite"), timeout=10)
+    with db:
+        db.execute(
+            "UPDATE sessions SET authenticated_at = authenticated_at - 660000 WHERE account_id = (SELECT id FROM accounts WHERE username = ?)",
+            ("wpkdee",),
+        )
+    db.close()
+    two_factor = page.get_by_role("region", name="Two-factor sign-in")
+    two_factor.get_by_role("button", name="Create recovery codes").click()
+    confirm = two_factor.get_by_role("button", name="Confirm with a passkey")
+    expect(confirm).to_be_visible()
+    expect(two_factor).to_contain_text("Enter your password to confirm. Or use one of your passkeys.")
+    b.p.shot("passkeys-reauth")
+    confirm.click()
+    expect(two_factor.get_by_role("list", name="Recovery codes").get_by_role("listitem")).to_have_count(10, timeout=30_000)
+    expect(confirm).to_have_count(0)
+    events = audit(server, b.token())
+    assert ("reauth", "success-passkey") in events, events
+    b.close()
+
+
+def test_passkey_rename_remove_and_the_authenticators_name(server, browser):
+    api_account(server, "wpkeve")
+    # A synced passkey (backup eligible, backed up), as a password manager's.
+    b = PasskeyPage(browser, server, autofill=False, defaultBackupEligibility=True, defaultBackupState=True)
+    page = b.page
+    sign_in(b.p, "wpkeve")
+    section = open_passkeys(page)
+    add_passkey(page, section)
+    items = section.get_by_role("list", name="Passkeys").get_by_role("listitem")
+    # No name typed and an unknown AAGUID: named "Passkey".
+    expect(items.first.locator("strong")).to_have_text("Passkey")
+    expect(items.first).to_contain_text("Passkey · Synced (backed up)")
+    # A known AAGUID (Google Password Manager's, answered in place of the virtual one) is named.
+    google = "ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"
+
+    def known(route):
+        answer = route.fetch()
+        body = answer.json()
+        for p in body["passkeys"]:
+            p["aaguid"] = google
+        route.fulfill(response=answer, json=body)
+
+    page.route("**/v1/me/passkeys", lambda route: known(route) if route.request.method == "GET" else route.continue_())
+    page.get_by_role("button", name="Back").click()
+    page.get_by_role("button", name="Settings").click()
+    expect(items.first).to_contain_text("Google Password Manager · Synced (backed up)")
+    section.screenshot(path=os.path.join(support.ARTIFACTS, "passkeys-section-known.png"))
+    page.unroute("**/v1/me/passkeys")
+    # Rename.
+    section.get_by_role("button", name="Rename passkey Passkey").click()
+    section.get_by_label("New passkey name").fill("Eve's vault")
+    section.get_by_role("button", name="Save passkey name").click()
+    expect(page.get_by_role("status")).to_have_text("Passkey renamed.")
+    expect(items.first.locator("strong")).to_have_text("Eve's vault")
+    token = b.token()
+    assert [p["name"] for p in server.api("GET", "/v1/me/passkeys", token=token)[1]["passkeys"]] == ["Eve's vault"]
+    # Remove: a second press; "Keep it" keeps it.
+    section.get_by_role("button", name="Remove passkey Eve's vault").click()
+    expect(section).to_contain_text("Remove Eve's vault? It stops signing you in here")
+    section.get_by_role("button", name="Keep it").click()
+    expect(items).to_have_count(1)
+    section.get_by_role("button", name="Remove passkey Eve's vault").click()
+    section.get_by_role("button", name="Remove passkey", exact=True).click()
+    expect(page.get_by_role("status")).to_contain_text("Passkey Eve's vault removed")
+    expect(section).to_contain_text("No passkeys yet")
+    assert server.api("GET", "/v1/me/passkeys", token=token)[1]["passkeys"] == []
+    events = audit(server, token)
+    assert {("passkey", "created"), ("passkey", "renamed"), ("passkey", "removed")} <= set(events), events
+    # The authenticator still holds it: a sign-in with it is refused by the server, in words.
+    sign_out(page)
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    expect(page.get_by_role("alert")).to_have_text(
+        f"This passkey is not registered for your account here (it may have been removed). {SIGN_IN_AGAIN}", timeout=30_000)
+    [(_, status, problem)] = b.exchanges("POST", "/v1/sessions/passkey")
+    assert status == 422 and problem["code"] == "passkey-refused" and problem["reason"] == "unknown-credential", (status, problem)
+    b.close()
+
+
+def test_passkey_unverified_user_and_a_copied_passkey_are_refused(server, browser):
+    api_account(server, "wpkfay")
+    b = PasskeyPage(browser, server, autofill=False)
+    page = b.page
+    sign_in(b.p, "wpkfay")
+    section = open_passkeys(page)
+    add_passkey(page, section, "Fay's laptop")
+    sign_out(page)
+    # The authenticator cannot verify the user: the browser refuses before anything reaches the server.
+    b.cdp.send("WebAuthn.setUserVerified", {"authenticatorId": b.id, "isUserVerified": False})
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("your authenticator did not verify you (its PIN, fingerprint or face)", timeout=30_000)
+    expect(alert).to_contain_text(SIGN_IN_AGAIN)
+    expect(page.get_by_role("button", name="Sign in with a passkey")).to_be_enabled()
+    b.p.shot("passkeys-sign-in-unverified")
+    assert b.exchanges("POST", "/v1/sessions/passkey") == [], "no answer was sent"
+    token = api_sign_in(server, "wpkfay")
+    events = audit(server, token)
+    assert ("sign-in", "success-passkey") not in events and ("sign-in", "wrong-passkey") not in events, events
+    [listed] = server.api("GET", "/v1/me/passkeys", token=token)[1]["passkeys"]
+    assert "lastUsedAt" not in listed, listed
+    # A copy of this device-bound passkey on another authenticator, whose counter starts again (this
+    # Chromium's virtual authenticator keeps refusing after a failed verification, so the copy is the
+    # way on): the server refuses it, says why, and audits it.
+    [held] = b.credentials()
+    b.cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": b.id})
+    b.id = b.cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {"options": {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True, "isUserVerified": True}},
+    )["authenticatorId"]
+    b.cdp.send("WebAuthn.addCredential", {"authenticatorId": b.id, "credential": {**held, "signCount": 0}})
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    expect(alert).to_contain_text("signature counter went from 1 to 1: it may have been copied", timeout=30_000)
+    b.p.shot("passkeys-sign-in-counter")
+    [(_, status, problem)] = b.exchanges("POST", "/v1/sessions/passkey")
+    assert status == 422 and problem["reason"] == "counter", (status, problem)
+    events = audit(server, token)
+    assert ("sign-in", "wrong-passkey") in events and ("sign-in", "passkey-counter-not-increasing") in events, events
+    b.close()
