@@ -14,6 +14,7 @@ struct AccountCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Register.self, Login.self, Logout.self, Whoami.self, Passwd.self, Settings.self, Audit.self, MFA.self,
+            Passkeys.self,
         ]
     )
 

@@ -8,6 +8,7 @@ Rules (all optional):
   {"detail": TEXT}                  every problem response's detail is TEXT, and GET /v1/me names the account TEXT
   {"relabel": {"mallory": "alice"}} queue entries from mallory say they are from alice (and her device), and
                                     alice's key history gains mallory's keys as keys alice "rotated" away
+  {"passkey_name": TEXT}            GET /v1/me/passkeys names every passkey TEXT
 """
 import json
 import sys
@@ -94,6 +95,11 @@ class Handler(BaseHTTPRequestHandler):
             me = json.loads(data)
             me["name"] = RULES["detail"]
             data = json.dumps(me).encode()
+        if "passkey_name" in RULES and self.command == "GET" and path == "/v1/me/passkeys" and status == 200:
+            listed = json.loads(data)
+            for passkey in listed["passkeys"]:
+                passkey["name"] = RULES["passkey_name"]
+            data = json.dumps(listed).encode()
         self.send_response(status)
         for name, value in headers.items():
             if name.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):
@@ -102,7 +108,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    do_GET = do_POST = do_PUT = do_DELETE = handle_any
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
