@@ -221,6 +221,9 @@ import Testing
                 userHandle: handle
             )
             #expect(cloned.reply.status == 422 && cloned.reply.json["reason"] as? String == "counter")
+            let detail = cloned.reply.json["detail"] as? String ?? ""
+            let digits = detail.unicodeScalars.filter { ("0"..."9").contains($0) }
+            #expect(digits.isEmpty, "the counts stay out of the answer: \(detail)")
             let session = try #require(first.reply.json["token"] as? String)
             let audit = try await Self.audit(api, session)
             #expect(audit.contains("sign-in passkey-counter-not-increasing") && audit.contains("sign-in wrong-passkey"))
@@ -304,6 +307,14 @@ import Testing
             #expect(good.reply.status == 204, "\(good.reply.json)")
             #expect(try await api.call(.post, "/v1/me/passkeys/options", token: token).status == 201)
             #expect(try await Self.audit(api, token).contains("reauth success-passkey"))
+            // Starts are limited per account: 30 a minute; another account's are its own.
+            var limited = 0
+            for _ in 0..<31 {
+                if try await api.call(.post, reauth.options, token: token).status == 429 { limited += 1 }
+            }
+            #expect(limited >= 1, "the 31st start in a minute")
+            #expect(try await api.call(.post, reauth.options, token: other).status != 429)
+            h.clock.advance(61)
             // An account without passkeys is told so.
             try await api.register("pknone")
             let none = try await api.call(.post, reauth.options, token: try await api.token("pknone"))

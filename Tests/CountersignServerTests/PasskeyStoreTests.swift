@@ -116,6 +116,16 @@ import Testing
             ),
             "the five expired: room again"
         )
+        // An account's own ceremonies are not capped in all (they are limited per account).
+        #expect(
+            try await store.createCeremony(
+                id: "uncapped",
+                state: Data("{}".utf8),
+                expiresAt: now.addingTimeInterval(900),
+                maxOpen: nil,
+                now: now
+            )
+        )
         await h.storage.close()
     }
 

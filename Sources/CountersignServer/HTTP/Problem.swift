@@ -477,10 +477,11 @@ extension Problem {
                 "backup-eligibility",
                 "The passkey's backup eligibility changed since it was registered, so it is not the same credential."
             )
-        case .counterNotIncreasing(let stored, let received):
+        case .counterNotIncreasing:
+            // The counts stay out of the answer: they would tell a copy's holder what to send next.
             self = refused(
                 "counter",
-                "This device-bound passkey's signature counter went from \(stored) to \(received): it may have been copied. The attempt is in the audit log; remove the passkey if it was not you."
+                "This device-bound passkey's signature counter did not increase: it may have been copied. The attempt is in the audit log; remove the passkey if it was not you."
             )
         case .concurrentUse:
             self = refused(

@@ -26,6 +26,7 @@ extension PasskeyService {
 
     /// Options for re-authenticating `auth`'s session with one of the account's passkeys.
     public func startReauthentication(_ auth: Authenticated) async throws -> PasskeyAssertionStart {
+        try limitStarts(accountID: auth.account.id)
         let passkeys = try await store.passkeys(accountID: auth.account.id)
         guard !passkeys.isEmpty else { throw PasskeyError.noPasskeys }
         return try await start(
@@ -39,6 +40,7 @@ extension PasskeyService {
     /// Options for the second factor of the sign-in transaction `transactionID` of `accountID` (the
     /// caller has checked the transaction's binding secret).
     func startSecondFactor(transactionID: String, accountID: String) async throws -> PasskeyAssertionStart {
+        try limitStarts(accountID: accountID)
         let passkeys = try await store.passkeys(accountID: accountID)
         guard !passkeys.isEmpty else { throw PasskeyError.noPasskeys }
         return try await start(kind: .secondFactor, accountID: accountID, boundTo: transactionID, allow: passkeys)
@@ -63,7 +65,7 @@ extension PasskeyService {
                 id: ceremony.id,
                 state: try JSONEncoder().encode(ceremony),
                 expiresAt: ceremony.expiresAt,
-                maxOpen: Self.maxOpenCeremonies,
+                maxOpen: accountID == nil ? Self.maxOpenCeremonies : nil,
                 now: now
             )
         else { throw RequestError.serverBusy }
@@ -141,7 +143,9 @@ extension PasskeyService {
                 backedUp: verified.backedUp,
                 at: now
             )
-        else { return .failure(.concurrentUse) }
+            // The signature held: the owner's own double submit, not a guess. Thrown, so the lockout
+            // reservation is given back rather than counted.
+        else { throw PasskeyError.concurrentUse }
         return .success(stored)
     }
 

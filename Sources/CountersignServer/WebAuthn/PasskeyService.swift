@@ -17,10 +17,13 @@ public final class PasskeyService: Sendable {
     static let prfSaltLength = 32
     /// WebAuthn's bound on a credential ID.
     static let maxCredentialIDLength = 1023
-    /// Open ceremonies in all: anonymous sign-ins start them, so their rows are capped.
+    /// Open ceremonies in all, checked when an anonymous sign-in starts one: those are capped, and cannot
+    /// crowd out an account's own ceremonies, which are limited per account instead.
     static let maxOpenCeremonies = 10_000
     /// Discoverable sign-ins started per address (IPv6 per /64).
     let starts = AddressThrottle(.init(capacity: 30, window: 60))
+    /// Ceremonies an account starts (registration, re-authentication, second factor) per minute.
+    let accountStarts = AddressThrottle(.init(capacity: 30, window: 60))
 
     init(
         store: any PasskeyStore,
@@ -41,6 +44,7 @@ public final class PasskeyService: Sendable {
     public func startRegistration(_ auth: Authenticated) async throws -> PasskeyRegistrationStart {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let account = auth.account
+        try limitStarts(accountID: account.id)
         let handle = try await store.userHandle(accountID: account.id, candidate: random.bytes(16))
         let existing = try await store.passkeys(accountID: account.id)
         guard existing.count < PasskeyRules.maxPerAccount else { throw PasskeyError.tooManyPasskeys }
@@ -58,7 +62,7 @@ public final class PasskeyService: Sendable {
                 id: ceremony.id,
                 state: try JSONEncoder().encode(ceremony),
                 expiresAt: ceremony.expiresAt,
-                maxOpen: Self.maxOpenCeremonies,
+                maxOpen: nil,
                 now: clock.now()
             )
         else { throw RequestError.serverBusy }
@@ -129,6 +133,12 @@ public final class PasskeyService: Sendable {
         case .credentialTaken: throw PasskeyError.credentialTaken
         case .tooMany: throw PasskeyError.tooManyPasskeys
         case .accountNotFound: throw PasskeyError.ceremonyNotFound
+        }
+    }
+
+    func limitStarts(accountID: String) throws {
+        if let wait = accountStarts.take("account " + accountID, now: clock.now()) {
+            throw RequestError.rateLimited(retryAfter: wait)
         }
     }
 

@@ -28,11 +28,20 @@ extension SQLStores {
         id: String,
         state: Data,
         expiresAt: Date,
-        maxOpen: Int,
+        maxOpen: Int?,
         now: Date
     ) async throws
         -> Bool
     {
+        guard let maxOpen else {
+            try await sql.raw(
+                """
+                INSERT INTO passkey_ceremonies (id, state, expires_at)
+                VALUES (\(bind: id), \(bind: String(decoding: state, as: UTF8.self)), \(bind: expiresAt.ms))
+                """
+            ).run()
+            return true
+        }
         let postgres = isPostgres
         return try await database.writeTransaction { sql in
             if postgres { try await sql.raw("SELECT pg_advisory_xact_lock(\(bind: Self.ceremonyLock))").run() }
