@@ -71,6 +71,8 @@ public struct ProblemDetails: Codable, Equatable, Sendable, CustomStringConverti
     /// PingOne's error number (10000–10020) where one fits.
     public var pingOneError: Int?
     public var extraDevices: [DeviceKeyRef]?
+    /// With `passkey-refused` and `answer-refused`: why, as a word a client can switch on.
+    public var reason: String?
 
     public var kind: ProblemCode? { ProblemCode(rawValue: code) }
     public var description: String { detail }

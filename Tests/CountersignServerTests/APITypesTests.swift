@@ -271,7 +271,7 @@ import Testing
         let problemFields = [
             "type", "code", "title", "status", "detail", "field", "retryAt", "locked", "intervalMinutes",
             "missingDevices", "extraDevices",
-            "pingOneError",
+            "pingOneError", "reason",
         ]
         #expect(Set(problemFields) == Set(problem.keys))
     }
