@@ -6,9 +6,10 @@ import { concat, hex, lv, sha256, utf8 } from "./bytes.js";
 /** The order q of the P-256 group. */
 export const Q = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 
-export async function makeDeviceKeys() {
-  const signing = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"]);
-  const encryption = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]);
+/** `extractable` only for keys made for the key gate, which wraps them at once (SPEC §14.4). */
+export async function makeDeviceKeys(extractable = false) {
+  const signing = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, extractable, ["sign", "verify"]);
+  const encryption = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, extractable, ["deriveBits"]);
   return { signing, encryption };
 }
 

@@ -5,7 +5,9 @@ import { ApiError, call } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
 import { makeDeviceKeys, registrationMessage, rotationMessage, sessionMessage, signLowS, spki } from "./device-keys.js";
 import { fileKeys } from "./file-keys.js";
+import { LockedError, lock } from "./gate-keys.js";
 import { keystore } from "./keystore.js";
+import { WIPED_WORDS, wipeDevice } from "./wipe.js";
 
 function browserName() {
   const ua = navigator.userAgent;
@@ -37,6 +39,7 @@ async function register(accountSession, record) {
 
 /** A device session for `record` (a device's or an authenticator's): the server's nonce signed with its key. */
 export async function openSession(record) {
+  if (!record.signing.privateKey) throw new LockedError();
   const { body: issued } = await call("POST", "/v1/device-sessions/challenges", { json: { deviceId: record.deviceId } });
   const signature = await signLowS(record.signing.privateKey, await sessionMessage(fromBase64url(issued.challenge), record.deviceId));
   const { body } = await call("POST", "/v1/device-sessions", {
@@ -69,9 +72,23 @@ export function ensureDevice(accountSession, account, report = () => {}) {
       record = { ...record, deviceId: await register(accountSession, record) };
       await keystore.save(record);
     }
-    if (record.pending) return settlePending(record);
-    return { record, deviceSession: await openSession(record) };
+    try {
+      if (record.pending) return await settlePending(record);
+      return { record, deviceSession: await openSession(record) };
+    } catch (error) {
+      throw await wipedIfRevoked(error, account.id);
+    }
   });
+}
+
+/**
+ * A remote wipe: when the server refuses a device session because the device was revoked (from another
+ * device or the CLI), this browser deletes the device's data here. Returns the error to throw.
+ */
+async function wipedIfRevoked(error, accountId) {
+  if (!(error instanceof ApiError && error.code === "device-revoked")) return error;
+  await wipeDevice(accountId, { remote: true });
+  return new ApiError(error.status, { ...error.problem, detail: `${error.message} ${WIPED_WORDS}` });
 }
 
 /** The record with its pending rotation's keys made current (the old ones kept, retired). */
@@ -88,16 +105,18 @@ function promoted(record) {
  * old private keys are kept, retired, so that messages sealed to them still open here; contacts who
  * pinned the old key follow the signed rotation.
  */
-export function rotateDeviceKeys(deviceToken, accountId) {
+export function rotateDeviceKeys(deviceToken, accountId, { gate } = {}) {
   return exclusively(accountId, async () => {
     const record = await keystore.device(accountId);
     if (!record?.deviceId) throw new Error("This browser is not a device yet.");
-    const keys = await makeDeviceKeys();
+    if (!record.signing.privateKey) throw new LockedError();
+    // With the key gate (on, or being turned on: `gate`), keys made to be wrapped (SPEC §14.4).
+    const keys = await makeDeviceKeys(Boolean(gate ?? record.gate));
     const oldSigning = await spki(record.signing.publicKey);
     const newSigning = await spki(keys.signing.publicKey);
     const newEncryption = await spki(keys.encryption.publicKey);
     const message = await rotationMessage(record.deviceId, oldSigning, newSigning, newEncryption);
-    await keystore.save({ ...record, pending: keys });
+    await keystore.save({ ...record, ...(gate && { gate }), pending: keys });
     try {
       await call("POST", "/v1/devices/current/keys", {
         token: deviceToken,
@@ -113,7 +132,9 @@ export function rotateDeviceKeys(deviceToken, accountId) {
       if (error instanceof ApiError && error.status >= 400) await keystore.save(record);
       throw error;
     }
-    const rotated = promoted({ ...record, pending: keys });
+    // Turning the gate on deletes the old private keys, retired ones included (SPEC §14.4).
+    const promotedRecord = promoted({ ...record, pending: keys });
+    const rotated = gate ? { ...promotedRecord, gate, previous: [] } : promotedRecord;
     await keystore.save(rotated);
     return rotated;
   });
@@ -139,9 +160,13 @@ async function settlePending(record) {
 export function renewDeviceSession(accountId) {
   return exclusively(accountId, async () => {
     const record = await keystore.device(accountId);
-    if (!record?.deviceId) throw new Error("This browser's device keys are gone: sign in again to set it up.");
-    if (record.pending) return (await settlePending(record)).deviceSession;
-    return openSession(record);
+    if (!record?.deviceId || !record.signing) throw new Error("This browser's device keys are gone: sign in again to set it up.");
+    try {
+      if (record.pending) return (await settlePending(record)).deviceSession;
+      return await openSession(record);
+    } catch (error) {
+      throw await wipedIfRevoked(error, accountId);
+    }
   });
 }
 
@@ -159,6 +184,7 @@ export function removeDevice(accountSession, accountId) {
         if (!(error instanceof ApiError && error.status === 404)) throw error;
       }
     }
+    lock(accountId);
     await keystore.remove(accountId);
     await fileKeys.remove(accountId);
   });

@@ -1,6 +1,6 @@
 // The signed-in browser's inbox: holds the push channel while signed in, stores each message still sealed
 // before it is acknowledged, tells the screens, and shows a notification for a new incoming message.
-import { renewDeviceSession } from "./device.js";
+import { renewWhenUnlocked } from "./gate.js";
 import { store } from "./messages.js";
 import { openPushChannel } from "./push.js";
 import { session } from "./session.js";
@@ -40,7 +40,8 @@ export function startInbox(accountId) {
   stopInbox();
   channel = openPushChannel({
     deviceToken: () => session.deviceToken,
-    renewSession: async () => session.setDevice(await renewDeviceSession(accountId)),
+    // With the key gate locked, the new session waits for the next unlock (or finds the device revoked).
+    renewSession: async () => session.setDevice(await renewWhenUnlocked(accountId)),
     onMessage: async (entry) => {
       if (session.account?.id !== accountId) throw new Error("signed out");
       const added = await store(entry);

@@ -3,6 +3,10 @@
 // CryptoKeys with extractable = false: the page can use them and never read them. Beside them, per
 // account: received messages still sealed, the key pins of contacts (trust on first use), and the
 // browser's authenticator (a device of its own, PROTOCOL §3) when it is paired for the account.
+// With the key gate on (SPEC §14), device records pass through gate-keys.js: private keys are stored only
+// wrapped, and read back from the page's memory while the gate is open.
+import { storable, usable } from "./gate-keys.js";
+
 const DB = "countersign";
 const VERSION = 3;
 const STORES = {
@@ -48,15 +52,22 @@ export async function run(name, mode, body, options = {}) {
 export const allFor = (name, accountId) => run(name, "readonly", (store) => store.index("accountId").getAll(accountId));
 
 export const keystore = {
-  device: (accountId) => run("devices", "readonly", (store) => store.get(accountId)),
-  save: (record) => run("devices", "readwrite", (store) => store.put(record)),
-  /** Forgets the account's device keys, its messages and its pins, in one transaction. */
-  remove: async (accountId) => {
+  device: async (accountId) => usable(await run("devices", "readonly", (store) => store.get(accountId))),
+  save: async (record) => {
+    const stored = await storable(record);
+    return run("devices", "readwrite", (store) => store.put(stored));
+  },
+  /**
+   * Forgets the account's device keys, its messages and its pins, in one transaction. `note`, when given,
+   * takes the device record's place (the key gate's wipe keeps what the device needs to revoke itself).
+   */
+  remove: async (accountId, note = null) => {
     const db = await open();
     try {
       await new Promise((resolve, reject) => {
         const tx = db.transaction(Object.keys(STORES), "readwrite");
-        tx.objectStore("devices").delete(accountId);
+        if (note) tx.objectStore("devices").put({ ...note, accountId });
+        else tx.objectStore("devices").delete(accountId);
         for (const name of ["messages", "pins"]) {
           const store = tx.objectStore(name);
           store.index("accountId").getAllKeys(accountId).onsuccess = (event) => {

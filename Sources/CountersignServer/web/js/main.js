@@ -77,4 +77,11 @@ async function signedIn() {
   });
 }
 
+// The key gate's failed-attempts limit wiped this browser's keys (js/gate.js): signed out, with its words.
+addEventListener("countersign:wiped", async (event) => {
+  if (inboxWired) (await import("./inbox.js")).stopInbox();
+  session.clear();
+  signedOut(event.detail);
+});
+
 signedOut();

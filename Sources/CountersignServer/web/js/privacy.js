@@ -33,6 +33,9 @@ export function installPrivacyOverlay(app) {
   }
 
   async function askAgain() {
+    // With the key gate on, the passkey (or its password) both re-authenticates and unlocks the keys.
+    const { unlockOnReturn } = await import("./screens/gate.js");
+    if (await unlockOnReturn(overlay)) return uncover();
     await confirmIdentity(overlay, {
       heading: "Welcome back",
       prompt: "Your re-authentication interval has passed. Enter your password to show Countersign again.",

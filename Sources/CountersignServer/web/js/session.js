@@ -37,6 +37,10 @@ export const session = {
   authenticated() {
     if (current) Object.assign(current, { authenticatedAt: Date.now(), passwordless: false });
   },
+  /** This page's device session ({ token, device }), or null. */
+  get device() {
+    return current?.device ?? null;
+  },
   setDevice(deviceSession) {
     if (current) current.device = deviceSession;
   },

@@ -9,6 +9,7 @@ import { el, replace } from "../dom.js";
 import { pushState, startInbox, stopInbox, subscribe } from "../inbox.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
+import { gateBeforeDevice } from "./gate.js";
 import { needsFullSignIn, qrSessionLimits } from "./qr-signin.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
@@ -33,7 +34,11 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
   const files = el("button", { type: "button", on: { click: onFiles } }, "Files");
   const approvals = el("button", { type: "button", on: { click: onApprovals } }, "Approvals");
   const push = el("p", { class: "muted", "data-testid": "push-state" });
-  const showPush = ({ state }) => (push.textContent = pushWords[state] ?? "");
+  const showPush = ({ state }) => {
+    push.textContent = pushWords[state] ?? "";
+    // Revoked (its data here deleted, a remote wipe): this page's facts about the device go too.
+    if (state === "revoked") deviceInfo.replaceChildren(), (status.textContent = ""), (messages.disabled = true);
+  };
   showPush(pushState());
   const unsubscribe = subscribe((event) => event.kind === "state" && (push.isConnected ? showPush(event) : unsubscribe()));
   const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
@@ -89,7 +94,8 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
   );
 
   async function becomeDevice() {
-    const device = await ensureDevice(session.token, account, (step) => (status.textContent = step));
+    // With the key gate on: unlocked first (or this page's device session kept while it is locked).
+    const device = (await gateBeforeDevice(slot)) ?? (await ensureDevice(session.token, account, (step) => (status.textContent = step)));
     // Signed out (or in as someone else) meanwhile: this device session is not for the page any more.
     if (session.account?.id !== account.id) return;
     session.setDevice(device.deviceSession);

@@ -11,6 +11,7 @@ import { PinError } from "../pins.js";
 import { onHide } from "../privacy.js";
 import { session } from "../session.js";
 import { contactsPanel } from "./contacts.js";
+import { NotUnlocked, unlockedRecord } from "./gate.js";
 import { showSafetyNumber } from "./safety.js";
 
 const when = (iso) => new Date(iso).toLocaleString();
@@ -27,6 +28,8 @@ export function messagesScreen(app, { onBack, open: openId }) {
   const incoming = el("ul", { class: "list", "aria-label": "Incoming" });
   const outgoing = el("ul", { class: "list", "aria-label": "Outgoing" });
   const opened = el("section", { class: "opened card", "aria-label": "Opened message", hidden: true });
+  // The key gate's unlock prompt, when opening or sending needs the keys (screens/gate.js).
+  const gateSlot = el("div");
   const notifications = el("button", { type: "button", hidden: !("Notification" in window) || Notification.permission !== "default" }, "Turn on notifications");
   let record = null;
   // Read again before each use: another tab may have rotated the keys.
@@ -86,7 +89,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
         step("Keypair created");
         session.keypairCreated = false;
       }
-      record = await freshRecord();
+      record = await unlockedRecord(gateSlot, "Unlock them to send this message.");
       await send(record, { to: to.input.value.split(/[\s,]+/), text: text.value, delayed: delayed.checked, report: step });
       step(delayed.checked ? `Sent. It is delivered in ${DELAY_SECONDS} seconds.` : "Sent.");
       text.value = "";
@@ -154,13 +157,14 @@ export function messagesScreen(app, { onBack, open: openId }) {
     opened.hidden = false;
     const current = () => mine === generation && document.visibilityState === "visible" && opened.contains(openSteps);
     try {
-      record = await freshRecord();
+      record = await unlockedRecord(gateSlot, "Unlock them to open this message.");
+      if (!current()) return;
       const { text: plain, envelope, bytes } = await openMessage(record, message, (words) => current() && openSteps.append(el("li", {}, words)));
       if (!current()) return;
       opened.append(el("p", { class: "message-text", "aria-label": "Message text" }, plain), serverView(message, envelope, bytes));
     } catch (error) {
       if (!current()) return;
-      openAlert.textContent = `This message was refused: ${describe(error)}`;
+      openAlert.textContent = error instanceof NotUnlocked ? error.message : `This message was refused: ${describe(error)}`;
     }
     if (peer) opened.append(el("button", { type: "button", on: { click: () => showTrust(peer, { changed: false }) } }, `Safety number with ${peer}`));
     opened.append(el("button", { type: "button", on: {
@@ -182,6 +186,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
       el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back"), contactsButton, notifications),
       el("h1", {}, "Messages"),
       contacts.section,
+      gateSlot,
       form,
       steps,
       alert,

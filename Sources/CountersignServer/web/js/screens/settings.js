@@ -5,8 +5,10 @@ import { groupedKeyId } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
 import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "../reauth.js";
+import { passwordChanged } from "../gate.js";
 import { authenticatorSettings } from "./approvals.js";
 import { passkeySection } from "./passkeys.js";
+import { gateSection, unlockedRecord } from "./gate.js";
 import { session } from "../session.js";
 import { twoFactorSection } from "./two-factor.js";
 
@@ -117,14 +119,20 @@ export function settingsScreen(app, { onBack }) {
       alert.textContent = "The new password must be at least 8 characters.";
       return;
     }
+    let keysFollow = true;
     guarded(async () => {
+      const passwords = [currentPassword.input.value, newPassword.input.value];
       await call("PUT", "/v1/me/password", {
         token: session.token,
-        json: { currentPassword: currentPassword.input.value, newPassword: newPassword.input.value },
+        json: { currentPassword: passwords[0], newPassword: passwords[1] },
       });
       currentPassword.input.value = "";
       newPassword.input.value = "";
-    }, "Password changed. Your other sessions were signed out.");
+      // The key gate's password, when it has one, follows (SPEC §14.4).
+      keysFollow = await passwordChanged(session.account.id, ...passwords);
+    }, "Password changed. Your other sessions were signed out.").then(() => {
+      if (!keysFollow) status.textContent += " The key gate here still opens with the password it was locked with.";
+    });
   });
 
   // Message key (cryptology-project's "change key"): this browser's device keys, rotated.
@@ -132,6 +140,7 @@ export function settingsScreen(app, { onBack }) {
   rotate.addEventListener("click", () =>
     guarded(async () => {
       if (!session.deviceToken) throw new Error("This browser is not a device yet: wait for “Device ready” on the home screen.");
+      await unlockedRecord(slot, "Unlock them to change the message key.");
       await rotateDeviceKeys(session.deviceToken, session.account.id);
       await loadDevices();
     }, "Message key changed. Your contacts follow the change: the old key signed for the new one."),
@@ -171,6 +180,7 @@ export function settingsScreen(app, { onBack }) {
       el("h2", {}, "Message key"),
       el("p", { class: "muted" }, "New keys for this browser. Messages sent to the old key still open here."),
       rotate,
+      gateSection({ status, alert }),
       el("h2", {}, "Authenticator"),
       authenticatorSettings(),
       el("h2", {}, "Password"),

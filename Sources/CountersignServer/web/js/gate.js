@@ -1,0 +1,406 @@
+// The key gate's state machine (docs/SPEC.md §14.4, §14.5): turning it on and off, unlocking by passkey
+// (its PRF output) or by password, counting failed attempts, and the wipe and self-revocation at the limit.
+// The cryptography is gate-crypto.js; what is open lives in gate-keys.js; the screens are screens/gate.js.
+//
+// One passkey prompt both re-authenticates the session and unlocks: the server's passkey re-authentication
+// ceremony, with `extensions.prf.evalByCredential` built from this browser's own gate record. The PRF
+// output is used here only; it is taken out of the JSON sent to the server.
+import { ApiError, call } from "./api.js";
+import { base64url, fromBase64url } from "./bytes.js";
+import { renewDeviceSession, rotateDeviceKeys } from "./device.js";
+import * as g from "./gate-crypto.js";
+import { isUnlocked, keyIdHex, lock, onGateChange, remember, LockedError } from "./gate-keys.js";
+import { keystore } from "./keystore.js";
+import { session } from "./session.js";
+import { WIPED_WORDS, wipeDevice } from "./wipe.js";
+
+/** Why an unlock or a setup did not happen, in words for the screen. `kind` is one of the keys below. */
+export class GateRefusal extends Error {
+  constructor(kind, message, attemptsLeft) {
+    super(message);
+    this.name = "GateRefusal";
+    this.kind = kind;
+    this.attemptsLeft = attemptsLeft;
+  }
+}
+
+const left = (n) => `${n} ${n === 1 ? "attempt" : "attempts"} left before this browser deletes its keys.`;
+const refusals = {
+  "wrong passkey": (n) => `Wrong passkey: it does not unlock the keys kept here. ${left(n)}`,
+  "wrong password": (n) => `Wrong password: it does not unlock the keys kept here. ${left(n)}`,
+  "not verified": () => "The passkey did not verify you (no fingerprint, face or PIN), so nothing was tried. Try again.",
+  cancelled: () => "The passkey did not answer: the prompt was cancelled, timed out, or could not verify you. Nothing was tried.",
+  "no prf": () => "This passkey's authenticator has no PRF (it gives this browser no secret), so it cannot lock or unlock the keys here.",
+  "other passkey": () => "That passkey does not lock the keys in this browser: use the one the key gate was turned on with.",
+  "no passkeys": () => "Your account has no passkey yet. Add one first, or lock the keys with your password.",
+  wiped: () =>
+    `Too many failed attempts to unlock. ${WIPED_WORDS} Its device revoked itself: sign in again to set this browser up as a new device.`,
+};
+const refuse = (kind, attemptsLeft) => new GateRefusal(kind, refusals[kind](attemptsLeft), attemptsLeft);
+
+/** The kind of the method that last unlocked each account's gate here (what "disabled" reports). */
+const lastKind = new Map();
+
+const context = (record) => ({ accountId: record.accountId, deviceId: record.deviceId });
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+const intervalMs = () => (session.account?.settings?.reauthIntervalMinutes ?? 0) * 60_000;
+
+/** Whether the re-authentication interval has run out since the last sign-in or re-authentication. */
+export const reauthDue = () => intervalMs() > 0 && Date.now() - session.authenticatedAt >= intervalMs();
+
+/** Until when an unlock made now stays open: the interval from the last authentication (or from now, when
+ *  this unlock is the re-authentication), no deadline with the interval "Never". */
+const deadline = () => (intervalMs() > 0 ? (reauthDue() ? Date.now() : session.authenticatedAt) + intervalMs() : Infinity);
+
+/** Reports to the audit log; a refusal (rate limit, network) never stops the gate. */
+async function report(event, method) {
+  try {
+    await call("POST", "/v1/me/key-gate/events", { token: session.token, json: { event, method } });
+  } catch {
+    // The audit is the server's record of what the browser says; the gate's state is here.
+  }
+}
+
+/**
+ * The gate of the account's device here: { state: "none" | "off" | "on" | "wiped", gate, kinds, attemptsLeft,
+ * unlocked }. A turn-on whose rotation never settled (its keys were never replaced) is undone: the old keys
+ * still work, unwrapped, so the gate was never on.
+ */
+export async function gateStatus(accountId) {
+  const record = await keystore.device(accountId);
+  if (record?.wiped) return { state: "wiped" };
+  if (!record?.signing || !record.deviceId) return { state: "none" };
+  if (!record.gate) return { state: "off" };
+  if (!record.signing.wrapped && !record.pending) {
+    const { gate: _undone, ...plain } = record;
+    await keystore.save(plain);
+    return { state: "off" };
+  }
+  let gate;
+  try {
+    gate = g.checkGate(record.gate);
+  } catch (error) {
+    throw error instanceof g.GateError ? new Error(g.MESSAGES[error.kind]) : error;
+  }
+  return { state: "on", gate, kinds: gate.methods.map((m) => m.kind), attemptsLeft: g.attemptsLeft(gate), unlocked: isUnlocked(accountId) };
+}
+
+/** Resolves at the account's next unlock. */
+export const nextUnlock = (accountId) =>
+  new Promise((resolve) => {
+    const off = onGateChange((id, unlocked) => id === accountId && unlocked && (off(), resolve()));
+  });
+
+// ---- The passkey ceremony: re-authentication and PRF in one prompt
+
+/**
+ * Re-authenticates the session with a passkey, asking each credential in `salts` (base64url credential ID
+ * → 32-byte salt) for its PRF at its salt. `pick` maps the server's options to the salts when they are not
+ * known yet. Returns { credentialId, prfOutput (null without one) }.
+ */
+async function passkeyCeremony(salts, pick) {
+  const { body: start } = await call("POST", "/v1/sessions/current/reauth/passkey/options", { token: session.token });
+  if (pick) salts = await pick(start.publicKey.allowCredentials);
+  const options = PublicKeyCredential.parseRequestOptionsFromJSON({
+    ...start.publicKey,
+    // Only the passkeys that can unlock: evalByCredential may name no other.
+    allowCredentials: start.publicKey.allowCredentials.filter((c) => salts.has(c.id)),
+  });
+  if (!options.allowCredentials.length) throw refuse("other passkey");
+  options.extensions = { prf: { evalByCredential: Object.fromEntries([...salts].map(([id, salt]) => [id, { first: salt }])) } };
+  let credential;
+  try {
+    credential = await navigator.credentials.get({ publicKey: options });
+  } catch {
+    throw refuse("cancelled");
+  }
+  if (!credential) throw refuse("cancelled");
+  // User verification (flags bit 2, SPEC §13.3): without it an authenticator evaluates another PRF, and
+  // the server would count the assertion as a wrong passkey.
+  const flags = new Uint8Array(credential.response.authenticatorData)[32];
+  if (!(flags & 0x04)) throw refuse("not verified");
+  const first = credential.getClientExtensionResults().prf?.results?.first;
+  const json = credential.toJSON();
+  delete json.clientExtensionResults;
+  await call("POST", "/v1/sessions/current/reauth/passkey", { token: session.token, json: { ceremonyId: start.ceremonyId, credential: json } });
+  session.authenticated();
+  return { credentialId: new Uint8Array(credential.rawId), prfOutput: first ? new Uint8Array(first) : null };
+}
+
+// ---- Unlocking (SPEC §14.4, §14.5)
+
+async function saveGate(accountId, gate) {
+  const record = await keystore.device(accountId);
+  await keystore.save({ ...record, gate });
+}
+
+/** The account's gated record; at the limit (found there at start) nothing is tried: wipe and revoke. */
+async function gatedRecord(accountId) {
+  const record = await keystore.device(accountId);
+  if (!record?.gate) throw new Error("The key gate is off in this browser.");
+  if (g.attemptsLeft(record.gate) <= 0) {
+    await wipeAtLimit(accountId, record.gate.methods[0].kind);
+    throw refuse("wiped");
+  }
+  return record;
+}
+
+/** Every wrapped private key of the record, unwrapped with the gate key: key ID hex → CryptoKey. */
+async function unwrapAll(gateKey, record) {
+  const keys = new Map();
+  const pairs = [record, ...(record.previous ?? []), ...(record.pending ? [record.pending] : [])];
+  for (const pair of pairs) {
+    for (const role of ["signing", "encryption"]) {
+      const half = pair[role];
+      if (!half?.wrapped) continue;
+      keys.set(await keyIdHex(half.publicKey), await g.unwrapPrivateKey(gateKey, half.wrapped, context(record), half.publicKey, role));
+    }
+  }
+  return keys;
+}
+
+/** One counted attempt with `method` and the wrapping key `makeKey()` derives. */
+async function attempt(record, method, makeKey) {
+  const { accountId } = record;
+  const counted = g.countAttempt(record.gate);
+  await saveGate(accountId, counted);
+  let gateKey;
+  let keys;
+  try {
+    gateKey = await g.openGate(await makeKey(), method, context(record));
+    keys = await unwrapAll(gateKey, record);
+  } catch (error) {
+    if (!(error instanceof g.GateError) || error.kind !== "unlock failed") {
+      // Malformed: nothing was decrypted, so nothing is counted.
+      await saveGate(accountId, record.gate);
+      throw error instanceof g.GateError ? new Error(g.MESSAGES[error.kind]) : error;
+    }
+    await report("unlock-failed", method.kind);
+    const n = g.attemptsLeft(counted);
+    if (n <= 0) {
+      await wipeAtLimit(accountId, method.kind);
+      throw refuse("wiped");
+    }
+    throw refuse(method.kind === "prf" ? "wrong passkey" : "wrong password", n);
+  }
+  remember(accountId, gateKey, keys, deadline());
+  lastKind.set(accountId, method.kind);
+  await saveGate(accountId, g.resetAttempts(counted));
+  await report("unlocked", method.kind);
+}
+
+/** Unlocks with a passkey of the gate: one prompt re-authenticates the session and gives the PRF output. */
+export async function unlockWithPasskey(accountId) {
+  const record = await gatedRecord(accountId);
+  const methods = record.gate.methods.filter((m) => m.kind === "prf");
+  const { credentialId, prfOutput } = await passkeyCeremony(new Map(methods.map((m) => [base64url(m.credentialId), m.prfSalt])));
+  const method = methods.find((m) => same(m.credentialId, credentialId));
+  if (!method) throw refuse("other passkey");
+  if (!prfOutput) throw refuse("no prf");
+  await attempt(await gatedRecord(accountId), method, () => g.prfWrappingKey(prfOutput));
+}
+
+/** Unlocks with the password method (PBKDF2, SPEC §14.1). The server is not asked: the caller re-authenticates
+ *  with the same password when the interval has run out. */
+export async function unlockWithPassword(accountId, password) {
+  const record = await gatedRecord(accountId);
+  const method = record.gate.methods.find((m) => m.kind === "password");
+  if (!method) throw new Error("The key gate here has no password: unlock it with your passkey.");
+  if (!password) throw new Error("Enter your password.");
+  await attempt(record, method, () => g.passwordWrappingKey(password, method.salt, method.iterations));
+}
+
+// ---- The limit: wipe and self-revocation (SPEC §14.5)
+
+/**
+ * Deletes this browser's keys, envelopes, pins, authenticator and file key for the account, keeping only
+ * the note the self-revocation needs; reports it; revokes the device; ends the session. The page goes
+ * back to sign-in with the words (main.js listens for "countersign:wiped").
+ */
+async function wipeAtLimit(accountId, method) {
+  const record = await keystore.device(accountId);
+  await wipeDevice(accountId, { note: { deviceId: record.deviceId, revocationToken: record.gate.revocationToken }, authenticator: true });
+  await report("wiped", method);
+  await finishSelfRevocation(accountId);
+  try {
+    await call("DELETE", "/v1/sessions/current", { token: session.token });
+  } catch {
+    // Signed out here either way.
+  }
+  dispatchEvent(new CustomEvent("countersign:wiped", { detail: refusals.wiped() }));
+}
+
+/**
+ * Sends a kept self-revocation note (a wipe whose answer never came); deletes it once the server answers
+ * (revoked, or 404: already gone). True when no note is left.
+ */
+export async function finishSelfRevocation(accountId) {
+  const note = await keystore.device(accountId);
+  if (!note?.wiped) return true;
+  try {
+    await call("POST", `/v1/devices/${encodeURIComponent(note.deviceId)}/self-revocation`, { json: { token: base64url(note.revocationToken) } });
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) return false;
+  }
+  await keystore.remove(accountId);
+  return true;
+}
+
+// ---- Remote wipe
+
+/**
+ * Asks the server (with the account's session: a locked device cannot sign) whether this device was
+ * revoked from elsewhere; if so, deletes its data here. True when it was.
+ */
+export async function wipedIfRevokedElsewhere(accountId) {
+  const record = await keystore.device(accountId);
+  if (!record?.deviceId || record.wiped) return false;
+  const { body } = await call("GET", "/v1/devices", { token: session.token });
+  const mine = body.devices.find((d) => d.id === record.deviceId);
+  if (!mine?.revokedAt) return false;
+  await wipeDevice(accountId, { remote: true });
+  if (record.gate) await report("wiped", record.gate.methods[0].kind);
+  return true;
+}
+
+/**
+ * A new device session for the push channel (after 4403). While the gate is locked no key can sign: the
+ * server is asked whether the device was revoked (a remote wipe), and otherwise the session waits for the
+ * next unlock.
+ */
+export async function renewWhenUnlocked(accountId) {
+  for (;;) {
+    const record = await keystore.device(accountId);
+    if (!record?.gate || isUnlocked(accountId)) return renewDeviceSession(accountId);
+    if (await wipedIfRevokedElsewhere(accountId)) {
+      throw new ApiError(403, { code: "device-revoked", detail: WIPED_WORDS });
+    }
+    await nextUnlock(accountId);
+  }
+}
+
+// ---- Turning the gate on and off (SPEC §14.4)
+
+async function turnOn(record, wrappingKey, method, limit) {
+  const { accountId } = record;
+  const { gate, gateKey } = await g.createGate(wrappingKey, method, context(record), limit);
+  await call("PUT", `/v1/devices/${encodeURIComponent(record.deviceId)}/revocation-token`, {
+    token: session.token,
+    json: { token: base64url(gate.revocationToken) },
+  });
+  // Open from the start: the new keys are wrapped under this gate key as they are stored.
+  remember(accountId, gateKey, new Map(), deadline());
+  try {
+    await rotateDeviceKeys(session.deviceToken, accountId, { gate });
+  } catch (error) {
+    lock(accountId);
+    throw error;
+  }
+  await report("enabled", method.kind);
+}
+
+async function plainRecord(accountId) {
+  const record = await keystore.device(accountId);
+  if (!record?.deviceId || !record.signing) throw new Error("This browser is not a device yet: wait for “Device ready” on the home screen.");
+  if (record.gate) throw new Error("The key gate is already on in this browser.");
+  if (!session.deviceToken) throw new Error("This browser has no device session yet: wait for “Device ready” on the home screen.");
+  return record;
+}
+
+/**
+ * Turns the gate on with one of the account's passkeys. Throws GateRefusal "no prf" when the passkey gives
+ * no PRF output (the caller offers the password instead), "no passkeys" without any.
+ */
+export async function enableWithPasskey(accountId, limit) {
+  const record = await plainRecord(accountId);
+  let salts;
+  // The summaries carry each passkey's PRF salt but not its credential ID; the server lists both in one
+  // order (oldest first), so the options' credentials pair with the summaries by position.
+  const pick = async (allow) => {
+    const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
+    if (body.passkeys.length !== allow.length) throw new Error("Your passkeys changed meanwhile. Try again.");
+    salts = new Map(allow.map((c, i) => [c.id, fromBase64url(body.passkeys[i].prfSalt)]));
+    return salts;
+  };
+  let outcome;
+  try {
+    outcome = await passkeyCeremony(null, pick);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "no-passkeys") throw refuse("no passkeys");
+    throw error;
+  }
+  const { credentialId, prfOutput } = outcome;
+  if (!prfOutput) throw refuse("no prf");
+  await turnOn(record, await g.prfWrappingKey(prfOutput), g.prfMethod(credentialId, salts.get(base64url(credentialId))), limit);
+}
+
+/** Turns the gate on with the password (the account's, as typed): where no passkey has a PRF. */
+export async function enableWithPassword(accountId, password, limit) {
+  const record = await plainRecord(accountId);
+  if (!password) throw new Error("Enter your password.");
+  const method = g.passwordMethod();
+  await turnOn(record, await g.passwordWrappingKey(password, method.salt, method.iterations), method, limit);
+}
+
+/**
+ * Turns the gate off: the keys of the open gate (the caller has just unlocked it once more) are stored
+ * unwrapped, non-extractable, as before the gate. The server's revocation token is replaced by one nobody
+ * keeps, so an old copy of the record cannot end the device.
+ */
+export async function disable(accountId) {
+  const record = await keystore.device(accountId);
+  if (!record?.gate) return;
+  const method = lastKind.get(accountId) ?? record.gate.methods[0].kind;
+  if (!isUnlocked(accountId) || !record.signing.privateKey) throw new LockedError();
+  const plain = (half) => ({ publicKey: half.publicKey, privateKey: half.privateKey });
+  const pair = (p) => ({ ...p, signing: plain(p.signing), encryption: plain(p.encryption) });
+  const { gate: _off, ...rest } = record;
+  const out = {
+    ...pair(rest),
+    previous: (record.previous ?? []).filter((p) => p.signing.privateKey && p.encryption.privateKey).map(pair),
+  };
+  if (record.pending) out.pending = pair(record.pending);
+  await keystore.save(out);
+  lock(accountId);
+  try {
+    await call("PUT", `/v1/devices/${encodeURIComponent(record.deviceId)}/revocation-token`, {
+      token: session.token,
+      json: { token: base64url(crypto.getRandomValues(new Uint8Array(32))) },
+    });
+  } catch {
+    // The device stays; only a copy of the old record could still revoke it.
+  }
+  await report("disabled", method);
+}
+
+/** A new failed-attempts limit for the open gate (3 to 10). */
+export async function setLimit(accountId, limit) {
+  const record = await keystore.device(accountId);
+  if (!record?.gate) return;
+  if (!isUnlocked(accountId)) throw new LockedError();
+  await saveGate(accountId, g.checkGate({ ...record.gate, limit, failures: Math.min(record.gate.failures, limit) }));
+}
+
+/**
+ * After the account password was changed in this browser: the gate's password method follows it (wrapped
+ * from the old password's unlock, SPEC §14.4). False when the gate's password was another one.
+ */
+export async function passwordChanged(accountId, oldPassword, newPassword) {
+  const record = await keystore.device(accountId);
+  const old = record?.gate?.methods.find((m) => m.kind === "password");
+  if (!old) return true;
+  const fresh = g.passwordMethod();
+  try {
+    const method = await g.rewrapMethod(
+      await g.passwordWrappingKey(oldPassword, old.salt, old.iterations),
+      old,
+      await g.passwordWrappingKey(newPassword, fresh.salt, fresh.iterations),
+      fresh,
+      context(record),
+    );
+    await saveGate(accountId, g.checkGate({ ...record.gate, methods: record.gate.methods.map((m) => (m === old ? method : m)) }));
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,417 @@
+"""The key gate in the browser (docs/SPEC.md §14; web/js/gate.js, gate-keys.js, screens/gate.js): a PRF
+passkey on Chromium's virtual authenticator turns it on, the keys in IndexedDB are then only ciphertext, one
+prompt re-authenticates and unlocks, a passkey without user verification opens nothing, the page hidden or
+the interval run out locks again; an authenticator without PRF falls back to the password, whose wrong
+guesses reach the limit, wipe the browser and revoke the device; a device revoked elsewhere deletes its data
+on next contact; turning the gate off asks for the passkey and stores the keys unwrapped again."""
+import re
+
+from cryptography.hazmat.primitives import serialization
+
+from support import SLOW, Page, api_sign_in, expect, sign_in, sign_up
+from tests_messages import Cli
+
+SET_VISIBILITY = """(state) => {
+    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
+    document.dispatchEvent(new Event("visibilitychange"));
+}"""
+
+# The account's device record as IndexedDB holds it: bytes as hex, CryptoKeys as what they are.
+READ_RECORD = """() => new Promise((resolve, reject) => {
+    const r = indexedDB.open("countersign");
+    r.onsuccess = () => {
+        const get = r.result.transaction("devices").objectStore("devices").getAll();
+        get.onsuccess = () => {
+            const plain = (v) => v instanceof Uint8Array ? { hex: Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("") }
+                : v instanceof CryptoKey ? { cryptoKey: v.type, extractable: v.extractable }
+                : Array.isArray(v) ? v.map(plain)
+                : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v;
+            resolve(get.result.map(plain));
+        };
+        get.onerror = () => reject(get.error);
+    };
+    r.onerror = () => reject(r.error);
+})"""
+
+COUNT_STORES = """() => new Promise((resolve) => {
+    const r = indexedDB.open("countersign");
+    r.onsuccess = () => {
+        const tx = r.result.transaction(["devices", "messages", "pins"]);
+        const out = {};
+        for (const name of ["devices", "messages", "pins"]) tx.objectStore(name).count().onsuccess = (e) => (out[name] = e.target.result);
+        tx.oncomplete = () => resolve(out);
+    };
+})"""
+
+# Flips one bit of the record's first method's PRF salt (again: flips it back). The wrap stays, the salt
+# the passkey is asked at does not: the PRF output is another, so the gate key does not open.
+FLIP_PRF_SALT = """() => new Promise((resolve) => {
+    const r = indexedDB.open("countersign");
+    r.onsuccess = () => {
+        const store = r.result.transaction("devices", "readwrite").objectStore("devices");
+        store.getAll().onsuccess = (e) => {
+            const record = e.target.result[0];
+            record.gate.methods[0].prfSalt[0] ^= 1;
+            store.put(record).onsuccess = () => resolve(true);
+        };
+    };
+})"""
+
+UNLOCKED = """async () => {
+    const { isUnlocked } = await import("/js/gate-keys.js");
+    const { session } = await import("/js/session.js");
+    return isUnlocked(session.account.id);
+}"""
+
+# Registers a passkey through the API as the passkey screens do: the server's options (with its PRF salt
+# as prf.eval.first) parsed, create(), and toJSON() posted (without the PRF output, which is the client's).
+REGISTER_PASSKEY = """async () => {
+    const { session } = await import("/js/session.js");
+    const post = async (path, json) => {
+        const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${session.token}` },
+            body: json === undefined ? undefined : JSON.stringify(json) });
+        const text = await r.text();
+        if (!r.ok) throw new Error(`${path}: ${r.status} ${text}`);
+        return text ? JSON.parse(text) : null;
+    };
+    const start = await post("/v1/me/passkeys/options");
+    const credential = await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(start.publicKey) });
+    const prf = credential.getClientExtensionResults().prf;
+    const json = credential.toJSON();
+    delete json.clientExtensionResults;
+    await post("/v1/me/passkeys", { ceremonyId: start.ceremonyId, name: "Test passkey", credential: json });
+    return { enabled: prf?.enabled ?? null, results: Boolean(prf?.results?.first) };
+}"""
+
+
+def authenticator(page, prf=True):
+    """Chromium's virtual authenticator on this page: CTAP2, internal, resident keys, user verification."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    options = {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+        "hasUserVerification": True, "isUserVerified": True, "hasPrf": prf,
+    }
+    added = cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})
+    return cdp, added["authenticatorId"]
+
+
+def ready(p, username):
+    sign_up(p, username)
+    expect(p.page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+
+
+def record(page):
+    records = page.evaluate(READ_RECORD)
+    assert len(records) == 1, records
+    return records[0]
+
+
+def audit(server, token):
+    status, body, _ = server.api("GET", "/v1/me/audit?limit=100", token=token)
+    assert status == 200, (status, body)
+    return [f"{e['kind']} {e['outcome']}" for e in body["events"]]
+
+
+def settings_gate(page):
+    page.get_by_role("button", name="Settings").click()
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+    return page.get_by_role("switch", name="Biometric Enable")
+
+
+def prompt(page):
+    return page.get_by_role("region", name="Unlock this browser's keys")
+
+
+def assert_only_ciphertext(page, rec):
+    """No private key in the record, and each wrapped one is bytes that import as no key, in the page and in
+    Python (the ciphertext, and it without its tag, as long as a PKCS#8 key)."""
+    halves = [rec["signing"], rec["encryption"]]
+    for half in halves:
+        assert set(half) == {"publicKey", "wrapped"}, half
+        assert half["publicKey"]["cryptoKey"] == "public", half
+    assert '"cryptoKey": "private"' not in str(rec).replace("'", '"'), rec
+    wrapped = [bytes.fromhex(h["wrapped"]["ciphertext"]["hex"]) for h in halves]
+    for ciphertext in wrapped:
+        for candidate in (ciphertext, ciphertext[:-16]):
+            try:
+                serialization.load_der_private_key(candidate, password=None)
+            except (ValueError, TypeError):
+                continue
+            raise AssertionError("a wrapped private key loads as a key in Python")
+    imported = page.evaluate(
+        """async (hexes) => {
+            const h = (s) => Uint8Array.from(s.match(/../g), (b) => parseInt(b, 16));
+            const out = [];
+            for (const x of hexes) for (const bytes of [h(x), h(x).subarray(0, h(x).length - 16)])
+                for (const [alg, use] of [[{ name: "ECDSA", namedCurve: "P-256" }, ["sign"]], [{ name: "ECDH", namedCurve: "P-256" }, ["deriveBits"]]]) {
+                    try { await crypto.subtle.importKey("pkcs8", bytes, alg, false, use); out.push("imported"); }
+                    catch (e) { out.push(e.name); }
+                }
+            return out;
+        }""",
+        [w.hex() for w in wrapped],
+    )
+    assert imported and all(r != "imported" for r in imported), imported
+
+
+def test_key_gate_passkey_prf_locks_the_keys_and_unlocks_to_open_messages(server, browser):
+    cli = Cli(server).register("wgcli")
+    try:
+        p = Page(browser, server)
+        page = p.page
+        cdp, auth = authenticator(page)
+        sent = []
+        page.on("request", lambda r: "/reauth/passkey" in r.url and r.post_data and sent.append(r.post_data))
+        ready(p, "wgada")
+        assert page.evaluate(REGISTER_PASSKEY) == {"enabled": True, "results": True}
+        # A message sealed to the keys from before the gate.
+        cli.run("send", "--to", "wgada", "sealed before the gate")
+        page.get_by_role("button", name="Messages", exact=True).click()
+        expect(page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From wgcli"))).to_be_visible(timeout=30_000)
+        page.get_by_role("button", name="Back").click()
+
+        # Off: said so; the switch warns before it turns the gate on.
+        switch = settings_gate(page)
+        expect(switch).not_to_be_checked()
+        expect(page.get_by_test_id("gate-state")).to_contain_text("Off.")
+        expect(page.get_by_label("Failed Attempts Limit")).to_have_value("5")
+        p.shot("gate-settings-off")
+        switch.click()
+        expect(page.get_by_text("messages sealed to the old keys will stop opening in this browser")).to_be_visible()
+        expect(switch).not_to_be_checked()
+        page.get_by_role("button", name="Turn on with passkey").click()
+        expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your passkey", timeout=60_000)
+        expect(switch).to_be_checked()
+        expect(page.get_by_test_id("gate-state")).to_contain_text("On, with your passkey.")
+        expect(page.get_by_test_id("gate-state")).to_contain_text("5 of 5 attempts left")
+        p.shot("gate-settings-on")
+        rec = record(page)
+        assert rec["gate"]["version"] == 1 and rec["gate"]["limit"] == 5 and rec["gate"]["failures"] == 0, rec["gate"]
+        assert [m["kind"] for m in rec["gate"]["methods"]] == ["prf"], rec["gate"]
+        assert rec.get("previous") == [], "turning the gate on deletes the old private keys"
+        assert_only_ciphertext(page, rec)
+
+        # Reloaded and signed in again: the keys are locked, and only ciphertext is stored.
+        page.reload()
+        sign_in(p, "wgada")
+        gate = prompt(page)
+        expect(gate).to_be_visible(timeout=SLOW)
+        expect(gate.get_by_role("heading", name="This browser's keys are locked")).to_be_visible()
+        expect(gate.get_by_test_id("gate-attempts")).to_have_text(re.compile("^5 of 5 attempts left"))
+        p.shot("gate-unlock-prompt")
+        assert_only_ciphertext(page, record(page))
+        assert page.evaluate(UNLOCKED) is False
+
+        expect(page.get_by_role("button", name="Messages", exact=True)).to_be_disabled()
+
+        # One prompt re-authenticates and unlocks; the device session follows.
+        gate.get_by_role("button", name="Unlock with passkey").click()
+        expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=60_000)
+        expect(gate).to_have_count(0)
+        assert page.evaluate(UNLOCKED) is True
+        cli.run("send", "--to", "wgada", "sealed under the gate")
+        page.get_by_role("button", name="Messages", exact=True).click()
+        incoming = page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From wgcli"))
+        expect(incoming).to_have_count(2, timeout=30_000)
+        incoming.first.click()
+        opened = page.get_by_role("region", name="Opened message")
+        expect(opened.get_by_label("Message text")).to_have_text("sealed under the gate", timeout=30_000)
+        # What was sealed to the keys from before the gate no longer opens here (the warning said so).
+        incoming.nth(1).click()
+        expect(opened.get_by_role("alert")).to_contain_text("This message was refused", timeout=30_000)
+
+        # The page hidden: the keys are dropped; opening asks again.
+        page.evaluate(SET_VISIBILITY, "hidden")
+        assert page.evaluate(UNLOCKED) is False
+        page.evaluate(SET_VISIBILITY, "visible")
+        incoming.first.click()
+        gate = prompt(page)
+        expect(gate).to_contain_text("Unlock them to open this message.")
+        p.shot("gate-unlock-message")
+        # A record whose PRF salt was changed: the passkey's output does not open it, counted, in words.
+        page.evaluate(FLIP_PRF_SALT)
+        gate.get_by_role("button", name="Unlock with passkey").click()
+        expect(gate.get_by_role("alert")).to_contain_text("Wrong passkey: it does not unlock the keys kept here. 4 attempts left", timeout=60_000)
+        expect(gate.get_by_test_id("gate-attempts")).to_have_text(re.compile("^4 of 5 attempts left"))
+        p.shot("gate-wrong-passkey")
+        assert record(page)["gate"]["failures"] == 1
+        page.evaluate(FLIP_PRF_SALT)
+        gate.get_by_role("button", name="Unlock with passkey").click()
+        expect(opened.get_by_label("Message text")).to_have_text("sealed under the gate", timeout=60_000)
+        assert record(page)["gate"]["failures"] == 0, "a success resets the count"
+
+        # The interval run out: the overlay's return asks for the passkey, which unlocks too.
+        page.get_by_role("button", name="Back").click()
+        settings_gate(page)
+        page.get_by_label("5 min").check()
+        page.get_by_role("button", name="Save interval").click()
+        expect(page.get_by_role("status").first).to_have_text("Re-authentication interval saved.")
+        page.evaluate(SET_VISIBILITY, "hidden")
+        page.evaluate("() => { const real = Date.now.bind(Date); Date.now = () => real() + 6 * 60 * 1000; }")
+        page.evaluate(SET_VISIBILITY, "visible")
+        overlay = page.get_by_role("dialog", name="Countersign is hidden")
+        expect(overlay.get_by_role("heading", name="Welcome back")).to_be_visible()
+        expect(overlay).to_contain_text("Unlock with your passkey to show Countersign again.")
+        p.shot("gate-overlay-unlock")
+        overlay.get_by_role("button", name="Unlock with passkey").click()
+        expect(overlay).to_have_count(0, timeout=60_000)
+        assert page.evaluate(UNLOCKED) is True
+
+        # Without user verification nothing is tried, nothing counted, nothing opened. (Last: Chromium's
+        # virtual authenticator verifies no one again after a refusal.)
+        page.evaluate(SET_VISIBILITY, "hidden")
+        page.evaluate(SET_VISIBILITY, "visible")
+        page.get_by_role("button", name="Back").click()
+        page.get_by_role("button", name="Messages", exact=True).click()
+        cdp.send("WebAuthn.setUserVerified", {"authenticatorId": auth, "isUserVerified": False})
+        incoming.first.click()
+        gate = prompt(page)
+        gate.get_by_role("button", name="Unlock with passkey").click()
+        expect(gate.get_by_role("alert")).to_contain_text(re.compile("could not verify you|did not verify you"), timeout=60_000)
+        expect(opened.get_by_label("Message text")).to_have_count(0)
+        assert page.evaluate(UNLOCKED) is False
+        assert record(page)["gate"]["failures"] == 0
+
+        # The PRF output never went to the server; the audit has every step.
+        assert sent and all("clientExtensionResults" not in body and "prf" not in body for body in sent), sent
+        events = audit(server, api_sign_in(server, "wgada"))
+        for want in ("key-gate revocation-token-set", "key-gate enabled-prf", "key-gate unlocked-prf", "key-gate unlock-failed-prf"):
+            assert want in events, (want, events)
+        p.close()
+    finally:
+        cli.close()
+
+
+def test_key_gate_off_asks_for_the_passkey_and_stores_the_keys_unwrapped(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    cdp, auth = authenticator(page)
+    ready(p, "wgdot")
+    page.evaluate(REGISTER_PASSKEY)
+    switch = settings_gate(page)
+    switch.click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(switch).to_be_checked(timeout=60_000)
+    # Off: the passkey once more, even with the keys open in this page.
+    assert page.evaluate(UNLOCKED) is True
+    switch.click()
+    gate = prompt(page)
+    expect(gate.get_by_role("heading", name="Turn the key gate off")).to_be_visible()
+    p.shot("gate-settings-turning-off")
+    assert record(page)["gate"], "nothing changes before the passkey answers"
+    gate.get_by_role("button", name="Unlock with passkey").click()
+    expect(page.get_by_role("status").first).to_contain_text("Key gate off", timeout=60_000)
+    expect(switch).not_to_be_checked()
+    rec = record(page)
+    assert "gate" not in rec, rec
+    for half in (rec["signing"], rec["encryption"]):
+        assert "wrapped" not in half and half["privateKey"] == {"cryptoKey": "private", "extractable": False}, half
+    # Reloaded: no prompt, the device is ready at once.
+    page.reload()
+    sign_in(p, "wgdot")
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+    expect(prompt(page)).to_have_count(0)
+    events = audit(server, api_sign_in(server, "wgdot"))
+    assert "key-gate enabled-prf" in events and "key-gate disabled-prf" in events, events
+    p.close()
+
+
+def test_key_gate_without_prf_falls_back_to_the_password_and_wipes_at_the_limit(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    authenticator(page, prf=False)
+    ready(p, "wgbea")
+    assert page.evaluate(REGISTER_PASSKEY)["results"] is False
+    switch = settings_gate(page)
+    page.get_by_label("Failed Attempts Limit").select_option("3")
+    switch.click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    notice = page.get_by_test_id("gate-no-prf")
+    expect(notice).to_contain_text("has no PRF", timeout=60_000)
+    expect(switch).not_to_be_checked()
+    p.shot("gate-settings-no-prf")
+    page.get_by_label("Account password").fill("correct horse battery")
+    page.get_by_role("button", name="Turn on with password").click()
+    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+    expect(page.get_by_test_id("gate-state")).to_contain_text("On, with your password")
+    expect(page.get_by_test_id("gate-state")).to_contain_text("3 of 3 attempts left")
+    rec = record(page)
+    assert [m["kind"] for m in rec["gate"]["methods"]] == ["password"] and rec["gate"]["limit"] == 3, rec["gate"]
+    assert rec["gate"]["methods"][0]["iterations"] == 600_000
+    assert_only_ciphertext(page, rec)
+    device_id = rec["deviceId"]
+
+    # Reloaded: a wrong password is counted, in words; the right one unlocks and resets the count.
+    page.reload()
+    sign_in(p, "wgbea")
+    gate = prompt(page)
+    expect(gate).to_be_visible(timeout=SLOW)
+    expect(gate.get_by_role("button", name="Unlock with passkey")).to_be_hidden()
+    gate.get_by_label("Password", exact=True).fill("not the password")
+    gate.get_by_role("button", name="Unlock with password").click()
+    expect(gate.get_by_role("alert")).to_contain_text("Wrong password: it does not unlock the keys kept here. 2 attempts left", timeout=60_000)
+    p.shot("gate-wrong-password")
+    gate.get_by_label("Password", exact=True).fill("correct horse battery")
+    gate.get_by_role("button", name="Unlock with password").click()
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=60_000)
+    assert record(page)["gate"]["failures"] == 0
+
+    # Three wrong passwords: the browser deletes its keys and envelopes, and the device revokes itself.
+    page.reload()
+    sign_in(p, "wgbea")
+    gate = prompt(page)
+    expect(gate).to_be_visible(timeout=SLOW)
+    for left in (2, 1):
+        gate.get_by_label("Password", exact=True).fill("not the password")
+        gate.get_by_role("button", name="Unlock with password").click()
+        expect(gate.get_by_role("alert")).to_contain_text(f"{left} attempt{'s' if left > 1 else ''} left", timeout=60_000)
+    gate.get_by_label("Password", exact=True).fill("still not the password")
+    gate.get_by_role("button", name="Unlock with password").click()
+    expect(page.get_by_text("Too many failed attempts to unlock.")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    p.shot("gate-wiped")
+    assert page.evaluate(COUNT_STORES) == {"devices": 0, "messages": 0, "pins": 0}
+    token = api_sign_in(server, "wgbea")
+    devices = server.api("GET", "/v1/devices", token=token)[1]["devices"]
+    assert [d.get("revokedAt") is not None for d in devices if d["id"] == device_id] == [True], devices
+    events = audit(server, token)
+    assert events.count("key-gate unlock-failed-password") == 4, events
+    for want in ("key-gate enabled-password", "key-gate unlocked-password", "key-gate wiped-password", "device-revoke self-revoked"):
+        assert want in events, (want, events)
+    p.close()
+
+
+def test_key_gate_remote_wipe_deletes_the_data_on_next_contact(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    authenticator(page)
+    ready(p, "wgcal")
+    page.evaluate(REGISTER_PASSKEY)
+    switch = settings_gate(page)
+    switch.click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(switch).to_be_checked(timeout=60_000)
+    page.get_by_role("button", name="Back").click()
+    expect(page.get_by_test_id("push-state")).to_have_text("Messages arrive live.", timeout=30_000)
+    # Locked (the page was hidden): no key here can sign, and the device is revoked from elsewhere.
+    page.evaluate(SET_VISIBILITY, "hidden")
+    page.evaluate(SET_VISIBILITY, "visible")
+    assert page.evaluate(UNLOCKED) is False
+    assert page.evaluate(COUNT_STORES)["devices"] == 1
+    token = api_sign_in(server, "wgcal")
+    device_id = record(page)["deviceId"]
+    assert server.api("DELETE", f"/v1/devices/{device_id}", token=token)[0] == 204
+    # The push channel closes; the page asks the server, finds the device revoked and deletes its data.
+    expect(page.locator("#banner")).to_contain_text("This browser deleted its keys and messages", timeout=30_000)
+    expect(page.locator("#banner")).to_contain_text("revoked")
+    expect(page.get_by_test_id("fingerprint")).to_have_count(0)
+    p.shot("gate-remote-wipe")
+    assert page.evaluate(COUNT_STORES) == {"devices": 0, "messages": 0, "pins": 0}
+    # Back on the home screen, this session does not quietly set the browser up as a new device.
+    page.get_by_role("button", name="Settings").click()
+    page.get_by_role("button", name="Back").click()
+    expect(page.get_by_role("alert").last).to_contain_text("Sign out and in again to set it up as a new device.")
+    assert page.evaluate(COUNT_STORES)["devices"] == 0
+    assert [d for d in server.api("GET", "/v1/devices", token=token)[1]["devices"] if not d.get("revokedAt")] == []
+    p.close()
