@@ -231,7 +231,7 @@ public struct DeviceRevocationToken: Codable, Equatable, Sendable {
 
 /// Something the browser's key gate did, for the audit log (docs/SPEC.md §14).
 public struct KeyGateEvent: Codable, Equatable, Sendable {
-    /// `enabled`, `disabled`, `unlocked`, `unlock-failed` or `wiped`.
+    /// `enabled`, `disabled`, `unlocked`, `unlock-failed`, `wiped`, `method-added` or `method-removed`.
     public var event: String
     /// `prf` (a passkey) or `password`.
     public var method: String

@@ -132,6 +132,8 @@ public struct PasskeyRegistrationFinish: Codable, Equatable, Sendable {
 /// A passkey as Settings lists it.
 public struct PasskeySummary: Codable, Equatable, Sendable {
     public var id: String
+    /// The credential ID the authenticator gave: what `allowCredentials` and an assertion's `rawId` carry.
+    public var credentialId: Base64URL
     public var name: String
     public var createdAt: Date
     public var lastUsedAt: Date?
@@ -143,6 +145,7 @@ public struct PasskeySummary: Codable, Equatable, Sendable {
     public var prfSalt: Base64URL
     public init(
         id: String,
+        credentialId: Base64URL,
         name: String,
         createdAt: Date,
         lastUsedAt: Date?,
@@ -152,6 +155,7 @@ public struct PasskeySummary: Codable, Equatable, Sendable {
         prfSalt: Base64URL
     ) {
         self.id = id
+        self.credentialId = credentialId
         self.name = name
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt

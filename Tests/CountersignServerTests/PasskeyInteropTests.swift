@@ -124,12 +124,18 @@ import Testing
             ("wrong origin", ["origin": "https://evil.example"]), ("wrong rp id", ["rpId": "evil.example"]),
             ("no user verification", ["flags": 0x01]),
             ("another challenge", ["challenge": Base64URL(ceremony(.registration).challenge).text]),
-            ("an assertion's type", ["type": "webauthn.get"]),
+            ("an assertion's type", ["type": "webauthn.get"]), ("no user presence", ["flags": 0x04]),
         ] as [(String, [String: Any])] {
             let bent = try registration(try makeRegistration(overrides), reg)
             #expect(bent.swift == nil, "\(name): the rules accepted it")
             #expect(bent.python["ok"] as? Bool == false, "\(name): py_webauthn accepted it")
         }
+        if packed {
+            let bent = try registration(try makeRegistration(["packedOver": "other"]), reg)
+            #expect(bent.swift == nil && bent.python["ok"] as? Bool == false, "a bad self-attestation signature")
+        }
+        // py_webauthn 3.0 reads crossOrigin but does not refuse it; an embedded frame is not a sign-in here.
+        #expect(try registration(try makeRegistration(["crossOrigin": true]), reg).swift == nil, "crossOrigin")
         // Malformed CBOR: the attestation object cut short.
         var cut = try makeRegistration()
         var inner = try #require(cut["response"] as? [String: Any])
@@ -155,11 +161,12 @@ import Testing
             ("wrong origin", ["origin": "https://evil.example"]), ("wrong rp id", ["rpId": "evil.example"]),
             ("no user verification", ["flags": 0x01]),
             ("replayed challenge", ["challenge": Base64URL(reg.challenge).text]),
-            ("a registration's type", ["type": "webauthn.create"]),
+            ("a registration's type", ["type": "webauthn.create"]), ("no user presence", ["flags": 0x04]),
         ] as [(String, [String: Any])] {
             let bent = try assertion(try makeAssertion(overrides), signIn, stored: stored)
             #expect(!bent.swift && !bent.python, "\(name): rules \(bent.swift), py_webauthn \(bent.python)")
         }
+        #expect(try !assertion(try makeAssertion(["crossOrigin": true]), signIn, stored: stored).swift, "crossOrigin")
         // A flipped bit in the signature.
         var flipped = try makeAssertion()
         var response = try #require(flipped["response"] as? [String: Any])

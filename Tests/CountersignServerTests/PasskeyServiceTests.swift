@@ -97,6 +97,10 @@ import Testing
         let added = try await finish(f, a, auth)
         let listed = try await f.service.list(f.auth)
         #expect(added.prfSalt == salt && listed.map(\.prfSalt) == [salt])
+        // The summary names its credential, so a salt pairs with the credential it belongs to.
+        #expect(
+            added.credentialId.bytes == auth.credentialID && listed.map(\.credentialId.bytes) == [auth.credentialID]
+        )
         let c = try await f.service.startRegistration(f.auth)
         #expect(c.publicKey.excludeCredentials.map(\.id.bytes) == [auth.credentialID])
         await f.h.storage.close()

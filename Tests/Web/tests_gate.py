@@ -65,7 +65,7 @@ UNLOCKED = """async () => {
 
 # Registers a passkey through the API as the passkey screens do: the server's options (with its PRF salt
 # as prf.eval.first) parsed, create(), and toJSON() posted (without the PRF output, which is the client's).
-REGISTER_PASSKEY = """async () => {
+REGISTER_PASSKEY = """async (name = "Test passkey") => {
     const { session } = await import("/js/session.js");
     const post = async (path, json) => {
         const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${session.token}` },
@@ -79,17 +79,19 @@ REGISTER_PASSKEY = """async () => {
     const prf = credential.getClientExtensionResults().prf;
     const json = credential.toJSON();
     delete json.clientExtensionResults;
-    await post("/v1/me/passkeys", { ceremonyId: start.ceremonyId, name: "Test passkey", credential: json });
+    await post("/v1/me/passkeys", { ceremonyId: start.ceremonyId, name, credential: json });
     return { enabled: prf?.enabled ?? null, results: Boolean(prf?.results?.first) };
 }"""
 
 
-def authenticator(page, prf=True):
-    """Chromium's virtual authenticator on this page: CTAP2, internal, resident keys, user verification."""
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("WebAuthn.enable")
+def authenticator(page, prf=True, cdp=None, transport="internal"):
+    """Chromium's virtual authenticator on this page: CTAP2, internal (one a page; another: usb), resident keys,
+    user verification."""
+    if cdp is None:
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("WebAuthn.enable")
     options = {
-        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
+        "protocol": "ctap2", "transport": transport, "hasResidentKey": True,
         "hasUserVerification": True, "isUserVerified": True, "hasPrf": prf,
     }
     added = cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})
@@ -281,6 +283,101 @@ def test_key_gate_passkey_prf_locks_the_keys_and_unlocks_to_open_messages(server
         p.close()
     finally:
         cli.close()
+
+
+def test_key_gate_opens_with_each_of_several_passkeys_and_the_password(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    cdp, first = authenticator(page)
+    ready(p, "wgsev")
+    page.evaluate(REGISTER_PASSKEY, "Phone key")
+    switch = settings_gate(page)
+    switch.click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(switch).to_be_checked(timeout=60_000)
+    ways = page.get_by_role("list", name="Ways to unlock the keys")
+    expect(ways.get_by_role("listitem")).to_have_count(1)
+    expect(ways).to_contain_text("Passkey “Phone key”")
+    expect(ways.get_by_role("button", name=re.compile("^Remove"))).to_have_count(0)
+    alert = page.get_by_role("alert").first
+    status = page.get_by_role("status").first
+
+    # Every passkey of the account unlocks already: said so (after the first prompt, which unlocks).
+    page.get_by_role("button", name="Add a passkey to the gate").click()
+    expect(alert).to_contain_text("Every passkey of your account already unlocks the keys here", timeout=60_000)
+
+    # A second authenticator and passkey; the first one does not answer while it is made.
+    _, second = authenticator(page, cdp=cdp, transport="usb")
+    cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": first, "enabled": False})
+    assert page.evaluate(REGISTER_PASSKEY, "Laptop key") == {"enabled": True, "results": True}
+    cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": first, "enabled": True})
+    page.get_by_role("button", name="Back").click()
+    settings_gate(page)
+    page.get_by_role("button", name="Add a passkey to the gate").click()
+    expect(status).to_contain_text("Passkey added: it unlocks the keys here too.", timeout=60_000)
+    expect(ways.get_by_role("listitem")).to_have_count(2)
+    expect(ways).to_contain_text("Passkey “Laptop key”")
+
+    # The password beside them: checked with the server first (a wrong one adds nothing).
+    page.get_by_role("button", name="Add your password to the gate").click()
+    page.get_by_label("Account password", exact=True).fill("not the password")
+    page.get_by_role("button", name="Continue").click()
+    expect(alert).not_to_be_empty(timeout=SLOW)
+    assert [m["kind"] for m in record(page)["gate"]["methods"]] == ["prf", "prf"]
+    page.get_by_label("Account password", exact=True).fill("correct horse battery")
+    page.get_by_role("button", name="Continue").click()
+    expect(status).to_contain_text("Password added: it unlocks the keys here too.", timeout=60_000)
+    expect(ways.get_by_role("listitem")).to_have_count(3)
+    expect(page.get_by_role("button", name="Add your password to the gate")).to_be_hidden()
+    p.shot("gate-ways-to-unlock")
+    rec = record(page)
+    assert [m["kind"] for m in rec["gate"]["methods"]] == ["prf", "prf", "password"], rec["gate"]
+    assert_only_ciphertext(page, rec)
+
+    # Each one alone opens the keys: the first authenticator gone, the second passkey; then the password.
+    cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": first})
+    page.evaluate(SET_VISIBILITY, "hidden")
+    page.evaluate(SET_VISIBILITY, "visible")
+    assert page.evaluate(UNLOCKED) is False
+    page.reload()
+    sign_in(p, "wgsev")
+    gate = prompt(page)
+    expect(gate).to_be_visible(timeout=SLOW)
+    gate.get_by_role("button", name="Unlock with passkey").click()
+    expect(gate).to_have_count(0, timeout=60_000)
+    assert page.evaluate(UNLOCKED) is True
+    page.reload()
+    sign_in(p, "wgsev")
+    gate = prompt(page)
+    expect(gate).to_be_visible(timeout=SLOW)
+    gate.get_by_label("Password", exact=True).fill("correct horse battery")
+    gate.get_by_role("button", name="Unlock with password").click()
+    expect(gate).to_have_count(0, timeout=60_000)
+    assert page.evaluate(UNLOCKED) is True
+
+    # Removing the first passkey from the account drops its entry here; the gate keeps the others.
+    settings_gate(page)
+    page.get_by_role("button", name="Remove passkey Phone key").click()
+    page.get_by_role("button", name="Remove passkey", exact=True).click()
+    expect(status).to_contain_text("Passkey Phone key removed", timeout=60_000)
+    page.get_by_role("button", name="Back").click()
+    settings_gate(page)
+    expect(ways.get_by_role("listitem")).to_have_count(2)
+    # The password removed from the gate; the last passkey is then its only way, and is not removed.
+    ways.get_by_role("button", name="Remove Your password from the key gate").click()
+    expect(status).to_contain_text("Your password no longer unlocks the keys here", timeout=SLOW)
+    expect(ways.get_by_role("listitem")).to_have_count(1)
+    assert [m["kind"] for m in record(page)["gate"]["methods"]] == ["prf"]
+    page.get_by_role("button", name="Remove passkey Laptop key").click()
+    expect(page.get_by_text("Laptop key is the only way to unlock this browser's message keys")).to_be_visible()
+    expect(page.get_by_role("button", name="Remove passkey", exact=True)).to_have_count(0)
+    p.shot("gate-last-passkey-kept")
+    status_code, body, _ = server.api("GET", "/v1/me/passkeys", token=api_sign_in(server, "wgsev"))
+    assert [k["name"] for k in body["passkeys"]] == ["Laptop key"], body
+    events = audit(server, api_sign_in(server, "wgsev"))
+    for want in ("key-gate method-added-prf", "key-gate method-added-password", "key-gate method-removed-password", "key-gate method-removed-prf"):
+        assert want in events, (want, events)
+    p.close()
 
 
 def test_key_gate_off_asks_for_the_passkey_and_stores_the_keys_unwrapped(server, browser):

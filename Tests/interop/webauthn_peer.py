@@ -40,7 +40,7 @@ def key(seed_hex: str):
 
 
 def client_data(kind: str, r: dict) -> bytes:
-    return json.dumps({"type": r.get("type", kind), "challenge": r["challenge"], "origin": r["origin"], "crossOrigin": False}).encode()
+    return json.dumps({"type": r.get("type", kind), "challenge": r["challenge"], "origin": r["origin"], "crossOrigin": r.get("crossOrigin", False)}).encode()
 
 
 def register(r: dict) -> dict:
@@ -61,7 +61,11 @@ def register(r: dict) -> dict:
     fmt = "none"
     if r.get("packed"):
         fmt = "packed"
-        statement = {"alg": -7, "sig": private.sign(auth_data + hashlib.sha256(cdj).digest(), ec.ECDSA(hashes.SHA256()))}
+        # "packedOver": "other" signs other bytes than authData ‖ SHA-256(clientDataJSON): a bad self-attestation.
+        signed = auth_data + hashlib.sha256(cdj).digest()
+        if r.get("packedOver") == "other":
+            signed = b"x" + signed
+        statement = {"alg": -7, "sig": private.sign(signed, ec.ECDSA(hashes.SHA256()))}
     attestation = cbor.encode({"fmt": fmt, "attStmt": statement, "authData": auth_data})
     return {
         "id": b64(credential_id),

@@ -8,7 +8,9 @@ import Foundation
 /// gate's events into the audit log. The keys and their wrapping never reach it.
 extension DeviceService {
     static let revocationTokenLength = 32
-    static let gateEvents: Set<String> = ["enabled", "disabled", "unlocked", "unlock-failed", "wiped"]
+    static let gateEvents: Set<String> = [
+        "enabled", "disabled", "unlocked", "unlock-failed", "wiped", "method-added", "method-removed",
+    ]
     static let gateMethods: Set<String> = ["prf", "password"]
 
     public func setRevocationToken(

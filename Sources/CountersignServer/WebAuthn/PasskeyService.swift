@@ -156,6 +156,7 @@ public final class PasskeyService: Sendable {
     static func summary(_ p: StoredPasskey) -> PasskeySummary {
         PasskeySummary(
             id: p.id,
+            credentialId: Base64URL(p.credentialID),
             name: p.name,
             createdAt: p.createdAt,
             lastUsedAt: p.lastUsedAt,

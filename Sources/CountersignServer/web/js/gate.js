@@ -33,6 +33,7 @@ const refusals = {
   "no prf": () => "This passkey's authenticator has no PRF (it gives this browser no secret), so it cannot lock or unlock the keys here.",
   "other passkey": () => "That passkey does not lock the keys in this browser: use the one the key gate was turned on with.",
   "no passkeys": () => "Your account has no passkey yet. Add one first, or lock the keys with your password.",
+  "all passkeys": () => "Every passkey of your account already unlocks the keys here. Add a passkey to your account first (Passkeys, above).",
   wiped: () =>
     `Too many failed attempts to unlock. ${WIPED_WORDS} Its device revoked itself: sign in again to set this browser up as a new device.`,
 };
@@ -189,25 +190,39 @@ async function attempt(record, method, makeKey) {
   await report("unlocked", method.kind);
 }
 
-/** Unlocks with a passkey of the gate: one prompt re-authenticates the session and gives the PRF output. */
-export async function unlockWithPasskey(accountId) {
+/** A counted unlock with one of the gate's passkeys; returns the method and its wrapping key. */
+async function openWithPasskey(accountId) {
   const record = await gatedRecord(accountId);
   const methods = record.gate.methods.filter((m) => m.kind === "prf");
   const { credentialId, prfOutput } = await passkeyCeremony(new Map(methods.map((m) => [base64url(m.credentialId), m.prfSalt])));
   const method = methods.find((m) => same(m.credentialId, credentialId));
   if (!method) throw refuse("other passkey");
   if (!prfOutput) throw refuse("no prf");
-  await attempt(await gatedRecord(accountId), method, () => g.prfWrappingKey(prfOutput));
+  const key = await g.prfWrappingKey(prfOutput);
+  await attempt(await gatedRecord(accountId), method, () => key);
+  return { method, key };
+}
+
+/** A counted unlock with the gate's password; returns the method and its wrapping key. */
+async function openWithPassword(accountId, password) {
+  const record = await gatedRecord(accountId);
+  const method = record.gate.methods.find((m) => m.kind === "password");
+  if (!method) throw new Error("The key gate here has no password: unlock it with your passkey.");
+  if (!password) throw new Error("Enter your password.");
+  const key = await g.passwordWrappingKey(password, method.salt, method.iterations);
+  await attempt(record, method, () => key);
+  return { method, key };
+}
+
+/** Unlocks with a passkey of the gate: one prompt re-authenticates the session and gives the PRF output. */
+export async function unlockWithPasskey(accountId) {
+  await openWithPasskey(accountId);
 }
 
 /** Unlocks with the password method (PBKDF2, SPEC §14.1). The server is not asked: the caller re-authenticates
  *  with the same password when the interval has run out. */
 export async function unlockWithPassword(accountId, password) {
-  const record = await gatedRecord(accountId);
-  const method = record.gate.methods.find((m) => m.kind === "password");
-  if (!method) throw new Error("The key gate here has no password: unlock it with your passkey.");
-  if (!password) throw new Error("Enter your password.");
-  await attempt(record, method, () => g.passwordWrappingKey(password, method.salt, method.iterations));
+  await openWithPassword(accountId, password);
 }
 
 // ---- The limit: wipe and self-revocation (SPEC §14.5)
@@ -314,12 +329,11 @@ async function plainRecord(accountId) {
 export async function enableWithPasskey(accountId, limit) {
   const record = await plainRecord(accountId);
   let salts;
-  // The summaries carry each passkey's PRF salt but not its credential ID; the server lists both in one
-  // order (oldest first), so the options' credentials pair with the summaries by position.
+  // Each summary names its credential, so a salt goes with the passkey it belongs to.
   const pick = async (allow) => {
     const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
-    if (body.passkeys.length !== allow.length) throw new Error("Your passkeys changed meanwhile. Try again.");
-    salts = new Map(allow.map((c, i) => [c.id, fromBase64url(body.passkeys[i].prfSalt)]));
+    salts = new Map(body.passkeys.map((p) => [p.credentialId, fromBase64url(p.prfSalt)]));
+    if (!allow.every((c) => salts.has(c.id))) throw new Error("Your passkeys changed meanwhile. Try again.");
     return salts;
   };
   let outcome;
@@ -403,4 +417,88 @@ export async function passwordChanged(accountId, oldPassword, newPassword) {
   } catch {
     return false;
   }
+}
+
+// ---- More ways to unlock (SPEC §14.4)
+
+/**
+ * The gate's methods with words for the screen: [{ method, kind, label, credentialId (base64url, passkeys) }].
+ * A passkey is named from the account's list; one removed from the account says so.
+ */
+export async function gateMethods(accountId) {
+  const record = await keystore.device(accountId);
+  if (!record?.gate) return [];
+  const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
+  const names = new Map(body.passkeys.map((p) => [p.credentialId, p.name]));
+  return record.gate.methods.map((method) => {
+    if (method.kind === "password") return { method, kind: "password", label: "Your password" };
+    const id = base64url(method.credentialId);
+    const name = names.get(id);
+    return { method, kind: "prf", credentialId: id, label: name ? `Passkey “${name}”` : "A passkey removed from your account" };
+  });
+}
+
+/**
+ * Adds a way to unlock: first a counted unlock with a method the gate has (`proofPassword` typed, or null for
+ * one of its passkeys), then the gate key, unwrapped under that method's key, is wrapped under the new one's
+ * (`rewrapMethod`). `add` is "passkey" (a prompt over the account's passkeys not in the gate yet) or
+ * { password } (the caller has checked it with the server). Two prompts when both are passkeys.
+ */
+export async function addMethod(accountId, { proofPassword = null, add }) {
+  const record = await gatedRecord(accountId);
+  if (add !== "passkey" && !add?.password) throw new Error("Enter the password to add.");
+  if (add !== "passkey" && record.gate.methods.some((m) => m.kind === "password")) throw new Error("The key gate here already opens with a password.");
+  if (record.gate.methods.length >= g.MAX_METHODS) throw new Error(`The key gate opens with at most ${g.MAX_METHODS} methods: remove one first.`);
+  const proof = proofPassword === null ? await openWithPasskey(accountId) : await openWithPassword(accountId, proofPassword);
+  let toKey;
+  let toMethod;
+  if (add === "passkey") {
+    const inGate = new Set(record.gate.methods.filter((m) => m.kind === "prf").map((m) => base64url(m.credentialId)));
+    let salts;
+    const pick = async (allow) => {
+      const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
+      salts = new Map(body.passkeys.filter((p) => !inGate.has(p.credentialId)).map((p) => [p.credentialId, fromBase64url(p.prfSalt)]));
+      if (!salts.size) throw refuse("all passkeys");
+      if (!allow.some((c) => salts.has(c.id))) throw new Error("Your passkeys changed meanwhile. Try again.");
+      return salts;
+    };
+    const { credentialId, prfOutput } = await passkeyCeremony(null, pick);
+    if (!prfOutput) throw refuse("no prf");
+    toKey = await g.prfWrappingKey(prfOutput);
+    toMethod = g.prfMethod(credentialId, salts.get(base64url(credentialId)));
+  } else {
+    toMethod = g.passwordMethod();
+    toKey = await g.passwordWrappingKey(add.password, toMethod.salt, toMethod.iterations);
+  }
+  const entry = await g.rewrapMethod(proof.key, proof.method, toKey, toMethod, context(record));
+  const fresh = await keystore.device(accountId);
+  await saveGate(accountId, g.checkGate({ ...fresh.gate, methods: [...fresh.gate.methods, entry] }));
+  await report("method-added", toMethod.kind);
+}
+
+/**
+ * Removes a way to unlock (the gate open: the caller unlocked it). One must stay. An old copy of the
+ * record still holds the removed method's wrap (SPEC §14.4): the caller says to rotate the keys.
+ */
+export async function removeMethod(accountId, method) {
+  const record = await keystore.device(accountId);
+  if (!record?.gate) return;
+  if (!isUnlocked(accountId)) throw new LockedError();
+  const key = (m) => (m.kind === "password" ? "password" : base64url(m.credentialId));
+  const methods = record.gate.methods.filter((m) => key(m) !== key(method));
+  if (!methods.length) throw new Error("The key gate needs one way to unlock: add another first, or turn the gate off.");
+  await saveGate(accountId, g.checkGate({ ...record.gate, methods }));
+  await report("method-removed", method.kind);
+}
+
+/**
+ * What removing the account's passkey `credentialId` (base64url) does to this browser's gate: "only" when
+ * it is the gate's only way to unlock (the keys would be lost), "one" when it is one of several, null when
+ * the gate does not use it.
+ */
+export async function passkeyInGate(accountId, credentialId) {
+  const record = await keystore.device(accountId);
+  const methods = record?.gate?.methods ?? [];
+  if (!methods.some((m) => m.kind === "prf" && base64url(m.credentialId) === credentialId)) return null;
+  return methods.length === 1 ? "only" : "one";
 }

@@ -212,6 +212,10 @@ export function gateSection({ status, alert }) {
   );
   const saveLimit = el("button", { type: "button", hidden: true }, "Save limit");
   const panel = el("div", { class: "gate-panel" });
+  const ways = el("ul", { class: "list", "aria-label": "Ways to unlock the keys" });
+  const addPasskey = el("button", { type: "button" }, "Add a passkey to the gate");
+  const addPassword = el("button", { type: "button" }, "Add your password to the gate");
+  const waysBox = el("div", { class: "gate-ways", hidden: true }, el("h3", {}, "Ways to unlock"), ways, el("div", { class: "actions" }, addPasskey, addPassword));
   let kinds = [];
 
   const say = (words) => {
@@ -229,7 +233,10 @@ export function gateSection({ status, alert }) {
     toggle.disabled = now.state === "none" || now.state === "wiped";
     saveLimit.hidden = now.state !== "on";
     kinds = now.kinds ?? [];
+    waysBox.hidden = now.state !== "on";
     if (now.state !== "on") return (state.textContent = stateWords[now.state]);
+    addPassword.hidden = kinds.includes("password");
+    await listWays();
     limit.value = String(now.gate.limit);
     const how = kinds.includes("prf")
       ? "On, with your passkey."
@@ -237,6 +244,95 @@ export function gateSection({ status, alert }) {
     const open = now.unlocked ? "Unlocked in this page now." : "Locked now.";
     state.textContent = `${how} The message keys are stored here only encrypted. ${open} ${attemptsWords(now)}`;
   }
+
+  /** The gate's methods, each with "Remove" while there are several. */
+  async function listWays() {
+    const methods = await gate.gateMethods(accountId);
+    replace(
+      ways,
+      methods.map(({ method, label }) => {
+        const remove = methods.length > 1 ? el("button", { type: "button", class: "danger", "aria-label": `Remove ${label} from the key gate` }, "Remove") : null;
+        remove?.addEventListener("click", () => removeWay(method, label));
+        return el("li", {}, el("span", {}, label), remove ? el("div", { class: "actions" }, remove) : null);
+      }),
+    );
+  }
+
+  async function removeWay(method, label) {
+    try {
+      await unlockedRecord(panel, `Unlock to remove ${label} from the key gate.`);
+      await gate.removeMethod(accountId, method);
+      say(`${label} no longer unlocks the keys here. A copy of this browser's data made before still opens with it: change the message key if it may be compromised.`);
+    } catch (error) {
+      if (!(error instanceof NotUnlocked)) fail(error);
+    }
+    await refresh();
+  }
+
+  /** A password typed into `panel` (the account's, checked with the server when `check`); null on Cancel. */
+  function askPassword(name, label, words, check) {
+    return new Promise((resolve) => {
+      const password = field(label, { type: "password", autocomplete: "current-password" });
+      const form = el(
+        "form",
+        { "aria-label": name },
+        el("p", {}, words),
+        password.row,
+        el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Continue"), el("button", { type: "button", on: { click: () => (panel.replaceChildren(), resolve(null)) } }, "Cancel")),
+      );
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        const typed = password.input.value;
+        password.input.value = "";
+        try {
+          if (!typed) throw new Error("Enter the password.");
+          if (check) {
+            say("Checking the password…");
+            await reauthWithPassword(panel, typed, say, { strict: true });
+          }
+          panel.replaceChildren();
+          resolve(typed);
+        } catch (error) {
+          fail(error);
+        }
+      });
+      replace(panel, form);
+      password.input.focus();
+    });
+  }
+
+  async function addWay(add) {
+    addPasskey.disabled = addPassword.disabled = true;
+    try {
+      let proofPassword = null;
+      if (!kinds.includes("prf")) {
+        proofPassword = await askPassword("Unlock the key gate first", "Password of the key gate", "First unlock the keys with the password they are locked with.", false);
+        if (proofPassword === null) return;
+      }
+      let what = add;
+      if (add === "password") {
+        const password = await askPassword("Password to add to the key gate", "Account password", "The password to add: your account password, checked with the server.", true);
+        if (password === null) return;
+        what = { password };
+      }
+      say(
+        add === "passkey"
+          ? proofPassword === null
+            ? "First your passkey that unlocks the keys, then the new passkey…"
+            : "Unlocking, then waiting for the new passkey…"
+          : "Waiting for your passkey…",
+      );
+      await gate.addMethod(accountId, { proofPassword, add: what });
+      say(add === "passkey" ? "Passkey added: it unlocks the keys here too." : "Password added: it unlocks the keys here too.");
+    } catch (error) {
+      fail(error);
+    } finally {
+      addPasskey.disabled = addPassword.disabled = false;
+    }
+    await refresh();
+  }
+  addPasskey.addEventListener("click", () => addWay("passkey"));
+  addPassword.addEventListener("click", () => addWay("password"));
 
   /** Where the passkey has no PRF (or there is none): the password locks the keys instead. */
   function passwordInstead(reason) {
@@ -350,6 +446,7 @@ export function gateSection({ status, alert }) {
     state,
     el("div", { class: "field" }, el("label", { for: "gate-limit" }, "Failed Attempts Limit"), limit),
     saveLimit,
+    waysBox,
     panel,
   );
 }

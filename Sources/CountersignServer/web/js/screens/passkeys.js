@@ -4,8 +4,11 @@
 // authentication first (401 reauthentication-required): asked for right here (withReauth), by passkey or
 // password.
 import { call } from "../api.js";
+import { fromBase64url } from "../bytes.js";
 import { authenticatorName } from "../aaguids.js";
 import { el, field, printable, replace } from "../dom.js";
+import { isUnlocked } from "../gate-keys.js";
+import { passkeyInGate, removeMethod } from "../gate.js";
 import { passkeyMessage, passkeysAvailable, registerPasskey } from "../passkeys.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
@@ -99,12 +102,28 @@ export function passkeySection({ status, alert }) {
       newName.input.select();
     });
     // Removing takes a second press, and then (when it has been a while) the re-authentication.
-    remove.addEventListener("click", () => {
+    remove.addEventListener("click", async () => {
+      // The key gate here may open with this passkey: the only way, and its keys would be lost with it.
+      const inGate = await passkeyInGate(session.account.id, p.credentialId).catch(() => null);
+      if (inGate === "only") {
+        replace(
+          more,
+          el(
+            "p",
+            { class: "warning", role: "alert" },
+            `${label} is the only way to unlock this browser's message keys (Key gate, below). Add another passkey or your password to the key gate first, or turn the gate off; then remove it.`,
+          ),
+        );
+        return;
+      }
       const yes = el("button", { type: "button", class: "danger" }, "Remove passkey");
       yes.addEventListener("click", () =>
         guarded(
           async () => {
             await call("DELETE", `/v1/me/passkeys/${encodeURIComponent(p.id)}`, { token: session.token });
+            // It can no longer unlock the gate (the server stops asking for it); its entry goes too when open.
+            const method = { kind: "prf", credentialId: fromBase64url(p.credentialId) };
+            if (inGate && isUnlocked(session.account.id)) await removeMethod(session.account.id, method).catch(() => {});
             await load();
           },
           () => `Passkey ${label} removed: it no longer signs you in here. Delete it from its authenticator too.`,
