@@ -131,6 +131,11 @@ import Testing
             #expect(list.count == 1 && list[0]["lastUsedAt"] is String)
             #expect(try await Self.audit(api, session).contains("sign-in success-passkey"))
             #expect(try await Self.audit(api, session).contains("passkey created"))
+            // Removing the passkey (from the password's session) ends the session it signed in.
+            let id = try #require(summary["id"] as? String)
+            #expect(try await api.call(.delete, "/v1/me/passkeys/\(id)", token: token).status == 204)
+            #expect(try await api.call(.get, "/v1/me", token: session).status == 401)
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 200)
         }
         await h.storage.close()
     }
@@ -188,7 +193,15 @@ import Testing
             #expect(try await api.call(.get, "/v1/me", token: token).status == 401)
             let account = try #require(try await h.storage.account(username: "pkbob"))
             let events = try await h.storage.auditEvents(accountID: account.id, before: nil, limit: 50)
-            #expect(events.filter { $0.kind == "sign-in" && $0.outcome == "wrong-passkey" }.count == 5)
+            // Each refusal in the words password sign-ins use: the one that set the delay or lock says so, and
+            // an answer the delay or lock refused unchecked is recorded too.
+            let outcomes = events.filter { $0.kind == "sign-in" }.map(\.outcome)
+            for (outcome, count) in [
+                ("wrong-passkey", 2), ("wrong-passkey-delayed", 2), ("wrong-passkey-locked", 1),
+                ("refused-delayed", 1), ("refused-locked", 1),
+            ] {
+                #expect(outcomes.filter { $0 == outcome }.count == count, "\(outcome): \(outcomes)")
+            }
             let anonymous = try await h.storage.auditEvents(accountID: "", before: nil, limit: 50)
             #expect(anonymous.contains { $0.kind == "sign-in" && $0.outcome == "wrong-passkey" })
         }

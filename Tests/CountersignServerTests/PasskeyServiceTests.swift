@@ -129,6 +129,9 @@ import Testing
         }
         await #expect(throws: PasskeyError.ceremonyNotFound) { try await finish(f, mine, SoftAuthenticator()) }
         #expect(try await f.service.list(f.auth).count == 1)
+        // The refused answers whose ceremony existed are audited: the taken credential, the other session.
+        let events = try await f.h.storage.auditEvents(accountID: f.auth.account.id, before: nil, limit: 20)
+        #expect(events.filter { $0.kind == "passkey" && $0.outcome == "refused" }.count == 2)
         await f.h.storage.close()
     }
 

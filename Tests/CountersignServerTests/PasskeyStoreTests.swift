@@ -195,9 +195,35 @@ import Testing
         #expect(try await !store.renamePasskey(id: "p0", accountID: b, name: "Mine now"))
         #expect(try await store.renamePasskey(id: "p0", accountID: a, name: "Laptop"))
         #expect(try await store.passkey(credentialID: [0, 1])?.name == "Laptop")
-        #expect(try await !store.removePasskey(id: "p0", accountID: b))
-        #expect(try await store.removePasskey(id: "p0", accountID: a))
+        // Removing ends the sessions its sign-ins made, but the one kept; other sessions stay.
+        func session(_ hash: String, _ account: String, passkey: String?) async throws {
+            try await store.createSession(
+                SessionRecord(
+                    tokenHash: hash,
+                    accountID: account,
+                    createdAt: now,
+                    lastUsedAt: now,
+                    authenticatedAt: now,
+                    expiresAt: now.addingTimeInterval(3600),
+                    address: "192.0.2.1",
+                    userAgent: "t",
+                    passkeyID: passkey
+                )
+            )
+        }
+        try await session("by-p0", a, passkey: "p0")
+        try await session("by-p0-kept", a, passkey: "p0")
+        try await session("by-r1", a, passkey: "r1")
+        try await session("by-password", a, passkey: nil)
+        #expect(try await store.session(tokenHash: "by-p0")?.passkeyID == "p0")
+        #expect(try await !store.removePasskey(id: "p0", accountID: b, keepingSession: ""))
+        #expect(try await store.session(tokenHash: "by-p0") != nil, "another account's removal ends nothing")
+        #expect(try await store.removePasskey(id: "p0", accountID: a, keepingSession: "by-p0-kept"))
         #expect(try await store.passkey(credentialID: [0, 1]) == nil)
+        #expect(try await store.session(tokenHash: "by-p0") == nil)
+        for kept in ["by-p0-kept", "by-r1", "by-password"] {
+            #expect(try await store.session(tokenHash: kept) != nil, "\(kept)")
+        }
         #expect(
             try await store.addPasskey(Self.passkey("p1", account: b, credential: [0, 1], at: now), max: 10) == .added
         )

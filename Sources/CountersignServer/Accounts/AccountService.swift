@@ -294,7 +294,8 @@ public final class AccountService: Sendable {
         method: SecondFactorMethod,
         passwordTag: String? = nil,
         origin: RequestOrigin,
-        passwordless: Bool = false
+        passwordless: Bool = false,
+        passkeyID: String? = nil
     ) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
@@ -311,7 +312,13 @@ public final class AccountService: Sendable {
             try await complete(username: account.username)
             signInFailures.refund(origin.address, now: clock.now())
         }
-        let session = try await startSession(account, origin: origin, now: clock.now(), passwordless: passwordless)
+        let session = try await startSession(
+            account,
+            origin: origin,
+            now: clock.now(),
+            passwordless: passwordless,
+            passkeyID: passkeyID
+        )
         // A password change that landed meanwhile ended every session but its own: not this one either.
         if let passwordTag, let current = try await store.account(id: accountID),
             Self.passwordTag(current.passwordHash) != passwordTag
@@ -407,7 +414,8 @@ public final class AccountService: Sendable {
         _ account: AccountRecord,
         origin: RequestOrigin,
         now: Date,
-        passwordless: Bool = false
+        passwordless: Bool = false,
+        passkeyID: String? = nil
     ) async throws -> NewSession {
         let token = "cs_" + Base64URL(random.bytes(32)).text
         let expires = now.addingTimeInterval(config.sessionLifetime)
@@ -420,7 +428,8 @@ public final class AccountService: Sendable {
                 authenticatedAt: passwordless ? Self.neverAuthenticated : now,
                 expiresAt: expires,
                 address: origin.address,
-                userAgent: origin.userAgent
+                userAgent: origin.userAgent,
+                passkeyID: passkeyID
             )
         )
         return NewSession(token: token, expiresAt: expires, account: account)

@@ -21,6 +21,8 @@ public struct SessionRecord: Equatable, Sendable {
     public var expiresAt: Date
     public var address: String
     public var userAgent: String
+    /// The passkey a discoverable sign-in made this session with: removing the passkey ends it.
+    public var passkeyID: String? = nil
 }
 
 extension AuditEvent {

@@ -20,10 +20,15 @@ enum AuditOutcome: Sendable, Equatable {
     case badSignature
     /// A passkey assertion was refused (a bad signature, another origin, no user verification, …).
     case wrongPasskey
+    /// The refused passkey assertion that set the delay or the lock.
+    case wrongPasskeyDelayed
+    case wrongPasskeyLocked
     /// A device-bound passkey's signature counter did not increase: possibly a cloned authenticator.
     case passkeyCounterNotIncreasing
     case renamed
     case removed
+    /// A registration the rules refused (its ceremony existed and was spent).
+    case refused
     /// A device revoked by its own revocation token: its browser's key gate locked it out.
     case selfRevoked
     case revocationTokenSet
@@ -57,6 +62,9 @@ enum AuditOutcome: Sendable, Equatable {
         case .wrongCode(let method): "wrong-\(method.rawValue)"
         case .badSignature: "bad-signature"
         case .wrongPasskey: "wrong-passkey"
+        case .wrongPasskeyDelayed: "wrong-passkey-delayed"
+        case .wrongPasskeyLocked: "wrong-passkey-locked"
+        case .refused: "refused"
         case .passkeyCounterNotIncreasing: "passkey-counter-not-increasing"
         case .renamed: "renamed"
         case .removed: "removed"

@@ -158,16 +158,32 @@ extension PasskeyService {
             throw PasskeyError.unknownCredential
         }
         var outcome: Result<StoredPasskey, PasskeyError> = .failure(.unknownCredential)
-        let counted = try await accounts.checkSecondFactor(accountID: accountID) {
-            outcome = try await self.check(a)
-            if case .success = outcome { return true }
-            return false
+        let counted: AccountService.FactorCheck
+        do {
+            counted = try await accounts.checkSecondFactor(accountID: accountID) {
+                outcome = try await self.check(a)
+                if case .success = outcome { return true }
+                return false
+            }
+        } catch AccountError.signInDelayed(let until) {
+            // Refused by the lock or the delay, before or after the check: audited as password sign-ins are.
+            try await accounts.audit(accountID, kind, .refusedDelayed, origin)
+            throw AccountError.signInDelayed(until: until)
+        } catch AccountError.accountLocked {
+            try await accounts.audit(accountID, kind, .refusedLocked, origin)
+            throw AccountError.accountLocked
         }
         switch (counted, outcome) {
         case (.valid, .success(let stored)):
             return stored
         case (.wrong(let failure), .failure(let error)):
-            try await accounts.audit(accountID, kind, .wrongPasskey, origin)
+            let words: AuditOutcome =
+                switch failure {
+                case .counted: .wrongPasskey
+                case .delayed: .wrongPasskeyDelayed
+                case .locked: .wrongPasskeyLocked
+                }
+            try await accounts.audit(accountID, kind, words, origin)
             try await auditIfCounter(error, accountID: accountID, kind: kind, origin: origin)
             switch failure {
             case .counted: throw error
@@ -209,7 +225,12 @@ extension PasskeyService {
             throw error
         }
         let stored = try await checkCounted(a, audit: .signIn, origin: origin)
-        return try await accounts.finishSecondFactor(accountID: stored.accountID, method: .passkey, origin: origin)
+        return try await accounts.finishSecondFactor(
+            accountID: stored.accountID,
+            method: .passkey,
+            origin: origin,
+            passkeyID: stored.id
+        )
     }
 
     /// Re-authenticates `auth`'s session with a passkey in place of the password (and second factor).
@@ -264,9 +285,9 @@ extension PasskeyService {
     /// Removing a way to sign in is a change to the account's factors: a recent full authentication first.
     public func remove(_ auth: Authenticated, id: String, origin: RequestOrigin) async throws {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
-        guard id.utf8.count <= 64, try await store.removePasskey(id: id, accountID: auth.account.id) else {
-            throw PasskeyError.notFound
-        }
+        guard id.utf8.count <= 64,
+            try await store.removePasskey(id: id, accountID: auth.account.id, keepingSession: auth.session.tokenHash)
+        else { throw PasskeyError.notFound }
         try await accounts.audit(auth.account.id, .passkey, .removed, origin)
     }
 }

@@ -105,20 +105,26 @@ public final class PasskeyService: Sendable {
             throw PasskeyError.data(.malformed("the credential's type must be public-key and its id its rawId"))
         }
         let existing = try await store.passkeys(accountID: auth.account.id).count
-        let v = try PasskeyRules.verifyRegistration(
-            .init(
-                rawID: c.rawId.bytes,
-                clientDataJSON: c.response.clientDataJSON.bytes,
-                attestationObject: c.response.attestationObject.bytes,
-                transports: c.response.transports ?? []
-            ),
-            ceremony: ceremony,
-            accountID: auth.account.id,
-            boundTo: auth.session.tokenHash,
-            existingCount: existing,
-            rp: rp,
-            now: now
-        )
+        let v: PasskeyRules.NewPasskey
+        do {
+            v = try PasskeyRules.verifyRegistration(
+                .init(
+                    rawID: c.rawId.bytes,
+                    clientDataJSON: c.response.clientDataJSON.bytes,
+                    attestationObject: c.response.attestationObject.bytes,
+                    transports: c.response.transports ?? []
+                ),
+                ceremony: ceremony,
+                accountID: auth.account.id,
+                boundTo: auth.session.tokenHash,
+                existingCount: existing,
+                rp: rp,
+                now: now
+            )
+        } catch {
+            try await accounts.audit(auth.account.id, .passkey, .refused, origin)
+            throw error
+        }
         let passkey = v.stored(
             id: Base64URL(random.bytes(16)).text,
             accountID: auth.account.id,
@@ -130,7 +136,9 @@ public final class PasskeyService: Sendable {
         case .added:
             try await accounts.audit(auth.account.id, .passkey, .created, origin)
             return Self.summary(passkey)
-        case .credentialTaken: throw PasskeyError.credentialTaken
+        case .credentialTaken:
+            try await accounts.audit(auth.account.id, .passkey, .refused, origin)
+            throw PasskeyError.credentialTaken
         case .tooMany: throw PasskeyError.tooManyPasskeys
         case .accountNotFound: throw PasskeyError.ceremonyNotFound
         }

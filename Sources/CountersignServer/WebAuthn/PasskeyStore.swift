@@ -32,7 +32,9 @@ public protocol PasskeyStore: Sendable {
     )
         async throws -> Bool
     func renamePasskey(id: String, accountID: String, name: String) async throws -> Bool
-    func removePasskey(id: String, accountID: String) async throws -> Bool
+    /// Deletes the passkey and ends the sessions its discoverable sign-ins made (but `keepingSession`), in one
+    /// transaction; false when the account has no such passkey.
+    func removePasskey(id: String, accountID: String, keepingSession: String) async throws -> Bool
     func purgeExpiredCeremonies(now: Date) async throws
 }
 

@@ -12,7 +12,7 @@ enum Migrations {
             CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(),
             CreateMessageQueue(), CreatePush(), CreateMFA(),
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
-            AddKeyGate(),
+            AddKeyGate(), AddSessionPasskey(),
         ]
     }
 }
@@ -437,5 +437,18 @@ struct AddKeyGate: AsyncMigration {
         let sql = db as! any SQLDatabase
         try await sql.raw("ALTER TABLE devices DROP COLUMN revocation_token_hash").run()
         try await sql.raw("ALTER TABLE passkeys DROP COLUMN prf_salt").run()
+    }
+}
+
+/// The passkey a discoverable sign-in made a session with, so that removing the passkey ends the session.
+struct AddSessionPasskey: AsyncMigration {
+    var name: String { "2026-11-26-03-session-passkey" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE sessions ADD COLUMN passkey_id TEXT").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE sessions DROP COLUMN passkey_id").run()
     }
 }

@@ -163,9 +163,10 @@ extension SQLStores {
     package func createSession(_ s: SessionRecord) async throws {
         try await sql.raw(
             """
-            INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent)
+            INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id)
             VALUES (\(bind: s.tokenHash), \(bind: s.accountID), \(bind: s.createdAt.ms), \(bind: s.lastUsedAt.ms),
-                    \(bind: s.authenticatedAt.ms), \(bind: s.expiresAt.ms), \(bind: s.address), \(bind: s.userAgent))
+                    \(bind: s.authenticatedAt.ms), \(bind: s.expiresAt.ms), \(bind: s.address), \(bind: s.userAgent),
+                    \(bind: s.passkeyID))
             """
         ).run()
     }
@@ -180,7 +181,8 @@ extension SQLStores {
                 authenticatedAt: Date(ms: try row.decode(column: "authenticated_at", as: Int64.self)),
                 expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)),
                 address: try row.decode(column: "address", as: String.self),
-                userAgent: try row.decode(column: "user_agent", as: String.self)
+                userAgent: try row.decode(column: "user_agent", as: String.self),
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self)
             )
         }
     }

@@ -161,10 +161,21 @@ extension SQLStores {
         ).all().isEmpty
     }
 
-    package func removePasskey(id: String, accountID: String) async throws -> Bool {
-        try await !sql.raw(
-            "DELETE FROM passkeys WHERE id = \(bind: id) AND account_id = \(bind: accountID) RETURNING id"
-        ).all().isEmpty
+    package func removePasskey(id: String, accountID: String, keepingSession: String) async throws -> Bool {
+        try await database.writeTransaction { sql in
+            guard
+                try await !sql.raw(
+                    "DELETE FROM passkeys WHERE id = \(bind: id) AND account_id = \(bind: accountID) RETURNING id"
+                ).all().isEmpty
+            else { return false }
+            try await sql.raw(
+                """
+                DELETE FROM sessions WHERE account_id = \(bind: accountID) AND passkey_id = \(bind: id)
+                AND token_hash <> \(bind: keepingSession)
+                """
+            ).run()
+            return true
+        }
     }
 
     package func purgeExpiredCeremonies(now: Date) async throws {

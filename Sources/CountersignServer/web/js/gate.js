@@ -31,7 +31,7 @@ const refusals = {
   "not verified": () => "The passkey did not verify you (no fingerprint, face or PIN), so nothing was tried. Try again.",
   cancelled: () => "The passkey did not answer: the prompt was cancelled, timed out, or could not verify you. Nothing was tried.",
   "no prf": () => "This passkey's authenticator has no PRF (it gives this browser no secret), so it cannot lock or unlock the keys here.",
-  "other passkey": () => "That passkey does not lock the keys in this browser: use the one the key gate was turned on with.",
+  "other passkey": () => "None of your passkeys that unlock the keys in this browser answered: use one listed under Key gate → Ways to unlock, or the password if it is listed.",
   "no passkeys": () => "Your account has no passkey yet. Add one first, or lock the keys with your password.",
   "all passkeys": () => "Every passkey of your account already unlocks the keys here. Add a passkey to your account first (Passkeys, above).",
   wiped: () =>
@@ -198,8 +198,8 @@ async function openWithPasskey(accountId) {
   const method = methods.find((m) => same(m.credentialId, credentialId));
   if (!method) throw refuse("other passkey");
   if (!prfOutput) throw refuse("no prf");
-  const key = await g.prfWrappingKey(prfOutput);
-  await attempt(await gatedRecord(accountId), method, () => key);
+  let key;
+  await attempt(await gatedRecord(accountId), method, async () => (key = await g.prfWrappingKey(prfOutput)));
   return { method, key };
 }
 
@@ -209,8 +209,10 @@ async function openWithPassword(accountId, password) {
   const method = record.gate.methods.find((m) => m.kind === "password");
   if (!method) throw new Error("The key gate here has no password: unlock it with your passkey.");
   if (!password) throw new Error("Enter your password.");
-  const key = await g.passwordWrappingKey(password, method.salt, method.iterations);
-  await attempt(record, method, () => key);
+  // Derived inside the attempt: the count is stored before the slow PBKDF2, so guesses made at once in
+  // several windows each count.
+  let key;
+  await attempt(record, method, async () => (key = await g.passwordWrappingKey(password, method.salt, method.iterations)));
   return { method, key };
 }
 
@@ -422,8 +424,9 @@ export async function passwordChanged(accountId, oldPassword, newPassword) {
 // ---- More ways to unlock (SPEC §14.4)
 
 /**
- * The gate's methods with words for the screen: [{ method, kind, label, credentialId (base64url, passkeys) }].
- * A passkey is named from the account's list; one removed from the account says so.
+ * The gate's methods with words for the screen: [{ method, kind, label, usable, credentialId (base64url,
+ * passkeys) }]. A passkey is named from the account's list; one removed from the account says so and is
+ * not usable.
  */
 export async function gateMethods(accountId) {
   const record = await keystore.device(accountId);
@@ -431,10 +434,11 @@ export async function gateMethods(accountId) {
   const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
   const names = new Map(body.passkeys.map((p) => [p.credentialId, p.name]));
   return record.gate.methods.map((method) => {
-    if (method.kind === "password") return { method, kind: "password", label: "Your password" };
+    if (method.kind === "password") return { method, kind: "password", label: "Your password", usable: true };
     const id = base64url(method.credentialId);
     const name = names.get(id);
-    return { method, kind: "prf", credentialId: id, label: name ? `Passkey “${name}”` : "A passkey removed from your account" };
+    // A passkey removed from the account is never offered by the server again: it cannot unlock.
+    return { method, kind: "prf", credentialId: id, label: name ? `Passkey “${name}”` : "A passkey removed from your account", usable: names.has(id) };
   });
 }
 
@@ -449,11 +453,17 @@ export async function addMethod(accountId, { proofPassword = null, add }) {
   if (add !== "passkey" && !add?.password) throw new Error("Enter the password to add.");
   if (add !== "passkey" && record.gate.methods.some((m) => m.kind === "password")) throw new Error("The key gate here already opens with a password.");
   if (record.gate.methods.length >= g.MAX_METHODS) throw new Error(`The key gate opens with at most ${g.MAX_METHODS} methods: remove one first.`);
+  const inGate = new Set(record.gate.methods.filter((m) => m.kind === "prf").map((m) => base64url(m.credentialId)));
+  if (add === "passkey") {
+    // Said before the proof is asked for: nothing to add.
+    const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
+    if (!body.passkeys.length) throw refuse("no passkeys");
+    if (body.passkeys.every((p) => inGate.has(p.credentialId))) throw refuse("all passkeys");
+  }
   const proof = proofPassword === null ? await openWithPasskey(accountId) : await openWithPassword(accountId, proofPassword);
   let toKey;
   let toMethod;
   if (add === "passkey") {
-    const inGate = new Set(record.gate.methods.filter((m) => m.kind === "prf").map((m) => base64url(m.credentialId)));
     let salts;
     const pick = async (allow) => {
       const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
@@ -471,14 +481,19 @@ export async function addMethod(accountId, { proofPassword = null, add }) {
     toKey = await g.passwordWrappingKey(add.password, toMethod.salt, toMethod.iterations);
   }
   const entry = await g.rewrapMethod(proof.key, proof.method, toKey, toMethod, context(record));
+  // Another window may have turned the gate off and on meanwhile: this entry wraps the old gate key.
   const fresh = await keystore.device(accountId);
+  if (!fresh?.gate || !same(fresh.gate.revocationToken, record.gate.revocationToken)) {
+    throw new Error("The key gate changed in another window meanwhile. Nothing was added: try again.");
+  }
   await saveGate(accountId, g.checkGate({ ...fresh.gate, methods: [...fresh.gate.methods, entry] }));
   await report("method-added", toMethod.kind);
 }
 
 /**
- * Removes a way to unlock (the gate open: the caller unlocked it). One must stay. An old copy of the
- * record still holds the removed method's wrap (SPEC §14.4): the caller says to rotate the keys.
+ * Removes a way to unlock (the gate open: the caller has just unlocked it). One that works must stay. An old
+ * copy of the record still holds the removed method's wrap of the same gate key (SPEC §14.4): the caller
+ * says to turn the gate off and on again, which makes a new gate key and new message keys.
  */
 export async function removeMethod(accountId, method) {
   const record = await keystore.device(accountId);
@@ -486,19 +501,22 @@ export async function removeMethod(accountId, method) {
   if (!isUnlocked(accountId)) throw new LockedError();
   const key = (m) => (m.kind === "password" ? "password" : base64url(m.credentialId));
   const methods = record.gate.methods.filter((m) => key(m) !== key(method));
-  if (!methods.length) throw new Error("The key gate needs one way to unlock: add another first, or turn the gate off.");
+  const usable = new Set((await gateMethods(accountId)).filter((m) => m.usable).map((m) => key(m.method)));
+  if (!methods.some((m) => usable.has(key(m)))) {
+    throw new Error("The key gate needs one way to unlock that still works: add another first, or turn the gate off.");
+  }
   await saveGate(accountId, g.checkGate({ ...record.gate, methods }));
   await report("method-removed", method.kind);
 }
 
 /**
  * What removing the account's passkey `credentialId` (base64url) does to this browser's gate: "only" when
- * it is the gate's only way to unlock (the keys would be lost), "one" when it is one of several, null when
- * the gate does not use it.
+ * it is the gate's only usable way to unlock (the keys would be lost), "one" when another usable one stays,
+ * null when the gate does not use it. Throws when the account's passkeys cannot be read.
  */
 export async function passkeyInGate(accountId, credentialId) {
   const record = await keystore.device(accountId);
-  const methods = record?.gate?.methods ?? [];
-  if (!methods.some((m) => m.kind === "prf" && base64url(m.credentialId) === credentialId)) return null;
-  return methods.length === 1 ? "only" : "one";
+  if (!record?.gate?.methods.some((m) => m.kind === "prf" && base64url(m.credentialId) === credentialId)) return null;
+  const usable = (await gateMethods(accountId)).filter((m) => m.usable);
+  return usable.some((m) => m.credentialId !== credentialId) ? "one" : "only";
 }

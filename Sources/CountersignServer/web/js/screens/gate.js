@@ -217,6 +217,8 @@ export function gateSection({ status, alert }) {
   const addPassword = el("button", { type: "button" }, "Add your password to the gate");
   const waysBox = el("div", { class: "gate-ways", hidden: true }, el("h3", {}, "Ways to unlock"), ways, el("div", { class: "actions" }, addPasskey, addPassword));
   let kinds = [];
+  /** The kinds of the methods that can still unlock (a passkey removed from the account cannot). */
+  let usableKinds = [];
 
   const say = (words) => {
     alert.textContent = "";
@@ -236,7 +238,7 @@ export function gateSection({ status, alert }) {
     waysBox.hidden = now.state !== "on";
     if (now.state !== "on") return (state.textContent = stateWords[now.state]);
     addPassword.hidden = kinds.includes("password");
-    await listWays();
+    usableKinds = await listWays();
     limit.value = String(now.gate.limit);
     const how = kinds.includes("prf")
       ? "On, with your passkey."
@@ -248,21 +250,28 @@ export function gateSection({ status, alert }) {
   /** The gate's methods, each with "Remove" while there are several. */
   async function listWays() {
     const methods = await gate.gateMethods(accountId);
+    const usable = methods.filter((m) => m.usable);
     replace(
       ways,
-      methods.map(({ method, label }) => {
-        const remove = methods.length > 1 ? el("button", { type: "button", class: "danger", "aria-label": `Remove ${label} from the key gate` }, "Remove") : null;
+      methods.map(({ method, label, usable: works }) => {
+        // One that works always stays.
+        const removable = !works || usable.length > 1;
+        const remove = removable ? el("button", { type: "button", class: "danger", "aria-label": `Remove ${label} from the key gate` }, "Remove") : null;
         remove?.addEventListener("click", () => removeWay(method, label));
         return el("li", {}, el("span", {}, label), remove ? el("div", { class: "actions" }, remove) : null);
       }),
     );
+    return [...new Set(usable.map((m) => m.kind))];
   }
 
   async function removeWay(method, label) {
     try {
-      await unlockedRecord(panel, `Unlock to remove ${label} from the key gate.`);
+      // Like turning the gate off: an unlock first, even when open.
+      await unlockPrompt(panel, { heading: "Remove a way to unlock", purpose: `Confirm with a way that stays to remove ${label} from the key gate.` });
       await gate.removeMethod(accountId, method);
-      say(`${label} no longer unlocks the keys here. A copy of this browser's data made before still opens with it: change the message key if it may be compromised.`);
+      say(
+        `${label} no longer unlocks the keys here. A copy of this browser's data made before still opens with it: if it may be compromised, turn the key gate off and on again (new message keys under a new gate key).`,
+      );
     } catch (error) {
       if (!(error instanceof NotUnlocked)) fail(error);
     }
@@ -305,7 +314,7 @@ export function gateSection({ status, alert }) {
     addPasskey.disabled = addPassword.disabled = true;
     try {
       let proofPassword = null;
-      if (!kinds.includes("prf")) {
+      if (!usableKinds.includes("prf")) {
         proofPassword = await askPassword("Unlock the key gate first", "Password of the key gate", "First unlock the keys with the password they are locked with.", false);
         if (proofPassword === null) return;
       }

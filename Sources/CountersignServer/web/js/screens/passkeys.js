@@ -3,7 +3,7 @@
 // and removing. Adding and removing change how the account signs in, so the server wants a recent full
 // authentication first (401 reauthentication-required): asked for right here (withReauth), by passkey or
 // password.
-import { call } from "../api.js";
+import { call, describe } from "../api.js";
 import { fromBase64url } from "../bytes.js";
 import { authenticatorName } from "../aaguids.js";
 import { el, field, printable, replace } from "../dom.js";
@@ -104,7 +104,13 @@ export function passkeySection({ status, alert }) {
     // Removing takes a second press, and then (when it has been a while) the re-authentication.
     remove.addEventListener("click", async () => {
       // The key gate here may open with this passkey: the only way, and its keys would be lost with it.
-      const inGate = await passkeyInGate(session.account.id, p.credentialId).catch(() => null);
+      let inGate;
+      try {
+        inGate = await passkeyInGate(session.account.id, p.credentialId);
+      } catch (error) {
+        replace(more, el("p", { class: "alert", role: "alert" }, `Could not check this browser's key gate, so nothing was removed: ${describe(error)}`));
+        return;
+      }
       if (inGate === "only") {
         replace(
           more,
@@ -131,7 +137,11 @@ export function passkeySection({ status, alert }) {
       );
       replace(
         more,
-        el("p", { class: "warning" }, `Remove ${label}? It stops signing you in here; your password and other passkeys still do.`),
+        el(
+          "p",
+          { class: "warning" },
+          `Remove ${label}? It stops signing you in here; your password and other passkeys still do. It also stops unlocking the key gate of any browser that opens with it: check those first.`,
+        ),
         el("div", { class: "actions" }, yes, el("button", { type: "button", on: { click: () => more.replaceChildren() } }, "Keep it")),
       );
       yes.focus();
