@@ -31,6 +31,9 @@ public enum CountersignServer {
     ) async throws -> (router: Router<AppContext>, push: PushService) {
         ServerMetrics.bootstrap()
         let router = Router(context: AppContext.self)
+        if !config.trustedProxies.isEmpty {
+            router.add(middleware: TrustedProxyMiddleware(proxies: config.trustedProxies))
+        }
         // Metrics outside problems: they must see the problem's status (401, 405, 429…) and time every
         // request, which they only do for a response, not for a thrown error.
         router.add(middleware: SecurityHeadersMiddleware())
@@ -216,7 +219,9 @@ public enum CountersignServer {
     static func httpServer(_ config: ServerConfiguration, push: PushService) -> HTTPServerBuilder {
         let read = TimeAmount.milliseconds(Int64(config.readTimeout * 1000))
         let idle = TimeAmount.milliseconds(Int64(config.idleTimeout * 1000))
-        let limiter = config.connectionsPerAddress > 0 ? ConnectionLimiter(limit: config.connectionsPerAddress) : nil
+        let limiter =
+            config.connectionsPerAddress > 0
+            ? ConnectionLimiter(limit: config.connectionsPerAddress, exempt: config.trustedProxies) : nil
         return HTTPServerBuilder { responder in
             PushChildChannel(
                 responder: responder,

@@ -69,8 +69,11 @@ public struct ServerConfiguration: Sendable {
     /// claim would then sign the victim in. `COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL=1` turns it on.
     public var authCodesWithoutApproval = false
     /// Open connections per client address (IPv6 per /64) that have not authenticated a push channel;
-    /// more are closed at once. 0: no cap (behind a reverse proxy, where every client has its address).
+    /// more are closed at once. 0: no cap. A trusted proxy's connections are not capped.
     public var connectionsPerAddress = 128
+    /// The reverse proxies whose `Forwarded` / `X-Forwarded-For` name the client (`--trusted-proxy`):
+    /// throttles, the captcha's risk rule and the audit then see the client, not the proxy.
+    public var trustedProxies = TrustedProxies()
 
     /// A public URL as `--public-url` takes it: http or https, a host, no path beyond `/`, no query,
     /// no credentials; returned without a trailing slash.

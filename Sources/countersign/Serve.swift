@@ -86,6 +86,18 @@ struct Serve: AsyncParsableCommand {
     )
     var webAuthnOrigins: [String] = []
 
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: ArgumentHelp(
+            """
+            A reverse proxy (an address or a network, repeatable, e.g. 10.0.0.0/8) whose Forwarded or X-Forwarded-For \
+            header names the client, for throttles and the audit; or $COUNTERSIGN_TRUSTED_PROXIES, comma-separated.
+            """,
+            valueName: "cidr"
+        )
+    )
+    var trustedProxies: [String] = []
+
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
         var config = ServerConfiguration()
@@ -127,6 +139,16 @@ struct Serve: AsyncParsableCommand {
                 }
                 config.webAuthnOrigins.append(url)
             }
+        }
+        let proxies =
+            trustedProxies.isEmpty
+            ? (env["COUNTERSIGN_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }.filter { !$0.isEmpty } : trustedProxies
+        do {
+            config.trustedProxies = try TrustedProxies(parsing: proxies)
+        } catch {
+            throw ValidationError(error.description)
         }
         if let c = captcha {
             config.captcha = c

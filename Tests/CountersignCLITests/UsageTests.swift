@@ -56,6 +56,20 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: t.path("never.sqlite")))
     }
 
+    /// A trusted proxy is an address or a network; anything else is refused before anything opens.
+    @Test func trustedProxiesAreAddressesOrNetworks() throws {
+        let t = try CLI()
+        let db = "sqlite:" + t.path("never.sqlite")
+        for bad in ["10.0.0.0/33", "fd00::/129", "proxy.example", "10.0.0.0/8/8", "10.0.0.0/-1", "10.0.0.0/"] {
+            Self.expectUsage(
+                try t.cs("serve", "--database", db, "--trusted-proxy", bad),
+                "serve",
+                "is not an address or a network"
+            )
+        }
+        #expect(!FileManager.default.fileExists(atPath: t.path("never.sqlite")))
+    }
+
     @Test func helpForAnUnknownCommandFails() throws {
         let t = try CLI()
         let r = try t.cs("help", "nosuch")

@@ -1,11 +1,12 @@
 import Hummingbird
 import NIOCore
 
-/// The per-request context: the peer address, for throttling and audit. Bodies are read by
+/// The per-request context: the client's address, for throttling and audit (the peer's, or what a
+/// trusted proxy forwards: `TrustedProxyMiddleware`). Bodies are read by
 /// `APIRoutes.decode` with the configured limit, not through the context's `maxUploadSize`.
 public struct AppContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    public let peerAddress: String
+    public internal(set) var peerAddress: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -5,11 +5,18 @@ import Synchronization
 /// sends slowly, or not at all, holds at most `limit` of them. An authenticated push connection leaves
 /// the count (it is bound to one device, and one device has one), so a household or office behind one
 /// address is limited only in connections that have not shown a credential.
+///
+/// A trusted proxy's connections are not capped: every client behind it shares its address, and the
+/// proxy limits its clients' connections itself.
 final class ConnectionLimiter: Sendable {
     let limit: Int
+    let exempt: TrustedProxies
     private let open = Mutex<[String: Int]>([:])
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, exempt: TrustedProxies = TrustedProxies()) {
+        self.limit = limit
+        self.exempt = exempt
+    }
 
     /// Counts a new connection from `address`; false (counting nothing) when the address is at the cap.
     func admit(_ address: String) -> Bool {
@@ -33,7 +40,8 @@ final class ConnectionLimiter: Sendable {
     /// Applies the cap to a new channel: closed at once when over it, counted until it closes (or, for
     /// a push connection, until it authenticates: `ConnectionLimiter.Slot.release()`).
     func admit(_ channel: any Channel) -> Slot? {
-        guard let address = channel.remoteAddress?.ipAddress else { return Slot(limiter: nil, address: "") }
+        guard let address = channel.remoteAddress?.ipAddress, !exempt.contains(ClientAddress.normalize(address))
+        else { return Slot(limiter: nil, address: "") }
         guard admit(address) else { return nil }
         let slot = Slot(limiter: self, address: address)
         channel.closeFuture.whenComplete { _ in slot.release() }
