@@ -98,6 +98,18 @@ struct Serve: AsyncParsableCommand {
     )
     var trustedProxies: [String] = []
 
+    @Option(
+        name: .customLong("trusted-proxy-header"),
+        help: ArgumentHelp(
+            """
+            The one header the trusted proxies write the client into: x-forwarded-for (default) or forwarded; \
+            or $COUNTERSIGN_TRUSTED_PROXY_HEADER. Have them clear or overwrite it.
+            """,
+            valueName: "name"
+        )
+    )
+    var trustedProxyHeader: String?
+
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
         var config = ServerConfiguration()
@@ -145,8 +157,15 @@ struct Serve: AsyncParsableCommand {
             ? (env["COUNTERSIGN_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces)
             }.filter { !$0.isEmpty } : trustedProxies
+        let headerName = (trustedProxyHeader ?? env["COUNTERSIGN_TRUSTED_PROXY_HEADER"] ?? "x-forwarded-for")
+            .lowercased()
+        guard let header = TrustedProxies.Header(rawValue: headerName) else {
+            throw ValidationError(
+                "--trusted-proxy-header (or COUNTERSIGN_TRUSTED_PROXY_HEADER) takes x-forwarded-for or forwarded"
+            )
+        }
         do {
-            config.trustedProxies = try TrustedProxies(parsing: proxies)
+            config.trustedProxies = try TrustedProxies(parsing: proxies, header: header)
         } catch {
             throw ValidationError(error.description)
         }

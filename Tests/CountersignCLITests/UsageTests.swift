@@ -67,6 +67,11 @@ import Testing
                 "is not an address or a network"
             )
         }
+        Self.expectUsage(
+            try t.cs("serve", "--database", db, "--trusted-proxy", "10.0.0.1", "--trusted-proxy-header", "x-real-ip"),
+            "serve",
+            "takes x-forwarded-for or forwarded"
+        )
         #expect(!FileManager.default.fileExists(atPath: t.path("never.sqlite")))
     }
 

@@ -9,13 +9,15 @@ import FoundationNetworking
 #endif
 
 @Suite struct TrustedProxiesTests {
-    static let proxies = try! TrustedProxies(parsing: ["10.0.0.0/8", "192.0.2.10", "fd00::/8"])
+    static let networks = ["10.0.0.0/8", "192.0.2.10", "fd00::/8"]
+    static let proxies = try! TrustedProxies(parsing: networks)
+    static let forwardedProxies = try! TrustedProxies(parsing: networks, header: .forwarded)
 
     static func client(_ peer: String, forwarded: [String] = [], xff: [String] = []) -> String {
         var headers = HTTPFields()
         for line in forwarded { headers.append(HTTPField(name: TrustedProxies.forwarded, value: line)) }
         for line in xff { headers.append(HTTPField(name: TrustedProxies.xForwardedFor, value: line)) }
-        return proxies.client(peer: peer, headers: headers)
+        return (forwarded.isEmpty ? proxies : forwardedProxies).client(peer: peer, headers: headers)
     }
 
     @Test func networksContainWhatTheirPrefixSays() throws {
@@ -59,9 +61,22 @@ import FoundationNetworking
         #expect(Self.client("10.0.0.5", forwarded: [#"for="[2001:db8:cafe::17]:4711""#]) == "2001:db8:cafe::17")
         #expect(Self.client("10.0.0.5", forwarded: ["For=6.6.6.6, for=198.51.100.1"]) == "198.51.100.1")
         #expect(Self.client("10.0.0.5", forwarded: [#"for="198.51.100.1:80""#]) == "198.51.100.1")
-        // Both headers naming the same nearest client: taken; naming two: neither (one came from the client).
-        #expect(Self.client("10.0.0.5", forwarded: ["for=198.51.100.1"], xff: ["198.51.100.1"]) == "198.51.100.1")
-        #expect(Self.client("10.0.0.5", forwarded: ["for=6.6.6.6"], xff: ["198.51.100.1"]) == "10.0.0.5")
+    }
+
+    /// Only the header the proxies write is read: behind two trusted proxies that append to
+    /// X-Forwarded-For, a client's own Forwarded whose nearest hop names the outer proxy changes nothing.
+    @Test func onlyTheConfiguredHeaderIsRead() {
+        var headers = HTTPFields()
+        headers.append(HTTPField(name: TrustedProxies.xForwardedFor, value: "198.51.100.1, 10.0.0.9"))
+        headers.append(HTTPField(name: TrustedProxies.forwarded, value: "for=6.6.6.6, for=10.0.0.9"))
+        #expect(Self.proxies.client(peer: "127.0.0.1", headers: headers) == "127.0.0.1", "127.0.0.1 not trusted")
+        let two = try! TrustedProxies(parsing: ["10.0.0.9", "127.0.0.1"])
+        #expect(two.client(peer: "127.0.0.1", headers: headers) == "198.51.100.1")
+        let other = try! TrustedProxies(parsing: ["10.0.0.9", "127.0.0.1"], header: .forwarded)
+        #expect(other.client(peer: "127.0.0.1", headers: headers) == "6.6.6.6", "what the operator chose")
+        var onlyForwarded = HTTPFields()
+        onlyForwarded.append(HTTPField(name: TrustedProxies.forwarded, value: "for=6.6.6.6"))
+        #expect(two.client(peer: "127.0.0.1", headers: onlyForwarded) == "127.0.0.1")
     }
 
     @Test func whatIsNotAnAddressStopsTheWalkAtTheProxyThatSentIt() {
@@ -72,9 +87,15 @@ import FoundationNetworking
         #expect(Self.client("10.0.0.5", forwarded: ["for=unknown"]) == "10.0.0.5")
         #expect(Self.client("10.0.0.5", forwarded: [#"for="198.51.100.1"#]) == "10.0.0.5", "an unclosed quote")
         #expect(Self.client("10.0.0.5", forwarded: ["proto=https"]) == "10.0.0.5", "no for=")
-        // A chain longer than any real one is not taken.
-        let long = Array(repeating: "10.1.1.1", count: TrustedProxies.maxHops) + ["198.51.100.1"]
-        #expect(Self.client("10.0.0.5", xff: [long.joined(separator: ",")]) == "10.0.0.5")
+        // A long chain: only its nearest entries are walked, so its beginning (the client's words) is not.
+        let long = Array(repeating: "6.6.6.6", count: 40) + ["198.51.100.1"]
+        #expect(Self.client("10.0.0.5", xff: [long.joined(separator: ",")]) == "198.51.100.1")
+        let proxied = ["6.6.6.6"] + Array(repeating: "10.1.1.1", count: TrustedProxies.maxHops)
+        #expect(Self.client("10.0.0.5", xff: [proxied.joined(separator: ",")]) == "10.1.1.1")
+        // Ports: ASCII digits only, not empty.
+        for bad in ["198.51.100.1:", "198.51.100.1:٣", "[2001:db8::1]:", "198.51.100.1:123456"] {
+            #expect(Self.client("10.0.0.5", xff: [bad]) == "10.0.0.5", "\(bad)")
+        }
     }
 
     /// On a live server the audit and the per-address throttle see the forwarded client, and only when

@@ -7,16 +7,23 @@ import Glibc
 #endif
 
 /// The reverse proxies whose word about the client's address is taken (`--trusted-proxy CIDR`), and the
-/// reading of that word: `Forwarded` (RFC 7239, its `for=`) or `X-Forwarded-For`.
+/// reading of that word from the one header they write (`--trusted-proxy-header`): `X-Forwarded-For`, or
+/// `Forwarded` (RFC 7239, its `for=`).
 ///
-/// Only a request whose peer is one of these networks has its forwarding headers read at all; anyone
-/// else's are ignored, so a client cannot choose the address its throttles and audit rows are kept
-/// under. The chain is walked from the right (the hop nearest this server) over trusted proxies: the
-/// first address that is not one is the client. An entry that is not an address (`unknown`, an
-/// obfuscated name, garbage) stops the walk at the proxy that sent it. When both headers are present
-/// they must name the same nearest hop, or neither is taken: a proxy that sets one passes the other on
-/// from the client unchanged.
+/// Only a request whose peer is one of these networks has the header read at all; anyone else's is
+/// ignored, so a client cannot choose the address its throttles and audit rows are kept under. Only the
+/// one header is read: a proxy that appends to one passes the other on from the client unchanged, so a
+/// client could write there whatever chain it likes. The chain is walked from the right (the hop nearest
+/// this server) over trusted proxies: the first address that is not one is the client. An entry that is
+/// not an address (`unknown`, an obfuscated name, garbage) stops the walk at the proxy that sent it; only
+/// the nearest `maxHops` entries are walked (the proxies' own; a longer chain's beginning is the client's).
 public struct TrustedProxies: Sendable, Equatable {
+    /// The header the trusted proxies write the client's address into.
+    public enum Header: String, Sendable, Equatable, CaseIterable {
+        case xForwardedFor = "x-forwarded-for"
+        case forwarded
+    }
+
     struct Network: Sendable, Equatable {
         /// 4 bytes (IPv4) or 16 (IPv6).
         let bytes: [UInt8]
@@ -49,15 +56,20 @@ public struct TrustedProxies: Sendable, Equatable {
         }
     }
 
-    /// Hops read from one header at most; a longer chain is not taken.
+    /// The nearest entries of the header walked at most.
     static let maxHops = 32
 
     let networks: [Network]
+    public let header: Header
 
-    public init() { networks = [] }
+    public init() {
+        networks = []
+        header = .xForwardedFor
+    }
 
     /// Each value an address (`192.0.2.10`, `::1`) or a network (`10.0.0.0/8`, `fd00::/8`).
-    public init(parsing values: [String]) throws(ParseError) {
+    public init(parsing values: [String], header: Header = .xForwardedFor) throws(ParseError) {
+        self.header = header
         var networks: [Network] = []
         for value in values {
             let parts = value.split(separator: "/", omittingEmptySubsequences: false)
@@ -86,20 +98,14 @@ public struct TrustedProxies: Sendable, Equatable {
     /// The client's address for a request from `peer`.
     func client(peer: String, headers: HTTPFields) -> String {
         guard !networks.isEmpty, contains(peer) else { return peer }
-        let forwarded = Self.hops(headers[values: Self.forwarded], Self.forwardedFor)
-        let xff = Self.hops(headers[values: Self.xForwardedFor], Self.plainHop)
-        let hops: [String?]
-        switch (forwarded, xff) {
-        case (nil, nil): return peer
-        case (let f?, nil): hops = f
-        case (nil, let x?): hops = x
-        case (let f?, let x?):
-            guard f.last == x.last else { return peer }
-            hops = f
-        }
-        guard hops.count <= Self.maxHops else { return peer }
+        let read =
+            switch header {
+            case .xForwardedFor: Self.hops(headers[values: Self.xForwardedFor], Self.plainHop)
+            case .forwarded: Self.hops(headers[values: Self.forwarded], Self.forwardedFor)
+            }
+        guard let hops = read else { return peer }
         var current = peer
-        for hop in hops.reversed() {
+        for hop in hops.suffix(Self.maxHops).reversed() {
             guard let address = hop else { return current }
             current = address
             if !contains(address) { return address }
@@ -125,15 +131,19 @@ public struct TrustedProxies: Sendable, Equatable {
         if t.hasPrefix("[") {
             guard let close = t.firstIndex(of: "]") else { return nil }
             let rest = t[t.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else { return nil }
+            guard rest.isEmpty || (rest.hasPrefix(":") && isPort(rest.dropFirst())) else { return nil }
             t = t[t.index(after: t.startIndex)..<close]
         } else if t.filter({ $0 == ":" }).count == 1, let colon = t.firstIndex(of: ":") {
-            guard t[t.index(after: colon)...].allSatisfy(\.isNumber) else { return nil }
+            guard isPort(t[t.index(after: colon)...]) else { return nil }
             t = t[..<colon]
         }
         let text = String(t)
         guard bytes(text) != nil else { return nil }
         return ClientAddress.normalize(text)
+    }
+
+    static func isPort(_ text: Substring) -> Bool {
+        !text.isEmpty && text.count <= 5 && text.allSatisfy { $0.isASCII && $0.isWholeNumber }
     }
 
     /// A `Forwarded` element's `for=` (RFC 7239 §4, §6): a token or a quoted string; nil when it has none
