@@ -135,8 +135,9 @@ import Testing
         try holder.execute("ROLLBACK")
         #expect(results == [false, false, false], "a write succeeded while another connection held the lock")
         #expect(ran.n.load(ordering: .relaxed) == 0, "a write of the failed group was run")
-        // One busy timeout (5 s), not one per write (15 s).
-        #expect(took < .seconds(9), "the group took \(took)")
+        // One busy timeout (5 s), not one per write (15 s); the margin is for a loaded host (9.7 s seen
+        // with the whole suite running in parallel).
+        #expect(took < .seconds(12), "the group took \(took)")
     }
 
     /// Occupies `writer`'s serial queue (a `run` that waits) until `release(whenWaiting:)`.
