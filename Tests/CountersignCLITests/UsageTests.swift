@@ -67,6 +67,15 @@ import Testing
                 "is not an address or a network"
             )
         }
+        // The environment's list is checked as the flag's is.
+        Self.expectUsage(
+            try t.run(
+                "/usr/bin/env",
+                ["COUNTERSIGN_TRUSTED_PROXIES=10.0.0.1, nope", CLI.binary, "serve", "--database", db]
+            ),
+            "serve",
+            "\"nope\" is not an address or a network"
+        )
         Self.expectUsage(
             try t.cs("serve", "--database", db, "--trusted-proxy", "10.0.0.1", "--trusted-proxy-header", "x-real-ip"),
             "serve",
