@@ -122,7 +122,9 @@ struct DeviceRoutes {
             return Response(status: .noContent)
         }
         v1.post("devices/current/keys") { request, context in
+            // A messaging device's keys: an authenticator's are refused (403) before the body is read.
             let auth = try await device(request)
+            guard auth.device.kind == DeviceRecord.messaging else { throw DeviceError.notAMessagingDevice }
             let body = try await APIRoutes.decode(KeyRotationRequest.self, request, maxBody: maxBody)
             return try json(
                 Self.device(try await devices.rotate(auth, body, origin: APIRoutes.origin(request, context)))

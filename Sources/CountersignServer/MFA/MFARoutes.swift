@@ -38,6 +38,12 @@ struct MFARoutes {
         @Sendable func device(_ r: Request) async throws -> DeviceAuthenticated {
             try await devices.authenticate(deviceToken: APIRoutes.bearerToken(r.headers[.authorization]))
         }
+        /// An authenticator's device session, refused (403) for a messaging device before any body is read.
+        @Sendable func authenticator(_ r: Request) async throws -> DeviceAuthenticated {
+            let auth = try await device(r)
+            guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
+            return auth
+        }
         @Sendable func binding(_ r: Request) -> String? { APIRoutes.bearerToken(r.headers[.authorization]) }
 
         // The account's own settings.
@@ -189,20 +195,23 @@ struct MFARoutes {
             let body = try await APIRoutes.decode(PairingRequest.self, request, maxBody: maxBody)
             return try json(try await mfa.pair(body, origin: APIRoutes.origin(request, context)), status: .created)
         }
-        v1.get("authenticator/challenges") { request, _ in try json(try await mfa.challenges(try await device(request)))
+        v1.get("authenticator/challenges") { request, _ in
+            try json(try await mfa.challenges(try await authenticator(request)))
         }
         v1.post("authenticator/answers") { request, context in
-            let auth = try await device(request)
+            let auth = try await authenticator(request)
             let body = try await APIRoutes.decode(PushAnswer.self, request, maxBody: maxBody)
             return try json(try await mfa.answer(auth, body, origin: APIRoutes.origin(request, context)))
         }
-        v1.get("authenticator") { request, _ in try json(try await mfa.authenticatorInfo(try await device(request))) }
+        v1.get("authenticator") { request, _ in
+            try json(try await mfa.authenticatorInfo(try await authenticator(request)))
+        }
         v1.delete("authenticator") { request, context in
-            try await mfa.unpair(try await device(request), origin: APIRoutes.origin(request, context))
+            try await mfa.unpair(try await authenticator(request), origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
         }
         v1.put("authenticator/push") { request, _ in
-            let auth = try await device(request)
+            let auth = try await authenticator(request)
             return try json(
                 try await mfa.setPush(
                     auth,
@@ -211,7 +220,7 @@ struct MFARoutes {
             )
         }
         v1.post("authenticator/logs") { request, _ in
-            let auth = try await device(request)
+            let auth = try await authenticator(request)
             return try json(
                 try await mfa.uploadLogs(
                     auth,
@@ -224,7 +233,7 @@ struct MFARoutes {
             v1.post(action == .claim ? "authenticator/auth-codes" : "authenticator/auth-codes/\(action.rawValue)") {
                 request,
                 _ in
-                let auth = try await device(request)
+                let auth = try await authenticator(request)
                 return try json(
                     try await mfa.authCode(
                         auth,
