@@ -33,6 +33,7 @@ if [ "$fast" = 0 ]; then
   [ -d /usr/share/fonts/truetype/liberation ] || need_apt+=(fonts-liberation)
 fi
 command -v psql >/dev/null || need_apt+=(postgresql-client-15)
+command -v systemd-analyze >/dev/null || need_apt+=(systemd)
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
 fi
@@ -76,6 +77,14 @@ export COUNTERSIGN_REQUIRE_POSTGRES=1
 
 swift build --build-tests
 run_tests
+
+# The systemd unit (deploy/countersign.service) is valid for the binary just built, and its sandbox keeps
+# systemd's exposure score at 2.0 or below (`--threshold` counts tenths).
+unit_dir=$(mktemp -d)
+sed "s#/usr/local/bin/countersign#$(swift build --show-bin-path)/countersign#" deploy/countersign.service > "$unit_dir/countersign.service"
+systemd-analyze verify "$unit_dir/countersign.service"
+systemd-analyze security --offline=true --threshold=20 "$unit_dir/countersign.service" | tail -1
+rm -rf "$unit_dir"
 
 # The web client in a real browser (after the Swift tests, which leave the debug build of `countersign`).
 timeout 1800 python3 Tests/Web/web_tests.py "$(swift build --show-bin-path)/countersign" .build/web-artifacts
