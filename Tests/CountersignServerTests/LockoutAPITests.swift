@@ -108,9 +108,13 @@ import Testing
                 checked <= counted && counted <= 3,
                 "\(Dictionary(grouping: replies, by: { $0.code ?? "?" }).mapValues(\.count))"
             )
-            for _ in min(counted, 3)..<3 { #expect(try await api.signIn("target", "wrong password").status == 401) }
+            for _ in min(counted, 3)..<3 {
+                let r = try await api.signIn("target", "wrong password")
+                #expect(r.status == 401, "\(r.status) \(r.code ?? "")")
+            }
             #expect(try await Self.failures(h) == 3)
-            #expect(try await api.signIn("target", "wrong password").code == "sign-in-delayed")
+            let delayed = try await api.signIn("target", "wrong password")
+            #expect(delayed.code == "sign-in-delayed", "\(delayed.status) \(delayed.code ?? "")")
             // After the delay, a concurrent burst checks at most one attempt (the 4th failure delays again).
             h.clock.advance(30 * 60)
             let burst = try await withThrowingTaskGroup(of: API.Reply.self) { group in
@@ -119,7 +123,8 @@ import Testing
             }
             #expect(burst.filter { $0.status == 401 }.count <= 1)
             if try await Self.failures(h) < 4 {
-                #expect(try await api.signIn("target", "wrong password").status == 401)
+                let r = try await api.signIn("target", "wrong password")
+                #expect(r.status == 401, "\(r.status) \(r.code ?? "")")
             }
             #expect(try await Self.failures(h) == 4)
             h.clock.advance(30 * 60)
@@ -133,7 +138,8 @@ import Testing
                 correct.allSatisfy { $0.status == 423 || ($0.status == 503 && $0.code == "server-busy") },
                 "after the lock the correct password is refused: \(correct.map { "\($0.status) \($0.code ?? "")" })"
             )
-            #expect(try await api.signIn("target", "correct horse").status == 423)
+            let locked = try await api.signIn("target", "correct horse")
+            #expect(locked.status == 423, "\(locked.status) \(locked.code ?? "")")
             #expect(try await h.store.loginGuard(username: "target")?.failures == 5)
         }
     }
