@@ -378,11 +378,9 @@ public final class AccountService: Sendable {
             try await store.releaseSignIn(username: account.username, policy: config.lockout, now: clock.now())
             throw error
         }
-        switch try await store.finishSignIn(
+        switch try await finishReserved(
             username: account.username,
-            check: valid ? .passedMoreToFollow : .failed,
-            policy: config.lockout,
-            now: clock.now()
+            check: valid ? .passedMoreToFollow : .failed
         ) {
         case .succeeded(.proceed): return .valid
         case .succeeded(.delayed(let until)): throw AccountError.signInDelayed(until: until)
@@ -390,6 +388,23 @@ public final class AccountService: Sendable {
         case .failed(let failure):
             if failure == .locked { try await endAllSessions(account.id) }
             return .wrong(failure)
+        }
+    }
+
+    /// Stores a reserved check's outcome. When the database cannot take it (busy under load: the caller
+    /// answers 503 and learns nothing of the check), the reservation is given back, as for a check that
+    /// never ran: left pending it would hold later attempts as in flight until it expired.
+    private func finishReserved(username: String, check: LockoutPolicy.Check) async throws -> SignInOutcome {
+        do {
+            return try await store.finishSignIn(
+                username: username,
+                check: check,
+                policy: config.lockout,
+                now: clock.now()
+            )
+        } catch {
+            try? await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
+            throw error
         }
     }
 
@@ -534,11 +549,9 @@ public final class AccountService: Sendable {
             matches = false  // a stored hash that does not parse matches nothing
         }
         // A correct password is one factor: `complete` resets the count once every factor has passed.
-        switch try await store.finishSignIn(
+        switch try await finishReserved(
             username: username,
-            check: matches && accountExists ? .passedMoreToFollow : .failed,
-            policy: config.lockout,
-            now: clock.now()
+            check: matches && accountExists ? .passedMoreToFollow : .failed
         ) {
         case .failed(let failure): return .failed(failure)
         case .succeeded(let gate): return refusal(gate) ?? .matched
