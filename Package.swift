@@ -39,8 +39,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
     ],
     targets: [
-        // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev.
+        // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev: hashes with p > 1,
+        // the RFC 9106 known-answer test, and the peer libsodium is checked against.
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+        // libsodium, whose Argon2id picks SSE/AVX code at run time (faster than libargon2's scalar build);
+        // password hashes are made and checked with it (Debian's libsodium-dev).
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         // libqrencode, for QR codes (pairing, authentication codes, otpauth URIs), from Debian's libqrencode-dev.
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // QR codes as a matrix, terminal text, PBM and PNG bytes; no I/O.
@@ -49,6 +53,7 @@ let package = Package(
             name: "CountersignCrypto",
             dependencies: [
                 "CArgon2",
+                "CSodium",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
@@ -149,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CountersignCryptoTests",
-            dependencies: ["CountersignCrypto", "CountersignVectors", "CountersignTestSupport"],
+            dependencies: ["CountersignCrypto", "CArgon2", "CountersignVectors", "CountersignTestSupport"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(

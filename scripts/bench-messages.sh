@@ -14,10 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 backend=${1:-sqlite}; devices=${2:-8}; secs=${3:-10}
-missing=()
-[ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
-[ -f /usr/include/qrencode.h ] || missing+=(libqrencode-dev)
-command -v pkg-config >/dev/null || missing+=(pkg-config)
+source scripts/lib/build-deps.sh
+mapfile -t missing < <(build_deps_missing)
 command -v wrk >/dev/null || missing+=(wrk)
 [ "$backend" = sqlite ] || [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -9,10 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 conns=${1:-16}; secs=${2:-15}; backend=${3:-sqlite}
-missing=()
-[ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
-[ -f /usr/include/qrencode.h ] || missing+=(libqrencode-dev)
-command -v pkg-config >/dev/null || missing+=(pkg-config)
+source scripts/lib/build-deps.sh
+mapfile -t missing < <(build_deps_missing)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v curl >/dev/null || missing+=(curl)
 [ "$backend" = sqlite ] || [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
@@ -31,10 +29,10 @@ fi
 cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; [ "$backend" = sqlite ] || stop_pg; }
 trap cleanup EXIT
 
-echo "== raw Argon2id, one core"
-raw=$(.build/release/countersign-bench argon2 30)
+echo "== raw Argon2id (the hasher in use, libsodium), before the server starts"
+raw=$(.build/release/countersign-bench argon2 20)
 echo "$raw"
-per_core=$(echo "$raw" | sed -E 's/.*= ([0-9.]+) hashes\/s.*/\1/')
+raw_all=$(echo "$raw" | sed -nE 's/.*all [0-9]+ cores: ([0-9.]+) hashes\/s.*/\1/p')
 
 echo "== server: $cores cores, $backend, captcha off"
 COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=1000 .build/release/countersign serve --port 0 --captcha off \
@@ -59,9 +57,9 @@ wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$work/signin.lua" "$url" > "$work/
 grep -E "Latency|50%|99%|Requests/sec|Non-2xx|requests in" "$work/wrk.txt"
 rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
 non2xx=$(awk '/Non-2xx/ {print $5}' "$work/wrk.txt"); non2xx=${non2xx:-0}
-awk -v r="$rps" -v c="$cores" -v h="$per_core" -v bad="$non2xx" -v conns="$conns" 'BEGIN {
-  printf "sign-ins: %.1f/s with %d connections on %d cores = %.1f per core (goal 50); raw Argon2id %.1f hashes/s per core; ratio sign-ins/raw %.2f; non-2xx %d\n",
-    r, conns, c, r / c, h, (r / c) / h, bad }'
+awk -v r="$rps" -v c="$cores" -v h="$raw_all" -v bad="$non2xx" -v conns="$conns" 'BEGIN {
+  printf "sign-ins: %.1f/s with %d connections on %d cores = %.1f per core (goal 50); raw Argon2id on all cores %.1f hashes/s; ratio sign-ins/raw %.2f (goal 0.95); non-2xx %d\n",
+    r, conns, c, r / c, h, r / h, bad }'
 
 echo "== wrong password: real vs unknown usernames (30 each, interleaved, after the queue drained)"
 sleep 2

@@ -3,9 +3,11 @@
 # and prints the URL it listens on. Extra arguments go to `countersign serve` (e.g. --port 9000 --captcha risk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# libargon2 (password hashing) and libqrencode (QR codes) are system libraries the package links.
-if [ ! -f /usr/include/argon2.h ] || [ ! -f /usr/include/qrencode.h ] || ! command -v pkg-config >/dev/null; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libargon2-dev libqrencode-dev pkg-config
+# The system libraries the package links (password hashing, QR codes), installed when missing.
+source scripts/lib/build-deps.sh
+mapfile -t missing < <(build_deps_missing)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 swift build -c release --product countersign >&2
 mkdir -p .data

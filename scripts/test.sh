@@ -18,14 +18,12 @@ case "${1:-}" in
 esac
 
 # Tools the tests talk to. Installed only when missing, so the command is idempotent.
-need_apt=()
+source scripts/lib/build-deps.sh
+mapfile -t need_apt < <(build_deps_missing)
 command -v openssl >/dev/null || need_apt+=(openssl)
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
 command -v oathtool >/dev/null || need_apt+=(oathtool)
 command -v zbarimg >/dev/null || need_apt+=(zbar-tools)
-[ -f /usr/include/argon2.h ] || need_apt+=(libargon2-dev)
-[ -f /usr/include/qrencode.h ] || need_apt+=(libqrencode-dev)
-command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v argon2 >/dev/null || need_apt+=(argon2)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_apt+=(postgresql-15)
 if [ "$fast" = 0 ]; then

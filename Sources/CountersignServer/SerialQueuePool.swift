@@ -1,13 +1,11 @@
 import Foundation
 
 /// One serial queue per core, taken in turn: CPU-bound work runs there, never on an event loop or the
-/// cooperative pool, where it would stall I/O and every other task. The server keeps two pools, one for
-/// signature checks and one for Argon2id, so a sign-in flood does not delay message relaying.
+/// cooperative pool, where it would stall I/O and every other task. Password hashes have threads of their
+/// own (`HashThreads`), so a sign-in flood does not delay message relaying.
 final class SerialQueuePool: Sendable {
     /// Short checks: the signatures of sends.
     static let cpu = SerialQueuePool(label: "countersign.cpu")
-    /// Password hashes (~17 ms of CPU and 19 MiB each), admitted by `AccountService`'s queue bound.
-    static let argon2 = SerialQueuePool(label: "countersign.argon2")
 
     let queues: [DispatchQueue]
     private let turn = RoundRobin()

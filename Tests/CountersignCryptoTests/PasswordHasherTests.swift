@@ -1,3 +1,4 @@
+import CArgon2
 import Foundation
 import Testing
 
@@ -36,6 +37,50 @@ import Testing
         #expect(try hasher.hash(Array("correct horse".utf8), using: &rng) != phc)
     }
 
+    /// libsodium (in use) and libargon2 (the reference) give the same tag for the same inputs: passwords
+    /// empty, with NUL bytes and long; libsodium's smallest memory; OWASP's parameters.
+    @Test func libsodiumAgreesWithTheReference() throws {
+        var rng = SeededRandom(seed: "two libraries")
+        let passwords: [[UInt8]] = [[], [0, 0x61, 0], Array("correct horse battery staple".utf8), rng.bytes(300)]
+        let hashers = [
+            PasswordHasher(memoryKiB: 8, iterations: 1, parallelism: 1),
+            PasswordHasher(memoryKiB: 1024, iterations: 3, parallelism: 1), PasswordHasher.owasp,
+        ]
+        for hasher in hashers {
+            for password in passwords {
+                let salt = rng.bytes(16)
+                let ours = try hasher.rawHash(password, salt: salt, implementation: .libsodium)
+                #expect(ours == (try hasher.rawHash(password, salt: salt, implementation: .reference)))
+                #expect(ours.count == 32)
+            }
+        }
+        // libsodium computes one lane only; it says so rather than computing something else.
+        #expect(throws: PasswordHasher.Failure.self) {
+            try PasswordHasher(memoryKiB: 1024, iterations: 1, parallelism: 2).rawHash(
+                [1],
+                salt: rng.bytes(16),
+                implementation: .libsodium
+            )
+        }
+    }
+
+    /// Strings made by either library verify with `verify` (libsodium), p > 1 included (stored hashes from
+    /// the reference library keep verifying), and a wider hasher's strings are the reference's.
+    @Test func stringsOfEitherLibraryVerify() throws {
+        var rng = SeededRandom(seed: "either")
+        for lanes in [1, 2, 4] {
+            let hasher = PasswordHasher(memoryKiB: 256, iterations: 2, parallelism: lanes)
+            for implementation in PasswordHasher.Implementation.allCases {
+                let phc = try hasher.hash(Array("pw".utf8), using: &rng, implementation: implementation)
+                #expect(phc.hasPrefix("$argon2id$v=19$m=256,t=2,p=\(lanes)$"))
+                #expect(try PasswordHasher.verify(Array("pw".utf8), against: phc))
+                #expect(try !PasswordHasher.verify(Array("pv".utf8), against: phc))
+                // The reference's own check agrees.
+                #expect(argon2id_verify(phc, Array("pw".utf8), 2) == ARGON2_OK.rawValue)
+            }
+        }
+    }
+
     @Test func defaultIsOWASP() throws {
         let phc = try PasswordHasher.owasp.hash(Array("pw".utf8))
         #expect(phc.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
@@ -60,6 +105,14 @@ import Testing
             "", "$argon2id$v=19$m=19456,t=2$c2FsdA$aGFzaA", "$argon2id$v=16$m=19456,t=2,p=1$c2FsdA$aGFzaA",
             "$argon2id$v=19$m=019456,t=2,p=1$c2FsdA$aGFzaA", "$argon2d$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA",
             "$argon2id$v=19$m=4194304,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA",
+            // Salt and hash: padded, another alphabet, non-canonical last bits, too short, too long.
+            "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA",
+            "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFz_A",
+            "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHR$aGFzaGhhc2hoYXNoaGFzaA",
+            "$argon2id$v=19$m=64,t=1,p=1$c2FsdA$aGFzaGhhc2hoYXNoaGFzaA",
+            "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaA",
+            "$argon2id$v=19$m=64,t=1,p=1$\(String(repeating: "A", count: 88))$aGFzaGhhc2hoYXNoaGFzaA",
+            "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$\(String(repeating: "A", count: 88))",
         ] {
             #expect(throws: PasswordHasher.Failure.self, "\(bad)") {
                 try PasswordHasher.verify(Array("pw".utf8), against: bad)

@@ -182,12 +182,23 @@ import Testing
             $0.hasher = .owasp
         }
         try await h.run { api in
-            // The hash queues are held until 19 answers are back, so the one admitted check waits in the
+            // The hash threads are held until 19 answers are back, so the one admitted check waits in the
             // queue while the others arrive, however fast or loaded the machine (a loaded CI run once
             // finished each check before the next arrived). A timeout lets them go if the answers never come.
             let gate = DispatchSemaphore(value: 0)
-            let release: @Sendable () -> Void = { for _ in SerialQueuePool.argon2.queues { gate.signal() } }
-            for queue in SerialQueuePool.argon2.queues { queue.async { gate.wait() } }
+            let held = DispatchSemaphore(value: 0)
+            let release: @Sendable () -> Void = { for _ in 0..<HashThreads.threadCount { gate.signal() } }
+            for _ in 0..<HashThreads.threadCount {
+                Task.detached {
+                    try await HashThreads.run {
+                        held.signal()
+                        gate.wait()
+                    }
+                }
+            }
+            for _ in 0..<HashThreads.threadCount {
+                while held.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
+            }
             let timeout = Task {
                 try await Task.sleep(for: .seconds(30))
                 release()

@@ -6,10 +6,9 @@
 # $work is the work directory; $gen, when set, is a generator process to stop on exit.
 
 bench_build() {
-  local missing=()
-  [ -f /usr/include/argon2.h ] || missing+=(libargon2-dev)
-  [ -f /usr/include/qrencode.h ] || missing+=(libqrencode-dev)
-  command -v pkg-config >/dev/null || missing+=(pkg-config)
+  local missing
+  source scripts/lib/build-deps.sh
+  mapfile -t missing < <(build_deps_missing)
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
   fi
