@@ -109,8 +109,11 @@ let package = Package(
                 "CountersignClient",
                 "CountersignQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["CommitStamp"]
         ),
+        // The commit a build comes from, for `countersign version`.
+        .plugin(name: "CommitStamp", capability: .buildTool()),
         .executableTarget(
             name: "countersign-bench-messages",
             dependencies: ["CountersignClient", "CountersignCrypto"],

@@ -48,8 +48,8 @@ fi
 python3 -m openapi_spec_validator docs/openapi.yaml
 
 # The whole tree keeps the project's format (.swift-format); `swift format --in-place -r -p Sources Tests
-# Benchmarks Package.swift` fixes what this reports.
-swift format lint --strict --recursive --parallel Sources Tests Benchmarks Package.swift
+# Benchmarks Plugins Package.swift` fixes what this reports.
+swift format lint --strict --recursive --parallel Sources Tests Benchmarks Plugins Package.swift
 
 # The backtrace of a crash names only the crashed thread and skips full symbolication, which took over 10
 # minutes here.

@@ -30,7 +30,7 @@ struct Countersign: AsyncParsableCommand {
             CancelCommand.self,
             ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self,
             AuthenticatorCommand.self,
-            AgentCommand.self,
+            AgentCommand.self, VersionCommand.self,
         ]
     )
 
