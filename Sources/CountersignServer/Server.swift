@@ -331,3 +331,20 @@ struct PurgeService: Service {
         }
     }
 }
+
+extension CountersignServer {
+    /// `countersign admin backup`: a consistent copy of a SQLite database, served or not (`SQLiteBackup`);
+    /// returns what was copied. PostgreSQL has its own tool, and the error says which.
+    public static func backup(database location: DatabaseLocation, to target: String) throws -> String {
+        switch location {
+        case .sqlite(let path):
+            let s = try SQLiteBackup.copy(from: path, to: target)
+            return
+                "backed up \(path) to \(target): \(s.bytes) bytes, \(s.accounts) accounts, \(s.devices) devices, \(s.queuedMessages) queued deliveries"
+        case .postgres:
+            throw ConfigurationError(
+                "admin backup copies SQLite databases; for PostgreSQL use its own tool: pg_dump --format=custom --file=FILE 'URL' (docs/SERVER.md, BACKUP AND RESTORE)"
+            )
+        }
+    }
+}

@@ -306,7 +306,7 @@ extension Serve {
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a Countersign database directly.",
-        subcommands: [Unlock.self, Messages.self]
+        subcommands: [Unlock.self, Messages.self, Backup.self]
     )
 
     /// The server's database, which must exist: opening a SQLite path that is not there would create an
@@ -356,6 +356,34 @@ struct Admin: AsyncParsableCommand {
             let lines = try await CountersignServer.messageLines(database: location, limit: limit, logger: logger)
             if lines.isEmpty { FileHandle.standardError.write(Data("no messages stored\n".utf8)) }
             for line in lines { print(line) }
+        }
+    }
+
+    struct Backup: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy a SQLite database, consistently, while a server may be serving it.",
+            discussion: """
+                The copy is one snapshot (VACUUM INTO), checked by SQLite's integrity check and written to a new \
+                private file (0600) that appears only when complete; FILE must not exist. To restore: stop the \
+                server, move its database file and any -wal and -shm files beside it away, copy the backup in its \
+                place, and start the server. PostgreSQL: use pg_dump (docs/SERVER.md, BACKUP AND RESTORE).
+                """
+        )
+
+        @Option(
+            help: ArgumentHelp(
+                "The server's existing database: sqlite:PATH (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).",
+                valueName: "url"
+            )
+        )
+        var database: String?
+
+        @Argument(help: "The new file to write the copy to.")
+        var file: String
+
+        func run() async throws {
+            let location = try Admin.existingDatabase(database)
+            print(try CountersignServer.backup(database: location, to: file))
         }
     }
 
