@@ -11,7 +11,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the Countersign server.",
         discussion: """
             Prints the URL it listens on, then serves until SIGINT or SIGTERM (finishing requests in flight).
-            Environment: COUNTERSIGN_HOST, COUNTERSIGN_PORT, COUNTERSIGN_DATABASE, COUNTERSIGN_CAPTCHA, COUNTERSIGN_LOG_LEVEL;
+            Environment: COUNTERSIGN_HOST, COUNTERSIGN_PORT, COUNTERSIGN_DATABASE, COUNTERSIGN_CAPTCHA, COUNTERSIGN_LOG_LEVEL,
+            COUNTERSIGN_LOG_FORMAT;
             COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS (per 10 minutes, default 20) and
             COUNTERSIGN_REGISTRATIONS_PER_ADDRESS (per hour, default 10) set the per-address limits;
             COUNTERSIGN_LOCKOUT_DELAY_AFTER (3), COUNTERSIGN_LOCKOUT_DELAY_MINUTES (30) and
@@ -109,6 +110,15 @@ struct Serve: AsyncParsableCommand {
         )
     )
     var trustedProxyHeader: String?
+
+    @Option(
+        name: .customLong("log-format"),
+        help: ArgumentHelp(
+            "text (default) or json: one JSON object per line on standard error; or $COUNTERSIGN_LOG_FORMAT.",
+            valueName: "format"
+        )
+    )
+    var logFormat: String?
 
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
@@ -265,8 +275,21 @@ struct Serve: AsyncParsableCommand {
             delay: TimeInterval(try number("COUNTERSIGN_LOCKOUT_DELAY_MINUTES", 30) * 60),
             lockAfter: lockAfter
         )
+        let level = env["COUNTERSIGN_LOG_LEVEL"] ?? "info"
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw ValidationError(
+                "COUNTERSIGN_LOG_LEVEL must be trace, debug, info, notice, warning, error or critical (not \(level))"
+            )
+        }
+        switch logFormat ?? env["COUNTERSIGN_LOG_FORMAT"] ?? "text" {
+        case "text": break
+        // Once per process, before any logger exists: the libraries' loggers (Hummingbird, Fluent) are JSON too.
+        case "json": LoggingSystem.bootstrap(JSONLogHandler.init)
+        case let other:
+            throw ValidationError("--log-format (or COUNTERSIGN_LOG_FORMAT) takes text or json, not \(other)")
+        }
         var logger = Logger(label: "countersign")
-        logger.logLevel = env["COUNTERSIGN_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        logger.logLevel = logLevel
         let db = config.database
         let publicURL = config.publicURL
         if env["COUNTERSIGN_EXIT_WITH_PARENT"] == "1" { Self.exitWithParent() }

@@ -45,10 +45,20 @@ import Testing
     /// (`alice`, `bob`, …). Devices use --no-passphrase unless named in `passphrase` (then "pass" file).
     static func setUp(
         _ users: [String],
-        passphrase: Set<String> = []
+        passphrase: Set<String> = [],
+        serverEnvironment: [String: String] = [:],
+        serverArguments: [String] = [],
+        serverLog: String? = nil
     ) throws -> (CLI, ServeTests.Server, [String: Device]) {
         let t = try CLI()
-        let server = try ServeTests.Server(database: "sqlite:" + t.path("m.sqlite"), in: t.dir, captcha: "off")
+        let server = try ServeTests.Server(
+            database: "sqlite:" + t.path("m.sqlite"),
+            in: t.dir,
+            captcha: "off",
+            environment: serverEnvironment,
+            arguments: serverArguments,
+            log: serverLog.map { t.path($0) }
+        )
         try t.write("pw", Data("correct horse\n".utf8))
         try t.write("pass", Data("device pass\n".utf8))
         var devices: [String: Device] = [:]

@@ -19,16 +19,18 @@ import FoundationNetworking
             in dir: URL,
             captcha: String = "off",
             port: Int = 0,
-            environment: [String: String] = [:]
+            environment: [String: String] = [:],
+            arguments: [String] = [],
+            log: String? = nil
         ) throws {
             process = try Spawned(
                 CLI.binary,
-                ["serve", "--port", "\(port)", "--database", database, "--captcha", captcha],
+                ["serve", "--port", "\(port)", "--database", database, "--captcha", captcha] + arguments,
                 // Even if this test process crashes, the server stops (it watches its parent).
                 environment: ["COUNTERSIGN_EXIT_WITH_PARENT": "1"].merging(environment) { $1 },
                 directory: dir.path,
                 stdout: .pipe,
-                stderr: .null
+                stderr: log.map { .file($0) } ?? .null
             )
             var line = Data()
             let deadline = Date().addingTimeInterval(60)

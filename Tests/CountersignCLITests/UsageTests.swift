@@ -56,6 +56,20 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: t.path("never.sqlite")))
     }
 
+    /// The log format and level are checked before anything opens: a typo is not taken as the default.
+    @Test func logFormatAndLevelAreChecked() throws {
+        let t = try CLI()
+        let db = "sqlite:" + t.path("never.sqlite")
+        Self.expectUsage(
+            try t.cs("serve", "--database", db, "--log-format", "yaml"),
+            "serve",
+            "takes text or json, not yaml"
+        )
+        let level = try t.run("/usr/bin/env", ["COUNTERSIGN_LOG_LEVEL=verbose", CLI.binary, "serve", "--database", db])
+        Self.expectUsage(level, "serve", "COUNTERSIGN_LOG_LEVEL must be trace, debug, info")
+        #expect(!FileManager.default.fileExists(atPath: t.path("never.sqlite")))
+    }
+
     /// A trusted proxy is an address or a network; anything else is refused before anything opens.
     @Test func trustedProxiesAreAddressesOrNetworks() throws {
         let t = try CLI()
