@@ -110,4 +110,33 @@ import Testing
         await h.storage.close()
         await #expect(throws: PostgresLane.Closed.self) { try await lane.run { _, _ in 1 } }
     }
+
+    /// A unit of work that gets no answer (here a statement that sleeps past the deadline, as a half-open
+    /// connection would) fails after the lane's deadline with the connection closed, and the next unit
+    /// reconnects: one stalled statement does not hold every send behind it until TCP gives up.
+    @Test func aStalledUnitFailsAtTheDeadlineAndTheNextReconnects() async throws {
+        guard Backend.available.contains(.postgres) else { return }
+        let h = try await Harness.make(.postgres)
+        let lane = try #require((h.storage as? PostgresStorage)?.lanes.send)
+        do {
+            let stalled = Task {
+                try await lane.run { c, logger in
+                    try await c.query("SELECT pg_sleep(30)", logger: logger).collect().count
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            // Queued behind the stalled unit: answered once the deadline closed its connection, on a new one.
+            let started = ContinuousClock.now
+            let behind = try await lane.run { c, logger in try await c.query("SELECT 2", logger: logger).collect().count
+            }
+            let waited = ContinuousClock.now - started
+            #expect(behind == 1)
+            #expect(waited >= .seconds(8) && waited < .seconds(20), "\(waited)")
+            await #expect(throws: PostgresLane.DeadlineExceeded.self) { try await stalled.value }
+        } catch {
+            await h.storage.close()
+            throw error
+        }
+        await h.storage.close()
+    }
 }

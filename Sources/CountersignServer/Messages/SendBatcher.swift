@@ -33,8 +33,9 @@ final class SendBatcher: Sendable {
         do {
             let outcomes = try await store.store(batch.map(\.request))
             for (p, outcome) in zip(batch, outcomes) { p.continuation.resume(returning: outcome) }
-        } catch  where batch.count > 1 {
-            // One bad request must not fail the others: write each alone, each with its own answer.
+        } catch  where batch.count > 1 && !DatabaseFailure.isConnectionLevel(error) {
+            // One bad request must not fail the others: write each alone, each with its own answer. Not
+            // when the connection failed: every request would fail again, each after its own wait.
             for p in batch {
                 do {
                     p.continuation.resume(returning: try await store.store([p.request]).first ?? .idReused)

@@ -30,6 +30,23 @@ enum DatabaseFailure {
         return "cannot reach \(place): \(reason(error))"
     }
 
+    /// True when `error` says the database connection failed, not a statement: no answer within the
+    /// lane's deadline, a closed lane, a PostgreSQL error with no message from the server (the connection
+    /// broke), a socket error, or a SQLite connection that is closed or cannot do I/O.
+    static func isConnectionLevel(_ error: any Error) -> Bool {
+        switch error {
+        case is PostgresLane.DeadlineExceeded, is PostgresLane.Closed, is ChannelError, is IOError:
+            return true
+        case let e as PSQLError:
+            return e.serverInfo == nil
+        case let e as DirectSQLiteError:
+            // SQLITE_IOERR, SQLITE_CANTOPEN and SQLITE_MISUSE (a closed connection), primary codes.
+            return [10, 14, 21].contains(e.code & 0xFF)
+        default:
+            return false
+        }
+    }
+
     private static func reason(_ error: any Error) -> String {
         switch error {
         case let e as NIOConnectionError:

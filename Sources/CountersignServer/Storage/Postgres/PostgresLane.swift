@@ -18,7 +18,17 @@ final class PostgresLane: Sendable {
         var description: String { "the server is shutting down; its PostgreSQL lane is closed" }
     }
 
+    /// A unit of work took longer than `deadline`: the lane closed its connection (failing the statement
+    /// in flight) and the next unit reconnects. A half-open connection (a peer gone without a FIN) would
+    /// otherwise hold the lane, and every send or session read behind it, until TCP gives up (~15 minutes).
+    struct DeadlineExceeded: Error, CustomStringConvertible {
+        let seconds: Int64
+        var description: String { "PostgreSQL did not answer within \(seconds) s; the connection was closed" }
+    }
+
     let executor: EventLoopTaskExecutor
+    /// Longer than any unit of work takes when the database answers (a send batch of 128 is ~10 ms).
+    let deadline: TimeAmount
     private let configuration: PostgresConnection.Configuration
     private let id: Int
     private let logger: Logger
@@ -30,8 +40,15 @@ final class PostgresLane: Sendable {
     }
     private let state = Mutex(State())
 
-    init(loop: any EventLoop, configuration: PostgresConnection.Configuration, id: Int, logger: Logger) {
+    init(
+        loop: any EventLoop,
+        configuration: PostgresConnection.Configuration,
+        id: Int,
+        logger: Logger,
+        deadline: TimeAmount = .seconds(10)
+    ) {
         executor = EventLoopTaskExecutor(loop)
+        self.deadline = deadline
         self.configuration = configuration
         self.id = id
         self.logger = logger
@@ -46,7 +63,19 @@ final class PostgresLane: Sendable {
         return try await withTaskExecutorPreference(executor) {
             await acquire()
             defer { release() }
-            return try await body(try await open(), logger)
+            let connection = try await open()
+            let started = NIODeadline.now()
+            let timer = executor.loop.scheduleTask(in: deadline) { () -> Void in
+                let closing: EventLoopFuture<Void> = connection.close()
+                _ = closing
+            }
+            defer { timer.cancel() }
+            do {
+                return try await body(connection, logger)
+            } catch  where NIODeadline.now() - started >= deadline {
+                logger.warning("PostgreSQL lane \(id): no answer within the deadline; connection closed")
+                throw DeadlineExceeded(seconds: deadline.nanoseconds / 1_000_000_000)
+            }
         }
     }
 
@@ -124,6 +153,12 @@ struct PostgresLanes: Sendable {
     /// were empty or large (the failure that `auto` showed: a plan made while a table was small kept
     /// scanning it). Planning every execution instead cost 120-150 microseconds each, about a fifth of
     /// PostgreSQL's CPU in `bench-messages.sh postgres`. `PostgresLaneTests` checks the plans' shape.
+    /// TCP keepalives from the PostgreSQL server on every connection (lanes and pool): a client gone
+    /// without a FIN is dropped by the server in about a minute instead of holding its locks for hours.
+    static let keepaliveSettings = [
+        ("tcp_keepalives_idle", "30"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "3"),
+    ]
+
     static let plannerSettings = [
         ("plan_cache_mode", "force_generic_plan"), ("enable_seqscan", "off"),
         ("enable_hashjoin", "off"), ("enable_mergejoin", "off"),
@@ -134,7 +169,7 @@ struct PostgresLanes: Sendable {
         configuration.options.additionalStartupParameters.removeAll { name, _ in
             Self.plannerSettings.contains { $0.0 == name }
         }
-        configuration.options.additionalStartupParameters += Self.plannerSettings
+        configuration.options.additionalStartupParameters += Self.plannerSettings + Self.keepaliveSettings
         let loops = 1 + PostgresSessionReads.laneCount
         group = MultiThreadedEventLoopGroup(numberOfThreads: loops)
         let threads = Array(group.makeIterator())

@@ -32,6 +32,7 @@ package final class PostgresStorage: ServerStorage {
             configuration.coreConfiguration.options.additionalStartupParameters.append(
                 ("plan_cache_mode", "force_custom_plan")
             )
+            configuration.coreConfiguration.options.additionalStartupParameters += PostgresLanes.keepaliveSettings
             databases.use(
                 .postgres(
                     configuration: configuration,
