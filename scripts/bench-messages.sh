@@ -107,7 +107,7 @@ for batch in ${BENCH_BATCHES:-1 128}; do
     COUNTERSIGN_LOG_LEVEL=warning "${BENCH_SERVER:-$bin/countersign}" serve --port 0 --captcha off --database "$db" > "$run/serve.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q listening "$run/serve.log" && break; sleep 0.1; done
-  url=$(grep -o 'http://[^ ]*' "$run/serve.log")
+  url=$(grep -o 'listening on http://[^ ]*' "$run/serve.log" | sed 's/^listening on //')
   "$bin/countersign-bench-messages" setup "$url" "$devices" "$per_device" "$run"
   wrk -t"$devices" -c$((devices * 4)) -d"${secs}s" --latency -s "$work/send.lua" "$url" -- "$run" > "$run/wrk.txt"
   grep -E "Latency|50%|99%|Requests/sec|requests in|accepted" "$run/wrk.txt"

@@ -39,7 +39,7 @@ COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRE
   --database "$database" > "$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*' "$work/serve.log")
+url=$(grep -o 'listening on http://[^ ]*' "$work/serve.log" | sed 's/^listening on //')
 for i in $(seq 0 63); do
   curl -sf -o /dev/null -X POST "$url/v1/accounts" -H 'Content-Type: application/json' \
     -d "{\"username\":\"bench$i\",\"password\":\"correct horse battery\",\"name\":\"B\",\"lastname\":\"Ench\"}"

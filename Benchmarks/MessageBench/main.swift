@@ -3,7 +3,7 @@ import CountersignCrypto
 import Foundation
 
 // The client side of scripts/bench-messages.sh:
-//   countersign-bench-messages setup URL DEVICES MESSAGES DIR
+//   countersign-bench-messages setup URL DEVICES MESSAGES DIR [PREFIX]
 //     DEVICES sender accounts and DEVICES recipient accounts, one device each (through the SDK, as the CLI
 //     does), then MESSAGES envelopes per sender, each signed by the sender's device and sealed to 2 devices
 //     (the recipient's and the sender's own), written as ready request bodies: DIR/bodies-N.txt (one JSON per
@@ -32,16 +32,19 @@ func device(_ username: String, server: URL) async throws -> (CountersignClient,
 
 switch mode {
 case "setup":
-    guard args.count == 5, let server = URL(string: args[1]), let devices = Int(args[2]), let messages = Int(args[3])
+    guard (5...6).contains(args.count), let server = URL(string: args[1]), let devices = Int(args[2]),
+        let messages = Int(args[3])
     else {
-        fail("usage: setup URL DEVICES MESSAGES DIR")
+        fail("usage: setup URL DEVICES MESSAGES DIR [PREFIX]")
     }
+    // A prefix keeps the names of several setups against one server apart (scripts/soak.sh).
+    let prefix = args.count == 6 ? args[5] : ""
     let dir = URL(fileURLWithPath: args[4])
     var senders: [(CountersignClient, Identity, PublicKey)] = []
     var recipientTokens: [String] = []
     for i in 0..<devices {
-        let (s, sKey) = try await device("sender\(i)", server: server)
-        let (r, rKey) = try await device("recipient\(i)", server: server)
+        let (s, sKey) = try await device("\(prefix)sender\(i)", server: server)
+        let (r, rKey) = try await device("\(prefix)recipient\(i)", server: server)
         senders.append((s, sKey, rKey.publicKey))
         recipientTokens.append(r.deviceToken!)
     }
@@ -60,7 +63,7 @@ case "setup":
                         to: [recipient, key.publicKey],
                         created: Date()
                     )
-                    let body = SendMessageRequest(to: ["recipient\(i)"], envelope: Base64URL(envelope.bytes))
+                    let body = SendMessageRequest(to: ["\(prefix)recipient\(i)"], envelope: Base64URL(envelope.bytes))
                     lines += String(decoding: try JSONEncoder().encode(body), as: UTF8.self) + "\n"
                 }
                 try lines.write(

@@ -39,7 +39,7 @@ bench_serve() {
       exec setsid "${BENCH_SERVER:-$bin/countersign}" serve --port 0 --captcha off --database "sqlite:$1" ) > "$2" 2>&1 &
   pid=$!
   for _ in $(seq 200); do grep -q listening "$2" && break; sleep 0.1; done
-  url=$(grep -o 'http://[^ ]*' "$2" || true)
+  url=$(grep -o 'listening on http://[^ ]*' "$2" | sed 's/^listening on //' || true)
   if [ -z "$url" ]; then echo "the server did not start:" >&2; cat "$2" >&2; exit 1; fi
 }
 
