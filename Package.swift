@@ -37,6 +37,8 @@ let package = Package(
         // The SDK's HTTP client: URLSession on Linux (libcurl) spun a core while a server did not answer
         // (issue 19.12) and gave no hold on response size; this one streams, over SwiftNIO, with deadlines.
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        // `swift package generate-documentation --target CountersignClient`: the SDK's DocC (no code of ours links it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", exact: "1.5.0"),
     ],
     targets: [
         // libargon2, the reference Argon2 implementation, from Debian's libargon2-dev: hashes with p > 1,

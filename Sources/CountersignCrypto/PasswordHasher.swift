@@ -161,17 +161,23 @@ public struct PasswordHasher: Equatable, Sendable {
             throw Failure.malformedHash("not $argon2id$…")
         }
         guard parts[2] == "v=19" else { throw Failure.malformedHash("version must be v=19") }
-        var values: [String: Int] = [:]
-        for kv in parts[3].split(separator: ",") {
-            let pair = kv.split(separator: "=", maxSplits: 1)
+        // Exactly `m=…,t=…,p=…`, in that order, as every Argon2 library writes them (and libsodium reads
+        // them: another order would be read as a wrong password rather than refused here).
+        let pairs = parts[3].split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        }
+        guard pairs.count == 3, pairs.map({ $0.first.map(String.init) ?? "" }) == ["m", "t", "p"] else {
+            throw Failure.malformedHash("parameters must be m, t and p, in that order")
+        }
+        let values = try pairs.map { pair -> Int in
             guard pair.count == 2, let n = Int(pair[1]), String(n) == pair[1], n > 0 else {
-                throw Failure.malformedHash("bad parameter \(kv)")
+                throw Failure.malformedHash("bad parameter \(pair.joined(separator: "="))")
             }
-            values[String(pair[0])] = n
+            return n
         }
-        guard let m = values["m"], let t = values["t"], let p = values["p"], values.count == 3 else {
-            throw Failure.malformedHash("parameters must be m, t and p")
-        }
+        let (m, t, p) = (values[0], values[1], values[2])
+        // Argon2 needs 8 KiB of memory per lane at least.
+        guard m >= 8 * p else { throw Failure.malformedHash("m must be at least 8 KiB per lane") }
         return PasswordHasher(memoryKiB: m, iterations: t, parallelism: p)
     }
 

@@ -21,11 +21,14 @@ enum HashThreads {
         return pool
     }()
 
+    /// The caller resumes on an event loop, not from the hash thread: the cooperative pool's threads are
+    /// made by whichever thread enqueues work, and a thread made by a hash thread would inherit its nice
+    /// value (and run relaying at low priority for the rest of its life).
     static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await pool.runIfActive {
+        try await pool.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.any()) {
             lowerThisThread()
             return try work()
-        }
+        }.get()
     }
 
     /// This thread's nice value (for the tests).

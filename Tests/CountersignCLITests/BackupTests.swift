@@ -36,8 +36,24 @@ import Testing
         #expect(missing.status != 0 && missing.stderr.contains("no database at"), "\(missing.stderr)")
         let postgres = try t.cs("admin", "backup", "--database", "postgres://u@127.0.0.1/db", t.path("pg.dump"))
         #expect(postgres.status != 0 && postgres.stderr.contains("pg_dump"), "\(postgres.stderr)")
+        // A name SQLite would read as a URI is still this file, whole (run where the name is relative).
+        let uri = try t.run(
+            "/bin/sh",
+            [
+                "-c", "cd \"$1\" && \"$2\" admin backup --database \"$3\" file:uri.sqlite", "sh", t.dir.path,
+                CLI.binary, database,
+            ]
+        )
+        #expect(uri.status == 0, "\(uri.stderr)")
+        let uriSize = try FileManager.default.attributesOfItem(atPath: t.path("file:uri.sqlite"))[.size] as? Int ?? 0
+        #expect(uriSize > 4096, "\(uriSize) bytes")
         let left = try FileManager.default.contentsOfDirectory(atPath: t.dir.path)
-        #expect(!left.contains { $0.contains("partial") || $0 == "x.sqlite" || $0 == "pg.dump" }, "\(left)")
+        #expect(
+            !left.contains {
+                $0.contains("partial") || $0 == "x.sqlite" || $0 == "pg.dump" || $0.hasPrefix("uri.sqlite")
+            },
+            "\(left)"
+        )
 
         // Restore: the server stopped, the copy in place of its database (the old WAL gone with it), the
         // server started again on the same address, so the CLIs' saved sessions name it.

@@ -105,6 +105,11 @@ import Testing
             "", "$argon2id$v=19$m=19456,t=2$c2FsdA$aGFzaA", "$argon2id$v=16$m=19456,t=2,p=1$c2FsdA$aGFzaA",
             "$argon2id$v=19$m=019456,t=2,p=1$c2FsdA$aGFzaA", "$argon2d$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA",
             "$argon2id$v=19$m=4194304,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA",
+            // Parameters out of order, repeated, with a trailing comma, or less than 8 KiB a lane.
+            "$argon2id$v=19$t=1,m=64,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
+            "$argon2id$v=19$m=64,m=64,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
+            "$argon2id$v=19$m=64,t=1,p=1,$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
+            "$argon2id$v=19$m=8,t=1,p=2$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
             // Salt and hash: padded, another alphabet, non-canonical last bits, too short, too long.
             "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA",
             "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFz_A",

@@ -121,7 +121,9 @@ import Testing
         do {
             let stalled = Task {
                 try await lane.run { c, logger in
-                    try await c.query("SELECT pg_sleep(30)", logger: logger).collect().count
+                    // Past the lanes' own statement_timeout (8 s): the stall the deadline is for is silence.
+                    try await c.query("SET statement_timeout = 0", logger: logger)
+                    return try await c.query("SELECT pg_sleep(30)", logger: logger).collect().count
                 }
             }
             try await Task.sleep(for: .milliseconds(300))

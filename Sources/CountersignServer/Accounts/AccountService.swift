@@ -542,9 +542,10 @@ public final class AccountService: Sendable {
         let matches: Bool
         do {
             matches = try await verifyOffPool(password, phc)
-        } catch RequestError.serverBusy {
+        } catch let error where error is CancellationError || (error as? RequestError) == .serverBusy {
+            // Not checked (a full hash queue, or the request was cancelled waiting for a thread): not a failure.
             try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
-            throw RequestError.serverBusy
+            throw error
         } catch {
             matches = false  // a stored hash that does not parse matches nothing
         }

@@ -42,8 +42,9 @@ public struct JSONLogHandler: LogHandler {
             )
         else { return }
         line.append(0x0A)
-        // One write per line, under a lock: lines from several threads never interleave.
-        Self.output.withLock { $0.write(line) }
+        // One write per line, under a lock: lines from several threads never interleave. A failed write (a
+        // closed pipe, a full disk) loses the line, as the text format does, and never stops the server.
+        Self.output.withLock { try? $0.write(contentsOf: line) }
     }
 
     private static func json(_ value: Logger.Metadata.Value) -> Any {

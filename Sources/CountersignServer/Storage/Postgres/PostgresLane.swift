@@ -65,11 +65,18 @@ final class PostgresLane: Sendable {
             defer { release() }
             let connection = try await open()
             let started = NIODeadline.now()
+            // Set before the timer is cancelled: a timer already taken off the queue in the same turn of
+            // the loop still runs, and must not close the connection the next unit is about to use.
+            let finished = UnitFinished()
             let timer = executor.loop.scheduleTask(in: deadline) { () -> Void in
+                guard !finished.value else { return }
                 let closing: EventLoopFuture<Void> = connection.close()
                 _ = closing
             }
-            defer { timer.cancel() }
+            defer {
+                finished.value = true
+                timer.cancel()
+            }
             do {
                 return try await body(connection, logger)
             } catch  where NIODeadline.now() - started >= deadline {
@@ -77,6 +84,12 @@ final class PostgresLane: Sendable {
                 throw DeadlineExceeded(seconds: deadline.nanoseconds / 1_000_000_000)
             }
         }
+    }
+
+    /// Whether a unit of work is over; read and written on the lane's loop only (the unit runs there, and
+    /// so does its timer).
+    private final class UnitFinished: @unchecked Sendable {
+        var value = false
     }
 
     private func open() async throws -> PostgresConnection {
@@ -159,6 +172,11 @@ struct PostgresLanes: Sendable {
         ("tcp_keepalives_idle", "30"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "3"),
     ]
 
+    /// The server gives up on a lane's statement before the lane's deadline does (milliseconds): a
+    /// statement waiting on another transaction's lock ends cleanly, instead of leaving a backend that
+    /// waits on after the lane closed its connection (and piles up with each reconnect).
+    static let timeoutSettings = [("lock_timeout", "5000"), ("statement_timeout", "8000")]
+
     static let plannerSettings = [
         ("plan_cache_mode", "force_generic_plan"), ("enable_seqscan", "off"),
         ("enable_hashjoin", "off"), ("enable_mergejoin", "off"),
@@ -169,7 +187,8 @@ struct PostgresLanes: Sendable {
         configuration.options.additionalStartupParameters.removeAll { name, _ in
             Self.plannerSettings.contains { $0.0 == name }
         }
-        configuration.options.additionalStartupParameters += Self.plannerSettings + Self.keepaliveSettings
+        configuration.options.additionalStartupParameters +=
+            Self.plannerSettings + Self.keepaliveSettings + Self.timeoutSettings
         let loops = 1 + PostgresSessionReads.laneCount
         group = MultiThreadedEventLoopGroup(numberOfThreads: loops)
         let threads = Array(group.makeIterator())

@@ -10,7 +10,8 @@ final class DirectSQLite: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
-    init(path: String, readOnly: Bool) throws {
+    /// `queryOnly` false leaves a read-only connection able to write attached databases (`VACUUM INTO`).
+    init(path: String, readOnly: Bool, queryOnly: Bool = true) throws {
         let flags = (readOnly ? CS_SQLITE_OPEN_READONLY : CS_SQLITE_OPEN_READWRITE) | CS_SQLITE_OPEN_NOMUTEX
         var db: OpaquePointer?
         let rc = sqlite_nio_sqlite3_open_v2(path, &db, flags, nil)
@@ -25,7 +26,7 @@ final class DirectSQLite: @unchecked Sendable {
         cs_sqlite_enable_qpsg(db)
         // As the Fluent connections (SQLiteStorage.open): readers never write; the writer commits with
         // synchronous=NORMAL in WAL mode (a commit survives a killed process, not a power loss).
-        try execute(readOnly ? "PRAGMA query_only=1" : "PRAGMA synchronous=NORMAL")
+        if !readOnly || queryOnly { try execute(readOnly ? "PRAGMA query_only=1" : "PRAGMA synchronous=NORMAL") }
         // Commits leave checkpoints to SQLiteCheckpointer, which copies the WAL in the background. Under
         // writes without a pause it cannot catch up (a passive checkpoint never reaches frames appended
         // while it runs, and the log starts over only once one has), so past 16000 pages (~64 MB) a

@@ -31,7 +31,10 @@ enum SQLiteBackup {
         let directory =
             (target as NSString).deletingLastPathComponent.isEmpty
             ? "." : (target as NSString).deletingLastPathComponent
-        var template = Array((target + ".partial-XXXXXX").utf8CString)
+        // An absolute path: SQLite reads a name starting with `file:` as a URI, and would write the copy
+        // to another file than the one made here.
+        let absolute = target.hasPrefix("/") ? target : FileManager.default.currentDirectoryPath + "/" + target
+        var template = Array((absolute + ".partial-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             throw ConfigurationError("cannot write in \(directory): \(String(cString: strerror(errno)))")
@@ -43,13 +46,18 @@ enum SQLiteBackup {
             unlink(partial)
         }
         do {
-            // Read-write, though it writes nothing to the source: SQLite attaches the copy through this
-            // connection, and a read-only connection's attachments are read-only too.
-            let reader = try DirectSQLite(path: source, readOnly: false)
+            // Read-only: the live database is never written. (Not query_only, which would refuse the copy.)
+            let reader = try DirectSQLite(path: source, readOnly: true, queryOnly: false)
             defer { reader.close() }
             let vacuum = try reader.statement("VACUUM INTO ?1")
             vacuum.bind(1, partial)
             try vacuum.run()
+        }
+        // The copy went into the file made above (same inode) and is not empty.
+        var made = stat()
+        var named = stat()
+        guard fstat(fd, &made) == 0, stat(partial, &named) == 0, made.st_ino == named.st_ino, made.st_size > 0 else {
+            throw ConfigurationError("the copy was not written to \(partial); nothing was backed up")
         }
         let summary: Summary
         do {
