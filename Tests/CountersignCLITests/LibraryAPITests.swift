@@ -17,7 +17,9 @@ import Testing
             .filter { $0.hasSuffix(".build") }
             .map { build.appendingPathComponent($0).appendingPathComponent("module.modulemap").path }
             .filter { FileManager.default.fileExists(atPath: $0) }
-            + [CLI.packageRoot.appendingPathComponent("Sources/CArgon2/module.modulemap").path]
+            + ["CArgon2", "CSodium"].map {
+                CLI.packageRoot.appendingPathComponent("Sources/\($0)/module.modulemap").path
+            }
         return try t.run(
             "swiftc",
             ["-typecheck", "client.swift", "-I", modules] + maps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] }
