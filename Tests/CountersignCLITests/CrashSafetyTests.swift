@@ -9,6 +9,7 @@ import Testing
 @Suite struct CrashSafetyTests {
     typealias Server = ServeTests.Server
 
+    /// An account signed in, with one device and its device session (shared with `ServeTests`).
     static func person(_ name: String, _ server: Server) async throws -> (CountersignClient, Identity) {
         let sdk = CountersignClient(server: URL(string: server.url)!)
         try await sdk.register(username: name, password: "correct horse", name: "N", lastname: "L")

@@ -146,17 +146,8 @@ import FoundationNetworking
         let t = try CLI()
         guard let db = try Self.database(kind, t) else { return }
         var server = try Server(database: db, in: t.dir)
-        func person(_ name: String) async throws -> (CountersignClient, Identity) {
-            let sdk = CountersignClient(server: URL(string: server.url)!)
-            try await sdk.register(username: name, password: "correct horse", name: "N", lastname: "L")
-            try await sdk.signIn(username: name, password: "correct horse")
-            let identity = Identity.generate()
-            let device = try await sdk.registerDevice(name: "cli", signing: identity, encryptionKey: identity.publicKey)
-            try await sdk.openDeviceSession(deviceID: device.id, signing: identity)
-            return (sdk, identity)
-        }
-        let (alice, aliceKey) = try await person("alice")
-        let (bob, _) = try await person("bob")
+        let (alice, aliceKey) = try await CrashSafetyTests.person("alice", server)
+        let (bob, _) = try await CrashSafetyTests.person("bob", server)
         var sent: Set<String> = []
         for i in 0..<10 {
             let m = try await alice.sendMessage(
