@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How both sides put the wire types into JSON: RFC 3339 dates with milliseconds (`WireDate`), sorted keys (stable bodies for tests and
 /// caches), and unpadded base64url for bytes (keys, signatures, envelopes).

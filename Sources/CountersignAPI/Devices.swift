@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A fresh server challenge (registration) or nonce (device session): 32 bytes, single use.
 public struct DeviceChallenge: Codable, Equatable, Sendable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Multi-factor sign-in (docs/PROTOCOL.md §3). Statuses and words are PingOne's.
 

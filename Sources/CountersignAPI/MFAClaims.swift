@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The claims of a push challenge, signed ES256 by the server (docs/PROTOCOL.md §3). Times are Unix seconds.
 public struct ChallengeClaims: Codable, Equatable, Sendable {

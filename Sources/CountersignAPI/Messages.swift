@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `POST /v1/messages`: one envelope (docs/SPEC.md §8) sealed to every active device of every recipient
 /// and of the sender.

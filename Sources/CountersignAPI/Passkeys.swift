@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Passkeys (docs/PROTOCOL.md §5): WebAuthn's own JSON forms (Level 3 `PublicKeyCredential
 // .parseCreationOptionsFromJSON` / `toJSON()`), wrapped with the ceremony they belong to.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The stable problem codes (RFC 9457 `code`, also the last segment of `type`). Clients switch on these;
 /// the server emits nothing else (OpenAPITests checks both this list and openapi.yaml).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `POST /v1/devices/current/push-tickets`: the credential of a push connection's first frame
 /// (docs/PROTOCOL.md §2). Single use, 60 seconds, bound to the device session that asked for it.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Dates on the wire: RFC 3339 in UTC with milliseconds, `2026-11-26T04:52:06.123Z`.
 ///

@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Apple's `SecKeyAlgorithm.eciesEncryptionCofactorX963SHA256AESGCM` for P-256 keys, the key wrap of
 /// FileLock's package (docs/SPEC.md §3). Generic over the KDF hash so that Apple's published SHA-224

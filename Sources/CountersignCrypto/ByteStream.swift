@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where sealing and opening read bytes from. The library does no I/O of its own: the caller passes a
 /// source over a file descriptor, a pipe or memory.

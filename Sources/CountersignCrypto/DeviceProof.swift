@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The statements a device signs (docs/PROTOCOL.md §1): registering its keys to an account, opening a device
 /// session, and rotating its keys. Each has its own context string, so no signature counts as another.

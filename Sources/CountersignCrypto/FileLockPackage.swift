@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// FileLock's package: four big-endian length-prefixed chunks (docs/SPEC.md §3). One GCM message, so it
 /// is built and read in memory, up to `maxPlaintext`.

@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The first 16 bytes of SHA-256 over a key's SPKI DER (docs/SPEC.md §2.4). Also the key ID in sealed files.
 public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {

@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// RFC 9180 base-mode single-shot seal and open for DHKEM(P-256, HKDF-SHA256) / HKDF-SHA256 / AES-256-GCM, with the
 /// ephemeral key passed in. swift-crypto's `HPKE.Sender` draws its ephemeral key internally, which makes

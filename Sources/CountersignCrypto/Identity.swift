@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A P-256 private key: what opens files sealed to it and signs what its owner seals (docs/SPEC.md §2.1).
 public struct Identity: Sendable {

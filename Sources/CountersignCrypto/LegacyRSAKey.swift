@@ -1,6 +1,11 @@
 import Crypto
 import CryptoExtras
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An RSA key pair for the PingIdentity app's legacy payload (RSA-1024 PKCS#1 v1.5). Only the legacy
 /// format uses it; everything else is P-256.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MessageEnvelope {
     static let armorBegin = "-----BEGIN COUNTERSIGN MESSAGE-----"

@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What opening an envelope returns: the plaintext and every signed header field, so the caller can
 /// refuse replays (a message ID seen before) and stale or future-dated messages by its own clock.

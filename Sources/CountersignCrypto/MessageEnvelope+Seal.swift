@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MessageEnvelope {
     /// The steps of sealing and opening, in the PingIdentity app's words, reported as they happen.

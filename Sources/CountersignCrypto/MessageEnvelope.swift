@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A message sealed to recipient device keys and signed by the sender's device key (docs/SPEC.md §8).
 /// Parsing checks the structure only; `open` verifies the signature and decrypts.

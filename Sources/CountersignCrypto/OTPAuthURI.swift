@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The Key URI Format (`otpauth://TYPE/LABEL?secret=…&issuer=…&algorithm=…&digits=…&period=…&counter=…`)
 /// that every authenticator app reads. Parsing is strict and says which part is wrong.
@@ -27,7 +31,7 @@ public struct OTPAuthURI: Equatable, Sendable {
         guard type == "totp" || type == "hotp" else {
             throw OTPError.malformedURI("the type must be totp or hotp, not \(c.host ?? "nothing")")
         }
-        guard let label = String(c.percentEncodedPath.dropFirst()).removingPercentEncoding else {
+        guard let label = PercentEncoding.decode(c.percentEncodedPath.dropFirst()) else {
             throw OTPError.malformedURI("the label has a broken %-escape")
         }
         let (labelIssuer, labelAccount) = try Self.splitLabel(label)
@@ -81,7 +85,7 @@ public struct OTPAuthURI: Equatable, Sendable {
     /// `ISSUER:ACCOUNT` or `ACCOUNT` (the colon may have been %3A), each part trimmed. Both parts must say
     /// something: an authenticator would show an entry with no name, and the user could not tell it apart.
     static func splitLabel(_ label: String) throws -> (issuer: String?, account: String) {
-        func trimmed(_ s: Substring) -> String { s.trimmingCharacters(in: .whitespacesAndNewlines) }
+        func trimmed(_ s: Substring) -> String { s.trimmingSpaces(newlines: true) }
         guard let colon = label.firstIndex(of: ":") else {
             let account = trimmed(label[...])
             guard !account.isEmpty else { throw OTPError.malformedURI("the label (account name) is missing or blank") }
@@ -109,9 +113,7 @@ public struct OTPAuthURI: Equatable, Sendable {
         let label = issuer.map { "\($0):\(account)" } ?? account
         c.percentEncodedPath =
             "/"
-            + (label.addingPercentEncoding(
-                withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~:@"))
-            ) ?? label)
+            + PercentEncoding.encode(label, allowing: PercentEncoding.labelCharacters)
         var items = [URLQueryItem(name: "secret", value: Base32.encode(generator.secret))]
         if let issuer { items.append(URLQueryItem(name: "issuer", value: issuer)) }
         items += [

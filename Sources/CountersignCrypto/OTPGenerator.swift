@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// HOTP (RFC 4226) and TOTP (RFC 6238). Time and the last accepted step are passed in: the caller owns
 /// the clock and the replay state.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// PEM armor (RFC 7468), read leniently about line endings and strictly about everything else.
 public struct PEM: Equatable, Sendable {
@@ -14,7 +18,7 @@ public struct PEM: Equatable, Sendable {
     /// "Bag Attributes" there); text after it must be whitespace.
     public init(parsing text: String) throws {
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.trimmingSpaces() }
         guard let begin = lines.firstIndex(where: { $0.hasPrefix("-----BEGIN ") && $0.hasSuffix("-----") }) else {
             throw KeyError.malformedPEM("no -----BEGIN …----- line")
         }

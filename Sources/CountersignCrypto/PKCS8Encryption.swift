@@ -1,6 +1,11 @@
 import Crypto
 import CryptoExtras
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// PKCS#8 EncryptedPrivateKeyInfo with PBES2 (RFC 8018), the form `openssl pkey` reads (docs/SPEC.md §2.2).
 enum PKCS8Encryption {

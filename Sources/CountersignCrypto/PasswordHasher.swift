@@ -1,6 +1,11 @@
 import CArgon2
 import CSodium
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Argon2id password hashes as PHC strings (`$argon2id$v=19$m=…,t=…,p=…$salt$hash`). Made and checked by
 /// libsodium, whose Argon2id picks SSE/AVX code at run time; libargon2 (the reference implementation, a

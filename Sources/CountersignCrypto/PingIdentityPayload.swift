@@ -1,6 +1,11 @@
 import Crypto
 import CryptoExtras
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The PingIdentity demo app's payload, for talking to that app only: the UTF-8 text encrypted with
 /// RSA PKCS#1 v1.5 to the recipient, the ciphertext signed with RSA PKCS#1 v1.5 / SHA-256 by the sender,
@@ -90,14 +95,14 @@ public struct PingIdentityPayload: Equatable, Sendable {
     /// Parses the JSON strictly: exactly the two string fields, canonical base64, at most 64 KiB.
     public init(json text: String) throws {
         guard text.utf8.count <= 65_536 else { throw Failure.malformed("larger than 64 KiB") }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
-            throw Failure.malformed("not a JSON object")
+        guard let object = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) else {
+            throw Failure.malformed("not a JSON object of strings")
         }
         guard Set(object.keys) == ["encryptedString", "signature"] else {
             throw Failure.malformed("expected exactly the fields encryptedString and signature")
         }
         func field(_ name: String) throws -> [UInt8] {
-            guard let s = object[name] as? String, let d = Data(base64Encoded: s), !d.isEmpty,
+            guard let s = object[name], let d = Data(base64Encoded: s), !d.isEmpty,
                 d.base64EncodedString() == s
             else {
                 throw Failure.malformed("\(name) is not standard base64")

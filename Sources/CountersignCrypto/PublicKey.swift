@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A P-256 public key: a recipient to seal to, or a sender whose signature is expected.
 public struct PublicKey: Equatable, Sendable {

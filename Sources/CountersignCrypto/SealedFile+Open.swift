@@ -1,5 +1,11 @@
 import Crypto
+import Dispatch
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension SealedFile {
     /// Checks a version 1 sealed file completely (every tag, the end, and the signature: docs/SPEC.md §4.5)

@@ -1,5 +1,11 @@
 import Crypto
+import Dispatch
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The streaming, multi-recipient, optionally signed format (docs/SPEC.md §4). Sealing and opening hold
 /// two chunks at a time, whatever the size of the input.

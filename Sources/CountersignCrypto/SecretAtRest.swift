@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A small secret a device keeps on disk beside its key file, sealed to that key's own public key
 /// (docs/SPEC.md §10): whoever cannot unlock the key file cannot read the secret. HPKE base mode, as

@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `clientDataJSON` as the browser made it (docs/SPEC.md §13.4). `challenge` and `origin` stay text: the
 /// ceremony compares them with what it expects, byte for byte, so a non-canonical form never matches.
