@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "CountersignClient", targets: ["CountersignClient"]),
         .library(name: "CountersignQR", targets: ["CountersignQR"]),
         .executable(name: "countersign", targets: ["countersign"]),
+        .executable(name: "countersign-server", targets: ["countersign-server"]),
     ],
     dependencies: [
         // Exact pins: these are the versions read and tested here.
@@ -103,14 +104,26 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        // The command-line tool. It links no server library: `countersign serve` and `countersign admin` run
+        // countersign-server, installed beside it.
         .executableTarget(
             name: "countersign",
             dependencies: [
                 "CountersignCrypto",
-                "CountersignServer",
+                "CountersignAPI",
                 "CountersignClient",
                 "CountersignQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            plugins: ["CommitStamp"]
+        ),
+        .executableTarget(
+            name: "countersign-server",
+            dependencies: [
+                "CountersignServer",
+                "CountersignAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             plugins: ["CommitStamp"]
         ),

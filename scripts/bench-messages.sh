@@ -24,7 +24,7 @@ fi
 # The benchmarks' own scratch path (shared with bench-push.sh and bench-mfa.sh): never waits for, or
 # disturbs, a build in .build.
 scratch=${BENCH_SCRATCH:-.build-bench}
-swift build -c release --scratch-path "$scratch" --product countersign >&2
+swift build -c release --scratch-path "$scratch" --product countersign-server >&2
 swift build -c release --scratch-path "$scratch" --product countersign-bench-messages >&2
 bin=$scratch/release
 work=$(mktemp -d)
@@ -104,7 +104,7 @@ for batch in ${BENCH_BATCHES:-1 128}; do
   fi
   echo "== server: $(nproc) cores, $backend, captcha off, COUNTERSIGN_SEND_BATCH=$batch; $devices sender devices"
   COUNTERSIGN_SEND_BATCH=$batch COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=100000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=100000 COUNTERSIGN_SENDS_PER_ACCOUNT=0 \
-    COUNTERSIGN_LOG_LEVEL=warning "${BENCH_SERVER:-$bin/countersign}" serve --port 0 --captcha off --database "$db" > "$run/serve.log" 2>&1 &
+    COUNTERSIGN_LOG_LEVEL=warning "${BENCH_SERVER:-$bin/countersign-server}" serve --port 0 --captcha off --database "$db" > "$run/serve.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do grep -q listening "$run/serve.log" && break; sleep 0.1; done
   url=$(grep -o 'listening on http://[^ ]*' "$run/serve.log" | sed 's/^listening on //')

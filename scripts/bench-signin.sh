@@ -17,7 +17,7 @@ command -v curl >/dev/null || missing+=(curl)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
-swift build -c release --product countersign >&2
+swift build -c release --product countersign-server >&2
 swift build -c release --product countersign-bench >&2
 cores=$(nproc)
 work=$(mktemp -d)
@@ -35,7 +35,7 @@ echo "$raw"
 raw_all=$(echo "$raw" | sed -nE 's/.*all [0-9]+ cores: ([0-9.]+) hashes\/s.*/\1/p')
 
 echo "== server: $cores cores, $backend, captcha off"
-COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=1000 .build/release/countersign serve --port 0 --captcha off \
+COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=1000 .build/release/countersign-server serve --port 0 --captcha off \
   --database "$database" > "$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done

@@ -23,6 +23,7 @@ command -v chromium >/dev/null || { echo "needs Debian's chromium (apt-get insta
 python3 -c 'import playwright' 2>/dev/null || python3 -m pip install -q playwright==1.65.2
 if [ -z "${BINARY:-}" ]; then
   scratch=${BENCH_SCRATCH:-.build-bench}
+  swift build -c release --scratch-path "$scratch" --product countersign-server >&2
   swift build -c release --scratch-path "$scratch" --product countersign >&2
   BINARY=$scratch/release/countersign
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A release build of `countersign` with the Swift runtime and Foundation linked in (--static-swift-stdlib):
-# the machine it runs on needs glibc and Debian's libargon2-1, libsodium23 and libqrencode4, no Swift.
-# Writes dist/: the binary, its resources bundle (the web client and the OpenAPI document, which it finds
-# beside itself) and SHA256SUMS; prints `countersign version` and the shared libraries it needs.
+# A release build of `countersign` and `countersign-server` with the Swift runtime and Foundation linked in
+# (--static-swift-stdlib): the machine they run on needs glibc and Debian's libargon2-1, libsodium23 and
+# libqrencode4, no Swift. Writes dist/: both binaries, the server's resources bundle (the web client and
+# the OpenAPI document, which it finds beside itself) and SHA256SUMS; prints their versions, the shared
+# libraries they need and their sizes.
 #   bash scripts/release.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,20 +12,23 @@ mapfile -t missing < <(build_deps_missing)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
-# Its own scratch path: the static flags would otherwise rebuild .build's release products.
-build=(swift build -c release --static-swift-stdlib --scratch-path .build-release --product countersign)
-"${build[@]}" >&2
+# Its own scratch path: the static flags would otherwise rebuild .build's release products. One product
+# per invocation: swift build honours only the last --product given.
+build=(swift build -c release --static-swift-stdlib --scratch-path .build-release)
+"${build[@]}" --product countersign-server >&2
+"${build[@]}" --product countersign >&2
 bin=$("${build[@]}" --show-bin-path)
 rm -rf dist
 mkdir -p dist
-cp "$bin/countersign" dist/
+cp "$bin/countersign" "$bin/countersign-server" dist/
 cp -R "$bin"/*.resources dist/
-(cd dist && sha256sum countersign > SHA256SUMS)
+(cd dist && sha256sum countersign countersign-server > SHA256SUMS)
 dist/countersign version
-if ldd dist/countersign | grep -i swift; then
-  echo "release.sh: the binary still needs a Swift library (above)" >&2
-  exit 1
-fi
-echo "shared libraries:"
-ldd dist/countersign | awk '{print "  " $1}'
-ls -l dist/countersign | awk '{printf "size: %.1f MiB\n", $5 / 1048576}'
+dist/countersign-server version
+for b in countersign countersign-server; do
+  if ldd "dist/$b" | grep -i swift; then
+    echo "release.sh: dist/$b still needs a Swift library (above)" >&2
+    exit 1
+  fi
+  echo "$b: $(ls -l "dist/$b" | awk '{printf "%.1f MiB", $5 / 1048576}'), shared libraries: $(ldd "dist/$b" | awk '{print $1}' | tr '\n' ' ')"
+done

@@ -79,7 +79,7 @@ run_tests
 # The systemd unit (deploy/countersign.service) is valid for the binary just built, and its sandbox keeps
 # systemd's exposure score at 2.0 or below (`--threshold` counts tenths).
 unit_dir=$(mktemp -d)
-sed "s#/usr/local/bin/countersign#$(swift build --show-bin-path)/countersign#" deploy/countersign.service > "$unit_dir/countersign.service"
+sed "s#/usr/local/bin/countersign-server#$(swift build --show-bin-path)/countersign-server#" deploy/countersign.service > "$unit_dir/countersign.service"
 systemd-analyze verify "$unit_dir/countersign.service"
 systemd-analyze security --offline=true --threshold=20 "$unit_dir/countersign.service" | tail -1
 rm -rf "$unit_dir"

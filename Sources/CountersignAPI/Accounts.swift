@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 public struct RegisterRequest: Codable, Sendable {
     public var username: String
@@ -53,9 +57,12 @@ public struct ReauthRequest: Codable, Sendable {
 }
 
 public struct AccountSettings: Codable, Equatable, Sendable {
-    /// 0 (never), 5, 10, 30 or 60.
+    /// 0 (never), 5, 10, 30 or 60: one of ``reauthChoices``.
     public var reauthIntervalMinutes: Int
     public init(reauthIntervalMinutes: Int) { self.reauthIntervalMinutes = reauthIntervalMinutes }
+
+    /// The intervals the server offers, in minutes (LockWhisper's choices; 0 is never).
+    public static let reauthChoices = [0, 5, 10, 30, 60]
 }
 
 public struct Account: Codable, Equatable, Sendable {

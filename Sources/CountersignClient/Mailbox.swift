@@ -160,15 +160,6 @@ public struct Mailbox<Store: MailboxStore> {
         )
     }
 
-    /// The server's username rule (3 to 32 of a-z 0-9 . _ -, starting and ending with a letter or digit).
-    public static func isUsername(_ raw: String) -> Bool {
-        // ASCII first: lowercased() maps some non-ASCII letters (the Kelvin sign) to ASCII ones.
-        let u = raw.unicodeScalars.allSatisfy(\.isASCII) ? raw.lowercased() : ""
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._-")
-        let alnum = Set("abcdefghijklmnopqrstuvwxyz0123456789")
-        guard (3...32).contains(u.count), u.allSatisfy(allowed.contains), let f = u.first, let l = u.last else {
-            return false
-        }
-        return alnum.contains(f) && alnum.contains(l)
-    }
+    /// The server's username rule (``UsernameRule``).
+    public static func isUsername(_ raw: String) -> Bool { UsernameRule.normalised(raw) != nil }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
+import CountersignAPI
 import CountersignClient
-import CountersignServer
 import Foundation
 
 /// `countersign account …`: the client side of the server's accounts.
@@ -94,10 +94,8 @@ struct AccountCommand: AsyncParsableCommand {
     /// The server's username rule, checked here so a mistyped name is refused before any network or captcha
     /// work, in the server's own words.
     static func validate(username: String) throws {
-        do {
-            _ = try Username(parsing: username)
-        } catch RequestError.invalidField(let field, let reason) {
-            throw ValidationError("\(field): \(reason)")
+        guard UsernameRule.normalised(username) != nil else {
+            throw ValidationError("username: \(UsernameRule.description)")
         }
     }
 

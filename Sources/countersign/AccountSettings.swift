@@ -1,6 +1,5 @@
 import ArgumentParser
 import CountersignClient
-import CountersignServer
 import Foundation
 
 extension AccountCommand {
@@ -24,7 +23,7 @@ extension AccountCommand {
             let t = text.lowercased()
             if t == "never" { return 0 }
             let digits = t.hasSuffix("min") ? String(t.dropLast(3)) : t.hasSuffix("m") ? String(t.dropLast()) : t
-            guard let n = Int(digits), AccountService.reauthChoices.contains(n) else { return nil }
+            guard let n = Int(digits), AccountSettings.reauthChoices.contains(n) else { return nil }
             return n
         }
 

@@ -24,8 +24,8 @@ struct Countersign: AsyncParsableCommand {
             """,
         version: CountersignClient.version,
         subcommands: [
-            Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, Serve.self,
-            AccountCommand.self, Admin.self,
+            Keygen.self, Pubkey.self, Seal.self, Open.self, Message.self, OTPCommand.self, ServeCommand.self,
+            AccountCommand.self, AdminCommand.self,
             DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self,
             CancelCommand.self,
             ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self,
@@ -35,20 +35,19 @@ struct Countersign: AsyncParsableCommand {
     )
 
     static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        ServerCommands.forwardIfServerCommand(arguments)
         #if canImport(Glibc)
         // swift-crypto returns every sealed or opened chunk in a fresh 64 KiB allocation. With glibc's
         // defaults each batch's memory is trimmed back to the kernel and faulted in again, which costs
         // as much as the AES itself; keeping freed memory in the heap removes that (RSS is unchanged,
         // the same few MiB are reused). Measured with scripts/bench-seal.sh.
-        // Not for `serve`: a server's memory comes and goes with connections and requests, and keeping
-        // 512 MiB of freed heap would hold the peak of every burst (scripts/bench-push.sh measures it).
-        if CommandLine.arguments.dropFirst().first != "serve" {
-            // -1 is M_TRIM_THRESHOLD, -3 is M_MMAP_THRESHOLD.
-            _ = glibcMallopt(-1, 512 << 20)
-            _ = glibcMallopt(-3, 32 << 20)
-        }
+        // Not for the server (countersign-server, another process image): its memory comes and goes with
+        // connections and requests, and keeping 512 MiB of freed heap would hold the peak of every burst.
+        // -1 is M_TRIM_THRESHOLD, -3 is M_MMAP_THRESHOLD.
+        _ = glibcMallopt(-1, 512 << 20)
+        _ = glibcMallopt(-3, 32 << 20)
         #endif
-        let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "help", let unknown = unknownCommand(in: Array(arguments.dropFirst())) {
             // The parser would show the root's help for a name it does not know, and exit 0.
             Terminal.warn(

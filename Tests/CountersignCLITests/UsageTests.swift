@@ -21,7 +21,7 @@ import Testing
             sourceLocation: sourceLocation
         )
         #expect(
-            r.stderr.contains("Usage: countersign \(path)"),
+            r.stderr.contains("Usage: \(path.hasPrefix("countersign-server") ? "" : "countersign ")\(path)"),
             "the command's own usage: \(r.stderr)",
             sourceLocation: sourceLocation
         )
@@ -40,7 +40,7 @@ import Testing
         let db = "sqlite:" + t.path("never.sqlite")
         Self.expectUsage(
             try t.cs("serve", "--database", db, "--webauthn-origin", "https://app.example.com"),
-            "serve",
+            "countersign-server serve",
             "needs --public-url"
         )
         for bad in [
@@ -49,7 +49,7 @@ import Testing
         ] {
             Self.expectUsage(
                 try t.cs("serve", "--database", db, "--public-url", "https://example.com", "--webauthn-origin", bad),
-                "serve",
+                "countersign-server serve",
                 "must be an http:// or https:// origin on example.com"
             )
         }
@@ -62,11 +62,11 @@ import Testing
         let db = "sqlite:" + t.path("never.sqlite")
         Self.expectUsage(
             try t.cs("serve", "--database", db, "--log-format", "yaml"),
-            "serve",
+            "countersign-server serve",
             "takes text or json, not yaml"
         )
         let level = try t.run("/usr/bin/env", ["COUNTERSIGN_LOG_LEVEL=verbose", CLI.binary, "serve", "--database", db])
-        Self.expectUsage(level, "serve", "COUNTERSIGN_LOG_LEVEL must be trace, debug, info")
+        Self.expectUsage(level, "countersign-server serve", "COUNTERSIGN_LOG_LEVEL must be trace, debug, info")
         #expect(!FileManager.default.fileExists(atPath: t.path("never.sqlite")))
     }
 
@@ -77,7 +77,7 @@ import Testing
         for bad in ["10.0.0.0/33", "fd00::/129", "proxy.example", "10.0.0.0/8/8", "10.0.0.0/-1", "10.0.0.0/"] {
             Self.expectUsage(
                 try t.cs("serve", "--database", db, "--trusted-proxy", bad),
-                "serve",
+                "countersign-server serve",
                 "is not an address or a network"
             )
         }
@@ -87,12 +87,12 @@ import Testing
                 "/usr/bin/env",
                 ["COUNTERSIGN_TRUSTED_PROXIES=10.0.0.1, nope", CLI.binary, "serve", "--database", db]
             ),
-            "serve",
+            "countersign-server serve",
             "\"nope\" is not an address or a network"
         )
         Self.expectUsage(
             try t.cs("serve", "--database", db, "--trusted-proxy", "10.0.0.1", "--trusted-proxy-header", "x-real-ip"),
-            "serve",
+            "countersign-server serve",
             "takes x-forwarded-for or forwarded"
         )
         #expect(!FileManager.default.fileExists(atPath: t.path("never.sqlite")))
@@ -125,7 +125,7 @@ import Testing
         )
         Self.expectUsage(
             try empty.cs("admin", "messages", "--limit", "0", "--database", "sqlite:" + t.path("none.sqlite")),
-            "admin messages",
+            "countersign-server admin messages",
             "--limit takes 1 to 100000"
         )
         Self.expectUsage(try empty.cs("read", "zz"), "read", "not a message ID")

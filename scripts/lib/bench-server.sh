@@ -15,7 +15,7 @@ bench_build() {
   # Its own scratch path, so that it never waits for (or disturbs) a build in .build.
   local scratch=${BENCH_SCRATCH:-${PUSH_SCRATCH:-.build-bench}}
   # One product per invocation: swift build honours only the last --product given.
-  swift build -c release --scratch-path "$scratch" --product countersign >&2
+  swift build -c release --scratch-path "$scratch" --product countersign-server >&2
   swift build -c release --scratch-path "$scratch" --product "$1" >&2
   bin=$scratch/release
 }
@@ -36,7 +36,7 @@ bench_serve() {
   hard=$(ulimit -Hn)
   ( ulimit -n "$hard"
     COUNTERSIGN_LOG_LEVEL=warning COUNTERSIGN_EXIT_WITH_PARENT=1 COUNTERSIGN_SENDS_PER_ACCOUNT=0 \
-      exec setsid "${BENCH_SERVER:-$bin/countersign}" serve --port 0 --captcha off --database "sqlite:$1" ) > "$2" 2>&1 &
+      exec setsid "${BENCH_SERVER:-$bin/countersign-server}" serve --port 0 --captcha off --database "sqlite:$1" ) > "$2" 2>&1 &
   pid=$!
   for _ in $(seq 200); do grep -q listening "$2" && break; sleep 0.1; done
   url=$(grep -o 'listening on http://[^ ]*' "$2" | sed 's/^listening on //' || true)

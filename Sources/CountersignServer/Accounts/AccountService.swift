@@ -679,7 +679,7 @@ public final class AccountService: Sendable {
         try await audit(auth.account.id, .passwordChange, .success, origin)
     }
 
-    public static let reauthChoices = [0, 5, 10, 30, 60]
+    public static let reauthChoices = AccountSettings.reauthChoices
 
     public func updateSettings(_ auth: Authenticated, reauthMinutes: Int, origin: RequestOrigin) async throws {
         guard Self.reauthChoices.contains(reauthMinutes) else {

@@ -5,7 +5,8 @@ import Logging
 
 extension ServerConfiguration.CaptchaPolicy: ExpressibleByArgument {}
 
-/// `countersign serve`: the server. Flags win over environment variables, which win over defaults.
+/// `countersign-server serve`: the server. A flag wins over its environment variable, which wins over the
+/// configuration file, which wins over the default (``ServerSettings``).
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the Countersign server.",
@@ -25,8 +26,20 @@ struct Serve: AsyncParsableCommand {
             COUNTERSIGN_SENDS_PER_ACCOUNT (300 a minute) and COUNTERSIGN_MESSAGE_QUOTA_MB (1024 MiB of stored
             envelopes) bound what one account sends and keeps (0: no limit).
             The default database is sqlite:countersign.sqlite in the current directory, created on first start.
+            Every variable but COUNTERSIGN_EXIT_WITH_PARENT can also be set in a JSON configuration file (--config FILE or
+            $COUNTERSIGN_CONFIG) under its name without COUNTERSIGN_, in lower case with dashes:
+            {"port": 8080, "public-url": "https://auth.example.com", "trusted-proxies": ["10.0.0.0/8"]}.
+            A flag wins over its variable, which wins over the file, which wins over the default.
             """
     )
+
+    @Option(
+        help: ArgumentHelp(
+            "A JSON file of settings (docs/SERVER.md, CONFIGURATION), or $COUNTERSIGN_CONFIG; flags and variables win over it.",
+            valueName: "file"
+        )
+    )
+    var config: String?
 
     @Option(help: "Address to listen on (default 127.0.0.1, or $COUNTERSIGN_HOST).")
     var host: String?
@@ -121,12 +134,16 @@ struct Serve: AsyncParsableCommand {
     var logFormat: String?
 
     func run() async throws {
-        let env = ProcessInfo.processInfo.environment
+        let environment = ProcessInfo.processInfo.environment
+        let env = try ServerSettings.load(
+            path: self.config ?? environment["COUNTERSIGN_CONFIG"],
+            environment: environment
+        )
         var config = ServerConfiguration()
         config.host = host ?? env["COUNTERSIGN_HOST"] ?? config.host
         if let p = port ?? env["COUNTERSIGN_PORT"].flatMap({ Int($0) }) { config.port = p }
         if env["COUNTERSIGN_PORT"] != nil, port == nil, Int(env["COUNTERSIGN_PORT"]!) == nil {
-            throw ValidationError("COUNTERSIGN_PORT is not a number")
+            throw ValidationError("\(env.source("COUNTERSIGN_PORT")) is not a number")
         }
         guard (0...65535).contains(config.port) else { throw ValidationError("--port must be 0 to 65535") }
         config.database = try DatabaseLocation(
@@ -135,7 +152,7 @@ struct Serve: AsyncParsableCommand {
         if let text = publicURL ?? env["COUNTERSIGN_PUBLIC_URL"] {
             guard let url = ServerConfiguration.validPublicURL(text) else {
                 throw ValidationError(
-                    "--public-url (or COUNTERSIGN_PUBLIC_URL) must be an http:// or https:// URL with a host and nothing after it, e.g. https://auth.example.com"
+                    "--public-url (or \(env.source("COUNTERSIGN_PUBLIC_URL"))) must be an http:// or https:// URL with a host and nothing after it, e.g. https://auth.example.com"
                 )
             }
             config.publicURL = url
@@ -171,7 +188,7 @@ struct Serve: AsyncParsableCommand {
             .lowercased()
         guard let header = TrustedProxies.Header(rawValue: headerName) else {
             throw ValidationError(
-                "--trusted-proxy-header (or COUNTERSIGN_TRUSTED_PROXY_HEADER) takes x-forwarded-for or forwarded"
+                "--trusted-proxy-header (or \(env.source("COUNTERSIGN_TRUSTED_PROXY_HEADER"))) takes x-forwarded-for or forwarded"
             )
         }
         do {
@@ -183,7 +200,7 @@ struct Serve: AsyncParsableCommand {
             config.captcha = c
         } else if let c = env["COUNTERSIGN_CAPTCHA"] {
             guard let policy = ServerConfiguration.CaptchaPolicy(rawValue: c) else {
-                throw ValidationError("COUNTERSIGN_CAPTCHA takes always, risk or off")
+                throw ValidationError("\(env.source("COUNTERSIGN_CAPTCHA")) takes always, risk or off")
             }
             config.captcha = policy
         }
@@ -198,12 +215,16 @@ struct Serve: AsyncParsableCommand {
             ),
         ] {
             guard let text = env[name] else { continue }
-            guard let n = Int(text), n >= 1 else { throw ValidationError("\(name) takes a whole number of at least 1") }
+            guard let n = Int(text), n >= 1 else {
+                throw ValidationError("\(env.source(name)) takes a whole number of at least 1")
+            }
             apply(&config, AddressThrottle.Limit(capacity: n, window: window))
         }
         func number(_ name: String, _ fallback: Int) throws -> Int {
             guard let text = env[name] else { return fallback }
-            guard let n = Int(text), n >= 1 else { throw ValidationError("\(name) takes a whole number of at least 1") }
+            guard let n = Int(text), n >= 1 else {
+                throw ValidationError("\(env.source(name)) takes a whole number of at least 1")
+            }
             return n
         }
         for (flag, value, name, apply) in [
@@ -220,13 +241,15 @@ struct Serve: AsyncParsableCommand {
             if let value {
                 seconds = value
             } else if let text = env[name] {
-                guard let n = Int(text) else { throw ValidationError("\(name) takes a whole number of seconds") }
+                guard let n = Int(text) else {
+                    throw ValidationError("\(env.source(name)) takes a whole number of seconds")
+                }
                 seconds = n
             } else {
                 continue
             }
             guard (1...3600).contains(seconds) else {
-                throw ValidationError("\(flag) (or \(name)) takes 1 to 3600 seconds, not \(seconds)")
+                throw ValidationError("\(flag) (or \(env.source(name))) takes 1 to 3600 seconds, not \(seconds)")
             }
             apply(&config, TimeInterval(seconds))
         }
@@ -235,26 +258,30 @@ struct Serve: AsyncParsableCommand {
         case "1": config.authCodesWithoutApproval = true
         default:
             throw ValidationError(
-                "COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL takes 1 (allow) or 0 (the default: every QR sign-in is approved)"
+                "\(env.source("COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL")) takes 1 (allow) or 0 (the default: every QR sign-in is approved)"
             )
         }
         if let text = env["COUNTERSIGN_SENDS_PER_ACCOUNT"] {
             guard let n = Int(text), n >= 0 else {
                 throw ValidationError(
-                    "COUNTERSIGN_SENDS_PER_ACCOUNT takes a whole number of sends a minute (0: no limit)"
+                    "\(env.source("COUNTERSIGN_SENDS_PER_ACCOUNT")) takes a whole number of sends a minute (0: no limit)"
                 )
             }
             config.sendsPerAccount = n == 0 ? nil : AddressThrottle.Limit(capacity: n, window: 60)
         }
         if let text = env["COUNTERSIGN_MESSAGE_QUOTA_MB"] {
             guard let n = Int64(text), (0...(1 << 30)).contains(n) else {
-                throw ValidationError("COUNTERSIGN_MESSAGE_QUOTA_MB takes a whole number of MiB (0: no quota)")
+                throw ValidationError(
+                    "\(env.source("COUNTERSIGN_MESSAGE_QUOTA_MB")) takes a whole number of MiB (0: no quota)"
+                )
             }
             config.messageQuotaBytes = n << 20
         }
         if let text = env["COUNTERSIGN_CONNECTIONS_PER_ADDRESS"] {
             guard let n = Int(text), n >= 0 else {
-                throw ValidationError("COUNTERSIGN_CONNECTIONS_PER_ADDRESS takes a whole number (0: no cap)")
+                throw ValidationError(
+                    "\(env.source("COUNTERSIGN_CONNECTIONS_PER_ADDRESS")) takes a whole number (0: no cap)"
+                )
             }
             config.connectionsPerAddress = n
         }
@@ -262,13 +289,15 @@ struct Serve: AsyncParsableCommand {
         config.sendBatch = try number("COUNTERSIGN_SEND_BATCH", config.sendBatch)
         let retention = try number("COUNTERSIGN_MESSAGE_RETENTION_DAYS", 30)
         guard retention <= 3650 else {
-            throw ValidationError("COUNTERSIGN_MESSAGE_RETENTION_DAYS takes 1 to 3650 days")
+            throw ValidationError("\(env.source("COUNTERSIGN_MESSAGE_RETENTION_DAYS")) takes 1 to 3650 days")
         }
         config.messageRetention = TimeInterval(retention * 86_400)
         let delayAfter = try number("COUNTERSIGN_LOCKOUT_DELAY_AFTER", config.lockout.delayAfter)
         let lockAfter = try number("COUNTERSIGN_LOCKOUT_LOCK_AFTER", config.lockout.lockAfter)
         guard lockAfter >= delayAfter else {
-            throw ValidationError("COUNTERSIGN_LOCKOUT_LOCK_AFTER must be at least COUNTERSIGN_LOCKOUT_DELAY_AFTER")
+            throw ValidationError(
+                "\(env.source("COUNTERSIGN_LOCKOUT_LOCK_AFTER")) must be at least \(env.source("COUNTERSIGN_LOCKOUT_DELAY_AFTER"))"
+            )
         }
         config.lockout = LockoutPolicy(
             delayAfter: delayAfter,
@@ -278,7 +307,7 @@ struct Serve: AsyncParsableCommand {
         let level = env["COUNTERSIGN_LOG_LEVEL"] ?? "info"
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw ValidationError(
-                "COUNTERSIGN_LOG_LEVEL must be trace, debug, info, notice, warning, error or critical (not \(level))"
+                "\(env.source("COUNTERSIGN_LOG_LEVEL")) must be trace, debug, info, notice, warning, error or critical (not \(level))"
             )
         }
         switch logFormat ?? env["COUNTERSIGN_LOG_FORMAT"] ?? "text" {
@@ -286,13 +315,15 @@ struct Serve: AsyncParsableCommand {
         // Once per process, before any logger exists: the libraries' loggers (Hummingbird, Fluent) are JSON too.
         case "json": LoggingSystem.bootstrap(JSONLogHandler.init)
         case let other:
-            throw ValidationError("--log-format (or COUNTERSIGN_LOG_FORMAT) takes text or json, not \(other)")
+            throw ValidationError(
+                "--log-format (or \(env.source("COUNTERSIGN_LOG_FORMAT"))) takes text or json, not \(other)"
+            )
         }
         var logger = Logger(label: "countersign")
         logger.logLevel = logLevel
         let db = config.database
         let publicURL = config.publicURL
-        if env["COUNTERSIGN_EXIT_WITH_PARENT"] == "1" { Self.exitWithParent() }
+        if environment["COUNTERSIGN_EXIT_WITH_PARENT"] == "1" { Self.exitWithParent() }
         Self.raiseFileLimit()
         try await CountersignServer.run(config: config, logger: logger) { url in
             // Unbuffered: whoever started the server (a script, a test) reads this line at once.
@@ -321,115 +352,6 @@ extension Serve {
         Thread.detachNewThread {
             while getppid() == parent { Thread.sleep(forTimeInterval: 0.5) }
             kill(getpid(), SIGTERM)
-        }
-    }
-}
-
-/// `countersign admin …`: operations on the database, run on the server machine.
-struct Admin: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Administer a Countersign database directly.",
-        subcommands: [Unlock.self, Messages.self, Backup.self]
-    )
-
-    /// The server's database, which must exist: opening a SQLite path that is not there would create an
-    /// empty database and answer from it ("no such user").
-    static func existingDatabase(_ option: String?) throws -> DatabaseLocation {
-        let location = try DatabaseLocation(
-            parsing: option ?? ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"]
-                ?? "sqlite:countersign.sqlite"
-        )
-        if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
-            let named =
-                option != nil
-                ? "--database"
-                : ProcessInfo.processInfo.environment["COUNTERSIGN_DATABASE"] != nil
-                    ? "COUNTERSIGN_DATABASE" : "the default"
-            throw ValidationError(
-                """
-                no database at \(path) (\(named)); nothing was created. Name the server's database with --database sqlite:PATH \
-                (scripts/serve.sh uses sqlite:.data/countersign.sqlite) or postgres://…, or set COUNTERSIGN_DATABASE
-                """
-            )
-        }
-        return location
-    }
-
-    struct Messages: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "List the stored messages as the server sees them: sender => recipients, date, size, ciphertext."
-        )
-
-        @Option(
-            help: ArgumentHelp(
-                "The server's existing database: sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).",
-                valueName: "url"
-            )
-        )
-        var database: String?
-
-        @Option(help: "At most this many, newest first (default 100).")
-        var limit = 100
-
-        func run() async throws {
-            guard (1...100_000).contains(limit) else { throw ValidationError("--limit takes 1 to 100000") }
-            let location = try Admin.existingDatabase(database)
-            var logger = Logger(label: "countersign")
-            logger.logLevel = .warning
-            let lines = try await CountersignServer.messageLines(database: location, limit: limit, logger: logger)
-            if lines.isEmpty { FileHandle.standardError.write(Data("no messages stored\n".utf8)) }
-            for line in lines { print(line) }
-        }
-    }
-
-    struct Backup: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Copy a SQLite database, consistently, while a server may be serving it.",
-            discussion: """
-                The copy is one snapshot (VACUUM INTO), checked by SQLite's integrity check and written to a new \
-                private file (0600) that appears only when complete; FILE must not exist. To restore: stop the \
-                server, move its database file and any -wal and -shm files beside it away, copy the backup in its \
-                place, and start the server. PostgreSQL: use pg_dump (docs/SERVER.md, BACKUP AND RESTORE).
-                """
-        )
-
-        @Option(
-            help: ArgumentHelp(
-                "The server's existing database: sqlite:PATH (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).",
-                valueName: "url"
-            )
-        )
-        var database: String?
-
-        @Argument(help: "The new file to write the copy to.")
-        var file: String
-
-        func run() async throws {
-            let location = try Admin.existingDatabase(database)
-            print(try CountersignServer.backup(database: location, to: file))
-        }
-    }
-
-    struct Unlock: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Clear an account's failed sign-ins and lock.")
-
-        @Argument(help: "The username to unlock.")
-        var username: String
-
-        @Option(
-            help: ArgumentHelp(
-                "The server's existing database: sqlite:PATH or postgres://… (default sqlite:countersign.sqlite, or $COUNTERSIGN_DATABASE).",
-                valueName: "url"
-            )
-        )
-        var database: String?
-
-        func run() async throws {
-            let location = try Admin.existingDatabase(database)
-            var logger = Logger(label: "countersign")
-            logger.logLevel = .warning
-            let message = try await CountersignServer.unlock(username: username, database: location, logger: logger)
-            print(message)
         }
     }
 }

@@ -1,0 +1,178 @@
+import ArgumentParser
+import Foundation
+
+/// The server's settings and where each comes from, in one order: a flag wins over its environment variable
+/// (`COUNTERSIGN_…`), which wins over the configuration file (`--config FILE`), which wins over the default.
+///
+/// The file is one JSON object. Its keys are the variables' names without `COUNTERSIGN_`, in lower case with
+/// dashes: `COUNTERSIGN_PUBLIC_URL` is `public-url`. A key it does not know, or a value of the wrong kind, is
+/// an error rather than a setting silently not applied.
+struct ServerSettings {
+    enum Kind { case text, number, flag, list }
+
+    /// Every setting a file may hold, by environment variable.
+    static let kinds: [String: Kind] = [
+        "COUNTERSIGN_HOST": .text, "COUNTERSIGN_PORT": .number, "COUNTERSIGN_DATABASE": .text,
+        "COUNTERSIGN_CAPTCHA": .text, "COUNTERSIGN_PUBLIC_URL": .text, "COUNTERSIGN_WEBAUTHN_ORIGINS": .list,
+        "COUNTERSIGN_TRUSTED_PROXIES": .list, "COUNTERSIGN_TRUSTED_PROXY_HEADER": .text,
+        "COUNTERSIGN_LOG_LEVEL": .text, "COUNTERSIGN_LOG_FORMAT": .text, "COUNTERSIGN_IDLE_TIMEOUT": .number,
+        "COUNTERSIGN_READ_TIMEOUT": .number, "COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS": .number,
+        "COUNTERSIGN_REGISTRATIONS_PER_ADDRESS": .number, "COUNTERSIGN_LOCKOUT_DELAY_AFTER": .number,
+        "COUNTERSIGN_LOCKOUT_DELAY_MINUTES": .number, "COUNTERSIGN_LOCKOUT_LOCK_AFTER": .number,
+        "COUNTERSIGN_CAPTCHA_RISK_MINUTES": .number, "COUNTERSIGN_SEND_BATCH": .number,
+        "COUNTERSIGN_MESSAGE_RETENTION_DAYS": .number, "COUNTERSIGN_SENDS_PER_ACCOUNT": .number,
+        "COUNTERSIGN_MESSAGE_QUOTA_MB": .number, "COUNTERSIGN_CONNECTIONS_PER_ADDRESS": .number,
+        "COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL": .flag,
+    ]
+
+    /// A file is a few hundred bytes; anything near this is not one.
+    static let maximumFileSize = 64 << 10
+
+    let environment: [String: String]
+    let filePath: String?
+    /// The file's values as the environment would give them, by variable name.
+    private(set) var file: [String: String] = [:]
+
+    /// The value of a setting: the environment's, else the file's.
+    subscript(name: String) -> String? {
+        precondition(Self.kinds[name] != nil, "\(name) is read but not listed in ServerSettings.kinds")
+        return environment[name] ?? file[name]
+    }
+
+    /// How a refusal names where a value came from: the variable, or the key in the file.
+    func source(_ name: String) -> String {
+        if environment[name] == nil, file[name] != nil, let filePath {
+            return "\(Self.key(of: name)) in \(filePath)"
+        }
+        return name
+    }
+
+    static func key(of name: String) -> String {
+        name.dropFirst("COUNTERSIGN_".count).lowercased().replacingOccurrences(of: "_", with: "-")
+    }
+
+    /// Reads the file at `path`, if any. Refusals say what is wrong and leave nothing started.
+    static func load(path: String?, environment: [String: String]) throws -> ServerSettings {
+        var settings = ServerSettings(environment: environment, filePath: path)
+        guard let path else { return settings }
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw ValidationError("cannot read the configuration file \(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw ValidationError("the configuration file \(path) is not a regular file")
+        }
+        // Whoever may write the file decides where the server keeps its data and whom it trusts.
+        guard status.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            throw ValidationError(
+                "the configuration file \(path) may be written by other users; make it theirs no more (chmod go-w \(path))"
+            )
+        }
+        guard status.st_size <= maximumFileSize,
+            let data = FileManager.default.contents(atPath: path)
+        else {
+            throw ValidationError("the configuration file \(path) is over 64 KiB or unreadable")
+        }
+        let values: [String: Value]
+        do {
+            values = try JSONDecoder().decode([String: Value].self, from: data)
+        } catch {
+            throw ValidationError(
+                """
+                the configuration file \(path) is not one JSON object of settings (e.g. {"port": 8080, \
+                "database": "sqlite:/var/lib/countersign/countersign.sqlite"}): \(Self.describe(error))
+                """
+            )
+        }
+        let byKey = Dictionary(uniqueKeysWithValues: kinds.keys.map { (key(of: $0), $0) })
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            guard let name = byKey[key] else {
+                let near = byKey.keys.min { distance(key, $0) < distance(key, $1) }
+                let hint = near.map { distance(key, $0) <= 3 ? "did you mean \($0)? " : "" } ?? ""
+                throw ValidationError(
+                    "the configuration file \(path) has an unknown setting `\(key)`: \(hint)the settings are \(byKey.keys.sorted().joined(separator: ", "))"
+                )
+            }
+            settings.file[name] = try value.text(as: kinds[name]!, key: key, path: path)
+        }
+        return settings
+    }
+
+    /// One value in the file, as JSON has it.
+    enum Value: Decodable {
+        case text(String)
+        case number(Int)
+        case flag(Bool)
+        case list([String])
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let b = try? c.decode(Bool.self) {
+                self = .flag(b)
+            } else if let n = try? c.decode(Int.self) {
+                self = .number(n)
+            } else if let s = try? c.decode(String.self) {
+                self = .text(s)
+            } else if let l = try? c.decode([String].self) {
+                self = .list(l)
+            } else {
+                throw DecodingError.typeMismatch(
+                    Value.self,
+                    .init(
+                        codingPath: decoder.codingPath,
+                        debugDescription: "a setting is a string, a whole number, true or false, or a list of strings"
+                    )
+                )
+            }
+        }
+
+        func text(as kind: Kind, key: String, path: String) throws -> String {
+            switch (kind, self) {
+            case (.text, .text(let s)): return s
+            case (.number, .number(let n)): return String(n)
+            case (.flag, .flag(let b)): return b ? "1" : "0"
+            case (.list, .list(let l)):
+                guard l.allSatisfy({ !$0.contains(",") }) else {
+                    throw ValidationError("\(key) in \(path): an entry has a comma; give each as its own string")
+                }
+                return l.joined(separator: ",")
+            case (.list, .text(let s)): return s
+            default:
+                let wanted =
+                    switch kind {
+                    case .text: "a string"
+                    case .number: "a whole number"
+                    case .flag: "true or false"
+                    case .list: "a list of strings"
+                    }
+                throw ValidationError("\(key) in \(path) takes \(wanted)")
+            }
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.typeMismatch(_, let c), DecodingError.dataCorrupted(let c):
+            let at = c.codingPath.map(\.stringValue).joined(separator: ".")
+            return (at.isEmpty ? "" : "at \(at): ") + c.debugDescription
+        default: return "\(error)"
+        }
+    }
+
+    /// Levenshtein distance, for the nearest known key to a mistyped one.
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
+    }
+}
