@@ -58,9 +58,11 @@ import Testing
         flags: UInt8? = nil,
         origin: String = origin,
         flipSignature: Bool = false,
-        replay: [String: any Sendable]? = nil
+        replay: [String: any Sendable]? = nil,
+        beforeAnswering: () -> Void = {}
     ) async throws -> (options: API.Reply, reply: API.Reply, body: [String: any Sendable]) {
         let options = try await api.call(.post, optionsPath, token: token)
+        beforeAnswering()
         guard options.status == 201, let publicKey = options.json["publicKey"] as? [String: Any],
             let challenge = (publicKey["challenge"] as? String).flatMap({ Base64URL(text: $0) })?.bytes,
             let ceremony = options.json["ceremonyId"] as? String
@@ -422,6 +424,58 @@ import Testing
             #expect(audit.contains("sign-in success-passkey") && audit.contains("mfa wrong-passkey"), "\(audit)")
             // A finished transaction starts no further ceremony.
             #expect(try await api.call(.post, paths.options, token: binding).status == 409)
+
+            // The account has a second factor, yet a user-verified passkey alone is both: a session at once.
+            let discoverable = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: try await Self.handle(h, "pkmfa")
+            )
+            #expect(discoverable.reply.status == 201, "\(discoverable.reply.json)")
+            #expect(discoverable.reply.json["transaction"] == nil && discoverable.reply.json["token"] is String)
+            // And without user verification it is not a sign-in at all.
+            let unverified = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: try await Self.handle(h, "pkmfa"),
+                flags: 0x01
+            )
+            #expect(unverified.reply.status != 201 && unverified.reply.json["token"] == nil, "\(unverified.reply.json)")
+        }
+        await h.storage.close()
+    }
+
+    /// A ceremony is answered within five minutes of its options or not at all.
+    @Test(arguments: Backend.available)
+    func aCeremonyLivesFiveMinutes(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("pkfive")
+            let token = try await api.token("pkfive")
+            var (auth, _) = try await Self.addPasskey(api, token)
+            let handle = try await Self.handle(h, "pkfive")
+            let late = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: handle,
+                beforeAnswering: { h.clock.advance(5 * 60 + 1) }
+            )
+            #expect(late.reply.status == 409 && late.reply.code == "passkey-ceremony-invalid", "\(late.reply.json)")
+            let inTime = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: handle,
+                beforeAnswering: { h.clock.advance(5 * 60 - 1) }
+            )
+            #expect(inTime.reply.status == 201, "\(inTime.reply.json)")
         }
         await h.storage.close()
     }
