@@ -1,13 +1,46 @@
 import CountersignClient
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import Testing
 
-/// SIGKILL *during* writes, on both backends: sends in flight from several clients, and password changes.
-/// After a restart every write the server acknowledged is there, and nothing half-written is visible (each
-/// stored message opens and verifies whole; exactly one of the old and new passwords works).
+/// SIGKILL *during* writes, on both backends: sends in flight from several clients, password changes, and
+/// (in `CrashSafetyTests+Pairing.swift`, `+Approvals`, `+Passkeys`) pairings, push approvals and passkey
+/// registrations. After a restart every write the server acknowledged is there, and nothing half-written is
+/// visible (each stored message opens and verifies whole; exactly one of the old and new passwords works).
 @Suite struct CrashSafetyTests {
     typealias Server = ServeTests.Server
+
+    /// Limits that would otherwise refuse a test's own burst from 127.0.0.1: registrations, failed
+    /// sign-ins (a denied push counts as one) and the lockout they lead to.
+    static let roomy = [
+        "COUNTERSIGN_REGISTRATIONS_PER_ADDRESS": "100", "COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS": "1000",
+        "COUNTERSIGN_LOCKOUT_DELAY_AFTER": "1000", "COUNTERSIGN_LOCKOUT_LOCK_AFTER": "1000",
+    ]
+
+    /// The generator of a test's choices and kill moment: COUNTERSIGN_CRASH_SEED replays a run; the seed
+    /// is printed either way.
+    static func seeded(_ test: String) -> SplitMix {
+        let seed =
+            ProcessInfo.processInfo.environment["COUNTERSIGN_CRASH_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 0...UInt64.max)
+        print("\(test): COUNTERSIGN_CRASH_SEED=\(seed)")
+        return SplitMix(seed: seed)
+    }
+
+    /// SIGKILLs `server` once `acknowledged()` reaches `count` and `jitter` more has passed: a moment
+    /// inside a burst of writes (a burst that stalls is killed after 30 s anyway).
+    static func kill(
+        _ server: Server,
+        after count: Int,
+        jitter: Duration,
+        _ acknowledged: () -> Int
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while acknowledged() < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        try await Task.sleep(for: jitter)
+        #expect(server.signal(SIGKILL) != 0)
+    }
 
     /// An account signed in, with one device and its device session (shared with `ServeTests`).
     static func person(_ name: String, _ server: Server) async throws -> (CountersignClient, Identity) {

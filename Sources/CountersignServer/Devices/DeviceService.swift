@@ -140,16 +140,18 @@ public final class DeviceService: Sendable {
         return device
     }
 
-    /// An authenticator's device row (docs/PROTOCOL.md §3): the pairing key already proved the account.
-    func addAuthenticator(
+    /// An authenticator's device row (docs/PROTOCOL.md §3), to be stored with its pairing
+    /// (`MFAStore.pair`): the pairing key already proved the account.
+    func authenticatorRecord(
+        id: String,
         accountID: String,
         name: String,
         signing: PublicKey,
-        encryption: PublicKey
-    ) async throws -> DeviceRecord {
-        let now = clock.now()
-        let device = DeviceRecord(
-            id: accounts.newID(),
+        encryption: PublicKey,
+        at now: Date
+    ) -> DeviceRecord {
+        DeviceRecord(
+            id: id,
             accountID: accountID,
             name: name,
             signingKey: signing.spkiDER,
@@ -162,19 +164,14 @@ public final class DeviceService: Sendable {
             revokedAt: nil,
             kind: DeviceRecord.authenticator
         )
-        switch try await store.addDevice(device, maxActive: config.maxDevicesPerAccount) {
-        case .done: return device
-        case .limitReached: throw DeviceError.deviceLimit(config.maxDevicesPerAccount)
-        case .keyInUse: throw DeviceError.keyInUse("a key of this device is already registered; make new keys")
-        case .notFound, .changed: throw RequestError.unauthenticated
-        }
     }
 
-    /// A new device session for `device` (after a proof the caller checked).
-    func newSession(device: DeviceRecord) async throws -> (token: String, record: DeviceSessionRecord) {
-        let now = clock.now()
-        let token = "csd_" + Base64URL(random.bytes(32)).text
-        let session = DeviceSessionRecord(
+    /// A new device session's token, not yet stored.
+    func newSessionToken() -> String { "csd_" + Base64URL(random.bytes(32)).text }
+
+    /// The record of the session `token` opens for `device`, from `now`.
+    func sessionRecord(token: String, device: DeviceRecord, at now: Date) -> DeviceSessionRecord {
+        DeviceSessionRecord(
             tokenHash: AccountService.tokenHash(token),
             deviceID: device.id,
             accountID: device.accountID,
@@ -182,8 +179,6 @@ public final class DeviceService: Sendable {
             lastUsedAt: now,
             expiresAt: now.addingTimeInterval(config.deviceSessionLifetime)
         )
-        try await store.createDeviceSession(session)
-        return (token, session)
     }
 
     // MARK: Device sessions

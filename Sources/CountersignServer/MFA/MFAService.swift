@@ -207,40 +207,67 @@ public final class MFAService: Sendable {
         let name = try DeviceName(parsing: request.name).text
         let signing = try DeviceService.publicKey("signingKey", request.signingKey)
         let encryption = try DeviceService.publicKey("encryptionKey", request.encryptionKey)
-        // Spent before the signature is checked, and one answer for wrong, used and expired.
-        guard let key = PairingKey.parse(request.pairingKey),
-            let accountID = try await store.spendPairingKey(hash: PairingKey.hash(key), now: now)
-        else { throw MFAError.pairingKeyInvalid }
+        guard let key = PairingKey.parse(request.pairingKey) else { throw MFAError.pairingKeyInvalid }
+        let keyHash = PairingKey.hash(key)
         guard
             signing.isValidSignature(
                 request.signature.bytes,
                 for: DeviceProof.pairingMessage(pairingKey: key, signingKey: signing, encryptionKey: encryption)
             )
         else {
+            // Spent all the same, and one answer for wrong, used and expired keys.
+            guard let accountID = try await store.spendPairingKey(hash: keyHash, now: now) else {
+                throw MFAError.pairingKeyInvalid
+            }
             try await accounts.audit(accountID, .mfaPair, .badSignature, origin)
             throw DeviceError.badSignature(
                 "the signature does not verify with signingKey over the pairing message (docs/PROTOCOL.md §3)"
             )
         }
-        guard let account = try await accounts.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
-        let device = try await devices.addAuthenticator(
-            accountID: accountID,
-            name: name,
-            signing: signing,
-            encryption: encryption
-        )
+        // The key is spent, and the device, its authenticator record and its session stored, in one write.
+        let devices = devices
+        let deviceID = accounts.newID()
         let secret = random.bytes(20)
-        try await store.addAuthenticator(
-            AuthenticatorRecord(
-                deviceID: device.id,
+        let sealedSecret = try box.seal(secret, for: deviceID)
+        let token = devices.newSessionToken()
+        let records = { @Sendable (accountID: String) throws -> PairingRecords in
+            let device = devices.authenticatorRecord(
+                id: deviceID,
                 accountID: accountID,
-                pushAllowed: true,
-                sealedTOTPSecret: try box.seal(secret, for: device.id),
-                lastStep: nil,
-                pairedAt: now
+                name: name,
+                signing: signing,
+                encryption: encryption,
+                at: now
             )
-        )
-        let (token, session) = try await devices.newSession(device: device)
+            return PairingRecords(
+                device: device,
+                authenticator: AuthenticatorRecord(
+                    deviceID: deviceID,
+                    accountID: accountID,
+                    pushAllowed: true,
+                    sealedTOTPSecret: sealedSecret,
+                    lastStep: nil,
+                    pairedAt: now
+                ),
+                session: devices.sessionRecord(token: token, device: device, at: now)
+            )
+        }
+        let accountID: String
+        switch try await store.pair(
+            keyHash: keyHash,
+            now: now,
+            maxDevices: devices.config.maxDevicesPerAccount,
+            records
+        ) {
+        case .paired(let id): accountID = id
+        case .keyInvalid, .refused(.notFound): throw MFAError.pairingKeyInvalid
+        case .refused(.limitReached): throw DeviceError.deviceLimit(devices.config.maxDevicesPerAccount)
+        case .refused(.keyInUse):
+            throw DeviceError.keyInUse("a key of this device is already registered; make new keys")
+        case .refused(.done), .refused(.changed): throw RequestError.unauthenticated
+        }
+        guard let account = try await accounts.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
+        let stored = try records(accountID)  // what the store wrote: `records` makes the same each time
         let envelope = try MessageEnvelope.seal(
             secret,
             contentType: "application/x-countersign-totp-secret",
@@ -253,12 +280,12 @@ public final class MFAService: Sendable {
             authenticators: [
                 .init(type: "push", status: "COMPLETED"), .init(type: "oneTimePasscode", status: "COMPLETED"),
             ],
-            deviceId: device.id,
+            deviceId: deviceID,
             username: account.username,
             session: DeviceSession(
                 token: token,
-                expiresAt: session.expiresAt,
-                device: DeviceRoutes.device(device),
+                expiresAt: stored.session.expiresAt,
+                device: DeviceRoutes.device(stored.device),
                 username: account.username
             ),
             jwks: signer.jwks,

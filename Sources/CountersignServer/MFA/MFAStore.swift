@@ -10,6 +10,22 @@ public struct AuthenticatorRecord: Equatable, Sendable {
     public var pairedAt: Date
 }
 
+/// What one pairing stores (`MFAStore.pair`).
+public struct PairingRecords: Sendable {
+    public var device: DeviceRecord
+    public var authenticator: AuthenticatorRecord
+    public var session: DeviceSessionRecord
+}
+
+/// What `MFAStore.pair` did.
+public enum PairingWrite: Equatable, Sendable {
+    case paired(accountID: String)
+    /// Wrong, used or expired: nothing stored.
+    case keyInvalid
+    /// The key is spent and nothing paired: the device limit, a key in use, or no such account.
+    case refused(DeviceWrite)
+}
+
 /// The storage of multi-factor sign-in. Each backend's storage implements it. Versioned values (account state,
 /// transactions, authentication codes) change only by compare-and-set on their version.
 public protocol MFAStore: ServerSecretStore {
@@ -19,7 +35,6 @@ public protocol MFAStore: ServerSecretStore {
 
     func authenticators(accountID: String) async throws -> [AuthenticatorRecord]
     func authenticator(deviceID: String) async throws -> AuthenticatorRecord?
-    func addAuthenticator(_ a: AuthenticatorRecord) async throws
     func setPushAllowed(deviceID: String, _ allowed: Bool) async throws
     /// Records `step` as the authenticator's last accepted passcode step if it is later than the stored
     /// one; false when it is not (a replayed code, or a concurrent use of the same one).
@@ -37,6 +52,17 @@ public protocol MFAStore: ServerSecretStore {
     ) async throws -> Bool
     /// Deletes the key whatever its state and returns its account if it had not expired.
     func spendPairingKey(hash: String, now: Date) async throws -> String?
+    /// Spends the key as `spendPairingKey` does and, if it was open, pairs in the same write transaction:
+    /// the authenticator's device (unless the account has `maxDevices` active ones or a key ID is known),
+    /// its authenticator record and its first device session, as `records` makes them for the key's
+    /// account. A pairing is stored whole or not at all, so that a crash never leaves a spent key without
+    /// its authenticator, nor a device without its record.
+    func pair(
+        keyHash: String,
+        now: Date,
+        maxDevices: Int,
+        _ records: @escaping @Sendable (_ accountID: String) throws -> PairingRecords
+    ) async throws -> PairingWrite
 
     /// Inserts the transaction unless the account already has `maxOpen` unexpired, unfinished ones
     /// (counted and inserted atomically); false when it has.

@@ -49,42 +49,54 @@ extension SQLStores {
     }
 
     package func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
+        let postgres = isPostgres
         do {
             return try await database.writeTransaction { sql in
-                guard try await lockAccount(sql, d.accountID) else { return .notFound }
-                let active =
-                    try await sql.raw(
-                        """
-                        SELECT COUNT(*) AS n FROM devices WHERE account_id = \(bind: d.accountID) AND revoked_at IS NULL
-                        """
-                    ).first()?.decode(column: "n", as: Int64.self) ?? 0
-                guard active < maxActive else { return .limitReached }
-                guard try await !Self.keysKnown(sql, [d.signingKeyID, d.encryptionKeyID]) else { return .keyInUse }
-                try await sql.raw(
-                    """
-                    INSERT INTO devices (id, account_id, name, signing_key, signing_key_id, encryption_key, encryption_key_id,
-                                         created_at, keys_since, last_seen_at, revoked_at, kind)
-                    VALUES (\(bind: d.id), \(bind: d.accountID), \(bind: d.name), \(bind: Data(d.signingKey)), \(bind: d.signingKeyID),
-                            \(bind: Data(d.encryptionKey)), \(bind: d.encryptionKeyID), \(bind: d.createdAt.ms), \(bind: d.keysSince.ms), NULL, NULL,
-                            \(bind: d.kind))
-                    """
-                ).run()
-                try await Self.insertKey(
-                    sql,
-                    deviceID: d.id,
-                    accountID: d.accountID,
-                    signingKey: d.signingKey,
-                    signingKeyID: d.signingKeyID,
-                    encryptionKey: d.encryptionKey,
-                    encryptionKeyID: d.encryptionKeyID,
-                    rotationSignature: nil,
-                    at: d.createdAt
-                )
-                return .done
+                try await Self.insertDevice(sql, d, maxActive: maxActive, postgres: postgres)
             }
         } catch let e where Self.isUniqueViolation(e) {
             return .keyInUse  // a concurrent registration took the key between the check and the insert
         }
+    }
+
+    /// Inserts the device and its first key-history row, inside the caller's write transaction, unless
+    /// the account (whose row it locks on PostgreSQL) has `maxActive` active devices or a key ID is known.
+    static func insertDevice(
+        _ sql: any SQLDatabase,
+        _ d: DeviceRecord,
+        maxActive: Int,
+        postgres: Bool
+    ) async throws -> DeviceWrite {
+        guard try await sql.lockAccount(d.accountID, postgres: postgres) else { return .notFound }
+        let active =
+            try await sql.raw(
+                """
+                SELECT COUNT(*) AS n FROM devices WHERE account_id = \(bind: d.accountID) AND revoked_at IS NULL
+                """
+            ).first()?.decode(column: "n", as: Int64.self) ?? 0
+        guard active < maxActive else { return .limitReached }
+        guard try await !keysKnown(sql, [d.signingKeyID, d.encryptionKeyID]) else { return .keyInUse }
+        try await sql.raw(
+            """
+            INSERT INTO devices (id, account_id, name, signing_key, signing_key_id, encryption_key, encryption_key_id,
+                                 created_at, keys_since, last_seen_at, revoked_at, kind)
+            VALUES (\(bind: d.id), \(bind: d.accountID), \(bind: d.name), \(bind: Data(d.signingKey)), \(bind: d.signingKeyID),
+                    \(bind: Data(d.encryptionKey)), \(bind: d.encryptionKeyID), \(bind: d.createdAt.ms), \(bind: d.keysSince.ms), NULL, NULL,
+                    \(bind: d.kind))
+            """
+        ).run()
+        try await insertKey(
+            sql,
+            deviceID: d.id,
+            accountID: d.accountID,
+            signingKey: d.signingKey,
+            signingKeyID: d.signingKeyID,
+            encryptionKey: d.encryptionKey,
+            encryptionKeyID: d.encryptionKeyID,
+            rotationSignature: nil,
+            at: d.createdAt
+        )
+        return .done
     }
 
     private static func insertKey(
@@ -293,6 +305,10 @@ extension SQLStores {
     // MARK: Device sessions
 
     package func createDeviceSession(_ s: DeviceSessionRecord) async throws {
+        try await Self.insertDeviceSession(sql, s)
+    }
+
+    static func insertDeviceSession(_ sql: any SQLDatabase, _ s: DeviceSessionRecord) async throws {
         try await sql.raw(
             """
             INSERT INTO device_sessions (token_hash, device_id, account_id, created_at, last_used_at, expires_at)

@@ -62,7 +62,7 @@ extension SQLStores {
         ).first().map(Self.authenticator)
     }
 
-    package func addAuthenticator(_ a: AuthenticatorRecord) async throws {
+    static func insertAuthenticator(_ sql: any SQLDatabase, _ a: AuthenticatorRecord) async throws {
         try await sql.raw(
             """
             INSERT INTO authenticators (device_id, account_id, push_allowed, totp_secret, totp_last_step, paired_at)
@@ -136,6 +136,10 @@ extension SQLStores {
     }
 
     package func spendPairingKey(hash: String, now: Date) async throws -> String? {
+        try await Self.spendPairingKey(sql, hash: hash, now: now)
+    }
+
+    private static func spendPairingKey(_ sql: any SQLDatabase, hash: String, now: Date) async throws -> String? {
         guard
             let row = try await sql.raw(
                 "DELETE FROM pairing_keys WHERE key_hash = \(bind: hash) RETURNING account_id, expires_at"
@@ -143,6 +147,31 @@ extension SQLStores {
             try row.decode(column: "expires_at", as: Int64.self) > now.ms
         else { return nil }
         return try row.decode(column: "account_id", as: String.self)
+    }
+
+    package func pair(
+        keyHash: String,
+        now: Date,
+        maxDevices: Int,
+        _ records: @escaping @Sendable (_ accountID: String) throws -> PairingRecords
+    ) async throws -> PairingWrite {
+        let postgres = isPostgres
+        do {
+            return try await database.writeTransaction { sql in
+                guard let accountID = try await Self.spendPairingKey(sql, hash: keyHash, now: now) else {
+                    return .keyInvalid
+                }
+                let r = try records(accountID)
+                let added = try await Self.insertDevice(sql, r.device, maxActive: maxDevices, postgres: postgres)
+                guard added == .done else { return .refused(added) }
+                try await Self.insertAuthenticator(sql, r.authenticator)
+                try await Self.insertDeviceSession(sql, r.session)
+                return .paired(accountID: accountID)
+            }
+        } catch let e where Self.isUniqueViolation(e) {
+            // A concurrent registration took a key between the check and the insert: nothing stored.
+            return .refused(.keyInUse)
+        }
     }
 
     package func createTransaction(
