@@ -1,6 +1,10 @@
 import ArgumentParser
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The server's settings and where each comes from, in one order: a flag wins over its environment variable
 /// (`COUNTERSIGN_…`), which wins over the configuration file (`--config FILE`), which wins over the default.
 ///
@@ -33,15 +37,17 @@ struct ServerSettings {
     /// The file's values as the environment would give them, by variable name.
     private(set) var file: [String: String] = [:]
 
-    /// The value of a setting: the environment's, else the file's.
+    /// The value of a setting: the environment's, else the file's. An empty variable counts as unset (a
+    /// leftover `COUNTERSIGN_TRUSTED_PROXIES=` must not empty the file's list).
     subscript(name: String) -> String? {
         precondition(Self.kinds[name] != nil, "\(name) is read but not listed in ServerSettings.kinds")
-        return environment[name] ?? file[name]
+        if let value = environment[name], !value.isEmpty { return value }
+        return file[name]
     }
 
     /// How a refusal names where a value came from: the variable, or the key in the file.
     func source(_ name: String) -> String {
-        if environment[name] == nil, file[name] != nil, let filePath {
+        if environment[name]?.isEmpty ?? true, file[name] != nil, let filePath {
             return "\(Self.key(of: name)) in \(filePath)"
         }
         return name
@@ -55,24 +61,7 @@ struct ServerSettings {
     static func load(path: String?, environment: [String: String]) throws -> ServerSettings {
         var settings = ServerSettings(environment: environment, filePath: path)
         guard let path else { return settings }
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            throw ValidationError("cannot read the configuration file \(path): \(String(cString: strerror(errno)))")
-        }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw ValidationError("the configuration file \(path) is not a regular file")
-        }
-        // Whoever may write the file decides where the server keeps its data and whom it trusts.
-        guard status.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            throw ValidationError(
-                "the configuration file \(path) may be written by other users; make it theirs no more (chmod go-w \(path))"
-            )
-        }
-        guard status.st_size <= maximumFileSize,
-            let data = FileManager.default.contents(atPath: path)
-        else {
-            throw ValidationError("the configuration file \(path) is over 64 KiB or unreadable")
-        }
+        let (data, readableByOthers) = try read(path)
         let values: [String: Value]
         do {
             values = try JSONDecoder().decode([String: Value].self, from: data)
@@ -83,6 +72,9 @@ struct ServerSettings {
                 "database": "sqlite:/var/lib/countersign/countersign.sqlite"}): \(Self.describe(error))
                 """
             )
+        }
+        if let twice = duplicateKey(in: data) {
+            throw ValidationError("the configuration file \(path) sets \(twice) twice; keep one")
         }
         let byKey = Dictionary(uniqueKeysWithValues: kinds.keys.map { (key(of: $0), $0) })
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
@@ -95,7 +87,79 @@ struct ServerSettings {
             }
             settings.file[name] = try value.text(as: kinds[name]!, key: key, path: path)
         }
+        if let database = settings.file["COUNTERSIGN_DATABASE"], database.contains("@"), readableByOthers {
+            FileHandle.standardError.write(
+                Data(
+                    "warning: the configuration file \(path) names a database with credentials and every user may read it (chmod o-r \(path))\n"
+                        .utf8
+                )
+            )
+        }
         return settings
+    }
+
+    /// The file's bytes, read from one descriptor after checking what it is: a regular file of at most 64 KiB,
+    /// owned by root or by this user, which no other user may write (whoever can write it chooses the database
+    /// and whom the server trusts). Also says whether every user may read it.
+    private static func read(_ path: String) throws -> (Data, readableByOthers: Bool) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            throw ValidationError("cannot read the configuration file \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw ValidationError("the configuration file \(path) is not a regular file")
+        }
+        guard status.st_uid == 0 || status.st_uid == geteuid() else {
+            throw ValidationError(
+                "the configuration file \(path) belongs to another user (uid \(status.st_uid)); it must be root's or this user's"
+            )
+        }
+        guard status.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            throw ValidationError(
+                "the configuration file \(path) may be written by other users; make it theirs no more (chmod go-w \(path))"
+            )
+        }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        while data.count <= maximumFileSize {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            guard n >= 0 else {
+                throw ValidationError("cannot read the configuration file \(path): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return (data, status.st_mode & S_IROTH != 0) }
+            data.append(contentsOf: buffer[..<n])
+        }
+        throw ValidationError("the configuration file \(path) is over 64 KiB: it is not a configuration file")
+    }
+
+    /// The first key the top-level object names twice (JSONDecoder keeps one of them silently), decoded as
+    /// JSON decodes it so that `"port"` and `"\u0070ort"` are the same key. `data` is valid JSON.
+    static func duplicateKey(in data: Data) -> String? {
+        var seen = Set<String>()
+        var depth = 0
+        var i = data.startIndex
+        while i < data.endIndex {
+            switch data[i] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            case UInt8(ascii: "\""):
+                let start = i
+                i += 1
+                while data[i] != UInt8(ascii: "\"") { i += data[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                var j = i + 1
+                while j < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[j]) { j += 1 }
+                if depth == 1, j < data.endIndex, data[j] == UInt8(ascii: ":"),
+                    let key = try? JSONDecoder().decode(String.self, from: data[start...i])
+                {
+                    if !seen.insert(key).inserted { return key }
+                }
+            default: break
+            }
+            i += 1
+        }
+        return nil
     }
 
     /// One value in the file, as JSON has it.

@@ -18,7 +18,12 @@ enum ServerCommands {
             arguments = Array(arguments.dropFirst()) + ["--help"]
         }
         guard let first = arguments.first, names.contains(first) else { return }
-        let path = serverBinary()
+        guard let path = serverBinary() else {
+            Terminal.warn(
+                "Error: `countersign \(first)` runs countersign-server from beside this binary, and /proc/self/exe does not say where that is. Run countersign-server directly."
+            )
+            exit(69)  // EX_UNAVAILABLE
+        }
         let argv = (["countersign-server"] + arguments).map { strdup($0) } + [nil]
         execv(path, argv)
         let reason = String(cString: strerror(errno))
@@ -31,10 +36,11 @@ enum ServerCommands {
         exit(69)  // EX_UNAVAILABLE
     }
 
-    /// `countersign-server` in this executable's directory.
-    static func serverBinary() -> String {
-        let me =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    /// `countersign-server` in this executable's directory; nil when the kernel does not say where that is.
+    /// Never from argv[0]: a bare or relative name would resolve against the current directory.
+    static func serverBinary() -> String? {
+        guard let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"), me.hasPrefix("/")
+        else { return nil }
         return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("countersign-server").path
     }
 }

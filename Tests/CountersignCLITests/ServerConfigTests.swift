@@ -74,6 +74,10 @@ import Testing
             "the flag wins over both: \(fromFlags)"
         )
         #expect(!t.exists("countersign.sqlite"), "the default database was never made")
+
+        // An empty variable is unset: the file's value stays.
+        let empty = try Self.start(t, ["--config", config], environment: ["COUNTERSIGN_PUBLIC_URL": ""])
+        #expect(empty.contains("web client: https://file.example.com/"), "\(empty)")
     }
 
     /// Each refusal says what is wrong and where, exits 64 and starts nothing.
@@ -90,6 +94,7 @@ import Testing
             (#"["port", 8080]"#, "not one JSON object of settings"),
             (#"{"port": 80"#, "not one JSON object of settings"),
             (#"{"port": 8080.5}"#, "not one JSON object of settings"),
+            (#"{"port": 1, "captcha": "off", "p\u006frt": 2}"#, "sets port twice"),
             (#"{"log-level": "verbose"}"#, "log-level in \(t.path("bad.json")) must be trace"),
             (
                 #"{"idle-timeout": 0}"#,
@@ -114,6 +119,15 @@ import Testing
         chmod(t.path("open.json"), 0o666)
         let open = try t.cs("serve", "--config", t.path("open.json"), "--database", database)
         #expect(open.status == 64 && open.stderr.contains("may be written by other users"), "\(open.stderr)")
+        // Another user's file, even one nobody else may write; a FIFO (which would hang a plain read).
+        try t.write("theirs.json", Data(#"{"port": 0}"#.utf8))
+        chmod(t.path("theirs.json"), 0o600)
+        chown(t.path("theirs.json"), 65534, 65534)
+        let theirs = try t.cs("serve", "--config", t.path("theirs.json"), "--database", database)
+        #expect(theirs.status == 64 && theirs.stderr.contains("belongs to another user"), "\(theirs.stderr)")
+        mkfifo(t.path("fifo.json"), 0o600)
+        let fifo = try t.cs("serve", "--config", t.path("fifo.json"), "--database", database)
+        #expect(fifo.status == 64 && fifo.stderr.contains("is not a regular file"), "\(fifo.stderr)")
         #expect(!t.exists("never.sqlite"))
     }
 

@@ -252,6 +252,14 @@ public final class MFAService: Sendable {
                 session: devices.sessionRecord(token: token, device: device, at: now)
             )
         }
+        // Made before the write: nothing that can fail comes between storing the pairing and answering it.
+        let envelope = try MessageEnvelope.seal(
+            secret,
+            contentType: "application/x-countersign-totp-secret",
+            from: signer.identity,
+            to: [encryption],
+            created: now
+        )
         let accountID: String
         switch try await store.pair(
             keyHash: keyHash,
@@ -268,14 +276,8 @@ public final class MFAService: Sendable {
         }
         guard let account = try await accounts.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
         let stored = try records(accountID)  // what the store wrote: `records` makes the same each time
-        let envelope = try MessageEnvelope.seal(
-            secret,
-            contentType: "application/x-countersign-totp-secret",
-            from: signer.identity,
-            to: [encryption],
-            created: now
-        )
-        try await accounts.audit(accountID, .mfaPair, .success, origin)
+        // The pairing is stored: an audit write that fails must not keep its answer from the authenticator.
+        try? await accounts.audit(accountID, .mfaPair, .success, origin)
         return PairingInfo(
             authenticators: [
                 .init(type: "push", status: "COMPLETED"), .init(type: "oneTimePasscode", status: "COMPLETED"),

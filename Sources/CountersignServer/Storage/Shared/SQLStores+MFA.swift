@@ -169,7 +169,11 @@ extension SQLStores {
                 return .paired(accountID: accountID)
             }
         } catch let e where Self.isUniqueViolation(e) {
-            // A concurrent registration took a key between the check and the insert: nothing stored.
+            // A concurrent registration took a key between the check and the insert: nothing stored, and the
+            // rollback gave the pairing key back. Spent all the same, as every other refusal spends it.
+            _ = try? await database.writeTransaction { sql in
+                try await Self.spendPairingKey(sql, hash: keyHash, now: now)
+            }
             return .refused(.keyInUse)
         }
     }
