@@ -5,11 +5,12 @@ the interval run out locks again; an authenticator without PRF falls back to the
 guesses reach the limit, wipe the browser and revoke the device; a device revoked elsewhere deletes its data
 on next contact; turning the gate off asks for the passkey and stores the keys unwrapped again."""
 import re
+import time
 
 from cryptography.hazmat.primitives import serialization
 
 from support import SLOW, Page, api_sign_in, expect, sign_in, sign_up
-from tests_messages import Cli
+from tests_messages import Cli, compose
 
 SET_VISIBILITY = """(state) => {
     Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
@@ -532,3 +533,104 @@ def test_key_gate_remote_wipe_deletes_the_data_on_next_contact(server, browser):
     assert page.evaluate(COUNT_STORES)["devices"] == 0
     assert [d for d in server.api("GET", "/v1/devices", token=token)[1]["devices"] if not d.get("revokedAt")] == []
     p.close()
+
+
+# Wraps navigator.credentials.get: while window.__clearUserVerified is set, the assertion's authenticator data
+# comes back with the user-verified flag (bit 2 of byte 32) cleared, as from an authenticator that did not
+# verify anyone, while Chromium's virtual authenticator still answers (it then evaluates the PRF regardless).
+CLEAR_USER_VERIFIED = """() => {
+    const real = navigator.credentials.get.bind(navigator.credentials);
+    navigator.credentials.get = async (options) => {
+        const credential = await real(options);
+        if (!credential || !window.__clearUserVerified) return credential;
+        const data = new Uint8Array(credential.response.authenticatorData.slice(0));
+        data[32] &= ~0x04;
+        const pass = (target, key) => (typeof target[key] === "function" ? target[key].bind(target) : target[key]);
+        const response = new Proxy(credential.response, { get: (r, k) => (k === "authenticatorData" ? data.buffer : pass(r, k)) });
+        return new Proxy(credential, { get: (c, k) => (k === "response" ? response : pass(c, k)) });
+    };
+}"""
+
+
+def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verification(server, browser):
+    cli = Cli(server).register("wgsendto")
+    try:
+        p = Page(browser, server)
+        page = p.page
+        # The page's timers under the test's hand (time still flows), installed before the page's scripts run.
+        page.clock.install()
+        page.reload()
+        authenticator(page)
+        answered = []
+        page.on(
+            "request",
+            lambda r: r.method == "POST" and r.url.endswith("/v1/sessions/current/reauth/passkey") and answered.append(r.url),
+        )
+        ready(p, "wgsend")
+        assert page.evaluate(REGISTER_PASSKEY) == {"enabled": True, "results": True}
+        switch = settings_gate(page)
+        switch.click()
+        page.get_by_role("button", name="Turn on with passkey").click()
+        expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your passkey", timeout=60_000)
+        page.get_by_label("5 min").check()
+        page.get_by_role("button", name="Save interval").click()
+        expect(page.get_by_role("status").first).to_have_text("Re-authentication interval saved.")
+
+        # Locked (the page was hidden): sending asks for the passkey first, then sends.
+        page.evaluate(SET_VISIBILITY, "hidden")
+        page.evaluate(SET_VISIBILITY, "visible")
+        assert page.evaluate(UNLOCKED) is False
+        page.get_by_role("button", name="Back").click()
+        page.get_by_role("button", name="Messages", exact=True).click()
+        compose(page, "wgsendto", "sent through the gate")
+        gate = prompt(page)
+        expect(gate).to_contain_text("Unlock them to send this message.", timeout=SLOW)
+        p.shot("gate-unlock-send")
+        gate.get_by_role("button", name="Unlock with passkey").click()
+        expect(gate).to_have_count(0, timeout=60_000)
+        assert page.evaluate(UNLOCKED) is True
+        def received():
+            return [cli.run("read", e["id"]).stdout.strip() for e in cli.inbox() if e["direction"] == "incoming"]
+
+        texts = []
+        for _ in range(60):
+            texts = received()
+            if "sent through the gate" in texts:
+                break
+            time.sleep(0.5)
+        assert texts == ["sent through the gate"], texts
+
+        # The interval runs out with the page in view: the keys are dropped at that moment, by the timer (seen
+        # by a listener before anything asks whether the gate is open, which would also close it).
+        page.evaluate(
+            """async () => {
+                const { onGateChange } = await import("/js/gate-keys.js");
+                window.__gateChanges = [];
+                onGateChange((_, unlocked) => window.__gateChanges.push(unlocked));
+            }"""
+        )
+        page.clock.fast_forward("04:50")
+        assert page.evaluate("() => window.__gateChanges") == []
+        page.clock.fast_forward("00:11")
+        assert page.evaluate("() => window.__gateChanges") == [False]
+        assert page.evaluate(UNLOCKED) is False
+
+        # An assertion without user verification: refused in the page, nothing sent, nothing counted.
+        before = len(answered)
+        page.evaluate(CLEAR_USER_VERIFIED)
+        page.evaluate("() => { window.__clearUserVerified = true; }")
+        page.get_by_label("To").fill("wgsendto")
+        page.get_by_label("Message", exact=True).fill("never sent")
+        page.get_by_role("button", name="Send", exact=True).click()
+        gate = prompt(page)
+        expect(gate).to_contain_text("Unlock them to send this message.", timeout=SLOW)
+        gate.get_by_role("button", name="Unlock with passkey").click()
+        expect(gate.get_by_role("alert")).to_contain_text("did not verify you", timeout=60_000)
+        p.shot("gate-not-verified")
+        assert len(answered) == before, "no assertion went to the server"
+        assert page.evaluate(UNLOCKED) is False
+        assert record(page)["gate"]["failures"] == 0
+        assert received() == ["sent through the gate"]
+        p.close()
+    finally:
+        cli.close()
