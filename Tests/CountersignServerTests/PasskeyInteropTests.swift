@@ -2,6 +2,7 @@ import CountersignAPI
 import CountersignCrypto
 import CountersignTestSupport
 import Foundation
+import HTTPTypes
 import Testing
 
 @testable import CountersignServer
@@ -176,6 +177,76 @@ import Testing
         flipped["response"] = response
         let bad = try assertion(flipped, signIn, stored: stored)
         #expect(!bad.swift && !bad.python, "flipped signature: rules \(bad.swift), py_webauthn \(bad.python)")
+    }
+
+    /// python-fido2's bytes through the server itself, on both backends: a registration is stored, an assertion
+    /// signs in once and its replay is refused (the store spends a ceremony once; the rules cannot show that);
+    /// attestation objects bent into CBOR the decoder refuses (an indefinite-length map, a tag, a key twice)
+    /// are refused over HTTP and store nothing.
+    @Test(arguments: Backend.available)
+    func fido2ResponsesThroughTheServer(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("pkpy")
+            let token = try await api.token("pkpy")
+            let credentialID = Base64URL((0..<32).map { _ in UInt8.random(in: 0...255) }).text
+            let seed = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            func register(_ bend: ([UInt8]) -> [UInt8] = { $0 }) async throws -> API.Reply {
+                let options = try await api.call(.post, "/v1/me/passkeys/options", token: token)
+                let publicKey = try #require(options.json["publicKey"] as? [String: Any])
+                var response = try Self.peer([
+                    "op": "register", "rpId": "localhost", "origin": PasskeyAPITests.origin,
+                    "challenge": try #require(publicKey["challenge"] as? String), "flags": 0x05, "seed": seed,
+                    "credentialId": credentialID, "packed": true,
+                ])
+                var inner = try #require(response["response"] as? [String: Any])
+                inner["attestationObject"] = Base64URL(bend(try Self.bytes(inner["attestationObject"]))).text
+                response["response"] = inner
+                let body: [String: Any] = [
+                    "ceremonyId": try #require(options.json["ceremonyId"] as? String), "credential": response,
+                    "name": "fido2",
+                ]
+                return try await api.call(
+                    .post,
+                    "/v1/me/passkeys",
+                    raw: try JSONSerialization.data(withJSONObject: body),
+                    token: token,
+                    headers: [.contentType: "application/json"]
+                )
+            }
+            // {fmt, attStmt, authData} as a definite map of 3 (0xA3): bent three ways the decoder must refuse.
+            let fmtNone: [UInt8] = [0x63] + Array("fmt".utf8) + [0x64] + Array("none".utf8)
+            for (name, bend) in [
+                ("an indefinite-length map", { (o: [UInt8]) in [0xBF] + o.dropFirst() + [0xFF] }),
+                ("a tag", { (o: [UInt8]) in [0xD8, 0x18] + o }),
+                ("a key twice", { (o: [UInt8]) in [0xA4] + o.dropFirst() + fmtNone }),
+            ] as [(String, ([UInt8]) -> [UInt8])] {
+                let refused = try await register(bend)
+                #expect((400..<500).contains(refused.status), "\(name): \(refused.status) \(refused.json)")
+            }
+            let listed = { try await api.call(.get, "/v1/me/passkeys", token: token).json["passkeys"] as? [Any] }
+            #expect(try await listed()?.isEmpty == true, "nothing stored")
+            let added = try await register()
+            #expect(added.status == 201, "\(added.json)")
+
+            let options = try await api.call(.post, "/v1/sessions/passkey/options")
+            let publicKey = try #require(options.json["publicKey"] as? [String: Any])
+            let assertion = try Self.peer([
+                "op": "assert", "rpId": "localhost", "origin": PasskeyAPITests.origin,
+                "challenge": try #require(publicKey["challenge"] as? String), "flags": 0x05, "signCount": 1,
+                "seed": seed, "credentialId": credentialID,
+                "userHandle": Base64URL(try await PasskeyAPITests.handle(h, "pkpy")).text,
+            ])
+            let body = try JSONSerialization.data(withJSONObject: [
+                "ceremonyId": try #require(options.json["ceremonyId"] as? String), "credential": assertion,
+            ])
+            let json: HTTPFields = [.contentType: "application/json"]
+            let signedIn = try await api.call(.post, "/v1/sessions/passkey", raw: body, headers: json)
+            #expect(signedIn.status == 201 && signedIn.json["token"] is String, "\(signedIn.json)")
+            let replayed = try await api.call(.post, "/v1/sessions/passkey", raw: body, headers: json)
+            #expect(replayed.status == 409 && replayed.code == "passkey-ceremony-invalid", "\(replayed.json)")
+        }
+        await h.storage.close()
     }
 
     @Test func theSwiftTestAuthenticatorsBytesPassPyWebauthn() throws {
