@@ -77,7 +77,6 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(server)")
             }
-            if let url = server.flatMap(URL.init(string:)) { try AccountCommand.refuseIPv6Literal(url) }
         }
 
         func run() async throws {
@@ -348,6 +347,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
         func run() async throws {
             let context = try AuthenticatorContext(keyOptions: keyOptions)
+            try AccountCommand.refuseIPv6LiteralForPush(context.client.server)
             let interactive = isatty(0) == 1
             let box = UncheckedBox(context)
             let events = context.client.events(renewSession: { try await box.value.renewSession() }) { status in
