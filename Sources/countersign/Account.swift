@@ -34,26 +34,25 @@ struct AccountCommand: AsyncParsableCommand {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(text)")
             }
-            try AccountCommand.refuseIPv6Literal(url)
             return url
         }
     }
 
-    /// Foundation's URLSession on Linux refuses a URL whose host is an IPv6 address in brackets with a bare
-    /// "NSURLErrorDomain error -1000" (swift-corelibs-foundation #5496, fixed after the toolchain we ship
-    /// with); say so, and what works, before anything is tried.
-    static func refuseIPv6Literal(_ url: URL) throws {
-        #if !canImport(Darwin)
+    /// The HTTP calls (AsyncHTTPClient) reach a server named by an IPv6 address in brackets; the push
+    /// channel's WebSocket client (swift-websocket's WSClient) does not: its URL parser ends the host at
+    /// the first ':', so `[::1]` becomes the host `[` and every connection fails to resolve it. Said
+    /// before `watch` starts, with what works, rather than as an endless retry.
+    static func refuseIPv6LiteralForPush(_ url: URL) throws {
         guard let host = URLComponents(url: url, resolvingAgainstBaseURL: false)?.host, host.contains(":") else {
             return
         }
-        throw ValidationError(
+        throw CLIError.usage(
             """
-            \(url.absoluteString) names the server by an IPv6 address, which this build's HTTP client (Foundation on Linux) \
-            cannot connect to; use a host name that resolves to it instead: localhost for [::1], or a name in /etc/hosts or DNS
+            \(url.absoluteString) names the server by an IPv6 address: the push channel's WebSocket client cannot connect \
+            to one (its URL parser takes the first ':' inside the brackets for the port); sign in with a host name that \
+            resolves to it instead (localhost for [::1], or a name in /etc/hosts or DNS)
             """
         )
-        #endif
     }
 
     /// A client for the signed-in session, refusing when the session is for another server.

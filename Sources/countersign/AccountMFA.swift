@@ -69,17 +69,19 @@ enum MFALogin {
             view = try await code(again: again) { try await client.submitRecoveryCode(recoveryCode, for: pending) }
             try refuseOpen(view, what: "recovery code", request: what, hint: "each recovery code works once")
         } else if tx.status == "PUSH_CONFIRMATION_REQUIRED", let matching = tx.numberMatching {
+            // The number is the server's text: escaped like the rest of what it says.
+            let number = Terminal.printable(matching.number)
             if numberOnStderr {
-                Terminal.warn("Number to match: \(matching.number)")
+                Terminal.warn("Number to match: \(number)")
             } else {
-                print("Number to match: \(matching.number)")
+                print("Number to match: \(number)")
             }
             fflush(nil)
             let how = matching.type == "SELECT_NUMBER" ? "pick this number" : "type this number"
             Terminal.warn(
                 """
                 Approve the \(what) on your authenticator and \(how) there (`countersign authenticator watch`, or \
-                `authenticator approve ID --number \(matching.number)`); waiting until \(PrivateFiles.date(tx.expiresAt)). \
+                `authenticator approve ID --number \(number)`); waiting until \(PrivateFiles.date(tx.expiresAt)). \
                 Or run again with --otp CODE.
                 """
             )

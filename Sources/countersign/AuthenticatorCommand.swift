@@ -77,7 +77,6 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             {
                 throw ValidationError("--server must be an http:// or https:// URL, not \(server)")
             }
-            if let url = server.flatMap(URL.init(string:)) { try AccountCommand.refuseIPv6Literal(url) }
         }
 
         func run() async throws {
@@ -170,11 +169,11 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         let when = PrivateFiles.date(Date(timeIntervalSince1970: TimeInterval(c.time)))
         let matching =
             n.numberMatchingType == "SELECT_NUMBER"
-            ? "pick one of \(n.numberMatchingOptions.joined(separator: " "))"
+            ? "pick one of \(Terminal.printable(n.numberMatchingOptions.joined(separator: " ")))"
             : "type the number shown"
         return
             "\(n.transactionID)  \(Terminal.printable(n.username))\(n.isReauthentication ? "  RE-AUTHENTICATION (already signed in)" : "")  from \(Terminal.printable(c.address)) "
-            + "(\(Terminal.printable(c.userAgent))) at \(when)  \(n.numberMatchingType): \(matching)  expires \(PrivateFiles.date(n.expiresAt))"
+            + "(\(Terminal.printable(c.userAgent))) at \(when)  \(Terminal.printable(n.numberMatchingType)): \(matching)  expires \(PrivateFiles.date(n.expiresAt))"
     }
 
     static func jsonObject(_ n: NotificationObject) -> [String: Any] {
@@ -279,10 +278,12 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             let context = try AuthenticatorContext(keyOptions: keyOptions)
             let n = try await AuthenticatorCommand.notification(context, id: id)
             var picked = number?.trimmingCharacters(in: .whitespaces)
+            // The numbers come in the server's challenge: escaped before they reach the terminal.
+            let options = Terminal.printable(n.numberMatchingOptions.joined(separator: ", "))
             if picked == nil {
                 let prompt =
                     n.numberMatchingType == "SELECT_NUMBER"
-                    ? "Pick the number shown on the sign-in screen (\(n.numberMatchingOptions.joined(separator: ", "))): "
+                    ? "Pick the number shown on the sign-in screen (\(options)): "
                     : "Number shown on the sign-in screen: "
                 picked = String(
                     decoding: try Terminal.ask(prompt, what: "number to match", instead: "pass --number N"),
@@ -292,7 +293,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             guard let picked, !picked.isEmpty else { throw ValidationError("no number given; nothing was answered") }
             if n.numberMatchingType == "SELECT_NUMBER", !n.numberMatchingOptions.contains(picked) {
                 throw ValidationError(
-                    "\(Terminal.printable(picked)) is not among this request's numbers (\(n.numberMatchingOptions.joined(separator: ", "))); nothing was answered"
+                    "\(Terminal.printable(picked)) is not among this request's numbers (\(options)); nothing was answered"
                 )
             }
             let status = try await AuthenticatorCommand.answer(context, n, what: "approve") {
@@ -346,6 +347,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
 
         func run() async throws {
             let context = try AuthenticatorContext(keyOptions: keyOptions)
+            try AccountCommand.refuseIPv6LiteralForPush(context.client.server)
             let interactive = isatty(0) == 1
             let box = UncheckedBox(context)
             let events = context.client.events(renewSession: { try await box.value.renewSession() }) { status in
@@ -396,7 +398,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
         private func answer(_ context: AuthenticatorContext, _ n: NotificationObject) async {
             let prompt =
                 n.numberMatchingType == "SELECT_NUMBER"
-                ? "Pick the number shown on the sign-in screen (\(n.numberMatchingOptions.joined(separator: " / "))), d to deny, r to report, Enter to skip: "
+                ? "Pick the number shown on the sign-in screen (\(Terminal.printable(n.numberMatchingOptions.joined(separator: " / ")))), d to deny, r to report, Enter to skip: "
                 : "Type the number shown on the sign-in screen, d to deny, r to report \"this wasn't me\", Enter to skip: "
             while true {
                 print(prompt, terminator: "")

@@ -31,6 +31,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try DeviceContext(keyOptions: keyOptions)
+        try AccountCommand.refuseIPv6LiteralForPush(context.client.server)
         if context.client.deviceToken == nil { try await context.renewSession() }
         let box = UncheckedBox(context)
         let events = context.client.events(renewSession: { try await box.value.renewSession() }) { status in

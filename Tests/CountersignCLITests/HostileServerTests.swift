@@ -137,6 +137,33 @@ import Testing
         }
     }
 
+    /// The number to match is the server's text too: a push sign-in through a lying server shows it
+    /// escaped, on standard output and in the hint on standard error (issue 19, 2).
+    @Test func theNumberToMatchIsEscapedOnTheTerminal() throws {
+        guard let (t, server, alice, laptop) = try MFACLITests.setUp() else { return }
+        defer { _ = server.signal(SIGTERM) }
+        let phone = MFACLITests.Dir(t: t, name: "phone")
+        #expect(try MFACLITests.pair(phone, try MFACLITests.pairingKey(alice).key, server: server).status == 0)
+        let evil = "\u{1b}]0;pwned\u{07}\u{1b}[2J\u{9b}31m"
+        let proxy = try Proxy(upstream: server.url, rules: ["number": evil])
+        let login = try MFACLITests.Running(
+            laptop,
+            ["account", "login", "alice", "--password-file", t.path("pw"), "--server", proxy.url]
+        )
+        let shown = try login.wait(for: "^Number to match: (.*)$")
+        #expect(shown == "\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{9b}31m", "\(shown)")
+        let deadline = Date().addingTimeInterval(10)
+        while !login.stderr.contains("waiting until"), Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let stopped = login.finish(timeout: 0)
+        #expect(stopped.stderr.contains("--number \\u{1b}]0;pwned"), "\(stopped.stderr)")
+        for output in [stopped.stdout, stopped.stderr] {
+            #expect(
+                !output.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x9b },
+                "\(output)"
+            )
+        }
+    }
+
     /// A send's answer that names another message ID (here a path) is refused: it names a file here.
     @Test func aSentMessageIDThatIsNotTheEnvelopesIsRefused() throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob"])

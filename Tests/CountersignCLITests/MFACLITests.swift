@@ -403,6 +403,15 @@ import Testing
         #expect(try waiting.wait(for: "^(countersign://auth\\?[^\\n]*)$").contains("authentication_code=\(code)"))
         let approved = try phone.cs("authenticator", "auth", code, "--approve", "alice")
         #expect(approved.status == 0 && approved.text == "COMPLETED\n", "\(approved.text) \(approved.stderr)")
+        // Who asks, from where and when, is shown before the answer (issue 19, 4).
+        #expect(
+            approved.stderr.range(
+                of: #"(?m)^sign-in request from 127\.0\.0\.1 \(.+\) at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"#
+                    + #" for alice \(Alice Liddell\)$"#,
+                options: .regularExpression
+            ) != nil,
+            "\(approved.stderr)"
+        )
         let done = waiting.finish()
         #expect(done.status == 0 && done.stdout.contains("\nCOMPLETED\nsigned in as alice"), "\(done)")
         #expect(try screen.cs("account", "whoami").text.hasPrefix("alice "))

@@ -444,6 +444,60 @@ import FoundationNetworking
         #expect(server.signal(SIGTERM) == 0)
     }
 
+    /// A lock reached by wrong sign-in passwords ends the account's sessions, its device sessions among
+    /// them, and closes its push connections at once with 4403 (issue 19, 9; docs/SERVER.md). No delay
+    /// before the lock here (the delay starts at the 5th failure, which locks), so that five wrong
+    /// passwords in a row lock without waiting half an hour.
+    @Test(arguments: ["sqlite", "postgres"])
+    func aLockByWrongPasswordsEndsSessionsAndClosesPush(_ kind: String) async throws {
+        let t = try CLI()
+        guard let db = try ServeTests.database(kind, t) else { return }
+        let server = try ServeTests.Server(
+            database: db,
+            in: t.dir,
+            environment: ["COUNTERSIGN_LOCKOUT_DELAY_AFTER": "5", "COUNTERSIGN_LOCKOUT_LOCK_AFTER": "5"]
+        )
+        let bob = try await Person("bob", server: server.url)
+        let accountToken = try #require(bob.sdk.token)
+        let deviceToken = try #require(bob.sdk.deviceToken)
+        let ticket = try await bob.sdk.pushTicket().ticket
+        let ready = Mutex(false)
+        let url = server.url
+        let connection = Task {
+            try await Self.raw(url, first: Self.hello(ticket), readFor: .seconds(30)) { _ in
+                ready.withLock { $0 = true }
+            }
+        }
+        for _ in 0..<100 where !ready.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(ready.withLock { $0 }, "the push connection is open before the lock")
+        #expect(try await ServeTests.request("GET", url + "/v1/me", token: accountToken).0 == 200)
+
+        for n in 1...5 {
+            let (status, body) = try await ServeTests.request(
+                "POST",
+                url + "/v1/sessions",
+                json: ["username": "bob", "password": "wrong horse \(n)"]
+            )
+            #expect([401, 423].contains(status), "\(n): \(status) \(body)")
+        }
+        let (locked, lockedBody) = try await ServeTests.request(
+            "POST",
+            url + "/v1/sessions",
+            json: ["username": "bob", "password": "correct horse"]
+        )
+        #expect(locked == 423 && lockedBody["code"] as? String == "account-locked", "\(locked) \(lockedBody)")
+
+        let lockedAt = Date()
+        let (_, close) = try await connection.value
+        #expect(close == 4403, "closed as an ended session: \(String(describing: close))")
+        #expect(Date().timeIntervalSince(lockedAt) < 20, "at once, not at the next periodic session check")
+        #expect(try await ServeTests.request("GET", url + "/v1/me", token: accountToken).0 == 401)
+        #expect(
+            try await ServeTests.request("GET", url + "/v1/devices/current/messages", token: deviceToken).0 == 401
+        )
+        #expect(server.signal(SIGTERM) == 0)
+    }
+
     /// A consumer that never acknowledges gets exactly the window (64) and no more, and does not slow
     /// another device down.
     @Test func slowConsumerGetsTheWindowAndBlocksNoOne() async throws {

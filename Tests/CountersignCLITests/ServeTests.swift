@@ -46,7 +46,8 @@ import FoundationNetworking
                 throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no URL printed: \(text)"])
             }
             url = String(text[range])
-            #expect(text.hasPrefix("countersign listening on http://127.0.0.1:"))
+            let listening = #"^countersign listening on http://(127\.0\.0\.1|\[::1\]):"#
+            #expect(text.range(of: listening, options: .regularExpression) != nil)
         }
 
         /// A test that fails or crashes between start and `signal` must not leave a server behind.

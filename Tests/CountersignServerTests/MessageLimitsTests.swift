@@ -70,6 +70,37 @@ import FoundationNetworking
             }
             let p = try #require(refusal, "20 sends of 1.5 KB passed a quota of 8 KB")
             #expect(p.status == 429 && p.kind == .messageQuotaExceeded, "\(p)")
+            // The same send raw: the refusal says when to retry (the oldest stored message's expiry, at
+            // least a minute away).
+            var keys: [PublicKey] = []
+            for user in ["bob", "alice"] {
+                for d in try await alice.sdk.directory(username: user).devices {
+                    keys.append(try PublicKey(spki: d.encryptionKey.bytes))
+                }
+            }
+            let envelope = try MessageEnvelope.seal(
+                Array(text.utf8),
+                from: alice.identity,
+                to: keys,
+                created: h.clock.now()
+            )
+            var r = URLRequest(url: server.appendingPathComponent("v1/messages"))
+            r.httpMethod = "POST"
+            r.setValue("Bearer \(try #require(alice.sdk.deviceToken))", forHTTPHeaderField: "Authorization")
+            r.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            r.httpBody = try JSONEncoder().encode(
+                SendMessageRequest(to: ["bob"], envelope: Base64URL(envelope.bytes), deliverAfter: 3600)
+            )
+            let (body, response) = try await URLSession.shared.data(for: r)
+            let http = try #require(response as? HTTPURLResponse)
+            #expect(
+                http.statusCode == 429
+                    && (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["code"] as? String
+                        == "message-quota-exceeded",
+                "\(http.statusCode) \(String(decoding: body, as: UTF8.self))"
+            )
+            let retryAfter = Int(http.value(forHTTPHeaderField: "Retry-After") ?? "")
+            #expect(retryAfter.map { $0 >= 60 } == true, "Retry-After: \(String(describing: retryAfter))")
             let usage = try await h.storage.storedBytes(senderAccountID: account.id, now: h.clock.now())
             let one = usage.bytes / Int64(sent.count)
             #expect(

@@ -1,5 +1,8 @@
+import CountersignAPI
 import CountersignCrypto
+import Crypto
 import Foundation
+import JWTKit
 import Testing
 
 @testable import CountersignServer
@@ -312,6 +315,156 @@ import Testing
             let tx = try await Self.pending(api, "nora")
             #expect(try await Self.otp(api, tx, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
             #expect(try await api.signIn("nora").code == "sign-in-delayed")
+        }
+    }
+
+    /// An authenticator paired to a new account, with the keys it answers pushes with.
+    struct Phone {
+        let identity: Identity
+        let deviceID: String
+        let token: String
+    }
+
+    static func pairPhone(_ api: API, _ username: String) async throws -> Phone {
+        try await api.register(username)
+        let session = try await api.token(username)
+        let key = try #require(
+            try await api.call(.post, "/v1/me/mfa/pairing-keys", token: session).json["key"] as? String
+        )
+        let phone = Identity.generate()
+        let spki = Base64URL(phone.publicKey.spkiDER).text
+        let proof = try phone.signature(
+            for: DeviceProof.pairingMessage(
+                pairingKey: key,
+                signingKey: phone.publicKey,
+                encryptionKey: phone.publicKey
+            )
+        )
+        let paired = try await api.call(
+            .post,
+            "/v1/authenticators",
+            json: [
+                "pairingKey": key, "name": "phone", "signingKey": spki,
+                "encryptionKey": spki, "signature": Base64URL(proof).text,
+            ]
+        )
+        #expect(paired.status == 201)
+        return Phone(
+            identity: phone,
+            deviceID: try #require(paired.json["deviceId"] as? String),
+            token: try #require((paired.json["session"] as? [String: Any])?["token"] as? String)
+        )
+    }
+
+    /// The phone answers the one push it was sent: `decision` APPROVE or DENY, with `number`.
+    static func answerPush(
+        _ api: API,
+        _ h: Harness,
+        _ phone: Phone,
+        decision: String,
+        number: String?
+    ) async throws -> API.Reply {
+        let challenges =
+            try await api.call(.get, "/v1/authenticator/challenges", token: phone.token).json["challenges"]
+            as? [[String: Any]]
+        #expect(challenges?.count == 1)
+        let jwt = try #require(challenges?.first?["jwt"] as? String)
+        let payload = try #require(Base64URL(text: String(jwt.split(separator: ".")[1])))
+        let claims = try #require(try JSONSerialization.jsonObject(with: Data(payload.bytes)) as? [String: Any])
+        let keys = JWTKeyCollection()
+        await keys.add(
+            ecdsa: try ES256PrivateKey(
+                backing: P256.Signing.PrivateKey(rawRepresentation: phone.identity.privateScalar)
+            )
+        )
+        let answer = try await keys.sign(
+            MFATimeoutTests.Answer(
+                iss: phone.deviceID,
+                aud: try #require(claims["iss"] as? String),
+                txn: try #require(claims["txn"] as? String),
+                nonce: try #require(claims["nonce"] as? String),
+                iat: Int64(h.clock.now().timeIntervalSince1970),
+                decision: decision,
+                number: number
+            )
+        )
+        return try await api.call(.post, "/v1/authenticator/answers", json: ["jwt": answer], token: phone.token)
+    }
+
+    /// A push denied, or approved with the wrong number, is a failed second factor like a wrong code: it
+    /// counts toward the account's lockout rule across transactions (issue 19, 1).
+    @Test(arguments: Backend.available)
+    func deniedAndWrongNumberPushesCount(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let phone = try await Self.pairPhone(api, "olivia")
+            for n in 1...3 {
+                let pushed = try await api.signIn("olivia")
+                let tx = try #require(pushed.json["transaction"] as? [String: Any])
+                #expect(tx["status"] as? String == "PUSH_CONFIRMATION_REQUIRED", "\(n): \(pushed.json)")
+                let number = try #require((tx["numberMatching"] as? [String: Any])?["number"] as? String)
+                // Denied, then a wrong number, then denied again.
+                let wrongNumber = String(number.dropLast()) + (number.last == "0" ? "1" : "0")
+                let answered = try await Self.answerPush(
+                    api,
+                    h,
+                    phone,
+                    decision: n == 2 ? "APPROVE" : "DENY",
+                    number: n == 2 ? wrongNumber : nil
+                )
+                #expect(
+                    answered.status == 200 && answered.json["status"] as? String == "FAILED",
+                    "\(n): \(answered.json)"
+                )
+                let id = try #require(tx["id"] as? String)
+                let binding = try #require(pushed.json["binding"] as? String)
+                let view = try await api.call(.get, "/v1/mfa/transactions/\(id)", token: binding)
+                #expect(view.json["failure"] as? String == (n == 2 ? "wrong-number" : "denied"), "\(view.json)")
+                h.clock.advance(61)
+            }
+            let guardState = try #require(try await h.store.loginGuard(username: "olivia"))
+            #expect(guardState.failures == 3 && guardState.delayedUntil != nil, "\(guardState)")
+            let delayed = try await api.signIn("olivia")
+            #expect(
+                delayed.status == 429 && delayed.code == "sign-in-delayed",
+                "the correct password is refused while delayed: \(delayed.status) \(delayed.json)"
+            )
+        }
+    }
+
+    /// Wrong codes given to re-authenticate a session count like a sign-in's (issue 19, 1): three, over
+    /// three re-authentication transactions, delay the account, and the delay refuses the next try.
+    @Test(arguments: Backend.available)
+    func wrongCodesDuringReauthenticationCount(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let (session, secret) = try await Self.accountWithTOTP(api, h, "paula")
+            for n in 1...3 {
+                let pending = try await api.call(
+                    .post,
+                    "/v1/sessions/current/reauth",
+                    json: ["password": "correct horse"],
+                    token: session
+                )
+                #expect(pending.status == 202, "\(n): \(pending.status) \(pending.json)")
+                let tx = try #require(pending.json["transaction"] as? [String: Any])
+                let id = try #require(tx["id"] as? String)
+                let binding = try #require(pending.json["binding"] as? String)
+                let wrong = try await Self.otp(api, (id, binding), try Self.wrongCode(secret, h))
+                #expect(wrong.status == 200)
+                #expect(wrong.json["status"] as? String == (n < 3 ? "OTP_REQUIRED" : "FAILED"), "\(n): \(wrong.json)")
+                h.clock.advance(61)
+            }
+            let guardState = try #require(try await h.store.loginGuard(username: "paula"))
+            #expect(guardState.failures == 3 && guardState.delayedUntil != nil, "\(guardState)")
+            let again = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "correct horse"],
+                token: session
+            )
+            #expect(again.status == 429 && again.code == "sign-in-delayed", "\(again.status) \(again.json)")
+            #expect(try await api.signIn("paula").code == "sign-in-delayed")
         }
     }
 }

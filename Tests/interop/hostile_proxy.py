@@ -9,6 +9,7 @@ Rules (all optional):
   {"relabel": {"mallory": "alice"}} queue entries from mallory say they are from alice (and her device), and
                                     alice's key history gains mallory's keys as keys alice "rotated" away
   {"passkey_name": TEXT}            GET /v1/me/passkeys names every passkey TEXT
+  {"number": TEXT}                  a sign-in's second-factor transaction gives TEXT as the number to match
 """
 import json
 import sys
@@ -100,6 +101,17 @@ class Handler(BaseHTTPRequestHandler):
             for passkey in listed["passkeys"]:
                 passkey["name"] = RULES["passkey_name"]
             data = json.dumps(listed).encode()
+        if (
+            "number" in RULES
+            and (path == "/v1/sessions" or path.startswith("/v1/mfa/transactions/"))
+            and status in (200, 202)
+            and data.startswith(b"{")
+        ):
+            answer = json.loads(data)
+            for view in (answer, answer.get("transaction") or {}):
+                if view.get("numberMatching"):
+                    view["numberMatching"]["number"] = RULES["number"]
+            data = json.dumps(answer).encode()
         self.send_response(status)
         for name, value in headers.items():
             if name.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):

@@ -1,0 +1,102 @@
+import CountersignAPI
+import CountersignClient
+import CountersignCrypto
+import Foundation
+import SQLKit
+import Testing
+
+@testable import CountersignServer
+
+/// QR sign-in (issue 19, 4): an approved code gives a locked account nothing, and its session (the
+/// authenticator alone, no password) changes no second factor until it re-authenticates.
+@Suite struct QRSignInTests {
+    /// An account with a paired authenticator, and a waiting screen's code the authenticator approved.
+    static func approved(
+        _ username: String,
+        server: URL
+    ) async throws -> (screen: CountersignClient, created: AuthCodeCreated, account: Person) {
+        let person = try await Person.make(username, server: server)
+        let (_, key) = try await SessionEndingTests.call(
+            "POST",
+            server.appendingPathComponent("v1/me/mfa/pairing-keys"),
+            token: try #require(person.sdk.token),
+            json: [:]
+        )
+        let (phone, _) = try await CountersignAuthenticator.pair(
+            try #require(key["key"] as? String),
+            server: server,
+            name: "phone",
+            identity: Identity.generate()
+        )
+        let screen = CountersignClient(server: server)
+        let created = try await screen.createAuthCode()
+        let claim = try await phone.authenticate(authCode: created.code)
+        #expect(try await claim.approve(userId: claim.users[0].userId) == "COMPLETED")
+        return (screen, created, person)
+    }
+
+    /// Locked after the approval (five wrong passwords in a row; no delay between them here): collecting
+    /// the approved code gives no session.
+    @Test(arguments: Backend.available)
+    func aLockedAccountGetsNoSessionFromAnApprovedCode(_ backend: Backend) async throws {
+        try await withLiveServer(
+            backend,
+            configure: { $0.lockout = LockoutPolicy(delayAfter: 3, delay: 0, lockAfter: 5) }
+        ) {
+            server,
+            h in
+            let (screen, created, _) = try await Self.approved("hanna", server: server)
+            for _ in 0..<5 {
+                await #expect(throws: ClientError.self) {
+                    _ = try await CountersignClient(server: server).signIn(username: "hanna", password: "wrong horse")
+                }
+            }
+            #expect(try #require(try await h.store.loginGuard(username: "hanna")).locked)
+            let account = try #require(try await h.store.account(username: "hanna"))
+            let refused = await #expect(throws: ClientError.self) {
+                _ = try await screen.completeAuthCodeSignIn(created)
+            }
+            #expect(refused?.code == .accountLocked, "\(String(describing: refused))")
+            #expect(screen.token == nil)
+            let sessions = try await h.store.sql.raw(
+                "SELECT COUNT(*) AS n FROM sessions WHERE account_id = \(bind: account.id)"
+            ).first()
+            #expect(
+                try sessions?.decode(column: "n", as: Int.self) == 0,
+                "the lock ended the others, and none was made"
+            )
+        }
+    }
+
+    /// A QR session is signed in, but without a password: every change to the second factors asks for a
+    /// full re-authentication first, as does registering a messaging device.
+    @Test(arguments: Backend.available)
+    func aQRSessionCannotChangeSecondFactors(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, _ in
+            let (screen, created, _) = try await Self.approved("ilse", server: server)
+            _ = try await screen.completeAuthCodeSignIn(created)
+            #expect(try await screen.me().username == "ilse")
+            let token = try #require(screen.token)
+            for (method, path) in [
+                ("POST", "v1/me/mfa/totp"), ("POST", "v1/me/mfa/pairing-keys"), ("POST", "v1/me/mfa/recovery-codes"),
+                ("DELETE", "v1/me/mfa"),
+            ] {
+                let (status, body) = try await SessionEndingTests.call(
+                    method,
+                    server.appendingPathComponent(path),
+                    token: token,
+                    json: method == "POST" ? [:] : nil
+                )
+                #expect(
+                    status == 401 && body["code"] as? String == "reauthentication-required",
+                    "\(method) \(path): \(status) \(body)"
+                )
+            }
+            let identity = Identity.generate()
+            let device = await #expect(throws: ClientError.self) {
+                _ = try await screen.registerDevice(name: "qr", signing: identity, encryptionKey: identity.publicKey)
+            }
+            #expect(device?.code == .reauthenticationRequired, "\(String(describing: device))")
+        }
+    }
+}
