@@ -17,8 +17,12 @@ command -v curl >/dev/null || missing+=(curl)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
-swift build -c release --product countersign-server >&2
-swift build -c release --product countersign-bench >&2
+# The benchmarks' own scratch path (.build-bench, as scripts/lib/bench-server.sh), so that a build in .build is
+# neither waited for nor disturbed. One product per invocation: swift build honours only the last --product.
+scratch=${BENCH_SCRATCH:-.build-bench}
+swift build -c release --scratch-path "$scratch" --product countersign-server >&2
+swift build -c release --scratch-path "$scratch" --product countersign-bench >&2
+bin=$scratch/release
 cores=$(nproc)
 work=$(mktemp -d)
 database="sqlite:$work/bench.sqlite"
@@ -30,12 +34,12 @@ cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || tr
 trap cleanup EXIT
 
 echo "== raw Argon2id (the hasher in use, libsodium), before the server starts"
-raw=$(.build/release/countersign-bench argon2 20)
+raw=$("$bin/countersign-bench" argon2 20)
 echo "$raw"
 raw_all=$(echo "$raw" | sed -nE 's/.*all [0-9]+ cores: ([0-9.]+) hashes\/s.*/\1/p')
 
 echo "== server: $cores cores, $backend, captcha off"
-COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=1000 .build/release/countersign-server serve --port 0 --captcha off \
+COUNTERSIGN_REGISTRATIONS_PER_ADDRESS=1000 COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS=1000 "$bin/countersign-server" serve --port 0 --captcha off \
   --database "$database" > "$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q listening "$work/serve.log" && break; sleep 0.1; done

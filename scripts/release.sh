@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A release build of `countersign` and `countersign-server` with the Swift runtime and Foundation linked in
 # (--static-swift-stdlib): the machine they run on needs glibc and Debian's libargon2-1, libsodium23 and
-# libqrencode4, no Swift. Writes dist/: both binaries, the server's resources bundle (the web client and
+# libqrencode4, no Swift. Writes dist/: both binaries (stripped; their debug information in *.debug), the server's resources bundle (the web client and
 # the OpenAPI document, which it finds beside itself) and SHA256SUMS; prints their versions, the shared
 # libraries they need and their sizes.
 #   bash scripts/release.sh
@@ -22,6 +22,12 @@ rm -rf dist
 mkdir -p dist
 cp "$bin/countersign" "$bin/countersign-server" dist/
 cp -R "$bin"/*.resources dist/
+# Debug information apart (gdb finds it by the debug link), the binaries stripped: half their size.
+for b in countersign countersign-server; do
+  objcopy --only-keep-debug "dist/$b" "dist/$b.debug"
+  strip --strip-debug --strip-unneeded "dist/$b"
+  objcopy --add-gnu-debuglink="dist/$b.debug" "dist/$b"
+done
 (cd dist && sha256sum countersign countersign-server > SHA256SUMS)
 dist/countersign version
 dist/countersign-server version
