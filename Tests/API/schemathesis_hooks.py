@@ -7,9 +7,9 @@
   everywhere, a closed device session) answers 401 from then on: the next request of that kind gets a
   new one (a sign-in, a signed device-session nonce; see `Credentials`).
 - Proofs a generator cannot make: in positive cases, most registrations and sign-ins carry a solved
-  captcha (the server runs with the captcha on), and half the time a device registration is signed with a
-  fresh key over the challenge the request carries (from the stateful link), a device-session nonce is
-  signed with the key of a device registered that way, and a send carries a real envelope (one the CLI
+  captcha (the server runs with the captcha on), a device registration that carries a real challenge (from
+  the stateful link) is signed with a fresh key, a device-session nonce for a device registered that way
+  is signed with its key, and half the sends carry a real envelope (one the CLI
   sealed at setup; resending the same bytes is the documented idempotent 200), so the stateful phase
   gets past them to the operations behind them.
 - `status_code_listed`: the document gives every operation a `default` problem response, which would
@@ -28,8 +28,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from countersign_api import API, b64url, load_key, new_key, registration_message, session_message, sign, spki, unb64url  # noqa: E402
 
 STATE = json.load(open(os.environ["COUNTERSIGN_ST_STATE"]))
-api = API(STATE["url"])
 lock = threading.Lock()
+_local = threading.local()
+
+
+def api():
+    """This thread's client (schemathesis's workers are threads; a requests session is not shared)."""
+    if not hasattr(_local, "api"):
+        _local.api = API(STATE["url"])
+    return _local.api
+
+
 # Devices registered by the hook below: device ID → private key.
 hook_devices = {}
 
@@ -56,15 +65,15 @@ def make(kind):
     """A working credential of this kind, made now."""
     if kind == "account":
         a = STATE["account"]
-        return api.sign_in(a["username"], a["password"])["token"]
+        return api().sign_in(a["username"], a["password"])["token"]
     if kind in ("device", "authenticator"):
         d = STATE[kind]
-        return api.device_session(d["id"], load_key(d["key"]))
+        return api().device_session(d["id"], load_key(d["key"]))
     if kind == "transaction":
         m = STATE["mfaAccount"]
-        return api.sign_in(m["username"], m["password"], status=202, secondFactor="code")["binding"]
+        return api().sign_in(m["username"], m["password"], status=202, secondFactor="code")["binding"]
     if kind == "authCode":
-        return api.expect(201, "POST", "/v1/auth-codes", {})["binding"]
+        return api().expect(201, "POST", "/v1/auth-codes", {})["binding"]
     raise ValueError(kind)
 
 
@@ -139,14 +148,18 @@ def before_call(context, case, kwargs):
     if label in ("POST /v1/accounts", "POST /v1/sessions", "POST /v1/sessions/current/reauth"):
         # The captcha is on (as in production): most positive cases carry a solved one.
         if random.random() < 0.8:
-            case.body["captcha"] = api.captcha()
-        return
-    if random.random() < 0.5:
+            try:
+                case.body["captcha"] = api().captcha()
+            except (RuntimeError, OSError):
+                pass  # the request goes as generated
         return
     if label == "POST /v1/devices":
+        # A real challenge (32 bytes, from the link) gets a real proof; a generated one stays as it is.
         try:
             challenge = unb64url(case.body.get("challenge", ""))
-        except ValueError:
+        except (ValueError, TypeError):
+            return
+        if len(challenge) != 32:
             return
         key = new_key()
         public = spki(key)
@@ -155,22 +168,22 @@ def before_call(context, case, kwargs):
             signingKey=b64url(public), encryptionKey=b64url(public), signature=b64url(sign(key, message))
         )
         case.body.setdefault("name", "schemathesis")
-        context_keys[id(case)] = key
+        signed_keys[b64url(public)] = key
     elif label == "POST /v1/device-sessions":
         key = hook_devices.get(case.body.get("deviceId"))
         try:
             nonce = unb64url(case.body.get("nonce", ""))
-        except ValueError:
+        except (ValueError, TypeError):
             return
-        if key is not None:
+        if key is not None and len(nonce) == 32:
             case.body["signature"] = b64url(sign(key, session_message(nonce, case.body["deviceId"])))
-    elif label == "POST /v1/messages":
+    elif label == "POST /v1/messages" and random.random() < 0.5:
         case.body.update(STATE["send"])
         case.body.pop("deliverAfter", None)
 
 
-# The key a device registration was signed with, until its answer names the device.
-context_keys = {}
+# The private key of each signing key a registration was signed with, until its answer names the device.
+signed_keys = {}
 
 
 @schemathesis.hook
@@ -183,12 +196,17 @@ def after_call(context, case, response):
         except (ValueError, AttributeError):
             code = None
         credentials.saw(kind, sent[len("Bearer "):], response.status_code, code)
-    key = context_keys.pop(id(case), None)
-    if key is not None and response.status_code == 201:
+    if os.environ.get("COUNTERSIGN_ST_DEBUG"):
+        with open(os.environ["COUNTERSIGN_ST_DEBUG"], "a") as f:
+            f.write(f"{case.method} {case.operation.path} {response.status_code} {response.text[:160]}\n")
+    if case.operation.path == "/v1/devices" and case.method.upper() == "POST" and response.status_code == 201:
         try:
-            hook_devices[response.json()["id"]] = key
-        except (ValueError, KeyError):
-            pass
+            device = response.json()
+            key = signed_keys.pop(device["signingKey"], None)
+        except (ValueError, KeyError, TypeError):
+            key = None
+        if key is not None:
+            hook_devices[device["id"]] = key
 
 
 @schemathesis.check
@@ -201,3 +219,43 @@ def status_code_listed(ctx, response, case):
     if status not in responses and f"{status[0]}XX" not in responses:
         listed = ", ".join(sorted(k for k in responses if k != "default"))
         raise AssertionError(f"{status} is not among the statuses the document lists for this operation ({listed})")
+
+
+# The stateful phase's steps, counted per link (for the run's summary; schemathesis reports only how many
+# links were covered): the link's name, how often it was followed, and how often its target answered 2xx.
+followed = {}
+
+
+def _count_steps():
+    try:
+        from schemathesis.generation.stateful.state_machine import APIStateMachine
+    except ImportError:
+        return
+    step = APIStateMachine._step
+
+    def counted(self, input):
+        output = None
+        try:
+            output = step(self, input)
+            return output
+        finally:
+            name = input.transition.id if input.transition is not None else "(first step)"
+            ok = output is not None and 200 <= output.response.status_code < 300
+            with lock:
+                seen = followed.setdefault(name, [0, 0])
+                seen[0] += 1
+                seen[1] += ok
+
+    APIStateMachine._step = counted
+
+
+if os.environ.get("COUNTERSIGN_ST_LINKS"):
+    import atexit
+
+    _count_steps()
+    def _save():
+        summary = {"links": followed, "remade": credentials.made, "lastError": credentials.last_error}
+        with open(os.environ["COUNTERSIGN_ST_LINKS"], "a") as f:
+            f.write(json.dumps(summary) + "\n")
+
+    atexit.register(_save)

@@ -10,7 +10,9 @@ which follows the document's links (register → sign in → device challenge �
 send / fetch / directory, …), within SECONDS (default 240) in all. Checks: no 5xx, every status, content
 type, header and body as the document says (and the status listed for the operation, not only under
 `default`), negative data rejected, authentication not ignored, missing required headers and unsupported
-methods refused. Exits non-zero on any failure. Credentials and hooks: schemathesis_hooks.py.
+methods refused. Exits non-zero on any failure. Credentials and hooks: schemathesis_hooks.py. At the end it
+prints how often the stateful phase followed each link. COUNTERSIGN_ST_DEBUG=FILE appends every request's
+method, path, status and the start of its answer to FILE.
 
 The credentials:
 - an account session (`bearer`): an account with no second factor;
@@ -143,6 +145,26 @@ def credentials(binary, server, work):
     }
 
 
+def summarize_links(path):
+    """Prints how often the stateful phase followed each of the document's links, and how often each
+    kind of credential had to be made again (from the hooks, one line of JSON per schemathesis run)."""
+    runs = [json.loads(line) for line in open(path)] if os.path.exists(path) else []
+    followed, remade = {}, {}
+    for run in runs:
+        for name, (n, ok) in run["links"].items():
+            seen = followed.setdefault(name, [0, 0])
+            seen[0] += n
+            seen[1] += ok
+        for kind, n in run["remade"].items():
+            remade[kind] = remade.get(kind, 0) + n
+    links = {k: v for k, v in followed.items() if k != "(first step)"}
+    print(f"schemathesis: credentials made again after a request ended them: {remade}", flush=True)
+    print(f"schemathesis: stateful steps {sum(n for n, _ in followed.values())}, {len(links)} links followed "
+          f"({sum(n for n, _ in links.values())} steps; followed, target answered 2xx):", flush=True)
+    for name, (n, ok) in sorted(links.items()):
+        print(f"  {n:5d} {ok:5d}  {name}", flush=True)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit("usage: python3 Tests/API/schemathesis_run.py BINARY [SECONDS]")
@@ -177,6 +199,8 @@ def main():
     )
     # Two runs, so that the stateful phase gets its share of the time: examples, coverage and fuzzing
     # (each operation alone) in half of what is left, then the stateful phase along the links.
+    links = os.path.join(work, "links.json")
+    env["COUNTERSIGN_ST_LINKS"] = links
     left = max(60, budget - int(time.monotonic() - started))
     failed = False
     for phases, seconds in (("examples,coverage,fuzzing", left // 2), ("stateful", left - left // 2)):
@@ -187,6 +211,7 @@ def main():
             "--phases", phases, "--max-time", str(seconds),
         ]
         failed |= subprocess.run(command, env=env, cwd=work).returncode != 0
+    summarize_links(links)
     if failed:
         print(f"schemathesis failed; the server's log ends:\n{open(server.log).read()[-4000:]}", flush=True)
     sys.exit(1 if failed else 0)
