@@ -188,6 +188,13 @@ signed_keys = {}
 
 @schemathesis.hook
 def after_call(context, case, response):
+    observe(case, response)
+
+
+def observe(case, response):
+    """What a response tells the hooks: a credential it showed dead, a device registered with a known key.
+    Called by the `after_call` hook and, in the stateful phase (whose steps do not dispatch it), by the
+    step counter below; seeing a response twice changes nothing."""
     kind = credential_kind(case)
     sent = (case.headers or {}).get("Authorization", "")
     if kind != "none" and sent.startswith("Bearer ") and response.status_code in (401, 404):
@@ -221,8 +228,9 @@ def status_code_listed(ctx, response, case):
         raise AssertionError(f"{status} is not among the statuses the document lists for this operation ({listed})")
 
 
-# The stateful phase's steps, counted per link (for the run's summary; schemathesis reports only how many
-# links were covered): the link's name, how often it was followed, and how often its target answered 2xx.
+# The stateful phase's steps, each observed as `after_call` would be, and counted per link for the run's
+# summary (schemathesis reports only how many links were covered): the link's name, how often it was
+# followed, and how often its target answered 2xx.
 followed = {}
 
 
@@ -239,6 +247,8 @@ def _count_steps():
             output = step(self, input)
             return output
         finally:
+            if output is not None:
+                observe(output.case, output.response)
             name = input.transition.id if input.transition is not None else "(first step)"
             ok = output is not None and 200 <= output.response.status_code < 300
             with lock:
@@ -249,10 +259,11 @@ def _count_steps():
     APIStateMachine._step = counted
 
 
+_count_steps()
+
 if os.environ.get("COUNTERSIGN_ST_LINKS"):
     import atexit
 
-    _count_steps()
     def _save():
         summary = {"links": followed, "remade": credentials.made, "lastError": credentials.last_error}
         with open(os.environ["COUNTERSIGN_ST_LINKS"], "a") as f:
