@@ -4,8 +4,9 @@
 # a throwaway PostgreSQL 15 cluster on 127.0.0.1 that this script starts and stops.
 #
 #   bash scripts/test.sh          the full suite, as CI runs it
-#   bash scripts/test.sh --fast   a quick loop: no PostgreSQL (its cases skip) and no browser
+#   bash scripts/test.sh --fast   a quick loop: no PostgreSQL (its cases skip), no schemathesis and no browser
 #
+# After the Swift tests, schemathesis tests the HTTP API against docs/openapi.yaml (Tests/API, about 4 minutes).
 # Last, the web client runs in Debian's Chromium driven by Playwright (Tests/Web), bounded to 10 minutes;
 # its screenshots are left in .build/web-artifacts.
 set -euo pipefail
@@ -42,6 +43,8 @@ python3 -c 'import openapi_spec_validator' 2>/dev/null || python3 -m pip install
 python3 -c 'import fido2, webauthn' 2>/dev/null || python3 -m pip install -q fido2==2.2.1 webauthn==3.0.1
 if [ "$fast" = 0 ]; then
   python3 -c 'import playwright' 2>/dev/null || python3 -m pip install -q playwright==1.65.2
+  # The API phase (Tests/API): schemathesis over the whole OpenAPI document.
+  python3 -c 'import schemathesis' 2>/dev/null || python3 -m pip install -q schemathesis==4.32.5
 fi
 
 # The OpenAPI document must be valid OpenAPI 3.1.
@@ -75,6 +78,11 @@ export COUNTERSIGN_REQUIRE_POSTGRES=1
 
 swift build --build-tests
 run_tests
+
+# The HTTP API against its document: schemathesis over every operation of docs/openapi.yaml with an account,
+# a messaging device, an authenticator and binding secrets, then the stateful phase along the document's
+# links (Tests/API/schemathesis_run.py). 240 s of testing; the bound covers the setup and a stalled run.
+timeout --kill-after=30 420 python3 Tests/API/schemathesis_run.py "$(swift build --show-bin-path)/countersign" 240
 
 # The systemd unit (deploy/countersign.service) is valid for the binary just built, and its sandbox keeps
 # systemd's exposure score at 2.0 or below (`--threshold` counts tenths).

@@ -42,6 +42,19 @@ import Testing
         for code in codes { #expect(documented.contains(code.rawValue), "\(code) is missing from openapi.yaml") }
     }
 
+    /// Every kind of audited event is in `AuditEvent.kind`'s enum, so an audit page validates.
+    @Test func everyAuditKindIsDocumented() throws {
+        let start = try #require(Self.document.range(of: "kind: {type: string, enum: ["))
+        let list = Self.document[start.upperBound...].prefix { $0 != "]" }
+        let documented = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let kinds = Set(AuditKind.allCases.map(\.rawValue))
+        #expect(
+            kinds.subtracting(documented).isEmpty,
+            "missing from openapi.yaml: \(kinds.subtracting(documented).sorted())"
+        )
+        #expect(documented.subtracting(kinds).isEmpty, "not audited: \(documented.subtracting(kinds).sorted())")
+    }
+
     /// The 405 table lists exactly the documented paths and methods.
     @Test func methodTableMatchesTheDocument() {
         var documented: [String: [String]] = [:]

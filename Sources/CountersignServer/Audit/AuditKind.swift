@@ -1,5 +1,5 @@
 /// What an audited event was: the `kind` of `AuditEvent` (docs/openapi.yaml lists them).
-enum AuditKind: String, Sendable {
+enum AuditKind: String, CaseIterable, Sendable {
     case accountCreated = "account-created"
     case signIn = "sign-in"
     case signOut = "sign-out"

@@ -49,14 +49,14 @@ struct ProblemMiddleware: RouterMiddleware {
         } catch is ConnectionPoolTimeoutError {
             // Every pooled database connection stayed busy for the pool's whole wait: overload, not a fault.
             context.logger.warning("database connection pool exhausted", metadata: ["path": "\(request.uri.path)"])
-            var p = Problem(
-                status: .serviceUnavailable,
-                code: .serverBusy,
-                title: "Server busy",
-                detail: "Every database connection is busy; retry in a second."
-            )
-            p.headers[.retryAfter] = "1"
-            throw p
+            throw Self.busy("Every database connection is busy; retry in a second.")
+        } catch let e as PostgresLane.DeadlineExceeded {
+            // The lane closed a connection that did not answer in time (and reconnects for the next unit):
+            // the request did not fail on its own account, and a retry can succeed.
+            context.logger.warning("\(e.description)", metadata: ["path": "\(request.uri.path)"])
+            throw Self.busy("The database did not answer in time; retry in a second.")
+        } catch is PostgresLane.Closed {
+            throw Self.busy("The server is shutting down; retry in a second.")
         } catch let e as HTTPError {
             switch e.status {
             case .notFound:
@@ -103,5 +103,12 @@ struct ProblemMiddleware: RouterMiddleware {
                 detail: "The server failed; the error was logged. Retry, and report it if it persists."
             )
         }
+    }
+
+    /// 503 `server-busy` with `Retry-After: 1`: the database could not serve the request now.
+    private static func busy(_ detail: String) -> Problem {
+        var p = Problem(status: .serviceUnavailable, code: .serverBusy, title: "Server busy", detail: detail)
+        p.headers[.retryAfter] = "1"
+        return p
     }
 }
