@@ -6,6 +6,7 @@
 #   bash scripts/test.sh          the full suite, as CI runs it
 #   bash scripts/test.sh --fast   a quick loop: no PostgreSQL (its cases skip) and no browser
 #
+# After the Swift tests, a 60-second pass of the fuzz targets (scripts/fuzz.sh) over their seed corpus.
 # Last, the web client runs in Debian's Chromium driven by Playwright (Tests/Web), bounded to 10 minutes;
 # its screenshots are left in .build/web-artifacts.
 set -euo pipefail
@@ -48,8 +49,8 @@ fi
 python3 -m openapi_spec_validator docs/openapi.yaml
 
 # The whole tree keeps the project's format (.swift-format); `swift format --in-place -r -p Sources Tests
-# Benchmarks Plugins Package.swift` fixes what this reports.
-swift format lint --strict --recursive --parallel Sources Tests Benchmarks Plugins Package.swift
+# Benchmarks Plugins Fuzz Package.swift` fixes what this reports.
+swift format lint --strict --recursive --parallel Sources Tests Benchmarks Plugins Fuzz Package.swift
 
 # The backtrace of a crash names only the crashed thread and skips full symbolication, which took over 10
 # minutes here.
@@ -75,6 +76,11 @@ export COUNTERSIGN_REQUIRE_POSTGRES=1
 
 swift build --build-tests
 run_tests
+
+# A short bounded pass of every fuzz target over its seed corpus (scripts/fuzz.sh; the long run is
+# `bash scripts/fuzz.sh 600`). The sanitized build of Fuzz/ is cached in .build-fuzz; the bound covers a
+# first build too.
+timeout --kill-after=30 3600 bash scripts/fuzz.sh 60
 
 # The systemd unit (deploy/countersign.service) is valid for the binary just built, and its sandbox keeps
 # systemd's exposure score at 2.0 or below (`--threshold` counts tenths).
