@@ -107,7 +107,7 @@ enum FuzzAPI {
     }
 
     /// The roundtrip of one type, as an entry of `types`.
-    private static func check<T: Codable>(_ type: T.Type) -> @Sendable (Data) -> Void {
+    private static func check<T: Codable & Sendable>(_ type: T.Type) -> @Sendable (Data) -> Void {
         { roundtrip(T.self, $0) }
     }
 

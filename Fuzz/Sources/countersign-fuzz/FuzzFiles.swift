@@ -84,7 +84,9 @@ enum FuzzFiles {
                 identity: identity,
                 expectedSender: signer?.publicKey
             )
-            guard out.bytes == plaintext, opened.fileName == name, opened.signer == signer?.publicKey else {
+            // An empty name is no name: the stream writes both as name_len 0 (docs/SPEC.md §4.3).
+            let carried = name?.isEmpty == true ? nil : name
+            guard out.bytes == plaintext, opened.fileName == carried, opened.signer == signer?.publicKey else {
                 finding("a sealed file does not open to its plaintext, name \(name.debugDescription) and signer")
             }
         } catch {
