@@ -78,7 +78,9 @@ public struct OTPAuthURI: Equatable, Sendable {
             secret: secret,
             algorithm: algorithm,
             digits: try integer("digits", 6),
-            period: try integer("period", 30)
+            // HOTP has no period: an hotp URI's period is ignored, as authenticator apps do, so the value
+            // is the one its canonical URI (which writes no period for hotp) parses to.
+            period: type == "hotp" ? 30 : try integer("period", 30)
         )
         if type == "hotp" {
             guard let v = query["counter"], let n = UInt64(v) else {

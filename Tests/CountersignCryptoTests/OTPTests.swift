@@ -173,6 +173,21 @@ import Testing
         }
     }
 
+    /// Found by the otpauth fuzz target: an hotp URI with a period parameter kept that period in its
+    /// generator, but the canonical hotp URI writes no period, so it parsed again to another value. HOTP has
+    /// no period; the parameter is ignored on hotp URIs, as authenticator apps do.
+    @Test func hotpURIIgnoresThePeriod() throws {
+        for period in ["60", "301", "abc"] {
+            let uri = "otpauth://hotp/bob?secret=JBSWY3DPEHPK3PXP&counter=0&period=\(period)"
+            let parsed = try OTPAuthURI(parsing: uri)
+            #expect(parsed.generator.period == 30 && parsed.kind == .hotp(counter: 0), "\(uri)")
+            #expect(try OTPAuthURI(parsing: parsed.uri) == parsed, "\(uri) -> \(parsed.uri)")
+        }
+        let totp = try OTPAuthURI(parsing: "otpauth://totp/bob?secret=JBSWY3DPEHPK3PXP&period=60")
+        #expect(totp.generator.period == 60)
+        #expect(try OTPAuthURI(parsing: totp.uri) == totp)
+    }
+
     @Test func uriRoundTripAndReasons() throws {
         let uri =
             "otpauth://totp/ACME%20Co:alice@example.com?secret=JBSWY3DPEHPK3PXP&issuer=ACME%20Co&algorithm=SHA256&digits=8&period=60"
