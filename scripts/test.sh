@@ -6,7 +6,8 @@
 #   bash scripts/test.sh          the full suite, as CI runs it
 #   bash scripts/test.sh --fast   a quick loop: no PostgreSQL (its cases skip), no schemathesis and no browser
 #
-# After the Swift tests, schemathesis tests the HTTP API against docs/openapi.yaml (Tests/API, about 4 minutes).
+# After the Swift tests, schemathesis tests the HTTP API against docs/openapi.yaml (Tests/API, about 4 minutes),
+# then a 60-second pass of the fuzz targets (scripts/fuzz.sh) over their seed corpus.
 # Last, the web client runs in Debian's Chromium driven by Playwright (Tests/Web), bounded to 10 minutes;
 # its screenshots are left in .build/web-artifacts.
 set -euo pipefail
@@ -51,8 +52,8 @@ fi
 python3 -m openapi_spec_validator docs/openapi.yaml
 
 # The whole tree keeps the project's format (.swift-format); `swift format --in-place -r -p Sources Tests
-# Benchmarks Plugins Package.swift` fixes what this reports.
-swift format lint --strict --recursive --parallel Sources Tests Benchmarks Plugins Package.swift
+# Benchmarks Plugins Fuzz Package.swift` fixes what this reports.
+swift format lint --strict --recursive --parallel Sources Tests Benchmarks Plugins Fuzz Package.swift
 
 # The backtrace of a crash names only the crashed thread and skips full symbolication, which took over 10
 # minutes here.
@@ -83,6 +84,11 @@ run_tests
 # a messaging device, an authenticator and binding secrets, then the stateful phase along the document's
 # links (Tests/API/schemathesis_run.py). 240 s of testing; the bound covers the setup and a stalled run.
 timeout --kill-after=30 420 python3 Tests/API/schemathesis_run.py "$(swift build --show-bin-path)/countersign" 240
+
+# A short bounded pass of every fuzz target over its seed corpus (scripts/fuzz.sh; the long run is
+# `bash scripts/fuzz.sh 600`). The sanitized build of Fuzz/ is cached in .build-fuzz; the bound covers a
+# first build too.
+timeout --kill-after=30 1800 bash scripts/fuzz.sh 60
 
 # The systemd unit (deploy/countersign.service) is valid for the binary just built, and its sandbox keeps
 # systemd's exposure score at 2.0 or below (`--threshold` counts tenths).

@@ -42,10 +42,22 @@ public struct OTPAuthURI: Equatable, Sendable {
             query[name] = item.value ?? ""
         }
         account = labelAccount
-        if let i = query["issuer"], let l = labelIssuer, i != l {
+        // The parameter follows the label's rules, so that the canonical URI (which writes the issuer in
+        // both) parses again to the same value: spaces around it are not part of it, and it must say
+        // something without a colon (the label's issuer ends at the first colon).
+        let issuerParameter = query["issuer"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        if let i = issuerParameter {
+            guard !i.isEmpty else {
+                throw OTPError.malformedURI("the issuer parameter is blank; leave it out or name the issuer")
+            }
+            guard !i.contains(":") else {
+                throw OTPError.malformedURI("the issuer parameter holds a colon (\(i)), which the label cannot carry")
+            }
+        }
+        if let i = issuerParameter, let l = labelIssuer, i != l {
             throw OTPError.malformedURI("the issuer parameter (\(i)) differs from the label's prefix (\(l))")
         }
-        issuer = query["issuer"] ?? labelIssuer
+        issuer = issuerParameter ?? labelIssuer
         guard let secretText = query["secret"], !secretText.isEmpty else {
             throw OTPError.malformedURI("the secret parameter is missing")
         }
@@ -70,7 +82,9 @@ public struct OTPAuthURI: Equatable, Sendable {
             secret: secret,
             algorithm: algorithm,
             digits: try integer("digits", 6),
-            period: try integer("period", 30)
+            // HOTP has no period: an hotp URI's period is ignored, as authenticator apps do, so the value
+            // is the one its canonical URI (which writes no period for hotp) parses to.
+            period: type == "hotp" ? 30 : try integer("period", 30)
         )
         if type == "hotp" {
             guard let v = query["counter"], let n = UInt64(v) else {

@@ -50,7 +50,13 @@ enum PKCS8Encryption {
         return DER.sequence(alg, DER.encode(DER.octetString, Array(ct)))
     }
 
-    static func decrypt(_ der: [UInt8], passphrase: [UInt8]) throws -> [UInt8] {
+    /// `maxScryptMemoryBytes` and `maxIterations` default to the bounds above; only the fuzz targets lower them.
+    static func decrypt(
+        _ der: [UInt8],
+        passphrase: [UInt8],
+        maxScryptMemoryBytes: Int = maxScryptMemory,
+        maxIterations: Int = maxPBKDF2Iterations
+    ) throws -> [UInt8] {
         let key: SymmetricKey
         let iv: [UInt8]
         let ct: [UInt8]
@@ -97,7 +103,7 @@ enum PKCS8Encryption {
                 }
                 try kp.expectEnd()
                 guard n > 1, n & (n - 1) == 0, n <= maxScryptN, r >= 1, r <= 32, p >= 1, p <= 16,
-                    128 * r * n <= maxScryptMemory
+                    128 * r * n <= maxScryptMemoryBytes
                 else {
                     throw KeyError.unsupportedEncryption(
                         "scrypt parameters N=\(n) r=\(r) p=\(p) are out of the accepted range"
@@ -131,7 +137,7 @@ enum PKCS8Encryption {
                     try prf.expectEnd()
                 }
                 try kp.expectEnd()
-                guard iterations >= 1, iterations <= maxPBKDF2Iterations else {
+                guard iterations >= 1, iterations <= maxIterations else {
                     throw KeyError.unsupportedEncryption("PBKDF2 iteration count \(iterations) is out of range")
                 }
                 key = try KDF.Insecure.PBKDF2.deriveKey(

@@ -141,6 +141,53 @@ import Testing
         #expect(colon.issuer == "ACME" && colon.account == "alice:work")
     }
 
+    /// Found by the otpauth fuzz target (Fuzz/, scripts/fuzz.sh): an `issuer=` parameter with spaces around
+    /// it, a colon in it, or nothing in it was accepted, and the canonical URI made from it did not parse
+    /// again (the label's issuer is trimmed and ends at the first colon). Spaces are trimmed as in the label;
+    /// a blank issuer or one with a colon is refused with a reason.
+    @Test func issuerParameterParsesAgainFromTheCanonicalURI() throws {
+        let secret = "secret=JBSWY3DPEHPK3PXP"
+        for (uri, issuer) in [
+            ("otpauth://totp/alice?\(secret)&issuer=%20ACME%20", "ACME"),
+            ("otpauth://totp/ACME:alice?\(secret)&issuer=ACME%09", "ACME"),
+            ("otpauth://totp/alice?\(secret)&issuer=ACME%20Co", "ACME Co"),
+        ] {
+            let parsed = try OTPAuthURI(parsing: uri)
+            #expect(parsed.issuer == issuer && parsed.account == "alice", "\(uri)")
+            #expect(try OTPAuthURI(parsing: parsed.uri) == parsed, "\(uri) -> \(parsed.uri)")
+        }
+        for (uri, reason) in [
+            ("otpauth://totp/alice?\(secret)&issuer=", "issuer parameter is blank"),
+            ("otpauth://totp/alice?\(secret)&issuer", "issuer parameter is blank"),
+            ("otpauth://totp/alice?\(secret)&issuer=%20", "issuer parameter is blank"),
+            ("otpauth://totp/alice?\(secret)&issuer=A:B", "issuer parameter holds a colon"),
+            ("otpauth://totp/alice?\(secret)&issuer=A%3AB", "issuer parameter holds a colon"),
+            ("otpauth://totp/A:alice?\(secret)&issuer=A:B", "issuer parameter holds a colon"),
+        ] {
+            do {
+                let parsed = try OTPAuthURI(parsing: uri)
+                Issue.record("accepted \(uri) as issuer \(parsed.issuer.debugDescription), canonical \(parsed.uri)")
+            } catch let e as OTPError {
+                #expect(e.description.contains(reason), "\(uri): \(e)")
+            }
+        }
+    }
+
+    /// Found by the otpauth fuzz target: an hotp URI with a period parameter kept that period in its
+    /// generator, but the canonical hotp URI writes no period, so it parsed again to another value. HOTP has
+    /// no period; the parameter is ignored on hotp URIs, as authenticator apps do.
+    @Test func hotpURIIgnoresThePeriod() throws {
+        for period in ["60", "301", "abc"] {
+            let uri = "otpauth://hotp/bob?secret=JBSWY3DPEHPK3PXP&counter=0&period=\(period)"
+            let parsed = try OTPAuthURI(parsing: uri)
+            #expect(parsed.generator.period == 30 && parsed.kind == .hotp(counter: 0), "\(uri)")
+            #expect(try OTPAuthURI(parsing: parsed.uri) == parsed, "\(uri) -> \(parsed.uri)")
+        }
+        let totp = try OTPAuthURI(parsing: "otpauth://totp/bob?secret=JBSWY3DPEHPK3PXP&period=60")
+        #expect(totp.generator.period == 60)
+        #expect(try OTPAuthURI(parsing: totp.uri) == totp)
+    }
+
     @Test func uriRoundTripAndReasons() throws {
         let uri =
             "otpauth://totp/ACME%20Co:alice@example.com?secret=JBSWY3DPEHPK3PXP&issuer=ACME%20Co&algorithm=SHA256&digits=8&period=60"

@@ -1,0 +1,1 @@
+../../../Sources/CountersignServer/Accounts/Altcha.swift

@@ -1,0 +1,1 @@
+../../../Sources/CountersignServer/MFA/ChallengeSigner.swift
