@@ -45,7 +45,7 @@ public struct OTPAuthURI: Equatable, Sendable {
         // The parameter follows the label's rules, so that the canonical URI (which writes the issuer in
         // both) parses again to the same value: spaces around it are not part of it, and it must say
         // something without a colon (the label's issuer ends at the first colon).
-        let issuerParameter = query["issuer"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let issuerParameter = query["issuer"].map { $0.trimmingSpaces(newlines: true) }
         if let i = issuerParameter {
             guard !i.isEmpty else {
                 throw OTPError.malformedURI("the issuer parameter is blank; leave it out or name the issuer")
