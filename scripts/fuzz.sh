@@ -40,6 +40,8 @@ for t in "${targets[@]}"; do
 done
 
 jobs=${FUZZ_JOBS:-$(nproc)}
+# More jobs than targets would run each target longer than SECONDS in all.
+[ "$jobs" -le "${#targets[@]}" ] || jobs=${#targets[@]}
 per=$(( seconds * jobs / ${#targets[@]} ))
 [ "$per" -ge 1 ] || per=1
 artifacts=${FUZZ_ARTIFACTS:-.build-fuzz/artifacts/$(date -u +%Y%m%dT%H%M%SZ)}

@@ -101,6 +101,10 @@ extension CountersignClient {
         c.scheme = server.scheme == "https" ? "wss" : "ws"
         c.path = "/v1/push"
         c.query = nil
+        // No user:password@ in a WebSocket URL: its parser ends the host at the first ':', so the push channel
+        // (and its ticket) would go to the user part's "host" while the HTTP calls go to the real one.
+        c.user = nil
+        c.password = nil
         return c.string ?? "ws://localhost/v1/push"
     }
 }

@@ -50,7 +50,8 @@ enum PKCS8Encryption {
         return DER.sequence(alg, DER.encode(DER.octetString, Array(ct)))
     }
 
-    /// `maxScryptMemoryBytes` and `maxIterations` default to the bounds above; only the fuzz targets lower them.
+    /// `maxScryptMemoryBytes` and `maxIterations` default to the bounds above, and can only lower them (the fuzz
+    /// targets do).
     static func decrypt(
         _ der: [UInt8],
         passphrase: [UInt8],
@@ -103,7 +104,7 @@ enum PKCS8Encryption {
                 }
                 try kp.expectEnd()
                 guard n > 1, n & (n - 1) == 0, n <= maxScryptN, r >= 1, r <= 32, p >= 1, p <= 16,
-                    128 * r * n <= maxScryptMemoryBytes
+                    128 * r * n <= min(maxScryptMemoryBytes, maxScryptMemory)
                 else {
                     throw KeyError.unsupportedEncryption(
                         "scrypt parameters N=\(n) r=\(r) p=\(p) are out of the accepted range"
@@ -137,7 +138,7 @@ enum PKCS8Encryption {
                     try prf.expectEnd()
                 }
                 try kp.expectEnd()
-                guard iterations >= 1, iterations <= maxIterations else {
+                guard iterations >= 1, iterations <= min(maxIterations, maxPBKDF2Iterations) else {
                     throw KeyError.unsupportedEncryption("PBKDF2 iteration count \(iterations) is out of range")
                 }
                 key = try KDF.Insecure.PBKDF2.deriveKey(

@@ -178,9 +178,9 @@ enum MFALogin {
                 """
         case "wrong-number":
             return
-                "the number chosen on the authenticator did not match\(number.map { " \($0)" } ?? ""); \(again) and check the number"
+                "the number chosen on the authenticator did not match\(number.map { " \(Terminal.printable($0))" } ?? ""); \(again) and check the number"
         case "too-many-codes": return "too many wrong codes; \(again)"
-        default: return why ?? "the second factor was refused"
+        default: return why.map { Terminal.printable($0) } ?? "the second factor was refused"
         }
     }
 

@@ -156,7 +156,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             print(Terminal.printable("username: \(info.username)"))
             Terminal.warn(
                 """
-                paired authenticator \(info.deviceId) ("\(Terminal.printable(deviceName))") for \(info.username) on \(authenticator.state.server); \
+                paired authenticator \(Terminal.printable(info.deviceId)) ("\(Terminal.printable(deviceName))") for \(Terminal.printable(info.username)) on \(authenticator.state.server); \
                 key \(PrivateFiles.config.appendingPathComponent(keyFile).path), fingerprint \(identity.publicKey.fingerprint)
                 """
             )
@@ -354,7 +354,9 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                 switch status {
                 case .connecting: break
                 case .connected:
-                    Terminal.warn("connected; waiting for sign-in requests for \(box.value.username) (Ctrl-C to stop)")
+                    Terminal.warn(
+                        "connected; waiting for sign-in requests for \(Terminal.printable(box.value.username)) (Ctrl-C to stop)"
+                    )
                 case .disconnected(let reason, let wait):
                     Terminal.warn(
                         "disconnected (\(Terminal.printable(reason))); reconnecting in \(String(format: "%.1f", wait)) s"
@@ -421,7 +423,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
                     default:
                         if n.numberMatchingType == "SELECT_NUMBER", !n.numberMatchingOptions.contains(line) {
                             print(
-                                "\(Terminal.printable(line)) is not one of \(n.numberMatchingOptions.joined(separator: ", "))"
+                                "\(Terminal.printable(line)) is not one of \(Terminal.printable(n.numberMatchingOptions.joined(separator: ", ")))"
                             )
                             continue
                         }

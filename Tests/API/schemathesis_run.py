@@ -62,7 +62,11 @@ class Server:
             [binary, "serve", "--port", "0", "--captcha", "always", "--database", f"sqlite:{directory}/st.sqlite"],
             stdout=subprocess.PIPE, stderr=open(self.log, "w"), env=env, start_new_session=True,
         )
-        line = self.process.stdout.readline().decode()
+        try:
+            line = self.process.stdout.readline().decode()
+        except BaseException:  # SIGTERM while waiting: `server` is not assigned yet, so cleanup cannot stop it
+            self.stop()
+            raise
         match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
         if not match:
             self.stop()
