@@ -11,30 +11,8 @@ import Testing
 @Suite struct MFACodeOnlyTests {
     /// An account with a paired authenticator: its account session and the authenticator's device session.
     static func paired(_ api: API, _ username: String) async throws -> (session: String, deviceToken: String) {
-        try await api.register(username)
-        let session = try await api.token(username)
-        let key = try #require(
-            try await api.call(.post, "/v1/me/mfa/pairing-keys", token: session).json["key"] as? String
-        )
-        let phone = Identity.generate()
-        let spki = Base64URL(phone.publicKey.spkiDER).text
-        let proof = try phone.signature(
-            for: DeviceProof.pairingMessage(
-                pairingKey: key,
-                signingKey: phone.publicKey,
-                encryptionKey: phone.publicKey
-            )
-        )
-        let paired = try await api.call(
-            .post,
-            "/v1/authenticators",
-            json: [
-                "pairingKey": key, "name": "phone", "signingKey": spki,
-                "encryptionKey": spki, "signature": Base64URL(proof).text,
-            ]
-        )
-        #expect(paired.status == 201)
-        return (session, try #require((paired.json["session"] as? [String: Any])?["token"] as? String))
+        let phone = try await SecondFactorGuessingTests.pairPhone(api, username)
+        return (phone.session, phone.token)
     }
 
     static func challenges(_ api: API, _ deviceToken: String) async throws -> Int {

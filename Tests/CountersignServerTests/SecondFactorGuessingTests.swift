@@ -323,6 +323,8 @@ import Testing
         let identity: Identity
         let deviceID: String
         let token: String
+        /// The account session the pairing was made with (before the account had a second factor).
+        let session: String
     }
 
     static func pairPhone(_ api: API, _ username: String) async throws -> Phone {
@@ -352,7 +354,8 @@ import Testing
         return Phone(
             identity: phone,
             deviceID: try #require(paired.json["deviceId"] as? String),
-            token: try #require((paired.json["session"] as? [String: Any])?["token"] as? String)
+            token: try #require((paired.json["session"] as? [String: Any])?["token"] as? String),
+            session: session
         )
     }
 
