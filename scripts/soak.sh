@@ -72,7 +72,11 @@ for minute in $(seq 1 "$minutes"); do
   [ -n "$mfa" ] || errors=$((errors + 1))
   rss=$(sample); open=$(files)
   printf '%6d %9s %6d %12s ms %10s ms %12s %9s %7d\n' "$minute" "$rss" "$open" "${approval:-n/a}" "${signin:-n/a}" "${send99:-n/a}" "${accepted:-0}" "$errors"
-  [ "$errors" -eq 0 ] || failed=1
+  if [ "$errors" -ne 0 ]; then
+    failed=1
+    # Say why, before the round's files go: the generator's last words and the drain's.
+    tail -n 2 "$round/mfa.txt" "$round/drain.txt" 2>/dev/null | sed "s/^/  minute $minute: /" >&2 || true
+  fi
   if [ "$minute" -eq 2 ]; then base_rss=$rss; base_files=$open; fi
   if [ -n "$base_rss" ] && [ "$minute" -gt 2 ]; then
     if awk -v r="$rss" -v b="$base_rss" 'BEGIN { exit !(r > b * 1.25) }'; then echo "soak: RSS grew from $base_rss to $rss MiB" >&2; failed=1; fi
