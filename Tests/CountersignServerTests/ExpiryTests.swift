@@ -72,18 +72,7 @@ import Testing
     func anApprovedQRCodeIsCollectedSoonOrNever(_ backend: Backend) async throws {
         try await withLiveServer(backend) { server, h in
             let gina = try await Person.make("gina", server: server)
-            let (_, key) = try await SessionEndingTests.call(
-                "POST",
-                server.appendingPathComponent("v1/me/mfa/pairing-keys"),
-                token: try #require(gina.sdk.token),
-                json: [:]
-            )
-            let (phone, _) = try await CountersignAuthenticator.pair(
-                try #require(key["key"] as? String),
-                server: server,
-                name: "phone",
-                identity: Identity.generate()
-            )
+            let phone = try await gina.pairAuthenticator(server: server)
             func approved() async throws -> (CountersignClient, AuthCodeCreated) {
                 let screen = CountersignClient(server: server)
                 let created = try await screen.createAuthCode()

@@ -22,31 +22,10 @@ import Testing
     func anUnansweredPushTimesOutAndALateAnswerIsRefused(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
         try await h.run { api in
-            try await api.register("olga")
-            let session = try await api.token("olga")
-            let key = try #require(
-                try await api.call(.post, "/v1/me/mfa/pairing-keys", token: session).json["key"] as? String
-            )
-            let phone = Identity.generate()
-            let spki = Base64URL(phone.publicKey.spkiDER).text
-            let proof = try phone.signature(
-                for: DeviceProof.pairingMessage(
-                    pairingKey: key,
-                    signingKey: phone.publicKey,
-                    encryptionKey: phone.publicKey
-                )
-            )
-            let paired = try await api.call(
-                .post,
-                "/v1/authenticators",
-                json: [
-                    "pairingKey": key, "name": "phone", "signingKey": spki,
-                    "encryptionKey": spki, "signature": Base64URL(proof).text,
-                ]
-            )
-            #expect(paired.status == 201)
-            let deviceID = try #require(paired.json["deviceId"] as? String)
-            let deviceToken = try #require((paired.json["session"] as? [String: Any])?["token"] as? String)
+            let paired = try await SecondFactorGuessingTests.pairPhone(api, "olga")
+            let phone = paired.identity
+            let deviceID = paired.deviceID
+            let deviceToken = paired.token
 
             let pending = try await api.signIn("olga")
             #expect(pending.status == 202)

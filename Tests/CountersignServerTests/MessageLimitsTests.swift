@@ -164,18 +164,7 @@ import FoundationNetworking
             h.clock.advance(2)
             _ = try await hana.sdk.pushTicket()
 
-            let (_, key) = try await SessionEndingTests.call(
-                "POST",
-                server.appendingPathComponent("v1/me/mfa/pairing-keys"),
-                token: try #require(hana.sdk.token),
-                json: [:]
-            )
-            let (phone, _) = try await CountersignAuthenticator.pair(
-                try #require(key["key"] as? String),
-                server: server,
-                name: "phone",
-                identity: Identity.generate()
-            )
+            let phone = try await hana.pairAuthenticator(server: server)
             for n in 0..<10 { _ = try await phone.sendLogs(["log \(n)"]) }
             let logs = await #expect(throws: ClientError.self) { _ = try await phone.sendLogs(["one too many"]) }
             #expect(logs.flatMap(Self.problem)?.status == 429, "\(String(describing: logs))")

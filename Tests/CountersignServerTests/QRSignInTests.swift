@@ -16,18 +16,7 @@ import Testing
         server: URL
     ) async throws -> (screen: CountersignClient, created: AuthCodeCreated, account: Person) {
         let person = try await Person.make(username, server: server)
-        let (_, key) = try await SessionEndingTests.call(
-            "POST",
-            server.appendingPathComponent("v1/me/mfa/pairing-keys"),
-            token: try #require(person.sdk.token),
-            json: [:]
-        )
-        let (phone, _) = try await CountersignAuthenticator.pair(
-            try #require(key["key"] as? String),
-            server: server,
-            name: "phone",
-            identity: Identity.generate()
-        )
+        let phone = try await person.pairAuthenticator(server: server)
         let screen = CountersignClient(server: server)
         let created = try await screen.createAuthCode()
         let claim = try await phone.authenticate(authCode: created.code)
@@ -98,5 +87,23 @@ import Testing
             }
             #expect(device?.code == .reauthenticationRequired, "\(String(describing: device))")
         }
+    }
+}
+
+extension Person {
+    /// An authenticator ("phone", new keys) paired to this person's account through the SDK.
+    func pairAuthenticator(server: URL) async throws -> CountersignAuthenticator {
+        let (_, key) = try await SessionEndingTests.call(
+            "POST",
+            server.appendingPathComponent("v1/me/mfa/pairing-keys"),
+            token: try #require(sdk.token),
+            json: [:]
+        )
+        return try await CountersignAuthenticator.pair(
+            try #require(key["key"] as? String),
+            server: server,
+            name: "phone",
+            identity: Identity.generate()
+        ).0
     }
 }
