@@ -8,7 +8,7 @@
   new one (a sign-in, a signed device-session nonce; see `Credentials`).
 - Proofs a generator cannot make: in positive cases, most registrations and sign-ins carry a solved
   captcha (the server runs with the captcha on), a device registration that carries a real challenge (from
-  the stateful link) is signed with a fresh key, a device-session nonce for a device registered that way
+  the stateful link) is signed with a fresh key for the account of the session it carries (a link's), a device-session nonce for a device registered that way
   is signed with its key, and half the sends carry a real envelope (one the CLI
   sealed at setup; resending the same bytes is the documented idempotent 200), so the stateful phase
   gets past them to the operations behind them.
@@ -127,7 +127,12 @@ class CountersignAuth:
 
     def set(self, case, data, context):
         case.headers = case.headers or {}
-        case.headers["Authorization"] = f"Bearer {data}"
+        # A link that carries a session the server gave out in an earlier step (a new account's, a new
+        # device's) keeps it: the chain goes on as that account or device. Any other value (generated) is
+        # replaced.
+        sent = case.headers.get("Authorization", "")
+        if not (sent.startswith("Bearer ") and sent[len("Bearer "):] in issued_tokens):
+            case.headers["Authorization"] = f"Bearer {data}"
 
 
 def positive(case):
@@ -163,7 +168,7 @@ def before_call(context, case, kwargs):
             return
         key = new_key()
         public = spki(key)
-        message = registration_message(challenge, STATE["account"]["id"], public, public)
+        message = registration_message(challenge, account_id(case), public, public)
         case.body.update(
             signingKey=b64url(public), encryptionKey=b64url(public), signature=b64url(sign(key, message))
         )
@@ -184,6 +189,25 @@ def before_call(context, case, kwargs):
 
 # The private key of each signing key a registration was signed with, until its answer names the device.
 signed_keys = {}
+# Every session token a response gave out (sign-ins, device sessions), which links may carry on.
+issued_tokens = set()
+# The account of each session token a link carried: token → account ID.
+link_accounts = {}
+
+
+def account_id(case):
+    """The account a device registration is for: the account of the session the request carries when a
+    link gave it one (a new account's), otherwise the account session's."""
+    sent = (case.headers or {}).get("Authorization", "")
+    token = sent[len("Bearer "):] if sent.startswith("Bearer ") else None
+    if token is None or token == credentials.tokens.get("account"):
+        return STATE["account"]["id"]
+    if token not in link_accounts:
+        try:
+            link_accounts[token] = api().expect(200, "GET", "/v1/me", token=token)["id"]
+        except (RuntimeError, OSError, KeyError):
+            return STATE["account"]["id"]
+    return link_accounts[token]
 
 
 @schemathesis.hook
@@ -205,7 +229,15 @@ def observe(case, response):
         credentials.saw(kind, sent[len("Bearer "):], response.status_code, code)
     if os.environ.get("COUNTERSIGN_ST_DEBUG"):
         with open(os.environ["COUNTERSIGN_ST_DEBUG"], "a") as f:
-            f.write(f"{case.method} {case.operation.path} {response.status_code} {response.text[:160]}\n")
+            body = json.dumps(case.body)[:200] if isinstance(case.body, (dict, list)) else ""
+            f.write(f"{case.method} {case.operation.path} {response.status_code} {response.text[:160]} <- {body}\n")
+    if response.status_code == 201:
+        try:
+            token = response.json().get("token")
+        except (ValueError, AttributeError):
+            token = None
+        if isinstance(token, str):
+            issued_tokens.add(token)
     if case.operation.path == "/v1/devices" and case.method.upper() == "POST" and response.status_code == 201:
         try:
             device = response.json()
@@ -265,7 +297,12 @@ if os.environ.get("COUNTERSIGN_ST_LINKS"):
     import atexit
 
     def _save():
-        summary = {"links": followed, "remade": credentials.made, "lastError": credentials.last_error}
+        summary = {
+            "links": followed,
+            "remade": credentials.made,
+            "lastError": credentials.last_error,
+            "chain": {"accounts": len(link_accounts), "devices": len(hook_devices)},
+        }
         with open(os.environ["COUNTERSIGN_ST_LINKS"], "a") as f:
             f.write(json.dumps(summary) + "\n")
 

@@ -7,10 +7,11 @@ Starts the server on a fresh SQLite file on 127.0.0.1 with the captcha on (its o
 however this script ends; it also exits with its parent), makes one credential of every kind, then runs
 schemathesis over every operation: the examples, coverage and fuzzing phases, then the stateful phase,
 which follows the document's links (register → sign in → device challenge → device → session nonce →
-send / fetch / directory, …), within SECONDS (default 240) in all. Checks: no 5xx, every status, content
-type, header and body as the document says (and the status listed for the operation, not only under
-`default`), negative data rejected, authentication not ignored, missing required headers and unsupported
-methods refused. Exits non-zero on any failure. Credentials and hooks: schemathesis_hooks.py. At the end it
+device session → fetch / directory, …) with valid requests only, a new account's or device's session
+travelling along the links in `Authorization`; within SECONDS (default 240) in all. Checks: no 5xx, every
+status, content type, header and body as the document says (and the status listed for the operation, not
+only under `default`), negative data rejected, authentication not ignored, missing required headers and
+unsupported methods refused. Exits non-zero on any failure. Credentials and hooks: schemathesis_hooks.py. At the end it
 prints how often the stateful phase followed each link. COUNTERSIGN_ST_DEBUG=FILE appends every request's
 method, path, status and the start of its answer to FILE.
 
@@ -153,8 +154,10 @@ def summarize_links(path):
     """Prints how often the stateful phase followed each of the document's links, and how often each
     kind of credential had to be made again (from the hooks, one line of JSON per schemathesis run)."""
     runs = [json.loads(line) for line in open(path)] if os.path.exists(path) else []
-    followed, remade = {}, {}
+    followed, remade, chain = {}, {}, {"accounts": 0, "devices": 0}
     for run in runs:
+        for kind, n in run.get("chain", {}).items():
+            chain[kind] += n
         for name, (n, ok) in run["links"].items():
             seen = followed.setdefault(name, [0, 0])
             seen[0] += n
@@ -167,6 +170,8 @@ def summarize_links(path):
           f"({sum(n for n, _ in links.values())} steps; followed, target answered 2xx):", flush=True)
     for name, (n, ok) in sorted(links.items()):
         print(f"  {n:5d} {ok:5d}  {name}", flush=True)
+    print(f"schemathesis: along the links, devices registered with a signed proof: {chain['devices']}, of them "
+          f"for accounts the links signed in to: {chain['accounts']}", flush=True)
 
 
 def main():
