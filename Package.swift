@@ -1,13 +1,17 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// How the two executables are linked on Linux, for what a start costs (a no-op command's memory is mostly
+// How the two executables are linked on Linux. For what a start costs (a no-op command's memory is mostly
 // pages the loader touches): relative relocations packed (DT_RELR, glibc ≥ 2.36), 3 MiB of entries
 // otherwise read at every start, which gold cannot do and lld (shipped with the toolchain) can; and no
-// exported symbol table, 4 MiB the loader's symbol lookups would search. Nothing looks symbols up in them.
+// exported symbol table, 4 MiB the loader's symbol lookups would search (nothing looks symbols up in
+// them). For hardening: every symbol bound at start, so the whole GOT is read-only (full RELRO).
 let leanStart: [LinkerSetting] = [
     .unsafeFlags(
-        ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+        [
+            "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "-z", "-Xlinker", "now",
+            "-Xlinker", "--no-export-dynamic",
+        ],
         .when(platforms: [.linux])
     )
 ]
