@@ -134,12 +134,12 @@ import Testing
         let h = try await Harness.make(backend)
         let a = try await Self.account(h, "prfsalt")
         var p = Self.passkey("s1", account: a, credential: [1, 2, 3], at: h.clock.now())
-        #expect(try await h.storage.addPasskey(p, max: 10) == .added)
+        #expect(try await h.storage.addPasskey(p, max: 10, spending: nil) == .added)
         #expect(try await h.storage.passkey(credentialID: [1, 2, 3])?.prfSalt == p.prfSalt)
         // A passkey stored before salts were kept (NULL) gets the first one offered, and keeps it.
         p = Self.passkey("s2", account: a, credential: [4, 5, 6], at: h.clock.now())
         p.prfSalt = []
-        #expect(try await h.storage.addPasskey(p, max: 10) == .added)
+        #expect(try await h.storage.addPasskey(p, max: 10, spending: nil) == .added)
         let first = try await h.storage.setPRFSaltIfMissing(id: "s2", salt: Array(repeating: 1, count: 32))
         let second = try await h.storage.setPRFSaltIfMissing(id: "s2", salt: Array(repeating: 2, count: 32))
         #expect(first == Array(repeating: 1, count: 32) && second == first)
@@ -159,6 +159,58 @@ import Testing
         await h.storage.close()
     }
 
+    /// A registration spends its ceremony in the transaction that stores its passkey: of concurrent answers
+    /// to one ceremony exactly one stores a passkey; a refusal spends it too; looking does not spend it.
+    @Test(arguments: Backend.available)
+    func aRegistrationSpendsItsCeremonyWithItsPasskey(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let now = h.clock.now()
+        let a = try await Self.account(h, "spender")
+        let store = h.storage
+        for id in ["r1", "r2"] {
+            #expect(
+                try await store.createCeremony(
+                    id: id,
+                    state: Data("{}".utf8),
+                    expiresAt: now.addingTimeInterval(300),
+                    maxOpen: nil,
+                    now: now
+                )
+            )
+        }
+        #expect(try await store.ceremony(id: "r1", now: now) == Data("{}".utf8))
+        #expect(try await store.ceremony(id: "r1", now: now) == Data("{}".utf8), "looking twice: still there")
+        #expect(try await store.ceremony(id: "r1", now: now.addingTimeInterval(300)) == nil, "expired at 300 s")
+        let results = try await withThrowingTaskGroup(of: PasskeyAddResult.self) { group in
+            for i in 0..<8 {
+                group.addTask {
+                    try await store.addPasskey(
+                        Self.passkey("s\(i)", account: a, credential: [5, UInt8(i)], at: now),
+                        max: 10,
+                        spending: "r1"
+                    )
+                }
+            }
+            return try await group.reduce(into: [PasskeyAddResult]()) { $0.append($1) }
+        }
+        #expect(results.filter { $0 == .added }.count == 1 && results.filter { $0 == .ceremonyGone }.count == 7)
+        #expect(try await store.passkeys(accountID: a).count == 1)
+        #expect(try await store.ceremony(id: "r1", now: now) == nil)
+        #expect(try await store.takeCeremony(id: "r1", now: now) == nil)
+        // Refused (over a cap of 1): nothing stored, the ceremony spent all the same.
+        #expect(
+            try await store.addPasskey(
+                Self.passkey("t", account: a, credential: [6, 6], at: now),
+                max: 1,
+                spending: "r2"
+            )
+                == .tooMany
+        )
+        #expect(try await store.ceremony(id: "r2", now: now) == nil)
+        #expect(try await store.passkey(credentialID: [6, 6]) == nil)
+        await h.storage.close()
+    }
+
     @Test(arguments: Backend.available)
     func aCredentialBelongsToOneAccountAndTenIsTheMost(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
@@ -167,10 +219,18 @@ import Testing
         let b = try await Self.account(h, "pkother")
         let store = h.storage
         #expect(
-            try await store.addPasskey(Self.passkey("p0", account: a, credential: [0, 1], at: now), max: 10) == .added
+            try await store.addPasskey(
+                Self.passkey("p0", account: a, credential: [0, 1], at: now),
+                max: 10,
+                spending: nil
+            ) == .added
         )
         #expect(
-            try await store.addPasskey(Self.passkey("p1", account: b, credential: [0, 1], at: now), max: 10)
+            try await store.addPasskey(
+                Self.passkey("p1", account: b, credential: [0, 1], at: now),
+                max: 10,
+                spending: nil
+            )
                 == .credentialTaken
         )
         // 20 registrations race for the 9 places left.
@@ -179,7 +239,8 @@ import Testing
                 group.addTask {
                     try await store.addPasskey(
                         Self.passkey("r\(i)", account: a, credential: [1, UInt8(i)], at: now),
-                        max: 10
+                        max: 10,
+                        spending: nil
                     )
                 }
             }
@@ -225,13 +286,18 @@ import Testing
             #expect(try await store.session(tokenHash: kept) != nil, "\(kept)")
         }
         #expect(
-            try await store.addPasskey(Self.passkey("p1", account: b, credential: [0, 1], at: now), max: 10) == .added
+            try await store.addPasskey(
+                Self.passkey("p1", account: b, credential: [0, 1], at: now),
+                max: 10,
+                spending: nil
+            ) == .added
         )
         // No account row, nothing to count against: refused on both backends.
         #expect(
             try await store.addPasskey(
                 Self.passkey("x", account: "no-such-account", credential: [9, 9], at: now),
-                max: 10
+                max: 10,
+                spending: nil
             )
                 == .accountNotFound
         )
@@ -246,7 +312,11 @@ import Testing
         let a = try await Self.account(h, "pkcounter")
         let store = h.storage
         #expect(
-            try await store.addPasskey(Self.passkey("p", account: a, credential: [7, 7], at: now), max: 10) == .added
+            try await store.addPasskey(
+                Self.passkey("p", account: a, credential: [7, 7], at: now),
+                max: 10,
+                spending: nil
+            ) == .added
         )
         // Two assertions checked against count 0: one is recorded, the other must be refused.
         let recorded = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -264,7 +334,11 @@ import Testing
         // A counterless authenticator (always 0): recorded while the stored count is still 0, not over a
         // stale one.
         #expect(
-            try await store.addPasskey(Self.passkey("z", account: a, credential: [8, 8], at: now), max: 10) == .added
+            try await store.addPasskey(
+                Self.passkey("z", account: a, credential: [8, 8], at: now),
+                max: 10,
+                spending: nil
+            ) == .added
         )
         #expect(try await store.recordPasskeyUse(id: "z", expectedCount: 0, newCount: 0, backedUp: false, at: now))
         #expect(try await !store.recordPasskeyUse(id: "p", expectedCount: 0, newCount: 7, backedUp: false, at: now))

@@ -85,8 +85,9 @@ public final class PasskeyService: Sendable {
         )
     }
 
-    /// Checks the browser's answer to `finish.ceremonyId` (taken whatever the outcome) and stores the
-    /// passkey under the name given.
+    /// Checks the browser's answer to `finish.ceremonyId` (spent whatever the outcome) and stores the
+    /// passkey under the name given. The ceremony is spent in the transaction that stores the passkey, so
+    /// a process killed in between leaves both as they were: the same answer can be sent again.
     public func finishRegistration(
         _ auth: Authenticated,
         _ finish: PasskeyRegistrationFinish,
@@ -97,9 +98,30 @@ public final class PasskeyService: Sendable {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let name = try Self.validName(finish.name)
         let now = clock.now()
-        guard let state = try await store.takeCeremony(id: finish.ceremonyId, now: now),
-            let ceremony = try? JSONDecoder().decode(PasskeyCeremony.self, from: state)
-        else { throw PasskeyError.ceremonyNotFound }
+        guard let state = try await store.ceremony(id: finish.ceremonyId, now: now) else {
+            throw PasskeyError.ceremonyNotFound
+        }
+        do {
+            return try await finishRegistration(auth, finish, name: name, state: state, now: now, origin: origin)
+        } catch {
+            // Refused (or failed) before the passkey's transaction spent it: spent now, so that an answer
+            // is judged once.
+            _ = try? await store.takeCeremony(id: finish.ceremonyId, now: now)
+            throw error
+        }
+    }
+
+    private func finishRegistration(
+        _ auth: Authenticated,
+        _ finish: PasskeyRegistrationFinish,
+        name: String,
+        state: Data,
+        now: Date,
+        origin: RequestOrigin
+    ) async throws -> PasskeySummary {
+        guard let ceremony = try? JSONDecoder().decode(PasskeyCeremony.self, from: state) else {
+            throw PasskeyError.ceremonyNotFound
+        }
         let c = finish.credential
         guard c.type == "public-key", c.id == c.rawId.text else {
             throw PasskeyError.data(.malformed("the credential's type must be public-key and its id its rawId"))
@@ -132,7 +154,7 @@ public final class PasskeyService: Sendable {
             prfSalt: ceremony.prfSalt ?? random.bytes(Self.prfSaltLength),
             at: now
         )
-        switch try await store.addPasskey(passkey, max: PasskeyRules.maxPerAccount) {
+        switch try await store.addPasskey(passkey, max: PasskeyRules.maxPerAccount, spending: finish.ceremonyId) {
         case .added:
             try await accounts.audit(auth.account.id, .passkey, .created, origin)
             return Self.summary(passkey)
@@ -140,7 +162,7 @@ public final class PasskeyService: Sendable {
             try await accounts.audit(auth.account.id, .passkey, .refused, origin)
             throw PasskeyError.credentialTaken
         case .tooMany: throw PasskeyError.tooManyPasskeys
-        case .accountNotFound: throw PasskeyError.ceremonyNotFound
+        case .accountNotFound, .ceremonyGone: throw PasskeyError.ceremonyNotFound
         }
     }
 

@@ -13,14 +13,19 @@ public protocol PasskeyStore: Sendable {
     /// Deletes the ceremony whatever its state and returns it if it had not expired: a challenge is
     /// answered at most once, even by concurrent requests.
     func takeCeremony(id: String, now: Date) async throws -> Data?
+    /// The ceremony if it exists and has not expired, left in place (a registration spends it when its
+    /// passkey is stored, in the same transaction, or with `takeCeremony` when refused).
+    func ceremony(id: String, now: Date) async throws -> Data?
 
     func passkeys(accountID: String) async throws -> [StoredPasskey]
     func passkey(credentialID: [UInt8]) async throws -> StoredPasskey?
     /// Gives a passkey stored without a PRF salt this one; returns the salt it has now.
     func setPRFSaltIfMissing(id: String, salt: [UInt8]) async throws -> [UInt8]
     /// Inserts unless the credential ID is registered (to any account), the account has `max`, or there is
-    /// no such account.
-    func addPasskey(_ p: StoredPasskey, max: Int) async throws -> PasskeyAddResult
+    /// no such account. With `spending`, in the same transaction, deletes that ceremony first (whatever the
+    /// outcome) and adds nothing if it was gone: the passkey is stored if and only if its ceremony is spent,
+    /// even when the process dies between the two, and once even for concurrent answers to one ceremony.
+    func addPasskey(_ p: StoredPasskey, max: Int, spending ceremonyID: String?) async throws -> PasskeyAddResult
     /// Records an accepted assertion if the stored count is still `expectedCount`; false when another
     /// assertion got there first (the caller refuses this one).
     func recordPasskeyUse(
@@ -44,6 +49,8 @@ public enum PasskeyAddResult: Equatable, Sendable {
     case tooMany
     /// No such account (nothing to count against, so nothing is added).
     case accountNotFound
+    /// The ceremony to spend was already spent (another answer to it got there first), or never existed.
+    case ceremonyGone
 }
 
 public enum PasskeyStoreError: Error, Equatable, Sendable {

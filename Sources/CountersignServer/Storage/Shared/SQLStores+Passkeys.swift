@@ -70,6 +70,16 @@ extension SQLStores {
         return Data(try row.decode(column: "state", as: String.self).utf8)
     }
 
+    package func ceremony(id: String, now: Date) async throws -> Data? {
+        guard
+            let row = try await sql.raw(
+                "SELECT state FROM passkey_ceremonies WHERE id = \(bind: id) AND expires_at > \(bind: now.ms)"
+            )
+            .first()
+        else { return nil }
+        return Data(try row.decode(column: "state", as: String.self).utf8)
+    }
+
     static func passkey(_ row: any SQLRow) throws -> StoredPasskey {
         let transports = try row.decode(column: "transports", as: String.self)
         return StoredPasskey(
@@ -110,14 +120,28 @@ extension SQLStores {
     /// Counted and inserted in one write transaction holding the account's row lock on PostgreSQL (SQLite
     /// has one writer); the unique index on the credential ID settles a race between accounts. Transports
     /// are stored comma-joined: the rules admit only lowercase names.
-    package func addPasskey(_ p: StoredPasskey, max: Int) async throws -> PasskeyAddResult {
+    package func addPasskey(
+        _ p: StoredPasskey,
+        max: Int,
+        spending ceremonyID: String?
+    ) async throws
+        -> PasskeyAddResult
+    {
         precondition(
             p.transports.allSatisfy { !$0.isEmpty && !$0.contains(",") },
             "transports are checked by PasskeyRules"
         )
         let postgres = isPostgres
         return try await database.writeTransaction { sql in
+            // The account first, as every transaction that touches an account's rows locks it.
             guard try await sql.lockAccount(p.accountID, postgres: postgres) else { return .accountNotFound }
+            if let ceremonyID {
+                // Committed with whatever follows: refused or added, the ceremony is spent.
+                let spent = try await sql.raw(
+                    "DELETE FROM passkey_ceremonies WHERE id = \(bind: ceremonyID) RETURNING id"
+                ).all()
+                guard !spent.isEmpty else { return .ceremonyGone }
+            }
             let count =
                 try await sql.raw("SELECT COUNT(*) AS n FROM passkeys WHERE account_id = \(bind: p.accountID)").first()?
                 .decode(column: "n", as: Int64.self) ?? 0
