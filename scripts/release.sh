@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A release build of `countersign` and `countersign-server` with the Swift runtime and Foundation linked in
-# (--static-swift-stdlib): the machine they run on needs glibc and Debian's libargon2-1, libsodium23 and
-# libqrencode4, no Swift. Writes dist/: both binaries (stripped; their debug information in *.debug), the server's resources bundle (the web client and
+# (--static-swift-stdlib): the machine they run on needs glibc 2.36 or later (the packed relocations, see
+# Package.swift) and Debian's libargon2-1, libsodium23 and libqrencode4, no Swift. A stripped binary's
+# crash trace names no functions: `addr2line -f -e dist/NAME.debug ADDRESS` does. Writes dist/: both binaries (stripped; their debug information in *.debug), the server's resources bundle (the web client and
 # the OpenAPI document, which it finds beside itself) and SHA256SUMS; prints their versions, the shared
 # libraries they need and their sizes.
 #   bash scripts/release.sh

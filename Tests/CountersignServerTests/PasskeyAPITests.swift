@@ -98,6 +98,60 @@ import Testing
         return try await h.storage.userHandle(accountID: account.id, candidate: [])
     }
 
+    /// Concurrent answers to one registration ceremony: whatever their number, one is judged. Eight from
+    /// the wrong origin give one refusal (and one audit row), the rest 409; then eight good ones from
+    /// eight authenticators store one passkey, the rest 409.
+    @Test(arguments: Backend.available)
+    func concurrentAnswersToOneRegistrationAreJudgedOnce(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("pkonce")
+            let token = try await api.token("pkonce")
+            for (round, origin) in [(0, "http://evil.example"), (1, Self.origin)] {
+                let options = try await api.call(.post, "/v1/me/passkeys/options", token: token)
+                let publicKey = try #require(options.json["publicKey"] as? [String: Any])
+                let challenge = try #require((publicKey["challenge"] as? String).flatMap { Base64URL(text: $0) }).bytes
+                let ceremony = try #require(options.json["ceremonyId"] as? String)
+                let bodies: [[String: any Sendable]] = (0..<8).map { i in
+                    let auth = SoftAuthenticator()
+                    let r = auth.register(rpID: "localhost", challenge: challenge, origin: origin)
+                    return [
+                        "ceremonyId": ceremony, "name": "Key \(round)-\(i)",
+                        "credential": [
+                            "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text,
+                            "type": "public-key",
+                            "response": [
+                                "clientDataJSON": Base64URL(r.clientDataJSON).text,
+                                "attestationObject": Base64URL(r.attestationObject).text,
+                            ] as [String: any Sendable],
+                        ] as [String: any Sendable],
+                    ]
+                }
+                let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                    for body in bodies {
+                        group.addTask {
+                            let r = try await api.call(.post, "/v1/me/passkeys", json: body, token: token)
+                            return (r.status, r.code)
+                        }
+                    }
+                    return try await group.reduce(into: [(Int, String?)]()) { $0.append($1) }
+                }
+                let spent = answers.filter { $0.0 == 409 && $0.1 == "passkey-ceremony-invalid" }.count
+                #expect(spent == 7, "round \(round): \(answers)")
+                if round == 0 {
+                    #expect(answers.filter { $0.0 == 422 }.count == 1, "\(answers)")
+                } else {
+                    #expect(answers.filter { $0.0 == 201 }.count == 1, "\(answers)")
+                }
+            }
+            let list = try await api.call(.get, "/v1/me/passkeys", token: token).json["passkeys"] as? [[String: Any]]
+            #expect(list?.count == 1)
+            let audit = try await Self.audit(api, token)
+            #expect(audit.filter { $0 == "passkey refused" }.count == 1, "\(audit)")
+            #expect(audit.filter { $0 == "passkey created" }.count == 1, "\(audit)")
+        }
+    }
+
     @Test(arguments: Backend.available)
     func aDiscoverableSignInGivesAFullSessionOnce(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)

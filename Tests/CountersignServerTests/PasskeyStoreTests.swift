@@ -167,7 +167,7 @@ import Testing
         let now = h.clock.now()
         let a = try await Self.account(h, "spender")
         let store = h.storage
-        for id in ["r1", "r2"] {
+        for id in ["r1", "r2", "r3"] {
             #expect(
                 try await store.createCeremony(
                     id: id,
@@ -187,7 +187,7 @@ import Testing
                     try await store.addPasskey(
                         Self.passkey("s\(i)", account: a, credential: [5, UInt8(i)], at: now),
                         max: 10,
-                        spending: "r1"
+                        spending: ("r1", now)
                     )
                 }
             }
@@ -202,11 +202,20 @@ import Testing
             try await store.addPasskey(
                 Self.passkey("t", account: a, credential: [6, 6], at: now),
                 max: 1,
-                spending: "r2"
+                spending: ("r2", now)
             )
                 == .tooMany
         )
         #expect(try await store.ceremony(id: "r2", now: now) == nil)
+        // Expired by the time the passkey's transaction runs: nothing stored.
+        #expect(
+            try await store.addPasskey(
+                Self.passkey("u", account: a, credential: [7, 1], at: now),
+                max: 10,
+                spending: ("r3", now.addingTimeInterval(300))
+            ) == .ceremonyGone
+        )
+        #expect(try await store.passkey(credentialID: [7, 1]) == nil)
         #expect(try await store.passkey(credentialID: [6, 6]) == nil)
         await h.storage.close()
     }

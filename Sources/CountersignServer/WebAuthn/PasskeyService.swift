@@ -98,15 +98,14 @@ public final class PasskeyService: Sendable {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let name = try Self.validName(finish.name)
         let now = clock.now()
-        guard let state = try await store.ceremony(id: finish.ceremonyId, now: now) else {
-            throw PasskeyError.ceremonyNotFound
-        }
+        guard finish.ceremonyId.utf8.count <= 64, let state = try await store.ceremony(id: finish.ceremonyId, now: now)
+        else { throw PasskeyError.ceremonyNotFound }
         do {
             return try await finishRegistration(auth, finish, name: name, state: state, now: now, origin: origin)
         } catch {
-            // Refused (or failed) before the passkey's transaction spent it: spent now, so that an answer
-            // is judged once.
-            _ = try? await store.takeCeremony(id: finish.ceremonyId, now: now)
+            // Refused (or failed) before the passkey's transaction spent it: spent now, so that no answer
+            // is judged after it. A failure to spend it answers instead of the refusal.
+            _ = try await store.takeCeremony(id: finish.ceremonyId, now: now)
             throw error
         }
     }
@@ -144,6 +143,11 @@ public final class PasskeyService: Sendable {
                 now: now
             )
         } catch {
+            // Concurrent answers to one ceremony may all be checked; only the one that spends it is judged
+            // (and audited), the others find it gone.
+            guard try await store.takeCeremony(id: finish.ceremonyId, now: now) != nil else {
+                throw PasskeyError.ceremonyNotFound
+            }
             try await accounts.audit(auth.account.id, .passkey, .refused, origin)
             throw error
         }
@@ -154,7 +158,8 @@ public final class PasskeyService: Sendable {
             prfSalt: ceremony.prfSalt ?? random.bytes(Self.prfSaltLength),
             at: now
         )
-        switch try await store.addPasskey(passkey, max: PasskeyRules.maxPerAccount, spending: finish.ceremonyId) {
+        let spending = (id: finish.ceremonyId, now: clock.now())
+        switch try await store.addPasskey(passkey, max: PasskeyRules.maxPerAccount, spending: spending) {
         case .added:
             try await accounts.audit(auth.account.id, .passkey, .created, origin)
             return Self.summary(passkey)

@@ -23,9 +23,15 @@ public protocol PasskeyStore: Sendable {
     func setPRFSaltIfMissing(id: String, salt: [UInt8]) async throws -> [UInt8]
     /// Inserts unless the credential ID is registered (to any account), the account has `max`, or there is
     /// no such account. With `spending`, in the same transaction, deletes that ceremony first (whatever the
-    /// outcome) and adds nothing if it was gone: the passkey is stored if and only if its ceremony is spent,
-    /// even when the process dies between the two, and once even for concurrent answers to one ceremony.
-    func addPasskey(_ p: StoredPasskey, max: Int, spending ceremonyID: String?) async throws -> PasskeyAddResult
+    /// outcome) and adds nothing if it was gone or had expired at `now`: the passkey is stored if and only if
+    /// its ceremony is spent, even when the process dies between the two, and once even for concurrent
+    /// answers to one ceremony.
+    func addPasskey(
+        _ p: StoredPasskey,
+        max: Int,
+        spending ceremony: (id: String, now: Date)?
+    ) async throws
+        -> PasskeyAddResult
     /// Records an accepted assertion if the stored count is still `expectedCount`; false when another
     /// assertion got there first (the caller refuses this one).
     func recordPasskeyUse(
@@ -49,7 +55,8 @@ public enum PasskeyAddResult: Equatable, Sendable {
     case tooMany
     /// No such account (nothing to count against, so nothing is added).
     case accountNotFound
-    /// The ceremony to spend was already spent (another answer to it got there first), or never existed.
+    /// The ceremony to spend was already spent (another answer to it got there first), had expired, or
+    /// never existed.
     case ceremonyGone
 }
 

@@ -123,7 +123,7 @@ extension SQLStores {
     package func addPasskey(
         _ p: StoredPasskey,
         max: Int,
-        spending ceremonyID: String?
+        spending ceremony: (id: String, now: Date)?
     ) async throws
         -> PasskeyAddResult
     {
@@ -135,10 +135,13 @@ extension SQLStores {
         return try await database.writeTransaction { sql in
             // The account first, as every transaction that touches an account's rows locks it.
             guard try await sql.lockAccount(p.accountID, postgres: postgres) else { return .accountNotFound }
-            if let ceremonyID {
+            if let ceremony {
                 // Committed with whatever follows: refused or added, the ceremony is spent.
                 let spent = try await sql.raw(
-                    "DELETE FROM passkey_ceremonies WHERE id = \(bind: ceremonyID) RETURNING id"
+                    """
+                    DELETE FROM passkey_ceremonies WHERE id = \(bind: ceremony.id) AND expires_at > \(bind: ceremony.now.ms)
+                    RETURNING id
+                    """
                 ).all()
                 guard !spent.isEmpty else { return .ceremonyGone }
             }
