@@ -121,9 +121,15 @@ let package = Package(
         ),
         // The command-line tool. It links no server library: `countersign serve` and `countersign admin` run
         // countersign-server, installed beside it.
+        // How both executables run their command line (errors, usage, exit codes).
+        .target(
+            name: "CountersignCommandLine",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(
             name: "countersign",
             dependencies: [
+                "CountersignCommandLine",
                 "CountersignCrypto",
                 "CountersignAPI",
                 "CountersignClient",
@@ -136,6 +142,7 @@ let package = Package(
         .executableTarget(
             name: "countersign-server",
             dependencies: [
+                "CountersignCommandLine",
                 "CountersignServer",
                 "CountersignAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

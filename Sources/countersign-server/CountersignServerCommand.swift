@@ -1,5 +1,6 @@
 import ArgumentParser
 import CountersignAPI
+import CountersignCommandLine
 import Foundation
 
 /// `countersign-server`: the server and the administration of its database, apart from the `countersign`
@@ -20,54 +21,12 @@ struct CountersignServerCommand: AsyncParsableCommand {
     )
 
     static func main() async {
-        let command: any ParsableCommand
-        do {
-            command = try parseAsRoot(nil)
-        } catch {
-            exit(withError: error)
-        }
-        do {
-            if var async = command as? any AsyncParsableCommand {
-                try await async.run()
-            } else {
-                var sync = command
-                try sync.run()
-            }
-        } catch let error as ValidationError {
-            // Found while running (it needed the environment or the configuration file): a usage error all
-            // the same, EX_USAGE as the parser exits with for those it finds.
-            let names = path(to: type(of: command)) ?? ["countersign-server"]
-            FileHandle.standardError.write(
-                Data(
-                    """
-                    Error: \(error.message)
-                    Usage: \(usageString(for: type(of: command)))
-                      See '\(names.joined(separator: " ")) --help' for more information.
-
-                    """.utf8
-                )
-            )
-            Foundation.exit(64)
-        } catch let error where String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
-            exit(withError: error)
-        } catch {
-            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
-            Foundation.exit(EXIT_FAILURE)
-        }
-    }
-}
-
-extension CountersignServerCommand {
-    /// `countersign-server …` down to `target`.
-    static func path(to target: any ParsableCommand.Type) -> [String]? {
-        func walk(_ c: any ParsableCommand.Type, _ names: [String]) -> [String]? {
-            if ObjectIdentifier(c) == ObjectIdentifier(target) { return names }
-            for sub in c.configuration.subcommands {
-                if let found = walk(sub, names + [sub._commandName]) { return found }
-            }
-            return nil
-        }
-        return walk(Self.self, [Self._commandName])
+        await CommandRunner.run(
+            CountersignServerCommand.self,
+            warn: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
+            printable: { $0 },
+            describe: { String(describing: $0) }
+        )
     }
 }
 

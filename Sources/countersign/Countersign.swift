@@ -1,5 +1,6 @@
 import ArgumentParser
 import CountersignClient
+import CountersignCommandLine
 import Foundation
 
 #if canImport(Glibc)
@@ -55,49 +56,26 @@ struct Countersign: AsyncParsableCommand {
             )
             Foundation.exit(usageExit)
         }
-        let command: any ParsableCommand
-        do {
-            command = try parseAsRoot(nil)
-        } catch {
-            exit(withError: error)
-        }
-        do {
-            if var async = command as? any AsyncParsableCommand {
-                try await async.run()
-            } else {
-                var sync = command
-                try sync.run()
+        await CommandRunner.run(
+            Countersign.self,
+            warn: Terminal.warn,
+            printable: { Terminal.printable($0) },
+            describe: { error in
+                // Errors carry server-supplied text (problem details, names): escaped, so that a server
+                // cannot drive the terminal. Line breaks stay: they are the messages' own. A problem's
+                // detail is the server's alone: not even a line break of it is kept.
+                var serverText = false
+                if case ClientError.problem = error { serverText = true }
+                return Terminal.printable(String(describing: error), keepingLineBreaks: !serverText)
             }
-        } catch let error as ValidationError {
-            // Found while running (it needed the environment): still a usage error of this command, said
-            // with its usage as the parser says those it finds, and never the root's.
-            let names = path(to: type(of: command)) ?? ["countersign"]
-            Terminal.warn(
-                """
-                Error: \(Terminal.printable(error.message))
-                Usage: \(usageString(for: type(of: command)))
-                  See '\(names.joined(separator: " ")) --help' for more information.
-                """
-            )
-            Foundation.exit(usageExit)
-        } catch let error where String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
-            exit(withError: error)  // help, version, validation, exit codes: the parser's own rendering
-        } catch {
-            // Errors carry server-supplied text (problem details, names): escaped, so that a server cannot
-            // drive the terminal. Line breaks stay: they are the messages' own.
-            // A problem's detail is the server's alone: not even a line break of it is kept.
-            var serverText = false
-            if case ClientError.problem = error { serverText = true }
-            Terminal.warn("Error: " + Terminal.printable(String(describing: error), keepingLineBreaks: !serverText))
-            Foundation.exit(EXIT_FAILURE)
-        }
+        )
     }
 }
 
 extension Countersign {
     /// EX_USAGE (sysexits(3)): the command line is wrong and nothing was done. The parser exits with it
     /// for what it finds; errors found while running exit with 1.
-    static let usageExit: Int32 = 64
+    static let usageExit = CommandRunner.usageExit
 
     /// The first of `names` (after `help`) that is not a command at that place, if any.
     static func unknownCommand(in names: [String]) -> String? {
@@ -109,18 +87,6 @@ extension Countersign {
             command = sub
         }
         return nil
-    }
-
-    /// `countersign …` down to `target`.
-    static func path(to target: any ParsableCommand.Type) -> [String]? {
-        func walk(_ c: any ParsableCommand.Type, _ names: [String]) -> [String]? {
-            if ObjectIdentifier(c) == ObjectIdentifier(target) { return names }
-            for sub in c.configuration.subcommands {
-                if let found = walk(sub, names + [sub._commandName]) { return found }
-            }
-            return nil
-        }
-        return walk(Countersign.self, [Countersign._commandName])
     }
 }
 
