@@ -25,6 +25,24 @@ struct HookedStore: AccountStore {
         try await base.completeSignIn(username: username, policy: policy, now: now)
     }
 
+    func startSession(
+        _ session: SessionRecord,
+        username: String,
+        passwordHash: String,
+        policy: LockoutPolicy,
+        now: Date,
+        audit: AuditEntry
+    ) async throws -> SessionStart {
+        try await base.startSession(
+            session,
+            username: username,
+            passwordHash: passwordHash,
+            policy: policy,
+            now: now,
+            audit: audit
+        )
+    }
+
     func createAccount(_ account: AccountRecord) async throws { try await base.createAccount(account) }
     func account(username: String) async throws -> AccountRecord? { try await base.account(username: username) }
     func account(id: String) async throws -> AccountRecord? { try await base.account(id: id) }

@@ -260,15 +260,22 @@ public final class AccountService: Sendable {
     package func completeSignIn(_ verified: VerifiedPassword) async throws -> NewSession {
         precondition(verified.purpose == .signIn, "a re-authentication is completed by completeReauthentication")
         let account = verified.account
-        try await complete(username: account.username)
-        let session = try await startSession(account, origin: verified.origin, now: verified.at)
-        // A password change that landed while this check ran ended all sessions but its own; this one
-        // was made with the old password and must not outlive it.
-        guard try await store.account(id: account.id)?.passwordHash == account.passwordHash else {
-            try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
-            throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
+        let (session, record) = newSession(account, origin: verified.origin, now: verified.at)
+        // One transaction: the count resets, and the session and its audit row are stored only if the
+        // password is still the one checked (a change that landed meanwhile ended every session but its
+        // own; one made with the old password must not outlive it).
+        switch try await store.startSession(
+            record,
+            username: account.username,
+            passwordHash: account.passwordHash,
+            policy: config.lockout,
+            now: clock.now(),
+            audit: auditEntry(account.id, .signIn, .success, verified.origin)
+        ) {
+        case .started: break
+        case .refused(let gate): try Self.refuse(gate)
+        case .superseded: throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         }
-        try await audit(account.id, .signIn, .success, verified.origin)
         signInFailures.refund(verified.origin.address, now: clock.now())
         return session
     }
@@ -411,7 +418,12 @@ public final class AccountService: Sendable {
     /// Every factor of a sign-in or re-authentication passed: the count resets, unless the account was
     /// locked or delayed meanwhile (by failures elsewhere), which refuses it.
     private func complete(username: String) async throws {
-        switch try await store.completeSignIn(username: username, policy: config.lockout, now: clock.now()) {
+        try Self.refuse(try await store.completeSignIn(username: username, policy: config.lockout, now: clock.now()))
+    }
+
+    /// The error of a completion's gate (`completeSignIn`, `startSession`); nothing for `.proceed`.
+    private static func refuse(_ gate: LockoutPolicy.Gate) throws {
+        switch gate {
         case .proceed: return
         case .delayed(let until): throw AccountError.signInDelayed(until: until)
         case .locked, .busy: throw AccountError.accountLocked
@@ -432,22 +444,39 @@ public final class AccountService: Sendable {
         passwordless: Bool = false,
         passkeyID: String? = nil
     ) async throws -> NewSession {
+        let (session, record) = newSession(
+            account,
+            origin: origin,
+            now: now,
+            passwordless: passwordless,
+            passkeyID: passkeyID
+        )
+        try await store.createSession(record)
+        return session
+    }
+
+    /// A new session's token (for the client) and record (for the store).
+    private func newSession(
+        _ account: AccountRecord,
+        origin: RequestOrigin,
+        now: Date,
+        passwordless: Bool = false,
+        passkeyID: String? = nil
+    ) -> (NewSession, SessionRecord) {
         let token = "cs_" + Base64URL(random.bytes(32)).text
         let expires = now.addingTimeInterval(config.sessionLifetime)
-        try await store.createSession(
-            SessionRecord(
-                tokenHash: Self.tokenHash(token),
-                accountID: account.id,
-                createdAt: now,
-                lastUsedAt: now,
-                authenticatedAt: passwordless ? Self.neverAuthenticated : now,
-                expiresAt: expires,
-                address: origin.address,
-                userAgent: origin.userAgent,
-                passkeyID: passkeyID
-            )
+        let record = SessionRecord(
+            tokenHash: Self.tokenHash(token),
+            accountID: account.id,
+            createdAt: now,
+            lastUsedAt: now,
+            authenticatedAt: passwordless ? Self.neverAuthenticated : now,
+            expiresAt: expires,
+            address: origin.address,
+            userAgent: origin.userAgent,
+            passkeyID: passkeyID
         )
-        return NewSession(token: token, expiresAt: expires, account: account)
+        return (NewSession(token: token, expiresAt: expires, account: account), record)
     }
 
     /// Tokens carry 256 random bits, so a fast hash suffices: a leaked table gives no usable token.
@@ -700,7 +729,24 @@ public final class AccountService: Sendable {
     func account(id: String) async throws -> AccountRecord? { try await store.account(id: id) }
 
     func audit(_ accountID: String, _ kind: AuditKind, _ outcome: AuditOutcome, _ origin: RequestOrigin) async throws {
+        let e = auditEntry(accountID, kind, outcome, origin)
         try await store.record(
+            accountID: e.accountID,
+            kind: e.kind,
+            outcome: e.outcome,
+            address: e.address,
+            userAgent: e.userAgent,
+            at: e.at
+        )
+    }
+
+    private func auditEntry(
+        _ accountID: String,
+        _ kind: AuditKind,
+        _ outcome: AuditOutcome,
+        _ origin: RequestOrigin
+    ) -> AuditEntry {
+        AuditEntry(
             accountID: accountID,
             kind: kind.rawValue,
             outcome: outcome.text,

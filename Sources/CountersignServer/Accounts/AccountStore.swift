@@ -38,6 +38,25 @@ public enum SignInOutcome: Equatable, Sendable {
     case failed(LockoutPolicy.Failure)
 }
 
+/// An audit row to write (`AccountStore.record` takes the same fields).
+public struct AuditEntry: Equatable, Sendable {
+    public var accountID: String
+    public var kind: String
+    public var outcome: String
+    public var address: String
+    public var userAgent: String
+    public var at: Date
+}
+
+/// What `AccountStore.startSession` came to.
+public enum SessionStart: Equatable, Sendable {
+    case started
+    /// The lockout state refuses the sign-in (`completeSignIn`'s gate: locked or delayed meanwhile).
+    case refused(LockoutPolicy.Gate)
+    /// The account's password hash is no longer the one the sign-in checked: a change landed meanwhile.
+    case superseded
+}
+
 /// The storage the account service needs, and nothing more. Each backend's storage implements it; each
 /// method is atomic.
 public protocol AccountStore: ServerSecretStore {
@@ -66,6 +85,18 @@ public protocol AccountStore: ServerSecretStore {
     func countSignInFailure(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure
     /// A sign-in whose every factor passed: resets the count unless locked or delayed. One transaction.
     func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
+    /// A sign-in whose every factor passed, in one transaction: `completeSignIn`'s reset; then, unless
+    /// its gate refuses or the account's password hash is no longer `passwordHash`, the session and its
+    /// audit row. The hash is read under the transaction's locks, so a password change either lands
+    /// first (`.superseded`) or after the session exists (and ends it).
+    func startSession(
+        _ session: SessionRecord,
+        username: String,
+        passwordHash: String,
+        policy: LockoutPolicy,
+        now: Date,
+        audit: AuditEntry
+    ) async throws -> SessionStart
     /// Gives back a reservation whose check never ran.
     func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws
     /// Clears the lockout state; false when the username has none.

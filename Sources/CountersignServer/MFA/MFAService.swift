@@ -341,8 +341,8 @@ public final class MFAService: Sendable {
     ) async throws -> MFARequired? {
         let authenticators = try await store.authenticators(accountID: account.id)
         let (s, _) = try await state(account.id)
-        let recovery = try await store.recoveryCodesLeft(accountID: account.id)
         guard !authenticators.isEmpty || s.totpConfirmed else { return nil }
+        let recovery = try await store.recoveryCodesLeft(accountID: account.id)
         let (allowed, digits) = s.fatigue.allowsPush(now: now, policyDigits: s.digits)
         let pushTargets = allowed && offerPush ? authenticators.filter(\.pushAllowed) : []
         let id = accounts.newID()

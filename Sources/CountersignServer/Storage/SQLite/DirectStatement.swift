@@ -13,6 +13,16 @@ struct DirectStatement {
 
     func bind(_ i: Int32, _ value: Int64) { sqlite_nio_sqlite3_bind_int64(raw, i, value) }
 
+    /// NULL for nil.
+    func bind(_ i: Int32, _ value: Int64?) {
+        if let value { bind(i, value) } else { sqlite_nio_sqlite3_bind_null(raw, i) }
+    }
+
+    /// NULL for nil.
+    func bind(_ i: Int32, _ value: String?) {
+        if let value { bind(i, value) } else { sqlite_nio_sqlite3_bind_null(raw, i) }
+    }
+
     func bind(_ i: Int32, _ bytes: [UInt8]) {
         // A zero-length blob, not NULL: the columns are NOT NULL.
         bytes.withUnsafeBytes { b in

@@ -80,34 +80,44 @@ extension SQLStores {
     ) async throws -> T {
         let postgres = isPostgres
         return try await database.writeTransaction { sql in
+            try await Self.changeGuard(sql, username, postgres: postgres, change)
+        }
+    }
+
+    /// `withGuard`'s body, inside the caller's transaction.
+    private static func changeGuard<T: Sendable>(
+        _ sql: any SQLDatabase,
+        _ username: String,
+        postgres: Bool,
+        _ change: (inout LoginGuard) -> T
+    ) async throws -> T {
+        try await sql.raw(
+            """
+            INSERT INTO login_guards (username, failures, pending, locked) VALUES (\(bind: username), 0, 0, 0)
+            ON CONFLICT (username) DO NOTHING
+            """
+        ).run()
+        let lock: SQLQueryString = postgres ? " FOR UPDATE" : ""
+        guard
+            let row = try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)\(lock)")
+                .first()
+        else {
+            throw AccountError.signInBusy
+        }
+        var state = try Self.loginGuard(row)
+        let before = state
+        let result = change(&state)
+        if state != before {
             try await sql.raw(
                 """
-                INSERT INTO login_guards (username, failures, pending, locked) VALUES (\(bind: username), 0, 0, 0)
-                ON CONFLICT (username) DO NOTHING
+                UPDATE login_guards SET failures = \(bind: Int64(state.failures)), pending = \(bind: Int64(state.pending)),
+                    pending_expires_at = \(bind: state.pendingExpiresAt?.ms), delayed_until = \(bind: state.delayedUntil?.ms),
+                    locked = \(bind: Int64(state.locked ? 1 : 0))
+                WHERE username = \(bind: username)
                 """
             ).run()
-            let lock: SQLQueryString = postgres ? " FOR UPDATE" : ""
-            guard
-                let row = try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)\(lock)")
-                    .first()
-            else {
-                throw AccountError.signInBusy
-            }
-            var state = try Self.loginGuard(row)
-            let before = state
-            let result = change(&state)
-            if state != before {
-                try await sql.raw(
-                    """
-                    UPDATE login_guards SET failures = \(bind: Int64(state.failures)), pending = \(bind: Int64(state.pending)),
-                        pending_expires_at = \(bind: state.pendingExpiresAt?.ms), delayed_until = \(bind: state.delayedUntil?.ms),
-                        locked = \(bind: Int64(state.locked ? 1 : 0))
-                    WHERE username = \(bind: username)
-                    """
-                ).run()
-            }
-            return result
         }
+        return result
     }
 
     static func loginGuard(_ row: any SQLRow) throws -> LoginGuard {
@@ -145,6 +155,31 @@ extension SQLStores {
         try await withGuard(username) { policy.complete(&$0, now: now) }
     }
 
+    package func startSession(
+        _ session: SessionRecord,
+        username: String,
+        passwordHash: String,
+        policy: LockoutPolicy,
+        now: Date,
+        audit: AuditEntry
+    ) async throws -> SessionStart {
+        let postgres = isPostgres
+        return try await database.writeTransaction { sql in
+            let gate = try await Self.changeGuard(sql, username, postgres: postgres) { policy.complete(&$0, now: now) }
+            guard gate == .proceed else { return .refused(gate) }
+            // FOR SHARE on PostgreSQL: a password change's UPDATE waits for this transaction, so the
+            // sessions it then ends include this one. (SQLite's writer lock already orders them.)
+            let share: SQLQueryString = postgres ? " FOR SHARE" : ""
+            let current = try await sql.raw(
+                "SELECT password_hash FROM accounts WHERE id = \(bind: session.accountID)\(share)"
+            ).first()?.decode(column: "password_hash", as: String.self)
+            guard current == passwordHash else { return .superseded }
+            try await Self.insertSession(sql, session)
+            try await Self.insertAudit(sql, audit)
+            return .started
+        }
+    }
+
     package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws {
         try await withGuard(username) { policy.release(&$0, now: now) }
     }
@@ -161,6 +196,10 @@ extension SQLStores {
     // MARK: Sessions
 
     package func createSession(_ s: SessionRecord) async throws {
+        try await Self.insertSession(sql, s)
+    }
+
+    private static func insertSession(_ sql: any SQLDatabase, _ s: SessionRecord) async throws {
         try await sql.raw(
             """
             INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id)
@@ -236,10 +275,24 @@ extension SQLStores {
         userAgent: String,
         at: Date
     ) async throws {
+        try await Self.insertAudit(
+            sql,
+            AuditEntry(
+                accountID: accountID,
+                kind: kind,
+                outcome: outcome,
+                address: address,
+                userAgent: userAgent,
+                at: at
+            )
+        )
+    }
+
+    private static func insertAudit(_ sql: any SQLDatabase, _ e: AuditEntry) async throws {
         try await sql.raw(
             """
             INSERT INTO audit_events (account_id, at, kind, outcome, address, user_agent)
-            VALUES (\(bind: accountID), \(bind: at.ms), \(bind: kind), \(bind: outcome), \(bind: address), \(bind: userAgent))
+            VALUES (\(bind: e.accountID), \(bind: e.at.ms), \(bind: e.kind), \(bind: e.outcome), \(bind: e.address), \(bind: e.userAgent))
             """
         ).run()
     }

@@ -1,0 +1,150 @@
+import CountersignAPI
+import Foundation
+
+/// What every password sign-in reads and writes, on the direct connections: the account and the lockout
+/// row are read on a direct reader; the lockout transactions, the new session and its audit row go into
+/// the direct writer's group commits (`SQLiteWorker.write`), each in a savepoint of its own. Through
+/// Fluent, each of a sign-in's ~20 statements was prepared again and cost several thread hand-offs;
+/// here each store call is one hop with statements prepared once. The SQL is the shared stores' own
+/// (`SQLStores+Accounts.swift`), with the columns named, so both paths read and write the same rows.
+enum DirectAccountStore {
+    static let accountColumns = "id, username, name, lastname, password_hash, reauth_minutes, created_at"
+    static let accountByUsername = "SELECT \(accountColumns) FROM accounts WHERE username = ?1"
+    static let accountByID = "SELECT \(accountColumns) FROM accounts WHERE id = ?1"
+    static let guardByUsername = """
+        SELECT failures, pending, pending_expires_at, delayed_until, locked FROM login_guards WHERE username = ?1
+        """
+    static let upsertGuard = """
+        INSERT INTO login_guards (username, failures, pending, pending_expires_at, delayed_until, locked)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        ON CONFLICT (username) DO UPDATE SET failures = excluded.failures, pending = excluded.pending,
+            pending_expires_at = excluded.pending_expires_at, delayed_until = excluded.delayed_until, locked = excluded.locked
+        """
+    static let insertSession = """
+        INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        """
+    static let insertAudit = """
+        INSERT INTO audit_events (account_id, at, kind, outcome, address, user_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        """
+
+    static func account(_ c: DirectSQLite, sql: String, key: String) throws -> AccountRecord? {
+        let s = try c.statement(sql)
+        s.bind(1, key)
+        var found: AccountRecord?
+        try s.forEach { r in
+            found = AccountRecord(
+                id: r.string(0),
+                username: r.string(1),
+                name: r.string(2),
+                lastname: r.string(3),
+                passwordHash: r.string(4),
+                reauthMinutes: Int(r.int64(5)),
+                createdAt: Date(ms: r.int64(6))
+            )
+        }
+        return found
+    }
+
+    static func loginGuard(_ c: DirectSQLite, username: String) throws -> LoginGuard? {
+        let s = try c.statement(guardByUsername)
+        s.bind(1, username)
+        var found: LoginGuard?
+        try s.forEach { r in
+            found = LoginGuard(
+                failures: Int(r.int64(0)),
+                pending: Int(r.int64(1)),
+                pendingExpiresAt: r.isNull(2) ? nil : Date(ms: r.int64(2)),
+                delayedUntil: r.isNull(3) ? nil : Date(ms: r.int64(3)),
+                locked: r.int64(4) != 0
+            )
+        }
+        return found
+    }
+
+    /// Runs `change` on the username's lockout state (a fresh one when it has no row) in one write
+    /// transaction, and stores the state when it changed (a new row always, as the shared store's).
+    static func withGuard<T>(_ c: DirectSQLite, _ username: String, _ change: (inout LoginGuard) -> T) throws -> T {
+        try c.writeTransaction { try changeGuard(c, username, change) }
+    }
+
+    /// `withGuard`'s body, inside the caller's write transaction: it holds the write lock from its start
+    /// (BEGIN IMMEDIATE, or the group's), so no other writer changes the row between the read and the write.
+    private static func changeGuard<T>(
+        _ c: DirectSQLite,
+        _ username: String,
+        _ change: (inout LoginGuard) -> T
+    ) throws
+        -> T
+    {
+        let before = try loginGuard(c, username: username)
+        var state = before ?? LoginGuard()
+        let result = change(&state)
+        if state != before {
+            let s = try c.statement(upsertGuard)
+            s.bind(1, username)
+            s.bind(2, Int64(state.failures))
+            s.bind(3, Int64(state.pending))
+            s.bind(4, state.pendingExpiresAt?.ms)
+            s.bind(5, state.delayedUntil?.ms)
+            s.bind(6, Int64(state.locked ? 1 : 0))
+            try s.run()
+        }
+        return result
+    }
+
+    /// `AccountStore.startSession`: one write transaction on the writer, whose lock orders it against
+    /// any password change.
+    static func startSession(
+        _ c: DirectSQLite,
+        _ session: SessionRecord,
+        username: String,
+        passwordHash: String,
+        policy: LockoutPolicy,
+        now: Date,
+        audit: AuditEntry
+    ) throws -> SessionStart {
+        try c.writeTransaction {
+            let gate = try changeGuard(c, username) { policy.complete(&$0, now: now) }
+            guard gate == .proceed else { return .refused(gate) }
+            let current = try account(c, sql: accountByID, key: session.accountID)
+            guard current?.passwordHash == passwordHash else { return .superseded }
+            try insert(c, session)
+            try insert(c, audit)
+            return .started
+        }
+    }
+
+    static func createSession(_ c: DirectSQLite, _ session: SessionRecord) throws {
+        try c.writeTransaction { try insert(c, session) }
+    }
+
+    static func record(_ c: DirectSQLite, _ entry: AuditEntry) throws {
+        try c.writeTransaction { try insert(c, entry) }
+    }
+
+    private static func insert(_ c: DirectSQLite, _ session: SessionRecord) throws {
+        let s = try c.statement(insertSession)
+        s.bind(1, session.tokenHash)
+        s.bind(2, session.accountID)
+        s.bind(3, session.createdAt.ms)
+        s.bind(4, session.lastUsedAt.ms)
+        s.bind(5, session.authenticatedAt.ms)
+        s.bind(6, session.expiresAt.ms)
+        s.bind(7, session.address)
+        s.bind(8, session.userAgent)
+        s.bind(9, session.passkeyID)
+        try s.run()
+    }
+
+    private static func insert(_ c: DirectSQLite, _ e: AuditEntry) throws {
+        let s = try c.statement(insertAudit)
+        s.bind(1, e.accountID)
+        s.bind(2, e.at.ms)
+        s.bind(3, e.kind)
+        s.bind(4, e.outcome)
+        s.bind(5, e.address)
+        s.bind(6, e.userAgent)
+        try s.run()
+    }
+}

@@ -1,0 +1,194 @@
+import CountersignAPI
+import Foundation
+import SQLKit
+import Testing
+
+@testable import CountersignServer
+
+/// `AccountStore.startSession` on both backends: a sign-in's last write is one transaction that resets
+/// the lockout count and stores the session with its audit row, only while the lockout state allows it
+/// and the password is still the one checked; a password change racing it never leaves a session made
+/// with the old password.
+@Suite struct SessionStartTests {
+    static func account(_ h: Harness, _ name: String) async throws -> AccountRecord {
+        _ = try await h.service.register(
+            username: name,
+            password: "correct horse",
+            name: "N",
+            lastname: "L",
+            captcha: nil,
+            origin: RequestOrigin(address: "127.0.0.1", userAgent: "")
+        )
+        return try #require(try await h.storage.account(username: name))
+    }
+
+    static func session(_ account: AccountRecord, _ token: String, at now: Date) -> SessionRecord {
+        SessionRecord(
+            tokenHash: AccountService.tokenHash(token),
+            accountID: account.id,
+            createdAt: now,
+            lastUsedAt: now,
+            authenticatedAt: now,
+            expiresAt: now.addingTimeInterval(3600),
+            address: "192.0.2.1",
+            userAgent: "test"
+        )
+    }
+
+    static func entry(_ account: AccountRecord, at now: Date) -> AuditEntry {
+        AuditEntry(
+            accountID: account.id,
+            kind: "sign-in",
+            outcome: "success",
+            address: "192.0.2.1",
+            userAgent: "test",
+            at: now
+        )
+    }
+
+    static func count(_ h: Harness, _ table: String, _ accountID: String) async throws -> Int {
+        try await h.storage.sql.raw(
+            "SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE account_id = \(bind: accountID)"
+        ).first()?.decode(column: "n", as: Int.self) ?? -1
+    }
+
+    @Test(arguments: Backend.available)
+    func aStartStoresTheSessionAndItsAuditRowAndResetsTheCount(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let policy = h.config.lockout
+        let now = h.clock.now()
+        let a = try await Self.account(h, "starter")
+        _ = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
+        #expect(try await store.loginGuard(username: a.username)?.failures == 1)
+        let audited = try await Self.count(h, "audit_events", a.id)
+
+        let started = try await store.startSession(
+            Self.session(a, "cs_one", at: now),
+            username: a.username,
+            passwordHash: a.passwordHash,
+            policy: policy,
+            now: now,
+            audit: Self.entry(a, at: now)
+        )
+        #expect(started == .started)
+        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_one"))?.accountID == a.id)
+        #expect(try await Self.count(h, "audit_events", a.id) == audited + 1)
+        #expect(try await store.loginGuard(username: a.username)?.failures == 0, "a complete sign-in resets the count")
+
+        // The same session again: the insert fails, and the transaction takes its count reset with it.
+        _ = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
+        await #expect(throws: (any Error).self) {
+            try await store.startSession(
+                Self.session(a, "cs_one", at: now),
+                username: a.username,
+                passwordHash: a.passwordHash,
+                policy: policy,
+                now: now,
+                audit: Self.entry(a, at: now)
+            )
+        }
+        #expect(try await Self.count(h, "audit_events", a.id) == audited + 1, "no audit row from a failed start")
+        #expect(try await store.loginGuard(username: a.username)?.failures == 1, "rolled back whole")
+        await store.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func aLockedOrChangedAccountGetsNoSession(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let policy = h.config.lockout
+        let now = h.clock.now()
+        let a = try await Self.account(h, "refused")
+        let audited = try await Self.count(h, "audit_events", a.id)
+
+        // A password change landed meanwhile: no session, no audit row.
+        let superseded = try await store.startSession(
+            Self.session(a, "cs_old", at: now),
+            username: a.username,
+            passwordHash: a.passwordHash + "x",
+            policy: policy,
+            now: now,
+            audit: Self.entry(a, at: now)
+        )
+        #expect(superseded == .superseded)
+        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_old")) == nil)
+
+        // Delayed, then locked, by failures elsewhere: refused with the gate, nothing stored.
+        var at = now
+        var failure = LockoutPolicy.Failure.counted(failures: 0)
+        while case .counted = failure {
+            failure = try await store.countSignInFailure(username: a.username, policy: policy, now: at)
+        }
+        guard case .delayed(let until) = failure else {
+            Issue.record("not delayed: \(failure)")
+            return
+        }
+        let delayed = try await store.startSession(
+            Self.session(a, "cs_delayed", at: at),
+            username: a.username,
+            passwordHash: a.passwordHash,
+            policy: policy,
+            now: at,
+            audit: Self.entry(a, at: at)
+        )
+        #expect(delayed == .refused(.delayed(until: until)))
+        for _ in 0..<policy.lockAfter where failure != .locked {
+            at = at.addingTimeInterval(policy.delay + 1)
+            failure = try await store.countSignInFailure(username: a.username, policy: policy, now: at)
+        }
+        #expect(failure == .locked)
+        let locked = try await store.startSession(
+            Self.session(a, "cs_locked", at: at),
+            username: a.username,
+            passwordHash: a.passwordHash,
+            policy: policy,
+            now: at,
+            audit: Self.entry(a, at: at)
+        )
+        #expect(locked == .refused(.locked))
+        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_locked")) == nil)
+        #expect(try await store.loginGuard(username: a.username)?.locked == true)
+        #expect(try await Self.count(h, "sessions", a.id) == 0)
+        #expect(try await Self.count(h, "audit_events", a.id) == audited)
+        await store.close()
+    }
+
+    /// Sessions started while the password changes (its new hash, then the end of every session, as
+    /// `changePassword` does): once the change has finished, none made with the old password is left.
+    @Test(arguments: Backend.available)
+    func aPasswordChangeRacingStartsLeavesNoOldSession(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let policy = h.config.lockout
+        let now = h.clock.now()
+        let a = try await Self.account(h, "racer")
+        let newHash = try Harness.testHasher.hash(Array("changed meanwhile".utf8))
+        for round in 0..<16 {
+            try await store.setPasswordHash(a.passwordHash, accountID: a.id)
+            let outcomes = try await withThrowingTaskGroup(of: SessionStart?.self) { group in
+                for i in 0..<6 {
+                    group.addTask {
+                        try await store.startSession(
+                            Self.session(a, "cs_\(round)_\(i)", at: now),
+                            username: a.username,
+                            passwordHash: a.passwordHash,
+                            policy: policy,
+                            now: now,
+                            audit: Self.entry(a, at: now)
+                        )
+                    }
+                }
+                group.addTask {
+                    try await store.setPasswordHash(newHash, accountID: a.id)
+                    try await store.deleteSessions(accountID: a.id, keeping: nil)
+                    return nil
+                }
+                return try await group.reduce(into: [SessionStart]()) { if let r = $1 { $0.append(r) } }
+            }
+            #expect(outcomes.count == 6 && outcomes.allSatisfy { $0 == .started || $0 == .superseded })
+            #expect(try await Self.count(h, "sessions", a.id) == 0, "round \(round): \(outcomes)")
+        }
+        await store.close()
+    }
+}
