@@ -97,10 +97,10 @@ import Testing
         }
     }
 
-    /// A password change that lands while a sign-in's check is running: the session made with the old
-    /// password is deleted, not returned.
+    /// A password change that lands while a sign-in's check is running: no session is made with the old
+    /// password.
     @Test(arguments: Backend.available)
-    func aSessionMadeWithAPasswordChangedMidCheckIsDeleted(_ backend: Backend) async throws {
+    func aSignInWhosePasswordChangedMidCheckGetsNoSession(_ backend: Backend) async throws {
         let changeNow = Mutex(false)
         let storeBox = Mutex<(any AccountStore)?>(nil)
         let h = try await Harness.make(

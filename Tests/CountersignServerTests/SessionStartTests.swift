@@ -101,8 +101,9 @@ import Testing
         let now = h.clock.now()
         let a = try await Self.account(h, "refused")
         let audited = try await Self.count(h, "audit_events", a.id)
+        _ = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
 
-        // A password change landed meanwhile: no session, no audit row.
+        // A password change landed meanwhile: no session, no audit row, and the count stays.
         let superseded = try await store.startSession(
             Self.session(a, "cs_old", at: now),
             username: a.username,
@@ -113,6 +114,7 @@ import Testing
         )
         #expect(superseded == .superseded)
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_old")) == nil)
+        #expect(try await store.loginGuard(username: a.username)?.failures == 1, "a superseded check resets nothing")
 
         // Delayed, then locked, by failures elsewhere: refused with the gate, nothing stored.
         var at = now
@@ -133,6 +135,8 @@ import Testing
             audit: Self.entry(a, at: at)
         )
         #expect(delayed == .refused(.delayed(until: until)))
+        let delayedFailures = try await store.loginGuard(username: a.username)?.failures
+        #expect(delayedFailures == policy.delayAfter, "a refused start resets nothing")
         for _ in 0..<policy.lockAfter where failure != .locked {
             at = at.addingTimeInterval(policy.delay + 1)
             failure = try await store.countSignInFailure(username: a.username, policy: policy, now: at)
@@ -163,7 +167,9 @@ import Testing
         let policy = h.config.lockout
         let now = h.clock.now()
         let a = try await Self.account(h, "racer")
+        let audited = try await Self.count(h, "audit_events", a.id)
         let newHash = try Harness.testHasher.hash(Array("changed meanwhile".utf8))
+        var seen: [SessionStart] = []
         for round in 0..<16 {
             try await store.setPasswordHash(a.passwordHash, accountID: a.id)
             let outcomes = try await withThrowingTaskGroup(of: SessionStart?.self) { group in
@@ -180,6 +186,9 @@ import Testing
                     }
                 }
                 group.addTask {
+                    // Landing anywhere among the starts (which order each took is the scheduler's
+                    // choice; a change in flight is made certain below).
+                    try await Task.sleep(for: .microseconds(Int.random(in: 0...3000)))
                     try await store.setPasswordHash(newHash, accountID: a.id)
                     try await store.deleteSessions(accountID: a.id, keeping: nil)
                     return nil
@@ -188,7 +197,45 @@ import Testing
             }
             #expect(outcomes.count == 6 && outcomes.allSatisfy { $0 == .started || $0 == .superseded })
             #expect(try await Self.count(h, "sessions", a.id) == 0, "round \(round): \(outcomes)")
+            seen += outcomes
         }
+        let started = seen.filter { $0 == .started }.count
+        #expect(try await Self.count(h, "audit_events", a.id) == audited + started, "one audit row per session started")
+        await store.close()
+    }
+
+    /// A password change still uncommitted when a start reads the hash: the start waits for it (the
+    /// write lock on SQLite, FOR SHARE on PostgreSQL) and sees the new hash, instead of storing a
+    /// session the change's sweep would not see.
+    @Test(arguments: Backend.available)
+    func aStartWaitsForAPasswordChangeInFlight(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let policy = h.config.lockout
+        let now = h.clock.now()
+        let a = try await Self.account(h, "inflight")
+        let newHash = try Harness.testHasher.hash(Array("changed meanwhile".utf8))
+        let (updated, signal) = AsyncStream.makeStream(of: Void.self)
+        let change = Task {
+            try await store.database.writeTransaction { sql in
+                try await sql.raw("UPDATE accounts SET password_hash = \(bind: newHash) WHERE id = \(bind: a.id)").run()
+                signal.yield()
+                // Long enough for the start below to reach its read while this is uncommitted.
+                try await Task.sleep(for: .milliseconds(400))
+            }
+        }
+        for await _ in updated { break }
+        let started = try await store.startSession(
+            Self.session(a, "cs_inflight", at: now),
+            username: a.username,
+            passwordHash: a.passwordHash,
+            policy: policy,
+            now: now,
+            audit: Self.entry(a, at: now)
+        )
+        try await change.value
+        #expect(started == .superseded)
+        #expect(try await Self.count(h, "sessions", a.id) == 0)
         await store.close()
     }
 }

@@ -85,10 +85,10 @@ public protocol AccountStore: ServerSecretStore {
     func countSignInFailure(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Failure
     /// A sign-in whose every factor passed: resets the count unless locked or delayed. One transaction.
     func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
-    /// A sign-in whose every factor passed, in one transaction: `completeSignIn`'s reset; then, unless
-    /// its gate refuses or the account's password hash is no longer `passwordHash`, the session and its
-    /// audit row. The hash is read under the transaction's locks, so a password change either lands
-    /// first (`.superseded`) or after the session exists (and ends it).
+    /// A sign-in whose every factor passed, in one transaction: unless the account's password hash is no
+    /// longer `passwordHash` (`.superseded`, nothing written), `completeSignIn`'s reset; then, unless its
+    /// gate refuses, the session and its audit row. The hash is read under the transaction's locks, so a
+    /// password change either lands first or after the session exists (and ends it).
     func startSession(
         _ session: SessionRecord,
         username: String,

@@ -3,7 +3,8 @@ import Foundation
 
 /// What every password sign-in reads and writes, on the direct connections: the account and the lockout
 /// row are read on a direct reader; the lockout transactions, the new session and its audit row go into
-/// the direct writer's group commits (`SQLiteWorker.write`), each in a savepoint of its own. Through
+/// the direct writer's group commits (`SQLiteWorker.write`), each in a savepoint of its own, and so do
+/// what must order against them: password changes and the ends of sessions. Through
 /// Fluent, each of a sign-in's ~20 statements was prepared again and cost several thread hand-offs;
 /// here each store call is one hop with statements prepared once. The SQL is the shared stores' own
 /// (`SQLStores+Accounts.swift`), with the columns named, so both paths read and write the same rows.
@@ -27,6 +28,12 @@ enum DirectAccountStore {
     static let insertAudit = """
         INSERT INTO audit_events (account_id, at, kind, outcome, address, user_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
         """
+
+    static let setHash = "UPDATE accounts SET password_hash = ?2 WHERE id = ?1"
+    static let replaceHash = "UPDATE accounts SET password_hash = ?3 WHERE id = ?1 AND password_hash = ?2 RETURNING id"
+    static let deleteSession = "DELETE FROM sessions WHERE token_hash = ?1"
+    static let deleteOtherSessions = "DELETE FROM sessions WHERE account_id = ?1 AND token_hash <> ?2"
+    static let deleteDeviceSessions = "DELETE FROM device_sessions WHERE account_id = ?1"
 
     static func account(_ c: DirectSQLite, sql: String, key: String) throws -> AccountRecord? {
         let s = try c.statement(sql)
@@ -105,13 +112,53 @@ enum DirectAccountStore {
         audit: AuditEntry
     ) throws -> SessionStart {
         try c.writeTransaction {
-            let gate = try changeGuard(c, username) { policy.complete(&$0, now: now) }
-            guard gate == .proceed else { return .refused(gate) }
             let current = try account(c, sql: accountByID, key: session.accountID)
             guard current?.passwordHash == passwordHash else { return .superseded }
+            let gate = try changeGuard(c, username) { policy.complete(&$0, now: now) }
+            guard gate == .proceed else { return .refused(gate) }
             try insert(c, session)
             try insert(c, audit)
             return .started
+        }
+    }
+
+    /// Sets the hash, or with `old` replaces it only if it is still `old` (compare and set); true when it changed.
+    static func setPasswordHash(_ c: DirectSQLite, _ hash: String, accountID: String, old: String?) throws -> Bool {
+        try c.writeTransaction {
+            guard let old else {
+                let s = try c.statement(setHash)
+                s.bind(1, accountID)
+                s.bind(2, hash)
+                try s.run()
+                return true
+            }
+            let s = try c.statement(replaceHash)
+            s.bind(1, accountID)
+            s.bind(2, old)
+            s.bind(3, hash)
+            var replaced = false
+            try s.forEach { _ in replaced = true }
+            return replaced
+        }
+    }
+
+    /// One session, or (`accountID`) every session of the account but `keeping` and all its device sessions.
+    static func deleteSessions(_ c: DirectSQLite, tokenHash: String?, accountID: String?, keeping: String?) throws {
+        try c.writeTransaction {
+            if let tokenHash {
+                let s = try c.statement(deleteSession)
+                s.bind(1, tokenHash)
+                try s.run()
+            }
+            if let accountID {
+                let s = try c.statement(deleteOtherSessions)
+                s.bind(1, accountID)
+                s.bind(2, keeping ?? "")
+                try s.run()
+                let d = try c.statement(deleteDeviceSessions)
+                d.bind(1, accountID)
+                try d.run()
+            }
         }
     }
 

@@ -1,21 +1,45 @@
 import Foundation
 
-/// The account store's sign-in path on the direct connections (`DirectAccountStore`); the rest of
-/// `AccountStore` is the shared SQL. Every writer of `login_guards` is here, so lockout transactions
-/// never wait for the Fluent writer (`unlock` excepted: an administrator's one-off delete).
+/// The account store's sign-in path on the direct connections (`DirectAccountStore`), with the password
+/// changes and session ends that race it; the rest of `AccountStore` is the shared SQL on the Fluent
+/// writer. Both writers take the file's one write lock for a whole transaction (BEGIN IMMEDIATE), so a
+/// lockout read-modify-write never interleaves with another writer's; moving the sign-in's writes and
+/// their racers to one connection keeps them from waiting on each other through SQLite's busy handler.
 extension SQLiteStorage {
+    package func setPasswordHash(_ hash: String, accountID: String) async throws {
+        _ = try await sendWriter.write {
+            try DirectAccountStore.setPasswordHash($0, hash, accountID: accountID, old: nil)
+        }
+    }
+
+    package func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
+        try await sendWriter.write { try DirectAccountStore.setPasswordHash($0, new, accountID: accountID, old: old) }
+    }
+
+    package func deleteSession(tokenHash: String) async throws {
+        try await sendWriter.write {
+            try DirectAccountStore.deleteSessions($0, tokenHash: tokenHash, accountID: nil, keeping: nil)
+        }
+    }
+
+    package func deleteSessions(accountID: String, keeping: String?) async throws {
+        try await sendWriter.write {
+            try DirectAccountStore.deleteSessions($0, tokenHash: nil, accountID: accountID, keeping: keeping)
+        }
+    }
+
     package func account(username: String) async throws -> AccountRecord? {
-        try await sessionReader.run {
+        try await quickRead {
             try DirectAccountStore.account($0, sql: DirectAccountStore.accountByUsername, key: username)
         }
     }
 
     package func account(id: String) async throws -> AccountRecord? {
-        try await sessionReader.run { try DirectAccountStore.account($0, sql: DirectAccountStore.accountByID, key: id) }
+        try await quickRead { try DirectAccountStore.account($0, sql: DirectAccountStore.accountByID, key: id) }
     }
 
     package func loginGuard(username: String) async throws -> LoginGuard? {
-        try await sessionReader.run { try DirectAccountStore.loginGuard($0, username: username) }
+        try await quickRead { try DirectAccountStore.loginGuard($0, username: username) }
     }
 
     package func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {

@@ -5,14 +5,14 @@ import Foundation
 /// transactions: every MFA write is committed before its caller goes on.
 extension SQLiteStorage {
     package func authenticators(accountID: String) async throws -> [AuthenticatorRecord] {
-        try await sessionReader.run { try DirectMFAReader.authenticators($0, accountID: accountID) }
+        try await quickRead { try DirectMFAReader.authenticators($0, accountID: accountID) }
     }
 
     package func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)? {
-        try await sessionReader.run { try DirectMFAReader.accountState($0, accountID: accountID) }
+        try await quickRead { try DirectMFAReader.accountState($0, accountID: accountID) }
     }
 
     package func recoveryCodesLeft(accountID: String) async throws -> Int {
-        try await sessionReader.run { try DirectMFAReader.recoveryCodesLeft($0, accountID: accountID) }
+        try await quickRead { try DirectMFAReader.recoveryCodesLeft($0, accountID: accountID) }
     }
 }

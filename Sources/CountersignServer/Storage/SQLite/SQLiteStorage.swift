@@ -31,6 +31,8 @@ package final class SQLiteStorage: ServerStorage {
     /// Direct read-only connections, one per core, for device-session lookups and push deliveries.
     let sessionReaders: [SQLiteWorker]
     private let nextSessionReader = RoundRobin()
+    /// Direct read-only connections for point reads on the caller's thread (`quickRead`).
+    let inlineReaders: InlineReaders
     /// Copies the WAL into the file in the background, so that no commit waits for a checkpoint.
     let checkpointer: SQLiteCheckpointer
     package let location: DatabaseLocation
@@ -69,6 +71,7 @@ package final class SQLiteStorage: ServerStorage {
         )
         var checkpointer: SQLiteCheckpointer?
         var workers: [SQLiteWorker] = []
+        var inlineReaders: InlineReaders?
         do {
             let sql = db as! any SQLDatabase
             // NORMAL in WAL mode: a commit survives a killed process (the WAL is written before
@@ -95,8 +98,10 @@ package final class SQLiteStorage: ServerStorage {
             for i in 0..<max(1, System.coreCount) {
                 workers.append(try SQLiteWorker(label: "countersign.sqlite.sessions.\(i)", path: path, readOnly: true))
             }
+            inlineReaders = try InlineReaders(path: path, count: 2 * max(1, System.coreCount))
         } catch {
             checkpointer?.close()
+            inlineReaders?.close()
             workers.forEach { $0.close() }
             await databases.shutdownAsync()
             await readerDatabases.shutdownAsync()
@@ -112,6 +117,7 @@ package final class SQLiteStorage: ServerStorage {
             readerDatabases: readerDatabases,
             sendWriter: workers[0],
             sessionReaders: Array(workers.dropFirst()),
+            inlineReaders: inlineReaders!,
             checkpointer: checkpointer!,
             location: .sqlite(path: path)
         )
@@ -125,6 +131,7 @@ package final class SQLiteStorage: ServerStorage {
         readerDatabases: Databases,
         sendWriter: SQLiteWorker,
         sessionReaders: [SQLiteWorker],
+        inlineReaders: InlineReaders,
         checkpointer: SQLiteCheckpointer,
         location: DatabaseLocation
     ) {
@@ -135,6 +142,7 @@ package final class SQLiteStorage: ServerStorage {
         self.readerDatabases = readerDatabases
         self.sendWriter = sendWriter
         self.sessionReaders = sessionReaders
+        self.inlineReaders = inlineReaders
         self.checkpointer = checkpointer
         self.location = location
     }
@@ -148,6 +156,12 @@ package final class SQLiteStorage: ServerStorage {
     /// The next direct session reader, round robin.
     var sessionReader: SQLiteWorker {
         nextSessionReader.pick(sessionReaders)
+    }
+
+    /// A point read on a direct reader: on this thread when a connection is idle, else one hop.
+    func quickRead<T: Sendable>(_ work: @escaping @Sendable (DirectSQLite) throws -> T) async throws -> T {
+        if let value = try inlineReaders.read(work) { return value }
+        return try await sessionReader.run(work)
     }
 
     // MARK: The hot paths, on the direct connections
@@ -212,6 +226,7 @@ package final class SQLiteStorage: ServerStorage {
         checkpointer.close()
         sendWriter.close()
         sessionReaders.forEach { $0.close() }
+        inlineReaders.close()
         await databases.shutdownAsync()
         await readerDatabases.shutdownAsync()
         try? await group.shutdownGracefully()

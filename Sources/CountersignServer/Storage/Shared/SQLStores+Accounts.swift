@@ -3,9 +3,10 @@ import FluentKit
 import Foundation
 import SQLKit
 
-/// `AccountStore` over SQLKit, for SQLite and PostgreSQL alike. Lockout updates are read-modify-write
-/// inside a transaction: PostgreSQL locks the row (`FOR UPDATE`); SQLite runs every statement through
-/// one connection, so transactions cannot interleave.
+/// `AccountStore` over SQLKit, for SQLite and PostgreSQL alike (SQLite runs the sign-in path on its
+/// direct connections instead: `SQLiteStorage+Accounts.swift`). Lockout updates are read-modify-write
+/// inside a write transaction: PostgreSQL locks the row (`FOR UPDATE`); on SQLite the transaction holds
+/// the file's one write lock from its start (BEGIN IMMEDIATE), whichever connection runs it.
 extension SQLStores {
 
     // MARK: Accounts
@@ -165,15 +166,17 @@ extension SQLStores {
     ) async throws -> SessionStart {
         let postgres = isPostgres
         return try await database.writeTransaction { sql in
-            let gate = try await Self.changeGuard(sql, username, postgres: postgres) { policy.complete(&$0, now: now) }
-            guard gate == .proceed else { return .refused(gate) }
             // FOR SHARE on PostgreSQL: a password change's UPDATE waits for this transaction, so the
-            // sessions it then ends include this one. (SQLite's writer lock already orders them.)
+            // sessions it then ends include this one; an UPDATE in flight makes this read wait and see
+            // its hash. (SQLite's write lock already orders them.) Checked before anything is written: a
+            // check made with a changed password resets no count.
             let share: SQLQueryString = postgres ? " FOR SHARE" : ""
             let current = try await sql.raw(
                 "SELECT password_hash FROM accounts WHERE id = \(bind: session.accountID)\(share)"
             ).first()?.decode(column: "password_hash", as: String.self)
             guard current == passwordHash else { return .superseded }
+            let gate = try await Self.changeGuard(sql, username, postgres: postgres) { policy.complete(&$0, now: now) }
+            guard gate == .proceed else { return .refused(gate) }
             try await Self.insertSession(sql, session)
             try await Self.insertAudit(sql, audit)
             return .started
