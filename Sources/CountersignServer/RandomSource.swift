@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where session tokens, captcha salts and account IDs come from. Passed in so tests can pin them.
 public protocol RandomSource: Sendable {
     func bytes(_ count: Int) -> [UInt8]
@@ -7,9 +11,32 @@ public protocol RandomSource: Sendable {
 
 public struct SystemRandomSource: RandomSource {
     public init() {}
+
+    /// The kernel's CSPRNG, one `getrandom(2)` per 256 bytes (a byte at a time through
+    /// `SystemRandomNumberGenerator` was one system call per byte: 32 for a session token).
     public func bytes(_ count: Int) -> [UInt8] {
+        guard count > 0 else { return [] }
+        var out = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        #if os(Linux)
+        // getentropy(3) is getrandom(2) for at most 256 bytes, never short.
+        out.withUnsafeMutableBytes { b in
+            while filled < count, getentropy(b.baseAddress! + filled, min(256, count - filled)) == 0 {
+                filled += min(256, count - filled)
+            }
+        }
+        #endif
+        // Elsewhere, or should getrandom fail: the standard library's generator (the same source).
         var rng = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        while filled < count {
+            withUnsafeBytes(of: rng.next()) { word in
+                for byte in word where filled < count {
+                    out[filled] = byte
+                    filled += 1
+                }
+            }
+        }
+        return out
     }
 }
 
