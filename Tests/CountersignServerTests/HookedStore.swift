@@ -31,7 +31,8 @@ struct HookedStore: AccountStore {
         passwordHash: String,
         policy: LockoutPolicy,
         now: Date,
-        audit: AuditEntry
+        audit: AuditEntry,
+        resetsCount: Bool
     ) async throws -> SessionStart {
         try await base.startSession(
             session,
@@ -39,7 +40,8 @@ struct HookedStore: AccountStore {
             passwordHash: passwordHash,
             policy: policy,
             now: now,
-            audit: audit
+            audit: audit,
+            resetsCount: resetsCount
         )
     }
 

@@ -69,7 +69,8 @@ import Testing
             passwordHash: a.passwordHash,
             policy: policy,
             now: now,
-            audit: Self.entry(a, at: now)
+            audit: Self.entry(a, at: now),
+            resetsCount: true
         )
         #expect(started == .started)
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_one"))?.accountID == a.id)
@@ -85,11 +86,55 @@ import Testing
                 passwordHash: a.passwordHash,
                 policy: policy,
                 now: now,
-                audit: Self.entry(a, at: now)
+                audit: Self.entry(a, at: now),
+                resetsCount: true
             )
         }
         #expect(try await Self.count(h, "audit_events", a.id) == audited + 1, "no audit row from a failed start")
         #expect(try await store.loginGuard(username: a.username)?.failures == 1, "rolled back whole")
+        await store.close()
+    }
+
+    /// A sign-in that checked no password (a QR or passkey sign-in) keeps the count, and is still refused
+    /// while the username is delayed.
+    @Test(arguments: Backend.available)
+    func aPasswordlessStartKeepsTheCount(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let policy = h.config.lockout
+        let now = h.clock.now()
+        let a = try await Self.account(h, "passwordless")
+        _ = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
+        let started = try await store.startSession(
+            Self.session(a, "cs_qr", at: now),
+            username: a.username,
+            passwordHash: a.passwordHash,
+            policy: policy,
+            now: now,
+            audit: Self.entry(a, at: now),
+            resetsCount: false
+        )
+        #expect(started == .started)
+        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_qr")) != nil)
+        #expect(try await store.loginGuard(username: a.username)?.failures == 1, "no password checked, no reset")
+        var failure = LockoutPolicy.Failure.counted(failures: 0)
+        while case .counted = failure {
+            failure = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
+        }
+        let refused = try await store.startSession(
+            Self.session(a, "cs_qr2", at: now),
+            username: a.username,
+            passwordHash: a.passwordHash,
+            policy: policy,
+            now: now,
+            audit: Self.entry(a, at: now),
+            resetsCount: false
+        )
+        guard case .refused(.delayed) = refused else {
+            Issue.record("\(refused)")
+            return
+        }
+        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_qr2")) == nil)
         await store.close()
     }
 
@@ -110,7 +155,8 @@ import Testing
             passwordHash: a.passwordHash + "x",
             policy: policy,
             now: now,
-            audit: Self.entry(a, at: now)
+            audit: Self.entry(a, at: now),
+            resetsCount: true
         )
         #expect(superseded == .superseded)
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_old")) == nil)
@@ -132,7 +178,8 @@ import Testing
             passwordHash: a.passwordHash,
             policy: policy,
             now: at,
-            audit: Self.entry(a, at: at)
+            audit: Self.entry(a, at: at),
+            resetsCount: true
         )
         #expect(delayed == .refused(.delayed(until: until)))
         let delayedFailures = try await store.loginGuard(username: a.username)?.failures
@@ -148,7 +195,8 @@ import Testing
             passwordHash: a.passwordHash,
             policy: policy,
             now: at,
-            audit: Self.entry(a, at: at)
+            audit: Self.entry(a, at: at),
+            resetsCount: true
         )
         #expect(locked == .refused(.locked))
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_locked")) == nil)
@@ -181,7 +229,8 @@ import Testing
                             passwordHash: a.passwordHash,
                             policy: policy,
                             now: now,
-                            audit: Self.entry(a, at: now)
+                            audit: Self.entry(a, at: now),
+                            resetsCount: true
                         )
                     }
                 }
@@ -231,7 +280,8 @@ import Testing
             passwordHash: a.passwordHash,
             policy: policy,
             now: now,
-            audit: Self.entry(a, at: now)
+            audit: Self.entry(a, at: now),
+            resetsCount: true
         )
         try await change.value
         #expect(started == .superseded)

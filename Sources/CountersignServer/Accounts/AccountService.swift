@@ -270,7 +270,8 @@ public final class AccountService: Sendable {
             passwordHash: account.passwordHash,
             policy: config.lockout,
             now: clock.now(),
-            audit: auditEntry(account.id, .signIn, .success, verified.origin)
+            audit: auditEntry(account.id, .signIn, .success, verified.origin),
+            resetsCount: true
         ) {
         case .started: break
         case .refused(let gate): try Self.refuse(gate)
@@ -306,34 +307,30 @@ public final class AccountService: Sendable {
     ) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
-        if passwordless {
-            // No password was checked: the count stays, but a locked or delayed account gets nothing.
-            switch try await store.loginGuard(username: account.username).flatMap({
-                config.lockout.refusal($0, now: clock.now())
-            }) ?? .proceed {
-            case .proceed: break
-            case .delayed(let until): throw AccountError.signInDelayed(until: until)
-            case .locked, .busy: throw AccountError.accountLocked
-            }
-        } else {
-            try await complete(username: account.username)
-            signInFailures.refund(origin.address, now: clock.now())
-        }
-        let session = try await startSession(
+        let (session, record) = newSession(
             account,
             origin: origin,
             now: clock.now(),
             passwordless: passwordless,
             passkeyID: passkeyID
         )
-        // A password change that landed meanwhile ended every session but its own: not this one either.
-        if let passwordTag, let current = try await store.account(id: accountID),
-            Self.passwordTag(current.passwordHash) != passwordTag
-        {
-            try await store.deleteSession(tokenHash: Self.tokenHash(session.token))
-            throw MFAError.signInSuperseded
+        // One transaction, as a password sign-in's: a password change since the hash just read (which
+        // ended every session but its own) gives no session either; a lock or delay refuses it. No
+        // password was checked in a passwordless sign-in: the count stays.
+        switch try await store.startSession(
+            record,
+            username: account.username,
+            passwordHash: account.passwordHash,
+            policy: config.lockout,
+            now: clock.now(),
+            audit: auditEntry(account.id, .signIn, .succeeded(via: method), origin),
+            resetsCount: !passwordless
+        ) {
+        case .started: break
+        case .refused(let gate): try Self.refuse(gate)
+        case .superseded: throw MFAError.signInSuperseded
         }
-        try await audit(account.id, .signIn, .succeeded(via: method), origin)
+        if !passwordless { signInFailures.refund(origin.address, now: clock.now()) }
         return session
     }
 

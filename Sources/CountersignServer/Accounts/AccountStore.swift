@@ -86,16 +86,19 @@ public protocol AccountStore: ServerSecretStore {
     /// A sign-in whose every factor passed: resets the count unless locked or delayed. One transaction.
     func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
     /// A sign-in whose every factor passed, in one transaction: unless the account's password hash is no
-    /// longer `passwordHash` (`.superseded`, nothing written), `completeSignIn`'s reset; then, unless its
-    /// gate refuses, the session and its audit row. The hash is read under the transaction's locks, so a
-    /// password change either lands first or after the session exists (and ends it).
+    /// longer `passwordHash` (`.superseded`, nothing written), `completeSignIn`'s reset (or, without
+    /// `resetsCount`, for a sign-in that checked no password, only its refusal while locked or delayed);
+    /// then, unless the gate refuses, the session and its audit row. The hash and the lockout row are
+    /// read under the transaction's locks, so a password change or a lock either lands first or after
+    /// the session exists (and ends it).
     func startSession(
         _ session: SessionRecord,
         username: String,
         passwordHash: String,
         policy: LockoutPolicy,
         now: Date,
-        audit: AuditEntry
+        audit: AuditEntry,
+        resetsCount: Bool
     ) async throws -> SessionStart
     /// Gives back a reservation whose check never ran.
     func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws

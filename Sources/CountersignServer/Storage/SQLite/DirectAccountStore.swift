@@ -109,12 +109,15 @@ enum DirectAccountStore {
         passwordHash: String,
         policy: LockoutPolicy,
         now: Date,
-        audit: AuditEntry
+        audit: AuditEntry,
+        resetsCount: Bool
     ) throws -> SessionStart {
         try c.writeTransaction {
             let current = try account(c, sql: accountByID, key: session.accountID)
             guard current?.passwordHash == passwordHash else { return .superseded }
-            let gate = try changeGuard(c, username) { policy.complete(&$0, now: now) }
+            let gate = try changeGuard(c, username) {
+                resetsCount ? policy.complete(&$0, now: now) : policy.refusal($0, now: now) ?? .proceed
+            }
             guard gate == .proceed else { return .refused(gate) }
             try insert(c, session)
             try insert(c, audit)

@@ -104,7 +104,8 @@ extension SQLiteStorage {
         passwordHash: String,
         policy: LockoutPolicy,
         now: Date,
-        audit: AuditEntry
+        audit: AuditEntry,
+        resetsCount: Bool
     ) async throws -> SessionStart {
         try await sendWriter.write {
             try DirectAccountStore.startSession(
@@ -114,7 +115,8 @@ extension SQLiteStorage {
                 passwordHash: passwordHash,
                 policy: policy,
                 now: now,
-                audit: audit
+                audit: audit,
+                resetsCount: resetsCount
             )
         }
     }

@@ -162,7 +162,8 @@ extension SQLStores {
         passwordHash: String,
         policy: LockoutPolicy,
         now: Date,
-        audit: AuditEntry
+        audit: AuditEntry,
+        resetsCount: Bool
     ) async throws -> SessionStart {
         let postgres = isPostgres
         return try await database.writeTransaction { sql in
@@ -175,7 +176,9 @@ extension SQLStores {
                 "SELECT password_hash FROM accounts WHERE id = \(bind: session.accountID)\(share)"
             ).first()?.decode(column: "password_hash", as: String.self)
             guard current == passwordHash else { return .superseded }
-            let gate = try await Self.changeGuard(sql, username, postgres: postgres) { policy.complete(&$0, now: now) }
+            let gate = try await Self.changeGuard(sql, username, postgres: postgres) {
+                resetsCount ? policy.complete(&$0, now: now) : policy.refusal($0, now: now) ?? .proceed
+            }
             guard gate == .proceed else { return .refused(gate) }
             try await Self.insertSession(sql, session)
             try await Self.insertAudit(sql, audit)
