@@ -46,6 +46,27 @@ import Testing
         )
     }
 
+    /// `startSession` for `account` with the token `token`, at `at`, checked against `hash` (the
+    /// account's own unless given), with the policy of `h`.
+    static func start(
+        _ h: Harness,
+        _ account: AccountRecord,
+        _ token: String,
+        at: Date,
+        hash: String? = nil,
+        resetsCount: Bool = true
+    ) async throws -> SessionStart {
+        try await h.storage.startSession(
+            session(account, token, at: at),
+            username: account.username,
+            passwordHash: hash ?? account.passwordHash,
+            policy: h.config.lockout,
+            now: at,
+            audit: entry(account, at: at),
+            resetsCount: resetsCount
+        )
+    }
+
     static func count(_ h: Harness, _ table: String, _ accountID: String) async throws -> Int {
         try await h.storage.sql.raw(
             "SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE account_id = \(bind: accountID)"
@@ -63,15 +84,7 @@ import Testing
         #expect(try await store.loginGuard(username: a.username)?.failures == 1)
         let audited = try await Self.count(h, "audit_events", a.id)
 
-        let started = try await store.startSession(
-            Self.session(a, "cs_one", at: now),
-            username: a.username,
-            passwordHash: a.passwordHash,
-            policy: policy,
-            now: now,
-            audit: Self.entry(a, at: now),
-            resetsCount: true
-        )
+        let started = try await Self.start(h, a, "cs_one", at: now)
         #expect(started == .started)
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_one"))?.accountID == a.id)
         #expect(try await Self.count(h, "audit_events", a.id) == audited + 1)
@@ -80,15 +93,7 @@ import Testing
         // The same session again: the insert fails, and the transaction takes its count reset with it.
         _ = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
         await #expect(throws: (any Error).self) {
-            try await store.startSession(
-                Self.session(a, "cs_one", at: now),
-                username: a.username,
-                passwordHash: a.passwordHash,
-                policy: policy,
-                now: now,
-                audit: Self.entry(a, at: now),
-                resetsCount: true
-            )
+            try await Self.start(h, a, "cs_one", at: now)
         }
         #expect(try await Self.count(h, "audit_events", a.id) == audited + 1, "no audit row from a failed start")
         #expect(try await store.loginGuard(username: a.username)?.failures == 1, "rolled back whole")
@@ -105,15 +110,7 @@ import Testing
         let now = h.clock.now()
         let a = try await Self.account(h, "passwordless")
         _ = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
-        let started = try await store.startSession(
-            Self.session(a, "cs_qr", at: now),
-            username: a.username,
-            passwordHash: a.passwordHash,
-            policy: policy,
-            now: now,
-            audit: Self.entry(a, at: now),
-            resetsCount: false
-        )
+        let started = try await Self.start(h, a, "cs_qr", at: now, resetsCount: false)
         #expect(started == .started)
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_qr")) != nil)
         #expect(try await store.loginGuard(username: a.username)?.failures == 1, "no password checked, no reset")
@@ -121,15 +118,7 @@ import Testing
         while case .counted = failure {
             failure = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
         }
-        let refused = try await store.startSession(
-            Self.session(a, "cs_qr2", at: now),
-            username: a.username,
-            passwordHash: a.passwordHash,
-            policy: policy,
-            now: now,
-            audit: Self.entry(a, at: now),
-            resetsCount: false
-        )
+        let refused = try await Self.start(h, a, "cs_qr2", at: now, resetsCount: false)
         guard case .refused(.delayed) = refused else {
             Issue.record("\(refused)")
             return
@@ -149,15 +138,7 @@ import Testing
         _ = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
 
         // A password change landed meanwhile: no session, no audit row, and the count stays.
-        let superseded = try await store.startSession(
-            Self.session(a, "cs_old", at: now),
-            username: a.username,
-            passwordHash: a.passwordHash + "x",
-            policy: policy,
-            now: now,
-            audit: Self.entry(a, at: now),
-            resetsCount: true
-        )
+        let superseded = try await Self.start(h, a, "cs_old", at: now, hash: a.passwordHash + "x")
         #expect(superseded == .superseded)
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_old")) == nil)
         #expect(try await store.loginGuard(username: a.username)?.failures == 1, "a superseded check resets nothing")
@@ -172,15 +153,7 @@ import Testing
             Issue.record("not delayed: \(failure)")
             return
         }
-        let delayed = try await store.startSession(
-            Self.session(a, "cs_delayed", at: at),
-            username: a.username,
-            passwordHash: a.passwordHash,
-            policy: policy,
-            now: at,
-            audit: Self.entry(a, at: at),
-            resetsCount: true
-        )
+        let delayed = try await Self.start(h, a, "cs_delayed", at: at)
         #expect(delayed == .refused(.delayed(until: until)))
         let delayedFailures = try await store.loginGuard(username: a.username)?.failures
         #expect(delayedFailures == policy.delayAfter, "a refused start resets nothing")
@@ -189,15 +162,7 @@ import Testing
             failure = try await store.countSignInFailure(username: a.username, policy: policy, now: at)
         }
         #expect(failure == .locked)
-        let locked = try await store.startSession(
-            Self.session(a, "cs_locked", at: at),
-            username: a.username,
-            passwordHash: a.passwordHash,
-            policy: policy,
-            now: at,
-            audit: Self.entry(a, at: at),
-            resetsCount: true
-        )
+        let locked = try await Self.start(h, a, "cs_locked", at: at)
         #expect(locked == .refused(.locked))
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_locked")) == nil)
         #expect(try await store.loginGuard(username: a.username)?.locked == true)
@@ -212,7 +177,6 @@ import Testing
     func aPasswordChangeRacingStartsLeavesNoOldSession(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
         let store = h.storage
-        let policy = h.config.lockout
         let now = h.clock.now()
         let a = try await Self.account(h, "racer")
         let audited = try await Self.count(h, "audit_events", a.id)
@@ -223,15 +187,7 @@ import Testing
             let outcomes = try await withThrowingTaskGroup(of: SessionStart?.self) { group in
                 for i in 0..<6 {
                     group.addTask {
-                        try await store.startSession(
-                            Self.session(a, "cs_\(round)_\(i)", at: now),
-                            username: a.username,
-                            passwordHash: a.passwordHash,
-                            policy: policy,
-                            now: now,
-                            audit: Self.entry(a, at: now),
-                            resetsCount: true
-                        )
+                        try await Self.start(h, a, "cs_\(round)_\(i)", at: now)
                     }
                 }
                 group.addTask {
@@ -260,7 +216,6 @@ import Testing
     func aStartWaitsForAPasswordChangeInFlight(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
         let store = h.storage
-        let policy = h.config.lockout
         let now = h.clock.now()
         let a = try await Self.account(h, "inflight")
         let newHash = try Harness.testHasher.hash(Array("changed meanwhile".utf8))
@@ -274,15 +229,7 @@ import Testing
             }
         }
         for await _ in updated { break }
-        let started = try await store.startSession(
-            Self.session(a, "cs_inflight", at: now),
-            username: a.username,
-            passwordHash: a.passwordHash,
-            policy: policy,
-            now: now,
-            audit: Self.entry(a, at: now),
-            resetsCount: true
-        )
+        let started = try await Self.start(h, a, "cs_inflight", at: now)
         try await change.value
         #expect(started == .superseded)
         #expect(try await Self.count(h, "sessions", a.id) == 0)

@@ -259,24 +259,16 @@ public final class AccountService: Sendable {
     /// this address's token given back.
     package func completeSignIn(_ verified: VerifiedPassword) async throws -> NewSession {
         precondition(verified.purpose == .signIn, "a re-authentication is completed by completeReauthentication")
-        let account = verified.account
-        let (session, record) = newSession(account, origin: verified.origin, now: verified.at)
-        // One transaction: the count resets, and the session and its audit row are stored only if the
-        // password is still the one checked (a change that landed meanwhile ended every session but its
-        // own; one made with the old password must not outlive it).
-        switch try await store.startSession(
-            record,
-            username: account.username,
-            passwordHash: account.passwordHash,
-            policy: config.lockout,
-            now: clock.now(),
-            audit: auditEntry(account.id, .signIn, .success, verified.origin),
-            resetsCount: true
-        ) {
-        case .started: break
-        case .refused(let gate): try Self.refuse(gate)
-        case .superseded: throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
-        }
+        // The count resets, and the session and its audit row are stored only if the password is still
+        // the one checked (a change that landed meanwhile ended every session but its own; one made with
+        // the old password must not outlive it).
+        let session = try await storeSession(
+            verified.account,
+            origin: verified.origin,
+            now: verified.at,
+            outcome: .success,
+            superseded: AccountError.invalidCredentials(delayedUntil: nil, locked: false)
+        )
         signInFailures.refund(verified.origin.address, now: clock.now())
         return session
     }
@@ -307,29 +299,18 @@ public final class AccountService: Sendable {
     ) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
-        let (session, record) = newSession(
+        // As a password sign-in's: a password change since the hash just read (which ended every session
+        // but its own) gives no session either; a lock or delay refuses it. No password was checked in a
+        // passwordless sign-in: the count stays.
+        let session = try await storeSession(
             account,
             origin: origin,
             now: clock.now(),
+            outcome: .succeeded(via: method),
+            superseded: MFAError.signInSuperseded,
             passwordless: passwordless,
             passkeyID: passkeyID
         )
-        // One transaction, as a password sign-in's: a password change since the hash just read (which
-        // ended every session but its own) gives no session either; a lock or delay refuses it. No
-        // password was checked in a passwordless sign-in: the count stays.
-        switch try await store.startSession(
-            record,
-            username: account.username,
-            passwordHash: account.passwordHash,
-            policy: config.lockout,
-            now: clock.now(),
-            audit: auditEntry(account.id, .signIn, .succeeded(via: method), origin),
-            resetsCount: !passwordless
-        ) {
-        case .started: break
-        case .refused(let gate): try Self.refuse(gate)
-        case .superseded: throw MFAError.signInSuperseded
-        }
         if !passwordless { signInFailures.refund(origin.address, now: clock.now()) }
         return session
     }
@@ -434,10 +415,15 @@ public final class AccountService: Sendable {
         endings.ended(.account(accountID))
     }
 
-    private func startSession(
+    /// A sign-in's session and its audit row (`outcome`), stored in one transaction with the lockout reset
+    /// (none when `passwordless`: no password was checked) by `AccountStore.startSession`. Throws the
+    /// gate's refusal, or `superseded` when the account's password is no longer the one in `account`.
+    private func storeSession(
         _ account: AccountRecord,
         origin: RequestOrigin,
         now: Date,
+        outcome: AuditOutcome,
+        superseded: any Error,
         passwordless: Bool = false,
         passkeyID: String? = nil
     ) async throws -> NewSession {
@@ -448,8 +434,23 @@ public final class AccountService: Sendable {
             passwordless: passwordless,
             passkeyID: passkeyID
         )
-        try await store.createSession(record)
-        return session
+        switch try await store.startSession(
+            record,
+            username: account.username,
+            passwordHash: account.passwordHash,
+            policy: config.lockout,
+            now: clock.now(),
+            audit: auditEntry(account.id, .signIn, outcome, origin),
+            resetsCount: !passwordless
+        ) {
+        case .started:
+            return session
+        case .refused(let gate):
+            try Self.refuse(gate)
+            throw AccountError.accountLocked  // a refusal that names no refusal: not stored, fail closed
+        case .superseded:
+            throw superseded
+        }
     }
 
     /// A new session's token (for the client) and record (for the store).

@@ -165,10 +165,6 @@ enum DirectAccountStore {
         }
     }
 
-    static func createSession(_ c: DirectSQLite, _ session: SessionRecord) throws {
-        try c.writeTransaction { try insert(c, session) }
-    }
-
     static func record(_ c: DirectSQLite, _ entry: AuditEntry) throws {
         try c.writeTransaction { try insert(c, entry) }
     }

@@ -75,10 +75,6 @@ extension SQLiteStorage {
         try await sendWriter.write { try DirectAccountStore.withGuard($0, username) { policy.release(&$0, now: now) } }
     }
 
-    package func createSession(_ session: SessionRecord) async throws {
-        try await sendWriter.write { try DirectAccountStore.createSession($0, session) }
-    }
-
     package func record(
         accountID: String,
         kind: String,
