@@ -2,6 +2,8 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// Where session tokens, captcha salts and account IDs come from. Passed in so tests can pin them.
@@ -15,6 +17,7 @@ public struct SystemRandomSource: RandomSource {
     /// The kernel's CSPRNG, one `getrandom(2)` per 256 bytes (a byte at a time through
     /// `SystemRandomNumberGenerator` was one system call per byte: 32 for a session token).
     public func bytes(_ count: Int) -> [UInt8] {
+        precondition(count >= 0, "a negative number of random bytes")
         guard count > 0 else { return [] }
         var out = [UInt8](repeating: 0, count: count)
         var filled = 0

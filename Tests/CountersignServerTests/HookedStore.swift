@@ -52,6 +52,9 @@ struct HookedStore: AccountStore {
     func setPasswordHash(_ hash: String, accountID: String) async throws {
         try await base.setPasswordHash(hash, accountID: accountID)
     }
+    func changePassword(_ hash: String, accountID: String, keepingSession: String) async throws {
+        try await base.changePassword(hash, accountID: accountID, keepingSession: keepingSession)
+    }
     func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
         try await base.replacePasswordHash(old, with: new, accountID: accountID)
     }

@@ -57,6 +57,21 @@ import Testing
         }
     }
 
+    /// A QR sign-in checks no password, so it resets no count: wrong passwords before it still count after.
+    @Test(arguments: Backend.available)
+    func aQRSignInKeepsTheLockoutCount(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, h in
+            let (screen, created, _) = try await Self.approved("quinn", server: server)
+            await #expect(throws: ClientError.self) {
+                _ = try await CountersignClient(server: server).signIn(username: "quinn", password: "wrong horse")
+            }
+            #expect(try await h.store.loginGuard(username: "quinn")?.failures == 1)
+            _ = try await screen.completeAuthCodeSignIn(created)
+            #expect(screen.token != nil)
+            #expect(try await h.store.loginGuard(username: "quinn")?.failures == 1, "no password, no reset")
+        }
+    }
+
     /// A QR session is signed in, but without a password: every change to the second factors asks for a
     /// full re-authentication first, as does registering a messaging device.
     @Test(arguments: Backend.available)

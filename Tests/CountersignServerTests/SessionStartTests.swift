@@ -54,10 +54,13 @@ import Testing
         _ token: String,
         at: Date,
         hash: String? = nil,
-        resetsCount: Bool = true
+        resetsCount: Bool = true,
+        passkeyID: String? = nil
     ) async throws -> SessionStart {
-        try await h.storage.startSession(
-            session(account, token, at: at),
+        var record = session(account, token, at: at)
+        record.passkeyID = passkeyID
+        return try await h.storage.startSession(
+            record,
             username: account.username,
             passwordHash: hash ?? account.passwordHash,
             policy: h.config.lockout,
@@ -124,6 +127,67 @@ import Testing
             return
         }
         #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_qr2")) == nil)
+        // A reservation left by a check that never finished counts as a failure once it expires, here as
+        // in every other step: past the delay, a stale one delays the account again.
+        let failures = try #require(try await store.loginGuard(username: a.username)?.failures)
+        let later = now.addingTimeInterval(policy.delay + 1)
+        #expect(try await store.reserveSignIn(username: a.username, policy: policy, now: later) == .proceed)
+        let expired = later.addingTimeInterval(policy.reservationTimeout + 1)
+        let stale = try await Self.start(h, a, "cs_qr3", at: expired, resetsCount: false)
+        guard case .refused(.delayed) = stale else {
+            Issue.record("an expired reservation was not counted: \(stale)")
+            return
+        }
+        #expect(try await store.loginGuard(username: a.username)?.failures == failures + 1)
+        await store.close()
+    }
+
+    /// A passkey sign-in whose passkey was removed meanwhile gets no session (the removal ended the
+    /// sessions it made, and would miss this one); with the passkey still there, it does.
+    @Test(arguments: Backend.available)
+    func aRemovedPasskeyStartsNoSession(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let now = h.clock.now()
+        let a = try await Self.account(h, "keyed")
+        let p = PasskeyStoreTests.passkey("pk1", account: a.id, credential: [1, 2, 3], at: now)
+        #expect(try await h.storage.addPasskey(p, max: 10, spending: nil) == .added)
+        #expect(try await Self.start(h, a, "cs_pk", at: now, passkeyID: "pk1") == .started)
+        #expect(try await h.storage.removePasskey(id: "pk1", accountID: a.id, keepingSession: ""))
+        #expect(try await h.storage.session(tokenHash: AccountService.tokenHash("cs_pk")) == nil, "swept")
+        #expect(try await Self.start(h, a, "cs_pk2", at: now, passkeyID: "pk1") == .superseded)
+        #expect(try await Self.count(h, "sessions", a.id) == 0)
+        await h.storage.close()
+    }
+
+    /// A password change is one transaction: the new hash, every other session and every device session
+    /// ended; a compare-and-set rehash changes nothing once the hash has moved on.
+    @Test(arguments: Backend.available)
+    func aPasswordChangeEndsEveryOtherSessionInOneWrite(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let now = h.clock.now()
+        let a = try await Self.account(h, "changer")
+        for token in ["cs_keep", "cs_other1", "cs_other2"] {
+            #expect(try await Self.start(h, a, token, at: now) == .started)
+        }
+        try await store.sql.raw(
+            """
+            INSERT INTO device_sessions (token_hash, device_id, account_id, created_at, last_used_at, expires_at)
+            VALUES ('dev-token', 'dev-1', \(bind: a.id), 0, 0, \(bind: now.ms + 3_600_000))
+            """
+        ).run()
+        let newHash = try Harness.testHasher.hash(Array("a new password".utf8))
+        try await store.changePassword(newHash, accountID: a.id, keepingSession: AccountService.tokenHash("cs_keep"))
+        #expect(try await store.account(id: a.id)?.passwordHash == newHash)
+        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_keep")) != nil, "the changer's own")
+        #expect(try await Self.count(h, "sessions", a.id) == 1)
+        #expect(try await Self.count(h, "device_sessions", a.id) == 0)
+        #expect(!(try await store.replacePasswordHash(a.passwordHash, with: "x", accountID: a.id)), "stale compare")
+        #expect(try await store.account(id: a.id)?.passwordHash == newHash)
+        #expect(try await store.replacePasswordHash(newHash, with: a.passwordHash, accountID: a.id))
+        #expect(try await store.account(id: a.id)?.passwordHash == a.passwordHash)
+        try await store.deleteSessions(accountID: a.id, keeping: nil)
+        #expect(try await Self.count(h, "sessions", a.id) == 0)
         await store.close()
     }
 

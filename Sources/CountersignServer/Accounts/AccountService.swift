@@ -700,8 +700,11 @@ public final class AccountService: Sendable {
         // Not a sign-in: a password change resets no count (with the interval "never" it needs no recent
         // second factor, and would otherwise wipe a guesser's wrong codes).
         try await checkPassword(current, auth, origin: origin, kind: .passwordChange)
-        try await store.setPasswordHash(try await hashOffPool(new), accountID: auth.account.id)
-        try await store.deleteSessions(accountID: auth.account.id, keeping: auth.session.tokenHash)
+        try await store.changePassword(
+            try await hashOffPool(new),
+            accountID: auth.account.id,
+            keepingSession: auth.session.tokenHash
+        )
         endings.ended(.account(auth.account.id))
         try await audit(auth.account.id, .passwordChange, .success, origin)
     }

@@ -68,6 +68,9 @@ public protocol AccountStore: ServerSecretStore {
     /// The accounts with these usernames (absent ones are left out).
     func accounts(usernames: [String]) async throws -> [AccountRecord]
     func setPasswordHash(_ hash: String, accountID: String) async throws
+    /// A password change: the new hash, and the end of every session of the account but `keepingSession`
+    /// and of all its device sessions, in one transaction.
+    func changePassword(_ hash: String, accountID: String, keepingSession: String) async throws
     /// Replaces the hash only if it is still `old` (compare and set); false when it changed meanwhile.
     func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool
     func setReauthMinutes(_ minutes: Int, accountID: String) async throws
@@ -86,7 +89,7 @@ public protocol AccountStore: ServerSecretStore {
     /// A sign-in whose every factor passed: resets the count unless locked or delayed. One transaction.
     func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate
     /// A sign-in whose every factor passed, in one transaction: unless the account's password hash is no
-    /// longer `passwordHash` (`.superseded`, nothing written), `completeSignIn`'s reset (or, without
+    /// longer `passwordHash`, or the session's passkey is gone (`.superseded`, nothing written), `completeSignIn`'s reset (or, without
     /// `resetsCount`, for a sign-in that checked no password, only its refusal while locked or delayed);
     /// then, unless the gate refuses, the session and its audit row. The hash and the lockout row are
     /// read under the transaction's locks, so a password change or a lock either lands first or after

@@ -108,6 +108,13 @@ public struct LockoutPolicy: Sendable, Equatable {
         state.pending = max(0, state.pending - 1)
     }
 
+    /// A sign-in that checked nothing here (a QR sign-in's approval): refused while locked or delayed,
+    /// counting expired reservations as failures first, as every other step does; resets nothing.
+    public func gate(_ state: inout LoginGuard, now: Date) -> Gate {
+        expireReservations(&state, now: now)
+        return refusal(state, now: now) ?? .proceed
+    }
+
     /// Why the state refuses any check now, nil when it does not.
     func refusal(_ state: LoginGuard, now: Date) -> Gate? {
         if state.locked { return .locked }

@@ -34,6 +34,7 @@ enum DirectAccountStore {
     static let deleteSession = "DELETE FROM sessions WHERE token_hash = ?1"
     static let deleteOtherSessions = "DELETE FROM sessions WHERE account_id = ?1 AND token_hash <> ?2"
     static let deleteDeviceSessions = "DELETE FROM device_sessions WHERE account_id = ?1"
+    static let passkeyOfAccount = "SELECT id FROM passkeys WHERE id = ?1 AND account_id = ?2"
 
     static func account(_ c: DirectSQLite, sql: String, key: String) throws -> AccountRecord? {
         let s = try c.statement(sql)
@@ -115,8 +116,17 @@ enum DirectAccountStore {
         try c.writeTransaction {
             let current = try account(c, sql: accountByID, key: session.accountID)
             guard current?.passwordHash == passwordHash else { return .superseded }
+            // A passkey removed meanwhile ended the sessions it made; it makes none after.
+            if let passkeyID = session.passkeyID {
+                let s = try c.statement(passkeyOfAccount)
+                s.bind(1, passkeyID)
+                s.bind(2, session.accountID)
+                var found = false
+                try s.forEach { _ in found = true }
+                guard found else { return .superseded }
+            }
             let gate = try changeGuard(c, username) {
-                resetsCount ? policy.complete(&$0, now: now) : policy.refusal($0, now: now) ?? .proceed
+                resetsCount ? policy.complete(&$0, now: now) : policy.gate(&$0, now: now)
             }
             guard gate == .proceed else { return .refused(gate) }
             try insert(c, session)
@@ -145,23 +155,37 @@ enum DirectAccountStore {
         }
     }
 
+    /// A password change in one transaction: the hash, then every session but `keeping` ended.
+    static func changePassword(_ c: DirectSQLite, _ hash: String, accountID: String, keeping: String) throws {
+        try c.writeTransaction {
+            let s = try c.statement(setHash)
+            s.bind(1, accountID)
+            s.bind(2, hash)
+            try s.run()
+            try endSessions(c, tokenHash: nil, accountID: accountID, keeping: keeping)
+        }
+    }
+
     /// One session, or (`accountID`) every session of the account but `keeping` and all its device sessions.
     static func deleteSessions(_ c: DirectSQLite, tokenHash: String?, accountID: String?, keeping: String?) throws {
-        try c.writeTransaction {
-            if let tokenHash {
-                let s = try c.statement(deleteSession)
-                s.bind(1, tokenHash)
-                try s.run()
-            }
-            if let accountID {
-                let s = try c.statement(deleteOtherSessions)
-                s.bind(1, accountID)
-                s.bind(2, keeping ?? "")
-                try s.run()
-                let d = try c.statement(deleteDeviceSessions)
-                d.bind(1, accountID)
-                try d.run()
-            }
+        try c.writeTransaction { try endSessions(c, tokenHash: tokenHash, accountID: accountID, keeping: keeping) }
+    }
+
+    private static func endSessions(_ c: DirectSQLite, tokenHash: String?, accountID: String?, keeping: String?) throws
+    {
+        if let tokenHash {
+            let s = try c.statement(deleteSession)
+            s.bind(1, tokenHash)
+            try s.run()
+        }
+        if let accountID {
+            let s = try c.statement(deleteOtherSessions)
+            s.bind(1, accountID)
+            s.bind(2, keeping ?? "")  // token hashes are 64 hex digits: "" keeps none
+            try s.run()
+            let d = try c.statement(deleteDeviceSessions)
+            d.bind(1, accountID)
+            try d.run()
         }
     }
 

@@ -5,13 +5,16 @@ import Foundation
 /// `CSQLiteNIO` declarations), with its prepared statements kept for reuse. SQLiteNIO runs every
 /// statement as a hop to its thread pool and back to an event loop (~120 µs of context switches each);
 /// a whole send batch or a session lookup here is a few microseconds of C calls in one hop.
-/// Not thread-safe: its owner (`SQLiteWorker`) uses it from one serial queue only.
+/// Not thread-safe: one thread at a time uses it, its owner's serial queue (`SQLiteWorker`) or the thread
+/// it is lent to (`InlineReaders`, whose lock orders the hand-offs); SQLite is built thread-safe and the
+/// connection opened NOMUTEX, which allows exactly that.
 final class DirectSQLite: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
     /// `queryOnly` false leaves a read-only connection able to write attached databases (`VACUUM INTO`).
-    init(path: String, readOnly: Bool, queryOnly: Bool = true) throws {
+    /// `busyTimeoutMs`: how long a statement waits for a lock before failing with SQLITE_BUSY.
+    init(path: String, readOnly: Bool, queryOnly: Bool = true, busyTimeoutMs: Int32 = 5000) throws {
         let flags = (readOnly ? CS_SQLITE_OPEN_READONLY : CS_SQLITE_OPEN_READWRITE) | CS_SQLITE_OPEN_NOMUTEX
         var db: OpaquePointer?
         let rc = sqlite_nio_sqlite3_open_v2(path, &db, flags, nil)
@@ -22,7 +25,7 @@ final class DirectSQLite: @unchecked Sendable {
         }
         handle = db
         // Wait (sleeping, in SQLite's 1 ms to 100 ms steps) rather than fail while another connection writes.
-        sqlite_nio_sqlite3_busy_timeout(db, 5000)
+        sqlite_nio_sqlite3_busy_timeout(db, busyTimeoutMs)
         cs_sqlite_enable_qpsg(db)
         // As the Fluent connections (SQLiteStorage.open): readers never write; the writer commits with
         // synchronous=NORMAL in WAL mode (a commit survives a killed process, not a power loss).

@@ -3,4 +3,6 @@ struct DirectSQLiteError: Error, CustomStringConvertible {
     var code: Int32
     var message: String
     var description: String { "SQLite error \(code): \(message)" }
+    /// SQLITE_BUSY, whatever its extended code: a lock was not had in time.
+    var isBusy: Bool { code & 0xff == 5 }
 }

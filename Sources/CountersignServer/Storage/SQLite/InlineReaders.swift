@@ -2,9 +2,12 @@ import Synchronization
 
 /// Read-only direct connections lent to the caller's own thread for one point read (an account by name,
 /// a second-factor row): a few microseconds of SQLite, less than the two thread wake-ups of a hop to a
-/// reader's queue and back, which were most of a sign-in's storage cost. WAL readers never wait for the
-/// writer, so a read here does not block its thread. When every connection is lent out, the caller
-/// takes the queued path instead (`SQLiteWorker.run`).
+/// reader's queue and back, which were most of a sign-in's storage cost. WAL readers do not wait for the
+/// writer; the rare lock they can meet (WAL recovery after a crash, another process holding the file
+/// exclusively) fails at once here (no busy timeout), and `SQLiteStorage.quickRead` then takes the
+/// queued path (`SQLiteWorker.run`), which may wait without holding a thread of the cooperative pool. So
+/// does a read that finds every connection lent out. `close` does not wait for lent connections: each
+/// closes when its read returns.
 final class InlineReaders: Sendable {
     private struct State {
         var idle: [DirectSQLite]
@@ -14,7 +17,7 @@ final class InlineReaders: Sendable {
 
     init(path: String, count: Int) throws {
         var connections: [DirectSQLite] = []
-        for _ in 0..<count { connections.append(try DirectSQLite(path: path, readOnly: true)) }
+        for _ in 0..<count { connections.append(try DirectSQLite(path: path, readOnly: true, busyTimeoutMs: 0)) }
         state = Mutex(State(idle: connections))
     }
 

@@ -12,6 +12,12 @@ extension SQLiteStorage {
         }
     }
 
+    package func changePassword(_ hash: String, accountID: String, keepingSession: String) async throws {
+        try await sendWriter.write {
+            try DirectAccountStore.changePassword($0, hash, accountID: accountID, keeping: keepingSession)
+        }
+    }
+
     package func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
         try await sendWriter.write { try DirectAccountStore.setPasswordHash($0, new, accountID: accountID, old: old) }
     }

@@ -71,7 +71,7 @@ package final class SQLiteStorage: ServerStorage {
         )
         var checkpointer: SQLiteCheckpointer?
         var workers: [SQLiteWorker] = []
-        var inlineReaders: InlineReaders?
+        let inlineReaders: InlineReaders
         do {
             let sql = db as! any SQLDatabase
             // NORMAL in WAL mode: a commit survives a killed process (the WAL is written before
@@ -101,7 +101,6 @@ package final class SQLiteStorage: ServerStorage {
             inlineReaders = try InlineReaders(path: path, count: 2 * max(1, System.coreCount))
         } catch {
             checkpointer?.close()
-            inlineReaders?.close()
             workers.forEach { $0.close() }
             await databases.shutdownAsync()
             await readerDatabases.shutdownAsync()
@@ -117,7 +116,7 @@ package final class SQLiteStorage: ServerStorage {
             readerDatabases: readerDatabases,
             sendWriter: workers[0],
             sessionReaders: Array(workers.dropFirst()),
-            inlineReaders: inlineReaders!,
+            inlineReaders: inlineReaders,
             checkpointer: checkpointer!,
             location: .sqlite(path: path)
         )
@@ -158,9 +157,12 @@ package final class SQLiteStorage: ServerStorage {
         nextSessionReader.pick(sessionReaders)
     }
 
-    /// A point read on a direct reader: on this thread when a connection is idle, else one hop.
+    /// A point read on a direct reader: on this thread when a connection is idle and no lock is in the
+    /// way, else one hop to a queued reader (reads are repeatable).
     func quickRead<T: Sendable>(_ work: @escaping @Sendable (DirectSQLite) throws -> T) async throws -> T {
-        if let value = try inlineReaders.read(work) { return value }
+        do {
+            if let value = try inlineReaders.read(work) { return value }
+        } catch let error as DirectSQLiteError where error.isBusy {}
         return try await sessionReader.run(work)
     }
 

@@ -59,6 +59,13 @@ extension SQLStores {
         try await sql.raw("UPDATE accounts SET password_hash = \(bind: hash) WHERE id = \(bind: accountID)").run()
     }
 
+    package func changePassword(_ hash: String, accountID: String, keepingSession: String) async throws {
+        try await database.writeTransaction { sql in
+            try await sql.raw("UPDATE accounts SET password_hash = \(bind: hash) WHERE id = \(bind: accountID)").run()
+            try await Self.endSessions(sql, accountID: accountID, keeping: keepingSession)
+        }
+    }
+
     package func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
         !(try await sql.raw(
             """
@@ -176,8 +183,19 @@ extension SQLStores {
                 "SELECT password_hash FROM accounts WHERE id = \(bind: session.accountID)\(share)"
             ).first()?.decode(column: "password_hash", as: String.self)
             guard current == passwordHash else { return .superseded }
+            // A passkey removed meanwhile ended the sessions it made; it makes none after (FOR SHARE: a
+            // removal's DELETE waits, and its sweep then sees this session).
+            if let passkeyID = session.passkeyID,
+                try await sql.raw(
+                    """
+                    SELECT id FROM passkeys WHERE id = \(bind: passkeyID) AND account_id = \(bind: session.accountID)\(share)
+                    """
+                ).first() == nil
+            {
+                return .superseded
+            }
             let gate = try await Self.changeGuard(sql, username, postgres: postgres) {
-                resetsCount ? policy.complete(&$0, now: now) : policy.refusal($0, now: now) ?? .proceed
+                resetsCount ? policy.complete(&$0, now: now) : policy.gate(&$0, now: now)
             }
             guard gate == .proceed else { return .refused(gate) }
             try await Self.insertSession(sql, session)
@@ -250,11 +268,15 @@ extension SQLStores {
     /// Device sessions end too: a password change, a lock or sign-out-everywhere must reach every device.
     package func deleteSessions(accountID: String, keeping: String?) async throws {
         try await database.writeTransaction { sql in
-            try await sql.raw(
-                "DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")"
-            ).run()
-            try await sql.raw("DELETE FROM device_sessions WHERE account_id = \(bind: accountID)").run()
+            try await Self.endSessions(sql, accountID: accountID, keeping: keeping)
         }
+    }
+
+    private static func endSessions(_ sql: any SQLDatabase, accountID: String, keeping: String?) async throws {
+        try await sql.raw(
+            "DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")"
+        ).run()
+        try await sql.raw("DELETE FROM device_sessions WHERE account_id = \(bind: accountID)").run()
     }
 
     package func purgeExpired(now: Date, idle: TimeInterval) async throws {
