@@ -40,18 +40,22 @@ enum DirectAccountStore {
         let s = try c.statement(sql)
         s.bind(1, key)
         var found: AccountRecord?
-        try s.forEach { r in
-            found = AccountRecord(
-                id: r.string(0),
-                username: r.string(1),
-                name: r.string(2),
-                lastname: r.string(3),
-                passwordHash: r.string(4),
-                reauthMinutes: Int(r.int64(5)),
-                createdAt: Date(ms: r.int64(6))
-            )
-        }
+        try s.forEach { found = account($0, from: 0) }
         return found
+    }
+
+    /// The account in the row's columns `first`… in `accountColumns` order (here and in the device-session
+    /// read, `SessionContextQuery`).
+    static func account(_ r: DirectStatement, from first: Int32) -> AccountRecord {
+        AccountRecord(
+            id: r.string(first),
+            username: r.string(first + 1),
+            name: r.string(first + 2),
+            lastname: r.string(first + 3),
+            passwordHash: r.string(first + 4),
+            reauthMinutes: Int(r.int64(first + 5)),
+            createdAt: Date(ms: r.int64(first + 6))
+        )
     }
 
     static func loginGuard(_ c: DirectSQLite, username: String) throws -> LoginGuard? {

@@ -37,16 +37,7 @@ enum DirectSessionReader {
                 revokedAt: r.isNull(16) ? nil : Date(ms: r.int64(16)),
                 kind: r.string(24)
             )
-            let account = AccountRecord(
-                id: r.string(17),
-                username: r.string(18),
-                name: r.string(19),
-                lastname: r.string(20),
-                passwordHash: r.string(21),
-                reauthMinutes: Int(r.int64(22)),
-                createdAt: Date(ms: r.int64(23))
-            )
-            found = (session, device, account)
+            found = (session, device, DirectAccountStore.account(r, from: 17))
         }
         return found
     }
