@@ -50,7 +50,7 @@ public struct OTPAuthURI: Equatable, Sendable {
             guard !i.isEmpty else {
                 throw OTPError.malformedURI("the issuer parameter is blank; leave it out or name the issuer")
             }
-            guard !i.contains(":") else {
+            guard !i.unicodeScalars.contains(":") else {
                 throw OTPError.malformedURI("the issuer parameter holds a colon (\(i)), which the label cannot carry")
             }
         }
@@ -100,13 +100,16 @@ public struct OTPAuthURI: Equatable, Sendable {
     /// something: an authenticator would show an entry with no name, and the user could not tell it apart.
     static func splitLabel(_ label: String) throws -> (issuer: String?, account: String) {
         func trimmed(_ s: Substring) -> String { s.trimmingSpaces(newlines: true) }
-        guard let colon = label.firstIndex(of: ":") else {
+        // The colon is found among scalars, not characters: an account that starts with a combining mark
+        // would otherwise fuse with it into one character and hide it (a fuzz finding).
+        let scalars = label.unicodeScalars
+        guard let colon = scalars.firstIndex(of: ":") else {
             let account = trimmed(label[...])
             guard !account.isEmpty else { throw OTPError.malformedURI("the label (account name) is missing or blank") }
             return (nil, account)
         }
-        let issuer = trimmed(label[..<colon])
-        let account = trimmed(label[label.index(after: colon)...])
+        let issuer = trimmed(Substring(String(scalars[..<colon])))
+        let account = trimmed(Substring(String(scalars[scalars.index(after: colon)...])))
         guard !issuer.isEmpty else {
             throw OTPError.malformedURI("the label's issuer before ':' is blank; write ISSUER:ACCOUNT or just ACCOUNT")
         }

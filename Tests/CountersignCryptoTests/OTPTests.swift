@@ -14,6 +14,21 @@ import Testing
         Array(String(repeating: "1234567890", count: 7).utf8.prefix(length))
     }
 
+    /// Fuzz finding: an account starting with a combining mark fused with the label's colon into one
+    /// character, so the canonical URI parsed back with the issuer folded into the account.
+    @Test func anAccountStartingWithACombiningMarkRoundTrips() throws {
+        let value = OTPAuthURI(
+            kind: .totp,
+            issuer: "Countersign",
+            account: "\u{0363}rr\u{015E}ce",
+            generator: try OTPGenerator(secret: Self.seed(20))
+        )
+        let parsed = try OTPAuthURI(parsing: value.uri)
+        #expect(parsed.issuer == "Countersign")
+        #expect(parsed.account == "\u{0363}rr\u{015E}ce")
+        #expect(parsed.uri == value.uri)
+    }
+
     @Test func rfc4226Vectors() throws {
         let g = try OTPGenerator(secret: Self.seed(20))
         let rows = try Self.rows("otp_rfc4226.tsv")
