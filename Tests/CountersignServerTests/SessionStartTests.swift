@@ -299,4 +299,69 @@ import Testing
         #expect(try await Self.count(h, "sessions", a.id) == 0)
         await store.close()
     }
+
+    /// A lock counted from expired reservations (a check that never finished: a crashed node, a stalled
+    /// request) ends the account's sessions and device sessions like a lock from a wrong password, in the
+    /// transaction that stores it, whichever step counts it; the service closes the push connections.
+    @Test(arguments: Backend.available)
+    func aLockFromAnExpiredReservationEndsTheSessions(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let policy = h.config.lockout
+        let a = try await Self.account(h, "stalled")
+        let ended = EndingLog()
+        h.service.endings.observe { ended.append($0) }
+        #expect(try await Self.start(h, a, "cs_stolen", at: h.clock.now()) == .started)
+        let now = h.clock.now().ms
+        try await store.sql.raw(
+            """
+            INSERT INTO device_sessions (token_hash, device_id, account_id, created_at, last_used_at, expires_at)
+            VALUES ('dsh', 'device', \(bind: a.id), \(bind: now), \(bind: now), \(bind: now + 3_600_000))
+            """
+        ).run()
+        // One failure short of the lock, the delay over, then a check that never finishes.
+        while try await store.loginGuard(username: a.username)?.failures ?? 0 < policy.lockAfter - 1 {
+            _ = try await store.countSignInFailure(username: a.username, policy: policy, now: h.clock.now())
+            h.clock.advance(policy.delay + 1)
+        }
+        #expect(try await store.reserveSignIn(username: a.username, policy: policy, now: h.clock.now()) == .proceed)
+        #expect(try await Self.count(h, "sessions", a.id) == 1)
+        h.clock.advance(policy.reservationTimeout + 1)
+
+        // The next sign-in, with the right password, counts the stale reservation first and is refused.
+        await #expect(throws: AccountError.accountLocked) {
+            _ = try await h.service.verifySignIn(
+                username: a.username,
+                password: "correct horse",
+                captcha: nil,
+                origin: RequestOrigin(address: "192.0.2.9", userAgent: "")
+            )
+        }
+        #expect(try await store.loginGuard(username: a.username)?.locked == true)
+        #expect(try await Self.count(h, "sessions", a.id) == 0)
+        #expect(try await Self.count(h, "device_sessions", a.id) == 0)
+        #expect(ended.all.contains(.account(a.id)), "\(ended.all)")
+        await store.close()
+    }
+
+    /// The same lock reached from a step with no reservation of its own (a QR sign-in's gate) ends them
+    /// too: the transaction that locks ends them, not the caller.
+    @Test(arguments: Backend.available)
+    func aLockCountedByAGateEndsTheSessions(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let store = h.storage
+        let policy = h.config.lockout
+        let a = try await Self.account(h, "gated")
+        #expect(try await Self.start(h, a, "cs_held", at: h.clock.now()) == .started)
+        while try await store.loginGuard(username: a.username)?.failures ?? 0 < policy.lockAfter - 1 {
+            _ = try await store.countSignInFailure(username: a.username, policy: policy, now: h.clock.now())
+            h.clock.advance(policy.delay + 1)
+        }
+        #expect(try await store.reserveSignIn(username: a.username, policy: policy, now: h.clock.now()) == .proceed)
+        h.clock.advance(policy.reservationTimeout + 1)
+        let gated = try await Self.start(h, a, "cs_qr_late", at: h.clock.now(), resetsCount: false)
+        #expect(gated == .refused(.locked))
+        #expect(try await Self.count(h, "sessions", a.id) == 0, "the held session ended, no new one")
+        await store.close()
+    }
 }

@@ -219,10 +219,11 @@ public final class AccountService: Sendable {
         switch result {
         case .refused(let error, let outcome):
             if let outcome { try await audit(auditID, .signIn, outcome, origin) }
+            if error == .accountLocked, let account { lockedOut(account.id) }
             throw error
         case .failed(.locked):
             try await audit(auditID, .signIn, .wrongPasswordLocked, origin)
-            if let account { try await endAllSessions(account.id) }
+            if let account { lockedOut(account.id) }
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
         case .failed(.delayed(let until)):
             try await audit(auditID, .signIn, .wrongPasswordDelayed, origin)
@@ -279,7 +280,7 @@ public final class AccountService: Sendable {
         guard case .reauthentication(let tokenHash) = verified.purpose else {
             preconditionFailure("a sign-in is completed by completeSignIn")
         }
-        try await complete(username: verified.account.username)
+        try await complete(verified.account)
         signInFailures.refund(verified.origin.address, now: clock.now())
         try await store.markReauthenticated(tokenHash: tokenHash, at: clock.now())
         try await audit(verified.account.id, .reauth, .success, verified.origin)
@@ -335,7 +336,7 @@ public final class AccountService: Sendable {
             now: clock.now()
         )
         try await audit(account.id, .signIn, outcome, origin)
-        if failure == .locked { try await endAllSessions(account.id) }
+        if failure == .locked { lockedOut(account.id) }
     }
 
     /// What checking one second-factor code came to.
@@ -353,7 +354,9 @@ public final class AccountService: Sendable {
         switch try await store.reserveSignIn(username: account.username, policy: config.lockout, now: clock.now()) {
         case .proceed: break
         case .delayed(let until): throw AccountError.signInDelayed(until: until)
-        case .locked: throw AccountError.accountLocked
+        case .locked:
+            lockedOut(account.id)
+            throw AccountError.accountLocked
         case .busy: throw AccountError.signInBusy
         }
         let valid: Bool
@@ -369,9 +372,11 @@ public final class AccountService: Sendable {
         ) {
         case .succeeded(.proceed): return .valid
         case .succeeded(.delayed(let until)): throw AccountError.signInDelayed(until: until)
-        case .succeeded: throw AccountError.accountLocked
+        case .succeeded:
+            lockedOut(account.id)
+            throw AccountError.accountLocked
         case .failed(let failure):
-            if failure == .locked { try await endAllSessions(account.id) }
+            if failure == .locked { lockedOut(account.id) }
             return .wrong(failure)
         }
     }
@@ -395,23 +400,31 @@ public final class AccountService: Sendable {
 
     /// Every factor of a sign-in or re-authentication passed: the count resets, unless the account was
     /// locked or delayed meanwhile (by failures elsewhere), which refuses it.
-    private func complete(username: String) async throws {
-        try Self.refuse(try await store.completeSignIn(username: username, policy: config.lockout, now: clock.now()))
+    private func complete(_ account: AccountRecord) async throws {
+        try refuse(
+            try await store.completeSignIn(username: account.username, policy: config.lockout, now: clock.now()),
+            accountID: account.id
+        )
     }
 
     /// The error of a completion's gate (`completeSignIn`, `startSession`); nothing for `.proceed`.
-    private static func refuse(_ gate: LockoutPolicy.Gate) throws {
+    private func refuse(_ gate: LockoutPolicy.Gate, accountID: String) throws {
         switch gate {
         case .proceed: return
         case .delayed(let until): throw AccountError.signInDelayed(until: until)
-        case .locked, .busy: throw AccountError.accountLocked
+        case .locked:
+            lockedOut(accountID)
+            throw AccountError.accountLocked
+        case .busy: throw AccountError.accountLocked
         }
     }
 
-    /// A lock ends every session of the account and closes its push connections: a guesser holding a
-    /// stolen token must not keep it once the account locks.
-    private func endAllSessions(_ accountID: String) async throws {
-        try await store.deleteSessions(accountID: accountID, keeping: nil)
+    /// A lock ends every session of the account: a guesser holding a stolen token must not keep it once
+    /// the account locks. The store ends them in the transaction that locks (`LoginGuard.locks`), whichever
+    /// step counted the lock's failure (an expired reservation counts on the next step); this closes the
+    /// push connections. Told on every refusal of a locked account, as a refusal cannot tell whether its
+    /// own step locked it.
+    private func lockedOut(_ accountID: String) {
         endings.ended(.account(accountID))
     }
 
@@ -446,7 +459,7 @@ public final class AccountService: Sendable {
         case .started:
             return session
         case .refused(let gate):
-            try Self.refuse(gate)
+            try refuse(gate, accountID: account.id)
             throw AccountError.accountLocked  // a refusal that names no refusal: not stored, fail closed
         case .superseded:
             throw superseded
@@ -604,6 +617,7 @@ public final class AccountService: Sendable {
             return
         case .refused(let error, let outcome):
             if let outcome { try await audit(auth.account.id, kind, outcome, origin) }
+            if error == .accountLocked { lockedOut(auth.account.id) }
             throw error
         case .failed(let failure):
             switch failure {
@@ -611,7 +625,7 @@ public final class AccountService: Sendable {
             case .delayed: try await audit(auth.account.id, kind, .wrongPasswordDelayed, origin)
             case .locked:
                 try await audit(auth.account.id, kind, .wrongPasswordLocked, origin)
-                try await endAllSessions(auth.account.id)
+                lockedOut(auth.account.id)
             }
             throw AccountError.wrongPassword
         }
@@ -687,7 +701,7 @@ public final class AccountService: Sendable {
         }
         guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try Self.requireSamePassword(account, passwordTag)
-        try await complete(username: account.username)
+        try await complete(account)
         signInFailures.refund(origin.address, now: now)
         try await store.markReauthenticated(tokenHash: tokenHash, at: now)
         try await audit(accountID, .reauth, .succeeded(via: method), origin)

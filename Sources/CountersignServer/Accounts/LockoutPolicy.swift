@@ -169,4 +169,11 @@ public struct LoginGuard: Equatable, Sendable {
         self.delayedUntil = delayedUntil
         self.locked = locked
     }
+
+    /// Whether a change from `before` (nil: no row yet) to `after` locks the username. Every lock, by a
+    /// counted failure or by expired reservations counted on any later step, ends the account's sessions
+    /// in the transaction that stores it: a guesser holding a stolen token must not keep it.
+    public static func locks(from before: LoginGuard?, to after: LoginGuard) -> Bool {
+        after.locked && !(before?.locked ?? false)
+    }
 }

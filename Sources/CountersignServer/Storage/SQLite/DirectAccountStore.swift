@@ -35,6 +35,10 @@ enum DirectAccountStore {
     static let deleteOtherSessions = "DELETE FROM sessions WHERE account_id = ?1 AND token_hash <> ?2"
     static let deleteDeviceSessions = "DELETE FROM device_sessions WHERE account_id = ?1"
     static let passkeyOfAccount = "SELECT id FROM passkeys WHERE id = ?1 AND account_id = ?2"
+    static let deleteSessionsOfUsername =
+        "DELETE FROM sessions WHERE account_id IN (SELECT id FROM accounts WHERE username = ?1)"
+    static let deleteDeviceSessionsOfUsername =
+        "DELETE FROM device_sessions WHERE account_id IN (SELECT id FROM accounts WHERE username = ?1)"
 
     static func account(_ c: DirectSQLite, sql: String, key: String) throws -> AccountRecord? {
         let s = try c.statement(sql)
@@ -82,6 +86,8 @@ enum DirectAccountStore {
 
     /// `withGuard`'s body, inside the caller's write transaction: it holds the write lock from its start
     /// (BEGIN IMMEDIATE, or the group's), so no other writer changes the row between the read and the write.
+    /// A change that locks the username ends its account's sessions in the same transaction
+    /// (`LoginGuard.locks`).
     private static func changeGuard<T>(
         _ c: DirectSQLite,
         _ username: String,
@@ -101,6 +107,13 @@ enum DirectAccountStore {
             s.bind(5, state.delayedUntil?.ms)
             s.bind(6, Int64(state.locked ? 1 : 0))
             try s.run()
+        }
+        if LoginGuard.locks(from: before, to: state) {
+            for sql in [deleteSessionsOfUsername, deleteDeviceSessionsOfUsername] {
+                let d = try c.statement(sql)
+                d.bind(1, username)
+                try d.run()
+            }
         }
         return result
     }

@@ -92,7 +92,8 @@ extension SQLStores {
         }
     }
 
-    /// `withGuard`'s body, inside the caller's transaction.
+    /// `withGuard`'s body, inside the caller's transaction. A change that locks the username ends its
+    /// account's sessions in the same transaction (`LoginGuard.locks`).
     private static func changeGuard<T: Sendable>(
         _ sql: any SQLDatabase,
         _ username: String,
@@ -124,6 +125,15 @@ extension SQLStores {
                 WHERE username = \(bind: username)
                 """
             ).run()
+        }
+        if LoginGuard.locks(from: before, to: state) {
+            for table in ["sessions", "device_sessions"] {
+                try await sql.raw(
+                    """
+                    DELETE FROM \(unsafeRaw: table) WHERE account_id IN (SELECT id FROM accounts WHERE username = \(bind: username))
+                    """
+                ).run()
+            }
         }
         return result
     }
