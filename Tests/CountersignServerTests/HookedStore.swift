@@ -69,6 +69,7 @@ struct HookedStore: AccountStore {
     }
     func unlock(username: String) async throws -> Bool { try await base.unlock(username: username) }
     func loginGuard(username: String) async throws -> LoginGuard? { try await base.loginGuard(username: username) }
+    func isLocked(username: String) async throws -> Bool { try await base.isLocked(username: username) }
     func createSession(_ session: SessionRecord) async throws { try await base.createSession(session) }
     func session(tokenHash: String) async throws -> SessionRecord? { try await base.session(tokenHash: tokenHash) }
     func touchSession(tokenHash: String, at: Date) async throws {

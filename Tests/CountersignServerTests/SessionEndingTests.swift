@@ -177,6 +177,15 @@ import FoundationNetworking
             await #expect(throws: ClientError.self) { _ = try await erin.sdk.fetchMessages() }
             let account = try #require(try await h.store.account(username: "erin"))
             #expect(ended.all.contains(.account(account.id)), "\(ended.all)")
+            // Nor does the device's key open a new one until an administrator unlocks.
+            let sessions = try await SessionStartTests.count(h, "device_sessions", account.id)
+            await #expect(throws: ClientError.self) {
+                _ = try await erin.sdk.openDeviceSession(deviceID: erin.device.id, signing: erin.identity)
+            }
+            #expect(try await SessionStartTests.count(h, "device_sessions", account.id) == sessions)
+            #expect(try await h.store.unlock(username: "erin"))
+            _ = try await erin.sdk.openDeviceSession(deviceID: erin.device.id, signing: erin.identity)
+            _ = try await erin.sdk.fetchMessages()
         }
     }
 }

@@ -309,16 +309,12 @@ import Testing
         let store = h.storage
         let policy = h.config.lockout
         let a = try await Self.account(h, "stalled")
+        let bystander = try await Self.account(h, "bystander")
         let ended = EndingLog()
         h.service.endings.observe { ended.append($0) }
         #expect(try await Self.start(h, a, "cs_stolen", at: h.clock.now()) == .started)
-        let now = h.clock.now().ms
-        try await store.sql.raw(
-            """
-            INSERT INTO device_sessions (token_hash, device_id, account_id, created_at, last_used_at, expires_at)
-            VALUES ('dsh', 'device', \(bind: a.id), \(bind: now), \(bind: now), \(bind: now + 3_600_000))
-            """
-        ).run()
+        #expect(try await Self.start(h, bystander, "cs_bystander", at: h.clock.now()) == .started)
+        for account in [a, bystander] { try await Self.holdings(h, account) }
         // One failure short of the lock, the delay over, then a check that never finishes.
         while try await store.loginGuard(username: a.username)?.failures ?? 0 < policy.lockAfter - 1 {
             _ = try await store.countSignInFailure(username: a.username, policy: policy, now: h.clock.now())
@@ -338,10 +334,54 @@ import Testing
             )
         }
         #expect(try await store.loginGuard(username: a.username)?.locked == true)
-        #expect(try await Self.count(h, "sessions", a.id) == 0)
-        #expect(try await Self.count(h, "device_sessions", a.id) == 0)
-        #expect(ended.all.contains(.account(a.id)), "\(ended.all)")
+        for table in ["sessions", "device_sessions", "pairing_keys"] {
+            #expect(try await Self.count(h, table, a.id) == 0, "\(table)")
+            #expect(try await Self.count(h, table, bystander.id) == 1, "another account's \(table) stay")
+        }
+        #expect(ended.all == [.account(a.id)], "\(ended.all)")
         await store.close()
+    }
+
+    /// A device session and a pairing key of `account`, beside its account sessions.
+    static func holdings(_ h: Harness, _ account: AccountRecord) async throws {
+        let now = h.clock.now().ms
+        try await h.storage.sql.raw(
+            """
+            INSERT INTO device_sessions (token_hash, device_id, account_id, created_at, last_used_at, expires_at)
+            VALUES (\(bind: "ds-" + account.id), 'device', \(bind: account.id), \(bind: now), \(bind: now), \(bind: now + 3_600_000))
+            """
+        ).run()
+        try await h.storage.sql.raw(
+            """
+            INSERT INTO pairing_keys (key_hash, account_id, expires_at)
+            VALUES (\(bind: "pk-" + account.id), \(bind: account.id), \(bind: now + 600_000))
+            """
+        ).run()
+    }
+
+    /// Accounts locked before this release (by an expired reservation, which ended nothing) lose their
+    /// sessions, device sessions and pairing keys when the server upgrades; unlocked ones keep theirs.
+    @Test(arguments: Backend.available)
+    func theUpgradeEndsTheSessionsOfLockedAccounts(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        let locked = try await Self.account(h, "lockedbefore")
+        let open = try await Self.account(h, "openbefore")
+        for account in [locked, open] {
+            #expect(try await Self.start(h, account, "cs_" + account.username, at: h.clock.now()) == .started)
+            try await Self.holdings(h, account)
+        }
+        try await h.storage.sql.raw(
+            """
+            INSERT INTO login_guards (username, failures, pending, locked) VALUES ('lockedbefore', 5, 0, 1)
+            ON CONFLICT (username) DO UPDATE SET failures = 5, locked = 1
+            """
+        ).run()
+        try await EndLockedAccountsSessions().prepare(on: h.storage.database)
+        for table in ["sessions", "device_sessions", "pairing_keys"] {
+            #expect(try await Self.count(h, table, locked.id) == 0, "\(table)")
+            #expect(try await Self.count(h, table, open.id) == 1, "\(table)")
+        }
+        await h.storage.close()
     }
 
     /// The same lock reached from a step with no reservation of its own (a QR sign-in's gate) ends them

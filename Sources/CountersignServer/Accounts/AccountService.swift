@@ -218,12 +218,12 @@ public final class AccountService: Sendable {
         }
         switch result {
         case .refused(let error, let outcome):
-            if let outcome { try await audit(auditID, .signIn, outcome, origin) }
             if error == .accountLocked, let account { lockedOut(account.id) }
+            if let outcome { try await audit(auditID, .signIn, outcome, origin) }
             throw error
         case .failed(.locked):
-            try await audit(auditID, .signIn, .wrongPasswordLocked, origin)
             if let account { lockedOut(account.id) }
+            try await audit(auditID, .signIn, .wrongPasswordLocked, origin)
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
         case .failed(.delayed(let until)):
             try await audit(auditID, .signIn, .wrongPasswordDelayed, origin)
@@ -335,8 +335,8 @@ public final class AccountService: Sendable {
             policy: config.lockout,
             now: clock.now()
         )
-        try await audit(account.id, .signIn, outcome, origin)
         if failure == .locked { lockedOut(account.id) }
+        try await audit(account.id, .signIn, outcome, origin)
     }
 
     /// What checking one second-factor code came to.
@@ -616,16 +616,16 @@ public final class AccountService: Sendable {
         case .matched:
             return
         case .refused(let error, let outcome):
-            if let outcome { try await audit(auth.account.id, kind, outcome, origin) }
             if error == .accountLocked { lockedOut(auth.account.id) }
+            if let outcome { try await audit(auth.account.id, kind, outcome, origin) }
             throw error
         case .failed(let failure):
             switch failure {
             case .counted: try await audit(auth.account.id, kind, .wrongPassword, origin)
             case .delayed: try await audit(auth.account.id, kind, .wrongPasswordDelayed, origin)
             case .locked:
-                try await audit(auth.account.id, kind, .wrongPasswordLocked, origin)
                 lockedOut(auth.account.id)
+                try await audit(auth.account.id, kind, .wrongPasswordLocked, origin)
             }
             throw AccountError.wrongPassword
         }

@@ -108,6 +108,9 @@ public protocol AccountStore: ServerSecretStore {
     /// Clears the lockout state; false when the username has none.
     func unlock(username: String) async throws -> Bool
     func loginGuard(username: String) async throws -> LoginGuard?
+    /// Whether the username is locked now, read after a write that a lock must not miss (a new device
+    /// session): on PostgreSQL it waits for a lock in flight to commit (`FOR SHARE` on the lockout row).
+    func isLocked(username: String) async throws -> Bool
 
     func createSession(_ session: SessionRecord) async throws
     func session(tokenHash: String) async throws -> SessionRecord?

@@ -230,6 +230,12 @@ public final class DeviceService: Sendable {
             try await store.deleteDeviceSession(tokenHash: session.tokenHash)
             throw refused
         }
+        // The same for a lock: it ended the account's device sessions, and its devices open none until an
+        // administrator unlocks (a key registered with a stolen session must not outlive the lock).
+        if try await accounts.store.isLocked(username: account.username) {
+            try await store.deleteDeviceSession(tokenHash: session.tokenHash)
+            throw AccountError.accountLocked
+        }
         try await store.touchDevice(id: device.id, at: now)
         try await accounts.audit(account.id, .deviceSession, .success, origin)
         return (token, session, device, account)

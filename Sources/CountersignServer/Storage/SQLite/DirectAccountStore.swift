@@ -39,6 +39,8 @@ enum DirectAccountStore {
         "DELETE FROM sessions WHERE account_id IN (SELECT id FROM accounts WHERE username = ?1)"
     static let deleteDeviceSessionsOfUsername =
         "DELETE FROM device_sessions WHERE account_id IN (SELECT id FROM accounts WHERE username = ?1)"
+    static let deletePairingKeysOfUsername =
+        "DELETE FROM pairing_keys WHERE account_id IN (SELECT id FROM accounts WHERE username = ?1)"
 
     static func account(_ c: DirectSQLite, sql: String, key: String) throws -> AccountRecord? {
         let s = try c.statement(sql)
@@ -109,7 +111,7 @@ enum DirectAccountStore {
             try s.run()
         }
         if LoginGuard.locks(from: before, to: state) {
-            for sql in [deleteSessionsOfUsername, deleteDeviceSessionsOfUsername] {
+            for sql in [deletePairingKeysOfUsername, deleteSessionsOfUsername, deleteDeviceSessionsOfUsername] {
                 let d = try c.statement(sql)
                 d.bind(1, username)
                 try d.run()

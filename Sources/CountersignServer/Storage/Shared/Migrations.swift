@@ -12,7 +12,7 @@ enum Migrations {
             CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(),
             CreateMessageQueue(), CreatePush(), CreateMFA(),
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
-            AddKeyGate(), AddSessionPasskey(),
+            AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(),
         ]
     }
 }
@@ -451,4 +451,22 @@ struct AddSessionPasskey: AsyncMigration {
         let sql = db as! any SQLDatabase
         try await sql.raw("ALTER TABLE sessions DROP COLUMN passkey_id").run()
     }
+}
+
+/// Accounts locked before a lock ended everything in its own transaction (a lock counted from an expired
+/// reservation ended nothing): their sessions, device sessions and pairing keys end now, as a lock's do.
+struct EndLockedAccountsSessions: AsyncMigration {
+    var name: String { "2026-11-27-01-end-locked-accounts-sessions" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        for table in ["pairing_keys", "sessions", "device_sessions"] {
+            try await sql.raw(
+                """
+                DELETE FROM \(unsafeRaw: table) WHERE account_id IN
+                    (SELECT a.id FROM accounts a JOIN login_guards g ON g.username = a.username WHERE g.locked <> 0)
+                """
+            ).run()
+        }
+    }
+    func revert(on db: any Database) async throws {}
 }

@@ -127,7 +127,9 @@ extension SQLStores {
             ).run()
         }
         if LoginGuard.locks(from: before, to: state) {
-            for table in ["sessions", "device_sessions"] {
+            // Pairing keys first: on PostgreSQL this waits for a pairing that is spending one, so the
+            // deletes below see the device session it stores.
+            for table in ["pairing_keys", "sessions", "device_sessions"] {
                 try await sql.raw(
                     """
                     DELETE FROM \(unsafeRaw: table) WHERE account_id IN (SELECT id FROM accounts WHERE username = \(bind: username))
@@ -225,6 +227,12 @@ extension SQLStores {
 
     package func loginGuard(username: String) async throws -> LoginGuard? {
         try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)").first().map(Self.loginGuard)
+    }
+
+    package func isLocked(username: String) async throws -> Bool {
+        let share: SQLQueryString = isPostgres ? " FOR SHARE" : ""
+        return try await sql.raw("SELECT locked FROM login_guards WHERE username = \(bind: username)\(share)").first()?
+            .decode(column: "locked", as: Int64.self) ?? 0 != 0
     }
 
     // MARK: Sessions
