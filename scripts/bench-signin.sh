@@ -58,20 +58,55 @@ request = function()
   return wrk.format("POST", "/v1/sessions", {["Content-Type"] = "application/json"}, body)
 end
 LUA
+# CPU time (clock ticks, utime + stime) of a process and its threads, and the cores' idle ticks.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+idle() { awk '/^cpu / { print $5 + $6 }' /proc/stat; }
+# CPU time (ns) of the server's hash threads (HashThreads: an NIOThreadPool, threads named TP-#n).
+hashing() { for t in /proc/"$1"/task/*; do grep -q '^TP-#' "$t/comm" && cut -d' ' -f1 "$t/schedstat"; done | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 # One wrk thread: the load generator shares the cores with the server.
-wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$work/signin.lua" "$url" > "$work/wrk.txt"
+s0=$(ticks "$pid"); i0=$(idle); t0=$(hashing "$pid")
+wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$work/signin.lua" "$url" > "$work/wrk.txt" &
+wpid=$!
+sleep 1; w0=$(ticks "$wpid")
+sleep $((secs - 2)); w1=$(ticks "$wpid"); s1=$(ticks "$pid"); i1=$(idle); t1=$(hashing "$pid"); wait "$wpid"
 grep -E "Latency|50%|99%|Requests/sec|Non-2xx|requests in" "$work/wrk.txt"
 sleep 2   # the requests in flight drain
 echo "== raw Argon2id on all cores again, after the HTTP run (the server idle)"
-raw_after=$("$bin/countersign-bench" argon2-all 3)
+# Its CPU time too (bash's `time`: user and system seconds of the child, and the wall time).
+TIMEFORMAT='%R %U %S'
+{ time "$bin/countersign-bench" argon2-all 3 > "$work/raw_after.txt"; } 2> "$work/raw_after.time"
+raw_after=$(cat "$work/raw_after.txt")
 echo "$raw_after"
 raw_after=$(echo "$raw_after" | sed -nE 's/.*all [0-9]+ cores: ([0-9.]+) hashes\/s.*/\1/p')
 rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
+hz=$(getconf CLK_TCK)
+# Where the time went. Raw: CPU per hash on all cores, and the cores' idle share. Per sign-in: the
+# server's hash threads, the rest of the server (HTTP, JSON, the database), wrk, and idle cores; with no
+# idle core and the same costs, the sign-ins per second would be the "ceiling".
+read -r real user sys < "$work/raw_after.time"
+awk -v r="$rps" -v s="$((s1 - s0))" -v t="$((t1 - t0))" -v w="$((w1 - w0))" -v i="$((i1 - i0))" -v hz="$hz" \
+  -v secs="$secs" -v c="$cores" -v h2="$raw_after" -v real="$real" -v cpu="$(echo "$user + $sys" | bc)" -v h="$raw_all" 'BEGIN {
+  printf "raw on all cores: %.2f ms of CPU per hash, cores %.0f%% idle (the run after)\n",
+    cpu * 1000 / (h2 * real), 100 * (1 - cpu / real / c)
+  n = r * (secs - 1)   # sign-ins while the server and the idle ticks were measured (wrk: secs - 2 s)
+  hashing = t / 1e6 / n; rest = s * 1000 / hz / n - hashing; wrk = w * 1000 / hz / (r * (secs - 2))
+  idle = i * 1000 / hz / n
+  printf "per sign-in: hashing %.2f ms of CPU, the rest of the server %.2f ms, wrk %.2f ms, cores idle %.2f ms (%.0f%%); with no idle core: %.0f sign-ins/s\n",
+    hashing, rest, wrk, idle, 100 * i / hz / (secs - 1) / c, c * 1000 / (hashing + rest + wrk) }'
 non2xx=$(awk '/Non-2xx/ {print $5}' "$work/wrk.txt"); non2xx=${non2xx:-0}
 awk -v r="$rps" -v c="$cores" -v h1="$raw_all" -v h2="$raw_after" -v bad="$non2xx" -v conns="$conns" 'BEGIN {
   h = (h1 + h2) / 2
   printf "sign-ins: %.1f/s with %d connections on %d cores = %.1f per core (goal 50); raw Argon2id on all cores %.1f hashes/s (%.1f before, %.1f after); ratio sign-ins/raw %.2f (goal 0.95); non-2xx %d\n",
     r, conns, c, r / c, h, h1, h2, r / h, bad }'
+
+echo "== the HTTP floor: GET /healthz at the sign-in rate ($conns connections, 5 s)"
+pace=$(awk -v r="$rps" -v n="$conns" 'BEGIN { printf "%d", n * 1000 / r }')
+printf 'function delay() return %s end\n' "$pace" > "$work/paced.lua"
+h0=$(ticks "$pid")
+wrk -t1 -c"$conns" -d5s -s "$work/paced.lua" "$url/healthz" > "$work/floor.txt"
+h1=$(ticks "$pid")
+awk -v t="$((h1 - h0))" -v hz="$hz" -v n="$(awk '/requests in/ {print $1}' "$work/floor.txt")" 'BEGIN {
+  printf "healthz: %d requests, server CPU %.2f ms per request\n", n, t * 1000 / hz / n }'
 
 echo "== wrong password: real vs unknown usernames (30 each, interleaved, after the queue drained)"
 for i in $(seq 0 29); do
