@@ -179,13 +179,58 @@ import FoundationNetworking
             #expect(ended.all.contains(.account(account.id)), "\(ended.all)")
             // Nor does the device's key open a new one until an administrator unlocks.
             let sessions = try await SessionStartTests.count(h, "device_sessions", account.id)
-            await #expect(throws: ClientError.self) {
+            let refused = await #expect(throws: ClientError.self) {
                 _ = try await erin.sdk.openDeviceSession(deviceID: erin.device.id, signing: erin.identity)
             }
+            #expect(refused?.code == .accountLocked, "\(String(describing: refused))")
             #expect(try await SessionStartTests.count(h, "device_sessions", account.id) == sessions)
             #expect(try await h.store.unlock(username: "erin"))
             _ = try await erin.sdk.openDeviceSession(deviceID: erin.device.id, signing: erin.identity)
             _ = try await erin.sdk.fetchMessages()
+        }
+    }
+}
+
+extension SessionEndingTests {
+    /// A lock ends the account's pairing keys, and a key that lands after it (issued by a request already
+    /// past its session check) pairs nothing: spent, and 423.
+    @Test(arguments: Backend.available)
+    func aLockedAccountPairsNoAuthenticator(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, h in
+            let fay = try await Person.make("fay", server: server)
+            let (_, issued) = try await Self.call(
+                "POST",
+                server.appendingPathComponent("v1/me/mfa/pairing-keys"),
+                token: try #require(fay.sdk.token),
+                json: [:]
+            )
+            let before = try #require(issued["key"] as? String, "\(issued)")
+            let account = try #require(try await h.store.account(username: "fay"))
+            let policy = h.config.lockout
+            while try await h.store.countSignInFailure(username: "fay", policy: policy, now: h.clock.now()) != .locked {
+                h.clock.advance(policy.delay + 1)
+            }
+            let devices = try await SessionStartTests.count(h, "devices", account.id)
+            await #expect(throws: PingOneError.pairingKey, "the lock deleted it (PingOne 10005)") {
+                _ = try await CountersignAuthenticator.pair(before, server: server, name: "p", identity: .generate())
+            }
+
+            let (late, _) = PairingKey.make(accountID: account.id, now: h.clock.now(), random: SystemRandomSource())
+            #expect(
+                try await h.store.createPairingKey(
+                    hash: PairingKey.hash(late),
+                    accountID: account.id,
+                    expiresAt: h.clock.now().addingTimeInterval(600),
+                    maxOpen: 3,
+                    now: h.clock.now()
+                )
+            )
+            let locked = await #expect(throws: ClientError.self) {
+                _ = try await CountersignAuthenticator.pair(late, server: server, name: "p", identity: .generate())
+            }
+            #expect(locked?.code == .accountLocked, "\(String(describing: locked))")
+            #expect(try await SessionStartTests.count(h, "devices", account.id) == devices)
+            #expect(try await SessionStartTests.count(h, "pairing_keys", account.id) == 0, "spent all the same")
         }
     }
 }

@@ -376,6 +376,7 @@ import Testing
             ON CONFLICT (username) DO UPDATE SET failures = 5, locked = 1
             """
         ).run()
+        #expect(Migrations.all.contains { $0 is EndLockedAccountsSessions }, "the server runs it")
         try await EndLockedAccountsSessions().prepare(on: h.storage.database)
         for table in ["sessions", "device_sessions", "pairing_keys"] {
             #expect(try await Self.count(h, table, locked.id) == 0, "\(table)")

@@ -211,6 +211,8 @@ public final class DeviceService: Sendable {
             let account = try await accounts.store.account(id: device.accountID)
         else { throw refused }
         guard device.isActive else { throw DeviceError.revoked }
+        // Checked again after the insert below, against a lock in flight; this one spares the write.
+        if try await accounts.store.isLocked(username: account.username) { throw AccountError.accountLocked }
         let now = clock.now()
         let token = "csd_" + Base64URL(random.bytes(32)).text
         let session = DeviceSessionRecord(

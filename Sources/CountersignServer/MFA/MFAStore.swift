@@ -24,6 +24,8 @@ public enum PairingWrite: Equatable, Sendable {
     case keyInvalid
     /// The key is spent and nothing paired: the device limit, a key in use, or no such account.
     case refused(DeviceWrite)
+    /// The key is spent and nothing paired: its account is locked (a key issued just before the lock).
+    case accountLocked
 }
 
 /// The storage of multi-factor sign-in. Each backend's storage implements it. Versioned values (account state,

@@ -161,6 +161,16 @@ extension SQLStores {
                 guard let accountID = try await Self.spendPairingKey(sql, hash: keyHash, now: now) else {
                     return .keyInvalid
                 }
+                // A lock deletes the account's pairing keys, but a key inserted by a request already past
+                // its session check can land after it. FOR SHARE waits for a lock in flight.
+                let share: SQLQueryString = postgres ? " FOR SHARE OF g" : ""
+                let locked = try await sql.raw(
+                    """
+                    SELECT g.locked FROM login_guards g JOIN accounts a ON a.username = g.username
+                    WHERE a.id = \(bind: accountID)\(share)
+                    """
+                ).first()?.decode(column: "locked", as: Int64.self)
+                guard (locked ?? 0) == 0 else { return .accountLocked }
                 let r = try records(accountID)
                 let added = try await Self.insertDevice(sql, r.device, maxActive: maxDevices, postgres: postgres)
                 guard added == .done else { return .refused(added) }
