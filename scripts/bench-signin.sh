@@ -8,6 +8,8 @@
 # Argon2id on all cores, measured for 3 s before the server starts and again after the HTTP run (the ratio
 # takes their mean). Then, for enumeration safety, the time of a
 # wrong-password sign-in for 30 real usernames and for 30 unknown ones (one attempt each, sequential).
+# It also prints where each sign-in's time went (the server's hash threads, the rest of the server, wrk,
+# idle cores) and the server CPU of GET /healthz at the same rate: the HTTP stack's floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 conns=${1:-16}; secs=${2:-15}; backend=${3:-sqlite}
