@@ -315,12 +315,7 @@ import Testing
         #expect(try await Self.start(h, a, "cs_stolen", at: h.clock.now()) == .started)
         #expect(try await Self.start(h, bystander, "cs_bystander", at: h.clock.now()) == .started)
         for account in [a, bystander] { try await Self.holdings(h, account) }
-        // One failure short of the lock, the delay over, then a check that never finishes.
-        while try await store.loginGuard(username: a.username)?.failures ?? 0 < policy.lockAfter - 1 {
-            _ = try await store.countSignInFailure(username: a.username, policy: policy, now: h.clock.now())
-            h.clock.advance(policy.delay + 1)
-        }
-        #expect(try await store.reserveSignIn(username: a.username, policy: policy, now: h.clock.now()) == .proceed)
+        try await Self.stallOneShortOfTheLock(h, a)
         #expect(try await Self.count(h, "sessions", a.id) == 1)
         h.clock.advance(policy.reservationTimeout + 1)
 
@@ -340,6 +335,18 @@ import Testing
         }
         #expect(ended.all == [.account(a.id)], "\(ended.all)")
         await store.close()
+    }
+
+    /// Leaves `account` one failure short of the lock, the delay over, with a check that never finishes
+    /// (its reservation expires after `reservationTimeout`).
+    static func stallOneShortOfTheLock(_ h: Harness, _ account: AccountRecord) async throws {
+        let policy = h.config.lockout
+        while try await h.storage.loginGuard(username: account.username)?.failures ?? 0 < policy.lockAfter - 1 {
+            _ = try await h.storage.countSignInFailure(username: account.username, policy: policy, now: h.clock.now())
+            h.clock.advance(policy.delay + 1)
+        }
+        let reserved = try await h.storage.reserveSignIn(username: account.username, policy: policy, now: h.clock.now())
+        #expect(reserved == .proceed)
     }
 
     /// A device session and a pairing key of `account`, beside its account sessions.
@@ -394,11 +401,7 @@ import Testing
         let policy = h.config.lockout
         let a = try await Self.account(h, "gated")
         #expect(try await Self.start(h, a, "cs_held", at: h.clock.now()) == .started)
-        while try await store.loginGuard(username: a.username)?.failures ?? 0 < policy.lockAfter - 1 {
-            _ = try await store.countSignInFailure(username: a.username, policy: policy, now: h.clock.now())
-            h.clock.advance(policy.delay + 1)
-        }
-        #expect(try await store.reserveSignIn(username: a.username, policy: policy, now: h.clock.now()) == .proceed)
+        try await Self.stallOneShortOfTheLock(h, a)
         h.clock.advance(policy.reservationTimeout + 1)
         let gated = try await Self.start(h, a, "cs_qr_late", at: h.clock.now(), resetsCount: false)
         #expect(gated == .refused(.locked))
