@@ -3,10 +3,11 @@ import Foundation
 
 @testable import CountersignServer
 
-/// The real store with a hook run inside `finishSignIn`, before it: lets a test land a write (a
-/// password change, say) exactly while a password check is in flight, without timing races.
+/// The real store with hooks run before `finishSignIn` and before `startSession`: lets a test land a
+/// write (a password change, a lock) exactly while a password check is in flight, without timing races.
 struct HookedStore: AccountStore {
     let base: any AccountStore
+    var beforeStart: @Sendable (String) async throws -> Void = { _ in }
     let beforeFinish: @Sendable (String) async throws -> Void
 
     func finishSignIn(
@@ -34,7 +35,8 @@ struct HookedStore: AccountStore {
         audit: AuditEntry,
         resetsCount: Bool
     ) async throws -> SessionStart {
-        try await base.startSession(
+        try await beforeStart(username)
+        return try await base.startSession(
             session,
             username: username,
             passwordHash: passwordHash,

@@ -1,6 +1,7 @@
 import CountersignAPI
 import Foundation
 import SQLKit
+import Synchronization
 import Testing
 
 @testable import CountersignServer
@@ -407,5 +408,39 @@ import Testing
         #expect(gated == .refused(.locked))
         #expect(try await Self.count(h, "sessions", a.id) == 0, "the held session ended, no new one")
         await store.close()
+    }
+
+    /// A lock that lands between a correct password's check and its session (failures elsewhere) refuses
+    /// the sign-in with 423, and the refusal is audited like any refused attempt.
+    @Test(arguments: Backend.available)
+    func aStartRefusedByALockIsAudited(_ backend: Backend) async throws {
+        let lockNow = Mutex<(@Sendable (String) async throws -> Void)?>(nil)
+        let h = try await Harness.make(
+            backend,
+            wrapStore: { base in
+                HookedStore(base: base, beforeStart: { try await lockNow.withLock { $0 }?($0) }, beforeFinish: { _ in })
+            }
+        )
+        let a = try await Self.account(h, "latelock")
+        let sql = h.storage.sql
+        lockNow.withLock {
+            $0 = { username in
+                try await sql.raw("UPDATE login_guards SET locked = 1 WHERE username = \(bind: username)").run()
+            }
+        }
+        let origin = RequestOrigin(address: "192.0.2.7", userAgent: "")
+        let verified = try await h.service.verifySignIn(
+            username: a.username,
+            password: "correct horse",
+            captcha: nil,
+            origin: origin
+        )
+        await #expect(throws: AccountError.accountLocked) { _ = try await h.service.completeSignIn(verified) }
+        #expect(try await Self.count(h, "sessions", a.id) == 0)
+        let outcomes = try await sql.raw(
+            "SELECT outcome FROM audit_events WHERE account_id = \(bind: a.id) AND kind = 'sign-in'"
+        ).all().map { try $0.decode(column: "outcome", as: String.self) }
+        #expect(outcomes == ["refused-locked"], "\(outcomes)")
+        await h.storage.close()
     }
 }

@@ -459,6 +459,13 @@ public final class AccountService: Sendable {
         case .started:
             return session
         case .refused(let gate):
+            // A lock or delay that landed after the check (by failures elsewhere): audited as any refused
+            // attempt is.
+            switch gate {
+            case .delayed: try await audit(account.id, .signIn, .refusedDelayed, origin)
+            case .locked: try await audit(account.id, .signIn, .refusedLocked, origin)
+            case .proceed, .busy: break
+            }
             try refuse(gate, accountID: account.id)
             throw AccountError.accountLocked  // a refusal that names no refusal: not stored, fail closed
         case .superseded:
