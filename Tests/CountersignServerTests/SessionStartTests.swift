@@ -411,7 +411,7 @@ import Testing
     }
 
     /// A lock that lands between a correct password's check and its session (failures elsewhere) refuses
-    /// the sign-in with 423, and the refusal is audited like any refused attempt.
+    /// the sign-in (account-locked), tells the push channel, and is audited like any refused attempt.
     @Test(arguments: Backend.available)
     func aStartRefusedByALockIsAudited(_ backend: Backend) async throws {
         let lockNow = Mutex<(@Sendable (String) async throws -> Void)?>(nil)
@@ -422,6 +422,8 @@ import Testing
             }
         )
         let a = try await Self.account(h, "latelock")
+        let ended = EndingLog()
+        h.service.endings.observe { ended.append($0) }
         let sql = h.storage.sql
         lockNow.withLock {
             $0 = { username in
@@ -441,6 +443,7 @@ import Testing
             "SELECT outcome FROM audit_events WHERE account_id = \(bind: a.id) AND kind = 'sign-in'"
         ).all().map { try $0.decode(column: "outcome", as: String.self) }
         #expect(outcomes == ["refused-locked"], "\(outcomes)")
+        #expect(ended.all == [.account(a.id)], "\(ended.all)")
         await h.storage.close()
     }
 }

@@ -459,14 +459,20 @@ public final class AccountService: Sendable {
         case .started:
             return session
         case .refused(let gate):
-            // A lock or delay that landed after the check (by failures elsewhere): audited as any refused
-            // attempt is.
-            switch gate {
-            case .delayed: try await audit(account.id, .signIn, .refusedDelayed, origin)
-            case .locked: try await audit(account.id, .signIn, .refusedLocked, origin)
-            case .proceed, .busy: break
+            // A lock or delay that landed after the check (by failures elsewhere): the push channel is told
+            // first (`refuse`), then the refusal audited as any refused attempt is.
+            do {
+                try refuse(gate, accountID: account.id)
+            } catch {
+                let outcome: AuditOutcome? =
+                    switch gate {
+                    case .delayed: .refusedDelayed
+                    case .locked: .refusedLocked
+                    case .proceed, .busy: nil
+                    }
+                if let outcome { try await audit(account.id, .signIn, outcome, origin) }
+                throw error
             }
-            try refuse(gate, accountID: account.id)
             throw AccountError.accountLocked  // a refusal that names no refusal: not stored, fail closed
         case .superseded:
             throw superseded
