@@ -96,10 +96,14 @@ class PasskeyPage:
     def options_answered(self, path, sent):
         """The options (from POST `path`) whose challenge the assertion `sent` signed. Picked by challenge,
         not by position: Playwright has once reported an extra options response here in CI (the WebAuthn
-        calls the page made, asserted separately, show whether the page itself asked twice)."""
+        calls the page made, asserted separately, show whether the page itself asked twice), and once one
+        whose body could no longer be read."""
         client_data = json.loads(unb64(sent["credential"]["response"]["clientDataJSON"]))
         seen = self.exchanges("POST", path)
-        matching = [answer for _, status, answer in seen if status in (200, 201) and answer["publicKey"]["challenge"] == client_data["challenge"]]
+        # An answer whose body Chromium had already dropped (None) cannot be the one signed; if it was,
+        # the assertion below says so with everything seen.
+        matching = [answer for _, status, answer in seen
+                    if status in (200, 201) and answer is not None and answer["publicKey"]["challenge"] == client_data["challenge"]]
         assert len(matching) == 1, ([(status, answer) for _, status, answer in seen], client_data, self.calls())
         return matching[0]
 
