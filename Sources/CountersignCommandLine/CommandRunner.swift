@@ -4,7 +4,8 @@ import Foundation
 /// How `countersign` and `countersign-server` run their command line: the parser's errors, help and
 /// version as the parser renders them; a `ValidationError` found while running (it needed the environment
 /// or a configuration file) as a usage error of that command, EX_USAGE, never the root's usage; any other
-/// error as `Error: …` and exit 1.
+/// error as `Error: …` and exit 1. A command line the parser refuses because a value starts with `-` (a
+/// passkey's ID is base64url and may) also gets a hint to write `--` before it.
 public enum CommandRunner {
     /// EX_USAGE (sysexits(3)): the command line is wrong and nothing was done.
     public static let usageExit: Int32 = 64
@@ -22,6 +23,17 @@ public enum CommandRunner {
         do {
             command = try Root.parseAsRoot(nil)
         } catch {
+            if Root.exitCode(for: error) == .validationFailure,
+                let value = valueReadAsOption(in: Array(CommandLine.arguments.dropFirst()))
+            {
+                warn(Root.fullMessage(for: error))
+                warn(
+                    "Hint: `\(printable(value))` starts with '-', so it was read as an option. If it is a value "
+                        + "(such as a passkey's ID), write `--` before it, after every option: all that follows "
+                        + "`--` is read as values."
+                )
+                Foundation.exit(usageExit)
+            }
             Root.exit(withError: error)
         }
         do {
@@ -48,6 +60,27 @@ public enum CommandRunner {
             warn("Error: " + describe(error))
             Foundation.exit(EXIT_FAILURE)
         }
+    }
+
+    /// The first argument before any `--` that starts with `-` but cannot be an option's name: options are
+    /// `-x`, `--lower-case-words` and `--name=value`, so `-Ab3_x…` or `-5` can only have been meant as a value.
+    public static func valueReadAsOption(in arguments: [String]) -> String? {
+        func isOptionName<S: StringProtocol>(_ name: S) -> Bool {
+            guard let first = name.first, first.isASCII, first.isLetter else { return false }
+            if name.count == 1 { return true }
+            return name.allSatisfy { c in c == "-" || (c.isASCII && (c.isLowercase || c.isNumber)) }
+        }
+        for argument in arguments {
+            if argument == "--" { return nil }
+            guard argument.hasPrefix("-"), argument != "-" else { continue }
+            if argument.hasPrefix("--") {
+                let name = argument.dropFirst(2).prefix { $0 != "=" }
+                if !isOptionName(name) || name.count == 1 { return argument }
+            } else if !isOptionName(argument.dropFirst()) || argument.count > 2 {
+                return argument  // the CLI has no grouped short flags
+            }
+        }
+        return nil
     }
 
     /// The command names from `root` down to `target` (`countersign account login`), if it is one of them.

@@ -115,7 +115,10 @@ extension AccountCommand {
 
         struct Rename: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Give a passkey another name.")
-            @Argument(help: "The passkey's ID, or its name if no other passkey has it.") var passkey: String
+            @Argument(
+                help: "The passkey's ID (after `--` if it starts with '-'), or its name if no other passkey has it."
+            )
+            var passkey: String
             @Argument(help: "The new name: 1 to 64 characters.") var name: String
 
             func validate() throws {
@@ -153,7 +156,10 @@ extension AccountCommand {
                     (--password-file FILE or the terminal) and, on an account with a second factor, that too.
                     """
             )
-            @Argument(help: "The passkey's ID, or its name if no other passkey has it.") var passkey: String
+            @Argument(
+                help: "The passkey's ID (after `--` if it starts with '-'), or its name if no other passkey has it."
+            )
+            var passkey: String
             @OptionGroup var reauth: ReauthOptions
 
             func run() async throws {

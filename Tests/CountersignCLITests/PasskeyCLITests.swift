@@ -179,6 +179,37 @@ import Testing
         )
     }
 
+    /// This server mints no passkey ID that starts with '-', but an older one did (one in 64), and a
+    /// command line reads such an ID as an option. The refusal says to write `--` before it, and with `--`
+    /// the ID reaches the server as it is.
+    @Test func anIDThatStartsWithADashNeedsTheTerminator() async throws {
+        guard let (_, server, alice, _) = try MFACLITests.setUp() else { return }
+        defer { _ = server.signal(SIGTERM) }
+        let dashed = "-Xb3_dAsHeDiDfRoMoLdSvQ"
+        for args in [["rename", dashed, "Work key"], ["remove", dashed]] {
+            let refused = try alice.cs(["account", "passkeys"] + args)
+            #expect(
+                refused.status == 64
+                    && refused.stderr.contains(
+                        "Hint: `\(dashed)` starts with '-', so it was read as an option. If it is a value (such as a "
+                            + "passkey's ID), write `--` before it"
+                    ),
+                "\(refused.stderr)"
+            )
+            let terminated = try alice.cs(["account", "passkeys", args[0], "--"] + args.dropFirst())
+            #expect(
+                terminated.status == 1
+                    && terminated.stderr.hasPrefix("Error: no passkey \(dashed) (by ID or name) in alice's account"),
+                "read as a value: \(terminated.stderr)"
+            )
+        }
+        // An option the command does not have, or a misspelt one, gets no such hint.
+        for typo in ["--pasword-file", "-z"] {
+            let r = try alice.cs("account", "passkeys", "remove", "Laptop", typo, "pw")
+            #expect(r.status == 64 && !r.stderr.contains("Hint:"), "\(r.stderr)")
+        }
+    }
+
     @Test func unknownAmbiguousAndSignedOutFailClearly() async throws {
         guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
         defer { _ = server.signal(SIGTERM) }

@@ -1,3 +1,4 @@
+import CountersignAPI
 import CountersignCrypto
 import CountersignTestSupport
 import Foundation
@@ -98,6 +99,17 @@ import Testing
             rp: rp,
             now: at ?? now
         )
+    }
+
+    /// A passkey's ID goes on command lines, where a leading '-' reads as an option.
+    @Test func aNewIDNeverStartsWithADash() {
+        for first in UInt8.min...UInt8.max {
+            let bytes = [first] + Array(repeating: 0x5A, count: 15)
+            let id = PasskeyRules.newID(bytes)
+            #expect(!id.hasPrefix("-") && Base64URL(text: id)?.bytes.count == 16, "\(first): \(id)")
+            if !(0xF8...0xFB).contains(first) { #expect(id == Base64URL(bytes).text, "\(first): \(id)") }
+        }
+        #expect(PasskeyRules.newID([0xF8] + Array(repeating: 0, count: 15)).hasPrefix("e"))
     }
 
     @Test func theRelyingPartyComesFromThePublicURL() {

@@ -8,6 +8,15 @@ import Foundation
 enum PasskeyRules {
     static let maxPerAccount = 10
 
+    /// A new passkey's ID from 16 random bytes, in base64url. One in 64 would start with '-', which a
+    /// command line reads as an option (`countersign account passkeys remove ID`): such a first byte
+    /// (0xF8…0xFB) loses its top bit, and the ID starts with 'e' instead. IDs name, they are not secrets.
+    static func newID(_ random: [UInt8]) -> String {
+        var bytes = random
+        if let first = bytes.first, first >> 2 == 62 { bytes[0] = first & 0x7F }
+        return Base64URL(bytes).text
+    }
+
     /// What a registration response carries, decoded from base64url.
     struct Registration {
         var rawID: [UInt8]

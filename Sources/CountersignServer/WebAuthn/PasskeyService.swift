@@ -152,7 +152,7 @@ public final class PasskeyService: Sendable {
             throw error
         }
         let passkey = v.stored(
-            id: Base64URL(random.bytes(16)).text,
+            id: PasskeyRules.newID(random.bytes(16)),
             accountID: auth.account.id,
             name: name,
             prfSalt: ceremony.prfSalt ?? random.bytes(Self.prfSaltLength),
