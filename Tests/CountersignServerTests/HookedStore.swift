@@ -66,7 +66,7 @@ struct HookedStore: AccountStore {
     func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
         try await base.reserveSignIn(username: username, policy: policy, now: now)
     }
-    func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws {
+    func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> Bool {
         try await base.releaseSignIn(username: username, policy: policy, now: now)
     }
     func unlock(username: String) async throws -> Bool { try await base.unlock(username: username) }

@@ -338,14 +338,71 @@ import Testing
         await store.close()
     }
 
-    /// Leaves `account` one failure short of the lock, the delay over, with a check that never finishes
-    /// (its reservation expires after `reservationTimeout`).
-    static func stallOneShortOfTheLock(_ h: Harness, _ account: AccountRecord) async throws {
+    /// A check that outlives its reservation and is then given back (the database refused its outcome,
+    /// or a code's check failed to run) counts that reservation first; one short of the lock, that locks.
+    /// The store ends the sessions in that transaction, and the push connections close: by the account's
+    /// ID, or by the username's account for a password sign-in.
+    @Test(arguments: Backend.available)
+    func aLockCountedWhenACheckIsGivenBackClosesThePush(_ backend: Backend) async throws {
+        let outlive = Mutex<(@Sendable () throws -> Void)?>(nil)
+        let h = try await Harness.make(
+            backend,
+            wrapStore: { base in HookedStore(base: base, beforeFinish: { _ in try outlive.withLock { $0 }?() }) }
+        )
+        let policy = h.config.lockout
+        let clock = h.clock
+        let ended = EndingLog()
+        h.service.endings.observe { ended.append($0) }
+        struct Refused: Error {}
+        outlive.withLock {
+            $0 = {
+                clock.advance(policy.reservationTimeout + 1)
+                throw Refused()
+            }
+        }
+        let byPassword = try await Self.account(h, "givenback")
+        let byCode = try await Self.account(h, "codegivenback")
+        for a in [byPassword, byCode] {
+            #expect(try await Self.start(h, a, "cs_" + a.username, at: h.clock.now()) == .started)
+            try await Self.oneShortOfTheLock(h, a)
+        }
+
+        await #expect(throws: Refused.self) {
+            _ = try await h.service.verifySignIn(
+                username: byPassword.username,
+                password: "correct horse",
+                captcha: nil,
+                origin: RequestOrigin(address: "192.0.2.9", userAgent: "")
+            )
+        }
+        await #expect(throws: CancellationError.self) {
+            _ = try await h.service.checkSecondFactor(accountID: byCode.id) {
+                clock.advance(policy.reservationTimeout + 1)
+                throw CancellationError()
+            }
+        }
+        for a in [byPassword, byCode] {
+            #expect(try await h.storage.loginGuard(username: a.username)?.locked == true, "\(a.username)")
+            #expect(try await Self.count(h, "sessions", a.id) == 0, "\(a.username)")
+        }
+        #expect(ended.all == [.account(byPassword.id), .account(byCode.id)], "\(ended.all)")
+        await h.storage.close()
+    }
+
+    /// Leaves `account` one failure short of the lock, the delay over.
+    static func oneShortOfTheLock(_ h: Harness, _ account: AccountRecord) async throws {
         let policy = h.config.lockout
         while try await h.storage.loginGuard(username: account.username)?.failures ?? 0 < policy.lockAfter - 1 {
             _ = try await h.storage.countSignInFailure(username: account.username, policy: policy, now: h.clock.now())
             h.clock.advance(policy.delay + 1)
         }
+    }
+
+    /// Leaves `account` one failure short of the lock, the delay over, with a check that never finishes
+    /// (its reservation expires after `reservationTimeout`).
+    static func stallOneShortOfTheLock(_ h: Harness, _ account: AccountRecord) async throws {
+        let policy = h.config.lockout
+        try await oneShortOfTheLock(h, account)
         let reserved = try await h.storage.reserveSignIn(username: account.username, policy: policy, now: h.clock.now())
         #expect(reserved == .proceed)
     }

@@ -363,7 +363,7 @@ public final class AccountService: Sendable {
         do {
             valid = try await check()
         } catch {
-            try await store.releaseSignIn(username: account.username, policy: config.lockout, now: clock.now())
+            try await release(username: account.username, accountID: account.id)
             throw error
         }
         switch try await finishReserved(
@@ -393,9 +393,20 @@ public final class AccountService: Sendable {
                 now: clock.now()
             )
         } catch {
-            try? await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
+            try? await release(username: username, accountID: nil)
             throw error
         }
+    }
+
+    /// Gives back a reservation whose check never ran. Expired reservations count first and may lock the
+    /// username: the store then ended the account's sessions, and its push connections close here too.
+    private func release(username: String, accountID: String?) async throws {
+        guard try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now()) else {
+            return
+        }
+        var id = accountID
+        if id == nil { id = try await store.account(username: username)?.id }
+        if let id { lockedOut(id) }
     }
 
     /// Every factor of a sign-in or re-authentication passed: the count resets, unless the account was
@@ -597,7 +608,7 @@ public final class AccountService: Sendable {
             matches = try await verifyOffPool(password, phc)
         } catch let error where error is CancellationError || (error as? RequestError) == .serverBusy {
             // Not checked (a full hash queue, or the request was cancelled waiting for a thread): not a failure.
-            try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
+            try await release(username: username, accountID: nil)
             throw error
         } catch {
             matches = false  // a stored hash that does not parse matches nothing

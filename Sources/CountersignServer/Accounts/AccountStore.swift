@@ -103,8 +103,9 @@ public protocol AccountStore: ServerSecretStore {
         audit: AuditEntry,
         resetsCount: Bool
     ) async throws -> SessionStart
-    /// Gives back a reservation whose check never ran.
-    func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws
+    /// Gives back a reservation whose check never ran; true when the username is locked after it
+    /// (`LockoutPolicy.release`).
+    func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> Bool
     /// Clears the lockout state; false when the username has none.
     func unlock(username: String) async throws -> Bool
     func loginGuard(username: String) async throws -> LoginGuard?

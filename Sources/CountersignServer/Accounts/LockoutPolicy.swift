@@ -102,10 +102,13 @@ public struct LockoutPolicy: Sendable, Equatable {
         return count(failures: 1, &state, now: now)
     }
 
-    /// Gives back a reservation whose check never ran (the server was too busy to hash).
-    public func release(_ state: inout LoginGuard, now: Date) {
+    /// Gives back a reservation whose check never ran (the server was too busy to hash). True when the
+    /// username is locked after it: expired reservations, counted first, may have locked it.
+    @discardableResult
+    public func release(_ state: inout LoginGuard, now: Date) -> Bool {
         expireReservations(&state, now: now)
         state.pending = max(0, state.pending - 1)
+        return state.locked
     }
 
     /// A sign-in that checked nothing here (a QR sign-in's approval): refused while locked or delayed,

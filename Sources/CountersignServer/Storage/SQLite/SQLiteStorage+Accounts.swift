@@ -77,7 +77,7 @@ extension SQLiteStorage {
         try await sendWriter.write { try DirectAccountStore.withGuard($0, username) { policy.complete(&$0, now: now) } }
     }
 
-    package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws {
+    package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> Bool {
         try await sendWriter.write { try DirectAccountStore.withGuard($0, username) { policy.release(&$0, now: now) } }
     }
 

@@ -216,7 +216,7 @@ extension SQLStores {
         }
     }
 
-    package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws {
+    package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> Bool {
         try await withGuard(username) { policy.release(&$0, now: now) }
     }
 
