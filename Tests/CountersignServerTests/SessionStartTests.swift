@@ -503,4 +503,102 @@ import Testing
         #expect(ended.all == [.account(a.id)], "\(ended.all)")
         await h.storage.close()
     }
+
+    /// The `kind` outcomes audited for `account`, oldest first.
+    static func audited(_ h: Harness, _ account: AccountRecord, _ kind: String) async throws -> [String] {
+        try await h.storage.sql.raw(
+            """
+            SELECT outcome FROM audit_events WHERE account_id = \(bind: account.id) AND kind = \(bind: kind)
+            ORDER BY at, id
+            """
+        ).all().map { try $0.decode(column: "outcome", as: String.self) }
+    }
+
+    /// A sign-in overtaken by a password change (during its check, or between its password and its second
+    /// factor) gets no session and is audited as such; so is a re-authentication overtaken by a change, or
+    /// refused by a lock that landed before it completed. Nothing is marked or started.
+    @Test(arguments: Backend.available)
+    func overtakenAndRefusedCompletionsAreAudited(_ backend: Backend) async throws {
+        let changeNow = Mutex<(@Sendable (String) async throws -> Void)?>(nil)
+        let h = try await Harness.make(
+            backend,
+            wrapStore: { base in
+                HookedStore(
+                    base: base,
+                    beforeStart: { try await changeNow.withLock { $0 }?($0) },
+                    beforeFinish: { _ in }
+                )
+            }
+        )
+        let sql = h.storage.sql
+        let origin = RequestOrigin(address: "192.0.2.8", userAgent: "")
+        let a = try await Self.account(h, "overtaken")
+        changeNow.withLock {
+            $0 = { username in
+                try await sql.raw("UPDATE accounts SET password_hash = 'changed' WHERE username = \(bind: username)")
+                    .run()
+            }
+        }
+        let verified = try await h.service.verifySignIn(
+            username: a.username,
+            password: "correct horse",
+            captcha: nil,
+            origin: origin
+        )
+        await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false)) {
+            _ = try await h.service.completeSignIn(verified)
+        }
+        changeNow.withLock { $0 = nil }
+        #expect(try await Self.count(h, "sessions", a.id) == 0)
+        #expect(try await Self.audited(h, a, "sign-in") == ["refused-password-changed"])
+
+        // A second factor that finishes after the change: the sign-in began with another password.
+        let b = try await Self.account(h, "overtakenlater")
+        let tag = AccountService.passwordTag(b.passwordHash)
+        try await sql.raw("UPDATE accounts SET password_hash = 'changed' WHERE id = \(bind: b.id)").run()
+        await #expect(throws: MFAError.signInSuperseded) {
+            _ = try await h.service.finishSecondFactor(accountID: b.id, method: .push, passwordTag: tag, origin: origin)
+        }
+        #expect(try await Self.count(h, "sessions", b.id) == 0)
+        #expect(try await Self.audited(h, b, "sign-in") == ["refused-password-changed"])
+
+        // Re-authentications of a live session: overtaken by a change, then refused by a lock.
+        let c = try await Self.account(h, "reauthrefused")
+        #expect(try await Self.start(h, c, "cs_reauth", at: h.clock.now()) == .started)
+        let tokenHash = AccountService.tokenHash("cs_reauth")
+        try await sql.raw("UPDATE sessions SET authenticated_at = 0 WHERE token_hash = \(bind: tokenHash)").run()
+        let oldTag = AccountService.passwordTag(c.passwordHash)
+        try await sql.raw("UPDATE accounts SET password_hash = 'changed' WHERE id = \(bind: c.id)").run()
+        await #expect(throws: MFAError.signInSuperseded) {
+            try await h.service.finishReauthentication(
+                tokenHash: tokenHash,
+                accountID: c.id,
+                method: .push,
+                passwordTag: oldTag,
+                origin: origin
+            )
+        }
+        let ended = EndingLog()
+        h.service.endings.observe { ended.append($0) }
+        try await sql.raw(
+            """
+            INSERT INTO login_guards (username, failures, pending, locked) VALUES (\(bind: c.username), 5, 0, 1)
+            ON CONFLICT (username) DO UPDATE SET locked = 1
+            """
+        ).run()
+        await #expect(throws: AccountError.accountLocked) {
+            try await h.service.finishReauthentication(
+                tokenHash: tokenHash,
+                accountID: c.id,
+                method: .push,
+                origin: origin
+            )
+        }
+        #expect(try await Self.audited(h, c, "reauth") == ["refused-password-changed", "refused-locked"])
+        #expect(ended.all == [.account(c.id)], "\(ended.all)")
+        let marked = try await sql.raw("SELECT authenticated_at FROM sessions WHERE token_hash = \(bind: tokenHash)")
+            .first()?.decode(column: "authenticated_at", as: Int64.self)
+        #expect(marked == 0 || marked == nil, "not marked fresh")
+        await h.storage.close()
+    }
 }

@@ -280,7 +280,7 @@ public final class AccountService: Sendable {
         guard case .reauthentication(let tokenHash) = verified.purpose else {
             preconditionFailure("a sign-in is completed by completeSignIn")
         }
-        try await complete(verified.account)
+        try await complete(verified.account, origin: verified.origin)
         signInFailures.refund(verified.origin.address, now: clock.now())
         try await store.markReauthenticated(tokenHash: tokenHash, at: clock.now())
         try await audit(verified.account.id, .reauth, .success, verified.origin)
@@ -299,7 +299,7 @@ public final class AccountService: Sendable {
         passkeyID: String? = nil
     ) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
-        try Self.requireSamePassword(account, passwordTag)
+        try await requireSamePassword(account, passwordTag, .signIn, origin)
         // As a password sign-in's: a password change since the hash just read (which ended every session
         // but its own) gives no session either; a lock or delay refuses it. No password was checked in a
         // passwordless sign-in: the count stays.
@@ -321,9 +321,17 @@ public final class AccountService: Sendable {
         Hex.encode(SHA256.hash(data: Array(("countersign password tag\0" + hash).utf8)).prefix(16))
     }
 
-    private static func requireSamePassword(_ account: AccountRecord, _ tag: String?) throws {
-        guard let tag else { return }
-        guard passwordTag(account.passwordHash) == tag else { throw MFAError.signInSuperseded }
+    /// Refuses, audited as `kind`, a sign-in or re-authentication begun with a password the account no
+    /// longer has (`tag`; nil when none was given).
+    private func requireSamePassword(
+        _ account: AccountRecord,
+        _ tag: String?,
+        _ kind: AuditKind,
+        _ origin: RequestOrigin
+    ) async throws {
+        guard let tag, Self.passwordTag(account.passwordHash) != tag else { return }
+        try await audit(account.id, kind, .refusedPasswordChanged, origin)
+        throw MFAError.signInSuperseded
     }
 
     /// A denied or wrong-number push counts like a wrong password: whoever knows the password cannot
@@ -409,13 +417,33 @@ public final class AccountService: Sendable {
         if let id { lockedOut(id) }
     }
 
-    /// Every factor of a sign-in or re-authentication passed: the count resets, unless the account was
-    /// locked or delayed meanwhile (by failures elsewhere), which refuses it.
-    private func complete(_ account: AccountRecord) async throws {
-        try refuse(
-            try await store.completeSignIn(username: account.username, policy: config.lockout, now: clock.now()),
-            accountID: account.id
-        )
+    /// Every factor of a re-authentication passed: the count resets, unless the account was locked or
+    /// delayed meanwhile (by failures elsewhere), which refuses it, audited as any refused attempt is.
+    private func complete(_ account: AccountRecord, origin: RequestOrigin) async throws {
+        let gate = try await store.completeSignIn(username: account.username, policy: config.lockout, now: clock.now())
+        try await refuseAudited(gate, account.id, .reauth, origin)
+    }
+
+    /// `refuse`, with the refusal audited as `kind`: the push channel is told first (`refuse`), then the
+    /// audit row written. A gate that names no refusal (`busy`) is not stored, and refuses: fail closed.
+    private func refuseAudited(
+        _ gate: LockoutPolicy.Gate,
+        _ accountID: String,
+        _ kind: AuditKind,
+        _ origin: RequestOrigin
+    ) async throws {
+        do {
+            try refuse(gate, accountID: accountID)
+        } catch {
+            let outcome: AuditOutcome? =
+                switch gate {
+                case .delayed: .refusedDelayed
+                case .locked: .refusedLocked
+                case .proceed, .busy: nil
+                }
+            if let outcome { try await audit(accountID, kind, outcome, origin) }
+            throw error
+        }
     }
 
     /// The error of a completion's gate (`completeSignIn`, `startSession`); nothing for `.proceed`.
@@ -470,22 +498,11 @@ public final class AccountService: Sendable {
         case .started:
             return session
         case .refused(let gate):
-            // A lock or delay that landed after the check (by failures elsewhere): the push channel is told
-            // first (`refuse`), then the refusal audited as any refused attempt is.
-            do {
-                try refuse(gate, accountID: account.id)
-            } catch {
-                let outcome: AuditOutcome? =
-                    switch gate {
-                    case .delayed: .refusedDelayed
-                    case .locked: .refusedLocked
-                    case .proceed, .busy: nil
-                    }
-                if let outcome { try await audit(account.id, .signIn, outcome, origin) }
-                throw error
-            }
+            // A lock or delay that landed after the check (by failures elsewhere).
+            try await refuseAudited(gate, account.id, .signIn, origin)
             throw AccountError.accountLocked  // a refusal that names no refusal: not stored, fail closed
         case .superseded:
+            try await audit(account.id, .signIn, .refusedPasswordChanged, origin)
             throw superseded
         }
     }
@@ -724,8 +741,8 @@ public final class AccountService: Sendable {
             throw RequestError.unauthenticated
         }
         guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
-        try Self.requireSamePassword(account, passwordTag)
-        try await complete(account)
+        try await requireSamePassword(account, passwordTag, .reauth, origin)
+        try await complete(account, origin: origin)
         signInFailures.refund(origin.address, now: now)
         try await store.markReauthenticated(tokenHash: tokenHash, at: now)
         try await audit(accountID, .reauth, .succeeded(via: method), origin)
