@@ -23,12 +23,16 @@ public enum CommandRunner {
         do {
             command = try Root.parseAsRoot(nil)
         } catch {
+            // Only when the parser says a positional value is missing, or names the token: a command's own
+            // validation of an option's value (`--counter -1`) is not about `--`.
+            let message = Root.message(for: error)
             if Root.exitCode(for: error) == .validationFailure,
-                let value = valueReadAsOption(in: Array(CommandLine.arguments.dropFirst()))
+                let value = valueReadAsOption(in: Array(CommandLine.arguments.dropFirst())),
+                message.hasPrefix("Missing expected argument") || message.contains("'\(value)'")
             {
                 warn(Root.fullMessage(for: error))
                 warn(
-                    "Hint: `\(printable(value))` starts with '-', so it was read as an option. If it is a value "
+                    "Hint: `\(value)` starts with '-', so it was read as an option. If it is a value "
                         + "(such as a passkey's ID), write `--` before it, after every option: all that follows "
                         + "`--` is read as values."
                 )
@@ -64,6 +68,7 @@ public enum CommandRunner {
 
     /// The first argument before any `--` that starts with `-` but cannot be an option's name: options are
     /// `-x`, `--lower-case-words` and `--name=value`, so `-Ab3_x…` or `-5` can only have been meant as a value.
+    /// Only printable ASCII is considered (an ID's characters), so the hint can show it as it is.
     public static func valueReadAsOption(in arguments: [String]) -> String? {
         func isOptionName<S: StringProtocol>(_ name: S) -> Bool {
             guard let first = name.first, first.isASCII, first.isLetter else { return false }
@@ -72,7 +77,9 @@ public enum CommandRunner {
         }
         for argument in arguments {
             if argument == "--" { return nil }
-            guard argument.hasPrefix("-"), argument != "-" else { continue }
+            guard argument.hasPrefix("-"), argument != "-",
+                argument.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) })
+            else { continue }
             if argument.hasPrefix("--") {
                 let name = argument.dropFirst(2).prefix { $0 != "=" }
                 if !isOptionName(name) || name.count == 1 { return argument }

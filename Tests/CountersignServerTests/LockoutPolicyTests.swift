@@ -86,8 +86,25 @@ import Testing
     @Test func releaseGivesBackWithoutCounting() {
         var s = LoginGuard()
         _ = policy.reserve(&s, now: t0)
-        policy.release(&s, now: t0)
+        #expect(policy.release(&s, now: t0) == false, "not locked")
         #expect(s == LoginGuard(failures: 0, pending: 0, pendingExpiresAt: t0 + 60))
+    }
+
+    /// One short of the lock, a check that outlived its reservation is counted when it is given back:
+    /// that locks, and `release` says so; so it does for a username already locked.
+    @Test func releaseSaysWhenTheExpiredReservationLocked() {
+        var s = LoginGuard()
+        var t = t0
+        while s.failures < policy.lockAfter - 1 {
+            _ = failOnce(&s, at: t)
+            t += policy.delay + 1
+        }
+        #expect(policy.reserve(&s, now: t) == .proceed)
+        #expect(policy.release(&s, now: t + policy.reservationTimeout - 1) == false, "not yet expired")
+        #expect(policy.reserve(&s, now: t) == .proceed)
+        #expect(policy.release(&s, now: t + policy.reservationTimeout + 1) == true)
+        #expect(s.locked && s.pending == 0 && s.failures == policy.lockAfter)
+        #expect(policy.release(&s, now: t + policy.reservationTimeout + 2) == true, "still locked")
     }
 
     @Test func customNumbers() {

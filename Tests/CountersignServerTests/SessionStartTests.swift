@@ -550,7 +550,7 @@ import Testing
         }
         changeNow.withLock { $0 = nil }
         #expect(try await Self.count(h, "sessions", a.id) == 0)
-        #expect(try await Self.audited(h, a, "sign-in") == ["refused-password-changed"])
+        #expect(try await Self.audited(h, a, "sign-in") == ["refused-superseded"])
 
         // A second factor that finishes after the change: the sign-in began with another password.
         let b = try await Self.account(h, "overtakenlater")
@@ -560,7 +560,7 @@ import Testing
             _ = try await h.service.finishSecondFactor(accountID: b.id, method: .push, passwordTag: tag, origin: origin)
         }
         #expect(try await Self.count(h, "sessions", b.id) == 0)
-        #expect(try await Self.audited(h, b, "sign-in") == ["refused-password-changed"])
+        #expect(try await Self.audited(h, b, "sign-in") == ["refused-superseded"])
 
         // Re-authentications of a live session: overtaken by a change, then refused by a lock.
         let c = try await Self.account(h, "reauthrefused")
@@ -594,7 +594,7 @@ import Testing
                 origin: origin
             )
         }
-        #expect(try await Self.audited(h, c, "reauth") == ["refused-password-changed", "refused-locked"])
+        #expect(try await Self.audited(h, c, "reauth") == ["refused-superseded", "refused-locked"])
         #expect(ended.all == [.account(c.id)], "\(ended.all)")
         let marked = try await sql.raw("SELECT authenticated_at FROM sessions WHERE token_hash = \(bind: tokenHash)")
             .first()?.decode(column: "authenticated_at", as: Int64.self)

@@ -35,7 +35,8 @@ EXPECTED_CSP = (
 
 
 class Server:
-    def __init__(self):
+    def __init__(self, **settings):
+        """`settings`: extra COUNTERSIGN_* environment for this server (a stricter lockout, say)."""
         self.dir = tempfile.mkdtemp(prefix="cs-web-")
         # Every test's browsers and CLIs come from 127.0.0.1: the per-address limits are raised past what
         # the whole suite uses (the limits themselves are tested in the Swift suites).
@@ -45,6 +46,7 @@ class Server:
             COUNTERSIGN_LOG_LEVEL="warning",
             COUNTERSIGN_REGISTRATIONS_PER_ADDRESS="1000",
             COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS="1000",
+            **settings,
         )
         self.process = subprocess.Popen(
             [BINARY, "serve", "--port", "0", "--captcha", "always", "--database", f"sqlite:{self.dir}/web.sqlite"],

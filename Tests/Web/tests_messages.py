@@ -386,6 +386,43 @@ def test_revoking_the_browser_from_the_cli_disconnects_it(server, browser):
         cli.close()
 
 
+def test_a_locked_account_says_so_and_its_push_comes_back_once_unlocked(server, browser):
+    """Wrong passwords lock the account while its browser is signed in: the lock ends the device session,
+    and the page says why (not "live", not "cannot be reached"); once an administrator unlocks, the
+    device's key opens a session again and the channel is live. Its own server: the 5th failure locks."""
+    strict = support.Server(COUNTERSIGN_LOCKOUT_DELAY_AFTER="5", COUNTERSIGN_LOCKOUT_LOCK_AFTER="5")
+    try:
+        p = Page(browser, strict)
+        ready(p, "lena")
+        push = p.page.get_by_test_id("push-state")
+        expect(push).to_have_text("Messages arrive live.", timeout=15_000)
+        answers = []
+        for password in ["wrong one", "wrong two", "wrong three", "wrong four", "wrong five", "correct horse battery"]:
+            status, body, _ = strict.api(
+                "POST", "/v1/sessions", {"username": "lena", "password": password, "captcha": support.solve_captcha(strict)}
+            )
+            answers.append((status, body.get("code")))
+        assert answers[-1] == (423, "account-locked"), answers
+        assert all(status == 401 for status, _ in answers[:4]), answers
+        banner = p.page.locator("#banner")
+        expect(push).to_have_text("No messages arrive while the account is locked.", timeout=30_000)
+        expect(banner).to_have_text(
+            "This account is locked, so this browser receives no messages until it is unlocked. "
+            "Too many failed sign-ins; an administrator must unlock the account."
+        )
+        p.shot("messages-account-locked")
+        unlocked = subprocess.run(
+            [support.BINARY, "admin", "unlock", "lena", "--database", f"sqlite:{strict.dir}/web.sqlite"],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert unlocked.returncode == 0, unlocked.stderr
+        expect(push).to_have_text("Messages arrive live.", timeout=45_000)
+        expect(banner).to_have_text("")
+        p.close()
+    finally:
+        strict.stop()
+
+
 def test_change_message_key_is_followed_and_old_messages_still_open(server, browser):
     cli = Cli(server).register("mike")
     try:

@@ -206,7 +206,7 @@ public final class AccountService: Sendable {
                 username: username,
                 password: password,
                 against: verifiedHash,
-                accountExists: account != nil
+                accountID: account?.id
             )
         } catch RequestError.serverBusy {
             refund = true  // not an attempt: the server never looked at the password
@@ -321,8 +321,8 @@ public final class AccountService: Sendable {
         Hex.encode(SHA256.hash(data: Array(("countersign password tag\0" + hash).utf8)).prefix(16))
     }
 
-    /// Refuses, audited as `kind`, a sign-in or re-authentication begun with a password the account no
-    /// longer has (`tag`; nil when none was given).
+    /// Refuses, audited as `kind` (`refused-superseded`), a sign-in or re-authentication begun with a
+    /// password the account no longer has (`tag`; nil when none was given).
     private func requireSamePassword(
         _ account: AccountRecord,
         _ tag: String?,
@@ -330,7 +330,8 @@ public final class AccountService: Sendable {
         _ origin: RequestOrigin
     ) async throws {
         guard let tag, Self.passwordTag(account.passwordHash) != tag else { return }
-        try await audit(account.id, kind, .refusedPasswordChanged, origin)
+        // Best effort: a failed audit write must not turn the refusal into a server error.
+        try? await audit(account.id, kind, .refusedSuperseded, origin)
         throw MFAError.signInSuperseded
     }
 
@@ -376,6 +377,7 @@ public final class AccountService: Sendable {
         }
         switch try await finishReserved(
             username: account.username,
+            accountID: account.id,
             check: valid ? .passedMoreToFollow : .failed
         ) {
         case .succeeded(.proceed): return .valid
@@ -392,7 +394,11 @@ public final class AccountService: Sendable {
     /// Stores a reserved check's outcome. When the database cannot take it (busy under load: the caller
     /// answers 503 and learns nothing of the check), the reservation is given back, as for a check that
     /// never ran: left pending it would hold later attempts as in flight until it expired.
-    private func finishReserved(username: String, check: LockoutPolicy.Check) async throws -> SignInOutcome {
+    private func finishReserved(
+        username: String,
+        accountID: String?,
+        check: LockoutPolicy.Check
+    ) async throws -> SignInOutcome {
         do {
             return try await store.finishSignIn(
                 username: username,
@@ -401,20 +407,17 @@ public final class AccountService: Sendable {
                 now: clock.now()
             )
         } catch {
-            try? await release(username: username, accountID: nil)
+            try? await release(username: username, accountID: accountID)
             throw error
         }
     }
 
     /// Gives back a reservation whose check never ran. Expired reservations count first and may lock the
-    /// username: the store then ended the account's sessions, and its push connections close here too.
+    /// username: the store then ended the account's sessions, and its push connections close here too
+    /// (`accountID`: nil for a username with no account).
     private func release(username: String, accountID: String?) async throws {
-        guard try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now()) else {
-            return
-        }
-        var id = accountID
-        if id == nil { id = try await store.account(username: username)?.id }
-        if let id { lockedOut(id) }
+        let locked = try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
+        if locked, let accountID { lockedOut(accountID) }
     }
 
     /// Every factor of a re-authentication passed: the count resets, unless the account was locked or
@@ -502,7 +505,7 @@ public final class AccountService: Sendable {
             try await refuseAudited(gate, account.id, .signIn, origin)
             throw AccountError.accountLocked  // a refusal that names no refusal: not stored, fail closed
         case .superseded:
-            try await audit(account.id, .signIn, .refusedPasswordChanged, origin)
+            try? await audit(account.id, .signIn, .refusedSuperseded, origin)  // best effort, as above
             throw superseded
         }
     }
@@ -601,11 +604,13 @@ public final class AccountService: Sendable {
     /// The one path every password check takes: reserve the check in the username's lockout row, verify
     /// off the event loops, apply the outcome. A full hashing queue releases the reservation and throws
     /// `serverBusy` without counting anything.
+    /// `accountID`: the username's account, nil when it has none (the check then runs against a dummy hash
+    /// and fails).
     func checkUnderLockout(
         username: String,
         password: String,
         against phc: String,
-        accountExists: Bool
+        accountID: String?
     ) async throws -> CheckResult {
         func refusal(_ gate: LockoutPolicy.Gate) -> CheckResult? {
             switch gate {
@@ -625,7 +630,7 @@ public final class AccountService: Sendable {
             matches = try await verifyOffPool(password, phc)
         } catch let error where error is CancellationError || (error as? RequestError) == .serverBusy {
             // Not checked (a full hash queue, or the request was cancelled waiting for a thread): not a failure.
-            try await release(username: username, accountID: nil)
+            try await release(username: username, accountID: accountID)
             throw error
         } catch {
             matches = false  // a stored hash that does not parse matches nothing
@@ -633,7 +638,8 @@ public final class AccountService: Sendable {
         // A correct password is one factor: `complete` resets the count once every factor has passed.
         switch try await finishReserved(
             username: username,
-            check: matches && accountExists ? .passedMoreToFollow : .failed
+            accountID: accountID,
+            check: matches && accountID != nil ? .passedMoreToFollow : .failed
         ) {
         case .failed(let failure): return .failed(failure)
         case .succeeded(let gate): return refusal(gate) ?? .matched
@@ -652,7 +658,7 @@ public final class AccountService: Sendable {
             username: auth.account.username,
             password: password,
             against: auth.account.passwordHash,
-            accountExists: true
+            accountID: auth.account.id
         ) {
         case .matched:
             return

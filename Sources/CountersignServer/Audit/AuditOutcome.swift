@@ -10,9 +10,9 @@ enum AuditOutcome: Sendable, Equatable {
     /// Refused without a password check: the account is delayed or locked.
     case refusedDelayed
     case refusedLocked
-    /// A sign-in or re-authentication whose factors passed after the account's password changed: no
-    /// session, nothing marked (the change ended the sessions the old password opened).
-    case refusedPasswordChanged
+    /// A sign-in or re-authentication whose factors passed, but what it began with changed meanwhile
+    /// (the account's password, or the passkey it used was removed): no session, nothing marked.
+    case refusedSuperseded
     /// A correct password with a second factor still to finish: not a success yet.
     case secondFactorPending
     /// The second factor of a sign-in failed for good: `second-factor-denied`, `-wrong-number`, …
@@ -59,7 +59,7 @@ enum AuditOutcome: Sendable, Equatable {
         case .wrongPasswordLocked: "wrong-password-locked"
         case .refusedDelayed: "refused-delayed"
         case .refusedLocked: "refused-locked"
-        case .refusedPasswordChanged: "refused-password-changed"
+        case .refusedSuperseded: "refused-superseded"
         case .secondFactorPending: "password-ok-second-factor-pending"
         case .secondFactorFailed(let why): "second-factor-\(why.rawValue)"
         case .approved(let method): "approved-\(method.rawValue)"

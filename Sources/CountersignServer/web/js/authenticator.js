@@ -480,7 +480,8 @@ export async function startAuthenticator(accountId, fresh) {
         setState(me, "revoked", error.message);
         return;
       }
-      setState(me, "connecting", "The server cannot be reached; trying again.");
+      if (error instanceof ApiError && error.status === 423) setState(me, "locked", error.message);
+      else setState(me, "connecting", "The server cannot be reached; trying again.");
       await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 1000 * 2 ** attempt)));
       if (current !== me) return;
     }

@@ -43,7 +43,12 @@ async function wireInbox() {
   // The push channel's end: a revoked device says so wherever the user is.
   subscribe((event) => {
     if (event.kind !== "state") return;
-    banner.textContent = event.state === "revoked" ? `This browser's device was revoked, so it no longer receives messages. ${event.detail}`.trim() : "";
+    banner.textContent =
+      event.state === "revoked"
+        ? `This browser's device was revoked, so it no longer receives messages. ${event.detail}`.trim()
+        : event.state === "locked"
+          ? `This account is locked, so this browser receives no messages until it is unlocked. ${event.detail}`.trim()
+          : "";
   });
 }
 

@@ -12,7 +12,9 @@ const backoff = (attempt) => Math.min(30_000, 500 * 2 ** attempt) * (0.5 + Math.
  * - `renewSession()`: opens a new device session after 4403 (rejects when the device was revoked).
  * - `onMessage(entry)`: stores one QueuedMessage; the entry is acknowledged once it resolves.
  * - `onEvent(frame)`: any other frame (an authenticator's challenges); unknown types are ignored.
- * - `onState(state, detail)`: "connecting", "live", "long-poll", "revoked" (final), "closed" (final).
+ * - `onState(state, detail)`: "connecting", "live", "long-poll", "locked" (the account is locked: no device
+ *   session opens until an administrator unlocks it; tried again with backoff), "revoked" (final), "closed"
+ *   (final).
  * Returns `{ close() }`.
  */
 export function openPushChannel({ deviceToken, renewSession, onMessage = async () => {}, onEvent = () => {}, onState = () => {} }) {
@@ -42,6 +44,7 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
     } catch (error) {
       if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) return stop("revoked", error.message);
       if (!(error instanceof ApiError)) return stop("revoked", String(error?.message ?? error));
+      if (error.status === 423) onState("locked", error.message);
       later(() => renewOrStop(attempt + 1), backoff(attempt));
     }
   }

@@ -257,7 +257,13 @@ export function approvalsScreen(app, { onBack }) {
 
   function showState() {
     const { record, state, detail, removedFor } = authenticatorStatus();
-    channel.textContent = !record ? "" : state === "revoked" ? `This browser no longer receives sign-in requests: ${detail}` : stateWords[state] ?? "";
+    channel.textContent = !record
+      ? ""
+      : state === "revoked"
+        ? `This browser no longer receives sign-in requests: ${detail}`
+        : state === "locked"
+          ? `No sign-in requests arrive while the account is locked: ${detail}`
+          : (stateWords[state] ?? "");
     if ((record?.deviceId ?? null) === shownFor) return;
     // Revoked or unpaired from elsewhere: its passcodes go with it (the secret is already deleted).
     if (!record && removedFor === session.account.id) alert.textContent = removedWords;

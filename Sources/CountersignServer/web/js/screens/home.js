@@ -21,6 +21,7 @@ const pushWords = {
   connecting: "Connecting to the push channel…",
   live: "Messages arrive live.",
   "long-poll": "Messages arrive by polling (the live channel cannot connect).",
+  locked: "No messages arrive while the account is locked.",
 };
 
 export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, onApprovals }) {
