@@ -1,5 +1,7 @@
 import CountersignCrypto
 import Foundation
+import SQLKit
+import Synchronization
 import Testing
 
 @testable import CountersignServer
@@ -277,6 +279,65 @@ enum PasswordHasherParameters {
             let after = try #require(try await strong.store.account(username: "rehash")?.passwordHash)
             #expect(after.contains("m=2048,t=2") && after != before)
             #expect(try await api.signIn("rehash").status == 201, "the new hash verifies")
+        }
+    }
+
+    /// Two sign-ins with the same password race to rehash an outdated hash: the one whose compare-and-set
+    /// loses finds a hash that its password verifies, and signs in too (not refused as superseded). A hash
+    /// its password does not verify (a real change) still refuses it.
+    @Test(arguments: Backend.available)
+    func aRehashRaceLosesNoSignIn(_ backend: Backend) async throws {
+        let weak = try await Harness.make(backend)
+        try await weak.run { api in
+            let created = try await api.register("racer")
+            #expect(created.status == 201)
+        }
+        let stronger = PasswordHasherParameters.stronger
+        let competing = Mutex<String?>(nil)
+        let storage = Mutex<(any SQLDatabase)?>(nil)
+        let strong = try await Harness.make(
+            backend,
+            location: weak.config.database,
+            configure: { $0.hasher = stronger },
+            wrapStore: { base in
+                HookedStore(
+                    base: base,
+                    beforeFinish: { _ in },
+                    beforeReplace: { id in
+                        guard let hash = competing.withLock({ $0 }), let sql = storage.withLock({ $0 }) else { return }
+                        try await sql.raw("UPDATE accounts SET password_hash = \(bind: hash) WHERE id = \(bind: id)")
+                            .run()
+                    }
+                )
+            }
+        )
+        let outdated = try #require(try await strong.storage.account(username: "racer")?.passwordHash)
+        try await strong.run { _ in
+            storage.withLock { $0 = strong.storage.sql }
+            let origin = RequestOrigin(address: "192.0.2.5", userAgent: "")
+            func signIn() async throws -> AccountService.NewSession {
+                let verified = try await strong.service.verifySignIn(
+                    username: "racer",
+                    password: "correct horse",
+                    captcha: nil,
+                    origin: origin
+                )
+                return try await strong.service.completeSignIn(verified)
+            }
+            // The other sign-in's rehash of the same password lands first.
+            competing.withLock { $0 = try? stronger.hash(Array("correct horse".utf8)) }
+            _ = try await signIn()
+            let racer = try #require(try await strong.storage.account(username: "racer"))
+            #expect(racer.passwordHash == competing.withLock { $0 }, "the winner's hash stays")
+
+            // An outdated hash again, and this time another password lands first: superseded, no session.
+            try await strong.storage.sql.raw(
+                "UPDATE accounts SET password_hash = \(bind: outdated) WHERE id = \(bind: racer.id)"
+            ).run()
+            competing.withLock { $0 = try? stronger.hash(Array("another password".utf8)) }
+            await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false)) {
+                _ = try await signIn()
+            }
         }
     }
 

@@ -3,12 +3,14 @@ import Foundation
 
 @testable import CountersignServer
 
-/// The real store with hooks run before `finishSignIn` and before `startSession`: lets a test land a
+/// The real store with hooks run before `finishSignIn`, `startSession` and a rehash: lets a test land a
 /// write (a password change, a lock) exactly while a password check is in flight, without timing races.
 struct HookedStore: AccountStore {
     let base: any AccountStore
     var beforeStart: @Sendable (String) async throws -> Void = { _ in }
     let beforeFinish: @Sendable (String) async throws -> Void
+    /// Run before `replacePasswordHash` (a rehash at sign-in), with the account's ID.
+    var beforeReplace: @Sendable (String) async throws -> Void = { _ in }
 
     func finishSignIn(
         username: String,
@@ -58,7 +60,8 @@ struct HookedStore: AccountStore {
         try await base.changePassword(hash, accountID: accountID, keepingSession: keepingSession)
     }
     func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
-        try await base.replacePasswordHash(old, with: new, accountID: accountID)
+        try await beforeReplace(accountID)
+        return try await base.replacePasswordHash(old, with: new, accountID: accountID)
     }
     func setReauthMinutes(_ minutes: Int, accountID: String) async throws {
         try await base.setReauthMinutes(minutes, accountID: accountID)

@@ -242,6 +242,12 @@ public final class AccountService: Sendable {
             // Only if the password did not change meanwhile: never write an old password's hash back.
             if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) {
                 currentHash = rehashed
+            } else if let stored = try await store.account(id: account.id)?.passwordHash, stored != verifiedHash,
+                (try? await verifyOffPool(password, stored)) == true
+            {
+                // Another sign-in with this password rehashed it first (two devices at once, after the
+                // parameters were raised): the same password, so this sign-in goes on, not superseded.
+                currentHash = stored
             }
         }
         var begun = account
