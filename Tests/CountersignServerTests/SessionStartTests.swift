@@ -340,8 +340,8 @@ import Testing
 
     /// A check that outlives its reservation and is then given back (the database refused its outcome,
     /// or a code's check failed to run) counts that reservation first; one short of the lock, that locks.
-    /// The store ends the sessions in that transaction, and the push connections close: by the account's
-    /// ID, or by the username's account for a password sign-in.
+    /// The store ends the sessions in that transaction; the attempt is answered as the lock refuses any
+    /// (423, a password sign-in's audited `refused-locked`), and the push connections close.
     @Test(arguments: Backend.available)
     func aLockCountedWhenACheckIsGivenBackClosesThePush(_ backend: Backend) async throws {
         let outlive = Mutex<(@Sendable () throws -> Void)?>(nil)
@@ -367,7 +367,7 @@ import Testing
             try await Self.oneShortOfTheLock(h, a)
         }
 
-        await #expect(throws: Refused.self) {
+        await #expect(throws: AccountError.accountLocked) {
             _ = try await h.service.verifySignIn(
                 username: byPassword.username,
                 password: "correct horse",
@@ -375,7 +375,7 @@ import Testing
                 origin: RequestOrigin(address: "192.0.2.9", userAgent: "")
             )
         }
-        await #expect(throws: CancellationError.self) {
+        await #expect(throws: AccountError.accountLocked) {
             _ = try await h.service.checkSecondFactor(accountID: byCode.id) {
                 clock.advance(policy.reservationTimeout + 1)
                 throw CancellationError()
@@ -386,6 +386,10 @@ import Testing
             #expect(try await Self.count(h, "sessions", a.id) == 0, "\(a.username)")
         }
         #expect(ended.all == [.account(byPassword.id), .account(byCode.id)], "\(ended.all)")
+        #expect(
+            try await Self.audited(h, byPassword, "sign-in") == ["success", "refused-locked"],
+            "its first session, then this"
+        )
         await h.storage.close()
     }
 

@@ -375,17 +375,23 @@ public final class AccountService: Sendable {
         case .busy: throw AccountError.signInBusy
         }
         let valid: Bool
+        let outcome: SignInOutcome
         do {
-            valid = try await check()
-        } catch {
-            try await release(username: account.username, accountID: account.id)
-            throw error
+            do {
+                valid = try await check()
+            } catch {
+                if try await release(username: account.username) { throw AccountError.accountLocked }
+                throw error
+            }
+            outcome = try await finishReserved(
+                username: account.username,
+                check: valid ? .passedMoreToFollow : .failed
+            )
+        } catch AccountError.accountLocked {
+            lockedOut(account.id)  // a check given back found the lock (`release`)
+            throw AccountError.accountLocked
         }
-        switch try await finishReserved(
-            username: account.username,
-            accountID: account.id,
-            check: valid ? .passedMoreToFollow : .failed
-        ) {
+        switch outcome {
         case .succeeded(.proceed): return .valid
         case .succeeded(.delayed(let until)): throw AccountError.signInDelayed(until: until)
         case .succeeded:
@@ -399,12 +405,9 @@ public final class AccountService: Sendable {
 
     /// Stores a reserved check's outcome. When the database cannot take it (busy under load: the caller
     /// answers 503 and learns nothing of the check), the reservation is given back, as for a check that
-    /// never ran: left pending it would hold later attempts as in flight until it expired.
-    private func finishReserved(
-        username: String,
-        accountID: String?,
-        check: LockoutPolicy.Check
-    ) async throws -> SignInOutcome {
+    /// never ran: left pending it would hold later attempts as in flight until it expired. Throws
+    /// `accountLocked` when giving it back locked the username (`release`).
+    private func finishReserved(username: String, check: LockoutPolicy.Check) async throws -> SignInOutcome {
         do {
             return try await store.finishSignIn(
                 username: username,
@@ -413,17 +416,17 @@ public final class AccountService: Sendable {
                 now: clock.now()
             )
         } catch {
-            try? await release(username: username, accountID: accountID)
+            if (try? await release(username: username)) == true { throw AccountError.accountLocked }
             throw error
         }
     }
 
-    /// Gives back a reservation whose check never ran. Expired reservations count first and may lock the
-    /// username: the store then ended the account's sessions, and its push connections close here too
-    /// (`accountID`: nil for a username with no account).
-    private func release(username: String, accountID: String?) async throws {
-        let locked = try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
-        if locked, let accountID { lockedOut(accountID) }
+    /// Gives back a reservation whose check never ran. True when that locked the username: expired
+    /// reservations are counted first, and one short of the lock they set it. The store then ended the
+    /// account's sessions; the caller answers as for any attempt the lock refuses (423, audited as
+    /// `refused-locked`, the push connections closed), not with the error that stopped the check.
+    private func release(username: String) async throws -> Bool {
+        try await store.releaseSignIn(username: username, policy: config.lockout, now: clock.now())
     }
 
     /// Every factor of a re-authentication passed: the count resets, unless the account was locked or
@@ -636,17 +639,22 @@ public final class AccountService: Sendable {
             matches = try await verifyOffPool(password, phc)
         } catch let error where error is CancellationError || (error as? RequestError) == .serverBusy {
             // Not checked (a full hash queue, or the request was cancelled waiting for a thread): not a failure.
-            try await release(username: username, accountID: accountID)
+            if try await release(username: username) { return .refused(.accountLocked, outcome: .refusedLocked) }
             throw error
         } catch {
             matches = false  // a stored hash that does not parse matches nothing
         }
         // A correct password is one factor: `complete` resets the count once every factor has passed.
-        switch try await finishReserved(
-            username: username,
-            accountID: accountID,
-            check: matches && accountID != nil ? .passedMoreToFollow : .failed
-        ) {
+        let outcome: SignInOutcome
+        do {
+            outcome = try await finishReserved(
+                username: username,
+                check: matches && accountID != nil ? .passedMoreToFollow : .failed
+            )
+        } catch AccountError.accountLocked {
+            return .refused(.accountLocked, outcome: .refusedLocked)
+        }
+        switch outcome {
         case .failed(let failure): return .failed(failure)
         case .succeeded(let gate): return refusal(gate) ?? .matched
         }
