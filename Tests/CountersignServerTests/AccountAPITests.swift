@@ -338,6 +338,15 @@ enum PasswordHasherParameters {
             await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false)) {
                 _ = try await signIn()
             }
+            let sessions = try await strong.storage.sql.raw(
+                "SELECT COUNT(*) AS n FROM sessions WHERE account_id = \(bind: racer.id)"
+            ).first()?.decode(column: "n", as: Int.self)
+            #expect(sessions == 1, "the first sign-in's only")
+            #expect(
+                try await MFAReauthTests.outcomes(strong, "racer").suffix(2) == [
+                    "sign-in success", "sign-in refused-superseded",
+                ]
+            )
         }
     }
 

@@ -86,6 +86,11 @@ import Testing
                 refused.status == 429 && refused.code == "sign-in-delayed",
                 "even the right code: \(refused.status) \(refused.json)"
             )
+            #expect(
+                try await MFAReauthTests.outcomes(h, "gerda").filter { $0.hasPrefix("mfa refused") }
+                    == ["mfa refused-delayed"],
+                "audited as a refused password is"
+            )
             h.clock.advance(30 * 60)
             let fifth = try await Self.pending(api, "gerda")
             #expect(try await Self.otp(api, fifth, try Self.wrongCode(secret, h)).json["status"] as? String == "FAILED")
@@ -115,6 +120,10 @@ import Testing
             #expect(try #require(try await h.store.loginGuard(username: "hedda")).locked)
             let right = try await Self.otp(api, owner, try MFAReauthTests.code(secret, h))
             #expect(right.status == 423 && right.code == "account-locked", "\(right.status) \(right.json)")
+            #expect(
+                try await MFAReauthTests.outcomes(h, "hedda").filter { $0.hasPrefix("mfa refused") }
+                    == ["mfa refused-locked"]
+            )
             #expect(
                 try await api.call(.post, "/v1/mfa/transactions/\(owner.id)/session", token: owner.binding).status
                     == 409

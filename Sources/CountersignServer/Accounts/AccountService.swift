@@ -242,12 +242,19 @@ public final class AccountService: Sendable {
             // Only if the password did not change meanwhile: never write an old password's hash back.
             if try await store.replacePasswordHash(verifiedHash, with: rehashed, accountID: account.id) {
                 currentHash = rehashed
-            } else if let stored = try await store.account(id: account.id)?.passwordHash, stored != verifiedHash,
-                (try? await verifyOffPool(password, stored)) == true
-            {
-                // Another sign-in with this password rehashed it first (two devices at once, after the
-                // parameters were raised): the same password, so this sign-in goes on, not superseded.
-                currentHash = stored
+            } else if let stored = try await store.account(id: account.id)?.passwordHash, stored != verifiedHash {
+                // Another sign-in with this password may have rehashed it first (two devices at once, after
+                // the parameters were raised): the same password goes on, not superseded. A full hash queue
+                // answers 503 as anywhere; only a hash that does not parse is "not the same".
+                let same: Bool
+                do {
+                    same = try await verifyOffPool(password, stored)
+                } catch let error where error is CancellationError || (error as? RequestError) == .serverBusy {
+                    throw error
+                } catch {
+                    same = false
+                }
+                if same { currentHash = stored }
             }
         }
         var begun = account
@@ -612,7 +619,8 @@ public final class AccountService: Sendable {
 
     /// The one path every password check takes: reserve the check in the username's lockout row, verify
     /// off the event loops, apply the outcome. A full hashing queue releases the reservation and throws
-    /// `serverBusy` without counting anything.
+    /// `serverBusy` without counting anything, unless giving it back locked the username (expired
+    /// reservations counted first): then it is refused as locked.
     /// `accountID`: the username's account, nil when it has none (the check then runs against a dummy hash
     /// and fails).
     func checkUnderLockout(

@@ -537,7 +537,18 @@ public final class MFAService: Sendable {
         var exhausted = false
         if !before.tx.status(at: now).isTerminal {
             let accountID = before.tx.accountID
-            switch try await accounts.checkSecondFactor(accountID: accountID, { try await check(accountID) }) {
+            let counted: AccountService.FactorCheck
+            do {
+                counted = try await accounts.checkSecondFactor(accountID: accountID) { try await check(accountID) }
+            } catch AccountError.accountLocked {
+                // Refused by the lock or the delay, before or after the check: audited as passwords are.
+                try await accounts.audit(accountID, .mfa, .refusedLocked, origin)
+                throw AccountError.accountLocked
+            } catch AccountError.signInDelayed(let until) {
+                try await accounts.audit(accountID, .mfa, .refusedDelayed, origin)
+                throw AccountError.signInDelayed(until: until)
+            }
+            switch counted {
             case .valid: valid = true
             case .wrong(.counted): break
             case .wrong: exhausted = true  // the account is delayed or locked now: no further checks

@@ -497,7 +497,8 @@ export async function startAuthenticator(accountId, fresh) {
     },
   });
   // The channel carries challenges only while live; the list catches the rest, more often without it.
-  me.poll = setInterval(() => (me.state !== "live" || ++me.ticks % 3 === 0) && refresh(me), 5_000);
+  // While locked only the channel tries again (with its backoff): a refresh would renew every 5 s.
+  me.poll = setInterval(() => me.state !== "locked" && (me.state !== "live" || ++me.ticks % 3 === 0) && refresh(me), 5_000);
   me.ticks = 0;
   me.prune = setInterval(() => {
     let expired = false;
