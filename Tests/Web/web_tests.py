@@ -122,6 +122,32 @@ def test_sign_up_sign_out_and_sign_in_with_the_captcha(server, browser):
     p.close()
 
 
+def test_a_session_ended_elsewhere_returns_to_sign_in_saying_why(server, browser):
+    """Signed out everywhere from another session: the page's next call finds its session gone and goes
+    back to sign-in with the reason, not the API's words; signing in again works, and the browser keeps
+    its device (no second one registered)."""
+    p = Page(browser, server)
+    page = p.page
+    sign_up(p, "nell")
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+    elsewhere = api_sign_in(server, "nell")
+    status, _, _ = server.api("DELETE", "/v1/sessions", None, elsewhere)
+    assert status == 204, status
+    page.get_by_role("button", name="Settings").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("status")).to_have_text(
+        "Your session here has ended: you signed out everywhere, the password was changed, the account was "
+        "locked, or it expired. Sign in again."
+    )
+    expect(page.get_by_text("Authorization: Bearer")).to_have_count(0)
+    p.shot("session-ended")
+    sign_in(p, "nell")
+    expect(page.get_by_role("heading", name="Signed in as nell")).to_be_visible(timeout=SLOW)
+    token = api_sign_in(server, "nell")
+    assert len(server.api("GET", "/v1/devices", token=token)[1]["devices"]) == 1
+    p.close()
+
+
 def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
     p = Page(browser, server)
     page = p.page

@@ -39,7 +39,12 @@ export async function call(method, path, { json, token } = {}) {
   }
   if (!response.ok && response.status !== 202) {
     const retry = Number(response.headers.get("Retry-After"));
-    throw new ApiError(response.status, body || {}, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+    const error = new ApiError(response.status, body || {}, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+    // The token names no session (any more): main.js signs out if it was this page's account session.
+    if (token && error.status === 401 && error.code === "unauthenticated") {
+      dispatchEvent(new CustomEvent("countersign:unauthenticated", { detail: token }));
+    }
+    throw error;
   }
   return { status: response.status, body };
 }

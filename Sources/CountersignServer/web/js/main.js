@@ -82,6 +82,18 @@ async function signedIn() {
   });
 }
 
+// The account session ended elsewhere (signed out everywhere, the password changed, the account locked, or
+// it expired): found by the next call that used it (api.js), back to sign-in with the reason. A device
+// session's token is not this one: its renewal is the push channel's.
+const SESSION_ENDED_WORDS =
+  "Your session here has ended: you signed out everywhere, the password was changed, the account was locked, or it expired. Sign in again.";
+addEventListener("countersign:unauthenticated", async (event) => {
+  if (!session.token || event.detail !== session.token) return;
+  if (inboxWired) (await import("./inbox.js")).stopInbox();
+  session.clear();
+  signedOut(SESSION_ENDED_WORDS);
+});
+
 // The key gate's failed-attempts limit wiped this browser's keys (js/gate.js): signed out, with its words.
 addEventListener("countersign:wiped", async (event) => {
   if (inboxWired) (await import("./inbox.js")).stopInbox();
