@@ -130,6 +130,15 @@ def test_a_session_ended_elsewhere_returns_to_sign_in_saying_why(server, browser
     page = p.page
     sign_up(p, "nell")
     expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+    # A 401 for a token that is not this page's session (a stale or foreign one) signs nothing out.
+    code = page.evaluate(
+        """async () => {
+            const { call } = await import("/js/api.js");
+            try { await call("GET", "/v1/me", { token: "cs_not-a-session" }); } catch (e) { return e.code; }
+        }"""
+    )
+    assert code == "unauthenticated", code
+    expect(page.get_by_role("heading", name="Signed in as nell")).to_be_visible()
     elsewhere = api_sign_in(server, "nell")
     status, _, _ = server.api("DELETE", "/v1/sessions", None, elsewhere)
     assert status == 204, status
@@ -139,8 +148,8 @@ def test_a_session_ended_elsewhere_returns_to_sign_in_saying_why(server, browser
         "Your session here has ended: you signed out everywhere, the password was changed, the account was "
         "locked, or it expired. Sign in again."
     )
-    expect(page.get_by_text("Authorization: Bearer")).to_have_count(0)
     p.shot("session-ended")
+    expect(page.get_by_text("Authorization: Bearer")).to_have_count(0)
     sign_in(p, "nell")
     expect(page.get_by_role("heading", name="Signed in as nell")).to_be_visible(timeout=SLOW)
     token = api_sign_in(server, "nell")

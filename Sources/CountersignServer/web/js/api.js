@@ -1,6 +1,7 @@
 // The server's HTTP API: JSON in and out, problems (RFC 9457) turned into ApiError with the server's own
 // words. Credentials travel only in the Authorization header, never in cookies, so another site cannot
 // make the browser send them (no cross-site request forgery).
+import { session } from "./session.js";
 
 export class ApiError extends Error {
   constructor(status, problem, retryAfter) {
@@ -40,9 +41,10 @@ export async function call(method, path, { json, token } = {}) {
   if (!response.ok && response.status !== 202) {
     const retry = Number(response.headers.get("Retry-After"));
     const error = new ApiError(response.status, body || {}, Number.isFinite(retry) && retry > 0 ? retry : undefined);
-    // The token names no session (any more): main.js signs out if it was this page's account session.
-    if (token && error.status === 401 && error.code === "unauthenticated") {
-      dispatchEvent(new CustomEvent("countersign:unauthenticated", { detail: token }));
+    // This page's account session is gone (ended elsewhere, or expired): main.js signs out, saying so.
+    // A device session's or a binding's token is never this one.
+    if (token && token === session.token && error.status === 401 && error.code === "unauthenticated") {
+      dispatchEvent(new CustomEvent("countersign:session-ended"));
     }
     throw error;
   }

@@ -41,7 +41,11 @@ export function startInbox(accountId) {
   channel = openPushChannel({
     deviceToken: () => session.deviceToken,
     // With the key gate locked, the new session waits for the next unlock (or finds the device revoked).
-    renewSession: async () => session.setDevice(await renewWhenUnlocked(accountId)),
+    renewSession: async () => {
+      const device = await renewWhenUnlocked(accountId);
+      if (session.account?.id !== accountId) throw new Error("signed out");
+      session.setDevice(device);
+    },
     onMessage: async (entry) => {
       if (session.account?.id !== accountId) throw new Error("signed out");
       const added = await store(entry);

@@ -6,7 +6,7 @@ import { session } from "./session.js";
 
 const app = document.getElementById("app");
 const banner = document.getElementById("banner");
-installPrivacyOverlay(app);
+const privacy = installPrivacyOverlay(app);
 
 // A screen that focuses nothing itself gets its heading focused, so a screen reader announces where the
 // user is and the tab order starts from the top of the new screen.
@@ -20,6 +20,8 @@ new MutationObserver(() => {
 
 function signedOut(notice = "") {
   authenticator?.stopAuthenticator();
+  // Whatever covered the page (the privacy overlay and its prompt) goes, with the decrypted text it hid.
+  privacy.reset();
   signInScreen(app, { onSignedIn: signedIn, notice });
 }
 
@@ -87,10 +89,12 @@ async function signedIn() {
 // session's token is not this one: its renewal is the push channel's.
 const SESSION_ENDED_WORDS =
   "Your session here has ended: you signed out everywhere, the password was changed, the account was locked, or it expired. Sign in again.";
-addEventListener("countersign:unauthenticated", async (event) => {
-  if (!session.token || event.detail !== session.token) return;
+addEventListener("countersign:session-ended", async () => {
+  const accountId = session.account?.id;
+  if (!accountId) return;
+  session.clear(); // first: another call's 401 finds nothing to end
   if (inboxWired) (await import("./inbox.js")).stopInbox();
-  session.clear();
+  (await import("./gate-keys.js")).lock(accountId);
   signedOut(SESSION_ENDED_WORDS);
 });
 

@@ -44,6 +44,12 @@ export function installPrivacyOverlay(app) {
     uncover();
   }
 
+  /** Signed out: the overlay and any prompt on it go, and the decrypted text is dropped. */
+  function reset() {
+    for (const drop of droppers) drop();
+    uncover();
+  }
+
   document.addEventListener("visibilitychange", () => {
     if (!session.token) return uncover();
     if (document.visibilityState === "hidden") return cover();
@@ -52,4 +58,5 @@ export function installPrivacyOverlay(app) {
     if (minutes > 0 && Date.now() - session.authenticatedAt >= minutes * 60_000) askAgain();
     else uncover();
   });
+  return { reset };
 }

@@ -49,12 +49,14 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
   const limits = el("div");
   async function endSession() {
     stopInbox();
+    // Ended here first, so the server's answer (a 401 if it had already ended) is this sign-out's alone.
+    const token = session.token;
+    session.clear();
     try {
-      await call("DELETE", "/v1/sessions/current", { token: session.token });
+      await call("DELETE", "/v1/sessions/current", { token });
     } catch {
       // Signed out here either way; the server's session expires by itself.
     }
-    session.clear();
   }
   async function removeAndSignOut() {
     alert.textContent = "";
