@@ -51,6 +51,31 @@ export async function call(method, path, { json, token } = {}) {
   return { status: response.status, body };
 }
 
+/** This page's account session has ended: nothing of it should go on (a push channel stops, not retries). */
+export class SignedOutError extends Error {
+  constructor() {
+    super("Signed out.");
+    this.name = "SignedOutError";
+  }
+}
+
+/**
+ * Asks the server whether this page's account session still exists, before a device session is renewed
+ * after the server closed the push channel: a sign-out everywhere, a password change or a lock ends both,
+ * and the page must not go on receiving or approving with its device key as if signed in. When it has
+ * ended this throws SignedOutError (and `call` has told main.js, which signs out); any other failure (the
+ * network) lets the renewal go on and find out for itself.
+ */
+export async function requireAccountSession() {
+  const token = session.token;
+  if (!token) throw new SignedOutError();
+  try {
+    await call("GET", "/v1/me", { token });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401 && error.code === "unauthenticated") throw new SignedOutError();
+  }
+}
+
 /** What to tell the user about a failed call: the server's words, with when to retry if it said so. */
 export function describe(error) {
   if (!(error instanceof ApiError)) return error?.message || String(error);

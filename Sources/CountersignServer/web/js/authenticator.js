@@ -489,7 +489,8 @@ export async function startAuthenticator(accountId, fresh) {
   if (current !== me) return;
   me.channel = openPushChannel({
     deviceToken: () => me.token,
-    renewSession: () => renew(me),
+    // Answers only while a tab is signed in: an account session ended elsewhere stops it (main.js).
+    renewSession: async () => (await requireAccountSession(), renew(me)),
     onEvent: (frame) => frame.type === "mfaChallenge" && receive(me, frame.jwt),
     onState: (state, detail) => {
       setState(me, state, detail);

@@ -1,5 +1,6 @@
 // The signed-in browser's inbox: holds the push channel while signed in, stores each message still sealed
 // before it is acknowledged, tells the screens, and shows a notification for a new incoming message.
+import { requireAccountSession } from "./api.js";
 import { renewWhenUnlocked } from "./gate.js";
 import { store } from "./messages.js";
 import { openPushChannel } from "./push.js";
@@ -42,6 +43,7 @@ export function startInbox(accountId) {
     deviceToken: () => session.deviceToken,
     // With the key gate locked, the new session waits for the next unlock (or finds the device revoked).
     renewSession: async () => {
+      await requireAccountSession();
       const device = await renewWhenUnlocked(accountId);
       if (session.account?.id !== accountId) throw new Error("signed out");
       session.setDevice(device);

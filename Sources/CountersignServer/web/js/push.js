@@ -9,7 +9,8 @@ const backoff = (attempt) => Math.min(30_000, 500 * 2 ** attempt) * (0.5 + Math.
 /**
  * Opens the channel for a device session.
  * - `deviceToken()`: the current device session token.
- * - `renewSession()`: opens a new device session after 4403 (rejects when the device was revoked).
+ * - `renewSession()`: opens a new device session after 4403 (rejects when the device was revoked; with
+ *   SignedOutError when the page's account session ended, which closes the channel quietly).
  * - `onMessage(entry)`: stores one QueuedMessage; the entry is acknowledged once it resolves.
  * - `onEvent(frame)`: any other frame (an authenticator's challenges); unknown types are ignored.
  * - `onState(state, detail)`: "connecting", "live", "long-poll", "locked" (the account is locked: no device
@@ -42,6 +43,7 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
       await renewSession();
       later(connect, 0);
     } catch (error) {
+      if (error?.name === "SignedOutError") return stop("closed");
       if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) return stop("revoked", error.message);
       if (!(error instanceof ApiError)) return stop("revoked", String(error?.message ?? error));
       if (error.status === 423) onState("locked", error.message);
