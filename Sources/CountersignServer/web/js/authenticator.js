@@ -3,7 +3,7 @@
 // It takes push challenges only when they verify under the server's challenge key (from the pairing
 // answer), answers them with JWTs signed by its own key, and computes passcodes (RFC 6238) with a TOTP
 // secret that exists here only as a non-extractable HMAC key.
-import { ApiError, call } from "./api.js";
+import { ApiError, call, requireAccountSession } from "./api.js";
 import { base64url, concat, fromBase64url, hex, lv, sha256, utf8 } from "./bytes.js";
 import { openSession } from "./device.js";
 import { printable } from "./dom.js";
