@@ -134,6 +134,9 @@ def test_a_session_ended_elsewhere_returns_to_sign_in_saying_why(server, browser
     sign_up(p, "nell")
     expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
     elsewhere = pair(p, server, "nell")  # a full sign-in of its own, made before the pairing
+    # Home again: its device session opened before anything is counted.
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+    expect(page.get_by_test_id("push-state")).to_have_text("Messages arrive live.", timeout=30_000)
     opened = []
     page.on("request", lambda r: r.method == "POST" and r.url.endswith("/v1/device-sessions") and opened.append(time.time()))
     # A 401 for a token that is not this page's session (a stale or foreign one) signs nothing out.
@@ -156,6 +159,7 @@ def test_a_session_ended_elsewhere_returns_to_sign_in_saying_why(server, browser
     )
     p.shot("session-ended")
     expect(page.get_by_text("Authorization: Bearer")).to_have_count(0)
+    expect(page.locator("#banner")).to_have_text("")
     page.wait_for_timeout(6_000)
     assert [t for t in opened if t > ended] == [], f"device sessions opened after the sign-out: {opened}"
     p.close()

@@ -306,8 +306,11 @@ async function withSession(me, method, path, options = {}) {
 }
 
 /** A new device session. The server's "device revoked" means this authenticator was revoked or unpaired
- *  from the account (another tab, the CLI, Settings elsewhere): its record is forgotten before this throws. */
+ *  from the account (another tab, the CLI, Settings elsewhere): its record is forgotten before this throws.
+ *  It answers only while a tab is signed in: the account session is asked for first, and one ended
+ *  elsewhere throws SignedOutError (main.js signs the page out and stops this authenticator). */
 async function renew(me) {
+  await requireAccountSession();
   try {
     me.token = (await openSession(me.record)).token;
     return me.token;
@@ -476,6 +479,7 @@ export async function startAuthenticator(accountId, fresh) {
       await renew(me);
     } catch (error) {
       if (current !== me) return;
+      if (error?.name === "SignedOutError") return setState(me, "closed");
       if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) {
         setState(me, "revoked", error.message);
         return;
@@ -489,8 +493,7 @@ export async function startAuthenticator(accountId, fresh) {
   if (current !== me) return;
   me.channel = openPushChannel({
     deviceToken: () => me.token,
-    // Answers only while a tab is signed in: an account session ended elsewhere stops it (main.js).
-    renewSession: async () => (await requireAccountSession(), renew(me)),
+    renewSession: () => renew(me),
     onEvent: (frame) => frame.type === "mfaChallenge" && receive(me, frame.jwt),
     onState: (state, detail) => {
       setState(me, state, detail);

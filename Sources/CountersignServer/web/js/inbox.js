@@ -1,6 +1,6 @@
 // The signed-in browser's inbox: holds the push channel while signed in, stores each message still sealed
 // before it is acknowledged, tells the screens, and shows a notification for a new incoming message.
-import { requireAccountSession } from "./api.js";
+import { SignedOutError, requireAccountSession } from "./api.js";
 import { renewWhenUnlocked } from "./gate.js";
 import { store } from "./messages.js";
 import { openPushChannel } from "./push.js";
@@ -45,7 +45,7 @@ export function startInbox(accountId) {
     renewSession: async () => {
       await requireAccountSession();
       const device = await renewWhenUnlocked(accountId);
-      if (session.account?.id !== accountId) throw new Error("signed out");
+      if (session.account?.id !== accountId) throw new SignedOutError();
       session.setDevice(device);
     },
     onMessage: async (entry) => {

@@ -20,10 +20,14 @@ new MutationObserver(() => {
 
 function signedOut(notice = "") {
   authenticator?.stopAuthenticator();
-  // Whatever covered the page (the privacy overlay and its prompt) goes, with the decrypted text it hid.
+  // Whatever covered the page (the privacy overlay and its prompt) goes, with the decrypted text it hid;
+  // so do the key gate's unlocked keys and what the banner said of the signed-in device.
   privacy.reset();
+  banner.textContent = "";
+  if (wasSignedIn) import("./gate-keys.js").then(({ lock }) => lock());
   signInScreen(app, { onSignedIn: signedIn, notice });
 }
+let wasSignedIn = false;
 
 /** Opens a screen from its module, loaded on first use. */
 function screen(load, name, options = {}) {
@@ -72,6 +76,7 @@ function wireApprovals() {
 }
 
 async function signedIn() {
+  wasSignedIn = true;
   const [{ homeScreen }] = await Promise.all([import("./screens/home.js"), wireInbox(), wireApprovals()]);
   authenticator.startAuthenticator(session.account.id).catch(() => {});
   homeScreen(app, {
@@ -90,12 +95,13 @@ async function signedIn() {
 const SESSION_ENDED_WORDS =
   "Your session here has ended: you signed out everywhere, the password was changed, the account was locked, or it expired. Sign in again.";
 addEventListener("countersign:session-ended", async () => {
-  const accountId = session.account?.id;
-  if (!accountId) return;
+  if (!session.account) return;
   session.clear(); // first: another call's 401 finds nothing to end
-  if (inboxWired) (await import("./inbox.js")).stopInbox();
-  (await import("./gate-keys.js")).lock(accountId);
-  signedOut(SESSION_ENDED_WORDS);
+  try {
+    if (inboxWired) (await import("./inbox.js")).stopInbox();
+  } finally {
+    signedOut(SESSION_ENDED_WORDS); // also locks the key gate's keys
+  }
 });
 
 // The key gate's failed-attempts limit wiped this browser's keys (js/gate.js): signed out, with its words.

@@ -47,6 +47,7 @@ export function installPrivacyOverlay(app) {
   /** Signed out: the overlay and any prompt on it go, and the decrypted text is dropped. */
   function reset() {
     for (const drop of droppers) drop();
+    droppers.clear();
     uncover();
   }
 
