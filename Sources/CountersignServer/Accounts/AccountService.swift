@@ -245,16 +245,8 @@ public final class AccountService: Sendable {
             } else if let stored = try await store.account(id: account.id)?.passwordHash, stored != verifiedHash {
                 // Another sign-in with this password may have rehashed it first (two devices at once, after
                 // the parameters were raised): the same password goes on, not superseded. A full hash queue
-                // answers 503 as anywhere; only a hash that does not parse is "not the same".
-                let same: Bool
-                do {
-                    same = try await verifyOffPool(password, stored)
-                } catch let error where error is CancellationError || (error as? RequestError) == .serverBusy {
-                    throw error
-                } catch {
-                    same = false
-                }
-                if same { currentHash = stored }
+                // answers 503 as anywhere.
+                if try await verifies(password, stored) { currentHash = stored }
             }
         }
         var begun = account
@@ -644,13 +636,11 @@ public final class AccountService: Sendable {
         }
         let matches: Bool
         do {
-            matches = try await verifyOffPool(password, phc)
-        } catch let error where error is CancellationError || (error as? RequestError) == .serverBusy {
+            matches = try await verifies(password, phc)
+        } catch {
             // Not checked (a full hash queue, or the request was cancelled waiting for a thread): not a failure.
             if try await release(username: username) { return .refused(.accountLocked, outcome: .refusedLocked) }
             throw error
-        } catch {
-            matches = false  // a stored hash that does not parse matches nothing
         }
         // A correct password is one factor: `complete` resets the count once every factor has passed.
         let outcome: SignInOutcome
@@ -665,6 +655,18 @@ public final class AccountService: Sendable {
         switch outcome {
         case .failed(let failure): return .failed(failure)
         case .succeeded(let gate): return refusal(gate) ?? .matched
+        }
+    }
+
+    /// Whether `password` verifies against `phc`, off the event loops. A stored hash that does not parse
+    /// matches nothing; a full hash queue or a cancelled wait checked nothing, and is thrown.
+    private func verifies(_ password: String, _ phc: String) async throws -> Bool {
+        do {
+            return try await verifyOffPool(password, phc)
+        } catch let error where error is CancellationError || (error as? RequestError) == .serverBusy {
+            throw error
+        } catch {
+            return false
         }
     }
 

@@ -13,6 +13,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The server's answer to a token that names no (live) session. */
+const namesNoSession = (error) => error instanceof ApiError && error.status === 401 && error.code === "unauthenticated";
+
 export async function call(method, path, { json, token } = {}) {
   const headers = { Accept: "application/json" };
   if (json !== undefined) headers["Content-Type"] = "application/json";
@@ -43,7 +46,7 @@ export async function call(method, path, { json, token } = {}) {
     const error = new ApiError(response.status, body || {}, Number.isFinite(retry) && retry > 0 ? retry : undefined);
     // This page's account session is gone (ended elsewhere, or expired): main.js signs out, saying so.
     // A device session's or a binding's token is never this one.
-    if (token && token === session.token && error.status === 401 && error.code === "unauthenticated") {
+    if (token && token === session.token && namesNoSession(error)) {
       dispatchEvent(new CustomEvent("countersign:session-ended"));
     }
     throw error;
@@ -72,7 +75,7 @@ export async function requireAccountSession() {
   try {
     await call("GET", "/v1/me", { token });
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401 && error.code === "unauthenticated") throw new SignedOutError();
+    if (namesNoSession(error)) throw new SignedOutError();
   }
 }
 
