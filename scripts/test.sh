@@ -55,16 +55,30 @@ python3 -m openapi_spec_validator docs/openapi.yaml
 # Benchmarks Plugins Fuzz Package.swift` fixes what this reports.
 swift format lint --strict --recursive --parallel Sources Tests Benchmarks Plugins Fuzz Package.swift
 
-# The backtrace of a crash names only the crashed thread and skips full symbolication, which took over 10
-# minutes here.
-export SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,symbolicate=fast,limit=32
-# Bounded: a crash whose backtrace stalls (one took over 40 minutes on a loaded machine) or a hung test
-# fails the run instead of outliving CI's 90 minutes.
+# A crash's backtrace: the crashed thread only, unsymbolicated (symbolicating a debug build took over 10
+# minutes here, and on a loaded machine a crash's report ran 25 minutes): the event stream below names the
+# tests that were running, and `addr2line -f -C -e BINARY ADDRESS` symbolicates a frame afterwards.
+export SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,symbolicate=off,registers=none,images=none,limit=32
+# What this run starts is marked, and whatever it leaves behind is stopped (scripts/lib/reap.sh).
+source scripts/lib/reap.sh
+# Bounded: a crash whose backtrace stalls or a hung test fails the run instead of outliving CI's 90
+# minutes. A run that fails says which tests had not finished (a crash hides every other result).
 run_tests() {
-  timeout --kill-after=30 1800 swift test --skip-build --parallel
+  local events status=0
+  events=$(mktemp /tmp/countersign-test-events-XXXXXX.jsonl)
+  timeout --kill-after=30 1800 swift test --skip-build --parallel \
+    --event-stream-output-path "$events" --event-stream-version 0 || status=$?
+  reap_run
+  if [ "$status" != 0 ]; then
+    echo "swift test failed (exit $status)" >&2
+    python3 scripts/lib/unfinished_tests.py "$events" >&2 || true
+  fi
+  rm -f "$events"
+  return "$status"
 }
 
 if [ "$fast" = 1 ]; then
+  trap reap_run EXIT
   unset COUNTERSIGN_TEST_POSTGRES_URL COUNTERSIGN_REQUIRE_POSTGRES
   swift build --build-tests
   run_tests
@@ -74,7 +88,7 @@ fi
 # PostgreSQL: a throwaway cluster, stopped on exit. fsync is off: the tests need its semantics, not its durability.
 PG_EXTRA_OPTIONS="-c fsync=off"
 source scripts/lib/postgres.sh
-trap stop_pg EXIT
+trap 'stop_pg; reap_run' EXIT
 export COUNTERSIGN_REQUIRE_POSTGRES=1
 
 swift build --build-tests

@@ -51,7 +51,7 @@ import Testing
             "\(r.output.stderr)"
         )
         #expect(r.maxRSSKiB < 150 * 1024, "peak RSS \(r.maxRSSKiB) KiB")
-        #expect(r.wall < 20, "\(r.wall) s")
+        #expect(r.wall < 60, "\(r.wall) s")
     }
 
     /// An answer that starts and then drips a byte a second ends at the whole-answer deadline (30 s).
@@ -64,7 +64,8 @@ import Testing
                 && r.output.stderr.contains("did not finish its answer within 30 s"),
             "\(r.output.stderr)"
         )
-        #expect(r.wall > 29 && r.wall < 40, "\(r.wall) s")
+        // Bounds from the 30 s deadline: never before it, and well before twice it on a loaded machine.
+        #expect(r.wall > 29 && r.wall < 60, "\(r.wall) s")
         #expect(r.cpu < r.wall * 0.1, "CPU \(r.cpu) s in \(r.wall) s")
     }
 
@@ -81,7 +82,7 @@ import Testing
             "\(r.output.stderr)"
         )
         #expect(!r.output.stderr.contains("NSURLErrorDomain"), "\(r.output.stderr)")
-        #expect(r.wall > 19 && r.wall < 28, "\(r.wall) s")
+        #expect(r.wall > 19 && r.wall < 40, "\(r.wall) s")
         #expect(r.cpu < r.wall * 0.1, "CPU \(r.cpu) s in \(r.wall) s")
     }
 
@@ -98,7 +99,7 @@ import Testing
                 && silent.output.stderr.contains("use an http:// URL"),
             "\(silent.output.stderr)"
         )
-        #expect(silent.wall > 9 && silent.wall < 18, "\(silent.wall) s")
+        #expect(silent.wall > 9 && silent.wall < 20, "\(silent.wall) s")
         #expect(silent.cpu < silent.wall * 0.1, "CPU \(silent.cpu) s in \(silent.wall) s")
 
         let server = try ServeTests.Server(database: "sqlite:" + t.path("p.sqlite"), in: t.dir)
@@ -109,7 +110,7 @@ import Testing
                 && plain.output.stderr.contains("use an http:// URL"),
             "\(plain.output.stderr)"
         )
-        #expect(plain.wall < 18, "\(plain.wall) s")
+        #expect(plain.wall < 20, "\(plain.wall) s")
         #expect(plain.cpu < plain.wall * 0.1, "CPU \(plain.cpu) s in \(plain.wall) s")
     }
 

@@ -7,7 +7,7 @@ import Testing
 
 /// The wire types of CountersignAPI and the schemas of openapi.yaml name the same fields, and agree on
 /// which are required: a field added to one and not the other fails here.
-@Suite struct APITypesTests {
+@Suite(.closesStorage) struct APITypesTests {
     /// openapi.yaml as JSON, read by PyYAML (installed with openapi-spec-validator by scripts/test.sh).
     static func schemas() throws -> [String: [String: Any]] {
         let r = try Spawned.run(

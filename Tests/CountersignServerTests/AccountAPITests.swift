@@ -11,7 +11,7 @@ enum PasswordHasherParameters {
 }
 
 /// Registration, sign-in, sessions, re-authentication, settings and audit over HTTP, on SQLite and PostgreSQL.
-@Suite struct AccountAPITests {
+@Suite(.closesStorage) struct AccountAPITests {
     @Test(arguments: Backend.available)
     func registerSignInMeSignOut(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)

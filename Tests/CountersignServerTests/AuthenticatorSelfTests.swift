@@ -7,7 +7,7 @@ import Testing
 
 /// `GET` and `DELETE /v1/authenticator`: an authenticator's own view of its pairing, and unpairing
 /// itself (issue 19, 20), never while it is the account's only second factor.
-@Suite struct AuthenticatorSelfTests {
+@Suite(.closesStorage) struct AuthenticatorSelfTests {
     @Test(arguments: Backend.available)
     func statusAndUnpairingItself(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)

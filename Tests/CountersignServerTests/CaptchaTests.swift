@@ -5,7 +5,7 @@ import Testing
 @testable import CountersignServer
 
 /// ALTCHA v1 challenges: the policy, single use, expiry, forgery, and the PyPI `altcha` package both ways.
-@Suite struct CaptchaTests {
+@Suite(.closesStorage) struct CaptchaTests {
     static func python(_ script: String, _ args: [String] = []) throws -> String {
         let r = try Spawned.run("/usr/bin/env", ["python3", "-c", script] + args)
         guard r.status == 0 else {

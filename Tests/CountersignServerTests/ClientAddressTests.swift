@@ -6,7 +6,7 @@ import Testing
 @testable import CountersignServer
 
 /// Issue 8.1: IPv4 clients of a dual-stack socket keep their own address for throttles, captcha and audit.
-@Suite struct ClientAddressTests {
+@Suite(.closesStorage) struct ClientAddressTests {
     @Test func mappedAndCompatibleAddressesBecomeIPv4() {
         #expect(ClientAddress.normalize("::ffff:127.0.0.2") == "127.0.0.2")
         #expect(ClientAddress.normalize("::FFFF:203.0.113.7") == "203.0.113.7")

@@ -8,7 +8,7 @@ import Testing
 @testable import CountersignServer
 
 /// The SDK against a live server on a real socket: every call, and the typed errors.
-@Suite struct ClientTests {
+@Suite(.closesStorage) struct ClientTests {
     @Test func everyCallAndItsTypedErrors() async throws {
         let h = try await Harness.make(.sqlite) { $0.captcha = .always }
         let router = try await CountersignServer.buildRouter(
@@ -91,7 +91,7 @@ import Testing
 }
 
 /// Issue 8.2: the SDK never follows a redirect, so a token or password never reaches another origin.
-@Suite struct ClientRedirectTests {
+@Suite(.closesStorage) struct ClientRedirectTests {
     @Test func redirectsAreRefusedAndCredentialsStayHome() async throws {
         let seen = Mutex<[String]>([])
         let elsewhere = Router()

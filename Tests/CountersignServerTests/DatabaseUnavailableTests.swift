@@ -6,7 +6,7 @@ import Testing
 
 /// A database that does not answer in time is an overload to retry, not a fault of the request: the
 /// client gets the documented 503 `server-busy` problem with `Retry-After`, never a 500.
-@Suite struct DatabaseUnavailableTests {
+@Suite(.closesStorage) struct DatabaseUnavailableTests {
     @Test(arguments: [
         PostgresLane.DeadlineExceeded(seconds: 10) as any Error & Sendable, PostgresLane.Closed(),
     ])

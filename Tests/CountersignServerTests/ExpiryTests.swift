@@ -11,7 +11,7 @@ import Testing
 /// What expires, and when (issue 19, 8 and 15): completed sign-ins are collected soon or never, the
 /// purge deletes every kind of expired row (and nothing live), and a delayed message is kept for the
 /// retention period after it is due.
-@Suite struct ExpiryTests {
+@Suite(.closesStorage) struct ExpiryTests {
     /// A completed sign-in gives its session within two minutes of its start, and never once the
     /// password it began with has changed.
     @Test(arguments: Backend.available)

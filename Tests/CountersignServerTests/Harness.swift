@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import Testing
 
 @testable import CountersignServer
@@ -63,7 +64,7 @@ struct Harness: Sendable {
         config.database = try location ?? backend.freshLocation()
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let storage = try await ServerDatabase.open(config.database, logger: logger)
+        let storage = try await OpenedStorages.open(config.database, logger: logger)
         let service = try await AccountService(store: wrapStore(storage), config: config, clock: clock, logger: logger)
         return Harness(clock: clock, config: config, storage: storage, service: service)
     }
@@ -84,6 +85,62 @@ struct Harness: Sendable {
         }
         await storage.close()
     }
+}
+
+/// The storages one test opened, closed when the test ends however it ends (`.closesStorage`). A storage
+/// released unclosed would deinitialise AsyncKit's pools unshut, whose debug assertion aborts the whole
+/// test process and hides every other result; so a test that throws halfway fails alone.
+final class OpenedStorages: Sendable {
+    @TaskLocal static var current: OpenedStorages?
+
+    private let opened = Mutex<[any ServerStorage]>([])
+
+    /// Opens the database at `location` and registers it with the running test's scope: a test outside
+    /// one is refused rather than risk the abort.
+    static func open(_ location: DatabaseLocation, logger: Logger) async throws -> any ServerStorage {
+        guard let scope = current else {
+            throw ConfigurationError(
+                "a test opened a database outside the .closesStorage trait: add it to the suite, @Suite(.closesStorage)"
+            )
+        }
+        let storage = try await ServerDatabase.open(location, logger: logger)
+        scope.opened.withLock { $0.append(storage) }
+        return storage
+    }
+
+    /// Closes what is still open (close is idempotent: tests may have closed some themselves).
+    func closeAll() async {
+        let all = opened.withLock { s in
+            defer { s = [] }
+            return s
+        }
+        for storage in all { await storage.close() }
+    }
+}
+
+/// `@Suite(.closesStorage)`: every database a test of the suite opens through `OpenedStorages` is closed
+/// after the test, also when it throws.
+struct ClosesStorage: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let scope = OpenedStorages()
+        do {
+            try await OpenedStorages.$current.withValue(scope) { try await function() }
+        } catch {
+            await scope.closeAll()
+            throw error
+        }
+        await scope.closeAll()
+    }
+}
+
+extension Trait where Self == ClosesStorage {
+    static var closesStorage: Self { ClosesStorage() }
 }
 
 /// JSON over the test client.
@@ -168,7 +225,7 @@ struct API: Sendable {
     }
 }
 
-@Suite struct BackendAvailability {
+@Suite(.closesStorage) struct BackendAvailability {
     /// scripts/test.sh starts PostgreSQL and sets COUNTERSIGN_REQUIRE_POSTGRES=1: then a missing URL is a
     /// failure, not a silently skipped half of the suite.
     @Test func postgresIsThereWhenRequired() {

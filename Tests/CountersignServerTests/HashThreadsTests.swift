@@ -4,7 +4,7 @@ import Testing
 @testable import CountersignServer
 
 /// Password hashes run below the event loops' priority, and only their own threads are lowered.
-@Suite struct HashThreadsTests {
+@Suite(.closesStorage) struct HashThreadsTests {
     @Test func hashesRunAtALowerPriorityOnThreadsOfTheirOwn() async throws {
         #if os(Linux)
         let before = HashThreads.currentNiceness()

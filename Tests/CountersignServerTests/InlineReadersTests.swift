@@ -5,7 +5,7 @@ import Testing
 
 /// The connections `quickRead` lends to the calling thread: one borrower each, given back even when the
 /// read throws, none lent once closed, and "none idle" told apart from a read that found nothing.
-@Suite struct InlineReadersTests {
+@Suite(.closesStorage) struct InlineReadersTests {
     static func file() async throws -> String {
         let h = try await Harness.make(.sqlite)
         guard case .sqlite(let path) = h.config.database else { throw ConfigurationError("not SQLite") }

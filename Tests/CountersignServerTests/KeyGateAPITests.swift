@@ -13,7 +13,7 @@ import FoundationNetworking
 /// The server's part of the browser's key gate (docs/SPEC.md §14.5), on both backends: a device keeps
 /// the hash of a revocation token; presenting the token revokes the device, whoever presents it; the
 /// gate's events are audited from closed sets.
-@Suite struct KeyGateAPITests {
+@Suite(.closesStorage) struct KeyGateAPITests {
     static func call(
         _ server: URL,
         _ method: String,

@@ -4,7 +4,7 @@ import Testing
 @testable import CountersignServer
 
 /// The lockout rule over HTTP: exact sequence, enumeration safety, atomicity under 100 concurrent attempts.
-@Suite struct LockoutAPITests {
+@Suite(.closesStorage) struct LockoutAPITests {
     /// status/code of each response, for comparing a real username's sequence with an unknown one's.
     static func shape(_ r: API.Reply) -> String {
         let keys = r.json.keys.filter { !["detail", "retryAt"].contains($0) }.sorted().joined(separator: ",")

@@ -4,7 +4,7 @@ import Testing
 @testable import CountersignServer
 
 /// The lockout rule as a state machine, without a database.
-@Suite struct LockoutPolicyTests {
+@Suite(.closesStorage) struct LockoutPolicyTests {
     let policy = LockoutPolicy()
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 

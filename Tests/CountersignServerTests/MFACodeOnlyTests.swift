@@ -8,7 +8,7 @@ import Testing
 /// A sign-in that will be finished with a code asks for no push (issue 19, 19): once every password
 /// sign-in pushed to the authenticators, so `login --otp` left a request with a number nobody was shown
 /// and spent one of the account's pushes.
-@Suite struct MFACodeOnlyTests {
+@Suite(.closesStorage) struct MFACodeOnlyTests {
     /// An account with a paired authenticator: its account session and the authenticator's device session.
     static func paired(_ api: API, _ username: String) async throws -> (session: String, deviceToken: String) {
         let phone = try await SecondFactorGuessingTests.pairPhone(api, username)

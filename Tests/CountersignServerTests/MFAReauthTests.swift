@@ -7,7 +7,7 @@ import Testing
 /// Re-authentication on an account with a second factor (docs/PROTOCOL.md §3): the password alone
 /// re-authenticates nothing, and changes to the second factors need a recent full authentication even
 /// when the account's own interval is "never".
-@Suite struct MFAReauthTests {
+@Suite(.closesStorage) struct MFAReauthTests {
     static func outcomes(_ h: Harness, _ username: String) async throws -> [String] {
         let account = try #require(try await h.store.account(username: username))
         return try await h.store.auditEvents(accountID: account.id, before: nil, limit: 100).reversed().map {

@@ -28,7 +28,7 @@ final class ScriptedRandom: RandomSource {
 
 /// The MFA rules as pure values with an injected clock and randomness (docs/PROTOCOL.md §3), without a
 /// server: every transition, every refusal, every expiry.
-@Suite struct MFAStateTests {
+@Suite(.closesStorage) struct MFAStateTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     // MARK: Codes people type

@@ -9,7 +9,7 @@ import Testing
 
 /// A push that nobody answers in time (docs/PROTOCOL.md §3): PingOne's PUSH_CONFIRMATION_TIMED_OUT, with
 /// the server's own clock injected.
-@Suite struct MFATimeoutTests {
+@Suite(.closesStorage) struct MFATimeoutTests {
     struct Answer: JWTPayload {
         var iss, aud, txn, nonce: String
         var iat: Int64

@@ -47,7 +47,7 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
 
 /// Every way a device or a relay request can be wrong: each is refused with its own problem, and nothing
 /// is stored.
-@Suite struct MessagingAdversarialTests {
+@Suite(.closesStorage) struct MessagingAdversarialTests {
     @Test(arguments: Backend.available)
     func registrationNeedsProofOfPossessionAndRespectsLimits(_ backend: Backend) async throws {
         try await withLiveServer(backend, configure: { $0.maxDevicesPerAccount = 2 }) { server, h in

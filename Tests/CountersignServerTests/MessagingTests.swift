@@ -76,7 +76,7 @@ func withLiveServer(
     await h.storage.close()
 }
 
-@Suite struct MessagingTests {
+@Suite(.closesStorage) struct MessagingTests {
     @Test(arguments: Backend.available)
     func twoUsersThreeDevicesSendFetchAckAndReceipts(_ backend: Backend) async throws {
         try await withLiveServer(backend) { server, h in

@@ -6,7 +6,7 @@ import Testing
 @testable import CountersignServer
 
 /// `/metrics` labels each request with the status the client received, problems included, and times it.
-@Suite struct MetricsTests {
+@Suite(.closesStorage) struct MetricsTests {
     /// The `hb_requests` and duration-histogram lines for one route, method and status.
     static func lines(_ text: String, route: String, method: String, status: Int) -> (count: Double, timed: Bool) {
         var count = 0.0

@@ -7,7 +7,7 @@ import Testing
 
 /// The OpenAPI document stays true to the code: every problem code the server can send is listed, and
 /// every documented path answers (not 404) on a running router.
-@Suite struct OpenAPITests {
+@Suite(.closesStorage) struct OpenAPITests {
     static let document = String(decoding: CountersignServer.openAPIDocument, as: UTF8.self)
 
     static var documentedCodes: Set<String> {

@@ -9,7 +9,7 @@ import Testing
 /// Passkeys over HTTP, on both backends: registration, a discoverable sign-in, the second factor of a
 /// password sign-in, re-authentication, renaming and removing; and every refusal counted and audited
 /// as a wrong password is.
-@Suite struct PasskeyAPITests {
+@Suite(.closesStorage) struct PasskeyAPITests {
     static let origin = "http://localhost:8080"
 
     /// Registers a new passkey for the account of `token`; returns it and its summary.

@@ -11,7 +11,7 @@ import Testing
 /// python-fido2's CBOR and COSE encoders (Tests/interop/webauthn_peer.py) pass PasskeyRules, and
 /// py_webauthn 3.x agrees with the rules on each of them and on each bent copy; the Swift test
 /// authenticator's output passes py_webauthn too, so the rules' own tests use standard bytes.
-@Suite struct PasskeyInteropTests {
+@Suite(.closesStorage) struct PasskeyInteropTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("interop/webauthn_peer.py").path
     let rp = RelyingParty(publicURL: URL(string: "https://cs.example")!)

@@ -8,7 +8,7 @@ import Testing
 
 /// docs/PROTOCOL.md §5: each check of a registration and an assertion, refusing what a software
 /// authenticator sends when one part is bent.
-@Suite struct PasskeyRulesTests {
+@Suite(.closesStorage) struct PasskeyRulesTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     let rp = RelyingParty(publicURL: URL(string: "https://cs.example:8443/app")!, extraOrigins: ["https://alt.example"])
     let origin = "https://cs.example:8443"

@@ -7,7 +7,7 @@ import Testing
 
 /// Registering passkeys through the service, on both backends: the options a browser gets, one answer
 /// per ceremony, the session the ceremony belongs to, recent authentication, names, the limit of ten.
-@Suite struct PasskeyServiceTests {
+@Suite(.closesStorage) struct PasskeyServiceTests {
     struct Fixture {
         let h: Harness
         let service: PasskeyService

@@ -7,7 +7,7 @@ import Testing
 /// The passkey store on both backends: a ceremony is answered at most once, a credential belongs to one
 /// account, ten is the most an account has however many registrations race, and a use is recorded only
 /// over the count it was checked against.
-@Suite struct PasskeyStoreTests {
+@Suite(.closesStorage) struct PasskeyStoreTests {
     static func account(_ h: Harness, _ name: String) async throws -> String {
         try await h.service.register(
             username: name,

@@ -8,7 +8,7 @@ import Testing
 
 /// The PostgreSQL lanes (`PostgresLane`): connections of their own for send batches and session reads,
 /// with generic plans pinned to index lookups.
-@Suite struct PostgresLaneTests {
+@Suite(.closesStorage) struct PostgresLaneTests {
     /// Every statement a lane runs is planned as index scans and nested loops, on empty tables too,
     /// where the planner would otherwise prefer scanning (and the cached plan would keep scanning as the
     /// tables grow).
@@ -133,7 +133,8 @@ import Testing
             }
             let waited = ContinuousClock.now - started
             #expect(behind == 1)
-            #expect(waited >= .seconds(8) && waited < .seconds(20), "\(waited)")
+            // The deadline (8 s) and not the stall (30 s), with room for a loaded machine.
+            #expect(waited >= .seconds(8) && waited < .seconds(26), "\(waited)")
             await #expect(throws: PostgresLane.DeadlineExceeded.self) { try await stalled.value }
         } catch {
             await h.storage.close()

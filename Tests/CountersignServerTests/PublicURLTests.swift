@@ -6,7 +6,7 @@ import Testing
 
 /// What goes into the URIs an authenticator scans: the configured public URL, else the request's Host,
 /// and never a Host header that is not a plain host and port.
-@Suite struct PublicURLTests {
+@Suite(.closesStorage) struct PublicURLTests {
     @Test func validation() {
         #expect(ServerConfiguration.validPublicURL("https://auth.example.com") == "https://auth.example.com")
         #expect(ServerConfiguration.validPublicURL("https://auth.example.com/") == "https://auth.example.com")

@@ -7,7 +7,7 @@ import Testing
 
 /// The push channel's storage and signals, without sockets: tickets expire and are spent once, delayed
 /// messages are claimed once however many nodes ask at the same moment, signals survive their text form.
-@Suite struct PushStoreTests {
+@Suite(.closesStorage) struct PushStoreTests {
     @Test(arguments: Backend.available)
     func ticketsAreSingleUseAndExpire(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)

@@ -9,7 +9,7 @@ import Testing
 
 /// QR sign-in (issue 19, 4): an approved code gives a locked account nothing, and its session (the
 /// authenticator alone, no password) changes no second factor until it re-authenticates.
-@Suite struct QRSignInTests {
+@Suite(.closesStorage) struct QRSignInTests {
     /// An account with a paired authenticator, and a waiting screen's code the authenticator approved.
     static func approved(
         _ username: String,

@@ -4,7 +4,7 @@ import Testing
 
 /// The server's randomness (tokens, IDs, salts): every length filled, never twice the same, and no byte
 /// value missing or favoured over 64 KiB.
-@Suite struct RandomSourceTests {
+@Suite(.closesStorage) struct RandomSourceTests {
     @Test func everyLengthIsFilledWithFreshBytes() {
         let source = SystemRandomSource()
         #expect(source.bytes(0).isEmpty)

@@ -6,7 +6,7 @@ import Testing
 @testable import CountersignServer
 
 /// Re-authentication and password changes under the lockout rule, and what the audit log says of them.
-@Suite struct ReauthLockoutTests {
+@Suite(.closesStorage) struct ReauthLockoutTests {
     static func outcomes(_ h: Harness, _ username: String) async throws -> [String] {
         let account = try #require(try await h.store.account(username: username))
         return try await h.store.auditEvents(accountID: account.id, before: nil, limit: 100).reversed().map {

@@ -6,13 +6,13 @@ import Testing
 @testable import CountersignServer
 
 /// The WAL is copied into the database file in the background (no commit runs a checkpoint inline).
-@Suite struct SQLiteCheckpointerTests {
+@Suite(.closesStorage) struct SQLiteCheckpointerTests {
     @Test func theLogIsCheckpointedInTheBackground() async throws {
         let location = try Backend.sqlite.freshLocation()
         guard case .sqlite(let path) = location else { return }
         var logger = Logger(label: "test")
         logger.logLevel = .warning
-        let database = try await ServerDatabase.open(location, logger: logger)
+        let database = try await OpenedStorages.open(location, logger: logger)
         do {
             let sql = database.database as! any SQLDatabase
             // Commits checkpoint inline only as a safety net, far beyond SQLite's 1000 pages.

@@ -10,7 +10,7 @@ import Testing
 /// Whoever knows the password must not get unlimited guesses at the second factor (issue 19, 1): every
 /// wrong passcode counts toward the account's 3/5 lockout rule across transactions and
 /// re-authentications, is counted before it is checked, and re-authentication obeys sign-in's limits.
-@Suite struct SecondFactorGuessingTests {
+@Suite(.closesStorage) struct SecondFactorGuessingTests {
     /// An account with a confirmed authenticator app; returns its session and the app's secret.
     static func accountWithTOTP(
         _ api: API,

@@ -5,7 +5,7 @@ import Testing
 
 /// Group commit's failure paths: a statement-level failure of a batch is retried request by request (one
 /// bad request must not fail the others); a connection-level one fails the whole batch at once.
-@Suite struct SendBatcherTests {
+@Suite(.closesStorage) struct SendBatcherTests {
     /// A store whose first write waits (so the requests behind it form one batch) and whose later writes
     /// throw `failure`; counts the writes.
     final class FailingStore: MessageStore, @unchecked Sendable {

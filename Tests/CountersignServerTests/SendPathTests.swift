@@ -7,7 +7,7 @@ import Testing
 
 /// The send path the server really uses (on SQLite the direct writer and session readers beside Fluent's
 /// connections, on PostgreSQL SQLKit), under the writes that race with it.
-@Suite struct SendPathTests {
+@Suite(.closesStorage) struct SendPathTests {
     /// Sends in flight while the recipient adds and revokes devices: each send is stored against exactly
     /// the device set current when its transaction ran, or refused as a mismatch; never a server error,
     /// and the device writes (other connections' transactions, on SQLite) do not fail for the writer's sake.

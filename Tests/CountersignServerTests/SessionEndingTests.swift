@@ -14,7 +14,7 @@ import FoundationNetworking
 /// Sessions end when they should, and what runs on their behalf ends with them (issue 19, 9): a long
 /// poll, the other sessions of a device whose keys were rotated, every device session of a locked
 /// account; and an authenticator's session is not a messaging device's.
-@Suite struct SessionEndingTests {
+@Suite(.closesStorage) struct SessionEndingTests {
     /// A raw request with a bearer token: status and body.
     static func call(
         _ method: String,

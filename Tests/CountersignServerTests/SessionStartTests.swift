@@ -10,7 +10,7 @@ import Testing
 /// the lockout count and stores the session with its audit row, only while the lockout state allows it
 /// and the password is still the one checked; a password change racing it never leaves a session made
 /// with the old password.
-@Suite struct SessionStartTests {
+@Suite(.closesStorage) struct SessionStartTests {
     static func account(_ h: Harness, _ name: String) async throws -> AccountRecord {
         _ = try await h.service.register(
             username: name,

@@ -8,7 +8,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite struct TrustedProxiesTests {
+@Suite(.closesStorage) struct TrustedProxiesTests {
     static let networks = ["10.0.0.0/8", "192.0.2.10", "fd00::/8"]
     static let proxies = try! TrustedProxies(parsing: networks)
     static let forwardedProxies = try! TrustedProxies(parsing: networks, header: .forwarded)

@@ -7,7 +7,7 @@ import Testing
 /// A reserved check whose outcome the database cannot take (busy under load) answers 503 and gives its
 /// reservation back, as for a check that never ran: left pending, it would hold the account's next
 /// attempts as in flight (429 sign-in-busy) until the reservation expired.
-@Suite struct UnstoredCheckTests {
+@Suite(.closesStorage) struct UnstoredCheckTests {
     /// Set, the next `finishSignIn` throws as a database too busy to take it would (503 server-busy).
     final class FailNext: Sendable {
         private let armed = Mutex(false)

@@ -8,7 +8,8 @@ as_pg=()
 if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$pgdir"; as_pg=(runuser -u postgres --); fi
 pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "${as_pg[@]}" "$PGBIN/initdb" -D "$pgdir/data" -A trust -U postgres >/dev/null
-"${as_pg[@]}" "$PGBIN/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w \
+# Not marked as the test run's (scripts/lib/reap.sh): the cluster outlives each phase and is stopped by stop_pg.
+"${as_pg[@]}" env -u COUNTERSIGN_TEST_RUN "$PGBIN/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w \
   -o "-h 127.0.0.1 -p $pgport -k $pgdir ${PG_EXTRA_OPTIONS:-} -c max_connections=300" start >/dev/null
 stop_pg() { "${as_pg[@]}" "$PGBIN/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$pgdir"; }
 export COUNTERSIGN_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$pgport/postgres"

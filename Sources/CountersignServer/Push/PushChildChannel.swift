@@ -1,3 +1,4 @@
+import CountersignAPI
 import Foundation
 import HTTPTypes
 import HummingbirdCore
@@ -75,7 +76,8 @@ struct PushChildChannel: ServerChildChannel, HTTPChannelHandler {
             }
             let push = self.push
             let upgrader = NIOTypedWebSocketServerUpgrader<Upgrade>(
-                maxFrameSize: 2 << 20,
+                // NIO buffers a whole frame before any handler sees it: no client frame is larger than this.
+                maxFrameSize: PushFrame.maxClientFrame,
                 shouldUpgrade: { channel, head in
                     attempted.value = true
                     let ok =

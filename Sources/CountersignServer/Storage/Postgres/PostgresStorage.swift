@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import SQLKit
+import Synchronization
 
 /// The server's storage on PostgreSQL: Fluent's pool for the shared SQL, and connections of their own,
 /// on threads of their own (`PostgresLanes`), for send batches and grouped device-session reads.
@@ -67,6 +68,8 @@ package final class PostgresStorage: ServerStorage {
         return PostgresStorage(databases: databases, database: db, lanes: lanes, url: url)
     }
 
+    private let closed = Atomic<Bool>(false)
+
     private init(databases: Databases, database: any Database, lanes: PostgresLanes, url: String) {
         self.databases = databases
         self.database = database
@@ -106,7 +109,9 @@ package final class PostgresStorage: ServerStorage {
         }
     }
 
+    /// Closes the lanes and the pool; a second call does nothing.
     package func close() async {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
         await lanes.close()
         await databases.shutdownAsync()
     }

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SQLKit
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +21,8 @@ package final class SQLiteStorage: ServerStorage {
     let databases: Databases
     package let database: any Database
     let group: MultiThreadedEventLoopGroup
+    /// The thread pools the writer's and the readers' statements run on.
+    let pools: [NIOThreadPool]
     /// Read-only connections, one per core, on their own threads. In WAL mode they read the last
     /// committed state while the one writer writes, so the hot reads (who is this device session, who
     /// are these recipients) neither wait for nor occupy the writer.
@@ -36,6 +39,7 @@ package final class SQLiteStorage: ServerStorage {
     /// Copies the WAL into the file in the background, so that no commit waits for a checkpoint.
     let checkpointer: SQLiteCheckpointer
     package let location: DatabaseLocation
+    private let closed = Atomic<Bool>(false)
 
     static let readers = DatabaseID(string: "sqlite-readers")
 
@@ -55,7 +59,15 @@ package final class SQLiteStorage: ServerStorage {
         }
         Glibc.close(fd)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let databases = Databases(threadPool: NIOThreadPool.singleton, on: group)
+        // SQLiteNIO runs every statement as a blocking call on its Databases' thread pool. The writer and
+        // the readers have pools of their own, not NIO's shared singleton (as many threads as cores): a
+        // statement waiting out the busy timeout there stalled every other database user of the process,
+        // and a writer's transactions queued behind them past the connection pool's 10 s wait.
+        let writerPool = NIOThreadPool(numberOfThreads: 1)
+        writerPool.start()
+        let readerPool = NIOThreadPool(numberOfThreads: max(1, System.coreCount))
+        readerPool.start()
+        let databases = Databases(threadPool: writerPool, on: group)
         // No query logging at all: bound values include password hashes and the captcha key.
         databases.use(.sqlite(.file(path), sqlLogLevel: nil), as: .sqlite)
         let eventLoop = group.any()
@@ -63,7 +75,7 @@ package final class SQLiteStorage: ServerStorage {
             throw ConfigurationError("the database could not be opened")
         }
         let readerGroup = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
-        let readerDatabases = Databases(threadPool: NIOThreadPool.singleton, on: readerGroup)
+        let readerDatabases = Databases(threadPool: readerPool, on: readerGroup)
         readerDatabases.use(
             .sqlite(.file(path), maxConnectionsPerEventLoop: 1, sqlLogLevel: nil),
             as: Self.readers,
@@ -106,12 +118,15 @@ package final class SQLiteStorage: ServerStorage {
             await readerDatabases.shutdownAsync()
             try? await group.shutdownGracefully()
             try? await readerGroup.shutdownGracefully()
+            try? await writerPool.shutdownGracefully()
+            try? await readerPool.shutdownGracefully()
             throw error
         }
         return SQLiteStorage(
             databases: databases,
             database: db,
             group: group,
+            pools: [writerPool, readerPool],
             readerGroup: readerGroup,
             readerDatabases: readerDatabases,
             sendWriter: workers[0],
@@ -126,6 +141,7 @@ package final class SQLiteStorage: ServerStorage {
         databases: Databases,
         database: any Database,
         group: MultiThreadedEventLoopGroup,
+        pools: [NIOThreadPool],
         readerGroup: MultiThreadedEventLoopGroup,
         readerDatabases: Databases,
         sendWriter: SQLiteWorker,
@@ -137,6 +153,7 @@ package final class SQLiteStorage: ServerStorage {
         self.databases = databases
         self.database = database
         self.group = group
+        self.pools = pools
         self.readerGroup = readerGroup
         self.readerDatabases = readerDatabases
         self.sendWriter = sendWriter
@@ -224,7 +241,9 @@ package final class SQLiteStorage: ServerStorage {
         try await sessionReader.run { try DirectSessionReader.deviceSessionContext($0, tokenHash: tokenHash) }
     }
 
+    /// Closes every connection and thread; a second call does nothing.
     package func close() async {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
         checkpointer.close()
         sendWriter.close()
         sessionReaders.forEach { $0.close() }
@@ -233,5 +252,6 @@ package final class SQLiteStorage: ServerStorage {
         await readerDatabases.shutdownAsync()
         try? await group.shutdownGracefully()
         try? await readerGroup.shutdownGracefully()
+        for pool in pools { try? await pool.shutdownGracefully() }
     }
 }
