@@ -45,7 +45,9 @@ public struct PasskeyCreationOptions: Codable, Equatable, Sendable {
     }
     public struct Extensions: Codable, Equatable, Sendable {
         public var credProps: Bool?
-        /// The PRF extension, evaluated at the passkey's salt where the authenticator can at creation.
+        /// The PRF extension with no input (`{}`): the browser says whether the passkey has a PRF
+        /// (`prf.enabled`) and evaluates nothing. The gate's salt is never asked at creation, whose
+        /// results a client would have to keep out of the answer it sends (docs/SPEC.md §14.7).
         public var prf: PasskeyPRFInputs?
     }
 
@@ -66,8 +68,7 @@ public struct PasskeyCreationOptions: Codable, Equatable, Sendable {
         challenge: Base64URL,
         algorithms: [Int],
         timeoutMs: Int,
-        exclude: [PasskeyCredentialDescriptor],
-        prfSalt: Base64URL? = nil
+        exclude: [PasskeyCredentialDescriptor]
     ) {
         rp = RelyingParty(id: rpID, name: rpName)
         self.user = user
@@ -81,7 +82,7 @@ public struct PasskeyCreationOptions: Codable, Equatable, Sendable {
             userVerification: "required"
         )
         attestation = "none"
-        extensions = Extensions(credProps: true, prf: prfSalt.map { PasskeyPRFInputs(eval: .init(first: $0)) })
+        extensions = Extensions(credProps: true, prf: PasskeyPRFInputs())
     }
 }
 
@@ -113,11 +114,14 @@ public struct PasskeyRegistrationResponse: Codable, Equatable, Sendable {
     public var type: String
     public var response: Response
     public var authenticatorAttachment: String?
-    public init(rawId: Base64URL, response: Response) {
+    /// Read only to refuse a PRF output in it (docs/SPEC.md §14.7).
+    public var clientExtensionResults: PasskeyClientExtensionOutputs?
+    public init(rawId: Base64URL, response: Response, clientExtensionResults: PasskeyClientExtensionOutputs? = nil) {
         id = rawId.text
         self.rawId = rawId
         type = "public-key"
         self.response = response
+        self.clientExtensionResults = clientExtensionResults
     }
 }
 
@@ -221,11 +225,14 @@ public struct PasskeyAssertionResponse: Codable, Equatable, Sendable {
     public var type: String
     public var response: Response
     public var authenticatorAttachment: String?
-    public init(rawId: Base64URL, response: Response) {
+    /// Read only to refuse a PRF output in it (docs/SPEC.md §14.7).
+    public var clientExtensionResults: PasskeyClientExtensionOutputs?
+    public init(rawId: Base64URL, response: Response, clientExtensionResults: PasskeyClientExtensionOutputs? = nil) {
         id = rawId.text
         self.rawId = rawId
         type = "public-key"
         self.response = response
+        self.clientExtensionResults = clientExtensionResults
     }
 }
 
@@ -251,12 +258,32 @@ public struct PasskeyList: Codable, Equatable, Sendable {
     public init(passkeys: [PasskeySummary]) { self.passkeys = passkeys }
 }
 
-/// The PRF extension's inputs (`AuthenticationExtensionsPRFInputs`): one salt, `first`.
+/// The PRF extension's inputs (`AuthenticationExtensionsPRFInputs`): one salt, `first`; none at creation.
 public struct PasskeyPRFInputs: Codable, Equatable, Sendable {
     public struct Values: Codable, Equatable, Sendable {
         public var first: Base64URL
-        public init(first: Base64URL) { self.first = first }
+        public var second: Base64URL?
+        public init(first: Base64URL, second: Base64URL? = nil) {
+            self.first = first
+            self.second = second
+        }
     }
-    public var eval: Values
-    public init(eval: Values) { self.eval = eval }
+    public var eval: Values?
+    public init(eval: Values? = nil) { self.eval = eval }
+}
+
+/// `AuthenticationExtensionsClientOutputsJSON` as far as the server reads it: the PRF extension's
+/// outputs. `prf.results` is the key gate's secret and must never be sent; the server refuses a body
+/// that carries it (docs/SPEC.md §14.7, PROTOCOL §5).
+public struct PasskeyClientExtensionOutputs: Codable, Equatable, Sendable {
+    public struct PRF: Codable, Equatable, Sendable {
+        public var enabled: Bool?
+        public var results: PasskeyPRFInputs.Values?
+        public init(enabled: Bool? = nil, results: PasskeyPRFInputs.Values? = nil) {
+            self.enabled = enabled
+            self.results = results
+        }
+    }
+    public var prf: PRF?
+    public init(prf: PRF? = nil) { self.prf = prf }
 }

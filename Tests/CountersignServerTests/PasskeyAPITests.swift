@@ -59,6 +59,7 @@ import Testing
         origin: String = origin,
         flipSignature: Bool = false,
         replay: [String: any Sendable]? = nil,
+        extensionResults: [String: any Sendable]? = nil,
         beforeAnswering: () -> Void = {}
     ) async throws -> (options: API.Reply, reply: API.Reply, body: [String: any Sendable]) {
         let options = try await api.call(.post, optionsPath, token: token)
@@ -75,14 +76,12 @@ import Testing
             "signature": Base64URL(a.signature).text,
         ]
         if let userHandle { response["userHandle"] = Base64URL(userHandle).text }
-        let body: [String: any Sendable] =
-            replay ?? [
-                "ceremonyId": ceremony,
-                "credential": [
-                    "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text,
-                    "type": "public-key", "response": response,
-                ] as [String: any Sendable],
-            ]
+        var credential: [String: any Sendable] = [
+            "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text,
+            "type": "public-key", "response": response,
+        ]
+        if let extensionResults { credential["clientExtensionResults"] = extensionResults }
+        let body: [String: any Sendable] = replay ?? ["ceremonyId": ceremony, "credential": credential]
         return (options, try await api.call(.post, finishPath, json: body, token: token), body)
     }
 
@@ -150,6 +149,115 @@ import Testing
             #expect(audit.filter { $0 == "passkey refused" }.count == 1, "\(audit)")
             #expect(audit.filter { $0 == "passkey created" }.count == 1, "\(audit)")
         }
+    }
+
+    /// Issue 33: the key gate's secret is the PRF output, which a client must never send. Creation asks
+    /// for no PRF evaluation (only whether there is one), and an answer carrying `prf.results` is refused
+    /// (422 `prf-results`) before anything is judged, on registration and on every assertion path, while
+    /// `prf.enabled` alone is accepted.
+    @Test(arguments: Backend.available)
+    func answersCarryingAPRFOutputAreRefused(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            // Paired with an authenticator, so a password sign-in asks for a second factor.
+            let (token, _) = try await MFACodeOnlyTests.paired(api, "pkprf")
+            let output = Base64URL([UInt8](repeating: 0x5A, count: 32)).text
+            let leaking: [String: any Sendable] = [
+                "prf": ["enabled": true, "results": ["first": output]] as [String: any Sendable]
+            ]
+            func isRefused(_ r: API.Reply) -> Bool {
+                r.status == 422 && r.code == "passkey-refused" && r.json["reason"] as? String == "prf-results"
+                    && r.isProblem
+            }
+            // Registration: the options ask for no evaluation.
+            let options = try await api.call(.post, "/v1/me/passkeys/options", token: token)
+            let publicKey = try #require(options.json["publicKey"] as? [String: Any])
+            let extensions = try #require(publicKey["extensions"] as? [String: Any])
+            #expect((extensions["prf"] as? [String: Any])?.isEmpty == true, "\(extensions)")
+            let challenge = try #require((publicKey["challenge"] as? String).flatMap { Base64URL(text: $0) }).bytes
+            let ceremony = try #require(options.json["ceremonyId"] as? String)
+            var auth = SoftAuthenticator()
+            let r = auth.register(rpID: "localhost", challenge: challenge, origin: Self.origin)
+            func registration(_ results: [String: any Sendable]) -> [String: any Sendable] {
+                [
+                    "ceremonyId": ceremony, "name": "Laptop",
+                    "credential": [
+                        "id": Base64URL(auth.credentialID).text, "rawId": Base64URL(auth.credentialID).text,
+                        "type": "public-key", "clientExtensionResults": results,
+                        "response": [
+                            "clientDataJSON": Base64URL(r.clientDataJSON).text,
+                            "attestationObject": Base64URL(r.attestationObject).text,
+                        ] as [String: any Sendable],
+                    ] as [String: any Sendable],
+                ]
+            }
+            let refused = try await api.call(.post, "/v1/me/passkeys", json: registration(leaking), token: token)
+            #expect(isRefused(refused), "\(refused.status) \(refused.json)")
+            #expect(
+                try await h.storage.passkeys(accountID: try #require(try await h.storage.account(username: "pkprf")).id)
+                    .isEmpty
+            )
+            // The same ceremony, answered without the output: accepted (the refusal judged nothing).
+            let harmless: [String: any Sendable] = [
+                "prf": ["enabled": true] as [String: any Sendable], "credProps": ["rk": true] as [String: any Sendable],
+            ]
+            let added = try await api.call(.post, "/v1/me/passkeys", json: registration(harmless), token: token)
+            #expect(added.status == 201, "\(added.status) \(added.json)")
+            // Every assertion path.
+            let handle = try await Self.handle(h, "pkprf")
+            let signIn = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: handle,
+                extensionResults: leaking
+            )
+            #expect(isRefused(signIn.reply), "\(signIn.reply.status) \(signIn.reply.json)")
+            let reauth = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/current/reauth/passkey/options",
+                finish: "/v1/sessions/current/reauth/passkey",
+                token: token,
+                userHandle: handle,
+                extensionResults: leaking
+            )
+            #expect(isRefused(reauth.reply), "\(reauth.reply.status) \(reauth.reply.json)")
+            // A second factor: a password sign-in of an account with a passkey opens a transaction.
+            let started = try await api.call(
+                .post,
+                "/v1/sessions",
+                json: ["username": "pkprf", "password": "correct horse", "secondFactor": "code"]
+            )
+            if let id = (started.json["transaction"] as? [String: Any])?["id"] as? String,
+                let binding = started.json["binding"] as? String
+            {
+                let second = try await Self.assert(
+                    api,
+                    &auth,
+                    options: "/v1/mfa/transactions/\(id)/passkey/options",
+                    finish: "/v1/mfa/transactions/\(id)/passkey",
+                    token: binding,
+                    userHandle: handle,
+                    extensionResults: leaking
+                )
+                #expect(isRefused(second.reply), "\(second.reply.status) \(second.reply.json)")
+            } else {
+                Issue.record("no transaction: \(started.status) \(started.json)")
+            }
+            // Still usable: the same paths with the output left out succeed.
+            let clean = try await Self.assert(
+                api,
+                &auth,
+                options: "/v1/sessions/passkey/options",
+                finish: "/v1/sessions/passkey",
+                userHandle: handle,
+                extensionResults: ["prf": ["enabled": true] as [String: any Sendable]]
+            )
+            #expect(clean.reply.status == 201, "\(clean.reply.json)")
+        }
+        await h.storage.close()
     }
 
     @Test(arguments: Backend.available)

@@ -463,6 +463,11 @@ extension Problem {
             )
         case .clientData(let why):
             self = refused("client-data", "The browser's client data does not fit this request: \(why).")
+        case .prfResultsSent:
+            self = refused(
+                "prf-results",
+                "The answer carries the passkey's PRF output (clientExtensionResults.prf.results), the key gate's secret, which must never leave the browser; nothing was checked or stored. Send the credential without clientExtensionResults (docs/SPEC.md §14.7)."
+            )
         case .authenticator(let why):
             self = refused("authenticator", "The authenticator's answer does not fit this server: \(why).")
         case .data(let why):

@@ -28,4 +28,7 @@ enum PasskeyError: Error, Equatable, Sendable {
     case noPasskeys
     /// No such passkey on this account (rename, remove).
     case notFound
+    /// The answer carried the PRF extension's output, the key gate's secret, which never leaves the
+    /// browser (docs/SPEC.md §14.7): refused before anything is judged, so that no client regresses.
+    case prfResultsSent
 }

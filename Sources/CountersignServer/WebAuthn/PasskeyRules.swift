@@ -17,6 +17,13 @@ enum PasskeyRules {
         return Base64URL(bytes).text
     }
 
+    /// Refuses an answer that carries a PRF output: with a copy of the browser profile it opens the key
+    /// gate, so it must never reach the server or anything that sees request bodies (SPEC §14.7).
+    /// `prf.enabled` alone is harmless.
+    static func refuseSecrets(_ outputs: PasskeyClientExtensionOutputs?) throws {
+        if outputs?.prf?.results != nil { throw PasskeyError.prfResultsSent }
+    }
+
     /// What a registration response carries, decoded from base64url.
     struct Registration {
         var rawID: [UInt8]

@@ -91,6 +91,7 @@ extension PasskeyService {
         accountID: String?,
         boundTo: String?
     ) async throws -> Attempt {
+        try PasskeyRules.refuseSecrets(finish.credential.clientExtensionResults)
         let now = clock.now()
         guard finish.ceremonyId.utf8.count <= 64,
             let state = try await store.takeCeremony(id: finish.ceremonyId, now: now),

@@ -79,8 +79,7 @@ public final class PasskeyService: Sendable {
                 challenge: Base64URL(ceremony.challenge),
                 algorithms: Self.algorithms,
                 timeoutMs: Self.timeoutMs,
-                exclude: existing.map { .init(id: Base64URL($0.credentialID), transports: $0.transports) },
-                prfSalt: Base64URL(prfSalt)
+                exclude: existing.map { .init(id: Base64URL($0.credentialID), transports: $0.transports) }
             )
         )
     }
@@ -96,6 +95,7 @@ public final class PasskeyService: Sendable {
         -> PasskeySummary
     {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try PasskeyRules.refuseSecrets(finish.credential.clientExtensionResults)
         let name = try Self.validName(finish.name)
         let now = clock.now()
         guard finish.ceremonyId.utf8.count <= 64, let state = try await store.ceremony(id: finish.ceremonyId, now: now)
