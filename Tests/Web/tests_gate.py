@@ -4,13 +4,18 @@ prompt re-authenticates and unlocks, a passkey without user verification opens n
 the interval run out locks again; an authenticator without PRF falls back to the password, whose wrong
 guesses reach the limit, wipe the browser and revoke the device; a device revoked elsewhere deletes its data
 on next contact; turning the gate off asks for the passkey and stores the keys unwrapped again."""
+import base64
+import json
+import os
 import re
+import sqlite3
 import time
 
 from cryptography.hazmat.primitives import serialization
 
-from support import SLOW, Page, api_sign_in, expect, sign_in, sign_up
+from support import SLOW, Page, api_account, api_sign_in, expect, sign_in, sign_up, totp
 from tests_messages import Cli, compose
+from tests_passkeys import NO_AUTOFILL, add_passkey, open_passkeys
 
 SET_VISIBILITY = """(state) => {
     Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
@@ -64,8 +69,9 @@ UNLOCKED = """async () => {
     return isUnlocked(session.account.id);
 }"""
 
-# Registers a passkey through the API as the passkey screens do: the server's options (with its PRF salt
-# as prf.eval.first) parsed, create(), and toJSON() posted (without the PRF output, which is the client's).
+# Registers a passkey through the API as the passkey screens do: the server's options parsed (they ask
+# whether the passkey has a PRF, `prf: {}`, and evaluate nothing: SPEC §14.7), create(), and toJSON() posted
+# without its extension outputs. Returns what the browser said of the PRF.
 REGISTER_PASSKEY = """async (name) => {
     const { session } = await import("/js/session.js");
     const post = async (path, json) => {
@@ -177,7 +183,7 @@ def test_key_gate_passkey_prf_locks_the_keys_and_unlocks_to_open_messages(server
         sent = []
         page.on("request", lambda r: "/reauth/passkey" in r.url and r.post_data and sent.append(r.post_data))
         ready(p, "wgada")
-        assert page.evaluate(REGISTER_PASSKEY) == {"enabled": True, "results": True}
+        assert page.evaluate(REGISTER_PASSKEY) == {"enabled": True, "results": False}
         # A message sealed to the keys from before the gate.
         cli.run("send", "--to", "wgada", "sealed before the gate")
         page.get_by_role("button", name="Messages", exact=True).click()
@@ -319,7 +325,7 @@ def test_key_gate_opens_with_each_of_several_passkeys_and_the_password(server, b
     # A second authenticator and passkey; the first one does not answer while it is made.
     _, second = authenticator(page, cdp=cdp, transport="usb")
     cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": first, "enabled": False})
-    assert page.evaluate(REGISTER_PASSKEY, "Laptop key") == {"enabled": True, "results": True}
+    assert page.evaluate(REGISTER_PASSKEY, "Laptop key") == {"enabled": True, "results": False}
     cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": first, "enabled": True})
     page.get_by_role("button", name="Back").click()
     settings_gate(page)
@@ -567,7 +573,7 @@ def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verificat
             lambda r: r.method == "POST" and r.url.endswith("/v1/sessions/current/reauth/passkey") and answered.append(r.url),
         )
         ready(p, "wgsend")
-        assert page.evaluate(REGISTER_PASSKEY) == {"enabled": True, "results": True}
+        assert page.evaluate(REGISTER_PASSKEY) == {"enabled": True, "results": False}
         switch = settings_gate(page)
         switch.click()
         page.get_by_role("button", name="Turn on with passkey").click()
@@ -634,3 +640,175 @@ def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verificat
         p.close()
     finally:
         cli.close()
+
+
+# Every PRF output the page is given (SPEC §14.7: the key gate's secret), as hex, kept in sessionStorage so a
+# reload keeps the list: what getClientExtensionResults() returns, and what toJSON() of each credential that
+# navigator.credentials.create/get resolves with would carry.
+RECORD_PRF_OUTPUTS = """(() => {
+  if (typeof PublicKeyCredential !== "function") return;
+  const KEY = "__prfSeen";
+  const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  const bytesOf = (v) => typeof v === "string"
+    ? Uint8Array.from(atob(v.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((v.length + 3) % 4)), (c) => c.charCodeAt(0))
+    : ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
+  const note = (value) => {
+    if (value === undefined || value === null) return;
+    const seen = JSON.parse(sessionStorage.getItem(KEY) || "[]");
+    const h = hex(bytesOf(value));
+    if (!seen.includes(h)) seen.push(h);
+    sessionStorage.setItem(KEY, JSON.stringify(seen));
+    window.__prfSeen = seen;
+  };
+  const record = (outputs) => {
+    const results = outputs?.prf?.results;
+    if (results) { note(results.first); note(results.second); }
+  };
+  const real = PublicKeyCredential.prototype.getClientExtensionResults;
+  PublicKeyCredential.prototype.getClientExtensionResults = function () {
+    const outputs = real.call(this);
+    record(outputs);
+    return outputs;
+  };
+  for (const kind of ["create", "get"]) {
+    const original = navigator.credentials[kind].bind(navigator.credentials);
+    navigator.credentials[kind] = async (options) => {
+      const credential = await original(options);
+      if (credential) {
+        record(real.call(credential));
+        record(credential.toJSON().clientExtensionResults);
+      }
+      return credential;
+    };
+  }
+})();"""
+
+
+def encodings(output):
+    """The forms a PRF output could travel in: raw, base64url and standard base64 (unpadded, so a padded copy
+    matches too), and hex in both cases."""
+    b64 = base64.b64encode(output).decode().rstrip("=")
+    b64url = base64.urlsafe_b64encode(output).decode().rstrip("=")
+    return [output, b64.encode(), b64url.encode(), output.hex().encode(), output.hex().upper().encode()]
+
+
+def sign_out(page):
+    """From the home screen, once it is there (a loaded machine may take a while to sign out)."""
+    expect(page.get_by_role("heading", name=re.compile("^Signed in as"))).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("button", name="Sign in with a passkey")).to_be_visible(timeout=30_000)
+
+
+def prf_member(body):
+    """Whether a JSON body has a member named "prf" anywhere (clientExtensionResults.prf, say)."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return False
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if "prf" in v:
+                return True
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def test_key_gate_no_request_of_a_passkey_and_gate_session_carries_a_prf_output(server, browser):
+    """SPEC §14.7: the PRF output opens the key gate with a copy of the profile, so it never leaves the page.
+    Every request of the context (and every WebSocket frame sent) is kept while the page registers passkeys,
+    signs in with one (as the first factor and as the second), turns the gate on, unlocks after a reload,
+    re-authenticates and adds a second passkey to the gate; none carries any PRF output the page saw."""
+    token = api_account(server, "wgprf")
+    status, enrollment, _ = server.api("POST", "/v1/me/mfa/totp", {}, token)
+    assert status in (200, 201), (status, enrollment)
+    secret = enrollment["secret"]
+    assert server.api("POST", "/v1/me/mfa/totp/confirm", {"code": totp(secret)}, token)[0] == 200
+    p = Page(browser, server)
+    page = p.page
+    p.context.add_init_script(NO_AUTOFILL)
+    p.context.add_init_script(RECORD_PRF_OUTPUTS)
+    sent = []
+    p.context.on("request", lambda r: sent.append((r.method, r.url, r.post_data_buffer or b"")))
+    page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(("WS", ws.url, f.encode() if isinstance(f, str) else f))))
+
+    # Registration options that ask for PRF at creation, as the server's did before SPEC §14.7 was kept:
+    # the authenticator then returns an output with the new credential, which the page must not send either.
+    def ask_prf_at_creation(route):
+        response = route.fetch()
+        options = response.json()
+        salt = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
+        options["publicKey"].setdefault("extensions", {})["prf"] = {"eval": {"first": salt}}
+        route.fulfill(response=response, json=options)
+
+    p.context.route("**/v1/me/passkeys/options", ask_prf_at_creation)
+    page.reload()
+    cdp, first = authenticator(page)
+
+    # The password, the passcode, then a passkey registered in Settings (registerPasskey).
+    sign_in(p, "wgprf")
+    expect(page.get_by_role("heading", name="Second factor")).to_be_visible(timeout=SLOW)
+    page.get_by_label("One-time passcode").fill(totp(secret, "now + 30 seconds"))
+    page.get_by_role("button", name="Verify").click()
+    add_passkey(page, open_passkeys(page), "First key")
+    # The passkey as the second factor, then as the only one.
+    page.get_by_role("button", name="Back").click()
+    sign_out(page)
+    sign_in(p, "wgprf")
+    page.get_by_role("button", name="Use a passkey").click()
+    sign_out(page)
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    expect(page.get_by_role("heading", name="Signed in as wgprf")).to_be_visible(timeout=30_000)
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+
+    # The gate on with the passkey; reloaded, signed in with it and unlocked with it.
+    switch = settings_gate(page)
+    switch.click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your passkey", timeout=60_000)
+    page.reload()
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    gate = prompt(page)
+    expect(gate).to_be_visible(timeout=SLOW)
+    gate.get_by_role("button", name="Unlock with passkey").click()
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=60_000)
+
+    # A sensitive action after the last authentication ran out: re-authenticated with the passkey.
+    db = sqlite3.connect(os.path.join(server.dir, "web.sqlite"), timeout=10)
+    with db:
+        db.execute(
+            "UPDATE sessions SET authenticated_at = authenticated_at - 660000 WHERE account_id = (SELECT id FROM accounts WHERE username = ?)",
+            ("wgprf",),
+        )
+    db.close()
+    settings_gate(page)
+    two_factor = page.get_by_role("region", name="Two-factor sign-in")
+    two_factor.get_by_role("button", name=re.compile("^(Create|Replace) recovery codes$")).click()
+    two_factor.get_by_role("button", name="Confirm with a passkey").click()
+    expect(two_factor.get_by_role("list", name="Recovery codes").get_by_role("listitem")).to_have_count(10, timeout=30_000)
+
+    # A second passkey on a second authenticator (the first silent meanwhile), added to the gate: two prompts.
+    _, second = authenticator(page, cdp=cdp, transport="usb")
+    cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": first, "enabled": False})
+    add_passkey(page, page.get_by_role("region", name="Passkeys"), "Second key")
+    cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": first, "enabled": True})
+    page.get_by_role("button", name="Add a passkey to the gate").click()
+    expect(page.get_by_role("status").first).to_contain_text("Passkey added: it unlocks the keys here too.", timeout=60_000)
+    assert [m["kind"] for m in record(page)["gate"]["methods"]] == ["prf", "prf"]
+    page.wait_for_timeout(500)
+
+    # The gate's ceremonies saw PRF outputs (the test is not vacuous): one per passkey at least.
+    outputs = [bytes.fromhex(h) for h in page.evaluate("() => JSON.parse(sessionStorage.getItem('__prfSeen') || '[]')")]
+    assert len(outputs) >= 2 and all(len(o) == 32 for o in outputs), outputs
+    posted = [(m, u) for m, u, body in sent if body]
+    for path in ("/v1/me/passkeys", "/v1/sessions/passkey", "/passkey", "/v1/sessions/current/reauth/passkey"):
+        assert any(u.endswith(path) for _, u in posted), (path, posted)
+    for method, url, body in sent:
+        for output in outputs:
+            for form in encodings(output):
+                assert form not in body, f"{method} {url} carries the PRF output {output.hex()} as {form[:16]!r}…"
+        assert not prf_member(body), f"{method} {url} carries a prf member: {body[:300]!r}"
+    p.close()

@@ -4,13 +4,14 @@
 //
 // One passkey prompt both re-authenticates the session and unlocks: the server's passkey re-authentication
 // ceremony, with `extensions.prf.evalByCredential` built from this browser's own gate record. The PRF
-// output is used here only; it is taken out of the JSON sent to the server.
+// output is used here only; the JSON sent to the server has no extension outputs (credentialForServer).
 import { ApiError, call } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
 import { renewDeviceSession, rotateDeviceKeys } from "./device.js";
 import * as g from "./gate-crypto.js";
 import { isUnlocked, keyIdHex, lock, onGateChange, remember, LockedError } from "./gate-keys.js";
 import { keystore } from "./keystore.js";
+import { credentialForServer } from "./passkeys.js";
 import { session } from "./session.js";
 import { WIPED_WORDS, wipeDevice } from "./wipe.js";
 
@@ -121,9 +122,10 @@ async function passkeyCeremony(salts, pick) {
   const flags = new Uint8Array(credential.response.authenticatorData)[32];
   if (!(flags & 0x04)) throw refuse("not verified");
   const first = credential.getClientExtensionResults().prf?.results?.first;
-  const json = credential.toJSON();
-  delete json.clientExtensionResults;
-  await call("POST", "/v1/sessions/current/reauth/passkey", { token: session.token, json: { ceremonyId: start.ceremonyId, credential: json } });
+  await call("POST", "/v1/sessions/current/reauth/passkey", {
+    token: session.token,
+    json: { ceremonyId: start.ceremonyId, credential: credentialForServer(credential) },
+  });
   session.authenticated();
   return { credentialId: new Uint8Array(credential.rawId), prfOutput: first ? new Uint8Array(first) : null };
 }

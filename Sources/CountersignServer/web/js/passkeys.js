@@ -1,7 +1,8 @@
 // Passkeys (docs/PROTOCOL.md §5): the browser's WebAuthn ceremonies with the server, in WebAuthn's own
 // JSON both ways (PublicKeyCredential.parse…OptionsFromJSON for the server's options, toJSON() for the
-// answer), and what to tell the user when one fails. Every ceremony asks for user verification; the
-// server checks each answer again, so nothing here decides whether a passkey is good.
+// answer, without its extension outputs), and what to tell the user when one fails. Every ceremony asks
+// for user verification; the server checks each answer again, so nothing here decides whether a passkey
+// is good.
 import { ApiError, call, describe } from "./api.js";
 
 /** Whether this browser can run a ceremony from the server's JSON options. */
@@ -29,6 +30,18 @@ export const isAbort = (error) => error?.name === "AbortError";
 
 const abortError = () => new DOMException("The passkey request was stopped.", "AbortError");
 
+/**
+ * A credential as it is sent to the server: its WebAuthn JSON without `clientExtensionResults`. Those may
+ * hold the PRF output (`prf.results`), the key gate's secret, which never leaves this page (docs/SPEC.md
+ * §14.7; the server refuses a body that carries it), and the server reads nothing else from them. Every
+ * ceremony's answer goes through here: registration, sign-in, second factor, re-authentication, the gate.
+ */
+export function credentialForServer(credential) {
+  const json = credential.toJSON();
+  delete json.clientExtensionResults;
+  return json;
+}
+
 /** `navigator.credentials.get` on the server's options; the answer as the server takes it. */
 async function assertion(start, { signal, mediation } = {}) {
   if (signal?.aborted) throw abortError();
@@ -37,7 +50,7 @@ async function assertion(start, { signal, mediation } = {}) {
   // Aborted while the authenticator answered: the page moved on, so the answer is not sent.
   if (signal?.aborted) throw abortError();
   if (!credential) throw new DOMException("No passkey was chosen.", "NotAllowedError");
-  return { ceremonyId: start.ceremonyId, credential: credential.toJSON() };
+  return { ceremonyId: start.ceremonyId, credential: credentialForServer(credential) };
 }
 
 /** The authenticator model (AAGUID) a new credential names, as lowercase UUID text; zeros when none. */
@@ -59,7 +72,7 @@ export async function registerPasskey(token, nameFor, onPrompt = () => {}) {
   const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(start.publicKey);
   const credential = await navigator.credentials.create({ publicKey });
   if (!credential) throw new DOMException("No passkey was made.", "NotAllowedError");
-  const json = { ceremonyId: start.ceremonyId, name: nameFor(aaguidOf(credential)), credential: credential.toJSON() };
+  const json = { ceremonyId: start.ceremonyId, name: nameFor(aaguidOf(credential)), credential: credentialForServer(credential) };
   const { body } = await call("POST", "/v1/me/passkeys", { token, json });
   return body;
 }
