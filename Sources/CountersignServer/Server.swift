@@ -51,8 +51,13 @@ public enum CountersignServer {
             )
         }
         try WebClient.shipped.get().register(on: router)
-        router.get("metrics") { _, _ in
-            Response(
+        let metricsToken = config.metricsToken.map { Array($0.utf8) }
+        router.get("metrics") { request, _ in
+            guard let metricsToken else { throw Problem.metricsOff }
+            guard let given = APIRoutes.bearerToken(request.headers[.authorization]),
+                ConstantTime.equal(Array(given.utf8), metricsToken)
+            else { throw Problem.metricsToken }
+            return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text()))

@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: TimeInterval = 30
     /// A request whose body has not fully arrived this long after its headers is dropped.
     public var readTimeout: TimeInterval = 30
+    /// The bearer token `GET /metrics` asks for (docs/SERVER.md, MONITORING). Without one the route
+    /// answers 404: sign-in outcome counters and per-route counts are not for anonymous clients.
+    public var metricsToken: String?
     /// Active devices per account.
     public var maxDevicesPerAccount = 10
     /// A device session ends this long after it was opened, or after this long unused.

@@ -133,6 +133,18 @@ struct Serve: AsyncParsableCommand {
     )
     var logFormat: String?
 
+    @Option(
+        name: .customLong("metrics-token-file"),
+        help: ArgumentHelp(
+            """
+            A file holding the bearer token GET /metrics asks for (made, with a random token, if missing); without \
+            one /metrics is off. Or $COUNTERSIGN_METRICS_TOKEN_FILE.
+            """,
+            valueName: "file"
+        )
+    )
+    var metricsTokenFile: String?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let env = try ServerSettings.load(
@@ -252,6 +264,11 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("\(flag) (or \(env.source(name))) takes 1 to 3600 seconds, not \(seconds)")
             }
             apply(&config, TimeInterval(seconds))
+        }
+        if let path = metricsTokenFile ?? env["COUNTERSIGN_METRICS_TOKEN_FILE"] {
+            config.metricsToken = try MetricsTokenFile.token(at: path) {
+                FileHandle.standardError.write(Data("countersign: \($0)\n".utf8))
+            }
         }
         switch env["COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL"] {
         case nil, "0": break

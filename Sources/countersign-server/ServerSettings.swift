@@ -26,7 +26,7 @@ struct ServerSettings {
         "COUNTERSIGN_CAPTCHA_RISK_MINUTES": .number, "COUNTERSIGN_SEND_BATCH": .number,
         "COUNTERSIGN_MESSAGE_RETENTION_DAYS": .number, "COUNTERSIGN_SENDS_PER_ACCOUNT": .number,
         "COUNTERSIGN_MESSAGE_QUOTA_MB": .number, "COUNTERSIGN_CONNECTIONS_PER_ADDRESS": .number,
-        "COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL": .flag,
+        "COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL": .flag, "COUNTERSIGN_METRICS_TOKEN_FILE": .text,
     ]
 
     /// A file is a few hundred bytes; anything near this is not one.

@@ -208,8 +208,7 @@ import FoundationNetworking
         try await Task.sleep(for: .seconds(1))
         #expect(onB.ids == [now, later], "fired once: \(onB.ids)")
         func fired(_ s: ServeTests.Server) async throws -> Int {
-            let (data, _) = try await URLSession.shared.data(from: URL(string: s.url + "/metrics")!)
-            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first {
+            let line = try await s.metrics().split(separator: "\n").first {
                 $0.hasPrefix("countersign_push_delayed_fired_total ")
             }
             return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
@@ -347,8 +346,7 @@ import FoundationNetworking
         let alice = try await Person("alice", server: server.url)
         let carol = try await Person("carol", server: server.url)
         func writes() async throws -> Int {
-            let (data, _) = try await URLSession.shared.data(from: URL(string: server.url + "/metrics")!)
-            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first {
+            let line = try await server.metrics().split(separator: "\n").first {
                 $0.hasPrefix("countersign_push_ack_writes_total ")
             }
             return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0

@@ -13,6 +13,8 @@ import FoundationNetworking
     final class Server {
         let process: Spawned
         let url: String
+        /// The file of the bearer token `/metrics` asks for (made by the first server in `dir`).
+        let metricsTokenFile: String
 
         init(
             database: String,
@@ -23,11 +25,14 @@ import FoundationNetworking
             arguments: [String] = [],
             log: String? = nil
         ) throws {
+            metricsTokenFile =
+                environment["COUNTERSIGN_METRICS_TOKEN_FILE"] ?? dir.appendingPathComponent("metrics.token").path
             process = try Spawned(
                 CLI.binary,
                 ["serve", "--port", "\(port)", "--database", database, "--captcha", captcha] + arguments,
                 // Even if this test process crashes, the server stops (it watches its parent).
-                environment: ["COUNTERSIGN_EXIT_WITH_PARENT": "1"].merging(environment) { $1 },
+                environment: ["COUNTERSIGN_EXIT_WITH_PARENT": "1", "COUNTERSIGN_METRICS_TOKEN_FILE": metricsTokenFile]
+                    .merging(environment) { $1 },
                 directory: dir.path,
                 stdout: .pipe,
                 stderr: log.map { .file($0) } ?? .null
@@ -56,6 +61,17 @@ import FoundationNetworking
                 process.signal(SIGKILL)
                 process.wait()
             }
+        }
+
+        /// `GET /metrics` with the server's token.
+        func metrics() async throws -> String {
+            let token = try String(contentsOfFile: metricsTokenFile, encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            var r = URLRequest(url: URL(string: url + "/metrics")!)
+            r.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (data, response) = try await URLSession.shared.data(for: r)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            return String(decoding: data, as: UTF8.self)
         }
 
         func signal(_ s: Int32) -> Int32 {

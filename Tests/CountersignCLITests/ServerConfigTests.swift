@@ -1,6 +1,11 @@
+import CountersignAPI
 import CountersignTestSupport
 import Foundation
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The server's configuration file and its one order (flag, then environment variable, then file, then
 /// default); `countersign serve` and `countersign admin` running `countersign-server` from beside the tool.
@@ -132,6 +137,67 @@ import Testing
     }
 
     /// `admin` finds the database the same way, and names where it looked.
+    /// Issue 33: `/metrics` is behind a bearer token read from a file; a missing file gets a new random
+    /// token, private to the server's user; a file that cannot be a token is refused before anything starts.
+    @Test func theMetricsTokenFileIsMadeOrRead() async throws {
+        let t = try CLI()
+        let path = t.path("metrics.token")
+        let server = try ServeTests.Server(
+            database: "sqlite:" + t.path("m.sqlite"),
+            in: t.dir,
+            environment: ["COUNTERSIGN_METRICS_TOKEN_FILE": path]
+        )
+        defer { _ = server.signal(SIGTERM) }
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let token = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .newlines)
+        #expect(token.count == 43 && Base64URL(text: token)?.bytes.count == 32, "\(token)")
+        #expect(try await server.metrics().contains("countersign_push_connections"))
+        var anonymous = URLRequest(url: URL(string: server.url + "/metrics")!)
+        let (_, refused) = try await URLSession.shared.data(for: anonymous)
+        #expect((refused as? HTTPURLResponse)?.statusCode == 401)
+        anonymous.setValue("Bearer \(token.dropLast())", forHTTPHeaderField: "Authorization")
+        let (_, wrong) = try await URLSession.shared.data(for: anonymous)
+        #expect((wrong as? HTTPURLResponse)?.statusCode == 401)
+        // The same file at the next start: the same token.
+        let again = try ServeTests.Server(
+            database: "sqlite:" + t.path("m2.sqlite"),
+            in: t.dir,
+            environment: ["COUNTERSIGN_METRICS_TOKEN_FILE": path]
+        )
+        defer { _ = again.signal(SIGTERM) }
+        #expect(try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .newlines) == token)
+        #expect(try await again.metrics().contains("countersign_push_connections"))
+        for (content, words) in [
+            ("short\n", "16 to 1024 printable ASCII"), ("has a space in it!!\n", "without spaces"),
+        ] {
+            try t.write("bad.token", Data(content.utf8))
+            let r = try t.cs(
+                "serve",
+                "--metrics-token-file",
+                t.path("bad.token"),
+                "--database",
+                "sqlite:" + t.path("never.sqlite"),
+                "--port",
+                "0"
+            )
+            #expect(r.status == 64 && r.stderr.contains(words) && r.stdout.isEmpty, "\(r.status) \(r.stderr)")
+        }
+        let nowhere = try t.cs(
+            "serve",
+            "--metrics-token-file",
+            "/nonexistent-dir/metrics.token",
+            "--database",
+            "sqlite:" + t.path("never.sqlite"),
+            "--port",
+            "0"
+        )
+        #expect(
+            nowhere.status == 64 && nowhere.stderr.contains("cannot create the metrics token file"),
+            "\(nowhere.stderr)"
+        )
+    }
+
     @Test func adminReadsTheDatabaseFromTheFile() throws {
         let t = try CLI()
         try t.write("config.json", Data(#"{"database": "sqlite:\#(t.path("gone.sqlite"))"}"#.utf8))

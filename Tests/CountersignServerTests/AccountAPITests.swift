@@ -491,15 +491,39 @@ enum PasswordHasherParameters {
 
     @Test(arguments: Backend.available)
     func metricsOpenAPIAndHealth(_ backend: Backend) async throws {
-        let h = try await Harness.make(backend)
+        let h = try await Harness.make(backend) { $0.metricsToken = "metrics-token-0123456789" }
         try await h.run { api in
             #expect(try await api.call(.get, "/healthz").status == 200)
             try await api.register("metric")
             _ = try await api.signIn("metric", "wrong password")
-            let m = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+            // Issue 33: sign-in outcomes are not for anonymous clients.
+            for token in [nil, "metrics-token-012345678", "metrics-token-0123456789x", "csa_nosuchsession"] {
+                let refused = try await api.call(.get, "/metrics", token: token)
+                #expect(refused.status == 401 && refused.isProblem && refused.code == "unauthenticated")
+                #expect(refused.headers[.wwwAuthenticate] == "Bearer realm=\"metrics\"")
+                #expect(!String(decoding: refused.body, as: UTF8.self).contains("countersign_sign_ins_total"))
+            }
+            let m = String(
+                decoding: try await api.call(.get, "/metrics", token: "metrics-token-0123456789").body,
+                as: UTF8.self
+            )
             #expect(m.contains("countersign_sign_ins_total{outcome=\"invalid-credentials\"}"), "\(m.prefix(500))")
             let doc = try await api.call(.get, "/openapi.yaml")
             #expect(doc.status == 200 && String(decoding: doc.body, as: UTF8.self).hasPrefix("openapi: 3.1"))
+        }
+    }
+
+    /// Without a metrics token the route is off, whatever is sent.
+    @Test func metricsAreOffWithoutAToken() async throws {
+        let h = try await Harness.make(.sqlite)
+        try await h.run { api in
+            for token in [nil, "anything-at-all-here"] {
+                let off = try await api.call(.get, "/metrics", token: token)
+                #expect(
+                    off.status == 404 && off.isProblem
+                        && String(describing: off.json["detail"]).contains("--metrics-token-file")
+                )
+            }
         }
     }
 }

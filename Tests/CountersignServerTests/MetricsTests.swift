@@ -24,7 +24,10 @@ import Testing
     }
 
     @Test func problemStatusesAreCountedAndTimedAsSent() async throws {
-        let h = try await Harness.make(.sqlite) { $0.signInFailuresPerAddress = .init(capacity: 2, window: 600) }
+        let h = try await Harness.make(.sqlite) {
+            $0.signInFailuresPerAddress = .init(capacity: 2, window: 600)
+            $0.metricsToken = "metrics-token-0123456789"
+        }
         try await h.run { api in
             try await api.register("metered")
             let token = try await api.token("metered")
@@ -45,7 +48,10 @@ import Testing
             try await h.store.sql.raw("DROP TABLE sessions").run()
             let broken = try await api.call(.get, "/v1/me", token: token)
             #expect(broken.status == 500 && broken.isProblem && broken.code == "internal")
-            let text = String(decoding: try await api.call(.get, "/metrics").body, as: UTF8.self)
+            let text = String(
+                decoding: try await api.call(.get, "/metrics", token: "metrics-token-0123456789").body,
+                as: UTF8.self
+            )
             for (route, method, status) in [
                 ("/v1/sessions", "POST", 401), ("NotFound", "GET", 404), ("NotFound", "DELETE", 405),
                 ("/v1/accounts", "POST", 413), ("/v1/sessions", "POST", 429), ("/v1/me", "GET", 500),

@@ -63,6 +63,27 @@ extension Problem {
         detail: "There is nothing at this address; see /openapi.yaml."
     )
 
+    /// `GET /metrics` on a server started without a metrics token.
+    static let metricsOff = Problem(
+        status: .notFound,
+        code: .notFound,
+        title: "Not found",
+        detail:
+            "Metrics are off: start the server with --metrics-token-file FILE (COUNTERSIGN_METRICS_TOKEN_FILE) and scrape with that token as a bearer token."
+    )
+
+    /// `GET /metrics` without the configured bearer token.
+    static var metricsToken: Problem {
+        var p = Problem(
+            status: .unauthorized,
+            code: .unauthenticated,
+            title: "Metrics token required",
+            detail: "Send the token of the server's --metrics-token-file as `Authorization: Bearer …`."
+        )
+        p.headers[.wwwAuthenticate] = "Bearer realm=\"metrics\""
+        return p
+    }
+
     static func tooLarge(_ limit: Int) -> Problem {
         Problem(
             status: .contentTooLarge,
