@@ -115,6 +115,59 @@ import Testing
         #expect(lines[1][3] == "100", "every oversized frame's connection was closed: \(out)")
     }
 
+    /// Security review (issue 33): an aborted body was logged as `unexpected error HTTPParserError` at the
+    /// error level, so anonymous clients could fill an operator's error log. Client faults log below it.
+    @Test func clientFaultsAreNotLoggedAsErrors() throws {
+        let t = try CLI()
+        let log = t.path("server.log")
+        let server = try ServeTests.Server(
+            database: "sqlite:" + t.path("a.sqlite"),
+            in: t.dir,
+            environment: ["COUNTERSIGN_LOG_LEVEL": "debug"],
+            arguments: ["--log-format", "json"],
+            log: log
+        )
+        let script = """
+            import socket, sys
+            port = int(sys.argv[1])
+            def send(data, read=True):
+                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                s.sendall(data)
+                if read:
+                    try:
+                        s.recv(4096)
+                    except OSError:
+                        pass
+                s.close()
+            # Bodies cut short by the client, on routes that read them.
+            for path in ("/v1/sessions", "/v1/accounts"):
+                for _ in range(5):
+                    send(f"POST {path} HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nContent-Length: 1000\\r\\n\\r\\n{{\\"user".encode(), read=False)
+            # A chunked body with a broken chunk size, and bytes that are not HTTP at all.
+            send(b"POST /v1/sessions HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\nzz\\r\\n{}\\r\\n0\\r\\n\\r\\n")
+            send(b"\\x16\\x03\\x01\\x00\\xa5\\x01\\x00\\x00\\xa1\\x03\\x03" + b"\\x00" * 64)
+            print("sent")
+            """
+        #expect(try Self.python(t, script, port: Self.port(server)) == "sent")
+        // A request after them is served: the server is well, and its log has caught up.
+        #expect(
+            try Self.python(
+                t,
+                """
+                import socket, sys
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+                s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+                print(s.recv(100).split(b"\\r\\n")[0].decode())
+                """,
+                port: Self.port(server)
+            ) == "HTTP/1.1 200 OK"
+        )
+        #expect(server.signal(SIGTERM) == 0)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let errors = lines.filter { $0.contains(#""level":"error""#) || $0.contains(#""level":"critical""#) }
+        #expect(errors.isEmpty, "\(errors.joined(separator: "\n"))")
+    }
+
     @Test func connectionsPerAddressAreCapped() throws {
         let t = try CLI()
         let server = try ServeTests.Server(

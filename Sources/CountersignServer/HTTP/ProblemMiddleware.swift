@@ -3,6 +3,8 @@ import CountersignAPI
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
+import NIOHTTP1
 
 /// Turns every error into an RFC 9457 problem response, so clients never see a framework's plain-text
 /// error or a 500 for bad input. Unexpected errors are logged (without request bodies) and become 500.
@@ -57,6 +59,14 @@ struct ProblemMiddleware: RouterMiddleware {
             throw Self.busy("The database did not answer in time; retry in a second.")
         } catch is PostgresLane.Closed {
             throw Self.busy("The server is shutting down; retry in a second.")
+        } catch let e as HTTPParserError {
+            // The client's bytes were not HTTP, or it went away mid-body: its fault, logged below the error
+            // level so that anonymous clients cannot fill an operator's error log.
+            context.logger.debug("malformed request", metadata: ["error": "\(e)", "path": "\(request.uri.path)"])
+            throw Problem.malformed("The request is not valid HTTP/1.1 (\(e)); send a well-formed request.")
+        } catch let e as ChannelError where [.inputClosed, .outputClosed, .ioOnClosedChannel, .eof].contains(e) {
+            context.logger.debug("client went away", metadata: ["error": "\(e)", "path": "\(request.uri.path)"])
+            throw Problem.malformed("The connection closed before the request was read.")
         } catch let e as HTTPError {
             switch e.status {
             case .notFound:
