@@ -56,30 +56,59 @@ function offer(slot, blob, name, label) {
   };
 }
 
-/** A form's busy state: buttons disabled, a progress bar and a status line. */
-function progressUI(label) {
+/** A form's busy state: buttons disabled, a progress bar, a status line and a Cancel button. */
+function progressUI(label, cancelLabel) {
   const bar = el("progress", { max: 100, value: 0, "aria-label": label, hidden: true });
   const status = el("p", { role: "status", class: "status" });
   const alert = el("p", { role: "alert", class: "alert" });
   const result = el("div", { class: "result" });
+  const cancel = el("button", { type: "button", hidden: true, "aria-label": cancelLabel }, "Cancel");
+  let controller = null;
+  cancel.addEventListener("click", () => controller?.abort());
   return {
     bar,
     status,
     alert,
     result,
+    cancel,
     start(text) {
+      controller = new AbortController();
       alert.textContent = "";
       status.textContent = text;
       bar.value = 0;
       bar.hidden = false;
+      cancel.hidden = false;
+      return controller.signal;
     },
-    step(done, total, verb) {
-      const pct = total ? Math.floor((done / total) * 100) : 100;
-      bar.value = pct;
-      status.textContent = `${verb}… ${pct} %`;
+    /** A progress callback for the operation just started: silent once it is cancelled (it may run on
+     *  to its next batch) or another has started. */
+    progress(verb) {
+      const signal = controller.signal;
+      return (done, total) => {
+        if (signal.aborted || signal !== controller.signal) return;
+        const pct = total ? Math.floor((done / total) * 100) : 100;
+        bar.value = pct;
+        status.textContent = `${verb}… ${pct} %`;
+      };
+    },
+    /** `work`'s result, or a rejection as soon as Cancel is pressed: the work itself stops at its
+     *  next batch, and what it made is dropped. */
+    until(work) {
+      const signal = controller.signal;
+      work.catch(() => {});
+      return Promise.race([work, new Promise((_, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener("abort", () => reject(signal.reason), { once: true })))]);
+    },
+    /** Whether the running (or last) operation was cancelled. */
+    get cancelled() {
+      return Boolean(controller?.signal.aborted);
+    },
+    /** Cancels the running operation, if any (the screen is left). */
+    abort() {
+      controller?.abort();
     },
     end() {
       bar.hidden = true;
+      cancel.hidden = true;
     },
   };
 }
@@ -97,7 +126,7 @@ export function filesScreen(app, { onBack }) {
   const sign = el("input", { type: "checkbox", id: "sign-as-me", disabled: true });
   const keepName = el("input", { type: "checkbox", id: "keep-name", checked: true });
   const encryptButton = el("button", { type: "submit", class: "primary" }, "Encrypt & Save File");
-  const enc = progressUI("Encryption progress");
+  const enc = progressUI("Encryption progress", "Cancel encryption");
   const encryptForm = el(
     "form",
     { "aria-label": "Encrypt File", class: "panel" },
@@ -115,7 +144,7 @@ export function filesScreen(app, { onBack }) {
     ),
     el("div", { class: "choice" }, keepName, el("label", { for: "keep-name" }, "Carry the file name inside the encryption")),
     el("div", { class: "choice" }, sign, el("label", { for: "sign-as-me" }, "Sign with my file key")),
-    el("div", { class: "actions" }, encryptButton),
+    el("div", { class: "actions" }, encryptButton, enc.cancel),
     enc.bar,
     enc.status,
     enc.alert,
@@ -131,9 +160,14 @@ export function filesScreen(app, { onBack }) {
   formatCountersign.addEventListener("change", syncOptions);
   formatFilelock.addEventListener("change", syncOptions);
 
+  // The last encrypted file's link: replaced by the next run's result (or by nothing, when it fails).
+  let dropEncrypted = null;
+  cleanups.push(() => dropEncrypted?.());
   encryptForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     enc.alert.textContent = "";
+    dropEncrypted?.();
+    dropEncrypted = null;
     const file = source.input.files[0];
     const pems = [...recipientFile.input.files];
     if (!file || !pems.length) {
@@ -151,7 +185,7 @@ export function filesScreen(app, { onBack }) {
     }
     const target = asFileLock ? null : pickTarget(file.size, `${file.name}.cs`);
     encryptButton.disabled = true;
-    enc.start("Reading the public key…");
+    const signal = enc.start("Reading the public key…");
     let writable = null;
     try {
       const recipients = [];
@@ -166,32 +200,36 @@ export function filesScreen(app, { onBack }) {
       const started = performance.now();
       if (asFileLock) {
         enc.status.textContent = "Encrypting…";
-        blob = new Blob([await filelock.seal(await readBytes(file), recipients[0])], { type: "application/octet-stream" });
+        const sealedBytes = await enc.until(readBytes(file).then((bytes) => filelock.seal(bytes, recipients[0])));
+        blob = new Blob([sealedBytes], { type: "application/octet-stream" });
         name = "encrypted_file.pkg";
       } else {
-        writable = target ? new sealed.FileSink(await target) : null;
-        blob = await sealed.seal(file, {
-          recipients,
-          signer: sign.checked ? key : null,
-          fileName: keepName.checked ? file.name : "",
-          sink: writable,
-          onProgress: (done, total) => enc.step(done, total, "Encrypting"),
-        });
+        writable = target ? new sealed.FileSink(await enc.until(target)) : null;
+        blob = await enc.until(
+          sealed.seal(file, {
+            recipients,
+            signer: sign.checked ? key : null,
+            fileName: keepName.checked ? file.name : "",
+            sink: writable,
+            signal,
+            onProgress: enc.progress("Encrypting"),
+          }),
+        );
         name = `${file.name}.cs`;
       }
       const seconds = (performance.now() - started) / 1000;
       if (writable) {
-        await writable.close();
+        await enc.until(writable.close());
         writable = null;
       } else {
-        cleanups.push(offer(enc.result, blob, name, `Save ${name} again`));
+        dropEncrypted = offer(enc.result, blob, name, `Save ${name} again`);
       }
       enc.status.textContent = `Encrypted ${file.name} (${size(file.size)}) in ${seconds.toFixed(1)} s${sign.checked && !asFileLock ? ", signed" : ""}. Saved as ${name}.`;
     } catch (error) {
       // A place was asked for but nothing written: discard it too.
       await (writable ? writable.abort() : discard(target));
-      enc.status.textContent = "";
-      enc.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Encryption Failed: ${explain(error)}`;
+      enc.status.textContent = enc.cancelled ? "Encryption cancelled: nothing was saved." : "";
+      if (!enc.cancelled) enc.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Encryption Failed: ${explain(error)}`;
     } finally {
       enc.end();
       encryptButton.disabled = false;
@@ -202,7 +240,7 @@ export function filesScreen(app, { onBack }) {
   const sealedFile = field("Encrypted file", { type: "file" });
   const senderFile = field("Sender's public key (optional: demand their signature)", { type: "file", accept: ".pem,.pub,application/x-pem-file" });
   const decryptButton = el("button", { type: "submit", class: "primary" }, "Decrypt & Save File");
-  const dec = progressUI("Decryption progress");
+  const dec = progressUI("Decryption progress", "Cancel decryption");
   let dropDecrypted = null;
   const decryptForm = el(
     "form",
@@ -216,7 +254,7 @@ export function filesScreen(app, { onBack }) {
       { class: "muted" },
       "Nothing is saved until the whole file has been checked: every chunk, its end and the sender's signature. A tampered, cut or wrongly addressed file gives no output at all, not even a part.",
     ),
-    el("div", { class: "actions" }, decryptButton),
+    el("div", { class: "actions" }, decryptButton, dec.cancel),
     dec.bar,
     dec.status,
     dec.alert,
@@ -236,23 +274,25 @@ export function filesScreen(app, { onBack }) {
       const target = pickTarget(file.size, name);
       let sink = null;
       save.disabled = true;
+      decryptButton.disabled = true;
       dec.alert.textContent = "";
-      dec.start("Decrypting…");
+      const signal = dec.start("Decrypting…");
       try {
-        sink = new sealed.FileSink(await target);
-        await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, "Decrypting") });
+        sink = new sealed.FileSink(await dec.until(target));
+        await dec.until(sealed.open(file, { identity: key, expectedSender, sink, signal, onProgress: dec.progress("Decrypting") }));
         // Only now does the chosen file appear.
-        await sink.close();
+        await dec.until(sink.close());
         sink = null;
         dec.result.replaceChildren();
         dec.status.textContent = `Decrypted and saved where you chose (${size(file.size)} sealed). ${note}`;
       } catch (error) {
         await (sink ? sink.abort() : discard(target));
-        dec.status.textContent = "";
-        dec.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Decryption Failed: ${explain(error)}`;
+        dec.status.textContent = dec.cancelled ? "Decryption cancelled: nothing was saved." : "";
+        if (!dec.cancelled) dec.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Decryption Failed: ${explain(error)}`;
       } finally {
         dec.end();
         save.disabled = false;
+        decryptButton.disabled = false;
       }
     });
   }
@@ -274,8 +314,7 @@ export function filesScreen(app, { onBack }) {
     // whole first, and only then decrypted again into a file the user picks.
     const large = file.size > LARGE && Boolean(window.showSaveFilePicker);
     decryptButton.disabled = true;
-    dec.start("Checking…");
-    let writable = null;
+    const signal = dec.start("Checking…");
     let opened = null;
     try {
       const expectedSender = senderFile.input.files[0] ? await parsePublicKey(await senderFile.input.files[0].text()) : null;
@@ -285,12 +324,12 @@ export function filesScreen(app, { onBack }) {
       if (format === "filelock") {
         if (expectedSender) throw new Error("A FileLock package carries no signature, so it cannot show who sent it.");
         if (file.size > filelock.MAX_PLAINTEXT + 157) throw new Error("too large: the FileLock format is held in memory and limited to 256 MiB");
-        blob = new Blob([await filelock.open(await readBytes(file), key)], { type: "application/octet-stream" });
+        blob = new Blob([await dec.until(readBytes(file).then((bytes) => filelock.open(bytes, key)))], { type: "application/octet-stream" });
         name = base === "encrypted_file" || base === file.name ? "decrypted_file" : base;
         note = "FileLock package: not signed.";
       } else {
         const sink = large ? new sealed.CheckSink() : new sealed.BlobSink();
-        opened = await sealed.open(file, { identity: key, expectedSender, sink, onProgress: (done, total) => dec.step(done, total, large ? "Checking" : "Decrypting and checking") });
+        opened = await dec.until(sealed.open(file, { identity: key, expectedSender, sink, signal, onProgress: dec.progress(large ? "Checking" : "Decrypting and checking") }));
         blob = large ? null : opened.sink.blob();
         // The sender chose the name: shown and saved without control or bidi characters.
         name = opened.fileName ? printable(opened.fileName) || "decrypted_file" : base === file.name ? "decrypted_file" : base;
@@ -307,9 +346,8 @@ export function filesScreen(app, { onBack }) {
         dec.status.textContent = `Decrypted ${name} (${size(blob.size)}). ${note}`;
       }
     } catch (error) {
-      // A place was asked for but nothing written: discard it too.
-      dec.status.textContent = "";
-      dec.alert.textContent = `Decryption Failed: ${explain(error)}`;
+      dec.status.textContent = dec.cancelled ? "Decryption cancelled: nothing was decrypted or saved." : "";
+      if (!dec.cancelled) dec.alert.textContent = `Decryption Failed: ${explain(error)}`;
     } finally {
       dec.end();
       decryptButton.disabled = false;
@@ -477,6 +515,9 @@ export function filesScreen(app, { onBack }) {
 
   const back = el("button", { type: "button" }, "Back");
   back.addEventListener("click", () => {
+    // An operation still running stops: nothing it made is offered.
+    enc.abort();
+    dec.abort();
     for (const cleanup of cleanups) cleanup();
     dropDecrypted?.();
     onBack();
