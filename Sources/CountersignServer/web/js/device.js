@@ -54,27 +54,32 @@ function exclusively(accountId, body) {
 }
 
 /**
- * This browser's device for the account, registered on first use, and a device session for it. The
- * keys are stored before they are registered, so a tab closed halfway leaves keys that the next sign-in
+ * This browser's device for the account, registered on first use, and a device session for it:
+ * {record, deviceSession, created}, `created` true only when this call made the keys. The keys are
+ * stored before they are registered, so a tab closed halfway leaves keys that the next sign-in
  * registers, never a registered device whose keys are gone.
  */
 export function ensureDevice(accountSession, account, report = () => {}) {
   return exclusively(account.id, async () => {
     let record = await keystore.device(account.id);
+    let created = false;
     if (!record) {
       const keys = await makeDeviceKeys();
       record = { accountId: account.id, deviceId: null, signing: keys.signing, encryption: keys.encryption, createdAt: Date.now() };
       await keystore.save(record);
-      record.created = true;
+      created = true;
       report("Keypair created");
     }
+    // Earlier versions stored a `created` flag with the record, true for ever after: it means nothing.
+    const { created: _stale, ...current } = record;
+    record = current;
     if (!record.deviceId) {
       record = { ...record, deviceId: await register(accountSession, record) };
       await keystore.save(record);
     }
     try {
-      if (record.pending) return await settlePending(record);
-      return { record, deviceSession: await openSession(record) };
+      if (record.pending) return { ...(await settlePending(record)), created };
+      return { record, deviceSession: await openSession(record), created };
     } catch (error) {
       throw await wipedIfRevoked(error, account.id);
     }

@@ -102,7 +102,8 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     // Signed out (or in as someone else) meanwhile: this device session is not for the page any more.
     if (session.account?.id !== account.id) return;
     session.setDevice(device.deviceSession);
-    if (device.record.created) session.keypairCreated = true;
+    // Said once more at the first send, and only when this visit made the keys (for this account).
+    if (device.created) session.keypairCreated = account.id;
     if (pushState().state === "closed") startInbox(account.id);
     messages.disabled = false;
     replace(
