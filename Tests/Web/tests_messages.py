@@ -107,8 +107,15 @@ def test_two_browsers_message_each_other_with_the_steps(server, browser):
     expect(steps(bob.page)).to_contain_text("Sent.", timeout=30_000)
     opened = open_first(alice.page, "Incoming", "^From bob, ")
     expect(opened.get_by_label("Message text")).to_have_text("Noon it is.")
-    # "Keypair created" is said on a device's first use only.
+    # "Keypair created" is said on a device's first use only: not at the next send, nor at the first send
+    # after the home screen was shown again (the keys it found were made before).
     compose(alice.page, "bob", "See you.")
+    expect(steps(alice.page)).to_contain_text("Sent.", timeout=30_000)
+    expect(steps(alice.page)).not_to_contain_text("Keypair created")
+    alice.page.get_by_role("button", name="Back").click()
+    expect(alice.page.get_by_role("status").first).to_have_text("Device ready.", timeout=30_000)
+    alice.page.get_by_role("button", name="Messages", exact=True).click()
+    compose(alice.page, "bob", "On my way.")
     expect(steps(alice.page)).to_contain_text("Sent.", timeout=30_000)
     expect(steps(alice.page)).not_to_contain_text("Keypair created")
     # Stored sealed: the browser's store holds the envelope, never the text.
@@ -140,6 +147,58 @@ def test_the_cli_and_the_browser_message_each_other(server, browser):
         assert len(entries) == 1, entries
         text = cli.run("read", entries[0]["id"]).stdout
         assert text.strip() == "from the browser ✓", text
+        p.close()
+    finally:
+        cli.close()
+
+
+def test_a_long_text_is_counted_before_the_limit_and_refused_past_it_never_cut(server, browser):
+    """One limit for a message's text, the CLI's and the server's (1 MiB of UTF-8): the page counts from
+    90 % of it on, sends exactly 1 MiB whole (once cut at 100,000 characters without a word), refuses
+    one byte more with words and sends nothing; and a 1 MiB text from the CLI opens whole here."""
+    cli = Cli(server).register("ivan")
+    try:
+        p = Page(browser, server)
+        page = p.page
+        ready(p, "judy")
+        page.get_by_role("button", name="Messages", exact=True).click()
+        message = page.get_by_label("Message", exact=True)
+        size = page.get_by_test_id("message-size")
+        message.fill("short")
+        expect(size).to_be_hidden()
+        message.fill("x" * 996_148)  # 95 % of 1 MiB
+        expect(size).to_have_text("973 KiB of the 1,024 KiB (1 MiB) a message can hold.")
+        # Exactly the limit, in two-byte characters (524,288 of them): sent whole, and the CLI reads it all.
+        whole = "é" * 524_288
+        message.fill(whole)
+        expect(size).to_have_text("1,024 KiB of the 1,024 KiB (1 MiB) a message can hold.")
+        p.shot("messages-near-the-limit")
+        page.get_by_label("To").fill("ivan")
+        page.get_by_role("button", name="Send").click()
+        expect(steps(page)).to_contain_text("Sent.", timeout=60_000)
+        entries = [e for e in cli.inbox() if e["direction"] == "incoming"]
+        assert len(entries) == 1, entries
+        assert cli.run("read", entries[0]["id"]).stdout.rstrip("\n") == whole
+        # One byte more: said before sending, refused at Send, nothing sent.
+        message.fill(whole + "!")
+        expect(size).to_have_text("Too long: 1,025 KiB of the 1,024 KiB a message can hold. Shorten it, or send it as a file under Files.")
+        assert message.get_attribute("aria-invalid") == "true"
+        page.get_by_role("button", name="Send").click()
+        expect(page.get_by_role("alert").first).to_have_text(
+            "The text is 1,025 KiB, over the 1,024 KiB (1 MiB) a message can hold. Shorten it, or send it as a file under Files. Nothing was sent."
+        )
+        expect(steps(page)).to_have_text("")
+        assert message.input_value() == whole + "!", "the text is kept as it was, not cut"
+        p.shot("messages-over-the-limit")
+        page.wait_for_timeout(500)
+        assert len([e for e in cli.inbox() if e["direction"] == "incoming"]) == 1
+        # The CLI's largest text opens whole in the page.
+        long_text = "y" * 1_048_576
+        sent = subprocess.run([support.BINARY, "send", "--to", "judy", "-"], input=long_text, env=cli.env, capture_output=True, text=True, timeout=120)
+        assert sent.returncode == 0, sent.stderr
+        opened = open_first(page, "Incoming", "^From ivan, ")
+        expect(opened.get_by_label("Message text")).to_be_visible(timeout=30_000)
+        assert opened.get_by_label("Message text").evaluate("(e) => e.textContent.length") == 1_048_576
         p.close()
     finally:
         cli.close()

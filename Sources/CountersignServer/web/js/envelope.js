@@ -6,7 +6,9 @@ import * as hpke from "./hpke.js";
 
 const MAGIC = Uint8Array.from([0x43, 0x53, 0x4d, 0x53, 0x47, 0x0d, 0x0a, 0x1a]);
 const CONTENT_TYPE = "text/plain;charset=utf-8";
-const MAX_PLAINTEXT = 1_048_576;
+/** The largest text a message holds, in bytes of UTF-8: 1 MiB, as `MessageEnvelope.maxPlaintext` in
+ *  Sources/CountersignCrypto/MessageEnvelope.swift (the CLI's and the server's limit, SPEC §8.5). */
+export const MAX_PLAINTEXT = 1_048_576;
 const INFO = utf8("countersign/v1 message key");
 const PAYLOAD_INFO = utf8("countersign/v1 message payload");
 const SIGNATURE_CONTEXT = concat(utf8("countersign/v1 message signature"), new Uint8Array([0]));

@@ -4,7 +4,7 @@
 import { ApiError, call } from "./api.js";
 import { base64url, fromBase64url, hex, sha256, utf8 } from "./bytes.js";
 import { spki } from "./device-keys.js";
-import { open, parse, seal } from "./envelope.js";
+import { MAX_PLAINTEXT, open, parse, seal } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
 import { allFor, run } from "./keystore.js";
 import { checkBeforeSending, isUsername, normalise, signerKey } from "./pins.js";
@@ -32,6 +32,25 @@ export async function ownIdentity(record) {
   };
 }
 
+const kib = (bytes) => Math.ceil(bytes / 1024).toLocaleString("en");
+
+/** What a text of `bytes` (UTF-8) over the limit is told: how much too long, and what to do. */
+export const tooLongWords = (bytes) =>
+  `The text is ${kib(bytes)} KiB, over the ${kib(MAX_PLAINTEXT)} KiB (1 MiB) a message can hold. Shorten it, or send it as a file under Files. Nothing was sent.`;
+
+/** How many bytes `text` takes in UTF-8, counted only when it may be near `MAX_PLAINTEXT` (a UTF-16
+ *  code unit is 1 to 3 bytes): null when it is surely below `share` of the limit. */
+export function textSize(text, share = 0.9) {
+  if (text.length * 3 < share * MAX_PLAINTEXT) return null;
+  return utf8(text).length;
+}
+
+/** The counter's words for a text of `bytes`: from 90 % of the limit on, before it is reached. */
+export const sizeWords = (bytes) =>
+  bytes > MAX_PLAINTEXT
+    ? `Too long: ${kib(bytes)} KiB of the ${kib(MAX_PLAINTEXT)} KiB a message can hold. Shorten it, or send it as a file under Files.`
+    : `${kib(bytes)} KiB of the ${kib(MAX_PLAINTEXT)} KiB (1 MiB) a message can hold.`;
+
 /**
  * Seals `text` to every device of `to` and of this account, signs it, and sends it. `report` gets each
  * step in PingIdentity's words. Throws PinError when a contact's devices changed (nothing is sent).
@@ -42,7 +61,7 @@ export async function send(record, { to, text, delayed, report = () => {} }) {
   if (!names.length) throw new Error("Name at least one recipient in To.");
   if (!names.every(isUsername)) throw new Error("A username is 3 to 32 of a–z, 0–9, dot, underscore and hyphen, starting and ending with a letter or digit.");
   const plaintext = utf8(text);
-  if (plaintext.length > 1_048_576) throw new Error("The text is over 1 MiB; send a file instead.");
+  if (plaintext.length > MAX_PLAINTEXT) throw new Error(tooLongWords(plaintext.length));
   const recipients = [];
   const commits = [];
   const encryptionSpki = await spki(record.encryption.publicKey);

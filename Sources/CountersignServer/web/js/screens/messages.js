@@ -6,7 +6,8 @@ import { groupedKeyId, hex } from "../bytes.js";
 import { el, field, replace } from "../dom.js";
 import { subscribe } from "../inbox.js";
 import { keystore } from "../keystore.js";
-import { DELAY_SECONDS, get, list, openMessage, ownIdentity, send } from "../messages.js";
+import { MAX_PLAINTEXT } from "../envelope.js";
+import { DELAY_SECONDS, get, list, openMessage, ownIdentity, send, sizeWords, textSize, tooLongWords } from "../messages.js";
 import { PinError } from "../pins.js";
 import { onHide } from "../privacy.js";
 import { session } from "../session.js";
@@ -19,7 +20,20 @@ const when = (iso) => new Date(iso).toLocaleString();
 export function messagesScreen(app, { onBack, open: openId }) {
   const to = field("To", { autocomplete: "off", autocapitalize: "none", spellcheck: "false", placeholder: "alice, bob" });
   const textId = "message-text-input";
-  const text = el("textarea", { id: textId, rows: 4, placeholder: "Please Enter Text", maxlength: 100000 });
+  // No maxlength: it would cut a pasted text without a word (and counts UTF-16, not the limit's bytes).
+  const text = el("textarea", { id: textId, rows: 4, placeholder: "Please Enter Text", "aria-describedby": "message-size" });
+  const size = el("p", { id: "message-size", class: "muted", "data-testid": "message-size", hidden: true });
+  const showSize = () => {
+    const bytes = textSize(text.value);
+    const over = bytes !== null && bytes > MAX_PLAINTEXT;
+    size.hidden = bytes === null;
+    size.textContent = bytes === null ? "" : sizeWords(bytes);
+    size.classList.toggle("alert", over);
+    if (over) text.setAttribute("aria-invalid", "true");
+    else text.removeAttribute("aria-invalid");
+    return bytes;
+  };
+  text.addEventListener("input", showSize);
   const delayed = el("input", { type: "checkbox", role: "switch", id: "deliver-later" });
   const sendButton = el("button", { type: "submit", class: "primary" }, "Send");
   const steps = el("ul", { role: "status", class: "steps", "aria-label": "Steps" });
@@ -50,7 +64,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
     "form",
     { "aria-label": "New message" },
     to.row,
-    el("div", { class: "field" }, el("label", { for: textId }, "Message"), text),
+    el("div", { class: "field" }, el("label", { for: textId }, "Message"), text, size),
     el("div", { class: "choice" }, delayed, el("label", { for: "deliver-later" }, `Deliver in ${DELAY_SECONDS} seconds`)),
     sendButton,
   );
@@ -83,16 +97,23 @@ export function messagesScreen(app, { onBack, open: openId }) {
       text.focus();
       return;
     }
+    const bytes = showSize();
+    if (bytes !== null && bytes > MAX_PLAINTEXT) {
+      alert.textContent = tooLongWords(bytes);
+      text.focus();
+      return;
+    }
     sendButton.disabled = true;
     try {
-      if (session.keypairCreated) {
+      if (session.keypairCreated && session.keypairCreated === session.account?.id) {
         step("Keypair created");
-        session.keypairCreated = false;
+        session.keypairCreated = null;
       }
       record = await unlockedRecord(gateSlot, "Unlock them to send this message.");
       await send(record, { to: to.input.value.split(/[\s,]+/), text: text.value, delayed: delayed.checked, report: step });
       step(delayed.checked ? `Sent. It is delivered in ${DELAY_SECONDS} seconds.` : "Sent.");
       text.value = "";
+      showSize();
     } catch (error) {
       alert.textContent = describe(error);
       if (error instanceof PinError && error.changes.length) showTrust(error.username, { changed: true });
