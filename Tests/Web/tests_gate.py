@@ -812,3 +812,60 @@ def test_key_gate_no_request_of_a_passkey_and_gate_session_carries_a_prf_output(
                 assert form not in body, f"{method} {url} carries the PRF output {output.hex()} as {form[:16]!r}…"
         assert not prf_member(body), f"{method} {url} carries a prf member: {body[:300]!r}"
     p.close()
+
+
+# `n` wrong passwords at once through the page's own module; each outcome as "kind:attemptsLeft".
+WRONG_PASSWORDS_AT_ONCE = """async ([accountId, n]) => {
+    const gate = await import("/js/gate.js");
+    const outcomes = await Promise.allSettled(Array.from({ length: n }, () => gate.unlockWithPassword(accountId, "not the password")));
+    return outcomes.map((o) => (o.status === "fulfilled" ? "unlocked" : `${o.reason?.kind ?? o.reason?.message}:${o.reason?.attemptsLeft ?? ""}`));
+}"""
+
+
+def test_key_gate_counts_every_one_of_concurrent_wrong_passwords_in_two_tabs(server, browser):
+    """SPEC §14.5: each attempt stores its count before it is checked. Attempts made at once, in one tab and
+    in another, each count (the count is read and written in one IndexedDB transaction), and the limit is
+    reached, wipes and revokes as when they come one by one."""
+    p = Page(browser, server)
+    page = p.page
+    ready(p, "wgrace")
+    account_id = page.evaluate("async () => (await import('/js/session.js')).session.account.id")
+    page.evaluate(
+        """async (id) => {
+            const gate = await import("/js/gate.js");
+            await gate.enableWithPassword(id, "correct horse battery", 10);
+            (await import("/js/gate-keys.js")).lock();
+        }""",
+        account_id,
+    )
+    rec = record(page)
+    assert rec["gate"]["limit"] == 10 and rec["gate"]["failures"] == 0, rec["gate"]
+    device_id = rec["deviceId"]
+
+    # Three at once in a second tab (not signed in: the count is this browser's), three at once here.
+    other = p.context.new_page()
+    other.goto(server.url + "/")
+    other.evaluate(f"(args) => {{ window.__attempts = ({WRONG_PASSWORDS_AT_ONCE})(args); }}", [account_id, 3])
+    here = page.evaluate(WRONG_PASSWORDS_AT_ONCE, [account_id, 3])
+    there = other.evaluate("() => window.__attempts")
+    outcomes = here + there
+    assert all(o.startswith("wrong password:") for o in outcomes), outcomes
+    assert sorted(int(o.split(":")[1]) for o in outcomes) == [4, 5, 6, 7, 8, 9], outcomes
+    assert record(page)["gate"]["failures"] == 6
+    other.close()
+
+    # Twenty at once: four more are counted and checked, the limit is reached, nothing more is tried, and the
+    # browser deletes its keys and the device revokes itself, once.
+    outcomes = page.evaluate(WRONG_PASSWORDS_AT_ONCE, [account_id, 20])
+    assert sorted(o for o in outcomes if o.startswith("wrong password:")) == ["wrong password:1", "wrong password:2", "wrong password:3"], outcomes
+    assert outcomes.count("wiped:") == 17, outcomes
+    expect(page.get_by_text("Too many failed attempts to unlock.")).to_be_visible(timeout=60_000)
+    assert page.evaluate(COUNT_STORES) == {"devices": 0, "messages": 0, "pins": 0}
+    token = api_sign_in(server, "wgrace")
+    devices = server.api("GET", "/v1/devices", token=token)[1]["devices"]
+    assert [d.get("revokedAt") is not None for d in devices if d["id"] == device_id] == [True], devices
+    events = audit(server, token)
+    # Every failure counted in the signed-in tab was reported before the session ended (the other tab had none).
+    assert events.count("key-gate unlock-failed-password") == 7, events
+    assert events.count("key-gate wiped-password") == 1 and events.count("device-revoke self-revoked") == 1, events
+    p.close()

@@ -132,18 +132,37 @@ async function passkeyCeremony(salts, pick) {
 
 // ---- Unlocking (SPEC §14.4, §14.5)
 
-async function saveGate(accountId, gate) {
-  const record = await keystore.device(accountId);
-  await keystore.save({ ...record, gate });
+/**
+ * Stores `change(gate)` as the account's gate, read and written in one transaction (keystore.updateGate):
+ * a count made meanwhile in another window is kept. Without a gate (wiped meanwhile) nothing is stored.
+ */
+const changeGate = (accountId, change) => keystore.updateGate(accountId, (gate) => (gate ? g.checkGate(change(gate)) : null));
+
+/**
+ * Counts one attempt (SPEC §14.5): `failures + 1` stored before anything is checked, read and written in one
+ * transaction, so attempts made at once (in this window or another) each count. Resolves with the gate as
+ * counted, or null when nothing may be tried: the limit was reached, or the gate is gone (wiped).
+ */
+async function countAttempt(accountId) {
+  let counted = false;
+  const gate = await keystore.updateGate(accountId, (stored) => {
+    if (!stored || g.attemptsLeft(stored) <= 0) return null;
+    counted = true;
+    return g.countAttempt(stored);
+  });
+  return counted ? gate : null;
 }
 
-/** The account's gated record; at the limit (found there at start) nothing is tried: wipe and revoke. */
+/**
+ * The account's gated record; at the limit (found there at start) nothing is tried: wipe and revoke (unless
+ * an attempt of this page still being checked turns out right and resets the count: then read again).
+ */
 async function gatedRecord(accountId) {
   const record = await keystore.device(accountId);
   if (!record?.gate) throw new Error("The key gate is off in this browser.");
   if (g.attemptsLeft(record.gate) <= 0) {
-    await wipeAtLimit(accountId, record.gate.methods[0].kind);
-    throw refuse("wiped");
+    if (await wipeAtLimit(accountId, record.gate.methods[0].kind)) throw refuse("wiped");
+    return gatedRecord(accountId);
   }
   return record;
 }
@@ -162,34 +181,68 @@ async function unwrapAll(gateKey, record) {
   return keys;
 }
 
+/** accountId → this page's counted attempts not settled yet (checked and reported): a wipe waits for them. */
+const checking = new Map();
+
+/** The gate key and the private keys under `method`'s wrapping key; `[]` when it is not the right one. */
+async function check(record, method, makeKey) {
+  try {
+    const gateKey = await g.openGate(await makeKey(), method, context(record));
+    return [gateKey, await unwrapAll(gateKey, record)];
+  } catch (error) {
+    if (error instanceof g.GateError && error.kind === "unlock failed") return [];
+    throw error instanceof g.GateError ? Object.assign(new Error(g.MESSAGES[error.kind]), { malformed: true }) : error;
+  }
+}
+
 /** One counted attempt with `method` and the wrapping key `makeKey()` derives. */
 async function attempt(record, method, makeKey) {
   const { accountId } = record;
-  const counted = g.countAttempt(record.gate);
-  await saveGate(accountId, counted);
-  let gateKey;
-  let keys;
-  try {
-    gateKey = await g.openGate(await makeKey(), method, context(record));
-    keys = await unwrapAll(gateKey, record);
-  } catch (error) {
-    if (!(error instanceof g.GateError) || error.kind !== "unlock failed") {
-      // Malformed: nothing was decrypted, so nothing is counted.
-      await saveGate(accountId, record.gate);
-      throw error instanceof g.GateError ? new Error(g.MESSAGES[error.kind]) : error;
-    }
-    await report("unlock-failed", method.kind);
-    const n = g.attemptsLeft(counted);
-    if (n <= 0) {
-      await wipeAtLimit(accountId, method.kind);
-      throw refuse("wiped");
-    }
-    throw refuse(method.kind === "prf" ? "wrong passkey" : "wrong password", n);
+  const counted = await countAttempt(accountId);
+  if (!counted) {
+    const now = await keystore.device(accountId);
+    if (now && !now.gate && !now.wiped) throw new Error("The key gate was turned off in another window meanwhile.");
+    // At the limit. A right attempt of this page, still being checked, may reset it: then this one is tried.
+    if (await wipeAtLimit(accountId, method.kind)) throw refuse("wiped");
+    return attempt(await gatedRecord(accountId), method, makeKey);
   }
-  remember(accountId, gateKey, keys, deadline());
-  lastKind.set(accountId, method.kind);
-  await saveGate(accountId, g.resetAttempts(counted));
-  await report("unlocked", method.kind);
+  // Settled (released) before this attempt waits for a wipe itself, which waits for the others.
+  let release;
+  const settled = new Promise((resolve) => (release = resolve));
+  if (!checking.has(accountId)) checking.set(accountId, new Set());
+  checking.get(accountId).add(settled);
+  const settle = () => (checking.get(accountId).delete(settled), release());
+  try {
+    let gateKey;
+    let keys;
+    try {
+      [gateKey, keys] = await check(record, method, makeKey);
+    } catch (error) {
+      // Malformed: nothing was decrypted, so this attempt is not counted (others made meanwhile stay).
+      if (error.malformed) await changeGate(accountId, (gate) => ({ ...gate, failures: Math.max(0, gate.failures - 1) }));
+      throw error;
+    }
+    if (!gateKey) {
+      await report("unlock-failed", method.kind);
+      settle();
+      const n = g.attemptsLeft(counted);
+      if (n <= 0 && (await wipeAtLimit(accountId, method.kind))) throw refuse("wiped");
+      throw refuse(method.kind === "prf" ? "wrong passkey" : "wrong password", Math.max(n, 0));
+    }
+    const reset = await changeGate(accountId, g.resetAttempts);
+    if (reset) {
+      remember(accountId, gateKey, keys, deadline());
+      lastKind.set(accountId, method.kind);
+      await report("unlocked", method.kind);
+      return;
+    }
+    // Wiped by another window while this one was checked: the keys here are gone.
+    settle();
+    await wipeAtLimit(accountId, method.kind);
+    throw refuse("wiped");
+  } finally {
+    settle();
+  }
 }
 
 /** A counted unlock with one of the gate's passkeys; returns the method and its wrapping key. */
@@ -231,15 +284,41 @@ export async function unlockWithPassword(accountId, password) {
 
 // ---- The limit: wipe and self-revocation (SPEC §14.5)
 
+/** accountId → the wipe running in this page: attempts that reach the limit together wipe once. */
+const wiping = new Map();
+
 /**
- * Deletes this browser's keys, envelopes, pins, authenticator and file key for the account, keeping only
- * the note the self-revocation needs; reports it; revokes the device; ends the session. The page goes
- * back to sign-in with the words (main.js listens for "countersign:wiped").
+ * At the limit: deletes this browser's keys, envelopes, pins, authenticator and file key for the account,
+ * keeping only the note the self-revocation needs; reports it; revokes the device; ends the session. The
+ * page goes back to sign-in with the words (main.js listens for "countersign:wiped"). Resolves with true,
+ * or false when the count is below the limit by then.
+ *
+ * This page's counted attempts still being checked end first (each is reported, and a right one resets the
+ * count, so nothing is wiped). Once per page however many attempts reached the limit together, and under a
+ * Web Lock per account: a window that finds another has wiped (no gate left, or only its note) finishes
+ * the self-revocation if it is still due and signs out.
  */
-async function wipeAtLimit(accountId, method) {
+function wipeAtLimit(accountId, method) {
+  if (!wiping.has(accountId)) {
+    const run = async () => {
+      await Promise.allSettled([...(checking.get(accountId) ?? [])]);
+      const locked = () => wipe(accountId, method);
+      return navigator.locks ? navigator.locks.request(`countersign gate ${accountId}`, locked) : locked();
+    };
+    wiping.set(accountId, run().finally(() => wiping.delete(accountId)));
+  }
+  return wiping.get(accountId);
+}
+
+async function wipe(accountId, method) {
   const record = await keystore.device(accountId);
-  await wipeDevice(accountId, { note: { deviceId: record.deviceId, revocationToken: record.gate.revocationToken }, authenticator: true });
-  await report("wiped", method);
+  if (record?.gate && g.attemptsLeft(record.gate) > 0) return false;
+  if (record?.gate) {
+    await wipeDevice(accountId, { note: { deviceId: record.deviceId, revocationToken: record.gate.revocationToken }, authenticator: true });
+    await report("wiped", method);
+  } else {
+    lock(accountId);
+  }
   await finishSelfRevocation(accountId);
   try {
     await call("DELETE", "/v1/sessions/current", { token: session.token });
@@ -247,6 +326,7 @@ async function wipeAtLimit(accountId, method) {
     // Signed out here either way.
   }
   dispatchEvent(new CustomEvent("countersign:wiped", { detail: refusals.wiped() }));
+  return true;
 }
 
 /**
@@ -396,7 +476,7 @@ export async function setLimit(accountId, limit) {
   const record = await keystore.device(accountId);
   if (!record?.gate) return;
   if (!isUnlocked(accountId)) throw new LockedError();
-  await saveGate(accountId, g.checkGate({ ...record.gate, limit, failures: Math.min(record.gate.failures, limit) }));
+  await changeGate(accountId, (gate) => ({ ...gate, limit, failures: Math.min(gate.failures, limit) }));
 }
 
 /**
@@ -416,7 +496,7 @@ export async function passwordChanged(accountId, oldPassword, newPassword) {
       fresh,
       context(record),
     );
-    await saveGate(accountId, g.checkGate({ ...record.gate, methods: record.gate.methods.map((m) => (m === old ? method : m)) }));
+    await changeGate(accountId, (gate) => ({ ...gate, methods: gate.methods.map((m) => (m.kind === "password" ? method : m)) }));
     return true;
   } catch {
     return false;
@@ -484,11 +564,12 @@ export async function addMethod(accountId, { proofPassword = null, add }) {
   }
   const entry = await g.rewrapMethod(proof.key, proof.method, toKey, toMethod, context(record));
   // Another window may have turned the gate off and on meanwhile: this entry wraps the old gate key.
-  const fresh = await keystore.device(accountId);
-  if (!fresh?.gate || !same(fresh.gate.revocationToken, record.gate.revocationToken)) {
-    throw new Error("The key gate changed in another window meanwhile. Nothing was added: try again.");
-  }
-  await saveGate(accountId, g.checkGate({ ...fresh.gate, methods: [...fresh.gate.methods, entry] }));
+  const changed = () => new Error("The key gate changed in another window meanwhile. Nothing was added: try again.");
+  const added = await changeGate(accountId, (gate) => {
+    if (!same(gate.revocationToken, record.gate.revocationToken)) throw changed();
+    return { ...gate, methods: [...gate.methods, entry] };
+  });
+  if (!added) throw changed();
   await report("method-added", toMethod.kind);
 }
 
@@ -507,7 +588,7 @@ export async function removeMethod(accountId, method) {
   if (!methods.some((m) => usable.has(key(m)))) {
     throw new Error("The key gate needs one way to unlock that still works: add another first, or turn the gate off.");
   }
-  await saveGate(accountId, g.checkGate({ ...record.gate, methods }));
+  await changeGate(accountId, (gate) => ({ ...gate, methods: gate.methods.filter((m) => key(m) !== key(method)) }));
   await report("method-removed", method.kind);
 }
 

@@ -58,6 +58,42 @@ export const keystore = {
     return run("devices", "readwrite", (store) => store.put(stored));
   },
   /**
+   * Changes the account's key gate (SPEC §14) in one readwrite transaction, so changes made at once, in this
+   * page or another, each start from the one before: `change(gate)` gets the stored gate (null when there is
+   * none, or only a wipe's note) and returns the gate to store, or null to store nothing. It runs inside the
+   * transaction, so it must not await; what it throws rejects the call and stores nothing. Resolves with the
+   * gate as stored afterwards (null when there is none).
+   */
+  updateGate: async (accountId, change) => {
+    const db = await open();
+    try {
+      return await new Promise((resolve, reject) => {
+        const tx = db.transaction("devices", "readwrite");
+        const store = tx.objectStore("devices");
+        let stored = null;
+        let thrown = null;
+        store.get(accountId).onsuccess = (event) => {
+          const record = event.target.result;
+          try {
+            const gate = change(record?.gate ?? null);
+            stored = record?.gate ?? null;
+            if (gate && record) {
+              store.put({ ...record, gate });
+              stored = gate;
+            }
+          } catch (error) {
+            thrown = error;
+            tx.abort();
+          }
+        };
+        tx.oncomplete = () => resolve(stored);
+        tx.onerror = tx.onabort = () => reject(thrown ?? new Error(`This browser's storage failed: ${tx.error?.message}`));
+      });
+    } finally {
+      db.close();
+    }
+  },
+  /**
    * Forgets the account's device keys, its messages and its pins, in one transaction. `note`, when given,
    * takes the device record's place (the key gate's wipe keeps what the device needs to revoke itself).
    */
