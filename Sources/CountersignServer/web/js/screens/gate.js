@@ -320,7 +320,7 @@ export function gateSection({ status, alert }) {
       }
       let what = add;
       if (add === "password") {
-        const password = await askPassword("Password to add to the key gate", "Account password", "The password to add: your account password, checked with the server.", true);
+        const password = await askPassword("Password to add to the key gate", "Account password", "The password to add: your account password, checked with the server. The keys then open with it, which the server gets at every sign-in.", true);
         if (password === null) return;
         what = { password };
       }
@@ -349,7 +349,7 @@ export function gateSection({ status, alert }) {
     const form = el(
       "form",
       { "aria-label": "Turn on with password" },
-      el("p", { class: "notice", "data-testid": "gate-no-prf" }, `${reason} Lock the keys with your account password instead (checked with the server, then PBKDF2 here):`),
+      el("p", { class: "notice", "data-testid": "gate-no-prf" }, `${reason} Lock the keys with your account password instead (checked with the server, then PBKDF2 here). This protects a copy of this browser's data against others, not against the server, which gets this password at every sign-in:`),
       password.row,
       el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Turn on with password"), el("button", { type: "button", on: { click: () => panel.replaceChildren() } }, "Cancel")),
     );
@@ -450,6 +450,11 @@ export function gateSection({ status, alert }) {
       "p",
       { class: "muted" },
       "Keeps this browser's message keys stored only encrypted under your passkey (its PRF), or your password where the passkey has none. They are unlocked after the passkey verifies you, and dropped when the page is hidden or the re-authentication interval runs out.",
+    ),
+    el(
+      "p",
+      { class: "muted", "data-testid": "gate-protects" },
+      "What each protects against: with a passkey, a copy of this browser's data does not open without your authenticator, not even for the server, which never gets the passkey's secret. With your password, a copy does not open without the password, but the server gets that password at every sign-in: the server, or anyone who reads its requests, could open a copy.",
     ),
     el("div", { class: "choice" }, toggle, el("label", { for: "gate-switch" }, "Biometric Enable")),
     state,
