@@ -318,11 +318,13 @@ def test_approvals_sign_in_with_push_approval_from_the_cli_authenticator(server,
         result = authenticator.run("authenticator", "approve", request["id"], "--number", wrong, check=False)
         assert result.returncode != 0 and "FAILED" in result.stdout, (result.stdout, result.stderr)
         expect(page.get_by_role("status")).to_have_text("The wrong number was chosen on your authenticator.", timeout=30_000)
+        # Not a dead end: "Try again" (a new push) and the account's other ways are offered.
+        expect(page.get_by_text("Nothing was signed in. Try again for a new request on your authenticator, or use a passcode from your authenticator.")).to_be_visible()
+        expect(page.get_by_role("button", name="Try again")).to_be_focused()
         p.shot("approvals-browser-wrong-number")
         # Again: the browser shows "Number to match" large; the authenticator approves with it, and the
         # browser finishes signing in by itself.
-        page.get_by_role("button", name="Cancel").click()
-        sign_in(p, "kit")
+        page.get_by_role("button", name="Try again").click()
         expect(shown).to_have_text(re.compile(r"^\d{6}$"), timeout=SLOW)
         expect(page.get_by_text("Number to match")).to_be_visible()
         p.shot("approvals-browser-number-to-match")
@@ -330,6 +332,21 @@ def test_approvals_sign_in_with_push_approval_from_the_cli_authenticator(server,
         [request] = pending()
         result = authenticator.run("authenticator", "approve", request["id"], "--number", number)
         assert result.stdout.strip() == "COMPLETED", result.stdout
+        expect(page.get_by_role("heading", name="Signed in as kit")).to_be_visible(timeout=30_000)
+        # A wrong number again, then another way: the authenticator's passcode, with no new push.
+        page.get_by_role("button", name="Sign out").click()
+        sign_in(p, "kit")
+        expect(shown).to_have_text(re.compile(r"^\d{6}$"), timeout=SLOW)
+        [request] = pending()
+        wrong = f"{(int(shown.inner_text()) + 1) % 1_000_000:06d}"
+        authenticator.run("authenticator", "approve", request["id"], "--number", wrong, check=False)
+        page.get_by_role("button", name="Use another way").click()
+        expect(page.get_by_label("One-time passcode")).to_be_visible(timeout=SLOW)
+        expect(shown).to_be_hidden()
+        assert json.loads(authenticator.run("authenticator", "pending", "--json").stdout) == [], "no new push"
+        p.shot("approvals-browser-another-way")
+        page.get_by_label("One-time passcode").fill(authenticator.run("authenticator", "otp").stdout.split()[0])
+        page.get_by_role("button", name="Verify").click()
         expect(page.get_by_role("heading", name="Signed in as kit")).to_be_visible(timeout=30_000)
         p.close()
     finally:

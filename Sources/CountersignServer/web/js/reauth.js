@@ -37,15 +37,23 @@ export function confirmIdentity(container, options) {
       event.preventDefault();
       alert.textContent = "";
       try {
-        const { status: code, body } = await withCaptcha(
-          (captcha) => call("POST", "/v1/sessions/current/reauth", { token: session.token, json: { password: password.input.value, captcha } }),
-          (text) => (status.textContent = text),
-        );
+        const given = password.input.value;
+        const ask = (how, say) =>
+          withCaptcha((captcha) => call("POST", "/v1/sessions/current/reauth", { token: session.token, json: { password: given, captcha, secondFactor: how } }), say);
+        const { status: code, body } = await ask(undefined, (text) => (status.textContent = text));
         password.input.value = "";
         if (code === 202) {
           // Cancelling the second factor goes back to the password (or out, when the caller allows it).
           const back = onCancel ?? (() => confirmIdentity(container, options).then(resolve));
-          secondFactor(container, { pending: body, onDone: resolve, onCancel: back, heading: "Confirm it is you", reauth: true });
+          // After a failed push, a new attempt: the password stays in this closure while it is on screen.
+          const again = async (how, say) => {
+            const { status: next, body: answer } = await ask(how, say);
+            if (next === 202) return answer;
+            session.authenticated();
+            resolve();
+            return null;
+          };
+          secondFactor(container, { pending: body, onDone: resolve, onCancel: back, heading: "Confirm it is you", reauth: true, again });
           return;
         }
         session.authenticated();

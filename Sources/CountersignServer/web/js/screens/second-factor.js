@@ -10,7 +10,7 @@ const statusWords = {
   OTP_REQUIRED: "Enter a one-time passcode from your authenticator.",
   COMPLETED: "Approved.",
   FAILED: "The sign-in was refused.",
-  PUSH_CONFIRMATION_TIMED_OUT: "The push approval timed out. Use a passcode, or sign in again.",
+  PUSH_CONFIRMATION_TIMED_OUT: "No answer came from your authenticator in time.",
 };
 const failureWords = {
   denied: "The sign-in was denied on your authenticator.",
@@ -19,17 +19,29 @@ const failureWords = {
   "too-many-codes": "Too many wrong codes or refused passkeys.",
 };
 
+// A push that failed in a way the user may simply try again: a wrong number, a denial, no answer in time
+// ("This wasn't me" and too many wrong codes are not offered again here).
+const retryable = (view) => view.status === "PUSH_CONFIRMATION_TIMED_OUT" || (view.status === "FAILED" && ["wrong-number", "denied"].includes(view.failure));
+const otherWays = { totp: "a passcode from your authenticator", passkey: "a passkey", recoveryCode: "a recovery code" };
+const listed = (items) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`);
+
 /** The sign-in's second factor as a screen. */
-export function secondFactorScreen(app, { pending, onSignedIn, back, username }) {
-  secondFactor(app, { pending, onDone: onSignedIn, onCancel: back, heading: "Second factor", username });
+export function secondFactorScreen(app, { pending, onSignedIn, back, username, again }) {
+  secondFactor(app, { pending, onDone: onSignedIn, onCancel: back, heading: "Second factor", username, again });
 }
 
 /**
  * A second factor in `container`: a sign-in's (the session is collected and kept) or a re-authentication's
  * (202 from POST /v1/sessions/current/reauth; the server answers 204 and this session counts as fresh).
+ * A failed transaction takes no other answer (PROTOCOL §3.3), so after a wrong number, a denial or a
+ * timeout a new attempt is a new one: `again(how, say)` asks the server for it ("push": a new push;
+ * "code": none, for a passcode, passkey or recovery code) and resolves to its 202 body, or to null when
+ * the caller finished without a second factor. `offered`: the ways the first transaction listed.
  */
-export function secondFactor(container, { pending, onDone, onCancel, heading, username, reauth = false }) {
+export function secondFactor(container, options) {
+  const { pending, onDone, onCancel, heading, username, reauth = false, again = null } = options;
   const { transaction, binding } = pending;
+  const offered = options.offered ?? transaction.methods ?? [];
   const path = `/v1/mfa/transactions/${encodeURIComponent(transaction.id)}`;
   let done = false;
   const alert = el("p", { role: "alert", class: "alert" });
@@ -42,6 +54,39 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
   const passkey = el("button", { type: "button", class: "passkey", hidden: true }, "Use a passkey");
   // What the user tried last: a refused passkey lowers the attempts left as a wrong code does.
   let lastTried = "code";
+  // After a failed push: "Try again" and the account's other ways, each a new attempt.
+  const retry = el("div", { class: "retry", hidden: true });
+  const others = offered.filter((m) => Object.hasOwn(otherWays, m) && (m !== "passkey" || passkeysAvailable()));
+
+  function offerRetry() {
+    if (!retry.hidden) return;
+    const tryAgain = el("button", { type: "button", class: "primary" }, "Try again");
+    const another = el("button", { type: "button" }, "Use another way");
+    const start = (how, button) => async () => {
+      alert.textContent = "";
+      tryAgain.disabled = another.disabled = true;
+      status.textContent = how === "push" ? "Sending a new request to your authenticator…" : "Starting again…";
+      try {
+        const next = await again(how, (words) => (status.textContent = words));
+        if (next && !done) secondFactor(container, { ...options, pending: next, offered });
+      } catch (error) {
+        status.textContent = "";
+        alert.textContent = describe(error);
+        tryAgain.disabled = another.disabled = false;
+        button.focus();
+      }
+    };
+    tryAgain.addEventListener("click", start("push", tryAgain));
+    another.addEventListener("click", start("code", another));
+    const push = offered.includes("push");
+    const ways = others.map((m) => otherWays[m]);
+    const words = push
+      ? `Nothing was signed in. Try again for a new request on your authenticator${ways.length ? `, or use ${listed(ways)}` : ""}.`
+      : `Nothing was signed in. Use ${listed(ways)}.`;
+    replace(retry, el("p", {}, words), el("div", { class: "actions" }, push ? tryAgain : null, ways.length ? another : null));
+    retry.hidden = false;
+    (push ? tryAgain : another).focus();
+  }
 
   function show(view) {
     const words = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
@@ -56,6 +101,7 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
     codeForm.hidden = !methods.includes("totp");
     recoveryForm.hidden = !methods.includes("recoveryCode");
     passkey.hidden = !methods.includes("passkey") || !passkeysAvailable();
+    if (again && retryable(view) && (offered.includes("push") || others.length)) offerRetry();
     if (view.attemptsLeft !== undefined && view.attemptsLeft < 5 && lastTried === "passkey") {
       alert.textContent = `The passkey was not accepted. ${view.attemptsLeft} attempts left: try again, or use another way.`;
     } else if (view.attemptsLeft !== undefined && view.attemptsLeft < 5 && methods.includes("totp")) {
@@ -136,6 +182,7 @@ export function secondFactor(container, { pending, onDone, onCancel, heading, us
       el("div", { class: "actions alternative" }, passkey),
       codeForm,
       recoveryForm,
+      retry,
       alert,
       el("div", { class: "actions" }, el("button", { type: "button", on: { click: () => ((done = true), onCancel()) } }, "Cancel")),
     ),

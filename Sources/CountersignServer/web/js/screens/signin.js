@@ -156,7 +156,19 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
       );
       password.input.value = "";
       if (code === 202) {
-        secondFactorScreen(app, { pending: body, onSignedIn, back: () => signInScreen(app, { onSignedIn }), username: credentials.username });
+        // A new attempt after a failed push is a new sign-in: the password stays in this closure while
+        // the second factor is on screen, for that alone.
+        const again = async (how, say) => {
+          const { status: next, body: answer } = await withCaptcha(
+            (captcha) => call("POST", "/v1/sessions", { json: { ...credentials, captcha, secondFactor: how } }),
+            say,
+          );
+          if (next === 202) return answer;
+          session.set(answer, { username: credentials.username });
+          onSignedIn();
+          return null;
+        };
+        secondFactorScreen(app, { pending: body, onSignedIn, back: () => signInScreen(app, { onSignedIn }), username: credentials.username, again });
         return;
       }
       session.set(body, { username: credentials.username });
