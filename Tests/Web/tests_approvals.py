@@ -374,3 +374,94 @@ def test_approvals_passcodes_match_rfc_6238(server, browser):
         "six": {"passcode": "287082", "validFrom": 30, "validUntil": 60, "timeWindowSize": 30},
     }, got
     p.close()
+
+
+def test_approvals_a_qr_sign_in_is_completed_from_the_browsers_approvals(server, browser):
+    """A web-only user finishes PingOne's QR flow: a QR sign-in started in one browser is claimed in the
+    other's Approvals by its 8 characters, typed, and approved; another by its QR code (the camera and
+    BarcodeDetector stood in for) and denied. A malformed code, another server's and an unknown one are
+    refused with words."""
+    phone = Page(browser, server)  # the authenticator
+    page = phone.page
+    laptops = []
+    try:
+        sign_up(phone, "rosa")
+        expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+        token = api_sign_in(server, "rosa")
+        assert server.api("POST", "/v1/me/mfa/recovery-codes", None, token)[0] == 201
+        page.get_by_role("button", name="Settings").click()
+        page.get_by_role("button", name="Pair this browser as an authenticator").click()
+        expect(page.get_by_text(re.compile(r"^Paired\. Sign-in requests for rosa"))).to_be_visible(timeout=30_000)
+        page.get_by_role("button", name="Back").click()
+        page.get_by_role("button", name="Approvals", exact=True).click()
+        panel = page.get_by_role("region", name="Sign in with a QR code")
+        typed = panel.get_by_label("Code from the sign-in page")
+        alert = page.get_by_role("alert")
+        for given, words in (
+            ("hello", "A sign-in code is 8 letters and digits, as the sign-in page shows them (like ABCD-2345)."),
+            ("countersign://auth?authentication_code=ABCD2345&server=https://elsewhere.example",
+             "This code is for another server (https://elsewhere.example), not this one: sign in there with its own authenticator."),
+        ):
+            typed.fill(given)
+            panel.get_by_role("button", name="Continue").click()
+            expect(alert).to_have_text(words)
+        typed.fill("ABCD-2345")
+        panel.get_by_role("button", name="Continue").click()
+        expect(alert).to_have_text("The code is unknown, expired, or claimed by another authenticator; ask the sign-in screen for a new one.", timeout=15_000)
+
+        def qr_sign_in():
+            laptop = Page(browser, server)
+            laptops.append(laptop)
+            laptop.page.get_by_role("link", name="Sign in with a QR code").click()
+            shown = laptop.page.get_by_test_id("auth-code")
+            expect(shown).to_have_text(re.compile(r"^[2-9A-Z]{4}-[2-9A-Z]{4}$"), timeout=15_000)
+            return laptop, shown.inner_text()
+
+        # Typed (in lower case, as someone might): claimed, shown as a push is, approved.
+        laptop, code = qr_sign_in()
+        typed.fill(code.lower())
+        panel.get_by_role("button", name="Continue").click()
+        request = panel.get_by_role("listitem", name=re.compile("^QR sign-in request from "))
+        expect(request).to_contain_text("QR sign-in request for rosa")
+        expect(request).to_contain_text("rosa (Ada Lovelace)")
+        expect(request.get_by_role("button", name="Approve")).to_be_focused()
+        expect(laptop.page.get_by_role("status")).to_have_text("Your authenticator has the code: approve the sign-in there.", timeout=15_000)
+        phone.shot("approvals-qr-request")
+        request.get_by_role("button", name="Approve").click()
+        expect(page.get_by_role("status")).to_contain_text("Approved: rosa's sign-in from ")
+        expect(request).to_have_count(0)
+        expect(laptop.page.get_by_role("heading", name="Signed in as rosa")).to_be_visible(timeout=15_000)
+
+        # Scanned: the camera and the detector stood in for (this Chromium has no BarcodeDetector), then denied.
+        page.evaluate(
+            """() => {
+                window.BarcodeDetector = class {
+                    static async getSupportedFormats() { return ["qr_code"]; }
+                    async detect() { return window.__qr ? [{ rawValue: window.__qr }] : []; }
+                };
+                navigator.mediaDevices.getUserMedia = async () => {
+                    const canvas = Object.assign(document.createElement("canvas"), { width: 320, height: 240 });
+                    canvas.getContext("2d").fillRect(0, 0, 320, 240);
+                    return canvas.captureStream();
+                };
+            }"""
+        )
+        page.get_by_role("button", name="Back").click()
+        page.get_by_role("button", name="Approvals", exact=True).click()
+        laptop, code = qr_sign_in()
+        panel.get_by_role("button", name="Scan the QR code").click()
+        expect(page.get_by_role("status")).to_have_text("Point the camera at the QR code on the sign-in page.")
+        expect(panel.get_by_label("Camera")).to_be_visible()
+        phone.shot("approvals-qr-scanning")
+        page.evaluate("(uri) => (window.__qr = uri)", f"countersign://auth?authentication_code={code.replace('-', '')}&server={server.url}")
+        request.get_by_role("button", name="Deny").click()
+        expect(page.get_by_role("status")).to_contain_text("Denied: the sign-in from ")
+        expect(panel.get_by_label("Camera")).to_be_hidden()
+        assert page.evaluate("document.querySelector('video').srcObject") is None, "the camera is off"
+        expect(laptop.page.get_by_role("status")).to_have_text("The sign-in was denied on your authenticator.", timeout=15_000)
+        for each in laptops:
+            each.close()
+        phone.close()
+    finally:
+        for each in laptops:
+            each.context.close()

@@ -578,3 +578,66 @@ export async function unpair(accountId) {
   if (current?.accountId === accountId) stopAuthenticator();
   emit({ kind: "paired" });
 }
+
+// ---- Authentication codes (§3.9): a QR sign-in answered from here
+
+// The code alphabet of PROTOCOL §3.1 (no 0/O, 1/I/L), 8 symbols.
+const AUTH_CODE = /^[2-9A-HJKMNP-Z]{8}$/;
+
+/**
+ * The 8 characters of a QR sign-in code from what was typed or scanned: the code bare (any case, spaces
+ * and dashes ignored) or the QR code's URI (`countersign://auth?authentication_code=…&server=…`). Throws
+ * with words when it is neither, or when the URI names another server than this page's.
+ */
+export function authCodeFrom(input) {
+  const given = String(input).trim();
+  let bare = given;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(given)) {
+    let url;
+    try {
+      url = new URL(given);
+    } catch {
+      throw new Error("This is not a sign-in code: type the 8 characters under the QR code.");
+    }
+    const server = url.searchParams.get("server");
+    const origin = (() => {
+      try {
+        return new URL(server).origin;
+      } catch {
+        return server;
+      }
+    })();
+    if (server && origin !== location.origin) {
+      throw new Error(`This code is for another server (${printable(server)}), not this one: sign in there with its own authenticator.`);
+    }
+    bare = url.searchParams.get("authentication_code") ?? "";
+  }
+  const code = bare.replace(/[\s-]/g, "").toUpperCase();
+  if (!AUTH_CODE.test(code)) throw new Error("A sign-in code is 8 letters and digits, as the sign-in page shows them (like ABCD-2345).");
+  return code;
+}
+
+/** The authenticator to call the server with: the one running in this tab, or the paired record's. */
+async function authenticatorFor(accountId) {
+  if (current?.accountId === accountId && current.record) return current;
+  const record = await pairedRecord(accountId);
+  if (!record) throw new Error("This browser is not an authenticator for your account: pair it in Settings first.");
+  return { accountId, record, token: null };
+}
+
+/**
+ * PingOne's `authenticate(authCode)`: claims a QR sign-in's code for this authenticator, so that no other
+ * can take it. Answers PingOne's AuthenticationObject: `status` (CLAIMED to approve or deny; COMPLETED when
+ * the code asked for no approval), the `users` it may sign in, and `clientContext` (who asked, from where).
+ */
+export async function claimAuthCode(accountId, code) {
+  const me = await authenticatorFor(accountId);
+  return (await withSession(me, "POST", "/v1/authenticator/auth-codes", { json: { code } })).body;
+}
+
+/** Approves (for `userId`, one of the claim's users) or denies a claimed code; the code's status after. */
+export async function answerAuthCode(accountId, code, { approve, userId }) {
+  const me = await authenticatorFor(accountId);
+  const path = approve ? "/v1/authenticator/auth-codes/approve" : "/v1/authenticator/auth-codes/deny";
+  return (await withSession(me, "POST", path, { json: approve ? { code, userId } : { code } })).body.status;
+}

@@ -2,7 +2,7 @@
 // and when, number matching, "Approve", "Deny" and "This wasn't me"; the one-time passcode with its
 // countdown; and, for Settings, pairing this browser as an authenticator or unpairing it.
 import { describe } from "../api.js";
-import { answer, authenticatorStatus, pair, pairedRecord, passcode, subscribe, unpair } from "../authenticator.js";
+import { answer, answerAuthCode, authCodeFrom, authenticatorStatus, claimAuthCode, pair, pairedRecord, passcode, subscribe, unpair } from "../authenticator.js";
 import { el, field, replace } from "../dom.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
@@ -111,6 +111,175 @@ function requestItem(request, { onAnswer }) {
   const tick = () => (expires.textContent = `in ${secondsLeft(request.expiresAt)} s`);
   tick();
   return { item, tick };
+}
+
+/** Whether this browser can scan a QR code with its camera (the Shape Detection API's BarcodeDetector). */
+async function canScan() {
+  if (!("BarcodeDetector" in window) || !navigator.mediaDevices?.getUserMedia) return false;
+  try {
+    return (await window.BarcodeDetector.getSupportedFormats()).includes("qr_code");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A QR sign-in answered from here (PingOne's authenticate(authCode), PROTOCOL §3.9): the 8 characters the
+ * sign-in page shows, typed or scanned with the camera, claim its code; the request is then shown as a
+ * push is (who, from where, when) with "Approve" and "Deny".
+ */
+function qrSignInPanel(accountId, { status, alert }) {
+  const code = field("Code from the sign-in page", { autocomplete: "off", autocapitalize: "characters", spellcheck: "false", placeholder: "ABCD-2345" });
+  const go = el("button", { type: "submit", class: "primary" }, "Continue");
+  const scan = el("button", { type: "button", hidden: true }, "Scan the QR code");
+  const stopScan = el("button", { type: "button", hidden: true }, "Stop scanning");
+  const video = el("video", { width: 320, muted: true, playsinline: true, hidden: true, "aria-label": "Camera" });
+  const request = el("div", { "aria-live": "polite" });
+  const form = el("form", { "aria-label": "QR sign-in code", class: "qr-code-entry" }, code.row, el("div", { class: "actions" }, go, scan, stopScan), video);
+  let stream = null;
+
+  function stopCamera() {
+    stream?.getTracks().forEach((t) => t.stop());
+    stream = null;
+    video.srcObject = null;
+    video.hidden = stopScan.hidden = true;
+    scan.disabled = false;
+  }
+
+  /** The claimed request as a push request is shown: who, from where, when; Approve (per user) and Deny. */
+  function showRequest(text, claimed) {
+    const from = claimed.clientContext;
+    const done = (words, bad = false) => {
+      request.replaceChildren();
+      (bad ? alert : status).textContent = words;
+      code.input.focus();
+    };
+    if (claimed.status === "COMPLETED") return done(`Signed in: the QR sign-in from ${from.address} is complete (it asked for no approval).`);
+    if (claimed.status !== "CLAIMED") return done(claimed.status === "EXPIRED" ? "The code expired: ask the sign-in page for a new one." : `The sign-in request ended: ${claimed.status}.`, true);
+    const answerWith = (approve, user) => async () => {
+      alert.textContent = "";
+      buttons.forEach((b) => (b.disabled = true));
+      try {
+        const result = await answerAuthCode(accountId, text, { approve, userId: user?.userId });
+        if (result === "COMPLETED") done(`Approved: ${user.username}'s sign-in from ${from.address} is complete.`);
+        else if (result === "DENIED") done(`Denied: the sign-in from ${from.address} was refused.`);
+        else done(result === "EXPIRED" ? "The code expired before the answer: ask the sign-in page for a new one." : `The sign-in request ended: ${result}.`, true);
+      } catch (error) {
+        alert.textContent = describe(error);
+        buttons.forEach((b) => (b.disabled = false));
+      }
+    };
+    const users = claimed.users ?? [];
+    const approvals = users.map((u) => el("button", { type: "button", class: "primary", on: { click: answerWith(true, u) } }, users.length > 1 ? `Approve as ${u.username}` : "Approve"));
+    const deny = el("button", { type: "button", on: { click: answerWith(false) } }, "Deny");
+    const buttons = [...approvals, deny];
+    const who = users.map((u) => `${u.username} (${u.given} ${u.family})`).join(", ");
+    replace(
+      request,
+      el(
+        "ul",
+        { class: "list requests", "aria-label": "QR sign-in request" },
+        el(
+          "li",
+          { class: "request", "aria-label": `QR sign-in request from ${from.address}` },
+          el("strong", { class: "request-title" }, `QR sign-in request for ${users.map((u) => u.username).join(", ")}`),
+          el(
+            "dl",
+            { class: "facts" },
+            el("dt", {}, "From"),
+            el("dd", { class: "mono" }, from.address),
+            el("dt", {}, "Browser or app"),
+            el("dd", {}, from.userAgent || "not given"),
+            el("dt", {}, "When"),
+            el("dd", {}, when(from.time)),
+            el("dt", {}, "Signs in"),
+            el("dd", {}, who),
+          ),
+          el("p", {}, "Approve only if you are signing in yourself, on the screen that shows this code. Anyone you approve for gets into your account without your password."),
+          el("div", { class: "actions" }, buttons),
+        ),
+      ),
+    );
+    approvals[0]?.focus();
+  }
+
+  async function claim(input) {
+    alert.textContent = status.textContent = "";
+    request.replaceChildren();
+    let text;
+    try {
+      text = authCodeFrom(input);
+    } catch (error) {
+      alert.textContent = error.message;
+      code.input.focus();
+      return;
+    }
+    go.disabled = true;
+    try {
+      const claimed = await claimAuthCode(accountId, text);
+      code.input.value = "";
+      showRequest(text, claimed);
+    } catch (error) {
+      alert.textContent = describe(error);
+      code.input.focus();
+    } finally {
+      go.disabled = false;
+    }
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    stopCamera();
+    claim(code.input.value);
+  });
+
+  scan.addEventListener("click", async () => {
+    alert.textContent = "";
+    scan.disabled = true;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" } });
+    } catch (error) {
+      scan.disabled = false;
+      alert.textContent = `The camera could not be used (${error?.name === "NotAllowedError" ? "not allowed" : describe(error)}): type the code instead.`;
+      return;
+    }
+    video.srcObject = stream;
+    video.hidden = stopScan.hidden = false;
+    await video.play().catch(() => {});
+    status.textContent = "Point the camera at the QR code on the sign-in page.";
+    const detector = new window.BarcodeDetector({ formats: ["qr_code"] });
+    while (stream && form.isConnected) {
+      let found = [];
+      try {
+        found = await detector.detect(video);
+      } catch {
+        // A frame not ready yet: the next one.
+      }
+      const value = found.map((b) => b.rawValue).find((v) => /authentication_code=|^[\s2-9A-Za-z-]{8,11}$/.test(v));
+      if (value) {
+        stopCamera();
+        status.textContent = "";
+        return claim(value);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    stopCamera();
+  });
+  stopScan.addEventListener("click", () => {
+    stopCamera();
+    status.textContent = "";
+  });
+  canScan().then((yes) => (scan.hidden = !yes));
+
+  const section = el(
+    "section",
+    { "aria-label": "Sign in with a QR code" },
+    el("h2", {}, "QR sign-in"),
+    el("p", { class: "muted" }, "Signing in with a QR code somewhere else? Type the 8 characters the sign-in page shows under its QR code, or scan the code, then approve."),
+    form,
+    request,
+  );
+  return { section, stop: stopCamera };
 }
 
 /** The passcode and its countdown to the next 30-second step; recomputed when the step changes. */
@@ -222,6 +391,7 @@ export function approvalsScreen(app, { onBack }) {
   const body = el("div", { class: "approvals" });
   const items = new Map();
   let otp = null;
+  let qr = null;
   let shownFor = undefined;
 
   async function onAnswer(request, choice, problem) {
@@ -273,17 +443,22 @@ export function approvalsScreen(app, { onBack }) {
     list.replaceChildren();
     if (!record) {
       otp = null;
+      qr?.stop();
+      qr = null;
       replace(body, el("p", {}, "This browser is not an authenticator for your account."), authenticatorSettings());
       return;
     }
     otp = passcodeCard(record);
     otp.tick();
+    qr?.stop();
+    qr = qrSignInPanel(session.account.id, { status, alert });
     replace(
       body,
       el("h2", {}, "Sign-in requests"),
       el("p", { class: "muted" }, "Approve only a sign-in you are making yourself, with the number its screen shows."),
       list,
       empty,
+      qr.section,
       el("h2", {}, "One-time passcode"),
       el("p", { class: "muted" }, "For a sign-in that asks for a passcode instead of a push."),
       otp.card,
@@ -300,7 +475,8 @@ export function approvalsScreen(app, { onBack }) {
     if (event.kind === "state" || event.kind === "paired" || event.kind === "removed") showState();
   });
   const ticker = setInterval(() => {
-    if (!body.isConnected) return clearInterval(ticker);
+    // Left: the camera goes off with the screen.
+    if (!body.isConnected) return clearInterval(ticker), qr?.stop();
     otp?.tick();
     for (const entry of items.values()) entry.tick();
   }, 1_000);
