@@ -25,6 +25,7 @@ mapfile -t need_apt < <(build_deps_missing)
 command -v openssl >/dev/null || need_apt+=(openssl)
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
 command -v oathtool >/dev/null || need_apt+=(oathtool)
+command -v node >/dev/null || need_apt+=(nodejs)
 command -v zbarimg >/dev/null || need_apt+=(zbar-tools)
 command -v argon2 >/dev/null || need_apt+=(argon2)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_apt+=(postgresql-15)
@@ -50,6 +51,9 @@ fi
 
 # The OpenAPI document must be valid OpenAPI 3.1.
 python3 -m openapi_spec_validator docs/openapi.yaml
+
+# The web client's pure modules under Node's own test runner (Tests/WebUnit), a second.
+node --test Tests/WebUnit/
 
 # The whole tree keeps the project's format (.swift-format); `swift format --in-place -r -p Sources Tests
 # Benchmarks Plugins Fuzz Package.swift` fixes what this reports.

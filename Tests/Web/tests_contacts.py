@@ -2,7 +2,9 @@
 same 60 digits the CLI prints), an imported file key that replaces another only once confirmed, an
 authenticator revoked from the account that stops showing passcodes and forgets its secret, and two tabs
 of one profile where only one runs the authenticator. Every user here is named kx…."""
+import os
 import re
+import sqlite3
 import tempfile
 import time
 
@@ -311,3 +313,54 @@ def test_approvals_two_tabs_run_one_authenticator(server, browser):
         for each in logins:
             each.close()
         cli.close()
+
+
+def test_a_name_with_bidi_controls_shows_them_escaped_in_contacts_and_settings(server, browser):
+    """A device name holding U+202E (stored before the server refused them, or by a server that does not):
+    the page writes such characters out as <U+202E> and isolates the name in a <bdi>, so "\\u202Eevil" cannot
+    read "live", in a peer's changed keys (Contacts) and in the account's own devices (Settings)."""
+    eve = Cli(server).register("kxeve")
+    second = Cli(server)
+    try:
+        p = Page(browser, server)
+        page = p.page
+        ready(p, "kxdan")
+        page.get_by_role("button", name="Messages", exact=True).click()
+        page.get_by_role("button", name="Contacts").click()
+        contacts = page.get_by_role("region", name="Contacts")
+        contacts.get_by_label("Username").fill("kxeve")
+        contacts.get_by_role("button", name="Look up").click()
+        check = contacts.get_by_role("region", name="Safety number check")
+        check.get_by_role("button", name="Trust").click(timeout=30_000)
+        entry = contacts.get_by_role("list", name="Pinned contacts").get_by_role("listitem", name="kxeve")
+        expect(entry).to_contain_text("Keys as pinned.", timeout=30_000)
+
+        # kxeve's new device and kxdan's own browser, named with a right-to-left override in the database.
+        second.device("kxeve", name="second")
+        db = sqlite3.connect(os.path.join(server.dir, "web.sqlite"), timeout=10)
+        with db:
+            db.execute("UPDATE devices SET name = ? WHERE name = 'second'", ("\u202eevil",))
+            db.execute(
+                "UPDATE devices SET name = ? WHERE account_id = (SELECT id FROM accounts WHERE username = 'kxdan')",
+                ("laptop \u202eevil\u202c 2",),
+            )
+        db.close()
+        page.get_by_role("button", name="Contacts").click()
+        page.get_by_role("button", name="Contacts").click()
+        expect(entry).to_contain_text("Changed keys: added device <U+202E>evil (", timeout=30_000)
+        expect(entry.locator("strong bdi.peer-name")).to_have_text("kxeve")
+        p.shot("contacts-name-escaped")
+        assert "\u202e" not in page.evaluate("document.body.innerText")
+
+        page.get_by_role("button", name="Back").click()
+        page.get_by_role("button", name="Settings").click()
+        devices = page.get_by_role("list", name="Devices")
+        name = devices.locator("bdi.peer-name.escaped")
+        expect(name).to_have_text("laptop <U+202E>evil<U+202C> 2", timeout=30_000)
+        expect(devices.get_by_role("button", name="Rename laptop <U+202E>evil<U+202C> 2")).to_be_visible()
+        assert "\u202e" not in page.evaluate("document.body.innerText")
+        devices.screenshot(path=os.path.join(support.ARTIFACTS, "settings-device-name-escaped.png"))
+        p.close()
+    finally:
+        eve.close()
+        second.close()

@@ -11,6 +11,7 @@ import { renewDeviceSession, rotateDeviceKeys } from "./device.js";
 import * as g from "./gate-crypto.js";
 import { isUnlocked, keyIdHex, lock, onGateChange, remember, LockedError } from "./gate-keys.js";
 import { keystore } from "./keystore.js";
+import { visibleText } from "./display-name.js";
 import { credentialForServer } from "./passkeys.js";
 import { session } from "./session.js";
 import { WIPED_WORDS, wipeDevice } from "./wipe.js";
@@ -520,7 +521,7 @@ export async function gateMethods(accountId) {
     const id = base64url(method.credentialId);
     const name = names.get(id);
     // A passkey removed from the account is never offered by the server again: it cannot unlock.
-    return { method, kind: "prf", credentialId: id, label: name ? `Passkey “${name}”` : "A passkey removed from your account", usable: names.has(id) };
+    return { method, kind: "prf", credentialId: id, label: name ? `Passkey “${visibleText(name)}”` : "A passkey removed from your account", usable: names.has(id) };
   });
 }
 

@@ -7,7 +7,7 @@
 import { ApiError, call } from "./api.js";
 import { fromBase64url } from "./bytes.js";
 import { keyIdOf, rotationMessage, verifyLowS } from "./device-keys.js";
-import { printable } from "./dom.js";
+import { visibleText } from "./display-name.js";
 import { allFor, run } from "./keystore.js";
 import { session } from "./session.js";
 
@@ -18,7 +18,8 @@ export const normalise = (name) => String(name).trim().toLowerCase();
  *  every name a server supplies: nothing that only looks like a username is shown or pinned. */
 export const isUsername = (name) => typeof name === "string" && /^[a-z0-9](?:[a-z0-9._-]{1,30})[a-z0-9]$/.test(name);
 
-const shown = printable;
+/** A name in this module's words: its hidden and direction-changing characters written out. */
+const shown = visibleText;
 
 // The server keeps at most 10 active devices an account; a device's key history is a few entries.
 const MAX_DEVICES = 10;
@@ -74,7 +75,7 @@ export async function devicesOf(dir, own) {
       }
       continue;
     }
-    out.push({ id: String(d.id), name: shown(d.name), signingKeyId, encryptionKeyId, signingKey: d.signingKey, encryptionKey: d.encryptionKey });
+    out.push({ id: String(d.id), name: String(d.name ?? ""), signingKeyId, encryptionKeyId, signingKey: d.signingKey, encryptionKey: d.encryptionKey });
   }
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
@@ -89,11 +90,11 @@ export async function safetyKeys(dir, own) {
 function changes(old, now) {
   const identity = (d) => `${d.id} ${d.signingKeyId} ${d.encryptionKeyId}`;
   const out = [];
-  for (const d of now) if (!old.some((o) => o.id === d.id)) out.push(`added device ${d.name} (${fp(d.signingKeyId)})`);
-  for (const d of old) if (!now.some((n) => n.id === d.id)) out.push(`removed device ${d.name} (${fp(d.signingKeyId)})`);
+  for (const d of now) if (!old.some((o) => o.id === d.id)) out.push(`added device ${shown(d.name)} (${fp(d.signingKeyId)})`);
+  for (const d of old) if (!now.some((n) => n.id === d.id)) out.push(`removed device ${shown(d.name)} (${fp(d.signingKeyId)})`);
   for (const d of now) {
     const before = old.find((o) => o.id === d.id);
-    if (before && identity(before) !== identity(d)) out.push(`device ${d.name} changed key from ${fp(before.signingKeyId)} to ${fp(d.signingKeyId)}`);
+    if (before && identity(before) !== identity(d)) out.push(`device ${shown(d.name)} changed key from ${fp(before.signingKeyId)} to ${fp(d.signingKeyId)}`);
   }
   return out;
 }
@@ -152,7 +153,7 @@ async function followRotations(pin, dir, now) {
     if (key.signingKey !== current.signingKey || key.encryptionKey !== current.encryptionKey) continue;
     const encryptionKeyId = await keyIdOf(fromBase64url(String(current.encryptionKey)));
     if (!encryptionKeyId) continue;
-    pin.devices[i] = { ...d, name: shown(current.name), signingKeyId: key.signingKeyId, encryptionKeyId, signingKey: current.signingKey, encryptionKey: current.encryptionKey };
+    pin.devices[i] = { ...d, name: String(current.name ?? ""), signingKeyId: key.signingKeyId, encryptionKeyId, signingKey: current.signingKey, encryptionKey: current.encryptionKey };
     pin.retired = [...(pin.retired ?? []), ...retired];
     moved = true;
   }

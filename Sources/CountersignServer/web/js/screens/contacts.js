@@ -2,6 +2,7 @@
 // their devices still match the pins, and a look-up to compare the safety number with anyone before
 // the first message, then "Trust" to pin them on that comparison rather than on first contact.
 import { describe } from "../api.js";
+import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { contacts, directory, isUsername, normalise, pinState } from "../pins.js";
 import { showSafetyNumber } from "./safety.js";
@@ -51,12 +52,12 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
     for (const pin of pins) {
       const self = pin.username === own.username;
       const state = el("p", { class: "muted" }, "Checking their keys…");
-      const who = self ? `${pin.username} (you)` : pin.username;
+      const who = self ? `${visibleText(pin.username)} (you)` : visibleText(pin.username);
       list.append(
         el(
           "li",
           { "aria-label": who },
-          el("strong", {}, who),
+          el("strong", {}, nameElement(pin.username), self ? " (you)" : ""),
           el("p", {}, `${devicesWord(pin.devices.length, self)}, pinned since ${when(pin.firstSeen)}`),
           state,
           el("button", { type: "button", on: { click: () => show(pin.username) } }, `Safety number with ${pin.username}`),

@@ -5,6 +5,7 @@ import { pairedRecord, unpair } from "../authenticator.js";
 import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
 import { ensureDevice, removeDevice } from "../device.js";
+import { nameElement } from "../display-name.js";
 import { el, replace } from "../dom.js";
 import { pushState, startInbox, stopInbox, subscribe } from "../inbox.js";
 import { withReauth } from "../reauth.js";
@@ -109,7 +110,8 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     replace(
       deviceInfo,
       el("dt", {}, "This browser"),
-      el("dd", {}, device.deviceSession.device.name),
+      // Its name may have been changed from another device: written out as display-name.js shows names.
+      el("dd", {}, nameElement(device.deviceSession.device.name)),
       el("dt", {}, "Key fingerprint"),
       el("dd", { class: "mono", "data-testid": "fingerprint" }, await fingerprint(device.record.signing.publicKey)),
     );

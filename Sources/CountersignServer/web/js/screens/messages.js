@@ -3,6 +3,7 @@
 // comparing the safety number. Decrypted text is on the page only while a message is open and shown.
 import { describe } from "../api.js";
 import { groupedKeyId, hex } from "../bytes.js";
+import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { subscribe } from "../inbox.js";
 import { keystore } from "../keystore.js";
@@ -128,7 +129,8 @@ export function messagesScreen(app, { onBack, open: openId }) {
   });
 
   function entry(message) {
-    const who = message.direction === "incoming" ? `From ${message.from}` : `To ${message.to.join(", ")}`;
+    // Names as the server lists them: hidden and direction-changing characters written out (display-name.js).
+    const who = message.direction === "incoming" ? `From ${visibleText(message.from)}` : `To ${message.to.map(visibleText).join(", ")}`;
     const unread = message.direction === "incoming" && !message.read;
     const label = message.direction === "incoming" ? `${who}, ${when(message.acceptedAt)}, ${unread ? "unread" : "read"}` : `${who}, ${when(message.acceptedAt)}`;
     return el("li", { class: unread ? "unread" : "" }, el("button", { type: "button", class: "link", on: { click: () => show(message.id) } }, label));
@@ -173,8 +175,9 @@ export function messagesScreen(app, { onBack, open: openId }) {
     const openSteps = el("ul", { role: "status", class: "steps", "aria-label": "Opening" });
     const openAlert = el("p", { role: "alert", class: "alert" });
     const peer = message.direction === "incoming" ? message.from : null;
-    const who = peer ? `From ${peer}` : `To ${message.to.join(", ")}`;
-    replace(opened, el("h2", {}, who), el("p", { class: "muted" }, when(message.acceptedAt)), openSteps, openAlert);
+    const names = peer ? [peer] : message.to;
+    const who = names.flatMap((name, i) => [i ? ", " : "", nameElement(name)]);
+    replace(opened, el("h2", {}, peer ? "From " : "To ", ...who), el("p", { class: "muted" }, when(message.acceptedAt)), openSteps, openAlert);
     opened.hidden = false;
     const current = () => mine === generation && document.visibilityState === "visible" && opened.contains(openSteps);
     try {
@@ -187,7 +190,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
       if (!current()) return;
       openAlert.textContent = error instanceof NotUnlocked ? error.message : `This message was refused: ${describe(error)}`;
     }
-    if (peer) opened.append(el("button", { type: "button", on: { click: () => showTrust(peer, { changed: false }) } }, `Safety number with ${peer}`));
+    if (peer) opened.append(el("button", { type: "button", on: { click: () => showTrust(peer, { changed: false }) } }, `Safety number with ${visibleText(peer)}`));
     opened.append(el("button", { type: "button", on: {
             click: () => {
               generation++;

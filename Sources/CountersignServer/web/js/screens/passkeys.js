@@ -6,7 +6,8 @@
 import { call, describe } from "../api.js";
 import { fromBase64url } from "../bytes.js";
 import { authenticatorName } from "../aaguids.js";
-import { el, field, printable, replace } from "../dom.js";
+import { nameElement, visibleText } from "../display-name.js";
+import { el, field, replace } from "../dom.js";
 import { isUnlocked } from "../gate-keys.js";
 import { passkeyInGate, removeMethod } from "../gate.js";
 import { passkeyMessage, passkeysAvailable, registerPasskey } from "../passkeys.js";
@@ -61,7 +62,7 @@ export function passkeySection({ status, alert }) {
   }
 
   function item(p) {
-    const label = printable(p.name);
+    const label = visibleText(p.name);
     const from = authenticatorName(p.aaguid) ?? "Passkey";
     const rename = el("button", { type: "button", "aria-label": `Rename passkey ${label}` }, "Rename");
     const remove = el("button", { type: "button", class: "danger", "aria-label": `Remove passkey ${label}` }, "Remove");
@@ -69,7 +70,7 @@ export function passkeySection({ status, alert }) {
     const li = el(
       "li",
       {},
-      el("strong", {}, label),
+      el("strong", {}, nameElement(p.name)),
       el("div", { class: "muted" }, `${from} · ${kind(p)}`),
       el("div", { class: "muted" }, `Created ${when(p.createdAt)} · Last used ${when(p.lastUsedAt)}`),
       el("div", { class: "actions" }, rename, remove),
@@ -161,7 +162,7 @@ export function passkeySection({ status, alert }) {
         name.input.value = "";
         await load();
       },
-      () => `Passkey ${printable(added.name)} added: you can sign in with it instead of your password.`,
+      () => `Passkey ${visibleText(added.name)} added: you can sign in with it instead of your password.`,
     ).finally(() => (add.disabled = false));
   });
 

@@ -2,6 +2,7 @@
 // interval, this account's devices (rename, revoke), its passkeys, the password, and the audit log.
 import { call, describe } from "../api.js";
 import { groupedKeyId } from "../bytes.js";
+import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "../reauth.js";
@@ -73,13 +74,15 @@ export function settingsScreen(app, { onBack }) {
       body.devices
         .filter((d) => !d.revokedAt)
         .map((d) => {
-          const rename = el("button", { type: "button", "aria-label": `Rename ${d.name}` }, "Rename");
+          // The name as shown: hidden and direction-changing characters written out (display-name.js).
+          const label = visibleText(d.name);
+          const rename = el("button", { type: "button", "aria-label": `Rename ${label}` }, "Rename");
           // This browser's own device is removed from the home screen, keys and all.
-          const revoke = d.id === mine ? null : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${d.name}` }, "Revoke");
+          const revoke = d.id === mine ? null : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${label}` }, "Revoke");
           const item = el(
             "li",
             {},
-            el("strong", {}, d.name),
+            el("strong", {}, nameElement(d.name)),
             d.id === mine ? el("span", { class: "badge" }, "This browser") : null,
             el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
             el("div", { class: "muted" }, `Last seen ${when(d.lastSeenAt)}`),
@@ -102,7 +105,7 @@ export function settingsScreen(app, { onBack }) {
             guarded(async () => {
               await call("DELETE", `/v1/devices/${encodeURIComponent(d.id)}`, { token: session.token });
               await loadDevices();
-            }, `${d.name} revoked.`),
+            }, `${label} revoked.`),
           );
           return item;
         }),

@@ -4,6 +4,7 @@
 // recent full sign-in, even when the account's interval is "Never": the server's 401
 // reauthentication-required asks for the password and second factor right here (withReauth).
 import { call, describe } from "../api.js";
+import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { qrCode } from "../qr.js";
 import { withReauth } from "../reauth.js";
@@ -75,7 +76,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
 
   function show(next) {
     state = next;
-    const names = next.authenticators.map((a) => a.name || "Unnamed authenticator");
+    const names = next.authenticators.map((a) => (a.name ? visibleText(a.name) : "Unnamed authenticator"));
     replace(
       summary,
       el("dt", {}, "Two-factor sign-in"),
@@ -221,7 +222,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
     replace(
       authenticatorList,
       authenticators.map((a) => {
-        const name = a.name || "Unnamed authenticator";
+        const name = a.name ? visibleText(a.name) : "Unnamed authenticator";
         const unpair = el("button", { type: "button", class: "danger", "aria-label": `Unpair ${name}` }, "Unpair");
         // Revoking an authenticator's device unpairs it (a change to the second factors: re-authenticated).
         unpair.addEventListener("click", () =>
@@ -231,7 +232,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
           }, `${name} unpaired: it no longer approves your sign-ins.`),
         );
         const facts = `Paired ${new Date(a.pairedAt).toLocaleString()}${a.pushAllowed ? "" : "; push approvals turned off on it"}`;
-        return el("li", {}, el("strong", {}, name), el("div", { class: "muted" }, facts), el("div", { class: "actions" }, unpair));
+        return el("li", {}, el("strong", {}, a.name ? nameElement(a.name) : name), el("div", { class: "muted" }, facts), el("div", { class: "actions" }, unpair));
       }),
     );
   }
@@ -253,7 +254,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       if (added) {
         pairingStart();
         show(now);
-        say(`Paired: ${added.name}. It now approves your sign-ins.${now.recoveryCodesLeft ? "" : " Create recovery codes too, in case you lose it."}`);
+        say(`Paired: ${visibleText(added.name)}. It now approves your sign-ins.${now.recoveryCodesLeft ? "" : " Create recovery codes too, in case you lose it."}`);
         return;
       }
     }
