@@ -1,4 +1,5 @@
 import CountersignCrypto
+import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -124,7 +125,10 @@ public enum CountersignServer {
                 extraOrigins: config.webAuthnOrigins
             ),
             clock: clock,
-            random: service.random
+            random: service.random,
+            signInKey: SymmetricKey(
+                data: try await storage.serverSecret(name: "passkey-sign-in-key") { service.random.bytes(32) }
+            )
         )
         PasskeyRoutes(accounts: service, mfa: mfa, passkeys: passkeys, maxBody: config.maxBodyBytes).register(
             on: router

@@ -265,10 +265,10 @@ struct Serve: AsyncParsableCommand {
             }
             apply(&config, TimeInterval(seconds))
         }
+        // Said once the log is set up, in its format.
+        var metricsTokenMade: String?
         if let path = metricsTokenFile ?? env["COUNTERSIGN_METRICS_TOKEN_FILE"] {
-            config.metricsToken = try MetricsTokenFile.token(at: path) {
-                FileHandle.standardError.write(Data("countersign: \($0)\n".utf8))
-            }
+            config.metricsToken = try MetricsTokenFile.token(at: path) { metricsTokenMade = $0 }
         }
         switch env["COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL"] {
         case nil, "0": break
@@ -338,6 +338,7 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "countersign")
         logger.logLevel = logLevel
+        if let metricsTokenMade { logger.notice("\(metricsTokenMade)") }
         let db = config.database
         let publicURL = config.publicURL
         if environment["COUNTERSIGN_EXIT_WITH_PARENT"] == "1" { Self.exitWithParent() }

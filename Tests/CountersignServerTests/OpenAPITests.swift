@@ -94,11 +94,15 @@ import Testing
         let paths = Self.document.split(separator: "\n").filter { $0.hasPrefix("  /") && $0.hasSuffix(":") }
             .map { String($0.dropFirst(2).dropLast()) }
         #expect(paths.count == APIRoutes.allowedMethods.count, "\(paths)")
-        let h = try await Harness.make(.sqlite)
+        let h = try await Harness.make(.sqlite) { $0.metricsToken = "metrics-token-0123456789" }
         try await h.run { api in
             for path in paths {
                 for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] {
-                    let r = try await api.call(method, path)
+                    let r = try await api.call(
+                        method,
+                        path,
+                        token: path == "/metrics" ? "metrics-token-0123456789" : nil
+                    )
                     #expect(r.status != 500, "\(method) \(path)")
                     if APIRoutes.allowedMethods[path]?.contains(method.rawValue) == true {
                         #expect(r.status != 404 && r.status != 405, "\(method) \(path) is documented but not routed")

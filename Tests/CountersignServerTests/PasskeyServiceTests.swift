@@ -1,5 +1,6 @@
 import CountersignAPI
 import CountersignTestSupport
+import Crypto
 import Foundation
 import Testing
 
@@ -35,7 +36,8 @@ import Testing
             accounts: h.service,
             rp: RelyingParty(publicURL: URL(string: "https://cs.example")!),
             clock: h.clock,
-            random: SystemRandomSource()
+            random: SystemRandomSource(),
+            signInKey: SymmetricKey(size: .bits256)
         )
         return Fixture(h: h, service: service, auth: Authenticated(session: session, account: account))
     }

@@ -43,42 +43,10 @@ import Testing
         let h = try await Harness.make(backend)
         let store = h.storage
         let now = h.clock.now()
-        #expect(
-            try await store.createCeremony(
-                id: "c1",
-                state: Data("{\"a\":1}".utf8),
-                expiresAt: now.addingTimeInterval(300),
-                maxOpen: 10,
-                now: now
-            )
-        )
-        #expect(
-            try await store.createCeremony(
-                id: "c2",
-                state: Data("{}".utf8),
-                expiresAt: now.addingTimeInterval(300),
-                maxOpen: 10,
-                now: now
-            )
-        )
-        #expect(
-            try await store.createCeremony(
-                id: "c3",
-                state: Data("{}".utf8),
-                expiresAt: now.addingTimeInterval(10),
-                maxOpen: 10,
-                now: now
-            )
-        )
-        #expect(
-            try await store.createCeremony(
-                id: "c4",
-                state: Data("{}".utf8),
-                expiresAt: now.addingTimeInterval(11),
-                maxOpen: 10,
-                now: now
-            )
-        )
+        try await store.createCeremony(id: "c1", state: Data("{\"a\":1}".utf8), expiresAt: now.addingTimeInterval(300))
+        try await store.createCeremony(id: "c2", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(300))
+        try await store.createCeremony(id: "c3", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(10))
+        try await store.createCeremony(id: "c4", state: Data("{}".utf8), expiresAt: now.addingTimeInterval(11))
         // Eight concurrent answers to one ceremony: exactly one gets it.
         let taken = try await withThrowingTaskGroup(of: Data?.self) { group in
             for _ in 0..<8 { group.addTask { try await store.takeCeremony(id: "c1", now: now) } }
@@ -90,42 +58,20 @@ import Testing
         try await store.purgeExpiredCeremonies(now: now.addingTimeInterval(10))
         #expect(try await store.takeCeremony(id: "c3", now: now) == nil, "purged")
         #expect(try await store.takeCeremony(id: "c4", now: now) == Data("{}".utf8), "not yet expired: kept")
-        // The cap counts unexpired ceremonies only, and concurrent inserts cannot pass it together.
-        let inserted = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for i in 0..<12 {
+        // A carried ceremony (a discoverable sign-in's) is recorded once, even by concurrent answers, and
+        // purged with the rest once expired.
+        let spent = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
                 group.addTask {
-                    try await store.createCeremony(
-                        id: "cap\(i)",
-                        state: Data("{}".utf8),
-                        expiresAt: now.addingTimeInterval(300),
-                        maxOpen: 5,
-                        now: now
-                    )
+                    try await store.spendCeremony(id: "s1.carried", expiresAt: now.addingTimeInterval(300), now: now)
                 }
             }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
-        #expect(inserted == 5)
-        #expect(
-            try await store.createCeremony(
-                id: "later",
-                state: Data("{}".utf8),
-                expiresAt: now.addingTimeInterval(900),
-                maxOpen: 5,
-                now: now.addingTimeInterval(300)
-            ),
-            "the five expired: room again"
-        )
-        // An account's own ceremonies are not capped in all (they are limited per account).
-        #expect(
-            try await store.createCeremony(
-                id: "uncapped",
-                state: Data("{}".utf8),
-                expiresAt: now.addingTimeInterval(900),
-                maxOpen: nil,
-                now: now
-            )
-        )
+        #expect(spent == 1)
+        #expect(try await !store.spendCeremony(id: "s1.carried", expiresAt: now.addingTimeInterval(300), now: now))
+        try await store.purgeExpiredCeremonies(now: now.addingTimeInterval(300))
+        #expect(try await store.spendCeremony(id: "s1.carried", expiresAt: now.addingTimeInterval(600), now: now))
         await h.storage.close()
     }
 
@@ -168,15 +114,7 @@ import Testing
         let a = try await Self.account(h, "spender")
         let store = h.storage
         for id in ["r1", "r2", "r3"] {
-            #expect(
-                try await store.createCeremony(
-                    id: id,
-                    state: Data("{}".utf8),
-                    expiresAt: now.addingTimeInterval(300),
-                    maxOpen: nil,
-                    now: now
-                )
-            )
+            try await store.createCeremony(id: id, state: Data("{}".utf8), expiresAt: now.addingTimeInterval(300))
         }
         #expect(try await store.ceremony(id: "r1", now: now) == Data("{}".utf8))
         #expect(try await store.ceremony(id: "r1", now: now) == Data("{}".utf8), "looking twice: still there")

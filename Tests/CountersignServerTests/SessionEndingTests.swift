@@ -63,8 +63,9 @@ import FoundationNetworking
             _ = try await bob.send("after you signed out", to: ["alice"])
             let (status, body) = try await poll.value
             #expect(status == 401, "\(status) \(String(decoding: body, as: UTF8.self))")
+            // Below the 30 s wait, with room for a loaded machine (11.5 s seen at load average 26).
             #expect(
-                ContinuousClock.now - started < .seconds(10),
+                ContinuousClock.now - started < .seconds(25),
                 "answered when the session ended, not at the end of its wait"
             )
         }

@@ -15,6 +15,11 @@ package protocol ServerStorage: SQLStores, AccountStore, DeviceStore, MessageSto
 }
 
 package enum ServerDatabase {
+    /// How long a request waits for a database connection (SQLite's one writer, a PostgreSQL pool's
+    /// connections) before it is answered 503 `server-busy`: long enough for a burst on a loaded machine,
+    /// as long as a request body may take to arrive.
+    static let queueWait: TimeAmount = .seconds(30)
+
     /// Opens the storage of `location` and runs the migrations: the one place a backend is chosen.
     package static func open(_ location: DatabaseLocation, logger configured: Logger) async throws -> any ServerStorage
     {

@@ -17,11 +17,11 @@ extension PasskeyService {
 
     // MARK: Starting
 
-    /// Options for a discoverable sign-in: anyone may ask, so asking is limited per address and the open
-    /// ceremonies are capped in all.
+    /// Options for a discoverable sign-in: anyone may ask, so asking is limited per address, and nothing
+    /// is stored until it is answered (`SignInCeremony`): no number of starts fills anything.
     public func startSignIn(origin: RequestOrigin) async throws -> PasskeyAssertionStart {
         if let wait = starts.take(origin.address, now: clock.now()) { throw RequestError.rateLimited(retryAfter: wait) }
-        return try await start(kind: .signIn, accountID: nil, boundTo: nil, allow: [])
+        return options(SignInCeremony.make(key: signInKey, now: clock.now(), random: random), allow: [])
     }
 
     /// Options for re-authenticating `auth`'s session with one of the account's passkeys.
@@ -60,16 +60,16 @@ extension PasskeyService {
             now: now,
             random: random
         )
-        guard
-            try await store.createCeremony(
-                id: ceremony.id,
-                state: try JSONEncoder().encode(ceremony),
-                expiresAt: ceremony.expiresAt,
-                maxOpen: accountID == nil ? Self.maxOpenCeremonies : nil,
-                now: now
-            )
-        else { throw RequestError.serverBusy }
-        return PasskeyAssertionStart(
+        try await store.createCeremony(
+            id: ceremony.id,
+            state: try JSONEncoder().encode(ceremony),
+            expiresAt: ceremony.expiresAt
+        )
+        return options(ceremony, allow: allow)
+    }
+
+    private func options(_ ceremony: PasskeyCeremony, allow: [StoredPasskey]) -> PasskeyAssertionStart {
+        PasskeyAssertionStart(
             ceremonyId: ceremony.id,
             publicKey: PasskeyRequestOptions(
                 challenge: Base64URL(ceremony.challenge),
@@ -93,11 +93,21 @@ extension PasskeyService {
     ) async throws -> Attempt {
         try PasskeyRules.refuseSecrets(finish.credential.clientExtensionResults)
         let now = clock.now()
-        guard finish.ceremonyId.utf8.count <= 64,
-            let state = try await store.takeCeremony(id: finish.ceremonyId, now: now),
-            let ceremony = try? JSONDecoder().decode(PasskeyCeremony.self, from: state),
-            ceremony.kind == kind, ceremony.boundTo == boundTo, ceremony.accountID == accountID
-        else { throw PasskeyError.ceremonyNotFound }
+        let ceremony: PasskeyCeremony
+        if kind == .signIn {
+            // Carried by the client: answered once because answering stores it.
+            guard let carried = SignInCeremony.open(finish.ceremonyId, key: signInKey, now: now),
+                try await store.spendCeremony(id: carried.id, expiresAt: carried.expiresAt, now: now)
+            else { throw PasskeyError.ceremonyNotFound }
+            ceremony = carried
+        } else {
+            guard finish.ceremonyId.utf8.count <= 64,
+                let state = try await store.takeCeremony(id: finish.ceremonyId, now: now),
+                let stored = try? JSONDecoder().decode(PasskeyCeremony.self, from: state),
+                stored.kind == kind, stored.boundTo == boundTo, stored.accountID == accountID
+            else { throw PasskeyError.ceremonyNotFound }
+            ceremony = stored
+        }
         let c = finish.credential
         let found =
             c.rawId.bytes.count <= Self.maxCredentialIDLength

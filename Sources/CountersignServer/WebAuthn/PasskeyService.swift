@@ -1,4 +1,5 @@
 import CountersignAPI
+import Crypto
 import Foundation
 
 /// Passkeys (docs/PROTOCOL.md §5): starting and finishing ceremonies over the store, the rules of this
@@ -9,6 +10,8 @@ public final class PasskeyService: Sendable {
     let rp: RelyingParty
     let clock: any WallClock
     let random: any RandomSource
+    /// The MAC key of discoverable sign-in ceremonies (`SignInCeremony`), a server secret shared by nodes.
+    let signInKey: SymmetricKey
 
     static let timeoutMs = 300_000
     /// ES256, then RS256 (SPEC §13.2: no EdDSA).
@@ -17,9 +20,6 @@ public final class PasskeyService: Sendable {
     static let prfSaltLength = 32
     /// WebAuthn's bound on a credential ID.
     static let maxCredentialIDLength = 1023
-    /// Open ceremonies in all, checked when an anonymous sign-in starts one: those are capped, and cannot
-    /// crowd out an account's own ceremonies, which are limited per account instead.
-    static let maxOpenCeremonies = 10_000
     /// Discoverable sign-ins started per address (IPv6 per /64).
     let starts = AddressThrottle(.init(capacity: 30, window: 60))
     /// Ceremonies an account starts (registration, re-authentication, second factor) per minute.
@@ -30,13 +30,15 @@ public final class PasskeyService: Sendable {
         accounts: AccountService,
         rp: RelyingParty,
         clock: any WallClock,
-        random: any RandomSource
+        random: any RandomSource,
+        signInKey: SymmetricKey
     ) {
         self.store = store
         self.accounts = accounts
         self.rp = rp
         self.clock = clock
         self.random = random
+        self.signInKey = signInKey
     }
 
     /// Options for `navigator.credentials.create`, for a session that authenticated recently (adding a
@@ -57,15 +59,11 @@ public final class PasskeyService: Sendable {
         )
         let prfSalt = random.bytes(Self.prfSaltLength)
         ceremony.prfSalt = prfSalt
-        guard
-            try await store.createCeremony(
-                id: ceremony.id,
-                state: try JSONEncoder().encode(ceremony),
-                expiresAt: ceremony.expiresAt,
-                maxOpen: nil,
-                now: clock.now()
-            )
-        else { throw RequestError.serverBusy }
+        try await store.createCeremony(
+            id: ceremony.id,
+            state: try JSONEncoder().encode(ceremony),
+            expiresAt: ceremony.expiresAt
+        )
         return PasskeyRegistrationStart(
             ceremonyId: ceremony.id,
             publicKey: PasskeyCreationOptions(

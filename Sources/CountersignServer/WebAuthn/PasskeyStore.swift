@@ -8,8 +8,11 @@ public protocol PasskeyStore: Sendable {
     /// The account whose user handle is `handle`.
     func account(userHandle: [UInt8]) async throws -> String?
 
-    /// Stores a new ceremony unless `maxOpen` unexpired ones exist already (false then); nil: no cap.
-    func createCeremony(id: String, state: Data, expiresAt: Date, maxOpen: Int?, now: Date) async throws -> Bool
+    /// Stores a new ceremony (an account's: those are limited per account where they start).
+    func createCeremony(id: String, state: Data, expiresAt: Date) async throws
+    /// Records a ceremony the client carried (`SignInCeremony`) as answered, until `expiresAt`; false when it
+    /// was already, so that it is answered once, even by concurrent requests.
+    func spendCeremony(id: String, expiresAt: Date, now: Date) async throws -> Bool
     /// Deletes the ceremony whatever its state and returns it if it had not expired: a challenge is
     /// answered at most once, even by concurrent requests.
     func takeCeremony(id: String, now: Date) async throws -> Data?

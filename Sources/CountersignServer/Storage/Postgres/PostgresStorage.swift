@@ -38,7 +38,7 @@ package final class PostgresStorage: ServerStorage {
                 .postgres(
                     configuration: configuration,
                     maxConnectionsPerEventLoop: 8,
-                    connectionPoolTimeout: .seconds(10),
+                    connectionPoolTimeout: ServerDatabase.queueWait,
                     encodingContext: .default,
                     decodingContext: .default,
                     sqlLogLevel: .trace

@@ -69,7 +69,13 @@ package final class SQLiteStorage: ServerStorage {
         readerPool.start()
         let databases = Databases(threadPool: writerPool, on: group)
         // No query logging at all: bound values include password hashes and the captcha key.
-        databases.use(.sqlite(.file(path), sqlLogLevel: nil), as: .sqlite)
+        // The one writer connection is a queue, not a pool that can run dry: a write waits its turn up to
+        // `ServerDatabase.queueWait` (then 503 server-busy) rather than Fluent's 10 s, which a burst of
+        // registrations on a loaded machine outlasted (issue 33).
+        databases.use(
+            .sqlite(.file(path), connectionPoolTimeout: ServerDatabase.queueWait, sqlLogLevel: nil),
+            as: .sqlite
+        )
         let eventLoop = group.any()
         guard let db = databases.database(logger: logger, on: eventLoop) else {
             throw ConfigurationError("the database could not be opened")
@@ -77,7 +83,12 @@ package final class SQLiteStorage: ServerStorage {
         let readerGroup = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
         let readerDatabases = Databases(threadPool: readerPool, on: readerGroup)
         readerDatabases.use(
-            .sqlite(.file(path), maxConnectionsPerEventLoop: 1, sqlLogLevel: nil),
+            .sqlite(
+                .file(path),
+                maxConnectionsPerEventLoop: 1,
+                connectionPoolTimeout: ServerDatabase.queueWait,
+                sqlLogLevel: nil
+            ),
             as: Self.readers,
             isDefault: true
         )

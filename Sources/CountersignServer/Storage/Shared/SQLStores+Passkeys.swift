@@ -24,40 +24,26 @@ extension SQLStores {
 
     /// Counted and inserted in one write transaction: SQLite has one writer; on PostgreSQL a transaction
     /// lock serialises ceremony creation (not taking), so concurrent starts cannot pass the cap together.
-    package func createCeremony(
-        id: String,
-        state: Data,
-        expiresAt: Date,
-        maxOpen: Int?,
-        now: Date
-    ) async throws
-        -> Bool
-    {
-        guard let maxOpen else {
-            try await sql.raw(
-                """
-                INSERT INTO passkey_ceremonies (id, state, expires_at)
-                VALUES (\(bind: id), \(bind: String(decoding: state, as: UTF8.self)), \(bind: expiresAt.ms))
-                """
-            ).run()
-            return true
-        }
-        let postgres = isPostgres
-        return try await database.writeTransaction { sql in
-            if postgres { try await sql.raw("SELECT pg_advisory_xact_lock(\(bind: Self.ceremonyLock))").run() }
-            return try await !sql.raw(
-                """
-                INSERT INTO passkey_ceremonies (id, state, expires_at)
-                SELECT \(bind: id), \(bind: String(decoding: state, as: UTF8.self)), \(bind: expiresAt.ms)
-                WHERE (SELECT COUNT(*) FROM passkey_ceremonies WHERE expires_at > \(bind: now.ms)) < \(bind: Int64(maxOpen))
-                RETURNING id
-                """
-            ).all().isEmpty
-        }
+    package func createCeremony(id: String, state: Data, expiresAt: Date) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO passkey_ceremonies (id, state, expires_at)
+            VALUES (\(bind: id), \(bind: String(decoding: state, as: UTF8.self)), \(bind: expiresAt.ms))
+            """
+        ).run()
     }
 
-    /// The advisory lock key of ceremony creation ("pkcr").
-    static var ceremonyLock: Int64 { 0x706B_6372 }
+    /// One statement: the primary key settles concurrent answers. Purged with the other ceremonies once
+    /// expired, when the MAC no longer admits the ID anyway.
+    package func spendCeremony(id: String, expiresAt: Date, now: Date) async throws -> Bool {
+        try await !sql.raw(
+            """
+            INSERT INTO passkey_ceremonies (id, state, expires_at)
+            VALUES (\(bind: id), \(bind: "spent"), \(bind: expiresAt.ms))
+            ON CONFLICT (id) DO NOTHING RETURNING id
+            """
+        ).all().isEmpty
+    }
 
     package func takeCeremony(id: String, now: Date) async throws -> Data? {
         guard
