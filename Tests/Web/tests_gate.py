@@ -452,6 +452,10 @@ def test_key_gate_without_prf_falls_back_to_the_password_and_wipes_at_the_limit(
     page.get_by_role("button", name="Turn on with passkey").click()
     notice = page.get_by_test_id("gate-no-prf")
     expect(notice).to_contain_text("has no PRF", timeout=60_000)
+    # SPEC §14.6: what the password protects against, and what not (the server gets it at every sign-in).
+    expect(notice).to_contain_text("not against the server, which gets this password at every sign-in")
+    expect(page.get_by_test_id("gate-protects")).to_contain_text("not even for the server")
+    expect(page.get_by_test_id("gate-protects")).to_contain_text("the server gets that password at every sign-in")
     expect(switch).not_to_be_checked()
     p.shot("gate-settings-no-prf")
     page.get_by_label("Account password").fill("correct horse battery")
