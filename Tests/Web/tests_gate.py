@@ -826,6 +826,27 @@ WRONG_PASSWORDS_AT_ONCE = """async ([accountId, n]) => {
 }"""
 
 
+# These passwords tried at once; each outcome as "kind:attemptsLeft", or "unlocked".
+PASSWORDS_AT_ONCE = """async ([accountId, passwords]) => {
+    const gate = await import("/js/gate.js");
+    const outcomes = await Promise.allSettled(passwords.map((password) => gate.unlockWithPassword(accountId, password)));
+    return outcomes.map((o) => (o.status === "fulfilled" ? "unlocked" : `${o.reason?.kind ?? o.reason?.message}:${o.reason?.attemptsLeft ?? ""}`));
+}"""
+
+# Sets the stored gate's failed-attempts count (as a tab closed during its checks would have left it).
+SET_FAILURES = """(failures) => new Promise((resolve) => {
+    const r = indexedDB.open("countersign");
+    r.onsuccess = () => {
+        const store = r.result.transaction("devices", "readwrite").objectStore("devices");
+        store.getAll().onsuccess = (e) => {
+            const record = e.target.result[0];
+            record.gate.failures = failures;
+            store.put(record).onsuccess = () => resolve(true);
+        };
+    };
+})"""
+
+
 def test_key_gate_counts_every_one_of_concurrent_wrong_passwords_in_two_tabs(server, browser):
     """SPEC §14.5: each attempt stores its count before it is checked. Attempts made at once, in one tab and
     in another, each count (the count is read and written in one IndexedDB transaction), and the limit is
@@ -858,6 +879,15 @@ def test_key_gate_counts_every_one_of_concurrent_wrong_passwords_in_two_tabs(ser
     assert record(page)["gate"]["failures"] == 6
     other.close()
 
+    # The right password among wrong ones, the count reaching the limit while it is checked: the page waits for
+    # it (it resets the count), then tries the ones that found the limit. Nothing is wiped.
+    outcomes = page.evaluate(PASSWORDS_AT_ONCE, [account_id, ["not it"] * 3 + ["correct horse battery"] + ["not it"] * 3])
+    assert outcomes.count("unlocked") == 1 and sum(o.startswith("wrong password:") for o in outcomes) == 6, outcomes
+    assert page.evaluate(UNLOCKED) is True
+    assert page.evaluate(COUNT_STORES)["devices"] == 1 and record(page)["gate"]["failures"] < 10
+    page.evaluate("async () => (await import('/js/gate-keys.js')).lock()")
+    page.evaluate(SET_FAILURES, 6)
+
     # Twenty at once: four more are counted and checked, the limit is reached, nothing more is tried, and the
     # browser deletes its keys and the device revokes itself, once.
     outcomes = page.evaluate(WRONG_PASSWORDS_AT_ONCE, [account_id, 20])
@@ -870,6 +900,6 @@ def test_key_gate_counts_every_one_of_concurrent_wrong_passwords_in_two_tabs(ser
     assert [d.get("revokedAt") is not None for d in devices if d["id"] == device_id] == [True], devices
     events = audit(server, token)
     # Every failure counted in the signed-in tab was reported before the session ended (the other tab had none).
-    assert events.count("key-gate unlock-failed-password") == 7, events
+    assert events.count("key-gate unlock-failed-password") == 13, events
     assert events.count("key-gate wiped-password") == 1 and events.count("device-revoke self-revoked") == 1, events
     p.close()

@@ -226,9 +226,14 @@ async function attempt(record, method, makeKey) {
     if (!gateKey) {
       await report("unlock-failed", method.kind);
       settle();
-      const n = g.attemptsLeft(counted);
-      if (n <= 0 && (await wipeAtLimit(accountId, method.kind))) throw refuse("wiped");
-      throw refuse(method.kind === "prf" ? "wrong passkey" : "wrong password", Math.max(n, 0));
+      let n = g.attemptsLeft(counted);
+      if (n <= 0) {
+        if (await wipeAtLimit(accountId, method.kind)) throw refuse("wiped");
+        // A right attempt of this page reset the count meanwhile.
+        const now = (await keystore.device(accountId))?.gate;
+        n = now ? g.attemptsLeft(now) : 0;
+      }
+      throw refuse(method.kind === "prf" ? "wrong passkey" : "wrong password", n);
     }
     const reset = await changeGate(accountId, g.resetAttempts);
     if (reset) {
