@@ -53,7 +53,7 @@ fi
 python3 -m openapi_spec_validator docs/openapi.yaml
 
 # The web client's pure modules under Node's own test runner (Tests/WebUnit), a second.
-node --test Tests/WebUnit/
+node --test Tests/WebUnit/*.test.mjs
 
 # The whole tree keeps the project's format (.swift-format); `swift format --in-place -r -p Sources Tests
 # Benchmarks Plugins Fuzz Package.swift` fixes what this reports.

@@ -1,4 +1,4 @@
-// The web client's pure modules under Node's test runner: `node --test Tests/WebUnit/`.
+// The web client's pure modules under Node's test runner: `node --test Tests/WebUnit/*.test.mjs`.
 // display-name.js: what the page shows of a name someone else chose.
 import assert from "node:assert/strict";
 import test from "node:test";
