@@ -215,7 +215,17 @@ window.Notification = class {
 """
 
 
+def notified(page, count, timeout=30):
+    """Waits until the page has shown `count` notifications (polled from here: the page's CSP has no eval)."""
+    deadline = time.time() + timeout
+    while page.evaluate("window.__notes.length") < count:
+        assert time.time() < deadline, f"{page.evaluate('window.__notes.length')} notifications, not {count}"
+        page.wait_for_timeout(200)
+
+
 def test_a_delayed_message_arrives_after_15_seconds_with_a_notification(server, browser):
+    """A notification for a new message only when the page is hidden or another screen is shown: none
+    while Messages is open and in view (its list shows it)."""
     sender, recipient = Page(browser, server), Page(browser, server)
     recipient.context.add_init_script(NOTIFICATIONS)
     recipient.page.reload()
@@ -223,22 +233,68 @@ def test_a_delayed_message_arrives_after_15_seconds_with_a_notification(server, 
     ready(recipient, "fern")
     recipient.page.get_by_role("button", name="Messages", exact=True).click()
     sender.page.get_by_role("button", name="Messages", exact=True).click()
+    notes = lambda: recipient.page.evaluate("window.__notes.map(n => [n.title, n.body])")  # noqa: E731
+    incoming = recipient.page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From erin"))
+    # In view: it is listed, and no notification.
+    compose(sender.page, "fern", "you are looking")
+    expect(incoming).to_have_count(1, timeout=30_000)
+    recipient.page.wait_for_timeout(1_000)
+    assert notes() == [], notes()
+    # Another screen: a notification, when it arrives (after 15 seconds).
+    recipient.page.get_by_role("button", name="Back").click()
     compose(sender.page, "fern", "fifteen seconds later", delayed=True)
     expect(steps(sender.page)).to_contain_text("Timer created for 15 sec", timeout=30_000)
     sent = time.time()
-    incoming = recipient.page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From erin"))
     time.sleep(8)
-    assert incoming.count() == 0, "delivered before its time"
-    expect(incoming).to_be_visible(timeout=30_000)
+    assert notes() == [], "delivered before its time"
+    notified(recipient.page, 1)
     assert time.time() - sent >= 13, time.time() - sent
-    notes = recipient.page.evaluate("window.__notes.map(n => [n.title, n.body])")
-    assert notes == [["Encrypted Message Received", "Tap to decrypt and view the message"]], notes
+    assert notes() == [["Encrypted Message Received", "Tap to decrypt and view the message"]], notes()
     # The notification opens the message.
-    recipient.page.get_by_role("button", name="Back").click()
     recipient.page.evaluate("window.__notes[0].onclick()")
     expect(recipient.page.get_by_label("Message text")).to_have_text("fifteen seconds later", timeout=15_000)
+    # Messages shown but the page hidden: a notification.
+    recipient.page.evaluate(
+        """() => { Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
+            document.dispatchEvent(new Event("visibilitychange")); }"""
+    )
+    compose(sender.page, "fern", "while you were away")
+    notified(recipient.page, 2)
     sender.close()
     recipient.close()
+
+
+def test_a_second_tab_that_takes_live_updates_says_so_in_both(server, browser):
+    """One push connection per device: a second tab of the same browser takes it from the first. Both say
+    so; the first offers to take them back, and that works the other way too."""
+    first = Page(browser, server)
+    ready(first, "gail")
+    expect(first.page.get_by_test_id("push-state")).to_have_text("Messages arrive live.", timeout=30_000)
+    second = first.context.new_page()
+    second.goto(server.url + "/")
+    second.get_by_label("Username").fill("gail")
+    second.get_by_label("Password").fill(PASSWORD)
+    second.get_by_role("button", name="Sign in", exact=True).click()
+    expect(second.get_by_test_id("push-state")).to_have_text("Messages arrive live.", timeout=SLOW)
+    lost = "Live updates moved to another tab of this browser: new messages show there, not here. Get live updates here"
+    here = "Live updates moved here from another tab of this browser: new messages show in this tab now."
+    expect(first.page.locator("#banner")).to_have_text(lost, timeout=30_000)
+    expect(first.page.get_by_test_id("push-state")).to_have_text("Messages arrive live in another tab of this browser.")
+    expect(second.get_by_role("status").filter(has_text="Live updates moved here")).to_have_text(here, timeout=15_000)
+    first.shot("messages-live-updates-elsewhere")
+    # Going home again does not take them back silently.
+    first.page.get_by_role("button", name="Settings").click()
+    first.page.get_by_role("button", name="Back", exact=True).click()
+    first.page.wait_for_timeout(2_000)
+    expect(second.locator("#banner")).to_have_text("")
+    # Taken back: now the second tab offers.
+    first.page.get_by_role("button", name="Get live updates here").click()
+    expect(first.page.locator("#banner")).to_have_text("", timeout=30_000)
+    expect(first.page.get_by_test_id("push-state")).to_have_text("Messages arrive live.", timeout=30_000)
+    expect(second.locator("#banner")).to_have_text(lost, timeout=30_000)
+    expect(first.page.get_by_role("status").filter(has_text="Live updates moved here")).to_have_text(here, timeout=15_000)
+    second.close()
+    first.close()
 
 
 def test_a_changed_device_blocks_sending_until_trust(server, browser):
@@ -436,10 +492,27 @@ def test_revoking_the_browser_from_the_cli_disconnects_it(server, browser):
         cli.run("account", "login", "kim", "--password-file", cli.password_file)
         devices = json.loads(cli.run("device", "list", "--json").stdout)
         assert len(devices) == 1, devices
+        # Every change of the banner is counted: an alert region is read out again at each.
+        p.page.evaluate(
+            """() => { window.__bannerChanges = 0;
+                new MutationObserver(() => window.__bannerChanges++).observe(document.getElementById("banner"), { childList: true, subtree: true, characterData: true }); }"""
+        )
         cli.run("device", "revoke", devices[0]["id"], "--password-file", cli.password_file)
         banner = p.page.locator("#banner")
-        expect(banner).to_contain_text("This browser's device was revoked", timeout=30_000)
+        # Said once, in one sentence, with what to do.
+        expect(banner).to_have_text(
+            "This browser's device was revoked, so it receives no messages here. Sign in again to set it up as a new device. Sign in again",
+            timeout=30_000,
+        )
+        p.page.wait_for_timeout(3_000)
+        assert p.page.evaluate("window.__bannerChanges") == 1, p.page.evaluate("window.__bannerChanges")
         p.shot("messages-revoked")
+        banner.get_by_role("button", name="Sign in again").click()
+        expect(p.page.get_by_role("status")).to_have_text("Sign in to set this browser up as a new device.")
+        expect(banner).to_have_text("")
+        sign_in(p, "kim")
+        expect(p.page.get_by_role("status")).to_have_text("Keypair created. Device ready.", timeout=SLOW)
+        expect(p.page.get_by_test_id("push-state")).to_have_text("Messages arrive live.", timeout=15_000)
         p.close()
     finally:
         cli.close()

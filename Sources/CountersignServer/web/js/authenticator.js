@@ -496,7 +496,8 @@ export async function startAuthenticator(accountId, fresh) {
     renewSession: () => renew(me),
     onEvent: (frame) => frame.type === "mfaChallenge" && receive(me, frame.jwt),
     onState: (state, detail) => {
-      setState(me, state, detail);
+      // Another connection of this authenticator took its place: it stops here, as when closed.
+      setState(me, state === "elsewhere" ? "closed" : state, detail);
       if (state === "live") refresh(me);
     },
   });

@@ -1,12 +1,28 @@
 // The web client's entry: which screen is shown. Only the sign-in path is loaded up front; the screens
 // after it (and their formats, keys and stores) are loaded when first opened, so the form shows sooner.
+import { call } from "./api.js";
+import { el, replace } from "./dom.js";
 import { installPrivacyOverlay } from "./privacy.js";
 import { signInScreen } from "./screens/signin.js";
 import { session } from "./session.js";
 
 const app = document.getElementById("app");
 const banner = document.getElementById("banner");
+// What the page tells in passing (not a problem): live updates moved to this tab.
+const tabNotice = el("p", { class: "notice", role: "status", hidden: true });
+banner.after(tabNotice);
 const privacy = installPrivacyOverlay(app);
+
+/** What the banner says, with a button for what to do: set only when it changes, since an alert region
+ *  is read out again at every change (a locked account's retries set it over and over). */
+function say(text, action = null) {
+  const key = action ? `${text}\n${action.label}` : text;
+  if (banner.dataset.said === key) return;
+  banner.dataset.said = key;
+  if (!text) return banner.replaceChildren();
+  const button = action && el("button", { type: "button", on: { click: action.run } }, action.label);
+  replace(banner, text, action ? " " : null, button);
+}
 
 // A screen that focuses nothing itself gets its heading focused, so a screen reader announces where the
 // user is and the tab order starts from the top of the new screen.
@@ -23,7 +39,8 @@ function signedOut(notice = "") {
   // Whatever covered the page (the privacy overlay and its prompt) goes, with the decrypted text it hid;
   // so do the key gate's unlocked keys and what the banner said of the signed-in device.
   privacy.reset();
-  banner.textContent = "";
+  say("");
+  tabNotice.hidden = true;
   if (wasSignedIn) import("./gate-keys.js").then(({ lock }) => lock());
   signInScreen(app, { onSignedIn: signedIn, notice });
 }
@@ -39,22 +56,47 @@ function screen(load, name, options = {}) {
 
 const openMessages = (options) => screen(() => import("./screens/messages.js"), "messagesScreen", options)();
 
+/** Signs out here (the device was revoked: a new sign-in sets this browser up as a new device). */
+async function signInAgain() {
+  const token = session.token;
+  if (inboxWired) (await import("./inbox.js")).stopInbox();
+  session.clear();
+  call("DELETE", "/v1/sessions/current", { token }).catch(() => {}); // signed out here either way
+  signedOut("Sign in to set this browser up as a new device.");
+}
+
 let inboxWired = false;
 async function wireInbox() {
   if (inboxWired) return;
   inboxWired = true;
-  const { onOpenRequest, subscribe } = await import("./inbox.js");
-  // A click on a message notification opens that message.
+  const { onOpenRequest, startInbox, subscribe, whenMessagesShown } = await import("./inbox.js");
+  // A click on a message notification opens that message; none is shown while Messages is in view.
   onOpenRequest((id) => session.token && openMessages({ open: id }));
-  // The push channel's end: a revoked device says so wherever the user is.
+  whenMessagesShown(() => Boolean(app.querySelector("section[aria-label=Messages]")));
+  let noticeTimer = null;
+  // The push channel's end says so wherever the user is, once, with what to do.
   subscribe((event) => {
+    if (event.kind === "moved-here") {
+      tabNotice.textContent = "Live updates moved here from another tab of this browser: new messages show in this tab now.";
+      tabNotice.hidden = false;
+      clearTimeout(noticeTimer);
+      noticeTimer = setTimeout(() => (tabNotice.hidden = true), 20_000);
+      return;
+    }
     if (event.kind !== "state") return;
-    banner.textContent =
-      event.state === "revoked"
-        ? `This browser's device was revoked, so it no longer receives messages. ${event.detail}`.trim()
-        : event.state === "locked"
-          ? `This account is locked, so this browser receives no messages until it is unlocked. ${event.detail}`.trim()
-          : "";
+    if (event.state === "revoked") {
+      say("This browser's device was revoked, so it receives no messages here. Sign in again to set it up as a new device.", { label: "Sign in again", run: signInAgain });
+    } else if (event.state === "locked") {
+      say(`This account is locked, so this browser receives no messages until it is unlocked. ${event.detail}`.trim());
+    } else if (event.state === "elsewhere") {
+      tabNotice.hidden = true;
+      say("Live updates moved to another tab of this browser: new messages show there, not here.", {
+        label: "Get live updates here",
+        run: () => session.account && startInbox(session.account.id),
+      });
+    } else {
+      say("");
+    }
   });
 }
 

@@ -14,8 +14,8 @@ const backoff = (attempt) => Math.min(30_000, 500 * 2 ** attempt) * (0.5 + Math.
  * - `onMessage(entry)`: stores one QueuedMessage; the entry is acknowledged once it resolves.
  * - `onEvent(frame)`: any other frame (an authenticator's challenges); unknown types are ignored.
  * - `onState(state, detail)`: "connecting", "live", "long-poll", "locked" (the account is locked: no device
- *   session opens until an administrator unlocks it; tried again with backoff), "revoked" (final), "closed"
- *   (final).
+ *   session opens until an administrator unlocks it; tried again with backoff), "revoked" (final),
+ *   "elsewhere" (final: the device connected again, from another tab of this browser), "closed" (final).
  * Returns `{ close() }`.
  */
 export function openPushChannel({ deviceToken, renewSession, onMessage = async () => {}, onEvent = () => {}, onState = () => {} }) {
@@ -111,7 +111,7 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
       if (socket !== ws || closed) return;
       socket = null;
       if (event.code === 4403) return renewOrStop();
-      if (event.code === 4409) return stop("closed", "This device connected again elsewhere.");
+      if (event.code === 4409) return stop("elsewhere", "This device connected again elsewhere.");
       if (!ready) {
         // The socket never became ready (a proxy without WebSocket, say): the long poll instead.
         failures++;

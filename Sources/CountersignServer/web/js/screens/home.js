@@ -23,6 +23,7 @@ const pushWords = {
   live: "Messages arrive live.",
   "long-poll": "Messages arrive by polling (the live channel cannot connect).",
   locked: "No messages arrive while the account is locked.",
+  elsewhere: "Messages arrive live in another tab of this browser.",
 };
 
 export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, onApprovals }) {
