@@ -465,8 +465,12 @@ def test_files_cancel_stops_an_operation_and_offers_nothing(server, browser):
         expect(form.get_by_role("link")).to_have_count(0)
         p.shot(f"files-{shot}-cancelled")
     # The work itself stopped: no reader left reading the file, nothing downloaded.
-    page.evaluate("async () => { window.__sealed = await import('/js/sealed-file.js'); }")
-    page.wait_for_function("window.__sealed.readersInUse() === 0", timeout=30_000)
+    readers = "async () => (await import('/js/sealed-file.js')).readersInUse()"
+    for _ in range(150):
+        if page.evaluate(readers) == 0:
+            break
+        page.wait_for_timeout(200)
+    assert page.evaluate(readers) == 0, "a reader is still reading the file"
     page.wait_for_timeout(500)
     assert downloads == [], [d.suggested_filename for d in downloads]
     # And the next run goes through.
