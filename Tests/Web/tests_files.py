@@ -82,7 +82,7 @@ def spki_fingerprint(pem_path):
 def open_files(p, username):
     page = p.page
     sign_up(p, username)
-    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=60_000)
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=support.SLOW)
     page.get_by_role("button", name="Files").click()
     expect(page.get_by_role("heading", name="Files", exact=True)).to_be_visible()
     return page
