@@ -3,6 +3,7 @@
 // countdown; and, for Settings, pairing this browser as an authenticator or unpairing it.
 import { describe } from "../api.js";
 import { answer, answerAuthCode, authCodeFrom, authenticatorStatus, claimAuthCode, pair, pairedRecord, passcode, subscribe, unpair } from "../authenticator.js";
+import { nameElement } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { withReauth } from "../reauth.js";
 import { session } from "../session.js";
@@ -189,7 +190,8 @@ function qrSignInPanel(accountId, { status, alert }) {
             el("dt", {}, "From"),
             el("dd", { class: "mono" }, from.address),
             el("dt", {}, "Browser or app"),
-            el("dd", {}, from.userAgent || "not given"),
+            // Whoever asked chose these words (the QR page is anonymous): shown with nothing hidden.
+            el("dd", {}, from.userAgent ? nameElement(from.userAgent) : "not given"),
             el("dt", {}, "When"),
             el("dd", {}, when(from.time)),
             el("dt", {}, "Signs in"),
