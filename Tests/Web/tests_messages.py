@@ -501,7 +501,8 @@ def test_revoking_the_browser_from_the_cli_disconnects_it(server, browser):
         banner = p.page.locator("#banner")
         # Said once, in one sentence, with what to do.
         expect(banner).to_have_text(
-            "This browser's device was revoked, so it receives no messages here. Sign in again to set it up as a new device. Sign in again",
+            "This browser's device was revoked, so it receives no messages here. This browser deleted its keys and messages for the account. "
+            "Sign in again to set it up as a new device. Sign in again",
             timeout=30_000,
         )
         p.page.wait_for_timeout(3_000)

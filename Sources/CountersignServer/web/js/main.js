@@ -69,7 +69,7 @@ let inboxWired = false;
 async function wireInbox() {
   if (inboxWired) return;
   inboxWired = true;
-  const { onOpenRequest, startInbox, subscribe, whenMessagesShown } = await import("./inbox.js");
+  const [{ onOpenRequest, startInbox, subscribe, whenMessagesShown }, { WIPED_WORDS }] = await Promise.all([import("./inbox.js"), import("./wipe.js")]);
   // A click on a message notification opens that message; none is shown while Messages is in view.
   onOpenRequest((id) => session.token && openMessages({ open: id }));
   whenMessagesShown(() => Boolean(app.querySelector("section[aria-label=Messages]")));
@@ -85,7 +85,10 @@ async function wireInbox() {
     }
     if (event.kind !== "state") return;
     if (event.state === "revoked") {
-      say("This browser's device was revoked, so it receives no messages here. Sign in again to set it up as a new device.", { label: "Sign in again", run: signInAgain });
+      // The server's words ("…was revoked; register new keys…") are not repeated after the page's; only
+      // whether its data here went too (a remote wipe).
+      const wiped = event.detail.includes(WIPED_WORDS) ? ` ${WIPED_WORDS}` : "";
+      say(`This browser's device was revoked, so it receives no messages here.${wiped} Sign in again to set it up as a new device.`, { label: "Sign in again", run: signInAgain });
     } else if (event.state === "locked") {
       say(`This account is locked, so this browser receives no messages until it is unlocked. ${event.detail}`.trim());
     } else if (event.state === "elsewhere") {
