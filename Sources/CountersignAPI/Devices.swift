@@ -233,6 +233,17 @@ public struct DeviceRevocationToken: Codable, Equatable, Sendable {
     public init(token: Base64URL) { self.token = token }
 }
 
+/// Setting a device's revocation token: the token, signed by that device's current signing key over
+/// `DeviceProof.revocationTokenMessage` of the token's SHA-256 (docs/PROTOCOL.md §1).
+public struct DeviceRevocationTokenSetting: Codable, Equatable, Sendable {
+    public var token: Base64URL
+    public var signature: Base64URL
+    public init(token: Base64URL, signature: Base64URL) {
+        self.token = token
+        self.signature = signature
+    }
+}
+
 /// Something the browser's key gate did, for the audit log (docs/SPEC.md §14).
 public struct KeyGateEvent: Codable, Equatable, Sendable {
     /// `enabled`, `disabled`, `unlocked`, `unlock-failed`, `wiped`, `method-added` or `method-removed`.

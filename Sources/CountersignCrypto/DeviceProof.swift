@@ -38,6 +38,15 @@ public enum DeviceProof {
         )
     }
 
+    /// A device setting the revocation token of its key gate (docs/SPEC.md §14.5): only the device itself,
+    /// by its signing key, so that another session of the account cannot plant a token it knows.
+    public static func revocationTokenMessage(deviceID: String, accountID: String, tokenHash: [UInt8]) -> [UInt8] {
+        framed(
+            "countersign/v1 revocation token",
+            lv(Array(deviceID.utf8)) + lv(Array(accountID.utf8)) + lv(tokenHash)
+        )
+    }
+
     /// An authenticator pairing (docs/PROTOCOL.md §3): the pairing key (normalised, as typed) names the account.
     public static func pairingMessage(pairingKey: String, signingKey: PublicKey, encryptionKey: PublicKey) -> [UInt8] {
         framed(

@@ -1,6 +1,7 @@
 import CountersignAPI
 import CountersignClient
 import CountersignCrypto
+import Crypto
 import Foundation
 import Testing
 
@@ -39,13 +40,25 @@ import FoundationNetworking
             let session = try #require(alice.sdk.token)
             let token = (0..<32).map { _ in UInt8.random(in: 0...255) }
             let path = "/v1/devices/\(alice.device.id)"
+            let accountID = try #require(try await h.storage.account(username: "gatealice")).id
+            /// The body that sets `token` on `device`, signed by `signer`.
+            func setting(_ token: [UInt8], device: String, signer: Identity) throws -> [String: Any] {
+                let message = DeviceProof.revocationTokenMessage(
+                    deviceID: device,
+                    accountID: accountID,
+                    tokenHash: Array(SHA256.hash(data: token))
+                )
+                return [
+                    "token": Base64URL(token).text, "signature": Base64URL(try signer.signature(for: message)).text,
+                ]
+            }
             // The token is 32 bytes, and only for the account's own device.
             var r = try await Self.call(
                 server,
                 "PUT",
                 path + "/revocation-token",
                 token: session,
-                json: ["token": Base64URL([1, 2]).text]
+                json: try setting([1, 2], device: alice.device.id, signer: alice.identity)
             )
             #expect(r.0 == 422 && r.1["field"] as? String == "token")
             r = try await Self.call(
@@ -53,15 +66,59 @@ import FoundationNetworking
                 "PUT",
                 "/v1/devices/\(mallory.device.id)/revocation-token",
                 token: session,
-                json: ["token": Base64URL(token).text]
+                json: try setting(token, device: mallory.device.id, signer: mallory.identity)
             )
             #expect(r.0 == 404, "another account's device")
+            // Issue 33: only the device itself sets it. Unsigned, signed by another key (another device of
+            // the account, say), or signed over another token: refused, and nothing is set.
             r = try await Self.call(
                 server,
                 "PUT",
                 path + "/revocation-token",
                 token: session,
                 json: ["token": Base64URL(token).text]
+            )
+            #expect(r.0 == 400, "no signature: \(r)")
+            var other = token
+            other[0] ^= 1
+            for bad in [
+                try setting(token, device: alice.device.id, signer: Identity.generate()),
+                try setting(token, device: alice.device.id, signer: mallory.identity),
+                [
+                    "token": Base64URL(token).text,
+                    "signature": try setting(other, device: alice.device.id, signer: alice.identity)["signature"]!,
+                ],
+            ] {
+                r = try await Self.call(server, "PUT", path + "/revocation-token", token: session, json: bad)
+                #expect(r.0 == 422 && r.1["code"] as? String == "bad-signature", "\(r)")
+            }
+            r = try await Self.call(server, "POST", path + "/self-revocation", json: ["token": Base64URL(token).text])
+            #expect(r.0 == 404, "the refused tokens were not set")
+            // A session that has not authenticated recently may not set it (as it may not revoke).
+            r = try await Self.call(
+                server,
+                "PUT",
+                "/v1/me/settings",
+                token: session,
+                json: ["reauthIntervalMinutes": 10]
+            )
+            #expect(r.0 == 200, "\(r)")
+            h.clock.advance(11 * 60)
+            r = try await Self.call(
+                server,
+                "PUT",
+                path + "/revocation-token",
+                token: session,
+                json: try setting(token, device: alice.device.id, signer: alice.identity)
+            )
+            #expect(r.0 == 401 && r.1["code"] as? String == "reauthentication-required", "\(r)")
+            h.clock.advance(-11 * 60)
+            r = try await Self.call(
+                server,
+                "PUT",
+                path + "/revocation-token",
+                token: session,
+                json: try setting(token, device: alice.device.id, signer: alice.identity)
             )
             #expect(r.0 == 204)
             // A wrong token, or none set, revokes nothing, and says no more than "not found".

@@ -71,7 +71,7 @@ def snapshot(server, session, device_session):
 # whoever asks, which tells nothing about the resource).
 BODIES = {
     ("PATCH", "/v1/devices/{id}"): {"name": "mallory's now"},
-    ("PUT", "/v1/devices/{id}/revocation-token"): {"token": "A" * 43},
+    ("PUT", "/v1/devices/{id}/revocation-token"): {"token": "A" * 43, "signature": "A" * 86},
 }
 
 

@@ -68,11 +68,11 @@ struct DeviceRoutes {
         }
         v1.put("devices/:id/revocation-token") { request, context in
             let auth = try await account(request)
-            let body = try await APIRoutes.decode(DeviceRevocationToken.self, request, maxBody: maxBody)
+            let body = try await APIRoutes.decode(DeviceRevocationTokenSetting.self, request, maxBody: maxBody)
             try await devices.setRevocationToken(
                 auth,
                 deviceID: try context.parameters.require("id"),
-                token: body.token,
+                body,
                 origin: APIRoutes.origin(request, context)
             )
             return Response(status: .noContent)

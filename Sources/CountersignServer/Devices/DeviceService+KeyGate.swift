@@ -13,21 +13,41 @@ extension DeviceService {
     ]
     static let gateMethods: Set<String> = ["prf", "password"]
 
+    /// Sets the token, as revoking the device would be allowed (a recent full authentication: a QR
+    /// session or a stale one is refused) and only by the device itself (its signature): a token set by
+    /// anyone else would let them revoke the device anonymously, and silently replace a gate's own.
     public func setRevocationToken(
         _ auth: Authenticated,
         deviceID: String,
-        token: Base64URL,
+        _ setting: DeviceRevocationTokenSetting,
         origin: RequestOrigin
     ) async throws {
+        try accounts.requireRecentAuthentication(auth)
+        let token = setting.token
         guard token.bytes.count == Self.revocationTokenLength else {
             throw RequestError.invalidField(field: "token", reason: "32 bytes, base64url")
         }
-        guard deviceID.utf8.count <= 64,
-            try await store.device(id: deviceID)?.kind == DeviceRecord.messaging,
+        guard deviceID.utf8.count <= 64, let device = try await store.device(id: deviceID),
+            device.kind == DeviceRecord.messaging, device.accountID == auth.account.id, device.revokedAt == nil
+        else { throw DeviceError.notFound }
+        let hash = Array(SHA256.hash(data: token.bytes))
+        let message = DeviceProof.revocationTokenMessage(
+            deviceID: deviceID,
+            accountID: auth.account.id,
+            tokenHash: hash
+        )
+        guard (try? PublicKey(spki: device.signingKey))?.isValidSignature(setting.signature.bytes, for: message) == true
+        else {
+            throw DeviceError.badSignature(
+                "signature does not verify with this device's signing key: only the device itself sets its revocation token"
+            )
+        }
+        guard
             try await store.setRevocationTokenHash(
-                Array(SHA256.hash(data: token.bytes)),
+                hash,
                 deviceID: deviceID,
-                accountID: auth.account.id
+                accountID: auth.account.id,
+                signingKeyID: device.signingKeyID
             ) == .done
         else { throw DeviceError.notFound }
         try await accounts.audit(auth.account.id, .keyGate, .revocationTokenSet, origin)

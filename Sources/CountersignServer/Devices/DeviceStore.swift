@@ -18,8 +18,13 @@ public protocol DeviceStore: Sendable {
     /// Marks the device revoked, retires its keys, ends its sessions and drops its undelivered queue.
     func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite
     /// Keeps the SHA-256 of the device's revocation token (docs/SPEC.md §14.5), replacing any earlier one,
-    /// if the device is the account's and not revoked.
-    func setRevocationTokenHash(_ hash: [UInt8], deviceID: String, accountID: String) async throws -> DeviceWrite
+    /// if the device is the account's, not revoked, and its signing key is still the one that signed it.
+    func setRevocationTokenHash(
+        _ hash: [UInt8],
+        deviceID: String,
+        accountID: String,
+        signingKeyID: String
+    ) async throws -> DeviceWrite
     /// The device's account and revocation-token hash, if it is active and has one.
     func revocationTokenHash(deviceID: String) async throws -> (accountID: String, hash: [UInt8])?
     /// Replaces the device's keys (only if its signing key is still `expectedSigningKeyID`).

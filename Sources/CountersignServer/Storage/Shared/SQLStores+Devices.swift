@@ -217,14 +217,16 @@ extension SQLStores {
     package func setRevocationTokenHash(
         _ hash: [UInt8],
         deviceID: String,
-        accountID: String
+        accountID: String,
+        signingKeyID: String
     ) async throws
         -> DeviceWrite
     {
         try await sql.raw(
             """
             UPDATE devices SET revocation_token_hash = \(bind: Data(hash))
-            WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) AND revoked_at IS NULL RETURNING id
+            WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID) AND revoked_at IS NULL
+              AND signing_key_id = \(bind: signingKeyID) RETURNING id
             """
         ).all().isEmpty ? .notFound : .done
     }

@@ -53,6 +53,11 @@ export async function sessionMessage(nonce, deviceId) {
   return concat(context("device session"), await sha256(concat(nonce, lv(utf8(deviceId)))));
 }
 
+// A device setting its key gate's revocation token (SPEC §14.5): DeviceProof.revocationTokenMessage.
+export async function revocationTokenMessage(deviceId, accountId, tokenHash) {
+  return concat(context("revocation token"), await sha256(concat(lv(utf8(deviceId)), lv(utf8(accountId)), lv(tokenHash))));
+}
+
 export async function rotationMessage(deviceId, oldSigningSpki, newSigningSpki, newEncryptionSpki) {
   return concat(
     context("key rotation"),

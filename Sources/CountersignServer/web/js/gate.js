@@ -8,6 +8,7 @@
 import { ApiError, call } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
 import { renewDeviceSession, rotateDeviceKeys } from "./device.js";
+import { revocationTokenMessage, signLowS } from "./device-keys.js";
 import * as g from "./gate-crypto.js";
 import { isUnlocked, keyIdHex, lock, onGateChange, remember, LockedError } from "./gate-keys.js";
 import { keystore } from "./keystore.js";
@@ -386,13 +387,21 @@ export async function renewWhenUnlocked(accountId) {
 
 // ---- Turning the gate on and off (SPEC §14.4)
 
+// Only the device itself sets its revocation token, signed by its current signing key (PROTOCOL §1), and
+// only from a session that authenticated recently, as revoking it would need.
+async function putRevocationToken(record, token) {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", token));
+  const signature = await signLowS(record.signing.privateKey, await revocationTokenMessage(record.deviceId, record.accountId, hash));
+  await call("PUT", `/v1/devices/${encodeURIComponent(record.deviceId)}/revocation-token`, {
+    token: session.token,
+    json: { token: base64url(token), signature: base64url(signature) },
+  });
+}
+
 async function turnOn(record, wrappingKey, method, limit) {
   const { accountId } = record;
   const { gate, gateKey } = await g.createGate(wrappingKey, method, context(record), limit);
-  await call("PUT", `/v1/devices/${encodeURIComponent(record.deviceId)}/revocation-token`, {
-    token: session.token,
-    json: { token: base64url(gate.revocationToken) },
-  });
+  await putRevocationToken(record, gate.revocationToken);
   // Open from the start: the new keys are wrapped under this gate key as they are stored.
   remember(accountId, gateKey, new Map(), deadline());
   try {
@@ -467,10 +476,7 @@ export async function disable(accountId) {
   await keystore.save(out);
   lock(accountId);
   try {
-    await call("PUT", `/v1/devices/${encodeURIComponent(record.deviceId)}/revocation-token`, {
-      token: session.token,
-      json: { token: base64url(crypto.getRandomValues(new Uint8Array(32))) },
-    });
+    await putRevocationToken(out, crypto.getRandomValues(new Uint8Array(32)));
   } catch {
     // The device stays; only a copy of the old record could still revoke it.
   }
