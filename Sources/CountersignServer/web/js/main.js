@@ -8,8 +8,9 @@ import { session } from "./session.js";
 
 const app = document.getElementById("app");
 const banner = document.getElementById("banner");
-// What the page tells in passing (not a problem): live updates moved to this tab.
-const tabNotice = el("p", { class: "notice", role: "status", hidden: true });
+// What the page tells in passing (not a problem): live updates moved to this tab. A live region without
+// the status role, so that a screen's own status stays the only one.
+const tabNotice = el("p", { class: "notice", "aria-live": "polite", "data-testid": "tab-notice", hidden: true });
 banner.after(tabNotice);
 const privacy = installPrivacyOverlay(app);
 
