@@ -465,3 +465,57 @@ def test_approvals_a_qr_sign_in_is_completed_from_the_browsers_approvals(server,
     finally:
         for each in laptops:
             each.context.close()
+
+
+def test_approvals_a_wrong_number_while_confirming_it_is_you_offers_try_again(server, browser):
+    """The re-authentication's second factor (the privacy overlay after the interval) is no dead end
+    either: a wrong number, then "Try again" sends a new push, and the right number unlocks."""
+    token = api_account(server, "lex")
+    status, issued, _ = server.api("POST", "/v1/me/mfa/pairing-keys", None, token)
+    assert status == 201, (status, issued)
+    authenticator = Cli(server)
+    try:
+        authenticator.run("authenticator", "pair", issued["key"], "--server", server.url, "--no-passphrase", "--name", "lex's terminal")
+
+        def approve(number):
+            for _ in range(30):
+                listed = json.loads(authenticator.run("authenticator", "pending", "--json").stdout)
+                if listed:
+                    return authenticator.run("authenticator", "approve", listed[0]["id"], "--number", number, check=False).stdout.strip()
+                time.sleep(1)
+            raise AssertionError("no pending request on the CLI authenticator")
+
+        p = Page(browser, server)
+        page = p.page
+        sign_in(p, "lex")
+        shown = page.locator(".number .digits")
+        expect(shown).to_have_text(re.compile(r"^\d{2}$"), timeout=SLOW)
+        assert approve(shown.inner_text()) == "COMPLETED"
+        expect(page.get_by_role("heading", name="Signed in as lex")).to_be_visible(timeout=30_000)
+        page.get_by_role("button", name="Settings").click()
+        page.get_by_label("5 min").check()
+        page.get_by_role("button", name="Save interval").click()
+        expect(page.get_by_role("status").first).to_have_text("Re-authentication interval saved.")
+        set_visibility = """(state) => {
+            Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
+            document.dispatchEvent(new Event("visibilitychange"));
+        }"""
+        page.evaluate(set_visibility, "hidden")
+        page.evaluate("() => { const real = Date.now.bind(Date); Date.now = () => real() + 6 * 60 * 1000; }")
+        page.evaluate(set_visibility, "visible")
+        overlay = page.get_by_role("dialog", name="Countersign is hidden")
+        overlay.get_by_label("Password").fill("correct horse battery")
+        overlay.get_by_role("button", name="Unlock").click()
+        expect(overlay.get_by_role("heading", name="Confirm it is you")).to_be_visible(timeout=SLOW)
+        expect(shown).to_have_text(re.compile(r"^\d{2}$"), timeout=SLOW)
+        assert approve(f"{(int(shown.inner_text()) + 1) % 100:02d}") == "FAILED"
+        expect(overlay.get_by_role("status")).to_have_text("The wrong number was chosen on your authenticator.", timeout=30_000)
+        overlay.get_by_role("button", name="Try again").click()
+        # After a wrong number the account's numbers have 6 digits for a day.
+        expect(shown).to_have_text(re.compile(r"^\d{6}$"), timeout=SLOW)
+        assert approve(shown.inner_text()) == "COMPLETED"
+        expect(overlay).to_have_count(0, timeout=30_000)
+        expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+        p.close()
+    finally:
+        authenticator.close()
