@@ -15,15 +15,20 @@ extension Database {
         guard !inTransaction, sql.dialect.name == "sqlite" else {
             return try await transaction { try await body($0 as! any SQLDatabase) }
         }
-        return try await sql.withSession { session in
-            try await session.raw("BEGIN IMMEDIATE TRANSACTION").run()
-            do {
-                let result = try await body(session)
-                try await session.raw("COMMIT TRANSACTION").run()
-                return result
-            } catch {
-                try? await session.raw("ROLLBACK TRANSACTION").run()
-                throw error
+        // The transaction holds the one writer connection from BEGIN to COMMIT, so its statements resume
+        // on the writer's own event loop, not the cooperative pool: on a loaded machine every resumption
+        // there waited behind other work, and ten queued transactions outlasted the pool's wait (issue 33).
+        return try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
+            try await sql.withSession { session in
+                try await session.raw("BEGIN IMMEDIATE TRANSACTION").run()
+                do {
+                    let result = try await body(session)
+                    try await session.raw("COMMIT TRANSACTION").run()
+                    return result
+                } catch {
+                    try? await session.raw("ROLLBACK TRANSACTION").run()
+                    throw error
+                }
             }
         }
     }
