@@ -208,6 +208,27 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
 
     /// Registration challenges (20 per 10 minutes per account) and rotations (10 a day per device) each
     /// write a row others read, so both are limited.
+    @Test func aFastClockWithinTheSkewIsAccepted() async throws {
+        try await withLiveServer(.sqlite) { server, h in
+            let alice = try await Person.make("alice", server: server)
+            let bob = try await Person.make("bob", server: server)
+            let envelope = try MessageEnvelope.seal(
+                [4],
+                from: alice.identity,
+                to: [alice.identity.publicKey, bob.identity.publicKey],
+                created: h.clock.now().addingTimeInterval(MessageService.maxCreatedSkew - 60)
+            )
+            let sent = try await alice.sdk.send(
+                "POST",
+                "/v1/messages",
+                body: SendMessageRequest(to: ["bob"], envelope: Base64URL(envelope.bytes)),
+                as: SentMessage.self,
+                credential: .device
+            )
+            #expect(sent.id == Hex.encode(envelope.messageID))
+        }
+    }
+
     @Test func challengesAndRotationsAreRateLimited() async throws {
         try await withLiveServer(.sqlite) { server, h in
             var alice = try await Person.make("alice", server: server)  // spent one challenge
@@ -355,6 +376,16 @@ func problemCode(_ call: () async throws -> Void) async -> ProblemCode? {
                 await post(try MessageEnvelope.seal([1], from: mallory, to: everyone, created: Date()).bytes)
                     == .badSignature
             )
+            // Issue 33: dated more than 5 minutes ahead of the server's clock (a fast clock within that is
+            // accepted: aFastClockWithinTheSkewIsAccepted).
+            let serverNow = h.clock.now()
+            let ahead = try MessageEnvelope.seal(
+                [3],
+                from: alice.identity,
+                to: everyone,
+                created: serverNow.addingTimeInterval(MessageService.maxCreatedSkew + 60)
+            )
+            #expect(await post(ahead.bytes) == .invalidEnvelope)
             // Alice's envelope sent through Bob's device session.
             let alices = try MessageEnvelope.seal([2], from: alice.identity, to: everyone, created: Date())
             #expect(await post(alices.bytes, as: bob) == .badSignature)

@@ -20,6 +20,9 @@ public final class MessageService: Sendable {
     let onDue: @Sendable ([String]) -> Void
 
     public static let maxDeliverAfter = 30 * 86_400
+    /// How far ahead of the server's clock an envelope's `created` may be (the sender's clock may be fast,
+    /// not by days): a message dated in the future would sort above every later one in its conversation.
+    public static let maxCreatedSkew: TimeInterval = 5 * 60
     public static let maxRecipients = 64
 
     /// `sendExecutor`: where send batches run (`ServerStorage.sendExecutor`); the cooperative pool when nil.
@@ -115,6 +118,12 @@ public final class MessageService: Sendable {
         // The recipients' names are resolved by the store, in the write transaction that checks their
         // devices: no read here, and no gap between the two.
         let now = clock.now()
+        let created = Date(timeIntervalSince1970: TimeInterval(envelope.created) / 1000)
+        guard created.timeIntervalSince(now) <= Self.maxCreatedSkew else {
+            throw RelayError.invalidEnvelope(
+                "its created time is \(Int(created.timeIntervalSince(now))) s ahead of the server's clock (at most \(Int(Self.maxCreatedSkew)) s); set the sending device's clock right and seal it again"
+            )
+        }
         // Retention counts from delivery: a message delayed by 30 days is kept 30 days after it is due.
         let deliverAt = now.addingTimeInterval(TimeInterval(delay))
         let record = MessageRecord(
