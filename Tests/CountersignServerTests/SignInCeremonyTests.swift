@@ -72,6 +72,31 @@ import Testing
         await #expect(throws: PasskeyError.ceremonyNotFound) {
             _ = try await f.service.attempt(answer, kind: .signIn, accountID: nil, boundTo: nil)
         }
+        // Security review: no other path may take the record of an answered one (a re-authentication or a
+        // registration sent with its ID deleted it, and the captured sign-in could be replayed).
+        await #expect(throws: PasskeyError.ceremonyNotFound) {
+            _ = try await f.service.attempt(answer, kind: .reauthentication, accountID: "x", boundTo: "y")
+        }
+        let registration = PasskeyRegistrationFinish(
+            ceremonyId: start.ceremonyId,
+            name: "x",
+            credential: PasskeyRegistrationResponse(
+                rawId: Base64URL([1]),
+                response: .init(clientDataJSON: Base64URL([1]), attestationObject: Base64URL([2]), transports: nil)
+            )
+        )
+        await #expect(throws: PasskeyError.ceremonyNotFound) {
+            _ = try await f.service.finishRegistration(
+                f.auth,
+                registration,
+                origin: RequestOrigin(address: "192.0.2.9", userAgent: "")
+            )
+        }
+        #expect(try await f.h.storage.takeCeremony(id: start.ceremonyId, now: f.h.clock.now()) == nil)
+        #expect(try await f.h.storage.ceremony(id: start.ceremonyId, now: f.h.clock.now()) == nil)
+        await #expect(throws: PasskeyError.ceremonyNotFound) {
+            _ = try await f.service.attempt(answer, kind: .signIn, accountID: nil, boundTo: nil)
+        }
         // A carried ceremony is no re-authentication's, and a stored one's ID is no sign-in's.
         let another = try await f.service.startSignIn(origin: RequestOrigin(address: "192.0.2.9", userAgent: ""))
         var wrongKind = answer

@@ -96,12 +96,18 @@ extension PasskeyService {
         let ceremony: PasskeyCeremony
         if kind == .signIn {
             // Carried by the client: answered once because answering stores it.
+            // Kept past its expiry by another lifetime: a node whose clock runs ahead purges it only after
+            // every node's MAC check has stopped admitting the ID.
             guard let carried = SignInCeremony.open(finish.ceremonyId, key: signInKey, now: now),
-                try await store.spendCeremony(id: carried.id, expiresAt: carried.expiresAt, now: now)
+                try await store.spendCeremony(
+                    id: carried.id,
+                    expiresAt: carried.expiresAt.addingTimeInterval(PasskeyCeremony.lifetime),
+                    now: now
+                )
             else { throw PasskeyError.ceremonyNotFound }
             ceremony = carried
         } else {
-            guard finish.ceremonyId.utf8.count <= 64,
+            guard finish.ceremonyId.utf8.count <= 64, !finish.ceremonyId.hasPrefix(SignInCeremony.prefix),
                 let state = try await store.takeCeremony(id: finish.ceremonyId, now: now),
                 let stored = try? JSONDecoder().decode(PasskeyCeremony.self, from: state),
                 stored.kind == kind, stored.boundTo == boundTo, stored.accountID == accountID

@@ -96,7 +96,8 @@ public final class PasskeyService: Sendable {
         try PasskeyRules.refuseSecrets(finish.credential.clientExtensionResults)
         let name = try Self.validName(finish.name)
         let now = clock.now()
-        guard finish.ceremonyId.utf8.count <= 64, let state = try await store.ceremony(id: finish.ceremonyId, now: now)
+        guard finish.ceremonyId.utf8.count <= 64, !finish.ceremonyId.hasPrefix(SignInCeremony.prefix),
+            let state = try await store.ceremony(id: finish.ceremonyId, now: now)
         else { throw PasskeyError.ceremonyNotFound }
         do {
             return try await finishRegistration(auth, finish, name: name, state: state, now: now, origin: origin)

@@ -33,13 +33,17 @@ extension SQLStores {
         ).run()
     }
 
+    /// The state of a carried ceremony's record: no other path takes, reads or deletes such a row (only the
+    /// purge, once it has expired), so no request can unspend one (security review, issue 33).
+    static var spentCeremony: String { "spent" }
+
     /// One statement: the primary key settles concurrent answers. Purged with the other ceremonies once
     /// expired, when the MAC no longer admits the ID anyway.
     package func spendCeremony(id: String, expiresAt: Date, now: Date) async throws -> Bool {
         try await !sql.raw(
             """
             INSERT INTO passkey_ceremonies (id, state, expires_at)
-            VALUES (\(bind: id), \(bind: "spent"), \(bind: expiresAt.ms))
+            VALUES (\(bind: id), \(bind: Self.spentCeremony), \(bind: expiresAt.ms))
             ON CONFLICT (id) DO NOTHING RETURNING id
             """
         ).all().isEmpty
@@ -48,7 +52,10 @@ extension SQLStores {
     package func takeCeremony(id: String, now: Date) async throws -> Data? {
         guard
             let row = try await sql.raw(
-                "DELETE FROM passkey_ceremonies WHERE id = \(bind: id) RETURNING state, expires_at"
+                """
+                DELETE FROM passkey_ceremonies WHERE id = \(bind: id) AND state <> \(bind: Self.spentCeremony)
+                RETURNING state, expires_at
+                """
             )
             .first(),
             try row.decode(column: "expires_at", as: Int64.self) > now.ms
@@ -59,7 +66,10 @@ extension SQLStores {
     package func ceremony(id: String, now: Date) async throws -> Data? {
         guard
             let row = try await sql.raw(
-                "SELECT state FROM passkey_ceremonies WHERE id = \(bind: id) AND expires_at > \(bind: now.ms)"
+                """
+                SELECT state FROM passkey_ceremonies
+                WHERE id = \(bind: id) AND expires_at > \(bind: now.ms) AND state <> \(bind: Self.spentCeremony)
+                """
             )
             .first()
         else { return nil }
@@ -126,6 +136,7 @@ extension SQLStores {
                 let spent = try await sql.raw(
                     """
                     DELETE FROM passkey_ceremonies WHERE id = \(bind: ceremony.id) AND expires_at > \(bind: ceremony.now.ms)
+                      AND state <> \(bind: Self.spentCeremony)
                     RETURNING id
                     """
                 ).all()
