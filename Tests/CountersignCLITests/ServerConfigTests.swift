@@ -172,6 +172,7 @@ import FoundationNetworking
             ("short\n", "16 to 1024 printable ASCII"), ("has a space in it!!\n", "without spaces"),
         ] {
             try t.write("bad.token", Data(content.utf8))
+            chmod(t.path("bad.token"), 0o600)
             let r = try t.cs(
                 "serve",
                 "--metrics-token-file",
@@ -182,6 +183,26 @@ import FoundationNetworking
                 "0"
             )
             #expect(r.status == 64 && r.stderr.contains(words) && r.stdout.isEmpty, "\(r.status) \(r.stderr)")
+        }
+        // Readable by others, a symbolic link, a FIFO: refused, before anything starts.
+        try t.write("open.token", Data("0123456789abcdefghij\n".utf8))
+        chmod(t.path("open.token"), 0o644)
+        symlink(path, t.path("link.token"))
+        mkfifo(t.path("fifo.token"), 0o600)
+        for (name, words) in [
+            ("open.token", "may be read by other users"), ("link.token", "a symbolic link is refused"),
+            ("fifo.token", "is not a regular file"),
+        ] {
+            let r = try t.cs(
+                "serve",
+                "--metrics-token-file",
+                t.path(name),
+                "--database",
+                "sqlite:" + t.path("never.sqlite"),
+                "--port",
+                "0"
+            )
+            #expect(r.status == 64 && r.stderr.contains(words), "\(name): \(r.status) \(r.stderr)")
         }
         let nowhere = try t.cs(
             "serve",
