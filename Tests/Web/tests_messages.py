@@ -166,6 +166,9 @@ def test_a_long_text_is_counted_before_the_limit_and_refused_past_it_never_cut(s
         size = page.get_by_test_id("message-size")
         message.fill("short")
         expect(size).to_be_hidden()
+        # A new user saw the counter at 31 %: it shows from 90 % on, not before.
+        message.fill("x" * 320_000)
+        expect(size).to_be_hidden()
         message.fill("x" * 996_148)  # 95 % of 1 MiB
         expect(size).to_have_text("973 KiB of the 1,024 KiB (1 MiB) a message can hold.")
         # Exactly the limit, in two-byte characters (524,288 of them): sent whole, and the CLI reads it all.
@@ -190,6 +193,9 @@ def test_a_long_text_is_counted_before_the_limit_and_refused_past_it_never_cut(s
         expect(steps(page)).to_have_text("")
         assert message.input_value() == whole + "!", "the text is kept as it was, not cut"
         p.shot("messages-over-the-limit")
+        # Shortened: the refusal goes with the length that caused it.
+        message.fill(whole)
+        expect(page.get_by_text("Nothing was sent.")).to_have_count(0)
         page.wait_for_timeout(500)
         assert len([e for e in cli.inbox() if e["direction"] == "incoming"]) == 1
         # The CLI's largest text opens whole in the page.

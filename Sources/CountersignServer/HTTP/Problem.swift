@@ -529,7 +529,7 @@ extension Problem {
                 detail: "An account has at most \(PasskeyRules.maxPerAccount) passkeys; remove one first."
             )
         case .invalidName:
-            self.init(RequestError.invalidField(field: "name", reason: "1 to 64 characters without control characters"))
+            self.init(RequestError.invalidField(field: "name", reason: ShownName.rule))
         case .noPasskeys:
             self.init(
                 status: .conflict,

@@ -206,11 +206,10 @@ public final class PasskeyService: Sendable {
         return (x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15])
     }
 
-    /// 1 to 64 characters, no control characters; surrounding spaces dropped.
+    /// 1 to 64 characters, every one showable (`ShownName`); surrounding spaces dropped.
     static func validName(_ raw: String) throws -> String {
         let name = raw.trimmingCharacters(in: .whitespaces)
-        guard (1...maxNameLength).contains(name.count),
-            !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        guard (1...maxNameLength).contains(name.count), ShownName.isShowable(name)
         else { throw PasskeyError.invalidName }
         return name
     }

@@ -41,8 +41,10 @@ export const tooLongWords = (bytes) =>
 /** How many bytes `text` takes in UTF-8, counted only when it may be near `MAX_PLAINTEXT` (a UTF-16
  *  code unit is 1 to 3 bytes): null when it is surely below `share` of the limit. */
 export function textSize(text, share = 0.9) {
+  // At most 3 UTF-8 bytes per UTF-16 unit: a text that short cannot be near the limit, and is not encoded.
   if (text.length * 3 < share * MAX_PLAINTEXT) return null;
-  return utf8(text).length;
+  const bytes = utf8(text).length;
+  return bytes < share * MAX_PLAINTEXT ? null : bytes;
 }
 
 /** The counter's words for a text of `bytes`: from 90 % of the limit on, before it is reached. */

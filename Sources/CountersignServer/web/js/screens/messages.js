@@ -32,6 +32,11 @@ export function messagesScreen(app, { onBack, open: openId }) {
     size.classList.toggle("alert", over);
     if (over) text.setAttribute("aria-invalid", "true");
     else text.removeAttribute("aria-invalid");
+    // The refusal of a text that was too long is the counter's to say from here on: it goes as it is edited.
+    if (!over && alert.dataset.tooLong) {
+      alert.textContent = "";
+      delete alert.dataset.tooLong;
+    }
     return bytes;
   };
   text.addEventListener("input", showSize);
@@ -101,6 +106,7 @@ export function messagesScreen(app, { onBack, open: openId }) {
     const bytes = showSize();
     if (bytes !== null && bytes > MAX_PLAINTEXT) {
       alert.textContent = tooLongWords(bytes);
+      alert.dataset.tooLong = "1";
       text.focus();
       return;
     }

@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+
+@testable import CountersignServer
+
+/// Issue 33: names other people read (devices, passkeys) hold nothing that is invisible or reorders the
+/// text around it; emoji built with joiners and selectors stay.
+@Suite struct ShownNameTests {
+    @Test func bidiControlsAndInvisibleCharactersAreRefused() throws {
+        for bad in [
+            "\u{202E}evil", "Phone\u{202E}gnp.exe", "a\u{200B}b", "a\u{2066}b\u{2069}", "a\u{200F}",
+            "zero\u{FEFF}width",
+            "tag\u{E0041}", "line\u{2028}sep", "soft\u{00AD}hyphen", "a\u{200D}b", "private\u{E000}", "x\u{061C}",
+            "bell\u{7}",
+        ] {
+            #expect(throws: RequestError.self, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })") {
+                _ = try DeviceName(parsing: bad)
+            }
+            #expect(throws: PasskeyError.invalidName) { _ = try PasskeyService.validName(bad) }
+        }
+        for good in ["Laptop", "Zoë's phone", "علي", "東京のPC", "👨‍👩‍👧 iPad", "❤️ tablet", "🏳️‍🌈", "Work key (YubiKey 5)"] {
+            #expect(try DeviceName(parsing: good).text == good)
+            #expect(try PasskeyService.validName(good) == good)
+        }
+    }
+}
