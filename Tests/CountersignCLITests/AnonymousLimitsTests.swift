@@ -110,6 +110,7 @@ import Testing
         // A frame of exactly 64 KiB is still read: the server answers it (a close frame, 0x88).
         #expect(lines[0][1] == "88", "\(out)")
         let grewKiB = try #require(Int(lines[1][1]))
+        print("pre-hello frames: the server grew \(grewKiB) KiB for 100 connections")
         // Before: about 2 MiB per connection (200 MiB for these 100); after, the connections' own buffers.
         #expect(grewKiB < 40 * 1024, "the server grew by \(grewKiB) KiB for 100 pre-hello connections")
         #expect(lines[1][3] == "100", "every oversized frame's connection was closed: \(out)")
