@@ -46,6 +46,8 @@ class Server:
             COUNTERSIGN_LOG_LEVEL="warning",
             COUNTERSIGN_REGISTRATIONS_PER_ADDRESS="1000",
             COUNTERSIGN_SIGNIN_FAILURES_PER_ADDRESS="1000",
+            # /metrics as deployed: behind a token (made in the server's folder), so it answers 401, not 404.
+            COUNTERSIGN_METRICS_TOKEN_FILE=f"{self.dir}/metrics.token",
             **settings,
         )
         self.process = subprocess.Popen(
