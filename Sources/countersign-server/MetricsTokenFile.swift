@@ -15,11 +15,18 @@ enum MetricsTokenFile {
     static let maximumLength = 1024
 
     /// The token at `path`, made first if there is no file there. Refusals say what to do.
-    static func token(at path: String, announce: (String) -> Void) throws -> String {
+    /// `random` makes a new token's 32 bytes (the system's generator; a test may pass its own).
+    static func token(
+        at path: String,
+        random: () -> [UInt8] = {
+            var system = SystemRandomNumberGenerator()
+            return (0..<32).map { _ in UInt8.random(in: 0...255, using: &system) }
+        },
+        announce: (String) -> Void
+    ) throws -> String {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd >= 0 {
-            var random = SystemRandomNumberGenerator()
-            let token = Base64URL((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }).text
+            let token = Base64URL(random()).text
             let line = Array((token + "\n").utf8)
             let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             let synced = fsync(fd) == 0

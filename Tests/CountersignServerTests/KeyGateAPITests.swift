@@ -52,14 +52,11 @@ import FoundationNetworking
                     "token": Base64URL(token).text, "signature": Base64URL(try signer.signature(for: message)).text,
                 ]
             }
+            func put(_ json: [String: Any]) async throws -> (Int, [String: Any]) {
+                try await Self.call(server, "PUT", path + "/revocation-token", token: session, json: json)
+            }
             // The token is 32 bytes, and only for the account's own device.
-            var r = try await Self.call(
-                server,
-                "PUT",
-                path + "/revocation-token",
-                token: session,
-                json: try setting([1, 2], device: alice.device.id, signer: alice.identity)
-            )
+            var r = try await put(try setting([1, 2], device: alice.device.id, signer: alice.identity))
             #expect(r.0 == 422 && r.1["field"] as? String == "token")
             r = try await Self.call(
                 server,
@@ -71,13 +68,7 @@ import FoundationNetworking
             #expect(r.0 == 404, "another account's device")
             // Issue 33: only the device itself sets it. Unsigned, signed by another key (another device of
             // the account, say), or signed over another token: refused, and nothing is set.
-            r = try await Self.call(
-                server,
-                "PUT",
-                path + "/revocation-token",
-                token: session,
-                json: ["token": Base64URL(token).text]
-            )
+            r = try await put(["token": Base64URL(token).text])
             #expect(r.0 == 400, "no signature: \(r)")
             var other = token
             other[0] ^= 1
@@ -89,7 +80,7 @@ import FoundationNetworking
                     "signature": try setting(other, device: alice.device.id, signer: alice.identity)["signature"]!,
                 ],
             ] {
-                r = try await Self.call(server, "PUT", path + "/revocation-token", token: session, json: bad)
+                r = try await put(bad)
                 #expect(r.0 == 422 && r.1["code"] as? String == "bad-signature", "\(r)")
             }
             r = try await Self.call(server, "POST", path + "/self-revocation", json: ["token": Base64URL(token).text])
@@ -104,22 +95,10 @@ import FoundationNetworking
             )
             #expect(r.0 == 200, "\(r)")
             h.clock.advance(11 * 60)
-            r = try await Self.call(
-                server,
-                "PUT",
-                path + "/revocation-token",
-                token: session,
-                json: try setting(token, device: alice.device.id, signer: alice.identity)
-            )
+            r = try await put(try setting(token, device: alice.device.id, signer: alice.identity))
             #expect(r.0 == 401 && r.1["code"] as? String == "reauthentication-required", "\(r)")
             h.clock.advance(-11 * 60)
-            r = try await Self.call(
-                server,
-                "PUT",
-                path + "/revocation-token",
-                token: session,
-                json: try setting(token, device: alice.device.id, signer: alice.identity)
-            )
+            r = try await put(try setting(token, device: alice.device.id, signer: alice.identity))
             #expect(r.0 == 204)
             // A wrong token, or none set, revokes nothing, and says no more than "not found".
             var wrong = token
