@@ -37,10 +37,17 @@ public struct DeviceRegistrationRequest: Codable, Sendable {
     }
 }
 
+/// What a device is for (docs/PROTOCOL.md §3): a `messaging` device is in the key directory, is sealed to
+/// and holds mail; an `authenticator` approves sign-ins (a paired PingOne-style app or browser) and holds none.
+public enum DeviceKind: String, Codable, Equatable, Sendable {
+    case messaging, authenticator
+}
+
 /// A device as its own account sees it.
 public struct Device: Codable, Equatable, Sendable {
     public var id: String
     public var name: String
+    public var kind: DeviceKind
     public var signingKey: Base64URL
     public var signingKeyId: String
     public var encryptionKey: Base64URL
@@ -53,6 +60,7 @@ public struct Device: Codable, Equatable, Sendable {
     public init(
         id: String,
         name: String,
+        kind: DeviceKind,
         signingKey: Base64URL,
         signingKeyId: String,
         encryptionKey: Base64URL,
@@ -64,6 +72,7 @@ public struct Device: Codable, Equatable, Sendable {
     ) {
         self.id = id
         self.name = name
+        self.kind = kind
         self.signingKey = signingKey
         self.signingKeyId = signingKeyId
         self.encryptionKey = encryptionKey

@@ -85,13 +85,15 @@ extension CountersignClient {
         )
     }
 
-    public func authCodeState(_ created: AuthCodeCreated) async throws -> AuthCodeState {
+    /// The code's state now; with `wait` (1 to 30 s) the answer comes when its status changes.
+    public func authCodeState(_ created: AuthCodeCreated, wait: Int = 0) async throws -> AuthCodeState {
         try await send(
             "GET",
-            "/v1/auth-codes/current",
+            "/v1/auth-codes/current" + (wait > 0 ? "?wait=\(wait)" : ""),
             body: Self.noBody,
             as: AuthCodeState.self,
-            credential: .bearer(created.binding)
+            credential: .bearer(created.binding),
+            limits: .longPoll(wait: wait)
         )
     }
 

@@ -204,8 +204,7 @@ enum MFALogin {
                 claimed = true
                 Terminal.warn("claimed by an authenticator; waiting for its approval")
             }
-            try await Task.sleep(for: .milliseconds(500))
-            state = try await client.authCodeState(created)
+            state = try await client.authCodeState(created, wait: 25)
         }
         print(Terminal.printable(state.status))
         fflush(nil)

@@ -188,11 +188,13 @@ struct DeviceCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List your account's devices, revoked ones included; * marks this one."
+            abstract:
+                "List your account's devices (messaging devices and authenticators), revoked ones included; * marks this one."
         )
         @Flag(
             name: .long,
-            help: "Print one JSON array (id, name, fingerprint, createdAt, lastSeenAt, revokedAt, thisDevice)."
+            help:
+                "Print one JSON array (id, name, kind, fingerprint, createdAt, lastSeenAt, revokedAt, thisDevice)."
         ) var json = false
 
         func run() async throws {
@@ -204,7 +206,8 @@ struct DeviceCommand: AsyncParsableCommand {
             if json {
                 let rows: [[String: Any]] = devices.sorted(by: { $0.createdAt < $1.createdAt }).map { d in
                     [
-                        "id": d.id, "name": d.name, "fingerprint": KeyPins.fingerprint(hex: d.signingKeyId),
+                        "id": d.id, "name": d.name, "kind": d.kind.rawValue,
+                        "fingerprint": KeyPins.fingerprint(hex: d.signingKeyId),
                         "createdAt": PrivateFiles.date(d.createdAt),
                         "lastSeenAt": d.lastSeenAt.map(PrivateFiles.date) ?? NSNull(),
                         "revokedAt": d.revokedAt.map(PrivateFiles.date) ?? NSNull(),
@@ -226,6 +229,7 @@ struct DeviceCommand: AsyncParsableCommand {
                 [
                     "  " + "ID".padding(toLength: 36, withPad: " ", startingAt: 0),
                     "NAME".padding(toLength: 20, withPad: " ", startingAt: 0),
+                    "KIND".padding(toLength: 13, withPad: " ", startingAt: 0),
                     "FINGERPRINT".padding(toLength: 35, withPad: " ", startingAt: 0),
                     "CREATED".padding(toLength: 20, withPad: " ", startingAt: 0),
                     "LAST SEEN".padding(toLength: 20, withPad: " ", startingAt: 0), "REVOKED",
@@ -238,6 +242,7 @@ struct DeviceCommand: AsyncParsableCommand {
                     (this ? "* " : "  ") + d.id.padding(toLength: max(36, d.id.count), withPad: " ", startingAt: 0),
                     name.count > 20
                         ? String(name.prefix(19)) + "…" : name.padding(toLength: 20, withPad: " ", startingAt: 0),
+                    d.kind.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0),
                     KeyPins.fingerprint(hex: d.signingKeyId).padding(toLength: 35, withPad: " ", startingAt: 0),
                     PrivateFiles.date(d.createdAt),
                     (d.lastSeenAt.map(PrivateFiles.date) ?? "never").padding(toLength: 20, withPad: " ", startingAt: 0),

@@ -197,6 +197,20 @@ import Testing
         #expect(MessagingCLITests.mode(phone.file("authenticator.json")) == 0o600)
         let keys = try FileManager.default.contentsOfDirectory(atPath: phone.file("keys"))
         #expect(keys.count == 1 && MessagingCLITests.mode(phone.file("keys/" + keys[0])) == 0o600)
+        // The account's device list tells the authenticator from a messaging device.
+        try MessagingCLITests.initDevice(alice, name: "alice-mail")
+        let devices = try alice.json("device", "list", "--json")
+        #expect(
+            devices.map { $0["kind"] as? String ?? "" }.sorted() == ["authenticator", "messaging"]
+                && devices.first { $0["kind"] as? String == "messaging" }?["name"] as? String == "alice-mail",
+            "\(devices)"
+        )
+        let table = try alice.cs("device", "list").text.split(separator: "\n")
+        #expect(
+            table.first?.contains("KIND") == true && table.filter { $0.contains(" authenticator ") }.count == 1
+                && table.filter { $0.contains(" messaging ") }.count == 1,
+            "\(table)"
+        )
 
         // Approved with the number: the waiting login finishes and keeps the session.
         let first = try Self.login(laptop, server)

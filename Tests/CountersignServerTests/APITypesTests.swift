@@ -70,6 +70,7 @@ import Testing
             Device(
                 id: "i",
                 name: "n",
+                kind: .authenticator,
                 signingKey: b,
                 signingKeyId: "k",
                 encryptionKey: b,
@@ -241,6 +242,7 @@ import Testing
     static let device = Device(
         id: "i",
         name: "n",
+        kind: .messaging,
         signingKey: b,
         signingKeyId: "k",
         encryptionKey: b,

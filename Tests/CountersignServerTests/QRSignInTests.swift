@@ -7,6 +7,10 @@ import Testing
 
 @testable import CountersignServer
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// QR sign-in (issue 19, 4): an approved code gives a locked account nothing, and its session (the
 /// authenticator alone, no password) changes no second factor until it re-authenticates.
 @Suite(.closesStorage) struct QRSignInTests {
@@ -22,6 +26,56 @@ import Testing
         let claim = try await phone.authenticate(authCode: created.code)
         #expect(try await claim.approve(userId: claim.users[0].userId) == "COMPLETED")
         return (screen, created, person)
+    }
+
+    /// The waiting screen long-polls: a claim and an approval each answer a waiting poll at once (on
+    /// PostgreSQL through NOTIFY), a final status answers without waiting, and a bad `wait` is a 400.
+    @Test(arguments: Backend.available)
+    func theWaitingScreenLongPollsEachChange(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, h in
+            let person = try await Person.make("wanda", server: server)
+            let phone = try await person.pairAuthenticator(server: server)
+            let screen = CountersignClient(server: server)
+            let created = try await screen.createAuthCode()
+            #expect(try await screen.authCodeState(created).status == "PENDING")
+            // Well inside the 30 s wait, with a head start for the poll's first read on a loaded machine.
+            func changed<T>(after action: () async throws -> T) async throws -> (String, Double, T) {
+                let began = ContinuousClock.now
+                async let answer = screen.authCodeState(created, wait: 30)
+                try await Task.sleep(for: .seconds(2))
+                let done = try await action()
+                let status = try await answer.status
+                let took = ContinuousClock.now - began
+                return (status, Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18, done)
+            }
+            let (first, firstTook, claim) = try await changed { try await phone.authenticate(authCode: created.code) }
+            #expect(first == "CLAIMED" && firstTook < 25, "\(first) after \(firstTook) s")
+            let (second, secondTook, _) = try await changed { try await claim.approve(userId: claim.users[0].userId) }
+            #expect(second == "COMPLETED" && secondTook < 25, "\(second) after \(secondTook) s")
+            let began = ContinuousClock.now
+            #expect(try await screen.authCodeState(created, wait: 30).status == "COMPLETED")
+            #expect(ContinuousClock.now - began < .seconds(20), "a final status answers at once")
+            for wait in ["31", "-1", "x"] {
+                let (status, body) = try await Self.rawState(server, created, wait: wait)
+                #expect(status == 400 && body.contains("wait must be 0 to 30 seconds"), "\(wait): \(status) \(body)")
+            }
+
+            // An unclaimed code's poll ends at its expiry with EXPIRED.
+            let other = try await screen.createAuthCode()
+            h.clock.advance(AuthenticationCode.defaultLifetime + 1)
+            #expect(try await screen.authCodeState(other, wait: 30).status == "EXPIRED")
+        }
+    }
+
+    static func rawState(_ server: URL, _ created: AuthCodeCreated, wait: String) async throws -> (Int, String) {
+        var r = URLRequest(
+            url: server.appendingPathComponent("v1/auth-codes/current").appending(queryItems: [
+                URLQueryItem(name: "wait", value: wait)
+            ])
+        )
+        r.setValue("Bearer \(created.binding)", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: r)
+        return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
     }
 
     /// Locked after the approval (five wrong passwords in a row; no delay between them here): collecting

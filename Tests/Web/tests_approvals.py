@@ -116,7 +116,14 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         assert mfa["authenticators"][0]["name"].startswith("Approvals in "), mfa
         # Two devices on the server: the messaging device and the authenticator.
         devices = server.api("GET", "/v1/devices", token=token)[1]["devices"]
-        assert len(devices) == 2, devices
+        assert sorted(d["kind"] for d in devices) == ["authenticator", "messaging"], devices
+        # Settings tells them apart too (after a return to the screen, which lists them afresh).
+        page.get_by_role("button", name="Back").click()
+        page.get_by_role("button", name="Settings").click()
+        listed = page.get_by_role("list", name="Devices").get_by_role("listitem")
+        expect(listed).to_have_count(2)
+        expect(listed.filter(has_text="This browser")).to_contain_text("Messaging device")
+        expect(listed.filter(has_text="Authenticator: approves sign-ins")).to_have_count(1)
         # Its keys and the TOTP secret are non-extractable CryptoKeys in IndexedDB.
         kept = page.evaluate(
             """() => new Promise((resolve, reject) => {

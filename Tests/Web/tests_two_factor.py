@@ -313,9 +313,15 @@ def test_two_factor_qr_sign_in_completed_denied_and_expired(server, browser):
         page.get_by_role("link", name="Sign in with a QR code").click()
         expect(page.get_by_role("heading", name="Sign in with a QR code")).to_be_visible()
         expect(page.get_by_role("status")).to_have_text("Waiting for your authenticator to scan the code.")
+        polls = []
+        page.on("request", lambda r: "/v1/auth-codes/current" in r.url and "/session" not in r.url and polls.append(r.url))
         uri, _ = new_code()
         p.shot("two-factor-qr-sign-in")
+        # A long poll, not a request a second: one read at once, then one waiting request.
+        page.wait_for_timeout(4000)
+        assert len(polls) <= 2 and polls[-1].endswith("?wait=25"), polls
         assert authenticator.run("auth", uri, "--approve", "quinn").stdout == "COMPLETED\n"
+        # The claim and the approval wake the waiting request: well before its 25 seconds.
         expect(page.get_by_role("heading", name="Signed in as quinn")).to_be_visible(timeout=15_000)
         # The server gives a QR session no device: the page says what it can and cannot do, no raw error.
         note = page.get_by_role("note", name="Signed in with a QR code")

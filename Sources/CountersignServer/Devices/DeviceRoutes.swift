@@ -13,6 +13,7 @@ struct DeviceRoutes {
         Device(
             id: d.id,
             name: d.name,
+            kind: d.kind == DeviceRecord.authenticator ? .authenticator : .messaging,
             signingKey: Base64URL(d.signingKey),
             signingKeyId: d.signingKeyID,
             encryptionKey: Base64URL(d.encryptionKey),

@@ -83,50 +83,20 @@ struct MFARoutes {
         // The signing-in client, with its binding secret.
         v1.get("mfa/transactions/:id") { request, context in
             let id = try context.parameters.require("id")
-            var wait = 0
-            if let w = request.uri.queryParameters["wait"] {
-                guard let n = Int(String(w)), (0...30).contains(n) else {
-                    throw Problem.malformed("wait must be 0 to 30 seconds")
-                }
-                wait = n
-            }
-            // Long poll: answers when the status changes from the one first seen, or after `wait` seconds.
-            // Woken by the transaction's signal (from whichever node changed it), registered before each
-            // read so that a change between the read and the wait is not missed; an expiry has no signal,
-            // so no wait outlasts the transaction, and a lost NOTIFY costs at most 5 seconds.
-            let key = PushHub.transactionKey(id)
-            let deadline = ContinuousClock.now + .seconds(wait)
+            let wait = try LongPoll<MFATransactionView>.seconds(request)
             let terminal: Set<String> = ["COMPLETED", "FAILED", "PUSH_CONFIRMATION_TIMED_OUT"]
-            var waiter = push.hub.register(key)
-            func read(_ waiter: UInt64) async throws -> MFATransactionView {
-                do { return try await mfa.transaction(id: id, binding: binding(request)) } catch {
-                    push.hub.cancel(waiter)
-                    throw error
-                }
-            }
-            let first = try await read(waiter)
-            var current = first
-            while true {
-                let left = deadline - ContinuousClock.now
-                if current.status != first.status || current.attemptsLeft != first.attemptsLeft
-                    || terminal.contains(current.status)
-                    || left <= .zero || push.hub.isClosed
-                {
-                    push.hub.cancel(waiter)
-                    break
-                }
-                let untilExpiry = current.expiresAt.timeIntervalSinceNow + 0.05
-                await push.hub.wait(
-                    waiter,
-                    seconds: min(
-                        Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18,
-                        max(0.05, untilExpiry),
-                        5
-                    )
-                )
-                waiter = push.hub.register(key)
-                current = try await read(waiter)
-            }
+            let read = { @Sendable in try await mfa.transaction(id: id, binding: binding(request)) }
+            let current = try await LongPoll(
+                hub: push.hub,
+                key: PushHub.transactionKey(id),
+                answers: { first, now in
+                    now.status != first.status || now.attemptsLeft != first.attemptsLeft
+                        || terminal.contains(now.status)
+                },
+                expiresAt: \.expiresAt,
+                now: { mfa.clock.now() },
+                read: read
+            ).run(first: try await read(), wait: wait)
             return try json(current)
         }
         v1.post("mfa/transactions/:id/otp") { request, context in
@@ -181,7 +151,21 @@ struct MFARoutes {
                 status: .created
             )
         }
-        v1.get("auth-codes/current") { request, _ in try json(try await mfa.authCodeState(binding: binding(request))) }
+        v1.get("auth-codes/current") { request, _ in
+            let wait = try LongPoll<AuthCodeState>.seconds(request)
+            let (hash, first) = try await mfa.authCodeStatus(binding: binding(request))
+            let final: Set<String> = ["COMPLETED", "DENIED", "EXPIRED"]
+            return try json(
+                try await LongPoll(
+                    hub: push.hub,
+                    key: PushHub.authCodeKey(hash),
+                    answers: { first, now in now.status != first.status || final.contains(now.status) },
+                    expiresAt: \.expiresAt,
+                    now: { mfa.clock.now() },
+                    read: { try await mfa.authCodeStatus(binding: binding(request)).state }
+                ).run(first: first, wait: wait)
+            )
+        }
         v1.post("auth-codes/current/session") { request, context in
             let s = try await mfa.collectAuthCode(binding: binding(request), origin: APIRoutes.origin(request, context))
             return try json(

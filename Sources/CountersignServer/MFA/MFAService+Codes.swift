@@ -162,9 +162,10 @@ extension MFAService {
         return (row.hash, try JSONDecoder().decode(StoredCode.self, from: row.state), row.version)
     }
 
-    public func authCodeState(binding: String?) async throws -> AuthCodeState {
-        let (_, s, _) = try await loadCode(binding: binding)
-        return AuthCodeState(status: s.code.status(at: clock.now()).rawValue, expiresAt: s.code.expiresAt)
+    /// The code's state, and its hash (the key its changes are signalled under).
+    public func authCodeStatus(binding: String?) async throws -> (hash: String, state: AuthCodeState) {
+        let (hash, s, _) = try await loadCode(binding: binding)
+        return (hash, AuthCodeState(status: s.code.status(at: clock.now()).rawValue, expiresAt: s.code.expiresAt))
     }
 
     /// The waiting screen's session, once, after COMPLETED.
@@ -230,6 +231,8 @@ extension MFAService {
             }
             guard try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: row.version)
             else { continue }
+            // The waiting screen's long poll looks.
+            publish(.authCode(hash: hash))
             let users = try await s.code.users.asyncMap { id in try await accounts.account(id: id) }.compactMap {
                 $0
             }

@@ -40,6 +40,8 @@ final class PushHub: Sendable {
             resume.forEach { $0.resume() }
         case .transaction(let id):
             state.withLock { Self.signal(key: Self.transactionKey(id), in: &$0) }.forEach { $0.resume() }
+        case .authCode(let hash):
+            state.withLock { Self.signal(key: Self.authCodeKey(hash), in: &$0) }.forEach { $0.resume() }
         case .ended(let ending):
             // Connections close (4403); long polls held for the session wake up and find it gone (401).
             let (victims, resume) = state.withLock { s -> ([PushConnection], [CheckedContinuation<Void, Never>]) in
@@ -98,9 +100,11 @@ final class PushHub: Sendable {
     }
 
     /// Waiter keys: an account ID (something became due for it, or all its sessions ended) needs no
-    /// prefix, as account IDs never contain `:`; an MFA transaction's long poll; a device's and a device
+    /// prefix, as account IDs never contain `:`; an MFA transaction's and an authentication code's long
+    /// polls; a device's and a device
     /// session's (revoked, signed out, ended by a key rotation).
     static func transactionKey(_ id: String) -> String { "t:" + id }
+    static func authCodeKey(_ hash: String) -> String { "q:" + hash }
     static func deviceKey(_ id: String) -> String { "d:" + id }
     static func sessionKey(_ hash: String) -> String { "s:" + hash }
 

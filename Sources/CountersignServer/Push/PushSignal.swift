@@ -11,6 +11,8 @@ enum PushSignal: Sendable, Equatable {
     case connected(deviceID: String, connectionID: String)
     /// This MFA transaction changed (answered, failed, collected): the sign-in client's long poll looks.
     case transaction(id: String)
+    /// This authentication code was claimed, approved or denied: the waiting screen's long poll looks.
+    case authCode(hash: String)
 
     var text: String {
         switch self {
@@ -22,6 +24,7 @@ enum PushSignal: Sendable, Equatable {
         case .connected(let device, let connection): "c:" + device + "," + connection
         case .challenge(let devices): "m:" + devices.joined(separator: ",")
         case .transaction(let id): "t:" + id
+        case .authCode(let hash): "q:" + hash
         }
     }
 
@@ -40,6 +43,7 @@ enum PushSignal: Sendable, Equatable {
             self = .ended(.otherDeviceSessions(deviceID: String(parts[0]), keeping: String(parts[1])))
         case "m": self = .challenge(devices: rest.split(separator: ",").map(String.init))
         case "t": self = .transaction(id: rest)
+        case "q": self = .authCode(hash: rest)
         case "c":
             let parts = rest.split(separator: ",")
             guard parts.count == 2 else { return nil }

@@ -1,6 +1,6 @@
 // Sign in with a QR code (docs/PROTOCOL.md §3.9, PingOne's authenticate(authCode)): the page asks for an
-// authentication code (anonymously), shows its QR and its 8 characters, and polls until an authenticator
-// has claimed and approved it; then it collects the session with the code's binding secret, which only
+// authentication code (anonymously), shows its QR and its 8 characters, and long-polls until an
+// authenticator has claimed and approved it; then it collects the session with the code's binding secret, which only
 // this page holds. The statuses are PingOne's four words (and PENDING), shown here in sentences.
 import { ApiError, call, describe } from "../api.js";
 import { el, replace } from "../dom.js";
@@ -15,7 +15,10 @@ const words = {
   EXPIRED: "The code expired before it was approved.",
 };
 const finished = new Set(["DENIED", "EXPIRED"]);
-const POLL_MS = 1000; // GET /v1/auth-codes/current has no long poll; a code lives 60 s
+// The server answers as soon as the status changes; a quicker unchanged answer (a proxy cutting the wait)
+// is not followed at once.
+const WAIT_S = 25;
+const MIN_ROUND_MS = 1000;
 
 export function qrSignInScreen(app, { onSignedIn, back }) {
   const alert = el("p", { role: "alert", class: "alert" });
@@ -47,33 +50,46 @@ export function qrSignInScreen(app, { onSignedIn, back }) {
     code.textContent = `${created.code.slice(0, 4)}-${created.code.slice(4)}`;
     const live = () => mine === generation && status.isConnected;
     const expires = Date.parse(created.expiresAt);
-    let last = "";
-    while (live()) {
+    const tick = () => {
       const left = Math.max(0, Math.ceil((expires - Date.now()) / 1000));
       countdown.textContent = left ? `The code expires in ${left} seconds.` : "";
-      let state;
-      try {
-        ({ body: state } = await call("GET", "/v1/auth-codes/current", { token: created.binding }));
-      } catch (error) {
+    };
+    tick();
+    const ticker = setInterval(() => (live() ? tick() : clearInterval(ticker)), 1000);
+    let last = "";
+    let wait = 0; // the first read answers at once
+    try {
+      while (live()) {
+        const began = Date.now();
+        let state;
+        try {
+          ({ body: state } = await call("GET", `/v1/auth-codes/current${wait ? `?wait=${wait}` : ""}`, { token: created.binding }));
+        } catch (error) {
+          if (!live()) return;
+          alert.textContent = describe(error);
+          again.hidden = false;
+          return;
+        }
         if (!live()) return;
-        alert.textContent = describe(error);
-        again.hidden = false;
-        return;
+        if (state.status !== last) status.textContent = words[state.status] ?? state.status;
+        const unchanged = state.status === last;
+        last = state.status;
+        wait = WAIT_S;
+        if (state.status === "COMPLETED") return collect(created.binding);
+        if (finished.has(state.status)) {
+          // Nothing left to scan: the picture goes, a new code is one press away.
+          picture.replaceChildren();
+          code.textContent = "";
+          countdown.textContent = "";
+          again.hidden = false;
+          again.focus();
+          return;
+        }
+        const quick = MIN_ROUND_MS - (Date.now() - began);
+        if (unchanged && quick > 0) await new Promise((resolve) => setTimeout(resolve, quick));
       }
-      if (!live()) return;
-      if (state.status !== last) status.textContent = words[state.status] ?? state.status;
-      last = state.status;
-      if (state.status === "COMPLETED") return collect(created.binding);
-      if (finished.has(state.status)) {
-        // Nothing left to scan: the picture goes, a new code is one press away.
-        picture.replaceChildren();
-        code.textContent = "";
-        countdown.textContent = "";
-        again.hidden = false;
-        again.focus();
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    } finally {
+      clearInterval(ticker);
     }
   }
 

@@ -84,6 +84,8 @@ export function settingsScreen(app, { onBack }) {
             {},
             el("strong", {}, nameElement(d.name)),
             d.id === mine ? el("span", { class: "badge" }, "This browser") : null,
+            // An authenticator approves sign-ins and holds no messages (PROTOCOL §3).
+            el("div", { class: "muted" }, d.kind === "authenticator" ? "Authenticator: approves sign-ins" : "Messaging device"),
             el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
             el("div", { class: "muted" }, `Last seen ${when(d.lastSeenAt)}`),
             el("div", { class: "actions" }, rename, revoke),
