@@ -10,14 +10,19 @@ import JWTKit
 /// (`State`) is the caller's to store; `removeLocalData()` is the caller deleting it.
 public final class CountersignAuthenticator: Sendable {
     /// What an authenticator keeps: its device, its keys' owner, the server's challenge key, its TOTP
-    /// secret. The secret is kept sealed to the device's own key (`sealedTotpSecret`, docs/SPEC.md §10),
-    /// so a copy of the stored state without the unlocked key shows no passcodes; `totpSecret` (in
-    /// clear) is only read, from states stored before sealing existed.
+    /// secret and device session token. Both are kept sealed to the device's own key (`sealedTotpSecret`,
+    /// `sealedSessionToken`, docs/SPEC.md §10), so a copy of the stored state without the unlocked key
+    /// shows no passcodes and opens no session; `totpSecret` and `sessionToken` (in clear) are only read,
+    /// from states stored before sealing existed.
     public struct State: Codable, Sendable {
         public var server: String
         public var deviceId: String
         public var username: String
-        public var sessionToken: String
+        /// An earlier version's device session token in clear; never written by this one.
+        public var sessionToken: String?
+        /// The device session token (30 days) sealed to this device's key, context
+        /// `sessionTokenContext(deviceId)`.
+        public var sealedSessionToken: Base64URL?
         public var challengeKey: ChallengeKeySet.Key
         /// An earlier version's TOTP secret in clear; never written by this one.
         public var totpSecret: Base64URL?
@@ -31,10 +36,15 @@ public final class CountersignAuthenticator: Sendable {
         "countersign/v1 authenticator TOTP secret\u{0}" + deviceId
     }
 
-    /// The state to store: the TOTP secret sealed, never in clear.
+    /// What the sealed session token is bound to, as the TOTP secret's context.
+    static func sessionTokenContext(_ deviceId: String) -> String {
+        "countersign/v1 authenticator session token\u{0}" + deviceId
+    }
+
+    /// The state to store: the TOTP secret and the session token sealed, never in clear.
     public let state: State
-    /// True when the state given held the TOTP secret in clear (stored by an earlier version): store
-    /// `state` again to keep it sealed from now on.
+    /// True when the state given held the TOTP secret or the session token in clear (stored by an earlier
+    /// version): store `state` again to keep them sealed from now on.
     public let stateWasInClear: Bool
     public let client: CountersignClient
     let identity: Identity
@@ -48,21 +58,38 @@ public final class CountersignAuthenticator: Sendable {
         guard let url = URL(string: state.server) else { throw PingOneError.configureError }
         let context = Self.totpSecretContext(state.deviceId)
         var stored = state
+        var inClear = false
         if let sealed = state.sealedTotpSecret {
             totpSecret = try SecretAtRest.open(sealed.bytes, with: identity, context: context)
-            stateWasInClear = false
         } else if let clear = state.totpSecret {
             totpSecret = clear.bytes
             stored.sealedTotpSecret = Base64URL(
                 try SecretAtRest.seal(clear.bytes, to: identity.publicKey, context: context)
             )
-            stateWasInClear = true
+            inClear = true
+        } else {
+            throw PingOneError.configureError
+        }
+        let token: String
+        if let sealed = state.sealedSessionToken {
+            let opened = try SecretAtRest.open(
+                sealed.bytes,
+                with: identity,
+                context: Self.sessionTokenContext(state.deviceId)
+            )
+            token = String(decoding: opened, as: UTF8.self)
+        } else if let clear = state.sessionToken {
+            token = clear
+            stored.sealedSessionToken = try Self.seal(sessionToken: clear, deviceId: state.deviceId, identity: identity)
+            inClear = true
         } else {
             throw PingOneError.configureError
         }
         stored.totpSecret = nil
+        stored.sessionToken = nil
+        stateWasInClear = inClear
         self.state = stored
-        client = CountersignClient(server: url, deviceToken: state.sessionToken)
+        client = CountersignClient(server: url, deviceToken: token)
         serverKey = try ES256PublicKey(parameters: (x: state.challengeKey.x, y: state.challengeKey.y))
     }
 
@@ -114,7 +141,8 @@ public final class CountersignAuthenticator: Sendable {
             server: serverURL.absoluteString,
             deviceId: info.deviceId,
             username: info.username,
-            sessionToken: info.session.token,
+            sessionToken: nil,
+            sealedSessionToken: try seal(sessionToken: info.session.token, deviceId: info.deviceId, identity: identity),
             challengeKey: jwk,
             totpSecret: nil,
             sealedTotpSecret: Base64URL(
@@ -123,6 +151,24 @@ public final class CountersignAuthenticator: Sendable {
             totpPeriod: info.totp.period
         )
         return (try CountersignAuthenticator(state: state, identity: identity), info)
+    }
+
+    static func seal(sessionToken: String, deviceId: String, identity: Identity) throws -> Base64URL {
+        Base64URL(
+            try SecretAtRest.seal(
+                Array(sessionToken.utf8),
+                to: identity.publicKey,
+                context: sessionTokenContext(deviceId)
+            )
+        )
+    }
+
+    /// `state` with `token` (a renewed device session) as its session, sealed: the state to store next.
+    public func state(withSessionToken token: String) throws -> State {
+        var next = state
+        next.sealedSessionToken = try Self.seal(sessionToken: token, deviceId: state.deviceId, identity: identity)
+        next.sessionToken = nil
+        return next
     }
 
     // MARK: Passcodes

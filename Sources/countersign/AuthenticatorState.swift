@@ -112,12 +112,13 @@ final class AuthenticatorContext {
         if authenticator.stateWasInClear {
             // An earlier version stored the TOTP secret in clear: sealed now, under the key just unlocked.
             try current.save()
-            AuthenticatorLog.append("sealed the passcode secret under the authenticator's key")
+            AuthenticatorLog.append("sealed the passcode secret and session token under the authenticator's key")
             Terminal.warn(
                 """
-                note: \(AuthenticatorFile.url.path) kept this authenticator's passcode secret in clear (an earlier version); it is now \
-                sealed to the authenticator's key (\(PrivateFiles.config.appendingPathComponent(file.keyFile).path)). Copies or backups of \
-                the old file still hold it in clear
+                note: \(AuthenticatorFile.url.path) kept this authenticator's passcode secret or session token in clear (an earlier \
+                version); they are now sealed to the authenticator's key (\(PrivateFiles.config.appendingPathComponent(file.keyFile).path)). \
+                Copies or backups of the old file still hold them in clear: `countersign authenticator status` and a new pairing \
+                in a fresh directory replace a token that may have been copied
                 """
             )
         }
@@ -130,7 +131,7 @@ final class AuthenticatorContext {
     func renewSession() async throws {
         do {
             let session = try await client.openDeviceSession(deviceID: file.state.deviceId, signing: identity)
-            file.state.sessionToken = session.token
+            file.state = try authenticator.state(withSessionToken: session.token)
             try file.save()
         } catch let e as ClientError where e.code == .deviceRevoked || e.code == .badSignature {
             throw CLIError.usage(

@@ -100,6 +100,77 @@ import Testing
 }
 
 extension AuthenticatorCLITests {
+    /// The device session token (30 days) sat in clear in authenticator.json: it is sealed to the key as the
+    /// passcode secret is, a clear one from an earlier version is sealed on first use, and a sealed token
+    /// moved from another authenticator's file does not open.
+    @Test func theSessionTokenIsSealedToTheKeyAndAClearOneIsSealedOnFirstUse() throws {
+        guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
+        defer { _ = server.signal(SIGTERM) }
+        try t.write("pass", Data("phone pass\n".utf8))
+        let phone = Dir(t: t, name: "phone")
+        let (key, _) = try MFACLITests.pairingKey(alice)
+        let paired = try phone.cs(
+            "authenticator",
+            "pair",
+            key,
+            "--name",
+            "phone",
+            "--server",
+            server.url,
+            "--passphrase-file",
+            t.path("pass")
+        )
+        try #require(paired.status == 0, "\(paired.stderr)")
+        let url = URL(fileURLWithPath: phone.file("authenticator.json"))
+        let state = try Self.state(phone)
+        let sealed = try #require(state["sealedSessionToken"] as? String, "\(state)")
+        #expect(state["sessionToken"] == nil && sealed.count > 100, "\(state)")
+        #expect(!String(decoding: try Data(contentsOf: url), as: UTF8.self).contains("csd_"), "no token in clear")
+        // The sealed token is the one used: the file is not rewritten with a renewed one.
+        let pending = try phone.cs("authenticator", "pending", "--json", "--passphrase-file", t.path("pass"))
+        #expect(pending.status == 0 && pending.text == "[]\n", "\(pending.text) \(pending.stderr)")
+        #expect(try Self.state(phone)["sealedSessionToken"] as? String == sealed)
+        let wrongPass = try phone.cs("authenticator", "pending", "--json", "--passphrase-file", t.path("pw"))
+        #expect(wrongPass.status != 0 && wrongPass.text.isEmpty, "\(wrongPass.text)")
+
+        // As an earlier version wrote it: a token in clear (an old one the server no longer knows, so the
+        // first use also renews the session with the key).
+        let old = "csd_" + String(repeating: "A", count: 43)
+        var earlier = state
+        earlier["sessionToken"] = old
+        earlier.removeValue(forKey: "sealedSessionToken")
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        object["state"] = earlier
+        try JSONSerialization.data(withJSONObject: object).write(to: url)
+        let migrated = try phone.cs("authenticator", "pending", "--json", "--passphrase-file", t.path("pass"))
+        #expect(
+            migrated.status == 0 && migrated.text == "[]\n"
+                && migrated.stderr.contains("now sealed to the authenticator's key"),
+            "\(migrated.text) \(migrated.stderr)"
+        )
+        let resealed = try Self.state(phone)
+        #expect(resealed["sessionToken"] == nil && resealed["sealedSessionToken"] is String, "\(resealed)")
+        #expect(!String(decoding: try Data(contentsOf: url), as: UTF8.self).contains("csd_"))
+        #expect(MessagingCLITests.mode(phone.file("authenticator.json")) == 0o600)
+
+        // A sealed token from another authenticator's file does not open here.
+        let tablet = Dir(t: t, name: "tablet")
+        #expect(try MFACLITests.pair(tablet, try MFACLITests.pairingKey(alice).key, server: server).status == 0)
+        var other = try Self.state(tablet)
+        other["sealedSessionToken"] = resealed["sealedSessionToken"]
+        let tabletURL = URL(fileURLWithPath: tablet.file("authenticator.json"))
+        var tabletObject = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: tabletURL)) as? [String: Any]
+        )
+        tabletObject["state"] = other
+        try JSONSerialization.data(withJSONObject: tabletObject).write(to: tabletURL)
+        let foreign = try tablet.cs("authenticator", "pending", "--json")
+        #expect(
+            foreign.status != 0 && foreign.text.isEmpty && foreign.stderr.contains("damaged"),
+            "\(foreign.text) \(foreign.stderr)"
+        )
+    }
+
     /// `authenticator status` and `unpair` (issue 19, 20): an authenticator could not say whose it was or
     /// leave its account.
     @Test func statusAndUnpair() throws {
