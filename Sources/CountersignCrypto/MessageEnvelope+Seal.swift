@@ -58,7 +58,8 @@ extension MessageEnvelope {
         for recipient in sorted {
             let keyID = recipient.fingerprint.bytes
             let ephemeral = P256Scalar.keyAgreementKey(using: &rng)
-            report(.keypairCreated)
+            // The app's one step per message, however many recipients get an ephemeral key of their own.
+            if stanzas.isEmpty { report(.keypairCreated) }
             let (enc, wrapped) = try HPKEBaseSender.seal(
                 messageKey,
                 to: recipient.agreementKey,

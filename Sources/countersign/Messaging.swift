@@ -385,7 +385,8 @@ struct ReadCommand: AsyncParsableCommand {
             key must be one this device pinned for the claimed sender (the first message from someone pins their \
             devices; a rotation their pinned key signed is followed); a key retired before the message was signed \
             is refused; nothing is decrypted unless the signature holds. Works offline with the pinned keys. On a \
-            terminal, control characters in the text are shown escaped.
+            terminal, control characters in the text are shown escaped and a final newline is added when the text \
+            has none; into a pipe or a file, the text is written byte for byte, as it was sent.
             """
     )
 

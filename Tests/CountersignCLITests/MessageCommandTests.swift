@@ -34,7 +34,7 @@ import Testing
         #expect(sealed.status == 0, "\(sealed.stderr)")
         #expect(sealed.text.hasPrefix("-----BEGIN COUNTERSIGN MESSAGE-----\n"))
         #expect(
-            Self.lines(sealed.stderr) == ["Keypair created", "Keypair created", "String encrypted", "String signed"]
+            Self.lines(sealed.stderr) == ["Keypair created", "String encrypted", "String signed"]
         )
         for reader in ["bob.key", "carol.key"] {
             let opened = try t.cs(

@@ -156,6 +156,10 @@ import Testing
         let id = try Self.sentID(sent)
         #expect(sent.stderr.contains("first message to bob: pinned 2 devices"), "\(sent.stderr)")
         #expect(sent.stderr.contains("String signed"), "PingIdentity labels with --verbose: \(sent.stderr)")
+        #expect(
+            sent.stderr.components(separatedBy: "Keypair created").count == 2,
+            "said once per message, not once per recipient device: \(sent.stderr)"
+        )
         #expect(sent.text.contains("(2 devices)") && sent.text.contains("delivered now"), "\(sent.text)")
         // Text from standard input too.
         let piped = try Self.sentID(try alice.cs("send", "--to", "bob", stdin: Data("second, from stdin\n".utf8)))
@@ -176,7 +180,17 @@ import Testing
         #expect(storedText.contains("\"envelope\"") && !storedText.contains("hello bob"))
 
         let read = try bob.cs("read", id, "--verbose", "--passphrase-file", t.path("pass"))
-        #expect(read.status == 0 && read.text == "hello bob ✓", "\(read.stderr)")
+        #expect(read.status == 0 && read.text == "hello bob ✓", "byte for byte into a pipe: \(read.stderr)")
+        // On a terminal the prompt after it starts on a line of its own.
+        let shown = try t.run(
+            "/usr/bin/script",
+            [
+                "-qfec",
+                "COUNTERSIGN_CONFIG_DIR=\(bob.dir) \(CLI.binary) read \(id) --passphrase-file \(t.path("pass"))",
+                "/dev/null",
+            ]
+        )
+        #expect(shown.status == 0 && shown.text.hasSuffix("hello bob ✓\r\n"), "\(shown.text.debugDescription)")
         let steps = read.stderr.split(separator: "\n").map(String.init)
         #expect(
             steps.first?.hasPrefix("first message from alice: pinned 1 device") == true,
