@@ -15,19 +15,20 @@ public enum CommandRunner {
     /// renders any other error (after `Error: `).
     public static func run<Root: ParsableCommand>(
         _ root: Root.Type,
+        arguments: [String] = Array(CommandLine.arguments.dropFirst()),
         warn: @Sendable (String) -> Void,
         printable: @Sendable (String) -> String,
         describe: @Sendable (any Error) -> String
     ) async -> Never {
         let command: any ParsableCommand
         do {
-            command = try Root.parseAsRoot(nil)
+            command = try Root.parseAsRoot(arguments)
         } catch {
             // Only when the parser says a positional value is missing, or names the token: a command's own
             // validation of an option's value (`--counter -1`) is not about `--`.
             let message = Root.message(for: error)
             if Root.exitCode(for: error) == .validationFailure,
-                let value = valueReadAsOption(in: Array(CommandLine.arguments.dropFirst())),
+                let value = valueReadAsOption(in: arguments),
                 message.hasPrefix("Missing expected argument") || message.contains("'\(value)'")
             {
                 warn(Root.fullMessage(for: error))

@@ -22,6 +22,9 @@ struct Countersign: AsyncParsableCommand {
             Message someone:     countersign account login me --server URL; countersign device init
                                  countersign send --to them "hello"; countersign inbox; countersign read ID
             Second factor:       countersign account mfa pairing-key; countersign authenticator pair KEY (its own config dir)
+
+            Config directory:    countersign --config-dir DIR COMMAND …  (or COUNTERSIGN_CONFIG_DIR=DIR; the default is \
+            ~/.config/countersign). It holds one account session and one device or authenticator: use one per identity.
             """,
         version: CountersignClient.version,
         subcommands: [
@@ -36,7 +39,17 @@ struct Countersign: AsyncParsableCommand {
     )
 
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        switch configDirectory(in: arguments) {
+        case .none: break
+        case .some(.success(let (dir, rest))):
+            // Every command finds its files through the variable (SessionFile.directory); the flag wins over it.
+            setenv("COUNTERSIGN_CONFIG_DIR", dir, 1)
+            arguments = rest
+        case .some(.failure(let message)):
+            Terminal.warn("Error: \(message.text)")
+            Foundation.exit(usageExit)
+        }
         ServerCommands.forwardIfServerCommand(arguments)
         #if canImport(Glibc)
         // swift-crypto returns every sealed or opened chunk in a fresh 64 KiB allocation. With glibc's
@@ -58,6 +71,7 @@ struct Countersign: AsyncParsableCommand {
         }
         await CommandRunner.run(
             Countersign.self,
+            arguments: arguments,
             warn: Terminal.warn,
             printable: { Terminal.printable($0) },
             describe: { error in
@@ -76,6 +90,34 @@ extension Countersign {
     /// EX_USAGE (sysexits(3)): the command line is wrong and nothing was done. The parser exits with it
     /// for what it finds; errors found while running exit with 1.
     static let usageExit = CommandRunner.usageExit
+
+    struct ConfigDirError: Error { var text: String }
+
+    /// A leading `--config-dir DIR` or `--config-dir=DIR` (before the command, so that no command's own
+    /// arguments, such as a message's text, are ever taken for it): the directory and the other arguments.
+    static func configDirectory(in arguments: [String]) -> Result<(String, [String]), ConfigDirError>? {
+        guard let first = arguments.first, first == "--config-dir" || first.hasPrefix("--config-dir=") else {
+            return nil
+        }
+        let dir: String
+        let rest: [String]
+        if first == "--config-dir" {
+            guard arguments.count > 1, !arguments[1].hasPrefix("-") else {
+                return .failure(
+                    ConfigDirError(text: "--config-dir needs a directory: countersign --config-dir DIR COMMAND …")
+                )
+            }
+            (dir, rest) = (arguments[1], Array(arguments.dropFirst(2)))
+        } else {
+            (dir, rest) = (String(first.dropFirst("--config-dir=".count)), Array(arguments.dropFirst()))
+        }
+        guard !dir.isEmpty, !dir.contains("\u{0}") else {
+            return .failure(
+                ConfigDirError(text: "--config-dir needs a directory: countersign --config-dir DIR COMMAND …")
+            )
+        }
+        return .success((dir, rest))
+    }
 
     /// The first of `names` (after `help`) that is not a command at that place, if any.
     static func unknownCommand(in names: [String]) -> String? {

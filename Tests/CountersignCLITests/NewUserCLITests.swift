@@ -76,6 +76,37 @@ import FoundationNetworking
     /// `--json` output escapes what JSONSerialization lets through raw (C1, bidirectional and invisible
     /// characters): a user agent chosen by whoever tried to sign in cannot drive the terminal, and the
     /// JSON still says the same.
+    /// The config directory is chosen by a leading `--config-dir` (which wins over COUNTERSIGN_CONFIG_DIR), and
+    /// the top-level help says how.
+    @Test func aLeadingConfigDirChoosesTheDirectory() throws {
+        let (t, server, d) = try MessagingCLITests.setUp(["alice"])
+        defer { _ = server.signal(SIGTERM) }
+        let alice = try #require(d["alice"])
+        let elsewhere = t.path("elsewhere")
+        for args in [["--config-dir", alice.dir], ["--config-dir=\(alice.dir)"]] {
+            let who = try t.run(
+                "/usr/bin/env",
+                ["COUNTERSIGN_CONFIG_DIR=\(elsewhere)", CLI.binary] + args + ["account", "whoami"]
+            )
+            #expect(who.status == 0 && who.text.hasPrefix("alice "), "\(args): \(who.text) \(who.stderr)")
+        }
+        // Without it, the variable is used as before.
+        let other = try t.run("/usr/bin/env", ["COUNTERSIGN_CONFIG_DIR=\(elsewhere)", CLI.binary, "account", "whoami"])
+        #expect(other.status != 0 && other.stderr.contains("not signed in"), "\(other.stderr)")
+        for bad in [
+            ["--config-dir"], ["--config-dir", "--help", "account", "whoami"], ["--config-dir=", "account", "whoami"],
+        ] {
+            let r = try t.run(CLI.binary, bad)
+            #expect(r.status == 64 && r.stderr.contains("--config-dir needs a directory"), "\(bad): \(r.stderr)")
+        }
+        // Only before the command: a message's text that reads `--config-dir` is text.
+        let sent = try alice.cs("send", "--to", "alice", "--", "--config-dir")
+        #expect(sent.status == 0, "\(sent.stderr)")
+        let help = try t.cs("--help")
+        #expect(help.text.contains("--config-dir DIR") && help.text.contains("COUNTERSIGN_CONFIG_DIR"), "\(help.text)")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere), "nothing was written where the variable pointed")
+    }
+
     @Test func jsonOutputEscapesTerminalControls() async throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice"])
         defer { _ = server.signal(SIGTERM) }
