@@ -7,7 +7,7 @@ import Logging
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a Countersign database directly.",
-        subcommands: [Unlock.self, Messages.self, Backup.self]
+        subcommands: [Unlock.self, Messages.self, Backup.self, DemoUsers.self]
     )
 
     /// The server's database, which must exist: opening a SQLite path that is not there would create an
@@ -90,6 +90,54 @@ struct Admin: AsyncParsableCommand {
         func run() async throws {
             let location = try Admin.existingDatabase(database)
             print(try CountersignServer.backup(database: location, to: file))
+        }
+    }
+
+    struct DemoUsers: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "demo-users",
+            abstract: "Create demo accounts user1…userN, each with a strong random password printed once.",
+            discussion: """
+                For a demonstration or a classroom (cryptology-project's demo users, without its shared password \
+                1234): one line per account, `USERNAME PASSWORD`, on standard output; the passwords are stored \
+                only as Argon2id hashes and cannot be shown again. Refused on a database that already has accounts, \
+                unless --force (then existing userK accounts are left as they are).
+                """
+        )
+
+        @Argument(help: "How many accounts (1 to \(CountersignServer.demoUserLimit)).")
+        var count: Int
+
+        @Flag(help: "Add them even though the database already has accounts.")
+        var force = false
+
+        @OptionGroup var database: DatabaseOptions
+
+        func validate() throws {
+            guard (1...CountersignServer.demoUserLimit).contains(count) else {
+                throw ValidationError("COUNT must be 1 to \(CountersignServer.demoUserLimit)")
+            }
+        }
+
+        func run() async throws {
+            let location = try Admin.existingDatabase(database)
+            var logger = Logger(label: "countersign")
+            logger.logLevel = .warning
+            var made = 0
+            let existing = try await CountersignServer.demoUsers(
+                count: count,
+                force: force,
+                database: location,
+                logger: logger
+            ) { user in
+                print("\(user.username) \(user.password)")
+                fflush(nil)
+                made += 1
+            }
+            let note =
+                "created \(made) demo account\(made == 1 ? "" : "s"); their passwords are shown only here"
+                + (existing.isEmpty ? "" : "; already there, left unchanged: \(existing.joined(separator: ", "))")
+            FileHandle.standardError.write(Data((note + "\n").utf8))
         }
     }
 

@@ -52,6 +52,7 @@ struct HookedStore: AccountStore {
     func createAccount(_ account: AccountRecord) async throws { try await base.createAccount(account) }
     func account(username: String) async throws -> AccountRecord? { try await base.account(username: username) }
     func account(id: String) async throws -> AccountRecord? { try await base.account(id: id) }
+    func usernames(limit: Int) async throws -> [String] { try await base.usernames(limit: limit) }
     func accounts(usernames: [String]) async throws -> [AccountRecord] { try await base.accounts(usernames: usernames) }
     func setPasswordHash(_ hash: String, accountID: String) async throws {
         try await base.setPasswordHash(hash, accountID: accountID)

@@ -131,6 +131,32 @@ public final class AccountService: Sendable {
         return account
     }
 
+    /// An account made by the operator on the server machine (`admin demo-users`): the same rules for the
+    /// username and password as `register`, but no captcha and no per-address limit, which guard the
+    /// anonymous route. Audited as `account-created`, with `origin` saying which command made it.
+    package func createAccountAsOperator(
+        username rawUsername: String,
+        password: String,
+        name: String,
+        lastname: String,
+        origin: RequestOrigin
+    ) async throws -> AccountRecord {
+        let username = try Username(parsing: rawUsername).text
+        _ = try NewPassword(parsing: password, username: username)
+        let account = AccountRecord(
+            id: newID(),
+            username: username,
+            name: try PersonName(parsing: name, field: "name").text,
+            lastname: try PersonName(parsing: lastname, field: "lastname").text,
+            passwordHash: try await hashOffPool(password),
+            reauthMinutes: 0,
+            createdAt: clock.now()
+        )
+        try await store.createAccount(account)
+        try await audit(account.id, .accountCreated, .success, origin)
+        return account
+    }
+
     /// A random version-4 UUID in lower case, for accounts and devices.
     func newID() -> String { UUID(uuid: uuidBytes()).uuidString.lowercased() }
 

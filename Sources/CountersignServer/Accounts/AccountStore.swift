@@ -64,6 +64,8 @@ public protocol AccountStore: ServerSecretStore {
     /// `AccountError.usernameTaken` when the username exists.
     func createAccount(_ account: AccountRecord) async throws
     func account(username: String) async throws -> AccountRecord?
+    /// Up to `limit` usernames, in order: for the operator's commands that must know what a database holds.
+    func usernames(limit: Int) async throws -> [String]
     func account(id: String) async throws -> AccountRecord?
     /// The accounts with these usernames (absent ones are left out).
     func accounts(usernames: [String]) async throws -> [AccountRecord]

@@ -31,6 +31,12 @@ extension SQLStores {
         try await sql.raw("SELECT * FROM accounts WHERE username = \(bind: username)").first().map(Self.account)
     }
 
+    package func usernames(limit: Int) async throws -> [String] {
+        try await sql.raw("SELECT username FROM accounts ORDER BY username LIMIT \(bind: Int64(limit))").all().map {
+            try $0.decode(column: "username", as: String.self)
+        }
+    }
+
     package func account(id: String) async throws -> AccountRecord? {
         try await sql.raw("SELECT * FROM accounts WHERE id = \(bind: id)").first().map(Self.account)
     }
