@@ -1,10 +1,13 @@
 """The key gate in the browser (docs/SPEC.md §14; web/js/gate.js, gate-keys.js, screens/gate.js): a PRF
 passkey on Chromium's virtual authenticator turns it on, the keys in IndexedDB are then only ciphertext, one
 prompt re-authenticates and unlocks, a passkey without user verification opens nothing, the page hidden or
-the interval run out locks again; an authenticator without PRF falls back to the password, whose wrong
-guesses reach the limit, wipe the browser and revoke the device; a device revoked elsewhere deletes its data
-on next contact; turning the gate off asks for the passkey and stores the keys unwrapped again."""
+the interval run out locks again; a passkey whose PRF output does not open the gate counts to the limit,
+which wipes the browser and revokes the device; an authenticator without PRF falls back to the password,
+whose wrong guesses do the same; a device revoked elsewhere deletes its data on next contact; turning the
+gate off asks for the passkey and stores the keys unwrapped again. Every passkey ceremony the server accepts
+here is verified again by py_webauthn and python-fido2 (tests_passkeys.Ceremonies)."""
 import base64
+import hashlib
 import json
 import os
 import re
@@ -15,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 
 from support import SLOW, Page, api_account, api_sign_in, expect, sign_in, sign_up, totp
 from tests_messages import Cli, compose
-from tests_passkeys import NO_AUTOFILL, add_passkey, open_passkeys
+from tests_passkeys import NO_AUTOFILL, Ceremonies, add_passkey, open_passkeys
 
 SET_VISIBILITY = """(state) => {
     Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
@@ -105,6 +108,17 @@ def authenticator(page, prf=True, cdp=None, transport="internal"):
     return cdp, added["authenticatorId"]
 
 
+def witnessed(browser, server, rewrite=None, autofill=True):
+    """A recorded page whose WebAuthn ceremonies with the server are kept from its first load on, to be
+    verified again by py_webauthn and python-fido2 (tests_passkeys.Ceremonies)."""
+    p = Page(browser, server)
+    if not autofill:
+        p.context.add_init_script(NO_AUTOFILL)
+    ceremonies = Ceremonies(p.context, p.page, rewrite)
+    p.page.reload()
+    return p, ceremonies
+
+
 def ready(p, username):
     sign_up(p, username)
     expect(p.page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
@@ -177,7 +191,7 @@ def assert_only_ciphertext(page, rec):
 def test_key_gate_passkey_prf_locks_the_keys_and_unlocks_to_open_messages(server, browser):
     cli = Cli(server).register("wgcli")
     try:
-        p = Page(browser, server)
+        p, ceremonies = witnessed(browser, server)
         page = p.page
         cdp, auth = authenticator(page)
         sent = []
@@ -296,13 +310,17 @@ def test_key_gate_passkey_prf_locks_the_keys_and_unlocks_to_open_messages(server
         events = audit(server, api_sign_in(server, "wgada"))
         for want in ("key-gate revocation-token-set", "key-gate enabled-prf", "key-gate unlocked-prf", "key-gate unlock-failed-prf"):
             assert want in events, (want, events)
+        # Every ceremony the server accepted, the wrong passkey's included (its assertion was good), re-verified:
+        # turning the gate on, the unlock after the reload, the wrong and the right one, the overlay's.
+        ceremonies.verify(server, registration=1, reauth=5, sign_in=range(0, 2))
+        assert ceremonies.check_held(cdp, auth) == 1
         p.close()
     finally:
         cli.close()
 
 
 def test_key_gate_opens_with_each_of_several_passkeys_and_the_password(server, browser):
-    p = Page(browser, server)
+    p, ceremonies = witnessed(browser, server)
     page = p.page
     cdp, first = authenticator(page)
     ready(p, "wgsev")
@@ -404,11 +422,13 @@ def test_key_gate_opens_with_each_of_several_passkeys_and_the_password(server, b
     events = audit(server, api_sign_in(server, "wgsev"))
     for want in ("key-gate method-added-prf", "key-gate method-added-password", "key-gate method-removed-password", "key-gate method-removed-prf"):
         assert want in events, (want, events)
+    ceremonies.verify(server, registration=2, reauth=7, sign_in=range(0, 4), removed=1)
+    assert ceremonies.check_held(cdp, second) == 1
     p.close()
 
 
 def test_key_gate_off_asks_for_the_passkey_and_stores_the_keys_unwrapped(server, browser):
-    p = Page(browser, server)
+    p, ceremonies = witnessed(browser, server)
     page = p.page
     cdp, auth = authenticator(page)
     ready(p, "wgdot")
@@ -437,11 +457,13 @@ def test_key_gate_off_asks_for_the_passkey_and_stores_the_keys_unwrapped(server,
     expect(prompt(page)).to_have_count(0)
     events = audit(server, api_sign_in(server, "wgdot"))
     assert "key-gate enabled-prf" in events and "key-gate disabled-prf" in events, events
+    ceremonies.verify(server, registration=1, reauth=2, sign_in=range(0, 2))
+    assert ceremonies.check_held(cdp, auth) == 1
     p.close()
 
 
 def test_key_gate_without_prf_falls_back_to_the_password_and_wipes_at_the_limit(server, browser):
-    p = Page(browser, server)
+    p, ceremonies = witnessed(browser, server)
     page = p.page
     cdp, auth = authenticator(page, prf=False)
     ready(p, "wgbea")
@@ -507,13 +529,142 @@ def test_key_gate_without_prf_falls_back_to_the_password_and_wipes_at_the_limit(
     assert events.count("key-gate unlock-failed-password") == 4, events
     for want in ("key-gate enabled-password", "key-gate unlocked-password", "key-gate wiped-password", "device-revoke self-revoked"):
         assert want in events, (want, events)
+    # The passkey without PRF: its registration and the assertion that turned nothing on, re-verified.
+    ceremonies.verify(server, registration=1, reauth=1)
+    assert ceremonies.check_held(cdp, auth) == 1
+    p.close()
+
+
+def test_key_gate_wrong_passkey_prf_counts_to_the_limit_wipes_and_revokes(server, browser):
+    """SPEC §14.5 on the passkey's path: each unlock whose PRF output does not open the gate key is counted
+    (the assertion itself is good: the server accepts the re-authentication), the count is in IndexedDB and
+    outlives a reload, a right passkey before the limit sets it back to 0, and the attempt that reaches the
+    limit deletes the keys, envelopes and pins, revokes the device with the gate's revocation token, ends the
+    session and says why; the browser is then a new device at the next sign-in.
+
+    The wrong PRF output is the real authenticator's, asked at another salt (the record's copy of it changed,
+    FLIP_PRF_SALT): Chromium's virtual authenticator has no other way to give one. A copy of the passkey on
+    a second virtual authenticator (WebAuthn.addCredential) gives no PRF output at all, which is not counted,
+    and a passkey not in the gate is not offered to the authenticator (allowCredentials is narrowed)."""
+    # No passkey autofill: the sign-in screen the limit goes back to must not sign in again on its own.
+    p, ceremonies = witnessed(browser, server, autofill=False)
+    page = p.page
+    cdp, auth = authenticator(page)
+    revocations = []
+
+    def reopen_by_passkey():
+        page.reload()
+        page.get_by_role("button", name="Sign in with a passkey").click()
+        expect(page.get_by_role("heading", name="Signed in as wglim")).to_be_visible(timeout=30_000)
+
+    page.on("response", lambda r: r.url.endswith("/self-revocation") and revocations.append((r.url, r.request.post_data_json, r.status)))
+    ready(p, "wglim")
+    assert page.evaluate(REGISTER_PASSKEY) == {"enabled": True, "results": False}
+    switch = settings_gate(page)
+    page.get_by_label("Failed Attempts Limit").select_option("3")
+    switch.click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your passkey", timeout=60_000)
+    expect(page.get_by_test_id("gate-state")).to_contain_text("3 of 3 attempts left")
+    rec = record(page)
+    assert rec["gate"]["limit"] == 3 and rec["gate"]["failures"] == 0 and [m["kind"] for m in rec["gate"]["methods"]] == ["prf"], rec["gate"]
+    device_id, account_id = rec["deviceId"], rec["accountId"]
+    revocation_token = bytes.fromhex(rec["gate"]["revocationToken"]["hex"])
+    # The server keeps the token's SHA-256 with the device: what the self-revocation will present.
+    db = sqlite3.connect(os.path.join(server.dir, "web.sqlite"), timeout=10)
+    try:
+        [(stored,)] = db.execute("SELECT revocation_token_hash FROM devices WHERE id = ?", (device_id,)).fetchall()
+    finally:
+        db.close()
+    assert bytes(stored) == hashlib.sha256(revocation_token).digest(), (bytes(stored).hex(), revocation_token.hex())
+
+    # Reloaded, locked; the PRF output is another one (asked at a changed salt): counted, said, stored.
+    reopen_by_passkey()
+    gate = prompt(page)
+    expect(gate).to_be_visible(timeout=SLOW)
+    expect(gate.get_by_test_id("gate-attempts")).to_have_text(re.compile("^3 of 3 attempts left"))
+    page.evaluate(FLIP_PRF_SALT)
+    gate.get_by_role("button", name="Unlock with passkey").click()
+    expect(gate.get_by_role("alert")).to_have_text(
+        "Wrong passkey: it does not unlock the keys kept here. 2 attempts left before this browser deletes its keys.", timeout=60_000)
+    expect(gate.get_by_test_id("gate-attempts")).to_have_text(re.compile("^2 of 3 attempts left"))
+    assert record(page)["gate"]["failures"] == 1
+    assert page.evaluate(UNLOCKED) is False
+
+    # The count outlives the page: reloaded and signed in again, one attempt is still spent.
+    reopen_by_passkey()
+    gate = prompt(page)
+    expect(gate).to_be_visible(timeout=SLOW)
+    expect(gate.get_by_test_id("gate-attempts")).to_have_text(re.compile("^2 of 3 attempts left"))
+    assert record(page)["gate"]["failures"] == 1
+    gate.get_by_role("button", name="Unlock with passkey").click()
+    expect(gate.get_by_role("alert")).to_have_text(
+        "Wrong passkey: it does not unlock the keys kept here. 1 attempt left before this browser deletes its keys.", timeout=60_000)
+    expect(gate.get_by_test_id("gate-attempts")).to_have_text(re.compile("^1 of 3 attempts left"))
+    assert record(page)["gate"]["failures"] == 2
+
+    # One short of the limit, the right PRF output (the salt put back) unlocks and sets the count back to 0.
+    page.evaluate(FLIP_PRF_SALT)
+    gate.get_by_role("button", name="Unlock with passkey").click()
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=60_000)
+    expect(gate).to_have_count(0)
+    assert page.evaluate(UNLOCKED) is True
+    assert record(page)["gate"]["failures"] == 0, "a success resets the count"
+    assert page.evaluate(COUNT_STORES)["devices"] == 1
+
+    # Three wrong ones in a row from there: two counted, and the third reaches the limit.
+    reopen_by_passkey()
+    gate = prompt(page)
+    expect(gate).to_be_visible(timeout=SLOW)
+    expect(gate.get_by_test_id("gate-attempts")).to_have_text(re.compile("^3 of 3 attempts left"))
+    session_token = page.evaluate("async () => (await import('/js/session.js')).session.token")
+    assert server.api("GET", "/v1/me", token=session_token)[0] == 200
+    page.evaluate(FLIP_PRF_SALT)
+    for left in ("2 attempts", "1 attempt"):
+        gate.get_by_role("button", name="Unlock with passkey").click()
+        expect(gate.get_by_role("alert")).to_contain_text(f"Wrong passkey: it does not unlock the keys kept here. {left} left", timeout=60_000)
+    assert revocations == [], "nothing is revoked before the limit"
+    gate.get_by_role("button", name="Unlock with passkey").click()
+    words = page.get_by_text("Too many failed attempts to unlock.")
+    expect(words).to_be_visible(timeout=60_000)
+    expect(words).to_contain_text("This browser deleted its keys and messages for the account.")
+    expect(words).to_contain_text("Its device revoked itself: sign in again to set this browser up as a new device.")
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
+    p.shot("gate-wiped-passkey")
+    # The keys, the gate, the envelopes and pins are gone (the note the revocation needed too, once answered).
+    assert page.evaluate(COUNT_STORES) == {"devices": 0, "messages": 0, "pins": 0}
+    assert page.evaluate(
+        """async (id) => [(await import("/js/gate-keys.js")).isUnlocked(id), (await (await import("/js/gate.js")).gateStatus(id)).state]""",
+        account_id,
+    ) == [False, "none"]
+    # The device revoked itself with the gate's token, once; the server revoked it and ended the session.
+    assert revocations == [(f"{server.url}/v1/devices/{device_id}/self-revocation", {"token": base64.urlsafe_b64encode(revocation_token).decode().rstrip("=")}, 204)], revocations
+    assert server.api("GET", "/v1/me", token=session_token)[0] == 401, "the session ended at the limit"
+    token = api_sign_in(server, "wglim")
+    devices = server.api("GET", "/v1/devices", token=token)[1]["devices"]
+    assert [d.get("revokedAt") is not None for d in devices if d["id"] == device_id] == [True], devices
+    events = audit(server, token)
+    assert events.count("key-gate unlock-failed-prf") == 5, events
+    assert events.count("key-gate unlocked-prf") == 1, events
+    assert events.count("key-gate wiped-prf") == 1 and events.count("device-revoke self-revoked") == 1, events
+
+    # Reloaded: nothing to unlock, and signing in makes this browser a new device, without a gate.
+    reopen_by_passkey()
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+    expect(prompt(page)).to_have_count(0)
+    fresh = record(page)
+    assert fresh["deviceId"] != device_id and "gate" not in fresh, fresh
+    # Every passkey ceremony of it, re-verified: the registration; turning the gate on; the unlocks, five
+    # wrong (good assertions, wrong PRF outputs) and one right; the four sign-ins.
+    ceremonies.verify(server, registration=1, reauth=7, sign_in=4)
+    assert ceremonies.check_held(cdp, auth) == 1
     p.close()
 
 
 def test_key_gate_remote_wipe_deletes_the_data_on_next_contact(server, browser):
-    p = Page(browser, server)
+    p, ceremonies = witnessed(browser, server)
     page = p.page
-    authenticator(page)
+    cdp, auth = authenticator(page)
     ready(p, "wgcal")
     page.evaluate(REGISTER_PASSKEY)
     switch = settings_gate(page)
@@ -542,6 +693,8 @@ def test_key_gate_remote_wipe_deletes_the_data_on_next_contact(server, browser):
     expect(page.get_by_role("alert").last).to_contain_text("Sign out and in again to set it up as a new device.")
     assert page.evaluate(COUNT_STORES)["devices"] == 0
     assert [d for d in server.api("GET", "/v1/devices", token=token)[1]["devices"] if not d.get("revokedAt")] == []
+    ceremonies.verify(server, registration=1, reauth=1)
+    assert ceremonies.check_held(cdp, auth) == 1
     p.close()
 
 
@@ -567,10 +720,11 @@ def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verificat
     try:
         p = Page(browser, server)
         page = p.page
+        ceremonies = Ceremonies(p.context, page)
         # The page's timers under the test's hand (time still flows), installed before the page's scripts run.
         page.clock.install()
         page.reload()
-        authenticator(page)
+        cdp, auth = authenticator(page)
         answered = []
         page.on(
             "request",
@@ -641,6 +795,9 @@ def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verificat
         assert page.evaluate(UNLOCKED) is False
         assert record(page)["gate"]["failures"] == 0
         assert received() == ["sent through the gate"]
+        # The assertion the page refused for want of UV was never posted: two unlocks, re-verified.
+        ceremonies.verify(server, registration=1, reauth=2)
+        assert ceremonies.check_held(cdp, auth) == 1
         p.close()
     finally:
         cli.close()
@@ -741,14 +898,14 @@ def test_key_gate_no_request_of_a_passkey_and_gate_session_carries_a_prf_output(
 
     # Registration options that ask for PRF at creation, as the server's did before SPEC §14.7 was kept:
     # the authenticator then returns an output with the new credential, which the page must not send either.
-    def ask_prf_at_creation(route):
-        response = route.fetch()
-        options = response.json()
-        salt = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
-        options["publicKey"].setdefault("extensions", {})["prf"] = {"eval": {"first": salt}}
-        route.fulfill(response=response, json=options)
+    # (Changed on their way to the page by the ceremonies' route, which keeps the server's own.)
+    def ask_prf_at_creation(options):
+        if "user" in options["publicKey"]:
+            salt = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
+            options["publicKey"].setdefault("extensions", {})["prf"] = {"eval": {"first": salt}}
+        return options
 
-    p.context.route("**/v1/me/passkeys/options", ask_prf_at_creation)
+    ceremonies = Ceremonies(p.context, page, ask_prf_at_creation)
     page.reload()
     cdp, first = authenticator(page)
 
@@ -815,6 +972,11 @@ def test_key_gate_no_request_of_a_passkey_and_gate_session_carries_a_prf_output(
             for form in encodings(output):
                 assert form not in body, f"{method} {url} carries the PRF output {output.hex()} as {form[:16]!r}…"
         assert not prf_member(body), f"{method} {url} carries a prf member: {body[:300]!r}"
+    # Each of those ceremonies, re-verified: two registrations, the passkey as second and as first factor
+    # (twice: before and after the reload), and the re-authentications (turning the gate on, the unlock,
+    # the recovery codes, and the two prompts that add the second passkey to the gate).
+    ceremonies.verify(server, registration=2, second_factor=1, sign_in=2, reauth=5)
+    assert ceremonies.check_held(cdp, first) == 1 and ceremonies.check_held(cdp, second) == 1
     p.close()
 
 

@@ -3,8 +3,9 @@ username field's autofill (conditional mediation), the second factor after a pas
 re-authentication of a sensitive action, rename and remove, and refusals said in words.
 
 The authenticator is Chromium's virtual one over CDP (ctap2, internal, resident keys, user verification,
-PRF). The options the page received and the JSON it sent for a registration and an assertion the server
-accepted are verified again by two verifiers nobody here wrote: py_webauthn and python-fido2.
+PRF). Every registration and assertion the server accepts in these tests (and in the key gate's,
+tests_gate.py) is verified again, from the options the server sent and the JSON the page posted, by two
+verifiers nobody here wrote: py_webauthn and python-fido2 (`Ceremonies`).
 """
 import base64
 import json
@@ -65,6 +66,8 @@ class PasskeyPage:
                          "isUserVerified": True, "hasPrf": True, **options}},
         )["authenticatorId"]
         self.traffic = []
+        # Every ceremony of this context, re-verified by py_webauthn and python-fido2 before close().
+        self.ceremonies = Ceremonies(self.p.context, self.page)
 
         def keep(r):
             # The body is read at once: after the page moves on, Chromium no longer has it.
@@ -118,6 +121,7 @@ class PasskeyPage:
         return self.page.evaluate("async () => (await import('/js/session.js')).session.token")
 
     def close(self):
+        assert self.ceremonies.verified, "the test did not call ceremonies.verify()"
         self.p.close()
 
 
@@ -199,6 +203,181 @@ def verify_assertion(server, options, sent, registration, sign_count):
     return checked.new_sign_count
 
 
+# The passkey routes, by what their answer is: the options a ceremony starts with, and the JSON it ends with.
+CEREMONY_KINDS = {
+    r"/v1/me/passkeys": "registration",
+    r"/v1/sessions/passkey": "sign_in",
+    r"/v1/mfa/transactions/[^/]+/passkey": "second_factor",
+    r"/v1/sessions/current/reauth/passkey": "reauth",
+}
+CEREMONY_ROUTE = re.compile(r"^[^?#]*(" + "|".join(CEREMONY_KINDS) + r")(/options)?(\?.*)?$")
+
+
+class Ceremony:
+    """One answer a page posted to a passkey route: its kind, the JSON sent, the server's status and answer."""
+
+    def __init__(self, kind, sent, status, answer):
+        self.kind, self.sent, self.status, self.answer = kind, sent, status, answer
+
+    @property
+    def accepted(self):
+        if not 200 <= self.status < 300:
+            return False
+        # A second factor's refused passkey is a 200 too: the transaction, not COMPLETED, with fewer attempts.
+        return self.kind != "second_factor" or (self.answer or {}).get("status") == "COMPLETED"
+
+    def __repr__(self):
+        return f"<{self.kind} {self.status} {self.sent.get('ceremonyId') if isinstance(self.sent, dict) else self.sent!r}>"
+
+
+class Ceremonies:
+    """Every WebAuthn ceremony the pages of a browser context run with the server, kept to be verified again
+    by py_webauthn and python-fido2. The passkey routes are routed through here (fetched, kept, and answered
+    as the server answered: the bodies are kept whole, which the response events do not promise), so the
+    options the server sent are paired with the answer the page posted, by ceremony ID.
+
+    `verify(server, …)` then checks, in the order they were posted, each registration the server accepted
+    (verify_registration: both verifiers, and a wrong challenge refused by both) and each assertion it
+    accepted, under the public key that registration gave and the sign count it has reached (which must
+    grow), by both verifiers; and that the server's database holds, for each of those passkeys, the same
+    public key and the last sign count. It fails when it saw none, and when the kinds seen are not the ones
+    the test names. `rewrite(options)` (optional) changes the options the page gets, not those kept."""
+
+    def __init__(self, context, page, rewrite=None):
+        self.page, self.rewrite = page, rewrite
+        self.options = {}
+        self.posted = []
+        self.verified = False
+        self.registered = {}
+        context.route(CEREMONY_ROUTE, self._route)
+
+    def _route(self, route):
+        request = route.request
+        match = CEREMONY_ROUTE.match(urllib.parse.urlparse(request.url).path)
+        if request.method != "POST" or not match:
+            route.fallback()
+            return
+        kind = CEREMONY_KINDS[next(k for k in CEREMONY_KINDS if re.fullmatch(k, match.group(1)))]
+        response = route.fetch()
+        text = response.text()
+        try:
+            body = json.loads(text) if text else None
+        except ValueError:
+            body = None
+        if match.group(2):
+            if response.status in (200, 201) and body:
+                self.options[body["ceremonyId"]] = (kind, json.loads(json.dumps(body)))
+                if self.rewrite:
+                    route.fulfill(response=response, json=self.rewrite(body))
+                    return
+        else:
+            self.posted.append(Ceremony(kind, request.post_data_json, response.status, body))
+        route.fulfill(response=response)
+
+    def accepted(self, kind=None):
+        return [c for c in self.posted if c.accepted and kind in (None, c.kind)]
+
+    def refused(self, kind=None):
+        return [c for c in self.posted if not c.accepted and kind in (None, c.kind)]
+
+    def verify(self, server, removed=0, **counts):
+        """`counts`: for each kind (registration, sign_in, second_factor, reauth) the number of accepted
+        ceremonies the test made, an int or a range (a kind not named: none). `removed`: how many of the
+        passkeys registered here the account no longer has (their database rows are gone)."""
+        assert not self.verified, "verify() once: it keeps the registrations and counts it checked"
+        want = {k: range(v, v + 1) if isinstance(v, int) else v for k, v in counts.items()}
+        assert set(want) <= set(CEREMONY_KINDS.values()), want
+
+        def seen():
+            return {k: len(self.accepted(k)) for k in CEREMONY_KINDS.values()}
+
+        # The answers are kept as the route handler runs, which the page waits for: a moment at most.
+        for _ in range(50):
+            if all(n in want.get(k, range(0, 1)) for k, n in seen().items()):
+                break
+            self.page.wait_for_timeout(100)
+        got = seen()
+        assert all(n in want.get(k, range(0, 1)) for k, n in got.items()), (got, counts, self.posted)
+        assert self.accepted(), "no ceremony was seen: nothing was verified"
+        assert self.accepted("registration"), "no registration was seen: no assertion can be checked"
+        for ceremony in self.accepted():
+            sent = ceremony.sent
+            assert sent["ceremonyId"] in self.options, ("no options were seen for", ceremony, sorted(self.options))
+            kind, options = self.options[sent["ceremonyId"]]
+            assert kind == ceremony.kind, (kind, ceremony)
+            if kind == "registration":
+                verdict, credential_data = verify_registration(server, options, sent)
+                assert verdict.credential_id not in self.registered, "a credential registered twice"
+                self.registered[verdict.credential_id] = {
+                    "registration": (verdict, credential_data), "count": verdict.sign_count, "user": options["publicKey"]["user"]["id"],
+                }
+                continue
+            credential_id = unb64(sent["credential"]["rawId"])
+            assert credential_id in self.registered, ("an assertion by a passkey no registration here gave", ceremony)
+            known = self.registered[credential_id]
+            allowed = [c["id"] for c in options["publicKey"]["allowCredentials"]]
+            assert not allowed or sent["credential"]["id"] in allowed, (allowed, sent["credential"]["id"])
+            # A discoverable sign-in names the account by the user handle the registration gave it.
+            assert sent["credential"]["response"].get("userHandle") in (None, known["user"]), (sent, known["user"])
+            count = verify_assertion(server, options, sent, known["registration"], known["count"])
+            assert count > known["count"], ("the sign count did not grow", count, known["count"])
+            known["count"] = count
+        # The server's record of each passkey: the public key the registration gave, the last count.
+        db = sqlite3.connect(os.path.join(server.dir, "web.sqlite"), timeout=10)
+        try:
+            rows = {}
+            for credential_id in self.registered:
+                row = db.execute("SELECT public_key, sign_count FROM passkeys WHERE credential_id = ?", (credential_id,)).fetchone()
+                if row:
+                    rows[credential_id] = row
+        finally:
+            db.close()
+        assert len(self.registered) - len(rows) == removed, (len(self.registered), len(rows), removed)
+        for credential_id, (public_key, sign_count) in rows.items():
+            known = self.registered[credential_id]
+            assert bytes(public_key) == known["registration"][0].credential_public_key, ("the server's public key", credential_id.hex())
+            assert sign_count == known["count"], ("the server's sign count", sign_count, known["count"])
+        self.verified = True
+        return got
+
+    def check_held(self, cdp, authenticator_id):
+        """The virtual authenticator's own view of the passkeys it holds that were registered here: the
+        public half of its private key is the registration's public key, and its counter is at least the last
+        sign count verified (it also counts the answers the page did not send). Returns how many it checked."""
+        from cryptography.hazmat.primitives import serialization
+        from fido2.cose import CoseKey
+        from fido2 import cbor
+
+        checked = 0
+        for held in cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator_id})["credentials"]:
+            known = self.registered.get(base64.b64decode(held["credentialId"]))
+            if not known:
+                continue
+            private = serialization.load_der_private_key(base64.b64decode(held["privateKey"]), None)
+            cose = CoseKey.for_alg(-7).from_cryptography_key(private.public_key())
+            assert cbor.decode(known["registration"][0].credential_public_key) == dict(cose), held["credentialId"]
+            assert held["signCount"] >= known["count"], (held["signCount"], known["count"])
+            checked += 1
+        return checked
+
+    def refused_by_py_webauthn(self, server, ceremony):
+        """py_webauthn's refusal (the exception) of an assertion the server refused, under the registration's
+        public key and the sign count reached; fails when py_webauthn accepts it."""
+        assert self.verified, "verify() first: it records the registrations and counts"
+        _, options = self.options[ceremony.sent["ceremonyId"]]
+        known = self.registered[unb64(ceremony.sent["credential"]["rawId"])]
+        try:
+            verify_authentication_response(
+                credential=ceremony.sent["credential"], expected_challenge=unb64(options["publicKey"]["challenge"]),
+                expected_rp_id="localhost", expected_origin=server.url,
+                credential_public_key=known["registration"][0].credential_public_key,
+                credential_current_sign_count=known["count"], require_user_verification=True,
+            )
+        except Exception as error:
+            return error
+        raise AssertionError(f"py_webauthn accepted what the server refused: {ceremony}")
+
+
 # ---------------------------------------------------------------------------------------------------------
 
 
@@ -252,6 +431,8 @@ def test_passkey_registered_in_settings_signs_in_by_its_button(server, browser):
     assert listed.get("lastUsedAt"), listed
     events = audit(server, token)
     assert ("passkey", "created") in events and ("sign-in", "success-passkey") in events, events
+    b.ceremonies.verify(server, registration=1, sign_in=1)
+    assert b.ceremonies.check_held(b.cdp, b.id) == 1
     b.close()
 
 
@@ -304,6 +485,8 @@ def test_passkey_autofill_on_the_username_field(server, browser):
     assert statuses == [201, 201], statuses
     events = audit(server, b.token())
     assert events.count(("sign-in", "success-passkey")) == 2, events
+    b.ceremonies.verify(server, registration=1, sign_in=2)
+    assert b.ceremonies.check_held(b.cdp, b.id) == 1
     b.close()
 
 
@@ -336,6 +519,8 @@ def test_passkey_finishes_the_second_factor_after_the_password(server, browser):
     assert status == 200 and view["status"] == "COMPLETED", (status, view)
     events = audit(server, b.token())
     assert ("mfa", "approved-passkey") in events and ("sign-in", "success-passkey") in events, events
+    b.ceremonies.verify(server, registration=1, second_factor=1)
+    assert b.ceremonies.check_held(b.cdp, b.id) == 1
     b.close()
 
 
@@ -365,6 +550,8 @@ def test_passkey_re_authenticates_a_sensitive_action(server, browser):
     expect(confirm).to_have_count(0)
     events = audit(server, b.token())
     assert ("reauth", "success-passkey") in events, events
+    b.ceremonies.verify(server, registration=1, reauth=1)
+    assert b.ceremonies.check_held(b.cdp, b.id) == 1
     b.close()
 
 
@@ -390,7 +577,7 @@ def test_passkey_rename_remove_and_the_authenticators_name(server, browser):
             p["aaguid"] = google
         route.fulfill(response=answer, json=body)
 
-    page.route("**/v1/me/passkeys", lambda route: known(route) if route.request.method == "GET" else route.continue_())
+    page.route("**/v1/me/passkeys", lambda route: known(route) if route.request.method == "GET" else route.fallback())
     page.get_by_role("button", name="Back").click()
     page.get_by_role("button", name="Settings").click()
     expect(items.first).to_contain_text("Google Password Manager · Synced (backed up)")
@@ -423,6 +610,9 @@ def test_passkey_rename_remove_and_the_authenticators_name(server, browser):
         f"This passkey is not registered for your account here (it may have been removed). {SIGN_IN_AGAIN}", timeout=30_000)
     [(_, status, problem)] = b.exchanges("POST", "/v1/sessions/passkey")
     assert status == 422 and problem["code"] == "passkey-refused" and problem["reason"] == "unknown-credential", (status, problem)
+    # The registration, re-verified; the passkey is gone from the server, and the sign-in by it was refused.
+    b.ceremonies.verify(server, registration=1, removed=1)
+    assert [c.status for c in b.ceremonies.refused()] == [422], b.ceremonies.posted
     b.close()
 
 
@@ -465,4 +655,10 @@ def test_passkey_unverified_user_and_a_copied_passkey_are_refused(server, browse
     assert status == 422 and problem["reason"] == "counter", (status, problem)
     events = audit(server, token)
     assert ("sign-in", "wrong-passkey") in events and ("sign-in", "passkey-counter-not-increasing") in events, events
+    # The registration, re-verified; the copy's answer is refused by py_webauthn too, for its sign count.
+    b.ceremonies.verify(server, registration=1)
+    [copied] = b.ceremonies.refused("sign_in")
+    assert copied.status == 422, copied
+    refusal = b.ceremonies.refused_by_py_webauthn(server, copied)
+    assert "sign count" in str(refusal), refusal
     b.close()
