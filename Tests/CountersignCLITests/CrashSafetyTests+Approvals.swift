@@ -10,7 +10,8 @@ extension CrashSafetyTests {
     /// approved sign-ins collected at once, killed mid-flight. After the restart an acknowledged approval is
     /// COMPLETED and an acknowledged denial FAILED, and a late answer changes neither; nothing is ever the
     /// opposite of its answer; a session collected before the kill still works and cannot be collected
-    /// again; an approved sign-in not yet collected gives exactly one session.
+    /// again; an approved sign-in not yet collected gives exactly one session; and every collected sign-in
+    /// has its session and audit row (collected and stored in one write: never collected with neither).
     @Test(arguments: ["sqlite", "postgres"])
     func approvalsKilledMidFlightKeepTheirAnswerAndCollectOnce(_ kind: String) async throws {
         let t = try CLI()
@@ -26,10 +27,12 @@ extension CrashSafetyTests {
             let collect: Bool
         }
         var signIns: [SignIn] = []
+        var accounts: [MFATests.Account] = []
         // Four waiting sign-ins per account: below both the cap on open ones (5) and on pushes without a
         // success (5).
         for a in 0..<3 {
             let account = try await MFATests.Account("approve\(a)", server: server.url)
+            accounts.append(account)
             let identity = Identity.generate()
             let key = try await account.sdk.createPairingKey()
             let (phone, _) = try await CountersignAuthenticator.pair(
@@ -89,6 +92,7 @@ extension CrashSafetyTests {
         server = try Server(database: db, in: t.dir, environment: Self.roomy)
         defer { _ = server.signal(SIGTERM) }
         let url = URL(string: server.url)!
+        var completed = [Int](repeating: 0, count: accounts.count)
         for (i, s) in signIns.enumerated() {
             let browser = CountersignClient(server: url)
             let view = try await browser.mfaTransaction(s.pending)
@@ -133,6 +137,19 @@ extension CrashSafetyTests {
             await #expect(throws: ClientError.self, "\(id): collected twice") {
                 try await browser.completeSignIn(s.pending)
             }
+            completed[i / 4] += 1
+        }
+        // Each completed sign-in is collected by now, before the kill or after: each has its one audited
+        // session start (`success-push`), which a collection cut between two writes would have lost.
+        for (a, account) in accounts.enumerated() {
+            let reader = CountersignClient(server: url, token: account.sdk.token)
+            let pushed = try await reader.audit(limit: 100).events.filter {
+                $0.kind == "sign-in" && $0.outcome == "success-push"
+            }
+            #expect(
+                pushed.count == completed[a],
+                "\(account.name): \(pushed.count) sessions for \(completed[a]) collected"
+            )
         }
     }
 }

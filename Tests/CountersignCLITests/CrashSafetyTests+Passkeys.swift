@@ -186,6 +186,19 @@ extension CrashSafetyTests {
                     "\(name): its ceremony finished again: \(replayed) \(problem)"
                 )
             }
+            // Each passkey was stored with its audit row, in one write.
+            let (audited, events) = try await ServeTests.request(
+                "GET",
+                server.url + "/v1/me/audit?limit=100",
+                token: token
+            )
+            let created = (events["events"] as? [[String: Any]] ?? []).filter {
+                $0["kind"] as? String == "passkey" && $0["outcome"] as? String == "created"
+            }
+            #expect(
+                audited == 200 && created.count == passkeys.count,
+                "\(names[a]): \(created.count) 'passkey created' events for \(passkeys.count) passkeys"
+            )
             for (i, r) in registrations.enumerated() where r.account == a && acked[i]?.status == 201 {
                 #expect(
                     passkeys.contains { $0["id"] as? String == acked[i]?.id && $0["name"] as? String == r.name },

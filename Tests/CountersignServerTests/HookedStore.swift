@@ -35,7 +35,8 @@ struct HookedStore: AccountStore {
         policy: LockoutPolicy,
         now: Date,
         audit: AuditEntry,
-        resetsCount: Bool
+        resetsCount: Bool,
+        claim: SessionClaim?
     ) async throws -> SessionStart {
         try await beforeStart(username)
         return try await base.startSession(
@@ -45,7 +46,8 @@ struct HookedStore: AccountStore {
             policy: policy,
             now: now,
             audit: audit,
-            resetsCount: resetsCount
+            resetsCount: resetsCount,
+            claim: claim
         )
     }
 

@@ -57,9 +57,10 @@ struct Person {
 func withLiveServer(
     _ backend: Backend,
     configure: (inout ServerConfiguration) -> Void = { _ in },
+    wrapStore: (any AccountStore) -> any AccountStore = { $0 },
     _ body: @Sendable (URL, Harness) async throws -> Void
 ) async throws {
-    let h = try await Harness.make(backend, configure: configure)
+    let h = try await Harness.make(backend, configure: configure, wrapStore: wrapStore)
     let router = try await CountersignServer.buildRouter(
         service: h.service,
         storage: h.storage,

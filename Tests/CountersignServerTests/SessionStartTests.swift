@@ -67,7 +67,8 @@ import Testing
             policy: h.config.lockout,
             now: at,
             audit: entry(account, at: at),
-            resetsCount: resetsCount
+            resetsCount: resetsCount,
+            claim: nil
         )
     }
 

@@ -15,6 +15,11 @@ public struct RequestOrigin: Sendable {
     }
 }
 
+/// The record a sign-in was to be collected from moved on before its session was stored (another request
+/// collected it): nothing was written. The collecting feature reads the record again and decides; this
+/// never reaches a client.
+struct SessionClaimLost: Error {}
+
 /// A signed-in request: the session and its account.
 public struct Authenticated: Sendable {
     public var session: SessionRecord
@@ -327,7 +332,8 @@ public final class AccountService: Sendable {
         passwordTag: String? = nil,
         origin: RequestOrigin,
         passwordless: Bool = false,
-        passkeyID: String? = nil
+        passkeyID: String? = nil,
+        claim: SessionClaim? = nil
     ) async throws -> NewSession {
         guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         try await requireSamePassword(account, passwordTag, .signIn, origin)
@@ -341,7 +347,8 @@ public final class AccountService: Sendable {
             outcome: .succeeded(via: method),
             superseded: MFAError.signInSuperseded,
             passwordless: passwordless,
-            passkeyID: passkeyID
+            passkeyID: passkeyID,
+            claim: claim
         )
         if !passwordless { signInFailures.refund(origin.address, now: clock.now()) }
         return session
@@ -514,7 +521,8 @@ public final class AccountService: Sendable {
         outcome: AuditOutcome,
         superseded: any Error,
         passwordless: Bool = false,
-        passkeyID: String? = nil
+        passkeyID: String? = nil,
+        claim: SessionClaim? = nil
     ) async throws -> NewSession {
         let (session, record) = newSession(
             account,
@@ -530,10 +538,13 @@ public final class AccountService: Sendable {
             policy: config.lockout,
             now: clock.now(),
             audit: auditEntry(account.id, .signIn, outcome, origin),
-            resetsCount: !passwordless
+            resetsCount: !passwordless,
+            claim: claim
         ) {
         case .started:
             return session
+        case .claimLost:
+            throw SessionClaimLost()
         case .refused(let gate):
             // A lock or delay that landed after the check (by failures elsewhere).
             try await refuseAudited(gate, account.id, .signIn, origin)
@@ -852,7 +863,7 @@ public final class AccountService: Sendable {
         )
     }
 
-    private func auditEntry(
+    func auditEntry(
         _ accountID: String,
         _ kind: AuditKind,
         _ outcome: AuditOutcome,

@@ -55,6 +55,19 @@ public enum SessionStart: Equatable, Sendable {
     case refused(LockoutPolicy.Gate)
     /// The account's password hash is no longer the one the sign-in checked: a change landed meanwhile.
     case superseded
+    /// The claim's record is no longer at the version read (another request collected it first, or it
+    /// changed): nothing was written.
+    case claimLost
+}
+
+/// The record a sign-in is collected from, spent in the same transaction as the session it gives: the
+/// session starts only if the record is still at version `expected`, which then becomes `state`. So a
+/// kill between "collected" and "session stored" cannot lose the sign-in (docs/SERVER.md, crash safety).
+public enum SessionClaim: Sendable, Equatable {
+    /// A second factor's MFA transaction (`mfa_transactions`), marked collected.
+    case mfaTransaction(id: String, state: Data, expected: Int64)
+    /// A QR sign-in's authentication code (`auth_codes`), marked collected.
+    case authCode(hash: String, state: Data, expected: Int64)
 }
 
 /// The storage the account service needs, and nothing more. Each backend's storage implements it; each
@@ -95,7 +108,8 @@ public protocol AccountStore: ServerSecretStore {
     /// `resetsCount`, for a sign-in that checked no password, only its refusal while locked or delayed);
     /// then, unless the gate refuses, the session and its audit row. The hash and the lockout row are
     /// read under the transaction's locks, so a password change or a lock either lands first or after
-    /// the session exists (and ends it).
+    /// the session exists (and ends it). With a `claim`, its record is spent in the same transaction,
+    /// after those checks and before the lockout write (`.claimLost`, nothing written, when it moved on).
     func startSession(
         _ session: SessionRecord,
         username: String,
@@ -103,7 +117,8 @@ public protocol AccountStore: ServerSecretStore {
         policy: LockoutPolicy,
         now: Date,
         audit: AuditEntry,
-        resetsCount: Bool
+        resetsCount: Bool,
+        claim: SessionClaim?
     ) async throws -> SessionStart
     /// Gives back a reservation whose check never ran; true when the username is locked after it
     /// (`LockoutPolicy.release`).

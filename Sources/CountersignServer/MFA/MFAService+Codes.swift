@@ -183,13 +183,17 @@ extension MFAService {
                 throw MFAError.signInSuperseded
             }
             s.collected = true
-            if try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: version) {
+            // Spent in the session's own write (`SessionClaim`): a kill between them loses nothing.
+            do {
                 return try await accounts.finishSecondFactor(
                     accountID: user,
                     method: .authCode,
                     origin: origin,
-                    passwordless: true
+                    passwordless: true,
+                    claim: .authCode(hash: hash, state: try JSONEncoder().encode(s), expected: version)
                 )
+            } catch is SessionClaimLost {
+                continue
             }
         }
         throw RequestError.serverBusy

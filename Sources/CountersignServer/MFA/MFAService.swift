@@ -637,6 +637,9 @@ public final class MFAService: Sendable {
     /// What the binding client gets, once, after COMPLETED: a sign-in's session, or its re-authentication.
     public func collect(id: String, binding: String?, origin: RequestOrigin) async throws -> Collected {
         let now = clock.now()
+        if let session = try await collectSignIn(id: id, binding: binding, origin: origin, now: now) {
+            return .session(session)
+        }
         var collected = false
         let (s, _) = try await transition(id: id, binding: binding) { s in
             guard s.tx.status(at: now) == .completed, s.tx.collect(now: now) else { return .refused(.finished) }
@@ -654,24 +657,53 @@ public final class MFAService: Sendable {
         guard now <= s.tx.expiresAt.addingTimeInterval(Self.transactionLifetime) else {
             throw MFAError.signInSuperseded
         }
-        if let session = s.reauthSession {
-            try await accounts.finishReauthentication(
-                tokenHash: session,
-                accountID: s.tx.accountID,
-                method: s.method,
-                passwordTag: s.passwordTag,
-                origin: origin
-            )
-            return .reauthenticated
-        }
-        return .session(
-            try await accounts.finishSecondFactor(
-                accountID: s.tx.accountID,
-                method: s.method,
-                passwordTag: s.passwordTag,
-                origin: origin
-            )
+        // A transaction is a re-authentication's from its start (collectSignIn took every sign-in's).
+        guard let session = s.reauthSession else { throw RequestError.serverBusy }
+        try await accounts.finishReauthentication(
+            tokenHash: session,
+            accountID: s.tx.accountID,
+            method: s.method,
+            passwordTag: s.passwordTag,
+            origin: origin
         )
+        return .reauthenticated
+    }
+
+    /// A sign-in's session, collected in one write with the transaction marked collected (`SessionClaim`):
+    /// a kill between them cannot leave it collected with no session. Nil for a re-authentication's
+    /// transaction, which `collect` finishes.
+    private func collectSignIn(
+        id: String,
+        binding: String?,
+        origin: RequestOrigin,
+        now: Date
+    ) async throws -> AccountService.NewSession? {
+        for _ in 0..<8 {
+            var (s, version) = try await load(id: id, binding: binding)
+            guard s.reauthSession == nil else { return nil }
+            let status = s.tx.status(at: now)
+            guard status == .completed, s.tx.collect(now: now) else {
+                throw status == .completed ? MFAError.alreadyCollected : MFAError.notCompleted(status.rawValue)
+            }
+            // As `collect` says: soon after the factor, or never.
+            guard now <= s.tx.expiresAt.addingTimeInterval(Self.transactionLifetime) else {
+                throw MFAError.signInSuperseded
+            }
+            do {
+                let session = try await accounts.finishSecondFactor(
+                    accountID: s.tx.accountID,
+                    method: s.method,
+                    passwordTag: s.passwordTag,
+                    origin: origin,
+                    claim: .mfaTransaction(id: id, state: try JSONEncoder().encode(s), expected: version)
+                )
+                publish(.transaction(id: id))
+                return session
+            } catch is SessionClaimLost {
+                continue
+            }
+        }
+        throw RequestError.serverBusy
     }
 
     // MARK: Authenticators answering

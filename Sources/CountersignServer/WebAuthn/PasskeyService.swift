@@ -158,9 +158,13 @@ public final class PasskeyService: Sendable {
             at: now
         )
         let spending = (id: finish.ceremonyId, now: clock.now())
-        switch try await store.addPasskey(passkey, max: PasskeyRules.maxPerAccount, spending: spending) {
+        switch try await store.addPasskey(
+            passkey,
+            max: PasskeyRules.maxPerAccount,
+            spending: spending,
+            audit: accounts.auditEntry(auth.account.id, .passkey, .created, origin)
+        ) {
         case .added:
-            try await accounts.audit(auth.account.id, .passkey, .created, origin)
             return Self.summary(passkey)
         case .credentialTaken:
             try await accounts.audit(auth.account.id, .passkey, .refused, origin)

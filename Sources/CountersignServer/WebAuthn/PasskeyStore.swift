@@ -28,11 +28,13 @@ public protocol PasskeyStore: Sendable {
     /// no such account. With `spending`, in the same transaction, deletes that ceremony first (whatever the
     /// outcome) and adds nothing if it was gone or had expired at `now`: the passkey is stored if and only if
     /// its ceremony is spent, even when the process dies between the two, and once even for concurrent
-    /// answers to one ceremony.
+    /// answers to one ceremony. With `audit`, its row is written with the passkey when it is added: no
+    /// passkey without its `passkey created` event, and no event without the passkey.
     func addPasskey(
         _ p: StoredPasskey,
         max: Int,
-        spending ceremony: (id: String, now: Date)?
+        spending ceremony: (id: String, now: Date)?,
+        audit: AuditEntry?
     ) async throws
         -> PasskeyAddResult
     /// Records an accepted assertion if the stored count is still `expectedCount`; false when another
@@ -85,4 +87,15 @@ public struct StoredPasskey: Equatable, Sendable {
     /// The salt the key gate evaluates the passkey's PRF at (docs/SPEC.md §14); passkeys registered before
     /// it was kept get one on first read.
     public var prfSalt: [UInt8]
+}
+
+extension PasskeyStore {
+    /// A passkey added with no audit row (tests of the store alone).
+    func addPasskey(
+        _ p: StoredPasskey,
+        max: Int,
+        spending ceremony: (id: String, now: Date)?
+    ) async throws -> PasskeyAddResult {
+        try await addPasskey(p, max: max, spending: ceremony, audit: nil)
+    }
 }

@@ -130,7 +130,8 @@ enum DirectAccountStore {
         policy: LockoutPolicy,
         now: Date,
         audit: AuditEntry,
-        resetsCount: Bool
+        resetsCount: Bool,
+        claim: SessionClaim?
     ) throws -> SessionStart {
         try c.writeTransaction {
             let current = try account(c, sql: accountByID, key: session.accountID)
@@ -144,6 +145,7 @@ enum DirectAccountStore {
                 try s.forEach { _ in found = true }
                 guard found else { return .superseded }
             }
+            if let claim, try !spend(c, claim) { return .claimLost }
             let gate = try changeGuard(c, username) {
                 resetsCount ? policy.complete(&$0, now: now) : policy.gate(&$0, now: now)
             }
@@ -152,6 +154,30 @@ enum DirectAccountStore {
             try insert(c, audit)
             return .started
         }
+    }
+
+    /// Compare-and-set of the claim's record (as `SQLStores.spend`); false when it moved on.
+    static func spend(_ c: DirectSQLite, _ claim: SessionClaim) throws -> Bool {
+        let s: DirectStatement
+        switch claim {
+        case .mfaTransaction(let id, let state, let expected):
+            s = try c.statement(
+                "UPDATE mfa_transactions SET state = ?1, version = version + 1 WHERE id = ?2 AND version = ?3 RETURNING version"
+            )
+            s.bind(1, String(decoding: state, as: UTF8.self))
+            s.bind(2, id)
+            s.bind(3, expected)
+        case .authCode(let hash, let state, let expected):
+            s = try c.statement(
+                "UPDATE auth_codes SET state = ?1, version = version + 1 WHERE code_hash = ?2 AND version = ?3 RETURNING version"
+            )
+            s.bind(1, String(decoding: state, as: UTF8.self))
+            s.bind(2, hash)
+            s.bind(3, expected)
+        }
+        var spent = false
+        try s.forEach { _ in spent = true }
+        return spent
     }
 
     /// Sets the hash, or with `old` replaces it only if it is still `old` (compare and set); true when it changed.

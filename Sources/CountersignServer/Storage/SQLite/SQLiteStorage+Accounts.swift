@@ -107,7 +107,8 @@ extension SQLiteStorage {
         policy: LockoutPolicy,
         now: Date,
         audit: AuditEntry,
-        resetsCount: Bool
+        resetsCount: Bool,
+        claim: SessionClaim?
     ) async throws -> SessionStart {
         try await sendWriter.write {
             try DirectAccountStore.startSession(
@@ -118,7 +119,8 @@ extension SQLiteStorage {
                 policy: policy,
                 now: now,
                 audit: audit,
-                resetsCount: resetsCount
+                resetsCount: resetsCount,
+                claim: claim
             )
         }
     }

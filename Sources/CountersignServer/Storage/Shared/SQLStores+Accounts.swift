@@ -188,7 +188,8 @@ extension SQLStores {
         policy: LockoutPolicy,
         now: Date,
         audit: AuditEntry,
-        resetsCount: Bool
+        resetsCount: Bool,
+        claim: SessionClaim?
     ) async throws -> SessionStart {
         let postgres = isPostgres
         return try await database.writeTransaction { sql in
@@ -212,6 +213,7 @@ extension SQLStores {
             {
                 return .superseded
             }
+            if let claim, try await !Self.spend(sql, claim) { return .claimLost }
             let gate = try await Self.changeGuard(sql, username, postgres: postgres) {
                 resetsCount ? policy.complete(&$0, now: now) : policy.gate(&$0, now: now)
             }
@@ -220,6 +222,24 @@ extension SQLStores {
             try await Self.insertAudit(sql, audit)
             return .started
         }
+    }
+
+    /// Compare-and-set of the claim's record; false when it is no longer at the version read.
+    private static func spend(_ sql: any SQLDatabase, _ claim: SessionClaim) async throws -> Bool {
+        let query: SQLQueryString
+        switch claim {
+        case .mfaTransaction(let id, let state, let expected):
+            query = """
+                UPDATE mfa_transactions SET state = \(bind: String(decoding: state, as: UTF8.self)), version = version + 1
+                WHERE id = \(bind: id) AND version = \(bind: expected) RETURNING version
+                """
+        case .authCode(let hash, let state, let expected):
+            query = """
+                UPDATE auth_codes SET state = \(bind: String(decoding: state, as: UTF8.self)), version = version + 1
+                WHERE code_hash = \(bind: hash) AND version = \(bind: expected) RETURNING version
+                """
+        }
+        return try await !sql.raw(query).all().isEmpty
     }
 
     package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> Bool {
@@ -340,7 +360,7 @@ extension SQLStores {
         )
     }
 
-    private static func insertAudit(_ sql: any SQLDatabase, _ e: AuditEntry) async throws {
+    static func insertAudit(_ sql: any SQLDatabase, _ e: AuditEntry) async throws {
         try await sql.raw(
             """
             INSERT INTO audit_events (account_id, at, kind, outcome, address, user_agent)

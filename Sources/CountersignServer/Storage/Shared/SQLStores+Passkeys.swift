@@ -119,7 +119,8 @@ extension SQLStores {
     package func addPasskey(
         _ p: StoredPasskey,
         max: Int,
-        spending ceremony: (id: String, now: Date)?
+        spending ceremony: (id: String, now: Date)?,
+        audit: AuditEntry?
     ) async throws
         -> PasskeyAddResult
     {
@@ -157,7 +158,9 @@ extension SQLStores {
                 ON CONFLICT (credential_id) DO NOTHING RETURNING id
                 """
             ).all()
-            return inserted.isEmpty ? .credentialTaken : .added
+            guard !inserted.isEmpty else { return .credentialTaken }
+            if let audit { try await Self.insertAudit(sql, audit) }
+            return .added
         }
     }
 
