@@ -23,4 +23,20 @@ import Testing
             #expect(try PasskeyService.validName(good) == good)
         }
     }
+
+    /// UTS #39's mixed-script test: a word whose letters come from two scripts that pass for each other
+    /// ("pаypal" with a Cyrillic "а", "Αlice" with a Greek capital alpha) is refused; each script alone, and
+    /// Latin beside scripts that do not look like it, stay.
+    @Test func wordsMixingLookAlikeScriptsAreRefused() throws {
+        for bad in ["p\u{430}ypal", "\u{391}lice's phone", "My l\u{430}ptop", "\u{0570}ome", "Ye\u{13A5}"] {
+            #expect(throws: RequestError.self, "\(bad)") { _ = try DeviceName(parsing: bad) }
+            #expect(throws: PasskeyError.invalidName, "\(bad)") { _ = try PasskeyService.validName(bad) }
+        }
+        for good in [
+            "Телефон Алисы", "Ελένη's tablet", "Laptop Алисы", "Ｐhone", "東京のPC", "Zoë", "Café ñ", "iPad Air 2",
+            "Ноутбук-2",
+        ] {
+            #expect(try DeviceName(parsing: good).text == good, "\(good)")
+        }
+    }
 }
