@@ -310,11 +310,11 @@ def test_two_factor_qr_sign_in_completed_denied_and_expired(server, browser):
 
         # Approved: the page signs in by itself.
         p.shot("two-factor-sign-in-form")
+        polls = []
+        page.on("request", lambda r: "/v1/auth-codes/current" in r.url and "/session" not in r.url and polls.append(r.url))
         page.get_by_role("link", name="Sign in with a QR code").click()
         expect(page.get_by_role("heading", name="Sign in with a QR code")).to_be_visible()
         expect(page.get_by_role("status")).to_have_text("Waiting for your authenticator to scan the code.")
-        polls = []
-        page.on("request", lambda r: "/v1/auth-codes/current" in r.url and "/session" not in r.url and polls.append(r.url))
         uri, _ = new_code()
         p.shot("two-factor-qr-sign-in")
         # A long poll, not a request a second: one read at once, then one waiting request.
