@@ -124,6 +124,8 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         expect(listed).to_have_count(2)
         expect(listed.filter(has_text="This browser")).to_contain_text("Messaging device")
         expect(listed.filter(has_text="Authenticator: approves sign-ins")).to_have_count(1)
+        listed.first.scroll_into_view_if_needed()
+        p.shot("settings-device-kinds")
         # Its keys and the TOTP secret are non-extractable CryptoKeys in IndexedDB.
         kept = page.evaluate(
             """() => new Promise((resolve, reject) => {
