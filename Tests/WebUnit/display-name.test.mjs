@@ -49,3 +49,17 @@ test("not a string: shown as its text", () => {
   assert.equal(visibleText(null), "");
   assert.equal(visibleText(42), "42");
 });
+
+test("spaces other than the plain one are escaped: 'bob\\u2003' does not pass for 'bob '", () => {
+  assert.equal(visibleText("bob\u2003"), "bob<U+2003>");
+  assert.equal(visibleText("a\u00A0b"), "a<U+00A0>b");
+  assert.equal(visibleText("東京\u3000PC"), "東京<U+3000>PC");
+  assert.equal(visibleText("plain space"), "plain space");
+});
+
+test("a stack of combining marks is cut to three per letter; accents stay", () => {
+  assert.equal(visibleText("Zoë"), "Zoë");
+  assert.equal(visibleText("Ze\u0301\u0302"), "Ze\u0301\u0302");
+  assert.equal(visibleText("a\u0301\u0302\u0303\u0304\u0305b"), "a\u0301\u0302\u0303<U+0304><U+0305>b");
+  assert.equal(visibleText("नमस्ते"), "नमस्ते"); // Devanagari signs are marks too, one or two per letter
+});

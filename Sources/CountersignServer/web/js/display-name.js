@@ -12,6 +12,13 @@
  */
 const hidden = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
 
+/** Spaces other than the plain one (no-break, em, thin, ideographic…): "bob\u2003" would pass for "bob ". */
+const oddSpace = /[^\P{Zs} ]/u;
+
+/** Combining marks past this many on one letter are escaped: a stack of them draws over the lines around. */
+const maxMarks = 3;
+const mark = /\p{M}/u;
+
 // An emoji with its own presentation selector or skin tone, and emoji joined into one (a family, a
 // profession): the joiner and selector there are how the emoji is written, not hidden text.
 const emoji = /\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?(?:\u200D\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?)*/uy;
@@ -26,16 +33,19 @@ const escape = (char) => `<U+${char.codePointAt(0).toString(16).toUpperCase().pa
 export function visibleText(text) {
   const s = String(text ?? "");
   let out = "";
+  let marks = 0;
   for (let i = 0; i < s.length; ) {
     emoji.lastIndex = i;
     const match = emoji.exec(s);
     if (match) {
       out += match[0];
       i += match[0].length;
+      marks = 0;
       continue;
     }
     const char = String.fromCodePoint(s.codePointAt(i));
-    out += hidden.test(char) ? escape(char) : char;
+    marks = mark.test(char) ? marks + 1 : 0;
+    out += hidden.test(char) || oddSpace.test(char) || marks > maxMarks ? escape(char) : char;
     i += char.length;
   }
   return out;
