@@ -28,7 +28,11 @@ import Testing
     /// ("pаypal" with a Cyrillic "а", "Αlice" with a Greek capital alpha) is refused; each script alone, and
     /// Latin beside scripts that do not look like it, stay.
     @Test func wordsMixingLookAlikeScriptsAreRefused() throws {
-        for bad in ["p\u{430}ypal", "\u{391}lice's phone", "My l\u{430}ptop", "\u{0570}ome", "Ye\u{13A5}"] {
+        for bad in [
+            "p\u{430}ypal", "\u{391}lice's phone", "My l\u{430}ptop", "\u{0570}ome", "Ye\u{13A5}",
+            // Review: a hair space does not split a word; Lisu, Coptic and mathematical letters count.
+            "p\u{200A}\u{430}\u{200A}ypal", "\u{A4EE}lice's phone", "\u{1D5BA}\u{0440}", "t\u{2C9F}p",
+        ] {
             #expect(throws: RequestError.self, "\(bad)") { _ = try DeviceName(parsing: bad) }
             #expect(throws: PasskeyError.invalidName, "\(bad)") { _ = try PasskeyService.validName(bad) }
         }
@@ -38,5 +42,21 @@ import Testing
         ] {
             #expect(try DeviceName(parsing: good).text == good, "\(good)")
         }
+    }
+
+    /// A refused device name says what is wrong: the word and the letter, or the hidden character.
+    @Test func aRefusalNamesTheWordAndTheLetter() throws {
+        func reason(_ name: String) -> String {
+            do {
+                _ = try DeviceName(parsing: name)
+            } catch RequestError.invalidField(field: "name", let reason) {
+                return reason
+            } catch {}
+            return "not refused as the name"
+        }
+        let mixed = reason("My p\u{430}ypal laptop")
+        #expect(mixed.hasPrefix("\"p\u{430}ypal\" mixes Latin and Cyrillic letters (U+0430 is Cyrillic)"), "\(mixed)")
+        let hidden = reason("Phone\u{202E}gnp.exe")
+        #expect(hidden.hasPrefix("it holds U+202E"), "\(hidden)")
     }
 }

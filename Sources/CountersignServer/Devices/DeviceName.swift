@@ -6,10 +6,11 @@ struct DeviceName: Sendable {
 
     init(parsing raw: String) throws {
         let s = raw.trimmingCharacters(in: .whitespaces)
-        guard (1...64).contains(s.unicodeScalars.count),
-            ShownName.isShowable(s)
-        else {
+        guard (1...64).contains(s.unicodeScalars.count) else {
             throw RequestError.invalidField(field: "name", reason: ShownName.rule)
+        }
+        if let problem = ShownName.problem(s) {
+            throw RequestError.invalidField(field: "name", reason: problem)
         }
         text = s
     }
