@@ -204,7 +204,14 @@ enum MFALogin {
                 claimed = true
                 Terminal.warn("claimed by an authenticator; waiting for its approval")
             }
+            // A server that answers an unchanged state at once (an older one, or one shutting down) is
+            // asked again after a second, not in a tight loop.
+            let began = ContinuousClock.now
+            let previous = state.status
             state = try await client.authCodeState(created, wait: 25)
+            if state.status == previous, ContinuousClock.now - began < .seconds(1) {
+                try await Task.sleep(for: .seconds(1))
+            }
         }
         print(Terminal.printable(state.status))
         fflush(nil)

@@ -67,6 +67,32 @@ import FoundationNetworking
         }
     }
 
+    /// An anonymous binding cannot hold many waiting requests: past `LongPoll.maxWaitersPerKey` on one code,
+    /// a poll answers at once (the others still wait their full time, as nothing changes).
+    @Test(arguments: Backend.available)
+    func oneCodeHoldsAFewWaitingPollsAtMost(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, _ in
+            let screen = CountersignClient(server: server)
+            let created = try await screen.createAuthCode()
+            let n = LongPoll<AuthCodeState>.maxWaitersPerKey + 3
+            let took = try await withThrowingTaskGroup(of: Double.self) { group in
+                for _ in 0..<n {
+                    group.addTask {
+                        let began = ContinuousClock.now
+                        let state = try await screen.authCodeState(created, wait: 20)
+                        #expect(state.status == "PENDING")
+                        let d = ContinuousClock.now - began
+                        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+                    }
+                }
+                return try await group.reduce(into: [Double]()) { $0.append($1) }
+            }
+            // Margins for a loaded machine: a full wait is never shorter than 20 s; an answer at once well under.
+            #expect(took.filter { $0 >= 19.9 }.count == LongPoll<AuthCodeState>.maxWaitersPerKey, "\(took.sorted())")
+            #expect(took.filter { $0 < 12 }.count == 3, "\(took.sorted())")
+        }
+    }
+
     static func rawState(_ server: URL, _ created: AuthCodeCreated, wait: String) async throws -> (Int, String) {
         var r = URLRequest(
             url: server.appendingPathComponent("v1/auth-codes/current").appending(queryItems: [

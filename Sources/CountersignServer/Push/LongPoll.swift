@@ -25,8 +25,13 @@ struct LongPoll<State: Sendable> {
         return n
     }
 
+    /// Long polls that may wait on one key at once; more answer at once. A sign-in has one waiting screen
+    /// (a second tab, a reload): the cap keeps one anonymous binding from holding thousands of tasks.
+    static var maxWaitersPerKey: Int { 4 }
+
     /// `first` was read before; waits at most `wait` seconds for an answering state.
     func run(first: State, wait: Int) async throws -> State {
+        guard hub.waiters(on: key) < Self.maxWaitersPerKey else { return first }
         var current = first
         let deadline = ContinuousClock.now + .seconds(wait)
         while true {

@@ -202,6 +202,9 @@ final class PushHub: Sendable {
     }
 
     /// Drops a registration whose read found something (or whose wait is over).
+    /// How many long polls wait on `key` now.
+    func waiters(on key: String) -> Int { state.withLock { $0.waiterKeys[key]?.count ?? 0 } }
+
     func cancel(_ id: UInt64) {
         state.withLock { Self.remove(id, in: &$0) }
     }
