@@ -85,6 +85,8 @@ public final class CountersignAuthenticator: Sendable {
         } else {
             throw PingOneError.configureError
         }
+        // A file with a sealed and a clear copy is rewritten too: the clear one must go.
+        if state.totpSecret != nil || state.sessionToken != nil { inClear = true }
         stored.totpSecret = nil
         stored.sessionToken = nil
         stateWasInClear = inClear

@@ -50,6 +50,15 @@ struct Countersign: AsyncParsableCommand {
             Terminal.warn("Error: \(message.text)")
             Foundation.exit(usageExit)
         }
+        // Anywhere else (before a `--`, after which all is text) it is a misplaced flag, not an unknown one.
+        if arguments.prefix(while: { $0 != "--" }).contains(where: {
+            $0 == "--config-dir" || $0.hasPrefix("--config-dir=")
+        }) {
+            Terminal.warn(
+                "Error: --config-dir goes before the command, once: countersign --config-dir DIR COMMAND … (or set COUNTERSIGN_CONFIG_DIR)"
+            )
+            Foundation.exit(usageExit)
+        }
         ServerCommands.forwardIfServerCommand(arguments)
         #if canImport(Glibc)
         // swift-crypto returns every sealed or opened chunk in a fresh 64 KiB allocation. With glibc's

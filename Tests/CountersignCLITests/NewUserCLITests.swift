@@ -99,6 +99,14 @@ import FoundationNetworking
             let r = try t.run(CLI.binary, bad)
             #expect(r.status == 64 && r.stderr.contains("--config-dir needs a directory"), "\(bad): \(r.stderr)")
         }
+        // After the command, or twice: said where it goes.
+        for misplaced in [
+            ["account", "whoami", "--config-dir", alice.dir],
+            ["--config-dir", alice.dir, "--config-dir=x", "account", "whoami"],
+        ] {
+            let r = try t.run(CLI.binary, misplaced)
+            #expect(r.status == 64 && r.stderr.contains("--config-dir goes before the command, once"), "\(r.stderr)")
+        }
         // Only before the command: a message's text that reads `--config-dir` is text.
         let sent = try alice.cs("send", "--to", "alice", "--", "--config-dir")
         #expect(sent.status == 0, "\(sent.stderr)")
