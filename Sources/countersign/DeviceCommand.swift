@@ -13,7 +13,7 @@ struct DeviceCommand: AsyncParsableCommand {
             P-256 key in keys/ (encrypted PKCS#8, mode 0600), used both to sign what it sends and to open what \
             it receives. Several users share a machine by using one config directory each.
             """,
-        subcommands: [Init.self, List.self, Revoke.self, Rotate.self]
+        subcommands: [Init.self, List.self, Rename.self, Revoke.self, Rotate.self]
     )
 
     /// The signed-in account session, or an error naming `account login`.
@@ -250,6 +250,38 @@ struct DeviceCommand: AsyncParsableCommand {
                 ]
                 print(columns.joined(separator: "  ") + (this ? "  (this device)" : ""))
             }
+        }
+    }
+
+    struct Rename: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rename a device of your account (this one or another; see `countersign device list`).",
+            discussion: """
+                The name is what your account's devices and the people who message you see: 1 to 64 characters, \
+                none of them invisible or direction-changing, and no word mixing look-alike alphabets.
+                """
+        )
+
+        @Argument(help: "The device ID (see `countersign device list`).") var id: String
+        @Argument(help: "The new name.") var name: String
+
+        func run() async throws {
+            let (client, session) = try DeviceCommand.accountClient()
+            let devices = try await DeviceCommand.accountCall { try await client.devices() }
+            guard let old = devices.first(where: { $0.id == id }) else {
+                throw CLIError.usage(
+                    "\(session.username) has no device \(Terminal.printable(id)); `countersign device list` shows their IDs"
+                )
+            }
+            let renamed = try await DeviceCommand.accountCall { try await client.renameDevice(id: id, to: name) }
+            // This directory's own record keeps the name it shows.
+            if var mine = DeviceFile.loadQuietly(), mine.deviceId == id, mine.server == session.server {
+                mine.name = renamed.name
+                try mine.save()
+            }
+            print(
+                "renamed device \(id): \"\(Terminal.printable(old.name))\" -> \"\(Terminal.printable(renamed.name))\""
+            )
         }
     }
 

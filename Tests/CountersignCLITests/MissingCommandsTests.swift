@@ -55,6 +55,33 @@ import Testing
         #expect(row["createdAt"] is String && row["revokedAt"] is NSNull, "\(row)")
     }
 
+    /// `device rename` (a new user found the server and the web client could rename, the CLI not).
+    @Test func deviceRename() throws {
+        let (_, server, d) = try MessagingCLITests.setUp(["alice"])
+        defer { _ = server.signal(SIGTERM) }
+        let alice = d["alice"]!
+        let id = try #require(alice.deviceID)
+        let renamed = try alice.cs("device", "rename", id, "  Alice's laptop ")
+        #expect(
+            renamed.status == 0 && renamed.text == "renamed device \(id): \"alice-laptop\" -> \"Alice's laptop\"\n",
+            "\(renamed.text) \(renamed.stderr)"
+        )
+        #expect(try alice.json("device", "list", "--json").first?["name"] as? String == "Alice's laptop")
+        let stored = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: alice.file("device.json"))))
+                as? [String: Any]
+        )
+        #expect(stored["name"] as? String == "Alice's laptop", "this directory's record follows")
+        let mixed = try alice.cs("device", "rename", id, "p\u{430}ypal")
+        #expect(
+            mixed.status != 0 && mixed.stderr.contains("mixes Latin and Cyrillic letters (U+0430 is Cyrillic)"),
+            "\(mixed.stderr)"
+        )
+        let unknown = try alice.cs("device", "rename", "no-such-device", "x")
+        #expect(unknown.status != 0 && unknown.stderr.contains("has no device no-such-device"), "\(unknown.stderr)")
+        #expect(try alice.json("device", "list", "--json").first?["name"] as? String == "Alice's laptop")
+    }
+
     @Test func cancelADelayedMessage() throws {
         let (_, server, d) = try MessagingCLITests.setUp(["alice", "bob"])
         defer { _ = server.signal(SIGTERM) }
