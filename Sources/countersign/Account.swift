@@ -124,7 +124,7 @@ struct AccountCommand: AsyncParsableCommand {
             )
             print(
                 Terminal.printable(
-                    "registered \(account.username); sign in with: countersign account login \(account.username) --server \(client.server.absoluteString)"
+                    "registered \(account.username); sign in with: \(SessionFile.invocation) account login \(account.username) --server \(client.server.absoluteString)"
                 )
             )
         }

@@ -45,6 +45,7 @@ struct Countersign: AsyncParsableCommand {
         case .some(.success(let (dir, rest))):
             // Every command finds its files through the variable (SessionFile.directory); the flag wins over it.
             setenv("COUNTERSIGN_CONFIG_DIR", dir, 1)
+            setenv("COUNTERSIGN_CONFIG_DIR_FLAG", "1", 1)
             arguments = rest
         case .some(.failure(let message)):
             Terminal.warn("Error: \(message.text)")

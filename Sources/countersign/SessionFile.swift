@@ -12,6 +12,22 @@ struct SessionFile: Codable {
     var token: String
     var expiresAt: Date
 
+    /// How to run countersign on this config directory again: with `--config-dir DIR` when this run was
+    /// given one (Countersign.main marks it), so that a printed command to copy keeps the directory.
+    static var invocation: String {
+        let env = ProcessInfo.processInfo.environment
+        guard env["COUNTERSIGN_CONFIG_DIR_FLAG"] == "1", let dir = env["COUNTERSIGN_CONFIG_DIR"] else {
+            return "countersign"
+        }
+        let plain = dir.unicodeScalars.allSatisfy {
+            $0.isASCII
+                && ($0.properties.isAlphabetic || $0.properties.numericType != nil
+                    || "/._-~+,=@:".unicodeScalars.contains($0))
+        }
+        return "countersign --config-dir "
+            + (plain ? dir : "'" + dir.replacingOccurrences(of: "'", with: "'\\''") + "'")
+    }
+
     static var directory: URL {
         let env = ProcessInfo.processInfo.environment
         if let dir = env["COUNTERSIGN_CONFIG_DIR"] { return URL(fileURLWithPath: dir) }

@@ -99,6 +99,19 @@ import FoundationNetworking
             let r = try t.run(CLI.binary, bad)
             #expect(r.status == 64 && r.stderr.contains("--config-dir needs a directory"), "\(bad): \(r.stderr)")
         }
+        // A command printed to copy keeps the directory.
+        let carol = try t.run(
+            CLI.binary,
+            [
+                "--config-dir", t.path("carol"), "account", "register", "carol", "--name", "C", "--lastname", "D",
+                "--password-file", t.path("pw"), "--server", server.url,
+            ]
+        )
+        #expect(
+            carol.status == 0
+                && carol.text.contains("sign in with: countersign --config-dir \(t.path("carol")) account login carol"),
+            "\(carol.text) \(carol.stderr)"
+        )
         // After the command, or twice: said where it goes.
         for misplaced in [
             ["account", "whoami", "--config-dir", alice.dir],

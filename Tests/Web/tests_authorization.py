@@ -8,12 +8,17 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import yaml
 
 import support
 from tests_messages import Cli
+
+# The API tests' device-proof helpers (PROTOCOL §1), one copy for both.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "API"))
+from countersign_api import b64url, load_key, session_message, sign, unb64url  # noqa: E402
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "openapi.yaml")
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -40,9 +45,19 @@ def pair_authenticator(server, owner):
     env = dict(owner.env, COUNTERSIGN_CONFIG_DIR=config)
     result = subprocess.run([support.BINARY, "authenticator", "pair", key, "--no-passphrase"], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    token = json.load(open(os.path.join(config, "authenticator.json")))["state"]["sessionToken"]
-    assert token.startswith("csd_"), token[:4]
-    return token, config
+    # The file keeps its session token sealed to the key (SPEC §10): a session of its own, signed with that key
+    # (stored without a passphrase here), as PROTOCOL §1 says.
+    state = json.load(open(os.path.join(config, "authenticator.json")))
+    assert "sessionToken" not in state["state"] and "csd_" not in json.dumps(state), "the token is kept sealed"
+    key = load_key(open(os.path.join(config, state["keyFile"])).read())
+    device = state["state"]["deviceId"]
+    status, challenge, _ = server.api("POST", "/v1/device-sessions/challenges", {"deviceId": device})
+    assert status == 201, (status, challenge)
+    nonce = unb64url(challenge["challenge"])
+    body = {"deviceId": device, "nonce": b64url(nonce), "signature": b64url(sign(key, session_message(nonce, device)))}
+    status, session, _ = server.api("POST", "/v1/device-sessions", body)
+    assert status == 201 and session["token"].startswith("csd_"), (status, session)
+    return session["token"], config
 
 
 def tokens(cli):
