@@ -16,12 +16,8 @@ import Testing
     static let knownSecretBase32 = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
     static let knownSecretBase64URL = "MTIzNDU2Nzg5MDEyMzQ1Njc4OTA"
 
-    /// The TOTP secret once sat in clear in authenticator.json although the key beside it asks for a
-    /// passphrase. It is sealed to that key now; a clear file from before is sealed the first time the
-    /// key is unlocked, and says so.
-    @Test func thePasscodeSecretIsSealedToTheKeyAndAClearFileIsSealedOnFirstUse() throws {
-        guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
-        defer { _ = server.signal(SIGTERM) }
+    /// "phone", paired to alice's account with its key under the passphrase in the file `pass`.
+    static func pairWithPassphrase(_ t: CLI, _ alice: Dir, _ server: ServeTests.Server) throws -> Dir {
         try t.write("pass", Data("phone pass\n".utf8))
         let phone = Dir(t: t, name: "phone")
         let (key, _) = try MFACLITests.pairingKey(alice)
@@ -37,6 +33,16 @@ import Testing
             t.path("pass")
         )
         try #require(paired.status == 0, "\(paired.stderr)")
+        return phone
+    }
+
+    /// The TOTP secret once sat in clear in authenticator.json although the key beside it asks for a
+    /// passphrase. It is sealed to that key now; a clear file from before is sealed the first time the
+    /// key is unlocked, and says so.
+    @Test func thePasscodeSecretIsSealedToTheKeyAndAClearFileIsSealedOnFirstUse() throws {
+        guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
+        defer { _ = server.signal(SIGTERM) }
+        let phone = try Self.pairWithPassphrase(t, alice, server)
         var state = try Self.state(phone)
         #expect(state["totpSecret"] == nil, "no secret in clear: \(state)")
         let sealed = try #require(state["sealedTotpSecret"] as? String, "\(state)")
@@ -106,21 +112,7 @@ extension AuthenticatorCLITests {
     @Test func theSessionTokenIsSealedToTheKeyAndAClearOneIsSealedOnFirstUse() throws {
         guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
         defer { _ = server.signal(SIGTERM) }
-        try t.write("pass", Data("phone pass\n".utf8))
-        let phone = Dir(t: t, name: "phone")
-        let (key, _) = try MFACLITests.pairingKey(alice)
-        let paired = try phone.cs(
-            "authenticator",
-            "pair",
-            key,
-            "--name",
-            "phone",
-            "--server",
-            server.url,
-            "--passphrase-file",
-            t.path("pass")
-        )
-        try #require(paired.status == 0, "\(paired.stderr)")
+        let phone = try Self.pairWithPassphrase(t, alice, server)
         let url = URL(fileURLWithPath: phone.file("authenticator.json"))
         let state = try Self.state(phone)
         let sealed = try #require(state["sealedSessionToken"] as? String, "\(state)")

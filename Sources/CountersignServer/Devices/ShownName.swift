@@ -16,19 +16,7 @@ enum ShownName {
 
     /// Whether every character of `text` may be shown. A zero-width joiner or a variation selector right
     /// after an emoji builds the emoji (a family, a red heart), so there it is kept.
-    static func isShowable(_ text: String) -> Bool {
-        guard !mixesLookAlikeScripts(text) else { return false }
-        var previous: Unicode.Scalar?
-        for scalar in text.unicodeScalars {
-            let emojiPart =
-                (scalar.value == 0x200D || (0xFE0E...0xFE0F).contains(scalar.value))
-                && (previous?.properties.isEmoji == true
-                    || previous.map { (0xFE0E...0xFE0F).contains($0.value) } == true)
-            guard emojiPart || isShowable(scalar) else { return false }
-            previous = scalar
-        }
-        return true
-    }
+    static func isShowable(_ text: String) -> Bool { problem(text) == nil }
 
     static func isShowable(_ scalar: Unicode.Scalar) -> Bool {
         let p = scalar.properties

@@ -158,27 +158,23 @@ enum DirectAccountStore {
 
     /// Compare-and-set of the claim's record (as `SQLStores.spend`); false when it moved on.
     static func spend(_ c: DirectSQLite, _ claim: SessionClaim) throws -> Bool {
-        let s: DirectStatement
-        switch claim {
-        case .mfaTransaction(let id, let state, let expected):
-            s = try c.statement(
-                "UPDATE mfa_transactions SET state = ?1, version = version + 1 WHERE id = ?2 AND version = ?3 RETURNING version"
-            )
-            s.bind(1, String(decoding: state, as: UTF8.self))
-            s.bind(2, id)
-            s.bind(3, expected)
-        case .authCode(let hash, let state, let expected):
-            s = try c.statement(
-                "UPDATE auth_codes SET state = ?1, version = version + 1 WHERE code_hash = ?2 AND version = ?3 RETURNING version"
-            )
-            s.bind(1, String(decoding: state, as: UTF8.self))
-            s.bind(2, hash)
-            s.bind(3, expected)
-        }
+        let (sql, key, state, expected) =
+            switch claim {
+            case .mfaTransaction(let id, let state, let expected): (spendTransaction, id, state, expected)
+            case .authCode(let hash, let state, let expected): (spendAuthCode, hash, state, expected)
+            }
+        let s = try c.statement(sql)
+        s.bind(1, String(decoding: state, as: UTF8.self))
+        s.bind(2, key)
+        s.bind(3, expected)
         var spent = false
         try s.forEach { _ in spent = true }
         return spent
     }
+    static let spendTransaction =
+        "UPDATE mfa_transactions SET state = ?1, version = version + 1 WHERE id = ?2 AND version = ?3 RETURNING version"
+    static let spendAuthCode =
+        "UPDATE auth_codes SET state = ?1, version = version + 1 WHERE code_hash = ?2 AND version = ?3 RETURNING version"
 
     /// Sets the hash, or with `old` replaces it only if it is still `old` (compare and set); true when it changed.
     static func setPasswordHash(_ c: DirectSQLite, _ hash: String, accountID: String, old: String?) throws -> Bool {
