@@ -60,7 +60,9 @@ class Server:
         )
         self.log = os.path.join(directory, "serve.log")
         self.process = subprocess.Popen(
-            [binary, "serve", "--port", "0", "--captcha", "always", "--database", f"sqlite:{directory}/st.sqlite"],
+            # With a metrics token, as deployed: /metrics answers 401 without it (404 means metrics are off).
+            [binary, "serve", "--port", "0", "--captcha", "always", "--database", f"sqlite:{directory}/st.sqlite",
+             "--metrics-token-file", os.path.join(directory, "metrics.token")],
             stdout=subprocess.PIPE, stderr=open(self.log, "w"), env=env, start_new_session=True,
         )
         try:
