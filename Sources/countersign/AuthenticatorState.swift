@@ -16,6 +16,9 @@ struct AuthenticatorFile: Codable {
     /// `keys/<key ID in hex>.key`, relative to the config directory, as `device init` stores keys.
     var keyFile: String
     var pairedAt: Date
+    /// Set when a session token kept in clear (an earlier version's file) was sealed: the next command that
+    /// reaches the server ends that session and opens another, so a copy of the old file opens nothing.
+    var replaceSession: Bool?
 
     static var url: URL { PrivateFiles.config.appendingPathComponent("authenticator.json") }
     static var logURL: URL { PrivateFiles.config.appendingPathComponent("authenticator.log") }
@@ -111,14 +114,16 @@ final class AuthenticatorContext {
         self.file = current
         if authenticator.stateWasInClear {
             // An earlier version stored the TOTP secret in clear: sealed now, under the key just unlocked.
+            if file.state.sessionToken != nil { current.replaceSession = true }
+            self.file = current
             try current.save()
             AuthenticatorLog.append("sealed the passcode secret and session token under the authenticator's key")
             Terminal.warn(
                 """
                 note: \(AuthenticatorFile.url.path) kept this authenticator's passcode secret or session token in clear (an earlier \
                 version); they are now sealed to the authenticator's key (\(PrivateFiles.config.appendingPathComponent(file.keyFile).path)). \
-                Copies or backups of the old file still hold them in clear: `countersign authenticator status` and a new pairing \
-                in a fresh directory replace a token that may have been copied
+                Copies or backups of the old file still hold them in clear: the session token is replaced by the next command \
+                that reaches the server, and a new pairing in a fresh directory replaces the passcode secret
                 """
             )
         }
@@ -132,6 +137,7 @@ final class AuthenticatorContext {
         do {
             let session = try await client.openDeviceSession(deviceID: file.state.deviceId, signing: identity)
             file.state = try authenticator.state(withSessionToken: session.token)
+            file.replaceSession = nil
             try file.save()
         } catch let e as ClientError where e.code == .deviceRevoked || e.code == .badSignature {
             throw CLIError.usage(
@@ -146,6 +152,12 @@ final class AuthenticatorContext {
 
     /// Runs `call` with the device session, renewing it once when the server says it has ended.
     func withSession<T>(_ call: () async throws -> T) async throws -> T {
+        if file.replaceSession == true {
+            // The token once kept in clear: its session ends (whatever the answer) and a new one is opened.
+            try? await client.closeDeviceSession()
+            try await renewSession()
+            AuthenticatorLog.append("replaced the device session whose token was kept in clear")
+        }
         do {
             return try await call()
         } catch let e as ClientError where e.code == .unauthenticated || e == .noDeviceSession {

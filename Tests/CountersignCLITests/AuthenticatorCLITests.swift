@@ -1,3 +1,5 @@
+import CountersignClient
+import CountersignCrypto
 import Foundation
 import Testing
 
@@ -5,6 +7,12 @@ import Testing
 /// unpairing (issue 19, 20).
 @Suite struct AuthenticatorCLITests {
     typealias Dir = MFACLITests.Dir
+
+    /// authenticator.json as a whole.
+    static func file(_ d: Dir) throws -> [String: Any] {
+        let data = try #require(FileManager.default.contents(atPath: d.file("authenticator.json")))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
 
     static func state(_ d: Dir) throws -> [String: Any] {
         let data = try #require(FileManager.default.contents(atPath: d.file("authenticator.json")))
@@ -109,7 +117,7 @@ extension AuthenticatorCLITests {
     /// The device session token (30 days) sat in clear in authenticator.json: it is sealed to the key as the
     /// passcode secret is, a clear one from an earlier version is sealed on first use, and a sealed token
     /// moved from another authenticator's file does not open.
-    @Test func theSessionTokenIsSealedToTheKeyAndAClearOneIsSealedOnFirstUse() throws {
+    @Test func theSessionTokenIsSealedToTheKeyAndAClearOneIsSealedOnFirstUse() async throws {
         guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
         defer { _ = server.signal(SIGTERM) }
         let phone = try Self.pairWithPassphrase(t, alice, server)
@@ -125,9 +133,17 @@ extension AuthenticatorCLITests {
         let wrongPass = try phone.cs("authenticator", "pending", "--json", "--passphrase-file", t.path("pw"))
         #expect(wrongPass.status != 0 && wrongPass.text.isEmpty, "\(wrongPass.text)")
 
-        // As an earlier version wrote it: a token in clear (an old one the server no longer knows, so the
-        // first use also renews the session with the key).
-        let old = "csd_" + String(repeating: "A", count: 43)
+        // As an earlier version wrote it: a live session's token in clear. Its first use seals it, ends that
+        // session and opens another, so the clear copy (in a backup, say) opens nothing.
+        let pem = try String(
+            contentsOfFile: phone.file(try #require(Self.file(phone)["keyFile"] as? String)),
+            encoding: .utf8
+        )
+        let identity = try Identity(pem: pem) { Array("phone pass".utf8) }
+        let deviceID = try #require(state["deviceId"] as? String)
+        let opener = CountersignClient(server: URL(string: server.url)!)
+        let old = try await opener.openDeviceSession(deviceID: deviceID, signing: identity).token
+        #expect(try await ServeTests.request("GET", server.url + "/v1/authenticator/challenges", token: old).0 == 200)
         var earlier = state
         earlier["sessionToken"] = old
         earlier.removeValue(forKey: "sealedSessionToken")
@@ -143,6 +159,13 @@ extension AuthenticatorCLITests {
         let resealed = try Self.state(phone)
         #expect(resealed["sessionToken"] == nil && resealed["sealedSessionToken"] is String, "\(resealed)")
         #expect(!String(decoding: try Data(contentsOf: url), as: UTF8.self).contains("csd_"))
+        #expect(try Self.file(phone)["replaceSession"] == nil, "replaced once")
+        #expect(
+            try await ServeTests.request("GET", server.url + "/v1/authenticator/challenges", token: old).0 == 401,
+            "the session the clear token opened has ended"
+        )
+        let after = try phone.cs("authenticator", "pending", "--json", "--passphrase-file", t.path("pass"))
+        #expect(after.status == 0 && !after.stderr.contains("sealed"), "\(after.stderr)")
         #expect(MessagingCLITests.mode(phone.file("authenticator.json")) == 0o600)
 
         // A sealed token from another authenticator's file does not open here.
