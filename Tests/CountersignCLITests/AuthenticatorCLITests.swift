@@ -24,6 +24,25 @@ import Testing
     static let knownSecretBase32 = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
     static let knownSecretBase64URL = "MTIzNDU2Nzg5MDEyMzQ1Njc4OTA"
 
+    /// "tablet", another authenticator of alice's, whose file holds `value` (phone's sealed secret) as `field`.
+    static func pairedWithForeign(
+        _ field: String,
+        _ value: Any?,
+        _ t: CLI,
+        _ alice: Dir,
+        _ server: ServeTests.Server
+    ) throws -> Dir {
+        let tablet = Dir(t: t, name: "tablet")
+        #expect(try MFACLITests.pair(tablet, try MFACLITests.pairingKey(alice).key, server: server).status == 0)
+        let url = URL(fileURLWithPath: tablet.file("authenticator.json"))
+        var object = try Self.file(tablet)
+        var state = try #require(object["state"] as? [String: Any])
+        state[field] = value
+        object["state"] = state
+        try JSONSerialization.data(withJSONObject: object).write(to: url)
+        return tablet
+    }
+
     /// "phone", paired to alice's account with its key under the passphrase in the file `pass`.
     static func pairWithPassphrase(_ t: CLI, _ alice: Dir, _ server: ServeTests.Server) throws -> Dir {
         try t.write("pass", Data("phone pass\n".utf8))
@@ -95,16 +114,7 @@ import Testing
         #expect(again.status == 0 && !again.stderr.contains("now sealed"), "\(again.stderr)")
 
         // A sealed secret from another authenticator's file does not open here.
-        let tablet = Dir(t: t, name: "tablet")
-        #expect(try MFACLITests.pair(tablet, try MFACLITests.pairingKey(alice).key, server: server).status == 0)
-        var other = try Self.state(tablet)
-        other["sealedTotpSecret"] = resealed["sealedTotpSecret"]
-        let tabletURL = URL(fileURLWithPath: tablet.file("authenticator.json"))
-        var tabletObject = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: tabletURL)) as? [String: Any]
-        )
-        tabletObject["state"] = other
-        try JSONSerialization.data(withJSONObject: tabletObject).write(to: tabletURL)
+        let tablet = try Self.pairedWithForeign("sealedTotpSecret", resealed["sealedTotpSecret"], t, alice, server)
         let foreign = try tablet.cs("authenticator", "otp")
         #expect(
             foreign.status != 0 && foreign.text.isEmpty && foreign.stderr.contains("damaged"),
@@ -169,16 +179,7 @@ extension AuthenticatorCLITests {
         #expect(MessagingCLITests.mode(phone.file("authenticator.json")) == 0o600)
 
         // A sealed token from another authenticator's file does not open here.
-        let tablet = Dir(t: t, name: "tablet")
-        #expect(try MFACLITests.pair(tablet, try MFACLITests.pairingKey(alice).key, server: server).status == 0)
-        var other = try Self.state(tablet)
-        other["sealedSessionToken"] = resealed["sealedSessionToken"]
-        let tabletURL = URL(fileURLWithPath: tablet.file("authenticator.json"))
-        var tabletObject = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: tabletURL)) as? [String: Any]
-        )
-        tabletObject["state"] = other
-        try JSONSerialization.data(withJSONObject: tabletObject).write(to: tabletURL)
+        let tablet = try Self.pairedWithForeign("sealedSessionToken", resealed["sealedSessionToken"], t, alice, server)
         let foreign = try tablet.cs("authenticator", "pending", "--json")
         #expect(
             foreign.status != 0 && foreign.text.isEmpty && foreign.stderr.contains("damaged"),

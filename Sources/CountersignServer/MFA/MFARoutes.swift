@@ -83,7 +83,7 @@ struct MFARoutes {
         // The signing-in client, with its binding secret.
         v1.get("mfa/transactions/:id") { request, context in
             let id = try context.parameters.require("id")
-            let wait = try LongPoll<MFATransactionView>.seconds(request)
+            let wait = try WaitParameter.seconds(request)
             let terminal: Set<String> = ["COMPLETED", "FAILED", "PUSH_CONFIRMATION_TIMED_OUT"]
             let read = { @Sendable in try await mfa.transaction(id: id, binding: binding(request)) }
             let current = try await LongPoll(
@@ -152,7 +152,7 @@ struct MFARoutes {
             )
         }
         v1.get("auth-codes/current") { request, _ in
-            let wait = try LongPoll<AuthCodeState>.seconds(request)
+            let wait = try WaitParameter.seconds(request)
             let (hash, first) = try await mfa.authCodeStatus(binding: binding(request))
             let final: Set<String> = ["COMPLETED", "DENIED", "EXPIRED"]
             return try json(

@@ -8,8 +8,6 @@ struct MessageRoutes {
     let devices: DeviceService
     let messages: MessageService
     let push: PushService
-    /// The longest long poll (`wait`), below the idle timeouts of common proxies.
-    static let maxWait = 30
     /// An envelope of the largest size in unpadded base64url, and room for the rest of the JSON.
     static let maxBody = 1_500_000
 
@@ -45,13 +43,7 @@ struct MessageRoutes {
                 }
                 limit = n
             }
-            var wait = 0
-            if let w = q["wait"] {
-                guard let n = Int(String(w)), (0...Self.maxWait).contains(n) else {
-                    throw Problem.malformed("wait must be 0 to \(Self.maxWait) seconds")
-                }
-                wait = n
-            }
+            let wait = try WaitParameter.seconds(request)
             // Long poll: with nothing due, answer as soon as something is, or after `wait` seconds. The
             // session is read again after each wait: one that ended meanwhile (signed out everywhere,
             // revoked, rotated away) wakes the poll and gets 401, not what arrived after it ended.

@@ -6,6 +6,20 @@ import Hummingbird
 /// whichever node changed it), registered before each read so that a change between the read and the wait
 /// is not missed; an expiry has no signal, so no wait outlasts the state, and a lost NOTIFY costs at most
 /// 5 seconds.
+/// The `wait` query parameter of every long poll (messages, a sign-in's second factor, a QR code): 0
+/// (answer at once) to 30 seconds, below the idle timeouts of common proxies.
+enum WaitParameter {
+    static let max = 30
+
+    static func seconds(_ request: Request) throws -> Int {
+        guard let w = request.uri.queryParameters["wait"] else { return 0 }
+        guard let n = Int(String(w)), (0...max).contains(n) else {
+            throw Problem.malformed("wait must be 0 to \(max) seconds")
+        }
+        return n
+    }
+}
+
 struct LongPoll<State: Sendable> {
     let hub: PushHub
     let key: String
@@ -15,15 +29,6 @@ struct LongPoll<State: Sendable> {
     /// The service's clock, which `expiresAt` is on.
     let now: @Sendable () -> Date
     let read: @Sendable () async throws -> State
-
-    /// The `wait` query parameter: 0 (answer at once) to 30 seconds.
-    static func seconds(_ request: Request) throws -> Int {
-        guard let w = request.uri.queryParameters["wait"] else { return 0 }
-        guard let n = Int(String(w)), (0...30).contains(n) else {
-            throw Problem.malformed("wait must be 0 to 30 seconds")
-        }
-        return n
-    }
 
     /// Long polls that may wait on one key at once; more answer at once. A sign-in has one waiting screen
     /// (a second tab, a reload): the cap keeps one anonymous binding from holding thousands of tasks.
