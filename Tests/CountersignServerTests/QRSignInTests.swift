@@ -38,11 +38,12 @@ import FoundationNetworking
             let screen = CountersignClient(server: server)
             let created = try await screen.createAuthCode()
             #expect(try await screen.authCodeState(created).status == "PENDING")
-            // Well inside the 30 s wait, with a head start for the poll's first read on a loaded machine.
+            // Well inside the 30 s wait, with a 4 s head start for the poll's first read on a loaded machine (a first
+            // read after the change would wait out the 30 s and fail the bound).
             func changed<T>(after action: () async throws -> T) async throws -> (String, Double, T) {
                 let began = ContinuousClock.now
                 async let answer = screen.authCodeState(created, wait: 30)
-                try await Task.sleep(for: .seconds(2))
+                try await Task.sleep(for: .seconds(4))
                 let done = try await action()
                 let status = try await answer.status
                 let took = ContinuousClock.now - began
