@@ -77,11 +77,9 @@ public enum CountersignServer {
         // serves a SQLite file (SQLiteServeLock).
         let hub = PushHub()
         let deliver: @Sendable (PushSignal) -> Void = { hub.apply($0) }
-        let bus: any PushBus =
-            (storage as? PostgresStorage)?.pushBus(logger: logger)(deliver) ?? LocalPushBus(deliver: deliver)
+        let bus = storage.pushBus(logger: logger, deliver: deliver)
         let messages = MessageService(
             store: storage,
-            sendExecutor: storage.sendExecutor,
             accounts: service,
             config: config,
             clock: clock,
@@ -169,7 +167,7 @@ public enum CountersignServer {
         let listening = Mutex(false)
         let storage: any ServerStorage
         do {
-            storage = try await ServerDatabase.open(config.database, logger: logger)
+            storage = try await ServerDatabase.open(config.database, logger: logger, groupCommit: config.sendBatch)
         } catch {
             removeNewDatabase(createdFile)
             throw error

@@ -21,7 +21,7 @@ struct Serve: AsyncParsableCommand {
             a failed sign-in makes the risk policy ask its address and username for a captcha.
             COUNTERSIGN_IDLE_TIMEOUT and COUNTERSIGN_READ_TIMEOUT (seconds) stand in for the timeout flags;
             COUNTERSIGN_EXIT_WITH_PARENT=1 makes the server shut down when the process that started it dies;
-            COUNTERSIGN_SEND_BATCH (128) is how many concurrent sends share one transaction (1: none do);
+            COUNTERSIGN_SEND_BATCH (128) is how many concurrent writes share one group commit (1: none do);
             COUNTERSIGN_MESSAGE_RETENTION_DAYS (30) is how long an unacknowledged message is kept after it is due;
             COUNTERSIGN_SENDS_PER_ACCOUNT (300 a minute) and COUNTERSIGN_MESSAGE_QUOTA_MB (1024 MiB of stored
             envelopes) bound what one account sends and keeps (0: no limit).

@@ -8,7 +8,7 @@ import Testing
 @Suite(.closesStorage) struct SendBatcherTests {
     /// A store whose first write waits (so the requests behind it form one batch) and whose later writes
     /// throw `failure`; counts the writes.
-    final class FailingStore: MessageStore, @unchecked Sendable {
+    final class FailingStore: @unchecked Sendable {
         let failure: any Error
         private let lock = NSLock()
         private var calls: [Int] = []
@@ -26,23 +26,6 @@ import Testing
             }
             throw failure
         }
-        func fetch(
-            deviceID: String,
-            after: Int64,
-            excluding: [Int64],
-            limit: Int,
-            maxBytes: Int,
-            now: Date,
-            recordFetch: Bool
-        ) async throws -> (entries: [QueueEntry], more: Bool) { ([], false) }
-        func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int { 0 }
-        func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome { .notFound }
-        func message(id: String) async throws -> MessageRecord? { nil }
-        func allMessages(limit: Int) async throws -> [MessageRecord] { [] }
-        func storedBytes(senderAccountID: String, now: Date) async throws -> MessageQuota.Usage {
-            .init(bytes: 0, oldestExpiry: nil)
-        }
-        func purgeExpiredMessages(now: Date) async throws {}
     }
 
     static func request(_ i: Int) -> StoreRequest {
@@ -70,7 +53,7 @@ import Testing
     /// makes of it.
     static func writes(failing failure: any Error) async throws -> [Int] {
         let store = FailingStore(failure: failure)
-        let batcher = SendBatcher(store: store, executor: nil, maxBatch: 128)
+        let batcher = SendBatcher(executor: nil, maxBatch: 128) { try await store.store($0) }
         let first = Task { try await batcher.submit(request(0)) }
         try await Task.sleep(for: .milliseconds(100))
         let rest = (1..<10).map { i in Task { try await batcher.submit(request(i)) } }

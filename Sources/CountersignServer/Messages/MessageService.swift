@@ -9,7 +9,6 @@ import Synchronization
 /// releases it when due (docs/DESIGN.md, "Messages"). It never holds a key that opens an envelope.
 public final class MessageService: Sendable {
     let store: any MessageStore
-    let batcher: SendBatcher
     let accounts: AccountService
     let config: ServerConfiguration
     let clock: any WallClock
@@ -25,10 +24,8 @@ public final class MessageService: Sendable {
     public static let maxCreatedSkew: TimeInterval = 5 * 60
     public static let maxRecipients = 64
 
-    /// `sendExecutor`: where send batches run (`ServerStorage.sendExecutor`); the cooperative pool when nil.
     public init(
         store: any MessageStore,
-        sendExecutor: (any TaskExecutor)? = nil,
         accounts: AccountService,
         config: ServerConfiguration,
         clock: any WallClock,
@@ -41,7 +38,6 @@ public final class MessageService: Sendable {
         self.clock = clock
         sends = config.sendsPerAccount.map(AddressThrottle.init)
         quota = MessageQuota(limitBytes: config.messageQuotaBytes)
-        batcher = SendBatcher(store: store, executor: sendExecutor, maxBatch: max(1, config.sendBatch))
     }
 
     public func send(
@@ -149,7 +145,7 @@ public final class MessageService: Sendable {
         )
     }
 
-    /// Stores a checked send through the group-commit batcher; the store re-checks the sender and the
+    /// Stores a checked send through the store's group commit; the store re-checks the sender and the
     /// device set inside its write transaction.
     public func store(_ send: CheckedSend) async throws -> (SentMessage, created: Bool) {
         let record = send.record
@@ -176,7 +172,7 @@ public final class MessageService: Sendable {
         }
         let outcome: StoreOutcome
         do {
-            outcome = try await batcher.submit(
+            outcome = try await self.store.submit(
                 StoreRequest(message: record, senderSigningKeyID: send.senderSigningKeyID, keyIDs: send.keyIDs)
             )
         } catch {

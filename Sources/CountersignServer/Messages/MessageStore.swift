@@ -8,6 +8,11 @@ public protocol MessageStore: Sendable {
     /// they are equal and the message ID is new, stores the message once and queues it for each device
     /// (incoming for recipients' devices, outgoing for the sender's). One outcome per request.
     func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome]
+    /// `store` for one request, through the backend's one group-commit queue: requests that arrive while
+    /// a group is being written share the next group's transaction, each still with its own outcome
+    /// (PostgreSQL: the send lane's `SendBatcher`; SQLite: the direct writer's group commit, shared with
+    /// acknowledgements and sign-ins).
+    func submit(_ request: StoreRequest) async throws -> StoreOutcome
     /// The device's due, unexpired entries after `after` and not in `excluding`, oldest first, at most
     /// `limit` entries and about `maxBytes` of envelopes; marks them fetched and counts first fetches as
     /// receipts. `more` is true when a limit cut the page short.

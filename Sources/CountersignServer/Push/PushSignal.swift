@@ -1,6 +1,6 @@
 /// What one node tells every node (itself included) about the push channel. Carried in-process on
 /// SQLite and by PostgreSQL NOTIFY between nodes, as `KIND:ID,ID…` (ids never contain `:` or `,`).
-enum PushSignal: Sendable, Equatable {
+package enum PushSignal: Sendable, Equatable {
     /// These accounts have entries that are due now: their connected devices and long polls look.
     case due(accounts: [String])
     /// Close what runs on this ending's behalf (4403).

@@ -7,9 +7,9 @@ import NIOCore
 /// commands, tests and benchmarks all open it with `ServerDatabase.open`.
 package protocol ServerStorage: SQLStores, AccountStore, DeviceStore, MessageStore, MFAStore, PasskeyStore, PushStore {
     var location: DatabaseLocation { get }
-    /// Where send batches (`store`) should run for speed: a thread of the storage's own (the PostgreSQL
-    /// send lane's), or nil for anywhere (SQLite hands each batch to its direct writer in one hop).
-    var sendExecutor: (any TaskExecutor)? { get }
+    /// The push signals' bus between the nodes serving this database (PostgreSQL: LISTEN/NOTIFY; a
+    /// SQLite file has one node, so its bus is local); `deliver` hands a signal to this node's connections.
+    func pushBus(logger: Logger, deliver: @escaping @Sendable (PushSignal) -> Void) -> any PushBus
     /// Closes every connection and stops the storage's threads.
     func close() async
 }
@@ -21,15 +21,21 @@ package enum ServerDatabase {
     static let queueWait: TimeAmount = .seconds(30)
 
     /// Opens the storage of `location` and runs the migrations: the one place a backend is chosen.
-    package static func open(_ location: DatabaseLocation, logger configured: Logger) async throws -> any ServerStorage
-    {
+    /// `groupCommit`: at most this many writes share one group commit (`MessageStore.submit`).
+    package static func open(
+        _ location: DatabaseLocation,
+        logger configured: Logger,
+        groupCommit: Int = 128
+    ) async throws -> any ServerStorage {
         // PostgreSQL logs statements at trace; never let that reach the output, whatever the log level.
         var logger = configured
         if logger.logLevel < .info { logger.logLevel = .info }
         do {
             switch location {
-            case .sqlite(let path): return try await SQLiteStorage.open(path: path, logger: logger)
-            case .postgres(let url): return try await PostgresStorage.open(url: url, logger: logger)
+            case .sqlite(let path):
+                return try await SQLiteStorage.open(path: path, logger: logger, groupCommit: max(1, groupCommit))
+            case .postgres(let url):
+                return try await PostgresStorage.open(url: url, logger: logger, groupCommit: max(1, groupCommit))
             }
         } catch let e as ConfigurationError {
             throw e

@@ -39,7 +39,7 @@ final class PostgresPushBus: PushBus {
         self.deliverLocal = deliverLocal
     }
 
-    func publish(_ signal: PushSignal) {
+    package func publish(_ signal: PushSignal) {
         deliverLocal(signal)
         let start = outbox.withLock { o -> Bool in
             if case .due(let accounts) = signal { o.due.formUnion(accounts) } else { o.other.append(signal) }
@@ -73,7 +73,10 @@ final class PostgresPushBus: PushBus {
         }
     }
 
-    func run(deliver: @escaping @Sendable (PushSignal) -> Void, resync: @escaping @Sendable () -> Void) async throws {
+    package func run(
+        deliver: @escaping @Sendable (PushSignal) -> Void,
+        resync: @escaping @Sendable () -> Void
+    ) async throws {
         let configuration = try SQLPostgresConfiguration(url: url).coreConfiguration
         var delay = 0.1
         var id = 0

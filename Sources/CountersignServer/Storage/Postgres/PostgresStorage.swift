@@ -16,11 +16,13 @@ package final class PostgresStorage: ServerStorage {
     let lanes: PostgresLanes
     /// The device-session reads, grouped across concurrent requests over the session lanes.
     let sessions: PostgresSessionReads
+    /// The sends' group commit, on the send lane.
+    let sends: SendBatcher
     let url: String
     package var location: DatabaseLocation { .postgres(url: url) }
     private let nextReader = RoundRobin()
 
-    static func open(url: String, logger: Logger) async throws -> PostgresStorage {
+    static func open(url: String, logger: Logger, groupCommit: Int) async throws -> PostgresStorage {
         let location = DatabaseLocation.postgres(url: url)
         let databases = Databases(threadPool: NIOThreadPool.singleton, on: MultiThreadedEventLoopGroup.singleton)
         let laneConfiguration: PostgresConnection.Configuration
@@ -65,16 +67,19 @@ package final class PostgresStorage: ServerStorage {
             await databases.shutdownAsync()
             throw error
         }
-        return PostgresStorage(databases: databases, database: db, lanes: lanes, url: url)
+        return PostgresStorage(databases: databases, database: db, lanes: lanes, url: url, groupCommit: groupCommit)
     }
 
     private let closed = Atomic<Bool>(false)
 
-    private init(databases: Databases, database: any Database, lanes: PostgresLanes, url: String) {
+    private init(databases: Databases, database: any Database, lanes: PostgresLanes, url: String, groupCommit: Int) {
         self.databases = databases
         self.database = database
         self.lanes = lanes
         sessions = PostgresSessionReads(lanes: lanes.sessions)
+        sends = SendBatcher(executor: lanes.send.executor, maxBatch: groupCommit) { batch in
+            try await Self.store(batch, on: lanes)
+        }
         self.url = url
     }
 
@@ -87,10 +92,16 @@ package final class PostgresStorage: ServerStorage {
 
     // MARK: The hot paths, on the lanes
 
-    /// Send batches run on the send lane's thread.
-    package var sendExecutor: (any TaskExecutor)? { lanes.send.executor }
-
     package func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
+        try await Self.store(batch, on: lanes)
+    }
+
+    package func submit(_ request: StoreRequest) async throws -> StoreOutcome {
+        try await sends.submit(request)
+    }
+
+    /// A batch in one transaction on the send lane.
+    private static func store(_ batch: [StoreRequest], on lanes: PostgresLanes) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
         return try await lanes.send.run { c, logger in try await PostgresSendStore.store(c, batch, logger: logger) }
     }
@@ -102,11 +113,8 @@ package final class PostgresStorage: ServerStorage {
     }
 
     /// Push signals between the nodes serving this database: LISTEN/NOTIFY.
-    func pushBus(logger: Logger) -> @Sendable (@escaping @Sendable (PushSignal) -> Void) -> any PushBus {
-        let node = UUID().uuidString
-        return { [url, sql] deliver in
-            PostgresPushBus(url: url, database: sql, node: node, logger: logger, deliverLocal: deliver)
-        }
+    package func pushBus(logger: Logger, deliver: @escaping @Sendable (PushSignal) -> Void) -> any PushBus {
+        PostgresPushBus(url: url, database: sql, node: UUID().uuidString, logger: logger, deliverLocal: deliver)
     }
 
     /// Closes the lanes and the pool; a second call does nothing.

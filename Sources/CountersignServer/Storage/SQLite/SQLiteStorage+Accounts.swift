@@ -7,29 +7,29 @@ import Foundation
 /// their racers to one connection keeps them from waiting on each other through SQLite's busy handler.
 extension SQLiteStorage {
     package func setPasswordHash(_ hash: String, accountID: String) async throws {
-        _ = try await sendWriter.write {
+        _ = try await writer.write {
             try DirectAccountStore.setPasswordHash($0, hash, accountID: accountID, old: nil)
         }
     }
 
     package func changePassword(_ hash: String, accountID: String, keepingSession: String) async throws {
-        try await sendWriter.write {
+        try await writer.write {
             try DirectAccountStore.changePassword($0, hash, accountID: accountID, keeping: keepingSession)
         }
     }
 
     package func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
-        try await sendWriter.write { try DirectAccountStore.setPasswordHash($0, new, accountID: accountID, old: old) }
+        try await writer.write { try DirectAccountStore.setPasswordHash($0, new, accountID: accountID, old: old) }
     }
 
     package func deleteSession(tokenHash: String) async throws {
-        try await sendWriter.write {
+        try await writer.write {
             try DirectAccountStore.deleteSessions($0, tokenHash: tokenHash, accountID: nil, keeping: nil)
         }
     }
 
     package func deleteSessions(accountID: String, keeping: String?) async throws {
-        try await sendWriter.write {
+        try await writer.write {
             try DirectAccountStore.deleteSessions($0, tokenHash: nil, accountID: accountID, keeping: keeping)
         }
     }
@@ -49,7 +49,7 @@ extension SQLiteStorage {
     }
 
     package func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
-        try await sendWriter.write { try DirectAccountStore.withGuard($0, username) { policy.reserve(&$0, now: now) } }
+        try await writer.write { try DirectAccountStore.withGuard($0, username) { policy.reserve(&$0, now: now) } }
     }
 
     package func finishSignIn(
@@ -58,7 +58,7 @@ extension SQLiteStorage {
         policy: LockoutPolicy,
         now: Date
     ) async throws -> SignInOutcome {
-        try await sendWriter.write {
+        try await writer.write {
             try DirectAccountStore.withGuard($0, username) { policy.finish(&$0, check, now: now) }
         }
     }
@@ -68,17 +68,17 @@ extension SQLiteStorage {
         policy: LockoutPolicy,
         now: Date
     ) async throws -> LockoutPolicy.Failure {
-        try await sendWriter.write {
+        try await writer.write {
             try DirectAccountStore.withGuard($0, username) { policy.countFailure(&$0, now: now) }
         }
     }
 
     package func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
-        try await sendWriter.write { try DirectAccountStore.withGuard($0, username) { policy.complete(&$0, now: now) } }
+        try await writer.write { try DirectAccountStore.withGuard($0, username) { policy.complete(&$0, now: now) } }
     }
 
     package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> Bool {
-        try await sendWriter.write { try DirectAccountStore.withGuard($0, username) { policy.release(&$0, now: now) } }
+        try await writer.write { try DirectAccountStore.withGuard($0, username) { policy.release(&$0, now: now) } }
     }
 
     package func record(
@@ -97,7 +97,7 @@ extension SQLiteStorage {
             userAgent: userAgent,
             at: at
         )
-        try await sendWriter.write { try DirectAccountStore.record($0, entry) }
+        try await writer.write { try DirectAccountStore.record($0, entry) }
     }
 
     package func startSession(
@@ -110,7 +110,7 @@ extension SQLiteStorage {
         resetsCount: Bool,
         claim: SessionClaim?
     ) async throws -> SessionStart {
-        try await sendWriter.write {
+        try await writer.write {
             try DirectAccountStore.startSession(
                 $0,
                 session,

@@ -29,8 +29,9 @@ package final class SQLiteStorage: ServerStorage {
     let readerGroup: MultiThreadedEventLoopGroup
     let readerDatabases: Databases
     private let nextReader = RoundRobin()
-    /// The direct writer for send batches and acknowledgements.
-    let sendWriter: SQLiteWorker
+    /// The direct writer, with its group commit: sends, acknowledgements, and sign-in's lockout, session
+    /// and audit writes (every hot write; the Fluent writer takes the rest).
+    let writer: SQLiteWorker
     /// Direct read-only connections, one per core, for device-session lookups and push deliveries.
     let sessionReaders: [SQLiteWorker]
     private let nextSessionReader = RoundRobin()
@@ -44,7 +45,7 @@ package final class SQLiteStorage: ServerStorage {
     static let readers = DatabaseID(string: "sqlite-readers")
 
     /// Opens (creating if needed) the file at `path`, runs the migrations and opens the direct connections.
-    static func open(path: String, logger: Logger) async throws -> SQLiteStorage {
+    static func open(path: String, logger: Logger, groupCommit: Int) async throws -> SQLiteStorage {
         let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: dir) else {
             throw ConfigurationError(
@@ -117,7 +118,9 @@ package final class SQLiteStorage: ServerStorage {
             }
             // After the migrations: the direct connections prepare statements over the tables they made.
             checkpointer = try SQLiteCheckpointer(path: path)
-            workers.append(try SQLiteWorker(label: "countersign.sqlite.sends", path: path, readOnly: false))
+            workers.append(
+                try SQLiteWorker(label: "countersign.sqlite.writer", path: path, readOnly: false, maxGroup: groupCommit)
+            )
             for i in 0..<max(1, System.coreCount) {
                 workers.append(try SQLiteWorker(label: "countersign.sqlite.sessions.\(i)", path: path, readOnly: true))
             }
@@ -140,7 +143,7 @@ package final class SQLiteStorage: ServerStorage {
             pools: [writerPool, readerPool],
             readerGroup: readerGroup,
             readerDatabases: readerDatabases,
-            sendWriter: workers[0],
+            writer: workers[0],
             sessionReaders: Array(workers.dropFirst()),
             inlineReaders: inlineReaders,
             checkpointer: checkpointer!,
@@ -155,7 +158,7 @@ package final class SQLiteStorage: ServerStorage {
         pools: [NIOThreadPool],
         readerGroup: MultiThreadedEventLoopGroup,
         readerDatabases: Databases,
-        sendWriter: SQLiteWorker,
+        writer: SQLiteWorker,
         sessionReaders: [SQLiteWorker],
         inlineReaders: InlineReaders,
         checkpointer: SQLiteCheckpointer,
@@ -167,7 +170,7 @@ package final class SQLiteStorage: ServerStorage {
         self.pools = pools
         self.readerGroup = readerGroup
         self.readerDatabases = readerDatabases
-        self.sendWriter = sendWriter
+        self.writer = writer
         self.sessionReaders = sessionReaders
         self.inlineReaders = inlineReaders
         self.checkpointer = checkpointer
@@ -196,18 +199,25 @@ package final class SQLiteStorage: ServerStorage {
 
     // MARK: The hot paths, on the direct connections
 
-    /// A batch is one hop to the direct writer from wherever it is called.
-    package var sendExecutor: (any TaskExecutor)? { nil }
-
     /// One hop to the direct writer per batch, in its group commit (`SQLiteWorker.write`).
     package func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
-        return try await sendWriter.write { try DirectSendStore.store($0, batch) }
+        return try await writer.write { try DirectSendStore.store($0, batch) }
+    }
+
+    /// The send joins the direct writer's next group commit, in a savepoint of its own.
+    package func submit(_ request: StoreRequest) async throws -> StoreOutcome {
+        try await writer.write { try DirectSendStore.store($0, [request])[0] }
+    }
+
+    /// One node serves a SQLite file (`SQLiteServeLock`): its signals stay in the process.
+    package func pushBus(logger: Logger, deliver: @escaping @Sendable (PushSignal) -> Void) -> any PushBus {
+        LocalPushBus(deliver: deliver)
     }
 
     package func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
         guard !seqs.isEmpty else { return 0 }
-        return try await sendWriter.write { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) }
+        return try await writer.write { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) }
     }
 
     package func fetch(
@@ -256,7 +266,7 @@ package final class SQLiteStorage: ServerStorage {
     package func close() async {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         checkpointer.close()
-        sendWriter.close()
+        writer.close()
         sessionReaders.forEach { $0.close() }
         inlineReaders.close()
         await databases.shutdownAsync()

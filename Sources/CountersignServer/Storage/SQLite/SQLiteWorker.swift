@@ -26,10 +26,12 @@ final class SQLiteWorker: Sendable {
         /// nil: answer with the write's own result; an error: answer with it instead.
         var answer: @Sendable ((any Error)?) -> Void
     }
-    private let pending = GroupedQueue<Job>(maxGroup: 256)
+    private let pending: GroupedQueue<Job>
 
-    init(label: String, path: String, readOnly: Bool) throws {
+    /// `maxGroup`: at most this many writes share one group's transaction.
+    init(label: String, path: String, readOnly: Bool, maxGroup: Int = 256) throws {
         queue = DispatchQueue(label: label)
+        pending = GroupedQueue(maxGroup: maxGroup)
         connection = try DirectSQLite(path: path, readOnly: readOnly)
     }
 

@@ -1,21 +1,25 @@
 import Foundation
 import Synchronization
 
-/// Group commit for sends: requests that arrive while a batch is being written wait and go into the next
-/// one, so under load many sends share one transaction (one commit, one WAL write of shared pages, one
-/// multi-row insert) while a lone send is written at once, with no added wait.
+/// Group commit for sends on PostgreSQL (`MessageStore.submit`): requests that arrive while a batch is
+/// being written wait and go into the next one, so under load many sends share one transaction (one
+/// commit, one multi-row insert) while a lone send is written at once, with no added wait.
 final class SendBatcher: Sendable {
     private struct Pending {
         var request: StoreRequest
         var continuation: CheckedContinuation<StoreOutcome, any Error>
     }
     private let pending: GroupedQueue<Pending>
-    let store: any MessageStore
-    /// Where batches run: the storage's thread for them (`ServerStorage.sendExecutor`), else the
-    /// cooperative pool.
+    /// Writes one batch in one transaction (`MessageStore.store`).
+    private let store: @Sendable ([StoreRequest]) async throws -> [StoreOutcome]
+    /// Where batches run: the send lane's thread, else the cooperative pool.
     private let executor: (any TaskExecutor)?
 
-    init(store: any MessageStore, executor: (any TaskExecutor)?, maxBatch: Int = 128) {
+    init(
+        executor: (any TaskExecutor)?,
+        maxBatch: Int = 128,
+        store: @escaping @Sendable ([StoreRequest]) async throws -> [StoreOutcome]
+    ) {
         self.store = store
         self.executor = executor
         pending = GroupedQueue(maxGroup: maxBatch)
@@ -31,14 +35,14 @@ final class SendBatcher: Sendable {
 
     private func write(_ batch: [Pending]) async {
         do {
-            let outcomes = try await store.store(batch.map(\.request))
+            let outcomes = try await store(batch.map(\.request))
             for (p, outcome) in zip(batch, outcomes) { p.continuation.resume(returning: outcome) }
         } catch  where batch.count > 1 && !DatabaseFailure.isConnectionLevel(error) {
             // One bad request must not fail the others: write each alone, each with its own answer. Not
             // when the connection failed: every request would fail again, each after its own wait.
             for p in batch {
                 do {
-                    p.continuation.resume(returning: try await store.store([p.request]).first ?? .idReused)
+                    p.continuation.resume(returning: try await store([p.request]).first ?? .idReused)
                 } catch {
                     p.continuation.resume(throwing: error)
                 }
