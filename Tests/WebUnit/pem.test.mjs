@@ -46,7 +46,8 @@ test("other key types are refused by name (refusesOtherKeyTypesByName)", async (
   for (const [file, name] of Object.entries(cases)) {
     await assert.rejects(parsePublicKey(text(`keys/${file}`)), (e) => {
       assert.equal(e.kind, "wrong key type", file);
-      assert.equal(e.message, `wrong key type: this is ${name}, but a P-256 key is needed; make one with \`countersign keygen\``);
+      const advice = "but a P-256 key is needed; make one with `countersign keygen`";
+      assert.equal(e.message, `wrong key type: this is ${name}, ${advice}`);
       return true;
     });
   }
@@ -65,14 +66,17 @@ test("malformed PEM is refused as such (refusesMalformedPEM)", async () => {
     "non-canonical base64": good.replace("8w==", "8x=="),
     "empty body": "-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----\n",
   };
-  for (const [why, pem] of Object.entries(cases)) assert.equal(await kindOf(() => parsePublicKey(pem)), "malformed PEM", why);
+  for (const [why, pem] of Object.entries(cases)) {
+    assert.equal(await kindOf(() => parsePublicKey(pem)), "malformed PEM", why);
+  }
   // Text before the armor (OpenSSL's "Bag Attributes") and CRLF line ends are read.
   assert.equal((await parsePublicKey(`Bag Attributes\r\n${good.replaceAll("\n", "\r\n")}`)).length, 65);
 });
 
 test("a truncated or over-long SPKI is a malformed key", async () => {
   const { der } = parsePEM(text("keys/openssl-p256.pub.pem"));
-  assert.equal(await kindOf(() => parsePublicKey(armor("PUBLIC KEY", der.subarray(0, der.length - 5)))), "malformed key");
+  const short = armor("PUBLIC KEY", der.subarray(0, der.length - 5));
+  assert.equal(await kindOf(() => parsePublicKey(short)), "malformed key");
   const long = new Uint8Array([...der, 0]);
   await assert.rejects(parsePublicKey(armor("PUBLIC KEY", long)), {
     message: "malformed key: SubjectPublicKeyInfo: trailing bytes",
@@ -84,7 +88,8 @@ test("a truncated or over-long SPKI is a malformed key", async () => {
 
 test("a private key where a public one is needed is refused as such", async () => {
   for (const file of ["openssl-p256.key.pem", "openssl-p256-sec1.key.pem", "openssl-p256-pbkdf2.key.pem"]) {
-    assert.equal(await kindOf(() => parsePublicKey(text(`keys/${file}`))), "private key where a public key is needed", file);
+    const kind = await kindOf(() => parsePublicKey(text(`keys/${file}`)));
+    assert.equal(kind, "private key where a public key is needed", file);
   }
   assert.equal(await kindOf(() => parsePublicKey(armor("RSA PUBLIC KEY", Uint8Array.of(1)))), "wrong key type");
   assert.equal(await kindOf(() => parsePublicKey(armor("CERTIFICATE", Uint8Array.of(1)))), "malformed PEM");
@@ -119,7 +124,8 @@ test("a compressed point is uncompressed to the same key, for either parity", as
   }
 });
 
-test("FileLock's form is the raw point under PUBLIC KEY, CRLF, 64 and 24 characters (fileLockPEMIsRawPointWithCRLF)", async () => {
+// fileLockPEMIsRawPointWithCRLF
+test("FileLock's form is the raw point under PUBLIC KEY, CRLF, in lines of 64 and 24 characters", async () => {
   const { point } = await keyPair();
   const pem = publicPEM.filelock(point);
   const lines = pem.split("\r\n");

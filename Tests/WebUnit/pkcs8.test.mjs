@@ -46,7 +46,8 @@ const encrypted = (kdf, scheme = aes256, ciphertext = new Uint8Array(32)) =>
 test("OpenSSL's private key files all hold the public key's key (acceptsOpenSSLKeys)", async () => {
   const point = await parsePublicKey(text("keys/openssl-p256.pub.pem"));
   assert.deepEqual(await pointOf(await readPrivateKeyFile(text("keys/openssl-p256.key.pem"), noPassphrase)), point);
-  assert.deepEqual(await pointOf(await readPrivateKeyFile(text("keys/openssl-p256-sec1.key.pem"), noPassphrase)), point);
+  const sec1 = await readPrivateKeyFile(text("keys/openssl-p256-sec1.key.pem"), noPassphrase);
+  assert.deepEqual(await pointOf(sec1), point);
   for (const kdf of ["pbkdf2", "scrypt"]) {
     const file = text(`keys/openssl-p256-${kdf}.key.pem`);
     assert.equal(isEncrypted(file), true, kdf);
@@ -67,7 +68,8 @@ test("an RSA key and legacy encryption are refused (refusesRSAPrivateKeyAndLegac
     assert.match(e.message, /PBES2/);
     return true;
   });
-  assert.equal(await kindOf(() => readPrivateKeyFile(armor("RSA PRIVATE KEY", Uint8Array.of(1)), noPassphrase)), "wrong key type");
+  const rsa = armor("RSA PRIVATE KEY", Uint8Array.of(1));
+  assert.equal(await kindOf(() => readPrivateKeyFile(rsa, noPassphrase)), "wrong key type");
 });
 
 test("a public key where a private one is needed is refused as such", async () => {
@@ -75,7 +77,8 @@ test("a public key where a private one is needed is refused as such", async () =
     await kindOf(() => readPrivateKeyFile(text("keys/openssl-p256.pub.pem"), noPassphrase)),
     "public key where a private key is needed",
   );
-  assert.equal(await kindOf(() => readPrivateKeyFile(armor("CERTIFICATE", Uint8Array.of(1)), noPassphrase)), "malformed PEM");
+  const certificate = armor("CERTIFICATE", Uint8Array.of(1));
+  assert.equal(await kindOf(() => readPrivateKeyFile(certificate, noPassphrase)), "malformed PEM");
 });
 
 test("hostile KDF parameters are refused before any work, in Swift's words (refusesHostileKDFParameters)", async () => {
@@ -103,10 +106,16 @@ test("hostile KDF parameters are refused before any work, in Swift's words (refu
 test("malformed encrypted files are refused by class", async () => {
   const kdf = seq(oid(OID.pbkdf2), seq(octets(Uint8Array.of(1, 2, 3)), integer(1000)));
   const cases = {
-    "a cipher other than AES-CBC": [encrypted(kdf, seq(oid(OID.hmacWithSHA256), octets(new Uint8Array(16)))), "unsupported key encryption"],
+    "a cipher other than AES-CBC": [
+      encrypted(kdf, seq(oid(OID.hmacWithSHA256), octets(new Uint8Array(16)))),
+      "unsupported key encryption",
+    ],
     "an IV of 8 bytes": [encrypted(kdf, seq(oid(OID.aes256CBC), octets(new Uint8Array(8)))), "malformed key"],
     "a ciphertext of 31 bytes": [encrypted(kdf, aes256, new Uint8Array(31)), "malformed key"],
-    "an unknown KDF": [encrypted(seq(oid(OID.hmacWithSHA1), seq(octets(Uint8Array.of(1))))), "unsupported key encryption"],
+    "an unknown KDF": [
+      encrypted(seq(oid(OID.hmacWithSHA1), seq(octets(Uint8Array.of(1))))),
+      "unsupported key encryption",
+    ],
     "not DER": [armor("ENCRYPTED PRIVATE KEY", Uint8Array.of(0x30, 0x80, 0, 0)), "malformed key file"],
     "an unsupported PRF": [
       encrypted(seq(oid(OID.pbkdf2), seq(octets(Uint8Array.of(1)), integer(1000), seq(oid(OID.aes128CBC))))),
@@ -122,7 +131,8 @@ test("malformed encrypted files are refused by class", async () => {
   }
 });
 
-test("a file Node's OpenSSL encrypts (PBES2, PBKDF2-HMAC-SHA-256, AES-256-CBC) opens only with its passphrase", async () => {
+// PBES2 with PBKDF2-HMAC-SHA-256 and AES-256-CBC, as Node's OpenSSL writes it.
+test("a file Node's OpenSSL encrypts opens only with its passphrase", async () => {
   const pair = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"]);
   const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
   const point = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
@@ -152,5 +162,6 @@ test("a PrivateKeyInfo with trailing bytes or another curve is refused", async (
     message: /this is a secp256k1 key/,
   });
   const sec1Short = seq(integer(1), octets(new Uint8Array(31)));
-  assert.equal(await kindOf(() => readPrivateKeyFile(armor("EC PRIVATE KEY", sec1Short), noPassphrase)), "malformed key");
+  const short = armor("EC PRIVATE KEY", sec1Short);
+  assert.equal(await kindOf(() => readPrivateKeyFile(short, noPassphrase)), "malformed key");
 });

@@ -82,4 +82,5 @@ export function flip(bytes, bit) {
 }
 
 /** A deterministic byte pattern of `n` bytes (not random: failures reproduce). */
-export const pattern = (n, seed = 1) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed * 17 + (i >> 8)) & 0xff);
+export const pattern = (n, seed = 1) =>
+  Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed * 17 + (i >> 8)) & 0xff);
