@@ -1,0 +1,344 @@
+// pins.js: trust on first use, written from the Swift rules it follows (Sources/CountersignClient/
+// KeyPins.swift, tested by Tests/CountersignCLITests/KeyPinsTests.swift): a rotation is followed only when
+// the pinned key signed it, a forged, flipped, swapped or forked one is not, a retired key verifies only what
+// it signed before, and a key the server slips into the history is never trusted. The page's storage
+// (IndexedDB), the server (fetch) and navigator are stood in for by support/browser.mjs.
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { installBrowser } from "./support/browser.mjs";
+
+const server = installBrowser();
+
+const { base64url, fromBase64url } = await import("../../Sources/CountersignServer/web/js/bytes.js");
+const { keyIdOf, rotationMessage, signLowS } = await import("../../Sources/CountersignServer/web/js/device-keys.js");
+const pins = await import("../../Sources/CountersignServer/web/js/pins.js");
+const { session } = await import("../../Sources/CountersignServer/web/js/session.js");
+const { keyPair, text } = await import("./support/vectors.mjs");
+const { parsePEM } = await import("../../Sources/CountersignServer/web/js/pem.js");
+
+const T0 = 1_800_000_000_000; // ms: KeyPinsTests' t0
+const at = (seconds) => T0 + seconds * 1000;
+const iso = (ms) => new Date(ms).toISOString();
+
+/** A device's keys: a signing pair and an encryption pair, with their SPKIs and key IDs. */
+async function deviceKeys() {
+  const signing = await keyPair("ECDSA");
+  const encryption = await keyPair("ECDH");
+  return { signing, encryption, signingId: await keyIdOf(signing.spki), encryptionId: await keyIdOf(encryption.spki) };
+}
+
+/** The directory of `username` with one device `id` whose keys went through `keys` at `times` (seconds),
+ *  each rotation signed by the key before unless `forged` names a step signed by `forger`. */
+async function directory(username, id, keys, times, { forged = -1, forger = null } = {}) {
+  const history = [];
+  for (const [i, k] of keys.entries()) {
+    let rotationSignature;
+    if (i > 0) {
+      const signer = i === forged ? forger : keys[i - 1];
+      const message = await rotationMessage(id, keys[i - 1].signing.spki, k.signing.spki, k.encryption.spki);
+      rotationSignature = base64url(await signLowS(signer.signing.privateKey, message));
+    }
+    history.push({
+      deviceId: id,
+      signingKeyId: k.signingId,
+      encryptionKeyId: k.encryptionId,
+      signingKey: base64url(k.signing.spki),
+      encryptionKey: base64url(k.encryption.spki),
+      addedAt: iso(at(times[i])),
+      retiredAt: i + 1 < keys.length ? iso(at(times[i + 1])) : null,
+      rotationSignature,
+    });
+  }
+  const last = keys[keys.length - 1];
+  const device = {
+    id,
+    name: "laptop",
+    signingKey: base64url(last.signing.spki),
+    signingKeyId: last.signingId,
+    encryptionKey: base64url(last.encryption.spki),
+    encryptionKeyId: last.encryptionId,
+  };
+  return { username, devices: [device], history };
+}
+
+/** Serves `dir` as the server's answer for its user. */
+const serve = (dir) => server.routes.set(`GET /v1/users/${dir.username}/devices`, structuredClone(dir));
+
+// Bob reads and sends from this browser: his own device "b1".
+const bobKeys = await deviceKeys();
+const own = {
+  username: "bob",
+  deviceId: "b1",
+  signingSpki: bobKeys.signing.spki,
+  signingKeyId: bobKeys.signingId,
+  encryptionKeyId: bobKeys.encryptionId,
+  previous: [],
+};
+session.set({ token: "account-token", account: { id: "acc-bob", username: "bob" } });
+
+const pinned = async (username) => (await pins.contacts()).find((p) => p.username === username);
+const refusal = async (promise) => {
+  try {
+    await promise;
+    return "accepted";
+  } catch (error) {
+    return error instanceof pins.PinError ? `PinError: ${error.message}` : `${error.name}: ${error.message}`;
+  }
+};
+
+// Each test pins a user of its own, so the tests do not share pins.
+let users = 0;
+const freshUser = () => `alice${++users}`;
+
+test("usernames follow the server's rule (MailboxTests.usernamesFollowTheServersRule)", () => {
+  for (const good of ["bob", "a.b_c-d", "x23", "a".repeat(32)]) assert.equal(pins.isUsername(good), true, good);
+  for (const bad of ["ab", "-bob", "bob.", "b\u212Ab", "bob\0", "a".repeat(33), "bo b", "Bob", 42, null]) {
+    assert.equal(pins.isUsername(bad), false, JSON.stringify(bad));
+  }
+  assert.equal(pins.normalise(" Bob "), "bob");
+});
+
+// UsernameRule.normalised refuses non-ASCII before it lower-cases ("the Kelvin sign lower-cases to k").
+// pins.directory() lower-cases first (normalise) and checks after, so "b\u212Ab" becomes "bkb" and is asked for.
+test("a name with a non-ASCII letter that lower-cases to ASCII is refused, as UsernameRule.normalised does", {
+  todo: "JS/Swift drift: isUsername(normalise('b\\u212Ab')) is true ('bkb'); Swift's UsernameRule refuses it",
+}, () => {
+  assert.equal(pins.isUsername(pins.normalise("b\u212Ab")), false);
+});
+
+test("the devices to pin: key IDs computed here, this device checked against its own keys", async () => {
+  const user = freshUser();
+  const [k1, k2] = [await deviceKeys(), await deviceKeys()];
+  const dir = await directory(user, "a2", [k2], [0]);
+  dir.devices.push({ ...(await directory(user, "a1", [k1], [0])).devices[0] });
+  dir.devices[0].signingKeyId = "00".repeat(16); // the server's own key ID fields are never read
+  const devices = await pins.devicesOf(dir, own);
+  assert.deepEqual(devices.map((d) => [d.id, d.signingKeyId, d.encryptionKeyId]), [
+    ["a1", k1.signingId, k1.encryptionId],
+    ["a2", k2.signingId, k2.encryptionId],
+  ]);
+  // A key that is not P-256 (a P-384 SPKI) is refused.
+  const p384 = structuredClone(dir);
+  p384.devices[0].signingKey = base64url(parsePEM(text("keys/p384.pub.pem")).der);
+  assert.match(await refusal(pins.devicesOf(p384, own)), /^PinError: .* not a P-256 public key/);
+  // Bob's own directory: this device is left out, and refused if listed with another key.
+  const mine = await directory("bob", "b1", [bobKeys], [0]);
+  mine.devices.push((await directory("bob", "b2", [k1], [0])).devices[0]);
+  assert.deepEqual((await pins.devicesOf(mine, own)).map((d) => d.id), ["b2"]);
+  assert.deepEqual(await pins.safetyKeys(mine, own), [own.signingSpki, k1.signing.spki]);
+  const replaced = await directory("bob", "b1", [k2], [0]);
+  assert.match(await refusal(pins.devicesOf(replaced, own)), /^PinError: REFUSED: the server lists this browser's device/);
+  assert.deepEqual(await pins.safetyKeys(dir, own), [k1.signing.spki, k2.signing.spki]);
+});
+
+// KeyPinsTests.aRotationSignedByThePinnedKeyIsFollowedAndTheOldKeyVerifiesOnlyWhatItSignedBefore
+test("a rotation chain the pinned key signed is followed; a retired key verifies only what it signed before", async () => {
+  const user = freshUser();
+  const [k1, k2, k3] = [await deviceKeys(), await deviceKeys(), await deviceKeys()];
+  await pins.trust(await directory(user, "a1", [k1], [0]), own, at(0));
+  const dir = await directory(user, "a1", [k1, k2, k3], [0, 100, 200]);
+  serve(dir);
+  const check = await pins.checkBeforeSending(user, own, at(300));
+  assert.equal(check.firstContact, false);
+  assert.deepEqual(check.devices.map((d) => d.signingKeyId), [k3.signingId]);
+  const pin = await pinned(user);
+  assert.deepEqual(pin.devices.map((d) => d.signingKeyId), [k3.signingId]);
+  assert.deepEqual(pin.retired.map((r) => [r.signingKeyId, r.retiredAt]), [
+    [k1.signingId, at(100)],
+    [k2.signingId, at(200)],
+  ]);
+  // k1 verifies a message signed before it was retired (t0 + 100), not one signed after; offline too.
+  server.offline = true;
+  const before = await pins.signerKey(user, k1.signingId, at(50), own, at(400));
+  assert.deepEqual(before.spki, k1.signing.spki);
+  assert.match(await refusal(pins.signerKey(user, k1.signingId, at(150), own, at(400))), /which was retired before/);
+  server.offline = false;
+  const current = await pins.signerKey(user, k3.signingId, at(250), own, at(400));
+  assert.deepEqual(current.spki, k3.signing.spki);
+  assert.equal(current.firstContact, false);
+});
+
+// KeyPinsTests.aMessageSignedInTheSecondOfItsKeysRotationVerifiesThroughTheWire
+test("a message signed 200 ms before its key was replaced, in the same second, verifies", async () => {
+  const user = freshUser();
+  const [k1, k2] = [await deviceKeys(), await deviceKeys()];
+  await pins.trust(await directory(user, "a1", [k1], [0]), own, at(0));
+  serve(await directory(user, "a1", [k1, k2], [0, 100.4]));
+  await pins.checkBeforeSending(user, own, at(200));
+  for (const offline of [false, true]) {
+    server.offline = offline;
+    const signer = await pins.signerKey(user, k1.signingId, at(100.2), own, at(300));
+    assert.deepEqual(signer.spki, k1.signing.spki, `offline: ${offline}`);
+    assert.match(await refusal(pins.signerKey(user, k1.signingId, at(100.6), own, at(300))), /retired/);
+  }
+  server.offline = false;
+});
+
+// KeyPinsTests.aRotationTheServerForgedIsNotFollowed
+test("a rotation the server forged, flipped or re-keyed is not followed", async () => {
+  const user = freshUser();
+  const [k1, k2, forger] = [await deviceKeys(), await deviceKeys(), await deviceKeys()];
+  await pins.trust(await directory(user, "a1", [k1], [0]), own, at(0));
+  const forged = await directory(user, "a1", [k1, k2], [0, 100], { forged: 1, forger });
+  serve(forged);
+  assert.match(await refusal(pins.checkBeforeSending(user, own, at(200))), /changed since you pinned them/);
+  assert.match(
+    await refusal(pins.signerKey(user, k2.signingId, at(150), own, at(200))),
+    new RegExp(`signed by key ${k2.signingId.slice(0, 8)}.*not a key you pinned`),
+  );
+  // A bit flipped in a real rotation signature.
+  const flipped = await directory(user, "a1", [k1, k2], [0, 100]);
+  const signature = fromBase64url(flipped.history[1].rotationSignature);
+  signature[10] ^= 1;
+  flipped.history[1].rotationSignature = base64url(signature);
+  assert.ok((await pins.pinState(flipped, own, at(200))).changes.length > 0, "a flipped signature is not followed");
+  // A new encryption key the signature does not cover.
+  const swapped = await directory(user, "a1", [k1, k2], [0, 100]);
+  const other = await deviceKeys();
+  swapped.devices[0].encryptionKey = base64url(other.encryption.spki);
+  swapped.history[1].encryptionKey = base64url(other.encryption.spki);
+  assert.ok((await pins.pinState(swapped, own, at(200))).changes.length > 0, "a swapped encryption key is not followed");
+  assert.deepEqual((await pinned(user)).devices.map((d) => d.signingKeyId), [k1.signingId]);
+});
+
+// KeyPinsTests.aRetirementIsNeverLaterThanWhenItWasSeen
+test("a retirement is never later than when this browser saw it", async () => {
+  const user = freshUser();
+  const [k1, k2] = [await deviceKeys(), await deviceKeys()];
+  await pins.trust(await directory(user, "a1", [k1], [0]), own, at(0));
+  const late = await directory(user, "a1", [k1, k2], [0, 100]);
+  late.history[0].retiredAt = iso(at(1_000_000));
+  late.history[1].addedAt = iso(at(1_000_000));
+  const state = await pins.pinState(late, own, at(200));
+  assert.deepEqual(state.changes, []);
+  assert.deepEqual((await pinned(user)).retired.map((r) => r.retiredAt), [at(200)]);
+});
+
+// KeyPinsTests.rotationChain: retiredAt = min(old entry's retiredAt, the successor's addedAt, now).
+test("a rotated key is retired at the directory's retirement time when that is the earliest", {
+  todo: "JS/Swift drift: pins.js takes min(successor's addedAt, now) and ignores the old entry's retiredAt",
+}, async () => {
+  const user = freshUser();
+  const [k1, k2] = [await deviceKeys(), await deviceKeys()];
+  await pins.trust(await directory(user, "a1", [k1], [0]), own, at(0));
+  const dir = await directory(user, "a1", [k1, k2], [0, 100]);
+  dir.history[0].retiredAt = iso(at(50)); // retired (say, reported lost) before its successor arrived
+  await pins.pinState(dir, own, at(200));
+  assert.deepEqual((await pinned(user)).retired.map((r) => r.retiredAt), [at(50)]);
+});
+
+// KeyPinsTests.aForkedRotationIsNotFollowed
+test("a pinned key that signed two successors is followed to neither; the same rotation alone is", async () => {
+  const user = freshUser();
+  const [k1, k2, k3] = [await deviceKeys(), await deviceKeys(), await deviceKeys()];
+  await pins.trust(await directory(user, "a1", [k1], [0]), own, at(0));
+  const forked = await directory(user, "a1", [k1, k3], [0, 200]);
+  forked.history.splice(1, 0, (await directory(user, "a1", [k1, k2], [0, 100])).history[1]);
+  assert.ok((await pins.pinState(forked, own, at(300))).changes.length > 0);
+  assert.deepEqual((await pinned(user)).devices.map((d) => d.signingKeyId), [k1.signingId]);
+  const alone = await pins.pinState(await directory(user, "a1", [k1, k3], [0, 200]), own, at(300));
+  assert.deepEqual(alone.changes, []);
+  assert.deepEqual((await pinned(user)).devices.map((d) => d.signingKeyId), [k3.signingId]);
+});
+
+// KeyPinsTests.aKeyThatIsNotPinnedIsRefusedEvenWhenTheServerListsItInTheHistory
+test("a key the server slips into the history is refused; offline only the pins count", async () => {
+  const user = freshUser();
+  const [k1, mallory] = [await deviceKeys(), await deviceKeys()];
+  serve(await directory(user, "a1", [k1], [0]));
+  const first = await pins.signerKey(user, k1.signingId, at(0), own, at(0));
+  assert.equal(first.firstContact, true);
+  assert.deepEqual(first.spki, k1.signing.spki);
+  assert.equal(await pinned(user), undefined, "a first contact is pinned only by commit()");
+  await first.commit();
+  assert.deepEqual((await pinned(user)).devices.map((d) => d.signingKeyId), [k1.signingId]);
+  const lying = await directory(user, "a1", [k1], [0]);
+  lying.history.unshift({
+    deviceId: "a1",
+    signingKeyId: mallory.signingId,
+    encryptionKeyId: mallory.encryptionId,
+    signingKey: base64url(mallory.signing.spki),
+    addedAt: iso(at(-100)),
+    retiredAt: iso(at(10_000)),
+  });
+  serve(lying);
+  const unpinned = new RegExp(`not a key you pinned for ${user} \\(pinned: ${k1.signingId.slice(0, 8)}`);
+  assert.match(await refusal(pins.signerKey(user, mallory.signingId, at(5), own, at(20))), unpinned);
+  server.offline = true;
+  assert.match(await refusal(pins.signerKey(user, mallory.signingId, at(5), own, at(20))), unpinned);
+  assert.equal((await pins.signerKey(user, k1.signingId, at(5), own, at(20))).firstContact, false);
+  assert.match(await refusal(pins.signerKey("carol", k1.signingId, at(0), own, at(0))), /Nothing is pinned for carol/);
+  server.offline = false;
+});
+
+test("a first contact before sending is pinned only once the message is sent (commit)", async () => {
+  const user = freshUser();
+  const k1 = await deviceKeys();
+  serve(await directory(user, "a1", [k1], [0]));
+  const check = await pins.checkBeforeSending(user, own, at(0));
+  assert.equal(check.firstContact, true);
+  assert.equal(await pinned(user), undefined);
+  await check.commit();
+  assert.equal((await pinned(user)).firstSeen, at(0));
+  // Another device added since: sending is refused until the user trusts.
+  const k2 = await deviceKeys();
+  const grown = await directory(user, "a1", [k1], [0]);
+  grown.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  serve(grown);
+  await assert.rejects(pins.checkBeforeSending(user, own, at(10)), (e) => {
+    assert.ok(e instanceof pins.PinError);
+    assert.deepEqual(e.changes, [`added device laptop (${k2.signingId.match(/.{8}/g).join(":")})`]);
+    return true;
+  });
+  await pins.trust(grown, own, at(20));
+  assert.equal((await pins.checkBeforeSending(user, own, at(30))).firstContact, false);
+});
+
+test("the directory must be the one asked for, and at most 10 devices", async () => {
+  const k1 = await deviceKeys();
+  server.routes.set("GET /v1/users/dave/devices", await directory("eve", "e1", [k1], [0]));
+  assert.match(await refusal(pins.directory("dave")), /another user's keys/);
+  const many = await directory("dave", "d0", [k1], [0]);
+  for (let i = 1; i <= 10; i++) many.devices.push({ ...many.devices[0], id: `d${i}` });
+  serve(many);
+  assert.match(await refusal(pins.directory("Dave")), /more than 10 devices/);
+  assert.match(await refusal(pins.directory("not a name")), /is not a username/);
+  assert.match(await refusal(pins.directory("nobody")), /There is no user nobody/);
+});
+
+/** A device pinned at k1 that rotated once to k2, in a directory whose history for it holds `entries`
+ *  signed entries: the real rotation and other keys' entries whose signatures do not verify. */
+async function rotationAmong(entries) {
+  const user = freshUser();
+  const [k1, k2] = [await deviceKeys(), await deviceKeys()];
+  await pins.trust(await directory(user, "a1", [k1], [0]), own, at(0));
+  const dir = await directory(user, "a1", [k1, k2], [0, 100]);
+  const others = [await deviceKeys(), await deviceKeys()];
+  for (let i = 1; i < entries; i++) {
+    const k = others[i % 2];
+    dir.history.push({
+      ...dir.history[1],
+      signingKeyId: k.signingId,
+      signingKey: base64url(k.signing.spki),
+      rotationSignature: base64url(new Uint8Array(64).fill(i)),
+    });
+  }
+  return { user, k2, dir };
+}
+
+test("a rotation is followed in a history of 100 signed entries", async () => {
+  const { user, k2, dir } = await rotationAmong(100);
+  assert.deepEqual((await pins.pinState(dir, own, at(200))).changes, []);
+  assert.deepEqual((await pinned(user)).devices.map((d) => d.signingKeyId), [k2.signingId]);
+});
+
+// KeyPins.maxHistory is 1,000 (a device's history is followed through up to 1,000 entries); pins.js has
+// MAX_HISTORY = 100, so the same rotation among 101 entries is followed by the CLI and shown as changed here.
+test("a rotation is followed in a history of 101 entries, as KeyPins.maxHistory (1,000) allows", {
+  todo: "known JS/Swift drift: pins.js follows at most 100 history entries, KeyPins.swift 1,000",
+}, async () => {
+  const { user, k2, dir } = await rotationAmong(101);
+  assert.deepEqual((await pins.pinState(dir, own, at(200))).changes, []);
+  assert.deepEqual((await pinned(user)).devices.map((d) => d.signingKeyId), [k2.signingId]);
+});
