@@ -1,6 +1,6 @@
 /// How long one request may take and how much it may bring back before the client gives up on it, so a
 /// server that never answers, answers byte by byte or never stops answering costs seconds and megabytes,
-/// never the machine (issue 19.11, 19.12). The values are in README.md ("Deadlines and size caps").
+/// never the machine (issue 19.11, 19.12). The values are in docs/CLI.md ("Deadlines and size caps").
 public struct RequestLimits: Sendable, Equatable {
     /// To open a connection: TCP connect and the TLS handshake. One value for every call (the connection
     /// pool is shared); a refused connection fails at once.

@@ -1,7 +1,7 @@
 import CountersignCrypto
 import Foundation
 
-/// Everything `countersign serve` can set. The defaults are the documented ones (README, docs/SERVER.md).
+/// Everything `countersign serve` can set. The defaults are the documented ones (docs/SERVER.md).
 public struct ServerConfiguration: Sendable {
     public enum CaptchaPolicy: String, Sendable, CaseIterable {
         /// Every sign-in and registration (the seed app asks every time).
