@@ -117,7 +117,8 @@ export class FakeServer {
     if (this.offline) throw new TypeError("fetch failed");
     let answer = this.routes.get(`${method} ${path}`);
     if (typeof answer === "function") answer = answer();
-    const [status, body] = Array.isArray(answer) ? answer : answer === undefined ? [404, { code: "not-found" }] : [200, answer];
+    if (answer === undefined) answer = [404, { code: "not-found" }];
+    const [status, body] = Array.isArray(answer) ? answer : [200, answer];
     return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
   };
 }
