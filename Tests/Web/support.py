@@ -185,6 +185,25 @@ def api_account(server, username, password="correct horse battery"):
 
 
 VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "CountersignCryptoTests", "Vectors")
+JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "js")
+
+
+def _js_source(file):
+    with open(os.path.join(JS, file)) as f:
+        return f.read()
+
+
+def page_function(file, name):
+    """The function `name` of Tests/Web/js/`file`, as page.evaluate takes it (called with its one argument).
+    The whole file is the function's body, so the helpers it declares come along: `(arg) => { …; return
+    name(arg); }`. Composable like a function expression: `(…)(args)`."""
+    return f"(arg) => {{\n{_js_source(file)}\nreturn {name}(arg);\n}}"
+
+
+def page_script(file, name):
+    """The function `name` of Tests/Web/js/`file`, run once as a script (for add_init_script), in a scope of
+    its own: `(() => { …; name(); })();`."""
+    return f"(() => {{\n{_js_source(file)}\n{name}();\n}})();"
 
 
 def read_vector(path):

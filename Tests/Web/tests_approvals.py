@@ -12,7 +12,7 @@ import threading
 import time
 
 import support
-from support import SLOW, Page, api_account, api_sign_in, expect, sign_in, sign_up, solve_captcha
+from support import SLOW, Page, api_account, api_sign_in, expect, page_function, sign_in, sign_up, solve_captcha
 from tests_messages import Cli
 
 
@@ -127,18 +127,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         listed.first.scroll_into_view_if_needed()
         p.shot("settings-device-kinds")
         # Its keys and the TOTP secret are non-extractable CryptoKeys in IndexedDB.
-        kept = page.evaluate(
-            """() => new Promise((resolve, reject) => {
-                const r = indexedDB.open("countersign");
-                r.onsuccess = () => {
-                    const get = r.result.transaction("authenticators").objectStore("authenticators").getAll();
-                    get.onsuccess = () => resolve(get.result.map(a => [a.signing.privateKey.extractable, a.encryption.privateKey.extractable,
-                        a.totp.key.extractable, a.totp.key.algorithm.name, a.totp.key.algorithm.hash.name, a.totp.key.usages.join()]));
-                    get.onerror = () => reject(get.error);
-                };
-                r.onerror = () => reject(r.error);
-            })"""
-        )
+        kept = page.evaluate(page_function("storage.js", "authenticatorKeys"))
         assert kept == [[False, False, False, "HMAC", "SHA-1", "sign"]], kept
         page.get_by_role("button", name="Back").click()
         page.get_by_role("button", name="Approvals", exact=True).click()
@@ -283,10 +272,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         left = server.api("GET", "/v1/me/mfa", token=token)[1]["authenticators"]
         assert [a["name"] for a in left] == ["iona's terminal"], left
         assert ("mfa-unpair", "success") in audit(server, token), audit(server, token)
-        count = page.evaluate(
-            """() => new Promise((resolve) => { const r = indexedDB.open("countersign"); r.onsuccess = () => {
-                const c = r.result.transaction("authenticators").objectStore("authenticators").count(); c.onsuccess = () => resolve(c.result); }; })"""
-        )
+        count = page.evaluate(page_function("storage.js", "countRecords"), ["countersign", "authenticators"])
         assert count == 0, count
         p.shot("approvals-unpaired")
         p.close()
@@ -365,19 +351,7 @@ def test_approvals_sign_in_with_push_approval_from_the_cli_authenticator(server,
 def test_approvals_passcodes_match_rfc_6238(server, browser):
     """The browser's TOTP against RFC 6238's SHA-1 vectors, through a non-extractable HMAC key."""
     p = Page(browser, server)
-    got = p.page.evaluate(
-        """async () => {
-            const { passcode } = await import("/js/authenticator.js");
-            const key = await crypto.subtle.importKey("raw", new TextEncoder().encode("12345678901234567890"),
-                { name: "HMAC", hash: "SHA-1" }, false, ["sign"]);
-            const out = [];
-            for (const t of [59, 1111111109, 1111111111, 1234567890, 2000000000, 20000000000]) {
-                out.push((await passcode({ totp: { key, period: 30, digits: 8 } }, t * 1000)).passcode);
-            }
-            const six = await passcode({ totp: { key, period: 30, digits: 6 } }, 59_000);
-            return { out, six };
-        }"""
-    )
+    got = p.page.evaluate(page_function("vectors.js", "totpVectors"))
     assert got == {
         "out": ["94287082", "07081804", "14050471", "89005924", "69279037", "65353130"],
         "six": {"passcode": "287082", "validFrom": 30, "validUntil": 60, "timeWindowSize": 30},
@@ -442,19 +416,7 @@ def test_approvals_a_qr_sign_in_is_completed_from_the_browsers_approvals(server,
         expect(laptop.page.get_by_role("heading", name="Signed in as rosa")).to_be_visible(timeout=15_000)
 
         # Scanned: the camera and the detector stood in for (this Chromium has no BarcodeDetector), then denied.
-        page.evaluate(
-            """() => {
-                window.BarcodeDetector = class {
-                    static async getSupportedFormats() { return ["qr_code"]; }
-                    async detect() { return window.__qr ? [{ rawValue: window.__qr }] : []; }
-                };
-                navigator.mediaDevices.getUserMedia = async () => {
-                    const canvas = Object.assign(document.createElement("canvas"), { width: 320, height: 240 });
-                    canvas.getContext("2d").fillRect(0, 0, 320, 240);
-                    return canvas.captureStream();
-                };
-            }"""
-        )
+        page.evaluate(page_function("page.js", "standInCamera"))
         page.get_by_role("button", name="Back").click()
         page.get_by_role("button", name="Approvals", exact=True).click()
         laptop, code = qr_sign_in()
@@ -505,10 +467,7 @@ def test_approvals_a_wrong_number_while_confirming_it_is_you_offers_try_again(se
         page.get_by_label("5 min").check()
         page.get_by_role("button", name="Save interval").click()
         expect(page.get_by_role("status").first).to_have_text("Re-authentication interval saved.")
-        set_visibility = """(state) => {
-            Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
-            document.dispatchEvent(new Event("visibilitychange"));
-        }"""
+        set_visibility = page_function("page.js", "setVisibility")
         page.evaluate(set_visibility, "hidden")
         page.evaluate("() => { const real = Date.now.bind(Date); Date.now = () => real() + 6 * 60 * 1000; }")
         page.evaluate(set_visibility, "visible")

@@ -9,7 +9,7 @@ import tempfile
 import time
 
 import support
-from support import SLOW, Page, api_sign_in, expect, sign_in
+from support import SLOW, Page, api_sign_in, expect, page_function, sign_in
 from tests_approvals import Login, requests_list
 from tests_files import cli, open_files, save, spki_fingerprint
 from tests_messages import Cli, compose, ready, steps
@@ -20,8 +20,7 @@ NUMBER = re.compile(r"^(\d{5} ){11}\d{5}$")
 
 def idb_count(page, database, store):
     return page.evaluate(
-        """([database, store]) => new Promise((resolve) => { const r = indexedDB.open(database); r.onsuccess = () => {
-            const c = r.result.transaction(store).objectStore(store).count(); c.onsuccess = () => resolve(c.result); }; })""",
+        page_function("storage.js", "countRecords"),
         [database, store],
     )
 
@@ -134,10 +133,7 @@ def test_files_import_asks_before_replacing_a_key(server, browser):
     expect(ask).to_have_count(0)
     expect(keys.get_by_role("status")).to_contain_text(f"Kept your file key {old}")
     assert fingerprint.inner_text().replace("\u200b", "") == old
-    assert page.evaluate(
-        """async () => { const { fileKeys } = await import("/js/file-keys.js"); const { session } = await import("/js/session.js");
-            const { fingerprintText } = await import("/js/pem.js"); return fingerprintText((await fileKeys.get(session.account.id)).keyId); }"""
-    ) == old
+    assert page.evaluate(page_function("files.js", "fileKeyFingerprint")) == old
 
     # "Replace key" replaces it.
     keys.get_by_role("button", name="Import Key File").click()
@@ -190,11 +186,7 @@ def open_approvals(page):
 
 
 def authenticator_id(page):
-    return page.evaluate(
-        """() => new Promise((resolve) => { const r = indexedDB.open("countersign"); r.onsuccess = () => {
-            const g = r.result.transaction("authenticators").objectStore("authenticators").getAll();
-            g.onsuccess = () => resolve(g.result.map((a) => a.deviceId)); }; })"""
-    )
+    return page.evaluate(page_function("storage.js", "authenticatorDeviceIds"))
 
 
 ELSEWHERE = "Sign-in requests are shown in another tab of this browser; they come here when that tab closes."

@@ -7,7 +7,7 @@ import os
 import subprocess
 import tempfile
 
-from support import ARTIFACTS, Page, expect, read_vector, sign_up  # noqa: F401
+from support import ARTIFACTS, Page, expect, page_function, read_vector, sign_up  # noqa: F401
 import support
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -18,34 +18,7 @@ VECTORS = os.path.join(HERE, "..", "CountersignCryptoTests", "Vectors")
 
 # Opens each vector with the browser's modules: the identity imported from its PKCS#8 PEM, the format
 # detected from the first bytes, the result the SHA-256 of the plaintext or the refusal's class.
-OPEN_VECTORS_JS = """async (vectors) => {
-    const sealed = await import("/js/sealed-file.js");
-    const filelock = await import("/js/filelock.js");
-    const { importIdentity } = await import("/js/file-keys.js");
-    const { parsePublicKey } = await import("/js/pem.js");
-    const h = (s) => Uint8Array.from(s.match(/../g) || [], (b) => parseInt(b, 16));
-    const x = (b) => Array.from(new Uint8Array(b), (c) => c.toString(16).padStart(2, "0")).join("");
-    const out = {};
-    for (const [name, v] of Object.entries(vectors)) {
-        try {
-            const identity = await importIdentity(atob(v.identity), async () => { throw new Error("no passphrase"); });
-            const bytes = h(v.bytes);
-            const format = sealed.detect(bytes);
-            let plaintext;
-            if (format === "filelock") {
-                plaintext = await filelock.open(bytes, identity);
-            } else {
-                const expectedSender = v.from ? await parsePublicKey("-----BEGIN PUBLIC KEY-----\\n" + v.from + "\\n-----END PUBLIC KEY-----\\n") : null;
-                const r = await sealed.open(new Blob([bytes]), { identity, expectedSender });
-                plaintext = new Uint8Array(await r.sink.blob().arrayBuffer());
-            }
-            out[name] = "success " + x(await crypto.subtle.digest("SHA-256", plaintext));
-        } catch (e) {
-            out[name] = e.kind || ("error " + e.message);
-        }
-    }
-    return out;
-}"""
+OPEN_VECTORS_JS = page_function("vectors.js", "openSealedVectors")
 
 
 def test_files_sealed_and_filelock_vectors_open_as_in_swift(server, browser):
@@ -220,17 +193,7 @@ def test_files_import_a_countersign_keygen_key_file(server, browser):
     expect(keys.get_by_role("status")).to_contain_text("Key file imported", timeout=20_000)
     assert keys.get_by_test_id("file-key-fingerprint").inner_text().replace("\u200b", "") == spki_fingerprint(f"{work}/me.pem")
     # The key is stored non-extractable, and opens what the CLI seals to it.
-    extractable = page.evaluate(
-        """() => new Promise((resolve, reject) => {
-            const r = indexedDB.open("countersign-files");
-            r.onsuccess = () => {
-                const g = r.result.transaction("keys").objectStore("keys").getAll();
-                g.onsuccess = () => resolve(g.result.map(k => [k.agreement.extractable, k.signing.extractable]));
-                g.onerror = () => reject(g.error);
-            };
-            r.onerror = () => reject(r.error);
-        })"""
-    )
+    extractable = page.evaluate(page_function("storage.js", "fileKeysExtractable"))
     assert extractable == [[False, False]], extractable
     open(f"{work}/note.txt", "wb").write(b"for gil\n")
     cli("seal", "-r", f"{work}/me.pem", "-o", f"{work}/note.txt.cs", f"{work}/note.txt")
@@ -247,23 +210,7 @@ def test_files_import_a_countersign_keygen_key_file(server, browser):
     p.close()
 
 
-KEY_FILES_JS = """async (files) => {
-    const { importIdentity } = await import("/js/file-keys.js");
-    const { parsePublicKey, fingerprintText, keyIdOf } = await import("/js/pem.js");
-    const { scrypt } = await import("/js/scrypt.js");
-    const x = (b) => Array.from(b, (c) => c.toString(16).padStart(2, "0")).join("");
-    const out = {};
-    for (const [name, text] of Object.entries(files)) {
-        try {
-            if (name.includes(".pub")) out[name] = fingerprintText(await keyIdOf(await parsePublicKey(text)));
-            else out[name] = fingerprintText((await importIdentity(text, async () => new TextEncoder().encode("hunter22"))).keyId);
-        } catch (e) { out[name] = e.kind || ("error " + e.message); }
-    }
-    // RFC 7914 §12, the third vector (N = 16384, r = 8, p = 16 is the fourth; too slow for a test).
-    const e = new TextEncoder();
-    out.rfc7914 = x(await scrypt(e.encode("pleaseletmein"), e.encode("SodiumChloride"), 16384, 8, 1, 64));
-    return out;
-}"""
+KEY_FILES_JS = page_function("files.js", "readKeyFiles")
 
 
 def test_files_key_files_from_openssl_are_read_or_refused_by_name(server, browser):
@@ -290,36 +237,7 @@ def test_files_key_files_from_openssl_are_read_or_refused_by_name(server, browse
     p.close()
 
 
-FILE_SINK_JS = """async () => {
-    // A file the user picked, as the File System Access API gives it (here from the origin's private
-    // file system, which has the same writable: written to a swap file, in place only on close()).
-    const sealed = await import("/js/sealed-file.js");
-    const { generateIdentity } = await import("/js/file-keys.js");
-    const dir = await navigator.storage.getDirectory();
-    const target = async (name) => { const handle = await dir.getFileHandle(name, { create: true }); return { handle, writable: await handle.createWritable() }; };
-    const bytesOf = async (name) => new Uint8Array(await (await (await dir.getFileHandle(name)).getFile()).arrayBuffer());
-    const me = await generateIdentity();
-    const plain = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) & 0xff);
-    let w = new sealed.FileSink(await target("out.cs"));
-    await sealed.seal(new Blob([plain]), { recipients: [me.point], sink: w });
-    await w.close();
-    const sealedBytes = await bytesOf("out.cs");
-    w = new sealed.FileSink(await target("out.txt"));
-    await sealed.open(new Blob([sealedBytes]), { identity: me, sink: w });
-    await w.close();
-    const back = await bytesOf("out.txt");
-    // Tampered in the last chunk, after three chunks were released and written out (flushed at once
-    // here): abort() leaves nothing, not even the empty file the picker made.
-    const bad = sealedBytes.slice(); bad[bad.length - 20] ^= 1;
-    w = new sealed.FileSink(await target("refused.txt"));
-    const write = w.write.bind(w);
-    w.write = async (b) => { await write(b); await w.flush(); };
-    let refusal = null;
-    try { await sealed.open(new Blob([bad]), { identity: me, sink: w }); await w.close(); }
-    catch (e) { refusal = e.kind; await w.abort(); }
-    const left = await dir.getFileHandle("refused.txt").then(() => true, () => false);
-    return { same: back.length === plain.length && back.every((b, i) => b === plain[i]), refusal, left };
-}"""
+FILE_SINK_JS = page_function("files.js", "sinkToChosenFile")
 
 
 def test_files_streamed_to_a_chosen_file_leave_nothing_when_refused(server, browser):
@@ -391,24 +309,7 @@ def test_files_encrypt_and_decrypt_twenty_times_in_one_page(server, browser):
     print(f"  20 × encrypt + decrypt of 16 MiB: {times} s")
     # The modules alone, as a click starts them: nothing holds the running seal and open but the reads
     # they wait for. Without the readers held, this stopped at the first collection during a read.
-    page.evaluate(
-        """async () => {
-            const sealed = await import("/js/sealed-file.js");
-            const { generateIdentity } = await import("/js/file-keys.js");
-            const me = await generateIdentity();
-            const plain = new Uint8Array(12 * 1024 * 1024);
-            for (let i = 0; i < plain.length; i += 65536) crypto.getRandomValues(plain.subarray(i, i + 65536));
-            const file = new Blob([plain]);
-            window.__runs = [];
-            (async () => {
-                for (let r = 0; r < 10; r++) {
-                    const out = await sealed.seal(file, { recipients: [me.point] });
-                    const back = await (await sealed.open(out, { identity: me })).sink.blob().arrayBuffer();
-                    window.__runs.push(back.byteLength === plain.length && new Uint8Array(back).every((b, i) => b === plain[i]));
-                }
-            })().catch((e) => window.__runs.push(String(e)));
-        }"""
-    )
+    page.evaluate(page_function("files.js", "sealAndOpenTenTimes"))
     started, runs = time.time(), []
     while len(runs) < 10:
         for _ in range(5):
@@ -440,14 +341,7 @@ def test_files_cancel_stops_an_operation_and_offers_nothing(server, browser):
     page.on("download", lambda d: downloads.append(d))
     # A slower machine: each chunk's encryption and decryption waits 100 ms more (so each batch of 4 MiB,
     # and the 96 MiB take 2.4 s at least), so that the test's click on Cancel comes mid-way.
-    page.evaluate(
-        """() => {
-            for (const name of ["encrypt", "decrypt"]) {
-                const real = crypto.subtle[name].bind(crypto.subtle);
-                crypto.subtle[name] = (...args) => new Promise((resolve) => setTimeout(resolve, 100)).then(() => real(...args));
-            }
-        }"""
-    )
+    page.evaluate(page_function("page.js", "slowDownCrypto"))
     for form, button, cancel, words, shot in (
         (encrypt, "Encrypt & Save File", "Cancel encryption", "Encryption cancelled: nothing was saved.", "encrypt"),
         (decrypt, "Decrypt & Save File", "Cancel decryption", "Decryption cancelled: nothing was decrypted or saved.", "decrypt"),

@@ -16,82 +16,27 @@ import time
 
 from cryptography.hazmat.primitives import serialization
 
-from support import SLOW, Page, api_account, api_sign_in, expect, sign_in, sign_up, totp
+from support import SLOW, Page, api_account, api_sign_in, expect, page_function, page_script, sign_in, sign_up, totp
 from tests_messages import Cli, compose
 from tests_passkeys import NO_AUTOFILL, Ceremonies, add_passkey, open_passkeys
 
-SET_VISIBILITY = """(state) => {
-    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
-    document.dispatchEvent(new Event("visibilitychange"));
-}"""
+SET_VISIBILITY = page_function("page.js", "setVisibility")
 
 # The account's device record as IndexedDB holds it: bytes as hex, CryptoKeys as what they are.
-READ_RECORD = """() => new Promise((resolve, reject) => {
-    const r = indexedDB.open("countersign");
-    r.onsuccess = () => {
-        const get = r.result.transaction("devices").objectStore("devices").getAll();
-        get.onsuccess = () => {
-            const plain = (v) => v instanceof Uint8Array ? { hex: Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("") }
-                : v instanceof CryptoKey ? { cryptoKey: v.type, extractable: v.extractable }
-                : Array.isArray(v) ? v.map(plain)
-                : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v;
-            resolve(get.result.map(plain));
-        };
-        get.onerror = () => reject(get.error);
-    };
-    r.onerror = () => reject(r.error);
-})"""
+READ_RECORD = page_function("storage.js", "deviceRecords")
 
-COUNT_STORES = """() => new Promise((resolve) => {
-    const r = indexedDB.open("countersign");
-    r.onsuccess = () => {
-        const tx = r.result.transaction(["devices", "messages", "pins"]);
-        const out = {};
-        for (const name of ["devices", "messages", "pins"]) tx.objectStore(name).count().onsuccess = (e) => (out[name] = e.target.result);
-        tx.oncomplete = () => resolve(out);
-    };
-})"""
+COUNT_STORES = page_function("storage.js", "countStores")
 
 # Flips one bit of the record's first method's PRF salt (again: flips it back). The wrap stays, the salt
 # the passkey is asked at does not: the PRF output is another, so the gate key does not open.
-FLIP_PRF_SALT = """() => new Promise((resolve) => {
-    const r = indexedDB.open("countersign");
-    r.onsuccess = () => {
-        const store = r.result.transaction("devices", "readwrite").objectStore("devices");
-        store.getAll().onsuccess = (e) => {
-            const record = e.target.result[0];
-            record.gate.methods[0].prfSalt[0] ^= 1;
-            store.put(record).onsuccess = () => resolve(true);
-        };
-    };
-})"""
+FLIP_PRF_SALT = page_function("storage.js", "flipPrfSalt")
 
-UNLOCKED = """async () => {
-    const { isUnlocked } = await import("/js/gate-keys.js");
-    const { session } = await import("/js/session.js");
-    return isUnlocked(session.account.id);
-}"""
+UNLOCKED = page_function("gate.js", "isUnlockedNow")
 
 # Registers a passkey through the API as the passkey screens do: the server's options parsed (they ask
 # whether the passkey has a PRF, `prf: {}`, and evaluate nothing: SPEC §14.7), create(), and toJSON() posted
 # without its extension outputs. Returns what the browser said of the PRF.
-REGISTER_PASSKEY = """async (name) => {
-    const { session } = await import("/js/session.js");
-    const post = async (path, json) => {
-        const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${session.token}` },
-            body: json === undefined ? undefined : JSON.stringify(json) });
-        const text = await r.text();
-        if (!r.ok) throw new Error(`${path}: ${r.status} ${text}`);
-        return text ? JSON.parse(text) : null;
-    };
-    const start = await post("/v1/me/passkeys/options");
-    const credential = await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(start.publicKey) });
-    const prf = credential.getClientExtensionResults().prf;
-    const json = credential.toJSON();
-    delete json.clientExtensionResults;
-    await post("/v1/me/passkeys", { ceremonyId: start.ceremonyId, name: name ?? "Test passkey", credential: json });
-    return { enabled: prf?.enabled ?? null, results: Boolean(prf?.results?.first) };
-}"""
+REGISTER_PASSKEY = page_function("webauthn.js", "registerPasskey")
 
 
 def authenticator(page, prf=True, cdp=None, transport="internal"):
@@ -173,16 +118,7 @@ def assert_only_ciphertext(page, rec):
                 continue
             raise AssertionError("a wrapped private key loads as a key in Python")
     imported = page.evaluate(
-        """async (hexes) => {
-            const h = (s) => Uint8Array.from(s.match(/../g), (b) => parseInt(b, 16));
-            const out = [];
-            for (const x of hexes) for (const bytes of [h(x), h(x).subarray(0, h(x).length - 16)])
-                for (const [alg, use] of [[{ name: "ECDSA", namedCurve: "P-256" }, ["sign"]], [{ name: "ECDH", namedCurve: "P-256" }, ["deriveBits"]]]) {
-                    try { await crypto.subtle.importKey("pkcs8", bytes, alg, false, use); out.push("imported"); }
-                    catch (e) { out.push(e.name); }
-                }
-            return out;
-        }""",
+        page_function("gate.js", "importWrappedKeys"),
         [w.hex() for w in wrapped],
     )
     assert imported and all(r != "imported" for r in imported), imported
@@ -701,18 +637,7 @@ def test_key_gate_remote_wipe_deletes_the_data_on_next_contact(server, browser):
 # Wraps navigator.credentials.get: while window.__clearUserVerified is set, the assertion's authenticator data
 # comes back with the user-verified flag (bit 2 of byte 32) cleared, as from an authenticator that did not
 # verify anyone, while Chromium's virtual authenticator still answers (it then evaluates the PRF regardless).
-CLEAR_USER_VERIFIED = """() => {
-    const real = navigator.credentials.get.bind(navigator.credentials);
-    navigator.credentials.get = async (options) => {
-        const credential = await real(options);
-        if (!credential || !window.__clearUserVerified) return credential;
-        const data = new Uint8Array(credential.response.authenticatorData.slice(0));
-        data[32] &= ~0x04;
-        const pass = (target, key) => (typeof target[key] === "function" ? target[key].bind(target) : target[key]);
-        const response = new Proxy(credential.response, { get: (r, k) => (k === "authenticatorData" ? data.buffer : pass(r, k)) });
-        return new Proxy(credential, { get: (c, k) => (k === "response" ? response : pass(c, k)) });
-    };
-}"""
+CLEAR_USER_VERIFIED = page_function("webauthn.js", "clearUserVerified")
 
 
 def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verification(server, browser):
@@ -766,13 +691,7 @@ def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verificat
 
         # The interval runs out with the page in view: the keys are dropped at that moment, by the timer (seen
         # by a listener before anything asks whether the gate is open, which would also close it).
-        page.evaluate(
-            """async () => {
-                const { onGateChange } = await import("/js/gate-keys.js");
-                window.__gateChanges = [];
-                onGateChange((_, unlocked) => window.__gateChanges.push(unlocked));
-            }"""
-        )
+        page.evaluate(page_function("gate.js", "watchGateChanges"))
         page.clock.fast_forward("04:50")
         assert page.evaluate("() => window.__gateChanges") == []
         page.clock.fast_forward("00:11")
@@ -806,43 +725,7 @@ def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verificat
 # Every PRF output the page is given (SPEC §14.7: the key gate's secret), as hex, kept in sessionStorage so a
 # reload keeps the list: what getClientExtensionResults() returns, and what toJSON() of each credential that
 # navigator.credentials.create/get resolves with would carry.
-RECORD_PRF_OUTPUTS = """(() => {
-  if (typeof PublicKeyCredential !== "function") return;
-  const KEY = "__prfSeen";
-  const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-  const bytesOf = (v) => typeof v === "string"
-    ? Uint8Array.from(atob(v.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((v.length + 3) % 4)), (c) => c.charCodeAt(0))
-    : ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
-  const note = (value) => {
-    if (value === undefined || value === null) return;
-    const seen = JSON.parse(sessionStorage.getItem(KEY) || "[]");
-    const h = hex(bytesOf(value));
-    if (!seen.includes(h)) seen.push(h);
-    sessionStorage.setItem(KEY, JSON.stringify(seen));
-    window.__prfSeen = seen;
-  };
-  const record = (outputs) => {
-    const results = outputs?.prf?.results;
-    if (results) { note(results.first); note(results.second); }
-  };
-  const real = PublicKeyCredential.prototype.getClientExtensionResults;
-  PublicKeyCredential.prototype.getClientExtensionResults = function () {
-    const outputs = real.call(this);
-    record(outputs);
-    return outputs;
-  };
-  for (const kind of ["create", "get"]) {
-    const original = navigator.credentials[kind].bind(navigator.credentials);
-    navigator.credentials[kind] = async (options) => {
-      const credential = await original(options);
-      if (credential) {
-        record(real.call(credential));
-        record(credential.toJSON().clientExtensionResults);
-      }
-      return credential;
-    };
-  }
-})();"""
+RECORD_PRF_OUTPUTS = page_script("webauthn.js", "recordPrfOutputs")
 
 
 def encodings(output):
@@ -981,32 +864,14 @@ def test_key_gate_no_request_of_a_passkey_and_gate_session_carries_a_prf_output(
 
 
 # `n` wrong passwords at once through the page's own module; each outcome as "kind:attemptsLeft".
-WRONG_PASSWORDS_AT_ONCE = """async ([accountId, n]) => {
-    const gate = await import("/js/gate.js");
-    const outcomes = await Promise.allSettled(Array.from({ length: n }, () => gate.unlockWithPassword(accountId, "not the password")));
-    return outcomes.map((o) => (o.status === "fulfilled" ? "unlocked" : `${o.reason?.kind ?? o.reason?.message}:${o.reason?.attemptsLeft ?? ""}`));
-}"""
+WRONG_PASSWORDS_AT_ONCE = page_function("gate.js", "wrongPasswordsAtOnce")
 
 
 # These passwords tried at once; each outcome as "kind:attemptsLeft", or "unlocked".
-PASSWORDS_AT_ONCE = """async ([accountId, passwords]) => {
-    const gate = await import("/js/gate.js");
-    const outcomes = await Promise.allSettled(passwords.map((password) => gate.unlockWithPassword(accountId, password)));
-    return outcomes.map((o) => (o.status === "fulfilled" ? "unlocked" : `${o.reason?.kind ?? o.reason?.message}:${o.reason?.attemptsLeft ?? ""}`));
-}"""
+PASSWORDS_AT_ONCE = page_function("gate.js", "passwordsAtOnce")
 
 # Sets the stored gate's failed-attempts count (as a tab closed during its checks would have left it).
-SET_FAILURES = """(failures) => new Promise((resolve) => {
-    const r = indexedDB.open("countersign");
-    r.onsuccess = () => {
-        const store = r.result.transaction("devices", "readwrite").objectStore("devices");
-        store.getAll().onsuccess = (e) => {
-            const record = e.target.result[0];
-            record.gate.failures = failures;
-            store.put(record).onsuccess = () => resolve(true);
-        };
-    };
-})"""
+SET_FAILURES = page_function("storage.js", "setGateFailures")
 
 
 def test_key_gate_counts_every_one_of_concurrent_wrong_passwords_in_two_tabs(server, browser):
@@ -1018,11 +883,7 @@ def test_key_gate_counts_every_one_of_concurrent_wrong_passwords_in_two_tabs(ser
     ready(p, "wgrace")
     account_id = page.evaluate("async () => (await import('/js/session.js')).session.account.id")
     page.evaluate(
-        """async (id) => {
-            const gate = await import("/js/gate.js");
-            await gate.enableWithPassword(id, "correct horse battery", 10);
-            (await import("/js/gate-keys.js")).lock();
-        }""",
+        page_function("gate.js", "enableWithPasswordAndLock"),
         account_id,
     )
     rec = record(page)

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 
 import support
-from support import SLOW, Page, expect, sign_in, sign_up
+from support import SLOW, Page, expect, page_function, page_script, sign_in, sign_up
 
 PASSWORD = "correct horse battery"
 
@@ -119,11 +119,7 @@ def test_two_browsers_message_each_other_with_the_steps(server, browser):
     expect(steps(alice.page)).to_contain_text("Sent.", timeout=30_000)
     expect(steps(alice.page)).not_to_contain_text("Keypair created")
     # Stored sealed: the browser's store holds the envelope, never the text.
-    stored = alice.page.evaluate(
-        """() => new Promise((resolve) => { const r = indexedDB.open("countersign"); r.onsuccess = () => {
-            const all = r.result.transaction("messages").objectStore("messages").getAll();
-            all.onsuccess = () => resolve(JSON.stringify(all.result)); }; })"""
-    )
+    stored = alice.page.evaluate(page_function("storage.js", "storedMessages"))
     assert "Noon it is" not in stored and "envelope" in stored, stored[:200]
     # Unknown recipients and empty texts are refused with words.
     compose(alice.page, "nobody-here", "hello")
@@ -210,15 +206,7 @@ def test_a_long_text_is_counted_before_the_limit_and_refused_past_it_never_cut(s
         cli.close()
 
 
-NOTIFICATIONS = """
-window.__notes = [];
-window.Notification = class {
-  static permission = "granted";
-  static requestPermission() { return Promise.resolve("granted"); }
-  constructor(title, options) { this.title = title; this.body = options.body; window.__notes.push(this); }
-  close() {}
-};
-"""
+NOTIFICATIONS = page_script("page.js", "fakeNotifications")
 
 
 def notified(page, count, timeout=30):
@@ -260,10 +248,7 @@ def test_a_delayed_message_arrives_after_15_seconds_with_a_notification(server, 
     recipient.page.evaluate("window.__notes[0].onclick()")
     expect(recipient.page.get_by_label("Message text")).to_have_text("fifteen seconds later", timeout=15_000)
     # Messages shown but the page hidden: a notification.
-    recipient.page.evaluate(
-        """() => { Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
-            document.dispatchEvent(new Event("visibilitychange")); }"""
-    )
+    recipient.page.evaluate(page_function("page.js", "setVisibility"), "hidden")
     compose(sender.page, "fern", "while you were away")
     notified(recipient.page, 2)
     sender.close()
@@ -499,10 +484,7 @@ def test_revoking_the_browser_from_the_cli_disconnects_it(server, browser):
         devices = json.loads(cli.run("device", "list", "--json").stdout)
         assert len(devices) == 1, devices
         # Every change of the banner is counted: an alert region is read out again at each.
-        p.page.evaluate(
-            """() => { window.__bannerChanges = 0;
-                new MutationObserver(() => window.__bannerChanges++).observe(document.getElementById("banner"), { childList: true, subtree: true, characterData: true }); }"""
-        )
+        p.page.evaluate(page_function("page.js", "watchBanner"))
         cli.run("device", "revoke", devices[0]["id"], "--password-file", cli.password_file)
         banner = p.page.locator("#banner")
         # Said once, in one sentence, with what to do.
@@ -606,26 +588,7 @@ def test_safety_numbers_match_the_swift_vector(server, browser):
     p = Page(browser, server)
     vector = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "CountersignCryptoTests", "Vectors", "safety_number.json")))
     result = p.page.evaluate(
-        """async (file) => {
-            const sn = await import("/js/safety-number.js");
-            const h = (s) => Uint8Array.from(s.match(/../g) || [], (b) => parseInt(b, 16));
-            const v = file.vector;
-            const side = (s) => ({ username: s.username, signingKeys: s.signing_keys_spki.map(h) });
-            const hex = (b) => Array.from(b, (c) => c.toString(16).padStart(2, "0")).join("");
-            const number = await sn.safetyNumber(side(v.local), side(v.remote));
-            const swapped = await sn.safetyNumber(side(v.remote), side(v.local));
-            const ls = file.libsignal;
-            const enc = (t) => new TextEncoder().encode(t);
-            const a = await sn.digits(h(ls.local.key_bytes), enc(ls.local.identifier), file.iterations);
-            const b = await sn.digits(h(ls.remote.key_bytes), enc(ls.remote.identifier), file.iterations);
-            let empty = "";
-            try { await sn.safetyNumber({ username: "x", signingKeys: [] }, side(v.remote)); } catch (e) { empty = e.message; }
-            return {
-                keys: hex(sn.keyBytes(side(v.local).signingKeys)), number, swapped, display: sn.display(number),
-                libsignal: a < b ? a + b : b + a, empty,
-                digits: [await sn.digits(sn.keyBytes(side(v.local).signingKeys), enc(v.local.username)), await sn.digits(sn.keyBytes(side(v.remote).signingKeys), enc(v.remote.username))],
-            };
-        }""",
+        page_function("vectors.js", "safetyNumberVector"),
         vector,
     )
     v = vector["vector"]

@@ -19,7 +19,7 @@ from fido2.webauthn import PublicKeyCredentialRpEntity
 from webauthn import verify_authentication_response, verify_registration_response
 
 import support
-from support import SLOW, Page, api_account, api_sign_in, expect, sign_in, totp
+from support import SLOW, Page, api_account, api_sign_in, expect, page_script, sign_in, totp
 
 SIGN_IN_AGAIN = "Try again, or sign in with your password."
 
@@ -27,21 +27,7 @@ SIGN_IN_AGAIN = "Try again, or sign in with your password."
 # authenticator answers one at once, which would sign in before the test clicks anything).
 NO_AUTOFILL = "PublicKeyCredential.isConditionalMediationAvailable = async () => false;"
 # Every WebAuthn call the page makes: its kind, mediation, whether it was aborted, and how it ended.
-SPY = """(() => {
-  const calls = (window.__webauthn = []);
-  for (const kind of ["get", "create"]) {
-    const original = navigator.credentials[kind].bind(navigator.credentials);
-    navigator.credentials[kind] = (options = {}) => {
-      const call = { kind, mediation: options.mediation ?? "optional", aborted: false, state: "pending" };
-      calls.push(call);
-      options.signal?.addEventListener("abort", () => (call.aborted = true));
-      return original(options).then(
-        (credential) => ((call.state = "resolved"), credential),
-        (error) => ((call.state = error.name), Promise.reject(error)),
-      );
-    };
-  }
-})();"""
+SPY = page_script("webauthn.js", "spyOnWebAuthn")
 
 
 def unb64(text):

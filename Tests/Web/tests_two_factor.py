@@ -13,7 +13,7 @@ import time
 import urllib.parse
 
 import support
-from support import Page, api_account, expect, sign_in, sign_up, totp
+from support import Page, api_account, expect, page_function, sign_in, sign_up, totp
 
 PASSWORD = "correct horse battery"
 
@@ -92,21 +92,7 @@ def test_two_factor_qr_encoder_is_read_back_by_zbarimg(server, browser):
         (otpauth, {"level": "L"}), (otpauth, {"level": "Q"}), (otpauth, {"level": "H"}),
     ] + [(f"countersign://pair?key=ABCDEFGHJKMN&mask={m}", {"mask": m}) for m in range(8)]
     versions = page.evaluate(
-        """async (cases) => {
-            const { qrCode } = await import("/js/qr.js");
-            const box = document.createElement("div");
-            box.id = "qr-test";
-            document.body.append(box);
-            return cases.map(([text, options], i) => {
-                const svg = qrCode(text, { label: `QR code of test ${i}`, ...options });
-                // 3 px per module (CSSOM, which the CSP allows): small symbols and version 40 alike.
-                const side = Number(svg.getAttribute("viewBox").split(" ")[2]) * 3;
-                svg.style.width = svg.style.height = `${side}px`;
-                svg.style.maxWidth = "none";
-                box.append(svg);
-                return Number(svg.dataset.version);
-            });
-        }""",
+        page_function("qr.js", "drawQrCodes"),
         cases,
     )
     assert versions[0] == 1 and versions[8] == 40, versions
@@ -117,13 +103,7 @@ def test_two_factor_qr_encoder_is_read_back_by_zbarimg(server, browser):
         assert got == text, (i, options, versions[i], got[:80], text[:80])
     # One byte more than version 40 holds is refused, and a QR code without words for it too.
     refusals = page.evaluate(
-        """async (n) => {
-            const { encode, qrCode } = await import("/js/qr.js");
-            const out = [];
-            try { encode("a".repeat(n)); out.push("fits"); } catch (e) { out.push(e.name); }
-            try { qrCode("x"); out.push("made"); } catch (e) { out.push(e.name); }
-            return out;
-        }""",
+        page_function("qr.js", "qrRefusals"),
         len(filler) + 1,
     )
     assert refusals == ["RangeError", "TypeError"], refusals

@@ -22,7 +22,7 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402
-from support import SLOW, VECTORS, DESKTOP, read_vector, EXPECTED_CSP, Page, api_account, api_sign_in, expect, fetch, sign_in, sign_up, totp  # noqa: E402,F401
+from support import SLOW, VECTORS, DESKTOP, read_vector, EXPECTED_CSP, Page, api_account, api_sign_in, expect, fetch, page_function, sign_in, sign_up, totp  # noqa: E402,F401
 
 
 class IndexParser(html.parser.HTMLParser):
@@ -140,12 +140,7 @@ def test_a_session_ended_elsewhere_returns_to_sign_in_saying_why(server, browser
     opened = []
     page.on("request", lambda r: r.method == "POST" and r.url.endswith("/v1/device-sessions") and opened.append(time.time()))
     # A 401 for a token that is not this page's session (a stale or foreign one) signs nothing out.
-    code = page.evaluate(
-        """async () => {
-            const { call } = await import("/js/api.js");
-            try { await call("GET", "/v1/me", { token: "cs_not-a-session" }); } catch (e) { return e.code; }
-        }"""
-    )
+    code = page.evaluate(page_function("api.js", "callWithAForeignToken"))
     assert code == "unauthenticated", code
     expect(page.get_by_role("heading", name="Signed in as nell")).to_be_visible()
     status, _, _ = server.api("DELETE", "/v1/sessions", None, elsewhere)
@@ -182,17 +177,7 @@ def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
     device = devices["devices"][0]
     assert device["signingKeyId"] == shown.replace(":", "").replace("\u200b", ""), (device, shown)
     # The private keys are non-extractable CryptoKeys in IndexedDB.
-    extractable = page.evaluate(
-        """() => new Promise((resolve, reject) => {
-            const r = indexedDB.open("countersign");
-            r.onsuccess = () => {
-                const get = r.result.transaction("devices").objectStore("devices").getAll();
-                get.onsuccess = () => resolve(get.result.map(d => [d.signing.privateKey.extractable, d.encryption.privateKey.extractable]));
-                get.onerror = () => reject(get.error);
-            };
-            r.onerror = () => reject(r.error);
-        })"""
-    )
+    extractable = page.evaluate(page_function("storage.js", "deviceKeysExtractable"))
     assert extractable == [[False, False]], extractable
     # Signing in again on this browser reuses the device: no new keys, no second device.
     page.get_by_role("button", name="Sign out").click()
@@ -207,34 +192,15 @@ def test_the_browser_is_a_device_with_keys_it_cannot_export(server, browser):
     expect(page.get_by_role("status")).to_contain_text("Device ready")
     assert page.get_by_test_id("fingerprint").inner_text() != shown
     # A file key for eve, and one for an account that is not eve's: removal forgets eve's only.
-    page.evaluate(
-        """async () => {
-            const { fileKeys, generateIdentity } = await import("/js/file-keys.js");
-            const { session } = await import("/js/session.js");
-            await fileKeys.save(session.account.id, await generateIdentity(), "generated");
-            await fileKeys.save("someone-else", await generateIdentity(), "generated");
-        }"""
-    )
+    page.evaluate(page_function("files.js", "saveFileKeysForTwoAccounts"))
     # Removing this browser's keys revokes the device on the server and forgets it here.
     page.get_by_role("button", name="Remove this browser's keys and messages").click()
     expect(page.get_by_role("status")).to_have_text("Signed out. This browser's keys and messages were removed.")
     eve = api_sign_in(server, "eve")
     eves = server.api("GET", "/v1/devices", token=eve)[1]["devices"]
     assert all(d.get("revokedAt") for d in eves) or not eves, eves
-    assert page.evaluate(
-        """() => new Promise(resolve => {
-            const r = indexedDB.open("countersign");
-            r.onsuccess = () => { const g = r.result.transaction("devices").objectStore("devices").count(); g.onsuccess = () => resolve(g.result); g.onerror = () => resolve(-1); };
-            r.onerror = () => resolve(-1);
-        })"""
-    ) == 1, "dan's device stays, eve's is gone"
-    assert page.evaluate(
-        """async () => { const { fileKeys } = await import("/js/file-keys.js");
-            return [(await fileKeys.get("someone-else")) !== undefined, ...(await Promise.all(
-                (await new Promise((resolve) => { const r = indexedDB.open("countersign-files"); r.onsuccess = () => {
-                    const all = r.result.transaction("keys").objectStore("keys").getAllKeys(); all.onsuccess = () => resolve(all.result); }; }))
-                .map((k) => k)))]; }"""
-    ) == [True, "someone-else"], "eve's file key is gone, the other account's stays"
+    assert page.evaluate(page_function("storage.js", "countDevices")) == 1, "dan's device stays, eve's is gone"
+    assert page.evaluate(page_function("storage.js", "fileKeyAccounts")) == [True, "someone-else"], "eve's file key is gone, the other account's stays"
     p.close()
 
 
@@ -286,10 +252,7 @@ def test_the_privacy_overlay_covers_and_asks_again_after_the_interval(server, br
     page = p.page
     sign_up(p, "gus")
     expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
-    set_visibility = """(state) => {
-        Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
-        document.dispatchEvent(new Event("visibilitychange"));
-    }"""
+    set_visibility = page_function("page.js", "setVisibility")
     overlay = page.get_by_role("dialog", name="Countersign is hidden")
     # Hidden: covered at once, the page behind inert.
     page.evaluate(set_visibility, "hidden")
@@ -321,10 +284,7 @@ def test_the_privacy_overlay_covers_and_asks_again_after_the_interval(server, br
     p.close()
 
 
-NAMELESS_CONTROLS = """() => [...document.querySelectorAll("button, input, textarea, select, a[href], [role=switch]")]
-    .filter((e) => !e.closest("[hidden]"))
-    .filter((e) => !(e.getAttribute("aria-label") || [...(e.labels || [])].map((l) => l.textContent).join(" ") || e.textContent || e.title || "").trim())
-    .map((e) => e.outerHTML.slice(0, 100))"""
+NAMELESS_CONTROLS = page_function("accessibility.js", "namelessControls")
 
 
 def test_every_control_has_a_name_and_the_keyboard_reaches_it(server, browser):
@@ -421,25 +381,7 @@ def test_envelopes_and_hpke_match_the_swift_vectors(server, browser):
     p = Page(browser, server)
     hpke_vector = json.load(open(os.path.join(VECTORS, "hpke_rfc9180_p256_sha256_aes256gcm.json")))
     hpke_result = p.page.evaluate(
-        """async (v) => {
-            const hpke = await import("/js/hpke.js");
-            const h = (s) => Uint8Array.from(s.match(/../g) || [], (b) => parseInt(b, 16));
-            const x = (b) => Array.from(b, (c) => c.toString(16).padStart(2, "0")).join("");
-            const b64u = (b) => btoa(String.fromCharCode(...b)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-            const jwk = (sk, pk) => ({ kty: "EC", crv: "P-256", d: b64u(h(sk)), x: b64u(h(pk).subarray(1, 33)), y: b64u(h(pk).subarray(33)) });
-            const importPair = async (sk, pk) => ({
-                privateKey: await crypto.subtle.importKey("jwk", jwk(sk, pk), { name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]),
-                publicKey: await crypto.subtle.importKey("raw", h(pk), { name: "ECDH", namedCurve: "P-256" }, true, []),
-            });
-            const e = v.encryptions[0];
-            const sealed = await hpke.seal(h(v.pkRm), h(v.info), h(e.aad), h(e.pt), await importPair(v.skEm, v.pkEm));
-            const r = await importPair(v.skRm, v.pkRm);
-            const opened = await hpke.open(r.privateKey, h(v.pkRm), h(v.enc), h(v.info), h(e.aad), h(e.ct));
-            let tamperedRefused = false;
-            const bad = h(e.ct); bad[0] ^= 1;
-            try { await hpke.open(r.privateKey, h(v.pkRm), h(v.enc), h(v.info), h(e.aad), bad); } catch { tamperedRefused = true; }
-            return { enc: x(sealed.enc), ct: x(sealed.ciphertext), pt: x(opened), tamperedRefused };
-        }""",
+        page_function("vectors.js", "hpkeVector"),
         hpke_vector,
     )
     first = hpke_vector["encryptions"][0]
@@ -451,31 +393,7 @@ def test_envelopes_and_hpke_match_the_swift_vectors(server, browser):
     }
     assert len(vectors) >= 27, sorted(vectors)
     results = p.page.evaluate(
-        """async (vectors) => {
-            const envelope = await import("/js/envelope.js");
-            const h = (s) => Uint8Array.from(s.match(/../g) || [], (b) => parseInt(b, 16));
-            const x = (b) => Array.from(new Uint8Array(b), (c) => c.toString(16).padStart(2, "0")).join("");
-            const der = (pem) => Uint8Array.from(atob(pem.replace(/-----[^-]+-----/g, "").replace(/\s+/g, "")), (c) => c.charCodeAt(0));
-            const b64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
-            const keyId = async (spki) => new Uint8Array(await crypto.subtle.digest("SHA-256", spki)).subarray(0, 16);
-            const out = {};
-            for (const [name, v] of Object.entries(vectors)) {
-                try {
-                    const pkcs8 = der(atob(v.identity));
-                    const privateKey = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"]);
-                    const j = await crypto.subtle.exportKey("jwk", privateKey);
-                    const u = (t) => Uint8Array.from(atob(t.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
-                    const point = new Uint8Array([4, ...u(j.x), ...u(j.y)]);
-                    const pub = await crypto.subtle.importKey("raw", point, { name: "ECDH", namedCurve: "P-256" }, true, []);
-                    const own = await keyId(new Uint8Array(await crypto.subtle.exportKey("spki", pub)));
-                    const opened = await envelope.open(h(v.bytes), { senderSpki: b64(v.from), keyId: own, privateKey, point });
-                    out[name] = "success " + x(await crypto.subtle.digest("SHA-256", opened.plaintext));
-                } catch (e) {
-                    out[name] = e.kind || ("error " + e.message);
-                }
-            }
-            return out;
-        }""",
+        page_function("vectors.js", "openEnvelopeVectors"),
         vectors,
     )
     for name, v in vectors.items():
@@ -483,31 +401,7 @@ def test_envelopes_and_hpke_match_the_swift_vectors(server, browser):
         assert results[name] == want, (name, v.get("comment"), results[name], want)
     # What the browser seals opens, for each recipient; a flipped body byte, another sender or another
     # reader is refused as the spec names it.
-    sealed = p.page.evaluate(
-        """async () => {
-            const envelope = await import("/js/envelope.js");
-            const { makeDeviceKeys, spki } = await import("/js/device-keys.js");
-            const id = async (k) => new Uint8Array(await crypto.subtle.digest("SHA-256", await spki(k))).subarray(0, 16);
-            const raw = async (k) => new Uint8Array(await crypto.subtle.exportKey("raw", k));
-            const [alice, bob, carol] = [await makeDeviceKeys(), await makeDeviceKeys(), await makeDeviceKeys()];
-            const reader = async (k) => ({ keyId: await id(k.encryption.publicKey), privateKey: k.encryption.privateKey, point: await raw(k.encryption.publicKey) });
-            const text = new TextEncoder().encode("Meet at the usual place.");
-            const bytes = await envelope.seal({
-                plaintext: text, senderKeyId: await id(alice.signing.publicKey), signingKey: alice.signing.privateKey,
-                recipients: [await reader(bob), await reader(alice)].map(({ keyId, point }) => ({ keyId, point })),
-            });
-            const senderSpki = await spki(alice.signing.publicKey);
-            const outcome = async (b, who, from = senderSpki) => {
-                try { return new TextDecoder().decode((await envelope.open(b, { senderSpki: from, ...(await reader(who)) })).plaintext); }
-                catch (e) { return e.kind || e.message; }
-            };
-            const flipped = bytes.slice(); flipped[flipped.length - 70] ^= 1;
-            return {
-                bob: await outcome(bytes, bob), alice: await outcome(bytes, alice), carol: await outcome(bytes, carol),
-                flipped: await outcome(flipped, bob), otherSender: await outcome(bytes, bob, await spki(carol.signing.publicKey)),
-            };
-        }"""
-    )
+    sealed = p.page.evaluate(page_function("vectors.js", "envelopeRoundTrip"))
     assert sealed == {
         "bob": "Meet at the usual place.", "alice": "Meet at the usual place.", "carol": "not for this key",
         "flipped": "bad signature", "otherSender": "bad signature",
