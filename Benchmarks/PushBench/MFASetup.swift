@@ -26,14 +26,17 @@ enum MFASetup {
         dir: URL,
         started: ContinuousClock.Instant
     ) async throws {
+        let audit = AuditLog(store: database)
         let accounts = try await AccountService(
             store: database,
+            audit: audit,
             config: config,
             logger: logger
         )
         let devices = DeviceService(
             store: database,
             accounts: accounts,
+            audit: audit,
             config: config,
             clock: SystemClock(),
             random: SystemRandomSource()
@@ -43,6 +46,7 @@ enum MFASetup {
             passkeys: database,
             accounts: accounts,
             devices: devices,
+            audit: audit,
             clock: SystemClock(),
             random: SystemRandomSource()
         )

@@ -98,14 +98,17 @@ enum Setup {
         dir: URL,
         started: ContinuousClock.Instant
     ) async throws {
+        let audit = AuditLog(store: database)
         let accounts = try await AccountService(
             store: database,
+            audit: audit,
             config: config,
             logger: logger
         )
         let devices = DeviceService(
             store: database,
             accounts: accounts,
+            audit: audit,
             config: config,
             clock: SystemClock(),
             random: SystemRandomSource()

@@ -67,6 +67,7 @@ public enum CountersignServer {
         let devices = DeviceService(
             store: storage,
             accounts: service,
+            audit: service.audit,
             config: config,
             clock: clock,
             random: service.random
@@ -90,6 +91,7 @@ public enum CountersignServer {
             passkeys: storage,
             accounts: service,
             devices: devices,
+            audit: service.audit,
             clock: clock,
             random: service.random
         ) { signal in bus.publish(signal) }
@@ -106,7 +108,8 @@ public enum CountersignServer {
         )
         MessageRoutes(devices: devices, messages: messages, push: push).register(on: router)
         PushRoutes(devices: devices, push: push).register(on: router)
-        AccountRoutes(service: service, mfa: mfa, maxBody: config.maxBodyBytes).register(on: router)
+        AccountRoutes(service: service, signIn: SignInFlow(accounts: service, mfa: mfa), maxBody: config.maxBodyBytes)
+            .register(on: router)
         MFARoutes(
             accounts: service,
             devices: devices,
@@ -118,6 +121,7 @@ public enum CountersignServer {
         let passkeys = PasskeyService(
             store: storage,
             accounts: service,
+            audit: service.audit,
             rp: RelyingParty(
                 publicURL: config.publicURL.flatMap { URL(string: $0) },
                 extraOrigins: config.webAuthnOrigins
@@ -176,6 +180,7 @@ public enum CountersignServer {
         do {
             let service = try await AccountService(
                 store: storage,
+                audit: AuditLog(store: storage, clock: clock),
                 config: config,
                 clock: clock,
                 random: random,

@@ -65,7 +65,13 @@ struct Harness: Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let storage = try await OpenedStorages.open(config.database, logger: logger)
-        let service = try await AccountService(store: wrapStore(storage), config: config, clock: clock, logger: logger)
+        let service = try await AccountService(
+            store: wrapStore(storage),
+            audit: AuditLog(store: storage, clock: clock),
+            config: config,
+            clock: clock,
+            logger: logger
+        )
         return Harness(clock: clock, config: config, storage: storage, service: service)
     }
 

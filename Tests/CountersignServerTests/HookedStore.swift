@@ -91,26 +91,6 @@ struct HookedStore: AccountStore {
         try await base.deleteSessions(accountID: accountID, keeping: keeping)
     }
     func purgeExpired(now: Date, idle: TimeInterval) async throws { try await base.purgeExpired(now: now, idle: idle) }
-    func record(
-        accountID: String,
-        kind: String,
-        outcome: String,
-        address: String,
-        userAgent: String,
-        at: Date
-    ) async throws {
-        try await base.record(
-            accountID: accountID,
-            kind: kind,
-            outcome: outcome,
-            address: address,
-            userAgent: userAgent,
-            at: at
-        )
-    }
-    func auditEvents(accountID: String, before: Int64?, limit: Int) async throws -> [AuditEvent] {
-        try await base.auditEvents(accountID: accountID, before: before, limit: limit)
-    }
     func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool {
         try await base.spendCaptcha(challenge: challenge, expiresAt: expiresAt)
     }

@@ -34,6 +34,7 @@ import Testing
         let service = PasskeyService(
             store: h.storage,
             accounts: h.service,
+            audit: h.service.audit,
             rp: RelyingParty(publicURL: URL(string: "https://cs.example")!),
             clock: h.clock,
             random: SystemRandomSource(),

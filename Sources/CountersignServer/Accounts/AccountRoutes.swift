@@ -4,11 +4,11 @@ import Foundation
 import Hummingbird
 
 /// Accounts, sessions and the audit log under /v1 (docs/openapi.yaml). Handlers decode, call
-/// `AccountService`, encode; the rules live in the service. After a verified password, sign-in and
-/// re-authentication ask the MFA feature whether a second factor follows.
+/// `AccountService` (or, to sign in and re-authenticate, `SignInFlow` once), encode; the rules live in
+/// the services.
 struct AccountRoutes {
     let service: AccountService
-    let mfa: MFAService
+    let signIn: SignInFlow
     let maxBody: Int
 
     static func account(_ a: AccountRecord) -> Account {
@@ -24,6 +24,7 @@ struct AccountRoutes {
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
+        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: service))
         v1.get("captcha") { _, _ in try json(service.captchaChallenge(), headers: [.cacheControl: "no-store"]) }
         v1.post("accounts") { request, context in
             let body = try await decode(RegisterRequest.self, request, context)
@@ -39,60 +40,46 @@ struct AccountRoutes {
         }
         v1.post("sessions") { request, context in
             let body = try await decode(SignInRequest.self, request, context)
-            do {
-                let offerPush = try Self.offerPush(body.secondFactor)
-                let verified = try await service.verifySignIn(
-                    username: body.username,
-                    password: body.password,
-                    captcha: body.captcha,
-                    origin: origin(request, context)
-                )
-                if let pending = try await mfa.secondFactor(after: verified, offerPush: offerPush) {
-                    try await service.pending(verified)
-                    ServerMetrics.signIn("second-factor")
-                    return try json(pending, status: .accepted)
-                }
-                let s = try await service.completeSignIn(verified)
-                ServerMetrics.signIn("success")
+            switch try await signIn.signIn(
+                username: body.username,
+                password: body.password,
+                captcha: body.captcha,
+                secondFactor: body.secondFactor,
+                origin: origin(request, context)
+            ) {
+            case .secondFactor(let pending):
+                return try json(pending, status: .accepted)
+            case .signedIn(let s):
                 return try json(
                     SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)),
                     status: .created
                 )
-            } catch let e as AccountError {
-                ServerMetrics.signIn(Self.metricOutcome(e))
-                throw e
-            } catch let e as RequestError {
-                ServerMetrics.signIn(Self.metricOutcome(e))
-                throw e
             }
         }
-        v1.delete("sessions/current") { request, context in
-            let auth = try await authenticate(request)
+        withAccount.delete("sessions/current") { request, context in
+            let auth = try context.account()
             try await service.signOut(auth, origin: origin(request, context))
             return Response(status: .noContent)
         }
-        v1.post("sessions/current/reauth") { request, context in
-            let auth = try await authenticate(request)
+        withAccount.post("sessions/current/reauth") { request, context in
+            let auth = try context.account()
             let body = try await decode(ReauthRequest.self, request, context)
-            let offerPush = try Self.offerPush(body.secondFactor)
-            let verified = try await service.verifyReauthentication(
+            switch try await signIn.reauthenticate(
                 auth,
                 password: body.password,
                 captcha: body.captcha,
+                secondFactor: body.secondFactor,
                 origin: origin(request, context)
-            )
-            if let pending = try await mfa.secondFactor(after: verified, offerPush: offerPush) {
-                try await service.pending(verified)
-                return try json(pending, status: .accepted)
+            ) {
+            case .secondFactor(let pending): return try json(pending, status: .accepted)
+            case .reauthenticated: return Response(status: .noContent)
             }
-            try await service.completeReauthentication(verified)
-            return Response(status: .noContent)
         }
-        v1.get("me") { request, _ in
-            try json(Self.account(try await authenticate(request).account))
+        withAccount.get("me") { _, context in
+            try json(Self.account(try context.account().account))
         }
-        v1.put("me/password") { request, context in
-            let auth = try await authenticate(request)
+        withAccount.put("me/password") { request, context in
+            let auth = try context.account()
             let body = try await decode(PasswordChangeRequest.self, request, context)
             try await service.changePassword(
                 auth,
@@ -102,8 +89,8 @@ struct AccountRoutes {
             )
             return Response(status: .noContent)
         }
-        v1.put("me/settings") { request, context in
-            let auth = try await authenticate(request)
+        withAccount.put("me/settings") { request, context in
+            let auth = try context.account()
             let body = try await decode(AccountSettings.self, request, context)
             try await service.updateSettings(
                 auth,
@@ -112,8 +99,8 @@ struct AccountRoutes {
             )
             return try json(AccountSettings(reauthIntervalMinutes: body.reauthIntervalMinutes))
         }
-        v1.get("me/audit") { request, _ in
-            let auth = try await authenticate(request)
+        withAccount.get("me/audit") { request, context in
+            let auth = try context.account()
             let q = request.uri.queryParameters
             var limit = 50
             if let l = q["limit"] {
@@ -133,29 +120,6 @@ struct AccountRoutes {
             let next = events.count == limit ? events.last.map { "/v1/me/audit?limit=\(limit)&before=\($0.id)" } : nil
             return try json(AuditPage(events: events, next: next))
         }
-    }
-
-    static func metricOutcome(_ e: AccountError) -> String {
-        switch e {
-        case .invalidCredentials: return "invalid-credentials"
-        case .signInDelayed: return "delayed"
-        case .accountLocked: return "locked"
-        case .signInBusy: return "busy"
-        case .captchaRequired, .captchaInvalid: return "captcha"
-        default: return "other"
-        }
-    }
-
-    static func metricOutcome(_ e: RequestError) -> String {
-        switch e {
-        case .rateLimited: return "rate-limited"
-        case .serverBusy: return "server-busy"
-        default: return "other"
-        }
-    }
-
-    func authenticate(_ request: Request) async throws -> Authenticated {
-        try await service.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: AppContext) async throws -> T {

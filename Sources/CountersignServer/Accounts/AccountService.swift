@@ -30,6 +30,7 @@ public struct Authenticated: Sendable {
 /// the time from `clock` and randomness from `random`; nothing here knows about HTTP.
 public final class AccountService: Sendable {
     let store: any AccountStore
+    let audit: AuditLog
     let config: ServerConfiguration
     let clock: any WallClock
     let random: any RandomSource
@@ -46,12 +47,14 @@ public final class AccountService: Sendable {
 
     public init(
         store: any AccountStore,
+        audit: AuditLog,
         config: ServerConfiguration,
         clock: any WallClock = SystemClock(),
         random: any RandomSource = SystemRandomSource(),
         logger: Logger = Logger(label: "countersign")
     ) async throws {
         self.store = store
+        self.audit = audit
         self.config = config
         self.clock = clock
         self.random = random
@@ -132,7 +135,7 @@ public final class AccountService: Sendable {
             createdAt: now
         )
         try await store.createAccount(account)
-        try await audit(account.id, .accountCreated, .success, origin)
+        try await audit.record(account.id, .accountCreated, .success, origin)
         return account
     }
 
@@ -158,7 +161,7 @@ public final class AccountService: Sendable {
             createdAt: clock.now()
         )
         try await store.createAccount(account)
-        try await audit(account.id, .accountCreated, .success, origin)
+        try await audit.record(account.id, .accountCreated, .success, origin)
         return account
     }
 
@@ -250,17 +253,17 @@ public final class AccountService: Sendable {
         switch result {
         case .refused(let error, let outcome):
             if error == .accountLocked, let account { lockedOut(account.id) }
-            if let outcome { try await audit(auditID, .signIn, outcome, origin) }
+            if let outcome { try await audit.record(auditID, .signIn, outcome, origin) }
             throw error
         case .failed(.locked):
             if let account { lockedOut(account.id) }
-            try await audit(auditID, .signIn, .wrongPasswordLocked, origin)
+            try await audit.record(auditID, .signIn, .wrongPasswordLocked, origin)
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: true)
         case .failed(.delayed(let until)):
-            try await audit(auditID, .signIn, .wrongPasswordDelayed, origin)
+            try await audit.record(auditID, .signIn, .wrongPasswordDelayed, origin)
             throw AccountError.invalidCredentials(delayedUntil: until, locked: false)
         case .failed(.counted):
-            try await audit(auditID, .signIn, .wrongPassword, origin)
+            try await audit.record(auditID, .signIn, .wrongPassword, origin)
             throw AccountError.invalidCredentials(delayedUntil: nil, locked: false)
         case .matched:
             break
@@ -289,7 +292,7 @@ public final class AccountService: Sendable {
     /// and so does this address's token until the second factor is done (`finishSecondFactor` and
     /// `finishReauthentication` give it back).
     package func pending(_ verified: VerifiedPassword) async throws {
-        try await audit(verified.account.id, verified.kind, .secondFactorPending, verified.origin)
+        try await audit.record(verified.account.id, verified.kind, .secondFactorPending, verified.origin)
     }
 
     /// A verified sign-in that needs no second factor gets its session; the lockout count is reset and
@@ -319,7 +322,7 @@ public final class AccountService: Sendable {
         try await complete(verified.account, origin: verified.origin)
         signInFailures.refund(verified.origin.address, now: clock.now())
         try await store.markReauthenticated(tokenHash: tokenHash, at: clock.now())
-        try await audit(verified.account.id, .reauth, .success, verified.origin)
+        try await audit.record(verified.account.id, .reauth, .success, verified.origin)
     }
 
     /// The session of a sign-in whose second factor (`method`) just completed.
@@ -369,7 +372,7 @@ public final class AccountService: Sendable {
     ) async throws {
         guard let tag, Self.passwordTag(account.passwordHash) != tag else { return }
         // Best effort: a failed audit write must not turn the refusal into a server error.
-        try? await audit(account.id, kind, .refusedSuperseded, origin)
+        try? await audit.record(account.id, kind, .refusedSuperseded, origin)
         throw MFAError.signInSuperseded
     }
 
@@ -383,7 +386,7 @@ public final class AccountService: Sendable {
             now: clock.now()
         )
         if failure == .locked { lockedOut(account.id) }
-        try await audit(account.id, .signIn, outcome, origin)
+        try await audit.record(account.id, .signIn, outcome, origin)
     }
 
     /// What checking one second-factor code came to.
@@ -485,7 +488,7 @@ public final class AccountService: Sendable {
                 case .locked: .refusedLocked
                 case .proceed, .busy: nil
                 }
-            if let outcome { try await audit(accountID, kind, outcome, origin) }
+            if let outcome { try await audit.record(accountID, kind, outcome, origin) }
             throw error
         }
     }
@@ -537,7 +540,7 @@ public final class AccountService: Sendable {
             passwordHash: account.passwordHash,
             policy: config.lockout,
             now: clock.now(),
-            audit: auditEntry(account.id, .signIn, outcome, origin),
+            audit: audit.entry(account.id, .signIn, outcome, origin),
             resetsCount: !passwordless,
             claim: claim
         ) {
@@ -550,7 +553,7 @@ public final class AccountService: Sendable {
             try await refuseAudited(gate, account.id, .signIn, origin)
             throw AccountError.accountLocked  // a refusal that names no refusal: not stored, fail closed
         case .superseded:
-            try? await audit(account.id, .signIn, .refusedSuperseded, origin)  // best effort, as above
+            try? await audit.record(account.id, .signIn, .refusedSuperseded, origin)  // best effort, as above
             throw superseded
         }
     }
@@ -603,12 +606,12 @@ public final class AccountService: Sendable {
     public func signOutEverywhere(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try await store.deleteSessions(accountID: auth.account.id, keeping: nil)
         endings.ended(.account(auth.account.id))
-        try await audit(auth.account.id, .signOutEverywhere, .success, origin)
+        try await audit.record(auth.account.id, .signOutEverywhere, .success, origin)
     }
 
     public func signOut(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try await store.deleteSession(tokenHash: auth.session.tokenHash)
-        try await audit(auth.account.id, .signOut, .success, origin)
+        try await audit.record(auth.account.id, .signOut, .success, origin)
     }
 
     /// Sensitive operations need a password check within the account's interval (0 = never asked again).
@@ -725,15 +728,15 @@ public final class AccountService: Sendable {
             return
         case .refused(let error, let outcome):
             if error == .accountLocked { lockedOut(auth.account.id) }
-            if let outcome { try await audit(auth.account.id, kind, outcome, origin) }
+            if let outcome { try await audit.record(auth.account.id, kind, outcome, origin) }
             throw error
         case .failed(let failure):
             switch failure {
-            case .counted: try await audit(auth.account.id, kind, .wrongPassword, origin)
-            case .delayed: try await audit(auth.account.id, kind, .wrongPasswordDelayed, origin)
+            case .counted: try await audit.record(auth.account.id, kind, .wrongPassword, origin)
+            case .delayed: try await audit.record(auth.account.id, kind, .wrongPasswordDelayed, origin)
             case .locked:
                 lockedOut(auth.account.id)
-                try await audit(auth.account.id, kind, .wrongPasswordLocked, origin)
+                try await audit.record(auth.account.id, kind, .wrongPasswordLocked, origin)
             }
             throw AccountError.wrongPassword
         }
@@ -812,7 +815,7 @@ public final class AccountService: Sendable {
         try await complete(account, origin: origin)
         signInFailures.refund(origin.address, now: now)
         try await store.markReauthenticated(tokenHash: tokenHash, at: now)
-        try await audit(accountID, .reauth, .succeeded(via: method), origin)
+        try await audit.record(accountID, .reauth, .succeeded(via: method), origin)
     }
 
     public func changePassword(_ auth: Authenticated, current: String, new: String, origin: RequestOrigin) async throws
@@ -828,7 +831,7 @@ public final class AccountService: Sendable {
             keepingSession: auth.session.tokenHash
         )
         endings.ended(.account(auth.account.id))
-        try await audit(auth.account.id, .passwordChange, .success, origin)
+        try await audit.record(auth.account.id, .passwordChange, .success, origin)
     }
 
     public static let reauthChoices = AccountSettings.reauthChoices
@@ -839,11 +842,11 @@ public final class AccountService: Sendable {
         }
         try requireRecentAuthentication(auth)
         try await store.setReauthMinutes(reauthMinutes, accountID: auth.account.id)
-        try await audit(auth.account.id, .settingsChange, .success, origin)
+        try await audit.record(auth.account.id, .settingsChange, .success, origin)
     }
 
     public func auditEvents(_ auth: Authenticated, before: Int64?, limit: Int) async throws -> [AuditEvent] {
-        try await store.auditEvents(accountID: auth.account.id, before: before, limit: max(1, min(limit, 100)))
+        try await audit.events(accountID: auth.account.id, before: before, limit: limit)
     }
 
     // MARK: Helpers
@@ -851,33 +854,11 @@ public final class AccountService: Sendable {
     /// The account with this ID, for the features built on accounts (nil: none).
     func account(id: String) async throws -> AccountRecord? { try await store.account(id: id) }
 
-    func audit(_ accountID: String, _ kind: AuditKind, _ outcome: AuditOutcome, _ origin: RequestOrigin) async throws {
-        let e = auditEntry(accountID, kind, outcome, origin)
-        try await store.record(
-            accountID: e.accountID,
-            kind: e.kind,
-            outcome: e.outcome,
-            address: e.address,
-            userAgent: e.userAgent,
-            at: e.at
-        )
-    }
+    /// The account with this (canonical) username (nil: none).
+    func account(username: String) async throws -> AccountRecord? { try await store.account(username: username) }
 
-    func auditEntry(
-        _ accountID: String,
-        _ kind: AuditKind,
-        _ outcome: AuditOutcome,
-        _ origin: RequestOrigin
-    ) -> AuditEntry {
-        AuditEntry(
-            accountID: accountID,
-            kind: kind.rawValue,
-            outcome: outcome.text,
-            address: origin.address,
-            userAgent: origin.userAgent,
-            at: clock.now()
-        )
-    }
+    /// Whether the username is locked (by failed sign-ins, until an administrator unlocks it).
+    func isLocked(username: String) async throws -> Bool { try await store.isLocked(username: username) }
 
     /// Argon2id takes ~15 ms of CPU and 19 MiB: it runs on threads of its own (`HashThreads`),
     /// and past `maxQueuedHashes` waiting checks the server answers 503 at once instead of letting the

@@ -25,27 +25,11 @@ public struct SessionRecord: Equatable, Sendable {
     public var passkeyID: String? = nil
 }
 
-extension AuditEvent {
-    /// The account ID of audit rows for usernames without an account: written so that a refusal costs
-    /// the same whether the name exists, shown to no one, purged after a day.
-    public static let unknownAccountID = ""
-}
-
 /// What finishing a check (a password, a passcode) did to the username's lockout state.
 public enum SignInOutcome: Equatable, Sendable {
     /// The check passed; `.proceed` unless a lock or delay set meanwhile refuses it.
     case succeeded(LockoutPolicy.Gate)
     case failed(LockoutPolicy.Failure)
-}
-
-/// An audit row to write (`AccountStore.record` takes the same fields).
-public struct AuditEntry: Equatable, Sendable {
-    public var accountID: String
-    public var kind: String
-    public var outcome: String
-    public var address: String
-    public var userAgent: String
-    public var at: Date
 }
 
 /// What `AccountStore.startSession` came to.
@@ -139,17 +123,6 @@ public protocol AccountStore: ServerSecretStore {
     func deleteSessions(accountID: String, keeping: String?) async throws
     /// Deletes sessions past their absolute or idle lifetime and spent captchas past expiry.
     func purgeExpired(now: Date, idle: TimeInterval) async throws
-
-    func record(
-        accountID: String,
-        kind: String,
-        outcome: String,
-        address: String,
-        userAgent: String,
-        at: Date
-    ) async throws
-    /// Newest first, ids below `before` when given.
-    func auditEvents(accountID: String, before: Int64?, limit: Int) async throws -> [AuditEvent]
 
     /// Records a captcha challenge as used; false when it already was.
     func spendCaptcha(challenge: String, expiresAt: Date) async throws -> Bool

@@ -51,7 +51,13 @@ extension CountersignServer {
             }
             var config = ServerConfiguration()
             config.hasher = hasher
-            let service = try await AccountService(store: storage, config: config, random: random, logger: logger)
+            let service = try await AccountService(
+                store: storage,
+                audit: AuditLog(store: storage),
+                config: config,
+                random: random,
+                logger: logger
+            )
             var existing: [String] = []
             let origin = RequestOrigin(address: "", userAgent: "countersign-server admin demo-users")
             for n in 1...count {

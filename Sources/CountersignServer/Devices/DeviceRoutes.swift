@@ -27,24 +27,30 @@ struct DeviceRoutes {
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        v1.delete("sessions") { request, context in
-            try await accounts.signOutEverywhere(try await account(request), origin: APIRoutes.origin(request, context))
+        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: accounts))
+        let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(devices: devices))
+        let withMessagingDevice = v1.group().add(
+            middleware: DeviceSessionMiddleware(devices: devices, messagingOnly: true)
+        )
+        let withEither = v1.group().add(middleware: DeviceSessionMiddleware(devices: devices, orAccount: accounts))
+        withAccount.delete("sessions") { request, context in
+            try await accounts.signOutEverywhere(try context.account(), origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
         }
-        v1.post("devices/challenges") { request, _ in
-            try json(try await devices.registrationChallenge(try await account(request)), status: .created)
+        withAccount.post("devices/challenges") { request, context in
+            try json(try await devices.registrationChallenge(try context.account()), status: .created)
         }
-        v1.post("devices") { request, context in
-            let auth = try await account(request)
+        withAccount.post("devices") { request, context in
+            let auth = try context.account()
             let body = try await APIRoutes.decode(DeviceRegistrationRequest.self, request, maxBody: maxBody)
             let device = try await devices.register(auth, body, origin: APIRoutes.origin(request, context))
             return try json(Self.device(device), status: .created, headers: [.location: "/v1/devices/\(device.id)"])
         }
-        v1.get("devices") { request, _ in
-            try json(DeviceList(devices: try await devices.list(try await account(request)).map(Self.device)))
+        withAccount.get("devices") { request, context in
+            try json(DeviceList(devices: try await devices.list(try context.account()).map(Self.device)))
         }
-        v1.patch("devices/:id") { request, context in
-            let auth = try await account(request)
+        withAccount.patch("devices/:id") { request, context in
+            let auth = try context.account()
             let body = try await APIRoutes.decode(DeviceRenameRequest.self, request, maxBody: maxBody)
             let id = try context.parameters.require("id")
             return try json(
@@ -58,8 +64,8 @@ struct DeviceRoutes {
                 )
             )
         }
-        v1.delete("devices/:id") { request, context in
-            let auth = try await account(request)
+        withAccount.delete("devices/:id") { request, context in
+            let auth = try context.account()
             try await devices.revoke(
                 auth,
                 deviceID: try context.parameters.require("id"),
@@ -67,8 +73,8 @@ struct DeviceRoutes {
             )
             return Response(status: .noContent)
         }
-        v1.put("devices/:id/revocation-token") { request, context in
-            let auth = try await account(request)
+        withAccount.put("devices/:id/revocation-token") { request, context in
+            let auth = try context.account()
             let body = try await APIRoutes.decode(DeviceRevocationTokenSetting.self, request, maxBody: maxBody)
             try await devices.setRevocationToken(
                 auth,
@@ -87,8 +93,8 @@ struct DeviceRoutes {
             )
             return Response(status: .noContent)
         }
-        v1.post("me/key-gate/events") { request, context in
-            let auth = try await account(request)
+        withAccount.post("me/key-gate/events") { request, context in
+            let auth = try context.account()
             let body = try await APIRoutes.decode(KeyGateEvent.self, request, maxBody: maxBody)
             try await devices.recordGateEvent(auth, body, origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
@@ -116,24 +122,23 @@ struct DeviceRoutes {
                 status: .created
             )
         }
-        v1.delete("device-sessions/current") { request, _ in
-            let auth = try await device(request)
-            try await devices.store.deleteDeviceSession(tokenHash: auth.session.tokenHash)
-            accounts.endings.ended(.deviceSession(tokenHash: auth.session.tokenHash))
+        withDevice.delete("device-sessions/current") { request, context in
+            let auth = try context.device()
+            try await devices.signOut(auth)
             return Response(status: .noContent)
         }
-        v1.post("devices/current/keys") { request, context in
-            // A messaging device's keys: an authenticator's are refused (403) before the body is read.
-            let auth = try await device(request)
-            guard auth.device.kind == DeviceRecord.messaging else { throw DeviceError.notAMessagingDevice }
+        withMessagingDevice.post("devices/current/keys") { request, context in
+            // A messaging device's keys: an authenticator's are refused (403) by the middleware, before
+            // the body is read.
+            let auth = try context.device()
             let body = try await APIRoutes.decode(KeyRotationRequest.self, request, maxBody: maxBody)
             return try json(
                 Self.device(try await devices.rotate(auth, body, origin: APIRoutes.origin(request, context)))
             )
         }
-        v1.get("users/:username/devices") { request, context in
-            // Any signed-in account or device may read the directory; anonymous callers may not list users.
-            try await anyone(request)
+        withEither.get("users/:username/devices") { request, context in
+            // Any signed-in account or device may read the directory (its middleware); anonymous callers
+            // may not list users.
             let (account, active, history) = try await devices.directory(
                 username: try context.parameters.require("username")
             )
@@ -167,24 +172,6 @@ struct DeviceRoutes {
                     }
                 )
             )
-        }
-    }
-
-    func account(_ request: Request) async throws -> Authenticated {
-        try await accounts.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
-    }
-
-    func device(_ request: Request) async throws -> DeviceAuthenticated {
-        try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
-    }
-
-    /// An account session or a device session.
-    func anyone(_ request: Request) async throws {
-        let token = APIRoutes.bearerToken(request.headers[.authorization])
-        if token?.hasPrefix("csd_") == true {
-            _ = try await devices.authenticate(deviceToken: token)
-        } else {
-            _ = try await accounts.authenticate(token: token)
         }
     }
 }

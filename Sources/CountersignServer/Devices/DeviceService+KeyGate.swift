@@ -50,7 +50,7 @@ extension DeviceService {
                 signingKeyID: device.signingKeyID
             ) == .done
         else { throw DeviceError.notFound }
-        try await accounts.audit(auth.account.id, .keyGate, .revocationTokenSet, origin)
+        try await audit.record(auth.account.id, .keyGate, .revocationTokenSet, origin)
     }
 
     /// Anyone holding the token may revoke the device: it opens nothing, and only ends the device. A
@@ -65,7 +65,7 @@ extension DeviceService {
             try await store.revoke(deviceID: deviceID, accountID: target.accountID, at: clock.now()) == .done
         else { throw DeviceError.notFound }
         accounts.endings.ended(.device(deviceID))
-        try await accounts.audit(target.accountID, .deviceRevoke, .selfRevoked, origin)
+        try await audit.record(target.accountID, .deviceRevoke, .selfRevoked, origin)
     }
 
     public func recordGateEvent(_ auth: Authenticated, _ e: KeyGateEvent, origin: RequestOrigin) async throws {
@@ -78,6 +78,6 @@ extension DeviceService {
         if let wait = gateEventsPerAccount.take("account " + auth.account.id, now: clock.now()) {
             throw RequestError.rateLimited(retryAfter: wait)
         }
-        try await accounts.audit(auth.account.id, .keyGate, .gate(event: e.event, method: e.method), origin)
+        try await audit.record(auth.account.id, .keyGate, .gate(event: e.event, method: e.method), origin)
     }
 }

@@ -17,6 +17,7 @@ public struct DeviceAuthenticated: Sendable {
 public final class DeviceService: Sendable {
     let store: any DeviceStore
     let accounts: AccountService
+    let audit: AuditLog
     let config: ServerConfiguration
     let clock: any WallClock
     let random: any RandomSource
@@ -33,12 +34,14 @@ public final class DeviceService: Sendable {
     public init(
         store: any DeviceStore,
         accounts: AccountService,
+        audit: AuditLog,
         config: ServerConfiguration,
         clock: any WallClock,
         random: any RandomSource
     ) {
         self.store = store
         self.accounts = accounts
+        self.audit = audit
         self.config = config
         self.clock = clock
         self.random = random
@@ -108,7 +111,7 @@ public final class DeviceService: Sendable {
             encryptionKey: encryption
         )
         guard signing.isValidSignature(request.signature.bytes, for: message) else {
-            try await accounts.audit(auth.account.id, .deviceRegister, .badSignature, origin)
+            try await audit.record(auth.account.id, .deviceRegister, .badSignature, origin)
             throw DeviceError.badSignature(
                 "the signature does not verify with signingKey over the registration message (docs/PROTOCOL.md §1)"
             )
@@ -136,7 +139,7 @@ public final class DeviceService: Sendable {
             )
         case .notFound, .changed: throw RequestError.unauthenticated
         }
-        try await accounts.audit(auth.account.id, .deviceRegister, .success, origin)
+        try await audit.record(auth.account.id, .deviceRegister, .success, origin)
         return device
     }
 
@@ -208,11 +211,11 @@ public final class DeviceService: Sendable {
                 request.signature.bytes,
                 for: DeviceProof.sessionMessage(nonce: request.nonce.bytes, deviceID: device.id)
             ),
-            let account = try await accounts.store.account(id: device.accountID)
+            let account = try await accounts.account(id: device.accountID)
         else { throw refused }
         guard device.isActive else { throw DeviceError.revoked }
         // Checked again after the insert below, against a lock in flight; this one spares the write.
-        if try await accounts.store.isLocked(username: account.username) { throw AccountError.accountLocked }
+        if try await accounts.isLocked(username: account.username) { throw AccountError.accountLocked }
         let now = clock.now()
         let token = "csd_" + Base64URL(random.bytes(32)).text
         let session = DeviceSessionRecord(
@@ -234,12 +237,12 @@ public final class DeviceService: Sendable {
         }
         // The same for a lock: it ended the account's device sessions, and its devices open none until an
         // administrator unlocks (a key registered with a stolen session must not outlive the lock).
-        if try await accounts.store.isLocked(username: account.username) {
+        if try await accounts.isLocked(username: account.username) {
             try await store.deleteDeviceSession(tokenHash: session.tokenHash)
             throw AccountError.accountLocked
         }
         try await store.touchDevice(id: device.id, at: now)
-        try await accounts.audit(account.id, .deviceSession, .success, origin)
+        try await audit.record(account.id, .deviceSession, .success, origin)
         return (token, session, device, account)
     }
 
@@ -317,7 +320,7 @@ public final class DeviceService: Sendable {
         guard try await store.rename(deviceID: deviceID, accountID: auth.account.id, name: name) == .done,
             let device = try await store.device(id: deviceID)
         else { throw DeviceError.notFound }
-        try await accounts.audit(auth.account.id, .deviceRename, .success, origin)
+        try await audit.record(auth.account.id, .deviceRename, .success, origin)
         return device
     }
 
@@ -332,7 +335,7 @@ public final class DeviceService: Sendable {
             throw DeviceError.notFound
         }
         accounts.endings.ended(.device(deviceID))
-        try await accounts.audit(auth.account.id, .deviceRevoke, .success, origin)
+        try await audit.record(auth.account.id, .deviceRevoke, .success, origin)
     }
 
     public func rotate(
@@ -382,16 +385,35 @@ public final class DeviceService: Sendable {
         // One signal whatever the number of sessions.
         try await store.deleteDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash)
         accounts.endings.ended(.otherDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash))
-        try await accounts.audit(auth.account.id, .deviceRotate, .success, origin)
+        try await audit.record(auth.account.id, .deviceRotate, .success, origin)
         guard let device = try await store.device(id: auth.device.id) else { throw DeviceError.notFound }
         return device
     }
+
+    /// Ends a device session (its own sign-out).
+    public func signOut(_ auth: DeviceAuthenticated) async throws {
+        try await store.deleteDeviceSession(tokenHash: auth.session.tokenHash)
+        accounts.endings.ended(.deviceSession(tokenHash: auth.session.tokenHash))
+    }
+
+    /// Revokes an authenticator's device for the MFA feature (unpairing, MFA turned off): false when it
+    /// was not the account's active device.
+    func revokeAuthenticator(deviceID: String, accountID: String) async throws -> Bool {
+        guard try await store.revoke(deviceID: deviceID, accountID: accountID, at: clock.now()) == .done else {
+            return false
+        }
+        accounts.endings.ended(.device(deviceID))
+        return true
+    }
+
+    /// The device with this ID, revoked or not (nil: none).
+    func device(id: String) async throws -> DeviceRecord? { try await store.device(id: id) }
 
     // MARK: Directory
 
     public func directory(username raw: String) async throws -> (AccountRecord, [DeviceRecord], [KeyHistoryRecord]) {
         guard let username = (try? Username(parsing: raw))?.text,
-            let account = try await accounts.store.account(username: username)
+            let account = try await accounts.account(username: username)
         else {
             throw DeviceError.notFound
         }

@@ -32,24 +32,20 @@ struct MFARoutes {
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        @Sendable func account(_ r: Request) async throws -> Authenticated {
-            try await accounts.authenticate(token: APIRoutes.bearerToken(r.headers[.authorization]))
-        }
-        @Sendable func device(_ r: Request) async throws -> DeviceAuthenticated {
-            try await devices.authenticate(deviceToken: APIRoutes.bearerToken(r.headers[.authorization]))
-        }
+        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: accounts))
+        let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(devices: devices))
         /// An authenticator's device session, refused (403) for a messaging device before any body is read.
-        @Sendable func authenticator(_ r: Request) async throws -> DeviceAuthenticated {
-            let auth = try await device(r)
+        @Sendable func authenticator(_ context: AppContext) throws -> DeviceAuthenticated {
+            let auth = try context.device()
             guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
             return auth
         }
         @Sendable func binding(_ r: Request) -> String? { APIRoutes.bearerToken(r.headers[.authorization]) }
 
         // The account's own settings.
-        v1.get("me/mfa") { request, _ in try json(try await mfa.status(try await account(request))) }
-        v1.put("me/mfa/settings") { request, _ in
-            let auth = try await account(request)
+        withAccount.get("me/mfa") { request, context in try json(try await mfa.status(try context.account())) }
+        withAccount.put("me/mfa/settings") { request, context in
+            let auth = try context.account()
             return try json(
                 try await mfa.updateSettings(
                     auth,
@@ -57,18 +53,18 @@ struct MFARoutes {
                 )
             )
         }
-        v1.delete("me/mfa") { request, context in
-            try await mfa.disable(try await account(request), origin: APIRoutes.origin(request, context))
+        withAccount.delete("me/mfa") { request, context in
+            try await mfa.disable(try context.account(), origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
         }
-        v1.post("me/mfa/pairing-keys") { request, _ in
-            try json(try await mfa.pairingKey(try await account(request), server: server(request)), status: .created)
+        withAccount.post("me/mfa/pairing-keys") { request, context in
+            try json(try await mfa.pairingKey(try context.account(), server: server(request)), status: .created)
         }
-        v1.post("me/mfa/totp") { request, _ in
-            try json(try await mfa.enrollTOTP(try await account(request)), status: .created)
+        withAccount.post("me/mfa/totp") { request, context in
+            try json(try await mfa.enrollTOTP(try context.account()), status: .created)
         }
-        v1.post("me/mfa/totp/confirm") { request, _ in
-            let auth = try await account(request)
+        withAccount.post("me/mfa/totp/confirm") { request, context in
+            let auth = try context.account()
             return try json(
                 try await mfa.confirmTOTP(
                     auth,
@@ -76,8 +72,8 @@ struct MFARoutes {
                 )
             )
         }
-        v1.post("me/mfa/recovery-codes") { request, _ in
-            try json(try await mfa.regenerateRecoveryCodes(try await account(request)), status: .created)
+        withAccount.post("me/mfa/recovery-codes") { request, context in
+            try json(try await mfa.regenerateRecoveryCodes(try context.account()), status: .created)
         }
 
         // The signing-in client, with its binding secret.
@@ -179,23 +175,23 @@ struct MFARoutes {
             let body = try await APIRoutes.decode(PairingRequest.self, request, maxBody: maxBody)
             return try json(try await mfa.pair(body, origin: APIRoutes.origin(request, context)), status: .created)
         }
-        v1.get("authenticator/challenges") { request, _ in
-            try json(try await mfa.challenges(try await authenticator(request)))
+        withDevice.get("authenticator/challenges") { request, context in
+            try json(try await mfa.challenges(try authenticator(context)))
         }
-        v1.post("authenticator/answers") { request, context in
-            let auth = try await authenticator(request)
+        withDevice.post("authenticator/answers") { request, context in
+            let auth = try authenticator(context)
             let body = try await APIRoutes.decode(PushAnswer.self, request, maxBody: maxBody)
             return try json(try await mfa.answer(auth, body, origin: APIRoutes.origin(request, context)))
         }
-        v1.get("authenticator") { request, _ in
-            try json(try await mfa.authenticatorInfo(try await authenticator(request)))
+        withDevice.get("authenticator") { request, context in
+            try json(try await mfa.authenticatorInfo(try authenticator(context)))
         }
-        v1.delete("authenticator") { request, context in
-            try await mfa.unpair(try await authenticator(request), origin: APIRoutes.origin(request, context))
+        withDevice.delete("authenticator") { request, context in
+            try await mfa.unpair(try authenticator(context), origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
         }
-        v1.put("authenticator/push") { request, _ in
-            let auth = try await authenticator(request)
+        withDevice.put("authenticator/push") { request, context in
+            let auth = try authenticator(context)
             return try json(
                 try await mfa.setPush(
                     auth,
@@ -203,8 +199,8 @@ struct MFARoutes {
                 )
             )
         }
-        v1.post("authenticator/logs") { request, _ in
-            let auth = try await authenticator(request)
+        withDevice.post("authenticator/logs") { request, context in
+            let auth = try authenticator(context)
             return try json(
                 try await mfa.uploadLogs(
                     auth,
@@ -214,10 +210,10 @@ struct MFARoutes {
             )
         }
         for action in [MFAService.AuthCodeAction.claim, .approve, .deny] {
-            v1.post(action == .claim ? "authenticator/auth-codes" : "authenticator/auth-codes/\(action.rawValue)") {
-                request,
-                _ in
-                let auth = try await authenticator(request)
+            withDevice.post(
+                action == .claim ? "authenticator/auth-codes" : "authenticator/auth-codes/\(action.rawValue)"
+            ) { request, context in
+                let auth = try authenticator(context)
                 return try json(
                     try await mfa.authCode(
                         auth,

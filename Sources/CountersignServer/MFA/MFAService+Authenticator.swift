@@ -28,13 +28,9 @@ extension MFAService {
         let others = try await store.authenticators(accountID: auth.account.id).filter { $0.deviceID != auth.device.id }
         let (state, _) = try await state(auth.account.id)
         guard !others.isEmpty || state.totpConfirmed else { throw MFAError.lastSecondFactor }
-        guard
-            try await devices.store.revoke(deviceID: auth.device.id, accountID: auth.account.id, at: clock.now())
-                == .done
-        else {
+        guard try await devices.revokeAuthenticator(deviceID: auth.device.id, accountID: auth.account.id) else {
             throw MFAError.notAnAuthenticator
         }
-        accounts.endings.ended(.device(auth.device.id))
-        try await accounts.audit(auth.account.id, .mfaUnpair, .success, origin)
+        try await audit.record(auth.account.id, .mfaUnpair, .success, origin)
     }
 }

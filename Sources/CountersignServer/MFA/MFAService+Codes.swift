@@ -20,7 +20,7 @@ extension MFAService {
             URLQueryItem(name: "algorithm", value: "SHA1"), URLQueryItem(name: "digits", value: "6"),
             URLQueryItem(name: "period", value: String(Self.totpPeriod)),
         ]
-        try await accounts.audit(
+        try await audit.record(
             auth.account.id,
             .mfaTOTP,
             .enrollStarted,
@@ -56,7 +56,7 @@ extension MFAService {
         case nil: throw MFAError.noPendingEnrollment
         case false?: throw MFAError.passcodeInvalid
         case true?:
-            try await accounts.audit(
+            try await audit.record(
                 auth.account.id,
                 .mfaTOTP,
                 .enrolled,
@@ -72,7 +72,7 @@ extension MFAService {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let (shown, hashes) = RecoveryCodes.make(key: recoveryKey, random: random)
         try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: hashes)
-        try await accounts.audit(
+        try await audit.record(
             auth.account.id,
             .mfaRecoveryCodes,
             .generated,
@@ -88,12 +88,11 @@ extension MFAService {
     public func disable(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         for deviceID in try await store.removeAuthenticators(accountID: auth.account.id) {
-            _ = try await devices.store.revoke(deviceID: deviceID, accountID: auth.account.id, at: clock.now())
-            accounts.endings.ended(.device(deviceID))
+            _ = try await devices.revokeAuthenticator(deviceID: deviceID, accountID: auth.account.id)
         }
         try await update(auth.account.id) { $0 = AccountState() }
         try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: [])
-        try await accounts.audit(auth.account.id, .mfa, .disabled, origin)
+        try await audit.record(auth.account.id, .mfa, .disabled, origin)
     }
 
     // MARK: Authentication codes (QR sign-in)
@@ -240,7 +239,7 @@ extension MFAService {
             let users = try await s.code.users.asyncMap { id in try await accounts.account(id: id) }.compactMap {
                 $0
             }
-            try await accounts.audit(
+            try await audit.record(
                 auth.account.id,
                 .authCode,
                 .authenticationCode(action, s.code.status),

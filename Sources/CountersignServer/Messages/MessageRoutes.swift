@@ -13,11 +13,15 @@ struct MessageRoutes {
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        v1.post("messages") { request, _ in
-            // The session first, from the headers: an anonymous or stale caller is answered 401 before a
-            // byte of its (up to 1.5 MB) body is read. Then the JSON and the checks, the ECDSA signature
-            // last, off the event loops.
-            let auth = try await device(request)
+        // A messaging device's session: an authenticator's is refused (403) by the middleware.
+        let withDevice = v1.group().add(
+            middleware: DeviceSessionMiddleware(devices: devices, messagingOnly: true)
+        )
+        withDevice.post("messages") { request, context in
+            // The session first (the middleware), from the headers: an anonymous or stale caller is
+            // answered 401 before a byte of its (up to 1.5 MB) body is read. Then the JSON and the checks,
+            // the ECDSA signature last, off the event loops.
+            let auth = try context.device()
             try messages.admitSend(auth)
             let body = try await APIRoutes.body(request, maxBody: Self.maxBody)
             let checked = try await SerialQueuePool.cpu.run {
@@ -26,8 +30,8 @@ struct MessageRoutes {
             let (sent, created) = try await messages.store(checked)
             return try json(sent, status: created ? .created : .ok, headers: [.location: "/v1/messages/\(sent.id)"])
         }
-        v1.get("devices/current/messages") { request, _ in
-            var auth = try await device(request)
+        withDevice.get("devices/current/messages") { request, context in
+            var auth = try context.device()
             let q = request.uri.queryParameters
             var after: Int64 = 0
             var limit = 100
@@ -56,7 +60,7 @@ struct MessageRoutes {
                     PushHub.sessionKey(auth.session.tokenHash)
                 )
                 do {
-                    if !first { auth = try await device(request) }
+                    if !first { auth = try await devices.authenticate(sessionHash: auth.session.tokenHash) }
                     first = false
                     let page = try await messages.fetch(auth, after: after, limit: limit)
                     let left = deadline - ContinuousClock.now
@@ -74,27 +78,19 @@ struct MessageRoutes {
                 }
             }
         }
-        v1.post("devices/current/acks") { request, _ in
-            let auth = try await device(request)
+        withDevice.post("devices/current/acks") { request, context in
+            let auth = try context.device()
             let body = try await APIRoutes.decode(AckRequest.self, request, maxBody: 64 * 1024)
             return try json(AckResult(acknowledged: try await messages.acknowledge(auth, seqs: body.seqs)))
         }
-        v1.get("messages/:id") { request, context in
-            let auth = try await device(request)
+        withDevice.get("messages/:id") { _, context in
+            let auth = try context.device()
             return try json(try await messages.status(auth, messageID: try context.parameters.require("id")))
         }
-        v1.delete("messages/:id") { request, context in
-            let auth = try await device(request)
+        withDevice.delete("messages/:id") { _, context in
+            let auth = try context.device()
             try await messages.cancel(auth, messageID: try context.parameters.require("id"))
             return Response(status: .noContent)
         }
-    }
-
-    /// A messaging device's session: an authenticator's holds no mail and must not send, read receipts
-    /// or cancel the account's delayed messages.
-    func device(_ request: Request) async throws -> DeviceAuthenticated {
-        let auth = try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
-        guard auth.device.kind == DeviceRecord.messaging else { throw DeviceError.notAMessagingDevice }
-        return auth
     }
 }

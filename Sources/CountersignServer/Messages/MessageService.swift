@@ -272,6 +272,11 @@ public final class MessageService: Sendable {
         return try await store.acknowledge(deviceID: auth.device.id, seqs: seqs)
     }
 
+    /// The push channel's acknowledgements (already merged and bounded by the channel).
+    func acknowledge(deviceID: String, seqs: [Int64]) async throws {
+        _ = try await store.acknowledge(deviceID: deviceID, seqs: seqs)
+    }
+
     public func cancel(_ auth: DeviceAuthenticated, messageID: String) async throws {
         switch try await store.cancel(
             messageID: messageID.lowercased(),

@@ -9,11 +9,9 @@ struct PushRoutes {
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        v1.post("devices/current/push-tickets") { request, _ in
-            let auth = try await devices.authenticate(
-                deviceToken: APIRoutes.bearerToken(request.headers[.authorization])
-            )
-            return try json(try await push.ticket(auth), status: .created)
+        let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(devices: devices))
+        withDevice.post("devices/current/push-tickets") { _, context in
+            try json(try await push.ticket(try context.device()), status: .created)
         }
         v1.get("push") { _, _ -> Response in
             throw Problem(

@@ -116,7 +116,7 @@ public final class PushService: Sendable {
     }
 
     func acknowledge(deviceID: String, seqs: [Int64]) async throws {
-        _ = try await messages.store.acknowledge(deviceID: deviceID, seqs: seqs)
+        try await messages.acknowledge(deviceID: deviceID, seqs: seqs)
     }
 
     /// Announces delayed messages that came due: claimed once across all nodes, then signalled.

@@ -1,8 +1,6 @@
-import CountersignAPI
-
-extension AccountRoutes {
-    /// `secondFactor` of a sign-in or re-authentication: `code` (the client will give a passcode or a
-    /// recovery code) asks for no push; `push` or none, the default.
+/// `secondFactor` of a sign-in or re-authentication request: `code` (the client will give a passcode or
+/// a recovery code) asks for no push; `push` or none, the default.
+enum SecondFactorChoice {
     static func offerPush(_ secondFactor: String?) throws -> Bool {
         switch secondFactor {
         case nil, "push": return true

@@ -5,7 +5,9 @@ import NIOCore
 /// The server's storage: one value per backend (`SQLiteStorage`, `PostgresStorage`), each implementing
 /// every feature's store in full, the shared SQL (`SQLStores`) and its own hot paths. `serve`, the admin
 /// commands, tests and benchmarks all open it with `ServerDatabase.open`.
-package protocol ServerStorage: SQLStores, AccountStore, DeviceStore, MessageStore, MFAStore, PasskeyStore, PushStore {
+package protocol ServerStorage: SQLStores, AccountStore, AuditStore, DeviceStore, MessageStore, MFAStore, PasskeyStore,
+    PushStore
+{
     var location: DatabaseLocation { get }
     /// The push signals' bus between the nodes serving this database (PostgreSQL: LISTEN/NOTIFY; a
     /// SQLite file has one node, so its bus is local); `deliver` hands a signal to this node's connections.

@@ -18,9 +18,7 @@ struct PasskeyRoutes {
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
         let maxBody = min(self.maxBody, Self.maxResponseBody)
-        @Sendable func account(_ r: Request) async throws -> Authenticated {
-            try await accounts.authenticate(token: APIRoutes.bearerToken(r.headers[.authorization]))
-        }
+        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: accounts))
         @Sendable func binding(_ r: Request) -> String? { APIRoutes.bearerToken(r.headers[.authorization]) }
         @Sendable func session(_ s: AccountService.NewSession) throws -> Response {
             try json(
@@ -30,22 +28,22 @@ struct PasskeyRoutes {
         }
 
         // The account's passkeys.
-        v1.get("me/passkeys") { request, _ in
-            try json(PasskeyList(passkeys: try await passkeys.list(try await account(request))))
+        withAccount.get("me/passkeys") { request, context in
+            try json(PasskeyList(passkeys: try await passkeys.list(try context.account())))
         }
-        v1.post("me/passkeys/options") { request, _ in
-            try json(try await passkeys.startRegistration(try await account(request)), status: .created)
+        withAccount.post("me/passkeys/options") { request, context in
+            try json(try await passkeys.startRegistration(try context.account()), status: .created)
         }
-        v1.post("me/passkeys") { request, context in
-            let auth = try await account(request)
+        withAccount.post("me/passkeys") { request, context in
+            let auth = try context.account()
             let body = try await APIRoutes.decode(PasskeyRegistrationFinish.self, request, maxBody: maxBody)
             return try json(
                 try await passkeys.finishRegistration(auth, body, origin: APIRoutes.origin(request, context)),
                 status: .created
             )
         }
-        v1.patch("me/passkeys/:id") { request, context in
-            let auth = try await account(request)
+        withAccount.patch("me/passkeys/:id") { request, context in
+            let auth = try context.account()
             let body = try await APIRoutes.decode(PasskeyRename.self, request, maxBody: maxBody)
             return try json(
                 try await passkeys.rename(
@@ -56,9 +54,9 @@ struct PasskeyRoutes {
                 )
             )
         }
-        v1.delete("me/passkeys/:id") { request, context in
+        withAccount.delete("me/passkeys/:id") { request, context in
             try await passkeys.remove(
-                try await account(request),
+                try context.account(),
                 id: try context.parameters.require("id"),
                 origin: APIRoutes.origin(request, context)
             )
@@ -75,11 +73,11 @@ struct PasskeyRoutes {
         }
 
         // Re-authentication by passkey in place of the password.
-        v1.post("sessions/current/reauth/passkey/options") { request, _ in
-            try json(try await passkeys.startReauthentication(try await account(request)), status: .created)
+        withAccount.post("sessions/current/reauth/passkey/options") { request, context in
+            try json(try await passkeys.startReauthentication(try context.account()), status: .created)
         }
-        v1.post("sessions/current/reauth/passkey") { request, context in
-            let auth = try await account(request)
+        withAccount.post("sessions/current/reauth/passkey") { request, context in
+            let auth = try context.account()
             let body = try await APIRoutes.decode(PasskeyAssertionFinish.self, request, maxBody: maxBody)
             try await passkeys.finishReauthentication(auth, body, origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)

@@ -171,7 +171,7 @@ extension PasskeyService {
     /// this failure set one).
     func checkCounted(_ a: Attempt, audit kind: AuditKind, origin: RequestOrigin) async throws -> StoredPasskey {
         guard let accountID = a.accountID else {
-            try await accounts.audit(AuditEvent.unknownAccountID, kind, .wrongPasskey, origin)
+            try await audit.record(AuditEvent.unknownAccountID, kind, .wrongPasskey, origin)
             throw PasskeyError.unknownCredential
         }
         var outcome: Result<StoredPasskey, PasskeyError> = .failure(.unknownCredential)
@@ -184,10 +184,10 @@ extension PasskeyService {
             }
         } catch AccountError.signInDelayed(let until) {
             // Refused by the lock or the delay, before or after the check: audited as password sign-ins are.
-            try await accounts.audit(accountID, kind, .refusedDelayed, origin)
+            try await audit.record(accountID, kind, .refusedDelayed, origin)
             throw AccountError.signInDelayed(until: until)
         } catch AccountError.accountLocked {
-            try await accounts.audit(accountID, kind, .refusedLocked, origin)
+            try await audit.record(accountID, kind, .refusedLocked, origin)
             throw AccountError.accountLocked
         }
         switch (counted, outcome) {
@@ -200,7 +200,7 @@ extension PasskeyService {
                 case .delayed: .wrongPasskeyDelayed
                 case .locked: .wrongPasskeyLocked
                 }
-            try await accounts.audit(accountID, kind, words, origin)
+            try await audit.record(accountID, kind, words, origin)
             try await auditIfCounter(error, accountID: accountID, kind: kind, origin: origin)
             switch failure {
             case .counted: throw error
@@ -223,7 +223,7 @@ extension PasskeyService {
         async throws
     {
         guard case .counterNotIncreasing = error else { return }
-        try await accounts.audit(accountID, kind, .passkeyCounterNotIncreasing, origin)
+        try await audit.record(accountID, kind, .passkeyCounterNotIncreasing, origin)
     }
 
     /// A discoverable sign-in: a user-verified passkey is two factors, so the session follows at once.
@@ -295,7 +295,7 @@ extension PasskeyService {
         guard id.utf8.count <= 64, try await store.renamePasskey(id: id, accountID: auth.account.id, name: name),
             let renamed = try await store.passkeys(accountID: auth.account.id).first(where: { $0.id == id })
         else { throw PasskeyError.notFound }
-        try await accounts.audit(auth.account.id, .passkey, .renamed, origin)
+        try await audit.record(auth.account.id, .passkey, .renamed, origin)
         return Self.summary(renamed)
     }
 
@@ -305,6 +305,6 @@ extension PasskeyService {
         guard id.utf8.count <= 64,
             try await store.removePasskey(id: id, accountID: auth.account.id, keepingSession: auth.session.tokenHash)
         else { throw PasskeyError.notFound }
-        try await accounts.audit(auth.account.id, .passkey, .removed, origin)
+        try await audit.record(auth.account.id, .passkey, .removed, origin)
     }
 }

@@ -7,6 +7,7 @@ import Foundation
 public final class PasskeyService: Sendable {
     let store: any PasskeyStore
     let accounts: AccountService
+    let audit: AuditLog
     let rp: RelyingParty
     let clock: any WallClock
     let random: any RandomSource
@@ -28,6 +29,7 @@ public final class PasskeyService: Sendable {
     init(
         store: any PasskeyStore,
         accounts: AccountService,
+        audit: AuditLog,
         rp: RelyingParty,
         clock: any WallClock,
         random: any RandomSource,
@@ -35,6 +37,7 @@ public final class PasskeyService: Sendable {
     ) {
         self.store = store
         self.accounts = accounts
+        self.audit = audit
         self.rp = rp
         self.clock = clock
         self.random = random
@@ -147,7 +150,7 @@ public final class PasskeyService: Sendable {
             guard try await store.takeCeremony(id: finish.ceremonyId, now: now) != nil else {
                 throw PasskeyError.ceremonyNotFound
             }
-            try await accounts.audit(auth.account.id, .passkey, .refused, origin)
+            try await audit.record(auth.account.id, .passkey, .refused, origin)
             throw error
         }
         let passkey = v.stored(
@@ -162,12 +165,12 @@ public final class PasskeyService: Sendable {
             passkey,
             max: PasskeyRules.maxPerAccount,
             spending: spending,
-            audit: accounts.auditEntry(auth.account.id, .passkey, .created, origin)
+            audit: audit.entry(auth.account.id, .passkey, .created, origin)
         ) {
         case .added:
             return Self.summary(passkey)
         case .credentialTaken:
-            try await accounts.audit(auth.account.id, .passkey, .refused, origin)
+            try await audit.record(auth.account.id, .passkey, .refused, origin)
             throw PasskeyError.credentialTaken
         case .tooMany: throw PasskeyError.tooManyPasskeys
         case .accountNotFound, .ceremonyGone: throw PasskeyError.ceremonyNotFound
