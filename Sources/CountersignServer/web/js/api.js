@@ -1,6 +1,7 @@
 // The server's HTTP API: JSON in and out, problems (RFC 9457) turned into ApiError with the server's own
 // words. Credentials travel only in the Authorization header, never in cookies, so another site cannot
-// make the browser send them (no cross-site request forgery).
+// make the browser send them (no cross-site request forgery). Each endpoint is a function of the server
+// layer (js/server/), built on `call`; nothing else names a URL.
 import { session } from "./session.js";
 
 export class ApiError extends Error {
@@ -14,7 +15,15 @@ export class ApiError extends Error {
 }
 
 /** The server's answer to a token that names no (live) session. */
-const namesNoSession = (error) => error instanceof ApiError && error.status === 401 && error.code === "unauthenticated";
+export const namesNoSession = (error) =>
+  error instanceof ApiError && error.status === 401 && error.code === "unauthenticated";
+
+/** `path` with a query of the `params` that are not undefined, in their order: `?after=0&wait=25`. */
+export function query(path, params) {
+  const given = Object.entries(params).filter(([, value]) => value !== undefined);
+  if (!given.length) return path;
+  return `${path}?${given.map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join("&")}`;
+}
 
 export async function call(method, path, { json, token } = {}) {
   const headers = { Accept: "application/json" };
@@ -59,23 +68,6 @@ export class SignedOutError extends Error {
   constructor() {
     super("Signed out.");
     this.name = "SignedOutError";
-  }
-}
-
-/**
- * Asks the server whether this page's account session still exists, before a device session is renewed
- * after the server closed the push channel: a sign-out everywhere, a password change or a lock ends both,
- * and the page must not go on receiving or approving with its device key as if signed in. When it has
- * ended this throws SignedOutError (and `call` has told main.js, which signs out); any other failure (the
- * network) lets the renewal go on and find out for itself.
- */
-export async function requireAccountSession() {
-  const token = session.token;
-  if (!token) throw new SignedOutError();
-  try {
-    await call("GET", "/v1/me", { token });
-  } catch (error) {
-    if (namesNoSession(error)) throw new SignedOutError();
   }
 }
 

@@ -3,7 +3,7 @@
 // It takes push challenges only when they verify under the server's challenge key (from the pairing
 // answer), answers them with JWTs signed by its own key, and computes passcodes (RFC 6238) with a TOTP
 // secret that exists here only as a non-extractable HMAC key.
-import { ApiError, call, requireAccountSession } from "./api.js";
+import { ApiError } from "./api.js";
 import { base64url, concat, fromBase64url, hex, lv, sha256, utf8 } from "./bytes.js";
 import { openSession } from "./device.js";
 import { printable } from "./dom.js";
@@ -12,6 +12,18 @@ import { open as openEnvelope } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
 import { run } from "./keystore.js";
 import { openPushChannel } from "./push.js";
+import { requireAccountSession } from "./server/accounts.js";
+import {
+  answerChallenge,
+  approveAuthCode,
+  authenticatorChallenges,
+  claimAuthCode as claimOnServer,
+  denyAuthCode,
+  pairAuthenticator,
+  unpairAuthenticator,
+} from "./server/authenticator.js";
+import { revokeDevice } from "./server/devices.js";
+import { createPairingKey, mfaStatus } from "./server/mfa.js";
 
 const TOTP_CONTENT_TYPE = "application/x-countersign-totp-secret";
 const NUMBER = /^[0-9]{2}([0-9]{4})?$/;
@@ -98,25 +110,23 @@ async function totpKey(sealed, encryption, signer) {
 export async function pair(accountToken, account) {
   // This browser answers only while one of its tabs is signed in: as the account's only second factor it
   // could lock its owner out after a sign-out. Another way back in must exist first.
-  const { body: mfa } = await call("GET", "/v1/me/mfa", { token: accountToken });
+  const mfa = await mfaStatus(accountToken);
   if (!mfa.authenticators?.length && !mfa.totpApp && !mfa.recoveryCodesLeft) {
     throw new Error(
       "This browser can approve sign-ins only while you are signed in here, so it cannot be your only second factor. Create recovery codes (or set up an authenticator app) under Two-factor sign-in first.",
     );
   }
-  const { body: issued } = await call("POST", "/v1/me/mfa/pairing-keys", { token: accountToken });
+  const issued = await createPairingKey(accountToken);
   const keys = await makeDeviceKeys();
   const signingSpki = await spki(keys.signing.publicKey);
   const encryptionSpki = await spki(keys.encryption.publicKey);
   const signature = await signLowS(keys.signing.privateKey, await pairingMessage(issued.key, signingSpki, encryptionSpki));
-  const { body: info } = await call("POST", "/v1/authenticators", {
-    json: {
-      pairingKey: issued.key,
-      name: authenticatorName(),
-      signingKey: base64url(signingSpki),
-      encryptionKey: base64url(encryptionSpki),
-      signature: base64url(signature),
-    },
+  const info = await pairAuthenticator({
+    pairingKey: issued.key,
+    name: authenticatorName(),
+    signingKey: base64url(signingSpki),
+    encryptionKey: base64url(encryptionSpki),
+    signature: base64url(signature),
   });
   let record;
   try {
@@ -142,7 +152,7 @@ export async function pair(accountToken, account) {
     // Paired on the server but not usable here: that authenticator is revoked at once, so the account
     // is never left with a second factor nobody holds.
     if (typeof info?.deviceId === "string") {
-      await call("DELETE", `/v1/devices/${encodeURIComponent(info.deviceId)}`, { token: accountToken }).catch(() => {});
+      await revokeDevice(info.deviceId, accountToken).catch(() => {});
     }
     throw error;
   }
@@ -294,15 +304,15 @@ export function authenticatorStatus() {
   };
 }
 
-/** Calls the API with the authenticator's device session, opening a new one once if it ended. */
-async function withSession(me, method, path, options = {}) {
+/** `request(token)` with the authenticator's device session, opening a new one once if it ended. */
+async function withSession(me, request) {
   try {
-    return await call(method, path, { ...options, token: me.token });
+    return await request(me.token);
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 401)) throw error;
   }
   await renew(me);
-  return call(method, path, { ...options, token: me.token });
+  return request(me.token);
 }
 
 /** A new device session. The server's "device revoked" means this authenticator was revoked or unpaired
@@ -375,7 +385,7 @@ async function refresh(me) {
   me.refreshing = true;
   const asked = Date.now();
   try {
-    const { body } = await withSession(me, "GET", "/v1/authenticator/challenges");
+    const body = await withSession(me, authenticatorChallenges);
     const pending = new Set();
     for (const c of body.challenges ?? []) {
       const txn = await receive(me, c.jwt);
@@ -545,7 +555,7 @@ export async function answer(txn, choice) {
   };
   try {
     const jwt = await answerToken(me.record, request, choice);
-    const { body } = await withSession(me, "POST", "/v1/authenticator/answers", { json: { jwt } });
+    const body = await withSession(me, (token) => answerChallenge({ jwt }, token));
     done();
     return body.status;
   } catch (error) {
@@ -565,7 +575,7 @@ export async function unpair(accountId) {
     // The server ends this authenticator's sessions as it unpairs it: that is this unpairing, not a removal.
     me.unpairing = true;
     try {
-      await withSession(me, "DELETE", "/v1/authenticator");
+      await withSession(me, unpairAuthenticator);
     } catch (error) {
       const gone = error instanceof ApiError && [401, 403, 404].includes(error.status) && error.code !== "not-an-authenticator";
       if (!gone) {
@@ -633,12 +643,14 @@ async function authenticatorFor(accountId) {
  */
 export async function claimAuthCode(accountId, code) {
   const me = await authenticatorFor(accountId);
-  return (await withSession(me, "POST", "/v1/authenticator/auth-codes", { json: { code } })).body;
+  return withSession(me, (token) => claimOnServer({ code }, token));
 }
 
 /** Approves (for `userId`, one of the claim's users) or denies a claimed code; the code's status after. */
 export async function answerAuthCode(accountId, code, { approve, userId }) {
   const me = await authenticatorFor(accountId);
-  const path = approve ? "/v1/authenticator/auth-codes/approve" : "/v1/authenticator/auth-codes/deny";
-  return (await withSession(me, "POST", path, { json: approve ? { code, userId } : { code } })).body.status;
+  const request = approve
+    ? (token) => approveAuthCode({ code, userId }, token)
+    : (token) => denyAuthCode({ code }, token);
+  return (await withSession(me, request)).status;
 }

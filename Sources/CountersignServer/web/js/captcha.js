@@ -1,10 +1,11 @@
 // Solves the server's captcha in Web Workers (one per core, each trying every k-th number), reporting
 // progress, and returns the request's `captcha` field: base64 of the solution's JSON.
-import { ApiError, call } from "./api.js";
+import { ApiError } from "./api.js";
+import { getCaptcha } from "./server/captcha.js";
 import { workerURL } from "./trusted.js";
 
 export async function solveCaptcha(onProgress = () => {}) {
-  const { body: c } = await call("GET", "/v1/captcha");
+  const c = await getCaptcha();
   // Bounded work whatever the answer says: the protocol's algorithm, at most ten million tries.
   if (c?.algorithm !== "SHA-256" || !Number.isSafeInteger(c.maxnumber) || c.maxnumber < 0 || c.maxnumber > 10_000_000) {
     throw new Error("The server's captcha is not one this page can solve.");

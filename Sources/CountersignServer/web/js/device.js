@@ -1,12 +1,20 @@
 // The browser as a device (docs/PROTOCOL.md §1): on first sign-in it makes its keys, keeps them, then
 // registers them with proof of possession; then, and on every later sign-in, it opens a device session
 // by signing the server's nonce. The device session's token stays in memory.
-import { ApiError, call } from "./api.js";
+import { ApiError } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
 import { makeDeviceKeys, registrationMessage, rotationMessage, sessionMessage, signLowS, spki } from "./device-keys.js";
 import { fileKeys } from "./file-keys.js";
 import { LockedError, lock } from "./gate-keys.js";
 import { keystore } from "./keystore.js";
+import {
+  deviceRegistrationChallenge,
+  deviceSessionChallenge,
+  openDeviceSession,
+  registerDevice,
+  revokeDevice,
+  rotateKeys,
+} from "./server/devices.js";
 import { WIPED_WORDS, wipeDevice } from "./wipe.js";
 
 function browserName() {
@@ -19,33 +27,30 @@ function browserName() {
 async function register(accountSession, record) {
   const signingSpki = await spki(record.signing.publicKey);
   const encryptionSpki = await spki(record.encryption.publicKey);
-  const { body: issued } = await call("POST", "/v1/devices/challenges", { token: accountSession, json: {} });
+  const issued = await deviceRegistrationChallenge(accountSession);
   const signature = await signLowS(
     record.signing.privateKey,
     await registrationMessage(fromBase64url(issued.challenge), record.accountId, signingSpki, encryptionSpki),
   );
-  const { body: device } = await call("POST", "/v1/devices", {
-    token: accountSession,
-    json: {
+  const device = await registerDevice(
+    {
       name: browserName(),
       signingKey: base64url(signingSpki),
       encryptionKey: base64url(encryptionSpki),
       challenge: issued.challenge,
       signature: base64url(signature),
     },
-  });
+    accountSession,
+  );
   return device.id;
 }
 
 /** A device session for `record` (a device's or an authenticator's): the server's nonce signed with its key. */
 export async function openSession(record) {
   if (!record.signing.privateKey) throw new LockedError();
-  const { body: issued } = await call("POST", "/v1/device-sessions/challenges", { json: { deviceId: record.deviceId } });
+  const issued = await deviceSessionChallenge({ deviceId: record.deviceId });
   const signature = await signLowS(record.signing.privateKey, await sessionMessage(fromBase64url(issued.challenge), record.deviceId));
-  const { body } = await call("POST", "/v1/device-sessions", {
-    json: { deviceId: record.deviceId, nonce: issued.challenge, signature: base64url(signature) },
-  });
-  return body;
+  return openDeviceSession({ deviceId: record.deviceId, nonce: issued.challenge, signature: base64url(signature) });
 }
 
 /** Runs `body` while holding this browser's lock for the account: two tabs never register twice. */
@@ -123,15 +128,15 @@ export function rotateDeviceKeys(deviceToken, accountId, { gate } = {}) {
     const message = await rotationMessage(record.deviceId, oldSigning, newSigning, newEncryption);
     await keystore.save({ ...record, ...(gate && { gate }), pending: keys });
     try {
-      await call("POST", "/v1/devices/current/keys", {
-        token: deviceToken,
-        json: {
+      await rotateKeys(
+        {
           signingKey: base64url(newSigning),
           encryptionKey: base64url(newEncryption),
           oldKeySignature: base64url(await signLowS(record.signing.privateKey, message)),
           newKeySignature: base64url(await signLowS(keys.signing.privateKey, message)),
         },
-      });
+        deviceToken,
+      );
     } catch (error) {
       // Refused: the old keys stay the only ones. No answer: the pending keys wait for the next start.
       if (error instanceof ApiError && error.status >= 400) await keystore.save(record);
@@ -184,7 +189,7 @@ export function removeDevice(accountSession, accountId) {
     const record = await keystore.device(accountId);
     if (record?.deviceId) {
       try {
-        await call("DELETE", `/v1/devices/${encodeURIComponent(record.deviceId)}`, { token: accountSession });
+        await revokeDevice(record.deviceId, accountSession);
       } catch (error) {
         if (!(error instanceof ApiError && error.status === 404)) throw error;
       }

@@ -5,7 +5,7 @@
 // One passkey prompt both re-authenticates the session and unlocks: the server's passkey re-authentication
 // ceremony, with `extensions.prf.evalByCredential` built from this browser's own gate record. The PRF
 // output is used here only; the JSON sent to the server has no extension outputs (credentialForServer).
-import { ApiError, call } from "./api.js";
+import { ApiError } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
 import { renewDeviceSession, rotateDeviceKeys } from "./device.js";
 import { revocationTokenMessage, signLowS } from "./device-keys.js";
@@ -14,6 +14,10 @@ import { isUnlocked, keyIdHex, lock, onGateChange, remember, LockedError } from 
 import { keystore } from "./keystore.js";
 import { visibleText } from "./display-name.js";
 import { credentialForServer } from "./passkeys.js";
+import { listDevices, selfRevokeDevice, setDeviceRevocationToken } from "./server/devices.js";
+import { recordKeyGateEvent } from "./server/key-gate.js";
+import { listPasskeys, passkeyReauth, startPasskeyReauth } from "./server/passkeys.js";
+import { signOut } from "./server/sessions.js";
 import { session } from "./session.js";
 import { WIPED_WORDS, wipeDevice } from "./wipe.js";
 
@@ -59,7 +63,7 @@ const deadline = () => (intervalMs() > 0 ? (reauthDue() ? Date.now() : session.a
 /** Reports to the audit log; a refusal (rate limit, network) never stops the gate. */
 async function report(event, method) {
   try {
-    await call("POST", "/v1/me/key-gate/events", { token: session.token, json: { event, method } });
+    await recordKeyGateEvent({ event, method });
   } catch {
     // The audit is the server's record of what the browser says; the gate's state is here.
   }
@@ -103,7 +107,7 @@ export const nextUnlock = (accountId) =>
  * known yet. Returns { credentialId, prfOutput (null without one) }.
  */
 async function passkeyCeremony(salts, pick) {
-  const { body: start } = await call("POST", "/v1/sessions/current/reauth/passkey/options", { token: session.token });
+  const start = await startPasskeyReauth();
   if (pick) salts = await pick(start.publicKey.allowCredentials);
   const options = PublicKeyCredential.parseRequestOptionsFromJSON({
     ...start.publicKey,
@@ -124,10 +128,7 @@ async function passkeyCeremony(salts, pick) {
   const flags = new Uint8Array(credential.response.authenticatorData)[32];
   if (!(flags & 0x04)) throw refuse("not verified");
   const first = credential.getClientExtensionResults().prf?.results?.first;
-  await call("POST", "/v1/sessions/current/reauth/passkey", {
-    token: session.token,
-    json: { ceremonyId: start.ceremonyId, credential: credentialForServer(credential) },
-  });
+  await passkeyReauth({ ceremonyId: start.ceremonyId, credential: credentialForServer(credential) });
   session.authenticated();
   return { credentialId: new Uint8Array(credential.rawId), prfOutput: first ? new Uint8Array(first) : null };
 }
@@ -328,7 +329,7 @@ async function wipe(accountId, method) {
   }
   await finishSelfRevocation(accountId);
   try {
-    await call("DELETE", "/v1/sessions/current", { token: session.token });
+    await signOut();
   } catch {
     // Signed out here either way.
   }
@@ -344,7 +345,7 @@ export async function finishSelfRevocation(accountId) {
   const note = await keystore.device(accountId);
   if (!note?.wiped) return true;
   try {
-    await call("POST", `/v1/devices/${encodeURIComponent(note.deviceId)}/self-revocation`, { json: { token: base64url(note.revocationToken) } });
+    await selfRevokeDevice(note.deviceId, { token: base64url(note.revocationToken) });
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) return false;
   }
@@ -361,8 +362,8 @@ export async function finishSelfRevocation(accountId) {
 export async function wipedIfRevokedElsewhere(accountId) {
   const record = await keystore.device(accountId);
   if (!record?.deviceId || record.wiped) return false;
-  const { body } = await call("GET", "/v1/devices", { token: session.token });
-  const mine = body.devices.find((d) => d.id === record.deviceId);
+  const { devices } = await listDevices();
+  const mine = devices.find((d) => d.id === record.deviceId);
   if (!mine?.revokedAt) return false;
   await wipeDevice(accountId, { remote: true });
   if (record.gate) await report("wiped", record.gate.methods[0].kind);
@@ -392,10 +393,7 @@ export async function renewWhenUnlocked(accountId) {
 async function putRevocationToken(record, token) {
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", token));
   const signature = await signLowS(record.signing.privateKey, await revocationTokenMessage(record.deviceId, record.accountId, hash));
-  await call("PUT", `/v1/devices/${encodeURIComponent(record.deviceId)}/revocation-token`, {
-    token: session.token,
-    json: { token: base64url(token), signature: base64url(signature) },
-  });
+  await setDeviceRevocationToken(record.deviceId, { token: base64url(token), signature: base64url(signature) });
 }
 
 async function turnOn(record, wrappingKey, method, limit) {
@@ -430,8 +428,8 @@ export async function enableWithPasskey(accountId, limit) {
   let salts;
   // Each summary names its credential, so a salt goes with the passkey it belongs to.
   const pick = async (allow) => {
-    const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
-    salts = new Map(body.passkeys.map((p) => [p.credentialId, fromBase64url(p.prfSalt)]));
+    const { passkeys } = await listPasskeys();
+    salts = new Map(passkeys.map((p) => [p.credentialId, fromBase64url(p.prfSalt)]));
     if (!allow.every((c) => salts.has(c.id))) throw new Error("Your passkeys changed meanwhile. Try again.");
     return salts;
   };
@@ -525,8 +523,8 @@ export async function passwordChanged(accountId, oldPassword, newPassword) {
 export async function gateMethods(accountId) {
   const record = await keystore.device(accountId);
   if (!record?.gate) return [];
-  const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
-  const names = new Map(body.passkeys.map((p) => [p.credentialId, p.name]));
+  const { passkeys } = await listPasskeys();
+  const names = new Map(passkeys.map((p) => [p.credentialId, p.name]));
   return record.gate.methods.map((method) => {
     if (method.kind === "password") return { method, kind: "password", label: "Your password", usable: true };
     const id = base64url(method.credentialId);
@@ -550,9 +548,9 @@ export async function addMethod(accountId, { proofPassword = null, add }) {
   const inGate = new Set(record.gate.methods.filter((m) => m.kind === "prf").map((m) => base64url(m.credentialId)));
   if (add === "passkey") {
     // Said before the proof is asked for: nothing to add.
-    const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
-    if (!body.passkeys.length) throw refuse("no passkeys");
-    if (body.passkeys.every((p) => inGate.has(p.credentialId))) throw refuse("all passkeys");
+    const { passkeys } = await listPasskeys();
+    if (!passkeys.length) throw refuse("no passkeys");
+    if (passkeys.every((p) => inGate.has(p.credentialId))) throw refuse("all passkeys");
   }
   const proof = proofPassword === null ? await openWithPasskey(accountId) : await openWithPassword(accountId, proofPassword);
   let toKey;
@@ -560,8 +558,9 @@ export async function addMethod(accountId, { proofPassword = null, add }) {
   if (add === "passkey") {
     let salts;
     const pick = async (allow) => {
-      const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
-      salts = new Map(body.passkeys.filter((p) => !inGate.has(p.credentialId)).map((p) => [p.credentialId, fromBase64url(p.prfSalt)]));
+      const { passkeys } = await listPasskeys();
+      const addable = passkeys.filter((p) => !inGate.has(p.credentialId));
+      salts = new Map(addable.map((p) => [p.credentialId, fromBase64url(p.prfSalt)]));
       if (!salts.size) throw refuse("all passkeys");
       if (!allow.some((c) => salts.has(c.id))) throw new Error("Your passkeys changed meanwhile. Try again.");
       return salts;

@@ -1,9 +1,10 @@
 // The signed-in browser's inbox: holds the push channel while signed in, stores each message still sealed
 // before it is acknowledged, tells the screens, and shows a notification for a new incoming message.
-import { SignedOutError, requireAccountSession } from "./api.js";
+import { SignedOutError } from "./api.js";
 import { renewWhenUnlocked } from "./gate.js";
 import { store } from "./messages.js";
 import { openPushChannel } from "./push.js";
+import { requireAccountSession } from "./server/accounts.js";
 import { session } from "./session.js";
 
 const listeners = new Set();

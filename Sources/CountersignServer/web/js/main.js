@@ -1,9 +1,9 @@
 // The web client's entry: which screen is shown. Only the sign-in path is loaded up front; the screens
 // after it (and their formats, keys and stores) are loaded when first opened, so the form shows sooner.
-import { call } from "./api.js";
 import { el, replace } from "./dom.js";
 import { installPrivacyOverlay } from "./privacy.js";
 import { signInScreen } from "./screens/signin.js";
+import { signOut } from "./server/sessions.js";
 import { session } from "./session.js";
 
 const app = document.getElementById("app");
@@ -62,7 +62,7 @@ async function signInAgain() {
   const token = session.token;
   if (inboxWired) (await import("./inbox.js")).stopInbox();
   session.clear();
-  call("DELETE", "/v1/sessions/current", { token }).catch(() => {}); // signed out here either way
+  signOut(token).catch(() => {}); // signed out here either way
   signedOut("Sign in to set this browser up as a new device.");
 }
 

@@ -1,13 +1,14 @@
 // Messages (PingIdentity and cryptology-project): sealing a text to every device of the recipients and of
 // this account (SPEC §8), keeping what arrives still sealed in IndexedDB, and opening it only to show it,
 // under a key pinned for its sender.
-import { ApiError, call } from "./api.js";
+import { ApiError } from "./api.js";
 import { base64url, fromBase64url, hex, sha256, utf8 } from "./bytes.js";
 import { spki } from "./device-keys.js";
 import { MAX_PLAINTEXT, open, parse, seal } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
 import { allFor, run } from "./keystore.js";
 import { checkBeforeSending, isUsername, normalise, signerKey } from "./pins.js";
+import { sendMessage } from "./server/messages.js";
 import { session } from "./session.js";
 
 export const DELAY_SECONDS = 15;
@@ -84,10 +85,10 @@ export async function send(record, { to, text, delayed, report = () => {} }) {
   report("String signed");
   let sent;
   try {
-    ({ body: sent } = await call("POST", "/v1/messages", {
-      token: session.deviceToken,
-      json: { to: names, envelope: base64url(envelope), deliverAfter: delayed ? DELAY_SECONDS : undefined },
-    }));
+    sent = await sendMessage(
+      { to: names, envelope: base64url(envelope), deliverAfter: delayed ? DELAY_SECONDS : undefined },
+      session.deviceToken,
+    );
   } catch (error) {
     if (error instanceof ApiError && error.code === "device-mismatch") {
       throw new Error("The recipients' devices changed while sending. Nothing was sent; send again.");

@@ -3,7 +3,9 @@
 // answer, without its extension outputs), and what to tell the user when one fails. Every ceremony asks
 // for user verification; the server checks each answer again, so nothing here decides whether a passkey
 // is good.
-import { ApiError, call, describe } from "./api.js";
+import { ApiError, describe } from "./api.js";
+import * as server from "./server/passkeys.js";
+import { startMFAPasskey, submitMFAPasskey } from "./server/second-factor.js";
 
 /** Whether this browser can run a ceremony from the server's JSON options. */
 export function passkeysAvailable() {
@@ -67,43 +69,33 @@ function aaguidOf(credential) {
  * user. Resolves to the server's summary.
  */
 export async function registerPasskey(token, nameFor, onPrompt = () => {}) {
-  const { body: start } = await call("POST", "/v1/me/passkeys/options", { token });
+  const start = await server.startPasskeyRegistration(token);
   onPrompt();
   const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(start.publicKey);
   const credential = await navigator.credentials.create({ publicKey });
   if (!credential) throw new DOMException("No passkey was made.", "NotAllowedError");
   const json = { ceremonyId: start.ceremonyId, name: nameFor(aaguidOf(credential)), credential: credentialForServer(credential) };
-  const { body } = await call("POST", "/v1/me/passkeys", { token, json });
-  return body;
+  return server.registerPasskey(json, token);
 }
 
-/** Options for a sign-in by a discoverable passkey (no username: the passkey names the account). */
-export async function startPasskeySignIn() {
-  return (await call("POST", "/v1/sessions/passkey/options")).body;
-}
-
-/** The passkey's answer to `start`: resolves to the session, as POST /v1/sessions does. */
+/** The passkey's answer to `start` (the server's startPasskeySignIn): resolves to the session, as a sign-in
+ *  with the password does. */
 export async function finishPasskeySignIn(start, { signal, mediation } = {}) {
-  const json = await assertion(start, { signal, mediation });
-  const { body } = await call("POST", "/v1/sessions/passkey", { json });
-  return body;
+  return server.passkeySignIn(await assertion(start, { signal, mediation }));
 }
 
-export const signInWithPasskey = async () => finishPasskeySignIn(await startPasskeySignIn());
+export const signInWithPasskey = async () => finishPasskeySignIn(await server.startPasskeySignIn());
 
 /** A sign-in's second factor: resolves to the transaction after the assertion (COMPLETED, or fewer attempts). */
-export async function passkeySecondFactor(transactionPath, binding) {
-  const { body: start } = await call("POST", `${transactionPath}/passkey/options`, { token: binding });
-  const json = await assertion(start);
-  const { body } = await call("POST", `${transactionPath}/passkey`, { token: binding, json });
-  return body;
+export async function passkeySecondFactor(transactionId, binding) {
+  const start = await startMFAPasskey(transactionId, binding);
+  return submitMFAPasskey(transactionId, await assertion(start), binding);
 }
 
 /** Re-authenticates this session with one of the account's passkeys (in place of the password). */
 export async function reauthenticateWithPasskey(token) {
-  const { body: start } = await call("POST", "/v1/sessions/current/reauth/passkey/options", { token });
-  const json = await assertion(start);
-  await call("POST", "/v1/sessions/current/reauth/passkey", { token, json });
+  const start = await server.startPasskeyReauth(token);
+  await server.passkeyReauth(await assertion(start), token);
 }
 
 // The browser's refusals (WebAuthn §5.1.3, §5.1.4): the same words whether the user cancelled or the

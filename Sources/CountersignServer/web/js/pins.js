@@ -4,11 +4,12 @@
 // it. A message verifies only under a key pinned for its sender: a current one, or a retired one for a
 // message signed before it was retired. The directory is always the one asked for, by exact name, and
 // every update of one user's pins runs under a lock, so two tabs or two messages cannot interleave.
-import { ApiError, call } from "./api.js";
+import { ApiError } from "./api.js";
 import { fromBase64url } from "./bytes.js";
 import { keyIdOf, rotationMessage, verifyLowS } from "./device-keys.js";
 import { visibleText } from "./display-name.js";
 import { allFor, run } from "./keystore.js";
+import * as server from "./server/devices.js";
 import { session } from "./session.js";
 
 /** Usernames as the server keeps them. */
@@ -42,7 +43,7 @@ export async function directory(username) {
   if (!isUsername(asked)) throw new Error(`“${shown(asked)}” is not a username: 3 to 32 of a–z, 0–9, dot, underscore and hyphen.`);
   let body;
   try {
-    ({ body } = await call("GET", `/v1/users/${encodeURIComponent(asked)}/devices`, { token: session.deviceToken || session.token }));
+    body = await server.directory(asked, session.deviceToken || session.token);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) throw new Error(`There is no user ${asked} on this server. Check the name.`);
     throw error;

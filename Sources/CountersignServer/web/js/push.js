@@ -1,7 +1,9 @@
 // The push channel (docs/PROTOCOL.md §2): one WebSocket per device, authenticated by its first frame
 // (a single-use ticket, so no credential is in a URL); each queued entry is acknowledged only after
 // `onMessage` has stored it. When the socket cannot connect, the long poll does the same work.
-import { ApiError, call } from "./api.js";
+import { ApiError } from "./api.js";
+import { acknowledgeMessages, fetchMessages } from "./server/messages.js";
+import { createPushTicket, pushChannel } from "./server/push.js";
 
 const reconnectable = new Set([1001, 1006, 4401, 4408]);
 const backoff = (attempt) => Math.min(30_000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
@@ -56,15 +58,13 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
     onState("connecting");
     let ticket;
     try {
-      ({ body: { ticket } } = await call("POST", "/v1/devices/current/push-tickets", { token: deviceToken(), json: {} }));
+      ({ ticket } = await createPushTicket(deviceToken()));
     } catch (error) {
       if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return renewOrStop();
       failures++;
       return later(connect, backoff(failures));
     }
-    const url = new URL("/v1/push", location.href);
-    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-    const ws = new WebSocket(url);
+    const ws = pushChannel();
     socket = ws;
     let ready = false;
     // Entries are stored one at a time, in order, then acknowledged together.
@@ -127,13 +127,13 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
     onState("long-poll");
     const started = Date.now();
     try {
-      const { body } = await call("GET", `/v1/devices/current/messages?after=${after}&wait=25`, { token: deviceToken() });
+      const body = await fetchMessages({ after, wait: 25 }, deviceToken());
       const seqs = [];
       for (const entry of body.messages) {
         await onMessage(entry);
         seqs.push(entry.seq);
       }
-      if (seqs.length) await call("POST", "/v1/devices/current/acks", { token: deviceToken(), json: { seqs } });
+      if (seqs.length) await acknowledgeMessages({ seqs }, deviceToken());
       // Every few rounds, try the socket again.
       if (++failures % 8 === 0) return later(connect, 0);
       // An empty answer that came at once (a server not waiting) is not asked again at once.

@@ -2,11 +2,13 @@
 // account's passkeys when it has one (in place of the password and second factor), or the password,
 // with the captcha when the server asks for one, then the account's second factor when it has one
 // (POST /v1/sessions/current/reauth answers 202 with a transaction bound to this session).
-import { ApiError, call, describe } from "./api.js";
+import { ApiError, describe } from "./api.js";
 import { withCaptcha } from "./captcha.js";
 import { el, field, replace } from "./dom.js";
 import { passkeyMessage, passkeysAvailable, reauthenticateWithPasskey } from "./passkeys.js";
 import { secondFactor } from "./screens/second-factor.js";
+import { listPasskeys } from "./server/passkeys.js";
+import { reauthenticate } from "./server/sessions.js";
 import { session } from "./session.js";
 
 /**
@@ -39,7 +41,7 @@ export function confirmIdentity(container, options) {
       try {
         const given = password.input.value;
         const ask = (how, say) =>
-          withCaptcha((captcha) => call("POST", "/v1/sessions/current/reauth", { token: session.token, json: { password: given, captcha, secondFactor: how } }), say);
+          withCaptcha((captcha) => reauthenticate({ password: given, captcha, secondFactor: how }), say);
         const { status: code, body } = await ask(undefined, (text) => (status.textContent = text));
         password.input.value = "";
         if (code === 202) {
@@ -83,8 +85,8 @@ export function confirmIdentity(container, options) {
     replace(container, form);
     password.input.focus();
     if (passkeysAvailable()) {
-      call("GET", "/v1/me/passkeys", { token: session.token })
-        .then(({ body }) => {
+      listPasskeys()
+        .then((body) => {
           if (!body?.passkeys?.length || !passkey.hidden) return;
           passkey.hidden = false;
           promptText.append(" Or use one of your passkeys.");

@@ -1,7 +1,7 @@
 // The key gate on screen (docs/SPEC.md §14): the unlock prompt (before the device session, opening and
 // sending a message, the privacy overlay's return) and the Settings section ("Biometric Enable", "Failed
 // Attempts Limit"). Every state has its words: locked, wrong passkey, wrong password, attempts left, wiped.
-import { ApiError, call, describe } from "../api.js";
+import { ApiError, describe } from "../api.js";
 import { withCaptcha } from "../captcha.js";
 import { el, field, replace } from "../dom.js";
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from "../gate-crypto.js";
@@ -9,6 +9,7 @@ import { isUnlocked, lock } from "../gate-keys.js";
 import * as gate from "../gate.js";
 import { keystore } from "../keystore.js";
 import { confirmIdentity } from "../reauth.js";
+import { reauthenticate } from "../server/sessions.js";
 import { session } from "../session.js";
 import { WIPED_WORDS, revokedInThisSession } from "../wipe.js";
 import { secondFactor } from "./second-factor.js";
@@ -32,7 +33,7 @@ const attemptsWords = ({ attemptsLeft, gate: { limit } }) =>
 async function reauthWithPassword(container, password, say, { strict = false } = {}) {
   let answer;
   try {
-    answer = await withCaptcha((captcha) => call("POST", "/v1/sessions/current/reauth", { token: session.token, json: { password, captcha } }), say);
+    answer = await withCaptcha((captcha) => reauthenticate({ password, captcha }), say);
   } catch (error) {
     if (strict || !(error instanceof ApiError) || error.status === 0) throw error;
     await confirmIdentity(container, {

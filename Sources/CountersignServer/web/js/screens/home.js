@@ -1,6 +1,6 @@
 // Signed in: who, this browser's device, and sign out. The screens for messages, files, approvals and
 // settings hang off here.
-import { call, describe } from "../api.js";
+import { describe } from "../api.js";
 import { pairedRecord, unpair } from "../authenticator.js";
 import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
@@ -9,6 +9,7 @@ import { nameElement } from "../display-name.js";
 import { el, replace } from "../dom.js";
 import { pushState, startInbox, stopInbox, subscribe } from "../inbox.js";
 import { withReauth } from "../reauth.js";
+import { signOut } from "../server/sessions.js";
 import { session } from "../session.js";
 import { gateBeforeDevice } from "./gate.js";
 import { needsFullSignIn, qrSessionLimits } from "./qr-signin.js";
@@ -31,7 +32,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
   const deviceInfo = el("dl", { class: "facts", "aria-label": "This browser's device" });
-  const signOut = el("button", { type: "button" }, "Sign out");
+  const signOutButton = el("button", { type: "button" }, "Sign out");
   const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
   const messages = el("button", { type: "button", class: "primary", disabled: true, on: { click: onMessages } }, "Messages");
   const files = el("button", { type: "button", on: { click: onFiles } }, "Files");
@@ -55,7 +56,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     const token = session.token;
     session.clear();
     try {
-      await call("DELETE", "/v1/sessions/current", { token });
+      await signOut(token);
     } catch {
       // Signed out here either way; the server's session expires by itself.
     }
@@ -76,7 +77,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     await endSession();
     onSignedOut("Signed out. This browser's keys and messages were removed.");
   }
-  signOut.addEventListener("click", async () => {
+  signOutButton.addEventListener("click", async () => {
     await endSession();
     onSignedOut("Signed out.");
   });
@@ -92,7 +93,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
       limits,
       status,
       push,
-      el("div", { class: "actions" }, messages, files, approvals, settings, signOut, remove),
+      el("div", { class: "actions" }, messages, files, approvals, settings, signOutButton, remove),
       slot,
       alert,
     ),

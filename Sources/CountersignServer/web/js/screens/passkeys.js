@@ -3,7 +3,7 @@
 // and removing. Adding and removing change how the account signs in, so the server wants a recent full
 // authentication first (401 reauthentication-required): asked for right here (withReauth), by passkey or
 // password.
-import { call, describe } from "../api.js";
+import { describe } from "../api.js";
 import { fromBase64url } from "../bytes.js";
 import { authenticatorName } from "../aaguids.js";
 import { nameElement, visibleText } from "../display-name.js";
@@ -12,6 +12,7 @@ import { isUnlocked } from "../gate-keys.js";
 import { passkeyInGate, removeMethod } from "../gate.js";
 import { passkeyMessage, passkeysAvailable, registerPasskey } from "../passkeys.js";
 import { withReauth } from "../reauth.js";
+import { listPasskeys, removePasskey, renamePasskey } from "../server/passkeys.js";
 import { session } from "../session.js";
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
@@ -55,7 +56,7 @@ export function passkeySection({ status, alert }) {
   }
 
   async function load() {
-    const { body } = await call("GET", "/v1/me/passkeys", { token: session.token });
+    const body = await listPasskeys();
     none.hidden = body.passkeys.length > 0;
     list.hidden = body.passkeys.length === 0;
     replace(list, body.passkeys.map(item));
@@ -93,7 +94,7 @@ export function passkeySection({ status, alert }) {
         event.preventDefault();
         guarded(
           async () => {
-            await call("PATCH", `/v1/me/passkeys/${encodeURIComponent(p.id)}`, { token: session.token, json: { name: newName.input.value } });
+            await renamePasskey(p.id, { name: newName.input.value });
             await load();
           },
           () => "Passkey renamed.",
@@ -127,7 +128,7 @@ export function passkeySection({ status, alert }) {
       yes.addEventListener("click", () =>
         guarded(
           async () => {
-            await call("DELETE", `/v1/me/passkeys/${encodeURIComponent(p.id)}`, { token: session.token });
+            await removePasskey(p.id);
             // It can no longer unlock the gate (the server stops asking for it); its entry goes too when open.
             const method = { kind: "prf", credentialId: fromBase64url(p.credentialId) };
             if (inGate && isUnlocked(session.account.id)) await removeMethod(session.account.id, method).catch(() => {});

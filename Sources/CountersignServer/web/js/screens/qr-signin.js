@@ -2,9 +2,10 @@
 // authentication code (anonymously), shows its QR and its 8 characters, and long-polls until an
 // authenticator has claimed and approved it; then it collects the session with the code's binding secret, which only
 // this page holds. The statuses are PingOne's four words (and PENDING), shown here in sentences.
-import { ApiError, call, describe } from "../api.js";
+import { ApiError, describe } from "../api.js";
 import { el, replace } from "../dom.js";
 import { qrCode } from "../qr.js";
+import { authCodeState, collectAuthCodeSession, createAuthCode } from "../server/qr-signin.js";
 import { session } from "../session.js";
 
 const words = {
@@ -39,7 +40,7 @@ export function qrSignInScreen(app, { onSignedIn, back }) {
     status.textContent = "Asking the server for a code…";
     let created;
     try {
-      ({ body: created } = await call("POST", "/v1/auth-codes", { json: { userApproval: "REQUIRED" } }));
+      created = await createAuthCode({ userApproval: "REQUIRED" });
     } catch (error) {
       status.textContent = "";
       alert.textContent = describe(error);
@@ -63,7 +64,7 @@ export function qrSignInScreen(app, { onSignedIn, back }) {
         const began = Date.now();
         let state;
         try {
-          ({ body: state } = await call("GET", `/v1/auth-codes/current${wait ? `?wait=${wait}` : ""}`, { token: created.binding }));
+          state = await authCodeState({ wait }, created.binding);
         } catch (error) {
           if (!live()) return;
           alert.textContent = describe(error);
@@ -95,7 +96,7 @@ export function qrSignInScreen(app, { onSignedIn, back }) {
 
   async function collect(binding) {
     try {
-      const { body } = await call("POST", "/v1/auth-codes/current/session", { token: binding });
+      const body = await collectAuthCodeSession(binding);
       session.set(body, { passwordless: true });
       onSignedIn();
     } catch (error) {

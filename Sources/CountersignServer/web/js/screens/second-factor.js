@@ -1,8 +1,14 @@
 // The second factor of a sign-in (PingOne's flow): the number to match while the push is pending, or a
 // passkey, a one-time passcode, or a recovery code. The transaction's binding secret stays in this closure.
-import { call, describe } from "../api.js";
+import { describe } from "../api.js";
 import { el, field, replace } from "../dom.js";
 import { passkeyMessage, passkeySecondFactor, passkeysAvailable } from "../passkeys.js";
+import {
+  collectMFASession,
+  mfaTransaction,
+  submitMFAPasscode,
+  submitMFARecoveryCode,
+} from "../server/second-factor.js";
 import { session } from "../session.js";
 
 const statusWords = {
@@ -42,7 +48,6 @@ export function secondFactor(container, options) {
   const { pending, onDone, onCancel, heading, username, reauth = false, again = null } = options;
   const { transaction, binding } = pending;
   const offered = options.offered ?? transaction.methods ?? [];
-  const path = `/v1/mfa/transactions/${encodeURIComponent(transaction.id)}`;
   let done = false;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
@@ -111,7 +116,7 @@ export function secondFactor(container, options) {
 
   async function finish(view) {
     if (view.status !== "COMPLETED" || done) return view.status === "COMPLETED";
-    const { status: code, body } = await call("POST", `${path}/session`, { token: binding });
+    const { status: code, body } = await collectMFASession(transaction.id, binding);
     // A re-authentication keeps this session (204); only a sign-in gets a new one, for the user asked.
     if (reauth !== (code === 204)) throw new Error("The server answered this confirmation with something else: refused. Sign in again.");
     if (reauth) session.authenticated();
@@ -125,8 +130,7 @@ export function secondFactor(container, options) {
     // Long polls until the transaction finishes, the user leaves, or an error.
     while (!done && status.isConnected) {
       try {
-        const { body } = await call("GET", `${path}?wait=25`, { token: binding });
-        view = body;
+        view = await mfaTransaction(transaction.id, { wait: 25 }, binding);
         show(view);
         if (await finish(view)) return;
         if (["FAILED", "PUSH_CONFIRMATION_TIMED_OUT"].includes(view.status) && !(view.methods || []).length) return;
@@ -138,13 +142,13 @@ export function secondFactor(container, options) {
     }
   }
 
-  function submitCode(form, input, kind) {
+  function submitCode(form, input, submit) {
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       alert.textContent = "";
       lastTried = "code";
       try {
-        const { body } = await call("POST", `${path}/${kind}`, { token: binding, json: { code: input.value.trim() } });
+        const body = await submit(transaction.id, input.value.trim(), binding);
         input.value = "";
         show(body);
         if (!(await finish(body)) && body.status === "FAILED") alert.textContent = failureWords[body.failure] || statusWords.FAILED;
@@ -153,14 +157,14 @@ export function secondFactor(container, options) {
       }
     });
   }
-  submitCode(codeForm, code.input, "otp");
-  submitCode(recoveryForm, recovery.input, "recovery-code");
+  submitCode(codeForm, code.input, submitMFAPasscode);
+  submitCode(recoveryForm, recovery.input, submitMFARecoveryCode);
 
   passkey.addEventListener("click", async () => {
     alert.textContent = "";
     passkey.disabled = true;
     try {
-      const view = await passkeySecondFactor(path, binding);
+      const view = await passkeySecondFactor(transaction.id, binding);
       lastTried = "passkey";
       show(view);
       if (!(await finish(view)) && view.status === "FAILED") alert.textContent = failureWords[view.failure] || statusWords.FAILED;

@@ -1,6 +1,6 @@
 // Settings (LockWhisper's re-authentication interval, cryptology-project's devices and keys): the
 // interval, this account's devices (rename, revoke), its passkeys, the password, and the audit log.
-import { call, describe } from "../api.js";
+import { describe } from "../api.js";
 import { groupedKeyId } from "../bytes.js";
 import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
@@ -10,6 +10,8 @@ import { passwordChanged } from "../gate.js";
 import { authenticatorSettings } from "./approvals.js";
 import { passkeySection } from "./passkeys.js";
 import { gateSection, unlockedRecord } from "./gate.js";
+import { audit, changePassword, updateSettings } from "../server/accounts.js";
+import { listDevices, renameDevice, revokeDevice } from "../server/devices.js";
 import { session } from "../session.js";
 import { twoFactorSection } from "./two-factor.js";
 
@@ -59,15 +61,15 @@ export function settingsScreen(app, { onBack }) {
     event.preventDefault();
     const minutes = Number(intervalForm.querySelector("input[name=interval]:checked")?.value ?? current);
     guarded(async () => {
-      const { body } = await call("PUT", "/v1/me/settings", { token: session.token, json: { reauthIntervalMinutes: minutes } });
-      session.account.settings = body?.settings ?? { reauthIntervalMinutes: minutes };
+      // The server answers the settings it now keeps (a bare Settings).
+      session.account.settings = await updateSettings({ reauthIntervalMinutes: minutes });
     }, "Re-authentication interval saved.");
   });
 
   // Devices
   const deviceList = el("ul", { class: "list", "aria-label": "Devices" });
   async function loadDevices() {
-    const { body } = await call("GET", "/v1/devices", { token: session.token });
+    const body = await listDevices();
     const mine = session.deviceId;
     replace(
       deviceList,
@@ -96,7 +98,7 @@ export function settingsScreen(app, { onBack }) {
             form.addEventListener("submit", (event) => {
               event.preventDefault();
               guarded(async () => {
-                await call("PATCH", `/v1/devices/${encodeURIComponent(d.id)}`, { token: session.token, json: { name: name.input.value } });
+                await renameDevice(d.id, { name: name.input.value });
                 await loadDevices();
               }, "Device renamed.");
             });
@@ -105,7 +107,7 @@ export function settingsScreen(app, { onBack }) {
           });
           revoke?.addEventListener("click", () =>
             guarded(async () => {
-              await call("DELETE", `/v1/devices/${encodeURIComponent(d.id)}`, { token: session.token });
+              await revokeDevice(d.id);
               await loadDevices();
             }, `${label} revoked.`),
           );
@@ -127,10 +129,7 @@ export function settingsScreen(app, { onBack }) {
     let keysFollow = true;
     guarded(async () => {
       const passwords = [currentPassword.input.value, newPassword.input.value];
-      await call("PUT", "/v1/me/password", {
-        token: session.token,
-        json: { currentPassword: passwords[0], newPassword: passwords[1] },
-      });
+      await changePassword({ currentPassword: passwords[0], newPassword: passwords[1] });
       currentPassword.input.value = "";
       newPassword.input.value = "";
       // The key gate's password, when it has one, follows (SPEC §14.4).
@@ -152,13 +151,16 @@ export function settingsScreen(app, { onBack }) {
   );
 
   // Audit log
-  const audit = el("table", { class: "audit", "aria-label": "Audit log" }, el("thead", {}, el("tr", {}, ["When", "What", "Outcome", "From"].map((h) => el("th", { scope: "col" }, h)))));
+  const headings = ["When", "What", "Outcome", "From"].map((h) => el("th", { scope: "col" }, h));
+  const auditHead = el("thead", {}, el("tr", {}, headings));
+  const auditTable = el("table", { class: "audit", "aria-label": "Audit log" }, auditHead);
   const auditBody = el("tbody");
-  audit.append(auditBody);
+  auditTable.append(auditBody);
   const more = el("button", { type: "button", hidden: true }, "More");
-  let next = "/v1/me/audit?limit=20";
+  // The server's path of the next page, once a page said there is one.
+  let next = null;
   async function loadAudit() {
-    const { body } = await call("GET", next, { token: session.token });
+    const body = await audit({ limit: 20, next });
     for (const e of body.events) {
       auditBody.append(el("tr", {}, el("td", {}, when(e.at)), el("td", {}, e.kind), el("td", {}, e.outcome), el("td", {}, e.address)));
     }
@@ -191,7 +193,7 @@ export function settingsScreen(app, { onBack }) {
       el("h2", {}, "Password"),
       passwordForm,
       el("h2", {}, "Audit log"),
-      audit,
+      auditTable,
       more,
     ),
   );

@@ -1,10 +1,20 @@
 // Sign in and sign up (the seeds' words: "Username", "Password", "Sign in", "Sign up", "Name",
 // "Last name", "Create account"), with the captcha solved in workers when the server asks for one; and
 // a passkey sign-in, by its button or by the browser's autofill on the username field.
-import { call, describe } from "../api.js";
+import { describe } from "../api.js";
 import { withCaptcha } from "../captcha.js";
 import { el, field, replace } from "../dom.js";
-import { autofillAvailable, finishPasskeySignIn, isAbort, passkeyMessage, passkeysAvailable, signInWithPasskey, startPasskeySignIn } from "../passkeys.js";
+import {
+  autofillAvailable,
+  finishPasskeySignIn,
+  isAbort,
+  passkeyMessage,
+  passkeysAvailable,
+  signInWithPasskey,
+} from "../passkeys.js";
+import { register } from "../server/accounts.js";
+import { startPasskeySignIn } from "../server/passkeys.js";
+import { signIn } from "../server/sessions.js";
 import { session } from "../session.js";
 import { qrSignInScreen } from "./qr-signin.js";
 import { secondFactorScreen } from "./second-factor.js";
@@ -141,9 +151,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
       if (registering) {
         await withCaptcha(
           (captcha) =>
-            call("POST", "/v1/accounts", {
-              json: { ...credentials, name: name.input.value.trim(), lastname: lastname.input.value.trim(), captcha },
-            }),
+            register({ ...credentials, name: name.input.value.trim(), lastname: lastname.input.value.trim(), captcha }),
           say,
         );
         status.textContent = "Account created. Signing in…";
@@ -151,7 +159,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
         status.textContent = "Signing in…";
       }
       const { status: code, body } = await withCaptcha(
-        (captcha) => call("POST", "/v1/sessions", { json: { ...credentials, captcha } }),
+        (captcha) => signIn({ ...credentials, captcha }),
         say,
       );
       password.input.value = "";
@@ -160,7 +168,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
         // the second factor is on screen, for that alone.
         const again = async (how, say) => {
           const { status: next, body: answer } = await withCaptcha(
-            (captcha) => call("POST", "/v1/sessions", { json: { ...credentials, captcha, secondFactor: how } }),
+            (captcha) => signIn({ ...credentials, captcha, secondFactor: how }),
             say,
           );
           if (next === 202) return answer;

@@ -3,12 +3,21 @@
 // authenticators (the key and its QR), number matching, and turning it all off. Each change needs a
 // recent full sign-in, even when the account's interval is "Never": the server's 401
 // reauthentication-required asks for the password and second factor right here (withReauth).
-import { call, describe } from "../api.js";
+import { describe } from "../api.js";
 import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { qrCode } from "../qr.js";
 import { withReauth } from "../reauth.js";
-import { session } from "../session.js";
+import { revokeDevice } from "../server/devices.js";
+import {
+  confirmTOTP,
+  createPairingKey,
+  disableMFA,
+  enrollTOTP,
+  mfaStatus,
+  regenerateRecoveryCodes,
+  updateMFASettings,
+} from "../server/mfa.js";
 
 const matchingChoices = [
   ["ENTER_MANUALLY", "Type the number shown"],
@@ -69,7 +78,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
     }
   }
   async function load() {
-    const { body } = await call("GET", "/v1/me/mfa", { token: session.token });
+    const body = await mfaStatus();
     show(body);
     return body;
   }
@@ -110,7 +119,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
   }
   function enroll() {
     guarded(async () => {
-      const { body } = await call("POST", "/v1/me/mfa/totp", { token: session.token });
+      const body = await enrollTOTP();
       const code = field("Code from the app", { inputmode: "numeric", autocomplete: "one-time-code", maxlength: 7, spellcheck: "false" });
       const form = el(
         "form",
@@ -127,7 +136,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
         event.preventDefault();
         alert.textContent = "";
         try {
-          const { body: confirmed } = await call("POST", "/v1/me/mfa/totp/confirm", { token: session.token, json: { code: code.input.value.replace(/\s/g, "") } });
+          const confirmed = await confirmTOTP({ code: code.input.value.replace(/\s/g, "") });
           appStart();
           show(confirmed);
           say(`Authenticator app set up: signing in now asks for a passcode.${confirmed.recoveryCodesLeft ? "" : " Create recovery codes too, in case you lose the app."}`);
@@ -161,7 +170,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
   }
   function makeCodes() {
     guarded(async () => {
-      const { body } = await call("POST", "/v1/me/mfa/recovery-codes", { token: session.token });
+      const body = await regenerateRecoveryCodes();
       const copy = el("button", { type: "button" }, "Copy codes");
       copy.addEventListener("click", async () => {
         try {
@@ -201,7 +210,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
   }
   function makePairingKey() {
     guarded(async () => {
-      const { body } = await call("POST", "/v1/me/mfa/pairing-keys", { token: session.token });
+      const body = await createPairingKey();
       const key = grouped(body.key, 4, "-");
       const server = new URL(body.uri.replace(/^countersign:/, "https:")).searchParams.get("server") || location.origin;
       const done = el("button", { type: "button", on: { click: () => (pairingStart(), say("")) } }, "Done");
@@ -227,7 +236,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
         // Revoking an authenticator's device unpairs it (a change to the second factors: re-authenticated).
         unpair.addEventListener("click", () =>
           guarded(async () => {
-            await call("DELETE", `/v1/devices/${encodeURIComponent(a.deviceId)}`, { token: session.token });
+            await revokeDevice(a.deviceId);
             await load();
           }, `${name} unpaired: it no longer approves your sign-ins.`),
         );
@@ -246,7 +255,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       if (!qr.isConnected) return;
       let now;
       try {
-        ({ body: now } = await call("GET", "/v1/me/mfa", { token: session.token }));
+        now = await mfaStatus();
       } catch {
         continue; // a network blip: the next poll tries again
       }
@@ -280,7 +289,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       const numberMatching = form.querySelector("input[name=matching]:checked")?.value;
       const numberDigits = Number(form.querySelector("input[name=digits]:checked")?.value);
       guarded(async () => {
-        const { body } = await call("PUT", "/v1/me/mfa/settings", { token: session.token, json: { numberMatching, numberDigits } });
+        const body = await updateMFASettings({ numberMatching, numberDigits });
         show(body);
       }, "Number matching saved.");
     });
@@ -303,7 +312,7 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
   }
   function turnOff() {
     guarded(async () => {
-      await call("DELETE", "/v1/me/mfa", { token: session.token });
+      await disableMFA();
       appStart();
       codesStart();
       pairingStart();
