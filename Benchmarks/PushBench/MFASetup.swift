@@ -26,7 +26,7 @@ enum MFASetup {
         dir: URL,
         started: ContinuousClock.Instant
     ) async throws {
-        let audit = AuditLog(store: database)
+        let audit = AuditLog(store: database, clock: SystemClock())
         let accounts = try await AccountService(
             store: database,
             audit: audit,

@@ -98,7 +98,7 @@ enum Setup {
         dir: URL,
         started: ContinuousClock.Instant
     ) async throws {
-        let audit = AuditLog(store: database)
+        let audit = AuditLog(store: database, clock: SystemClock())
         let accounts = try await AccountService(
             store: database,
             audit: audit,

@@ -79,6 +79,8 @@ public enum CountersignServer {
         let hub = PushHub()
         let deliver: @Sendable (PushSignal) -> Void = { hub.apply($0) }
         let bus = storage.pushBus(logger: logger, deliver: deliver)
+        // Sessions that end close what the push channel holds open for them, on every node.
+        service.endings.observe { ending in bus.publish(.ended(ending)) }
         let messages = MessageService(
             store: storage,
             accounts: service,

@@ -24,14 +24,16 @@ import Testing
         let now = Date()
         let errors: [AccountError] = [
             .usernameTaken, .captchaRequired, .captchaInvalid("x"),
-            .invalidCredentials(delayedUntil: nil, locked: false), .signInDelayed(until: now), .accountLocked,
-            .signInBusy, .reauthenticationRequired(intervalMinutes: 5), .wrongPassword,
+            .invalidCredentials(delayedUntil: nil, locked: false), .reauthenticationRequired(intervalMinutes: 5),
+            .wrongPassword,
         ]
+        let refusals: [SignInRefusal] = [.delayed(until: now), .locked, .busy]
         let common: [RequestError] = [
             .invalidField(field: "x", reason: "y"), .rateLimited(retryAfter: 1), .unauthenticated, .serverBusy,
         ]
         let codes =
-            errors.map { Problem($0, now: now).code } + common.map { Problem($0).code } + [
+            errors.map { Problem($0, now: now).code } + refusals.map { Problem($0, now: now).code }
+            + common.map { Problem($0).code } + [
                 Problem.malformed("x").code, Problem.notFound.code, Problem.tooLarge(1).code,
             ]
         let documented = Self.documentedCodes

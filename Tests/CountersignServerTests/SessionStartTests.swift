@@ -322,7 +322,7 @@ import Testing
         h.clock.advance(policy.reservationTimeout + 1)
 
         // The next sign-in, with the right password, counts the stale reservation first and is refused.
-        await #expect(throws: AccountError.accountLocked) {
+        await #expect(throws: SignInRefusal.locked) {
             _ = try await h.service.verifySignIn(
                 username: a.username,
                 password: "correct horse",
@@ -368,7 +368,7 @@ import Testing
             try await Self.oneShortOfTheLock(h, a)
         }
 
-        await #expect(throws: AccountError.accountLocked) {
+        await #expect(throws: SignInRefusal.locked) {
             _ = try await h.service.verifySignIn(
                 username: byPassword.username,
                 password: "correct horse",
@@ -376,7 +376,7 @@ import Testing
                 origin: RequestOrigin(address: "192.0.2.9", userAgent: "")
             )
         }
-        await #expect(throws: AccountError.accountLocked) {
+        await #expect(throws: SignInRefusal.locked) {
             _ = try await h.service.checkSecondFactor(accountID: byCode.id) {
                 clock.advance(policy.reservationTimeout + 1)
                 throw CancellationError()
@@ -499,7 +499,7 @@ import Testing
             captcha: nil,
             origin: origin
         )
-        await #expect(throws: AccountError.accountLocked) { _ = try await h.service.completeSignIn(verified) }
+        await #expect(throws: SignInRefusal.locked) { _ = try await h.service.completeSignIn(verified) }
         #expect(try await Self.count(h, "sessions", a.id) == 0)
         let outcomes = try await sql.raw(
             "SELECT outcome FROM audit_events WHERE account_id = \(bind: a.id) AND kind = 'sign-in'"
@@ -591,7 +591,7 @@ import Testing
             ON CONFLICT (username) DO UPDATE SET locked = 1
             """
         ).run()
-        await #expect(throws: AccountError.accountLocked) {
+        await #expect(throws: SignInRefusal.locked) {
             try await h.service.finishReauthentication(
                 tokenHash: tokenHash,
                 accountID: c.id,

@@ -46,30 +46,6 @@ extension Problem {
                 detail: detail,
                 extra: extra
             )
-        case .signInDelayed(let until):
-            self.init(
-                status: .tooManyRequests,
-                code: .signInDelayed,
-                title: "Sign-in delayed",
-                detail: "Too many failed sign-ins; try again after \(iso.string(from: until)).",
-                extra: ["retryAt": .string(WireDate.format(until))]
-            )
-            headers[.retryAfter] = "\(max(1, Int(until.timeIntervalSince(now).rounded(.up))))"
-        case .accountLocked:
-            self.init(
-                status: .init(code: 423, reasonPhrase: "Locked"),
-                code: .accountLocked,
-                title: "Account locked",
-                detail: "Too many failed sign-ins; an administrator must unlock the account."
-            )
-        case .signInBusy:
-            self.init(
-                status: .tooManyRequests,
-                code: .signInBusy,
-                title: "Sign-in busy",
-                detail: "Other sign-ins for this username are being checked; retry in a second."
-            )
-            headers[.retryAfter] = "1"
         case .reauthenticationRequired(let minutes):
             self.init(
                 status: .unauthorized,

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Why an account operation was refused (what any feature may refuse is `RequestError`). Closed: the HTTP edge maps each case to one problem type
+/// Why an account operation was refused (what any feature may refuse is `RequestError`; the lockout
+/// gate's refusals are `SignInRefusal`). Closed: the HTTP edge maps each case to one problem type
 /// (docs/openapi.yaml lists them); nothing here knows about HTTP.
 public enum AccountError: Error, Equatable, Sendable {
     case usernameTaken
@@ -10,12 +11,6 @@ public enum AccountError: Error, Equatable, Sendable {
     case captchaInvalid(String)
     /// Wrong username or password (never which). `delayedUntil`/`locked` tell what this failure caused.
     case invalidCredentials(delayedUntil: Date?, locked: Bool)
-    /// Sign-in refused without a password check until `until`.
-    case signInDelayed(until: Date)
-    /// Sign-in refused until an administrator unlocks the account.
-    case accountLocked
-    /// Other checks for this username are in flight; retry in a second.
-    case signInBusy
     /// The operation needs a password check within the account's re-authentication interval.
     case reauthenticationRequired(intervalMinutes: Int)
     /// The current password given to a password change or re-authentication is wrong.

@@ -252,7 +252,7 @@ public final class AccountService: Sendable {
         }
         switch result {
         case .refused(let error, let outcome):
-            if error == .accountLocked, let account { lockedOut(account.id) }
+            if error == .locked, let account { lockedOut(account.id) }
             if let outcome { try await audit.record(auditID, .signIn, outcome, origin) }
             throw error
         case .failed(.locked):
@@ -403,11 +403,11 @@ public final class AccountService: Sendable {
         guard let account = try await store.account(id: accountID) else { throw RequestError.unauthenticated }
         switch try await store.reserveSignIn(username: account.username, policy: config.lockout, now: clock.now()) {
         case .proceed: break
-        case .delayed(let until): throw AccountError.signInDelayed(until: until)
+        case .delayed(let until): throw SignInRefusal.delayed(until: until)
         case .locked:
             lockedOut(account.id)
-            throw AccountError.accountLocked
-        case .busy: throw AccountError.signInBusy
+            throw SignInRefusal.locked
+        case .busy: throw SignInRefusal.busy
         }
         let valid: Bool
         let outcome: SignInOutcome
@@ -415,23 +415,23 @@ public final class AccountService: Sendable {
             do {
                 valid = try await check()
             } catch {
-                if try await release(username: account.username) { throw AccountError.accountLocked }
+                if try await release(username: account.username) { throw SignInRefusal.locked }
                 throw error
             }
             outcome = try await finishReserved(
                 username: account.username,
                 check: valid ? .passedMoreToFollow : .failed
             )
-        } catch AccountError.accountLocked {
+        } catch SignInRefusal.locked {
             lockedOut(account.id)  // a check given back found the lock (`release`)
-            throw AccountError.accountLocked
+            throw SignInRefusal.locked
         }
         switch outcome {
         case .succeeded(.proceed): return .valid
-        case .succeeded(.delayed(let until)): throw AccountError.signInDelayed(until: until)
+        case .succeeded(.delayed(let until)): throw SignInRefusal.delayed(until: until)
         case .succeeded:
             lockedOut(account.id)
-            throw AccountError.accountLocked
+            throw SignInRefusal.locked
         case .failed(let failure):
             if failure == .locked { lockedOut(account.id) }
             return .wrong(failure)
@@ -441,7 +441,7 @@ public final class AccountService: Sendable {
     /// Stores a reserved check's outcome. When the database cannot take it (busy under load: the caller
     /// answers 503 and learns nothing of the check), the reservation is given back, as for a check that
     /// never ran: left pending it would hold later attempts as in flight until it expired. Throws
-    /// `accountLocked` when giving it back locked the username (`release`).
+    /// `SignInRefusal.locked` when giving it back locked the username (`release`).
     private func finishReserved(username: String, check: LockoutPolicy.Check) async throws -> SignInOutcome {
         do {
             return try await store.finishSignIn(
@@ -451,7 +451,7 @@ public final class AccountService: Sendable {
                 now: clock.now()
             )
         } catch {
-            if (try? await release(username: username)) == true { throw AccountError.accountLocked }
+            if (try? await release(username: username)) == true { throw SignInRefusal.locked }
             throw error
         }
     }
@@ -497,11 +497,11 @@ public final class AccountService: Sendable {
     private func refuse(_ gate: LockoutPolicy.Gate, accountID: String) throws {
         switch gate {
         case .proceed: return
-        case .delayed(let until): throw AccountError.signInDelayed(until: until)
+        case .delayed(let until): throw SignInRefusal.delayed(until: until)
         case .locked:
             lockedOut(accountID)
-            throw AccountError.accountLocked
-        case .busy: throw AccountError.accountLocked
+            throw SignInRefusal.locked
+        case .busy: throw SignInRefusal.locked
         }
     }
 
@@ -551,7 +551,7 @@ public final class AccountService: Sendable {
         case .refused(let gate):
             // A lock or delay that landed after the check (by failures elsewhere).
             try await refuseAudited(gate, account.id, .signIn, origin)
-            throw AccountError.accountLocked  // a refusal that names no refusal: not stored, fail closed
+            throw SignInRefusal.locked  // a refusal that names no refusal: not stored, fail closed
         case .superseded:
             try? await audit.record(account.id, .signIn, .refusedSuperseded, origin)  // best effort, as above
             throw superseded
@@ -646,7 +646,7 @@ public final class AccountService: Sendable {
         case failed(LockoutPolicy.Failure)
         /// Refused by the lockout state, before the check or (set meanwhile) after it; `outcome` is the
         /// audit word for it, nil when the refusal is not an attempt (`busy`).
-        case refused(AccountError, outcome: AuditOutcome?)
+        case refused(SignInRefusal, outcome: AuditOutcome?)
     }
 
     /// The one path every password check takes: reserve the check in the username's lockout row, verify
@@ -664,9 +664,9 @@ public final class AccountService: Sendable {
         func refusal(_ gate: LockoutPolicy.Gate) -> CheckResult? {
             switch gate {
             case .proceed: return nil
-            case .delayed(let until): return .refused(.signInDelayed(until: until), outcome: .refusedDelayed)
-            case .locked: return .refused(.accountLocked, outcome: .refusedLocked)
-            case .busy: return .refused(.signInBusy, outcome: nil)
+            case .delayed(let until): return .refused(.delayed(until: until), outcome: .refusedDelayed)
+            case .locked: return .refused(.locked, outcome: .refusedLocked)
+            case .busy: return .refused(.busy, outcome: nil)
             }
         }
         if let refused = refusal(
@@ -679,7 +679,7 @@ public final class AccountService: Sendable {
             matches = try await verifies(password, phc)
         } catch {
             // Not checked (a full hash queue, or the request was cancelled waiting for a thread): not a failure.
-            if try await release(username: username) { return .refused(.accountLocked, outcome: .refusedLocked) }
+            if try await release(username: username) { return .refused(.locked, outcome: .refusedLocked) }
             throw error
         }
         // A correct password is one factor: `complete` resets the count once every factor has passed.
@@ -689,8 +689,8 @@ public final class AccountService: Sendable {
                 username: username,
                 check: matches && accountID != nil ? .passedMoreToFollow : .failed
             )
-        } catch AccountError.accountLocked {
-            return .refused(.accountLocked, outcome: .refusedLocked)
+        } catch SignInRefusal.locked {
+            return .refused(.locked, outcome: .refusedLocked)
         }
         switch outcome {
         case .failed(let failure): return .failed(failure)
@@ -727,7 +727,7 @@ public final class AccountService: Sendable {
         case .matched:
             return
         case .refused(let error, let outcome):
-            if error == .accountLocked { lockedOut(auth.account.id) }
+            if error == .locked { lockedOut(auth.account.id) }
             if let outcome { try await audit.record(auth.account.id, kind, outcome, origin) }
             throw error
         case .failed(let failure):

@@ -53,7 +53,7 @@ extension CountersignServer {
             config.hasher = hasher
             let service = try await AccountService(
                 store: storage,
-                audit: AuditLog(store: storage),
+                audit: AuditLog(store: storage, clock: SystemClock()),
                 config: config,
                 random: random,
                 logger: logger

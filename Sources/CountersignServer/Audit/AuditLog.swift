@@ -7,7 +7,7 @@ public final class AuditLog: Sendable {
     let store: any AuditStore
     let clock: any WallClock
 
-    public init(store: any AuditStore, clock: any WallClock = SystemClock()) {
+    public init(store: any AuditStore, clock: any WallClock) {
         self.store = store
         self.clock = clock
     }

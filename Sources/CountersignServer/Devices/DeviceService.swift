@@ -215,7 +215,7 @@ public final class DeviceService: Sendable {
         else { throw refused }
         guard device.isActive else { throw DeviceError.revoked }
         // Checked again after the insert below, against a lock in flight; this one spares the write.
-        if try await accounts.isLocked(username: account.username) { throw AccountError.accountLocked }
+        if try await accounts.isLocked(username: account.username) { throw SignInRefusal.locked }
         let now = clock.now()
         let token = "csd_" + Base64URL(random.bytes(32)).text
         let session = DeviceSessionRecord(
@@ -239,7 +239,7 @@ public final class DeviceService: Sendable {
         // administrator unlocks (a key registered with a stolen session must not outlive the lock).
         if try await accounts.isLocked(username: account.username) {
             try await store.deleteDeviceSession(tokenHash: session.tokenHash)
-            throw AccountError.accountLocked
+            throw SignInRefusal.locked
         }
         try await store.touchDevice(id: device.id, at: now)
         try await audit.record(account.id, .deviceSession, .success, origin)

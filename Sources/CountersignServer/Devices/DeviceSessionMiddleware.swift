@@ -10,6 +10,14 @@ struct DeviceSessionMiddleware: RouterMiddleware {
     var orAccount: AccountService? = nil
     var messagingOnly = false
 
+    init(devices: DeviceService, orAccount: AccountService? = nil, messagingOnly: Bool = false) {
+        // An account session has no device kind to check.
+        precondition(orAccount == nil || !messagingOnly, "messagingOnly is for device sessions alone")
+        self.devices = devices
+        self.orAccount = orAccount
+        self.messagingOnly = messagingOnly
+    }
+
     func handle(
         _ request: Request,
         context: AppContext,

@@ -38,6 +38,8 @@ struct ProblemMiddleware: RouterMiddleware {
             throw p
         } catch let e as AccountError {
             throw Problem(e, now: clock.now())
+        } catch let e as SignInRefusal {
+            throw Problem(e, now: clock.now())
         } catch let e as RequestError {
             throw Problem(e)
         } catch let e as DeviceError {

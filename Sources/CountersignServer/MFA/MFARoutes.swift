@@ -33,13 +33,7 @@ struct MFARoutes {
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
         let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: accounts))
-        let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(devices: devices))
-        /// An authenticator's device session, refused (403) for a messaging device before any body is read.
-        @Sendable func authenticator(_ context: AppContext) throws -> DeviceAuthenticated {
-            let auth = try context.device()
-            guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
-            return auth
-        }
+        let withAuthenticator = v1.group().add(middleware: AuthenticatorSessionMiddleware(devices: devices))
         @Sendable func binding(_ r: Request) -> String? { APIRoutes.bearerToken(r.headers[.authorization]) }
 
         // The account's own settings.
@@ -175,23 +169,23 @@ struct MFARoutes {
             let body = try await APIRoutes.decode(PairingRequest.self, request, maxBody: maxBody)
             return try json(try await mfa.pair(body, origin: APIRoutes.origin(request, context)), status: .created)
         }
-        withDevice.get("authenticator/challenges") { request, context in
-            try json(try await mfa.challenges(try authenticator(context)))
+        withAuthenticator.get("authenticator/challenges") { request, context in
+            try json(try await mfa.challenges(try context.device()))
         }
-        withDevice.post("authenticator/answers") { request, context in
-            let auth = try authenticator(context)
+        withAuthenticator.post("authenticator/answers") { request, context in
+            let auth = try context.device()
             let body = try await APIRoutes.decode(PushAnswer.self, request, maxBody: maxBody)
             return try json(try await mfa.answer(auth, body, origin: APIRoutes.origin(request, context)))
         }
-        withDevice.get("authenticator") { request, context in
-            try json(try await mfa.authenticatorInfo(try authenticator(context)))
+        withAuthenticator.get("authenticator") { request, context in
+            try json(try await mfa.authenticatorInfo(try context.device()))
         }
-        withDevice.delete("authenticator") { request, context in
-            try await mfa.unpair(try authenticator(context), origin: APIRoutes.origin(request, context))
+        withAuthenticator.delete("authenticator") { request, context in
+            try await mfa.unpair(try context.device(), origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
         }
-        withDevice.put("authenticator/push") { request, context in
-            let auth = try authenticator(context)
+        withAuthenticator.put("authenticator/push") { request, context in
+            let auth = try context.device()
             return try json(
                 try await mfa.setPush(
                     auth,
@@ -199,8 +193,8 @@ struct MFARoutes {
                 )
             )
         }
-        withDevice.post("authenticator/logs") { request, context in
-            let auth = try authenticator(context)
+        withAuthenticator.post("authenticator/logs") { request, context in
+            let auth = try context.device()
             return try json(
                 try await mfa.uploadLogs(
                     auth,
@@ -210,10 +204,10 @@ struct MFARoutes {
             )
         }
         for action in [MFAService.AuthCodeAction.claim, .approve, .deny] {
-            withDevice.post(
+            withAuthenticator.post(
                 action == .claim ? "authenticator/auth-codes" : "authenticator/auth-codes/\(action.rawValue)"
             ) { request, context in
-                let auth = try authenticator(context)
+                let auth = try context.device()
                 return try json(
                     try await mfa.authCode(
                         auth,

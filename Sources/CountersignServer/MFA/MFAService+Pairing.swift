@@ -108,7 +108,7 @@ extension MFAService {
         ) {
         case .paired(let id): accountID = id
         case .keyInvalid, .refused(.notFound): throw MFAError.pairingKeyInvalid
-        case .accountLocked: throw AccountError.accountLocked
+        case .accountLocked: throw SignInRefusal.locked
         case .refused(.limitReached): throw DeviceError.deviceLimit(devices.config.maxDevicesPerAccount)
         case .refused(.keyInUse):
             throw DeviceError.keyInUse("a key of this device is already registered; make new keys")

@@ -250,13 +250,13 @@ extension MFAService {
             let counted: AccountService.FactorCheck
             do {
                 counted = try await accounts.checkSecondFactor(accountID: accountID) { try await check(accountID) }
-            } catch AccountError.accountLocked {
+            } catch SignInRefusal.locked {
                 // Refused by the lock or the delay, before or after the check: audited as passwords are.
                 try await audit.record(accountID, .mfa, .refusedLocked, origin)
-                throw AccountError.accountLocked
-            } catch AccountError.signInDelayed(let until) {
+                throw SignInRefusal.locked
+            } catch SignInRefusal.delayed(let until) {
                 try await audit.record(accountID, .mfa, .refusedDelayed, origin)
-                throw AccountError.signInDelayed(until: until)
+                throw SignInRefusal.delayed(until: until)
             }
             switch counted {
             case .valid: valid = true

@@ -14,10 +14,10 @@ struct MessageRoutes {
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
         // A messaging device's session: an authenticator's is refused (403) by the middleware.
-        let withDevice = v1.group().add(
+        let withMessagingDevice = v1.group().add(
             middleware: DeviceSessionMiddleware(devices: devices, messagingOnly: true)
         )
-        withDevice.post("messages") { request, context in
+        withMessagingDevice.post("messages") { request, context in
             // The session first (the middleware), from the headers: an anonymous or stale caller is
             // answered 401 before a byte of its (up to 1.5 MB) body is read. Then the JSON and the checks,
             // the ECDSA signature last, off the event loops.
@@ -30,7 +30,7 @@ struct MessageRoutes {
             let (sent, created) = try await messages.store(checked)
             return try json(sent, status: created ? .created : .ok, headers: [.location: "/v1/messages/\(sent.id)"])
         }
-        withDevice.get("devices/current/messages") { request, context in
+        withMessagingDevice.get("devices/current/messages") { request, context in
             var auth = try context.device()
             let q = request.uri.queryParameters
             var after: Int64 = 0
@@ -78,16 +78,16 @@ struct MessageRoutes {
                 }
             }
         }
-        withDevice.post("devices/current/acks") { request, context in
+        withMessagingDevice.post("devices/current/acks") { request, context in
             let auth = try context.device()
             let body = try await APIRoutes.decode(AckRequest.self, request, maxBody: 64 * 1024)
             return try json(AckResult(acknowledged: try await messages.acknowledge(auth, seqs: body.seqs)))
         }
-        withDevice.get("messages/:id") { _, context in
+        withMessagingDevice.get("messages/:id") { _, context in
             let auth = try context.device()
             return try json(try await messages.status(auth, messageID: try context.parameters.require("id")))
         }
-        withDevice.delete("messages/:id") { _, context in
+        withMessagingDevice.delete("messages/:id") { _, context in
             let auth = try context.device()
             try await messages.cancel(auth, messageID: try context.parameters.require("id"))
             return Response(status: .noContent)

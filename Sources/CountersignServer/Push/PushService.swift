@@ -51,7 +51,6 @@ public final class PushService: Sendable {
         self.hub = hub
         self.bus = bus
         self.pendingChallenges = pendingChallenges
-        devices.accounts.endings.observe { ending in bus.publish(.ended(ending)) }
     }
 
     public func ticket(_ auth: DeviceAuthenticated) async throws -> PushTicket {

@@ -46,6 +46,9 @@ struct SignInFlow: Sendable {
         } catch let e as AccountError {
             ServerMetrics.signIn(Self.metricOutcome(e))
             throw e
+        } catch let e as SignInRefusal {
+            ServerMetrics.signIn(Self.metricOutcome(e))
+            throw e
         } catch let e as RequestError {
             ServerMetrics.signIn(Self.metricOutcome(e))
             throw e
@@ -78,11 +81,16 @@ struct SignInFlow: Sendable {
     static func metricOutcome(_ e: AccountError) -> String {
         switch e {
         case .invalidCredentials: return "invalid-credentials"
-        case .signInDelayed: return "delayed"
-        case .accountLocked: return "locked"
-        case .signInBusy: return "busy"
         case .captchaRequired, .captchaInvalid: return "captcha"
         default: return "other"
+        }
+    }
+
+    static func metricOutcome(_ e: SignInRefusal) -> String {
+        switch e {
+        case .delayed: return "delayed"
+        case .locked: return "locked"
+        case .busy: return "busy"
         }
     }
 

@@ -182,13 +182,13 @@ extension PasskeyService {
                 if case .success = outcome { return true }
                 return false
             }
-        } catch AccountError.signInDelayed(let until) {
+        } catch SignInRefusal.delayed(let until) {
             // Refused by the lock or the delay, before or after the check: audited as password sign-ins are.
             try await audit.record(accountID, kind, .refusedDelayed, origin)
-            throw AccountError.signInDelayed(until: until)
-        } catch AccountError.accountLocked {
+            throw SignInRefusal.delayed(until: until)
+        } catch SignInRefusal.locked {
             try await audit.record(accountID, kind, .refusedLocked, origin)
-            throw AccountError.accountLocked
+            throw SignInRefusal.locked
         }
         switch (counted, outcome) {
         case (.valid, .success(let stored)):
@@ -204,8 +204,8 @@ extension PasskeyService {
             try await auditIfCounter(error, accountID: accountID, kind: kind, origin: origin)
             switch failure {
             case .counted: throw error
-            case .delayed(let until): throw AccountError.signInDelayed(until: until)
-            case .locked: throw AccountError.accountLocked
+            case .delayed(let until): throw SignInRefusal.delayed(until: until)
+            case .locked: throw SignInRefusal.locked
             }
         default:
             preconditionFailure("the lockout count and the check disagree")

@@ -117,7 +117,7 @@ extension SQLStores {
             let row = try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)\(lock)")
                 .first()
         else {
-            throw AccountError.signInBusy
+            throw SignInRefusal.busy
         }
         var state = try Self.loginGuard(row)
         let before = state
