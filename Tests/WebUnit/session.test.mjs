@@ -20,7 +20,7 @@ test("nothing is signed in at first, and after clear()", () => {
 
 test("a session for the user asked for is kept, with its device session", () => {
   const before = Date.now();
-  session.set(signedIn("ada"), { username: " Ada " });
+  session.set(signedIn("ada"), { username: "Ada" });
   assert.equal(session.token, "cs_token");
   assert.equal(session.account.username, "ada");
   assert.ok(session.authenticatedAt >= before);

@@ -8,6 +8,7 @@ import { MAX_PLAINTEXT, open, parse, seal } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
 import { allFor, run } from "./keystore.js";
 import { checkBeforeSending, isUsername, normalise, signerKey } from "./pins.js";
+import { USERNAME_RULE } from "./rules.js";
 import { sendMessage } from "./server/messages.js";
 import { session } from "./session.js";
 
@@ -24,7 +25,7 @@ export async function ownIdentity(record) {
     previous.push({ spki: oldSpki, keyId: hex(await keyIdBytes(oldSpki)), retiredAt: old.retiredAt });
   }
   return {
-    username: normalise(session.account.username),
+    username: normalise(session.account.username) ?? String(session.account.username),
     deviceId: record.deviceId,
     signingSpki,
     signingKeyId: hex(await keyIdBytes(signingSpki)),
@@ -60,9 +61,10 @@ export const sizeWords = (bytes) =>
  */
 export async function send(record, { to, text, delayed, report = () => {} }) {
   const own = await ownIdentity(record);
-  const names = [...new Set(to.map(normalise).filter(Boolean))];
-  if (!names.length) throw new Error("Name at least one recipient in To.");
-  if (!names.every(isUsername)) throw new Error("A username is 3 to 32 of a–z, 0–9, dot, underscore and hyphen, starting and ending with a letter or digit.");
+  const given = to.filter((name) => name !== "");
+  if (!given.length) throw new Error("Name at least one recipient in To.");
+  const names = [...new Set(given.map(normalise))];
+  if (!names.every(isUsername)) throw new Error(`A username is ${USERNAME_RULE}.`);
   const plaintext = utf8(text);
   if (plaintext.length > MAX_PLAINTEXT) throw new Error(tooLongWords(plaintext.length));
   const recipients = [];

@@ -10,23 +10,24 @@ import { keyIdOf, rotationMessage, verifyLowS } from "./device-keys.js";
 import { visibleText } from "./display-name.js";
 import { allFor, run } from "./keystore.js";
 import * as server from "./server/devices.js";
+import {
+  DIRECTORY_DEVICE_LIMIT,
+  fingerprint as fp,
+  isUsername,
+  normalisedUsername,
+  PIN_HISTORY_LIMIT,
+  USERNAME_RULE,
+} from "./rules.js";
 import { session } from "./session.js";
 
-/** Usernames as the server keeps them. */
-export const normalise = (name) => String(name).trim().toLowerCase();
+export { isUsername };
 
-/** The server's username rule (3 to 32 of a–z 0–9 . _ -, a letter or digit at both ends), checked on
- *  every name a server supplies: nothing that only looks like a username is shown or pinned. */
-export const isUsername = (name) => typeof name === "string" && /^[a-z0-9](?:[a-z0-9._-]{1,30})[a-z0-9]$/.test(name);
+/** A username as the server keeps it (UsernameRule.normalised), or null when `name` breaks the rule. */
+export const normalise = normalisedUsername;
 
 /** A name in this module's words: its hidden and direction-changing characters written out. */
 const shown = visibleText;
 
-// The server keeps at most 10 active devices an account; a device's key history is a few entries.
-const MAX_DEVICES = 10;
-const MAX_HISTORY = 100;
-
-const fp = (hexId) => hexId.match(/.{8}/g).join(":");
 
 /** Why a pin check refused; `changes` lists what differs from the pins, for the warning. */
 export class PinError extends Error {
@@ -40,7 +41,7 @@ export class PinError extends Error {
 /** The key directory of `username`, refused unless it is that user's. */
 export async function directory(username) {
   const asked = normalise(username);
-  if (!isUsername(asked)) throw new Error(`“${shown(asked)}” is not a username: 3 to 32 of a–z, 0–9, dot, underscore and hyphen.`);
+  if (!asked) throw new Error(`“${shown(String(username))}” is not a username: ${USERNAME_RULE}.`);
   let body;
   try {
     body = await server.directory(asked, session.deviceToken || session.token);
@@ -51,8 +52,8 @@ export async function directory(username) {
   if (body?.username !== asked) {
     throw new PinError(`The server answered with another user's keys when asked for ${asked}: refused. Your server may be compromised.`, { username: asked });
   }
-  if (!Array.isArray(body.devices) || !Array.isArray(body.history) || body.devices.length > MAX_DEVICES) {
-    throw new PinError(`The server's key directory for ${asked} is not one this page accepts (more than ${MAX_DEVICES} devices, or malformed).`, { username: asked });
+  if (!Array.isArray(body.devices) || !Array.isArray(body.history) || body.devices.length > DIRECTORY_DEVICE_LIMIT) {
+    throw new PinError(`The server's key directory for ${asked} is not one this page accepts (more than ${DIRECTORY_DEVICE_LIMIT} devices, or malformed).`, { username: asked });
   }
   return body;
 }
@@ -123,8 +124,10 @@ async function followRotations(pin, dir, now) {
   for (const [i, d] of pin.devices.entries()) {
     const current = dir.devices.find((c) => c.id === d.id);
     if (!current || current.signingKey === d.signingKey) continue;
-    const entries = dir.history.filter((h) => h.deviceId === d.id && h.rotationSignature && h.encryptionKey);
-    if (entries.length > MAX_HISTORY) continue;
+    // As KeyPins: a device's whole history is counted, and one longer than the limit is not followed.
+    const ofDevice = dir.history.filter((h) => h.deviceId === d.id);
+    if (ofDevice.length > PIN_HISTORY_LIMIT) continue;
+    const entries = ofDevice.filter((h) => h.rotationSignature && h.encryptionKey);
     // Each entry's key ID once: the chain below tries every entry at each step.
     const history = [];
     for (const h of entries) {
@@ -146,8 +149,12 @@ async function followRotations(pin, dir, now) {
       // One successor only: a key that signed two was used by two parties; the user decides.
       if (next.length !== 1) break;
       const { h, id } = next[0];
-      const addedAt = Date.parse(h.addedAt);
-      retired.push({ deviceId: d.id, signingKeyId: key.signingKeyId, signingKey: key.signingKey, retiredAt: Math.min(now, Number.isFinite(addedAt) ? addedAt : now) });
+      // Retired no later than the directory says the old key was, than its successor arrived, and than now
+      // (KeyPins: min(oldEntry.retiredAt ?? now, next.addedAt, now)).
+      const oldEntry = ofDevice.find((e) => e.signingKeyId === key.signingKeyId);
+      const time = (iso) => (Number.isFinite(Date.parse(iso)) ? Date.parse(iso) : now);
+      const retiredAt = Math.min(oldEntry?.retiredAt ? time(oldEntry.retiredAt) : now, time(h.addedAt), now);
+      retired.push({ deviceId: d.id, signingKeyId: key.signingKeyId, signingKey: key.signingKey, retiredAt });
       seen.add(id);
       key = { ...d, signingKeyId: id, signingKey: h.signingKey, encryptionKey: h.encryptionKey };
     }
@@ -182,7 +189,7 @@ export function pinState(dir, own, now = Date.now()) {
  * does: a send that fails pins nothing.
  */
 export function checkBeforeSending(username, own, now = Date.now()) {
-  return locked(normalise(username), async () => {
+  return locked(normalise(username) ?? String(username), async () => {
     const dir = await directory(username);
     const { pin, devices: current, changes: differ } = await compared(dir, own, now);
     if (!pin) {
@@ -213,7 +220,7 @@ export async function trust(dir, own, now = Date.now()) {
  * only once the signature holds. Returns `{ spki, firstContact, commit }`.
  */
 export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
-  const name = normalise(sender);
+  const name = normalise(sender) ?? String(sender);
   const none = async () => {};
   if (name === own.username && keyIdHex === own.signingKeyId) return { spki: own.signingSpki, firstContact: false, commit: none };
   const ownRetired = name === own.username ? own.previous?.find((p) => p.keyId === keyIdHex) : null;

@@ -1,5 +1,7 @@
 // The signed-in session and this browser's device session: in memory only (never localStorage or a cookie), so closing the tab ends it
 // and no other page or script on another origin can read it.
+import { normalisedUsername } from "./rules.js";
+
 let current = null;
 
 export const session = {
@@ -22,8 +24,9 @@ export const session = {
    * change nothing sensitive until the password (and second factor) confirm it.
    */
   set(signedIn, { username, passwordless = false } = {}) {
-    if (username !== undefined && String(signedIn?.account?.username).toLowerCase() !== username.trim().toLowerCase()) {
-      throw new Error(`The server signed in ${signedIn?.account?.username} when ${username.trim()} was asked for: refused.`);
+    const asked = username === undefined ? undefined : normalisedUsername(username);
+    if (asked !== undefined && (!asked || normalisedUsername(String(signedIn?.account?.username)) !== asked)) {
+      throw new Error(`The server signed in ${signedIn?.account?.username} when ${username} was asked for: refused.`);
     }
     current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null, authenticatedAt: Date.now(), passwordless };
   },

@@ -4,7 +4,8 @@
 import { describe } from "../api.js";
 import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
-import { contacts, directory, isUsername, normalise, pinState } from "../pins.js";
+import { contacts, directory, normalise, pinState } from "../pins.js";
+import { USERNAME_RULE } from "../rules.js";
 import { showSafetyNumber } from "./safety.js";
 
 const when = (ms) => new Date(ms).toLocaleString();
@@ -94,8 +95,8 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const name = normalise(lookup.input.value);
-    if (!isUsername(name)) {
-      alert.textContent = "A username is 3 to 32 of a–z, 0–9, dot, underscore and hyphen, starting and ending with a letter or digit.";
+    if (!name) {
+      alert.textContent = `A username is ${USERNAME_RULE}.`;
       lookup.input.focus();
       return;
     }

@@ -6,6 +6,7 @@ import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "../reauth.js";
+import { REAUTH_CHOICES } from "../rules.js";
 import { passwordChanged } from "../gate.js";
 import { authenticatorSettings } from "./approvals.js";
 import { passkeySection } from "./passkeys.js";
@@ -15,13 +16,6 @@ import { listDevices, renameDevice, revokeDevice } from "../server/devices.js";
 import { session } from "../session.js";
 import { twoFactorSection } from "./two-factor.js";
 
-const intervals = [
-  [0, "Never"],
-  [5, "5 min"],
-  [10, "10 min"],
-  [30, "30 min"],
-  [60, "1 hr"],
-];
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
 
@@ -46,7 +40,7 @@ export function settingsScreen(app, { onBack }) {
     "fieldset",
     {},
     el("legend", {}, "Re-authentication Interval"),
-    ...intervals.map(([minutes, label]) => {
+    ...REAUTH_CHOICES.map(([minutes, label]) => {
       const id = `interval-${minutes}`;
       return el(
         "div",

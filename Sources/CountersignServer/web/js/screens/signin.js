@@ -12,6 +12,7 @@ import {
   passkeysAvailable,
   signInWithPasskey,
 } from "../passkeys.js";
+import { normalisedUsername, USERNAME_RULE } from "../rules.js";
 import { register } from "../server/accounts.js";
 import { startPasskeySignIn } from "../server/passkeys.js";
 import { signIn } from "../server/sessions.js";
@@ -139,6 +140,13 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
       missing.input.focus();
       return;
     }
+    // The server's username rule, checked before any captcha work, as the CLI checks it: the name as typed,
+    // neither trimmed nor mapped from other scripts (UsernameRule).
+    if (!normalisedUsername(username.input.value)) {
+      alert.textContent = `The username must be ${USERNAME_RULE}.`;
+      username.input.focus();
+      return;
+    }
     if (registering && password.input.value.length < 8) {
       alert.textContent = "The password must be at least 8 characters.";
       password.input.focus();
@@ -147,7 +155,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     stopAutofill();
     submit.disabled = true;
     try {
-      const credentials = { username: username.input.value.trim(), password: password.input.value };
+      const credentials = { username: username.input.value, password: password.input.value };
       if (registering) {
         await withCaptcha(
           (captcha) =>

@@ -70,7 +70,7 @@ export async function changePassword({ currentPassword, newPassword }, token = s
 
 /**
  * Changes the re-authentication interval. Needs a recent authentication.
- * @param {{reauthIntervalMinutes: number}} settings Settings: 0 (never), 5, 10, 30 or 60
+ * @param {{reauthIntervalMinutes: number}} settings Settings: one of rules.js REAUTH_CHOICES
  * @param {string} [token] this page's account session by default
  * @returns {Promise<object>} Settings `{reauthIntervalMinutes}`, as the server now keeps them
  */
