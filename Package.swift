@@ -187,8 +187,8 @@ let package = Package(
             dependencies: ["CountersignVectors"],
             path: "scripts/vectors/countersign-vectors"
         ),
-        // The tests' child processes (posix_spawn: Foundation's Process crashes a process with many descriptors)
-        // and a software WebAuthn authenticator.
+        // The tests' child processes (posix_spawn: Foundation's Process crashes a process with many descriptors),
+        // a software WebAuthn authenticator, and what the CLI and system tests share (`CLI`, config directories).
         .target(
             name: "CountersignTestSupport",
             dependencies: ["CountersignCrypto", .product(name: "Crypto", package: "swift-crypto")],
@@ -199,10 +199,18 @@ let package = Package(
             dependencies: ["CountersignCrypto", "CArgon2", "CountersignVectors", "CountersignTestSupport"],
             resources: [.copy("Vectors")]
         ),
+        // The `countersign` command and its peers (OpenSSL, oathtool, Python's `cryptography`, Python servers
+        // that misbehave), with no server of ours running: part of `scripts/test.sh --fast`.
         .testTarget(
             name: "CountersignCLITests",
+            dependencies: ["CountersignCrypto", "CountersignClient", "CountersignQR", "CountersignTestSupport"]
+        ),
+        // Real `countersign serve` processes (on SQLite files and on PostgreSQL) driven by the CLI and the SDK:
+        // crash safety, push, MFA, limits. Left out of `scripts/test.sh --fast`.
+        .testTarget(
+            name: "CountersignSystemTests",
             dependencies: [
-                "CountersignCrypto", "CountersignClient", "CountersignQR", "CountersignTestSupport",
+                "CountersignCrypto", "CountersignClient", "CountersignTestSupport",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Sets up and runs every test: the unit, vector and adversarial tests of CountersignCrypto, the CLI tests
-# (OpenSSL, oathtool, Python's `cryptography`), and the server's integration suite on SQLite files and on
-# a throwaway PostgreSQL 15 cluster on 127.0.0.1 that this script starts and stops.
+# (OpenSSL, oathtool, Python's `cryptography`), the server's integration suite and the system tests (real
+# `countersign serve` processes) on SQLite files and on a throwaway PostgreSQL 15 cluster on 127.0.0.1 that
+# this script starts and stops.
 #
 #   bash scripts/test.sh          the full suite, as CI runs it
-#   bash scripts/test.sh --fast   a quick loop: no PostgreSQL (its cases skip), no schemathesis and no browser
+#   bash scripts/test.sh --fast   a quick loop: the Node and Swift unit, vector and integration tests without
+#                                 PostgreSQL (its cases are absent or skipped, never passed) and without
+#                                 CountersignSystemTests (no server process), schemathesis, fuzzing or browser
 #
 # After the Swift tests, schemathesis tests the HTTP API against docs/openapi.yaml (Tests/API, about 4 minutes),
 # then a 60-second pass of the fuzz targets (scripts/fuzz.sh) over their seed corpus.
@@ -67,10 +70,11 @@ export SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,symbolicate=off
 source scripts/lib/reap.sh
 # Bounded: a crash whose backtrace stalls or a hung test fails the run instead of outliving CI's 90
 # minutes. A run that fails says which tests had not finished (a crash hides every other result).
+# Arguments are passed to `swift test` (--fast: `--skip CountersignSystemTests`).
 run_tests() {
   local events status=0
   events=$(mktemp /tmp/countersign-test-events-XXXXXX.jsonl)
-  timeout --kill-after=30 1800 swift test --skip-build --parallel \
+  timeout --kill-after=30 1800 swift test --skip-build --parallel "$@" \
     --event-stream-output-path "$events" --event-stream-version 0 || status=$?
   reap_run
   if [ "$status" != 0 ]; then
@@ -81,11 +85,13 @@ run_tests() {
   return "$status"
 }
 
+# The quick loop: no PostgreSQL, and no server process (CountersignSystemTests holds every test that starts
+# `countersign serve`).
 if [ "$fast" = 1 ]; then
   trap reap_run EXIT
   unset COUNTERSIGN_TEST_POSTGRES_URL COUNTERSIGN_REQUIRE_POSTGRES
   swift build --build-tests
-  run_tests
+  run_tests --skip 'CountersignSystemTests\.'
   exit 0
 fi
 

@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 

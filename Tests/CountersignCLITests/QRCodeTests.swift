@@ -1,4 +1,5 @@
 import CountersignQR
+import CountersignTestSupport
 import Foundation
 import Testing
 

@@ -1,14 +1,14 @@
-import CountersignTestSupport
 import Foundation
-import Testing
 
-/// Runs the built `countersign` binary and other real tools (openssl, python3) in a scratch directory.
-struct CLI {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+/// Runs the built `countersign` binary and other real tools (openssl, python3) in a scratch directory
+/// (CountersignCLITests and CountersignSystemTests).
+public struct CLI: Sendable {
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent()
     /// The `countersign` built beside this test runner (the runner lives in `<scratch>/debug/`), so a
     /// build with `--scratch-path` tests its own binary; else the default `.build`.
-    static let binary: String = {
+    public static let binary: String = {
         // Another build's binary, to watch a new test fail on the code before a fix.
         if let other = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_CLI"] { return other }
         let runner =
@@ -23,31 +23,37 @@ struct CLI {
         }
         return packageRoot.appendingPathComponent(".build/debug/countersign").path
     }()
-    static let interop = packageRoot.appendingPathComponent("Tests/interop").path
-    static let fixtures = packageRoot.appendingPathComponent("Tests/CountersignCryptoTests/Vectors/keys").path
+    public static let interop = packageRoot.appendingPathComponent("Tests/interop").path
+    public static let fixtures = packageRoot.appendingPathComponent("Tests/CountersignCryptoTests/Vectors/keys").path
 
-    let dir: URL
+    public let dir: URL
 
-    init() throws {
+    public init() throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("cs-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     }
 
-    struct Output {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
-        var text: String { String(decoding: stdout, as: UTF8.self) }
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: Data
+        public var stderr: String
+        public var text: String { String(decoding: stdout, as: UTF8.self) }
+
+        public init(status: Int32, stdout: Data, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
     }
 
     /// `countersign ARGS` with optional stdin bytes.
     @discardableResult
-    func cs(_ args: String..., stdin: Data? = nil) throws -> Output {
+    public func cs(_ args: String..., stdin: Data? = nil) throws -> Output {
         try run(Self.binary, args, stdin: stdin)
     }
 
     @discardableResult
-    func run(_ tool: String, _ args: [String], stdin: Data? = nil) throws -> Output {
+    public func run(_ tool: String, _ args: [String], stdin: Data? = nil) throws -> Output {
         let r = try Spawned.run(
             tool.hasPrefix("/") ? tool : "/usr/bin/env",
             tool.hasPrefix("/") ? args : [tool] + args,
@@ -59,32 +65,34 @@ struct CLI {
 
     /// `bash -c SCRIPT` with `$0` set to the countersign binary, for process substitution and pipes.
     @discardableResult
-    func bash(_ script: String, stdin: Data? = nil) throws -> Output {
+    public func bash(_ script: String, stdin: Data? = nil) throws -> Output {
         try run("/bin/bash", ["-c", script, Self.binary], stdin: stdin)
     }
 
     /// countersign in a new session: no controlling terminal, so nothing can be asked on /dev/tty.
     @discardableResult
-    func csWithoutTerminal(_ args: String...) throws -> Output {
+    public func csWithoutTerminal(_ args: String...) throws -> Output {
         try run("/usr/bin/setsid", ["-w", Self.binary] + args)
     }
 
-    func chmod(_ name: String, _ mode: Int) throws {
+    public func chmod(_ name: String, _ mode: Int) throws {
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path(name))
     }
 
-    func mode(_ name: String) throws -> Int? {
+    public func mode(_ name: String) throws -> Int? {
         try FileManager.default.attributesOfItem(atPath: path(name))[.posixPermissions] as? Int
     }
 
-    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-    func write(_ name: String, _ data: Data) throws { try data.write(to: dir.appendingPathComponent(name)) }
-    func read(_ name: String) -> Data? { FileManager.default.contents(atPath: path(name)) }
-    func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path(name)) }
+    public func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+    public func write(_ name: String, _ data: Data) throws { try data.write(to: dir.appendingPathComponent(name)) }
+    public func read(_ name: String) -> Data? { FileManager.default.contents(atPath: path(name)) }
+    public func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path(name)) }
     /// Files in the scratch directory, to prove no temporary was left behind.
-    func listing() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()) ?? [] }
+    public func listing() -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()) ?? []
+    }
 
-    static func random(_ n: Int) -> Data {
+    public static func random(_ n: Int) -> Data {
         let urandom = FileHandle(forReadingAtPath: "/dev/urandom")!
         defer { try? urandom.close() }
         return urandom.readData(ofLength: n)

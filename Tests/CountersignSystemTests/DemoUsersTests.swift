@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -15,7 +16,7 @@ import Testing
 
     @Test func demoUsersGetStrongPasswordsShownOnceAndAUsedDatabaseIsRefused() async throws {
         let t = try CLI()
-        let db = try #require(try ServeTests.database("sqlite", t))
+        let db = try ServeTests.database("sqlite", t)
         let server = try ServeTests.Server(database: db, in: t.dir)
         defer { _ = server.signal(SIGTERM) }
 

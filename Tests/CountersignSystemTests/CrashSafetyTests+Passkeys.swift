@@ -86,10 +86,10 @@ extension CrashSafetyTests {
     /// name, credential ID and key: it signs in to its account); no account has more than 10 and no
     /// credential ID is listed twice; and no ceremony whose passkey is listed, or whose answer came back,
     /// can be finished again.
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func passkeyRegistrationsKilledMidFlightAreWholeOrAbsent(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         var rng = Self.seeded("passkeys \(kind)")
         var server = try Server(database: db, in: t.dir, environment: Self.roomy)
         let names = ["passkeysa", "passkeysb"]

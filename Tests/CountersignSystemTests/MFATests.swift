@@ -1,4 +1,5 @@
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -58,10 +59,10 @@ import FoundationNetworking
         throw CocoaError(.fileReadNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "no challenge arrived"])
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func pushApprovalWithNumberMatching(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         let server = try ServeTests.Server(database: db, in: t.dir)
         let alice = try await Account("alice", server: server.url)
         let phone = try await alice.pair("phone")
@@ -100,10 +101,10 @@ import FoundationNetworking
         #expect(server.signal(SIGTERM) == 0)
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func reauthenticationAsksForThePushToo(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         let server = try ServeTests.Server(database: db, in: t.dir)
         let alice = try await Account("alice", server: server.url)
         let phone = try await alice.pair("phone")
@@ -131,10 +132,10 @@ import FoundationNetworking
         #expect(server.signal(SIGTERM) == 0)
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func wrongNumberDenialReportAndFatigue(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         let server = try ServeTests.Server(database: db, in: t.dir)
         let alice = try await Account("alice", server: server.url)
         let phone = try await alice.pair("phone")
@@ -164,10 +165,10 @@ import FoundationNetworking
         #expect(server.signal(SIGTERM) == 0)
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func passcodesAppsAndRecoveryCodes(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         let server = try ServeTests.Server(database: db, in: t.dir)
         let bob = try await Account("bob", server: server.url)
         // An authenticator app: the enrollment URI gives oathtool the same codes.
@@ -243,10 +244,10 @@ import FoundationNetworking
 
     /// QR sign-in codes (issue 19, 4): the anonymous creator cannot skip the approval; a locked account
     /// gets no session; the passwordless session registers no device until it re-authenticates.
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func authenticationCodesNeedApprovalRespectTheLockAndRegisterNoDevice(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         let server = try ServeTests.Server(database: db, in: t.dir)
         let dana = try await Account("dana", server: server.url)
         let phone = try await dana.pair("phone")
@@ -287,10 +288,10 @@ import FoundationNetworking
     /// Pairing keys: single use, one answer for wrong and used; an authenticator is not in the
     /// directory; concurrent approvals of one sign-in: exactly one wins; another account's device and a
     /// replayed answer are refused.
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func refusalsAndRaces(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         let server = try ServeTests.Server(database: db, in: t.dir)
         let alice = try await Account("alice", server: server.url)
         let mallory = try await Account("mallory", server: server.url)

@@ -1,13 +1,12 @@
-import CountersignTestSupport
 import Foundation
 
 /// One of Tests/interop's Python servers (hostile proxy, broken server, CONNECT proxy), each of which
 /// prints its port first; stopped even when the test fails.
-final class InteropScript {
-    let process: Spawned
-    let port: Int
+public final class InteropScript {
+    public let process: Spawned
+    public let port: Int
 
-    init(script name: String, _ arguments: [String]) throws {
+    public init(script name: String, _ arguments: [String]) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("interop/\(name)").path
         process = try Spawned("/usr/bin/env", ["python3", script] + arguments, stdout: .pipe)
@@ -32,4 +31,9 @@ final class InteropScript {
             process.wait()
         }
     }
+}
+
+extension InteropScript {
+    /// Tests/interop/broken_server.py in one of its modes (silent, endless, drip…).
+    public convenience init(_ mode: String) throws { try self.init(script: "broken_server.py", [mode]) }
 }

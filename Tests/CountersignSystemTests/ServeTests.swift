@@ -100,10 +100,22 @@ import FoundationNetworking
         )
     }
 
+    /// The superuser URL of the PostgreSQL scripts/test.sh started (COUNTERSIGN_TEST_POSTGRES_URL), if any.
+    static var postgresAdminURL: String? { ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"] }
+
+    /// The backends a test taking one runs on: PostgreSQL only when there is one, so that without it its
+    /// case is absent rather than passed (`PostgresAvailability` fails a run that required it).
+    static var backends: [String] { postgresAdminURL == nil ? ["sqlite"] : ["sqlite", "postgres"] }
+
     /// A fresh database URL: a SQLite file, or a new database on the PostgreSQL scripts/test.sh started.
-    static func database(_ kind: String, _ t: CLI) throws -> String? {
+    static func database(_ kind: String, _ t: CLI) throws -> String {
         guard kind == "postgres" else { return "sqlite:" + t.path("data.sqlite") }
-        guard let admin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"] else { return nil }
+        guard let admin = postgresAdminURL else {
+            throw CocoaError(
+                .fileReadUnknown,
+                userInfo: [NSLocalizedDescriptionKey: "COUNTERSIGN_TEST_POSTGRES_URL is not set"]
+            )
+        }
         let name = "cs_serve_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
         let r = try t.run("psql", [admin, "-q", "-c", "CREATE DATABASE \(name)"])
         guard r.status == 0 else {
@@ -114,11 +126,10 @@ import FoundationNetworking
         return c.string!
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func killedServerLosesNoAcknowledgedAccountOrSession(_ kind: String) async throws {
         let t = try CLI()
-        // BackendAvailability fails the run if PostgreSQL was required.
-        guard let db = try Self.database(kind, t) else { return }
+        let db = try Self.database(kind, t)
         var server = try Server(database: db, in: t.dir)
         #expect(try await Self.request("GET", server.url + "/healthz").0 == 200)
         var tokens: [String] = []
@@ -158,10 +169,10 @@ import FoundationNetworking
 
     /// Every message the relay acknowledged (201) is there after SIGKILL, delayed ones included, and
     /// `admin messages` shows them as the server sees them: names, dates, sizes, ciphertext.
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func acknowledgedMessagesSurviveSIGKILL(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try Self.database(kind, t) else { return }
+        let db = try Self.database(kind, t)
         var server = try Server(database: db, in: t.dir)
         let (alice, aliceKey) = try await CrashSafetyTests.person("alice", server)
         let (bob, _) = try await CrashSafetyTests.person("bob", server)
@@ -217,16 +228,19 @@ import FoundationNetworking
             scheme.status != 0 && !scheme.stderr.contains("hunter2") && scheme.stderr.contains("postgress://"),
             "\(scheme.stderr)"
         )
-        if let admin = ProcessInfo.processInfo.environment["COUNTERSIGN_TEST_POSTGRES_URL"],
-            var c = URLComponents(string: admin)
-        {
-            c.path = "/no_such_database"
-            let missing = try t.cs("serve", "--database", c.string!, "--port", "0")
-            #expect(
-                missing.status != 0 && missing.stderr.contains("refused: database \"no_such_database\" does not exist"),
-                "\(missing.stderr)"
-            )
-        }
+    }
+
+    /// A database the PostgreSQL server does not have is named in the refusal.
+    @Test(.enabled(if: ServeTests.postgresAdminURL != nil, "COUNTERSIGN_TEST_POSTGRES_URL is not set"))
+    func aMissingPostgresDatabaseIsNamed() throws {
+        let t = try CLI()
+        var c = try #require(URLComponents(string: Self.postgresAdminURL ?? ""))
+        c.path = "/no_such_database"
+        let missing = try t.cs("serve", "--database", c.string!, "--port", "0")
+        #expect(
+            missing.status != 0 && missing.stderr.contains("refused: database \"no_such_database\" does not exist"),
+            "\(missing.stderr)"
+        )
     }
 
     /// Issue 19.14: a second server on a SQLite file already served is refused with a clear message,
@@ -302,6 +316,16 @@ import FoundationNetworking
         #expect(t.exists("kept.sqlite"))
         let timeout = try t.cs("serve", "--idle-timeout", "0")
         #expect(timeout.status != 0 && timeout.stderr.contains("1 to 3600 seconds"), "\(timeout.stderr)")
+    }
+}
+
+/// scripts/test.sh starts PostgreSQL and sets COUNTERSIGN_REQUIRE_POSTGRES=1: then a missing URL is a failure
+/// here too, not a silently skipped half of the PostgreSQL cases (as `BackendAvailability` in the server's tests).
+@Suite struct PostgresAvailability {
+    @Test func postgresIsThereWhenRequired() {
+        if ProcessInfo.processInfo.environment["COUNTERSIGN_REQUIRE_POSTGRES"] == "1" {
+            #expect(ServeTests.backends.contains("postgres"), "COUNTERSIGN_TEST_POSTGRES_URL is not set")
+        }
     }
 }
 

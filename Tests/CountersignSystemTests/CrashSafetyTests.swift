@@ -53,10 +53,10 @@ import Testing
         return (sdk, identity)
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func sendsKilledMidFlightKeepEveryAcknowledgedMessageWhole(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         var server = try Server(database: db, in: t.dir, environment: ["COUNTERSIGN_SENDS_PER_ACCOUNT": "0"])
         let (alice, aliceKey) = try await Self.person("alice", server)
         let (bob, bobKey) = try await Self.person("bob", server)
@@ -109,10 +109,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func passwordChangesKilledMidFlightLeaveExactlyOnePassword(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         var server = try Server(database: db, in: t.dir, environment: ["COUNTERSIGN_REGISTRATIONS_PER_ADDRESS": "100"])
         // Each account changes its password once; the server dies at a different moment for each round.
         for round in 0..<3 {

@@ -1,5 +1,6 @@
 import CountersignClient
 import CountersignCrypto
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -67,7 +68,7 @@ import Testing
     /// passphrase. It is sealed to that key now; a clear file from before is sealed the first time the
     /// key is unlocked, and says so.
     @Test func thePasscodeSecretIsSealedToTheKeyAndAClearFileIsSealedOnFirstUse() throws {
-        guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
+        let (t, server, alice, _) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let phone = try Self.pairWithPassphrase(t, alice, server)
         var state = try Self.state(phone)
@@ -128,7 +129,7 @@ extension AuthenticatorCLITests {
     /// passcode secret is, a clear one from an earlier version is sealed on first use, and a sealed token
     /// moved from another authenticator's file does not open.
     @Test func theSessionTokenIsSealedToTheKeyAndAClearOneIsSealedOnFirstUse() async throws {
-        guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
+        let (t, server, alice, _) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let phone = try Self.pairWithPassphrase(t, alice, server)
         let url = URL(fileURLWithPath: phone.file("authenticator.json"))
@@ -190,7 +191,7 @@ extension AuthenticatorCLITests {
     /// `authenticator status` and `unpair` (issue 19, 20): an authenticator could not say whose it was or
     /// leave its account.
     @Test func statusAndUnpair() throws {
-        guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
+        let (t, server, alice, _) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let phone = Dir(t: t, name: "phone")
         let tablet = Dir(t: t, name: "tablet")

@@ -14,10 +14,10 @@ extension CrashSafetyTests {
     /// and its session works; every device of an account is one of its listed authenticators and the other
     /// way round; a key whose pairing is not listed is still open (spent with nothing to show for it is
     /// half-paired) and pairs now; and the three-open-keys limit counts exactly the keys left.
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func pairingsKilledMidFlightAreWholeOrAbsent(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         var rng = Self.seeded("pairings \(kind)")
         var server = try Server(database: db, in: t.dir, environment: Self.roomy)
         struct Pairing {

@@ -52,7 +52,7 @@ import Glibc
     }
 
     @Test func aWrongNumberLeavesEachCommandsMessageOnItsOwnLine() throws {
-        guard let (t, server, alice, laptop) = try MFACLITests.setUp() else { return }
+        let (t, server, alice, laptop) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let phone = MFACLITests.Dir(t: t, name: "phone")
         #expect(try MFACLITests.pair(phone, try MFACLITests.pairingKey(alice).key, server: server).status == 0)

@@ -12,10 +12,10 @@ extension CrashSafetyTests {
     /// opposite of its answer; a session collected before the kill still works and cannot be collected
     /// again; an approved sign-in not yet collected gives exactly one session; and every collected sign-in
     /// has its session and audit row (collected and stored in one write: never collected with neither).
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func approvalsKilledMidFlightKeepTheirAnswerAndCollectOnce(_ kind: String) async throws {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return }
+        let db = try ServeTests.database(kind, t)
         var rng = Self.seeded("approvals \(kind)")
         var server = try Server(database: db, in: t.dir, environment: Self.roomy)
         struct SignIn {

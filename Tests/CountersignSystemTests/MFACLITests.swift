@@ -91,9 +91,9 @@ import Testing
 
     /// A server with alice registered and signed in (directory `alice`), and the directory she signs in
     /// from again (`laptop`).
-    static func setUp(_ kind: String = "sqlite") throws -> (CLI, ServeTests.Server, Dir, Dir)? {
+    static func setUp(_ kind: String = "sqlite") throws -> (CLI, ServeTests.Server, Dir, Dir) {
         let t = try CLI()
-        guard let db = try ServeTests.database(kind, t) else { return nil }
+        let db = try ServeTests.database(kind, t)
         let server = try ServeTests.Server(database: db, in: t.dir)
         try t.write("pw", Data("correct horse\n".utf8))
         let alice = Dir(t: t, name: "alice")
@@ -148,7 +148,7 @@ import Testing
 
     /// `authenticator watch` on a terminal: each request shown as it arrives, answered by typing.
     @Test func watchAnswersFromTheTerminal() throws {
-        guard let (t, server, alice, laptop) = try Self.setUp() else { return }
+        let (t, server, alice, laptop) = try Self.setUp()
         defer { _ = server.signal(SIGTERM) }
         let phone = Dir(t: t, name: "phone")
         let (key, _) = try Self.pairingKey(alice)
@@ -178,9 +178,9 @@ import Testing
         )
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func pushApprovalWrongNumberReportOTPAndPushOff(_ kind: String) throws {
-        guard let (t, server, alice, laptop) = try Self.setUp(kind) else { return }
+        let (t, server, alice, laptop) = try Self.setUp(kind)
         defer { _ = server.signal(SIGTERM) }
         let phone = Dir(t: t, name: "phone")
         let (key, _) = try Self.pairingKey(alice)
@@ -343,9 +343,9 @@ import Testing
         )
     }
 
-    @Test(arguments: ["sqlite", "postgres"])
+    @Test(arguments: ServeTests.backends)
     func authenticatorAppAndRecoveryCodes(_ kind: String) throws {
-        guard let (t, server, alice, laptop) = try Self.setUp(kind) else { return }
+        let (t, server, alice, laptop) = try Self.setUp(kind)
         defer { _ = server.signal(SIGTERM) }
         #expect(try alice.cs("account", "mfa", "status").text.contains("multi-factor sign-in: off"))
         let enroll = try alice.cs("account", "mfa", "totp", "enroll")
@@ -400,7 +400,7 @@ import Testing
     }
 
     @Test func qrSignInApprovedAndDenied() throws {
-        guard let (t, server, alice, _) = try Self.setUp() else { return }
+        let (t, server, alice, _) = try Self.setUp()
         defer { _ = server.signal(SIGTERM) }
         let phone = Dir(t: t, name: "phone")
         let (_, uri) = try Self.pairingKey(alice)
@@ -444,7 +444,7 @@ import Testing
     }
 
     @Test func pairingRefusalsOneIdentityPerDirectoryOTPAndLogs() throws {
-        guard let (t, server, alice, _) = try Self.setUp() else { return }
+        let (t, server, alice, _) = try Self.setUp()
         defer { _ = server.signal(SIGTERM) }
         let (_, uri) = try Self.pairingKey(alice)
         let phone = Dir(t: t, name: "phone")

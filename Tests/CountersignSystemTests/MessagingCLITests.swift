@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -5,41 +6,8 @@ import Testing
 /// serve`, as people on one machine run them: one config directory each (COUNTERSIGN_CONFIG_DIR, passed
 /// per run, never set process-wide, because tests run in parallel).
 @Suite struct MessagingCLITests {
-    /// One config directory: a user's device.
-    struct Device {
-        let t: CLI
-        let name: String
-        var dir: String { t.path(name) }
-
-        @discardableResult
-        func cs(_ args: String..., stdin: Data? = nil) throws -> CLI.Output { try cs(args, stdin: stdin) }
-
-        @discardableResult
-        func cs(_ args: [String], stdin: Data? = nil) throws -> CLI.Output {
-            try t.run("/usr/bin/env", ["COUNTERSIGN_CONFIG_DIR=\(dir)", CLI.binary] + args, stdin: stdin)
-        }
-
-        func json(_ args: String...) throws -> [[String: Any]] {
-            let r = try t.run("/usr/bin/env", ["COUNTERSIGN_CONFIG_DIR=\(dir)", CLI.binary] + args)
-            try #require(r.status == 0, "\(args): \(r.stderr)")
-            return try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [[String: Any]], "\(r.text)")
-        }
-
-        func file(_ name: String) -> String { dir + "/" + name }
-        var deviceID: String? {
-            guard let data = FileManager.default.contents(atPath: file("device.json")),
-                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-            else { return nil }
-            return object["deviceId"] as? String
-        }
-        /// device.json says the server revoked this device (kept so `read` still opens what is stored).
-        var revoked: Bool {
-            guard let data = FileManager.default.contents(atPath: file("device.json")),
-                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-            else { return false }
-            return object["revokedAt"] is String
-        }
-    }
+    /// One config directory: a user's device (shared with CountersignCLITests).
+    typealias Device = DeviceDirectory
 
     /// A server, and `users` registered and signed in, each with a device in a config directory of its own
     /// (`alice`, `bob`, …). Devices use --no-passphrase unless named in `passphrase` (then "pass" file).

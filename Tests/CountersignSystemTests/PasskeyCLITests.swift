@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func listRenameAndRemoveAfterReauthentication() async throws {
-        guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
+        let (t, server, alice, _) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let token = try Self.token(alice)
         let laptop = try await Self.addPasskey(server, token, name: "Laptop")
@@ -208,7 +208,7 @@ import Testing
     /// command line reads such an ID as an option. The refusal says to write `--` before it, and with `--`
     /// the ID reaches the server as it is.
     @Test func anIDThatStartsWithADashNeedsTheTerminator() async throws {
-        guard let (_, server, alice, _) = try MFACLITests.setUp() else { return }
+        let (_, server, alice, _) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let dashed = "-Xb3_dAsHeDiDfRoMoLdSvQ"
         for args in [["rename", dashed, "Work key"], ["remove", dashed]] {
@@ -236,7 +236,7 @@ import Testing
     }
 
     @Test func unknownAmbiguousAndSignedOutFailClearly() async throws {
-        guard let (t, server, alice, _) = try MFACLITests.setUp() else { return }
+        let (t, server, alice, _) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let none = try alice.cs("account", "passkeys")
         #expect(
@@ -296,7 +296,7 @@ import Testing
     /// Names as a compromised server could send them (the real one refuses control characters) reach the
     /// terminal escaped, in the table, the JSON and the confirmation.
     @Test func serverChosenNamesAreEscaped() async throws {
-        guard let (_, server, alice, _) = try MFACLITests.setUp() else { return }
+        let (_, server, alice, _) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let id = try await Self.addPasskey(server, try Self.token(alice), name: "Laptop")
         let evil = "\u{1b}]0;pwned\u{07}\u{1b}[2J\u{9b}31m"

@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Foundation
 import Testing
 
@@ -140,7 +141,7 @@ import Testing
     /// The number to match is the server's text too: a push sign-in through a lying server shows it
     /// escaped, on standard output and in the hint on standard error (issue 19, 2).
     @Test func theNumberToMatchIsEscapedOnTheTerminal() throws {
-        guard let (t, server, alice, laptop) = try MFACLITests.setUp() else { return }
+        let (t, server, alice, laptop) = try MFACLITests.setUp()
         defer { _ = server.signal(SIGTERM) }
         let phone = MFACLITests.Dir(t: t, name: "phone")
         #expect(try MFACLITests.pair(phone, try MFACLITests.pairingKey(alice).key, server: server).status == 0)
