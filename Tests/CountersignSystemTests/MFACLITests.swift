@@ -12,6 +12,8 @@ import Testing
     final class Running: @unchecked Sendable {
         let process: Spawned
         private let output = Buffer()
+        /// Signalled when the reader has seen the end of the output (the process and its pipe closed).
+        private let outputEnded = DispatchSemaphore(value: 0)
 
         final class Buffer: @unchecked Sendable {
             private let lock = NSLock()
@@ -34,12 +36,13 @@ import Testing
                 stderr: .file(errURL.path)
             )
             let reader = process.output!
-            Thread { [output] in
+            Thread { [output, outputEnded] in
                 while true {
                     let chunk = reader.availableData
                     if chunk.isEmpty { break }
                     output.append(chunk)
                 }
+                outputEnded.signal()
             }.start()
         }
 
@@ -84,7 +87,9 @@ import Testing
             while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
             if process.isRunning { process.signal(SIGKILL) }
             let status = process.wait()
-            Thread.sleep(forTimeInterval: 0.05)  // the reader's last chunk
+            // The reader's last chunk: on a loaded machine its thread may not have run yet when the process
+            // has exited (a fixed 50 ms wait once lost a whole "signed in as alice").
+            _ = outputEnded.wait(timeout: .now() + 30)
             return (status, text, stderr)
         }
     }
