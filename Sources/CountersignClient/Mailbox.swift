@@ -128,7 +128,7 @@ public struct Mailbox<Store: MailboxStore> {
             return .failure(.invalidIDOrDirection(seq: m.seq))
         }
         // Names are shown and pins are looked up by them: only what the server's username rule allows.
-        guard ([m.from] + m.to).allSatisfy({ isUsername($0.lowercased()) }),
+        guard ([m.from] + m.to).allSatisfy(isUsername),
             m.fromDevice.utf8.count <= 64,
             m.fromDevice.unicodeScalars.allSatisfy({
                 $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-")
