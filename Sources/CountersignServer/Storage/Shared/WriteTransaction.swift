@@ -3,7 +3,7 @@ import SQLKit
 
 extension Database {
     /// A write transaction. On SQLite it takes the write lock at BEGIN (IMMEDIATE), waiting on the busy
-    /// timeout: the server has a second writer connection (the direct send writer), and a DEFERRED
+    /// timeout: the server has a second writer connection (the direct writer), and a DEFERRED
     /// transaction that reads before it writes would fail with SQLITE_BUSY_SNAPSHOT, not wait, whenever
     /// that writer committed in between. The body runs inline on the leased connection (SQLKit's session),
     /// as in Fluent's own transaction: no extra task hop while the one Fluent writer connection is held.
