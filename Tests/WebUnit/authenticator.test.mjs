@@ -1,14 +1,21 @@
-// authenticator.js, its protocol part (docs/PROTOCOL.md §3): passcodes against Vectors/otp_rfc6238.tsv and
-// otp_rfc4226.tsv (the files OTPTests.swift reads), push challenges checked before anything is shown, the
-// answer's JWS, the pairing statement, and sign-in codes typed or scanned. (Pairing, the device session and
-// the push channel need the server and IndexedDB: the browser tests cover them.)
+// The authenticator's protocol (js/authenticator/: challenge.js, pairing.js, passcode.js, auth-code.js;
+// docs/PROTOCOL.md §3): passcodes against Vectors/otp_rfc6238.tsv and otp_rfc4226.tsv (the files OTPTests.swift
+// reads), push challenges checked before anything is shown, the answer's JWS, the pairing statement and the
+// checks of the pairing answer, and sign-in codes typed or scanned. (Pairing's round trip, the device session
+// and the push channel need the server and IndexedDB: the browser tests cover them.)
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import test from "node:test";
 
-const { answerToken, authCodeFrom, pairingMessage, passcode, verifyChallenge } = await import(
-  "../../Sources/CountersignServer/web/js/authenticator.js"
+import { WEB } from "./support/web.mjs";
+
+const { answerToken, numberAllowed, verifyChallenge } = await import(`${WEB}js/authenticator/challenge.js`);
+const { authCodeFrom } = await import(`${WEB}js/authenticator/auth-code.js`);
+const { authenticatorName, challengeKey, pairingAnswerProblem, pairingMessage } = await import(
+  `${WEB}js/authenticator/pairing.js`
 );
+const { passcode } = await import(`${WEB}js/authenticator/passcode.js`);
+const { browserBrand } = await import(`${WEB}js/user-agent.js`);
 const { base64url, concat, fromBase64url, lv, utf8 } = await import("../../Sources/CountersignServer/web/js/bytes.js");
 const { Q } = await import("../../Sources/CountersignServer/web/js/device-keys.js");
 const { keyPair, pattern, text, toHex } = await import("./support/vectors.mjs");
@@ -180,4 +187,50 @@ test("a sign-in code is read typed or scanned, and one for another server is ref
   for (const bad of ["ABCD-234", "ABCD-23456", "ABCD-2341", "ABCD-O345", ""]) {
     assert.throws(() => authCodeFrom(bad), bad);
   }
+});
+
+test("an approval's number is one of the options, or of a number's shape when typed", () => {
+  const select = { matching: { type: "SELECT_NUMBER", options: ["12", "34", "56"] } };
+  assert.equal(numberAllowed(select, "34"), true);
+  assert.equal(numberAllowed(select, "35"), false);
+  const typed = { matching: { type: "ENTER_MANUALLY" } };
+  for (const number of ["12", "123456"]) assert.equal(numberAllowed(typed, number), true, number);
+  for (const number of ["", "1", "123", "1234567", "ab"]) assert.equal(numberAllowed(typed, number), false, number);
+});
+
+test("the pairing answer must pair every authenticator, for this account, naming one device", () => {
+  const account = { id: "acc", username: "ada" };
+  const good = { username: "ada", deviceId: "dev", session: { device: { id: "dev" } }, authenticators: [] };
+  assert.equal(pairingAnswerProblem(good, account), null);
+  assert.equal(pairingAnswerProblem({ ...good, session: {} }, account), null);
+  const failed = { ...good, authenticators: [{ type: "PUSH", status: "FAILED", errorMessage: "no" }] };
+  assert.equal(pairingAnswerProblem(failed, account), "Pairing PUSH: FAILED no.");
+  assert.match(pairingAnswerProblem({ ...good, username: "bob" }, account), /for bob, not ada/);
+  const two = { ...good, session: { device: { id: "other" } } };
+  assert.equal(pairingAnswerProblem(two, account), "The server's pairing answer names two devices.");
+});
+
+test("the server's challenge key is taken only when its kid is its own key ID", async () => {
+  const { kid, record } = await challenger();
+  const ecdsa = { name: "ECDSA", namedCurve: "P-256" };
+  const key = await crypto.subtle.importKey("spki", record.challengeKey.spki, ecdsa, true, ["verify"]);
+  const jwk = { ...(await crypto.subtle.exportKey("jwk", key)), alg: "ES256", use: "sig", kid };
+  assert.deepEqual(await challengeKey({ keys: [jwk] }), record.challengeKey);
+  await assert.rejects(challengeKey({ keys: [{ ...jwk, kid: "00".repeat(16) }] }), /does not match its key ID/);
+  await assert.rejects(challengeKey({ keys: [{ ...jwk, alg: "RS256" }] }), /no challenge key/);
+  await assert.rejects(challengeKey({ keys: [{ ...jwk, x: jwk.y }] }), /not a P-256 point/);
+  await assert.rejects(challengeKey(null), /no challenge key/);
+});
+
+test("the authenticator names itself after the browser and the platform", () => {
+  const chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36";
+  assert.equal(browserBrand(chrome), "Chrome");
+  assert.equal(browserBrand(`${chrome} Edg/140.0`), "Edge");
+  assert.equal(browserBrand("Mozilla/5.0 Firefox/140.0"), "Firefox");
+  assert.equal(browserBrand("Mozilla/5.0 Version/18 Safari/605.1.15"), "Safari");
+  assert.equal(browserBrand("curl/8"), "Browser");
+  const name = authenticatorName({ userAgent: chrome, platform: "Linux x86_64" });
+  assert.equal(name, "Approvals in Chrome on Linux x86_64");
+  assert.equal(authenticatorName({ userAgent: "", platform: "" }), "Approvals in Browser on the web");
+  assert.equal(authenticatorName({ userAgent: "", platform: "x".repeat(80) }).length, 64);
 });

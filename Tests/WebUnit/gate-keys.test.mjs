@@ -10,12 +10,12 @@ import {
   keyIdHex,
   lock,
   LockedError,
-  onGateChange,
   remember,
   storable,
   usable,
 } from "../../Sources/CountersignServer/web/js/gate-keys.js";
 import { makeDeviceKeys } from "../../Sources/CountersignServer/web/js/device-keys.js";
+import { on } from "../../Sources/CountersignServer/web/js/events.js";
 import { pattern } from "./support/vectors.mjs";
 
 /** An opened gate for `accountId`, with a device record whose keys were made for the gate. */
@@ -30,7 +30,7 @@ async function openedGate(accountId) {
 test("a gate stays open until lock(), and tells its listeners", async () => {
   const { gateKey } = await openedGate("acc-listen");
   const seen = [];
-  const stop = onGateChange((id, unlocked) => seen.push([id, unlocked]));
+  const stop = on("gate-changed", ({ accountId: id, unlocked }) => seen.push([id, unlocked]));
   remember("acc-listen", gateKey, new Map());
   assert.equal(isUnlocked("acc-listen"), true);
   lock("acc-listen");

@@ -10,15 +10,15 @@ async function isUnlockedNow() {
 
 /** Every change of any gate from now on, in `window.__gateChanges` (true: opened, false: closed). */
 async function watchGateChanges() {
-  const { onGateChange } = await import("/js/gate-keys.js");
+  const { on } = await import("/js/events.js");
   window.__gateChanges = [];
-  onGateChange((_, unlocked) => window.__gateChanges.push(unlocked));
+  on("gate-changed", ({ unlocked }) => window.__gateChanges.push(unlocked));
 }
 
 /** Turns the gate on with the password (a limit of 10 attempts), then locks it. */
 async function enableWithPasswordAndLock(id) {
-  const gate = await import("/js/gate.js");
-  await gate.enableWithPassword(id, "correct horse battery", 10);
+  const setup = await import("/js/gate-setup.js");
+  await setup.enableWithPassword(id, "correct horse battery", 10);
   (await import("/js/gate-keys.js")).lock();
 }
 

@@ -83,7 +83,7 @@ async function readCraftedKeys(cases) {
 /** Push challenges signed by the server's key, each with another JWS header, verified by the authenticator:
  *  "accepted" or the refusal's words, for each header. */
 async function challengeHeaders() {
-  const { verifyChallenge } = await import("/js/authenticator.js");
+  const { verifyChallenge } = await import("/js/authenticator/challenge.js");
   const b64 = (bytes) =>
     btoa(String.fromCharCode(...new Uint8Array(bytes)))
       .replace(/\+/g, "-")

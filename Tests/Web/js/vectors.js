@@ -169,7 +169,7 @@ async function safetyNumberVector(file) {
 
 /** The authenticator's passcodes for RFC 6238's SHA-1 vectors (8 digits), and one of 6 with its window. */
 async function totpVectors() {
-  const { passcode } = await import("/js/authenticator.js");
+  const { passcode } = await import("/js/authenticator/passcode.js");
   const secret = new TextEncoder().encode("12345678901234567890");
   const key = await crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-1" }, false, ["sign"]);
   const out = [];

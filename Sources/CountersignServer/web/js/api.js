@@ -2,6 +2,7 @@
 // words. Credentials travel only in the Authorization header, never in cookies, so another site cannot
 // make the browser send them (no cross-site request forgery). Each endpoint is a function of the server
 // layer (js/server/), built on `call`; nothing else names a URL.
+import { emit } from "./events.js";
 import { session } from "./session.js";
 
 export class ApiError extends Error {
@@ -56,7 +57,7 @@ export async function call(method, path, { json, token } = {}) {
     // This page's account session is gone (ended elsewhere, or expired): main.js signs out, saying so.
     // A device session's or a binding's token is never this one.
     if (token && token === session.token && namesNoSession(error)) {
-      dispatchEvent(new CustomEvent("countersign:session-ended"));
+      emit("session-ended");
     }
     throw error;
   }

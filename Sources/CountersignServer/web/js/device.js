@@ -6,7 +6,9 @@ import { base64url, fromBase64url } from "./bytes.js";
 import { makeDeviceKeys, registrationMessage, rotationMessage, sessionMessage, signLowS, spki } from "./device-keys.js";
 import { fileKeys } from "./file-keys.js";
 import { LockedError, lock } from "./gate-keys.js";
+import { WIPED_WORDS } from "./gate-rules.js";
 import { keystore } from "./keystore.js";
+import { browserBrand } from "./user-agent.js";
 import {
   deviceRegistrationChallenge,
   deviceSessionChallenge,
@@ -15,13 +17,9 @@ import {
   revokeDevice,
   rotateKeys,
 } from "./server/devices.js";
-import { WIPED_WORDS, wipeDevice } from "./wipe.js";
+import { wipeDevice } from "./wipe.js";
 
-function browserName() {
-  const ua = navigator.userAgent;
-  const brand = /Edg\//.test(ua) ? "Edge" : /Firefox\//.test(ua) ? "Firefox" : /Chrome\//.test(ua) ? "Chrome" : /Safari\//.test(ua) ? "Safari" : "Browser";
-  return `${brand} on ${navigator.platform || "the web"}`.slice(0, 64);
-}
+const browserName = () => `${browserBrand(navigator.userAgent)} on ${navigator.platform || "the web"}`.slice(0, 64);
 
 /** Registers the record's keys as a device of the signed-in account (the keys never leave). */
 async function register(accountSession, record) {

@@ -51,6 +51,10 @@ export function visibleText(text) {
   return out;
 }
 
+/** Text someone else chose (a name, a file name), without control or formatting characters: no bidi
+ *  override can make "evil\u202Etxt.exe" read as "evilexe.txt". */
+export const printable = (text) => String(text).replace(/[\p{Cc}\p{Cf}]/gu, "");
+
 /** Whether `visibleText(text)` changes anything: the name held hidden or reordering characters. */
 export const hasHiddenCharacters = (text) => visibleText(text) !== String(text ?? "");
 

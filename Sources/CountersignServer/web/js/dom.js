@@ -39,7 +39,3 @@ export function field(label, attributes = {}) {
   const input = el("input", { id, ...attributes });
   return { row: el("div", { class: "field" }, el("label", { for: id }, label), input), input };
 }
-
-/** Text someone else chose (a name, a file name), without control or formatting characters: no bidi
- *  override can make "evil\u202Etxt.exe" read as "evilexe.txt". */
-export const printable = (text) => String(text).replace(/[\p{Cc}\p{Cf}]/gu, "");

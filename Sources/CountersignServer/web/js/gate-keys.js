@@ -8,6 +8,7 @@
 // passes (the account's re-authentication interval), and on `lock`.
 import { hex, sha256 } from "./bytes.js";
 import { spki } from "./device-keys.js";
+import { emit } from "./events.js";
 import { unwrapPrivateKey, wrapPrivateKey } from "./gate-crypto.js";
 
 /** A private key was needed while the gate is locked; the screens answer it with the unlock prompt. */
@@ -20,15 +21,9 @@ export class LockedError extends Error {
 
 /** accountId → { gateKey, keys: Map(key ID hex → CryptoKey), until, timer } */
 const open = new Map();
-const listeners = new Set();
 
-/** `listener(accountId, unlocked)` on every change; returns a function that removes it. */
-export function onGateChange(listener) {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-const tell = (accountId, unlocked) => listeners.forEach((listener) => listener(accountId, unlocked));
+/** Every change is told as the signal "gate-changed" (events.js). */
+const tell = (accountId, unlocked) => emit("gate-changed", { accountId, unlocked });
 
 export async function keyIdHex(publicKey) {
   return hex((await sha256(await spki(publicKey))).subarray(0, 16));

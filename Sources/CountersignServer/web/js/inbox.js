@@ -1,17 +1,16 @@
 // The signed-in browser's inbox: holds the push channel while signed in, stores each message still sealed
 // before it is acknowledged, tells the screens, and shows a notification for a new incoming message.
 import { SignedOutError } from "./api.js";
+import { emit } from "./events.js";
 import { renewWhenUnlocked } from "./gate.js";
 import { store } from "./messages.js";
 import { openPushChannel } from "./push.js";
 import { requireAccountSession } from "./server/accounts.js";
 import { session } from "./session.js";
 
-const listeners = new Set();
 let channel = null;
 let channelFor = null;
 let state = { state: "closed", detail: "" };
-let openRequest = () => {};
 let messagesShown = () => false;
 
 // The tabs of this browser share one device, and the server keeps one push connection per device (a
@@ -20,24 +19,14 @@ let messagesShown = () => false;
 const tabs = "BroadcastChannel" in window ? new BroadcastChannel("countersign inbox") : null;
 tabs?.addEventListener("message", ({ data }) => {
   if (data?.kind === "lost" && channel && data.accountId === channelFor && ["connecting", "live", "long-poll"].includes(state.state)) {
-    emit({ kind: "moved-here" });
+    emit("inbox", { kind: "moved-here" });
   }
 });
 
-/** `listener({ kind: "message" | "state", ... })`; returns a function that removes it. */
-export function subscribe(listener) {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-const emit = (event) => listeners.forEach((listener) => listener(event));
+// What happens is told as the signal "inbox" (events.js): { kind: "message", entry }, { kind: "state", state,
+// detail }, { kind: "moved-here" }; a click on a notification as "message-requested" (the message's ID).
 
 export const pushState = () => state;
-
-/** Where a click on a notification goes: `open(messageId)`. */
-export function onOpenRequest(open) {
-  openRequest = open;
-}
 
 /** `isShown()`: whether the Messages screen is the one shown (its lists update themselves there). */
 export function whenMessagesShown(isShown) {
@@ -54,7 +43,7 @@ function notify(entry) {
   notification.onclick = () => {
     window.focus();
     notification.close();
-    openRequest(entry.id);
+    emit("message-requested", entry.id);
   };
 }
 
@@ -74,14 +63,14 @@ export function startInbox(accountId) {
       if (session.account?.id !== accountId) throw new Error("signed out");
       const added = await store(entry);
       if (added) {
-        emit({ kind: "message", entry });
+        emit("inbox", { kind: "message", entry });
         if (entry.direction === "incoming") notify(entry);
       }
     },
     onState: (name, detail = "") => {
       state = { state: name, detail };
       if (name === "elsewhere") tabs?.postMessage({ kind: "lost", accountId });
-      emit({ kind: "state", ...state });
+      emit("inbox", { kind: "state", ...state });
     },
   });
 }

@@ -1,7 +1,8 @@
 // The web client's entry: which screen is shown. Only the sign-in path is loaded up front; the screens
 // after it (and their formats, keys and stores) are loaded when first opened, so the form shows sooner.
 import { el, replace } from "./dom.js";
-import { installPrivacyOverlay } from "./privacy.js";
+import { emit, on } from "./events.js";
+import { installPrivacyOverlay } from "./screens/privacy.js";
 import { signInScreen } from "./screens/signin.js";
 import { signOut } from "./server/sessions.js";
 import { session } from "./session.js";
@@ -25,15 +26,18 @@ function say(text, action = null) {
   replace(banner, text, action ? " " : null, button);
 }
 
+// Another screen shown in the page's main element is the signal "screen-changed".
+new MutationObserver(() => emit("screen-changed")).observe(app, { childList: true });
+
 // A screen that focuses nothing itself gets its heading focused, so a screen reader announces where the
 // user is and the tab order starts from the top of the new screen.
-new MutationObserver(() => {
+on("screen-changed", () => {
   if (app.contains(document.activeElement) && document.activeElement !== app) return;
   const heading = app.querySelector("h1");
   if (!heading) return;
   heading.tabIndex = -1;
   heading.focus({ preventScroll: true });
-}).observe(app, { childList: true });
+});
 
 function signedOut(notice = "") {
   authenticator?.stopAuthenticator();
@@ -70,13 +74,16 @@ let inboxWired = false;
 async function wireInbox() {
   if (inboxWired) return;
   inboxWired = true;
-  const [{ onOpenRequest, startInbox, subscribe, whenMessagesShown }, { WIPED_WORDS }] = await Promise.all([import("./inbox.js"), import("./wipe.js")]);
+  const [{ startInbox, whenMessagesShown }, { WIPED_WORDS }] = await Promise.all([
+    import("./inbox.js"),
+    import("./gate-rules.js"),
+  ]);
   // A click on a message notification opens that message; none is shown while Messages is in view.
-  onOpenRequest((id) => session.token && openMessages({ open: id }));
+  on("message-requested", (id) => session.token && openMessages({ open: id }));
   whenMessagesShown(() => Boolean(app.querySelector("section[aria-label=Messages]")));
   let noticeTimer = null;
   // The push channel's end says so wherever the user is, once, with what to do.
-  subscribe((event) => {
+  on("inbox", (event) => {
     if (event.kind === "moved-here") {
       tabNotice.textContent = "Live updates moved here from another tab of this browser: new messages show in this tab now.";
       tabNotice.hidden = false;
@@ -110,12 +117,15 @@ const openApprovals = () => session.token && screen(() => import("./screens/appr
 let approvalsWired = null;
 function wireApprovals() {
   approvalsWired ??= (async () => {
-    const [module, { waitingBar }] = await Promise.all([import("./authenticator.js"), import("./screens/approvals.js")]);
+    const [module, { waitingBar }] = await Promise.all([
+      import("./authenticator/runtime.js"),
+      import("./screens/approvals.js"),
+    ]);
     // A click on a sign-in request's notification, or on the bar that says one is waiting, opens Approvals.
-    module.onApprovalRequest(openApprovals);
+    on("approval-requested", openApprovals);
     const waiting = waitingBar(openApprovals, () => Boolean(app.querySelector("section[aria-label=Approvals]")));
     banner.after(waiting.bar);
-    new MutationObserver(waiting.update).observe(app, { childList: true });
+    on("screen-changed", waiting.update);
     authenticator = module;
   })();
   return approvalsWired;
@@ -140,7 +150,7 @@ async function signedIn() {
 // session's token is not this one: its renewal is the push channel's.
 const SESSION_ENDED_WORDS =
   "Your session here has ended: you signed out everywhere, the password was changed, the account was locked, or it expired. Sign in again.";
-addEventListener("countersign:session-ended", async () => {
+on("session-ended", async () => {
   if (!session.account) return;
   session.clear(); // first: another call's 401 finds nothing to end
   try {
@@ -151,10 +161,10 @@ addEventListener("countersign:session-ended", async () => {
 });
 
 // The key gate's failed-attempts limit wiped this browser's keys (js/gate.js): signed out, with its words.
-addEventListener("countersign:wiped", async (event) => {
+on("wiped", async (words) => {
   if (inboxWired) (await import("./inbox.js")).stopInbox();
   session.clear();
-  signedOut(event.detail);
+  signedOut(words);
 });
 
 signedOut();

@@ -2,10 +2,15 @@
 // and when, number matching, "Approve", "Deny" and "This wasn't me"; the one-time passcode with its
 // countdown; and, for Settings, pairing this browser as an authenticator or unpairing it.
 import { describe } from "../api.js";
-import { answer, answerAuthCode, authCodeFrom, authenticatorStatus, claimAuthCode, pair, pairedRecord, passcode, subscribe, unpair } from "../authenticator.js";
+import { authCodeFrom } from "../authenticator/auth-code.js";
+import { pair } from "../authenticator/enrol.js";
+import { passcode } from "../authenticator/passcode.js";
+import { answer, answerAuthCode, authenticatorStatus, claimAuthCode, unpair } from "../authenticator/runtime.js";
+import { pairedRecord } from "../authenticator/store.js";
 import { nameElement } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
-import { withReauth } from "../reauth.js";
+import { on } from "../events.js";
+import { withReauth } from "./reauth.js";
 import { session } from "../session.js";
 
 const when = (ms) => new Date(ms).toLocaleString();
@@ -470,7 +475,7 @@ export function approvalsScreen(app, { onBack }) {
     showRequests();
   }
 
-  const unsubscribe = subscribe((event) => {
+  const unsubscribe = on("authenticator", (event) => {
     if (!body.isConnected) return unsubscribe();
     if (event.kind === "ignored") alert.textContent = ignoredWords;
     if (event.kind === "requests") showRequests();
@@ -511,6 +516,6 @@ export function waitingBar(openApprovals, isShown) {
     bar.hidden = !requests.length || isShown();
     words.textContent = requests.length === 1 ? `A sign-in request for ${requests[0].username} is waiting for your answer.` : `${requests.length} sign-in requests are waiting for your answer.`;
   };
-  subscribe((event) => ["requests", "state", "removed"].includes(event.kind) && update());
+  on("authenticator", (event) => ["requests", "state", "removed"].includes(event.kind) && update());
   return { bar, update };
 }

@@ -4,12 +4,13 @@
 // the iOS app (held in memory, up to 256 MiB). Results are saved as Blob downloads.
 import { describe } from "../api.js";
 import { groupedKeyId, hex } from "../bytes.js";
-import { el, field, printable, replace } from "../dom.js";
+import { printable } from "../display-name.js";
+import { el, field, replace } from "../dom.js";
+import { on } from "../events.js";
 import { fileKeys, generateIdentity, importIdentity } from "../file-keys.js";
 import * as filelock from "../filelock.js";
 import { fingerprintText, keyIdOf, parsePublicKey, publicPEM } from "../pem.js";
 import { isEncrypted } from "../pkcs8.js";
-import { onHide } from "../privacy.js";
 import { MESSAGES } from "../seal-error.js";
 import * as sealed from "../sealed-file.js";
 import { session } from "../session.js";
@@ -262,7 +263,7 @@ export function filesScreen(app, { onBack }) {
   );
   decryptForm.addEventListener("change", () => (dec.alert.textContent = ""));
   // Decrypted output is dropped from the page when it is hidden (the privacy overlay's rule).
-  cleanups.push(onHide(() => dropDecrypted?.()));
+  cleanups.push(on("drop-decrypted", () => dropDecrypted?.()));
 
   /** The second pass of a large file, into a file picked on this button's click (the picker needs the
    *  gesture): the file was checked whole; a change on disk since then is refused by the browser. */

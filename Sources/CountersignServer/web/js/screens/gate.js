@@ -7,11 +7,13 @@ import { el, field, replace } from "../dom.js";
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from "../gate-crypto.js";
 import { isUnlocked, lock } from "../gate-keys.js";
 import * as gate from "../gate.js";
+import { GateRefusal, WIPED_WORDS } from "../gate-rules.js";
+import * as setup from "../gate-setup.js";
 import { keystore } from "../keystore.js";
-import { confirmIdentity } from "../reauth.js";
+import { confirmIdentity } from "./reauth.js";
 import { reauthenticate } from "../server/sessions.js";
 import { session } from "../session.js";
-import { WIPED_WORDS, revokedInThisSession } from "../wipe.js";
+import { revokedInThisSession } from "../wipe.js";
 import { secondFactor } from "./second-factor.js";
 
 /** The prompt was closed without an unlock. */
@@ -250,7 +252,7 @@ export function gateSection({ status, alert }) {
 
   /** The gate's methods, each with "Remove" while there are several. */
   async function listWays() {
-    const methods = await gate.gateMethods(accountId);
+    const methods = await setup.gateMethods(accountId);
     const usable = methods.filter((m) => m.usable);
     replace(
       ways,
@@ -269,7 +271,7 @@ export function gateSection({ status, alert }) {
     try {
       // Like turning the gate off: an unlock first, even when open.
       await unlockPrompt(panel, { heading: "Remove a way to unlock", purpose: `Confirm with a way that stays to remove ${label} from the key gate.` });
-      await gate.removeMethod(accountId, method);
+      await setup.removeMethod(accountId, method);
       say(
         `${label} no longer unlocks the keys here. A copy of this browser's data made before still opens with it: if it may be compromised, turn the key gate off and on again (new message keys under a new gate key).`,
       );
@@ -332,7 +334,7 @@ export function gateSection({ status, alert }) {
             : "Unlocking, then waiting for the new passkey…"
           : "Waiting for your passkey…",
       );
-      await gate.addMethod(accountId, { proofPassword, add: what });
+      await setup.addMethod(accountId, { proofPassword, add: what });
       say(add === "passkey" ? "Passkey added: it unlocks the keys here too." : "Password added: it unlocks the keys here too.");
     } catch (error) {
       fail(error);
@@ -363,7 +365,7 @@ export function gateSection({ status, alert }) {
         say("Checking the password…");
         await reauthWithPassword(panel, typed, say, { strict: true });
         say("Making new message keys and locking them…");
-        await gate.enableWithPassword(accountId, typed, Number(limit.value));
+        await setup.enableWithPassword(accountId, typed, Number(limit.value));
         panel.replaceChildren();
         say("Key gate on, with your password. The message keys are stored here only encrypted.");
       } catch (error) {
@@ -390,11 +392,11 @@ export function gateSection({ status, alert }) {
       go.disabled = true;
       try {
         say("Waiting for your passkey…");
-        await gate.enableWithPasskey(accountId, Number(limit.value));
+        await setup.enableWithPasskey(accountId, Number(limit.value));
         panel.replaceChildren();
         say("Key gate on, with your passkey. The message keys are stored here only encrypted.");
       } catch (error) {
-        if (error instanceof gate.GateRefusal && (error.kind === "no prf" || error.kind === "no passkeys")) {
+        if (error instanceof GateRefusal && (error.kind === "no prf" || error.kind === "no passkeys")) {
           say("");
           passwordInstead(error.message);
         } else {
@@ -414,7 +416,7 @@ export function gateSection({ status, alert }) {
         heading: "Turn the key gate off",
         purpose: `Confirm with ${what} once more: the message keys are then stored in this browser unwrapped again.`,
       });
-      await gate.disable(accountId);
+      await setup.disable(accountId);
       say("Key gate off. The message keys are stored in this browser unwrapped again.");
     } catch (error) {
       if (!(error instanceof NotUnlocked)) fail(error);
@@ -434,7 +436,7 @@ export function gateSection({ status, alert }) {
   saveLimit.addEventListener("click", async () => {
     try {
       await unlockedRecord(panel, "Unlock to change the failed attempts limit.");
-      await gate.setLimit(accountId, Number(limit.value));
+      await setup.setLimit(accountId, Number(limit.value));
       say(`Failed attempts limit saved: ${limit.value}.`);
     } catch (error) {
       if (!(error instanceof NotUnlocked)) fail(error);

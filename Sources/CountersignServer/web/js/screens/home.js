@@ -1,14 +1,16 @@
 // Signed in: who, this browser's device, and sign out. The screens for messages, files, approvals and
 // settings hang off here.
 import { describe } from "../api.js";
-import { pairedRecord, unpair } from "../authenticator.js";
+import { unpair } from "../authenticator/runtime.js";
+import { pairedRecord } from "../authenticator/store.js";
 import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
 import { ensureDevice, removeDevice } from "../device.js";
 import { nameElement } from "../display-name.js";
 import { el, replace } from "../dom.js";
-import { pushState, startInbox, stopInbox, subscribe } from "../inbox.js";
-import { withReauth } from "../reauth.js";
+import { on } from "../events.js";
+import { pushState, startInbox, stopInbox } from "../inbox.js";
+import { withReauth } from "./reauth.js";
 import { signOut } from "../server/sessions.js";
 import { session } from "../session.js";
 import { gateBeforeDevice } from "./gate.js";
@@ -44,7 +46,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     if (state === "revoked") deviceInfo.replaceChildren(), (status.textContent = ""), (messages.disabled = true);
   };
   showPush(pushState());
-  const unsubscribe = subscribe((event) => event.kind === "state" && (push.isConnected ? showPush(event) : unsubscribe()));
+  const unsubscribe = on("inbox", (event) => event.kind === "state" && (push.isConnected ? showPush(event) : unsubscribe()));
   const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
   // Revoking a device needs a recent sign-in: asked for here when the server says so.
   const slot = el("div");

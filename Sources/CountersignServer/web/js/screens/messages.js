@@ -5,12 +5,11 @@ import { describe } from "../api.js";
 import { groupedKeyId, hex } from "../bytes.js";
 import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
-import { subscribe } from "../inbox.js";
+import { on } from "../events.js";
 import { keystore } from "../keystore.js";
 import { MAX_PLAINTEXT } from "../envelope.js";
 import { DELAY_SECONDS, get, list, openMessage, ownIdentity, send, sizeWords, textSize, tooLongWords } from "../messages.js";
 import { PinError } from "../pins.js";
-import { onHide } from "../privacy.js";
 import { session } from "../session.js";
 import { contactsPanel } from "./contacts.js";
 import { NotUnlocked, unlockedRecord } from "./gate.js";
@@ -230,12 +229,12 @@ export function messagesScreen(app, { onBack, open: openId }) {
   );
 
   // Decrypted text leaves the page when it is hidden (the privacy overlay).
-  const forget = onHide(() => {
+  const forget = on("drop-decrypted", () => {
     generation++;
     opened.hidden = true;
     opened.replaceChildren();
   });
-  const unsubscribe = subscribe((event) => {
+  const unsubscribe = on("inbox", (event) => {
     if (!app.contains(incoming)) return (unsubscribe(), forget());
     if (event.kind === "message") refresh();
   });

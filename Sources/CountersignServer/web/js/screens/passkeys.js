@@ -9,9 +9,9 @@ import { authenticatorName } from "../aaguids.js";
 import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { isUnlocked } from "../gate-keys.js";
-import { passkeyInGate, removeMethod } from "../gate.js";
+import { passkeyInGate, removeMethod } from "../gate-setup.js";
 import { passkeyMessage, passkeysAvailable, registerPasskey } from "../passkeys.js";
-import { withReauth } from "../reauth.js";
+import { withReauth } from "./reauth.js";
 import { listPasskeys, removePasskey, renamePasskey } from "../server/passkeys.js";
 import { session } from "../session.js";
 

@@ -7,7 +7,7 @@ import { describe } from "../api.js";
 import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
 import { qrCode } from "../qr.js";
-import { withReauth } from "../reauth.js";
+import { withReauth } from "./reauth.js";
 import { revokeDevice } from "../server/devices.js";
 import {
   confirmTOTP,

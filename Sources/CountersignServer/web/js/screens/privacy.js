@@ -1,23 +1,17 @@
 // LockWhisper's privacy overlay: when the page is hidden its content is covered at once and decrypted
-// text is dropped (screens register what to drop); coming back uncovers it, after the password when the
-// account's re-authentication interval has run out since the last sign-in or re-authentication.
-import { el } from "./dom.js";
+// text is dropped (the signal "drop-decrypted", which screens holding decrypted text listen to); coming
+// back uncovers it, after the password when the account's re-authentication interval has run out since the
+// last sign-in or re-authentication.
+import { el } from "../dom.js";
+import { clear, emit } from "../events.js";
+import { session } from "../session.js";
 import { confirmIdentity } from "./reauth.js";
-import { session } from "./session.js";
-
-const droppers = new Set();
-
-/** `drop` runs whenever the page is hidden: it removes decrypted text from the page. */
-export function onHide(drop) {
-  droppers.add(drop);
-  return () => droppers.delete(drop);
-}
 
 export function installPrivacyOverlay(app) {
   let overlay = null;
 
   function cover() {
-    for (const drop of droppers) drop();
+    emit("drop-decrypted");
     if (overlay) return;
     overlay = el("div", { class: "overlay", role: "dialog", "aria-modal": "true", "aria-label": "Countersign is hidden" }, el("p", {}, "Countersign is hidden."));
     app.inert = true;
@@ -34,7 +28,7 @@ export function installPrivacyOverlay(app) {
 
   async function askAgain() {
     // With the key gate on, the passkey (or its password) both re-authenticates and unlocks the keys.
-    const { unlockOnReturn } = await import("./screens/gate.js");
+    const { unlockOnReturn } = await import("./gate.js");
     if (await unlockOnReturn(overlay)) return uncover();
     await confirmIdentity(overlay, {
       heading: "Welcome back",
@@ -46,8 +40,8 @@ export function installPrivacyOverlay(app) {
 
   /** Signed out: the overlay and any prompt on it go, and the decrypted text is dropped. */
   function reset() {
-    for (const drop of droppers) drop();
-    droppers.clear();
+    emit("drop-decrypted");
+    clear("drop-decrypted");
     uncover();
   }
 

@@ -2,14 +2,14 @@
 // account's passkeys when it has one (in place of the password and second factor), or the password,
 // with the captcha when the server asks for one, then the account's second factor when it has one
 // (POST /v1/sessions/current/reauth answers 202 with a transaction bound to this session).
-import { ApiError, describe } from "./api.js";
-import { withCaptcha } from "./captcha.js";
-import { el, field, replace } from "./dom.js";
-import { passkeyMessage, passkeysAvailable, reauthenticateWithPasskey } from "./passkeys.js";
-import { secondFactor } from "./screens/second-factor.js";
-import { listPasskeys } from "./server/passkeys.js";
-import { reauthenticate } from "./server/sessions.js";
-import { session } from "./session.js";
+import { ApiError, describe } from "../api.js";
+import { withCaptcha } from "../captcha.js";
+import { el, field, replace } from "../dom.js";
+import { passkeyMessage, passkeysAvailable, reauthenticateWithPasskey } from "../passkeys.js";
+import { listPasskeys } from "../server/passkeys.js";
+import { reauthenticate } from "../server/sessions.js";
+import { session } from "../session.js";
+import { secondFactor } from "./second-factor.js";
 
 /**
  * Asks for the password in `container` and resolves once this session is freshly authenticated. A wrong
