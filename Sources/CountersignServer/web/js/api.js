@@ -78,7 +78,8 @@ export function describe(error) {
   const retryAt = Date.parse(error.problem.retryAt ?? "");
   if (Number.isFinite(retryAt)) {
     const seconds = Math.max(1, Math.ceil((retryAt - Date.now()) / 1000));
-    return `Too many failed sign-ins. You can try again at ${new Date(retryAt).toLocaleTimeString()} (in ${seconds} seconds).`;
+    return `Too many failed sign-ins. You can try again at ${new Date(retryAt).toLocaleTimeString()} (in ${seconds} ` +
+      `seconds).`;
   }
   if (error.retryAfter && !/\d/.test(error.message)) {
     return `${error.message} Try again in ${error.retryAfter} seconds.`;

@@ -26,13 +26,20 @@ export async function solveCaptcha(onProgress = () => {}) {
           const done = tried.reduce((a, b) => a + b, 0);
           onProgress(Math.min(99, Math.floor((done / (c.maxnumber / 2 + 1)) * 100)));
           if (data.found !== undefined && data.found !== null) resolve(data.found);
-          else if (data.found === null && ++finished === count) reject(new Error("The captcha has no solution; try again."));
+          else if (data.found === null && ++finished === count)
+            reject(new Error("The captcha has no solution; try again."));
         };
         worker.postMessage({ salt: c.salt, challenge: c.challenge, start: i, stride: count, max: c.maxnumber });
       }
     });
     onProgress(100);
-    const solution = { algorithm: c.algorithm, challenge: c.challenge, number: number, salt: c.salt, signature: c.signature };
+    const solution = {
+      algorithm: c.algorithm,
+      challenge: c.challenge,
+      number: number,
+      salt: c.salt,
+      signature: c.signature,
+    };
     return btoa(JSON.stringify(solution));
   } finally {
     for (const worker of workers) worker.terminate();

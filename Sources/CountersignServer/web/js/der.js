@@ -42,7 +42,8 @@ export class Reader {
   read(tag) {
     const b = this.bytes;
     if (this.at + 2 > b.length) throw new DERError("ends early");
-    if (b[this.at] !== tag) throw new DERError(`expected tag 0x${tag.toString(16)}, found 0x${b[this.at].toString(16)}`);
+    if (b[this.at] !== tag)
+      throw new DERError(`expected tag 0x${tag.toString(16)}, found 0x${b[this.at].toString(16)}`);
     let length = b[this.at + 1];
     let at = this.at + 2;
     if (length & 0x80) {
@@ -74,7 +75,8 @@ export class Reader {
     const v = this.read(TAG.integer);
     if (v.length === 0) throw new DERError("an empty INTEGER");
     // X.690 §8.3.2: the first nine bits are never all 0 or all 1 (a sign byte that changes nothing).
-    if (v.length > 1 && ((v[0] === 0 && !(v[1] & 0x80)) || (v[0] === 0xff && v[1] & 0x80))) throw new DERError("INTEGER not in its shortest form");
+    if (v.length > 1 && ((v[0] === 0 && !(v[1] & 0x80)) || (v[0] === 0xff && v[1] & 0x80)))
+      throw new DERError("INTEGER not in its shortest form");
     if (v.length > 6 || v[0] & 0x80) throw new DERError("an integer out of range");
     return v.reduce((n, b) => n * 256 + b, 0);
   }
@@ -93,7 +95,12 @@ export function keyName(alg, curve) {
     case OID.ed25519: return "an Ed25519 key";
     case OID.x25519: return "an X25519 key";
     case OID.ecPublicKey:
-      return { [OID.prime256v1]: "a P-256 key", [OID.secp384r1]: "a P-384 key", [OID.secp521r1]: "a P-521 key", [OID.secp256k1]: "a secp256k1 key" }[curve] ?? "an EC key on an unsupported curve";
+      return {
+        [OID.prime256v1]: "a P-256 key",
+        [OID.secp384r1]: "a P-384 key",
+        [OID.secp521r1]: "a P-521 key",
+        [OID.secp256k1]: "a secp256k1 key",
+      }[curve] ?? "an EC key on an unsupported curve";
     default: return "a key of an unknown algorithm";
   }
 }

@@ -8,8 +8,13 @@ export const Q = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632
 
 /** `extractable` only for keys made for the key gate, which wraps them at once (SPEC §14.4). */
 export async function makeDeviceKeys(extractable = false) {
-  const signing = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, extractable, ["sign", "verify"]);
-  const encryption = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, extractable, ["deriveBits"]);
+  const signing = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, extractable, [
+    "sign",
+    "verify",
+  ]);
+  const encryption = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, extractable, [
+    "deriveBits",
+  ]);
   return { signing, encryption };
 }
 
@@ -55,7 +60,10 @@ export async function sessionMessage(nonce, deviceId) {
 
 // A device setting its key gate's revocation token (SPEC §14.5): DeviceProof.revocationTokenMessage.
 export async function revocationTokenMessage(deviceId, accountId, tokenHash) {
-  return concat(context("revocation token"), await sha256(concat(lv(utf8(deviceId)), lv(utf8(accountId)), lv(tokenHash))));
+  return concat(
+    context("revocation token"),
+    await sha256(concat(lv(utf8(deviceId)), lv(utf8(accountId)), lv(tokenHash))),
+  );
 }
 
 export async function rotationMessage(deviceId, oldSigningSpki, newSigningSpki, newEncryptionSpki) {

@@ -47,7 +47,10 @@ async function register(accountSession, record) {
 export async function openSession(record) {
   if (!record.signing.privateKey) throw new LockedError();
   const issued = await deviceSessionChallenge({ deviceId: record.deviceId });
-  const signature = await signLowS(record.signing.privateKey, await sessionMessage(fromBase64url(issued.challenge), record.deviceId));
+  const signature = await signLowS(
+    record.signing.privateKey,
+    await sessionMessage(fromBase64url(issued.challenge), record.deviceId),
+  );
   return openDeviceSession({ deviceId: record.deviceId, nonce: issued.challenge, signature: base64url(signature) });
 }
 
@@ -68,7 +71,13 @@ export function ensureDevice(accountSession, account, report = () => {}) {
     let created = false;
     if (!record) {
       const keys = await makeDeviceKeys();
-      record = { accountId: account.id, deviceId: null, signing: keys.signing, encryption: keys.encryption, createdAt: Date.now() };
+      record = {
+        accountId: account.id,
+        deviceId: null,
+        signing: keys.signing,
+        encryption: keys.encryption,
+        createdAt: Date.now(),
+      };
       await keystore.save(record);
       created = true;
       report("Keypair created");
@@ -103,7 +112,12 @@ async function wipedIfRevoked(error, accountId) {
 function promoted(record) {
   const retired = { signing: record.signing, encryption: record.encryption, retiredAt: Date.now() };
   const { pending, ...rest } = record;
-  return { ...rest, signing: pending.signing, encryption: pending.encryption, previous: [...(record.previous ?? []), retired] };
+  return {
+    ...rest,
+    signing: pending.signing,
+    encryption: pending.encryption,
+    previous: [...(record.previous ?? []), retired],
+  };
 }
 
 /**
@@ -168,7 +182,8 @@ async function settlePending(record) {
 export function renewDeviceSession(accountId) {
   return exclusively(accountId, async () => {
     const record = await keystore.device(accountId);
-    if (!record?.deviceId || !record.signing) throw new Error("This browser's device keys are gone: sign in again to set it up.");
+    if (!record?.deviceId || !record.signing)
+      throw new Error("This browser's device keys are gone: sign in again to set it up.");
     try {
       if (record.pending) return (await settlePending(record)).deviceSession;
       return await openSession(record);
@@ -180,7 +195,8 @@ export function renewDeviceSession(accountId) {
 
 /**
  * Revokes this browser's device on the server (so no copy of its keys could be used) and forgets its
- * keys, messages and pins here, and the account's key for files. A device the server no longer has (404) counts as revoked.
+ * keys, messages and pins here, and the account's key for files. A device the server no longer has (404)
+ * counts as revoked.
  */
 export function removeDevice(accountSession, accountId) {
   return exclusively(accountId, async () => {

@@ -21,7 +21,8 @@ const mark = /\p{M}/u;
 
 // An emoji with its own presentation selector or skin tone, and emoji joined into one (a family, a
 // profession): the joiner and selector there are how the emoji is written, not hidden text.
-const emoji = /\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?(?:\u200D\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?)*/uy;
+const pictograph = String.raw`\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})?`;
+const emoji = new RegExp(String.raw`${pictograph}(?:\u200D${pictograph})*`, "uy");
 
 const escape = (char) => `<U+${char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`;
 

@@ -52,32 +52,55 @@ async function payloadKey(messageKey, messageId) {
 export async function seal({ plaintext, senderKeyId, signingKey, recipients, created = Date.now(), fixed = {} }) {
   if (plaintext.length > MAX_PLAINTEXT) throw new EnvelopeError("too large", "a message is at most 1 MiB");
   if (recipients.length < 1 || recipients.length > 256) throw new EnvelopeError("malformed", "1 to 256 recipients");
-  if (senderKeyId.length !== 16 || recipients.some((r) => r.keyId.length !== 16 || r.point.length !== 65 || r.point[0] !== 4)) {
+  if (senderKeyId.length !== 16 || recipients.some(
+    (r) => r.keyId.length !== 16 || r.point.length !== 65 || r.point[0] !== 4,
+  )) {
     throw new EnvelopeError("malformed", "key IDs are 16 bytes and points 65 bytes, uncompressed");
   }
   const sorted = [...recipients].sort((a, b) => compare(a.keyId, b.keyId));
   for (let i = 1; i < sorted.length; i++) {
-    if (equal(sorted[i - 1].keyId, sorted[i].keyId)) throw new EnvelopeError("malformed", "a recipient key appears twice");
+    if (equal(sorted[i - 1].keyId, sorted[i].keyId))
+      throw new EnvelopeError("malformed", "a recipient key appears twice");
   }
   const messageId = fixed.messageId ?? crypto.getRandomValues(new Uint8Array(16));
   const messageKey = fixed.messageKey ?? crypto.getRandomValues(new Uint8Array(32));
   const stanzas = [];
   for (const [i, r] of sorted.entries()) {
-    const { enc, ciphertext } = await hpke.seal(r.point, INFO, concat(messageId, r.keyId), messageKey, fixed.ephemeral?.[i]);
+    const { enc, ciphertext } = await hpke.seal(
+      r.point,
+      INFO,
+      concat(messageId, r.keyId),
+      messageKey,
+      fixed.ephemeral?.[i],
+    );
     stanzas.push(concat(r.keyId, enc, ciphertext));
   }
   const type = utf8(CONTENT_TYPE);
   const bodyLength = plaintext.length + 16;
-  const header = concat(MAGIC, Uint8Array.of(1), senderKeyId, messageId, u64(created), Uint8Array.of(type.length), type, u16(sorted.length), ...stanzas, u32(bodyLength));
+  const header = concat(
+    MAGIC,
+    Uint8Array.of(1),
+    senderKeyId,
+    messageId,
+    u64(created),
+    Uint8Array.of(type.length),
+    type,
+    u16(sorted.length),
+    ...stanzas,
+    u32(bodyLength),
+  );
   const key = await payloadKey(messageKey, messageId);
-  const body = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv: new Uint8Array(12), additionalData: header }, key, plaintext));
+  const body = new Uint8Array(
+    await crypto.subtle.encrypt({ name: "AES-GCM", iv: new Uint8Array(12), additionalData: header }, key, plaintext),
+  );
   const signature = await signLowS(signingKey, concat(SIGNATURE_CONTEXT, await sha256(concat(header, body))));
   return concat(header, body, signature);
 }
 
 /** The header fields of an envelope, checked for shape (§8.4 steps 1–2); no keys needed. */
 export function parse(bytes) {
-  if (bytes.length < 8 || !equal(bytes.subarray(0, 8), MAGIC)) throw new EnvelopeError("unknown format", "not a Countersign message");
+  if (bytes.length < 8 || !equal(bytes.subarray(0, 8), MAGIC))
+    throw new EnvelopeError("unknown format", "not a Countersign message");
   let at = 8;
   const take = (n) => {
     if (at + n > bytes.length) throw new EnvelopeError("malformed", "the message ends early");
@@ -109,7 +132,8 @@ export function parse(bytes) {
   if (bodyLength < 16) throw new EnvelopeError("malformed", "body shorter than its tag");
   if (bodyLength > MAX_PLAINTEXT + 16) throw new EnvelopeError("too large", "body above 1 MiB");
   const headerEnd = at;
-  if (bytes.length !== headerEnd + bodyLength + 64) throw new EnvelopeError("malformed", "the length is not header, body and signature");
+  if (bytes.length !== headerEnd + bodyLength + 64)
+    throw new EnvelopeError("malformed", "the length is not header, body and signature");
   return {
     header: bytes.subarray(0, headerEnd),
     body: bytes.subarray(headerEnd, headerEnd + bodyLength),
@@ -130,25 +154,33 @@ export function parse(bytes) {
 export async function open(bytes, { senderSpki, keyId, privateKey, point }) {
   const e = parse(bytes);
   const senderKeyId = (await sha256(senderSpki)).subarray(0, 16);
-  const verifyKey = await crypto.subtle.importKey("spki", senderSpki, { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
+  const verifyKey = await crypto.subtle.importKey("spki", senderSpki, { name: "ECDSA", namedCurve: "P-256" }, false, [
+    "verify",
+  ]);
   if (!equal(e.senderKeyId, senderKeyId)) {
     throw new EnvelopeError("bad signature", `signed by key ${hexOf(e.senderKeyId)}, expected ${hexOf(senderKeyId)}`);
   }
   const r = BigInt("0x" + hexOf(e.signature.subarray(0, 32)));
   const s = BigInt("0x" + hexOf(e.signature.subarray(32)));
-  if (r < 1n || r >= Q || s < 1n || s > (Q - 1n) / 2n) throw new EnvelopeError("bad signature", "signature out of range or high S");
+  if (r < 1n || r >= Q || s < 1n || s > (Q - 1n) / 2n)
+    throw new EnvelopeError("bad signature", "signature out of range or high S");
   const signed = concat(SIGNATURE_CONTEXT, await sha256(concat(e.header, e.body)));
   const ok = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, verifyKey, e.signature, signed);
   if (!ok) throw new EnvelopeError("bad signature", "the signature does not verify");
   const stanza = e.stanzas.find((st) => equal(st.keyId, keyId));
   if (!stanza) {
-    throw new EnvelopeError("not for this key", `sealed to ${e.stanzas.map((st) => hexOf(st.keyId)).join(", ")}, not ${hexOf(keyId)}`);
+    throw new EnvelopeError(
+      "not for this key",
+      `sealed to ${e.stanzas.map((st) => hexOf(st.keyId)).join(", ")}, not ${hexOf(keyId)}`,
+    );
   }
   let plaintext;
   try {
     const messageKey = await hpke.open(privateKey, point, stanza.enc, INFO, concat(e.messageId, keyId), stanza.wrapped);
     const key = await payloadKey(messageKey, e.messageId);
-    plaintext = new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv: new Uint8Array(12), additionalData: e.header }, key, e.body));
+    plaintext = new Uint8Array(
+      await crypto.subtle.decrypt({ name: "AES-GCM", iv: new Uint8Array(12), additionalData: e.header }, key, e.body),
+    );
   } catch {
     throw new EnvelopeError("tampered", "the message key or the body does not open");
   }

@@ -11,14 +11,20 @@ export async function identityFromPKCS8(pkcs8) {
   let jwk;
   try {
     // Extractable only for this moment, to learn the public point; dropped at once.
-    const probe = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"]);
+    const probe = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "ECDH", namedCurve: "P-256" }, true, [
+      "deriveBits",
+    ]);
     jwk = await crypto.subtle.exportKey("jwk", probe);
   } catch {
     throw new KeyError("malformed key", "the PrivateKeyInfo does not hold a valid P-256 key");
   }
   const point = await validPoint(Uint8Array.of(4, ...fromBase64url(jwk.x), ...fromBase64url(jwk.y)));
-  const agreement = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]);
-  const signing = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]);
+  const agreement = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "ECDH", namedCurve: "P-256" }, false, [
+    "deriveBits",
+  ]);
+  const signing = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "ECDSA", namedCurve: "P-256" }, false, [
+    "sign",
+  ]);
   return { agreement, signing, point, keyId: await keyIdOf(point) };
 }
 
@@ -61,6 +67,9 @@ export const fileKeys = {
   /** The account's file key: {accountId, agreement, signing, point, keyId, origin, created} or undefined. */
   get: (accountId) => run("readonly", (store) => store.get(accountId)),
   /** Replaces the account's file key (one per account, as FileLock kept one). */
-  save: (accountId, identity, origin) => run("readwrite", (store) => store.put({ accountId, ...identity, origin, created: Date.now() })),
+  save: (accountId, identity, origin) => run(
+    "readwrite",
+    (store) => store.put({ accountId, ...identity, origin, created: Date.now() }),
+  ),
   remove: (accountId) => run("readwrite", (store) => store.delete(accountId)),
 };

@@ -18,11 +18,17 @@ async function wrapKey(z, ephemeralPoint) {
 }
 
 const ecdhPublic = (point) => crypto.subtle.importKey("raw", point, { name: "ECDH", namedCurve: "P-256" }, false, []);
-const dh = async (privateKey, point) => new Uint8Array(await crypto.subtle.deriveBits({ name: "ECDH", public: await ecdhPublic(point) }, privateKey, 256));
+const dh = async (privateKey, point) => new Uint8Array(
+  await crypto.subtle.deriveBits({ name: "ECDH", public: await ecdhPublic(point) }, privateKey, 256),
+);
 
 /** Seals `plaintext` (bytes) to the recipient's 65-byte point. `fixed` pins the randomness (tests only). */
 export async function seal(plaintext, recipient, fixed = {}) {
-  if (plaintext.length > MAX_PLAINTEXT) throw new SealError("too large", "the FileLock format is held in memory and limited to 256 MiB; use the Countersign format");
+  if (plaintext.length > MAX_PLAINTEXT)
+    throw new SealError(
+      "too large",
+      "the FileLock format is held in memory and limited to 256 MiB; use the Countersign format",
+    );
   const fileKey = fixed.fileKey ?? crypto.getRandomValues(new Uint8Array(32));
   const nonce = fixed.nonce ?? crypto.getRandomValues(new Uint8Array(12));
   const eph = await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]);
@@ -44,9 +50,15 @@ export async function open(bytes, identity) {
     if (bytes.length - at < 4) throw new SealError("malformed", `missing length header for chunk ${i + 1}`);
     const len = new DataView(bytes.buffer, bytes.byteOffset + at, 4).getUint32(0);
     at += 4;
-    if (expected !== null && len !== expected) throw new SealError("malformed", `chunk ${i + 1} is ${len} bytes, expected ${expected}`);
-    if (expected === null && len > MAX_PLAINTEXT) throw new SealError("too large", "the FileLock format is held in memory and limited to 256 MiB");
-    if (bytes.length - at < len) throw new SealError("malformed", `chunk length mismatch: chunk ${i + 1} wants ${len} bytes, ${bytes.length - at} remain`);
+    if (expected !== null && len !== expected)
+      throw new SealError("malformed", `chunk ${i + 1} is ${len} bytes, expected ${expected}`);
+    if (expected === null && len > MAX_PLAINTEXT)
+      throw new SealError("too large", "the FileLock format is held in memory and limited to 256 MiB");
+    if (bytes.length - at < len)
+      throw new SealError(
+        "malformed",
+        `chunk length mismatch: chunk ${i + 1} wants ${len} bytes, ${bytes.length - at} remain`,
+      );
     chunks.push(bytes.subarray(at, at + len));
     at += len;
   }
@@ -61,10 +73,15 @@ export async function open(bytes, identity) {
   }
   let fileKey;
   try {
-    fileKey = new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv: ZERO_IV }, await wrapKey(z, e), wrapped.subarray(65)));
+    fileKey = new Uint8Array(
+      await crypto.subtle.decrypt({ name: "AES-GCM", iv: ZERO_IV }, await wrapKey(z, e), wrapped.subarray(65)),
+    );
   } catch {
     // The format names no recipient: a wrong key and an altered wrap look the same.
-    throw new SealError("not for this key", `a FileLock package names no recipient; its key wrap does not open with ${fingerprintText(identity.keyId)}`);
+    throw new SealError(
+      "not for this key",
+      `a FileLock package names no recipient; its key wrap does not open with ${fingerprintText(identity.keyId)}`,
+    );
   }
   const key = await crypto.subtle.importKey("raw", fileKey, "AES-GCM", false, ["decrypt"]);
   try {

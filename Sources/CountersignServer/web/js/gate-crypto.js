@@ -70,14 +70,19 @@ function bytes(name, value, min, max = min) {
 
 function identifier(name, text) {
   const encoded = typeof text === "string" ? utf8(text) : null;
-  if (!encoded || encoded.length < 1 || encoded.length > 255) throw malformed(`the ${name} must be 1 to 255 bytes of UTF-8`);
+  if (!encoded || encoded.length < 1 || encoded.length > 255)
+    throw malformed(`the ${name} must be 1 to 255 bytes of UTF-8`);
   return encoded;
 }
 
 /** A method's own fields (kind, and what derives its wrapping key), checked; without nonce or wrap. */
 function methodFields(method) {
   if (method?.kind === "prf") {
-    return { kind: "prf", credentialId: bytes("credential ID", method.credentialId, 16, 1023), prfSalt: bytes("PRF salt", method.prfSalt, 32) };
+    return {
+      kind: "prf",
+      credentialId: bytes("credential ID", method.credentialId, 16, 1023),
+      prfSalt: bytes("PRF salt", method.prfSalt, 32),
+    };
   }
   if (method?.kind === "password") {
     const { iterations } = method;
@@ -91,14 +96,19 @@ function methodFields(method) {
 
 /** A stored method (SPEC §14.3), checked: its fields, its nonce and its wrapped gate key. */
 export function checkMethod(method) {
-  return { ...methodFields(method), nonce: bytes("nonce", method.nonce, 12), wrappedKey: bytes("wrapped gate key", method.wrappedKey, 48) };
+  return {
+    ...methodFields(method),
+    nonce: bytes("nonce", method.nonce, 12),
+    wrappedKey: bytes("wrapped gate key", method.wrappedKey, 48),
+  };
 }
 
 /** A stored gate (SPEC §14.3), checked as a reader must before anything is decrypted. */
 export function checkGate(gate) {
   if (!gate || typeof gate !== "object") throw malformed("no gate");
   if (gate.version !== GATE_VERSION) {
-    if (Number.isInteger(gate.version) && gate.version > GATE_VERSION) throw new GateError("unknown version", `version ${gate.version}`);
+    if (Number.isInteger(gate.version) && gate.version > GATE_VERSION)
+      throw new GateError("unknown version", `version ${gate.version}`);
     throw malformed("the gate's version is not 1");
   }
   if (!Number.isInteger(gate.limit) || gate.limit < MIN_LIMIT || gate.limit > MAX_LIMIT) {
@@ -133,7 +143,13 @@ export async function prfWrappingKey(prfOutput) {
   bytes("PRF output", prfOutput, 32);
   if (prfOutput.every((b) => b === 0)) throw malformed("the PRF output is all zeros");
   const ikm = await crypto.subtle.importKey("raw", prfOutput, "HKDF", false, ["deriveKey"]);
-  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: utf8(PRF_INFO) }, ikm, AES, false, WRAPPING);
+  return crypto.subtle.deriveKey(
+    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: utf8(PRF_INFO) },
+    ikm,
+    AES,
+    false,
+    WRAPPING,
+  );
 }
 
 /**
@@ -180,7 +196,8 @@ export async function privateKeyAad({ accountId, deviceId }, publicKey) {
     throw malformed("the public key cannot be read");
   }
   // The one form keys travel in (SPEC §2.3): a P-256 SPKI of 91 bytes, the point uncompressed.
-  if (publicKey.algorithm?.namedCurve !== "P-256" || spki.length !== 91) throw malformed("the public key is not a P-256 key");
+  if (publicKey.algorithm?.namedCurve !== "P-256" || spki.length !== 91)
+    throw malformed("the public key is not a P-256 key");
   const keyId = new Uint8Array(await crypto.subtle.digest("SHA-256", spki)).subarray(0, 16);
   return concat(
     utf8(PRIVATE_KEY_LABEL),
@@ -204,7 +221,11 @@ async function wrapGateKey(wrappingKey, gateKey, method, context) {
   const fields = methodFields(method);
   const nonce = random(12);
   try {
-    const wrapped = await crypto.subtle.wrapKey("raw", gateKey, wrappingKey, { name: "AES-GCM", iv: nonce, additionalData: gateKeyAad(context, fields) });
+    const wrapped = await crypto.subtle.wrapKey("raw", gateKey, wrappingKey, {
+      name: "AES-GCM",
+      iv: nonce,
+      additionalData: gateKeyAad(context, fields),
+    });
     return { ...fields, nonce, wrappedKey: new Uint8Array(wrapped) };
   } catch (error) {
     throw refusal(error);
@@ -215,7 +236,15 @@ async function unwrapGateKey(wrappingKey, method, context, extractable) {
   const checked = checkMethod(method);
   const aad = gateKeyAad(context, checked);
   try {
-    return await crypto.subtle.unwrapKey("raw", checked.wrappedKey, wrappingKey, { name: "AES-GCM", iv: checked.nonce, additionalData: aad }, AES, extractable, WRAPPING);
+    return await crypto.subtle.unwrapKey(
+      "raw",
+      checked.wrappedKey,
+      wrappingKey,
+      { name: "AES-GCM", iv: checked.nonce, additionalData: aad },
+      AES,
+      extractable,
+      WRAPPING,
+    );
   } catch (error) {
     throw refusal(error);
   }
@@ -228,7 +257,13 @@ async function unwrapGateKey(wrappingKey, method, context, extractable) {
 export async function createGate(wrappingKey, method, context, limit = DEFAULT_LIMIT) {
   const fresh = await crypto.subtle.generateKey(AES, true, WRAPPING);
   const wrapped = await wrapGateKey(wrappingKey, fresh, method, context);
-  const gate = checkGate({ version: GATE_VERSION, limit, failures: 0, revocationToken: random(32), methods: [wrapped] });
+  const gate = checkGate({
+    version: GATE_VERSION,
+    limit,
+    failures: 0,
+    revocationToken: random(32),
+    methods: [wrapped],
+  });
   return { gate, gateKey: await unwrapGateKey(wrappingKey, wrapped, context, false) };
 }
 
@@ -255,11 +290,16 @@ export async function rewrapMethod(fromKey, fromMethod, toKey, toMethod, context
 export async function wrapPrivateKey(gateKey, keyPair, context) {
   const { privateKey, publicKey } = keyPair ?? {};
   if (!(privateKey instanceof CryptoKey) || privateKey.type !== "private") throw malformed("no private key");
-  if (!privateKey.extractable) throw malformed("a non-extractable key cannot be wrapped: rotate to keys made for the gate");
+  if (!privateKey.extractable)
+    throw malformed("a non-extractable key cannot be wrapped: rotate to keys made for the gate");
   const additionalData = await privateKeyAad(context, publicKey);
   const nonce = random(12);
   try {
-    const ciphertext = await crypto.subtle.wrapKey("pkcs8", privateKey, gateKey, { name: "AES-GCM", iv: nonce, additionalData });
+    const ciphertext = await crypto.subtle.wrapKey("pkcs8", privateKey, gateKey, {
+      name: "AES-GCM",
+      iv: nonce,
+      additionalData,
+    });
     return { nonce, ciphertext: new Uint8Array(ciphertext) };
   } catch (error) {
     throw refusal(error);
@@ -277,7 +317,15 @@ export async function unwrapPrivateKey(gateKey, wrapped, context, publicKey, rol
   const ciphertext = bytes("wrapped private key", wrapped?.ciphertext, 17, 4112);
   const additionalData = await privateKeyAad(context, publicKey);
   try {
-    return await crypto.subtle.unwrapKey("pkcs8", ciphertext, gateKey, { name: "AES-GCM", iv: nonce, additionalData }, algorithm, false, usages);
+    return await crypto.subtle.unwrapKey(
+      "pkcs8",
+      ciphertext,
+      gateKey,
+      { name: "AES-GCM", iv: nonce, additionalData },
+      algorithm,
+      false,
+      usages,
+    );
   } catch (error) {
     throw refusal(error);
   }

@@ -119,7 +119,10 @@ export async function storable(record) {
     if (!isUnlocked(record.accountId)) throw new LockedError();
     const entry = open.get(record.accountId);
     const wrapped = await wrapPrivateKey(entry.gateKey, pair, context);
-    entry.keys.set(await keyIdHex(pair.publicKey), await unwrapPrivateKey(entry.gateKey, wrapped, context, pair.publicKey, role));
+    entry.keys.set(
+      await keyIdHex(pair.publicKey),
+      await unwrapPrivateKey(entry.gateKey, wrapped, context, pair.publicKey, role),
+    );
     return { publicKey: pair.publicKey, wrapped };
   });
 }

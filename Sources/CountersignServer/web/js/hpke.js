@@ -65,7 +65,9 @@ export async function rawPoint(publicKey) {
 
 /** Seals `plaintext` to the P-256 point `recipient` (65 bytes). `ephemeral` is for test vectors only. */
 export async function seal(recipient, info, aad, plaintext, ephemeral) {
-  const pair = ephemeral ?? (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, false, ["deriveBits"]));
+  const pair = ephemeral ?? (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, false, [
+    "deriveBits",
+  ]));
   const enc = await rawPoint(pair.publicKey);
   const secret = await sharedSecret(await dh(pair.privateKey, recipient), enc, recipient);
   const { key, nonce } = await keySchedule(secret, info);
@@ -77,5 +79,7 @@ export async function seal(recipient, info, aad, plaintext, ephemeral) {
 export async function open(privateKey, recipient, enc, info, aad, ciphertext) {
   const secret = await sharedSecret(await dh(privateKey, enc), enc, recipient);
   const { key, nonce } = await keySchedule(secret, info);
-  return new Uint8Array(await crypto.subtle.decrypt({ name: "AES-GCM", iv: nonce, additionalData: aad }, key, ciphertext));
+  return new Uint8Array(
+    await crypto.subtle.decrypt({ name: "AES-GCM", iv: nonce, additionalData: aad }, key, ciphertext),
+  );
 }

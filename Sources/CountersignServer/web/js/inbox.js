@@ -18,7 +18,9 @@ let messagesShown = () => false;
 // one that has it now can say so too.
 const tabs = "BroadcastChannel" in window ? new BroadcastChannel("countersign inbox") : null;
 tabs?.addEventListener("message", ({ data }) => {
-  if (data?.kind === "lost" && channel && data.accountId === channelFor && ["connecting", "live", "long-poll"].includes(state.state)) {
+  if (data?.kind === "lost" && channel && data.accountId === channelFor && ["connecting", "live", "long-poll"].includes(
+    state.state,
+  )) {
     emit("inbox", { kind: "moved-here" });
   }
 });
@@ -39,7 +41,10 @@ function notify(entry) {
   // is hidden or another screen is shown.
   if (document.visibilityState === "visible" && messagesShown()) return;
   // PingIdentity's words; nothing of the message (not even the sender) is in it.
-  const notification = new Notification("Encrypted Message Received", { body: "Tap to decrypt and view the message", tag: entry.id });
+  const notification = new Notification("Encrypted Message Received", {
+    body: "Tap to decrypt and view the message",
+    tag: entry.id,
+  });
   notification.onclick = () => {
     window.focus();
     notification.close();

@@ -87,7 +87,9 @@ export const keystore = {
           }
         };
         tx.oncomplete = () => resolve(stored);
-        tx.onerror = tx.onabort = () => reject(thrown ?? new Error(`This browser's storage failed: ${tx.error?.message}`));
+        tx.onerror = tx.onabort = () => reject(
+          thrown ?? new Error(`This browser's storage failed: ${tx.error?.message}`),
+        );
       });
     } finally {
       db.close();

@@ -85,7 +85,8 @@ async function wireInbox() {
   // The push channel's end says so wherever the user is, once, with what to do.
   on("inbox", (event) => {
     if (event.kind === "moved-here") {
-      tabNotice.textContent = "Live updates moved here from another tab of this browser: new messages show in this tab now.";
+      tabNotice.textContent = "Live updates moved here from another tab of this browser: new messages show in this " +
+        "tab now.";
       tabNotice.hidden = false;
       clearTimeout(noticeTimer);
       noticeTimer = setTimeout(() => (tabNotice.hidden = true), 20_000);
@@ -96,7 +97,11 @@ async function wireInbox() {
       // The server's words ("…was revoked; register new keys…") are not repeated after the page's; only
       // whether its data here went too (a remote wipe).
       const wiped = event.detail.includes(WIPED_WORDS) ? ` ${WIPED_WORDS}` : "";
-      say(`This browser's device was revoked, so it receives no messages here.${wiped} Sign in again to set it up as a new device.`, { label: "Sign in again", run: signInAgain });
+      say(
+        `This browser's device was revoked, so it receives no messages here.${wiped} Sign in again to set it up as a ` +
+          `new device.`,
+        { label: "Sign in again", run: signInAgain },
+      );
     } else if (event.state === "locked") {
       say(`This account is locked, so this browser receives no messages until it is unlocked. ${event.detail}`.trim());
     } else if (event.state === "elsewhere") {
@@ -149,7 +154,8 @@ async function signedIn() {
 // it expired): found by the next call that used it (api.js), back to sign-in with the reason. A device
 // session's token is not this one: its renewal is the push channel's.
 const SESSION_ENDED_WORDS =
-  "Your session here has ended: you signed out everywhere, the password was changed, the account was locked, or it expired. Sign in again.";
+  "Your session here has ended: you signed out everywhere, the password was changed, the account was locked, or it " +
+    "expired. Sign in again.";
 on("session-ended", async () => {
   if (!session.account) return;
   session.clear(); // first: another call's 401 finds nothing to end

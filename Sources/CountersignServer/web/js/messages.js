@@ -38,7 +38,8 @@ const kib = (bytes) => Math.ceil(bytes / 1024).toLocaleString("en");
 
 /** What a text of `bytes` (UTF-8) over the limit is told: how much too long, and what to do. */
 export const tooLongWords = (bytes) =>
-  `The text is ${kib(bytes)} KiB, over the ${kib(MAX_PLAINTEXT)} KiB (1 MiB) a message can hold. Shorten it, or send it as a file under Files. Nothing was sent.`;
+  `The text is ${kib(bytes)} KiB, over the ${kib(MAX_PLAINTEXT)} KiB (1 MiB) a message can hold. Shorten it, or send ` +
+    `it as a file under Files. Nothing was sent.`;
 
 /** How many bytes `text` takes in UTF-8, counted only when it may be near `MAX_PLAINTEXT` (a UTF-16
  *  code unit is 1 to 3 bytes): null when it is surely below `share` of the limit. */
@@ -52,7 +53,8 @@ export function textSize(text, share = 0.9) {
 /** The counter's words for a text of `bytes`: from 90 % of the limit on, before it is reached. */
 export const sizeWords = (bytes) =>
   bytes > MAX_PLAINTEXT
-    ? `Too long: ${kib(bytes)} KiB of the ${kib(MAX_PLAINTEXT)} KiB a message can hold. Shorten it, or send it as a file under Files.`
+    ? `Too long: ${kib(bytes)} KiB of the ${kib(MAX_PLAINTEXT)} KiB a message can hold. Shorten it, or send it as a ` +
+        `file under Files.`
     : `${kib(bytes)} KiB of the ${kib(MAX_PLAINTEXT)} KiB (1 MiB) a message can hold.`;
 
 /**
@@ -74,7 +76,8 @@ export async function send(record, { to, text, delayed, report = () => {} }) {
   for (const name of [...names, ...(names.includes(own.username) ? [] : [own.username])]) {
     const { devices, commit } = await checkBeforeSending(name, own);
     commits.push(commit);
-    if (!devices.length && name !== own.username) throw new Error(`${name} has no device to receive messages yet: nothing was sent.`);
+    if (!devices.length && name !== own.username)
+      throw new Error(`${name} has no device to receive messages yet: nothing was sent.`);
     for (const d of devices) {
       const key = fromBase64url(d.encryptionKey);
       recipients.push({ keyId: await keyIdBytes(key), point: key.subarray(key.length - 65) });
@@ -82,7 +85,12 @@ export async function send(record, { to, text, delayed, report = () => {} }) {
   }
   // One stanza per key (a key shared by two devices is sealed to once).
   const distinct = [...new Map(recipients.map((r) => [hex(r.keyId), r])).values()];
-  const envelope = await seal({ plaintext, senderKeyId: await keyIdBytes(own.signingSpki), signingKey: record.signing.privateKey, recipients: distinct });
+  const envelope = await seal({
+    plaintext,
+    senderKeyId: await keyIdBytes(own.signingSpki),
+    signingKey: record.signing.privateKey,
+    recipients: distinct,
+  });
   report("String encrypted");
   report("String signed");
   let sent;
@@ -182,7 +190,10 @@ export const get = (id) => run("messages", "readonly", (messages) => messages.ge
 export async function openMessage(record, message, report = () => {}) {
   const bytes = fromBase64url(message.envelope);
   const header = parse(bytes);
-  if (hex(header.messageId) !== message.id) throw new Error(`The server labelled this message ${message.id}, but its envelope is ${hex(header.messageId)}: refused.`);
+  if (hex(header.messageId) !== message.id)
+    throw new Error(
+      `The server labelled this message ${message.id}, but its envelope is ${hex(header.messageId)}: refused.`,
+    );
   const own = await ownIdentity(record);
   const sender = message.direction === "outgoing" ? own.username : message.from;
   const signer = await signerKey(sender, hex(header.senderKeyId), header.created, own);
@@ -202,7 +213,10 @@ export async function openMessage(record, message, report = () => {}) {
   report("Signature verified");
   // A first contact is pinned only now that its key is known to have signed.
   await signer.commit();
-  if (signer.firstContact) report(`First message from ${sender}: their devices are now pinned. Compare the safety number with them to be sure.`);
+  if (signer.firstContact)
+    report(
+      `First message from ${sender}: their devices are now pinned. Compare the safety number with them to be sure.`,
+    );
   const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);
   report("String decrypted");
   if (!message.read) await run("messages", "readwrite", (messages) => messages.put({ ...message, read: true }));

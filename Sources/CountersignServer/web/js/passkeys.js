@@ -48,7 +48,9 @@ export function credentialForServer(credential) {
 async function assertion(start, { signal, mediation } = {}) {
   if (signal?.aborted) throw abortError();
   const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(start.publicKey);
-  const credential = await navigator.credentials.get(mediation ? { publicKey, signal, mediation } : { publicKey, signal });
+  const credential = await navigator.credentials.get(
+    mediation ? { publicKey, signal, mediation } : { publicKey, signal },
+  );
   // Aborted while the authenticator answered: the page moved on, so the answer is not sent.
   if (signal?.aborted) throw abortError();
   if (!credential) throw new DOMException("No passkey was chosen.", "NotAllowedError");
@@ -74,7 +76,11 @@ export async function registerPasskey(token, nameFor, onPrompt = () => {}) {
   const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(start.publicKey);
   const credential = await navigator.credentials.create({ publicKey });
   if (!credential) throw new DOMException("No passkey was made.", "NotAllowedError");
-  const json = { ceremonyId: start.ceremonyId, name: nameFor(aaguidOf(credential)), credential: credentialForServer(credential) };
+  const json = {
+    ceremonyId: start.ceremonyId,
+    name: nameFor(aaguidOf(credential)),
+    credential: credentialForServer(credential),
+  };
   return server.registerPasskey(json, token);
 }
 
@@ -102,11 +108,15 @@ export async function reauthenticateWithPasskey(token) {
 // authenticator could not verify them, as the browser itself does not say which.
 const browserWords = {
   NotAllowedError:
-    "No passkey was used: the request was cancelled or timed out, or your authenticator did not verify you (its PIN, fingerprint or face).",
-  InvalidStateError: "This authenticator already holds a passkey for your account here: use that one, or add a passkey on another authenticator.",
+    "No passkey was used: the request was cancelled or timed out, or your authenticator did not verify you (its PIN, " +
+      "fingerprint or face).",
+  InvalidStateError: "This authenticator already holds a passkey for your account here: use that one, or add a " +
+    "passkey on another authenticator.",
   SecurityError: "This page's address cannot use passkeys: open Countersign by its domain name over HTTPS.",
-  NotSupportedError: "This authenticator cannot make a passkey this server accepts (ES256 or RS256, with user verification).",
-  ConstraintError: "This authenticator cannot verify you (no PIN, fingerprint or face set up on it): set one up, or use another authenticator.",
+  NotSupportedError: "This authenticator cannot make a passkey this server accepts (ES256 or RS256, with user " +
+    "verification).",
+  ConstraintError: "This authenticator cannot verify you (no PIN, fingerprint or face set up on it): set one up, or " +
+    "use another authenticator.",
 };
 
 // The server's refusals (problem codes, and passkey-refused's `reason`) in sentences; the others are
@@ -119,7 +129,8 @@ const reasonWords = {
 };
 const problemWords = {
   "passkey-ceremony-invalid": "The passkey request expired (after 5 minutes) or was already answered.",
-  "passkey-taken": "This passkey is already registered to an account here: use it to sign in, or choose another authenticator.",
+  "passkey-taken": "This passkey is already registered to an account here: use it to sign in, or choose another " +
+    "authenticator.",
 };
 
 /**

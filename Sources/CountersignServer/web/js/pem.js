@@ -25,10 +25,12 @@ export function parsePEM(text) {
   const label = lines[begin].slice(11, -5);
   const end = lines.findIndex((l, i) => i > begin && l.startsWith("-----END"));
   if (end < 0) throw new KeyError("malformed PEM", `no -----END ${label}----- line (truncated file?)`);
-  if (lines[end] !== `-----END ${label}-----`) throw new KeyError("malformed PEM", `BEGIN ${label} does not match ${lines[end]}`);
+  if (lines[end] !== `-----END ${label}-----`)
+    throw new KeyError("malformed PEM", `BEGIN ${label} does not match ${lines[end]}`);
   if (lines.slice(end + 1).some((l) => l !== "")) throw new KeyError("malformed PEM", "data after the END line");
   const body = lines.slice(begin + 1, end).join("");
-  if (body.includes(":")) throw new KeyError("malformed PEM", "legacy PEM headers (Proc-Type/DEK-Info) are not supported");
+  if (body.includes(":"))
+    throw new KeyError("malformed PEM", "legacy PEM headers (Proc-Type/DEK-Info) are not supported");
   let der;
   try {
     der = Uint8Array.from(atob(body), (c) => c.charCodeAt(0));
@@ -36,7 +38,8 @@ export function parsePEM(text) {
     der = null;
   }
   // Canonical base64 only: what decodes must encode back to the same text.
-  if (!der || der.length === 0 || b64(der) !== body) throw new KeyError("malformed PEM", "the base64 between the armor lines is invalid");
+  if (!der || der.length === 0 || b64(der) !== body)
+    throw new KeyError("malformed PEM", "the base64 between the armor lines is invalid");
   return { label, der };
 }
 
@@ -82,7 +85,10 @@ export async function validPoint(point) {
   return p;
 }
 
-const SPKI_PREFIX = Uint8Array.from("3059301306072a8648ce3d020106082a8648ce3d030107034200".match(/../g), (h) => parseInt(h, 16));
+const SPKI_PREFIX = Uint8Array.from(
+  "3059301306072a8648ce3d020106082a8648ce3d030107034200".match(/../g),
+  (h) => parseInt(h, 16),
+);
 
 /** The SubjectPublicKeyInfo DER of an uncompressed point. */
 export const spkiOf = (point) => concat(SPKI_PREFIX, point);
@@ -106,7 +112,10 @@ export async function pointOfSPKI(der) {
     if (curve === null && alg.peekTag === TAG.null) alg.null();
     alg.end();
     if (algOID !== OID.ecPublicKey || curve !== OID.prime256v1) {
-      throw new KeyError("wrong key type", `this is ${keyName(algOID, curve)}, but a P-256 key is needed; make one with \`countersign keygen\``);
+      throw new KeyError(
+        "wrong key type",
+        `this is ${keyName(algOID, curve)}, but a P-256 key is needed; make one with \`countersign keygen\``,
+      );
     }
     bits = spki.read(TAG.bitString);
     spki.end();
@@ -131,7 +140,10 @@ export async function parsePublicKey(text) {
     case "PRIVATE KEY":
     case "ENCRYPTED PRIVATE KEY":
     case "EC PRIVATE KEY":
-      throw new KeyError("private key where a public key is needed", "give the recipient's public key (.pem) instead, and keep private keys to yourself");
+      throw new KeyError(
+        "private key where a public key is needed",
+        "give the recipient's public key (.pem) instead, and keep private keys to yourself",
+      );
     default:
       throw new KeyError("malformed PEM", `unexpected PEM label "${label}"; expected PUBLIC KEY`);
   }

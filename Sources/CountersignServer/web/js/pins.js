@@ -46,14 +46,22 @@ export async function directory(username) {
   try {
     body = await server.directory(asked, session.deviceToken || session.token);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw new Error(`There is no user ${asked} on this server. Check the name.`);
+    if (error instanceof ApiError && error.status === 404)
+      throw new Error(`There is no user ${asked} on this server. Check the name.`);
     throw error;
   }
   if (body?.username !== asked) {
-    throw new PinError(`The server answered with another user's keys when asked for ${asked}: refused. Your server may be compromised.`, { username: asked });
+    throw new PinError(
+      `The server answered with another user's keys when asked for ${asked}: refused. Your server may be compromised.`,
+      { username: asked },
+    );
   }
   if (!Array.isArray(body.devices) || !Array.isArray(body.history) || body.devices.length > DIRECTORY_DEVICE_LIMIT) {
-    throw new PinError(`The server's key directory for ${asked} is not one this page accepts (more than ${DIRECTORY_DEVICE_LIMIT} devices, or malformed).`, { username: asked });
+    throw new PinError(
+      `The server's key directory for ${asked} is not one this page accepts (more than ${DIRECTORY_DEVICE_LIMIT} ` +
+        `devices, or malformed).`,
+      { username: asked },
+    );
   }
   return body;
 }
@@ -67,17 +75,28 @@ export async function devicesOf(dir, own) {
     const encryptionKey = fromBase64url(String(d.encryptionKey));
     const signingKeyId = await keyIdOf(signingKey);
     const encryptionKeyId = await keyIdOf(encryptionKey);
-    if (!signingKeyId || !encryptionKeyId) throw new PinError(`The server lists a device of ${dir.username} whose key is not a P-256 public key.`, { username: dir.username });
+    if (!signingKeyId || !encryptionKeyId)
+      throw new PinError(`The server lists a device of ${dir.username} whose key is not a P-256 public key.`, {
+        username: dir.username,
+      });
     if (dir.username === own.username && d.id === own.deviceId) {
       if (signingKeyId !== own.signingKeyId || encryptionKeyId !== own.encryptionKeyId) {
         throw new PinError(
-          `REFUSED: the server lists this browser's device with key ${fp(signingKeyId)}, but its key is ${fp(own.signingKeyId)}; someone may have replaced this device's key on the server.`,
+          `REFUSED: the server lists this browser's device with key ${fp(signingKeyId)}, but its key ` +
+            `is ${fp(own.signingKeyId)}; someone may have replaced this device's key on the server.`,
           { username: dir.username },
         );
       }
       continue;
     }
-    out.push({ id: String(d.id), name: String(d.name ?? ""), signingKeyId, encryptionKeyId, signingKey: d.signingKey, encryptionKey: d.encryptionKey });
+    out.push({
+      id: String(d.id),
+      name: String(d.name ?? ""),
+      signingKeyId,
+      encryptionKeyId,
+      signingKey: d.signingKey,
+      encryptionKey: d.encryptionKey,
+    });
   }
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
@@ -92,11 +111,14 @@ export async function safetyKeys(dir, own) {
 function changes(old, now) {
   const identity = (d) => `${d.id} ${d.signingKeyId} ${d.encryptionKeyId}`;
   const out = [];
-  for (const d of now) if (!old.some((o) => o.id === d.id)) out.push(`added device ${shown(d.name)} (${fp(d.signingKeyId)})`);
-  for (const d of old) if (!now.some((n) => n.id === d.id)) out.push(`removed device ${shown(d.name)} (${fp(d.signingKeyId)})`);
+  for (const d of now)
+    if (!old.some((o) => o.id === d.id)) out.push(`added device ${shown(d.name)} (${fp(d.signingKeyId)})`);
+  for (const d of old)
+    if (!now.some((n) => n.id === d.id)) out.push(`removed device ${shown(d.name)} (${fp(d.signingKeyId)})`);
   for (const d of now) {
     const before = old.find((o) => o.id === d.id);
-    if (before && identity(before) !== identity(d)) out.push(`device ${shown(d.name)} changed key from ${fp(before.signingKeyId)} to ${fp(d.signingKeyId)}`);
+    if (before && identity(before) !== identity(d))
+      out.push(`device ${shown(d.name)} changed key from ${fp(before.signingKeyId)} to ${fp(d.signingKeyId)}`);
   }
   return out;
 }
@@ -113,9 +135,18 @@ function locked(username, body) {
 function pinned(username, devices, old, now) {
   const retired = [...(old?.retired ?? [])];
   for (const d of old?.devices ?? []) {
-    if (!devices.some((n) => n.signingKeyId === d.signingKeyId)) retired.push({ deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt: now });
+    if (!devices.some((n) => n.signingKeyId === d.signingKeyId))
+      retired.push({ deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt: now });
   }
-  return { key: pinKey(username), accountId: session.account.id, username, firstSeen: old?.firstSeen ?? now, trustedAt: now, devices, retired };
+  return {
+    key: pinKey(username),
+    accountId: session.account.id,
+    username,
+    firstSeen: old?.firstSeen ?? now,
+    trustedAt: now,
+    devices,
+    retired,
+  };
 }
 
 /** Follows each pinned device's rotations that the pinned key signed, one after another (PROTOCOL §1). */
@@ -161,7 +192,14 @@ async function followRotations(pin, dir, now) {
     if (key.signingKey !== current.signingKey || key.encryptionKey !== current.encryptionKey) continue;
     const encryptionKeyId = await keyIdOf(fromBase64url(String(current.encryptionKey)));
     if (!encryptionKeyId) continue;
-    pin.devices[i] = { ...d, name: String(current.name ?? ""), signingKeyId: key.signingKeyId, encryptionKeyId, signingKey: current.signingKey, encryptionKey: current.encryptionKey };
+    pin.devices[i] = {
+      ...d,
+      name: String(current.name ?? ""),
+      signingKeyId: key.signingKeyId,
+      encryptionKeyId,
+      signingKey: current.signingKey,
+      encryptionKey: current.encryptionKey,
+    };
     pin.retired = [...(pin.retired ?? []), ...retired];
     moved = true;
   }
@@ -194,11 +232,17 @@ export function checkBeforeSending(username, own, now = Date.now()) {
     const { pin, devices: current, changes: differ } = await compared(dir, own, now);
     if (!pin) {
       const first = pinned(dir.username, current, null, now);
-      return { directory: dir, devices: current, firstContact: true, commit: () => locked(dir.username, async () => (await load(dir.username)) || save(first)) };
+      return {
+        directory: dir,
+        devices: current,
+        firstContact: true,
+        commit: () => locked(dir.username, async () => (await load(dir.username)) || save(first)),
+      };
     }
     if (differ.length) {
       const whose = dir.username === own.username ? "Your own account's other devices" : `${dir.username}'s devices`;
-      throw new PinError(`${whose} changed since you pinned them: ${differ.join("; ")}. Compare the safety number before you trust them.`, {
+      throw new PinError(`${whose} changed since you pinned them: ${differ.join("; ")}. Compare the safety number ` +
+        `before you trust them.`, {
         username: dir.username,
         changes: differ,
       });
@@ -222,10 +266,15 @@ export async function trust(dir, own, now = Date.now()) {
 export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
   const name = normalise(sender) ?? String(sender);
   const none = async () => {};
-  if (name === own.username && keyIdHex === own.signingKeyId) return { spki: own.signingSpki, firstContact: false, commit: none };
+  if (name === own.username && keyIdHex === own.signingKeyId)
+    return { spki: own.signingSpki, firstContact: false, commit: none };
   const ownRetired = name === own.username ? own.previous?.find((p) => p.keyId === keyIdHex) : null;
   if (ownRetired) {
-    if (signedAt >= ownRetired.retiredAt) throw new PinError(`It is signed by this browser's key ${fp(keyIdHex)}, which was replaced before the message was signed.`, { username: name });
+    if (signedAt >= ownRetired.retiredAt)
+      throw new PinError(
+        `It is signed by this browser's key ${fp(keyIdHex)}, which was replaced before the message was signed.`,
+        { username: name },
+      );
     return { spki: ownRetired.spki, firstContact: false, commit: none };
   }
   return locked(name, async () => {
@@ -246,12 +295,18 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
         await save(pin);
       }
     }
-    if (!pin) throw new PinError(`Nothing is pinned for ${name} in this browser and the server could not be asked.`, { username: name });
-    const retiredWord = `It is signed by ${name}'s key ${fp(keyIdHex)}, which was retired before the message was signed.`;
+    if (!pin)
+      throw new PinError(`Nothing is pinned for ${name} in this browser and the server could not be asked.`, {
+        username: name,
+      });
+    const retiredWord = `It is signed by ${name}'s key ${fp(keyIdHex)}, which was retired before the message was ` +
+      `signed.`;
     const device = pin.devices.find((d) => d.signingKeyId === keyIdHex);
     const commit = firstContact ? () => locked(name, async () => (await load(name)) || save(pin)) : none;
     if (device) {
-      const retiredAt = Date.parse(dir?.history.find((h) => h.deviceId === device.id && h.signingKeyId === keyIdHex)?.retiredAt ?? "");
+      const retiredAt = Date.parse(
+        dir?.history.find((h) => h.deviceId === device.id && h.signingKeyId === keyIdHex)?.retiredAt ?? "",
+      );
       if (Number.isFinite(retiredAt) && retiredAt <= signedAt) throw new PinError(retiredWord, { username: name });
       return { spki: fromBase64url(device.signingKey), firstContact, commit };
     }
@@ -261,7 +316,11 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
       return { spki: fromBase64url(retired.signingKey), firstContact, commit };
     }
     const known = pin.devices.map((d) => fp(d.signingKeyId)).join(", ") || "none";
-    throw new PinError(`It claims to be from ${name}, but it is signed by key ${fp(keyIdHex)}, which is not a key you pinned for ${name} (pinned: ${known}).`, { username: name });
+    throw new PinError(
+      `It claims to be from ${name}, but it is signed by key ${fp(keyIdHex)}, which is not a key you pinned ` +
+        `for ${name} (pinned: ${known}).`,
+      { username: name },
+    );
   });
 }
 

@@ -10,7 +10,10 @@ const MAX_SCRYPT_N = 1 << 20;
 const MAX_SCRYPT_MEMORY = 256 << 20;
 const MAX_PBKDF2_ITERATIONS = 10_000_000;
 
-const unsupported = (what) => new KeyError("unsupported key encryption", `${what}; re-encrypt it with \`openssl pkcs8 -topk8 -scrypt\``);
+const unsupported = (what) => new KeyError(
+  "unsupported key encryption",
+  `${what}; re-encrypt it with \`openssl pkcs8 -topk8 -scrypt\``,
+);
 
 /** EncryptedPrivateKeyInfo → the PrivateKeyInfo DER inside, or "wrong passphrase". */
 export async function decryptPKCS8(der, passphrase) {
@@ -20,7 +23,8 @@ export async function decryptPKCS8(der, passphrase) {
     const epki = outer.enter(TAG.sequence);
     outer.end();
     const alg = epki.enter(TAG.sequence);
-    if (alg.oid() !== OID.pbes2) throw unsupported("not PBES2 (legacy PKCS#5 v1 or PKCS#12 schemes such as 3DES are refused)");
+    if (alg.oid() !== OID.pbes2)
+      throw unsupported("not PBES2 (legacy PKCS#5 v1 or PKCS#12 schemes such as 3DES are refused)");
     const params = alg.enter(TAG.sequence);
     alg.end();
     const kdf = params.enter(TAG.sequence);
@@ -41,28 +45,39 @@ export async function decryptPKCS8(der, passphrase) {
     const salt = kp.read(TAG.octetString);
     if (kdfOID === OID.scrypt) {
       const [n, r, p] = [kp.int(), kp.int(), kp.int()];
-      if (!kp.atEnd && kp.int() !== keyLength) throw new KeyError("malformed key", "the scrypt key length does not match the cipher");
+      if (!kp.atEnd && kp.int() !== keyLength)
+        throw new KeyError("malformed key", "the scrypt key length does not match the cipher");
       kp.end();
-      if (!(n > 1 && (n & (n - 1)) === 0 && n <= MAX_SCRYPT_N && r >= 1 && r <= 32 && p >= 1 && p <= 16 && 128 * r * n <= MAX_SCRYPT_MEMORY)) {
+      const powerOfTwo = n > 1 && (n & (n - 1)) === 0;
+      const inRange = n <= MAX_SCRYPT_N && r >= 1 && r <= 32 && p >= 1 && p <= 16 && 128 * r * n <= MAX_SCRYPT_MEMORY;
+      if (!(powerOfTwo && inRange)) {
         throw unsupported(`scrypt parameters N=${n} r=${r} p=${p} are out of the accepted range`);
       }
       derive = () => scrypt(passphrase, salt, n, r, p, keyLength);
     } else if (kdfOID === OID.pbkdf2) {
       const iterations = kp.int();
-      if (kp.peekTag === TAG.integer && kp.int() !== keyLength) throw new KeyError("malformed key", "the PBKDF2 key length does not match the cipher");
+      if (kp.peekTag === TAG.integer && kp.int() !== keyLength)
+        throw new KeyError("malformed key", "the PBKDF2 key length does not match the cipher");
       let hash = "SHA-1";
       if (!kp.atEnd) {
         const prf = kp.enter(TAG.sequence);
-        hash = { [OID.hmacWithSHA1]: "SHA-1", [OID.hmacWithSHA256]: "SHA-256", [OID.hmacWithSHA512]: "SHA-512" }[prf.oid()];
+        hash = {
+          [OID.hmacWithSHA1]: "SHA-1",
+          [OID.hmacWithSHA256]: "SHA-256",
+          [OID.hmacWithSHA512]: "SHA-512",
+        }[prf.oid()];
         if (!hash) throw unsupported("PBKDF2 with an unsupported PRF");
         if (!prf.atEnd) prf.null();
         prf.end();
       }
       kp.end();
-      if (iterations < 1 || iterations > MAX_PBKDF2_ITERATIONS) throw unsupported(`PBKDF2 iteration count ${iterations} is out of range`);
+      if (iterations < 1 || iterations > MAX_PBKDF2_ITERATIONS)
+        throw unsupported(`PBKDF2 iteration count ${iterations} is out of range`);
       derive = async () => {
         const k = await crypto.subtle.importKey("raw", passphrase, "PBKDF2", false, ["deriveBits"]);
-        return new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash, salt, iterations }, k, keyLength * 8));
+        return new Uint8Array(
+          await crypto.subtle.deriveBits({ name: "PBKDF2", hash, salt, iterations }, k, keyLength * 8),
+        );
       };
     } else {
       throw unsupported("a key derivation other than scrypt or PBKDF2");
@@ -71,7 +86,8 @@ export async function decryptPKCS8(der, passphrase) {
     if (e instanceof DERError) throw new KeyError("malformed key file", `EncryptedPrivateKeyInfo: ${e.message}`);
     throw e;
   }
-  if (ct.length === 0 || ct.length % 16 !== 0) throw new KeyError("malformed key", "the encrypted key length is not a multiple of 16");
+  if (ct.length === 0 || ct.length % 16 !== 0)
+    throw new KeyError("malformed key", "the encrypted key length is not a multiple of 16");
   const key = await crypto.subtle.importKey("raw", await derive(), "AES-CBC", false, ["decrypt"]);
   try {
     return new Uint8Array(await crypto.subtle.decrypt({ name: "AES-CBC", iv }, key, ct));
@@ -81,7 +97,10 @@ export async function decryptPKCS8(der, passphrase) {
   }
 }
 
-const wrongType = (alg, curve) => new KeyError("wrong key type", `this is ${keyName(alg, curve)}, but a P-256 key is needed; make one with \`countersign keygen\``);
+const wrongType = (alg, curve) => new KeyError(
+  "wrong key type",
+  `this is ${keyName(alg, curve)}, but a P-256 key is needed; make one with \`countersign keygen\``,
+);
 
 /** ECPrivateKey (RFC 5915): SEQUENCE { INTEGER 1, OCTET STRING (32 bytes on P-256), [0] curve OPTIONAL,
  *  [1] public key OPTIONAL }, read to its end; DER errors are prefixed with its name. */
@@ -165,7 +184,8 @@ export async function readPrivateKeyFile(text, passphrase) {
         return checkPKCS8(plain);
       } catch (e) {
         // CBC padding can pass by chance with a wrong passphrase; the DER then is garbage.
-        if (e.kind === "malformed key") throw new KeyError("wrong passphrase", "the passphrase does not open this key file (or the file is corrupt)");
+        if (e.kind === "malformed key")
+          throw new KeyError("wrong passphrase", "the passphrase does not open this key file (or the file is corrupt)");
         throw e;
       }
     }
@@ -180,7 +200,10 @@ export async function readPrivateKeyFile(text, passphrase) {
     case "RSA PRIVATE KEY":
       throw new KeyError("wrong key type", "this is an RSA key, but a P-256 key is needed");
     case "PUBLIC KEY":
-      throw new KeyError("public key where a private key is needed", "this is a public key; choose the private key file `countersign keygen -o` wrote");
+      throw new KeyError(
+        "public key where a private key is needed",
+        "this is a public key; choose the private key file `countersign keygen -o` wrote",
+      );
     default:
       throw new KeyError("malformed PEM", `unexpected PEM label "${label}"; expected PRIVATE KEY`);
   }

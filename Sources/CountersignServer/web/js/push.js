@@ -20,7 +20,13 @@ const backoff = (attempt) => Math.min(30_000, 500 * 2 ** attempt) * (0.5 + Math.
  *   "elsewhere" (final: the device connected again, from another tab of this browser), "closed" (final).
  * Returns `{ close() }`.
  */
-export function openPushChannel({ deviceToken, renewSession, onMessage = async () => {}, onEvent = () => {}, onState = () => {} }) {
+export function openPushChannel({
+  deviceToken,
+  renewSession,
+  onMessage = async () => {},
+  onEvent = () => {},
+  onState = () => {},
+}) {
   let closed = false;
   let socket = null;
   let failures = 0;
@@ -46,7 +52,8 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
       later(connect, 0);
     } catch (error) {
       if (error?.name === "SignedOutError") return stop("closed");
-      if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status)) return stop("revoked", error.message);
+      if (error instanceof ApiError && [400, 401, 403, 404].includes(error.status))
+        return stop("revoked", error.message);
       if (!(error instanceof ApiError)) return stop("revoked", String(error?.message ?? error));
       if (error.status === 423) onState("locked", error.message);
       later(() => renewOrStop(attempt + 1), backoff(attempt));
@@ -117,7 +124,8 @@ export function openPushChannel({ deviceToken, renewSession, onMessage = async (
         failures++;
         return failures >= 2 ? longPoll(0) : later(connect, backoff(failures));
       }
-      if (reconnectable.has(event.code) || event.code === 1000 || event.code === 1011) return later(connect, backoff(failures++));
+      if (reconnectable.has(event.code) || event.code === 1000 || event.code === 1011)
+        return later(connect, backoff(failures++));
       stop("closed", `The push channel closed (${event.code}).`);
     };
   }

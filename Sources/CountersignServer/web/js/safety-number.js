@@ -10,7 +10,8 @@ function compare(a, b) {
 /** keys(A): lv of each distinct SPKI, in ascending byte order. */
 export function keyBytes(spkis) {
   const distinct = [];
-  for (const k of [...spkis].sort(compare)) if (!distinct.length || compare(distinct[distinct.length - 1], k) !== 0) distinct.push(k);
+  for (const k of [...spkis].sort(compare))
+    if (!distinct.length || compare(distinct[distinct.length - 1], k) !== 0) distinct.push(k);
   return concat(...distinct.map(lv));
 }
 
@@ -30,9 +31,13 @@ export async function digits(keys, id, iterations = 5200) {
 /** The 60-digit safety number of two accounts, each `{ username, signingKeys: [SPKI bytes] }`. */
 export async function safetyNumber(a, b) {
   for (const side of [a, b]) {
-    if (!side.signingKeys.length) throw new Error(`${side.username} has no active device key, so there is no safety number to compare.`);
+    if (!side.signingKeys.length)
+      throw new Error(`${side.username} has no active device key, so there is no safety number to compare.`);
   }
-  const [da, db] = await Promise.all([digits(keyBytes(a.signingKeys), utf8(a.username)), digits(keyBytes(b.signingKeys), utf8(b.username))]);
+  const [da, db] = await Promise.all([
+    digits(keyBytes(a.signingKeys), utf8(a.username)),
+    digits(keyBytes(b.signingKeys), utf8(b.username)),
+  ]);
   return da < db ? da + db : db + da;
 }
 

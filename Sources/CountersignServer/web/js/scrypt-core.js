@@ -8,7 +8,9 @@ const MAX_MEMORY = 1 << 30;
 
 async function pbkdf2(password, salt, length) {
   const key = await crypto.subtle.importKey("raw", password, "PBKDF2", false, ["deriveBits"]);
-  return new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations: 1 }, key, length * 8));
+  return new Uint8Array(
+    await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations: 1 }, key, length * 8),
+  );
 }
 
 const rotl = (a, b) => (a << b) | (a >>> (32 - b));
@@ -90,7 +92,8 @@ function check(password, salt, n, r, p, length) {
   if (!positive(n) || n < 2 || !Number.isInteger(Math.log2(n))) throw new Error("N must be a power of two above 1");
   if (!positive(r) || !positive(p) || r * p >= 2 ** 30) throw new Error("r and p must be positive integers");
   if (!positive(length) || length > 1 << 20) throw new Error("the key length must be a positive integer");
-  if (128 * r * n > MAX_MEMORY || 128 * r * p > MAX_MEMORY) throw new Error("N and r ask for more memory than this page may use");
+  if (128 * r * n > MAX_MEMORY || 128 * r * p > MAX_MEMORY)
+    throw new Error("N and r ask for more memory than this page may use");
 }
 
 /** scrypt(password, salt, N, r, p, length) → bytes, on the calling thread. The caller bounds N, r and p

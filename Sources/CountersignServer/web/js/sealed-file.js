@@ -72,7 +72,13 @@ async function hkdf(fileKey, salt, info, usage) {
   const ikm = await crypto.subtle.importKey("raw", fileKey, "HKDF", false, ["deriveKey"]);
   const params = { name: "HKDF", hash: "SHA-256", salt, info: utf8(info) };
   const alg = usage === "mac" ? { name: "HMAC", hash: "SHA-256", length: 256 } : { name: "AES-GCM", length: 256 };
-  return crypto.subtle.deriveKey(params, ikm, alg, false, usage === "mac" ? ["sign", "verify"] : ["encrypt", "decrypt"]);
+  return crypto.subtle.deriveKey(
+    params,
+    ikm,
+    alg,
+    false,
+    usage === "mac" ? ["sign", "verify"] : ["encrypt", "decrypt"],
+  );
 }
 
 const keys = async (fileKey, salt) => ({
@@ -154,10 +160,21 @@ export class FileSink {
  * output goes there and this returns null. With `signal` (an AbortSignal) an abort stops it at the
  * next batch, throwing the signal's reason; what was written is then the caller's to discard.
  */
-export async function seal(file, { recipients, signer = null, fileName = "", sink = null, signal = null, onProgress = () => {} }) {
+export async function seal(file, {
+  recipients,
+  signer = null,
+  fileName = "",
+  sink = null,
+  signal = null,
+  onProgress = () => {},
+}) {
   if (recipients.length < 1 || recipients.length > 256) throw new SealError("invalid argument", "1 to 256 recipients");
   const name = utf8(fileName ?? "");
-  if (name.length > 255 || /[/\\\0]/.test(fileName ?? "")) throw new SealError("invalid argument", "the file name to carry must be at most 255 bytes of UTF-8 without '/', '\\' or NUL");
+  if (name.length > 255 || /[/\\\0]/.test(fileName ?? ""))
+    throw new SealError(
+      "invalid argument",
+      "the file name to carry must be at most 255 bytes of UTF-8 without '/', '\\' or NUL",
+    );
   const fileKey = crypto.getRandomValues(new Uint8Array(32));
   const salt = crypto.getRandomValues(new Uint8Array(16));
   const stanzas = [];
@@ -181,13 +198,20 @@ export async function seal(file, { recipients, signer = null, fileName = "", sin
   // batch i+2 is read while batch i+1 is encrypted (WebCrypto's own thread) and batch i is handed to
   // the sink (this thread).
   const nextBatch = batches(file, 0, file.size, BATCH * CHUNK);
-  const load = async (first) => (first === 0 ? concat(prefix, await nextBatch(BATCH * CHUNK - prefix.length)) : nextBatch());
+  const load = async (first) => (first === 0 ? concat(
+    prefix,
+    await nextBatch(BATCH * CHUNK - prefix.length),
+  ) : nextBatch());
   const encrypt = (first, plain) => {
     const count = Math.min(BATCH, chunks - first);
     return Promise.all(
       Array.from({ length: count }, (_, j) => {
         const i = first + j;
-        return crypto.subtle.encrypt({ name: "AES-GCM", iv: nonce(i, i === chunks - 1) }, k.payload, plain.subarray(j * CHUNK, (j + 1) * CHUNK));
+        return crypto.subtle.encrypt(
+          { name: "AES-GCM", iv: nonce(i, i === chunks - 1) },
+          k.payload,
+          plain.subarray(j * CHUNK, (j + 1) * CHUNK),
+        );
       }),
     ).then((sealed) => ({ first, count, sealed }));
   };
@@ -218,7 +242,11 @@ export async function seal(file, { recipients, signer = null, fileName = "", sin
   signal?.throwIfAborted();
   if (signer) {
     const signature = await signLowS(signer.signing, concat(SIGNATURE_PREFIX, transcript.digest()));
-    await out.write(new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv: ZERO_NONCE }, k.signature, concat(signer.point, signature))));
+    await out.write(
+      new Uint8Array(
+        await crypto.subtle.encrypt({ name: "AES-GCM", iv: ZERO_NONCE }, k.signature, concat(signer.point, signature)),
+      ),
+    );
   }
   return sink ? null : out.blob();
 }
@@ -246,12 +274,23 @@ async function opens(key, iv, sealed) {
  * must drop the sink (the Files screen never offers it), also when `signal` aborts it (as in seal).
  * Returns {sink, fileName, signer}.
  */
-export async function open(blob, { identity, expectedSender = null, sink = new BlobSink(), signal = null, onProgress = () => {} }) {
+export async function open(blob, {
+  identity,
+  expectedSender = null,
+  sink = new BlobSink(),
+  signal = null,
+  onProgress = () => {},
+}) {
   const size = blob.size;
   const fixed = await read(blob, 0, Math.min(size, FIXED));
-  if (fixed.length < 8 || !equal(fixed.subarray(0, 8), MAGIC)) throw new SealError("unknown format", "this is neither a Countersign sealed file nor a FileLock package");
+  if (fixed.length < 8 || !equal(fixed.subarray(0, 8), MAGIC))
+    throw new SealError("unknown format", "this is neither a Countersign sealed file nor a FileLock package");
   if (fixed.length < 9) throw new SealError("header", "the file ends inside the header");
-  if (fixed[8] !== 1) throw new SealError("unknown version", `version ${fixed[8]}: this file was sealed by a newer Countersign; upgrade to open it`);
+  if (fixed[8] !== 1)
+    throw new SealError(
+      "unknown version",
+      `version ${fixed[8]}: this file was sealed by a newer Countersign; upgrade to open it`,
+    );
   if (fixed.length < FIXED) throw new SealError("header", "the file ends inside the header");
   const flags = fixed[9];
   if (flags & ~1) throw new SealError("header", `unknown flags 0x${flags.toString(16)}`);
@@ -271,20 +310,31 @@ export async function open(blob, { identity, expectedSender = null, sink = new B
     sealedTo.push(fingerprintText(keyId));
     if (fileKey || !equal(keyId, identity.keyId)) continue;
     try {
-      fileKey = await hpke.open(identity.agreement, identity.point, header.subarray(s + 16, s + 81), FILE_KEY_INFO, keyId, header.subarray(s + 81, s + STANZA));
+      fileKey = await hpke.open(
+        identity.agreement,
+        identity.point,
+        header.subarray(s + 16, s + 81),
+        FILE_KEY_INFO,
+        keyId,
+        header.subarray(s + 81, s + STANZA),
+      );
     } catch {
       throw new SealError("header", "the recipient stanza for this key does not unwrap");
     }
   }
   if (!fileKey) {
-    throw new SealError("not for this key", `the file is sealed to ${sealedTo.join(", ")}; your key is ${fingerprintText(identity.keyId)}`);
+    throw new SealError(
+      "not for this key",
+      `the file is sealed to ${sealedTo.join(", ")}; your key is ${fingerprintText(identity.keyId)}`,
+    );
   }
   const k = await keys(fileKey, salt);
   const macAt = headerLength - MAC;
   if (!(await crypto.subtle.verify("HMAC", k.header, header.subarray(macAt), header.subarray(0, macAt)))) {
     throw new SealError("header", "the header MAC does not verify");
   }
-  if (expectedSender && !signed) throw new SealError("signature missing", "the file is not signed, but a sender was demanded");
+  if (expectedSender && !signed)
+    throw new SealError("signature missing", "the file is not signed, but a sender was demanded");
 
   const transcript = signed ? new SHA256().update(header) : null;
   const trailer = signed ? BLOCK : 0;
@@ -299,14 +349,17 @@ export async function open(blob, { identity, expectedSender = null, sink = new B
   const decrypt = (first, bytes) => {
     const count = Math.min(BATCH, chunks - first);
     const parts = Array.from({ length: count }, (_, j) => bytes.subarray(j * SEALED_CHUNK, (j + 1) * SEALED_CHUNK));
-    return Promise.all(parts.map((c, j) => opens(k.payload, nonce(first + j, first + j === chunks - 1), c))).then((opened) => ({ first, count, parts, opened }));
+    return Promise.all(parts.map((c, j) => opens(k.payload, nonce(first + j, first + j === chunks - 1), c))).then(
+      (opened) => ({ first, count, parts, opened }),
+    );
   };
   const drain = async (batch) => {
     const { first, count, parts, opened } = await batch;
     for (let j = 0; j < count; j++) {
       const i = first + j;
       const isFinal = i === chunks - 1;
-      if (isFinal && parts[j].length < 17) throw new SealError("truncated", "the file ends before its final chunk; get a complete copy");
+      if (isFinal && parts[j].length < 17)
+        throw new SealError("truncated", "the file ends before its final chunk; get a complete copy");
       if (!opened[j]) {
         if (!isFinal) throw new SealError("tampered", `chunk ${i} failed authentication`);
         throw await finalFailure(blob, headerLength + i * SEALED_CHUNK, k.payload, i, signed);
@@ -315,7 +368,8 @@ export async function open(blob, { identity, expectedSender = null, sink = new B
       let body = opened[j];
       if (!nameRead) {
         const len = body.length >= 2 ? (body[0] << 8) | body[1] : -1;
-        if (len < 0 || len > 255 || body.length < 2 + len) throw new SealError("tampered", "the carried file name is malformed");
+        if (len < 0 || len > 255 || body.length < 2 + len)
+          throw new SealError("tampered", "the carried file name is malformed");
         const nameBytes = body.subarray(2, 2 + len);
         let name;
         try {
@@ -361,10 +415,18 @@ export async function open(blob, { identity, expectedSender = null, sink = new B
     throw new SealError("bad signature", "the sender's key in the signature block is not a valid P-256 point");
   }
   const found = fingerprintText(await keyIdOf(signer));
-  const ok = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, verifyKey, content.subarray(65), concat(SIGNATURE_PREFIX, transcript.digest()));
+  const ok = await crypto.subtle.verify(
+    { name: "ECDSA", hash: "SHA-256" },
+    verifyKey,
+    content.subarray(65),
+    concat(SIGNATURE_PREFIX, transcript.digest()),
+  );
   if (!ok) throw new SealError("bad signature", `the sender signature (by ${found}) does not verify`);
   if (expectedSender && !equal(signer, expectedSender)) {
-    throw new SealError("bad signature", `signed by ${found}, not by the expected ${fingerprintText(await keyIdOf(expectedSender))}`);
+    throw new SealError(
+      "bad signature",
+      `signed by ${found}, not by the expected ${fingerprintText(await keyIdOf(expectedSender))}`,
+    );
   }
   return { sink, fileName, signer };
 }

@@ -1,5 +1,5 @@
-// The signed-in session and this browser's device session: in memory only (never localStorage or a cookie), so closing the tab ends it
-// and no other page or script on another origin can read it.
+// The signed-in session and this browser's device session: in memory only (never localStorage or a cookie), so
+// closing the tab ends it and no other page or script on another origin can read it.
 import { normalisedUsername } from "./rules.js";
 
 let current = null;
@@ -28,7 +28,14 @@ export const session = {
     if (asked !== undefined && (!asked || normalisedUsername(String(signedIn?.account?.username)) !== asked)) {
       throw new Error(`The server signed in ${signedIn?.account?.username} when ${username} was asked for: refused.`);
     }
-    current = { token: signedIn.token, account: signedIn.account, expiresAt: signedIn.expiresAt, device: null, authenticatedAt: Date.now(), passwordless };
+    current = {
+      token: signedIn.token,
+      account: signedIn.account,
+      expiresAt: signedIn.expiresAt,
+      device: null,
+      authenticatedAt: Date.now(),
+      passwordless,
+    };
   },
   get passwordless() {
     return current?.passwordless ?? false;

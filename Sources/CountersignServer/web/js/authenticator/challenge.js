@@ -42,7 +42,9 @@ function matchingProblem(nm) {
       options.every((o) => typeof o === "string" && NUMBER.test(o) && o.length === options[0].length);
     return !shaped || new Set(options).size !== 3 ? "bad number matching" : null;
   }
-  return nm?.type !== "ENTER_MANUALLY" || (nm.options !== undefined && nm.options !== null) ? "bad number matching" : null;
+  return nm?.type !== "ENTER_MANUALLY" || (nm.options !== undefined && nm.options !== null)
+    ? "bad number matching"
+    : null;
 }
 
 /**

@@ -27,7 +27,8 @@ export const authenticatorName = ({ userAgent, platform }) =>
  *  device named. */
 export function pairingAnswerProblem(info, account) {
   const failed = (info.authenticators ?? []).filter((a) => a.status !== "COMPLETED");
-  if (failed.length) return `Pairing ${failed.map((a) => `${a.type}: ${a.status} ${a.errorMessage ?? ""}`.trim()).join(", ")}.`;
+  if (failed.length)
+    return `Pairing ${failed.map((a) => `${a.type}: ${a.status} ${a.errorMessage ?? ""}`.trim()).join(", ")}.`;
   if (info.username !== account.username) {
     return `The server paired this browser for ${info.username}, not ${account.username}.`;
   }

@@ -25,7 +25,8 @@ const stateWords = {
 };
 
 const removedWords = "This authenticator was removed from your account.";
-const ignoredWords = "A sign-in request that did not verify (not signed by your server's key, not for this browser, or expired) was ignored.";
+const ignoredWords = "A sign-in request that did not verify (not signed by your server's key, not for this browser, " +
+  "or expired) was ignored.";
 
 /** What an answer did, in words: [text, is it a problem]. */
 function outcome(request, choice, status) {
@@ -33,10 +34,18 @@ function outcome(request, choice, status) {
   const from = `${request.username}'s ${what} from ${request.context.address}`;
   if (choice.approve) {
     if (status === "COMPLETED") return [`Approved: ${from} is complete.`, false];
-    if (status === "FAILED") return [`The number did not match: ${from} failed. Approve only when the number is the one on the sign-in screen.`, true];
+    if (status === "FAILED")
+      return [
+        `The number did not match: ${from} failed. Approve only when the number is the one on the sign-in screen.`,
+        true,
+      ];
   } else if (status === "FAILED") {
     return choice.report
-      ? [`Reported as not you: ${from} was refused, and push approvals are paused for ${request.username} until it signs in with a passcode or a recovery code.`, false]
+      ? [
+          `Reported as not you: ${from} was refused, and push approvals are paused for ${request.username} until it ` +
+            `signs in with a passcode or a recovery code.`,
+          false,
+        ]
       : [`Denied: ${from} was refused.`, false];
   }
   return [`The request ended: ${status}.`, true];
@@ -44,7 +53,9 @@ function outcome(request, choice, status) {
 
 /** One request as a list item: who, where, when; the number; the three answers. */
 function requestItem(request, { onAnswer }) {
-  const title = request.reauthentication ? `Confirm a change for ${request.username}` : `Sign-in request for ${request.username}`;
+  const title = request.reauthentication
+    ? `Confirm a change for ${request.username}`
+    : `Sign-in request for ${request.username}`;
   const expires = el("dd", {}, "");
   let picked = null;
   let matching;
@@ -67,7 +78,12 @@ function requestItem(request, { onAnswer }) {
       el("div", { role: "group", "aria-label": "Number to match", class: "picks" }, buttons),
     );
   } else {
-    typed = field("Number shown on the sign-in screen", { inputmode: "numeric", autocomplete: "off", maxlength: 6, pattern: "[0-9]*" });
+    typed = field("Number shown on the sign-in screen", {
+      inputmode: "numeric",
+      autocomplete: "off",
+      maxlength: 6,
+      pattern: "[0-9]*",
+    });
     typed.input.addEventListener("input", () => onAnswer(request, null));
     matching = el("div", { class: "matching" }, typed.row);
   }
@@ -86,7 +102,13 @@ function requestItem(request, { onAnswer }) {
   approve.addEventListener("click", () => {
     const number = typed ? typed.input.value.trim() : picked;
     if (!number || !/^[0-9]{2}([0-9]{4})?$/.test(number)) {
-      onAnswer(request, null, typed ? "Type the number shown on the sign-in screen (2 or 6 digits) first." : "Pick the number shown on the sign-in screen first.");
+      onAnswer(
+        request,
+        null,
+        typed
+          ? "Type the number shown on the sign-in screen (2 or 6 digits) first."
+          : "Pick the number shown on the sign-in screen first.",
+      );
       (typed?.input ?? matching.querySelector("button"))?.focus();
       return;
     }
@@ -135,13 +157,24 @@ async function canScan() {
  * push is (who, from where, when) with "Approve" and "Deny".
  */
 function qrSignInPanel(accountId, { status, alert }) {
-  const code = field("Code from the sign-in page", { autocomplete: "off", autocapitalize: "characters", spellcheck: "false", placeholder: "ABCD-2345" });
+  const code = field("Code from the sign-in page", {
+    autocomplete: "off",
+    autocapitalize: "characters",
+    spellcheck: "false",
+    placeholder: "ABCD-2345",
+  });
   const go = el("button", { type: "submit", class: "primary" }, "Continue");
   const scan = el("button", { type: "button", hidden: true }, "Scan the QR code");
   const stopScan = el("button", { type: "button", hidden: true }, "Stop scanning");
   const video = el("video", { width: 320, muted: true, playsinline: true, hidden: true, "aria-label": "Camera" });
   const request = el("div", { "aria-live": "polite" });
-  const form = el("form", { "aria-label": "QR sign-in code", class: "qr-code-entry" }, code.row, el("div", { class: "actions" }, go, scan, stopScan), video);
+  const form = el(
+    "form",
+    { "aria-label": "QR sign-in code", class: "qr-code-entry" },
+    code.row,
+    el("div", { class: "actions" }, go, scan, stopScan),
+    video,
+  );
   let stream = null;
 
   function stopCamera() {
@@ -160,8 +193,15 @@ function qrSignInPanel(accountId, { status, alert }) {
       (bad ? alert : status).textContent = words;
       code.input.focus();
     };
-    if (claimed.status === "COMPLETED") return done(`Signed in: the QR sign-in from ${from.address} is complete (it asked for no approval).`);
-    if (claimed.status !== "CLAIMED") return done(claimed.status === "EXPIRED" ? "The code expired: ask the sign-in page for a new one." : `The sign-in request ended: ${claimed.status}.`, true);
+    if (claimed.status === "COMPLETED")
+      return done(`Signed in: the QR sign-in from ${from.address} is complete (it asked for no approval).`);
+    if (claimed.status !== "CLAIMED")
+      return done(
+        claimed.status === "EXPIRED"
+          ? "The code expired: ask the sign-in page for a new one."
+          : `The sign-in request ended: ${claimed.status}.`,
+        true,
+      );
     const answerWith = (approve, user) => async () => {
       alert.textContent = "";
       buttons.forEach((b) => (b.disabled = true));
@@ -169,14 +209,26 @@ function qrSignInPanel(accountId, { status, alert }) {
         const result = await answerAuthCode(accountId, text, { approve, userId: user?.userId });
         if (result === "COMPLETED") done(`Approved: ${user.username}'s sign-in from ${from.address} is complete.`);
         else if (result === "DENIED") done(`Denied: the sign-in from ${from.address} was refused.`);
-        else done(result === "EXPIRED" ? "The code expired before the answer: ask the sign-in page for a new one." : `The sign-in request ended: ${result}.`, true);
+        else
+          done(
+            result === "EXPIRED"
+              ? "The code expired before the answer: ask the sign-in page for a new one."
+              : `The sign-in request ended: ${result}.`,
+            true,
+          );
       } catch (error) {
         alert.textContent = describe(error);
         buttons.forEach((b) => (b.disabled = false));
       }
     };
     const users = claimed.users ?? [];
-    const approvals = users.map((u) => el("button", { type: "button", class: "primary", on: { click: answerWith(true, u) } }, users.length > 1 ? `Approve as ${u.username}` : "Approve"));
+    const approvals = users.map(
+      (u) => el(
+        "button",
+        { type: "button", class: "primary", on: { click: answerWith(true, u) } },
+        users.length > 1 ? `Approve as ${u.username}` : "Approve",
+      ),
+    );
     const deny = el("button", { type: "button", on: { click: answerWith(false) } }, "Deny");
     const buttons = [...approvals, deny];
     const who = users.map((u) => `${u.username} (${u.given} ${u.family})`).join(", ");
@@ -202,7 +254,12 @@ function qrSignInPanel(accountId, { status, alert }) {
             el("dt", {}, "Signs in"),
             el("dd", {}, who),
           ),
-          el("p", {}, "Approve only if you are signing in yourself, on the screen that shows this code. Anyone you approve for gets into your account without your password."),
+          el(
+            "p",
+            {},
+            "Approve only if you are signing in yourself, on the screen that shows this code. Anyone you approve for " +
+              "gets into your account without your password.",
+          ),
           el("div", { class: "actions" }, buttons),
         ),
       ),
@@ -247,7 +304,8 @@ function qrSignInPanel(accountId, { status, alert }) {
       stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" } });
     } catch (error) {
       scan.disabled = false;
-      alert.textContent = `The camera could not be used (${error?.name === "NotAllowedError" ? "not allowed" : describe(error)}): type the code instead.`;
+      alert.textContent = `The camera could not be used ` +
+        `(${error?.name === "NotAllowedError" ? "not allowed" : describe(error)}): type the code instead.`;
       return;
     }
     video.srcObject = stream;
@@ -282,7 +340,12 @@ function qrSignInPanel(accountId, { status, alert }) {
     "section",
     { "aria-label": "Sign in with a QR code" },
     el("h2", {}, "QR sign-in"),
-    el("p", { class: "muted" }, "Signing in with a QR code somewhere else? Type the 8 characters the sign-in page shows under its QR code, or scan the code, then approve."),
+    el(
+      "p",
+      { class: "muted" },
+      "Signing in with a QR code somewhere else? Type the 8 characters the sign-in page shows under its QR code, or " +
+        "scan the code, then approve.",
+    ),
     form,
     request,
   );
@@ -295,7 +358,11 @@ function passcodeCard(record) {
   const first = el("span", {}, "···");
   const second = el("span", {}, "···");
   const digits = el("span", { class: "digits", "data-testid": "passcode" }, first, second);
-  const bar = el("progress", { max: record.totp.period, value: record.totp.period, "aria-label": "Time left for this passcode" });
+  const bar = el("progress", {
+    max: record.totp.period,
+    value: record.totp.period,
+    "aria-label": "Time left for this passcode",
+  });
   const left = el("span", { class: "muted" });
   let until = 0;
   let computing = false;
@@ -346,7 +413,9 @@ export function authenticatorSettings({ onPaired = () => {} } = {}) {
         start.disabled = true;
         try {
           await withReauth(slot, () => pair(session.token, account));
-          await render(`Paired. Sign-in requests for ${account.username} now appear in Approvals, with this browser's passcode.`);
+          await render(
+            `Paired. Sign-in requests for ${account.username} now appear in Approvals, with this browser's passcode.`,
+          );
           onPaired();
         } catch (error) {
           status.textContent = "";
@@ -356,7 +425,12 @@ export function authenticatorSettings({ onPaired = () => {} } = {}) {
       });
       replace(
         box,
-        el("p", { class: "muted" }, `Approve sign-ins to ${account.username} from this browser, with number matching, and show its one-time passcode. The server keeps it as a device of its own, beside this browser's messaging device.`),
+        el(
+          "p",
+          { class: "muted" },
+          `Approve sign-ins to ${account.username} from this browser, with number matching, and show its one-time ` +
+            `passcode. The server keeps it as a device of its own, beside this browser's messaging device.`,
+        ),
         start,
         slot,
         status,
@@ -378,7 +452,11 @@ export function authenticatorSettings({ onPaired = () => {} } = {}) {
     });
     replace(
       box,
-      el("p", {}, `This browser is an authenticator for ${record.username}: “${record.name}”, paired ${when(record.pairedAt)}.`),
+      el(
+        "p",
+        {},
+        `This browser is an authenticator for ${record.username}: “${record.name}”, paired ${when(record.pairedAt)}.`,
+      ),
       unpairButton,
       slot,
       status,
@@ -510,11 +588,18 @@ export function approvalsScreen(app, { onBack }) {
  */
 export function waitingBar(openApprovals, isShown) {
   const words = el("span");
-  const bar = el("div", { class: "waiting", hidden: true }, words, el("button", { type: "button", class: "primary", on: { click: openApprovals } }, "Open Approvals"));
+  const bar = el(
+    "div",
+    { class: "waiting", hidden: true },
+    words,
+    el("button", { type: "button", class: "primary", on: { click: openApprovals } }, "Open Approvals"),
+  );
   const update = () => {
     const { requests } = authenticatorStatus();
     bar.hidden = !requests.length || isShown();
-    words.textContent = requests.length === 1 ? `A sign-in request for ${requests[0].username} is waiting for your answer.` : `${requests.length} sign-in requests are waiting for your answer.`;
+    words.textContent = requests.length === 1
+      ? `A sign-in request for ${requests[0].username} is waiting for your answer.`
+      : `${requests.length} sign-in requests are waiting for your answer.`;
   };
   on("authenticator", (event) => ["requests", "state", "removed"].includes(event.kind) && update());
   return { bar, update };

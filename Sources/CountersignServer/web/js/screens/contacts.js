@@ -22,13 +22,20 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
   const result = el("section", { class: "card", "aria-label": "Safety number check", hidden: true });
-  const form = el("form", { "aria-label": "Look up a user" }, lookup.row, el("div", { class: "actions" }, lookupButton));
+  const form = el(
+    "form",
+    { "aria-label": "Look up a user" },
+    lookup.row,
+    el("div", { class: "actions" }, lookupButton),
+  );
 
   /** Whether `name`'s devices still match the pins: the same check as before a send, nothing pinned. */
   async function check(name, own, into) {
     try {
       const { changes } = await pinState(await directory(name), own);
-      into.textContent = changes.length ? `Changed keys: ${changes.join("; ")}. Sending is blocked until you compare the safety number and trust them.` : "Keys as pinned.";
+      into.textContent = changes.length
+        ? `Changed keys: ${changes.join("; ")}. Sending is blocked until you compare the safety number and trust them.`
+        : "Keys as pinned.";
       if (changes.length) into.className = "warning";
     } catch (error) {
       into.textContent = `Not checked: ${describe(error)}`;
@@ -49,7 +56,8 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
     if (mine !== listing) return;
     pins.sort((a, b) => (a.username < b.username ? -1 : a.username > b.username ? 1 : 0));
     replace(list);
-    if (!pins.length) list.append(el("li", { class: "muted" }, "Nobody yet. Look someone up, or send a first message."));
+    if (!pins.length)
+      list.append(el("li", { class: "muted" }, "Nobody yet. Look someone up, or send a first message."));
     for (const pin of pins) {
       const self = pin.username === own.username;
       const state = el("p", { class: "muted" }, "Checking their keys…");
@@ -61,7 +69,11 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
           el("strong", {}, nameElement(pin.username), self ? " (you)" : ""),
           el("p", {}, `${devicesWord(pin.devices.length, self)}, pinned since ${when(pin.firstSeen)}`),
           state,
-          el("button", { type: "button", on: { click: () => show(pin.username) } }, `Safety number with ${pin.username}`),
+          el(
+            "button",
+            { type: "button", on: { click: () => show(pin.username) } },
+            `Safety number with ${pin.username}`,
+          ),
         ),
       );
       check(pin.username, own, state);
@@ -75,12 +87,16 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
     result.hidden = false;
     await showSafetyNumber(result, name, {
       heading: `Safety number with ${name}`,
-      intro: `Compare it with ${name} in person or over a call, or scan each other's code, before you trust their devices. If it differs, do not trust them: someone may be reading along.`,
+      intro: `Compare it with ${name} in person or over a call, or scan each other's code, before you trust their ` +
+        `devices. If it differs, do not trust them: someone may be reading along.`,
       identity,
       // "Trust" for a user not pinned yet, or whose devices changed; the same answer is compared and pinned.
       offerTrust: async (theirs, own) => {
         const { pin, changes } = await pinState(theirs, own);
-        if (pin && !changes.length) result.append(el("p", { class: "muted" }, `Trusted since ${when(pin.trustedAt)}: these are the keys you pinned.`));
+        if (pin && !changes.length)
+          result.append(
+            el("p", { class: "muted" }, `Trusted since ${when(pin.trustedAt)}: these are the keys you pinned.`),
+          );
         return !pin || changes.length > 0;
       },
       onTrusted: (theirs) => {
@@ -107,7 +123,12 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
     "section",
     { class: "card contacts", "aria-label": "Contacts", hidden: true },
     el("h2", {}, "Contacts"),
-    el("p", { class: "muted" }, "People whose devices this browser pinned: a message is sealed only to their pinned devices, and a change blocks sending until you trust it."),
+    el(
+      "p",
+      { class: "muted" },
+      "People whose devices this browser pinned: a message is sealed only to their pinned devices, and a change " +
+        "blocks sending until you trust it.",
+    ),
     list,
     el("h3", {}, "Look up a user"),
     form,

@@ -24,7 +24,9 @@ const LARGE = 256 * MiB;
  *  where the browser has no picker or the file is small (a Blob download then). */
 function pickTarget(size, suggestedName) {
   if (size <= LARGE || !window.showSaveFilePicker) return null;
-  return window.showSaveFilePicker({ suggestedName }).then(async (handle) => ({ handle, writable: await handle.createWritable() }));
+  return window.showSaveFilePicker({ suggestedName }).then(
+    async (handle) => ({ handle, writable: await handle.createWritable() }),
+  );
 }
 
 /** Gives up a picked target: what was written is discarded and the (empty) file the picker made removed. */
@@ -97,7 +99,11 @@ function progressUI(label, cancelLabel) {
     until(work) {
       const signal = controller.signal;
       work.catch(() => {});
-      return Promise.race([work, new Promise((_, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener("abort", () => reject(signal.reason), { once: true })))]);
+      const cancelled = new Promise((_, reject) => {
+        if (signal.aborted) reject(signal.reason);
+        else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+      return Promise.race([work, cancelled]);
     },
     /** Whether the running (or last) operation was cancelled. */
     get cancelled() {
@@ -121,8 +127,18 @@ export function filesScreen(app, { onBack }) {
 
   // Encrypt
   const source = field("File to encrypt", { type: "file" });
-  const recipientFile = field("Recipient's public key", { type: "file", accept: ".pem,.pub,application/x-pem-file", multiple: true });
-  const formatCountersign = el("input", { type: "radio", name: "format", id: "format-countersign", value: "countersign", checked: true });
+  const recipientFile = field("Recipient's public key", {
+    type: "file",
+    accept: ".pem,.pub,application/x-pem-file",
+    multiple: true,
+  });
+  const formatCountersign = el("input", {
+    type: "radio",
+    name: "format",
+    id: "format-countersign",
+    value: "countersign",
+    checked: true,
+  });
   const formatFilelock = el("input", { type: "radio", name: "format", id: "format-filelock", value: "filelock" });
   const sign = el("input", { type: "checkbox", id: "sign-as-me", disabled: true });
   const keepName = el("input", { type: "checkbox", id: "keep-name", checked: true });
@@ -140,10 +156,25 @@ export function filesScreen(app, { onBack }) {
       "fieldset",
       {},
       el("legend", {}, "Format"),
-      el("div", { class: "choice" }, formatCountersign, el("label", { for: "format-countersign" }, "Countersign (streamed, any size)")),
-      el("div", { class: "choice" }, formatFilelock, el("label", { for: "format-filelock" }, "FileLock (the iOS app; one recipient, up to 256 MiB)")),
+      el(
+        "div",
+        { class: "choice" },
+        formatCountersign,
+        el("label", { for: "format-countersign" }, "Countersign (streamed, any size)"),
+      ),
+      el(
+        "div",
+        { class: "choice" },
+        formatFilelock,
+        el("label", { for: "format-filelock" }, "FileLock (the iOS app; one recipient, up to 256 MiB)"),
+      ),
     ),
-    el("div", { class: "choice" }, keepName, el("label", { for: "keep-name" }, "Carry the file name inside the encryption")),
+    el(
+      "div",
+      { class: "choice" },
+      keepName,
+      el("label", { for: "keep-name" }, "Carry the file name inside the encryption"),
+    ),
     el("div", { class: "choice" }, sign, el("label", { for: "sign-as-me" }, "Sign with my file key")),
     el("div", { class: "actions" }, encryptButton, enc.cancel),
     enc.bar,
@@ -177,11 +208,13 @@ export function filesScreen(app, { onBack }) {
     }
     const asFileLock = formatFilelock.checked;
     if (asFileLock && pems.length !== 1) {
-      enc.alert.textContent = "A FileLock package has exactly one recipient: choose one public key, or the Countersign format.";
+      enc.alert.textContent = "A FileLock package has exactly one recipient: choose one public key, or the " +
+        "Countersign format.";
       return;
     }
     if (asFileLock && file.size > filelock.MAX_PLAINTEXT) {
-      enc.alert.textContent = `too large: the FileLock format is held in memory and limited to 256 MiB; this file is ${size(file.size)}. Choose the Countersign format.`;
+      enc.alert.textContent = `too large: the FileLock format is held in memory and limited to 256 MiB; this file ` +
+        `is ${size(file.size)}. Choose the Countersign format.`;
       return;
     }
     const target = asFileLock ? null : pickTarget(file.size, `${file.name}.cs`);
@@ -225,12 +258,16 @@ export function filesScreen(app, { onBack }) {
       } else {
         dropEncrypted = offer(enc.result, blob, name, `Save ${name} again`);
       }
-      enc.status.textContent = `Encrypted ${file.name} (${size(file.size)}) in ${seconds.toFixed(1)} s${sign.checked && !asFileLock ? ", signed" : ""}. Saved as ${name}.`;
+      enc.status.textContent = `Encrypted ${file.name} (${size(file.size)}) in ${seconds.toFixed(1)} ` +
+        `s${sign.checked && !asFileLock ? ", signed" : ""}. Saved as ${name}.`;
     } catch (error) {
       // A place was asked for but nothing written: discard it too.
       await (writable ? writable.abort() : discard(target));
       enc.status.textContent = enc.cancelled ? "Encryption cancelled: nothing was saved." : "";
-      if (!enc.cancelled) enc.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Encryption Failed: ${explain(error)}`;
+      if (!enc.cancelled)
+        enc.alert.textContent = error?.name === "AbortError"
+          ? "Not saved: no place to save was chosen."
+          : `Encryption Failed: ${explain(error)}`;
     } finally {
       enc.end();
       encryptButton.disabled = false;
@@ -239,7 +276,10 @@ export function filesScreen(app, { onBack }) {
 
   // Decrypt
   const sealedFile = field("Encrypted file", { type: "file" });
-  const senderFile = field("Sender's public key (optional: demand their signature)", { type: "file", accept: ".pem,.pub,application/x-pem-file" });
+  const senderFile = field("Sender's public key (optional: demand their signature)", {
+    type: "file",
+    accept: ".pem,.pub,application/x-pem-file",
+  });
   const decryptButton = el("button", { type: "submit", class: "primary" }, "Decrypt & Save File");
   const dec = progressUI("Decryption progress", "Cancel decryption");
   let dropDecrypted = null;
@@ -253,7 +293,8 @@ export function filesScreen(app, { onBack }) {
     el(
       "p",
       { class: "muted" },
-      "Nothing is saved until the whole file has been checked: every chunk, its end and the sender's signature. A tampered, cut or wrongly addressed file gives no output at all, not even a part.",
+      "Nothing is saved until the whole file has been checked: every chunk, its end and the sender's signature. A " +
+        "tampered, cut or wrongly addressed file gives no output at all, not even a part.",
     ),
     el("div", { class: "actions" }, decryptButton, dec.cancel),
     dec.bar,
@@ -280,7 +321,9 @@ export function filesScreen(app, { onBack }) {
       const signal = dec.start("Decrypting…");
       try {
         sink = new sealed.FileSink(await dec.until(target));
-        await dec.until(sealed.open(file, { identity: key, expectedSender, sink, signal, onProgress: dec.progress("Decrypting") }));
+        await dec.until(
+          sealed.open(file, { identity: key, expectedSender, sink, signal, onProgress: dec.progress("Decrypting") }),
+        );
         // Only now does the chosen file appear.
         await dec.until(sink.close());
         sink = null;
@@ -289,7 +332,10 @@ export function filesScreen(app, { onBack }) {
       } catch (error) {
         await (sink ? sink.abort() : discard(target));
         dec.status.textContent = dec.cancelled ? "Decryption cancelled: nothing was saved." : "";
-        if (!dec.cancelled) dec.alert.textContent = error?.name === "AbortError" ? "Not saved: no place to save was chosen." : `Decryption Failed: ${explain(error)}`;
+        if (!dec.cancelled)
+          dec.alert.textContent = error?.name === "AbortError"
+            ? "Not saved: no place to save was chosen."
+            : `Decryption Failed: ${explain(error)}`;
       } finally {
         dec.end();
         save.disabled = false;
@@ -318,31 +364,49 @@ export function filesScreen(app, { onBack }) {
     const signal = dec.start("Checking…");
     let opened = null;
     try {
-      const expectedSender = senderFile.input.files[0] ? await parsePublicKey(await senderFile.input.files[0].text()) : null;
+      const expectedSender = senderFile.input.files[0]
+        ? await parsePublicKey(await senderFile.input.files[0].text())
+        : null;
       const format = sealed.detect(await readBytes(file.slice(0, 8)));
       const base = file.name.replace(/\.(cs|pkg)$/i, "");
       let blob, name, note;
       if (format === "filelock") {
         if (expectedSender) throw new Error("A FileLock package carries no signature, so it cannot show who sent it.");
-        if (file.size > filelock.MAX_PLAINTEXT + 157) throw new Error("too large: the FileLock format is held in memory and limited to 256 MiB");
-        blob = new Blob([await dec.until(readBytes(file).then((bytes) => filelock.open(bytes, key)))], { type: "application/octet-stream" });
+        if (file.size > filelock.MAX_PLAINTEXT + 157)
+          throw new Error("too large: the FileLock format is held in memory and limited to 256 MiB");
+        blob = new Blob([await dec.until(readBytes(file).then((bytes) => filelock.open(bytes, key)))], {
+          type: "application/octet-stream",
+        });
         name = base === "encrypted_file" || base === file.name ? "decrypted_file" : base;
         note = "FileLock package: not signed.";
       } else {
         const sink = large ? new sealed.CheckSink() : new sealed.BlobSink();
-        opened = await dec.until(sealed.open(file, { identity: key, expectedSender, sink, signal, onProgress: dec.progress(large ? "Checking" : "Decrypting and checking") }));
+        opened = await dec.until(
+          sealed.open(file, {
+            identity: key,
+            expectedSender,
+            sink,
+            signal,
+            onProgress: dec.progress(large ? "Checking" : "Decrypting and checking"),
+          }),
+        );
         blob = large ? null : opened.sink.blob();
         // The sender chose the name: shown and saved without control or bidi characters.
-        name = opened.fileName ? printable(opened.fileName) || "decrypted_file" : base === file.name ? "decrypted_file" : base;
+        name = opened.fileName
+          ? printable(opened.fileName) || "decrypted_file"
+          : base === file.name ? "decrypted_file" : base;
         note = opened.signer ? `Signed by ${fingerprintText(await keyIdOf(opened.signer))}.` : "Not signed.";
       }
       if (large) {
-        if (document.visibilityState !== "visible") throw new Error("The page was hidden while checking: decrypt again to save.");
-        dec.status.textContent = `Checked: every chunk, the end${opened.signer ? " and the signature" : ""} hold. ${note} Choose where to save it.`;
+        if (document.visibilityState !== "visible")
+          throw new Error("The page was hidden while checking: decrypt again to save.");
+        dec.status.textContent = `Checked: every chunk, the end${opened.signer ? " and the signature" : ""} ` +
+          `hold. ${note} Choose where to save it.`;
         offerLarge(file, { expectedSender, name, note });
       } else {
         // Finished while the page was hidden: the privacy overlay's rule drops it rather than show it.
-        if (document.visibilityState !== "visible") throw new Error("The page was hidden while decrypting: decrypt again to see it.");
+        if (document.visibilityState !== "visible")
+          throw new Error("The page was hidden while decrypting: decrypt again to see it.");
         dropDecrypted = offer(dec.result, blob, name, `Save ${name} again`);
         dec.status.textContent = `Decrypted ${name} (${size(blob.size)}). ${note}`;
       }
@@ -366,7 +430,19 @@ export function filesScreen(app, { onBack }) {
   const keyFile = field("Key file", { type: "file", accept: ".pem,.key" });
   const passphrase = field("Passphrase", { type: "password", autocomplete: "off" });
   const importButton = el("button", { type: "submit" }, "Import Key File");
-  const importForm = el("form", { "aria-label": "Import a key file", class: "panel" }, el("h3", {}, "Import a key file"), el("p", { class: "muted" }, "A key file from `countersign keygen` (its passphrase is asked) or an OpenSSL P-256 key."), keyFile.row, passphrase.row, el("div", { class: "actions" }, importButton));
+  const importForm = el(
+    "form",
+    { "aria-label": "Import a key file", class: "panel" },
+    el("h3", {}, "Import a key file"),
+    el(
+      "p",
+      { class: "muted" },
+      "A key file from `countersign keygen` (its passphrase is asked) or an OpenSSL P-256 key.",
+    ),
+    keyFile.row,
+    passphrase.row,
+    el("div", { class: "actions" }, importButton),
+  );
   const downloadSlot = el("div", { class: "result" });
 
   function showKey() {
@@ -399,7 +475,11 @@ export function filesScreen(app, { onBack }) {
     keyAlert.textContent = "";
     generate.disabled = true;
     try {
-      await store(await generateIdentity(), "made", "New key pair generated. Download its public key and give it to whoever sends you files.");
+      await store(
+        await generateIdentity(),
+        "made",
+        "New key pair generated. Download its public key and give it to whoever sends you files.",
+      );
     } catch (error) {
       keyAlert.textContent = `Failed to generate key pair: ${explain(error)}`;
     } finally {
@@ -415,8 +495,17 @@ export function filesScreen(app, { onBack }) {
       el(
         "div",
         { class: "confirm", role: "group", "aria-label": "Replace your file key?" },
-        el("p", {}, `Replace your file key? Files sealed to ${fingerprintText(key.keyId)} will no longer open in this browser.`),
-        el("div", { class: "actions" }, el("button", { type: "button", class: "danger", on: { click: makeKey } }, "Replace key"), el("button", { type: "button", on: { click: () => replace(confirmSlot) } }, "Cancel")),
+        el(
+          "p",
+          {},
+          `Replace your file key? Files sealed to ${fingerprintText(key.keyId)} will no longer open in this browser.`,
+        ),
+        el(
+          "div",
+          { class: "actions" },
+          el("button", { type: "button", class: "danger", on: { click: makeKey } }, "Replace key"),
+          el("button", { type: "button", on: { click: () => replace(confirmSlot) } }, "Cancel"),
+        ),
       ),
     );
   });
@@ -424,7 +513,9 @@ export function filesScreen(app, { onBack }) {
   const pemDownload = (form) => () => {
     const text = publicPEM[form](key.point);
     const name = form === "spki" ? "public_key.pem" : "public_key_filelock.pem";
-    cleanups.push(offer(downloadSlot, new Blob([text], { type: "application/x-pem-file" }), name, `Save ${name} again`));
+    cleanups.push(
+      offer(downloadSlot, new Blob([text], { type: "application/x-pem-file" }), name, `Save ${name} again`),
+    );
     keyStatus.textContent = `Public key saved as ${name}.`;
   };
   downloadSpki.addEventListener("click", pemDownload("spki"));
@@ -458,7 +549,13 @@ export function filesScreen(app, { onBack }) {
       el(
         "div",
         { class: "confirm", role: "group", "aria-label": "Replace your file key with the imported one?" },
-        el("p", {}, `Replace the file key ${fingerprintText(old.keyId)} with ${fingerprintText(identity.keyId)}? Files sealed to the old key will no longer open in this browser (a key made here cannot be exported; an imported one can be imported again from its file).`),
+        el(
+          "p",
+          {},
+          `Replace the file key ${fingerprintText(old.keyId)} with ${fingerprintText(identity.keyId)}? Files sealed ` +
+            `to the old key will no longer open in this browser (a key made here cannot be exported; an imported one ` +
+            `can be imported again from its file).`,
+        ),
         el("div", { class: "actions" }, replaceButton, cancel),
       ),
     );
@@ -503,7 +600,9 @@ export function filesScreen(app, { onBack }) {
     el(
       "p",
       { class: "muted" },
-      "Your file key opens files sealed to it and signs files you seal. It stays in this browser and cannot be exported: to keep a copy elsewhere, make the key with `countersign keygen` and import it here. Warning: generating or importing replaces any existing key you have.",
+      "Your file key opens files sealed to it and signs files you seal. It stays in this browser and cannot be " +
+        "exported: to keep a copy elsewhere, make the key with `countersign keygen` and import it here. Warning: " +
+        "generating or importing replaces any existing key you have.",
     ),
     keyFacts,
     el("div", { class: "actions" }, generate, downloadSpki, downloadFileLock),

@@ -25,7 +25,8 @@ export class NotUnlocked extends Error {
 }
 
 const attemptsWords = ({ attemptsLeft, gate: { limit } }) =>
-  `${attemptsLeft} of ${limit} attempts left. When none are left, this browser deletes its keys and messages and its device revokes itself.`;
+  `${attemptsLeft} of ${limit} attempts left. When none are left, this browser deletes its keys and messages and its ` +
+    `device revokes itself.`;
 
 /**
  * The password sent to the server as a re-authentication (the interval has run out), with the captcha and
@@ -40,13 +41,20 @@ async function reauthWithPassword(container, password, say, { strict = false } =
     if (strict || !(error instanceof ApiError) || error.status === 0) throw error;
     await confirmIdentity(container, {
       heading: "Confirm it is you",
-      prompt: `The keys are unlocked, but the server did not take this password: ${describe(error)} Enter your account password.`,
+      prompt: `The keys are unlocked, but the server did not take this password: ${describe(error)} Enter your ` +
+        `account password.`,
     });
     return;
   }
   if (answer.status !== 202) return session.authenticated();
   await new Promise((resolve, reject) =>
-    secondFactor(container, { pending: answer.body, onDone: resolve, onCancel: () => reject(new NotUnlocked()), heading: "Confirm it is you", reauth: true }),
+    secondFactor(container, {
+      pending: answer.body,
+      onDone: resolve,
+      onCancel: () => reject(new NotUnlocked()),
+      heading: "Confirm it is you",
+      reauth: true,
+    }),
   );
 }
 
@@ -55,7 +63,10 @@ async function reauthWithPassword(container, password, say, { strict = false } =
  * says so with the attempts left and asks again; at the limit the page goes to sign-in (main.js). Rejects
  * with NotUnlocked on "Cancel" (when `cancellable`).
  */
-export function unlockPrompt(container, { heading = "This browser's keys are locked", purpose = "", cancellable = true } = {}) {
+export function unlockPrompt(
+  container,
+  { heading = "This browser's keys are locked", purpose = "", cancellable = true } = {},
+) {
   const accountId = session.account.id;
   return new Promise((resolve, reject) => {
     const alert = el("p", { role: "alert", class: "alert" });
@@ -163,19 +174,30 @@ export async function unlockedRecord(container, purpose) {
 export async function gateBeforeDevice(container) {
   const accountId = session.account.id;
   if (revokedInThisSession(accountId)) {
-    throw new Error(`This browser's device was revoked. ${WIPED_WORDS} Sign out and in again to set it up as a new device.`);
+    throw new Error(
+      `This browser's device was revoked. ${WIPED_WORDS} Sign out and in again to set it up as a new device.`,
+    );
   }
   if (!(await gate.finishSelfRevocation(accountId))) {
-    throw new Error("This browser deleted its keys after too many failed attempts and could not tell the server yet; it tries again at the next sign-in.");
+    throw new Error(
+      "This browser deleted its keys after too many failed attempts and could not tell the server yet; it tries " +
+        "again at the next sign-in.",
+    );
   }
   const state = await gate.gateStatus(accountId);
   if (state.state !== "on") return null;
-  if (session.device && session.deviceId) return { record: await keystore.device(accountId), deviceSession: session.device };
+  if (session.device && session.deviceId)
+    return { record: await keystore.device(accountId), deviceSession: session.device };
   if (state.unlocked) return null;
   if (await gate.wipedIfRevokedElsewhere(accountId)) {
-    throw new Error(`This browser's device was revoked. ${WIPED_WORDS} Sign out and in again to set it up as a new device.`);
+    throw new Error(
+      `This browser's device was revoked. ${WIPED_WORDS} Sign out and in again to set it up as a new device.`,
+    );
   }
-  await unlockPrompt(container, { purpose: "Unlock them to receive and read messages in this browser.", cancellable: false });
+  await unlockPrompt(container, {
+    purpose: "Unlock them to receive and read messages in this browser.",
+    cancellable: false,
+  });
   return null;
 }
 
@@ -211,14 +233,22 @@ export function gateSection({ status, alert }) {
   const limit = el(
     "select",
     { id: "gate-limit" },
-    ...Array.from({ length: MAX_LIMIT - MIN_LIMIT + 1 }, (_, i) => MIN_LIMIT + i).map((n) => el("option", { value: n, selected: n === DEFAULT_LIMIT }, String(n))),
+    ...Array.from({ length: MAX_LIMIT - MIN_LIMIT + 1 }, (_, i) => MIN_LIMIT + i).map(
+      (n) => el("option", { value: n, selected: n === DEFAULT_LIMIT }, String(n)),
+    ),
   );
   const saveLimit = el("button", { type: "button", hidden: true }, "Save limit");
   const panel = el("div", { class: "gate-panel" });
   const ways = el("ul", { class: "list", "aria-label": "Ways to unlock the keys" });
   const addPasskey = el("button", { type: "button" }, "Add a passkey to the gate");
   const addPassword = el("button", { type: "button" }, "Add your password to the gate");
-  const waysBox = el("div", { class: "gate-ways", hidden: true }, el("h3", {}, "Ways to unlock"), ways, el("div", { class: "actions" }, addPasskey, addPassword));
+  const waysBox = el(
+    "div",
+    { class: "gate-ways", hidden: true },
+    el("h3", {}, "Ways to unlock"),
+    ways,
+    el("div", { class: "actions" }, addPasskey, addPassword),
+  );
   let kinds = [];
   /** The kinds of the methods that can still unlock (a passkey removed from the account cannot). */
   let usableKinds = [];
@@ -259,7 +289,13 @@ export function gateSection({ status, alert }) {
       methods.map(({ method, label, usable: works }) => {
         // One that works always stays.
         const removable = !works || usable.length > 1;
-        const remove = removable ? el("button", { type: "button", class: "danger", "aria-label": `Remove ${label} from the key gate` }, "Remove") : null;
+        const remove = removable
+          ? el(
+              "button",
+              { type: "button", class: "danger", "aria-label": `Remove ${label} from the key gate` },
+              "Remove",
+            )
+          : null;
         remove?.addEventListener("click", () => removeWay(method, label));
         return el("li", {}, el("span", {}, label), remove ? el("div", { class: "actions" }, remove) : null);
       }),
@@ -270,10 +306,14 @@ export function gateSection({ status, alert }) {
   async function removeWay(method, label) {
     try {
       // Like turning the gate off: an unlock first, even when open.
-      await unlockPrompt(panel, { heading: "Remove a way to unlock", purpose: `Confirm with a way that stays to remove ${label} from the key gate.` });
+      await unlockPrompt(panel, {
+        heading: "Remove a way to unlock",
+        purpose: `Confirm with a way that stays to remove ${label} from the key gate.`,
+      });
       await setup.removeMethod(accountId, method);
       say(
-        `${label} no longer unlocks the keys here. A copy of this browser's data made before still opens with it: if it may be compromised, turn the key gate off and on again (new message keys under a new gate key).`,
+        `${label} no longer unlocks the keys here. A copy of this browser's data made before still opens with it: if ` +
+          `it may be compromised, turn the key gate off and on again (new message keys under a new gate key).`,
       );
     } catch (error) {
       if (!(error instanceof NotUnlocked)) fail(error);
@@ -290,7 +330,12 @@ export function gateSection({ status, alert }) {
         { "aria-label": name },
         el("p", {}, words),
         password.row,
-        el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Continue"), el("button", { type: "button", on: { click: () => (panel.replaceChildren(), resolve(null)) } }, "Cancel")),
+        el(
+          "div",
+          { class: "actions" },
+          el("button", { type: "submit", class: "primary" }, "Continue"),
+          el("button", { type: "button", on: { click: () => (panel.replaceChildren(), resolve(null)) } }, "Cancel"),
+        ),
       );
       form.addEventListener("submit", async (event) => {
         event.preventDefault();
@@ -318,12 +363,23 @@ export function gateSection({ status, alert }) {
     try {
       let proofPassword = null;
       if (!usableKinds.includes("prf")) {
-        proofPassword = await askPassword("Unlock the key gate first", "Password of the key gate", "First unlock the keys with the password they are locked with.", false);
+        proofPassword = await askPassword(
+          "Unlock the key gate first",
+          "Password of the key gate",
+          "First unlock the keys with the password they are locked with.",
+          false,
+        );
         if (proofPassword === null) return;
       }
       let what = add;
       if (add === "password") {
-        const password = await askPassword("Password to add to the key gate", "Account password", "The password to add: your account password, checked with the server. The keys then open with it, which the server gets at every sign-in.", true);
+        const password = await askPassword(
+          "Password to add to the key gate",
+          "Account password",
+          "The password to add: your account password, checked with the server. The keys then open with it, which " +
+            "the server gets at every sign-in.",
+          true,
+        );
         if (password === null) return;
         what = { password };
       }
@@ -335,7 +391,11 @@ export function gateSection({ status, alert }) {
           : "Waiting for your passkey…",
       );
       await setup.addMethod(accountId, { proofPassword, add: what });
-      say(add === "passkey" ? "Passkey added: it unlocks the keys here too." : "Password added: it unlocks the keys here too.");
+      say(
+        add === "passkey"
+          ? "Passkey added: it unlocks the keys here too."
+          : "Password added: it unlocks the keys here too.",
+      );
     } catch (error) {
       fail(error);
     } finally {
@@ -352,9 +412,20 @@ export function gateSection({ status, alert }) {
     const form = el(
       "form",
       { "aria-label": "Turn on with password" },
-      el("p", { class: "notice", "data-testid": "gate-no-prf" }, `${reason} Lock the keys with your account password instead (checked with the server, then PBKDF2 here). This protects a copy of this browser's data against others, not against the server, which gets this password at every sign-in:`),
+      el(
+        "p",
+        { class: "notice", "data-testid": "gate-no-prf" },
+        `${reason} Lock the keys with your account password instead (checked with the server, then PBKDF2 here). ` +
+          `This protects a copy of this browser's data against others, not against the server, which gets this ` +
+          `password at every sign-in:`,
+      ),
       password.row,
-      el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Turn on with password"), el("button", { type: "button", on: { click: () => panel.replaceChildren() } }, "Cancel")),
+      el(
+        "div",
+        { class: "actions" },
+        el("button", { type: "submit", class: "primary" }, "Turn on with password"),
+        el("button", { type: "button", on: { click: () => panel.replaceChildren() } }, "Cancel"),
+      ),
     );
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
@@ -384,9 +455,15 @@ export function gateSection({ status, alert }) {
       el(
         "p",
         { class: "warning" },
-        "Turning the gate on makes new message keys for this browser and deletes the old ones: messages sealed to the old keys will stop opening in this browser. Your contacts follow the new keys.",
+        "Turning the gate on makes new message keys for this browser and deletes the old ones: messages sealed to " +
+          "the old keys will stop opening in this browser. Your contacts follow the new keys.",
       ),
-      el("div", { class: "actions" }, go, el("button", { type: "button", on: { click: () => panel.replaceChildren() } }, "Cancel")),
+      el(
+        "div",
+        { class: "actions" },
+        go,
+        el("button", { type: "button", on: { click: () => panel.replaceChildren() } }, "Cancel"),
+      ),
     );
     go.addEventListener("click", async () => {
       go.disabled = true;
@@ -452,12 +529,17 @@ export function gateSection({ status, alert }) {
     el(
       "p",
       { class: "muted" },
-      "Keeps this browser's message keys stored only encrypted under your passkey (its PRF), or your password where the passkey has none. They are unlocked after the passkey verifies you, and dropped when the page is hidden or the re-authentication interval runs out.",
+      "Keeps this browser's message keys stored only encrypted under your passkey (its PRF), or your password where " +
+        "the passkey has none. They are unlocked after the passkey verifies you, and dropped when the page is hidden " +
+        "or the re-authentication interval runs out.",
     ),
     el(
       "p",
       { class: "muted", "data-testid": "gate-protects" },
-      "What each protects against: with a passkey, a copy of this browser's data does not open without your authenticator, not even for the server, which never gets the passkey's secret. With your password, a copy does not open without the password, but the server gets that password at every sign-in: the server, or anyone who reads its requests, could open a copy.",
+      "What each protects against: with a passkey, a copy of this browser's data does not open without your " +
+        "authenticator, not even for the server, which never gets the passkey's secret. With your password, a copy " +
+        "does not open without the password, but the server gets that password at every sign-in: the server, or " +
+        "anyone who reads its requests, could open a copy.",
     ),
     el("div", { class: "choice" }, toggle, el("label", { for: "gate-switch" }, "Biometric Enable")),
     state,

@@ -36,7 +36,11 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
   const deviceInfo = el("dl", { class: "facts", "aria-label": "This browser's device" });
   const signOutButton = el("button", { type: "button" }, "Sign out");
   const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
-  const messages = el("button", { type: "button", class: "primary", disabled: true, on: { click: onMessages } }, "Messages");
+  const messages = el(
+    "button",
+    { type: "button", class: "primary", disabled: true, on: { click: onMessages } },
+    "Messages",
+  );
   const files = el("button", { type: "button", on: { click: onFiles } }, "Files");
   const approvals = el("button", { type: "button", on: { click: onApprovals } }, "Approvals");
   const push = el("p", { class: "muted", "data-testid": "push-state" });
@@ -46,8 +50,15 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     if (state === "revoked") deviceInfo.replaceChildren(), (status.textContent = ""), (messages.disabled = true);
   };
   showPush(pushState());
-  const unsubscribe = on("inbox", (event) => event.kind === "state" && (push.isConnected ? showPush(event) : unsubscribe()));
-  const remove = el("button", { type: "button", class: "danger", disabled: true }, "Remove this browser's keys and messages");
+  const unsubscribe = on(
+    "inbox",
+    (event) => event.kind === "state" && (push.isConnected ? showPush(event) : unsubscribe()),
+  );
+  const remove = el(
+    "button",
+    { type: "button", class: "danger", disabled: true },
+    "Remove this browser's keys and messages",
+  );
   // Revoking a device needs a recent sign-in: asked for here when the server says so.
   const slot = el("div");
   // What a QR sign-in's session may not do yet, when the server refuses this browser a device.
@@ -103,7 +114,11 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
 
   async function becomeDevice() {
     // With the key gate on: unlocked first (or this page's device session kept while it is locked).
-    const device = (await gateBeforeDevice(slot)) ?? (await ensureDevice(session.token, account, (step) => (status.textContent = step)));
+    const device = (await gateBeforeDevice(slot)) ?? (await ensureDevice(
+      session.token,
+      account,
+      (step) => (status.textContent = step),
+    ));
     // Signed out (or in as someone else) meanwhile: this device session is not for the page any more.
     if (session.account?.id !== account.id) return;
     session.setDevice(device.deviceSession);

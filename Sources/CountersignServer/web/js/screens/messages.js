@@ -8,7 +8,17 @@ import { el, field, replace } from "../dom.js";
 import { on } from "../events.js";
 import { keystore } from "../keystore.js";
 import { MAX_PLAINTEXT } from "../envelope.js";
-import { DELAY_SECONDS, get, list, openMessage, ownIdentity, send, sizeWords, textSize, tooLongWords } from "../messages.js";
+import {
+  DELAY_SECONDS,
+  get,
+  list,
+  openMessage,
+  ownIdentity,
+  send,
+  sizeWords,
+  textSize,
+  tooLongWords,
+} from "../messages.js";
 import { PinError } from "../pins.js";
 import { session } from "../session.js";
 import { contactsPanel } from "./contacts.js";
@@ -18,10 +28,20 @@ import { showSafetyNumber } from "./safety.js";
 const when = (iso) => new Date(iso).toLocaleString();
 
 export function messagesScreen(app, { onBack, open: openId }) {
-  const to = field("To", { autocomplete: "off", autocapitalize: "none", spellcheck: "false", placeholder: "alice, bob" });
+  const to = field("To", {
+    autocomplete: "off",
+    autocapitalize: "none",
+    spellcheck: "false",
+    placeholder: "alice, bob",
+  });
   const textId = "message-text-input";
   // No maxlength: it would cut a pasted text without a word (and counts UTF-16, not the limit's bytes).
-  const text = el("textarea", { id: textId, rows: 4, placeholder: "Please Enter Text", "aria-describedby": "message-size" });
+  const text = el("textarea", {
+    id: textId,
+    rows: 4,
+    placeholder: "Please Enter Text",
+    "aria-describedby": "message-size",
+  });
   const size = el("p", { id: "message-size", class: "muted", "data-testid": "message-size", hidden: true });
   const showSize = () => {
     const bytes = textSize(text.value);
@@ -49,7 +69,11 @@ export function messagesScreen(app, { onBack, open: openId }) {
   const opened = el("section", { class: "opened card", "aria-label": "Opened message", hidden: true });
   // The key gate's unlock prompt, when opening or sending needs the keys (screens/gate.js).
   const gateSlot = el("div");
-  const notifications = el("button", { type: "button", hidden: !("Notification" in window) || Notification.permission !== "default" }, "Turn on notifications");
+  const notifications = el(
+    "button",
+    { type: "button", hidden: !("Notification" in window) || Notification.permission !== "default" },
+    "Turn on notifications",
+  );
   let record = null;
   // Read again before each use: another tab may have rotated the keys.
   const freshRecord = () => keystore.device(session.account.id);
@@ -70,7 +94,12 @@ export function messagesScreen(app, { onBack, open: openId }) {
     { "aria-label": "New message" },
     to.row,
     el("div", { class: "field" }, el("label", { for: textId }, "Message"), text, size),
-    el("div", { class: "choice" }, delayed, el("label", { for: "deliver-later" }, `Deliver in ${DELAY_SECONDS} seconds`)),
+    el(
+      "div",
+      { class: "choice" },
+      delayed,
+      el("label", { for: "deliver-later" }, `Deliver in ${DELAY_SECONDS} seconds`),
+    ),
     sendButton,
   );
 
@@ -79,7 +108,9 @@ export function messagesScreen(app, { onBack, open: openId }) {
     trustPanel.hidden = false;
     return showSafetyNumber(trustPanel, username, {
       heading: `Compare the safety number with ${username}`,
-      intro: `Read it to ${username} in person or over a call, or scan each other's code. If it matches theirs, ${changed ? "press Trust" : "the server gave each of you the other's real keys"}. If not, do not send: someone may be reading along.`,
+      intro: `Read it to ${username} in person or over a call, or scan each other's code. If it matches ` +
+        `theirs, ${changed ? "press Trust" : "the server gave each of you the other's real keys"}. If not, do not ` +
+        `send: someone may be reading along.`,
       identity,
       offerTrust: async () => changed,
       onTrusted: (theirs) => {
@@ -116,7 +147,12 @@ export function messagesScreen(app, { onBack, open: openId }) {
         session.keypairCreated = null;
       }
       record = await unlockedRecord(gateSlot, "Unlock them to send this message.");
-      await send(record, { to: to.input.value.split(/[\s,]+/), text: text.value, delayed: delayed.checked, report: step });
+      await send(record, {
+        to: to.input.value.split(/[\s,]+/),
+        text: text.value,
+        delayed: delayed.checked,
+        report: step,
+      });
       step(delayed.checked ? `Sent. It is delivered in ${DELAY_SECONDS} seconds.` : "Sent.");
       text.value = "";
       showSize();
@@ -135,10 +171,18 @@ export function messagesScreen(app, { onBack, open: openId }) {
 
   function entry(message) {
     // Names as the server lists them: hidden and direction-changing characters written out (display-name.js).
-    const who = message.direction === "incoming" ? `From ${visibleText(message.from)}` : `To ${message.to.map(visibleText).join(", ")}`;
+    const who = message.direction === "incoming"
+      ? `From ${visibleText(message.from)}`
+      : `To ${message.to.map(visibleText).join(", ")}`;
     const unread = message.direction === "incoming" && !message.read;
-    const label = message.direction === "incoming" ? `${who}, ${when(message.acceptedAt)}, ${unread ? "unread" : "read"}` : `${who}, ${when(message.acceptedAt)}`;
-    return el("li", { class: unread ? "unread" : "" }, el("button", { type: "button", class: "link", on: { click: () => show(message.id) } }, label));
+    const label = message.direction === "incoming"
+      ? `${who}, ${when(message.acceptedAt)}, ${unread ? "unread" : "read"}`
+      : `${who}, ${when(message.acceptedAt)}`;
+    return el(
+      "li",
+      { class: unread ? "unread" : "" },
+      el("button", { type: "button", class: "link", on: { click: () => show(message.id) } }, label),
+    );
   }
 
   async function refresh() {
@@ -154,7 +198,12 @@ export function messagesScreen(app, { onBack, open: openId }) {
     const rows = [
       ["Message ID", hex(envelope.messageId)],
       ["Signed by key", groupedKeyId(hex(envelope.senderKeyId))],
-      ["Created (sender's clock)", Number.isFinite(new Date(envelope.created).getTime()) ? new Date(envelope.created).toISOString() : `${envelope.created} ms`],
+      [
+        "Created (sender's clock)",
+        Number.isFinite(new Date(envelope.created).getTime())
+          ? new Date(envelope.created).toISOString()
+          : `${envelope.created} ms`,
+      ],
       ["Content type", envelope.contentType],
       ["Sealed to keys", envelope.stanzas.map((s) => groupedKeyId(hex(s.keyId))).join(", ")],
       ["Ciphertext (hex)", hex(envelope.body)],
@@ -166,8 +215,17 @@ export function messagesScreen(app, { onBack, open: openId }) {
       "details",
       { class: "server-view" },
       el("summary", {}, "What the server sees"),
-      el("p", { class: "muted" }, "The server stores and relays only these bytes. It cannot read the text: only the devices it was sealed to can."),
-      el("dl", { class: "facts" }, ...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { class: "mono" }, value)])),
+      el(
+        "p",
+        { class: "muted" },
+        "The server stores and relays only these bytes. It cannot read the text: only the devices it was sealed to " +
+          "can.",
+      ),
+      el(
+        "dl",
+        { class: "facts" },
+        ...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { class: "mono" }, value)])
+      ),
     );
   }
 
@@ -182,20 +240,42 @@ export function messagesScreen(app, { onBack, open: openId }) {
     const peer = message.direction === "incoming" ? message.from : null;
     const names = peer ? [peer] : message.to;
     const who = names.flatMap((name, i) => [i ? ", " : "", nameElement(name)]);
-    replace(opened, el("h2", {}, peer ? "From " : "To ", ...who), el("p", { class: "muted" }, when(message.acceptedAt)), openSteps, openAlert);
+    replace(
+      opened,
+      el("h2", {}, peer ? "From " : "To ", ...who),
+      el("p", { class: "muted" }, when(message.acceptedAt)),
+      openSteps,
+      openAlert,
+    );
     opened.hidden = false;
     const current = () => mine === generation && document.visibilityState === "visible" && opened.contains(openSteps);
     try {
       record = await unlockedRecord(gateSlot, "Unlock them to open this message.");
       if (!current()) return;
-      const { text: plain, envelope, bytes } = await openMessage(record, message, (words) => current() && openSteps.append(el("li", {}, words)));
+      const { text: plain, envelope, bytes } = await openMessage(
+        record,
+        message,
+        (words) => current() && openSteps.append(el("li", {}, words)),
+      );
       if (!current()) return;
-      opened.append(el("p", { class: "message-text", "aria-label": "Message text" }, plain), serverView(message, envelope, bytes));
+      opened.append(
+        el("p", { class: "message-text", "aria-label": "Message text" }, plain),
+        serverView(message, envelope, bytes),
+      );
     } catch (error) {
       if (!current()) return;
-      openAlert.textContent = error instanceof NotUnlocked ? error.message : `This message was refused: ${describe(error)}`;
+      openAlert.textContent = error instanceof NotUnlocked
+        ? error.message
+        : `This message was refused: ${describe(error)}`;
     }
-    if (peer) opened.append(el("button", { type: "button", on: { click: () => showTrust(peer, { changed: false }) } }, `Safety number with ${visibleText(peer)}`));
+    if (peer)
+      opened.append(
+        el(
+          "button",
+          { type: "button", on: { click: () => showTrust(peer, { changed: false }) } },
+          `Safety number with ${visibleText(peer)}`,
+        ),
+      );
     opened.append(el("button", { type: "button", on: {
             click: () => {
               generation++;
@@ -212,7 +292,13 @@ export function messagesScreen(app, { onBack, open: openId }) {
     el(
       "section",
       { "aria-label": "Messages", class: "card" },
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back"), contactsButton, notifications),
+      el(
+        "div",
+        { class: "actions" },
+        el("button", { type: "button", on: { click: onBack } }, "Back"),
+        contactsButton,
+        notifications,
+      ),
       el("h1", {}, "Messages"),
       contacts.section,
       gateSlot,

@@ -30,9 +30,18 @@ function kind(p) {
 export function passkeySection({ status, alert }) {
   const slot = el("div"); // the re-authentication, when the server asks for it
   const list = el("ul", { class: "list", "aria-label": "Passkeys" });
-  const none = el("p", { class: "muted", hidden: true }, "No passkeys yet. A passkey signs you in without your password: your device unlocks it with its PIN, fingerprint or face.");
+  const none = el(
+    "p",
+    { class: "muted", hidden: true },
+    "No passkeys yet. A passkey signs you in without your password: your device unlocks it with its PIN, fingerprint " +
+      "or face.",
+  );
   const name = field("Passkey name", { maxlength: 64, autocomplete: "off", spellcheck: "false" });
-  const hint = el("p", { class: "muted", id: `${name.input.id}-hint` }, "Optional: without a name, the passkey is named after its authenticator.");
+  const hint = el(
+    "p",
+    { class: "muted", id: `${name.input.id}-hint` },
+    "Optional: without a name, the passkey is named after its authenticator.",
+  );
   name.input.setAttribute("aria-describedby", hint.id);
   const add = el("button", { type: "submit" }, "Add a passkey");
   const addForm = el(
@@ -78,7 +87,12 @@ export function passkeySection({ status, alert }) {
       more,
     );
     rename.addEventListener("click", () => {
-      const newName = field("New passkey name", { value: p.name, maxlength: 64, autocomplete: "off", spellcheck: "false" });
+      const newName = field("New passkey name", {
+        value: p.name,
+        maxlength: 64,
+        autocomplete: "off",
+        spellcheck: "false",
+      });
       const form = el(
         "form",
         { "aria-label": `Rename passkey ${label}` },
@@ -110,7 +124,14 @@ export function passkeySection({ status, alert }) {
       try {
         inGate = await passkeyInGate(session.account.id, p.credentialId);
       } catch (error) {
-        replace(more, el("p", { class: "alert", role: "alert" }, `Could not check this browser's key gate, so nothing was removed: ${describe(error)}`));
+        replace(
+          more,
+          el(
+            "p",
+            { class: "alert", role: "alert" },
+            `Could not check this browser's key gate, so nothing was removed: ${describe(error)}`,
+          ),
+        );
         return;
       }
       if (inGate === "only") {
@@ -119,7 +140,8 @@ export function passkeySection({ status, alert }) {
           el(
             "p",
             { class: "warning", role: "alert" },
-            `${label} is the only way to unlock this browser's message keys (Key gate, below). Add another passkey or your password to the key gate first, or turn the gate off; then remove it.`,
+            `${label} is the only way to unlock this browser's message keys (Key gate, below). Add another passkey ` +
+              `or your password to the key gate first, or turn the gate off; then remove it.`,
           ),
         );
         return;
@@ -131,7 +153,8 @@ export function passkeySection({ status, alert }) {
             await removePasskey(p.id);
             // It can no longer unlock the gate (the server stops asking for it); its entry goes too when open.
             const method = { kind: "prf", credentialId: fromBase64url(p.credentialId) };
-            if (inGate && isUnlocked(session.account.id)) await removeMethod(session.account.id, method).catch(() => {});
+            if (inGate && isUnlocked(session.account.id))
+              await removeMethod(session.account.id, method).catch(() => {});
             await load();
           },
           () => `Passkey ${label} removed: it no longer signs you in here. Delete it from its authenticator too.`,
@@ -142,9 +165,15 @@ export function passkeySection({ status, alert }) {
         el(
           "p",
           { class: "warning" },
-          `Remove ${label}? It stops signing you in here; your password and other passkeys still do. It also stops unlocking the key gate of any browser that opens with it: check those first.`,
+          `Remove ${label}? It stops signing you in here; your password and other passkeys still do. It also stops ` +
+            `unlocking the key gate of any browser that opens with it: check those first.`,
         ),
-        el("div", { class: "actions" }, yes, el("button", { type: "button", on: { click: () => more.replaceChildren() } }, "Keep it")),
+        el(
+          "div",
+          { class: "actions" },
+          yes,
+          el("button", { type: "button", on: { click: () => more.replaceChildren() } }, "Keep it"),
+        ),
       );
       yes.focus();
     });
@@ -159,7 +188,11 @@ export function passkeySection({ status, alert }) {
     guarded(
       async () => {
         const nameFor = (aaguid) => typed || authenticatorName(aaguid) || "Passkey";
-        added = await registerPasskey(session.token, nameFor, () => (status.textContent = "Follow your browser's prompt to make the passkey…"));
+        added = await registerPasskey(
+          session.token,
+          nameFor,
+          () => (status.textContent = "Follow your browser's prompt to make the passkey…"),
+        );
         name.input.value = "";
         await load();
       },
@@ -174,7 +207,13 @@ export function passkeySection({ status, alert }) {
     none,
     list,
     slot,
-    passkeysAvailable() ? addForm : el("p", { class: "muted" }, "This browser cannot make passkeys here (it needs WebAuthn and a secure connection)."),
+    passkeysAvailable()
+      ? addForm
+      : el(
+          "p",
+          { class: "muted" },
+          "This browser cannot make passkeys here (it needs WebAuthn and a secure connection).",
+        ),
   );
   load().catch((error) => (alert.textContent = passkeyMessage(error)));
   return section;

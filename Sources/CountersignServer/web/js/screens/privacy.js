@@ -13,7 +13,11 @@ export function installPrivacyOverlay(app) {
   function cover() {
     emit("drop-decrypted");
     if (overlay) return;
-    overlay = el("div", { class: "overlay", role: "dialog", "aria-modal": "true", "aria-label": "Countersign is hidden" }, el("p", {}, "Countersign is hidden."));
+    overlay = el(
+      "div",
+      { class: "overlay", role: "dialog", "aria-modal": "true", "aria-label": "Countersign is hidden" },
+      el("p", {}, "Countersign is hidden."),
+    );
     app.inert = true;
     app.hidden = true;
     document.body.append(overlay);

@@ -112,13 +112,23 @@ export function qrSignInScreen(app, { onSignedIn, back }) {
       "section",
       { "aria-label": "Sign in with a QR code", class: "card qr-signin" },
       el("h1", {}, "Sign in with a QR code"),
-      el("p", {}, "Scan this code with your Countersign authenticator, or type its 8 characters there, then approve the sign-in. This page goes on by itself."),
+      el(
+        "p",
+        {},
+        "Scan this code with your Countersign authenticator, or type its 8 characters there, then approve the " +
+          "sign-in. This page goes on by itself.",
+      ),
       picture,
       code,
       countdown,
       status,
       alert,
-      el("div", { class: "actions" }, again, el("button", { type: "button", on: { click: () => (generation++, back()) } }, "Back to sign in")),
+      el(
+        "div",
+        { class: "actions" },
+        again,
+        el("button", { type: "button", on: { click: () => (generation++, back()) } }, "Back to sign in"),
+      ),
     ),
   );
   start();
@@ -133,15 +143,26 @@ export function qrSessionLimits(onConfirm) {
   return el(
     "div",
     { class: "card notice", role: "note", "aria-label": "Signed in with a QR code" },
-    el("p", {}, "You signed in with a QR code, without your password. This session can show your account and settings."),
     el(
       "p",
       {},
-      "It cannot yet make this browser one of your devices (to send and read messages here), change your password or your second factors: confirm with your password (and second factor) first.",
+      "You signed in with a QR code, without your password. This session can show your account and settings.",
     ),
-    el("div", { class: "actions" }, el("button", { type: "button", class: "primary", on: { click: onConfirm } }, "Confirm with password")),
+    el(
+      "p",
+      {},
+      "It cannot yet make this browser one of your devices (to send and read messages here), change your password or " +
+        "your second factors: confirm with your password (and second factor) first.",
+    ),
+    el(
+      "div",
+      { class: "actions" },
+      el("button", { type: "button", class: "primary", on: { click: onConfirm } }, "Confirm with password"),
+    ),
   );
 }
 
 /** Whether an error is the server refusing a QR session what needs a full sign-in. */
-export const needsFullSignIn = (error) => session.passwordless && error instanceof ApiError && error.code === "reauthentication-required";
+export const needsFullSignIn = (
+  error,
+) => session.passwordless && error instanceof ApiError && error.code === "reauthentication-required";

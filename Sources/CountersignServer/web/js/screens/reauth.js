@@ -55,7 +55,14 @@ export function confirmIdentity(container, options) {
             resolve();
             return null;
           };
-          secondFactor(container, { pending: body, onDone: resolve, onCancel: back, heading: "Confirm it is you", reauth: true, again });
+          secondFactor(container, {
+            pending: body,
+            onDone: resolve,
+            onCancel: back,
+            heading: "Confirm it is you",
+            reauth: true,
+            again,
+          });
           return;
         }
         session.authenticated();

@@ -15,7 +15,14 @@ import { display, safetyNumber } from "../safety-number.js";
  * - `onTrusted(theirs)`: runs once "Trust" pinned the answer; `onError(error)` when it failed.
  * Resolves with `{ theirs, own }`, or null when no number could be computed (the reason is shown).
  */
-export async function showSafetyNumber(panel, username, { heading, intro, identity, offerTrust = async () => false, onTrusted = () => {}, onError = () => {} }) {
+export async function showSafetyNumber(panel, username, {
+  heading,
+  intro,
+  identity,
+  offerTrust = async () => false,
+  onTrusted = () => {},
+  onError = () => {},
+}) {
   const number = el("p", { class: "safety mono", "aria-label": "Safety number" }, "Computing the safety number…");
   replace(panel, el("h2", {}, heading), el("p", {}, intro), number);
   let own;

@@ -27,7 +27,10 @@ const failureWords = {
 
 // A push that failed in a way the user may simply try again: a wrong number, a denial, no answer in time
 // ("This wasn't me" and too many wrong codes are not offered again here).
-const retryable = (view) => view.status === "PUSH_CONFIRMATION_TIMED_OUT" || (view.status === "FAILED" && ["wrong-number", "denied"].includes(view.failure));
+const retryable = (view) => view.status === "PUSH_CONFIRMATION_TIMED_OUT" || (view.status === "FAILED" && [
+  "wrong-number",
+  "denied",
+].includes(view.failure));
 const otherWays = { totp: "a passcode from your authenticator", passkey: "a passkey", recoveryCode: "a recovery code" };
 const listed = (items) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`);
 
@@ -52,7 +55,12 @@ export function secondFactor(container, options) {
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
   const number = el("p", { class: "number", "aria-label": "Number to match" });
-  const code = field("One-time passcode", { inputmode: "numeric", autocomplete: "one-time-code", maxlength: 6, pattern: "[0-9]{6}" });
+  const code = field("One-time passcode", {
+    inputmode: "numeric",
+    autocomplete: "one-time-code",
+    maxlength: 6,
+    pattern: "[0-9]{6}",
+  });
   const recovery = field("Recovery code", { autocomplete: "off", spellcheck: "false" });
   const codeForm = el("form", {}, code.row, el("button", { type: "submit", class: "primary" }, "Verify"));
   const recoveryForm = el("form", {}, recovery.row, el("button", { type: "submit" }, "Use recovery code"));
@@ -86,18 +94,29 @@ export function secondFactor(container, options) {
     const push = offered.includes("push");
     const ways = others.map((m) => otherWays[m]);
     const words = push
-      ? `Nothing was signed in. Try again for a new request on your authenticator${ways.length ? `, or use ${listed(ways)}` : ""}.`
+      ? `Nothing was signed in. Try again for a new request on your ` +
+          `authenticator${ways.length ? `, or use ${listed(ways)}` : ""}.`
       : `Nothing was signed in. Use ${listed(ways)}.`;
-    replace(retry, el("p", {}, words), el("div", { class: "actions" }, push ? tryAgain : null, ways.length ? another : null));
+    replace(
+      retry,
+      el("p", {}, words),
+      el("div", { class: "actions" }, push ? tryAgain : null, ways.length ? another : null),
+    );
     retry.hidden = false;
     (push ? tryAgain : another).focus();
   }
 
   function show(view) {
     const words = (table, key) => (Object.hasOwn(table, key) ? table[key] : undefined);
-    status.textContent = view.status === "FAILED" ? words(failureWords, view.failure) || statusWords.FAILED : words(statusWords, view.status) || view.status;
+    status.textContent = view.status === "FAILED"
+      ? words(failureWords, view.failure) || statusWords.FAILED
+      : words(statusWords, view.status) || view.status;
     if (view.numberMatching && view.status === "PUSH_CONFIRMATION_REQUIRED") {
-      replace(number, el("span", { class: "label" }, "Number to match"), el("span", { class: "digits" }, view.numberMatching.number));
+      replace(
+        number,
+        el("span", { class: "label" }, "Number to match"),
+        el("span", { class: "digits" }, view.numberMatching.number),
+      );
       number.hidden = false;
     } else {
       number.hidden = true;
@@ -108,7 +127,8 @@ export function secondFactor(container, options) {
     passkey.hidden = !methods.includes("passkey") || !passkeysAvailable();
     if (again && retryable(view) && (offered.includes("push") || others.length)) offerRetry();
     if (view.attemptsLeft !== undefined && view.attemptsLeft < 5 && lastTried === "passkey") {
-      alert.textContent = `The passkey was not accepted. ${view.attemptsLeft} attempts left: try again, or use another way.`;
+      alert.textContent = `The passkey was not accepted. ${view.attemptsLeft} attempts left: try again, or use ` +
+        `another way.`;
     } else if (view.attemptsLeft !== undefined && view.attemptsLeft < 5 && methods.includes("totp")) {
       alert.textContent = `Wrong code. ${view.attemptsLeft} attempts left.`;
     }
@@ -118,7 +138,8 @@ export function secondFactor(container, options) {
     if (view.status !== "COMPLETED" || done) return view.status === "COMPLETED";
     const { status: code, body } = await collectMFASession(transaction.id, binding);
     // A re-authentication keeps this session (204); only a sign-in gets a new one, for the user asked.
-    if (reauth !== (code === 204)) throw new Error("The server answered this confirmation with something else: refused. Sign in again.");
+    if (reauth !== (code === 204))
+      throw new Error("The server answered this confirmation with something else: refused. Sign in again.");
     if (reauth) session.authenticated();
     else session.set(body, { username });
     done = true;
@@ -151,7 +172,8 @@ export function secondFactor(container, options) {
         const body = await submit(transaction.id, input.value.trim(), binding);
         input.value = "";
         show(body);
-        if (!(await finish(body)) && body.status === "FAILED") alert.textContent = failureWords[body.failure] || statusWords.FAILED;
+        if (!(await finish(body)) && body.status === "FAILED")
+          alert.textContent = failureWords[body.failure] || statusWords.FAILED;
       } catch (error) {
         alert.textContent = describe(error);
       }
@@ -167,7 +189,8 @@ export function secondFactor(container, options) {
       const view = await passkeySecondFactor(transaction.id, binding);
       lastTried = "passkey";
       show(view);
-      if (!(await finish(view)) && view.status === "FAILED") alert.textContent = failureWords[view.failure] || statusWords.FAILED;
+      if (!(await finish(view)) && view.status === "FAILED")
+        alert.textContent = failureWords[view.failure] || statusWords.FAILED;
     } catch (error) {
       alert.textContent = passkeyMessage(error, "Try again, or use another way.");
     } finally {
@@ -188,7 +211,11 @@ export function secondFactor(container, options) {
       recoveryForm,
       retry,
       alert,
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: () => ((done = true), onCancel()) } }, "Cancel")),
+      el(
+        "div",
+        { class: "actions" },
+        el("button", { type: "button", on: { click: () => ((done = true), onCancel()) } }, "Cancel"),
+      ),
     ),
   );
   show(transaction);

@@ -74,14 +74,20 @@ export function settingsScreen(app, { onBack }) {
           const label = visibleText(d.name);
           const rename = el("button", { type: "button", "aria-label": `Rename ${label}` }, "Rename");
           // This browser's own device is removed from the home screen, keys and all.
-          const revoke = d.id === mine ? null : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${label}` }, "Revoke");
+          const revoke = d.id === mine
+            ? null
+            : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${label}` }, "Revoke");
           const item = el(
             "li",
             {},
             el("strong", {}, nameElement(d.name)),
             d.id === mine ? el("span", { class: "badge" }, "This browser") : null,
             // An authenticator approves sign-ins and holds no messages (PROTOCOL §3).
-            el("div", { class: "muted" }, d.kind === "authenticator" ? "Authenticator: approves sign-ins" : "Messaging device"),
+            el(
+              "div",
+              { class: "muted" },
+              d.kind === "authenticator" ? "Authenticator: approves sign-ins" : "Messaging device",
+            ),
             el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
             el("div", { class: "muted" }, `Last seen ${when(d.lastSeenAt)}`),
             el("div", { class: "actions" }, rename, revoke),
@@ -113,7 +119,13 @@ export function settingsScreen(app, { onBack }) {
   // Password
   const currentPassword = field("Current password", { type: "password", autocomplete: "current-password" });
   const newPassword = field("New password", { type: "password", autocomplete: "new-password", minlength: 8 });
-  const passwordForm = el("form", {}, currentPassword.row, newPassword.row, el("button", { type: "submit" }, "Change password"));
+  const passwordForm = el(
+    "form",
+    {},
+    currentPassword.row,
+    newPassword.row,
+    el("button", { type: "submit" }, "Change password"),
+  );
   passwordForm.addEventListener("submit", (event) => {
     event.preventDefault();
     if (newPassword.input.value.length < 8) {
@@ -137,7 +149,8 @@ export function settingsScreen(app, { onBack }) {
   const rotate = el("button", { type: "button" }, "Change message key");
   rotate.addEventListener("click", () =>
     guarded(async () => {
-      if (!session.deviceToken) throw new Error("This browser is not a device yet: wait for “Device ready” on the home screen.");
+      if (!session.deviceToken)
+        throw new Error("This browser is not a device yet: wait for “Device ready” on the home screen.");
       await unlockedRecord(slot, "Unlock them to change the message key.");
       await rotateDeviceKeys(session.deviceToken, session.account.id);
       await loadDevices();
@@ -156,7 +169,9 @@ export function settingsScreen(app, { onBack }) {
   async function loadAudit() {
     const body = await audit({ limit: 20, next });
     for (const e of body.events) {
-      auditBody.append(el("tr", {}, el("td", {}, when(e.at)), el("td", {}, e.kind), el("td", {}, e.outcome), el("td", {}, e.address)));
+      auditBody.append(
+        el("tr", {}, el("td", {}, when(e.at)), el("td", {}, e.kind), el("td", {}, e.outcome), el("td", {}, e.address)),
+      );
     }
     next = body.next ?? null;
     more.hidden = !next;

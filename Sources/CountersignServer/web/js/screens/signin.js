@@ -48,7 +48,9 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     minlength: registering ? 8 : undefined,
   });
   const name = registering ? field("Name", { name: "name", autocomplete: "given-name", required: true }) : null;
-  const lastname = registering ? field("Last name", { name: "lastname", autocomplete: "family-name", required: true }) : null;
+  const lastname = registering
+    ? field("Last name", { name: "lastname", autocomplete: "family-name", required: true })
+    : null;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" }, notice);
   const say = (text) => (status.textContent = text);
@@ -62,11 +64,18 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     registering ? "Back to sign in" : "Sign up",
   );
   // A passkey names the account itself: no username, and no second factor (a verified passkey is two).
-  const passkey = registering || !passkeysAvailable() ? null : el("button", { type: "button", class: "passkey" }, "Sign in with a passkey");
+  const passkey = registering || !passkeysAvailable()
+    ? null
+    : el("button", { type: "button", class: "passkey" }, "Sign in with a passkey");
   // Passwordless: an authenticator scans the page's code and approves (docs/PROTOCOL.md §3.9). A link to
   // another screen, not a button, so that the button named "Sign in" stays the only one.
-  const openQr = (event) => (event.preventDefault(), stopAutofill(), qrSignInScreen(app, { onSignedIn, back: () => signInScreen(app, { onSignedIn }) }));
-  const qr = registering ? null : el("p", {}, el("a", { href: "#qr-sign-in", on: { click: openQr } }, "Sign in with a QR code"));
+  const openQr = (event) => (event.preventDefault(), stopAutofill(), qrSignInScreen(app, {
+    onSignedIn,
+    back: () => signInScreen(app, { onSignedIn }),
+  }));
+  const qr = registering
+    ? null
+    : el("p", {}, el("a", { href: "#qr-sign-in", on: { click: openQr } }, "Sign in with a QR code"));
   const form = el(
     "form",
     { "aria-label": registering ? "Sign up" : "Sign in", novalidate: true },
@@ -184,7 +193,13 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
           onSignedIn();
           return null;
         };
-        secondFactorScreen(app, { pending: body, onSignedIn, back: () => signInScreen(app, { onSignedIn }), username: credentials.username, again });
+        secondFactorScreen(app, {
+          pending: body,
+          onSignedIn,
+          back: () => signInScreen(app, { onSignedIn }),
+          username: credentials.username,
+          again,
+        });
         return;
       }
       session.set(body, { username: credentials.username });

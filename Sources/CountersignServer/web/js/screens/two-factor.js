@@ -97,7 +97,9 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       el("dt", {}, "Recovery codes left"),
       el("dd", {}, String(next.recoveryCodesLeft)),
       next.pushSuspended ? el("dt", {}, "Push approvals") : null,
-      next.pushSuspended ? el("dd", {}, "Suspended after a “This wasn't me” report, until you sign in with a code") : null,
+      next.pushSuspended
+        ? el("dd", {}, "Suspended after a “This wasn't me” report, until you sign in with a code")
+        : null,
     );
     if (!appArea.querySelector("form")) appStart();
     if (!codesArea.querySelector("ol")) codesStart();
@@ -114,13 +116,26 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       appArea,
       el("h3", {}, "Authenticator app"),
       el("p", {}, "An app such as Google Authenticator or 1Password shows a new 6-digit passcode every 30 seconds."),
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: enroll } }, state?.totpApp ? "Replace authenticator app" : "Set up authenticator app")),
+      el(
+        "div",
+        { class: "actions" },
+        el(
+          "button",
+          { type: "button", on: { click: enroll } },
+          state?.totpApp ? "Replace authenticator app" : "Set up authenticator app",
+        ),
+      ),
     );
   }
   function enroll() {
     guarded(async () => {
       const body = await enrollTOTP();
-      const code = field("Code from the app", { inputmode: "numeric", autocomplete: "one-time-code", maxlength: 7, spellcheck: "false" });
+      const code = field("Code from the app", {
+        inputmode: "numeric",
+        autocomplete: "one-time-code",
+        maxlength: 7,
+        spellcheck: "false",
+      });
       const form = el(
         "form",
         {},
@@ -139,7 +154,10 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
           const confirmed = await confirmTOTP({ code: code.input.value.replace(/\s/g, "") });
           appStart();
           show(confirmed);
-          say(`Authenticator app set up: signing in now asks for a passcode.${confirmed.recoveryCodesLeft ? "" : " Create recovery codes too, in case you lose the app."}`);
+          say(
+            `Authenticator app set up: signing in now asks for a ` +
+              `passcode.${confirmed.recoveryCodesLeft ? "" : " Create recovery codes too, in case you lose the app."}`,
+          );
         } catch (error) {
           alert.textContent = describe(error);
           code.input.select();
@@ -148,10 +166,23 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       replace(
         appArea,
         el("h3", {}, "Authenticator app"),
-        el("p", {}, "Scan this QR code with your authenticator app, or type the key into it. Then enter the code it shows."),
+        el(
+          "p",
+          {},
+          "Scan this QR code with your authenticator app, or type the key into it. Then enter the code it shows.",
+        ),
         qrCode(body.uri, { label: "QR code of the authenticator app's secret" }),
-        el("dl", { class: "facts" }, el("dt", {}, "Key"), el("dd", { class: "mono secret", "data-testid": "totp-secret" }, grouped(body.secret, 4, " "))),
-        el("p", { class: "muted" }, "Keep the key secret: anyone with it can make your passcodes. It is shown only now."),
+        el(
+          "dl",
+          { class: "facts" },
+          el("dt", {}, "Key"),
+          el("dd", { class: "mono secret", "data-testid": "totp-secret" }, grouped(body.secret, 4, " ")),
+        ),
+        el(
+          "p",
+          { class: "muted" },
+          "Keep the key secret: anyone with it can make your passcodes. It is shown only now.",
+        ),
         form,
       );
       code.input.focus();
@@ -165,7 +196,15 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       codesArea,
       el("h3", {}, "Recovery codes"),
       el("p", {}, "For a sign-in when your authenticator is lost. Each code works once."),
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: makeCodes } }, some ? "Replace recovery codes" : "Create recovery codes")),
+      el(
+        "div",
+        { class: "actions" },
+        el(
+          "button",
+          { type: "button", on: { click: makeCodes } },
+          some ? "Replace recovery codes" : "Create recovery codes",
+        ),
+      ),
     );
   }
   function makeCodes() {
@@ -189,7 +228,12 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       replace(
         codesArea,
         el("h3", {}, "Recovery codes"),
-        el("p", { class: "warning", role: "note" }, "Save these codes now, somewhere safe: they are shown only this once. Each works once. Codes made before no longer work."),
+        el(
+          "p",
+          { class: "warning", role: "note" },
+          "Save these codes now, somewhere safe: they are shown only this once. Each works once. Codes made before " +
+            "no longer work.",
+        ),
         el("ol", { class: "codes mono", "aria-label": "Recovery codes" }, body.codes.map((c) => el("li", {}, c))),
         el("div", { class: "actions" }, saved, copy),
       );
@@ -204,8 +248,16 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
     replace(
       pairingArea,
       el("h3", {}, "Countersign authenticator"),
-      el("p", {}, "An authenticator approves your sign-ins with a number match, shows passcodes and signs you in by QR code."),
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: makePairingKey } }, "Create a pairing key")),
+      el(
+        "p",
+        {},
+        "An authenticator approves your sign-ins with a number match, shows passcodes and signs you in by QR code.",
+      ),
+      el(
+        "div",
+        { class: "actions" },
+        el("button", { type: "button", on: { click: makePairingKey } }, "Create a pairing key"),
+      ),
     );
   }
   function makePairingKey() {
@@ -217,10 +269,24 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       replace(
         pairingArea,
         el("h3", {}, "Countersign authenticator"),
-        el("p", {}, `Scan this QR code with your authenticator, or type the key. It works once, until ${time(body.expiresAt)}.`),
+        el(
+          "p",
+          {},
+          `Scan this QR code with your authenticator, or type the key. It works once, until ${time(body.expiresAt)}.`,
+        ),
         qrCode(body.uri, { label: "QR code of the pairing key" }),
-        el("dl", { class: "facts" }, el("dt", {}, "Pairing key"), el("dd", { class: "mono secret", "data-testid": "pairing-key" }, key)),
-        el("p", { class: "muted" }, "From a terminal: ", el("code", {}, `countersign authenticator pair ${key} --server ${server}`)),
+        el(
+          "dl",
+          { class: "facts" },
+          el("dt", {}, "Pairing key"),
+          el("dd", { class: "mono secret", "data-testid": "pairing-key" }, key),
+        ),
+        el(
+          "p",
+          { class: "muted" },
+          "From a terminal: ",
+          el("code", {}, `countersign authenticator pair ${key} --server ${server}`),
+        ),
         el("div", { class: "actions" }, done),
       );
       watchPairing(body.expiresAt);
@@ -240,8 +306,15 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
             await load();
           }, `${name} unpaired: it no longer approves your sign-ins.`),
         );
-        const facts = `Paired ${new Date(a.pairedAt).toLocaleString()}${a.pushAllowed ? "" : "; push approvals turned off on it"}`;
-        return el("li", {}, el("strong", {}, a.name ? nameElement(a.name) : name), el("div", { class: "muted" }, facts), el("div", { class: "actions" }, unpair));
+        const pushOff = a.pushAllowed ? "" : "; push approvals turned off on it";
+        const facts = `Paired ${new Date(a.pairedAt).toLocaleString()}${pushOff}`;
+        return el(
+          "li",
+          {},
+          el("strong", {}, a.name ? nameElement(a.name) : name),
+          el("div", { class: "muted" }, facts),
+          el("div", { class: "actions" }, unpair),
+        );
       }),
     );
   }
@@ -263,7 +336,10 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       if (added) {
         pairingStart();
         show(now);
-        say(`Paired: ${visibleText(added.name)}. It now approves your sign-ins.${now.recoveryCodesLeft ? "" : " Create recovery codes too, in case you lose it."}`);
+        say(
+          `Paired: ${visibleText(added.name)}. It now approves your ` +
+            `sign-ins.${now.recoveryCodesLeft ? "" : " Create recovery codes too, in case you lose it."}`,
+        );
         return;
       }
     }
@@ -303,7 +379,12 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
       const yes = el("button", { type: "button", class: "danger", on: { click: turnOff } }, "Turn off");
       replace(
         offArea,
-        el("p", { class: "warning" }, "Turn two-factor sign-in off? Your authenticators are unpaired, the authenticator app and the recovery codes stop working, and the password alone signs in."),
+        el(
+          "p",
+          { class: "warning" },
+          "Turn two-factor sign-in off? Your authenticators are unpaired, the authenticator app and the recovery " +
+            "codes stop working, and the password alone signs in.",
+        ),
         el("div", { class: "actions" }, yes, el("button", { type: "button", on: { click: offStart } }, "Keep it on")),
       );
       yes.focus();
