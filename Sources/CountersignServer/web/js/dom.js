@@ -32,6 +32,25 @@ export function replace(node, ...children) {
   return append(node, ...children);
 }
 
+/**
+ * Shows a screen in `container`: a card section named `label` for screen readers and tests, headed by
+ * `heading` (the label unless given), with `children` after the heading. `className` adds to "card".
+ */
+export function showCard(container, { label, heading = label, className = "" }, ...children) {
+  const attributes = { "aria-label": label, class: className ? `card ${className}` : "card" };
+  return replace(container, el("section", attributes, el("h1", {}, heading), ...children));
+}
+
+/** A screen's "Back" button, calling `onBack`. */
+export const backButton = (onBack) => el("button", { type: "button", on: { click: onBack } }, "Back");
+
+/** An input's value, the input emptied: a typed password does not stay in the page. */
+export function takeValue(input) {
+  const value = input.value;
+  input.value = "";
+  return value;
+}
+
 let ids = 0;
 /** A labelled input: the label names the control for screen readers and for tests. */
 export function field(label, attributes = {}) {

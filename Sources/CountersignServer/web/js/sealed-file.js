@@ -160,6 +160,25 @@ export class FileSink {
  * output goes there and this returns null. With `signal` (an AbortSignal) an abort stops it at the
  * next batch, throwing the signal's reason; what was written is then the caller's to discard.
  */
+/**
+ * Runs sealing's or opening's three overlapping stages over `chunks` chunks, BATCH at a time: batch i+2 is
+ * read (`load(first)`) while batch i+1 is encrypted or decrypted (`work(first, bytes)`, on WebCrypto's own
+ * thread) and batch i is handed on (`drain(result)`, on this thread). Stops between batches at `signal`.
+ */
+async function inBatches(chunks, { load, work, drain, signal }) {
+  let next = load(0);
+  let pending = null;
+  for (let first = 0; first < chunks; first += BATCH) {
+    const bytes = await next;
+    signal?.throwIfAborted();
+    if (first + BATCH < chunks) next = load(first + BATCH);
+    const current = work(first, bytes);
+    if (pending) await drain(pending);
+    pending = current;
+  }
+  await drain(pending);
+}
+
 export async function seal(file, {
   recipients,
   signer = null,
@@ -194,14 +213,10 @@ export async function seal(file, {
   const prefix = concat(u16(name.length), name);
   const total = prefix.length + file.size;
   const chunks = Math.ceil(total / CHUNK);
-  // Batch 0 starts with the prefix, so it takes that many fewer bytes of the file. Three stages overlap:
-  // batch i+2 is read while batch i+1 is encrypted (WebCrypto's own thread) and batch i is handed to
-  // the sink (this thread).
+  // Batch 0 starts with the prefix, so it takes that many fewer bytes of the file.
   const nextBatch = batches(file, 0, file.size, BATCH * CHUNK);
-  const load = async (first) => (first === 0 ? concat(
-    prefix,
-    await nextBatch(BATCH * CHUNK - prefix.length),
-  ) : nextBatch());
+  const firstBatch = () => nextBatch(BATCH * CHUNK - prefix.length);
+  const load = async (at) => (at === 0 ? concat(prefix, await firstBatch()) : nextBatch());
   const encrypt = (first, plain) => {
     const count = Math.min(BATCH, chunks - first);
     return Promise.all(
@@ -225,17 +240,7 @@ export async function seal(file, {
     onProgress(Math.min(file.size, (first + count) * CHUNK - prefix.length), file.size);
   };
   try {
-    let next = load(0);
-    let pending = null;
-    for (let first = 0; first < chunks; first += BATCH) {
-      const plain = await next;
-      signal?.throwIfAborted();
-      if (first + BATCH < chunks) next = load(first + BATCH);
-      const current = encrypt(first, plain);
-      if (pending) await drain(pending);
-      pending = current;
-    }
-    await drain(pending);
+    await inBatches(chunks, { load, work: encrypt, drain, signal });
   } finally {
     nextBatch.release();
   }
@@ -344,7 +349,7 @@ export async function open(blob, {
   const payloadEnd = headerLength + payload;
   let nameRead = false;
   let fileName = null;
-  // As in seal: batch i+2 is read while batch i+1 is decrypted and batch i is checked and released.
+  // Each batch is checked and released before the one after next is read (inBatches).
   const load = batches(blob, headerLength, payloadEnd, BATCH * SEALED_CHUNK);
   const decrypt = (first, bytes) => {
     const count = Math.min(BATCH, chunks - first);
@@ -388,17 +393,7 @@ export async function open(blob, {
     onProgress(headerLength + Math.min(payload, (first + count) * SEALED_CHUNK), size);
   };
   try {
-    let next = load();
-    let pending = null;
-    for (let first = 0; first < chunks; first += BATCH) {
-      const bytes = await next;
-      signal?.throwIfAborted();
-      if (first + BATCH < chunks) next = load();
-      const current = decrypt(first, bytes);
-      if (pending) await drain(pending);
-      pending = current;
-    }
-    await drain(pending);
+    await inBatches(chunks, { load: () => load(), work: decrypt, drain, signal });
   } finally {
     load.release();
   }

@@ -8,7 +8,7 @@ import { passcode } from "../authenticator/passcode.js";
 import { answer, answerAuthCode, authenticatorStatus, claimAuthCode, unpair } from "../authenticator/runtime.js";
 import { pairedRecord } from "../authenticator/store.js";
 import { nameElement } from "../display-name.js";
-import { el, field, replace } from "../dom.js";
+import { backButton, el, field, replace, showCard } from "../dom.js";
 import { on } from "../events.js";
 import { withReauth } from "./reauth.js";
 import { session } from "../session.js";
@@ -566,18 +566,14 @@ export function approvalsScreen(app, { onBack }) {
     for (const entry of items.values()) entry.tick();
   }, 1_000);
 
-  replace(
+  showCard(
     app,
-    el(
-      "section",
-      { "aria-label": "Approvals", class: "card" },
-      el("h1", {}, "Approvals"),
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back")),
-      channel,
-      status,
-      alert,
-      body,
-    ),
+    { label: "Approvals" },
+    el("div", { class: "actions" }, backButton(onBack)),
+    channel,
+    status,
+    alert,
+    body,
   );
   showState();
 }

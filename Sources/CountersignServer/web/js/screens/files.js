@@ -5,7 +5,7 @@
 import { describe } from "../api.js";
 import { groupedKeyId, hex } from "../bytes.js";
 import { printable } from "../display-name.js";
-import { el, field, replace } from "../dom.js";
+import { el, field, replace, showCard } from "../dom.js";
 import { on } from "../events.js";
 import { fileKeys, generateIdentity, importIdentity } from "../file-keys.js";
 import * as filelock from "../filelock.js";
@@ -108,6 +108,15 @@ function progressUI(label, cancelLabel) {
     /** Whether the running (or last) operation was cancelled. */
     get cancelled() {
       return Boolean(controller?.signal.aborted);
+    },
+    /** Says why `what` ("Encryption", "Decryption") saved nothing: it was cancelled, no place to save was
+     *  chosen, or `error`. */
+    notSaved(what, error) {
+      const cancelled = Boolean(controller?.signal.aborted);
+      status.textContent = cancelled ? `${what} cancelled: nothing was saved.` : "";
+      if (cancelled) return;
+      const noPlace = error?.name === "AbortError";
+      alert.textContent = noPlace ? "Not saved: no place to save was chosen." : `${what} Failed: ${explain(error)}`;
     },
     /** Cancels the running operation, if any (the screen is left). */
     abort() {
@@ -263,11 +272,7 @@ export function filesScreen(app, { onBack }) {
     } catch (error) {
       // A place was asked for but nothing written: discard it too.
       await (writable ? writable.abort() : discard(target));
-      enc.status.textContent = enc.cancelled ? "Encryption cancelled: nothing was saved." : "";
-      if (!enc.cancelled)
-        enc.alert.textContent = error?.name === "AbortError"
-          ? "Not saved: no place to save was chosen."
-          : `Encryption Failed: ${explain(error)}`;
+      enc.notSaved("Encryption", error);
     } finally {
       enc.end();
       encryptButton.disabled = false;
@@ -331,11 +336,7 @@ export function filesScreen(app, { onBack }) {
         dec.status.textContent = `Decrypted and saved where you chose (${size(file.size)} sealed). ${note}`;
       } catch (error) {
         await (sink ? sink.abort() : discard(target));
-        dec.status.textContent = dec.cancelled ? "Decryption cancelled: nothing was saved." : "";
-        if (!dec.cancelled)
-          dec.alert.textContent = error?.name === "AbortError"
-            ? "Not saved: no place to save was chosen."
-            : `Decryption Failed: ${explain(error)}`;
+        dec.notSaved("Decryption", error);
       } finally {
         dec.end();
         save.disabled = false;
@@ -622,17 +623,13 @@ export function filesScreen(app, { onBack }) {
     dropDecrypted?.();
     onBack();
   });
-  replace(
+  showCard(
     app,
-    el(
-      "section",
-      { "aria-label": "Files", class: "card files" },
-      el("h1", {}, "Files"),
-      el("div", { class: "actions" }, back),
-      encryptForm,
-      decryptForm,
-      keysSection,
-    ),
+    { label: "Files", className: "files" },
+    el("div", { class: "actions" }, back),
+    encryptForm,
+    decryptForm,
+    keysSection,
   );
   fileKeys
     .get(accountId)

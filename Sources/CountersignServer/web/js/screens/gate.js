@@ -3,7 +3,7 @@
 // Attempts Limit"). Every state has its words: locked, wrong passkey, wrong password, attempts left, wiped.
 import { ApiError, describe } from "../api.js";
 import { withCaptcha } from "../captcha.js";
-import { el, field, replace } from "../dom.js";
+import { el, field, replace, takeValue } from "../dom.js";
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from "../gate-crypto.js";
 import { isUnlocked, lock } from "../gate-keys.js";
 import * as gate from "../gate.js";
@@ -125,8 +125,7 @@ export function unlockPrompt(
     passkey.addEventListener("click", () => run(() => gate.unlockWithPasskey(accountId), "Waiting for your passkey…"));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      const typed = password.input.value;
-      password.input.value = "";
+      const typed = takeValue(password.input);
       run(async () => {
         const due = gate.reauthDue();
         await gate.unlockWithPassword(accountId, typed);
@@ -164,19 +163,19 @@ export async function unlockedRecord(container, purpose) {
   return keystore.device(accountId);
 }
 
+const REVOKED_WORDS =
+  `This browser's device was revoked. ${WIPED_WORDS} Sign out and in again to set it up as a new device.`;
+
 /**
  * Before the home screen opens a device session: a wipe's self-revocation sent if it waits; with the gate
  * on, the device session this page holds kept (the keys may lock at any time, and none is needed for it);
  * without one and locked, the server asked whether the device was revoked (a remote wipe), then the gate
- * unlocked. Returns the device to show when
- * no new session is needed, else null.
+ * unlocked. Returns the device to show when no new session is needed, else null.
  */
 export async function gateBeforeDevice(container) {
   const accountId = session.account.id;
   if (revokedInThisSession(accountId)) {
-    throw new Error(
-      `This browser's device was revoked. ${WIPED_WORDS} Sign out and in again to set it up as a new device.`,
-    );
+    throw new Error(REVOKED_WORDS);
   }
   if (!(await gate.finishSelfRevocation(accountId))) {
     throw new Error(
@@ -190,9 +189,7 @@ export async function gateBeforeDevice(container) {
     return { record: await keystore.device(accountId), deviceSession: session.device };
   if (state.unlocked) return null;
   if (await gate.wipedIfRevokedElsewhere(accountId)) {
-    throw new Error(
-      `This browser's device was revoked. ${WIPED_WORDS} Sign out and in again to set it up as a new device.`,
-    );
+    throw new Error(REVOKED_WORDS);
   }
   await unlockPrompt(container, {
     purpose: "Unlock them to receive and read messages in this browser.",
@@ -339,8 +336,7 @@ export function gateSection({ status, alert }) {
       );
       form.addEventListener("submit", async (event) => {
         event.preventDefault();
-        const typed = password.input.value;
-        password.input.value = "";
+        const typed = takeValue(password.input);
         try {
           if (!typed) throw new Error("Enter the password.");
           if (check) {
@@ -429,8 +425,7 @@ export function gateSection({ status, alert }) {
     );
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
-      const typed = password.input.value;
-      password.input.value = "";
+      const typed = takeValue(password.input);
       try {
         if (!typed) throw new Error("Enter your account password.");
         say("Checking the password…");

@@ -7,7 +7,7 @@ import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
 import { ensureDevice, removeDevice } from "../device.js";
 import { nameElement } from "../display-name.js";
-import { el, replace } from "../dom.js";
+import { el, replace, showCard } from "../dom.js";
 import { on } from "../events.js";
 import { pushState, startInbox, stopInbox } from "../inbox.js";
 import { withReauth } from "./reauth.js";
@@ -95,21 +95,17 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     onSignedOut("Signed out.");
   });
   remove.addEventListener("click", removeAndSignOut);
-  replace(
+  showCard(
     app,
-    el(
-      "section",
-      { "aria-label": "Account", class: "card" },
-      el("h1", {}, `Signed in as ${account.username}`),
-      el("p", {}, `${account.name} ${account.lastname}`),
-      deviceInfo,
-      limits,
-      status,
-      push,
-      el("div", { class: "actions" }, messages, files, approvals, settings, signOutButton, remove),
-      slot,
-      alert,
-    ),
+    { label: "Account", heading: `Signed in as ${account.username}` },
+    el("p", {}, `${account.name} ${account.lastname}`),
+    deviceInfo,
+    limits,
+    status,
+    push,
+    el("div", { class: "actions" }, messages, files, approvals, settings, signOutButton, remove),
+    slot,
+    alert,
   );
 
   async function becomeDevice() {

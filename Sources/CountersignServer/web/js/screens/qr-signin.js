@@ -3,7 +3,7 @@
 // authenticator has claimed and approved it; then it collects the session with the code's binding secret, which only
 // this page holds. The statuses are PingOne's four words (and PENDING), shown here in sentences.
 import { ApiError, describe } from "../api.js";
-import { el, replace } from "../dom.js";
+import { el, replace, showCard } from "../dom.js";
 import { qrCode } from "../qr.js";
 import { authCodeState, collectAuthCodeSession, createAuthCode } from "../server/qr-signin.js";
 import { session } from "../session.js";
@@ -106,29 +106,25 @@ export function qrSignInScreen(app, { onSignedIn, back }) {
   }
 
   again.addEventListener("click", start);
-  replace(
+  showCard(
     app,
+    { label: "Sign in with a QR code", className: "qr-signin" },
     el(
-      "section",
-      { "aria-label": "Sign in with a QR code", class: "card qr-signin" },
-      el("h1", {}, "Sign in with a QR code"),
-      el(
-        "p",
-        {},
-        "Scan this code with your Countersign authenticator, or type its 8 characters there, then approve the " +
-          "sign-in. This page goes on by itself.",
-      ),
-      picture,
-      code,
-      countdown,
-      status,
-      alert,
-      el(
-        "div",
-        { class: "actions" },
-        again,
-        el("button", { type: "button", on: { click: () => (generation++, back()) } }, "Back to sign in"),
-      ),
+      "p",
+      {},
+      "Scan this code with your Countersign authenticator, or type its 8 characters there, then approve the " +
+        "sign-in. This page goes on by itself.",
+    ),
+    picture,
+    code,
+    countdown,
+    status,
+    alert,
+    el(
+      "div",
+      { class: "actions" },
+      again,
+      el("button", { type: "button", on: { click: () => (generation++, back()) } }, "Back to sign in"),
     ),
   );
   start();

@@ -1,7 +1,7 @@
 // The second factor of a sign-in (PingOne's flow): the number to match while the push is pending, or a
 // passkey, a one-time passcode, or a recovery code. The transaction's binding secret stays in this closure.
 import { describe } from "../api.js";
-import { el, field, replace } from "../dom.js";
+import { el, field, replace, showCard } from "../dom.js";
 import { passkeyMessage, passkeySecondFactor, passkeysAvailable } from "../passkeys.js";
 import {
   collectMFASession,
@@ -198,24 +198,20 @@ export function secondFactor(container, options) {
     }
   });
 
-  replace(
+  showCard(
     container,
+    { label: "Second factor", heading },
+    number,
+    status,
+    el("div", { class: "actions alternative" }, passkey),
+    codeForm,
+    recoveryForm,
+    retry,
+    alert,
     el(
-      "section",
-      { "aria-label": "Second factor", class: "card" },
-      el("h1", {}, heading),
-      number,
-      status,
-      el("div", { class: "actions alternative" }, passkey),
-      codeForm,
-      recoveryForm,
-      retry,
-      alert,
-      el(
-        "div",
-        { class: "actions" },
-        el("button", { type: "button", on: { click: () => ((done = true), onCancel()) } }, "Cancel"),
-      ),
+      "div",
+      { class: "actions" },
+      el("button", { type: "button", on: { click: () => ((done = true), onCancel()) } }, "Cancel"),
     ),
   );
   show(transaction);

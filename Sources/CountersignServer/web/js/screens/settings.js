@@ -3,7 +3,7 @@
 import { describe } from "../api.js";
 import { groupedKeyId } from "../bytes.js";
 import { nameElement, visibleText } from "../display-name.js";
-import { el, field, replace } from "../dom.js";
+import { backButton, el, field, replace, showCard } from "../dom.js";
 import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "./reauth.js";
 import { REAUTH_CHOICES } from "../rules.js";
@@ -178,33 +178,29 @@ export function settingsScreen(app, { onBack }) {
   }
   more.addEventListener("click", () => loadAudit().catch((error) => (alert.textContent = describe(error))));
 
-  replace(
+  showCard(
     app,
-    el(
-      "section",
-      { "aria-label": "Settings", class: "card" },
-      el("h1", {}, "Settings"),
-      el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back")),
-      status,
-      alert,
-      slot,
-      intervalForm,
-      el("h2", {}, "Devices"),
-      deviceList,
-      passkeySection({ status, alert }),
-      twoFactorSection({ status, alert }),
-      el("h2", {}, "Message key"),
-      el("p", { class: "muted" }, "New keys for this browser. Messages sent to the old key still open here."),
-      rotate,
-      gateSection({ status, alert }),
-      el("h2", {}, "Authenticator"),
-      authenticatorSettings(),
-      el("h2", {}, "Password"),
-      passwordForm,
-      el("h2", {}, "Audit log"),
-      auditTable,
-      more,
-    ),
+    { label: "Settings" },
+    el("div", { class: "actions" }, backButton(onBack)),
+    status,
+    alert,
+    slot,
+    intervalForm,
+    el("h2", {}, "Devices"),
+    deviceList,
+    passkeySection({ status, alert }),
+    twoFactorSection({ status, alert }),
+    el("h2", {}, "Message key"),
+    el("p", { class: "muted" }, "New keys for this browser. Messages sent to the old key still open here."),
+    rotate,
+    gateSection({ status, alert }),
+    el("h2", {}, "Authenticator"),
+    authenticatorSettings(),
+    el("h2", {}, "Password"),
+    passwordForm,
+    el("h2", {}, "Audit log"),
+    auditTable,
+    more,
   );
   Promise.all([loadDevices(), loadAudit()]).catch((error) => (alert.textContent = describe(error)));
 }

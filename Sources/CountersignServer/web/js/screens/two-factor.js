@@ -53,6 +53,12 @@ function radios(legend, name, choices, current) {
  * The two-factor part of Settings: a section that loads the account's second factors itself. It reports
  * in the host screen's `status` and `alert` regions when given (one of each per screen), else in its own.
  */
+/** An area's first view: its heading, what it is for, and the button ([label, onClick]) that begins it. */
+function startView(area, heading, intro, [label, begin]) {
+  const button = el("button", { type: "button", on: { click: begin } }, label);
+  replace(area, el("h3", {}, heading), el("p", {}, intro), el("div", { class: "actions" }, button));
+}
+
 export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) {
   const alert = hostAlert ?? el("p", { role: "alert", class: "alert" });
   const status = hostStatus ?? el("p", { role: "status", class: "status" });
@@ -112,19 +118,11 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
 
   // Authenticator app (TOTP): the secret as a QR of its otpauth URI and as text; one code confirms it.
   function appStart() {
-    replace(
+    startView(
       appArea,
-      el("h3", {}, "Authenticator app"),
-      el("p", {}, "An app such as Google Authenticator or 1Password shows a new 6-digit passcode every 30 seconds."),
-      el(
-        "div",
-        { class: "actions" },
-        el(
-          "button",
-          { type: "button", on: { click: enroll } },
-          state?.totpApp ? "Replace authenticator app" : "Set up authenticator app",
-        ),
-      ),
+      "Authenticator app",
+      "An app such as Google Authenticator or 1Password shows a new 6-digit passcode every 30 seconds.",
+      [state?.totpApp ? "Replace authenticator app" : "Set up authenticator app", enroll],
     );
   }
   function enroll() {
@@ -192,19 +190,11 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
   // Recovery codes: ten, each good for one sign-in; the server keeps only a hash, so they are shown once.
   function codesStart() {
     const some = state?.recoveryCodesLeft > 0;
-    replace(
+    startView(
       codesArea,
-      el("h3", {}, "Recovery codes"),
-      el("p", {}, "For a sign-in when your authenticator is lost. Each code works once."),
-      el(
-        "div",
-        { class: "actions" },
-        el(
-          "button",
-          { type: "button", on: { click: makeCodes } },
-          some ? "Replace recovery codes" : "Create recovery codes",
-        ),
-      ),
+      "Recovery codes",
+      "For a sign-in when your authenticator is lost. Each code works once.",
+      [some ? "Replace recovery codes" : "Create recovery codes", makeCodes],
     );
   }
   function makeCodes() {
@@ -245,19 +235,11 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
   // Pairing keys: a Countersign authenticator (the CLI's `authenticator pair`, later a browser) scans the
   // QR of the key's countersign://pair URI or takes the key as text; the list here notices the pairing.
   function pairingStart() {
-    replace(
+    startView(
       pairingArea,
-      el("h3", {}, "Countersign authenticator"),
-      el(
-        "p",
-        {},
-        "An authenticator approves your sign-ins with a number match, shows passcodes and signs you in by QR code.",
-      ),
-      el(
-        "div",
-        { class: "actions" },
-        el("button", { type: "button", on: { click: makePairingKey } }, "Create a pairing key"),
-      ),
+      "Countersign authenticator",
+      "An authenticator approves your sign-ins with a number match, shows passcodes and signs you in by QR code.",
+      ["Create a pairing key", makePairingKey],
     );
   }
   function makePairingKey() {
