@@ -79,7 +79,7 @@ enum MFASetup {
         // Accounts and sessions: copies of the first, in one transaction.
         let tokens = [signedIn.token] + (1..<count).map { _ in "cs_" + String(Setup.newToken().dropFirst(4)) }
         try await database.database.transaction { tx in
-            let store = TransactionStores(database: tx)
+            let store = TransactionStores(database: tx, dialect: database.dialect)
             let now = Date()
             for i in 1..<count {
                 var account = first

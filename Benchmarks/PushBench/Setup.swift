@@ -193,7 +193,7 @@ enum Setup {
         let maxActive = config.maxDevicesPerAccount
         let lifetime = config.deviceSessionLifetime
         try await database.database.transaction { tx in
-            let accountStore = TransactionStores(database: tx)
+            let accountStore = TransactionStores(database: tx, dialect: database.dialect)
             let deviceStore = accountStore
             let now = Date()
             for r in inserts {
@@ -257,5 +257,6 @@ func secs(_ d: Duration) -> String {
 /// The stores' shared statements inside one transaction: the setup's bulk inserts commit once.
 struct TransactionStores: SQLStores {
     let database: any Database
+    let dialect: StorageDialect
     var reader: any Database { database }
 }

@@ -287,7 +287,7 @@ import Testing
         let newHash = try Harness.testHasher.hash(Array("changed meanwhile".utf8))
         let (updated, signal) = AsyncStream.makeStream(of: Void.self)
         let change = Task {
-            try await store.database.writeTransaction { sql in
+            try await store.writeTransaction { sql in
                 try await sql.raw("UPDATE accounts SET password_hash = \(bind: newHash) WHERE id = \(bind: a.id)").run()
                 signal.yield()
                 // Long enough for the start below to reach its read while this is uncommitted.

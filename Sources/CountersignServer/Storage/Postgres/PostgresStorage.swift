@@ -20,6 +20,7 @@ package final class PostgresStorage: ServerStorage {
     let sends: SendBatcher
     let url: String
     package var location: DatabaseLocation { .postgres(url: url) }
+    package var dialect: StorageDialect { .postgres }
     private let nextReader = RoundRobin()
 
     static func open(url: String, logger: Logger, groupCommit: Int) async throws -> PostgresStorage {

@@ -6,8 +6,9 @@ import Foundation
 /// the direct writer's group commits (`SQLiteWorker.write`), each in a savepoint of its own, and so do
 /// what must order against them: password changes and the ends of sessions. Through
 /// Fluent, each of a sign-in's ~20 statements was prepared again and cost several thread hand-offs;
-/// here each store call is one hop with statements prepared once. The SQL is the shared stores' own
-/// (`SQLStores+Accounts.swift`), with the columns named, so both paths read and write the same rows.
+/// here each store call is one hop with statements prepared once. PostgreSQL's sign-in path
+/// (`PostgresStorage+Accounts.swift`) reads and writes the same rows, with row locks instead of the
+/// writer's file lock.
 enum DirectAccountStore {
     static let accountColumns = "id, username, name, lastname, password_hash, reauth_minutes, created_at"
     static let accountByUsername = "SELECT \(accountColumns) FROM accounts WHERE username = ?1"
@@ -81,7 +82,7 @@ enum DirectAccountStore {
     }
 
     /// Runs `change` on the username's lockout state (a fresh one when it has no row) in one write
-    /// transaction, and stores the state when it changed (a new row always, as the shared store's).
+    /// transaction, and stores the state when it changed (a new row always, as PostgreSQL's).
     static func withGuard<T>(_ c: DirectSQLite, _ username: String, _ change: (inout LoginGuard) -> T) throws -> T {
         try c.writeTransaction { try changeGuard(c, username, change) }
     }
@@ -156,7 +157,7 @@ enum DirectAccountStore {
         }
     }
 
-    /// Compare-and-set of the claim's record (as `SQLStores.spend`); false when it moved on.
+    /// Compare-and-set of the claim's record (as PostgreSQL's `spend`); false when it moved on.
     static func spend(_ c: DirectSQLite, _ claim: SessionClaim) throws -> Bool {
         let (sql, key, state, expected) =
             switch claim {

@@ -2,7 +2,7 @@ import Foundation
 
 /// The second-factor reads every sign-in makes (has the account an authenticator, an authenticator app,
 /// recovery codes?), on a direct read-only connection: one hop each, statements prepared once. The SQL
-/// is the shared store's (`SQLStores+MFA.swift`) with the columns named.
+/// is PostgreSQL's (`PostgresStorage+MFA.swift`) with the columns named.
 enum DirectMFAReader {
     static let authenticatorsOfAccount = """
         SELECT a.device_id, a.account_id, a.push_allowed, a.totp_secret, a.totp_last_step, a.paired_at

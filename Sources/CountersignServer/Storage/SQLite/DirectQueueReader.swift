@@ -2,7 +2,8 @@ import Foundation
 
 /// A device's due queue entries for the push channel, read on a direct read-only connection in one hop
 /// (the Fluent reader takes a thread-pool hop and an event-loop hop per statement, two statements a
-/// delivery): the same page as the shared `fetch` (`SQLStores+Messages.swift`) with `recordFetch: false`, which writes nothing.
+/// delivery): the same page as the shared `SQLStores.page` (`SQLStores+Messages.swift`) with
+/// `recordFetch: false`, which writes nothing.
 enum DirectQueueReader {
     /// Due entries after `after`, oldest first, with their sizes. The in-flight entries to skip are
     /// dropped here rather than bound as a list, so that the statement is prepared once.

@@ -1,35 +1,37 @@
 import Foundation
 
 /// The account store's sign-in path on the direct connections (`DirectAccountStore`), with the password
-/// changes and session ends that race it; the rest of `AccountStore` is the shared SQL on the Fluent
-/// writer. Both writers take the file's one write lock for a whole transaction (BEGIN IMMEDIATE), so a
+/// changes and session ends that race it (PostgreSQL's: `PostgresStorage+Accounts.swift`); the rest of
+/// `AccountStore` is the shared SQL (`SQLStores+Accounts.swift`) on the Fluent writer. Both writers take the file's one write lock for a whole transaction (BEGIN IMMEDIATE), so a
 /// lockout read-modify-write never interleaves with another writer's; moving the sign-in's writes and
 /// their racers to one connection keeps them from waiting on each other through SQLite's busy handler.
 extension SQLiteStorage {
     package func setPasswordHash(_ hash: String, accountID: String) async throws {
-        _ = try await writer.write {
+        _ = try await messageAndSignInWriter.write {
             try DirectAccountStore.setPasswordHash($0, hash, accountID: accountID, old: nil)
         }
     }
 
     package func changePassword(_ hash: String, accountID: String, keepingSession: String) async throws {
-        try await writer.write {
+        try await messageAndSignInWriter.write {
             try DirectAccountStore.changePassword($0, hash, accountID: accountID, keeping: keepingSession)
         }
     }
 
     package func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
-        try await writer.write { try DirectAccountStore.setPasswordHash($0, new, accountID: accountID, old: old) }
+        try await messageAndSignInWriter.write {
+            try DirectAccountStore.setPasswordHash($0, new, accountID: accountID, old: old)
+        }
     }
 
     package func deleteSession(tokenHash: String) async throws {
-        try await writer.write {
+        try await messageAndSignInWriter.write {
             try DirectAccountStore.deleteSessions($0, tokenHash: tokenHash, accountID: nil, keeping: nil)
         }
     }
 
     package func deleteSessions(accountID: String, keeping: String?) async throws {
-        try await writer.write {
+        try await messageAndSignInWriter.write {
             try DirectAccountStore.deleteSessions($0, tokenHash: nil, accountID: accountID, keeping: keeping)
         }
     }
@@ -49,7 +51,9 @@ extension SQLiteStorage {
     }
 
     package func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
-        try await writer.write { try DirectAccountStore.withGuard($0, username) { policy.reserve(&$0, now: now) } }
+        try await messageAndSignInWriter.write {
+            try DirectAccountStore.withGuard($0, username) { policy.reserve(&$0, now: now) }
+        }
     }
 
     package func finishSignIn(
@@ -58,7 +62,7 @@ extension SQLiteStorage {
         policy: LockoutPolicy,
         now: Date
     ) async throws -> SignInOutcome {
-        try await writer.write {
+        try await messageAndSignInWriter.write {
             try DirectAccountStore.withGuard($0, username) { policy.finish(&$0, check, now: now) }
         }
     }
@@ -68,17 +72,21 @@ extension SQLiteStorage {
         policy: LockoutPolicy,
         now: Date
     ) async throws -> LockoutPolicy.Failure {
-        try await writer.write {
+        try await messageAndSignInWriter.write {
             try DirectAccountStore.withGuard($0, username) { policy.countFailure(&$0, now: now) }
         }
     }
 
     package func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
-        try await writer.write { try DirectAccountStore.withGuard($0, username) { policy.complete(&$0, now: now) } }
+        try await messageAndSignInWriter.write {
+            try DirectAccountStore.withGuard($0, username) { policy.complete(&$0, now: now) }
+        }
     }
 
     package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> Bool {
-        try await writer.write { try DirectAccountStore.withGuard($0, username) { policy.release(&$0, now: now) } }
+        try await messageAndSignInWriter.write {
+            try DirectAccountStore.withGuard($0, username) { policy.release(&$0, now: now) }
+        }
     }
 
     package func record(
@@ -97,7 +105,7 @@ extension SQLiteStorage {
             userAgent: userAgent,
             at: at
         )
-        try await writer.write { try DirectAccountStore.record($0, entry) }
+        try await messageAndSignInWriter.write { try DirectAccountStore.record($0, entry) }
     }
 
     package func startSession(
@@ -110,7 +118,7 @@ extension SQLiteStorage {
         resetsCount: Bool,
         claim: SessionClaim?
     ) async throws -> SessionStart {
-        try await writer.write {
+        try await messageAndSignInWriter.write {
             try DirectAccountStore.startSession(
                 $0,
                 session,

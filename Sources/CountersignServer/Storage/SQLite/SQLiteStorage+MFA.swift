@@ -1,7 +1,7 @@
 import Foundation
 
-/// The second-factor reads of every sign-in on a direct reader (`DirectMFAReader`); the rest of
-/// `MFAStore` is the shared SQL. Readers see the last committed state, as the writer would between
+/// The second-factor reads of every sign-in on a direct reader (`DirectMFAReader`; PostgreSQL's:
+/// `PostgresStorage+MFA.swift`); the rest of `MFAStore` is the shared SQL (`SQLStores+MFA.swift`). Readers see the last committed state, as the writer would between
 /// transactions: every MFA write is committed before its caller goes on.
 extension SQLiteStorage {
     package func authenticators(accountID: String) async throws -> [AuthenticatorRecord] {

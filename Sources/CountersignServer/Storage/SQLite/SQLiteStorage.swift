@@ -15,8 +15,9 @@ import Glibc
 /// hence one connection: every statement goes through it, so transactions never interleave and the busy
 /// handler never spins; WAL lets that connection commit without rewriting the main file. The hot paths
 /// go to direct connections on SQLiteNIO's own copy of SQLite (`DirectSQLite`), each a whole unit of
-/// work in one hop instead of a hop per statement: send batches and acknowledgements to the direct
-/// writer, device-session lookups and the push channel's pages to the direct readers.
+/// work in one hop instead of a hop per statement: send batches, acknowledgements and a sign-in's writes
+/// to the direct writer (`messageAndSignInWriter`), device-session lookups, the push channel's pages and a
+/// sign-in's point reads to the direct readers.
 package final class SQLiteStorage: ServerStorage {
     let databases: Databases
     package let database: any Database
@@ -29,9 +30,10 @@ package final class SQLiteStorage: ServerStorage {
     let readerGroup: MultiThreadedEventLoopGroup
     let readerDatabases: Databases
     private let nextReader = RoundRobin()
-    /// The direct writer, with its group commit: sends, acknowledgements, and sign-in's lockout, session
-    /// and audit writes (every hot write; the Fluent writer takes the rest).
-    let writer: SQLiteWorker
+    /// The direct writer, with its group commit, named for what it carries: the message writes (send
+    /// batches, acknowledgements) and the sign-in writes (lockout, session and audit rows, and the
+    /// password changes and session ends that race them). The Fluent writer (`database`) takes the rest.
+    let messageAndSignInWriter: SQLiteWorker
     /// Direct read-only connections, one per core, for device-session lookups and push deliveries.
     let sessionReaders: [SQLiteWorker]
     private let nextSessionReader = RoundRobin()
@@ -40,6 +42,7 @@ package final class SQLiteStorage: ServerStorage {
     /// Copies the WAL into the file in the background, so that no commit waits for a checkpoint.
     let checkpointer: SQLiteCheckpointer
     package let location: DatabaseLocation
+    package var dialect: StorageDialect { .sqlite }
     private let closed = Atomic<Bool>(false)
 
     static let readers = DatabaseID(string: "sqlite-readers")
@@ -119,7 +122,12 @@ package final class SQLiteStorage: ServerStorage {
             // After the migrations: the direct connections prepare statements over the tables they made.
             checkpointer = try SQLiteCheckpointer(path: path)
             workers.append(
-                try SQLiteWorker(label: "countersign.sqlite.writer", path: path, readOnly: false, maxGroup: groupCommit)
+                try SQLiteWorker(
+                    label: "countersign.sqlite.messages-and-sign-ins",
+                    path: path,
+                    readOnly: false,
+                    maxGroup: groupCommit
+                )
             )
             for i in 0..<max(1, System.coreCount) {
                 workers.append(try SQLiteWorker(label: "countersign.sqlite.sessions.\(i)", path: path, readOnly: true))
@@ -143,7 +151,7 @@ package final class SQLiteStorage: ServerStorage {
             pools: [writerPool, readerPool],
             readerGroup: readerGroup,
             readerDatabases: readerDatabases,
-            writer: workers[0],
+            messageAndSignInWriter: workers[0],
             sessionReaders: Array(workers.dropFirst()),
             inlineReaders: inlineReaders,
             checkpointer: checkpointer!,
@@ -158,7 +166,7 @@ package final class SQLiteStorage: ServerStorage {
         pools: [NIOThreadPool],
         readerGroup: MultiThreadedEventLoopGroup,
         readerDatabases: Databases,
-        writer: SQLiteWorker,
+        messageAndSignInWriter: SQLiteWorker,
         sessionReaders: [SQLiteWorker],
         inlineReaders: InlineReaders,
         checkpointer: SQLiteCheckpointer,
@@ -170,7 +178,7 @@ package final class SQLiteStorage: ServerStorage {
         self.pools = pools
         self.readerGroup = readerGroup
         self.readerDatabases = readerDatabases
-        self.writer = writer
+        self.messageAndSignInWriter = messageAndSignInWriter
         self.sessionReaders = sessionReaders
         self.inlineReaders = inlineReaders
         self.checkpointer = checkpointer
@@ -202,12 +210,12 @@ package final class SQLiteStorage: ServerStorage {
     /// One hop to the direct writer per batch, in its group commit (`SQLiteWorker.write`).
     package func store(_ batch: [StoreRequest]) async throws -> [StoreOutcome] {
         guard !batch.isEmpty else { return [] }
-        return try await writer.write { try DirectSendStore.store($0, batch) }
+        return try await messageAndSignInWriter.write { try DirectSendStore.store($0, batch) }
     }
 
     /// The send joins the direct writer's next group commit, in a savepoint of its own.
     package func submit(_ request: StoreRequest) async throws -> StoreOutcome {
-        try await writer.write { try DirectSendStore.store($0, [request])[0] }
+        try await messageAndSignInWriter.write { try DirectSendStore.store($0, [request])[0] }
     }
 
     /// One node serves a SQLite file (`SQLiteServeLock`): its signals stay in the process.
@@ -217,7 +225,9 @@ package final class SQLiteStorage: ServerStorage {
 
     package func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
         guard !seqs.isEmpty else { return 0 }
-        return try await writer.write { try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs) }
+        return try await messageAndSignInWriter.write {
+            try DirectAckStore.acknowledge($0, deviceID: deviceID, seqs: seqs)
+        }
     }
 
     package func fetch(
@@ -266,7 +276,7 @@ package final class SQLiteStorage: ServerStorage {
     package func close() async {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         checkpointer.close()
-        writer.close()
+        messageAndSignInWriter.close()
         sessionReaders.forEach { $0.close() }
         inlineReaders.close()
         await databases.shutdownAsync()

@@ -3,16 +3,16 @@ import FluentKit
 import Foundation
 import SQLKit
 
-/// `AccountStore` over SQLKit, for SQLite and PostgreSQL alike (SQLite runs the sign-in path on its
-/// direct connections instead: `SQLiteStorage+Accounts.swift`). Lockout updates are read-modify-write
-/// inside a write transaction: PostgreSQL locks the row (`FOR UPDATE`); on SQLite the transaction holds
-/// the file's one write lock from its start (BEGIN IMMEDIATE), whichever connection runs it.
+/// The account, session and audit statements both backends run. The sign-in path (the account and
+/// lockout reads, the lockout transactions, the session start, password changes and the ends of sessions
+/// that race them, the audit row) is each backend's own: `SQLiteStorage+Accounts.swift` on the direct
+/// connections, `PostgresStorage+Accounts.swift` on the pool.
 extension SQLStores {
 
     // MARK: Accounts
 
     package func createAccount(_ a: AccountRecord) async throws {
-        try await database.writeTransaction { sql in
+        try await writeTransaction { sql in
             let inserted = try await sql.raw(
                 """
                 INSERT INTO accounts (id, username, name, lastname, password_hash, reauth_minutes, created_at)
@@ -27,18 +27,10 @@ extension SQLStores {
         }
     }
 
-    package func account(username: String) async throws -> AccountRecord? {
-        try await sql.raw("SELECT * FROM accounts WHERE username = \(bind: username)").first().map(Self.account)
-    }
-
     package func usernames(limit: Int) async throws -> [String] {
         try await sql.raw("SELECT username FROM accounts ORDER BY username LIMIT \(bind: Int64(limit))").all().map {
             try $0.decode(column: "username", as: String.self)
         }
-    }
-
-    package func account(id: String) async throws -> AccountRecord? {
-        try await sql.raw("SELECT * FROM accounts WHERE id = \(bind: id)").first().map(Self.account)
     }
 
     package func accounts(usernames: [String]) async throws -> [AccountRecord] {
@@ -61,25 +53,6 @@ extension SQLStores {
         )
     }
 
-    package func setPasswordHash(_ hash: String, accountID: String) async throws {
-        try await sql.raw("UPDATE accounts SET password_hash = \(bind: hash) WHERE id = \(bind: accountID)").run()
-    }
-
-    package func changePassword(_ hash: String, accountID: String, keepingSession: String) async throws {
-        try await database.writeTransaction { sql in
-            try await sql.raw("UPDATE accounts SET password_hash = \(bind: hash) WHERE id = \(bind: accountID)").run()
-            try await Self.endSessions(sql, accountID: accountID, keeping: keepingSession)
-        }
-    }
-
-    package func replacePasswordHash(_ old: String, with new: String, accountID: String) async throws -> Bool {
-        !(try await sql.raw(
-            """
-            UPDATE accounts SET password_hash = \(bind: new) WHERE id = \(bind: accountID) AND password_hash = \(bind: old) RETURNING id
-            """
-        ).all().isEmpty)
-    }
-
     package func setReauthMinutes(_ minutes: Int, accountID: String) async throws {
         try await sql.raw("UPDATE accounts SET reauth_minutes = \(bind: Int64(minutes)) WHERE id = \(bind: accountID)")
             .run()
@@ -87,178 +60,17 @@ extension SQLStores {
 
     // MARK: Lockout
 
-    /// Runs `change` on the username's guard inside one transaction, creating the row when absent.
-    private func withGuard<T: Sendable>(
-        _ username: String,
-        _ change: @escaping @Sendable (inout LoginGuard) -> T
-    ) async throws -> T {
-        let postgres = isPostgres
-        return try await database.writeTransaction { sql in
-            try await Self.changeGuard(sql, username, postgres: postgres, change)
-        }
-    }
-
-    /// `withGuard`'s body, inside the caller's transaction. A change that locks the username ends its
-    /// account's sessions in the same transaction (`LoginGuard.locks`).
-    private static func changeGuard<T: Sendable>(
-        _ sql: any SQLDatabase,
-        _ username: String,
-        postgres: Bool,
-        _ change: (inout LoginGuard) -> T
-    ) async throws -> T {
-        try await sql.raw(
-            """
-            INSERT INTO login_guards (username, failures, pending, locked) VALUES (\(bind: username), 0, 0, 0)
-            ON CONFLICT (username) DO NOTHING
-            """
-        ).run()
-        let lock: SQLQueryString = postgres ? " FOR UPDATE" : ""
-        guard
-            let row = try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)\(lock)")
-                .first()
-        else {
-            throw SignInRefusal.busy
-        }
-        var state = try Self.loginGuard(row)
-        let before = state
-        let result = change(&state)
-        if state != before {
-            try await sql.raw(
-                """
-                UPDATE login_guards SET failures = \(bind: Int64(state.failures)), pending = \(bind: Int64(state.pending)),
-                    pending_expires_at = \(bind: state.pendingExpiresAt?.ms), delayed_until = \(bind: state.delayedUntil?.ms),
-                    locked = \(bind: Int64(state.locked ? 1 : 0))
-                WHERE username = \(bind: username)
-                """
-            ).run()
-        }
-        if LoginGuard.locks(from: before, to: state) {
-            // Pairing keys first: on PostgreSQL this waits for a pairing that is spending one, so the
-            // deletes below see the device session it stores.
-            for table in ["pairing_keys", "sessions", "device_sessions"] {
-                try await sql.raw(
-                    """
-                    DELETE FROM \(unsafeRaw: table) WHERE account_id IN (SELECT id FROM accounts WHERE username = \(bind: username))
-                    """
-                ).run()
-            }
-        }
-        return result
-    }
-
-    static func loginGuard(_ row: any SQLRow) throws -> LoginGuard {
-        LoginGuard(
-            failures: Int(try row.decode(column: "failures", as: Int64.self)),
-            pending: Int(try row.decode(column: "pending", as: Int64.self)),
-            pendingExpiresAt: try row.decode(column: "pending_expires_at", as: Int64?.self).map(Date.init(ms:)),
-            delayedUntil: try row.decode(column: "delayed_until", as: Int64?.self).map(Date.init(ms:)),
-            locked: try row.decode(column: "locked", as: Int64.self) != 0
-        )
-    }
-
-    package func reserveSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
-        try await withGuard(username) { policy.reserve(&$0, now: now) }
-    }
-
-    package func finishSignIn(
-        username: String,
-        check: LockoutPolicy.Check,
-        policy: LockoutPolicy,
-        now: Date
-    ) async throws -> SignInOutcome {
-        try await withGuard(username) { policy.finish(&$0, check, now: now) }
-    }
-
-    package func countSignInFailure(
-        username: String,
-        policy: LockoutPolicy,
-        now: Date
-    ) async throws -> LockoutPolicy.Failure {
-        try await withGuard(username) { policy.countFailure(&$0, now: now) }
-    }
-
-    package func completeSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> LockoutPolicy.Gate {
-        try await withGuard(username) { policy.complete(&$0, now: now) }
-    }
-
-    package func startSession(
-        _ session: SessionRecord,
-        username: String,
-        passwordHash: String,
-        policy: LockoutPolicy,
-        now: Date,
-        audit: AuditEntry,
-        resetsCount: Bool,
-        claim: SessionClaim?
-    ) async throws -> SessionStart {
-        let postgres = isPostgres
-        return try await database.writeTransaction { sql in
-            // FOR SHARE on PostgreSQL: a password change's UPDATE waits for this transaction, so the
-            // sessions it then ends include this one; an UPDATE in flight makes this read wait and see
-            // its hash. (SQLite's write lock already orders them.) Checked before anything is written: a
-            // check made with a changed password resets no count.
-            let share: SQLQueryString = postgres ? " FOR SHARE" : ""
-            let current = try await sql.raw(
-                "SELECT password_hash FROM accounts WHERE id = \(bind: session.accountID)\(share)"
-            ).first()?.decode(column: "password_hash", as: String.self)
-            guard current == passwordHash else { return .superseded }
-            // A passkey removed meanwhile ended the sessions it made; it makes none after (FOR SHARE: a
-            // removal's DELETE waits, and its sweep then sees this session).
-            if let passkeyID = session.passkeyID,
-                try await sql.raw(
-                    """
-                    SELECT id FROM passkeys WHERE id = \(bind: passkeyID) AND account_id = \(bind: session.accountID)\(share)
-                    """
-                ).first() == nil
-            {
-                return .superseded
-            }
-            if let claim, try await !Self.spend(sql, claim) { return .claimLost }
-            let gate = try await Self.changeGuard(sql, username, postgres: postgres) {
-                resetsCount ? policy.complete(&$0, now: now) : policy.gate(&$0, now: now)
-            }
-            guard gate == .proceed else { return .refused(gate) }
-            try await Self.insertSession(sql, session)
-            try await Self.insertAudit(sql, audit)
-            return .started
-        }
-    }
-
-    /// Compare-and-set of the claim's record; false when it is no longer at the version read.
-    private static func spend(_ sql: any SQLDatabase, _ claim: SessionClaim) async throws -> Bool {
-        let query: SQLQueryString
-        switch claim {
-        case .mfaTransaction(let id, let state, let expected):
-            query = """
-                UPDATE mfa_transactions SET state = \(bind: String(decoding: state, as: UTF8.self)), version = version + 1
-                WHERE id = \(bind: id) AND version = \(bind: expected) RETURNING version
-                """
-        case .authCode(let hash, let state, let expected):
-            query = """
-                UPDATE auth_codes SET state = \(bind: String(decoding: state, as: UTF8.self)), version = version + 1
-                WHERE code_hash = \(bind: hash) AND version = \(bind: expected) RETURNING version
-                """
-        }
-        return try await !sql.raw(query).all().isEmpty
-    }
-
-    package func releaseSignIn(username: String, policy: LockoutPolicy, now: Date) async throws -> Bool {
-        try await withGuard(username) { policy.release(&$0, now: now) }
-    }
-
     package func unlock(username: String) async throws -> Bool {
         !(try await sql.raw("DELETE FROM login_guards WHERE username = \(bind: username) RETURNING username").all()
             .isEmpty)
     }
 
-    package func loginGuard(username: String) async throws -> LoginGuard? {
-        try await sql.raw("SELECT * FROM login_guards WHERE username = \(bind: username)").first().map(Self.loginGuard)
-    }
-
+    /// FOR SHARE on PostgreSQL: a lock in flight is waited for, not read around.
     package func isLocked(username: String) async throws -> Bool {
-        let share: SQLQueryString = isPostgres ? " FOR SHARE" : ""
-        return try await sql.raw("SELECT locked FROM login_guards WHERE username = \(bind: username)\(share)").first()?
-            .decode(column: "locked", as: Int64.self) ?? 0 != 0
+        try await sql.raw(
+            "SELECT locked FROM login_guards WHERE username = \(bind: username)\(dialect.forShare())"
+        ).first()?
+        .decode(column: "locked", as: Int64.self) ?? 0 != 0
     }
 
     // MARK: Sessions
@@ -267,7 +79,7 @@ extension SQLStores {
         try await Self.insertSession(sql, s)
     }
 
-    private static func insertSession(_ sql: any SQLDatabase, _ s: SessionRecord) async throws {
+    static func insertSession(_ sql: any SQLDatabase, _ s: SessionRecord) async throws {
         try await sql.raw(
             """
             INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id)
@@ -305,24 +117,6 @@ extension SQLStores {
         ).run()
     }
 
-    package func deleteSession(tokenHash: String) async throws {
-        try await sql.raw("DELETE FROM sessions WHERE token_hash = \(bind: tokenHash)").run()
-    }
-
-    /// Device sessions end too: a password change, a lock or sign-out-everywhere must reach every device.
-    package func deleteSessions(accountID: String, keeping: String?) async throws {
-        try await database.writeTransaction { sql in
-            try await Self.endSessions(sql, accountID: accountID, keeping: keeping)
-        }
-    }
-
-    private static func endSessions(_ sql: any SQLDatabase, accountID: String, keeping: String?) async throws {
-        try await sql.raw(
-            "DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")"
-        ).run()
-        try await sql.raw("DELETE FROM device_sessions WHERE account_id = \(bind: accountID)").run()
-    }
-
     package func purgeExpired(now: Date, idle: TimeInterval) async throws {
         try await sql.raw(
             """
@@ -338,27 +132,6 @@ extension SQLStores {
     }
 
     // MARK: Audit
-
-    package func record(
-        accountID: String,
-        kind: String,
-        outcome: String,
-        address: String,
-        userAgent: String,
-        at: Date
-    ) async throws {
-        try await Self.insertAudit(
-            sql,
-            AuditEntry(
-                accountID: accountID,
-                kind: kind,
-                outcome: outcome,
-                address: address,
-                userAgent: userAgent,
-                at: at
-            )
-        )
-    }
 
     static func insertAudit(_ sql: any SQLDatabase, _ e: AuditEntry) async throws {
         try await sql.raw(

@@ -35,11 +35,6 @@ extension SQLStores {
 
     // MARK: Devices
 
-    private func lockAccount(_ sql: any SQLDatabase, _ accountID: String) async throws -> Bool {
-        let lock: SQLQueryString = isPostgres ? " FOR UPDATE" : ""
-        return try await sql.raw("SELECT id FROM accounts WHERE id = \(bind: accountID)\(lock)").first() != nil
-    }
-
     private static func keysKnown(_ sql: any SQLDatabase, _ ids: [String]) async throws -> Bool {
         try await sql.raw(
             """
@@ -49,10 +44,10 @@ extension SQLStores {
     }
 
     package func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
-        let postgres = isPostgres
+        let dialect = self.dialect
         do {
-            return try await database.writeTransaction { sql in
-                try await Self.insertDevice(sql, d, maxActive: maxActive, postgres: postgres)
+            return try await writeTransaction { sql in
+                try await Self.insertDevice(sql, d, maxActive: maxActive, dialect: dialect)
             }
         } catch let e where Self.isUniqueViolation(e) {
             return .keyInUse  // a concurrent registration took the key between the check and the insert
@@ -65,9 +60,9 @@ extension SQLStores {
         _ sql: any SQLDatabase,
         _ d: DeviceRecord,
         maxActive: Int,
-        postgres: Bool
+        dialect: StorageDialect
     ) async throws -> DeviceWrite {
-        guard try await sql.lockAccount(d.accountID, postgres: postgres) else { return .notFound }
+        guard try await sql.lockAccount(d.accountID, dialect) else { return .notFound }
         let active =
             try await sql.raw(
                 """
@@ -192,9 +187,10 @@ extension SQLStores {
     }
 
     package func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite {
-        try await database.writeTransaction { sql in
+        let dialect = self.dialect
+        return try await writeTransaction { sql in
             // Serialised with sends to this account (they hold the row FOR SHARE): none queues to a device being revoked.
-            guard try await lockAccount(sql, accountID) else { return .notFound }
+            guard try await sql.lockAccount(accountID, dialect) else { return .notFound }
             let rows = try await sql.raw(
                 """
                 UPDATE devices SET revoked_at = \(bind: at.ms)
@@ -256,13 +252,14 @@ extension SQLStores {
         oldKeySignature: [UInt8],
         at: Date
     ) async throws -> DeviceWrite {
+        let dialect = self.dialect
         do {
-            return try await database.writeTransaction { sql in
+            return try await writeTransaction { sql in
                 guard let row = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first() else {
                     return .notFound
                 }
                 // Serialised with sends (FOR SHARE), registrations and revocations of this account.
-                guard try await lockAccount(sql, try Self.device(row).accountID) else { return .notFound }
+                guard try await sql.lockAccount(try Self.device(row).accountID, dialect) else { return .notFound }
                 guard let locked = try await sql.raw("SELECT * FROM devices WHERE id = \(bind: deviceID)").first()
                 else { return .notFound }
                 let current = try Self.device(locked)

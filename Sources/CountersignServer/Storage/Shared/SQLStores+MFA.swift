@@ -2,19 +2,11 @@ import FluentKit
 import Foundation
 import SQLKit
 
-/// `MFAStore` over SQLKit, for SQLite and PostgreSQL.
+/// The MFA statements both backends run: every method of `MFAStore` but the second-factor reads each
+/// sign-in makes, which are each backend's own (`SQLiteStorage+MFA.swift`, `PostgresStorage+MFA.swift`).
 extension SQLStores {
 
     private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
-
-    package func accountState(_ accountID: String) async throws -> (state: Data, version: Int64)? {
-        try await sql.raw("SELECT state, version FROM mfa_accounts WHERE account_id = \(bind: accountID)").first().map {
-            (
-                Data(try $0.decode(column: "state", as: String.self).utf8),
-                try $0.decode(column: "version", as: Int64.self)
-            )
-        }
-    }
 
     package func saveAccountState(_ accountID: String, state: Data, expected: Int64?) async throws -> Bool {
         if let expected {
@@ -42,16 +34,6 @@ extension SQLStores {
             lastStep: try row.decode(column: "totp_last_step", as: Int64?.self).map { UInt64($0) },
             pairedAt: Date(ms: try row.decode(column: "paired_at", as: Int64.self))
         )
-    }
-
-    package func authenticators(accountID: String) async throws -> [AuthenticatorRecord] {
-        // Only those whose device is still active: revoking the device unpairs it.
-        try await sql.raw(
-            """
-            SELECT a.* FROM authenticators a JOIN devices d ON d.id = a.device_id
-            WHERE a.account_id = \(bind: accountID) AND d.revoked_at IS NULL ORDER BY a.paired_at
-            """
-        ).all().map(Self.authenticator)
     }
 
     package func authenticator(deviceID: String) async throws -> AuthenticatorRecord? {
@@ -119,9 +101,9 @@ extension SQLStores {
         now: Date,
         _ insert: @escaping @Sendable (any SQLDatabase) async throws -> Void
     ) async throws -> Bool {
-        let postgres = sql.dialect.name == "postgresql"
-        return try await database.writeTransaction { sql in
-            guard try await sql.lockAccount(accountID, postgres: postgres) else { return false }
+        let dialect = self.dialect
+        return try await writeTransaction { sql in
+            guard try await sql.lockAccount(accountID, dialect) else { return false }
             let open =
                 try await sql.raw(
                     """
@@ -155,24 +137,23 @@ extension SQLStores {
         maxDevices: Int,
         _ records: @escaping @Sendable (_ accountID: String) throws -> PairingRecords
     ) async throws -> PairingWrite {
-        let postgres = isPostgres
+        let dialect = self.dialect
         do {
-            return try await database.writeTransaction { sql in
+            return try await writeTransaction { sql in
                 guard let accountID = try await Self.spendPairingKey(sql, hash: keyHash, now: now) else {
                     return .keyInvalid
                 }
                 // A lock deletes the account's pairing keys, but a key inserted by a request already past
                 // its session check can land after it. FOR SHARE waits for a lock in flight.
-                let share: SQLQueryString = postgres ? " FOR SHARE OF g" : ""
                 let locked = try await sql.raw(
                     """
                     SELECT g.locked FROM login_guards g JOIN accounts a ON a.username = g.username
-                    WHERE a.id = \(bind: accountID)\(share)
+                    WHERE a.id = \(bind: accountID)\(dialect.forShare(of: "g"))
                     """
                 ).first()?.decode(column: "locked", as: Int64.self)
                 guard (locked ?? 0) == 0 else { return .accountLocked }
                 let r = try records(accountID)
-                let added = try await Self.insertDevice(sql, r.device, maxActive: maxDevices, postgres: postgres)
+                let added = try await Self.insertDevice(sql, r.device, maxActive: maxDevices, dialect: dialect)
                 guard added == .done else { return .refused(added) }
                 try await Self.insertAuthenticator(sql, r.authenticator)
                 try await Self.insertDeviceSession(sql, r.session)
@@ -181,7 +162,7 @@ extension SQLStores {
         } catch let e where Self.isUniqueViolation(e) {
             // A concurrent registration took a key between the check and the insert: nothing stored, and the
             // rollback gave the pairing key back. Spent all the same, as every other refusal spends it.
-            _ = try? await database.writeTransaction { sql in
+            _ = try? await writeTransaction { sql in
                 try await Self.spendPairingKey(sql, hash: keyHash, now: now)
             }
             return .refused(.keyInUse)
@@ -280,13 +261,6 @@ extension SQLStores {
             DELETE FROM recovery_codes WHERE code_hash = \(bind: hash) AND account_id = \(bind: accountID) RETURNING code_hash
             """
         ).all().isEmpty
-    }
-
-    package func recoveryCodesLeft(accountID: String) async throws -> Int {
-        Int(
-            try await sql.raw("SELECT COUNT(*) AS n FROM recovery_codes WHERE account_id = \(bind: accountID)").first()?
-                .decode(column: "n", as: Int64.self) ?? 0
-        )
     }
 
     package func createAuthCode(hash: String, bindingHash: String, state: Data, expiresAt: Date) async throws {

@@ -2,45 +2,11 @@ import FluentKit
 import Foundation
 import SQLKit
 
-/// `MessageStore` over SQLKit, for SQLite and PostgreSQL: everything but the send batch, which each
-/// backend writes its own way (`DirectSendStore`, `PostgresSendStore`) with the same `SendBatchPlan`.
-/// SQLite reads the push channel's pages and writes acknowledgements on its direct connections instead.
+/// The message statements both backends run. Each backend writes the send batch its own way
+/// (`DirectSendStore`, `PostgresSendStore`) with the same `SendBatchPlan`, and reads the push channel's
+/// pages and writes acknowledgements its own way (`SQLiteStorage.fetch`, `PostgresStorage+Messages.swift`);
+/// a fetch that records first fetches is this file's `recordedFetch` on both.
 extension SQLStores {
-    package func fetch(
-        deviceID: String,
-        after: Int64,
-        excluding: [Int64],
-        limit: Int,
-        maxBytes: Int,
-        now: Date,
-        recordFetch: Bool
-    ) async throws
-        -> (entries: [QueueEntry], more: Bool)
-    {
-        // The push channel reads without writing: on a reader connection, no write lock taken per delivery
-        // (the first-fetch receipt is counted when the device acknowledges instead).
-        guard recordFetch else {
-            return try await Self.page(
-                reader as! any SQLDatabase,
-                deviceID: deviceID,
-                after: after,
-                excluding: excluding,
-                limit: limit,
-                maxBytes: maxBytes,
-                now: now,
-                recordFetch: false
-            )
-        }
-        return try await recordedFetch(
-            deviceID: deviceID,
-            after: after,
-            excluding: excluding,
-            limit: limit,
-            maxBytes: maxBytes,
-            now: now
-        )
-    }
-
     /// `fetch` with `recordFetch` true.
     package func recordedFetch(
         deviceID: String,
@@ -74,7 +40,7 @@ extension SQLStores {
                 recordFetch: false
             )
         }
-        return try await database.writeTransaction { sql in
+        return try await writeTransaction { sql in
             try await Self.page(
                 sql,
                 deviceID: deviceID,
@@ -88,7 +54,7 @@ extension SQLStores {
         }
     }
 
-    private static func page(
+    static func page(
         _ sql: any SQLDatabase,
         deviceID: String,
         after: Int64,
@@ -148,34 +114,8 @@ extension SQLStores {
         }
     }
 
-    package func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
-        guard !seqs.isEmpty else { return 0 }
-        return try await database.writeTransaction { sql in
-            let rows = try await sql.raw(
-                """
-                DELETE FROM message_queue WHERE device_id = \(bind: deviceID) AND seq IN (\(binds: seqs)) RETURNING message_id, incoming, fetched
-                """
-            ).all()
-            var acked: [String: Int64] = [:]
-            var fetched: [String: Int64] = [:]
-            for row in rows where try row.decode(column: "incoming", as: Int64.self) != 0 {
-                let id = try row.decode(column: "message_id", as: String.self)
-                acked[id, default: 0] += 1
-                if try row.decode(column: "fetched", as: Int64.self) == 0 { fetched[id, default: 0] += 1 }
-            }
-            for (id, n) in acked {
-                try await sql.raw(
-                    """
-                    UPDATE messages SET acked_by = acked_by + \(bind: n), fetched_by = fetched_by + \(bind: fetched[id] ?? 0) WHERE id = \(bind: id)
-                    """
-                ).run()
-            }
-            return rows.count
-        }
-    }
-
     package func cancel(messageID: String, senderAccountID: String, now: Date) async throws -> CancelOutcome {
-        try await database.writeTransaction { sql in
+        try await writeTransaction { sql in
             guard
                 let row = try await sql.raw(
                     """

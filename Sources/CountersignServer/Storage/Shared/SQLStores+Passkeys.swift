@@ -128,10 +128,10 @@ extension SQLStores {
             p.transports.allSatisfy { !$0.isEmpty && !$0.contains(",") },
             "transports are checked by PasskeyRules"
         )
-        let postgres = isPostgres
-        return try await database.writeTransaction { sql in
+        let dialect = self.dialect
+        return try await writeTransaction { sql in
             // The account first, as every transaction that touches an account's rows locks it.
-            guard try await sql.lockAccount(p.accountID, postgres: postgres) else { return .accountNotFound }
+            guard try await sql.lockAccount(p.accountID, dialect) else { return .accountNotFound }
             if let ceremony {
                 // Committed with whatever follows: refused or added, the ceremony is spent.
                 let spent = try await sql.raw(
@@ -189,7 +189,7 @@ extension SQLStores {
     }
 
     package func removePasskey(id: String, accountID: String, keepingSession: String) async throws -> Bool {
-        try await database.writeTransaction { sql in
+        try await writeTransaction { sql in
             guard
                 try await !sql.raw(
                     "DELETE FROM passkeys WHERE id = \(bind: id) AND account_id = \(bind: accountID) RETURNING id"
@@ -213,10 +213,7 @@ extension SQLStores {
 extension SQLDatabase {
     /// Takes the account's row lock inside a write transaction (PostgreSQL; SQLite's writer is already
     /// alone), and says whether the account exists: with no row there is nothing to lock a cap with.
-    func lockAccount(_ accountID: String, postgres: Bool) async throws -> Bool {
-        try await raw(
-            "SELECT id FROM accounts WHERE id = \(bind: accountID)\(unsafeRaw: postgres ? " FOR UPDATE" : "")"
-        )
-        .first() != nil
+    func lockAccount(_ accountID: String, _ dialect: StorageDialect) async throws -> Bool {
+        try await raw("SELECT id FROM accounts WHERE id = \(bind: accountID)\(dialect.forUpdate)").first() != nil
     }
 }

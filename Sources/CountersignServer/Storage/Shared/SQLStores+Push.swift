@@ -26,7 +26,7 @@ extension SQLStores {
     }
 
     package func claimDue(now: Date, limit: Int) async throws -> (messages: Int, accounts: [String]) {
-        let postgres = sql.dialect.name == "postgresql"
+        let dialect = self.dialect
         return try await database.transaction { tx in
             let sql = tx as! any SQLDatabase
             // The conditions repeat the partial index's (messages_due) so both databases use it.
@@ -34,7 +34,7 @@ extension SQLStores {
                 """
                 UPDATE messages SET announced = 1 WHERE id IN (
                   SELECT id FROM messages WHERE announced = 0 AND deliver_at > accepted_at AND deliver_at <= \(bind: now.ms)
-                  ORDER BY deliver_at LIMIT \(bind: Int64(limit)) \(unsafeRaw: postgres ? "FOR UPDATE SKIP LOCKED" : ""))
+                  ORDER BY deliver_at LIMIT \(bind: Int64(limit))\(dialect.forUpdateSkipLocked))
                 RETURNING id
                 """
             ).all().map { try $0.decode(column: "id", as: String.self) }

@@ -1,0 +1,69 @@
+import FluentKit
+import Foundation
+import SQLKit
+
+/// The push channel's reads and the acknowledgements on PostgreSQL, on the pool (SQLite's are on its
+/// direct connections: `SQLiteStorage.fetch`, `DirectQueueReader`, `DirectAckStore`). A fetch that
+/// records first fetches is the shared `recordedFetch` (`SQLStores+Messages.swift`).
+extension PostgresStorage {
+    package func fetch(
+        deviceID: String,
+        after: Int64,
+        excluding: [Int64],
+        limit: Int,
+        maxBytes: Int,
+        now: Date,
+        recordFetch: Bool
+    ) async throws
+        -> (entries: [QueueEntry], more: Bool)
+    {
+        // The push channel reads without writing: on a reader connection, no write lock taken per delivery
+        // (the first-fetch receipt is counted when the device acknowledges instead).
+        guard recordFetch else {
+            return try await Self.page(
+                reader as! any SQLDatabase,
+                deviceID: deviceID,
+                after: after,
+                excluding: excluding,
+                limit: limit,
+                maxBytes: maxBytes,
+                now: now,
+                recordFetch: false
+            )
+        }
+        return try await recordedFetch(
+            deviceID: deviceID,
+            after: after,
+            excluding: excluding,
+            limit: limit,
+            maxBytes: maxBytes,
+            now: now
+        )
+    }
+
+    package func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {
+        guard !seqs.isEmpty else { return 0 }
+        return try await writeTransaction { sql in
+            let rows = try await sql.raw(
+                """
+                DELETE FROM message_queue WHERE device_id = \(bind: deviceID) AND seq IN (\(binds: seqs)) RETURNING message_id, incoming, fetched
+                """
+            ).all()
+            var acked: [String: Int64] = [:]
+            var fetched: [String: Int64] = [:]
+            for row in rows where try row.decode(column: "incoming", as: Int64.self) != 0 {
+                let id = try row.decode(column: "message_id", as: String.self)
+                acked[id, default: 0] += 1
+                if try row.decode(column: "fetched", as: Int64.self) == 0 { fetched[id, default: 0] += 1 }
+            }
+            for (id, n) in acked {
+                try await sql.raw(
+                    """
+                    UPDATE messages SET acked_by = acked_by + \(bind: n), fetched_by = fetched_by + \(bind: fetched[id] ?? 0) WHERE id = \(bind: id)
+                    """
+                ).run()
+            }
+            return rows.count
+        }
+    }
+}
