@@ -8,6 +8,8 @@ extension SQLStores {
 
     private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
 
+    // MARK: MFAStateStore (the reads are each backend's: accountState)
+
     package func saveAccountState(_ accountID: String, state: Data, expected: Int64?) async throws -> Bool {
         if let expected {
             return try await !sql.raw(
@@ -24,6 +26,8 @@ extension SQLStores {
             """
         ).all().isEmpty
     }
+
+    // MARK: AuthenticatorStore (the reads are each backend's: authenticators(accountID:))
 
     static func authenticator(_ row: any SQLRow) throws -> AuthenticatorRecord {
         AuthenticatorRecord(
@@ -73,6 +77,17 @@ extension SQLStores {
         try await sql.raw("DELETE FROM authenticators WHERE account_id = \(bind: accountID) RETURNING device_id").all()
             .map { try $0.decode(column: "device_id", as: String.self) }
     }
+
+    package func addLog(supportID: String, deviceID: String, accountID: String, at: Date, text: String) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO authenticator_logs (support_id, device_id, account_id, created_at, text)
+            VALUES (\(bind: supportID), \(bind: deviceID), \(bind: accountID), \(bind: at.ms), \(bind: text))
+            """
+        ).run()
+    }
+
+    // MARK: PairingStore
 
     package func createPairingKey(
         hash: String,
@@ -169,6 +184,8 @@ extension SQLStores {
         }
     }
 
+    // MARK: MFATransactionStore
+
     package func createTransaction(
         id: String,
         accountID: String,
@@ -243,6 +260,8 @@ extension SQLStores {
         try await sql.raw("DELETE FROM mfa_challenges WHERE transaction_id = \(bind: transactionID)").run()
     }
 
+    // MARK: RecoveryCodeStore (the count is each backend's: recoveryCodesLeft)
+
     package func replaceRecoveryCodes(accountID: String, hashes: [String]) async throws {
         try await database.transaction { tx in
             let sql = tx as! any SQLDatabase
@@ -262,6 +281,8 @@ extension SQLStores {
             """
         ).all().isEmpty
     }
+
+    // MARK: AuthenticationCodeStore
 
     package func createAuthCode(hash: String, bindingHash: String, state: Data, expiresAt: Date) async throws {
         try await sql.raw(
@@ -301,14 +322,7 @@ extension SQLStores {
         ).all().isEmpty
     }
 
-    package func addLog(supportID: String, deviceID: String, accountID: String, at: Date, text: String) async throws {
-        try await sql.raw(
-            """
-            INSERT INTO authenticator_logs (support_id, device_id, account_id, created_at, text)
-            VALUES (\(bind: supportID), \(bind: deviceID), \(bind: accountID), \(bind: at.ms), \(bind: text))
-            """
-        ).run()
-    }
+    // MARK: Purge
 
     package func purgeExpiredMFA(now: Date) async throws {
         let day = now.addingTimeInterval(-86_400).ms
