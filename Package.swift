@@ -86,6 +86,7 @@ let package = Package(
             dependencies: [
                 "CountersignCrypto",
                 "CountersignAPI",
+                "CountersignWebClient",
                 "CSQLiteNIO",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -108,8 +109,11 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncKit", package: "async-kit"),
             ],
-            resources: [.copy("openapi.yaml"), .copy("web")]
+            resources: [.copy("openapi.yaml")]
         ),
+        // The web client (docs/WEB.md): plain ES modules, HTML and CSS in web/, a resource served by the
+        // server as it is (no build step); a client of the HTTP API beside the SDK, not part of the server.
+        .target(name: "CountersignWebClient", resources: [.copy("web")]),
         .target(
             name: "CountersignClient",
             dependencies: [

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { authenticatorName } from "../../Sources/CountersignServer/web/js/aaguids.js";
+import { authenticatorName } from "../../Sources/CountersignWebClient/web/js/aaguids.js";
 
 test("known AAGUIDs are named, in either case", () => {
   assert.equal(authenticatorName("ea9b8d66-4d01-1d21-3ce4-b6b48cb575d4"), "Google Password Manager");

@@ -16,8 +16,8 @@ const { authenticatorName, challengeKey, pairingAnswerProblem, pairingMessage } 
 );
 const { passcode } = await import(`${WEB}js/authenticator/passcode.js`);
 const { browserBrand } = await import(`${WEB}js/user-agent.js`);
-const { base64url, concat, fromBase64url, lv, utf8 } = await import("../../Sources/CountersignServer/web/js/bytes.js");
-const { Q } = await import("../../Sources/CountersignServer/web/js/device-keys.js");
+const { base64url, concat, fromBase64url, lv, utf8 } = await import("../../Sources/CountersignWebClient/web/js/bytes.js");
+const { Q } = await import("../../Sources/CountersignWebClient/web/js/device-keys.js");
 const { keyPair, pattern, text, toHex } = await import("./support/vectors.mjs");
 
 /** The rows of a tab-separated vector file, comments left out. */

@@ -11,7 +11,7 @@ import {
   lv,
   sha256,
   utf8,
-} from "../../Sources/CountersignServer/web/js/bytes.js";
+} from "../../Sources/CountersignWebClient/web/js/bytes.js";
 import { fromHex, json, pattern } from "./support/vectors.mjs";
 
 test("concat joins in order, and of nothing is empty", () => {

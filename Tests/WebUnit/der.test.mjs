@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { DERError, keyName, OID, Reader, TAG } from "../../Sources/CountersignServer/web/js/der.js";
-import { parsePEM } from "../../Sources/CountersignServer/web/js/pem.js";
+import { DERError, keyName, OID, Reader, TAG } from "../../Sources/CountersignWebClient/web/js/der.js";
+import { parsePEM } from "../../Sources/CountersignWebClient/web/js/pem.js";
 import { text } from "./support/vectors.mjs";
 
 const reader = (...bytes) => new Reader(Uint8Array.from(bytes));

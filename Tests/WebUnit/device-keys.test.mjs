@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import test from "node:test";
 
-import { concat, lv, utf8 } from "../../Sources/CountersignServer/web/js/bytes.js";
+import { concat, lv, utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
 import {
   keyIdOf,
   makeDeviceKeys,
@@ -17,8 +17,8 @@ import {
   signLowS,
   spki,
   verifyLowS,
-} from "../../Sources/CountersignServer/web/js/device-keys.js";
-import { parsePEM } from "../../Sources/CountersignServer/web/js/pem.js";
+} from "../../Sources/CountersignWebClient/web/js/device-keys.js";
+import { parsePEM } from "../../Sources/CountersignWebClient/web/js/pem.js";
 import { pattern, text, toHex } from "./support/vectors.mjs";
 
 /** DeviceProof.framed: the context's UTF-8, a zero byte, and the SHA-256 of the fields. */

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { hasHiddenCharacters, visibleText } from "../../Sources/CountersignServer/web/js/display-name.js";
+import { hasHiddenCharacters, visibleText } from "../../Sources/CountersignWebClient/web/js/display-name.js";
 
 test("a right-to-left override is shown, not obeyed", () => {
   assert.equal(visibleText("\u202Eevil"), "<U+202E>evil");

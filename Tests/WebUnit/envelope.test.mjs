@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { concat, sha256, utf8 } from "../../Sources/CountersignServer/web/js/bytes.js";
-import { Q, signLowS } from "../../Sources/CountersignServer/web/js/device-keys.js";
-import { MAX_PLAINTEXT, open, parse, seal } from "../../Sources/CountersignServer/web/js/envelope.js";
+import { concat, sha256, utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import { Q, signLowS } from "../../Sources/CountersignWebClient/web/js/device-keys.js";
+import { MAX_PLAINTEXT, open, parse, seal } from "../../Sources/CountersignWebClient/web/js/envelope.js";
 import { expected, identityOf, keyPair, outcome, readVector, vectorNames } from "./support/vectors.mjs";
 
 test("every message vector opens to the class the Swift tests expect", async () => {

@@ -8,9 +8,9 @@ import { installBrowser } from "./support/browser.mjs";
 
 installBrowser();
 const { fileKeys, generateIdentity, identityFromPKCS8, importIdentity } = await import(
-  "../../Sources/CountersignServer/web/js/file-keys.js"
+  "../../Sources/CountersignWebClient/web/js/file-keys.js"
 );
-const { keyIdOf, parsePublicKey } = await import("../../Sources/CountersignServer/web/js/pem.js");
+const { keyIdOf, parsePublicKey } = await import("../../Sources/CountersignWebClient/web/js/pem.js");
 const { text } = await import("./support/vectors.mjs");
 
 test("an identity from a key file: its point, its key ID, and keys that cannot be read back", async () => {

@@ -4,10 +4,10 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { concat } from "../../Sources/CountersignServer/web/js/bytes.js";
-import { MAX_PLAINTEXT, open, seal } from "../../Sources/CountersignServer/web/js/filelock.js";
-import { keyIdOf } from "../../Sources/CountersignServer/web/js/pem.js";
-import { detect } from "../../Sources/CountersignServer/web/js/sealed-file.js";
+import { concat } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import { MAX_PLAINTEXT, open, seal } from "../../Sources/CountersignWebClient/web/js/filelock.js";
+import { keyIdOf } from "../../Sources/CountersignWebClient/web/js/pem.js";
+import { detect } from "../../Sources/CountersignWebClient/web/js/sealed-file.js";
 import { expected, identityOf, keyPair, outcome, pattern, readVector, vectorNames } from "./support/vectors.mjs";
 
 const u32 = (n) => Uint8Array.of(n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);

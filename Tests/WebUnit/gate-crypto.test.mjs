@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, pbkdf2Sync, randomBytes } from "node:crypto";
 import test from "node:test";
 
-import { concat, lv, utf8 } from "../../Sources/CountersignServer/web/js/bytes.js";
-import * as g from "../../Sources/CountersignServer/web/js/gate-crypto.js";
+import { concat, lv, utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import * as g from "../../Sources/CountersignWebClient/web/js/gate-crypto.js";
 import { flip, pattern } from "./support/vectors.mjs";
 
 const ACCOUNT = "gate-0b8f4c2e-account";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import * as g from "../../Sources/CountersignServer/web/js/gate-crypto.js";
+import * as g from "../../Sources/CountersignWebClient/web/js/gate-crypto.js";
 import {
   isUnlocked,
   keyIdHex,
@@ -13,9 +13,9 @@ import {
   remember,
   storable,
   usable,
-} from "../../Sources/CountersignServer/web/js/gate-keys.js";
-import { makeDeviceKeys } from "../../Sources/CountersignServer/web/js/device-keys.js";
-import { on } from "../../Sources/CountersignServer/web/js/events.js";
+} from "../../Sources/CountersignWebClient/web/js/gate-keys.js";
+import { makeDeviceKeys } from "../../Sources/CountersignWebClient/web/js/device-keys.js";
+import { on } from "../../Sources/CountersignWebClient/web/js/events.js";
 import { pattern } from "./support/vectors.mjs";
 
 /** An opened gate for `accountId`, with a device record whose keys were made for the gate. */

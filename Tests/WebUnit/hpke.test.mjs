@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { base64url } from "../../Sources/CountersignServer/web/js/bytes.js";
-import { open, rawPoint, seal } from "../../Sources/CountersignServer/web/js/hpke.js";
+import { base64url } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import { open, rawPoint, seal } from "../../Sources/CountersignWebClient/web/js/hpke.js";
 import { flip, fromHex, json, keyPair, pattern, toHex } from "./support/vectors.mjs";
 
 const v = json("hpke_rfc9180_p256_sha256_aes256gcm.json");

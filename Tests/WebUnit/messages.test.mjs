@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { MAX_PLAINTEXT } from "../../Sources/CountersignServer/web/js/envelope.js";
-import { sizeWords, textSize, tooLongWords } from "../../Sources/CountersignServer/web/js/messages.js";
+import { MAX_PLAINTEXT } from "../../Sources/CountersignWebClient/web/js/envelope.js";
+import { sizeWords, textSize, tooLongWords } from "../../Sources/CountersignWebClient/web/js/messages.js";
 
 test("a text surely under 90 % of the limit is not even counted", () => {
   assert.equal(textSize(""), null);

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { hex } from "../../Sources/CountersignServer/web/js/bytes.js";
+import { hex } from "../../Sources/CountersignWebClient/web/js/bytes.js";
 import {
   armor,
   fingerprintText,
@@ -15,7 +15,7 @@ import {
   publicPEM,
   spkiOf,
   validPoint,
-} from "../../Sources/CountersignServer/web/js/pem.js";
+} from "../../Sources/CountersignWebClient/web/js/pem.js";
 import { fromHex, json, keyPair, text } from "./support/vectors.mjs";
 
 const kindOf = async (body) => {

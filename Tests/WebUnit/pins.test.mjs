@@ -10,12 +10,12 @@ import { installBrowser } from "./support/browser.mjs";
 
 const server = installBrowser();
 
-const { base64url, fromBase64url } = await import("../../Sources/CountersignServer/web/js/bytes.js");
-const { keyIdOf, rotationMessage, signLowS } = await import("../../Sources/CountersignServer/web/js/device-keys.js");
-const pins = await import("../../Sources/CountersignServer/web/js/pins.js");
-const { session } = await import("../../Sources/CountersignServer/web/js/session.js");
+const { base64url, fromBase64url } = await import("../../Sources/CountersignWebClient/web/js/bytes.js");
+const { keyIdOf, rotationMessage, signLowS } = await import("../../Sources/CountersignWebClient/web/js/device-keys.js");
+const pins = await import("../../Sources/CountersignWebClient/web/js/pins.js");
+const { session } = await import("../../Sources/CountersignWebClient/web/js/session.js");
 const { keyPair, text } = await import("./support/vectors.mjs");
-const { parsePEM } = await import("../../Sources/CountersignServer/web/js/pem.js");
+const { parsePEM } = await import("../../Sources/CountersignWebClient/web/js/pem.js");
 
 const T0 = 1_800_000_000_000; // ms: KeyPinsTests' t0
 const at = (seconds) => T0 + seconds * 1000;

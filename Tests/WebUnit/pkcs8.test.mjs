@@ -5,11 +5,11 @@ import assert from "node:assert/strict";
 import { createPrivateKey } from "node:crypto";
 import test from "node:test";
 
-import { concat, utf8 } from "../../Sources/CountersignServer/web/js/bytes.js";
-import { OID, TAG } from "../../Sources/CountersignServer/web/js/der.js";
-import { identityFromPKCS8 } from "../../Sources/CountersignServer/web/js/file-keys.js";
-import { armor, parsePublicKey } from "../../Sources/CountersignServer/web/js/pem.js";
-import { decryptPKCS8, isEncrypted, readPrivateKeyFile } from "../../Sources/CountersignServer/web/js/pkcs8.js";
+import { concat, utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import { OID, TAG } from "../../Sources/CountersignWebClient/web/js/der.js";
+import { identityFromPKCS8 } from "../../Sources/CountersignWebClient/web/js/file-keys.js";
+import { armor, parsePublicKey } from "../../Sources/CountersignWebClient/web/js/pem.js";
+import { decryptPKCS8, isEncrypted, readPrivateKeyFile } from "../../Sources/CountersignWebClient/web/js/pkcs8.js";
 import { fromHex, text } from "./support/vectors.mjs";
 import { installWorker } from "./support/worker.mjs";
 

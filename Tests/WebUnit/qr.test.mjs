@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "node:test";
 
-import { encode, qrCode } from "../../Sources/CountersignServer/web/js/qr.js";
+import { encode, qrCode } from "../../Sources/CountersignWebClient/web/js/qr.js";
 
 const hasZbar = (() => {
   try {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { fromBase64url } from "../../Sources/CountersignServer/web/js/bytes.js";
+import { fromBase64url } from "../../Sources/CountersignWebClient/web/js/bytes.js";
 import {
   DIRECTORY_DEVICE_LIMIT,
   fingerprint,
@@ -12,7 +12,7 @@ import {
   PIN_HISTORY_LIMIT,
   REAUTH_CHOICES,
   USERNAME_RULE,
-} from "../../Sources/CountersignServer/web/js/rules.js";
+} from "../../Sources/CountersignWebClient/web/js/rules.js";
 import { json, toHex } from "./support/vectors.mjs";
 
 const rules = json("client_rules.json");

@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { concat, utf8 } from "../../Sources/CountersignServer/web/js/bytes.js";
-import { identityFromPKCS8 } from "../../Sources/CountersignServer/web/js/file-keys.js";
-import { spkiOf } from "../../Sources/CountersignServer/web/js/pem.js";
-import { digits, display, keyBytes, safetyNumber } from "../../Sources/CountersignServer/web/js/safety-number.js";
+import { concat, utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import { identityFromPKCS8 } from "../../Sources/CountersignWebClient/web/js/file-keys.js";
+import { spkiOf } from "../../Sources/CountersignWebClient/web/js/pem.js";
+import { digits, display, keyBytes, safetyNumber } from "../../Sources/CountersignWebClient/web/js/safety-number.js";
 import { fromHex, json, keyPair, toHex } from "./support/vectors.mjs";
 
 const file = json("safety_number.json");

@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { utf8 } from "../../Sources/CountersignServer/web/js/bytes.js";
-import { scrypt } from "../../Sources/CountersignServer/web/js/scrypt.js";
-import { scryptHere } from "../../Sources/CountersignServer/web/js/scrypt-core.js";
-import { workerURL } from "../../Sources/CountersignServer/web/js/trusted.js";
+import { utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import { scrypt } from "../../Sources/CountersignWebClient/web/js/scrypt.js";
+import { scryptHere } from "../../Sources/CountersignWebClient/web/js/scrypt-core.js";
+import { workerURL } from "../../Sources/CountersignWebClient/web/js/trusted.js";
 import { toHex } from "./support/vectors.mjs";
 import { installWorker, NodeWorker } from "./support/worker.mjs";
 

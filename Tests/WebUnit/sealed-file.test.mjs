@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { concat, utf8 } from "../../Sources/CountersignServer/web/js/bytes.js";
-import * as filelock from "../../Sources/CountersignServer/web/js/filelock.js";
-import { parsePublicKey, spkiOf } from "../../Sources/CountersignServer/web/js/pem.js";
-import { MESSAGES, SealError } from "../../Sources/CountersignServer/web/js/seal-error.js";
+import { concat, utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import * as filelock from "../../Sources/CountersignWebClient/web/js/filelock.js";
+import { parsePublicKey, spkiOf } from "../../Sources/CountersignWebClient/web/js/pem.js";
+import { MESSAGES, SealError } from "../../Sources/CountersignWebClient/web/js/seal-error.js";
 import {
   BlobSink,
   CheckSink,
@@ -17,9 +17,9 @@ import {
   open,
   readersInUse,
   seal,
-} from "../../Sources/CountersignServer/web/js/sealed-file.js";
-import { generateIdentity } from "../../Sources/CountersignServer/web/js/file-keys.js";
-import { armor } from "../../Sources/CountersignServer/web/js/pem.js";
+} from "../../Sources/CountersignWebClient/web/js/sealed-file.js";
+import { generateIdentity } from "../../Sources/CountersignWebClient/web/js/file-keys.js";
+import { armor } from "../../Sources/CountersignWebClient/web/js/pem.js";
 import { expected, identityOf, outcome, pattern, readVector, vectorNames } from "./support/vectors.mjs";
 
 const CHUNK = 65536;

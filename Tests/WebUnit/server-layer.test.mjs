@@ -1,4 +1,4 @@
-// The web client's server layer (Sources/CountersignServer/web/js/server/) against docs/openapi.yaml.
+// The web client's server layer (Sources/CountersignWebClient/web/js/server/) against docs/openapi.yaml.
 //
 // Each module there exports ENDPOINTS, one entry per function, the function named after the operation's
 // operationId: {operationId, method, path, sends?, answer, reads?, upgrade?}
@@ -21,7 +21,7 @@ import test from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const web = join(root, "Sources/CountersignServer/web/js");
+const web = join(root, "Sources/CountersignWebClient/web/js");
 const serverDir = join(web, "server");
 
 // No YAML parser in Node: PyYAML (python3) reads it into JSON.

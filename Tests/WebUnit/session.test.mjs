@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { session } from "../../Sources/CountersignServer/web/js/session.js";
+import { session } from "../../Sources/CountersignWebClient/web/js/session.js";
 
 const signedIn = (username) => ({
   token: "cs_token",

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { utf8 } from "../../Sources/CountersignServer/web/js/bytes.js";
-import { SHA256 } from "../../Sources/CountersignServer/web/js/sha256-stream.js";
+import { utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
+import { SHA256 } from "../../Sources/CountersignWebClient/web/js/sha256-stream.js";
 import { pattern, toHex } from "./support/vectors.mjs";
 
 const webCrypto = async (bytes) => toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));

@@ -1,11 +1,12 @@
+import CountersignWebClient
 import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The web client's files (`web/`: HTML, CSS and ES modules, no build step), read once at start and
-/// served from memory at `/` with the same security headers on every file.
+/// The web client's files (the `CountersignWebClient` target's `web/`: HTML, CSS and ES modules, no build
+/// step), read once at start and served from memory at `/` with the same security headers on every file.
 ///
 /// Caching: `no-cache` with a strong ETag (SHA-256 of the bytes), so a browser revalidates every file
 /// (a 304, no body, when unchanged) and never runs modules from two versions of the server together.
@@ -67,13 +68,13 @@ struct WebClient: Sendable {
         self.files = files
     }
 
-    /// The files shipped with the server (the `web` resource folder), read once; or, for working on the
-    /// web client without rebuilding the server, the folder named by `COUNTERSIGN_WEB_ROOT`.
+    /// The files shipped with the server (`CountersignWebClient`'s `web` resource folder), read once; or, for
+    /// working on the web client without rebuilding the server, the folder named by `COUNTERSIGN_WEB_ROOT`.
     static let shipped: Result<WebClient, ConfigurationError> = {
         let override = ProcessInfo.processInfo.environment["COUNTERSIGN_WEB_ROOT"].map {
             URL(fileURLWithPath: $0, isDirectory: true)
         }
-        guard let url = override ?? Bundle.module.url(forResource: "web", withExtension: nil) else {
+        guard let url = override ?? WebClientFiles.root else {
             return .failure(ConfigurationError("the web client's files are missing from the server's resources"))
         }
         do {

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-import { importIdentity } from "../../../Sources/CountersignServer/web/js/file-keys.js";
+import { importIdentity } from "../../../Sources/CountersignWebClient/web/js/file-keys.js";
 
 export const VECTORS = fileURLToPath(new URL("../../CountersignCryptoTests/Vectors/", import.meta.url));
 

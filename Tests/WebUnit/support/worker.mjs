@@ -4,7 +4,7 @@
 import { Worker as ThreadWorker } from "node:worker_threads";
 import { fileURLToPath } from "node:url";
 
-const WEB_ROOT = fileURLToPath(new URL("../../../Sources/CountersignServer/web/", import.meta.url));
+const WEB_ROOT = fileURLToPath(new URL("../../../Sources/CountersignWebClient/web/", import.meta.url));
 
 // Runs in the thread: `self` as a worker's global, messages queued until the script has loaded.
 const BOOTSTRAP = `
