@@ -205,13 +205,13 @@ public final class CountersignAuthenticator: Sendable {
     /// push channel).
     public func pendingNotifications() async throws -> [NotificationObject] {
         var out: [NotificationObject] = []
-        for c in try await client.send(
+        let list = try await client.send(
             "GET",
             "/v1/authenticator/challenges",
-            body: CountersignClient.noBody,
             as: PushChallengeList.self,
             credential: .device
-        ).challenges {
+        )
+        for c in list.challenges {
             if let n = await notification(from: c.jwt) { out.append(n) }
         }
         return out

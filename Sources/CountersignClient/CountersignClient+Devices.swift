@@ -7,13 +7,7 @@ extension CountersignClient {
     /// challenge and signs it with `signing`. The account's re-authentication interval applies.
     public func registerDevice(name: String, signing: Identity, encryptionKey: PublicKey) async throws -> Device {
         let account = try await me()
-        let challenge = try await send(
-            "POST",
-            "/v1/devices/challenges",
-            body: Self.noBody,
-            as: DeviceChallenge.self,
-            credential: .account
-        )
+        let challenge = try await send("POST", "/v1/devices/challenges", as: DeviceChallenge.self, credential: .account)
         let message = DeviceProof.registrationMessage(
             challenge: challenge.challenge.bytes,
             accountID: account.id,
@@ -55,19 +49,13 @@ extension CountersignClient {
     }
 
     public func closeDeviceSession() async throws {
-        _ = try await send(
-            "DELETE",
-            "/v1/device-sessions/current",
-            body: Self.noBody,
-            as: Empty.self,
-            credential: .device
-        )
+        try await send("DELETE", "/v1/device-sessions/current", credential: .device)
         deviceToken = nil
     }
 
     /// The account's devices, revoked ones included.
     public func devices() async throws -> [Device] {
-        try await send("GET", "/v1/devices", body: Self.noBody, as: DeviceList.self, credential: .account).devices
+        try await send("GET", "/v1/devices", as: DeviceList.self, credential: .account).devices
     }
 
     public func renameDevice(id: String, to name: String) async throws -> Device {
@@ -82,13 +70,7 @@ extension CountersignClient {
 
     /// Revokes a device: its sessions end, its queue is dropped, its keys stop receiving.
     public func revokeDevice(id: String) async throws {
-        _ = try await send(
-            "DELETE",
-            "/v1/devices/\(try Self.segment(id))",
-            body: Self.noBody,
-            as: Empty.self,
-            credential: .account
-        )
+        try await send("DELETE", "/v1/devices/\(try Self.segment(id))", credential: .account)
     }
 
     /// Replaces this device's keys: the old signing key vouches for the new ones, the new one proves
@@ -123,7 +105,6 @@ extension CountersignClient {
         let answer = try await send(
             "GET",
             "/v1/users/\(try Self.segment(asked))/devices",
-            body: Self.noBody,
             as: UserDirectory.self,
             credential: deviceToken != nil ? .device : .account
         )
@@ -135,7 +116,7 @@ extension CountersignClient {
 
     /// Ends every session of the account, device sessions included.
     public func signOutEverywhere() async throws {
-        _ = try await send("DELETE", "/v1/sessions", body: Self.noBody, as: Empty.self, credential: .account)
+        try await send("DELETE", "/v1/sessions", credential: .account)
     }
 
     /// A path segment: IDs and usernames are plain ASCII; anything else is refused rather than escaped.

@@ -7,34 +7,25 @@ extension CountersignClient {
 
     /// The transaction now; with `wait` (1 to 30 s) the answer comes when its status changes.
     public func mfaTransaction(_ pending: MFARequired, wait: Int = 0) async throws -> MFATransactionView {
-        try await send(
-            "GET",
-            "/v1/mfa/transactions/\(pending.transaction.id)" + (wait > 0 ? "?wait=\(wait)" : ""),
-            body: Self.noBody,
-            as: MFATransactionView.self,
-            credential: .bearer(pending.binding),
-            limits: .longPoll(wait: wait)
-        )
+        try await longPoll(pending.path, wait: wait, as: MFATransactionView.self, credential: .bearer(pending.binding))
     }
 
     /// A passcode: an authenticator app's, or a paired authenticator's own.
     public func submitPasscode(_ code: String, for pending: MFARequired) async throws -> MFATransactionView {
-        try await send(
-            "POST",
-            "/v1/mfa/transactions/\(pending.transaction.id)/otp",
-            body: MFACodeRequest(code: code),
-            as: MFATransactionView.self,
-            credential: .bearer(pending.binding)
-        )
+        try await submit(code, to: pending.path + "/otp", binding: pending.binding)
     }
 
     public func submitRecoveryCode(_ code: String, for pending: MFARequired) async throws -> MFATransactionView {
+        try await submit(code, to: pending.path + "/recovery-code", binding: pending.binding)
+    }
+
+    private func submit(_ code: String, to path: String, binding: String) async throws -> MFATransactionView {
         try await send(
             "POST",
-            "/v1/mfa/transactions/\(pending.transaction.id)/recovery-code",
+            path,
             body: MFACodeRequest(code: code),
             as: MFATransactionView.self,
-            credential: .bearer(pending.binding)
+            credential: .bearer(binding)
         )
     }
 
@@ -44,8 +35,7 @@ extension CountersignClient {
         adopt(
             try await send(
                 "POST",
-                "/v1/mfa/transactions/\(pending.transaction.id)/session",
-                body: Self.noBody,
+                pending.path + "/session",
                 as: SignedInSession.self,
                 credential: .bearer(pending.binding)
             )
@@ -55,13 +45,7 @@ extension CountersignClient {
     /// Finishes a COMPLETED re-authentication (from `reauthenticate(password:)`): this client's session
     /// counts as freshly authenticated.
     public func completeReauthentication(_ pending: MFARequired) async throws {
-        _ = try await send(
-            "POST",
-            "/v1/mfa/transactions/\(pending.transaction.id)/session",
-            body: Self.noBody,
-            as: Empty.self,
-            credential: .bearer(pending.binding)
-        )
+        try await send("POST", pending.path + "/session", credential: .bearer(pending.binding))
     }
 
     /// Waits (long polls) until the sign-in leaves PUSH_CONFIRMATION_REQUIRED, then returns its view.
@@ -87,13 +71,11 @@ extension CountersignClient {
 
     /// The code's state now; with `wait` (1 to 30 s) the answer comes when its status changes.
     public func authCodeState(_ created: AuthCodeCreated, wait: Int = 0) async throws -> AuthCodeState {
-        try await send(
-            "GET",
-            "/v1/auth-codes/current" + (wait > 0 ? "?wait=\(wait)" : ""),
-            body: Self.noBody,
+        try await longPoll(
+            "/v1/auth-codes/current",
+            wait: wait,
             as: AuthCodeState.self,
-            credential: .bearer(created.binding),
-            limits: .longPoll(wait: wait)
+            credential: .bearer(created.binding)
         )
     }
 
@@ -104,7 +86,6 @@ extension CountersignClient {
             try await send(
                 "POST",
                 "/v1/auth-codes/current/session",
-                body: Self.noBody,
                 as: SignedInSession.self,
                 credential: .bearer(created.binding)
             )
@@ -114,21 +95,15 @@ extension CountersignClient {
     // MARK: The account's second factors (account session)
 
     public func mfaStatus() async throws -> MFAStatus {
-        try await send("GET", "/v1/me/mfa", body: Self.noBody, as: MFAStatus.self, authenticated: true)
+        try await send("GET", "/v1/me/mfa", as: MFAStatus.self, credential: .account)
     }
 
     public func createPairingKey() async throws -> PairingKeyResponse {
-        try await send(
-            "POST",
-            "/v1/me/mfa/pairing-keys",
-            body: Self.noBody,
-            as: PairingKeyResponse.self,
-            authenticated: true
-        )
+        try await send("POST", "/v1/me/mfa/pairing-keys", as: PairingKeyResponse.self, credential: .account)
     }
 
     public func enrollTOTP() async throws -> TOTPEnrollment {
-        try await send("POST", "/v1/me/mfa/totp", body: Self.noBody, as: TOTPEnrollment.self, authenticated: true)
+        try await send("POST", "/v1/me/mfa/totp", as: TOTPEnrollment.self, credential: .account)
     }
 
     public func confirmTOTP(code: String) async throws -> MFAStatus {
@@ -137,26 +112,26 @@ extension CountersignClient {
             "/v1/me/mfa/totp/confirm",
             body: MFACodeRequest(code: code),
             as: MFAStatus.self,
-            authenticated: true
+            credential: .account
         )
     }
 
     public func regenerateRecoveryCodes() async throws -> [String] {
-        try await send(
-            "POST",
-            "/v1/me/mfa/recovery-codes",
-            body: Self.noBody,
-            as: RecoveryCodeList.self,
-            authenticated: true
-        ).codes
+        try await send("POST", "/v1/me/mfa/recovery-codes", as: RecoveryCodeList.self, credential: .account).codes
     }
 
     public func updateMFASettings(_ settings: MFASettings) async throws -> MFAStatus {
-        try await send("PUT", "/v1/me/mfa/settings", body: settings, as: MFAStatus.self, authenticated: true)
+        try await send("PUT", "/v1/me/mfa/settings", body: settings, as: MFAStatus.self, credential: .account)
     }
 
     /// Unpairs every authenticator, drops the authenticator app and the recovery codes.
     public func disableMFA() async throws {
-        _ = try await send("DELETE", "/v1/me/mfa", body: Self.noBody, as: Empty.self, authenticated: true)
+        try await send("DELETE", "/v1/me/mfa", credential: .account)
     }
+}
+
+extension MFARequired {
+    /// The transaction's own routes (`/session`, `/otp`, `/recovery-code` below it), whose credential is
+    /// `binding`.
+    var path: String { "/v1/mfa/transactions/\(transaction.id)" }
 }

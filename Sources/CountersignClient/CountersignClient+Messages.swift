@@ -79,10 +79,9 @@ extension CountersignClient {
     /// pass the page's `next` for more. Entries stay until acknowledged, so a crash loses nothing.
     /// `wait` (1 to 30 seconds) long-polls: with nothing due, the answer comes when something is.
     public func fetchMessages(after: Int64 = 0, limit: Int = 100, wait: Int = 0) async throws -> MessagePage {
-        try await send(
-            "GET",
-            "/v1/devices/current/messages?after=\(after)&limit=\(limit)" + (wait > 0 ? "&wait=\(wait)" : ""),
-            body: Self.noBody,
+        try await longPoll(
+            "/v1/devices/current/messages?after=\(after)&limit=\(limit)",
+            wait: wait,
             as: MessagePage.self,
             credential: .device,
             limits: .messagePage(wait: wait)
@@ -103,23 +102,11 @@ extension CountersignClient {
 
     /// Cancels a delayed message before it is delivered.
     public func cancelMessage(id: String) async throws {
-        _ = try await send(
-            "DELETE",
-            "/v1/messages/\(try Self.segment(id))",
-            body: Self.noBody,
-            as: Empty.self,
-            credential: .device
-        )
+        try await send("DELETE", "/v1/messages/\(try Self.segment(id))", credential: .device)
     }
 
     /// Delivery state and receipts of a message this account sent.
     public func messageStatus(id: String) async throws -> MessageStatus {
-        try await send(
-            "GET",
-            "/v1/messages/\(try Self.segment(id))",
-            body: Self.noBody,
-            as: MessageStatus.self,
-            credential: .device
-        )
+        try await send("GET", "/v1/messages/\(try Self.segment(id))", as: MessageStatus.self, credential: .device)
     }
 }

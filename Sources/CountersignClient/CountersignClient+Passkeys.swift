@@ -6,8 +6,7 @@ import Foundation
 extension CountersignClient {
     /// The account's passkeys, oldest first.
     public func passkeys() async throws -> [PasskeySummary] {
-        try await send("GET", "/v1/me/passkeys", body: Self.noBody, as: PasskeyList.self, credential: .account)
-            .passkeys
+        try await send("GET", "/v1/me/passkeys", as: PasskeyList.self, credential: .account).passkeys
     }
 
     /// 1 to 64 characters without control characters (the server trims surrounding spaces).
@@ -25,12 +24,6 @@ extension CountersignClient {
     /// 10 minutes (fewer if the account's interval is shorter) the server refuses with
     /// `reauthentication-required`; `reauthenticate(password:)` (and its second factor), then call again.
     public func removePasskey(id: String) async throws {
-        _ = try await send(
-            "DELETE",
-            "/v1/me/passkeys/\(try Self.segment(id))",
-            body: Self.noBody,
-            as: Empty.self,
-            credential: .account
-        )
+        try await send("DELETE", "/v1/me/passkeys/\(try Self.segment(id))", credential: .account)
     }
 }

@@ -35,10 +35,13 @@ public final class CountersignClient: @unchecked Sendable {
     @discardableResult
     public func register(username: String, password: String, name: String, lastname: String) async throws -> Account {
         try await withCaptcha { captcha in
-            var body: [String: String] = [
-                "username": username, "password": password, "name": name, "lastname": lastname,
-            ]
-            body["captcha"] = captcha
+            let body = RegisterRequest(
+                username: username,
+                password: password,
+                name: name,
+                lastname: lastname,
+                captcha: captcha
+            )
             return try await self.send("POST", "/v1/accounts", body: body, as: Account.self)
         }
     }
@@ -50,9 +53,12 @@ public final class CountersignClient: @unchecked Sendable {
     /// false` when the second factor will be a code: no push goes to the authenticators (nor counts).
     public func signIn(username: String, password: String, offerPush: Bool = true) async throws -> SignedInSession {
         let answer = try await withCaptcha { captcha in
-            var body = ["username": username, "password": password]
-            body["captcha"] = captcha
-            if !offerPush { body["secondFactor"] = "code" }
+            let body = SignInRequest(
+                username: username,
+                password: password,
+                captcha: captcha,
+                secondFactor: offerPush ? nil : "code"
+            )
             return try await self.send("POST", "/v1/sessions", body: body, as: SignInAnswer.self)
         }
         switch answer {
@@ -84,28 +90,17 @@ public final class CountersignClient: @unchecked Sendable {
     }
 
     public func signOut() async throws {
-        _ = try await send(
-            "DELETE",
-            "/v1/sessions/current",
-            body: Optional<[String: String]>.none,
-            as: Empty.self,
-            authenticated: true
-        )
+        try await send("DELETE", "/v1/sessions/current", credential: .account)
         token = nil
     }
 
     public func me() async throws -> Account {
-        try await send("GET", "/v1/me", body: Optional<[String: String]>.none, as: Account.self, authenticated: true)
+        try await send("GET", "/v1/me", as: Account.self, credential: .account)
     }
 
     public func changePassword(current: String, new: String) async throws {
-        _ = try await send(
-            "PUT",
-            "/v1/me/password",
-            body: ["currentPassword": current, "newPassword": new],
-            as: Empty.self,
-            authenticated: true
-        )
+        let body = PasswordChangeRequest(currentPassword: current, newPassword: new)
+        try await send("PUT", "/v1/me/password", body: body, credential: .account)
     }
 
     /// Throws `ClientError.secondFactorRequired` when the account has a second factor: the password alone
@@ -118,7 +113,7 @@ public final class CountersignClient: @unchecked Sendable {
                 "/v1/sessions/current/reauth",
                 body: ReauthRequest(password: password, captcha: captcha, secondFactor: offerPush ? nil : "code"),
                 as: MaybeBody<MFARequired>.self,
-                authenticated: true
+                credential: .account
             )
         }
         if let pending = answer.value { throw ClientError.secondFactorRequired(pending) }
@@ -126,22 +121,16 @@ public final class CountersignClient: @unchecked Sendable {
 
     @discardableResult
     public func updateSettings(_ settings: AccountSettings) async throws -> AccountSettings {
-        try await send("PUT", "/v1/me/settings", body: settings, as: AccountSettings.self, authenticated: true)
+        try await send("PUT", "/v1/me/settings", body: settings, as: AccountSettings.self, credential: .account)
     }
 
     /// One page of the audit log, newest first; pass the previous page's `next` to continue.
     public func audit(limit: Int = 50, next: String? = nil) async throws -> AuditPage {
-        try await send(
-            "GET",
-            next ?? "/v1/me/audit?limit=\(limit)",
-            body: Optional<[String: String]>.none,
-            as: AuditPage.self,
-            authenticated: true
-        )
+        try await send("GET", next ?? "/v1/me/audit?limit=\(limit)", as: AuditPage.self, credential: .account)
     }
 
     public func captcha() async throws -> CaptchaChallenge {
-        try await send("GET", "/v1/captcha", body: Optional<[String: String]>.none, as: CaptchaChallenge.self)
+        try await send("GET", "/v1/captcha", as: CaptchaChallenge.self)
     }
 
     // MARK: Plumbing
@@ -174,13 +163,55 @@ public final class CountersignClient: @unchecked Sendable {
         case bearer(String)
     }
 
+    /// A call with no body, its answer read as `T`.
+    func send<T: Decodable>(
+        _ method: String,
+        _ path: String,
+        as: T.Type,
+        credential: Credential = .none,
+        limits: RequestLimits? = nil
+    ) async throws -> T {
+        try await send(method, path, body: Self.noBody, as: T.self, credential: credential, limits: limits)
+    }
+
+    /// A GET that the server holds up to `wait` seconds (1 to 30; 0 answers at once) until there is
+    /// something new, with deadlines that allow for the wait (`RequestLimits.longPoll` unless `limits`).
+    func longPoll<T: Decodable>(
+        _ path: String,
+        wait: Int,
+        as: T.Type,
+        credential: Credential,
+        limits: RequestLimits? = nil
+    ) async throws -> T {
+        let query = wait > 0 ? (path.contains("?") ? "&" : "?") + "wait=\(wait)" : ""
+        return try await send(
+            "GET",
+            path + query,
+            as: T.self,
+            credential: credential,
+            limits: limits ?? .longPoll(wait: wait)
+        )
+    }
+
+    /// A call whose answer has nothing to read (204).
+    func send<B: Encodable>(_ method: String, _ path: String, body: B?, credential: Credential = .none) async throws {
+        _ = try await send(method, path, body: body, as: Empty.self, credential: credential)
+    }
+
+    /// A call with no body whose answer has nothing to read (204).
+    func send(_ method: String, _ path: String, credential: Credential = .none) async throws {
+        _ = try await send(method, path, body: Self.noBody, as: Empty.self, credential: credential)
+    }
+
+    /// Every call goes through here: `body` as JSON, `credential` as the bearer token, the answer read as
+    /// `T` (`Empty` reads nothing; an `AbsentBody` type takes an empty body), a problem thrown as
+    /// `ClientError.problem`.
     func send<B: Encodable, T: Decodable>(
         _ method: String,
         _ path: String,
         body: B?,
         as: T.Type,
-        authenticated: Bool = false,
-        credential: Credential? = nil,
+        credential: Credential = .none,
         limits: RequestLimits? = nil
     ) async throws -> T {
         guard let url = URL(string: path, relativeTo: server) else {
@@ -190,7 +221,7 @@ public final class CountersignClient: @unchecked Sendable {
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "User-Agent", value: userAgent)
         request.headers.add(name: "Accept", value: "application/json")
-        switch credential ?? (authenticated ? .account : .none) {
+        switch credential {
         case .none: break
         case .account:
             guard let token else { throw ClientError.notSignedIn }

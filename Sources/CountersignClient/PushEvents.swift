@@ -74,13 +74,7 @@ public struct PushEvents: AsyncSequence, Sendable {
 extension CountersignClient {
     /// A single-use ticket for the push channel's first frame (needs a device session).
     public func pushTicket() async throws -> PushTicket {
-        try await send(
-            "POST",
-            "/v1/devices/current/push-tickets",
-            body: Self.noBody,
-            as: PushTicket.self,
-            credential: .device
-        )
+        try await send("POST", "/v1/devices/current/push-tickets", as: PushTicket.self, credential: .device)
     }
 
     /// This device's push channel. `renewSession` is called when the device session has ended (expired,
