@@ -176,9 +176,7 @@ struct AccountCommand: AsyncParsableCommand {
             guard let username else {
                 throw ValidationError("give the username (or --qr to sign in from a paired authenticator)")
             }
-            if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
-            try MFALogin.validatePasscode(otp)
-            try MFALogin.validateRecoveryCode(recoveryCode)
+            try MFALogin.validate(otp: otp, recoveryCode: recoveryCode)
             try AccountCommand.validate(username: username)
         }
 
@@ -299,9 +297,7 @@ struct AccountCommand: AsyncParsableCommand {
         var recoveryCode: String?
 
         func validate() throws {
-            if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
-            try MFALogin.validatePasscode(otp)
-            try MFALogin.validateRecoveryCode(recoveryCode)
+            try MFALogin.validate(otp: otp, recoveryCode: recoveryCode)
         }
 
         func run() async throws {
@@ -345,11 +341,7 @@ struct AccountCommand: AsyncParsableCommand {
                         "userAgent": $0.userAgent,
                     ]
                 }
-                let data = try JSONSerialization.data(
-                    withJSONObject: rows,
-                    options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                )
-                print(Terminal.json(data))
+                try Terminal.printJSON(rows)
                 return
             }
             if page.events.isEmpty { print("no events") }

@@ -137,9 +137,16 @@ enum MFALogin {
         throw CLIError.usage("the \(what) was not accepted (wrong, or already used)\(left); \(hint)")
     }
 
+    /// `--otp` and `--recovery-code`: at most one of them, each well formed.
+    static func validate(otp: String?, recoveryCode: String?) throws {
+        if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
+        try validatePasscode(otp)
+        try validateRecoveryCode(recoveryCode)
+    }
+
     /// `--otp`: the 6 digits an authenticator shows (spaces allowed, as apps group them), checked before
     /// anything is sent: a wrong code counts toward the account's lockout.
-    static func validatePasscode(_ code: String?) throws {
+    private static func validatePasscode(_ code: String?) throws {
         guard let code else { return }
         let digits = code.filter { $0 != " " }
         guard digits.count == 6, digits.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) else {
@@ -154,7 +161,7 @@ enum MFALogin {
 
     /// `--recovery-code`: 10 symbols of the codes' alphabet (docs/PROTOCOL.md §3: no 0, 1, I, L or O), in
     /// any case, spaces and dashes ignored. Checked before anything is sent, as `--otp` is.
-    static func validateRecoveryCode(_ code: String?) throws {
+    private static func validateRecoveryCode(_ code: String?) throws {
         guard let code else { return }
         let symbols = code.uppercased().filter { $0 != " " && $0 != "-" }
         guard symbols.count == 10, symbols.allSatisfy({ "23456789ABCDEFGHJKMNPQRSTUVWXYZ".contains($0) }) else {
@@ -188,9 +195,7 @@ enum MFALogin {
     static func qr(_ client: CountersignClient) async throws -> SignedInSession {
         let created = try await client.createAuthCode()
         print(Terminal.printable(created.code))
-        print(Terminal.printable(created.uri))
-        print(QRText.render(created.uri), terminator: "")
-        fflush(nil)
+        QRText.show(created.uri)
         Terminal.warn(
             """
             On your authenticator: countersign authenticator auth \(created.code) --approve USER (or scan the code); \
@@ -229,6 +234,13 @@ enum MFALogin {
 
 /// QR codes for the terminal (CountersignQR), dark background by default; COUNTERSIGN_QR=light inverts.
 enum QRText {
+    /// `uri` on a line of its own, then its QR code, flushed before anything waits: to copy or to scan.
+    static func show(_ uri: String) {
+        print(Terminal.printable(uri))
+        print(render(uri), terminator: "")
+        fflush(nil)
+    }
+
     static func render(_ text: String) -> String {
         do {
             return try QRCode(text).terminal(invert: ProcessInfo.processInfo.environment["COUNTERSIGN_QR"] == "light")
@@ -304,9 +316,7 @@ extension AccountCommand {
             func run() async throws {
                 let key = try await MFA.call(reauth, what: "making a pairing key") { try await $0.createPairingKey() }
                 print(Terminal.printable(Self.grouped(key.key)))
-                print(Terminal.printable(key.uri))
-                print(QRText.render(key.uri), terminator: "")
-                fflush(nil)
+                QRText.show(key.uri)
                 // The server too: an authenticator's config directory has no signed-in server to default to.
                 let server =
                     URLComponents(string: key.uri)?.queryItems?.first { $0.name == "server" }?.value
@@ -346,9 +356,7 @@ extension AccountCommand {
                     let e = try await MFA.call(reauth, what: "adding an authenticator app") {
                         try await $0.enrollTOTP()
                     }
-                    print(Terminal.printable(e.uri))
-                    print(QRText.render(e.uri), terminator: "")
-                    fflush(nil)
+                    QRText.show(e.uri)
                     Terminal.warn(
                         "scan it (or type the secret \(e.secret)), then: countersign account mfa totp confirm CODE"
                     )

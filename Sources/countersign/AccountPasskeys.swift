@@ -80,11 +80,7 @@ extension AccountCommand {
                             "backedUp": p.backedUp, "aaguid": p.aaguid,
                         ]
                     }
-                    let data = try JSONSerialization.data(
-                        withJSONObject: rows,
-                        options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    )
-                    print(Terminal.json(data))
+                    try Terminal.printJSON(rows)
                     return
                 }
                 if passkeys.isEmpty {

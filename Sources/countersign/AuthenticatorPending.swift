@@ -20,11 +20,7 @@ extension AuthenticatorCommand {
                 try await context.authenticator.pendingNotifications()
             }
             if json {
-                let data = try JSONSerialization.data(
-                    withJSONObject: pending.map(AuthenticatorCommand.jsonObject),
-                    options: [.sortedKeys, .withoutEscapingSlashes]
-                )
-                print(Terminal.json(data))
+                try Terminal.printJSON(pending.map(AuthenticatorCommand.jsonObject), pretty: false)
             } else if pending.isEmpty {
                 print("no sign-in requests waiting")
             } else {

@@ -28,11 +28,7 @@ extension AuthenticatorCommand {
                     "keyFile": context.file.keyPath,
                     "fingerprint": context.identity.publicKey.fingerprint.description,
                 ]
-                let data = try JSONSerialization.data(
-                    withJSONObject: object,
-                    options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                )
-                print(Terminal.json(data))
+                try Terminal.printJSON(object)
                 return
             }
             print(

@@ -214,11 +214,7 @@ struct DeviceCommand: AsyncParsableCommand {
                         "thisDevice": d.id == mine?.deviceId,
                     ]
                 }
-                let data = try JSONSerialization.data(
-                    withJSONObject: rows,
-                    options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                )
-                print(Terminal.json(data))
+                try Terminal.printJSON(rows)
                 return
             }
             if devices.isEmpty {

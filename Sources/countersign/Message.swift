@@ -42,8 +42,7 @@ struct MessageSeal: ParsableCommand {
             """
     )
 
-    @Option(name: .short, help: ArgumentHelp("A recipient's public key file (repeat for more).", valueName: "pubkey"))
-    var recipient: [String] = []
+    @OptionGroup var recipients: RecipientOptions
 
     @Option(
         name: .short,
@@ -63,8 +62,7 @@ struct MessageSeal: ParsableCommand {
     var text: String?
 
     func validate() throws {
-        if recipient.isEmpty { throw ValidationError("name at least one recipient with -r PUBKEY") }
-        if format == .pingidentity, recipient.count > 1 {
+        if format == .pingidentity, recipients.recipient.count > 1 {
             throw ValidationError("the PingIdentity format has exactly one recipient; leave out --format for several")
         }
     }
@@ -74,15 +72,15 @@ struct MessageSeal: ParsableCommand {
         let plaintext = try readText()
         switch format {
         case .countersign:
-            let recipients = try recipient.map(KeyFiles.publicKey)
+            let keys = try recipients.publicKeys()
             let me = try KeyFiles.identity(signer, keyOptions)
-            let envelope = try MessageEnvelope.seal(plaintext, from: me, to: recipients, created: Date()) {
+            let envelope = try MessageEnvelope.seal(plaintext, from: me, to: keys, created: Date()) {
                 report($0.rawValue)
             }
             FileHandle.standardOutput.write(Data(envelope.armored.utf8))
         case .pingidentity:
             Terminal.warn(Message.pingIdentityWarning)
-            let to = try KeyFiles.legacyRSAPublicKey(recipient[0])
+            let to = try KeyFiles.legacyRSAPublicKey(recipients.recipient[0])
             let me = try KeyFiles.legacyRSAKey(signer, keyOptions)
             let payload = try PingIdentityPayload.seal(String(decoding: plaintext, as: UTF8.self), to: to, signer: me) {
                 report($0.rawValue)

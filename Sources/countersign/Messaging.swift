@@ -293,11 +293,7 @@ enum Inbox {
                 }
                 return row
             }
-            let data = try JSONSerialization.data(
-                withJSONObject: rows,
-                options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            )
-            print(Terminal.json(data))
+            try Terminal.printJSON(rows)
             return
         }
         for m in messages {

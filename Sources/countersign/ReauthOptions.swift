@@ -29,8 +29,6 @@ struct ReauthOptions: ParsableArguments {
     var recoveryCode: String?
 
     func validate() throws {
-        if otp != nil, recoveryCode != nil { throw ValidationError("--otp and --recovery-code exclude each other") }
-        try MFALogin.validatePasscode(otp)
-        try MFALogin.validateRecoveryCode(recoveryCode)
+        try MFALogin.validate(otp: otp, recoveryCode: recoveryCode)
     }
 }

@@ -17,8 +17,7 @@ struct Seal: ParsableCommand {
             """
     )
 
-    @Option(name: .short, help: ArgumentHelp("A recipient's public key file (repeat for more).", valueName: "pubkey"))
-    var recipient: [String] = []
+    @OptionGroup var recipients: RecipientOptions
 
     @Option(name: .short, help: ArgumentHelp("Sign as the sender with this private key file.", valueName: "keyfile"))
     var signer: String?
@@ -41,9 +40,8 @@ struct Seal: ParsableCommand {
     var input: String?
 
     func validate() throws {
-        if recipient.isEmpty { throw ValidationError("name at least one recipient with -r PUBKEY") }
         if format == .filelock {
-            if recipient.count > 1 { throw ValidationError("the FileLock format has exactly one recipient") }
+            if recipients.recipient.count > 1 { throw ValidationError("the FileLock format has exactly one recipient") }
             if signer != nil {
                 throw ValidationError("the FileLock format cannot carry a signature; leave out -s or the --format")
             }
@@ -58,7 +56,7 @@ struct Seal: ParsableCommand {
     }
 
     func run() throws {
-        let recipients = try recipient.map(KeyFiles.publicKey)
+        let keys = try recipients.publicKeys()
         let signerIdentity = try signer.map { try KeyFiles.identity($0, keyOptions) }
         let source = try FileDescriptorSource(path: input)
         let file = try output.map { try AtomicOutput(path: $0, force: force, mode: 0o644) }
@@ -69,7 +67,7 @@ struct Seal: ParsableCommand {
                 guard let plaintext = try PrefixedSource.readAll(source, limit: FileLockPackage.maxPlaintext) else {
                     throw SealError.tooLarge(limit: FileLockPackage.maxPlaintext)
                 }
-                let package = try FileLockPackage.seal(plaintext, to: recipients[0])
+                let package = try FileLockPackage.seal(plaintext, to: keys[0])
                 try sink.write(package)
             case .countersign:
                 let progress = Terminal.Progress(label: "sealing", total: source.size)
@@ -78,7 +76,7 @@ struct Seal: ParsableCommand {
                 try SealedFile.seal(
                     from: source,
                     to: sink,
-                    recipients: recipients,
+                    recipients: keys,
                     signer: signerIdentity,
                     fileName: name,
                     progress: progress.map { p in { p.update($0) } }

@@ -41,6 +41,14 @@ enum Terminal {
         }.joined()
     }
 
+    /// What `--json` prints: `object` as JSON with sorted keys and unescaped slashes, made safe by
+    /// `json(_:)`; spread over indented lines, or on one line when not `pretty`.
+    static func printJSON(_ object: Any, pretty: Bool = true) throws {
+        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
+        if pretty { options.insert(.prettyPrinted) }
+        print(json(try JSONSerialization.data(withJSONObject: object, options: options)))
+    }
+
     /// The longest first line a passphrase or password file may have.
     static let maxSecretLine = 4096
 
