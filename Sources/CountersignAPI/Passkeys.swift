@@ -86,29 +86,26 @@ public struct PasskeyCreationOptions: Codable, Equatable, Sendable {
     }
 }
 
-/// The answer to "start a registration": the ceremony's ID and the options for `navigator.credentials.create`.
-public struct PasskeyRegistrationStart: Codable, Equatable, Sendable {
+/// The answer to "start a ceremony": its ID and the options for the browser, `PasskeyCreationOptions` for
+/// `navigator.credentials.create` (a registration) or `PasskeyRequestOptions` for `navigator.credentials.get`
+/// (an assertion).
+public struct PasskeyCeremonyStart<Options: Codable & Equatable & Sendable>: Codable, Equatable, Sendable {
     public var ceremonyId: String
-    public var publicKey: PasskeyCreationOptions
-    public init(ceremonyId: String, publicKey: PasskeyCreationOptions) {
+    public var publicKey: Options
+    public init(ceremonyId: String, publicKey: Options) {
         self.ceremonyId = ceremonyId
         self.publicKey = publicKey
     }
 }
 
-/// `RegistrationResponseJSON`, as `PublicKeyCredential.toJSON()` gives it; the fields the server does not
-/// use (the convenience copies of the key and authenticator data) are read by nothing.
-public struct PasskeyRegistrationResponse: Codable, Equatable, Sendable {
-    public struct Response: Codable, Equatable, Sendable {
-        public var clientDataJSON: Base64URL
-        public var attestationObject: Base64URL
-        public var transports: [String]?
-        public init(clientDataJSON: Base64URL, attestationObject: Base64URL, transports: [String]?) {
-            self.clientDataJSON = clientDataJSON
-            self.attestationObject = attestationObject
-            self.transports = transports
-        }
-    }
+/// The answer to "start a registration".
+public typealias PasskeyRegistrationStart = PasskeyCeremonyStart<PasskeyCreationOptions>
+/// The answer to "start an assertion".
+public typealias PasskeyAssertionStart = PasskeyCeremonyStart<PasskeyRequestOptions>
+
+/// A credential as `PublicKeyCredential.toJSON()` gives it, with the response of its ceremony: an
+/// attestation (`RegistrationResponseJSON`) or an assertion (`AuthenticationResponseJSON`).
+public struct PasskeyCredential<Response: Codable & Equatable & Sendable>: Codable, Equatable, Sendable {
     public var id: String
     public var rawId: Base64URL
     public var type: String
@@ -122,6 +119,24 @@ public struct PasskeyRegistrationResponse: Codable, Equatable, Sendable {
         type = "public-key"
         self.response = response
         self.clientExtensionResults = clientExtensionResults
+    }
+}
+
+/// `RegistrationResponseJSON`.
+public typealias PasskeyRegistrationResponse = PasskeyCredential<PasskeyAttestation>
+/// `AuthenticationResponseJSON`.
+public typealias PasskeyAssertionResponse = PasskeyCredential<PasskeyAssertion>
+
+/// `AuthenticatorAttestationResponseJSON`; the fields the server does not use (the convenience copies of the
+/// key and authenticator data) are read by nothing.
+public struct PasskeyAttestation: Codable, Equatable, Sendable {
+    public var clientDataJSON: Base64URL
+    public var attestationObject: Base64URL
+    public var transports: [String]?
+    public init(clientDataJSON: Base64URL, attestationObject: Base64URL, transports: [String]?) {
+        self.clientDataJSON = clientDataJSON
+        self.attestationObject = attestationObject
+        self.transports = transports
     }
 }
 
@@ -191,48 +206,17 @@ public struct PasskeyRequestOptions: Codable, Equatable, Sendable {
     }
 }
 
-/// The answer to "start an assertion": the ceremony's ID and the options for `navigator.credentials.get`.
-public struct PasskeyAssertionStart: Codable, Equatable, Sendable {
-    public var ceremonyId: String
-    public var publicKey: PasskeyRequestOptions
-    public init(ceremonyId: String, publicKey: PasskeyRequestOptions) {
-        self.ceremonyId = ceremonyId
-        self.publicKey = publicKey
-    }
-}
-
-/// `AuthenticationResponseJSON`, as `PublicKeyCredential.toJSON()` gives it.
-public struct PasskeyAssertionResponse: Codable, Equatable, Sendable {
-    public struct Response: Codable, Equatable, Sendable {
-        public var clientDataJSON: Base64URL
-        public var authenticatorData: Base64URL
-        public var signature: Base64URL
-        public var userHandle: Base64URL?
-        public init(
-            clientDataJSON: Base64URL,
-            authenticatorData: Base64URL,
-            signature: Base64URL,
-            userHandle: Base64URL?
-        ) {
-            self.clientDataJSON = clientDataJSON
-            self.authenticatorData = authenticatorData
-            self.signature = signature
-            self.userHandle = userHandle
-        }
-    }
-    public var id: String
-    public var rawId: Base64URL
-    public var type: String
-    public var response: Response
-    public var authenticatorAttachment: String?
-    /// Read only to refuse a PRF output in it (docs/SPEC.md §14.7).
-    public var clientExtensionResults: PasskeyClientExtensionOutputs?
-    public init(rawId: Base64URL, response: Response, clientExtensionResults: PasskeyClientExtensionOutputs? = nil) {
-        id = rawId.text
-        self.rawId = rawId
-        type = "public-key"
-        self.response = response
-        self.clientExtensionResults = clientExtensionResults
+/// `AuthenticatorAssertionResponseJSON`.
+public struct PasskeyAssertion: Codable, Equatable, Sendable {
+    public var clientDataJSON: Base64URL
+    public var authenticatorData: Base64URL
+    public var signature: Base64URL
+    public var userHandle: Base64URL?
+    public init(clientDataJSON: Base64URL, authenticatorData: Base64URL, signature: Base64URL, userHandle: Base64URL?) {
+        self.clientDataJSON = clientDataJSON
+        self.authenticatorData = authenticatorData
+        self.signature = signature
+        self.userHandle = userHandle
     }
 }
 
