@@ -230,6 +230,7 @@ let package = Package(
             name: "CountersignServerTests",
             dependencies: [
                 "CountersignServer",
+                "CountersignWebClient",
                 "CountersignClient",
                 "CountersignTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
