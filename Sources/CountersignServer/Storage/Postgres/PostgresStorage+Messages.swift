@@ -3,42 +3,12 @@ import Foundation
 import SQLKit
 
 /// The push channel's reads and the acknowledgements on PostgreSQL, on the pool (SQLite's are on its
-/// direct connections: `SQLiteStorage.fetch`, `DirectQueueReader`, `DirectAckStore`). A fetch that
-/// records first fetches is the shared `recordedFetch` (`SQLStores+Messages.swift`).
-extension PostgresStorage {
-    package func fetch(
-        deviceID: String,
-        after: Int64,
-        excluding: [Int64],
-        limit: Int,
-        maxBytes: Int,
-        now: Date,
-        recordFetch: Bool
-    ) async throws
-        -> (entries: [QueueEntry], more: Bool)
-    {
-        // The push channel reads without writing: on a reader connection, no write lock taken per delivery
-        // (the first-fetch receipt is counted when the device acknowledges instead).
-        guard recordFetch else {
-            return try await Self.page(
-                reader as! any SQLDatabase,
-                deviceID: deviceID,
-                after: after,
-                excluding: excluding,
-                limit: limit,
-                maxBytes: maxBytes,
-                now: now,
-                recordFetch: false
-            )
-        }
-        return try await recordedFetch(
-            deviceID: deviceID,
-            after: after,
-            excluding: excluding,
-            limit: limit,
-            maxBytes: maxBytes,
-            now: now
-        )
+/// direct connections: `SQLiteStorage.readPage`, `DirectQueueReader`, `DirectAckStore`). A fetch that
+/// records first fetches is the shared `recordedPage` (`SQLStores+Messages.swift`).
+extension PostgresStorage: QueuePageReader {
+    /// The push channel's page, on the pool's connections.
+    package func readPage(_ request: QueuePageRequest) async throws -> (entries: [QueueEntry], more: Bool) {
+        try await Self.page(reader as! any SQLDatabase, request, recordFetch: false)
     }
 
     package func acknowledge(deviceID: String, seqs: [Int64]) async throws -> Int {

@@ -1,12 +1,12 @@
 import CountersignAPI
 import Foundation
 
-/// What every password sign-in reads and writes, on the direct connections: the account and the lockout
-/// row are read on a direct reader; the lockout transactions, the new session and its audit row go into
-/// the direct writer's group commits (`SQLiteWorker.write`), each in a savepoint of its own, and so do
-/// what must order against them: password changes and the ends of sessions. Through
-/// Fluent, each of a sign-in's ~20 statements was prepared again and cost several thread hand-offs;
-/// here each store call is one hop with statements prepared once. PostgreSQL's sign-in path
+/// The statements of every password sign-in on the direct connections (`SQLiteStorage+Accounts.swift`
+/// runs them): the account and the lockout row are read on a direct reader; the lockout transactions,
+/// the new session and its audit row go into the direct writer's group commits (`SQLiteWorker.write`),
+/// each in a savepoint of its own, and so do what must order against them: password changes and the
+/// ends of sessions. Through Fluent, each of a sign-in's ~20 statements was prepared again and cost
+/// several thread hand-offs; here each store call is one hop with statements prepared once. PostgreSQL's sign-in path
 /// (`PostgresStorage+Accounts.swift`) reads and writes the same rows, with row locks instead of the
 /// writer's file lock.
 enum DirectAccountStore {
@@ -91,7 +91,7 @@ enum DirectAccountStore {
     /// (BEGIN IMMEDIATE, or the group's), so no other writer changes the row between the read and the write.
     /// A change that locks the username ends its account's sessions in the same transaction
     /// (`LoginGuard.locks`).
-    private static func changeGuard<T>(
+    static func changeGuard<T>(
         _ c: DirectSQLite,
         _ username: String,
         _ change: (inout LoginGuard) -> T
@@ -121,40 +121,14 @@ enum DirectAccountStore {
         return result
     }
 
-    /// `AccountStore.startSession`: one write transaction on the writer, whose lock orders it against
-    /// any password change.
-    static func startSession(
-        _ c: DirectSQLite,
-        _ session: SessionRecord,
-        username: String,
-        passwordHash: String,
-        policy: LockoutPolicy,
-        now: Date,
-        audit: AuditEntry,
-        resetsCount: Bool,
-        claim: SessionClaim?
-    ) throws -> SessionStart {
-        try c.writeTransaction {
-            let current = try account(c, sql: accountByID, key: session.accountID)
-            guard current?.passwordHash == passwordHash else { return .superseded }
-            // A passkey removed meanwhile ended the sessions it made; it makes none after.
-            if let passkeyID = session.passkeyID {
-                let s = try c.statement(passkeyOfAccount)
-                s.bind(1, passkeyID)
-                s.bind(2, session.accountID)
-                var found = false
-                try s.forEach { _ in found = true }
-                guard found else { return .superseded }
-            }
-            if let claim, try !spend(c, claim) { return .claimLost }
-            let gate = try changeGuard(c, username) {
-                resetsCount ? policy.complete(&$0, now: now) : policy.gate(&$0, now: now)
-            }
-            guard gate == .proceed else { return .refused(gate) }
-            try insert(c, session)
-            try insert(c, audit)
-            return .started
-        }
+    /// Whether the account still has the passkey.
+    static func passkeyExists(_ c: DirectSQLite, id: String, accountID: String) throws -> Bool {
+        let s = try c.statement(passkeyOfAccount)
+        s.bind(1, id)
+        s.bind(2, accountID)
+        var found = false
+        try s.forEach { _ in found = true }
+        return found
     }
 
     /// Compare-and-set of the claim's record (as PostgreSQL's `spend`); false when it moved on.
@@ -235,7 +209,7 @@ enum DirectAccountStore {
         try c.writeTransaction { try insert(c, entry) }
     }
 
-    private static func insert(_ c: DirectSQLite, _ session: SessionRecord) throws {
+    static func insert(_ c: DirectSQLite, _ session: SessionRecord) throws {
         let s = try c.statement(insertSession)
         s.bind(1, session.tokenHash)
         s.bind(2, session.accountID)
@@ -249,7 +223,7 @@ enum DirectAccountStore {
         try s.run()
     }
 
-    private static func insert(_ c: DirectSQLite, _ e: AuditEntry) throws {
+    static func insert(_ c: DirectSQLite, _ e: AuditEntry) throws {
         let s = try c.statement(insertAudit)
         s.bind(1, e.accountID)
         s.bind(2, e.at.ms)

@@ -2,8 +2,8 @@ import Foundation
 
 /// A device's due queue entries for the push channel, read on a direct read-only connection in one hop
 /// (the Fluent reader takes a thread-pool hop and an event-loop hop per statement, two statements a
-/// delivery): the same page as the shared `SQLStores.page` (`SQLStores+Messages.swift`) with
-/// `recordFetch: false`, which writes nothing.
+/// delivery): `SQLiteStorage.readPage`, the same page as the shared `SQLStores.page`
+/// (`SQLStores+Messages.swift`) with `recordFetch: false`, which writes nothing.
 enum DirectQueueReader {
     /// Due entries after `after`, oldest first, with their sizes. The in-flight entries to skip are
     /// dropped here rather than bound as a list, so that the statement is prepared once.
@@ -18,17 +18,10 @@ enum DirectQueueReader {
         FROM message_queue q JOIN messages m ON m.id = q.message_id WHERE q.device_id = ?1 AND q.seq = ?2
         """
 
-    static func page(
-        _ c: DirectSQLite,
-        deviceID: String,
-        after: Int64,
-        excluding: [Int64],
-        limit: Int,
-        maxBytes: Int,
-        now: Date
-    ) throws
-        -> (entries: [QueueEntry], more: Bool)
-    {
+    static func page(_ c: DirectSQLite, _ r: QueuePageRequest) throws -> (entries: [QueueEntry], more: Bool) {
+        let (deviceID, after, excluding, limit, maxBytes, now) = (
+            r.deviceID, r.after, r.excluding, r.limit, r.maxBytes, r.now
+        )
         let skip = Set(excluding)
         var sized: [(seq: Int64, size: Int64)] = []
         let due = try c.statement(due)

@@ -118,18 +118,30 @@ extension SQLiteStorage {
         resetsCount: Bool,
         claim: SessionClaim?
     ) async throws -> SessionStart {
-        try await messageAndSignInWriter.write {
-            try DirectAccountStore.startSession(
-                $0,
-                session,
-                username: username,
-                passwordHash: passwordHash,
-                policy: policy,
-                now: now,
-                audit: audit,
-                resetsCount: resetsCount,
-                claim: claim
-            )
+        // One write transaction on the direct writer, whose lock orders it against any password change.
+        try await messageAndSignInWriter.write { c in
+            try c.writeTransaction {
+                let current = try DirectAccountStore.account(
+                    c,
+                    sql: DirectAccountStore.accountByID,
+                    key: session.accountID
+                )
+                guard current?.passwordHash == passwordHash else { return .superseded }
+                // A passkey removed meanwhile ended the sessions it made; it makes none after.
+                if let passkeyID = session.passkeyID,
+                    try !DirectAccountStore.passkeyExists(c, id: passkeyID, accountID: session.accountID)
+                {
+                    return .superseded
+                }
+                if let claim, try !DirectAccountStore.spend(c, claim) { return .claimLost }
+                let gate = try DirectAccountStore.changeGuard(c, username) {
+                    resetsCount ? policy.complete(&$0, now: now) : policy.gate(&$0, now: now)
+                }
+                guard gate == .proceed else { return .refused(gate) }
+                try DirectAccountStore.insert(c, session)
+                try DirectAccountStore.insert(c, audit)
+                return .started
+            }
         }
     }
 }

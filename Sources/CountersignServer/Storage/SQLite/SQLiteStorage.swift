@@ -18,7 +18,7 @@ import Glibc
 /// work in one hop instead of a hop per statement: send batches, acknowledgements and a sign-in's writes
 /// to the direct writer (`messageAndSignInWriter`), device-session lookups, the push channel's pages and a
 /// sign-in's point reads to the direct readers.
-package final class SQLiteStorage: ServerStorage {
+package final class SQLiteStorage: ServerStorage, QueuePageReader {
     let databases: Databases
     package let database: any Database
     let group: MultiThreadedEventLoopGroup
@@ -230,40 +230,9 @@ package final class SQLiteStorage: ServerStorage {
         }
     }
 
-    package func fetch(
-        deviceID: String,
-        after: Int64,
-        excluding: [Int64],
-        limit: Int,
-        maxBytes: Int,
-        now: Date,
-        recordFetch: Bool
-    ) async throws
-        -> (entries: [QueueEntry], more: Bool)
-    {
-        // The push channel reads without writing, on a direct reader in one hop (the first-fetch receipt
-        // is counted when the device acknowledges instead).
-        guard recordFetch else {
-            return try await sessionReader.run {
-                try DirectQueueReader.page(
-                    $0,
-                    deviceID: deviceID,
-                    after: after,
-                    excluding: excluding,
-                    limit: limit,
-                    maxBytes: maxBytes,
-                    now: now
-                )
-            }
-        }
-        return try await recordedFetch(
-            deviceID: deviceID,
-            after: after,
-            excluding: excluding,
-            limit: limit,
-            maxBytes: maxBytes,
-            now: now
-        )
+    /// The push channel's page, on a direct reader in one hop.
+    package func readPage(_ request: QueuePageRequest) async throws -> (entries: [QueueEntry], more: Bool) {
+        try await sessionReader.run { try DirectQueueReader.page($0, request) }
     }
 
     package func deviceSessionContext(

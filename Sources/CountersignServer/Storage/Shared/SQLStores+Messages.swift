@@ -2,20 +2,57 @@ import FluentKit
 import Foundation
 import SQLKit
 
-/// The message statements both backends run. Each backend writes the send batch its own way
-/// (`DirectSendStore`, `PostgresSendStore`) with the same `SendBatchPlan`, and reads the push channel's
-/// pages and writes acknowledgements its own way (`SQLiteStorage.fetch`, `PostgresStorage+Messages.swift`);
-/// a fetch that records first fetches is this file's `recordedFetch` on both.
-extension SQLStores {
-    /// `fetch` with `recordFetch` true.
-    package func recordedFetch(
+/// One page of a device's queue, as `MessageStore.fetch` asks for it: its due entries after `after`
+/// but `excluding`, oldest first, at most `limit` of them and `maxBytes` of envelopes (at least one).
+package struct QueuePageRequest: Sendable {
+    package var deviceID: String
+    package var after: Int64
+    package var excluding: [Int64]
+    package var limit: Int
+    package var maxBytes: Int
+    package var now: Date
+}
+
+/// A backend's own read of a queue page that records nothing: the push channel's reads (SQLite on a
+/// direct reader, `SQLiteStorage.readPage`; PostgreSQL on the pool, `PostgresStorage+Messages.swift`).
+/// A fetch that records first fetches writes, and is the same SQL on both (`SQLStores.recordedPage`).
+package protocol QueuePageReader: SQLStores {
+    func readPage(_ request: QueuePageRequest) async throws -> (entries: [QueueEntry], more: Bool)
+}
+
+extension QueuePageReader {
+    package func fetch(
         deviceID: String,
         after: Int64,
         excluding: [Int64],
         limit: Int,
         maxBytes: Int,
-        now: Date
-    ) async throws -> (entries: [QueueEntry], more: Bool) {
+        now: Date,
+        recordFetch: Bool
+    ) async throws
+        -> (entries: [QueueEntry], more: Bool)
+    {
+        let request = QueuePageRequest(
+            deviceID: deviceID,
+            after: after,
+            excluding: excluding,
+            limit: limit,
+            maxBytes: maxBytes,
+            now: now
+        )
+        // The push channel reads without writing: no write lock taken per delivery (the first-fetch
+        // receipt is counted when the device acknowledges instead).
+        guard recordFetch else { return try await readPage(request) }
+        return try await recordedPage(request)
+    }
+}
+
+/// The message statements both backends run. Each backend writes the send batch its own way
+/// (`DirectSendStore`, `PostgresSendStore`) with the same `SendBatchPlan`, and writes acknowledgements
+/// and reads the push channel's pages its own way (`SQLiteStorage`, `PostgresStorage+Messages.swift`).
+extension SQLStores {
+    /// A page that records its first fetches (`fetch` with `recordFetch` true).
+    func recordedPage(_ r: QueuePageRequest) async throws -> (entries: [QueueEntry], more: Bool) {
         // Most fetches (a long poll's turns, an idle device's checks, a device fetching again what it has
         // not acknowledged) have no first fetch to record: a read says so, and the page is read without
         // taking the write lock every send needs.
@@ -24,46 +61,24 @@ extension SQLStores {
             try await reader.raw(
                 """
                 SELECT 1 AS due FROM message_queue
-                WHERE device_id = \(bind: deviceID) AND seq > \(bind: after) AND deliver_at <= \(bind: now.ms) AND expires_at > \(bind: now.ms)
-                  AND fetched = 0 LIMIT 1
+                WHERE device_id = \(bind: r.deviceID) AND seq > \(bind: r.after) AND deliver_at <= \(bind: r.now.ms)
+                  AND expires_at > \(bind: r.now.ms) AND fetched = 0 LIMIT 1
                 """
             ).first() != nil
         else {
-            return try await Self.page(
-                reader,
-                deviceID: deviceID,
-                after: after,
-                excluding: excluding,
-                limit: limit,
-                maxBytes: maxBytes,
-                now: now,
-                recordFetch: false
-            )
+            return try await Self.page(reader, r, recordFetch: false)
         }
-        return try await writeTransaction { sql in
-            try await Self.page(
-                sql,
-                deviceID: deviceID,
-                after: after,
-                excluding: excluding,
-                limit: limit,
-                maxBytes: maxBytes,
-                now: now,
-                recordFetch: true
-            )
-        }
+        return try await writeTransaction { sql in try await Self.page(sql, r, recordFetch: true) }
     }
 
     static func page(
         _ sql: any SQLDatabase,
-        deviceID: String,
-        after: Int64,
-        excluding: [Int64],
-        limit: Int,
-        maxBytes: Int,
-        now: Date,
+        _ r: QueuePageRequest,
         recordFetch: Bool
     ) async throws -> (entries: [QueueEntry], more: Bool) {
+        let (deviceID, after, excluding, limit, maxBytes, now) = (
+            r.deviceID, r.after, r.excluding, r.limit, r.maxBytes, r.now
+        )
         do {
             // Sizes first, envelopes only for the entries that fit: a queue of large messages must not be
             // read into memory whole.
