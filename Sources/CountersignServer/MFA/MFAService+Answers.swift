@@ -10,14 +10,14 @@ extension MFAService {
     public func challenges(_ auth: DeviceAuthenticated) async throws -> PushChallengeList {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         return PushChallengeList(
-            challenges: try await store.pendingChallenges(deviceID: auth.device.id, now: clock.now()).map(
+            challenges: try await transactionStore.pendingChallenges(deviceID: auth.device.id, now: clock.now()).map(
                 PushChallenge.init
             )
         )
     }
 
     func pendingChallenges(deviceID: String) async throws -> [String] {
-        try await store.pendingChallenges(deviceID: deviceID, now: clock.now())
+        try await transactionStore.pendingChallenges(deviceID: deviceID, now: clock.now())
     }
 
     public func answer(
@@ -47,7 +47,9 @@ extension MFAService {
         // The transaction's binding is not the device's to know: it is looked up by id, and only this
         // account's transactions that challenged this very device (the nonce) accept the answer.
         let reload = { () async throws -> (Stored, Int64) in
-            guard let row = try await self.store.transaction(id: claims.txn), row.accountID == auth.account.id else {
+            guard let row = try await self.transactionStore.transaction(id: claims.txn),
+                row.accountID == auth.account.id
+            else {
                 throw MFAError.transactionNotFound
             }
             return (try JSONDecoder().decode(Stored.self, from: row.state), row.version)
@@ -72,7 +74,7 @@ extension MFAService {
 
     public func setPush(_ auth: DeviceAuthenticated, allowed: Bool) async throws -> PushPermission {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
-        try await store.setPushAllowed(deviceID: auth.device.id, allowed)
+        try await authenticatorStore.setPushAllowed(deviceID: auth.device.id, allowed)
         try await audit.record(
             auth.account.id,
             .mfaPush,
@@ -92,7 +94,7 @@ extension MFAService {
             throw RequestError.rateLimited(retryAfter: wait)
         }
         let id = HumanCode.generate(length: 10, random: random)
-        try await store.addLog(
+        try await authenticatorStore.addLog(
             supportID: id,
             deviceID: auth.device.id,
             accountID: auth.account.id,

@@ -7,7 +7,7 @@ extension MFAService {
     /// `GET /v1/authenticator`: this authenticator as the account's `mfa status` lists it.
     public func authenticatorInfo(_ auth: DeviceAuthenticated) async throws -> AuthenticatorInfo {
         guard auth.device.kind == DeviceRecord.authenticator,
-            let a = try await store.authenticator(deviceID: auth.device.id)
+            let a = try await authenticatorStore.authenticator(deviceID: auth.device.id)
         else {
             throw MFAError.notAnAuthenticator
         }
@@ -25,7 +25,9 @@ extension MFAService {
     /// (`DELETE /v1/me/mfa` asks for a recent sign-in).
     public func unpair(_ auth: DeviceAuthenticated, origin: RequestOrigin) async throws {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
-        let others = try await store.authenticators(accountID: auth.account.id).filter { $0.deviceID != auth.device.id }
+        let others = try await authenticatorStore.authenticators(accountID: auth.account.id).filter {
+            $0.deviceID != auth.device.id
+        }
         let (state, _) = try await state(auth.account.id)
         guard !others.isEmpty || state.totpConfirmed else { throw MFAError.lastSecondFactor }
         guard try await devices.revokeAuthenticator(deviceID: auth.device.id, accountID: auth.account.id) else {

@@ -71,7 +71,7 @@ extension MFAService {
     public func regenerateRecoveryCodes(_ auth: Authenticated) async throws -> RecoveryCodeList {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
         let (shown, hashes) = RecoveryCodes.make(key: recoveryKey, random: random)
-        try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: hashes)
+        try await recoveryCodeStore.replaceRecoveryCodes(accountID: auth.account.id, hashes: hashes)
         try await audit.record(
             auth.account.id,
             .mfaRecoveryCodes,
@@ -87,11 +87,11 @@ extension MFAService {
     /// recovery codes: the password alone signs in again.
     public func disable(_ auth: Authenticated, origin: RequestOrigin) async throws {
         try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
-        for deviceID in try await store.removeAuthenticators(accountID: auth.account.id) {
+        for deviceID in try await authenticatorStore.removeAuthenticators(accountID: auth.account.id) {
             _ = try await devices.revokeAuthenticator(deviceID: deviceID, accountID: auth.account.id)
         }
         try await update(auth.account.id) { $0 = AccountState() }
-        try await store.replaceRecoveryCodes(accountID: auth.account.id, hashes: [])
+        try await recoveryCodeStore.replaceRecoveryCodes(accountID: auth.account.id, hashes: [])
         try await audit.record(auth.account.id, .mfa, .disabled, origin)
     }
 
@@ -139,7 +139,7 @@ extension MFAService {
                 time: Int64(now.timeIntervalSince1970)
             )
         )
-        try await store.createAuthCode(
+        try await authCodeStore.createAuthCode(
             hash: code.codeHash,
             bindingHash: AccountService.tokenHash(binding),
             state: try JSONEncoder().encode(stored),
@@ -155,7 +155,7 @@ extension MFAService {
 
     private func loadCode(binding: String?) async throws -> (String, StoredCode, Int64) {
         guard let binding, binding.hasPrefix("csb_"), binding.utf8.count <= 64 else { throw MFAError.noBinding }
-        guard let row = try await store.authCode(bindingHash: AccountService.tokenHash(binding)) else {
+        guard let row = try await authCodeStore.authCode(bindingHash: AccountService.tokenHash(binding)) else {
             throw MFAError.transactionNotFound
         }
         return (row.hash, try JSONDecoder().decode(StoredCode.self, from: row.state), row.version)
@@ -217,7 +217,7 @@ extension MFAService {
         let hash = PairingKey.hash(text)
         let now = clock.now()
         for _ in 0..<8 {
-            guard let row = try await store.authCode(hash: hash) else { throw MFAError.authCodeInvalid }
+            guard let row = try await authCodeStore.authCode(hash: hash) else { throw MFAError.authCodeInvalid }
             var s = try JSONDecoder().decode(StoredCode.self, from: row.state)
             do {
                 switch action {
@@ -232,7 +232,12 @@ extension MFAService {
             } catch is AuthenticationCode.Refusal {
                 throw MFAError.authCodeInvalid
             }
-            guard try await store.updateAuthCode(hash: hash, state: try JSONEncoder().encode(s), expected: row.version)
+            guard
+                try await authCodeStore.updateAuthCode(
+                    hash: hash,
+                    state: try JSONEncoder().encode(s),
+                    expected: row.version
+                )
             else { continue }
             // The waiting screen's long poll looks.
             publish(.authCode(hash: hash))

@@ -12,7 +12,7 @@ extension MFAService {
         let now = clock.now()
         let (text, record) = PairingKey.make(accountID: auth.account.id, now: now, random: random)
         guard
-            try await store.createPairingKey(
+            try await pairingStore.createPairingKey(
                 hash: record.hash,
                 accountID: auth.account.id,
                 expiresAt: record.expiresAt,
@@ -55,7 +55,7 @@ extension MFAService {
             )
         else {
             // Spent all the same, and one answer for wrong, used and expired keys.
-            guard let accountID = try await store.spendPairingKey(hash: keyHash, now: now) else {
+            guard let accountID = try await pairingStore.spendPairingKey(hash: keyHash, now: now) else {
                 throw MFAError.pairingKeyInvalid
             }
             try await audit.record(accountID, .mfaPair, .badSignature, origin)
@@ -100,7 +100,7 @@ extension MFAService {
             created: now
         )
         let accountID: String
-        switch try await store.pair(
+        switch try await pairingStore.pair(
             keyHash: keyHash,
             now: now,
             maxDevices: devices.config.maxDevicesPerAccount,

@@ -50,10 +50,10 @@ extension MFAService {
         reauthenticating session: String?,
         offerPush: Bool
     ) async throws -> MFARequired? {
-        let authenticators = try await store.authenticators(accountID: account.id)
+        let authenticators = try await authenticatorStore.authenticators(accountID: account.id)
         let (s, _) = try await state(account.id)
         guard !authenticators.isEmpty || s.totpConfirmed else { return nil }
-        let recovery = try await store.recoveryCodesLeft(accountID: account.id)
+        let recovery = try await recoveryCodeStore.recoveryCodesLeft(accountID: account.id)
         let (allowed, digits) = s.fatigue.allowsPush(now: now, policyDigits: s.digits)
         let pushTargets = allowed && offerPush ? authenticators.filter(\.pushAllowed) : []
         let id = accounts.newID()
@@ -88,7 +88,7 @@ extension MFAService {
         // A cap on transactions per account within one lifetime: each sends pushes and holds rows, and
         // signing in again must not be a way around anything.
         guard
-            try await store.createTransaction(
+            try await transactionStore.createTransaction(
                 id: id,
                 accountID: account.id,
                 bindingHash: AccountService.tokenHash(binding),
@@ -120,7 +120,7 @@ extension MFAService {
                 )
                 challenges.append((a.deviceID, id, try await signer.sign(claims)))
             }
-            try await store.addChallenges(challenges, expiresAt: tx.expiresAt)
+            try await transactionStore.addChallenges(challenges, expiresAt: tx.expiresAt)
             try await update(account.id) { $0.fatigue.pushed() }
             publish(.challenge(devices: pushTargets.map(\.deviceID)))
         }
@@ -144,7 +144,7 @@ extension MFAService {
     /// The transaction behind `id`, if `binding` is its binding secret (compared as hashes).
     private func load(id: String, binding: String?) async throws -> (Stored, Int64) {
         guard let binding, binding.hasPrefix("csb_"), binding.utf8.count <= 64 else { throw MFAError.noBinding }
-        guard id.utf8.count <= 64, let row = try await store.transaction(id: id),
+        guard id.utf8.count <= 64, let row = try await transactionStore.transaction(id: id),
             row.bindingHash == AccountService.tokenHash(binding)
         else {
             throw MFAError.transactionNotFound
@@ -170,13 +170,13 @@ extension MFAService {
             var (s, version) = try await reload()
             let outcome = try await apply(&s)
             if case .refused = outcome { return (s, outcome) }
-            if try await store.updateTransaction(
+            if try await transactionStore.updateTransaction(
                 id: id,
                 state: try JSONEncoder().encode(s),
                 finished: s.tx.status.isTerminal,
                 expected: version
             ) {
-                if s.tx.status.isTerminal { try await store.removeChallenges(transactionID: id) }
+                if s.tx.status.isTerminal { try await transactionStore.removeChallenges(transactionID: id) }
                 publish(.transaction(id: id))
                 return (s, outcome)
             }
@@ -215,7 +215,7 @@ extension MFAService {
             case .totp: return try await self.checkPasscode(accountID: accountID, code: code, now: now)
             case .recovery:
                 guard let hash = RecoveryCodes.hash(typed: code, key: recoveryKey) else { return false }
-                return try await self.store.spendRecoveryCode(accountID: accountID, hash: hash)
+                return try await self.recoveryCodeStore.spendRecoveryCode(accountID: accountID, hash: hash)
             }
         }
     }
@@ -279,11 +279,11 @@ extension MFAService {
     /// step accepted once per source.
     private func checkPasscode(accountID: String, code: String, now: Date) async throws -> Bool {
         guard code.count == 6, code.allSatisfy(\.isASCII), code.allSatisfy(\.isNumber) else { return false }
-        for a in try await store.authenticators(accountID: accountID) {
+        for a in try await authenticatorStore.authenticators(accountID: accountID) {
             let secret = try box.open(a.sealedTOTPSecret, for: a.deviceID)
             let otp = try OTPGenerator(secret: secret, algorithm: .sha1, digits: 6, period: Self.totpPeriod)
             if let step = otp.verify(code, at: now, window: 1, lastAcceptedStep: a.lastStep),
-                try await store.advanceStep(deviceID: a.deviceID, to: step)
+                try await authenticatorStore.advanceStep(deviceID: a.deviceID, to: step)
             {
                 return true
             }

@@ -9,7 +9,13 @@ import Logging
 /// of this folder; this service loads them, applies one transition, and stores the result by
 /// compare-and-set. Clock and randomness are injected; nothing here knows about HTTP.
 public final class MFAService: Sendable {
-    let store: any MFAStore
+    // The narrow stores the service uses (one storage gives them all: `MFAStore`).
+    let stateStore: any MFAStateStore
+    let authenticatorStore: any AuthenticatorStore
+    let pairingStore: any PairingStore
+    let transactionStore: any MFATransactionStore
+    let recoveryCodeStore: any RecoveryCodeStore
+    let authCodeStore: any AuthenticationCodeStore
     /// Whether an account has passkeys, to offer one as the second factor.
     let passkeys: any PasskeyStore
     let accounts: AccountService
@@ -49,7 +55,12 @@ public final class MFAService: Sendable {
         random: any RandomSource,
         publish: @escaping @Sendable (PushSignal) -> Void
     ) async throws {
-        self.store = store
+        stateStore = store
+        authenticatorStore = store
+        pairingStore = store
+        transactionStore = store
+        recoveryCodeStore = store
+        authCodeStore = store
         self.passkeys = passkeys
         self.accounts = accounts
         self.devices = devices
@@ -107,7 +118,7 @@ public final class MFAService: Sendable {
     }
 
     func state(_ accountID: String) async throws -> (AccountState, Int64?) {
-        guard let (data, version) = try await store.accountState(accountID) else { return (AccountState(), nil) }
+        guard let (data, version) = try await stateStore.accountState(accountID) else { return (AccountState(), nil) }
         return (try JSONDecoder().decode(AccountState.self, from: data), version)
     }
 
@@ -117,7 +128,7 @@ public final class MFAService: Sendable {
         for _ in 0..<8 {
             var (s, version) = try await state(accountID)
             let result = try change(&s)
-            if try await store.saveAccountState(accountID, state: try JSONEncoder().encode(s), expected: version) {
+            if try await stateStore.saveAccountState(accountID, state: try JSONEncoder().encode(s), expected: version) {
                 return result
             }
         }
@@ -126,7 +137,7 @@ public final class MFAService: Sendable {
 
     public func status(_ auth: Authenticated) async throws -> MFAStatus {
         let (s, _) = try await state(auth.account.id)
-        let authenticators = try await store.authenticators(accountID: auth.account.id)
+        let authenticators = try await authenticatorStore.authenticators(accountID: auth.account.id)
         var infos: [AuthenticatorInfo] = []
         for a in authenticators {
             let name = try await devices.device(id: a.deviceID)?.name ?? ""
@@ -134,7 +145,7 @@ public final class MFAService: Sendable {
                 AuthenticatorInfo(deviceId: a.deviceID, name: name, pairedAt: a.pairedAt, pushAllowed: a.pushAllowed)
             )
         }
-        let codes = try await store.recoveryCodesLeft(accountID: auth.account.id)
+        let codes = try await recoveryCodeStore.recoveryCodesLeft(accountID: auth.account.id)
         return MFAStatus(
             enabled: !authenticators.isEmpty || s.totpConfirmed,
             authenticators: infos,
