@@ -26,30 +26,18 @@ enum MFASetup {
         dir: URL,
         started: ContinuousClock.Instant
     ) async throws {
-        let audit = AuditLog(store: database, clock: SystemClock())
-        let accounts = try await AccountService(
-            store: database,
-            audit: audit,
+        // Filling a database before any server runs on it: the services as `serve` assembles them.
+        let services = try await ServerServices.assemble(
+            storage: database,
             config: config,
+            clock: SystemClock(),
+            random: SystemRandomSource(),
             logger: logger
         )
-        let devices = DeviceService(
-            store: database,
-            accounts: accounts,
-            audit: audit,
-            config: config,
-            clock: SystemClock(),
-            random: SystemRandomSource()
-        )
-        let mfa = try await MFAService(
-            store: database,
-            passkeys: database,
-            accounts: accounts,
-            devices: devices,
-            audit: audit,
-            clock: SystemClock(),
-            random: SystemRandomSource()
-        )
+        let sessions = services.sessions
+        let signIn = services.signIn
+        let accounts = services.accounts
+        let mfa = services.mfa
         let origin = RequestOrigin(address: "127.0.0.1", userAgent: "countersign-bench-mfa")
 
         let first = try await accounts.register(
@@ -60,8 +48,8 @@ enum MFASetup {
             captcha: nil,
             origin: origin
         )
-        let signedIn = try await accounts.completeSignIn(
-            try await accounts.verifySignIn(
+        let signedIn = try await signIn.completeSignIn(
+            try await signIn.verifySignIn(
                 username: "mfauser-0",
                 password: Setup.password,
                 captcha: nil,
@@ -107,7 +95,7 @@ enum MFASetup {
                 group.addTask {
                     var out: [(Int, String)] = []
                     for i in stride(from: w, to: count, by: workers) {
-                        let auth = try await accounts.authenticate(token: tokens[i])
+                        let auth = try await sessions.authenticate(token: tokens[i])
                         let pairing = try await mfa.pairingKey(auth, server: "http://bench.invalid")
                         let identity = keys[i].identity
                         let proof = try identity.signature(

@@ -11,7 +11,7 @@ import Logging
 enum Setup {
     static let password = "correct horse battery staple"
 
-    /// `AccountService.tokenHash` (internal to the server): hex SHA-256 of the token's UTF-8.
+    /// `TokenHash.hex` (internal to the server): hex SHA-256 of the token's UTF-8.
     static func tokenHash(_ token: String) -> String { Hex.encode(SHA256.hash(data: Array(token.utf8))) }
 
     /// A `csd_` token as the server makes them: 32 random bytes, unpadded base64url.
@@ -98,21 +98,18 @@ enum Setup {
         dir: URL,
         started: ContinuousClock.Instant
     ) async throws {
-        let audit = AuditLog(store: database, clock: SystemClock())
-        let accounts = try await AccountService(
-            store: database,
-            audit: audit,
-            config: config,
-            logger: logger
-        )
-        let devices = DeviceService(
-            store: database,
-            accounts: accounts,
-            audit: audit,
+        // Filling a database before any server runs on it: the services as `serve` assembles them.
+        let services = try await ServerServices.assemble(
+            storage: database,
             config: config,
             clock: SystemClock(),
-            random: SystemRandomSource()
+            random: SystemRandomSource(),
+            logger: logger
         )
+        let sessions = services.sessions
+        let signIn = services.signIn
+        let accounts = services.accounts
+        let devices = services.devices
         let origin = RequestOrigin(address: "127.0.0.1", userAgent: "countersign-bench-push")
 
         // One account, device and device session the way the API makes them: the one password hash, and
@@ -126,15 +123,15 @@ enum Setup {
             captcha: nil,
             origin: origin
         )
-        let signedIn = try await accounts.completeSignIn(
-            try await accounts.verifySignIn(
+        let signedIn = try await signIn.completeSignIn(
+            try await signIn.verifySignIn(
                 username: "pushsender-0",
                 password: password,
                 captcha: nil,
                 origin: origin
             )
         )
-        let auth = try await accounts.authenticate(token: signedIn.token)
+        let auth = try await sessions.authenticate(token: signedIn.token)
         let challenge = try await devices.registrationChallenge(auth)
         let proof = try firstKey.identity.signature(
             for: DeviceProof.registrationMessage(

@@ -11,26 +11,14 @@ import Synchronization
 
 /// Builds and runs the Countersign server.
 public enum CountersignServer {
-    /// The router with every route and middleware, over an open database. Tests drive it directly.
+    /// The router with every route and middleware, over the services of an open database. Tests drive it
+    /// directly.
     package static func buildRouter(
-        service: AccountService,
-        storage: any ServerStorage,
+        _ services: ServerServices,
         config: ServerConfiguration,
         clock: any WallClock
-    ) async throws -> Router<AppContext> {
-        try await build(service: service, storage: storage, config: config, clock: clock, logger: service.logger)
-            .router
-    }
-
-    /// The router and the push channel behind it (which `run` serves beside the router).
-    static func build(
-        service: AccountService,
-        storage: any ServerStorage,
-        config: ServerConfiguration,
-        clock: any WallClock,
-        logger: Logger
-    ) async throws -> (router: Router<AppContext>, push: PushService) {
-        ServerMetrics.bootstrap()
+    ) throws -> Router<AppContext> {
+        let storage = services.storage
         let router = Router(context: AppContext.self)
         if !config.trustedProxies.isEmpty {
             router.add(middleware: TrustedProxyMiddleware(proxies: config.trustedProxies))
@@ -64,80 +52,29 @@ public enum CountersignServer {
                 body: .init(byteBuffer: ByteBuffer(bytes: ServerMetrics.text()))
             )
         }
-        let devices = DeviceService(
-            store: storage,
-            accounts: service,
-            audit: service.audit,
-            config: config,
-            clock: clock,
-            random: service.random
-        )
-        DeviceRoutes(accounts: service, devices: devices, maxBody: config.maxBodyBytes).register(on: router)
-        // The push channel's signals: messages and MFA publish, this node's connections (the hub) receive.
-        // Several nodes share a PostgreSQL database and hear of each other's sends through it; one process
-        // serves a SQLite file (SQLiteServeLock).
-        let hub = PushHub()
-        let deliver: @Sendable (PushSignal) -> Void = { hub.apply($0) }
-        let bus = storage.pushBus(logger: logger, deliver: deliver)
-        // Sessions that end close what the push channel holds open for them, on every node.
-        service.endings.observe { ending in bus.publish(.ended(ending)) }
-        let messages = MessageService(
-            store: storage,
-            accounts: service,
-            config: config,
-            clock: clock,
-            onDue: { accounts in bus.publish(.due(accounts: accounts)) }
-        )
-        let mfa = try await MFAService(
-            store: storage,
-            passkeys: storage,
-            accounts: service,
-            devices: devices,
-            audit: service.audit,
-            clock: clock,
-            random: service.random
-        ) { signal in bus.publish(signal) }
-        let push = PushService(
-            store: storage,
-            devices: devices,
-            messages: messages,
-            clock: clock,
-            random: service.random,
-            logger: logger,
-            hub: hub,
-            bus: bus,
-            pendingChallenges: { device in try await mfa.pendingChallenges(deviceID: device) }
-        )
-        MessageRoutes(devices: devices, messages: messages, push: push).register(on: router)
-        PushRoutes(devices: devices, push: push).register(on: router)
-        AccountRoutes(service: service, signIn: SignInFlow(accounts: service, mfa: mfa), maxBody: config.maxBodyBytes)
+        let sessions = services.sessions
+        let devices = services.devices
+        let push = services.push
+        DeviceRoutes(accounts: services.accounts, devices: devices, sessions: sessions, maxBody: config.maxBodyBytes)
             .register(on: router)
+        MessageRoutes(sessions: sessions, messages: services.messages, push: push).register(on: router)
+        PushRoutes(sessions: sessions, push: push).register(on: router)
+        AccountRoutes(
+            service: services.accounts,
+            sessions: sessions,
+            signIn: SignInFlow(signIn: services.signIn, mfa: services.mfa),
+            maxBody: config.maxBodyBytes
+        ).register(on: router)
         MFARoutes(
-            accounts: service,
-            devices: devices,
-            mfa: mfa,
+            sessions: sessions,
+            mfa: services.mfa,
             push: push,
             maxBody: config.maxBodyBytes,
             publicURL: config.publicURL
         ).register(on: router)
-        let passkeys = PasskeyService(
-            store: storage,
-            accounts: service,
-            audit: service.audit,
-            rp: RelyingParty(
-                publicURL: config.publicURL.flatMap { URL(string: $0) },
-                extraOrigins: config.webAuthnOrigins
-            ),
-            clock: clock,
-            random: service.random,
-            signInKey: SymmetricKey(
-                data: try await storage.serverSecret(name: "passkey-sign-in-key") { service.random.bytes(32) }
-            )
-        )
-        PasskeyRoutes(accounts: service, mfa: mfa, passkeys: passkeys, maxBody: config.maxBodyBytes).register(
-            on: router
-        )
-        return (router, push)
+        PasskeyRoutes(sessions: sessions, mfa: services.mfa, passkeys: services.passkeys, maxBody: config.maxBodyBytes)
+            .register(on: router)
+        return router
     }
 
     static let openAPIDocument: [UInt8] = {
@@ -180,9 +117,8 @@ public enum CountersignServer {
         }
         defer { withExtendedLifetime(serveLock) {} }
         do {
-            let service = try await AccountService(
-                store: storage,
-                audit: AuditLog(store: storage, clock: clock),
+            let services = try await ServerServices.assemble(
+                storage: storage,
                 config: config,
                 clock: clock,
                 random: random,
@@ -193,13 +129,8 @@ public enum CountersignServer {
             do { try await purge.purge() } catch {
                 logger.warning("purge failed", metadata: ["error": "\(type(of: error))"])
             }
-            let (router, push) = try await build(
-                service: service,
-                storage: storage,
-                config: config,
-                clock: clock,
-                logger: logger
-            )
+            let router = try buildRouter(services, config: config, clock: clock)
+            let push = services.push
             let app = Application(
                 router: router,
                 server: httpServer(config, push: push),

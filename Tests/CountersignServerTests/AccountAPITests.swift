@@ -30,7 +30,7 @@ enum PasswordHasherParameters {
             #expect(me.status == 200 && me.json["username"] as? String == "ada.l")
             // The token is stored only as its hash.
             #expect(try await h.store.session(tokenHash: token) == nil)
-            #expect(try await h.store.session(tokenHash: AccountService.tokenHash(token)) != nil)
+            #expect(try await h.store.session(tokenHash: TokenHash.hex(token)) != nil)
             #expect(try await api.call(.delete, "/v1/sessions/current", token: token).status == 204)
             let after = try await api.call(.get, "/v1/me", token: token)
             #expect(after.status == 401 && after.code == "unauthenticated" && after.isProblem)
@@ -315,14 +315,14 @@ enum PasswordHasherParameters {
         try await strong.run { _ in
             storage.withLock { $0 = strong.storage.sql }
             let origin = RequestOrigin(address: "192.0.2.5", userAgent: "")
-            func signIn() async throws -> AccountService.NewSession {
-                let verified = try await strong.service.verifySignIn(
+            func signIn() async throws -> NewSession {
+                let verified = try await strong.signIn.verifySignIn(
                     username: "racer",
                     password: "correct horse",
                     captcha: nil,
                     origin: origin
                 )
-                return try await strong.service.completeSignIn(verified)
+                return try await strong.signIn.completeSignIn(verified)
             }
             // The other sign-in's rehash of the same password lands first.
             competing.withLock { $0 = try? stronger.hash(Array("correct horse".utf8)) }
@@ -335,7 +335,7 @@ enum PasswordHasherParameters {
                 "UPDATE accounts SET password_hash = \(bind: outdated) WHERE id = \(bind: racer.id)"
             ).run()
             competing.withLock { $0 = try? stronger.hash(Array("another password".utf8)) }
-            await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false)) {
+            await #expect(throws: SignInError.invalidCredentials(delayedUntil: nil, locked: false)) {
                 _ = try await signIn()
             }
             let sessions = try await strong.storage.sql.raw(

@@ -100,8 +100,8 @@ import Testing
         let other = RequestOrigin(address: "198.51.100.7", userAgent: "")
         let third = RequestOrigin(address: "2001:db8:7::1", userAgent: "")
         let h2 = try await Harness.make(backend) { $0.captcha = .risk }
-        await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false)) {
-            try await h2.service.verifySignIn(
+        await #expect(throws: SignInError.invalidCredentials(delayedUntil: nil, locked: false)) {
+            try await h2.signIn.verifySignIn(
                 username: "nobody-here",
                 password: "wrong password",
                 captcha: nil,
@@ -109,8 +109,8 @@ import Testing
             )
         }
         h2.clock.advance(5 * 60)
-        await #expect(throws: AccountError.captchaRequired, "the username failed, from another address") {
-            try await h2.service.verifySignIn(
+        await #expect(throws: CaptchaError.required, "the username failed, from another address") {
+            try await h2.signIn.verifySignIn(
                 username: "nobody-here",
                 password: "wrong password",
                 captcha: nil,
@@ -118,18 +118,18 @@ import Testing
             )
         }
         await #expect(
-            throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false),
+            throws: SignInError.invalidCredentials(delayedUntil: nil, locked: false),
             "another name from a clean address"
         ) {
-            try await h2.service.verifySignIn(
+            try await h2.signIn.verifySignIn(
                 username: "someone-else",
                 password: "wrong password",
                 captcha: nil,
                 origin: RequestOrigin(address: "2001:db8:8::1", userAgent: "")
             )
         }
-        await #expect(throws: AccountError.captchaRequired, "the IPv4-mapped form is the same address") {
-            try await h2.service.verifySignIn(
+        await #expect(throws: CaptchaError.required, "the IPv4-mapped form is the same address") {
+            try await h2.signIn.verifySignIn(
                 username: "fresh-name",
                 password: "wrong password",
                 captcha: nil,

@@ -49,12 +49,7 @@ import Testing
             captcha: nil,
             origin: RequestOrigin(address: "127.0.0.1", userAgent: "")
         )
-        let router = try await CountersignServer.buildRouter(
-            service: h.service,
-            storage: h.storage,
-            config: h.config,
-            clock: h.clock
-        )
+        let router = try h.router()
         let app = Application(router: router, configuration: .init(address: .hostname("::", port: 0)))
         do {
             try await app.test(.live) { client in

@@ -11,12 +11,7 @@ import Testing
 @Suite(.closesStorage) struct ClientTests {
     @Test func everyCallAndItsTypedErrors() async throws {
         let h = try await Harness.make(.sqlite) { $0.captcha = .always }
-        let router = try await CountersignServer.buildRouter(
-            service: h.service,
-            storage: h.storage,
-            config: h.config,
-            clock: h.clock
-        )
+        let router = try h.router()
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         do {
             try await exercise(app, h)

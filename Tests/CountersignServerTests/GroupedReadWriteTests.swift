@@ -263,10 +263,10 @@ import Testing
             let lanes = try #require((h.storage as? PostgresStorage)?.lanes.sessions)
             let reads = PostgresSessionReads(lanes: lanes)
             var asks: [(hash: String, device: String?)] = people.map {
-                (AccountService.tokenHash($0.sdk.deviceToken!), $0.device.id)
+                (TokenHash.hex($0.sdk.deviceToken!), $0.device.id)
             }
-            asks.append((AccountService.tokenHash(revoked.sdk.deviceToken!), nil))
-            asks.append((AccountService.tokenHash("csd_unknown"), nil))
+            asks.append((TokenHash.hex(revoked.sdk.deviceToken!), nil))
+            asks.append((TokenHash.hex("csd_unknown"), nil))
             let answers = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
                 for i in 0..<300 {
                     let ask = asks[i % asks.count]

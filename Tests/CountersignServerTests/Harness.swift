@@ -42,7 +42,11 @@ struct Harness: Sendable {
     let clock: ManualClock
     let config: ServerConfiguration
     let storage: any ServerStorage
-    let service: AccountService
+    let services: ServerServices
+    /// Told of every session ending, as the push channel is.
+    let endings: EndingTap
+    var service: AccountService { services.accounts }
+    var signIn: SignInService { services.signIn }
     /// The storage, as the account service's store (the same value).
     var store: any ServerStorage { storage }
 
@@ -54,7 +58,7 @@ struct Harness: Sendable {
         location: DatabaseLocation? = nil,
         clock: ManualClock = ManualClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in },
-        wrapStore: (any AccountStore) -> any AccountStore = { $0 }
+        wrapStore: (any ServerStorage) -> any SignInStore = { $0 }
     ) async throws -> Harness {
         var config = ServerConfiguration()
         config.captcha = .off
@@ -65,24 +69,26 @@ struct Harness: Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let storage = try await OpenedStorages.open(config.database, logger: logger)
-        let service = try await AccountService(
-            store: wrapStore(storage),
-            audit: AuditLog(store: storage, clock: clock),
+        let endings = EndingTap()
+        let services = try await ServerServices.assemble(
+            storage: storage,
             config: config,
             clock: clock,
-            logger: logger
+            random: SystemRandomSource(),
+            logger: logger,
+            signInStore: wrapStore(storage),
+            alsoTell: { endings.tell($0) }
         )
-        return Harness(clock: clock, config: config, storage: storage, service: service)
+        return Harness(clock: clock, config: config, storage: storage, services: services, endings: endings)
+    }
+
+    /// The router over this harness's services.
+    func router() throws -> Router<AppContext> {
+        try CountersignServer.buildRouter(services, config: config, clock: clock)
     }
 
     func run(_ test: @Sendable (API) async throws -> Void) async throws {
-        let router = try await CountersignServer.buildRouter(
-            service: service,
-            storage: storage,
-            config: config,
-            clock: clock
-        )
-        let app = Application(router: router)
+        let app = Application(router: try router())
         do {
             try await app.test(.router) { client in try await test(API(client: client)) }
         } catch {
@@ -90,6 +96,19 @@ struct Harness: Sendable {
             throw error
         }
         await storage.close()
+    }
+}
+
+/// Session endings as the push channel hears them, for tests to observe.
+final class EndingTap: Sendable {
+    private let observers = Mutex<[@Sendable (SessionEnding) -> Void]>([])
+
+    func observe(_ observer: @escaping @Sendable (SessionEnding) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    func tell(_ ending: SessionEnding) {
+        for observer in observers.withLock({ $0 }) { observer(ending) }
     }
 }
 

@@ -57,16 +57,11 @@ struct Person {
 func withLiveServer(
     _ backend: Backend,
     configure: (inout ServerConfiguration) -> Void = { _ in },
-    wrapStore: (any AccountStore) -> any AccountStore = { $0 },
+    wrapStore: (any ServerStorage) -> any SignInStore = { $0 },
     _ body: @Sendable (URL, Harness) async throws -> Void
 ) async throws {
     let h = try await Harness.make(backend, configure: configure, wrapStore: wrapStore)
-    let router = try await CountersignServer.buildRouter(
-        service: h.service,
-        storage: h.storage,
-        config: h.config,
-        clock: h.clock
-    )
+    let router = try h.router()
     let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     do {
         try await app.test(.live) { client in try await body(URL(string: "http://127.0.0.1:\(client.port!)")!, h) }

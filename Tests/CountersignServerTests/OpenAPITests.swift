@@ -22,18 +22,23 @@ import Testing
 
     @Test func everyProblemCodeIsDocumented() {
         let now = Date()
-        let errors: [AccountError] = [
-            .usernameTaken, .captchaRequired, .captchaInvalid("x"),
-            .invalidCredentials(delayedUntil: nil, locked: false), .reauthenticationRequired(intervalMinutes: 5),
-            .wrongPassword,
+        let errors: [AccountError] = [.usernameTaken]
+        let signInErrors: [SignInError] = [
+            .invalidCredentials(delayedUntil: nil, locked: false), .wrongPassword, .superseded,
         ]
+        let captchaErrors: [CaptchaError] = [.required, .invalid("x")]
         let refusals: [SignInRefusal] = [.delayed(until: now), .locked, .busy]
+        let sessionErrors: [SessionError] = [
+            .noAccountSession, .noDeviceSession, .notAMessagingDevice, .reauthenticationRequired(intervalMinutes: 5),
+        ]
         let common: [RequestError] = [
             .invalidField(field: "x", reason: "y"), .rateLimited(retryAfter: 1), .unauthenticated, .serverBusy,
         ]
         let codes =
             errors.map { Problem($0, now: now).code } + refusals.map { Problem($0, now: now).code }
-            + common.map { Problem($0).code } + [
+            + common.map { Problem($0).code } + sessionErrors.map { Problem($0).code }
+            + signInErrors.map { Problem($0).code }
+            + captchaErrors.map { Problem($0).code } + [
                 Problem.malformed("x").code, Problem.notFound.code, Problem.tooLarge(1).code,
             ]
         let documented = Self.documentedCodes

@@ -34,6 +34,8 @@ import Testing
         let service = PasskeyService(
             store: h.storage,
             accounts: h.service,
+            sessions: h.services.sessions,
+            signIn: h.signIn,
             audit: h.service.audit,
             rp: RelyingParty(publicURL: URL(string: "https://cs.example")!),
             clock: h.clock,
@@ -143,9 +145,9 @@ import Testing
         let f = try await Self.fixture(backend, "pklimit")
         var stale = f.auth
         stale.session.authenticatedAt = f.h.clock.now().addingTimeInterval(-11 * 60)
-        await #expect(throws: AccountError.self) { try await f.service.startRegistration(stale) }
+        await #expect(throws: SessionError.self) { try await f.service.startRegistration(stale) }
         let start = try await f.service.startRegistration(f.auth)
-        await #expect(throws: AccountError.self) { try await finish(f, start, SoftAuthenticator(), as: stale) }
+        await #expect(throws: SessionError.self) { try await finish(f, start, SoftAuthenticator(), as: stale) }
         for bad in ["", "   ", String(repeating: "x", count: 65), "tab\there", "nul\u{0}"] {
             await #expect(throws: PasskeyError.invalidName, "\(bad.debugDescription)") {
                 try await finish(f, try await f.service.startRegistration(f.auth), SoftAuthenticator(), name: bad)

@@ -102,7 +102,7 @@ import Testing
     @Test(arguments: Backend.available)
     func aSignInWhosePasswordChangedMidCheckGetsNoSession(_ backend: Backend) async throws {
         let changeNow = Mutex(false)
-        let storeBox = Mutex<(any AccountStore)?>(nil)
+        let storeBox = Mutex<(any ServerStorage)?>(nil)
         let h = try await Harness.make(
             backend,
             wrapStore: { base in

@@ -154,7 +154,7 @@ import FoundationNetworking
             )
             #expect(confirmed == 200)
             let ended = EndingLog()
-            h.service.endings.observe { ended.append($0) }
+            h.endings.observe { ended.append($0) }
             h.clock.advance(30)
             let wrong = try MFAReauthTests.code(secret, h) == "000000" ? "111111" : "000000"
             for _ in 0..<5 {

@@ -25,7 +25,7 @@ import Testing
 
     static func session(_ account: AccountRecord, _ token: String, at now: Date) -> SessionRecord {
         SessionRecord(
-            tokenHash: AccountService.tokenHash(token),
+            tokenHash: TokenHash.hex(token),
             accountID: account.id,
             createdAt: now,
             lastUsedAt: now,
@@ -91,7 +91,7 @@ import Testing
 
         let started = try await Self.start(h, a, "cs_one", at: now)
         #expect(started == .started)
-        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_one"))?.accountID == a.id)
+        #expect(try await store.session(tokenHash: TokenHash.hex("cs_one"))?.accountID == a.id)
         #expect(try await Self.count(h, "audit_events", a.id) == audited + 1)
         #expect(try await store.loginGuard(username: a.username)?.failures == 0, "a complete sign-in resets the count")
 
@@ -117,7 +117,7 @@ import Testing
         _ = try await store.countSignInFailure(username: a.username, policy: policy, now: now)
         let started = try await Self.start(h, a, "cs_qr", at: now, resetsCount: false)
         #expect(started == .started)
-        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_qr")) != nil)
+        #expect(try await store.session(tokenHash: TokenHash.hex("cs_qr")) != nil)
         #expect(try await store.loginGuard(username: a.username)?.failures == 1, "no password checked, no reset")
         var failure = LockoutPolicy.Failure.counted(failures: 0)
         while case .counted = failure {
@@ -128,7 +128,7 @@ import Testing
             Issue.record("\(refused)")
             return
         }
-        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_qr2")) == nil)
+        #expect(try await store.session(tokenHash: TokenHash.hex("cs_qr2")) == nil)
         // A reservation left by a check that never finished counts as a failure once it expires, here as
         // in every other step: past the delay, a stale one delays the account again.
         let failures = try #require(try await store.loginGuard(username: a.username)?.failures)
@@ -155,7 +155,7 @@ import Testing
         #expect(try await h.storage.addPasskey(p, max: 10, spending: nil) == .added)
         #expect(try await Self.start(h, a, "cs_pk", at: now, passkeyID: "pk1") == .started)
         #expect(try await h.storage.removePasskey(id: "pk1", accountID: a.id, keepingSession: ""))
-        #expect(try await h.storage.session(tokenHash: AccountService.tokenHash("cs_pk")) == nil, "swept")
+        #expect(try await h.storage.session(tokenHash: TokenHash.hex("cs_pk")) == nil, "swept")
         #expect(try await Self.start(h, a, "cs_pk2", at: now, passkeyID: "pk1") == .superseded)
         #expect(try await Self.count(h, "sessions", a.id) == 0)
         await h.storage.close()
@@ -179,9 +179,9 @@ import Testing
             """
         ).run()
         let newHash = try Harness.testHasher.hash(Array("a new password".utf8))
-        try await store.changePassword(newHash, accountID: a.id, keepingSession: AccountService.tokenHash("cs_keep"))
+        try await store.changePassword(newHash, accountID: a.id, keepingSession: TokenHash.hex("cs_keep"))
         #expect(try await store.account(id: a.id)?.passwordHash == newHash)
-        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_keep")) != nil, "the changer's own")
+        #expect(try await store.session(tokenHash: TokenHash.hex("cs_keep")) != nil, "the changer's own")
         #expect(try await Self.count(h, "sessions", a.id) == 1)
         #expect(try await Self.count(h, "device_sessions", a.id) == 0)
         #expect(!(try await store.replacePasswordHash(a.passwordHash, with: "x", accountID: a.id)), "stale compare")
@@ -206,7 +206,7 @@ import Testing
         // A password change landed meanwhile: no session, no audit row, and the count stays.
         let superseded = try await Self.start(h, a, "cs_old", at: now, hash: a.passwordHash + "x")
         #expect(superseded == .superseded)
-        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_old")) == nil)
+        #expect(try await store.session(tokenHash: TokenHash.hex("cs_old")) == nil)
         #expect(try await store.loginGuard(username: a.username)?.failures == 1, "a superseded check resets nothing")
 
         // Delayed, then locked, by failures elsewhere: refused with the gate, nothing stored.
@@ -230,7 +230,7 @@ import Testing
         #expect(failure == .locked)
         let locked = try await Self.start(h, a, "cs_locked", at: at)
         #expect(locked == .refused(.locked))
-        #expect(try await store.session(tokenHash: AccountService.tokenHash("cs_locked")) == nil)
+        #expect(try await store.session(tokenHash: TokenHash.hex("cs_locked")) == nil)
         #expect(try await store.loginGuard(username: a.username)?.locked == true)
         #expect(try await Self.count(h, "sessions", a.id) == 0)
         #expect(try await Self.count(h, "audit_events", a.id) == audited)
@@ -313,7 +313,7 @@ import Testing
         let a = try await Self.account(h, "stalled")
         let bystander = try await Self.account(h, "bystander")
         let ended = EndingLog()
-        h.service.endings.observe { ended.append($0) }
+        h.endings.observe { ended.append($0) }
         #expect(try await Self.start(h, a, "cs_stolen", at: h.clock.now()) == .started)
         #expect(try await Self.start(h, bystander, "cs_bystander", at: h.clock.now()) == .started)
         for account in [a, bystander] { try await Self.holdings(h, account) }
@@ -323,7 +323,7 @@ import Testing
 
         // The next sign-in, with the right password, counts the stale reservation first and is refused.
         await #expect(throws: SignInRefusal.locked) {
-            _ = try await h.service.verifySignIn(
+            _ = try await h.signIn.verifySignIn(
                 username: a.username,
                 password: "correct horse",
                 captcha: nil,
@@ -353,7 +353,7 @@ import Testing
         let policy = h.config.lockout
         let clock = h.clock
         let ended = EndingLog()
-        h.service.endings.observe { ended.append($0) }
+        h.endings.observe { ended.append($0) }
         struct Refused: Error {}
         outlive.withLock {
             $0 = {
@@ -369,7 +369,7 @@ import Testing
         }
 
         await #expect(throws: SignInRefusal.locked) {
-            _ = try await h.service.verifySignIn(
+            _ = try await h.signIn.verifySignIn(
                 username: byPassword.username,
                 password: "correct horse",
                 captcha: nil,
@@ -377,7 +377,7 @@ import Testing
             )
         }
         await #expect(throws: SignInRefusal.locked) {
-            _ = try await h.service.checkSecondFactor(accountID: byCode.id) {
+            _ = try await h.signIn.checkSecondFactor(accountID: byCode.id) {
                 clock.advance(policy.reservationTimeout + 1)
                 throw CancellationError()
             }
@@ -485,7 +485,7 @@ import Testing
         )
         let a = try await Self.account(h, "latelock")
         let ended = EndingLog()
-        h.service.endings.observe { ended.append($0) }
+        h.endings.observe { ended.append($0) }
         let sql = h.storage.sql
         lockNow.withLock {
             $0 = { username in
@@ -493,13 +493,13 @@ import Testing
             }
         }
         let origin = RequestOrigin(address: "192.0.2.7", userAgent: "")
-        let verified = try await h.service.verifySignIn(
+        let verified = try await h.signIn.verifySignIn(
             username: a.username,
             password: "correct horse",
             captcha: nil,
             origin: origin
         )
-        await #expect(throws: SignInRefusal.locked) { _ = try await h.service.completeSignIn(verified) }
+        await #expect(throws: SignInRefusal.locked) { _ = try await h.signIn.completeSignIn(verified) }
         #expect(try await Self.count(h, "sessions", a.id) == 0)
         let outcomes = try await sql.raw(
             "SELECT outcome FROM audit_events WHERE account_id = \(bind: a.id) AND kind = 'sign-in'"
@@ -544,14 +544,14 @@ import Testing
                     .run()
             }
         }
-        let verified = try await h.service.verifySignIn(
+        let verified = try await h.signIn.verifySignIn(
             username: a.username,
             password: "correct horse",
             captcha: nil,
             origin: origin
         )
-        await #expect(throws: AccountError.invalidCredentials(delayedUntil: nil, locked: false)) {
-            _ = try await h.service.completeSignIn(verified)
+        await #expect(throws: SignInError.invalidCredentials(delayedUntil: nil, locked: false)) {
+            _ = try await h.signIn.completeSignIn(verified)
         }
         changeNow.withLock { $0 = nil }
         #expect(try await Self.count(h, "sessions", a.id) == 0)
@@ -559,10 +559,10 @@ import Testing
 
         // A second factor that finishes after the change: the sign-in began with another password.
         let b = try await Self.account(h, "overtakenlater")
-        let tag = AccountService.passwordTag(b.passwordHash)
+        let tag = SignInService.passwordTag(b.passwordHash)
         try await sql.raw("UPDATE accounts SET password_hash = 'changed' WHERE id = \(bind: b.id)").run()
-        await #expect(throws: MFAError.signInSuperseded) {
-            _ = try await h.service.finishSecondFactor(accountID: b.id, method: .push, passwordTag: tag, origin: origin)
+        await #expect(throws: SignInError.superseded) {
+            _ = try await h.signIn.finishSecondFactor(accountID: b.id, method: .push, passwordTag: tag, origin: origin)
         }
         #expect(try await Self.count(h, "sessions", b.id) == 0)
         #expect(try await Self.audited(h, b, "sign-in") == ["refused-superseded"])
@@ -570,12 +570,12 @@ import Testing
         // Re-authentications of a live session: overtaken by a change, then refused by a lock.
         let c = try await Self.account(h, "reauthrefused")
         #expect(try await Self.start(h, c, "cs_reauth", at: h.clock.now()) == .started)
-        let tokenHash = AccountService.tokenHash("cs_reauth")
+        let tokenHash = TokenHash.hex("cs_reauth")
         try await sql.raw("UPDATE sessions SET authenticated_at = 0 WHERE token_hash = \(bind: tokenHash)").run()
-        let oldTag = AccountService.passwordTag(c.passwordHash)
+        let oldTag = SignInService.passwordTag(c.passwordHash)
         try await sql.raw("UPDATE accounts SET password_hash = 'changed' WHERE id = \(bind: c.id)").run()
-        await #expect(throws: MFAError.signInSuperseded) {
-            try await h.service.finishReauthentication(
+        await #expect(throws: SignInError.superseded) {
+            try await h.signIn.finishReauthentication(
                 tokenHash: tokenHash,
                 accountID: c.id,
                 method: .push,
@@ -584,7 +584,7 @@ import Testing
             )
         }
         let ended = EndingLog()
-        h.service.endings.observe { ended.append($0) }
+        h.endings.observe { ended.append($0) }
         try await sql.raw(
             """
             INSERT INTO login_guards (username, failures, pending, locked) VALUES (\(bind: c.username), 5, 0, 1)
@@ -592,7 +592,7 @@ import Testing
             """
         ).run()
         await #expect(throws: SignInRefusal.locked) {
-            try await h.service.finishReauthentication(
+            try await h.signIn.finishReauthentication(
                 tokenHash: tokenHash,
                 accountID: c.id,
                 method: .push,

@@ -63,16 +63,9 @@ import Testing
             $0.idleTimeout = Self.idle
             $0.readTimeout = Self.read
         }
-        let (router, push) = try await CountersignServer.build(
-            service: h.service,
-            storage: h.storage,
-            config: h.config,
-            clock: h.clock,
-            logger: h.service.logger
-        )
         let app = Application(
-            router: router,
-            server: CountersignServer.httpServer(h.config, push: push),
+            router: try h.router(),
+            server: CountersignServer.httpServer(h.config, push: h.services.push),
             configuration: .init(address: .hostname("127.0.0.1", port: 0))
         )
         do {

@@ -8,6 +8,7 @@ import Hummingbird
 /// the services.
 struct AccountRoutes {
     let service: AccountService
+    let sessions: SessionService
     let signIn: SignInFlow
     let maxBody: Int
 
@@ -24,7 +25,7 @@ struct AccountRoutes {
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: service))
+        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(sessions: sessions))
         v1.get("captcha") { _, _ in try json(service.captchaChallenge(), headers: [.cacheControl: "no-store"]) }
         v1.post("accounts") { request, context in
             let body = try await decode(RegisterRequest.self, request, context)

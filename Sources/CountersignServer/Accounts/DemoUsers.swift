@@ -51,13 +51,13 @@ extension CountersignServer {
             }
             var config = ServerConfiguration()
             config.hasher = hasher
-            let service = try await AccountService(
-                store: storage,
-                audit: AuditLog(store: storage, clock: SystemClock()),
+            let service = try await ServerServices.assemble(
+                storage: storage,
                 config: config,
+                clock: SystemClock(),
                 random: random,
                 logger: logger
-            )
+            ).accounts
             var existing: [String] = []
             let origin = RequestOrigin(address: "", userAgent: "countersign-server admin demo-users")
             for n in 1...count {

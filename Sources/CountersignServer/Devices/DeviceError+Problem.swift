@@ -34,23 +34,6 @@ extension Problem {
                 title: "Device revoked",
                 detail: "This device was revoked; register new keys as a new device."
             )
-        case .unauthenticated:
-            self.init(
-                status: .unauthorized,
-                code: .unauthenticated,
-                title: "No device session",
-                detail:
-                    "Send a device session token (csd_…) as `Authorization: Bearer …`; open one with POST /v1/device-sessions."
-            )
-            headers[.wwwAuthenticate] = "Bearer"
-        case .notAMessagingDevice:
-            self.init(
-                status: .forbidden,
-                code: .notAMessagingDevice,
-                title: "Not a messaging device",
-                detail:
-                    "This device session is an authenticator's: it approves sign-ins and holds no mail. Send and read from a messaging device (countersign device init)."
-            )
         }
     }
 }

@@ -14,9 +14,4 @@ public enum DeviceError: Error, Equatable, Sendable {
     case notFound
     /// The device was revoked; it cannot open sessions.
     case revoked
-    /// A device session was needed and none (or an expired one) was sent.
-    case unauthenticated
-    /// The device session is an authenticator's: it approves sign-ins and holds no mail, so the
-    /// messaging routes refuse it.
-    case notAMessagingDevice
 }

@@ -21,15 +21,6 @@ public struct DeviceRecord: Equatable, Sendable {
     public var isActive: Bool { revokedAt == nil }
 }
 
-public struct DeviceSessionRecord: Equatable, Sendable {
-    public var tokenHash: String
-    public var deviceID: String
-    public var accountID: String
-    public var createdAt: Date
-    public var lastUsedAt: Date
-    public var expiresAt: Date
-}
-
 /// One key pair a device has had.
 public struct KeyHistoryRecord: Equatable, Sendable {
     public var deviceID: String

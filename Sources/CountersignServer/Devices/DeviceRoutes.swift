@@ -7,6 +7,7 @@ import Hummingbird
 struct DeviceRoutes {
     let accounts: AccountService
     let devices: DeviceService
+    let sessions: SessionService
     let maxBody: Int
 
     static func device(_ d: DeviceRecord) -> Device {
@@ -27,12 +28,12 @@ struct DeviceRoutes {
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: accounts))
-        let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(devices: devices))
+        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(sessions: sessions))
+        let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(sessions: sessions))
         let withMessagingDevice = v1.group().add(
-            middleware: DeviceSessionMiddleware(devices: devices, messagingOnly: true)
+            middleware: DeviceSessionMiddleware(sessions: sessions, messagingOnly: true)
         )
-        let withEither = v1.group().add(middleware: DeviceSessionMiddleware(devices: devices, orAccount: accounts))
+        let withEither = v1.group().add(middleware: DeviceSessionMiddleware(sessions: sessions, orAccount: true))
         withAccount.delete("sessions") { request, context in
             try await accounts.signOutEverywhere(try context.account(), origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
@@ -124,7 +125,7 @@ struct DeviceRoutes {
         }
         withDevice.delete("device-sessions/current") { request, context in
             let auth = try context.device()
-            try await devices.signOut(auth)
+            try await sessions.signOut(auth)
             return Response(status: .noContent)
         }
         withMessagingDevice.post("devices/current/keys") { request, context in

@@ -22,7 +22,7 @@ extension DeviceService {
         _ setting: DeviceRevocationTokenSetting,
         origin: RequestOrigin
     ) async throws {
-        try accounts.requireRecentAuthentication(auth)
+        try sessions.requireRecentAuthentication(auth)
         let token = setting.token
         guard token.bytes.count == Self.revocationTokenLength else {
             throw RequestError.invalidField(field: "token", reason: "32 bytes, base64url")
@@ -64,7 +64,7 @@ extension DeviceService {
             ConstantTime.equal(target.hash, Array(SHA256.hash(data: token.bytes))),
             try await store.revoke(deviceID: deviceID, accountID: target.accountID, at: clock.now()) == .done
         else { throw DeviceError.notFound }
-        accounts.endings.ended(.device(deviceID))
+        sessions.ended(.device(deviceID))
         try await audit.record(target.accountID, .deviceRevoke, .selfRevoked, origin)
     }
 

@@ -4,19 +4,14 @@ import Crypto
 import Foundation
 import Logging
 
-/// A request made with a device session: the session, its device and the device's account.
-public struct DeviceAuthenticated: Sendable {
-    public var session: DeviceSessionRecord
-    public var device: DeviceRecord
-    public var account: AccountRecord
-}
-
 /// Devices: registration with proof of possession, device sessions opened by signing a nonce, rename,
 /// revoke, key rotation, and the public key directory (docs/DESIGN.md, "Devices"). Clock and randomness
 /// are injected; nothing here knows about HTTP.
 public final class DeviceService: Sendable {
     let store: any DeviceStore
     let accounts: AccountService
+    let sessions: SessionService
+    let signIn: SignInService
     let audit: AuditLog
     let config: ServerConfiguration
     let clock: any WallClock
@@ -34,6 +29,8 @@ public final class DeviceService: Sendable {
     public init(
         store: any DeviceStore,
         accounts: AccountService,
+        sessions: SessionService,
+        signIn: SignInService,
         audit: AuditLog,
         config: ServerConfiguration,
         clock: any WallClock,
@@ -41,6 +38,8 @@ public final class DeviceService: Sendable {
     ) {
         self.store = store
         self.accounts = accounts
+        self.sessions = sessions
+        self.signIn = signIn
         self.audit = audit
         self.config = config
         self.clock = clock
@@ -98,7 +97,7 @@ public final class DeviceService: Sendable {
         _ request: DeviceRegistrationRequest,
         origin: RequestOrigin
     ) async throws -> DeviceRecord {
-        try accounts.requireRecentAuthentication(auth)
+        try sessions.requireRecentAuthentication(auth)
         let name = try DeviceName(parsing: request.name).text
         let signing = try Self.publicKey("signingKey", request.signingKey)
         let encryption = try Self.publicKey("encryptionKey", request.encryptionKey)
@@ -169,21 +168,6 @@ public final class DeviceService: Sendable {
         )
     }
 
-    /// A new device session's token, not yet stored.
-    func newSessionToken() -> String { "csd_" + Base64URL(random.bytes(32)).text }
-
-    /// The record of the session `token` opens for `device`, from `now`.
-    func sessionRecord(token: String, device: DeviceRecord, at now: Date) -> DeviceSessionRecord {
-        DeviceSessionRecord(
-            tokenHash: AccountService.tokenHash(token),
-            deviceID: device.id,
-            accountID: device.accountID,
-            createdAt: now,
-            lastUsedAt: now,
-            expiresAt: now.addingTimeInterval(config.deviceSessionLifetime)
-        )
-    }
-
     // MARK: Device sessions
 
     public func sessionChallenge(deviceID: String, origin: RequestOrigin) async throws -> DeviceChallenge {
@@ -215,93 +199,30 @@ public final class DeviceService: Sendable {
         else { throw refused }
         guard device.isActive else { throw DeviceError.revoked }
         // Checked again after the insert below, against a lock in flight; this one spares the write.
-        if try await accounts.isLocked(username: account.username) { throw SignInRefusal.locked }
+        try await signIn.requireUnlocked(username: account.username)
         let now = clock.now()
-        let token = "csd_" + Base64URL(random.bytes(32)).text
-        let session = DeviceSessionRecord(
-            tokenHash: AccountService.tokenHash(token),
-            deviceID: device.id,
-            accountID: account.id,
-            createdAt: now,
-            lastUsedAt: now,
-            expiresAt: now.addingTimeInterval(config.deviceSessionLifetime)
-        )
-        try await store.createDeviceSession(session)
+        let token = sessions.newDeviceSessionToken()
+        let session = sessions.deviceSessionRecord(token: token, device: device, at: now)
+        try await sessions.storeDeviceSession(session)
         // A rotation or revocation that committed between the read above and the insert ended every other
         // session, but not this one, proven with the old key: read again, and drop it.
         guard let current = try await store.device(id: device.id), current.isActive,
             current.signingKeyID == device.signingKeyID
         else {
-            try await store.deleteDeviceSession(tokenHash: session.tokenHash)
+            try await sessions.dropDeviceSession(session)
             throw refused
         }
         // The same for a lock: it ended the account's device sessions, and its devices open none until an
         // administrator unlocks (a key registered with a stolen session must not outlive the lock).
-        if try await accounts.isLocked(username: account.username) {
-            try await store.deleteDeviceSession(tokenHash: session.tokenHash)
-            throw SignInRefusal.locked
+        do {
+            try await signIn.requireUnlocked(username: account.username)
+        } catch {
+            try await sessions.dropDeviceSession(session)
+            throw error
         }
         try await store.touchDevice(id: device.id, at: now)
         try await audit.record(account.id, .deviceSession, .success, origin)
         return (token, session, device, account)
-    }
-
-    public func authenticate(deviceToken token: String?) async throws -> DeviceAuthenticated {
-        try await authenticate(sessionHash: try Self.tokenHash(token))
-    }
-
-    /// The device session stored under `hash` (a push ticket carries it), if it is still valid.
-    func authenticate(sessionHash hash: String) async throws -> DeviceAuthenticated {
-        let now = clock.now()
-        return try await settle(
-            hash,
-            classify(try await store.deviceSessionContext(tokenHash: hash), now: now, then: { _ in () }),
-            now: now
-        ).0
-    }
-
-    enum SessionCheck<T: Sendable>: Sendable {
-        case none, stale, inactive
-        case live(DeviceAuthenticated, Result<T, any Error>)
-    }
-
-    private static func tokenHash(_ token: String?) throws -> String {
-        guard let token, token.hasPrefix("csd_"), token.utf8.count <= 64 else { throw DeviceError.unauthenticated }
-        return AccountService.tokenHash(token)
-    }
-
-    /// The pure part: is this a live session of an active device; if so, `work`'s result.
-    private func classify<T>(
-        _ context: (DeviceSessionRecord, DeviceRecord, AccountRecord)?,
-        now: Date,
-        then work: (DeviceAuthenticated) throws -> T
-    ) -> SessionCheck<T> {
-        guard let (session, device, account) = context else { return .none }
-        guard session.expiresAt > now, now.timeIntervalSince(session.lastUsedAt) < config.deviceSessionIdle else {
-            return .stale
-        }
-        guard device.isActive else { return .inactive }
-        let auth = DeviceAuthenticated(session: session, device: device, account: account)
-        return .live(auth, Result { try work(auth) })
-    }
-
-    /// The writes a session check calls for: an expired session is deleted, a used one touched once a minute.
-    private func settle<T>(_ hash: String, _ check: SessionCheck<T>, now: Date) async throws -> (DeviceAuthenticated, T)
-    {
-        switch check {
-        case .none, .inactive:
-            throw DeviceError.unauthenticated
-        case .stale:
-            try await store.deleteDeviceSession(tokenHash: hash)
-            accounts.endings.ended(.deviceSession(tokenHash: hash))
-            throw DeviceError.unauthenticated
-        case .live(let auth, let result):
-            if now.timeIntervalSince(auth.session.lastUsedAt) >= 60 {
-                try await store.touchDeviceSession(tokenHash: hash, at: now)
-                try await store.touchDevice(id: auth.device.id, at: now)
-            }
-            return (auth, try result.get())
-        }
     }
 
     // MARK: Managing devices
@@ -327,14 +248,14 @@ public final class DeviceService: Sendable {
     public func revoke(_ auth: Authenticated, deviceID: String, origin: RequestOrigin) async throws {
         // Revoking an authenticator unpairs it: a change to the second factors.
         let target = try await store.device(id: deviceID)
-        try accounts.requireRecentAuthentication(
+        try sessions.requireRecentAuthentication(
             auth,
             secondFactorChange: target?.accountID == auth.account.id && target?.kind == DeviceRecord.authenticator
         )
         guard try await store.revoke(deviceID: deviceID, accountID: auth.account.id, at: clock.now()) == .done else {
             throw DeviceError.notFound
         }
-        accounts.endings.ended(.device(deviceID))
+        sessions.ended(.device(deviceID))
         try await audit.record(auth.account.id, .deviceRevoke, .success, origin)
     }
 
@@ -380,20 +301,10 @@ public final class DeviceService: Sendable {
             )
         case .notFound, .limitReached: throw DeviceError.revoked
         }
-        // New keys end every other session of the device: whoever held one (a thief of the old key, say)
-        // must prove possession of the new key to come back. The rotating session stays.
-        // One signal whatever the number of sessions.
-        try await store.deleteDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash)
-        accounts.endings.ended(.otherDeviceSessions(deviceID: auth.device.id, keeping: auth.session.tokenHash))
+        try await sessions.endOtherSessions(of: auth)
         try await audit.record(auth.account.id, .deviceRotate, .success, origin)
         guard let device = try await store.device(id: auth.device.id) else { throw DeviceError.notFound }
         return device
-    }
-
-    /// Ends a device session (its own sign-out).
-    public func signOut(_ auth: DeviceAuthenticated) async throws {
-        try await store.deleteDeviceSession(tokenHash: auth.session.tokenHash)
-        accounts.endings.ended(.deviceSession(tokenHash: auth.session.tokenHash))
     }
 
     /// Revokes an authenticator's device for the MFA feature (unpairing, MFA turned off): false when it
@@ -402,7 +313,7 @@ public final class DeviceService: Sendable {
         guard try await store.revoke(deviceID: deviceID, accountID: accountID, at: clock.now()) == .done else {
             return false
         }
-        accounts.endings.ended(.device(deviceID))
+        sessions.ended(.device(deviceID))
         return true
     }
 

@@ -41,15 +41,6 @@ public protocol DeviceStore: Sendable {
         at: Date
     ) async throws -> DeviceWrite
     func touchDevice(id: String, at: Date) async throws
-
-    func createDeviceSession(_ session: DeviceSessionRecord) async throws
-    func deviceSession(tokenHash: String) async throws -> DeviceSessionRecord?
-    /// The session with its device and account, in one read (every device request starts with it).
-    func deviceSessionContext(tokenHash: String) async throws -> (DeviceSessionRecord, DeviceRecord, AccountRecord)?
-    func touchDeviceSession(tokenHash: String, at: Date) async throws
-    func deleteDeviceSession(tokenHash: String) async throws
-    /// Deletes every session of the device but `keeping`.
-    func deleteDeviceSessions(deviceID: String, keeping: String) async throws
     /// Deletes expired challenges and device sessions.
     func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws
 }

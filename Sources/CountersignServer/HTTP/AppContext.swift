@@ -21,13 +21,13 @@ public struct AppContext: RequestContext {
 
     /// The caller's account session; 401 on a route its middleware does not guard.
     func account() throws -> Authenticated {
-        guard let accountSession else { throw RequestError.unauthenticated }
+        guard let accountSession else { throw SessionError.noAccountSession }
         return accountSession
     }
 
     /// The caller's device session; 401 on a route its middleware does not guard.
     func device() throws -> DeviceAuthenticated {
-        guard let deviceSession else { throw RequestError.unauthenticated }
+        guard let deviceSession else { throw SessionError.noDeviceSession }
         return deviceSession
     }
 }

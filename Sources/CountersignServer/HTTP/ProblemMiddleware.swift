@@ -40,7 +40,13 @@ struct ProblemMiddleware: RouterMiddleware {
             throw Problem(e, now: clock.now())
         } catch let e as SignInRefusal {
             throw Problem(e, now: clock.now())
+        } catch let e as SignInError {
+            throw Problem(e)
+        } catch let e as CaptchaError {
+            throw Problem(e)
         } catch let e as RequestError {
+            throw Problem(e)
+        } catch let e as SessionError {
             throw Problem(e)
         } catch let e as DeviceError {
             throw Problem(e)

@@ -4,7 +4,7 @@ import Hummingbird
 /// `unauthenticated`), and a messaging device's session is refused (403 `not-an-authenticator`) before any
 /// body is read.
 struct AuthenticatorSessionMiddleware: RouterMiddleware {
-    let devices: DeviceService
+    let sessions: SessionService
 
     func handle(
         _ request: Request,
@@ -12,7 +12,7 @@ struct AuthenticatorSessionMiddleware: RouterMiddleware {
         next: (Request, AppContext) async throws -> Response
     ) async throws -> Response {
         var context = context
-        let auth = try await devices.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
+        let auth = try await sessions.authenticate(deviceToken: APIRoutes.bearerToken(request.headers[.authorization]))
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         context.deviceSession = auth
         return try await next(request, context)

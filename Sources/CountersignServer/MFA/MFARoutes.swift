@@ -6,8 +6,7 @@ import Hummingbird
 /// session), the signing-in client's transaction and auth-code routes (its binding secret as bearer),
 /// and the authenticator's routes (device session).
 struct MFARoutes {
-    let accounts: AccountService
-    let devices: DeviceService
+    let sessions: SessionService
     let mfa: MFAService
     let push: PushService
     let maxBody: Int
@@ -32,8 +31,8 @@ struct MFARoutes {
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: accounts))
-        let withAuthenticator = v1.group().add(middleware: AuthenticatorSessionMiddleware(devices: devices))
+        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(sessions: sessions))
+        let withAuthenticator = v1.group().add(middleware: AuthenticatorSessionMiddleware(sessions: sessions))
         @Sendable func binding(_ r: Request) -> String? { APIRoutes.bearerToken(r.headers[.authorization]) }
 
         // The account's own settings.

@@ -6,7 +6,7 @@ extension MFAService {
     // MARK: Authenticator app (TOTP)
 
     public func enrollTOTP(_ auth: Authenticated) async throws -> TOTPEnrollment {
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try sessions.requireRecentAuthentication(auth, secondFactorChange: true)
         let secret = random.bytes(20)
         let sealed = try box.seal(secret, for: auth.account.id)
         try await update(auth.account.id) { $0.pendingTotpSecret = sealed }
@@ -69,7 +69,7 @@ extension MFAService {
     // MARK: Recovery codes
 
     public func regenerateRecoveryCodes(_ auth: Authenticated) async throws -> RecoveryCodeList {
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try sessions.requireRecentAuthentication(auth, secondFactorChange: true)
         let (shown, hashes) = RecoveryCodes.make(key: recoveryKey, random: random)
         try await recoveryCodeStore.replaceRecoveryCodes(accountID: auth.account.id, hashes: hashes)
         try await audit.record(
@@ -86,7 +86,7 @@ extension MFAService {
     /// Unpairs every authenticator (their devices are revoked), drops the authenticator app and the
     /// recovery codes: the password alone signs in again.
     public func disable(_ auth: Authenticated, origin: RequestOrigin) async throws {
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try sessions.requireRecentAuthentication(auth, secondFactorChange: true)
         for deviceID in try await authenticatorStore.removeAuthenticators(accountID: auth.account.id) {
             _ = try await devices.revokeAuthenticator(deviceID: deviceID, accountID: auth.account.id)
         }
@@ -141,7 +141,7 @@ extension MFAService {
         )
         try await authCodeStore.createAuthCode(
             hash: code.codeHash,
-            bindingHash: AccountService.tokenHash(binding),
+            bindingHash: TokenHash.hex(binding),
             state: try JSONEncoder().encode(stored),
             expiresAt: code.expiresAt
         )
@@ -155,7 +155,7 @@ extension MFAService {
 
     private func loadCode(binding: String?) async throws -> (String, StoredCode, Int64) {
         guard let binding, binding.hasPrefix("csb_"), binding.utf8.count <= 64 else { throw MFAError.noBinding }
-        guard let row = try await authCodeStore.authCode(bindingHash: AccountService.tokenHash(binding)) else {
+        guard let row = try await authCodeStore.authCode(bindingHash: TokenHash.hex(binding)) else {
             throw MFAError.transactionNotFound
         }
         return (row.hash, try JSONDecoder().decode(StoredCode.self, from: row.state), row.version)
@@ -168,7 +168,7 @@ extension MFAService {
     }
 
     /// The waiting screen's session, once, after COMPLETED.
-    public func collectAuthCode(binding: String?, origin: RequestOrigin) async throws -> AccountService.NewSession {
+    public func collectAuthCode(binding: String?, origin: RequestOrigin) async throws -> NewSession {
         for _ in 0..<8 {
             var (hash, s, version) = try await loadCode(binding: binding)
             let status = s.code.status(at: clock.now())
@@ -184,7 +184,7 @@ extension MFAService {
             s.collected = true
             // Spent in the session's own write (`SessionClaim`): a kill between them loses nothing.
             do {
-                return try await accounts.finishSecondFactor(
+                return try await signIn.finishSecondFactor(
                     accountID: user,
                     method: .authCode,
                     origin: origin,

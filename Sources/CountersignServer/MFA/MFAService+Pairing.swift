@@ -8,7 +8,7 @@ import Logging
 extension MFAService {
 
     public func pairingKey(_ auth: Authenticated, server: String) async throws -> PairingKeyResponse {
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try sessions.requireRecentAuthentication(auth, secondFactorChange: true)
         let now = clock.now()
         let (text, record) = PairingKey.make(accountID: auth.account.id, now: now, random: random)
         guard
@@ -68,7 +68,8 @@ extension MFAService {
         let deviceID = accounts.newID()
         let secret = random.bytes(20)
         let sealedSecret = try box.seal(secret, for: deviceID)
-        let token = devices.newSessionToken()
+        let sessions = sessions
+        let token = sessions.newDeviceSessionToken()
         let records = { @Sendable (accountID: String) throws -> PairingRecords in
             let device = devices.authenticatorRecord(
                 id: deviceID,
@@ -88,7 +89,7 @@ extension MFAService {
                     lastStep: nil,
                     pairedAt: now
                 ),
-                session: devices.sessionRecord(token: token, device: device, at: now)
+                session: sessions.deviceSessionRecord(token: token, device: device, at: now)
             )
         }
         // Made before the write: nothing that can fail comes between storing the pairing and answering it.

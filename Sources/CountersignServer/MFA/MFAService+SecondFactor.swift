@@ -18,7 +18,7 @@ extension MFAService {
         var viaPasskey: Bool?
         /// A re-authentication's: the token hash of the account session that asked (nil: a sign-in).
         var reauthSession: String?
-        /// Which password the sign-in was begun with (`AccountService.passwordTag`): a change of password
+        /// Which password the sign-in was begun with (`SignInService.passwordTag`): a change of password
         /// before the session is collected voids it. Nil on rows written before it was kept.
         var passwordTag: String?
 
@@ -29,7 +29,7 @@ extension MFAService {
     /// the second factor to finish, or nil when the account has none. `offerPush: false` (the client will
     /// give a code): no push is sent or counted.
     package func secondFactor(
-        after verified: AccountService.VerifiedPassword,
+        after verified: VerifiedPassword,
         offerPush: Bool = true
     ) async throws -> MFARequired? {
         var session: String?
@@ -83,7 +83,7 @@ extension MFAService {
             context: context,
             methods: methods,
             reauthSession: session,
-            passwordTag: AccountService.passwordTag(account.passwordHash)
+            passwordTag: SignInService.passwordTag(account.passwordHash)
         )
         // A cap on transactions per account within one lifetime: each sends pushes and holds rows, and
         // signing in again must not be a way around anything.
@@ -91,7 +91,7 @@ extension MFAService {
             try await transactionStore.createTransaction(
                 id: id,
                 accountID: account.id,
-                bindingHash: AccountService.tokenHash(binding),
+                bindingHash: TokenHash.hex(binding),
                 state: try JSONEncoder().encode(stored),
                 expiresAt: tx.expiresAt,
                 maxOpen: Self.maxOpenTransactions,
@@ -145,7 +145,7 @@ extension MFAService {
     private func load(id: String, binding: String?) async throws -> (Stored, Int64) {
         guard let binding, binding.hasPrefix("csb_"), binding.utf8.count <= 64 else { throw MFAError.noBinding }
         guard id.utf8.count <= 64, let row = try await transactionStore.transaction(id: id),
-            row.bindingHash == AccountService.tokenHash(binding)
+            row.bindingHash == TokenHash.hex(binding)
         else {
             throw MFAError.transactionNotFound
         }
@@ -247,9 +247,9 @@ extension MFAService {
         var exhausted = false
         if !before.tx.status(at: now).isTerminal {
             let accountID = before.tx.accountID
-            let counted: AccountService.FactorCheck
+            let counted: SignInService.FactorCheck
             do {
-                counted = try await accounts.checkSecondFactor(accountID: accountID) { try await check(accountID) }
+                counted = try await signIn.checkSecondFactor(accountID: accountID) { try await check(accountID) }
             } catch SignInRefusal.locked {
                 // Refused by the lock or the delay, before or after the check: audited as passwords are.
                 try await audit.record(accountID, .mfa, .refusedLocked, origin)
@@ -324,7 +324,7 @@ extension MFAService {
                 // Each wrong code was counted as it was checked.
                 try await audit.record(s.tx.accountID, .signIn, .secondFactorFailed(why), origin)
             } else {
-                try await accounts.countSecondFactorFailure(
+                try await signIn.countSecondFactorFailure(
                     accountID: s.tx.accountID,
                     outcome: .secondFactorFailed(why),
                     origin: origin
@@ -339,7 +339,7 @@ extension MFAService {
 
     public enum Collected: Sendable {
         /// A sign-in's new session.
-        case session(AccountService.NewSession)
+        case session(NewSession)
         /// A re-authentication's: the session that asked is freshly authenticated.
         case reauthenticated
     }
@@ -369,7 +369,7 @@ extension MFAService {
         }
         // A transaction is a re-authentication's from its start (collectSignIn took every sign-in's).
         guard let session = s.reauthSession else { throw RequestError.serverBusy }
-        try await accounts.finishReauthentication(
+        try await signIn.finishReauthentication(
             tokenHash: session,
             accountID: s.tx.accountID,
             method: s.method,
@@ -387,7 +387,7 @@ extension MFAService {
         binding: String?,
         origin: RequestOrigin,
         now: Date
-    ) async throws -> AccountService.NewSession? {
+    ) async throws -> NewSession? {
         for _ in 0..<8 {
             var (s, version) = try await load(id: id, binding: binding)
             guard s.reauthSession == nil else { return nil }
@@ -400,7 +400,7 @@ extension MFAService {
                 throw MFAError.signInSuperseded
             }
             do {
-                let session = try await accounts.finishSecondFactor(
+                let session = try await signIn.finishSecondFactor(
                     accountID: s.tx.accountID,
                     method: s.method,
                     passwordTag: s.passwordTag,

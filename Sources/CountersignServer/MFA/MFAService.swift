@@ -20,6 +20,8 @@ public final class MFAService: Sendable {
     let passkeys: any PasskeyStore
     let accounts: AccountService
     let devices: DeviceService
+    let sessions: SessionService
+    let signIn: SignInService
     let audit: AuditLog
     let clock: any WallClock
     let random: any RandomSource
@@ -50,6 +52,8 @@ public final class MFAService: Sendable {
         passkeys: any PasskeyStore,
         accounts: AccountService,
         devices: DeviceService,
+        sessions: SessionService,
+        signIn: SignInService,
         audit: AuditLog,
         clock: any WallClock,
         random: any RandomSource,
@@ -64,6 +68,8 @@ public final class MFAService: Sendable {
         self.passkeys = passkeys
         self.accounts = accounts
         self.devices = devices
+        self.sessions = sessions
+        self.signIn = signIn
         self.audit = audit
         self.clock = clock
         self.random = random
@@ -78,29 +84,6 @@ public final class MFAService: Sendable {
             key: SymmetricKey(data: try await store.serverSecret(name: "mfa-secret-key") { random.bytes(32) })
         )
         recoveryKey = try await store.serverSecret(name: "mfa-recovery-key") { random.bytes(32) }
-    }
-
-    /// A service with no push channel, for tools that fill a database before any server runs on it (the
-    /// benchmarks' fixtures): challenges are stored but signal no one.
-    public convenience init(
-        store: any MFAStore,
-        passkeys: any PasskeyStore,
-        accounts: AccountService,
-        devices: DeviceService,
-        audit: AuditLog,
-        clock: any WallClock,
-        random: any RandomSource
-    ) async throws {
-        try await self.init(
-            store: store,
-            passkeys: passkeys,
-            accounts: accounts,
-            devices: devices,
-            audit: audit,
-            clock: clock,
-            random: random,
-            publish: { _ in }
-        )
     }
 
     // MARK: Account state
@@ -158,7 +141,7 @@ public final class MFAService: Sendable {
     }
 
     public func updateSettings(_ auth: Authenticated, _ settings: MFASettings) async throws -> MFAStatus {
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try sessions.requireRecentAuthentication(auth, secondFactorChange: true)
         guard let kind = NumberMatching.Kind(rawValue: settings.numberMatching) else {
             throw RequestError.invalidField(field: "numberMatching", reason: "ENTER_MANUALLY or SELECT_NUMBER")
         }

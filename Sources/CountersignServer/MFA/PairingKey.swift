@@ -27,7 +27,7 @@ struct PairingKey: Equatable, Sendable {
     }
 
     /// As session tokens are hashed: the key is random, so a fast hash suffices.
-    static func hash(_ normalized: String) -> String { AccountService.tokenHash(normalized) }
+    static func hash(_ normalized: String) -> String { TokenHash.hex(normalized) }
 
     /// The key in what someone typed or scanned: bare (any case, dashes and spaces allowed) or the `key`
     /// of a `countersign://pair?key=…` URI.

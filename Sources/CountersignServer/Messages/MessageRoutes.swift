@@ -5,7 +5,7 @@ import Hummingbird
 /// Sending, fetching, acknowledging and cancelling messages under /v1 (docs/openapi.yaml). Every route
 /// needs a device session: an account password alone never reads or sends mail.
 struct MessageRoutes {
-    let devices: DeviceService
+    let sessions: SessionService
     let messages: MessageService
     let push: PushService
     /// An envelope of the largest size in unpadded base64url, and room for the rest of the JSON.
@@ -15,7 +15,7 @@ struct MessageRoutes {
         let v1 = router.group("v1")
         // A messaging device's session: an authenticator's is refused (403) by the middleware.
         let withMessagingDevice = v1.group().add(
-            middleware: DeviceSessionMiddleware(devices: devices, messagingOnly: true)
+            middleware: DeviceSessionMiddleware(sessions: sessions, messagingOnly: true)
         )
         withMessagingDevice.post("messages") { request, context in
             // The session first (the middleware), from the headers: an anonymous or stale caller is
@@ -60,7 +60,7 @@ struct MessageRoutes {
                     PushHub.sessionKey(auth.session.tokenHash)
                 )
                 do {
-                    if !first { auth = try await devices.authenticate(sessionHash: auth.session.tokenHash) }
+                    if !first { auth = try await sessions.authenticate(deviceSessionHash: auth.session.tokenHash) }
                     first = false
                     let page = try await messages.fetch(auth, after: after, limit: limit)
                     let left = deadline - ContinuousClock.now

@@ -210,7 +210,7 @@ public final class MessageService: Sendable {
         case .unknownRecipients(let unknown):
             throw RelayError.unknownRecipients(unknown)
         case .senderChanged:
-            throw DeviceError.revoked
+            throw RelayError.senderRevoked
         case .deviceMismatch(let missing, let extra):
             throw RelayError.deviceMismatch(
                 missing: missing.map {

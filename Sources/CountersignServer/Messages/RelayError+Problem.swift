@@ -6,6 +6,13 @@ import Hummingbird
 extension Problem {
     init(_ error: RelayError) {
         switch error {
+        case .senderRevoked:
+            self.init(
+                status: .forbidden,
+                code: .deviceRevoked,
+                title: "Device revoked",
+                detail: "This device was revoked; register new keys as a new device."
+            )
         case .invalidEnvelope(let why):
             self.init(
                 status: .unprocessableContent,

@@ -11,6 +11,8 @@ public enum RelayError: Error, Equatable, Sendable {
     case unknownRecipients([String])
     /// The envelope's recipients are not exactly the current devices: what to add and what to drop.
     case deviceMismatch(missing: [DeviceKeyRef], extra: [DeviceKeyRef])
+    /// The sending device was revoked, or its keys rotated, while the send was on its way.
+    case senderRevoked
     /// The message ID was used before with other bytes.
     case messageIDReused
     /// No such message of this account (or of this device's queue).

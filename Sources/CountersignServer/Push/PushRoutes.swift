@@ -4,12 +4,12 @@ import Hummingbird
 /// The push channel's HTTP side (docs/PROTOCOL.md §2): tickets, and an answer for a plain GET of the
 /// WebSocket path. The WebSocket itself is served by `PushChildChannel`.
 struct PushRoutes {
-    let devices: DeviceService
+    let sessions: SessionService
     let push: PushService
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
-        let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(devices: devices))
+        let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(sessions: sessions))
         withDevice.post("devices/current/push-tickets") { _, context in
             try json(try await push.ticket(try context.device()), status: .created)
         }

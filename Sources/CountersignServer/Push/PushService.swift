@@ -9,7 +9,7 @@ import Synchronization
 /// Clock and randomness are injected; the NIO side (`PushSocketHandler`) only moves frames.
 public final class PushService: Sendable {
     let store: any PushStore
-    let devices: DeviceService
+    let sessions: SessionService
     let messages: MessageService
     let clock: any WallClock
     let random: any RandomSource
@@ -33,7 +33,7 @@ public final class PushService: Sendable {
 
     init(
         store: any PushStore,
-        devices: DeviceService,
+        sessions: SessionService,
         messages: MessageService,
         clock: any WallClock,
         random: any RandomSource,
@@ -43,7 +43,7 @@ public final class PushService: Sendable {
         pendingChallenges: @escaping @Sendable (_ deviceID: String) async throws -> [String]
     ) {
         self.store = store
-        self.devices = devices
+        self.sessions = sessions
         self.messages = messages
         self.clock = clock
         self.random = random
@@ -62,7 +62,7 @@ public final class PushService: Sendable {
         let ticket = "cst_" + Base64URL(bytes).description
         let expires = clock.now().addingTimeInterval(Self.ticketLifetime)
         try await store.createTicket(
-            hash: AccountService.tokenHash(ticket),
+            hash: TokenHash.hex(ticket),
             deviceID: auth.device.id,
             sessionHash: auth.session.tokenHash,
             expiresAt: expires
@@ -74,9 +74,9 @@ public final class PushService: Sendable {
     func redeem(ticket: String) async -> DeviceAuthenticated? {
         guard ticket.hasPrefix("cst_"), ticket.utf8.count <= 64 else { return nil }
         do {
-            guard let session = try await store.spendTicket(hash: AccountService.tokenHash(ticket), now: clock.now())
+            guard let session = try await store.spendTicket(hash: TokenHash.hex(ticket), now: clock.now())
             else { return nil }
-            return try await devices.authenticate(sessionHash: session)
+            return try await sessions.authenticate(deviceSessionHash: session)
         } catch {
             return nil
         }
@@ -85,9 +85,9 @@ public final class PushService: Sendable {
     /// Whether the connection's device session is still valid (the periodic backstop).
     func stillValid(sessionHash: String) async -> Bool {
         do {
-            _ = try await devices.authenticate(sessionHash: sessionHash)
+            _ = try await sessions.authenticate(deviceSessionHash: sessionHash)
             return true
-        } catch DeviceError.unauthenticated {
+        } catch SessionError.noDeviceSession {
             return false
         } catch {
             return true  // a database hiccup is not a revocation

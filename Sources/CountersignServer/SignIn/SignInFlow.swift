@@ -5,11 +5,11 @@ import CountersignAPI
 /// (`MFAService.secondFactor`), then the session, or the pending transaction the client completes with
 /// its second factor (`MFARoutes`). Passkey and QR sign-ins complete through their own features.
 struct SignInFlow: Sendable {
-    let accounts: AccountService
+    let signIn: SignInService
     let mfa: MFAService
 
     enum Outcome: Sendable {
-        case signedIn(AccountService.NewSession)
+        case signedIn(NewSession)
         /// A second factor follows: the transaction the client polls and completes.
         case secondFactor(MFARequired)
     }
@@ -29,22 +29,25 @@ struct SignInFlow: Sendable {
     ) async throws -> Outcome {
         do {
             let offerPush = try SecondFactorChoice.offerPush(secondFactor)
-            let verified = try await accounts.verifySignIn(
+            let verified = try await signIn.verifySignIn(
                 username: username,
                 password: password,
                 captcha: captcha,
                 origin: origin
             )
             if let pending = try await mfa.secondFactor(after: verified, offerPush: offerPush) {
-                try await accounts.pending(verified)
+                try await signIn.pending(verified)
                 ServerMetrics.signIn("second-factor")
                 return .secondFactor(pending)
             }
-            let session = try await accounts.completeSignIn(verified)
+            let session = try await signIn.completeSignIn(verified)
             ServerMetrics.signIn("success")
             return .signedIn(session)
-        } catch let e as AccountError {
+        } catch let e as SignInError {
             ServerMetrics.signIn(Self.metricOutcome(e))
+            throw e
+        } catch let e as CaptchaError {
+            ServerMetrics.signIn("captcha")
             throw e
         } catch let e as SignInRefusal {
             ServerMetrics.signIn(Self.metricOutcome(e))
@@ -64,25 +67,24 @@ struct SignInFlow: Sendable {
         origin: RequestOrigin
     ) async throws -> ReauthOutcome {
         let offerPush = try SecondFactorChoice.offerPush(secondFactor)
-        let verified = try await accounts.verifyReauthentication(
+        let verified = try await signIn.verifyReauthentication(
             auth,
             password: password,
             captcha: captcha,
             origin: origin
         )
         if let pending = try await mfa.secondFactor(after: verified, offerPush: offerPush) {
-            try await accounts.pending(verified)
+            try await signIn.pending(verified)
             return .secondFactor(pending)
         }
-        try await accounts.completeReauthentication(verified)
+        try await signIn.completeReauthentication(verified)
         return .reauthenticated
     }
 
-    static func metricOutcome(_ e: AccountError) -> String {
+    static func metricOutcome(_ e: SignInError) -> String {
         switch e {
         case .invalidCredentials: return "invalid-credentials"
-        case .captchaRequired, .captchaInvalid: return "captcha"
-        default: return "other"
+        case .wrongPassword, .superseded: return "other"
         }
     }
 

@@ -6,7 +6,7 @@ import Hummingbird
 /// discoverable sign-in (anonymous), a sign-in's second factor (the transaction's binding secret) and a
 /// session's re-authentication. Each ceremony is two calls: options, then the browser's answer.
 struct PasskeyRoutes {
-    let accounts: AccountService
+    let sessions: SessionService
     let mfa: MFAService
     let passkeys: PasskeyService
     let maxBody: Int
@@ -18,9 +18,9 @@ struct PasskeyRoutes {
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
         let maxBody = min(self.maxBody, Self.maxResponseBody)
-        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(accounts: accounts))
+        let withAccount = v1.group().add(middleware: AccountSessionMiddleware(sessions: sessions))
         @Sendable func binding(_ r: Request) -> String? { APIRoutes.bearerToken(r.headers[.authorization]) }
-        @Sendable func session(_ s: AccountService.NewSession) throws -> Response {
+        @Sendable func session(_ s: NewSession) throws -> Response {
             try json(
                 SignedInSession(token: s.token, expiresAt: s.expiresAt, account: AccountRoutes.account(s.account)),
                 status: .created

@@ -175,9 +175,9 @@ extension PasskeyService {
             throw PasskeyError.unknownCredential
         }
         var outcome: Result<StoredPasskey, PasskeyError> = .failure(.unknownCredential)
-        let counted: AccountService.FactorCheck
+        let counted: SignInService.FactorCheck
         do {
-            counted = try await accounts.checkSecondFactor(accountID: accountID) {
+            counted = try await signIn.checkSecondFactor(accountID: accountID) {
                 outcome = try await self.check(a)
                 if case .success = outcome { return true }
                 return false
@@ -231,8 +231,8 @@ extension PasskeyService {
     public func finishSignIn(
         _ finish: PasskeyAssertionFinish,
         origin: RequestOrigin
-    ) async throws -> AccountService.NewSession {
-        let throttle = accounts.signInFailures
+    ) async throws -> NewSession {
+        let throttle = signIn.signInFailures
         if let wait = throttle.take(origin.address, now: clock.now()) {
             throw RequestError.rateLimited(retryAfter: wait)
         }
@@ -242,7 +242,7 @@ extension PasskeyService {
             throw error
         }
         let stored = try await checkCounted(a, audit: .signIn, origin: origin)
-        return try await accounts.finishSecondFactor(
+        return try await signIn.finishSecondFactor(
             accountID: stored.accountID,
             method: .passkey,
             origin: origin,
@@ -256,7 +256,7 @@ extension PasskeyService {
         _ finish: PasskeyAssertionFinish,
         origin: RequestOrigin
     ) async throws {
-        let throttle = accounts.signInFailures
+        let throttle = signIn.signInFailures
         if let wait = throttle.take(origin.address, now: clock.now()) {
             throw RequestError.rateLimited(retryAfter: wait)
         }
@@ -273,7 +273,7 @@ extension PasskeyService {
             throw error
         }
         _ = try await checkCounted(a, audit: .reauth, origin: origin)
-        try await accounts.finishReauthentication(
+        try await signIn.finishReauthentication(
             tokenHash: auth.session.tokenHash,
             accountID: auth.account.id,
             method: .passkey,
@@ -301,7 +301,7 @@ extension PasskeyService {
 
     /// Removing a way to sign in is a change to the account's factors: a recent full authentication first.
     public func remove(_ auth: Authenticated, id: String, origin: RequestOrigin) async throws {
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try sessions.requireRecentAuthentication(auth, secondFactorChange: true)
         guard id.utf8.count <= 64,
             try await store.removePasskey(id: id, accountID: auth.account.id, keepingSession: auth.session.tokenHash)
         else { throw PasskeyError.notFound }

@@ -7,6 +7,8 @@ import Foundation
 public final class PasskeyService: Sendable {
     let store: any PasskeyStore
     let accounts: AccountService
+    let sessions: SessionService
+    let signIn: SignInService
     let audit: AuditLog
     let rp: RelyingParty
     let clock: any WallClock
@@ -29,6 +31,8 @@ public final class PasskeyService: Sendable {
     init(
         store: any PasskeyStore,
         accounts: AccountService,
+        sessions: SessionService,
+        signIn: SignInService,
         audit: AuditLog,
         rp: RelyingParty,
         clock: any WallClock,
@@ -37,6 +41,8 @@ public final class PasskeyService: Sendable {
     ) {
         self.store = store
         self.accounts = accounts
+        self.sessions = sessions
+        self.signIn = signIn
         self.audit = audit
         self.rp = rp
         self.clock = clock
@@ -47,7 +53,7 @@ public final class PasskeyService: Sendable {
     /// Options for `navigator.credentials.create`, for a session that authenticated recently (adding a
     /// way to sign in is a change to the account's factors).
     public func startRegistration(_ auth: Authenticated) async throws -> PasskeyRegistrationStart {
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try sessions.requireRecentAuthentication(auth, secondFactorChange: true)
         let account = auth.account
         try limitStarts(accountID: account.id)
         let handle = try await store.userHandle(accountID: account.id, candidate: random.bytes(16))
@@ -95,7 +101,7 @@ public final class PasskeyService: Sendable {
     ) async throws
         -> PasskeySummary
     {
-        try accounts.requireRecentAuthentication(auth, secondFactorChange: true)
+        try sessions.requireRecentAuthentication(auth, secondFactorChange: true)
         try PasskeyRules.refuseSecrets(finish.credential.clientExtensionResults)
         let name = try Self.validName(finish.name)
         let now = clock.now()

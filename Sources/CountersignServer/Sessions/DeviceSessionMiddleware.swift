@@ -6,14 +6,14 @@ import Hummingbird
 /// `not-a-messaging-device`): it holds no mail and must not send, read receipts, cancel the account's
 /// delayed messages or hold message keys.
 struct DeviceSessionMiddleware: RouterMiddleware {
-    let devices: DeviceService
-    var orAccount: AccountService? = nil
+    let sessions: SessionService
+    var orAccount = false
     var messagingOnly = false
 
-    init(devices: DeviceService, orAccount: AccountService? = nil, messagingOnly: Bool = false) {
+    init(sessions: SessionService, orAccount: Bool = false, messagingOnly: Bool = false) {
         // An account session has no device kind to check.
-        precondition(orAccount == nil || !messagingOnly, "messagingOnly is for device sessions alone")
-        self.devices = devices
+        precondition(!orAccount || !messagingOnly, "messagingOnly is for device sessions alone")
+        self.sessions = sessions
         self.orAccount = orAccount
         self.messagingOnly = messagingOnly
     }
@@ -25,11 +25,11 @@ struct DeviceSessionMiddleware: RouterMiddleware {
     ) async throws -> Response {
         var context = context
         let token = APIRoutes.bearerToken(request.headers[.authorization])
-        if let accounts = orAccount, token?.hasPrefix("csd_") != true {
-            context.accountSession = try await accounts.authenticate(token: token)
+        if orAccount, token?.hasPrefix("csd_") != true {
+            context.accountSession = try await sessions.authenticate(token: token)
         } else {
-            let auth = try await devices.authenticate(deviceToken: token)
-            if messagingOnly, auth.device.kind != DeviceRecord.messaging { throw DeviceError.notAMessagingDevice }
+            let auth = try await sessions.authenticate(deviceToken: token)
+            if messagingOnly, auth.device.kind != DeviceRecord.messaging { throw SessionError.notAMessagingDevice }
             context.deviceSession = auth
         }
         return try await next(request, context)

@@ -3,7 +3,7 @@ import Hummingbird
 /// Routes that need an account session: the bearer token is checked once, before the handler runs
 /// (401 `unauthenticated` when it is missing, unknown or expired), and the session is on the context.
 struct AccountSessionMiddleware: RouterMiddleware {
-    let accounts: AccountService
+    let sessions: SessionService
 
     func handle(
         _ request: Request,
@@ -11,7 +11,7 @@ struct AccountSessionMiddleware: RouterMiddleware {
         next: (Request, AppContext) async throws -> Response
     ) async throws -> Response {
         var context = context
-        context.accountSession = try await accounts.authenticate(
+        context.accountSession = try await sessions.authenticate(
             token: APIRoutes.bearerToken(request.headers[.authorization])
         )
         return try await next(request, context)

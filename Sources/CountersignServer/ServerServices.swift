@@ -1,0 +1,139 @@
+import Crypto
+import Foundation
+import Logging
+
+/// Every service the routes serve, over one open storage, assembled once: each is given what it uses at
+/// construction, and sessions that end (`SessionService`) reach the push channel's connections on every
+/// node through the storage's bus.
+package struct ServerServices: Sendable {
+    package let storage: any ServerStorage
+    package let sessions: SessionService
+    package let signIn: SignInService
+    package let accounts: AccountService
+    package let devices: DeviceService
+    package let messages: MessageService
+    package let mfa: MFAService
+    package let push: PushService
+    package let passkeys: PasskeyService
+    let logger: Logger
+
+    /// `signInStore`: the sign-in's store when it is not `storage` itself (tests wrap it to land a write
+    /// mid-check). `alsoTell`: told of every session ending besides the push channel (tests).
+    package static func assemble(
+        storage: any ServerStorage,
+        config: ServerConfiguration,
+        clock: any WallClock,
+        random: any RandomSource,
+        logger: Logger,
+        signInStore: (any SignInStore)? = nil,
+        alsoTell: @escaping @Sendable (SessionEnding) -> Void = { _ in }
+    ) async throws -> ServerServices {
+        // The push channel's signals: messages and MFA publish, this node's connections (the hub) receive.
+        // Several nodes share a PostgreSQL database and hear of each other's sends through it; one process
+        // serves a SQLite file (SQLiteServeLock).
+        // Before any metric is made (the push hub's): swift-metrics hands out no-op metrics until then.
+        ServerMetrics.bootstrap()
+        let hub = PushHub()
+        let bus = storage.pushBus(logger: logger) { hub.apply($0) }
+        let sessions = SessionService(store: storage, config: config, clock: clock, random: random) { ending in
+            alsoTell(ending)
+            bus.publish(.ended(ending))
+        }
+        let audit = AuditLog(store: storage, clock: clock)
+        let captcha = try await CaptchaGate(
+            store: storage,
+            maxNumber: config.captchaMaxNumber,
+            clock: clock,
+            random: random
+        )
+        let hashing = try PasswordHashing(hasher: config.hasher, maxQueued: config.maxQueuedHashes, random: random)
+        let signIn = SignInService(
+            store: signInStore ?? storage,
+            sessions: sessions,
+            audit: audit,
+            config: config,
+            clock: clock,
+            captcha: captcha,
+            hashing: hashing
+        )
+        let accounts = AccountService(
+            store: storage,
+            sessions: sessions,
+            signIn: signIn,
+            audit: audit,
+            config: config,
+            clock: clock,
+            random: random,
+            captcha: captcha,
+            hashing: hashing,
+            logger: logger
+        )
+        let devices = DeviceService(
+            store: storage,
+            accounts: accounts,
+            sessions: sessions,
+            signIn: signIn,
+            audit: audit,
+            config: config,
+            clock: clock,
+            random: random
+        )
+        let messages = MessageService(
+            store: storage,
+            accounts: accounts,
+            config: config,
+            clock: clock,
+            onDue: { accounts in bus.publish(.due(accounts: accounts)) }
+        )
+        let mfa = try await MFAService(
+            store: storage,
+            passkeys: storage,
+            accounts: accounts,
+            devices: devices,
+            sessions: sessions,
+            signIn: signIn,
+            audit: audit,
+            clock: clock,
+            random: random
+        ) { signal in bus.publish(signal) }
+        let push = PushService(
+            store: storage,
+            sessions: sessions,
+            messages: messages,
+            clock: clock,
+            random: random,
+            logger: logger,
+            hub: hub,
+            bus: bus,
+            pendingChallenges: { device in try await mfa.pendingChallenges(deviceID: device) }
+        )
+        let passkeys = PasskeyService(
+            store: storage,
+            accounts: accounts,
+            sessions: sessions,
+            signIn: signIn,
+            audit: audit,
+            rp: RelyingParty(
+                publicURL: config.publicURL.flatMap { URL(string: $0) },
+                extraOrigins: config.webAuthnOrigins
+            ),
+            clock: clock,
+            random: random,
+            signInKey: SymmetricKey(
+                data: try await storage.serverSecret(name: "passkey-sign-in-key") { random.bytes(32) }
+            )
+        )
+        return ServerServices(
+            storage: storage,
+            sessions: sessions,
+            signIn: signIn,
+            accounts: accounts,
+            devices: devices,
+            messages: messages,
+            mfa: mfa,
+            push: push,
+            passkeys: passkeys,
+            logger: logger
+        )
+    }
+}
