@@ -93,6 +93,7 @@ package struct ServerServices: Sendable {
             sessions: sessions,
             signIn: signIn,
             audit: audit,
+            config: config,
             clock: clock,
             random: random
         ) { signal in bus.publish(signal) }

@@ -35,7 +35,7 @@ import Testing
             .invalidField(field: "x", reason: "y"), .rateLimited(retryAfter: 1), .unauthenticated, .serverBusy,
         ]
         let codes =
-            errors.map { Problem($0, now: now).code } + refusals.map { Problem($0, now: now).code }
+            errors.map { Problem($0).code } + refusals.map { Problem($0, now: now).code }
             + common.map { Problem($0).code } + sessionErrors.map { Problem($0).code }
             + signInErrors.map { Problem($0).code }
             + captchaErrors.map { Problem($0).code } + [

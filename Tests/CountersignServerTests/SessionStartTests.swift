@@ -6,7 +6,7 @@ import Testing
 
 @testable import CountersignServer
 
-/// `AccountStore.startSession` on both backends: a sign-in's last write is one transaction that resets
+/// `SignInStore.startSession` on both backends: a sign-in's last write is one transaction that resets
 /// the lockout count and stores the session with its audit row, only while the lockout state allows it
 /// and the password is still the one checked; a password change racing it never leaves a session made
 /// with the old password.

@@ -143,7 +143,7 @@ public final class DeviceService: Sendable {
     }
 
     /// An authenticator's device row (docs/PROTOCOL.md §3), to be stored with its pairing
-    /// (`MFAStore.pair`): the pairing key already proved the account.
+    /// (`PairingStore.pair`): the pairing key already proved the account.
     func authenticatorRecord(
         id: String,
         accountID: String,

@@ -37,7 +37,7 @@ struct ProblemMiddleware: RouterMiddleware {
         } catch let p as Problem {
             throw p
         } catch let e as AccountError {
-            throw Problem(e, now: clock.now())
+            throw Problem(e)
         } catch let e as SignInRefusal {
             throw Problem(e, now: clock.now())
         } catch let e as SignInError {

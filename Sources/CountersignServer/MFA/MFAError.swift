@@ -33,4 +33,10 @@ public enum MFAError: Error, Equatable, Sendable {
     case noPendingEnrollment
     /// An authenticator may not unpair itself while it is the account's only second factor.
     case lastSecondFactor
+    /// A pairing request or an answer whose signature does not verify with the key it names.
+    case badSignature(String)
+    /// Pairing would give the account more than `limit` active devices.
+    case deviceLimit(Int)
+    /// A key of the authenticator being paired is already registered (keys are never reused).
+    case keyInUse(String)
 }

@@ -27,7 +27,7 @@ extension MFAService {
     ) async throws -> PushAnswerResult {
         guard auth.device.kind == DeviceRecord.authenticator else { throw MFAError.notAnAuthenticator }
         guard let claims = await ChallengeSigner.verifyAnswer(answer.jwt, signingKey: auth.device.signingKey) else {
-            throw DeviceError.badSignature(
+            throw MFAError.badSignature(
                 "the answer must be an ES256 JWT signed by this authenticator's signing key (docs/PROTOCOL.md §3)"
             )
         }

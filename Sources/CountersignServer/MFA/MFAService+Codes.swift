@@ -116,7 +116,7 @@ extension MFAService {
         switch request.userApproval ?? "REQUIRED" {
         case "REQUIRED": approval = .required
         case "NOT_REQUIRED":
-            guard accounts.config.authCodesWithoutApproval else {
+            guard config.authCodesWithoutApproval else {
                 throw RequestError.invalidField(
                     field: "userApproval",
                     reason: """

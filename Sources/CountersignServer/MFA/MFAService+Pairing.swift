@@ -59,7 +59,7 @@ extension MFAService {
                 throw MFAError.pairingKeyInvalid
             }
             try await audit.record(accountID, .mfaPair, .badSignature, origin)
-            throw DeviceError.badSignature(
+            throw MFAError.badSignature(
                 "the signature does not verify with signingKey over the pairing message (docs/PROTOCOL.md §3)"
             )
         }
@@ -104,15 +104,15 @@ extension MFAService {
         switch try await pairingStore.pair(
             keyHash: keyHash,
             now: now,
-            maxDevices: devices.config.maxDevicesPerAccount,
+            maxDevices: config.maxDevicesPerAccount,
             records
         ) {
         case .paired(let id): accountID = id
         case .keyInvalid, .refused(.notFound): throw MFAError.pairingKeyInvalid
         case .accountLocked: throw SignInRefusal.locked
-        case .refused(.limitReached): throw DeviceError.deviceLimit(devices.config.maxDevicesPerAccount)
+        case .refused(.limitReached): throw MFAError.deviceLimit(config.maxDevicesPerAccount)
         case .refused(.keyInUse):
-            throw DeviceError.keyInUse("a key of this device is already registered; make new keys")
+            throw MFAError.keyInUse("a key of this device is already registered; make new keys")
         case .refused(.done), .refused(.changed): throw RequestError.unauthenticated
         }
         guard let account = try await accounts.account(id: accountID) else { throw MFAError.pairingKeyInvalid }

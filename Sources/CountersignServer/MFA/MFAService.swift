@@ -23,6 +23,7 @@ public final class MFAService: Sendable {
     let sessions: SessionService
     let signIn: SignInService
     let audit: AuditLog
+    let config: ServerConfiguration
     let clock: any WallClock
     let random: any RandomSource
     let signer: ChallengeSigner
@@ -55,6 +56,7 @@ public final class MFAService: Sendable {
         sessions: SessionService,
         signIn: SignInService,
         audit: AuditLog,
+        config: ServerConfiguration,
         clock: any WallClock,
         random: any RandomSource,
         publish: @escaping @Sendable (PushSignal) -> Void
@@ -71,6 +73,7 @@ public final class MFAService: Sendable {
         self.sessions = sessions
         self.signIn = signIn
         self.audit = audit
+        self.config = config
         self.clock = clock
         self.random = random
         self.publish = publish

@@ -35,7 +35,7 @@ public final class SessionService: Sendable {
     // MARK: Account sessions
 
     /// A new account session's token (for the client) and record (for the store, which starts it in
-    /// one transaction with the sign-in's lockout reset: `AccountStore.startSession`).
+    /// one transaction with the sign-in's lockout reset: `SignInStore.startSession`).
     /// `passwordless`: a QR sign-in (the authenticator alone) has never had a full authentication.
     func newAccountSession(
         accountID: String,

@@ -3,7 +3,7 @@ import Foundation
 /// The storage the session service needs: account sessions (`cs_…`) and device sessions (`csd_…`), by
 /// the SHA-256 of their tokens. Each backend's storage implements it; each method is atomic. A session
 /// starts elsewhere when it must start in one transaction with something else (a sign-in's lockout
-/// reset: `AccountStore.startSession`).
+/// reset: `SignInStore.startSession`).
 public protocol SessionStore: Sendable {
     func createSession(_ session: SessionRecord) async throws
     func session(tokenHash: String) async throws -> SessionRecord?

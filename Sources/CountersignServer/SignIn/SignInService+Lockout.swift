@@ -75,7 +75,7 @@ extension SignInService {
         sessions.ended(.account(accountID))
     }
     /// A sign-in's session and its audit row (`outcome`), stored in one transaction with the lockout reset
-    /// (none when `passwordless`: no password was checked) by `AccountStore.startSession`. Throws the
+    /// (none when `passwordless`: no password was checked) by `SignInStore.startSession`. Throws the
     /// gate's refusal, or `superseded` when the account's password is no longer the one in `account`.
     func storeSession(
         _ account: AccountRecord,

@@ -7,7 +7,7 @@ public enum SignInOutcome: Equatable, Sendable {
     case failed(LockoutPolicy.Failure)
 }
 
-/// What `AccountStore.startSession` came to.
+/// What `SignInStore.startSession` came to.
 public enum SessionStart: Equatable, Sendable {
     case started
     /// The lockout state refuses the sign-in (`completeSignIn`'s gate: locked or delayed meanwhile).
