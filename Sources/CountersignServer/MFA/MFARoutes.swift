@@ -75,17 +75,16 @@ struct MFARoutes {
             let wait = try WaitParameter.seconds(request)
             let terminal: Set<String> = ["COMPLETED", "FAILED", "PUSH_CONFIRMATION_TIMED_OUT"]
             let read = { @Sendable in try await mfa.transaction(id: id, binding: binding(request)) }
+            let first = try await read()
             let current = try await LongPoll(
                 hub: push.hub,
-                key: PushHub.transactionKey(id),
-                answers: { first, now in
-                    now.status != first.status || now.attemptsLeft != first.attemptsLeft
-                        || terminal.contains(now.status)
-                },
-                expiresAt: \.expiresAt,
-                now: { mfa.clock.now() },
+                keys: [PushHub.transactionKey(id)],
+                maxWaiters: LongPoll<MFATransactionView>.maxWaitersPerKey,
+                expiry: .init(at: \.expiresAt, now: { mfa.clock.now() }),
                 read: read
-            ).run(first: try await read(), wait: wait)
+            ).run(first: first, wait: wait) { now in
+                now.status != first.status || now.attemptsLeft != first.attemptsLeft || terminal.contains(now.status)
+            }
             return try json(current)
         }
         v1.post("mfa/transactions/:id/otp") { request, context in
@@ -147,12 +146,11 @@ struct MFARoutes {
             return try json(
                 try await LongPoll(
                     hub: push.hub,
-                    key: PushHub.authCodeKey(hash),
-                    answers: { first, now in now.status != first.status || final.contains(now.status) },
-                    expiresAt: \.expiresAt,
-                    now: { mfa.clock.now() },
+                    keys: [PushHub.authCodeKey(hash)],
+                    maxWaiters: LongPoll<AuthCodeState>.maxWaitersPerKey,
+                    expiry: .init(at: \.expiresAt, now: { mfa.clock.now() }),
                     read: { try await mfa.authCodeStatus(binding: binding(request)).state }
-                ).run(first: first, wait: wait)
+                ).run(first: first, wait: wait) { now in now.status != first.status || final.contains(now.status) }
             )
         }
         v1.post("auth-codes/current/session") { request, context in

@@ -1,6 +1,7 @@
 import CountersignAPI
 import Foundation
 import Hummingbird
+import Synchronization
 
 /// Sending, fetching, acknowledging and cancelling messages under /v1 (docs/openapi.yaml). Every route
 /// needs a device session: an account password alone never reads or sends mail.
@@ -31,52 +32,47 @@ struct MessageRoutes {
             return try json(sent, status: created ? .created : .ok, headers: [.location: "/v1/messages/\(sent.id)"])
         }
         withMessagingDevice.get("devices/current/messages") { request, context in
-            var auth = try context.device()
+            let auth = try context.device()
             let q = request.uri.queryParameters
-            var after: Int64 = 0
-            var limit = 100
+            var askedAfter: Int64 = 0
+            var askedLimit = 100
             if let a = q["after"] {
                 guard let n = Int64(String(a)), n >= 0 else {
                     throw Problem.malformed("after must be a queue position (0 or a previous page's next)")
                 }
-                after = n
+                askedAfter = n
             }
             if let l = q["limit"] {
                 guard let n = Int(String(l)), (1...100).contains(n) else {
                     throw Problem.malformed("limit must be 1 to 100")
                 }
-                limit = n
+                askedLimit = n
             }
             let wait = try WaitParameter.seconds(request)
             // Long poll: with nothing due, answer as soon as something is, or after `wait` seconds. The
             // session is read again after each wait: one that ended meanwhile (signed out everywhere,
             // revoked, rotated away) wakes the poll and gets 401, not what arrived after it ended.
-            let deadline = ContinuousClock.now + .seconds(wait)
-            var first = true
-            while true {
-                let waiter = push.hub.register(
-                    auth.account.id,
-                    PushHub.deviceKey(auth.device.id),
-                    PushHub.sessionKey(auth.session.tokenHash)
-                )
-                do {
-                    if !first { auth = try await sessions.authenticate(deviceSessionHash: auth.session.tokenHash) }
-                    first = false
-                    let page = try await messages.fetch(auth, after: after, limit: limit)
-                    let left = deadline - ContinuousClock.now
-                    guard page.messages.isEmpty, left > .zero, !push.hub.isClosed else {
-                        push.hub.cancel(waiter)
-                        return try json(page)
+            let first = auth
+            let after = askedAfter
+            let limit = askedLimit
+            let reads = Mutex(0)
+            return try json(
+                try await LongPoll(
+                    hub: push.hub,
+                    keys: [
+                        auth.account.id, PushHub.deviceKey(auth.device.id), PushHub.sessionKey(auth.session.tokenHash),
+                    ],
+                    read: {
+                        let again = reads.withLock { n in
+                            defer { n += 1 }
+                            return n > 0
+                        }
+                        let current =
+                            again ? try await sessions.authenticate(deviceSessionHash: first.session.tokenHash) : first
+                        return try await messages.fetch(current, after: after, limit: limit)
                     }
-                    await push.hub.wait(
-                        waiter,
-                        seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-                    )
-                } catch {
-                    push.hub.cancel(waiter)
-                    throw error
-                }
-            }
+                ).run(wait: wait) { page in !page.messages.isEmpty }
+            )
         }
         withMessagingDevice.post("devices/current/acks") { request, context in
             let auth = try context.device()

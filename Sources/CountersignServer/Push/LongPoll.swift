@@ -20,46 +20,54 @@ enum WaitParameter {
     }
 }
 
+/// Every long poll (messages, a sign-in's second factor, a QR code): answers as soon as a read satisfies
+/// it, or after `wait` seconds. Woken by the hub's signals for `keys` (from whichever node changed the
+/// state), registered before each read so that a change between the read and the wait is not missed.
 struct LongPoll<State: Sendable> {
+    /// When a state ends by itself, which sends no signal: no wait outlasts it, and a lost NOTIFY costs at
+    /// most 5 seconds. `now` is the service's clock, which `at` is on.
+    struct Expiry: Sendable {
+        let at: @Sendable (State) -> Date
+        let now: @Sendable () -> Date
+    }
+
     let hub: PushHub
-    let key: String
-    /// True when `current` answers the poll: changed from `first`, or final.
-    let answers: @Sendable (_ first: State, _ current: State) -> Bool
-    let expiresAt: @Sendable (State) -> Date
-    /// The service's clock, which `expiresAt` is on.
-    let now: @Sendable () -> Date
+    let keys: [String]
+    /// Long polls that may wait on `keys[0]` at once; more answer at once (nil: no cap). A sign-in has one
+    /// waiting screen (a second tab, a reload): the cap keeps one anonymous binding from holding thousands
+    /// of tasks.
+    var maxWaiters: Int? = nil
+    var expiry: Expiry? = nil
     let read: @Sendable () async throws -> State
 
-    /// Long polls that may wait on one key at once; more answer at once. A sign-in has one waiting screen
-    /// (a second tab, a reload): the cap keeps one anonymous binding from holding thousands of tasks.
+    /// The cap of a sign-in's polls (a transaction, a QR code).
     static var maxWaitersPerKey: Int { 4 }
 
-    /// `first` was read before; waits at most `wait` seconds for an answering state.
-    func run(first: State, wait: Int) async throws -> State {
-        guard hub.waiters(on: key) < Self.maxWaitersPerKey else { return first }
-        var current = first
+    /// Waits at most `wait` seconds for a state that `answers`. `first`, a state read before, answers at
+    /// once when it already does, when no wait is asked for, or when the cap is reached.
+    func run(first: State? = nil, wait: Int, until answers: @Sendable (State) -> Bool) async throws -> State {
+        if let first {
+            let capped = maxWaiters.map { hub.waiters(on: keys[0]) >= $0 } ?? false
+            if answers(first) || wait <= 0 || capped || hub.isClosed { return first }
+        }
         let deadline = ContinuousClock.now + .seconds(wait)
         while true {
-            let left = deadline - ContinuousClock.now
-            if answers(first, current) || left <= .zero || hub.isClosed { return current }
-            let waiter = hub.register(key)
+            let waiter = hub.register(keys: keys)
+            let current: State
             do { current = try await read() } catch {
                 hub.cancel(waiter)
                 throw error
             }
-            if answers(first, current) {
+            let left = deadline - ContinuousClock.now
+            if answers(current) || left <= .zero || hub.isClosed {
                 hub.cancel(waiter)
                 return current
             }
-            let untilExpiry = expiresAt(current).timeIntervalSince(now()) + 0.05
-            await hub.wait(
-                waiter,
-                seconds: min(
-                    Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18,
-                    max(0.05, untilExpiry),
-                    5
-                )
-            )
+            var seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            if let expiry {
+                seconds = min(seconds, max(0.05, expiry.at(current).timeIntervalSince(expiry.now()) + 0.05), 5)
+            }
+            await hub.wait(waiter, seconds: seconds)
         }
     }
 }

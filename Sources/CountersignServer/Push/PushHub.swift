@@ -166,7 +166,9 @@ final class PushHub: Sendable {
 
     /// Step one of a long poll, before the caller reads the queue (or the transaction): registers a
     /// waiter woken by a signal on any of `keys`.
-    func register(_ keys: String...) -> UInt64 {
+    func register(_ keys: String...) -> UInt64 { register(keys: keys) }
+
+    func register(keys: [String]) -> UInt64 {
         state.withLock { s in
             s.nextWaiter += 1
             s.waiters[s.nextWaiter] = (keys, .registered)
