@@ -84,6 +84,26 @@ extension Problem {
         return p
     }
 
+    /// A device's keys (registering, pairing an authenticator, its answers): shared by the devices and MFA
+    /// features, which both make devices.
+    static func badSignature(_ why: String) -> Problem {
+        Problem(status: .unprocessableContent, code: .badSignature, title: "Bad signature", detail: why)
+    }
+
+    static func deviceLimit(_ n: Int) -> Problem {
+        Problem(
+            status: .conflict,
+            code: .deviceLimit,
+            title: "Too many devices",
+            detail: "The account already has \(n) active devices; revoke one (DELETE /v1/devices/{id}) first.",
+            extra: ["limit": .int(n)]
+        )
+    }
+
+    static func keyInUse(_ why: String) -> Problem {
+        Problem(status: .conflict, code: .keyInUse, title: "Key in use", detail: why)
+    }
+
     static func tooLarge(_ limit: Int) -> Problem {
         Problem(
             status: .contentTooLarge,

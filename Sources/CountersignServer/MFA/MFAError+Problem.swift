@@ -6,18 +6,9 @@ import Hummingbird
 extension Problem {
     init(_ error: MFAError) {
         switch error {
-        case .badSignature(let why):
-            self.init(status: .unprocessableContent, code: .badSignature, title: "Bad signature", detail: why)
-        case .deviceLimit(let n):
-            self.init(
-                status: .conflict,
-                code: .deviceLimit,
-                title: "Too many devices",
-                detail: "The account already has \(n) active devices; revoke one (DELETE /v1/devices/{id}) first.",
-                extra: ["limit": .int(n)]
-            )
-        case .keyInUse(let why):
-            self.init(status: .conflict, code: .keyInUse, title: "Key in use", detail: why)
+        case .badSignature(let why): self = .badSignature(why)
+        case .deviceLimit(let n): self = .deviceLimit(n)
+        case .keyInUse(let why): self = .keyInUse(why)
         case .pairingKeyInvalid:
             self.init(
                 status: .unprocessableContent,
