@@ -104,6 +104,16 @@ extension Problem {
         Problem(status: .conflict, code: .keyInUse, title: "Key in use", detail: why)
     }
 
+    /// A sign-in whose password changed after it began (or whose session was not collected in time):
+    /// shared by the sign-in and MFA features, which both finish sign-ins.
+    static let signInSuperseded = Problem(
+        status: .conflict,
+        code: .mfaSignInSuperseded,
+        title: "Sign-in superseded",
+        detail:
+            "The password changed after this sign-in began, or its session was not collected within two minutes; sign in again."
+    )
+
     static func tooLarge(_ limit: Int) -> Problem {
         Problem(
             status: .contentTooLarge,

@@ -51,14 +51,7 @@ extension Problem {
                 title: "Already collected",
                 detail: "This sign-in's session was already handed out; sign in again."
             )
-        case .signInSuperseded:
-            self.init(
-                status: .conflict,
-                code: .mfaSignInSuperseded,
-                title: "Sign-in superseded",
-                detail:
-                    "The password changed after this sign-in began, or its session was not collected within two minutes; sign in again."
-            )
+        case .signInSuperseded: self = .signInSuperseded
         case .notAnAuthenticator:
             self.init(
                 status: .forbidden,

@@ -32,7 +32,7 @@ extension Problem {
                 detail: "The current password is wrong."
             )
         case .superseded:
-            self = Problem(MFAError.signInSuperseded)
+            self = .signInSuperseded
         }
     }
 }
