@@ -1,1 +1,1 @@
-../../../Sources/CountersignServer/Accounts/Altcha.swift
+../../../Sources/CountersignServer/Captcha/Altcha.swift
