@@ -93,10 +93,14 @@ public struct SignedInSession: Codable, Equatable, Sendable {
     public var token: String
     public var expiresAt: Date
     public var account: Account
-    public init(token: String, expiresAt: Date, account: Account) {
+    /// A resumed session's last full authentication (docs/PROTOCOL.md §1.1); absent after a sign-in, which
+    /// is one.
+    public var authenticatedAt: Date?
+    public init(token: String, expiresAt: Date, account: Account, authenticatedAt: Date? = nil) {
         self.token = token
         self.expiresAt = expiresAt
         self.account = account
+        self.authenticatedAt = authenticatedAt
     }
 }
 

@@ -56,6 +56,9 @@ public enum ProblemCode: String, Codable, CaseIterable, Sendable {
     case passkeyTaken = "passkey-taken"
     case tooManyPasskeys = "too-many-passkeys"
     case noPasskeys = "no-passkeys"
+    case staySignedInOff = "stay-signed-in-off"
+    case bindingTooLate = "binding-too-late"
+    case signInEnded = "sign-in-ended"
 }
 
 /// A problem response as a client reads it. `code` is a string so that a newer server's codes still

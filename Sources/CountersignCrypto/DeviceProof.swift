@@ -47,6 +47,17 @@ public enum DeviceProof {
         )
     }
 
+    /// A browser binding a key to its account session, so that a reload can resume it
+    /// (docs/PROTOCOL.md §1.1): signed by the key itself (possession), naming the account.
+    public static func bindingMessage(accountID: String, key: PublicKey) -> [UInt8] {
+        framed("countersign/v1 session binding", lv(Array(accountID.utf8)) + lv(key.spkiDER))
+    }
+
+    /// A browser resuming its account session with its bound key (docs/PROTOCOL.md §1.1).
+    public static func resumptionMessage(nonce: [UInt8], bindingID: String) -> [UInt8] {
+        framed("countersign/v1 session resumption", nonce + lv(Array(bindingID.utf8)))
+    }
+
     /// An authenticator pairing (docs/PROTOCOL.md §3): the pairing key (normalised, as typed) names the account.
     public static func pairingMessage(pairingKey: String, signingKey: PublicKey, encryptionKey: PublicKey) -> [UInt8] {
         framed(

@@ -74,6 +74,8 @@ public enum CountersignServer {
         ).register(on: router)
         PasskeyRoutes(sessions: sessions, mfa: services.mfa, passkeys: services.passkeys, maxBody: config.maxBodyBytes)
             .register(on: router)
+        SessionBindingRoutes(bindings: services.bindings, sessions: sessions, maxBody: config.maxBodyBytes)
+            .register(on: router)
         return router
     }
 
@@ -254,6 +256,11 @@ struct PurgeService: Service {
     func purge() async throws {
         let now = clock.now()
         try await storage.purgeExpired(now: now, idle: config.sessionIdle)
+        try await storage.purgeIdleBindings(
+            now: now,
+            idle: config.bindingIdle,
+            idleWithoutDevice: config.bindingIdleWithoutDevice
+        )
         try await storage.purgeExpiredDevices(now: now, idle: config.deviceSessionIdle)
         try await storage.purgeExpiredMessages(now: now)
         try await storage.purgeExpiredMFA(now: now)

@@ -20,6 +20,11 @@ public struct ServerConfiguration: Sendable {
     public var lockout = LockoutPolicy()
     public var sessionIdle: TimeInterval = 30 * 60
     public var sessionLifetime: TimeInterval = 12 * 60 * 60
+    /// A browser's binding (docs/PROTOCOL.md §1.1) to its messaging device's key ends after this long
+    /// unused (0: no browser stays signed in across reloads); one to a key of its own, before the browser
+    /// has a device, after `bindingIdleWithoutDevice`.
+    public var bindingIdle: TimeInterval = 30 * 86_400
+    public var bindingIdleWithoutDevice: TimeInterval = 12 * 60 * 60
     public var hasher = PasswordHasher.owasp
     /// Password checks waiting for a core beyond this are refused with 503 (each holds 19 MiB while it runs).
     public var maxQueuedHashes = 16 * max(1, ProcessInfo.processInfo.activeProcessorCount)

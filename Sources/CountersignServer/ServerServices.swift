@@ -15,6 +15,7 @@ package struct ServerServices: Sendable {
     package let mfa: MFAService
     package let push: PushService
     package let passkeys: PasskeyService
+    package let bindings: SessionBindingService
     let logger: Logger
 
     /// `signInStore`: the sign-in's store when it is not `storage` itself (tests wrap it to land a write
@@ -124,6 +125,15 @@ package struct ServerServices: Sendable {
                 data: try await storage.serverSecret(name: "passkey-sign-in-key") { random.bytes(32) }
             )
         )
+        let bindings = SessionBindingService(
+            store: storage,
+            sessions: sessions,
+            signIn: signIn,
+            audit: audit,
+            config: config,
+            clock: clock,
+            random: random
+        )
         return ServerServices(
             storage: storage,
             sessions: sessions,
@@ -134,6 +144,7 @@ package struct ServerServices: Sendable {
             mfa: mfa,
             push: push,
             passkeys: passkeys,
+            bindings: bindings,
             logger: logger
         )
     }

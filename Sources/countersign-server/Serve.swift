@@ -24,7 +24,9 @@ struct Serve: AsyncParsableCommand {
             COUNTERSIGN_SEND_BATCH (128) is how many concurrent writes share one group commit (1: none do);
             COUNTERSIGN_MESSAGE_RETENTION_DAYS (30) is how long an unacknowledged message is kept after it is due;
             COUNTERSIGN_SENDS_PER_ACCOUNT (300 a minute) and COUNTERSIGN_MESSAGE_QUOTA_MB (1024 MiB of stored
-            envelopes) bound what one account sends and keeps (0: no limit).
+            envelopes) bound what one account sends and keeps (0: no limit);
+            COUNTERSIGN_STAY_SIGNED_IN_DAYS (30; 0: never) and COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE (12)
+            are how long a browser stays signed in unused, bound to its device's key or to a key of its own.
             The default database is sqlite:countersign.sqlite in the current directory, created on first start.
             Every variable but COUNTERSIGN_EXIT_WITH_PARENT can also be set in a JSON configuration file (--config FILE or
             $COUNTERSIGN_CONFIG) under its name without COUNTERSIGN_, in lower case with dashes:
@@ -302,6 +304,21 @@ struct Serve: AsyncParsableCommand {
             }
             config.connectionsPerAddress = n
         }
+        if let text = env["COUNTERSIGN_STAY_SIGNED_IN_DAYS"] {
+            guard let n = Int(text), (0...400).contains(n) else {
+                throw ValidationError(
+                    "\(env.source("COUNTERSIGN_STAY_SIGNED_IN_DAYS")) takes 0 to 400 days (0: no browser stays signed in)"
+                )
+            }
+            config.bindingIdle = TimeInterval(n * 86_400)
+        }
+        let withoutDevice = try number("COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE", 12)
+        guard withoutDevice <= 24 * 400 else {
+            throw ValidationError(
+                "\(env.source("COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE")) takes 1 to 9600 hours"
+            )
+        }
+        config.bindingIdleWithoutDevice = TimeInterval(withoutDevice * 3600)
         config.riskMemory = TimeInterval(try number("COUNTERSIGN_CAPTCHA_RISK_MINUTES", 15) * 60)
         config.sendBatch = try number("COUNTERSIGN_SEND_BATCH", config.sendBatch)
         let retention = try number("COUNTERSIGN_MESSAGE_RETENTION_DAYS", 30)

@@ -23,4 +23,6 @@ enum AuditKind: String, CaseIterable, Sendable {
     case authCode = "auth-code"
     case passkey
     case keyGate = "key-gate"
+    case sessionBound = "session-bound"
+    case sessionResumed = "session-resumed"
 }

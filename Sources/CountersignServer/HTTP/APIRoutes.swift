@@ -36,7 +36,8 @@ enum APIRoutes {
         "/v1/sessions/current/reauth/passkey/options": ["POST"], "/v1/sessions/current/reauth/passkey": ["POST"],
         "/v1/mfa/transactions/{id}/passkey/options": ["POST"], "/v1/mfa/transactions/{id}/passkey": ["POST"],
         "/v1/devices/{id}/revocation-token": ["PUT"], "/v1/devices/{id}/self-revocation": ["POST"],
-        "/v1/me/key-gate/events": ["POST"],
+        "/v1/me/key-gate/events": ["POST"], "/v1/sessions/current/binding": ["PUT"],
+        "/v1/session-resumptions/challenges": ["POST"], "/v1/session-resumptions": ["POST"],
     ]
 
     /// The methods of the documented path that `path` is: itself, or a template whose `{…}` segments

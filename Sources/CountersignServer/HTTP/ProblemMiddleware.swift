@@ -48,6 +48,8 @@ struct ProblemMiddleware: RouterMiddleware {
             throw Problem(e)
         } catch let e as SessionError {
             throw Problem(e)
+        } catch let e as SessionBindingError {
+            throw Problem(e)
         } catch let e as DeviceError {
             throw Problem(e)
         } catch let e as MFAError {

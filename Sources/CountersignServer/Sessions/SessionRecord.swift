@@ -12,4 +12,6 @@ public struct SessionRecord: Equatable, Sendable {
     public var userAgent: String
     /// The passkey a discoverable sign-in made this session with: removing the passkey ends it.
     public var passkeyID: String? = nil
+    /// The binding this browser session was resumed from or bound to (docs/PROTOCOL.md §1.1).
+    public var bindingID: String? = nil
 }

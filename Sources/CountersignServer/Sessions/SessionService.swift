@@ -59,6 +59,24 @@ public final class SessionService: Sendable {
         return (token, record)
     }
 
+    /// A session resumed from a binding (docs/PROTOCOL.md §1.1): its last full authentication and passkey
+    /// are the binding's, so the re-authentication interval counts from the password, not the reload.
+    func resumedSession(
+        binding: SessionBindingRecord,
+        origin: RequestOrigin,
+        now: Date
+    ) -> (token: String, record: SessionRecord) {
+        var (token, record) = newAccountSession(
+            accountID: binding.accountID,
+            origin: origin,
+            now: now,
+            passkeyID: binding.passkeyID
+        )
+        record.authenticatedAt = binding.authenticatedAt
+        record.bindingID = binding.id
+        return (token, record)
+    }
+
     /// The account session of a bearer token; an expired or idle one is deleted.
     public func authenticate(token: String?) async throws -> Authenticated {
         guard let token, token.hasPrefix("cs_"), token.utf8.count <= 64 else { throw SessionError.noAccountSession }
@@ -100,7 +118,9 @@ public final class SessionService: Sendable {
         ended(.account(accountID))
     }
 
+    /// Ends the session; a browser's bound one ends with its binding and every tab's session from it.
     func signOut(_ auth: Authenticated) async throws {
+        if let binding = auth.session.bindingID { try await store.deleteBinding(id: binding) }
         try await store.deleteSession(tokenHash: auth.session.tokenHash)
     }
 

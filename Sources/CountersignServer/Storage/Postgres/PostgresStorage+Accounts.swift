@@ -98,7 +98,9 @@ extension PostgresStorage {
         if LoginGuard.locks(from: before, to: state) {
             // Pairing keys first: this waits for a pairing that is spending one, so the deletes below see
             // the device session it stores.
-            for table in ["pairing_keys", "sessions", "device_sessions"] {
+            // Bindings before sessions: a resumption holding its binding's row lock commits first, and the
+            // sessions delete then sees its session.
+            for table in ["pairing_keys", "session_bindings", "sessions", "device_sessions"] {
                 try await sql.raw(
                     """
                     DELETE FROM \(unsafeRaw: table) WHERE account_id IN (SELECT id FROM accounts WHERE username = \(bind: username))
@@ -210,6 +212,8 @@ extension PostgresStorage {
     }
 
     private static func endSessions(_ sql: any SQLDatabase, accountID: String, keeping: String?) async throws {
+        // Bindings first: see `withGuard`'s lock.
+        try await sql.raw("DELETE FROM session_bindings WHERE account_id = \(bind: accountID)").run()
         try await sql.raw(
             "DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")"
         ).run()

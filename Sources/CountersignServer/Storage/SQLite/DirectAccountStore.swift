@@ -23,8 +23,8 @@ enum DirectAccountStore {
             pending_expires_at = excluded.pending_expires_at, delayed_until = excluded.delayed_until, locked = excluded.locked
         """
     static let insertSession = """
-        INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id, binding_id)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
         """
     static let insertAudit = """
         INSERT INTO audit_events (account_id, at, kind, outcome, address, user_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -34,8 +34,11 @@ enum DirectAccountStore {
     static let replaceHash = "UPDATE accounts SET password_hash = ?3 WHERE id = ?1 AND password_hash = ?2 RETURNING id"
     static let deleteSession = "DELETE FROM sessions WHERE token_hash = ?1"
     static let deleteOtherSessions = "DELETE FROM sessions WHERE account_id = ?1 AND token_hash <> ?2"
+    static let deleteBindings = "DELETE FROM session_bindings WHERE account_id = ?1"
     static let deleteDeviceSessions = "DELETE FROM device_sessions WHERE account_id = ?1"
     static let passkeyOfAccount = "SELECT id FROM passkeys WHERE id = ?1 AND account_id = ?2"
+    static let deleteBindingsOfUsername =
+        "DELETE FROM session_bindings WHERE account_id IN (SELECT id FROM accounts WHERE username = ?1)"
     static let deleteSessionsOfUsername =
         "DELETE FROM sessions WHERE account_id IN (SELECT id FROM accounts WHERE username = ?1)"
     static let deleteDeviceSessionsOfUsername =
@@ -112,7 +115,10 @@ enum DirectAccountStore {
             try s.run()
         }
         if LoginGuard.locks(from: before, to: state) {
-            for sql in [deletePairingKeysOfUsername, deleteSessionsOfUsername, deleteDeviceSessionsOfUsername] {
+            for sql in [
+                deletePairingKeysOfUsername, deleteBindingsOfUsername, deleteSessionsOfUsername,
+                deleteDeviceSessionsOfUsername,
+            ] {
                 let d = try c.statement(sql)
                 d.bind(1, username)
                 try d.run()
@@ -195,6 +201,10 @@ enum DirectAccountStore {
             try s.run()
         }
         if let accountID {
+            // Bindings first (PostgreSQL's order, where it matters): no browser resumes what this ends.
+            let b = try c.statement(deleteBindings)
+            b.bind(1, accountID)
+            try b.run()
             let s = try c.statement(deleteOtherSessions)
             s.bind(1, accountID)
             s.bind(2, keeping ?? "")  // token hashes are 64 hex digits: "" keeps none
@@ -220,6 +230,7 @@ enum DirectAccountStore {
         s.bind(7, session.address)
         s.bind(8, session.userAgent)
         s.bind(9, session.passkeyID)
+        s.bind(10, session.bindingID)
         try s.run()
     }
 

@@ -12,7 +12,7 @@ enum Migrations {
             CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(),
             CreateMessageQueue(), CreatePush(), CreateMFA(),
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
-            AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(),
+            AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(),
         ]
     }
 }
@@ -469,4 +469,33 @@ struct EndLockedAccountsSessions: AsyncMigration {
         }
     }
     func revert(on db: any Database) async throws {}
+}
+
+/// Keys a browser bound to its account session, so that a reload resumes it (docs/PROTOCOL.md §1.1), and
+/// the binding each session was started from or bound to. Every ending of the account's sessions deletes
+/// its bindings first, in the same transaction.
+struct CreateSessionBindings: AsyncMigration {
+    var name: String { "2026-11-29-01-session-bindings" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        let bytes: SQLQueryString = sql.dialect.name == "postgresql" ? "BYTEA" : "BLOB"
+        try await sql.raw(
+            """
+            CREATE TABLE session_bindings (
+                id TEXT PRIMARY KEY, account_id TEXT NOT NULL, public_key \(bytes) NOT NULL,
+                device_id TEXT, created_at BIGINT NOT NULL, last_used_at BIGINT NOT NULL,
+                authenticated_at BIGINT NOT NULL, passkey_id TEXT
+            )
+            """
+        ).run()
+        try await sql.raw("CREATE INDEX session_bindings_account ON session_bindings (account_id)").run()
+        try await sql.raw("ALTER TABLE sessions ADD COLUMN binding_id TEXT").run()
+        try await sql.raw("CREATE INDEX sessions_binding ON sessions (binding_id)").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("DROP INDEX sessions_binding").run()
+        try await sql.raw("ALTER TABLE sessions DROP COLUMN binding_id").run()
+        try await sql.raw("DROP TABLE session_bindings").run()
+    }
 }

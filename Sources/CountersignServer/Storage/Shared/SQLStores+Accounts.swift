@@ -82,10 +82,10 @@ extension SQLStores {
     static func insertSession(_ sql: any SQLDatabase, _ s: SessionRecord) async throws {
         try await sql.raw(
             """
-            INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id)
+            INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id, binding_id)
             VALUES (\(bind: s.tokenHash), \(bind: s.accountID), \(bind: s.createdAt.ms), \(bind: s.lastUsedAt.ms),
                     \(bind: s.authenticatedAt.ms), \(bind: s.expiresAt.ms), \(bind: s.address), \(bind: s.userAgent),
-                    \(bind: s.passkeyID))
+                    \(bind: s.passkeyID), \(bind: s.bindingID))
             """
         ).run()
     }
@@ -101,19 +101,34 @@ extension SQLStores {
                 expiresAt: Date(ms: try row.decode(column: "expires_at", as: Int64.self)),
                 address: try row.decode(column: "address", as: String.self),
                 userAgent: try row.decode(column: "user_agent", as: String.self),
-                passkeyID: try row.decode(column: "passkey_id", as: String?.self)
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self),
+                bindingID: try row.decode(column: "binding_id", as: String?.self)
             )
         }
     }
 
+    /// The session's binding (if any) is touched with it: a browser in use stays signed in.
     package func touchSession(tokenHash: String, at: Date) async throws {
         try await sql.raw("UPDATE sessions SET last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)")
             .run()
+        try await sql.raw(
+            """
+            UPDATE session_bindings SET last_used_at = \(bind: at.ms)
+            WHERE id = (SELECT binding_id FROM sessions WHERE token_hash = \(bind: tokenHash))
+            """
+        ).run()
     }
 
+    /// The binding remembers it too, for the sessions resumed from it later.
     package func markReauthenticated(tokenHash: String, at: Date) async throws {
         try await sql.raw(
             "UPDATE sessions SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)"
+        ).run()
+        try await sql.raw(
+            """
+            UPDATE session_bindings SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms)
+            WHERE id = (SELECT binding_id FROM sessions WHERE token_hash = \(bind: tokenHash))
+            """
         ).run()
     }
 

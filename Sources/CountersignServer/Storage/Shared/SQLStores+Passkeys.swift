@@ -196,6 +196,9 @@ extension SQLStores {
                 ).all().isEmpty
             else { return false }
             try await sql.raw(
+                "DELETE FROM session_bindings WHERE account_id = \(bind: accountID) AND passkey_id = \(bind: id)"
+            ).run()
+            try await sql.raw(
                 """
                 DELETE FROM sessions WHERE account_id = \(bind: accountID) AND passkey_id = \(bind: id)
                 AND token_hash <> \(bind: keepingSession)

@@ -1,0 +1,173 @@
+import CountersignAPI
+import CountersignCrypto
+import Crypto
+import Foundation
+
+/// Staying signed in in a browser (docs/PROTOCOL.md §1.1): a browser binds a key it holds to its account
+/// session right after signing in, and after a reload, in a new tab or after a restart resumes the session
+/// by signing the server's nonce with that key. No token is kept by the browser; the binding lasts while it
+/// is used within its idle limit, and every ending of the account's sessions ends it. Clock and randomness
+/// are injected.
+public final class SessionBindingService: Sendable {
+    let store: any SessionBindingStore
+    let sessions: SessionService
+    let signIn: SignInService
+    let audit: AuditLog
+    let config: ServerConfiguration
+    let clock: any WallClock
+    let random: any RandomSource
+    let nonces: AddressThrottle
+
+    static let resumeKind = "resume"
+    /// A session may be bound this long after it started or last fully authenticated, and not later: a
+    /// stolen session token must not turn itself into a month-long credential.
+    static let bindWithin: TimeInterval = 10 * 60
+    /// Sessions one binding keeps at once (one per tab; the least recently used beyond end).
+    static let sessionsPerBinding = 16
+
+    public init(
+        store: any SessionBindingStore,
+        sessions: SessionService,
+        signIn: SignInService,
+        audit: AuditLog,
+        config: ServerConfiguration,
+        clock: any WallClock,
+        random: any RandomSource
+    ) {
+        self.store = store
+        self.sessions = sessions
+        self.signIn = signIn
+        self.audit = audit
+        self.config = config
+        self.clock = clock
+        self.random = random
+        nonces = AddressThrottle(config.deviceNoncesPerAddress)
+    }
+
+    func idle(_ binding: SessionBindingRecord) -> TimeInterval {
+        binding.deviceID == nil ? config.bindingIdleWithoutDevice : config.bindingIdle
+    }
+
+    // MARK: Binding
+
+    /// Binds the key of `request` to the session `auth`. A session binds once, soon after it started or
+    /// fully authenticated; a bound one may move its binding to its device's signing key, proven by it.
+    public func bind(
+        _ auth: Authenticated,
+        _ request: SessionBindingRequest,
+        origin: RequestOrigin
+    ) async throws -> (SessionBindingRecord, TimeInterval) {
+        guard config.bindingIdle > 0 else { throw SessionBindingError.off }
+        guard let key = try? PublicKey(spki: request.publicKey.bytes) else {
+            throw RequestError.invalidField(field: "publicKey", reason: "a P-256 public key as SPKI DER (SPEC §2.3)")
+        }
+        guard
+            key.isValidSignature(
+                request.signature.bytes,
+                for: DeviceProof.bindingMessage(accountID: auth.account.id, key: key)
+            )
+        else { throw SessionBindingError.badSignature }
+        let now = clock.now()
+        let session = auth.session
+        var existing: SessionBindingRecord?
+        if let id = session.bindingID { existing = try await store.binding(id: id) }
+        if let deviceID = request.deviceId {
+            guard let device = try await store.device(id: deviceID), device.accountID == auth.account.id,
+                device.isActive, device.kind == DeviceRecord.messaging, device.signingKey == key.spkiDER
+            else { throw SessionBindingError.notThisDevice }
+        }
+        if existing == nil || request.deviceId == nil {
+            // A first binding (or a new own key): only a fresh session, not one stolen and kept.
+            let since = max(session.createdAt, session.authenticatedAt)
+            guard now.timeIntervalSince(since) <= Self.bindWithin else { throw SessionBindingError.tooLate }
+        }
+        let binding = SessionBindingRecord(
+            id: existing?.id ?? "sb_" + Base64URL(random.bytes(18)).text,
+            accountID: auth.account.id,
+            publicKey: key.spkiDER,
+            deviceID: request.deviceId,
+            createdAt: existing?.createdAt ?? now,
+            lastUsedAt: now,
+            authenticatedAt: max(existing?.authenticatedAt ?? session.authenticatedAt, session.authenticatedAt),
+            passkeyID: existing?.passkeyID ?? session.passkeyID
+        )
+        try await store.bind(binding, sessionTokenHash: session.tokenHash)
+        try await audit.record(auth.account.id, .sessionBound, .success, origin)
+        return (binding, idle(binding))
+    }
+
+    // MARK: Resuming
+
+    public func resumptionChallenge(bindingID: String, origin: RequestOrigin) async throws -> DeviceChallenge {
+        if let wait = nonces.take(origin.address, now: clock.now()) { throw RequestError.rateLimited(retryAfter: wait) }
+        guard bindingID.utf8.count <= 64 else {
+            throw RequestError.invalidField(
+                field: "bindingId",
+                reason: "a binding ID from PUT /v1/sessions/current/binding"
+            )
+        }
+        // Issued for any ID: whether a binding exists is learnt only by proving its key.
+        let bytes = random.bytes(32)
+        let expires = clock.now().addingTimeInterval(config.challengeLifetime)
+        try await store.createChallenge(
+            hash: Hex.encode(SHA256.hash(data: bytes)),
+            kind: Self.resumeKind,
+            subject: bindingID,
+            expiresAt: expires
+        )
+        return DeviceChallenge(challenge: Base64URL(bytes), expiresAt: expires)
+    }
+
+    /// A new account session from the binding, proven by its key's signature over the nonce.
+    /// The new session, and its last full authentication (the binding's; the epoch for a passwordless one).
+    public func resume(
+        _ request: SessionResumptionRequest,
+        origin: RequestOrigin
+    ) async throws -> (NewSession, authenticatedAt: Date) {
+        guard request.nonce.bytes.count == 32,
+            try await store.spendChallenge(
+                hash: Hex.encode(SHA256.hash(data: request.nonce.bytes)),
+                kind: Self.resumeKind,
+                subject: request.bindingId,
+                now: clock.now()
+            )
+        else { throw SessionBindingError.challengeInvalid }
+        let now = clock.now()
+        // One answer for an unknown binding, a wrong key and an ended one: the endpoint is anonymous.
+        guard let binding = try await store.binding(id: request.bindingId),
+            let key = try await currentKey(of: binding),
+            key.isValidSignature(
+                request.signature.bytes,
+                for: DeviceProof.resumptionMessage(nonce: request.nonce.bytes, bindingID: binding.id)
+            )
+        else { throw SessionBindingError.ended }
+        guard now.timeIntervalSince(binding.lastUsedAt) < idle(binding) else {
+            try await store.deleteBinding(id: binding.id)
+            throw SessionBindingError.ended
+        }
+        guard let account = try await store.account(id: binding.accountID) else { throw SessionBindingError.ended }
+        try await signIn.requireUnlocked(username: account.username)
+        let (token, record) = sessions.resumedSession(binding: binding, origin: origin, now: now)
+        guard try await store.resume(record, keep: Self.sessionsPerBinding) else { throw SessionBindingError.ended }
+        try await audit.record(account.id, .sessionResumed, .success, origin)
+        return (NewSession(token: token, expiresAt: record.expiresAt, account: account), record.authenticatedAt)
+    }
+
+    /// The key that proves the binding: its device's current signing key (the device rotates it) while
+    /// the device is an active one of the account; its own key otherwise. Nil: the device is gone.
+    private func currentKey(of binding: SessionBindingRecord) async throws -> PublicKey? {
+        guard let deviceID = binding.deviceID else { return try? PublicKey(spki: binding.publicKey) }
+        guard let device = try await store.device(id: deviceID), device.accountID == binding.accountID,
+            device.isActive
+        else {
+            try await store.deleteBinding(id: binding.id)
+            return nil
+        }
+        return try? PublicKey(spki: device.signingKey)
+    }
+
+    /// This browser signs out: its binding and every session resumed from it end.
+    func signedOut(_ auth: Authenticated) async throws {
+        if let id = auth.session.bindingID { try await store.deleteBinding(id: id) }
+    }
+}

@@ -1,0 +1,419 @@
+import CountersignAPI
+import CountersignCrypto
+import Foundation
+import Testing
+
+@testable import CountersignServer
+
+/// Staying signed in in a browser (docs/PROTOCOL.md §1.1, issue 35), on both backends, with the clock
+/// injected: a session binds a key once, soon after signing in; the key's signature over a fresh nonce
+/// resumes the session (no token kept anywhere); a forged, replayed, stale or unknown proof resumes
+/// nothing; sign-out, sign-out everywhere, a password change, a lock, a removed passkey and a revoked
+/// device end the binding; a resumed session keeps the re-authentication interval of the original.
+@Suite(.closesStorage) struct SessionBindingTests {
+    /// The body that binds `key` to a session of `accountID` (its own key, or `deviceID`'s signing key).
+    static func binding(_ key: Identity, accountID: String, deviceID: String? = nil) throws -> [String: any Sendable] {
+        var body: [String: any Sendable] = [
+            "publicKey": Base64URL(key.publicKey.spkiDER).text,
+            "signature": Base64URL(
+                try key.signature(for: DeviceProof.bindingMessage(accountID: accountID, key: key.publicKey))
+            ).text,
+        ]
+        if let deviceID { body["deviceId"] = deviceID }
+        return body
+    }
+
+    /// Resumes with `key`'s signature over a fresh nonce; the reply and the nonce used.
+    static func resume(_ api: API, bindingID: String, key: Identity) async throws -> (API.Reply, String) {
+        let challenge = try await api.call(.post, "/v1/session-resumptions/challenges", json: ["bindingId": bindingID])
+        #expect(challenge.status == 201, "\(challenge.status) \(String(decoding: challenge.body, as: UTF8.self))")
+        let nonce = try #require(challenge.json["challenge"] as? String)
+        let message = DeviceProof.resumptionMessage(
+            nonce: try #require(Base64URL(text: nonce)).bytes,
+            bindingID: bindingID
+        )
+        let reply = try await api.call(
+            .post,
+            "/v1/session-resumptions",
+            json: [
+                "bindingId": bindingID, "nonce": nonce, "signature": Base64URL(try key.signature(for: message)).text,
+            ]
+        )
+        return (reply, nonce)
+    }
+
+    static func accountID(_ api: API, _ token: String) async throws -> String {
+        try #require(try await api.call(.get, "/v1/me", token: token).json["id"] as? String)
+    }
+
+    @Test(arguments: Backend.available)
+    func aBoundKeyResumesTheSessionAndNothingElseDoes(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("bindalice")
+            let token = try await api.token("bindalice")
+            let accountID = try await Self.accountID(api, token)
+            let key = Identity.generate()
+            // Bad bindings first: a signature by another key, over another account, no signature.
+            let stranger = Identity.generate()
+            var bad = try Self.binding(key, accountID: accountID)
+            bad["signature"] = try Self.binding(stranger, accountID: accountID)["signature"]
+            var r = try await api.call(.put, "/v1/sessions/current/binding", json: bad, token: token)
+            #expect(r.status == 422 && r.code == "bad-signature", "\(r.status) \(r.json)")
+            r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(key, accountID: "someone-else"),
+                token: token
+            )
+            #expect(r.status == 422 && r.code == "bad-signature")
+            r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: ["publicKey": Base64URL([1, 2, 3]).text, "signature": Base64URL([0]).text],
+                token: token
+            )
+            #expect(r.status == 422 && r.json["field"] as? String == "publicKey")
+            r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(key, accountID: accountID)
+            )
+            #expect(r.status == 401, "no session")
+
+            r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(key, accountID: accountID),
+                token: token
+            )
+            #expect(r.status == 200, "\(r.status) \(r.json)")
+            let bindingID = try #require(r.json["id"] as? String)
+            #expect(r.json["idleSeconds"] as? Int == 12 * 3600, "no device: the shorter idle limit")
+            #expect(r.json["deviceId"] == nil)
+
+            // The key resumes a new session of the same account: a token of its own, the first still valid.
+            let (resumed, nonce) = try await Self.resume(api, bindingID: bindingID, key: key)
+            #expect(resumed.status == 201, "\(resumed.status) \(resumed.json)")
+            let second = try #require(resumed.json["token"] as? String)
+            #expect(second != token && second.hasPrefix("cs_"))
+            #expect(try await Self.accountID(api, second) == accountID)
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 200)
+
+            // The nonce is single use; another key, an unknown binding and a wrong-length nonce resume nothing.
+            let replay = try await api.call(
+                .post,
+                "/v1/session-resumptions",
+                json: [
+                    "bindingId": bindingID, "nonce": nonce,
+                    "signature": Base64URL(
+                        try key.signature(
+                            for: DeviceProof.resumptionMessage(
+                                nonce: try #require(Base64URL(text: nonce)).bytes,
+                                bindingID: bindingID
+                            )
+                        )
+                    ).text,
+                ]
+            )
+            #expect(replay.status == 400 && replay.code == "challenge-invalid", "\(replay.status) \(replay.json)")
+            let (wrongKey, _) = try await Self.resume(api, bindingID: bindingID, key: stranger)
+            #expect(wrongKey.status == 401 && wrongKey.code == "sign-in-ended" && wrongKey.isProblem)
+            let (unknown, _) = try await Self.resume(api, bindingID: "sb_nobody", key: key)
+            #expect(unknown.status == 401 && unknown.code == "sign-in-ended")
+            #expect(unknown.json["detail"] as? String == wrongKey.json["detail"] as? String, "one answer for both")
+            let short = try await api.call(
+                .post,
+                "/v1/session-resumptions",
+                json: ["bindingId": bindingID, "nonce": Base64URL([1, 2]).text, "signature": Base64URL([0]).text]
+            )
+            #expect(short.status == 400 && short.code == "challenge-invalid")
+            // A signature made for a device session (another context) does not resume.
+            let challenge = try await api.call(
+                .post,
+                "/v1/session-resumptions/challenges",
+                json: ["bindingId": bindingID]
+            )
+            let n = try #require(challenge.json["challenge"] as? String)
+            let crossed = try await api.call(
+                .post,
+                "/v1/session-resumptions",
+                json: [
+                    "bindingId": bindingID, "nonce": n,
+                    "signature": Base64URL(
+                        try key.signature(
+                            for: DeviceProof.sessionMessage(
+                                nonce: try #require(Base64URL(text: n)).bytes,
+                                deviceID: bindingID
+                            )
+                        )
+                    ).text,
+                ]
+            )
+            #expect(crossed.status == 401 && crossed.code == "sign-in-ended")
+
+            // Still good after all that; sign-out from any of its sessions ends the binding and every session
+            // resumed from it, and the key resumes nothing after.
+            let (third, _) = try await Self.resume(api, bindingID: bindingID, key: key)
+            let thirdToken = try #require(third.json["token"] as? String)
+            #expect(try await api.call(.delete, "/v1/sessions/current", token: thirdToken).status == 204)
+            #expect(try await api.call(.get, "/v1/me", token: second).status == 401)
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 401, "the bound session too")
+            let (after, _) = try await Self.resume(api, bindingID: bindingID, key: key)
+            #expect(after.status == 401 && after.code == "sign-in-ended")
+        }
+    }
+
+    /// Only a fresh session binds, and the idle limits come from the configuration and the injected clock.
+    @Test(arguments: Backend.available)
+    func onlyAFreshSessionBindsAndAnIdleBindingEnds(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.sessionIdle = 30 * 86_400 }
+        try await h.run { api in
+            try await api.register("bindbob")
+            let token = try await api.token("bindbob")
+            let accountID = try await Self.accountID(api, token)
+            let key = Identity.generate()
+            h.clock.advance(11 * 60)
+            var r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(key, accountID: accountID),
+                token: token
+            )
+            #expect(r.status == 403 && r.code == "binding-too-late", "\(r.status) \(r.json)")
+
+            let fresh = try await api.token("bindbob")
+            r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(key, accountID: accountID),
+                token: fresh
+            )
+            let bindingID = try #require(r.json["id"] as? String)
+            // Used within its idle limit it lasts; a resumption restarts the count.
+            h.clock.advance(h.config.bindingIdleWithoutDevice - 60)
+            let (ok, _) = try await Self.resume(api, bindingID: bindingID, key: key)
+            #expect(ok.status == 201, "\(ok.status) \(ok.json)")
+            h.clock.advance(h.config.bindingIdleWithoutDevice + 1)
+            let (stale, _) = try await Self.resume(api, bindingID: bindingID, key: key)
+            #expect(stale.status == 401 && stale.code == "sign-in-ended", "idle past its limit")
+            #expect(try await h.storage.binding(id: bindingID) == nil, "deleted")
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func aServerWithStayingSignedInOffBindsNothing(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.bindingIdle = 0 }
+        try await h.run { api in
+            try await api.register("bindoff")
+            let token = try await api.token("bindoff")
+            let r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(Identity.generate(), accountID: try await Self.accountID(api, token)),
+                token: token
+            )
+            #expect(r.status == 403 && r.code == "stay-signed-in-off")
+        }
+    }
+
+    /// A resumed session is not a fresh authentication: sensitive changes still ask for the password
+    /// after the account's interval, counted from the original sign-in.
+    @Test(arguments: Backend.available)
+    func aResumedSessionKeepsTheReauthenticationInterval(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.sessionIdle = 30 * 86_400 }
+        try await h.run { api in
+            try await api.register("bindcarol")
+            let token = try await api.token("bindcarol")
+            let accountID = try await Self.accountID(api, token)
+            let key = Identity.generate()
+            let r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(key, accountID: accountID),
+                token: token
+            )
+            let bindingID = try #require(r.json["id"] as? String)
+            let settings = try await api.call(
+                .put,
+                "/v1/me/settings",
+                json: ["reauthIntervalMinutes": 60],
+                token: token
+            )
+            #expect(settings.status == 200, "\(settings.status) \(settings.json)")
+            h.clock.advance(6 * 3600)
+            let (resumed, _) = try await Self.resume(api, bindingID: bindingID, key: key)
+            let later = try #require(resumed.json["token"] as? String)
+            let change = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "correct horse", "newPassword": "a much better horse"],
+                token: later
+            )
+            #expect(
+                change.status == 401 && change.code == "reauthentication-required",
+                "\(change.status) \(change.json)"
+            )
+        }
+    }
+
+    /// Every ending of the account's sessions ends its bindings, on both backends: sign-out everywhere,
+    /// a password change (even the changing browser's own) and a lock.
+    @Test(arguments: Backend.available)
+    func endingsEndBindings(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("bindeve")
+            func bound() async throws -> (token: String, id: String, key: Identity) {
+                let token = try await api.token("bindeve")
+                let key = Identity.generate()
+                let r = try await api.call(
+                    .put,
+                    "/v1/sessions/current/binding",
+                    json: try Self.binding(key, accountID: try await Self.accountID(api, token)),
+                    token: token
+                )
+                return (token, try #require(r.json["id"] as? String), key)
+            }
+            var a = try await bound()
+            let b = try await bound()
+            #expect(try await api.call(.delete, "/v1/sessions", token: a.token).status == 204)
+            for binding in [a, b] {
+                let (r, _) = try await Self.resume(api, bindingID: binding.id, key: binding.key)
+                #expect(r.status == 401, "sign-out everywhere ended \(binding.id)")
+            }
+
+            a = try await bound()
+            let change = try await api.call(
+                .put,
+                "/v1/me/password",
+                json: ["currentPassword": "correct horse", "newPassword": "a much better horse"],
+                token: a.token
+            )
+            #expect(change.status == 204, "\(change.status) \(change.json)")
+            let (afterChange, _) = try await Self.resume(api, bindingID: a.id, key: a.key)
+            #expect(afterChange.status == 401, "a password change ends even this browser's binding")
+            #expect(try await api.call(.get, "/v1/me", token: a.token).status == 200, "its session goes on")
+
+            let c = try await api.token("bindeve", "a much better horse")
+            let key = Identity.generate()
+            let r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(key, accountID: try await Self.accountID(api, c)),
+                token: c
+            )
+            let id = try #require(r.json["id"] as? String)
+            // Three failures, a delay, the fourth, a delay, the fifth: locked (LockoutAPITests).
+            for _ in 0..<3 { _ = try await api.signIn("bindeve", "wrong horse") }
+            h.clock.advance(30 * 60)
+            _ = try await api.signIn("bindeve", "wrong horse")
+            h.clock.advance(30 * 60)
+            let fifth = try await api.signIn("bindeve", "wrong horse")
+            #expect(fifth.json["locked"] as? Bool == true, "\(fifth.status) \(fifth.json)")
+            let (locked, _) = try await Self.resume(api, bindingID: id, key: key)
+            #expect(locked.status == 401, "a lock ended the binding: \(locked.status) \(locked.json)")
+        }
+    }
+
+    /// Sixteen tabs' sessions at most per binding; the least recently used beyond end.
+    @Test(arguments: Backend.available)
+    func aBindingKeepsSixteenSessions(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("bindtabs")
+            let token = try await api.token("bindtabs")
+            let key = Identity.generate()
+            let r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(key, accountID: try await Self.accountID(api, token)),
+                token: token
+            )
+            let id = try #require(r.json["id"] as? String)
+            var tokens: [String] = []
+            for _ in 0..<SessionBindingService.sessionsPerBinding {
+                h.clock.advance(1)
+                let (resumed, _) = try await Self.resume(api, bindingID: id, key: key)
+                tokens.append(try #require(resumed.json["token"] as? String))
+            }
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 401, "the oldest of 17 ended")
+            for t in tokens { #expect(try await api.call(.get, "/v1/me", token: t).status == 200) }
+        }
+    }
+
+    /// Bound to a messaging device's key, the binding lasts the device's idle limit, follows its key
+    /// rotations, and ends with its revocation; a key that is not the device's current one is refused.
+    @Test(arguments: Backend.available)
+    func aDeviceBindingFollowsTheDevice(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("binddev")
+            let token = try await api.token("binddev")
+            let accountID = try await Self.accountID(api, token)
+            let device = Identity.generate()
+            let issued = try await api.call(.post, "/v1/devices/challenges", token: token)
+            let challenge = try #require(issued.json["challenge"] as? String)
+            let registration: [String: any Sendable] = [
+                "name": "Laptop", "signingKey": Base64URL(device.publicKey.spkiDER).text,
+                "encryptionKey": Base64URL(device.publicKey.spkiDER).text, "challenge": challenge,
+                "signature": Base64URL(
+                    try device.signature(
+                        for: DeviceProof.registrationMessage(
+                            challenge: try #require(Base64URL(text: challenge)).bytes,
+                            accountID: accountID,
+                            signingKey: device.publicKey,
+                            encryptionKey: device.publicKey
+                        )
+                    )
+                ).text,
+            ]
+            let registered = try await api.call(.post, "/v1/devices", json: registration, token: token)
+            #expect(registered.status == 201, "\(registered.status) \(registered.json)")
+            let deviceID = try #require(registered.json["id"] as? String)
+
+            // Another key named as the device's: refused.
+            var r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(Identity.generate(), accountID: accountID, deviceID: deviceID),
+                token: token
+            )
+            #expect(r.status == 422 && r.json["field"] as? String == "deviceId", "\(r.status) \(r.json)")
+            // An ad hoc binding first, then moved to the device's key (a browser that made its device later).
+            let own = Identity.generate()
+            r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(own, accountID: accountID),
+                token: token
+            )
+            let bindingID = try #require(r.json["id"] as? String)
+            h.clock.advance(11 * 60)  // too late for a new own key, never for its device's
+            r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(Identity.generate(), accountID: accountID),
+                token: token
+            )
+            #expect(r.status == 403 && r.code == "binding-too-late")
+            r = try await api.call(
+                .put,
+                "/v1/sessions/current/binding",
+                json: try Self.binding(device, accountID: accountID, deviceID: deviceID),
+                token: token
+            )
+            #expect(r.status == 200 && r.json["id"] as? String == bindingID, "\(r.status) \(r.json)")
+            #expect(r.json["idleSeconds"] as? Int == 30 * 86_400 && r.json["deviceId"] as? String == deviceID)
+            let (ownKey, _) = try await Self.resume(api, bindingID: bindingID, key: own)
+            #expect(ownKey.status == 401, "the old own key no longer resumes")
+            h.clock.advance(20 * 86_400)  // past the shorter limit, within the device's
+            let (resumed, _) = try await Self.resume(api, bindingID: bindingID, key: device)
+            #expect(resumed.status == 201, "\(resumed.status) \(resumed.json)")
+            let fresh = try await api.token("binddev")
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: fresh).status == 204)
+            let (revoked, _) = try await Self.resume(api, bindingID: bindingID, key: device)
+            #expect(revoked.status == 401 && revoked.code == "sign-in-ended", "the device was revoked")
+        }
+    }
+}
