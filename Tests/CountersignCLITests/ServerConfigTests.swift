@@ -26,6 +26,11 @@ import Testing
             (#"{"port": 8080.5}"#, "not one JSON object of settings"),
             (#"{"port": 1, "captcha": "off", "p\u006frt": 2}"#, "sets port twice"),
             (#"{"log-level": "verbose"}"#, "log-level in \(t.path("bad.json")) must be trace"),
+            (#"{"stay-signed-in-days": 401}"#, "stay-signed-in-days in \(t.path("bad.json")) takes 0 to 400 days"),
+            (
+                #"{"stay-signed-in-hours-without-device": 0}"#,
+                "stay-signed-in-hours-without-device in \(t.path("bad.json")) takes a whole number of at least 1"
+            ),
             (
                 #"{"idle-timeout": 0}"#,
                 "--idle-timeout (or idle-timeout in \(t.path("bad.json"))) takes 1 to 3600 seconds"

@@ -23,6 +23,50 @@ import Testing
         return body
     }
 
+    /// `PUT /v1/sessions/current/binding` of `key` (or, with `deviceID`, that device's key) with `token`.
+    static func bind(
+        _ api: API,
+        _ token: String?,
+        _ key: Identity,
+        accountID: String,
+        deviceID: String? = nil
+    ) async throws -> API.Reply {
+        try await api.call(
+            .put,
+            "/v1/sessions/current/binding",
+            json: try binding(key, accountID: accountID, deviceID: deviceID),
+            token: token
+        )
+    }
+
+    /// Registers `key` (signing and encryption) as a messaging device of the account, as a client does.
+    static func registerDevice(
+        _ api: API,
+        token: String,
+        accountID: String,
+        key: Identity,
+        name: String
+    ) async throws -> API.Reply {
+        let issued = try await api.call(.post, "/v1/devices/challenges", token: token)
+        let challenge = try #require(issued.json["challenge"] as? String)
+        let message = DeviceProof.registrationMessage(
+            challenge: try #require(Base64URL(text: challenge)).bytes,
+            accountID: accountID,
+            signingKey: key.publicKey,
+            encryptionKey: key.publicKey
+        )
+        let spki = Base64URL(key.publicKey.spkiDER).text
+        return try await api.call(
+            .post,
+            "/v1/devices",
+            json: [
+                "name": name, "signingKey": spki, "encryptionKey": spki, "challenge": challenge,
+                "signature": Base64URL(try key.signature(for: message)).text,
+            ],
+            token: token
+        )
+    }
+
     /// Resumes with `key`'s signature over a fresh nonce; the reply and the nonce used.
     static func resume(_ api: API, bindingID: String, key: Identity) async throws -> (API.Reply, String) {
         let challenge = try await api.call(.post, "/v1/session-resumptions/challenges", json: ["bindingId": bindingID])
@@ -60,12 +104,7 @@ import Testing
             bad["signature"] = try Self.binding(stranger, accountID: accountID)["signature"]
             var r = try await api.call(.put, "/v1/sessions/current/binding", json: bad, token: token)
             #expect(r.status == 422 && r.code == "bad-signature", "\(r.status) \(r.json)")
-            r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(key, accountID: "someone-else"),
-                token: token
-            )
+            r = try await Self.bind(api, token, key, accountID: "someone-else")
             #expect(r.status == 422 && r.code == "bad-signature")
             r = try await api.call(
                 .put,
@@ -81,12 +120,7 @@ import Testing
             )
             #expect(r.status == 401, "no session")
 
-            r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(key, accountID: accountID),
-                token: token
-            )
+            r = try await Self.bind(api, token, key, accountID: accountID)
             #expect(r.status == 200, "\(r.status) \(r.json)")
             let bindingID = try #require(r.json["id"] as? String)
             #expect(r.json["idleSeconds"] as? Int == 12 * 3600, "no device: the shorter idle limit")
@@ -174,21 +208,11 @@ import Testing
             let accountID = try await Self.accountID(api, token)
             let key = Identity.generate()
             h.clock.advance(11 * 60)
-            var r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(key, accountID: accountID),
-                token: token
-            )
+            var r = try await Self.bind(api, token, key, accountID: accountID)
             #expect(r.status == 403 && r.code == "binding-too-late", "\(r.status) \(r.json)")
 
             let fresh = try await api.token("bindbob")
-            r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(key, accountID: accountID),
-                token: fresh
-            )
+            r = try await Self.bind(api, fresh, key, accountID: accountID)
             let bindingID = try #require(r.json["id"] as? String)
             // Used within its idle limit it lasts; a resumption restarts the count.
             h.clock.advance(h.config.bindingIdleWithoutDevice - 60)
@@ -227,12 +251,7 @@ import Testing
             let token = try await api.token("bindcarol")
             let accountID = try await Self.accountID(api, token)
             let key = Identity.generate()
-            let r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(key, accountID: accountID),
-                token: token
-            )
+            let r = try await Self.bind(api, token, key, accountID: accountID)
             let bindingID = try #require(r.json["id"] as? String)
             let settings = try await api.call(
                 .put,
@@ -267,12 +286,7 @@ import Testing
             func bound() async throws -> (token: String, id: String, key: Identity) {
                 let token = try await api.token("bindeve")
                 let key = Identity.generate()
-                let r = try await api.call(
-                    .put,
-                    "/v1/sessions/current/binding",
-                    json: try Self.binding(key, accountID: try await Self.accountID(api, token)),
-                    token: token
-                )
+                let r = try await Self.bind(api, token, key, accountID: try await Self.accountID(api, token))
                 return (token, try #require(r.json["id"] as? String), key)
             }
             var a = try await bound()
@@ -297,12 +311,7 @@ import Testing
 
             let c = try await api.token("bindeve", "a much better horse")
             let key = Identity.generate()
-            let r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(key, accountID: try await Self.accountID(api, c)),
-                token: c
-            )
+            let r = try await Self.bind(api, c, key, accountID: try await Self.accountID(api, c))
             let id = try #require(r.json["id"] as? String)
             // Three failures, a delay, the fourth, a delay, the fifth: locked (LockoutAPITests).
             for _ in 0..<3 { _ = try await api.signIn("bindeve", "wrong horse") }
@@ -324,12 +333,7 @@ import Testing
             try await api.register("bindtabs")
             let token = try await api.token("bindtabs")
             let key = Identity.generate()
-            let r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(key, accountID: try await Self.accountID(api, token)),
-                token: token
-            )
+            let r = try await Self.bind(api, token, key, accountID: try await Self.accountID(api, token))
             let id = try #require(r.json["id"] as? String)
             var tokens: [String] = []
             for _ in 0..<SessionBindingService.sessionsPerBinding {
@@ -352,68 +356,170 @@ import Testing
             let token = try await api.token("binddev")
             let accountID = try await Self.accountID(api, token)
             let device = Identity.generate()
-            let issued = try await api.call(.post, "/v1/devices/challenges", token: token)
-            let challenge = try #require(issued.json["challenge"] as? String)
-            let registration: [String: any Sendable] = [
-                "name": "Laptop", "signingKey": Base64URL(device.publicKey.spkiDER).text,
-                "encryptionKey": Base64URL(device.publicKey.spkiDER).text, "challenge": challenge,
-                "signature": Base64URL(
-                    try device.signature(
-                        for: DeviceProof.registrationMessage(
-                            challenge: try #require(Base64URL(text: challenge)).bytes,
-                            accountID: accountID,
-                            signingKey: device.publicKey,
-                            encryptionKey: device.publicKey
-                        )
-                    )
-                ).text,
-            ]
-            let registered = try await api.call(.post, "/v1/devices", json: registration, token: token)
+            let registered = try await Self.registerDevice(
+                api,
+                token: token,
+                accountID: accountID,
+                key: device,
+                name: "Laptop"
+            )
             #expect(registered.status == 201, "\(registered.status) \(registered.json)")
             let deviceID = try #require(registered.json["id"] as? String)
 
             // Another key named as the device's: refused.
-            var r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(Identity.generate(), accountID: accountID, deviceID: deviceID),
-                token: token
-            )
+            var r = try await Self.bind(api, token, Identity.generate(), accountID: accountID, deviceID: deviceID)
             #expect(r.status == 422 && r.json["field"] as? String == "deviceId", "\(r.status) \(r.json)")
             // An ad hoc binding first, then moved to the device's key (a browser that made its device later).
             let own = Identity.generate()
-            r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(own, accountID: accountID),
-                token: token
-            )
-            let bindingID = try #require(r.json["id"] as? String)
-            h.clock.advance(11 * 60)  // too late for a new own key, never for its device's
-            r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(Identity.generate(), accountID: accountID),
-                token: token
-            )
-            #expect(r.status == 403 && r.code == "binding-too-late")
-            r = try await api.call(
-                .put,
-                "/v1/sessions/current/binding",
-                json: try Self.binding(device, accountID: accountID, deviceID: deviceID),
-                token: token
-            )
+            r = try await Self.bind(api, token, own, accountID: accountID)
+            var bindingID = try #require(r.json["id"] as? String)
+            h.clock.advance(5 * 60)  // within the 10 minutes after the sign-in: the binding moves to the device
+            r = try await Self.bind(api, token, device, accountID: accountID, deviceID: deviceID)
             #expect(r.status == 200 && r.json["id"] as? String == bindingID, "\(r.status) \(r.json)")
             #expect(r.json["idleSeconds"] as? Int == 30 * 86_400 && r.json["deviceId"] as? String == deviceID)
             let (ownKey, _) = try await Self.resume(api, bindingID: bindingID, key: own)
             #expect(ownKey.status == 401, "the old own key no longer resumes")
+            // The same browser signing in again and binding its device keeps that binding, under its ID (a
+            // reload before the answer came still resumes), now with this session too.
+            let again = try await api.token("binddev")
+            r = try await Self.bind(api, again, device, accountID: accountID, deviceID: deviceID)
+            #expect(r.status == 200 && r.json["id"] as? String == bindingID, "\(r.status) \(r.json)")
+            #expect(try await api.call(.delete, "/v1/sessions/current", token: again).status == 204)
+            #expect(try await api.call(.get, "/v1/me", token: token).status == 401, "one browser: all its tabs")
+            let (gone, _) = try await Self.resume(api, bindingID: bindingID, key: device)
+            #expect(gone.status == 401)
+            let third = try await api.token("binddev")
+            r = try await Self.bind(api, third, device, accountID: accountID, deviceID: deviceID)
+            bindingID = try #require(r.json["id"] as? String)
             h.clock.advance(20 * 86_400)  // past the shorter limit, within the device's
             let (resumed, _) = try await Self.resume(api, bindingID: bindingID, key: device)
             #expect(resumed.status == 201, "\(resumed.status) \(resumed.json)")
             let fresh = try await api.token("binddev")
             #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: fresh).status == 204)
+            #expect(try await h.storage.binding(id: bindingID) == nil, "the revocation deleted the binding")
             let (revoked, _) = try await Self.resume(api, bindingID: bindingID, key: device)
             #expect(revoked.status == 401 && revoked.code == "sign-in-ended", "the device was revoked")
         }
+    }
+
+    /// Review findings: a resumed session is never fresh (its start is the reload's, not a sign-in), so it
+    /// can neither put a key of its own on its binding nor move it to a device it just registered; a stale
+    /// session cannot bind at all; revoking the device ends what was resumed from its binding.
+    @Test(arguments: Backend.available)
+    func aResumedOrStaleSessionCannotTakeOverItsBinding(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.sessionIdle = 30 * 86_400 }
+        try await h.run { api in
+            try await api.register("bindmal")
+            let token = try await api.token("bindmal")
+            let accountID = try await Self.accountID(api, token)
+            let own = Identity.generate()
+            var r = try await Self.bind(api, token, own, accountID: accountID)
+            let bindingID = try #require(r.json["id"] as? String)
+            h.clock.advance(11 * 60)
+            let (resumed, _) = try await Self.resume(api, bindingID: bindingID, key: own)
+            let stolen = try #require(resumed.json["token"] as? String)
+            // Seconds after the resumption: still not fresh.
+            let thief = Identity.generate()
+            r = try await Self.bind(api, stolen, thief, accountID: accountID)
+            #expect(r.status == 403 && r.code == "binding-too-late", "\(r.status) \(r.json)")
+            // A device the stolen session registers (the account asks no re-authentication) is no way in.
+            let registered = try await Self.registerDevice(
+                api,
+                token: stolen,
+                accountID: accountID,
+                key: thief,
+                name: "Thief"
+            )
+            let thiefDevice = try #require(registered.json["id"] as? String, "\(registered.status) \(registered.json)")
+            r = try await Self.bind(api, stolen, thief, accountID: accountID, deviceID: thiefDevice)
+            #expect(r.status == 403 && r.code == "binding-too-late", "\(r.status) \(r.json)")
+            let (still, _) = try await Self.resume(api, bindingID: bindingID, key: own)
+            #expect(still.status == 201, "the browser's own key still resumes")
+            let (notThief, _) = try await Self.resume(api, bindingID: bindingID, key: thief)
+            #expect(notThief.status == 401)
+        }
+    }
+
+    /// Revoking the device a browser is bound to ends its binding at once: nothing resumes from it. The
+    /// sessions already resumed go on to their own limits (idle, lifetime), so that the page learns of the
+    /// revocation through one and wipes its data (SPEC §14.5).
+    @Test(arguments: Backend.available)
+    func revokingTheDeviceEndsItsBinding(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("bindrev")
+            let token = try await api.token("bindrev")
+            let accountID = try await Self.accountID(api, token)
+            let device = Identity.generate()
+            let registered = try await Self.registerDevice(
+                api,
+                token: token,
+                accountID: accountID,
+                key: device,
+                name: "Copied"
+            )
+            let deviceID = try #require(registered.json["id"] as? String)
+            let r = try await Self.bind(api, token, device, accountID: accountID, deviceID: deviceID)
+            let bindingID = try #require(r.json["id"] as? String)
+            let (copy, _) = try await Self.resume(api, bindingID: bindingID, key: device)
+            let copied = try #require(copy.json["token"] as? String)
+            let owner = try await api.token("bindrev")
+            #expect(try await api.call(.delete, "/v1/devices/\(deviceID)", token: owner).status == 204)
+            #expect(try await h.storage.binding(id: bindingID) == nil)
+            let (again, _) = try await Self.resume(api, bindingID: bindingID, key: device)
+            #expect(again.status == 401 && again.code == "sign-in-ended")
+            let devices = try await api.call(.get, "/v1/devices", token: copied)
+            #expect(devices.status == 200, "the resumed session learns of the revocation")
+        }
+    }
+
+    /// Twenty bindings an account at most; and binds racing sign-out-everywhere leave none behind.
+    @Test(arguments: Backend.available)
+    func bindingsAreCappedAndNoneOutlivesAnEndingItRaces(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("bindmany")
+            let first = try await api.token("bindmany")
+            let accountID = try await Self.accountID(api, first)
+            var ids: [String] = []
+            for i in 0...SessionBindingService.bindingsPerAccount {
+                let token = i == 0 ? first : try await api.token("bindmany")
+                h.clock.advance(1)
+                let r = try await Self.bind(api, token, Identity.generate(), accountID: accountID)
+                ids.append(try #require(r.json["id"] as? String))
+            }
+            #expect(try await h.storage.binding(id: ids[0]) == nil, "the least recently used of 21 ended")
+            #expect(try await h.storage.binding(id: ids[1]) != nil)
+
+            for round in 0..<8 {
+                let tokens = try await (0..<4).asyncMap { _ in try await api.token("bindmany") }
+                let made = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for token in tokens {
+                        group.addTask {
+                            let r = try await Self.bind(api, token, Identity.generate(), accountID: accountID)
+                            return r.json["id"] as? String
+                        }
+                    }
+                    group.addTask {
+                        _ = try await api.call(.delete, "/v1/sessions", token: tokens[round % 4])
+                        return nil
+                    }
+                    var ids: [String] = []
+                    for try await id in group { if let id { ids.append(id) } }
+                    return ids
+                }
+                for id in made + ids {
+                    #expect(try await h.storage.binding(id: id) == nil, "round \(round): \(id) outlived the ending")
+                }
+            }
+        }
+    }
+}
+
+extension Range where Bound == Int {
+    fileprivate func asyncMap<T>(_ body: (Int) async throws -> T) async rethrows -> [T] {
+        var out: [T] = []
+        for i in self { out.append(try await body(i)) }
+        return out
     }
 }

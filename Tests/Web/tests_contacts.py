@@ -3,6 +3,7 @@ same 60 digits the CLI prints), an imported file key that replaces another only 
 authenticator revoked from the account that stops showing passcodes and forgets its secret, and two tabs
 of one profile where only one runs the authenticator. Every user here is named kx…."""
 import os
+import json
 import re
 import sqlite3
 import tempfile
@@ -151,8 +152,10 @@ def test_files_import_asks_before_replacing_a_key(server, browser):
     p.close()
 
 
-def other_tab(p, server):
-    """A second tab in `p`'s browser context: the same profile (IndexedDB, Web Locks), recorded like p."""
+def other_tab(p, server, resume=True):
+    """A second tab in `p`'s browser context: the same profile (IndexedDB, Web Locks), recorded like p. It is
+    signed in by itself (docs/PROTOCOL.md §1.1); `resume=False` keeps it on the sign-in screen (its
+    resumption refused on the way), for a sign-in of its own."""
     tab = Page.__new__(Page)
     tab.context, tab.page, tab.problems = p.context, p.context.new_page(), p.problems
     tab.page.on(
@@ -162,7 +165,15 @@ def other_tab(p, server):
         and tab.problems.append(f"console (second tab): {m.text}"),
     )
     tab.page.on("pageerror", lambda e: tab.problems.append(f"page error (second tab): {e}"))
+    if not resume:
+        refused = {"type": "about:blank", "code": "rate-limited", "title": "Too many", "status": 429, "detail": "Wait."}
+        tab.page.route(
+            "**/v1/session-resumptions/challenges",
+            lambda route: route.fulfill(status=429, content_type="application/problem+json", body=json.dumps(refused)),
+        )
     tab.page.goto(server.url + "/")
+    if not resume:
+        expect(tab.page.get_by_label("Username")).to_be_visible(timeout=SLOW)
     return tab
 
 
@@ -197,9 +208,8 @@ def test_approvals_a_revoked_authenticator_stops_showing_passcodes(server, brows
     p = Page(browser, server)
     page = p.page
     ready(p, "kxrex")
-    # A second tab, signed in before the pairing: it waits for the first tab's authenticator.
+    # A second tab, signed in (by itself) before the pairing: it waits for the first tab's authenticator.
     tab = other_tab(p, server)
-    sign_in(tab, "kxrex")
     expect(tab.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
     token = pair(p, server, "kxrex")
     open_approvals(page)
@@ -247,7 +257,7 @@ def test_approvals_two_tabs_run_one_authenticator(server, browser):
         [device] = authenticator_id(page)
 
         # A second tab signs in: its push is approved in the first tab, with the number it shows.
-        tab = other_tab(p, server)
+        tab = other_tab(p, server, resume=False)
         asked = []
         tab.page.on("request", lambda r: ("/v1/authenticator/" in r.url or device in (r.post_data or "")) and asked.append(f"{r.method} {r.url}"))
         sign_in(tab, "kxtia")

@@ -339,8 +339,8 @@ def test_files_cancel_stops_an_operation_and_offers_nothing(server, browser):
     decrypt.get_by_label("Encrypted file").set_input_files(f"{work}/huge.bin.cs")
     downloads = []
     page.on("download", lambda d: downloads.append(d))
-    # A slower machine: each chunk's encryption and decryption waits 100 ms more (so each batch of 4 MiB,
-    # and the 96 MiB take 2.4 s at least), so that the test's click on Cancel comes mid-way.
+    # A slower machine: each chunk's encryption and decryption waits 300 ms more (so each batch of 4 MiB,
+    # and the 96 MiB take 7 s at least), so that the test's click on Cancel comes mid-way.
     page.evaluate(page_function("page.js", "slowDownCrypto"))
     for form, button, cancel, words, shot in (
         (encrypt, "Encrypt & Save File", "Cancel encryption", "Encryption cancelled: nothing was saved.", "encrypt"),
@@ -349,7 +349,9 @@ def test_files_cancel_stops_an_operation_and_offers_nothing(server, browser):
         form.get_by_role("button", name=button).click()
         expect(form.get_by_role("button", name=button)).to_be_disabled()
         expect(form.get_by_role("status")).to_contain_text(" %", timeout=30_000)
-        p.shot(f"files-{shot}-in-progress")
+        # Cancel first, while it runs (two full-page shots took longer than the whole run on a loaded
+        # machine); the in-progress shot is this viewport's alone.
+        page.screenshot(path=os.path.join(support.ARTIFACTS, f"files-{shot}-in-progress-desktop.png"))
         form.get_by_role("button", name=cancel).click()
         expect(form.get_by_role("status")).to_have_text(words)
         expect(form.get_by_role("alert")).to_have_text("")

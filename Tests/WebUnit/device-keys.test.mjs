@@ -7,10 +7,12 @@ import test from "node:test";
 
 import { concat, lv, utf8 } from "../../Sources/CountersignWebClient/web/js/bytes.js";
 import {
+  bindingMessage,
   keyIdOf,
   makeDeviceKeys,
   Q,
   registrationMessage,
+  resumptionMessage,
   revocationTokenMessage,
   rotationMessage,
   sessionMessage,
@@ -65,6 +67,15 @@ test("each statement is framed as DeviceProof.swift frames it", async () => {
     await revocationTokenMessage("dev-1", "acc-1", tokenHash),
     framed("countersign/v1 revocation token", lv(utf8("dev-1")), lv(utf8("acc-1")), lv(tokenHash)),
   );
+  assert.deepEqual(
+    await bindingMessage("acc-1", a),
+    framed("countersign/v1 session binding", lv(utf8("acc-1")), lv(a)),
+  );
+  assert.deepEqual(
+    await resumptionMessage(challenge, "sb_1"),
+    framed("countersign/v1 session resumption", challenge, lv(utf8("sb_1"))),
+  );
+  assert.notDeepEqual(await resumptionMessage(challenge, "dev-1"), await sessionMessage(challenge, "dev-1"));
   // Each statement has its own context: the same fields never make the same message twice.
   assert.notDeepEqual(await sessionMessage(utf8("dev-1"), ""), await rotationMessage("", new Uint8Array(0), a, b));
 });

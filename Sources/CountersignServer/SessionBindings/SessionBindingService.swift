@@ -24,6 +24,8 @@ public final class SessionBindingService: Sendable {
     static let bindWithin: TimeInterval = 10 * 60
     /// Sessions one binding keeps at once (one per tab; the least recently used beyond end).
     static let sessionsPerBinding = 16
+    /// Bindings one account keeps (one per browser; the least recently used beyond end).
+    static let bindingsPerAccount = 20
 
     public init(
         store: any SessionBindingStore,
@@ -76,12 +78,12 @@ public final class SessionBindingService: Sendable {
                 device.isActive, device.kind == DeviceRecord.messaging, device.signingKey == key.spkiDER
             else { throw SessionBindingError.notThisDevice }
         }
-        if existing == nil || request.deviceId == nil {
-            // A first binding (or a new own key): only a fresh session, not one stolen and kept.
-            let since = max(session.createdAt, session.authenticatedAt)
-            guard now.timeIntervalSince(since) <= Self.bindWithin else { throw SessionBindingError.tooLate }
-        }
-        let binding = SessionBindingRecord(
+        // Only a fresh session binds or moves its binding, never one stolen and kept: one that signed in in
+        // the last 10 minutes and was never bound, or one fully authenticated in them. A resumed session is
+        // bound from its start, so a reload never makes it fresh (its `createdAt` is the reload's).
+        let since = session.bindingID == nil ? max(session.createdAt, session.authenticatedAt) : session.authenticatedAt
+        guard now.timeIntervalSince(since) <= Self.bindWithin else { throw SessionBindingError.tooLate }
+        var binding = SessionBindingRecord(
             id: existing?.id ?? "sb_" + Base64URL(random.bytes(18)).text,
             accountID: auth.account.id,
             publicKey: key.spkiDER,
@@ -91,7 +93,9 @@ public final class SessionBindingService: Sendable {
             authenticatedAt: max(existing?.authenticatedAt ?? session.authenticatedAt, session.authenticatedAt),
             passkeyID: existing?.passkeyID ?? session.passkeyID
         )
-        try await store.bind(binding, sessionTokenHash: session.tokenHash)
+        guard let id = try await store.bind(binding, sessionTokenHash: session.tokenHash, keep: Self.bindingsPerAccount)
+        else { throw SessionError.noAccountSession }  // the session ended meanwhile
+        binding.id = id
         try await audit.record(auth.account.id, .sessionBound, .success, origin)
         return (binding, idle(binding))
     }
@@ -132,6 +136,7 @@ public final class SessionBindingService: Sendable {
                 now: clock.now()
             )
         else { throw SessionBindingError.challengeInvalid }
+        guard config.bindingIdle > 0 else { throw SessionBindingError.ended }
         let now = clock.now()
         // One answer for an unknown binding, a wrong key and an ended one: the endpoint is anonymous.
         guard let binding = try await store.binding(id: request.bindingId),
@@ -164,10 +169,5 @@ public final class SessionBindingService: Sendable {
             return nil
         }
         return try? PublicKey(spki: device.signingKey)
-    }
-
-    /// This browser signs out: its binding and every session resumed from it end.
-    func signedOut(_ auth: Authenticated) async throws {
-        if let id = auth.session.bindingID { try await store.deleteBinding(id: id) }
     }
 }

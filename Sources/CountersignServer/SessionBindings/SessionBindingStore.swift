@@ -5,15 +5,18 @@ import Foundation
 /// transaction; these are the binding's own reads and writes.
 public protocol SessionBindingStore: Sendable {
     /// Stores `binding` and marks the session `tokenHash` as bound to it; a binding with the same ID (the
-    /// session's own, rebound to its device's key) is replaced.
-    func bind(_ binding: SessionBindingRecord, sessionTokenHash: String) async throws
+    /// session's own, rebound to its device's key) is replaced, and one to the same device (an earlier
+    /// sign-in of the same browser) is kept under its ID. The account's least recently used bindings beyond
+    /// `keep` end. Returns the binding's ID, or nil when the session ended meanwhile (nothing is stored).
+    func bind(_ binding: SessionBindingRecord, sessionTokenHash: String, keep: Int) async throws -> String?
     func binding(id: String) async throws -> SessionBindingRecord?
     /// Starts `session` (whose `bindingID` is set) if its binding still exists, touches the binding, and
     /// ends the binding's sessions beyond the `keep` most recently used. False: the binding was gone.
     func resume(_ session: SessionRecord, keep: Int) async throws -> Bool
     /// Deletes the binding and every session started from it (this browser signing out in all its tabs).
     func deleteBinding(id: String) async throws
-    /// Deletes bindings unused for `idle` (`idleWithoutDevice` for those without a device).
+    /// Deletes bindings unused for `idle` (`idleWithoutDevice` for those without a device); every binding when
+    /// `idle` is 0 (staying signed in turned off).
     func purgeIdleBindings(now: Date, idle: TimeInterval, idleWithoutDevice: TimeInterval) async throws
 
     func createChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws

@@ -120,8 +120,7 @@ public final class SessionService: Sendable {
 
     /// Ends the session; a browser's bound one ends with its binding and every tab's session from it.
     func signOut(_ auth: Authenticated) async throws {
-        if let binding = auth.session.bindingID { try await store.deleteBinding(id: binding) }
-        try await store.deleteSession(tokenHash: auth.session.tokenHash)
+        try await store.endSession(tokenHash: auth.session.tokenHash)
     }
 
     /// The longest a change to the second factors (pairing, authenticator app, recovery codes, turning

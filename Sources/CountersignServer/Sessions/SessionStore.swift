@@ -12,8 +12,9 @@ public protocol SessionStore: Sendable {
     func touchSession(tokenHash: String, at: Date) async throws
     func markReauthenticated(tokenHash: String, at: Date) async throws
     func deleteSession(tokenHash: String) async throws
-    /// Deletes a browser's binding and every session started from it (docs/PROTOCOL.md §1.1).
-    func deleteBinding(id: String) async throws
+    /// Ends a session and, when it is a browser's bound one, its binding and every session started from it
+    /// (docs/PROTOCOL.md §1.1), in one transaction.
+    func endSession(tokenHash: String) async throws
     /// Ends every session of the account but `keeping`, and every device session of the account.
     func deleteSessions(accountID: String, keeping: String?) async throws
 

@@ -5,7 +5,9 @@
 async function isUnlockedNow() {
   const { isUnlocked } = await import("/js/gate-keys.js");
   const { session } = await import("/js/session.js");
-  return isUnlocked(session.account.id);
+  const { savedBinding } = await import("/js/stay-signed-in.js");
+  // On "Locked" (a reload) there is no session yet: the account is the saved binding's.
+  return isUnlocked(session.account?.id ?? (await savedBinding())?.accountId);
 }
 
 /** Every change of any gate from now on, in `window.__gateChanges` (true: opened, false: closed). */

@@ -61,6 +61,6 @@ function watchBanner() {
 function slowDownCrypto() {
   for (const name of ["encrypt", "decrypt"]) {
     const real = crypto.subtle[name].bind(crypto.subtle);
-    crypto.subtle[name] = (...args) => new Promise((resolve) => setTimeout(resolve, 100)).then(() => real(...args));
+    crypto.subtle[name] = (...args) => new Promise((resolve) => setTimeout(resolve, 300)).then(() => real(...args));
   }
 }

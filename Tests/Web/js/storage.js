@@ -181,3 +181,17 @@ async function fileKeyAccounts() {
   });
   return [otherKept, ...accounts];
 }
+
+/** The binding records this browser stays signed in with (stay-signed-in.js), CryptoKeys as their kind. */
+function bindingRecords() {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open("countersign");
+    r.onsuccess = () => {
+      const g = r.result.transaction("bindings").objectStore("bindings").getAll();
+      const kind = (key) => (key ? `CryptoKey ${key.extractable}` : null);
+      g.onsuccess = () => resolve(g.result.map((b) => ({ ...b, privateKey: kind(b.privateKey) })));
+      g.onerror = () => reject(g.error);
+    };
+    r.onerror = () => reject(r.error);
+  });
+}

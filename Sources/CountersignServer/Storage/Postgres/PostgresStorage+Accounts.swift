@@ -98,9 +98,13 @@ extension PostgresStorage {
         if LoginGuard.locks(from: before, to: state) {
             // Pairing keys first: this waits for a pairing that is spending one, so the deletes below see
             // the device session it stores.
-            // Bindings before sessions: a resumption holding its binding's row lock commits first, and the
-            // sessions delete then sees its session.
-            for table in ["pairing_keys", "session_bindings", "sessions", "device_sessions"] {
+            // Bindings before sessions (a resumption holding its binding's row lock commits first, and the
+            // sessions delete then sees its session) and after (a bind holding its session's row lock commits
+            // first, and this delete then sees its binding).
+            try await sql.raw(
+                "SELECT id FROM accounts WHERE username = \(bind: username) FOR UPDATE"
+            ).run()  // serialised with binds, as every ending is
+            for table in ["pairing_keys", "session_bindings", "sessions", "session_bindings", "device_sessions"] {
                 try await sql.raw(
                     """
                     DELETE FROM \(unsafeRaw: table) WHERE account_id IN (SELECT id FROM accounts WHERE username = \(bind: username))
@@ -212,11 +216,15 @@ extension PostgresStorage {
     }
 
     private static func endSessions(_ sql: any SQLDatabase, accountID: String, keeping: String?) async throws {
+        // The account's row first: a bind racing this ending waits, or has committed (SQLStores+SessionBindings).
+        _ = try await sql.lockAccount(accountID, .postgres)
         // Bindings first: see `withGuard`'s lock.
         try await sql.raw("DELETE FROM session_bindings WHERE account_id = \(bind: accountID)").run()
         try await sql.raw(
             "DELETE FROM sessions WHERE account_id = \(bind: accountID) AND token_hash <> \(bind: keeping ?? "")"
         ).run()
+        // Again after: a bind that held a session's row lock has committed by now.
+        try await sql.raw("DELETE FROM session_bindings WHERE account_id = \(bind: accountID)").run()
         try await sql.raw("DELETE FROM device_sessions WHERE account_id = \(bind: accountID)").run()
     }
 

@@ -189,12 +189,14 @@ extension SQLStores {
     }
 
     package func removePasskey(id: String, accountID: String, keepingSession: String) async throws -> Bool {
-        try await writeTransaction { sql in
+        let dialect = self.dialect
+        return try await writeTransaction { sql in
             guard
                 try await !sql.raw(
                     "DELETE FROM passkeys WHERE id = \(bind: id) AND account_id = \(bind: accountID) RETURNING id"
                 ).all().isEmpty
             else { return false }
+            _ = try await sql.lockAccount(accountID, dialect)  // serialised with binds
             try await sql.raw(
                 "DELETE FROM session_bindings WHERE account_id = \(bind: accountID) AND passkey_id = \(bind: id)"
             ).run()
@@ -203,6 +205,10 @@ extension SQLStores {
                 DELETE FROM sessions WHERE account_id = \(bind: accountID) AND passkey_id = \(bind: id)
                 AND token_hash <> \(bind: keepingSession)
                 """
+            ).run()
+            // Again after the sessions: a bind racing this removal has committed by now (PostgreSQL).
+            try await sql.raw(
+                "DELETE FROM session_bindings WHERE account_id = \(bind: accountID) AND passkey_id = \(bind: id)"
             ).run()
             return true
         }

@@ -1,12 +1,44 @@
 import Foundation
 import SQLKit
 
-/// Session bindings (`SessionBindingStore`), the same SQL on both backends. On PostgreSQL a resumption
-/// holds its binding's row lock until it commits, and every ending deletes bindings before sessions, so
-/// a resumption racing a lock either finds no binding or has its session deleted by the lock.
+/// Session bindings (`SessionBindingStore`), the same SQL on both backends. On PostgreSQL a bind and every
+/// ending of the account's sessions lock the account's row first, so they take turns; a resumption holds its
+/// binding's row lock until it commits, and the endings delete bindings before and after sessions, so a
+/// resumption racing an ending either finds no binding or has its session deleted by the ending.
 extension SQLStores {
-    package func bind(_ b: SessionBindingRecord, sessionTokenHash: String) async throws {
-        try await writeTransaction { sql in
+    package func bind(_ given: SessionBindingRecord, sessionTokenHash: String, keep: Int) async throws -> String? {
+        let dialect = self.dialect
+        return try await writeTransaction { sql in
+            // Serialised with the endings of the account's sessions, which lock its row first too (PostgreSQL;
+            // SQLite's writers are one at a time): then a session ended meanwhile binds nothing.
+            guard try await sql.lockAccount(given.accountID, dialect) else { return nil }
+            var b = given
+            // One binding per device, under one ID: a browser that signs in again (or reloads before the
+            // answer came) keeps the ID it has stored.
+            if let device = b.deviceID,
+                let row = try await sql.raw(
+                    """
+                    SELECT id, authenticated_at FROM session_bindings
+                    WHERE device_id = \(bind: device) AND account_id = \(bind: b.accountID)
+                    """
+                ).first()
+            {
+                b.id = try row.decode(column: "id", as: String.self)
+                let earlier = Date(ms: try row.decode(column: "authenticated_at", as: Int64.self))
+                b.authenticatedAt = max(b.authenticatedAt, earlier)
+            }
+            guard
+                try await sql.raw(
+                    """
+                    UPDATE sessions SET binding_id = \(bind: b.id)
+                    WHERE token_hash = \(bind: sessionTokenHash) AND account_id = \(bind: b.accountID) RETURNING token_hash
+                    """
+                ).first() != nil
+            else { return nil }
+            if b.id != given.id {
+                // The session's own earlier binding (a key of the browser's own) gives way to its device's.
+                try await sql.raw("DELETE FROM session_bindings WHERE id = \(bind: given.id)").run()
+            }
             try await sql.raw("DELETE FROM session_bindings WHERE id = \(bind: b.id)").run()
             try await sql.raw(
                 """
@@ -15,9 +47,19 @@ extension SQLStores {
                         \(bind: b.createdAt.ms), \(bind: b.lastUsedAt.ms), \(bind: b.authenticatedAt.ms), \(bind: b.passkeyID))
                 """
             ).run()
+            if b.id != given.id {
+                try await sql.raw(
+                    "UPDATE sessions SET binding_id = \(bind: b.id) WHERE binding_id = \(bind: given.id)"
+                ).run()
+            }
             try await sql.raw(
-                "UPDATE sessions SET binding_id = \(bind: b.id) WHERE token_hash = \(bind: sessionTokenHash)"
+                """
+                DELETE FROM session_bindings WHERE account_id = \(bind: b.accountID) AND id NOT IN
+                    (SELECT id FROM session_bindings WHERE account_id = \(bind: b.accountID)
+                     ORDER BY last_used_at DESC, created_at DESC LIMIT \(bind: keep))
+                """
             ).run()
+            return b.id
         }
     }
 
@@ -61,6 +103,18 @@ extension SQLStores {
         }
     }
 
+    package func endSession(tokenHash: String) async throws {
+        try await writeTransaction { sql in
+            // The binding as the session has it now (a bind racing this sign-out has committed or is refused).
+            let row = try await sql.raw(
+                "DELETE FROM sessions WHERE token_hash = \(bind: tokenHash) RETURNING binding_id"
+            ).first()
+            guard let binding = try row?.decode(column: "binding_id", as: String?.self) else { return }
+            try await sql.raw("DELETE FROM session_bindings WHERE id = \(bind: binding)").run()
+            try await sql.raw("DELETE FROM sessions WHERE binding_id = \(bind: binding)").run()
+        }
+    }
+
     package func deleteBinding(id: String) async throws {
         try await writeTransaction { sql in
             try await sql.raw("DELETE FROM session_bindings WHERE id = \(bind: id)").run()
@@ -69,6 +123,7 @@ extension SQLStores {
     }
 
     package func purgeIdleBindings(now: Date, idle: TimeInterval, idleWithoutDevice: TimeInterval) async throws {
+        guard idle > 0 else { return try await sql.raw("DELETE FROM session_bindings").run() }
         try await sql.raw(
             """
             DELETE FROM session_bindings WHERE

@@ -26,7 +26,12 @@ export function query(path, params) {
   return `${path}?${given.map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join("&")}`;
 }
 
-export async function call(method, path, { json, token } = {}) {
+// Renews this page's account session when a call finds it gone (main.js: from the saved binding,
+// stay-signed-in.js): resolves with the new token, or null.
+let renewSession = null;
+export const setSessionRenewer = (renew) => (renewSession = renew);
+
+export async function call(method, path, { json, token, renewed = false } = {}) {
   const headers = { Accept: "application/json" };
   if (json !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -54,9 +59,12 @@ export async function call(method, path, { json, token } = {}) {
   if (!response.ok && response.status !== 202) {
     const retry = Number(response.headers.get("Retry-After"));
     const error = new ApiError(response.status, body || {}, Number.isFinite(retry) && retry > 0 ? retry : undefined);
-    // This page's account session is gone (ended elsewhere, or expired): main.js signs out, saying so.
-    // A device session's or a binding's token is never this one.
+    // This page's account session is gone (idle, expired, or ended elsewhere): renewed once from this
+    // browser's binding and the call made again; else main.js signs out, saying so. A device session's
+    // token is never this one.
     if (token && token === session.token && namesNoSession(error)) {
+      const fresh = renewed ? null : await renewSession?.();
+      if (fresh && fresh !== token) return call(method, path, { json, token: fresh, renewed: true });
       emit("session-ended");
     }
     throw error;

@@ -58,6 +58,15 @@ export async function sessionMessage(nonce, deviceId) {
   return concat(context("device session"), await sha256(concat(nonce, lv(utf8(deviceId)))));
 }
 
+// Staying signed in (PROTOCOL §1.1): DeviceProof.bindingMessage and DeviceProof.resumptionMessage.
+export async function bindingMessage(accountId, bindingSpki) {
+  return concat(context("session binding"), await sha256(concat(lv(utf8(accountId)), lv(bindingSpki))));
+}
+
+export async function resumptionMessage(nonce, bindingId) {
+  return concat(context("session resumption"), await sha256(concat(nonce, lv(utf8(bindingId)))));
+}
+
 // A device setting its key gate's revocation token (SPEC §14.5): DeviceProof.revocationTokenMessage.
 export async function revocationTokenMessage(deviceId, accountId, tokenHash) {
   return concat(

@@ -5,21 +5,33 @@
 import { fromBase64url } from "./bytes.js";
 import { refuse } from "./gate-rules.js";
 import { credentialForServer } from "./passkeys.js";
-import { listPasskeys, passkeyReauth, startPasskeyReauth } from "./server/passkeys.js";
+import {
+  listPasskeys,
+  passkeyReauth,
+  passkeySignIn,
+  startPasskeyReauth,
+  startPasskeySignIn,
+} from "./server/passkeys.js";
 import { session } from "./session.js";
 
 /**
  * Re-authenticates the session with a passkey, asking each credential in `salts` (base64url credential ID
  * → 32-byte salt) for its PRF at its salt. `pick` maps the server's options to the salts when they are not
- * known yet. Returns { credentialId, prfOutput (null without one) }.
+ * known yet. `signIn`: sign in with the passkey instead (no session yet). Returns { credentialId, prfOutput
+ * (null without one), signedIn (the Session of a sign-in, else null) }.
  */
-export async function passkeyCeremony(salts, pick) {
-  const start = await startPasskeyReauth();
+export async function passkeyCeremony(salts, pick, { signIn = false } = {}) {
+  // Without a session yet (the "Locked" screen of a reload, screens/locked.js): a passkey sign-in, so the one
+  // prompt signs in and unlocks. Its options name no credential (discoverable): the gate's are asked for.
+  const start = signIn ? await startPasskeySignIn() : await startPasskeyReauth();
   if (pick) salts = await pick(start.publicKey.allowCredentials);
+  const allowed = signIn
+    ? [...salts.keys()].map((id) => ({ id, type: "public-key" }))
+    : start.publicKey.allowCredentials.filter((c) => salts.has(c.id));
   const options = PublicKeyCredential.parseRequestOptionsFromJSON({
     ...start.publicKey,
     // Only the passkeys that can unlock: evalByCredential may name no other.
-    allowCredentials: start.publicKey.allowCredentials.filter((c) => salts.has(c.id)),
+    allowCredentials: allowed,
   });
   if (!options.allowCredentials.length) throw refuse("other passkey");
   const evalByCredential = Object.fromEntries([...salts].map(([id, salt]) => [id, { first: salt }]));
@@ -36,9 +48,14 @@ export async function passkeyCeremony(salts, pick) {
   const flags = new Uint8Array(credential.response.authenticatorData)[32];
   if (!(flags & 0x04)) throw refuse("not verified");
   const first = credential.getClientExtensionResults().prf?.results?.first;
-  await passkeyReauth({ ceremonyId: start.ceremonyId, credential: credentialForServer(credential) });
-  session.authenticated();
-  return { credentialId: new Uint8Array(credential.rawId), prfOutput: first ? new Uint8Array(first) : null };
+  const answer = { ceremonyId: start.ceremonyId, credential: credentialForServer(credential) };
+  let signedIn = null;
+  if (signIn) signedIn = await passkeySignIn(answer);
+  else {
+    await passkeyReauth(answer);
+    session.authenticated();
+  }
+  return { credentialId: new Uint8Array(credential.rawId), prfOutput: first ? new Uint8Array(first) : null, signedIn };
 }
 
 /**

@@ -14,6 +14,7 @@ import { isUnlocked, keyIdHex, lock, remember } from "./gate-keys.js";
 import { passkeyCeremony } from "./gate-passkey.js";
 import { REFUSALS, WIPED_WORDS, context, refuse, same, unlockWindow } from "./gate-rules.js";
 import { changeGate, countAttempt, deviceRecord, forgetNote, uncountAttempt, undoTurnOn } from "./gate-store.js";
+import { allFor, run } from "./keystore.js";
 import { listDevices, selfRevokeDevice } from "./server/devices.js";
 import { recordKeyGateEvent } from "./server/key-gate.js";
 import { signOut } from "./server/sessions.js";
@@ -38,12 +39,36 @@ export const reauthDue = () => unlockWindow(clock()).due;
 /** Until when an unlock made now stays open (gate-rules.js's unlockWindow). */
 export const deadline = () => unlockWindow(clock()).until;
 
-/** Reports to the audit log; a refusal (rate limit, network) never stops the gate. */
-export async function report(event, method) {
+/**
+ * Reports to the audit log; a refusal (rate limit, network) never stops the gate. Before the account has a
+ * session here (the "Locked" screen of a reload: the session resumes only once the keys open), the event is
+ * held in IndexedDB and sent at the account's next session (`sendHeldReports`).
+ */
+export async function report(event, method, accountId = session.account?.id) {
+  if (!session.token || (accountId && session.account?.id !== accountId)) {
+    if (!accountId) return;
+    await run("heldReports", "readwrite", (store) =>
+      store.put({ id: crypto.randomUUID(), accountId, event, method, at: Date.now() }),
+    ).catch(() => {});
+    return;
+  }
   try {
     await recordKeyGateEvent({ event, method });
   } catch {
     // The audit is the server's record of what the browser says; the gate's state is here.
+  }
+}
+
+/** Sends the events held for the account (oldest first) now that it has a session here. */
+export async function sendHeldReports(accountId) {
+  const held = (await allFor("heldReports", accountId).catch(() => [])).sort((a, b) => a.at - b.at);
+  for (const { id, event, method } of held) {
+    try {
+      await recordKeyGateEvent({ event, method });
+    } catch {
+      return; // kept for the next session
+    }
+    await run("heldReports", "readwrite", (store) => store.delete(id)).catch(() => {});
   }
 }
 
@@ -149,7 +174,7 @@ async function attempt(record, method, makeKey) {
       throw error;
     }
     if (!gateKey) {
-      await report("unlock-failed", method.kind);
+      await report("unlock-failed", method.kind, accountId);
       settle();
       let n = g.attemptsLeft(counted);
       if (n <= 0) {
@@ -164,7 +189,7 @@ async function attempt(record, method, makeKey) {
     if (reset) {
       remember(accountId, gateKey, keys, deadline());
       lastKind.set(accountId, method.kind);
-      await report("unlocked", method.kind);
+      await report("unlocked", method.kind, accountId);
       return;
     }
     // Wiped by another window while this one was checked: the keys here are gone.
@@ -176,18 +201,32 @@ async function attempt(record, method, makeKey) {
   }
 }
 
-/** A counted unlock with one of the gate's passkeys; returns the method and its wrapping key. */
-export async function openWithPasskey(accountId) {
+/**
+ * A counted unlock with one of the gate's passkeys; returns the method and its wrapping key. `signIn`: no
+ * session yet, so the passkey signs in too (`signedIn`: its Session), and a sign-in whose passkey opens
+ * nothing here is signed out again: the browser stays locked.
+ */
+export async function openWithPasskey(accountId, { signIn = false } = {}) {
   const record = await gatedRecord(accountId);
   const methods = record.gate.methods.filter((m) => m.kind === "prf");
   const salts = new Map(methods.map((m) => [base64url(m.credentialId), m.prfSalt]));
-  const { credentialId, prfOutput } = await passkeyCeremony(salts);
+  const { credentialId, prfOutput, signedIn } = await passkeyCeremony(salts, undefined, { signIn });
+  const dropSession = () => signedIn && signOut(signedIn.token).catch(() => {});
+  if (signedIn && signedIn.account?.id !== accountId) {
+    dropSession();
+    throw new Error("That passkey signs in to another account; this browser's keys are for another one.");
+  }
   const method = methods.find((m) => same(m.credentialId, credentialId));
-  if (!method) throw refuse("other passkey");
-  if (!prfOutput) throw refuse("no prf");
-  let key;
-  await attempt(await gatedRecord(accountId), method, async () => (key = await g.prfWrappingKey(prfOutput)));
-  return { method, key };
+  try {
+    if (!method) throw refuse("other passkey");
+    if (!prfOutput) throw refuse("no prf");
+    let key;
+    await attempt(await gatedRecord(accountId), method, async () => (key = await g.prfWrappingKey(prfOutput)));
+    return { method, key, signedIn };
+  } catch (error) {
+    dropSession();
+    throw error;
+  }
 }
 
 /** A counted unlock with the gate's password; returns the method and its wrapping key. */
@@ -204,9 +243,10 @@ export async function openWithPassword(accountId, password) {
   return { method, key };
 }
 
-/** Unlocks with a passkey of the gate: one prompt re-authenticates the session and gives the PRF output. */
-export async function unlockWithPasskey(accountId) {
-  await openWithPasskey(accountId);
+/** Unlocks with a passkey of the gate: one prompt re-authenticates the session and gives the PRF output.
+ *  Without a session (`signIn`), the prompt signs in instead: resolves with that Session. */
+export async function unlockWithPasskey(accountId, { signIn = false } = {}) {
+  return (await openWithPasskey(accountId, { signIn })).signedIn;
 }
 
 /** Unlocks with the password method (PBKDF2, SPEC §14.1). The server is not asked: the caller re-authenticates
@@ -249,7 +289,7 @@ async function wipe(accountId, method) {
   if (record?.gate) {
     await wipeDevice(accountId, { note: { deviceId: record.deviceId, revocationToken: record.gate.revocationToken } });
     await forgetAuthenticator(accountId);
-    await report("wiped", method);
+    await report("wiped", method, accountId);
   } else {
     lock(accountId);
   }
@@ -292,7 +332,7 @@ export async function wipedIfRevokedElsewhere(accountId) {
   const mine = devices.find((d) => d.id === record.deviceId);
   if (!mine?.revokedAt) return false;
   await wipeDevice(accountId, { remote: true });
-  if (record.gate) await report("wiped", record.gate.methods[0].kind);
+  if (record.gate) await report("wiped", record.gate.methods[0].kind, accountId);
   return true;
 }
 

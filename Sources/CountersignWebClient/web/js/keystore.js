@@ -8,12 +8,16 @@
 import { storable, usable } from "./gate-keys.js";
 
 const DB = "countersign";
-const VERSION = 3;
+const VERSION = 4;
 const STORES = {
   devices: { keyPath: "accountId" },
   messages: { keyPath: "key", index: "accountId" },
   pins: { keyPath: "key", index: "accountId" },
   authenticators: { keyPath: "accountId" },
+  // The one session this browser stays signed in with (stay-signed-in.js): a binding's ID, never a token.
+  bindings: { keyPath: "slot" },
+  // Key gate events from before a session existed (a locked reload, gate.js): sent at the next session.
+  heldReports: { keyPath: "id", index: "accountId" },
 };
 
 function open() {

@@ -1,11 +1,13 @@
 // The web client's entry: which screen is shown. Only the sign-in path is loaded up front; the screens
 // after it (and their formats, keys and stores) are loaded when first opened, so the form shows sooner.
+import { setSessionRenewer } from "./api.js";
 import { el, replace } from "./dom.js";
 import { emit, on } from "./events.js";
 import { installPrivacyOverlay } from "./screens/privacy.js";
 import { signInScreen } from "./screens/signin.js";
 import { signOut } from "./server/sessions.js";
 import { session } from "./session.js";
+import { bindingEnded, forgetBinding, keepSignedIn, needsUnlock, resume, savedBinding } from "./stay-signed-in.js";
 
 const app = document.getElementById("app");
 const banner = document.getElementById("banner");
@@ -39,27 +41,87 @@ on("screen-changed", () => {
   heading.focus({ preventScroll: true });
 });
 
-function signedOut(notice = "") {
+/** Back to the sign-in screen: this browser no longer stays signed in (PROTOCOL §1.1), in any tab of the
+ *  account. `keepBinding`: the binding is not known to have ended (a renewal that could not reach the server). */
+function signedOut(notice = "", { keepBinding = false } = {}) {
+  const accountId = session.account?.id ?? signedInAs;
   authenticator?.stopAuthenticator();
   // Whatever covered the page (the privacy overlay and its prompt) goes, with the decrypted text it hid;
   // so do the key gate's unlocked keys and what the banner said of the signed-in device.
   privacy.reset();
   say("");
   tabNotice.hidden = true;
-  if (wasSignedIn) import("./gate-keys.js").then(({ lock }) => lock());
-  signInScreen(app, { onSignedIn: signedIn, notice });
+  if (wasSignedIn) {
+    import("./gate-keys.js").then(({ lock }) => lock());
+    if (!keepBinding) tabs?.postMessage({ kind: "signed-out", accountId });
+  }
+  wasSignedIn = false;
+  if (!keepBinding) forgetSaved(accountId);
+  // The screen's address goes too, without a history entry: Back does not lead into the signed-out app.
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  showSignIn(notice);
 }
 let wasSignedIn = false;
+// The account this page was last signed in as (session.js is cleared before signedOut runs).
+let signedInAs = null;
+/** Forgets the saved binding when it is the account's. */
+const forgetSaved = (accountId) =>
+  savedBinding()
+    .then((saved) => saved && (!accountId || saved.accountId === accountId) && forgetBinding(saved.id))
+    .catch(() => {});
+const showSignIn = (notice = "") => signInScreen(app, { onSignedIn: signedIn, notice });
+
+// The other tabs of this browser: one signing out signs them all out (the server ended their sessions).
+const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("countersign-session") : null;
+tabs?.addEventListener("message", ({ data }) => {
+  if (data?.kind === "signed-out" && session.account?.id === data.accountId) {
+    endHere("Signed out in another tab of this browser.");
+  }
+});
+
+// ---- Screens by address: every screen has a URL (#/messages, #/settings, …), so Back, Forward and a
+// reload return to it.
 
 /** Opens a screen from its module, loaded on first use. */
 function screen(load, name, options = {}) {
   return async () => {
     const module = await load();
-    module[name](app, { onBack: signedIn, ...options });
+    if (!session.token) return; // signed out while it loaded
+    module[name](app, { onBack: () => go("home"), ...options });
   };
 }
 
-const openMessages = (options) => screen(() => import("./screens/messages.js"), "messagesScreen", options)();
+const ROUTES = {
+  home: () => showHome(),
+  messages: (id) => screen(() => import("./screens/messages.js"), "messagesScreen", id ? { open: id } : {})(),
+  settings: screen(() => import("./screens/settings.js"), "settingsScreen"),
+  // Files loads its formats (and scrypt) on first use.
+  files: screen(() => import("./screens/files.js"), "filesScreen"),
+  approvals: screen(() => import("./screens/approvals.js"), "approvalsScreen"),
+};
+
+/** Shows the screen the address names (home for any other). */
+function render() {
+  const [name, ...rest] = location.hash.replace(/^#\/?/, "").split("/");
+  const route = Object.hasOwn(ROUTES, name) ? ROUTES[name] : ROUTES.home;
+  let id;
+  try {
+    id = rest.length ? decodeURIComponent(rest.join("/")) : undefined;
+  } catch {
+    id = undefined; // a malformed address: the screen without it
+  }
+  route(id);
+}
+
+/** Goes to a screen: a new history entry, so Back returns here. */
+function go(route) {
+  const hash = `#/${route}`;
+  if (location.hash === hash) render();
+  else location.hash = hash;
+}
+window.addEventListener("hashchange", () => session.token && render());
+
+const openMessages = (options = {}) => go(options.open ? `messages/${encodeURIComponent(options.open)}` : "messages");
 
 /** Signs out here (the device was revoked: a new sign-in sets this browser up as a new device). */
 async function signInAgain() {
@@ -118,7 +180,7 @@ async function wireInbox() {
 
 // This browser's authenticator (Approvals), when paired for the account, runs while it is signed in here.
 let authenticator = null;
-const openApprovals = () => session.token && screen(() => import("./screens/approvals.js"), "approvalsScreen")();
+const openApprovals = () => session.token && go("approvals");
 let approvalsWired = null;
 function wireApprovals() {
   approvalsWired ??= (async () => {
@@ -136,19 +198,127 @@ function wireApprovals() {
   return approvalsWired;
 }
 
-async function signedIn() {
+/** After any sign-in (or a resumed session): the inbox and authenticator wired, the session kept signed in
+ *  across reloads, and the screen its address names (the home screen after a sign-in from the form). */
+async function signedIn({ resumed = false } = {}) {
   wasSignedIn = true;
-  const [{ homeScreen }] = await Promise.all([import("./screens/home.js"), wireInbox(), wireApprovals()]);
+  signedInAs = session.account.id;
+  await Promise.all([wireInbox(), wireApprovals()]);
   authenticator.startAuthenticator(session.account.id).catch(() => {});
+  // What the key gate did before this session (a locked reload's attempts) reaches the audit log now.
+  import("./gate.js").then(({ sendHeldReports }) => sendHeldReports(session.account.id)).catch(() => {});
+  if (!resumed) {
+    // A sign-in binds this session anew (not kept: a reload asks to sign in).
+    keepSignedIn(session.account, session.token, { fresh: true }).catch(() => {});
+    // The sign-in form's own address is replaced: Back from here leaves the app, not back to the form.
+    if (!location.hash) history.replaceState(null, "", "#/home");
+  }
+  render();
+}
+
+async function showHome() {
+  const { homeScreen } = await import("./screens/home.js");
+  if (!session.token) return;
+  // Each return home looks again for this browser's authenticator (paired meanwhile in another tab, say).
+  authenticator?.startAuthenticator(session.account.id).catch(() => {});
   homeScreen(app, {
     onSignedOut: signedOut,
-    onSettings: screen(() => import("./screens/settings.js"), "settingsScreen"),
+    onSettings: () => go("settings"),
     onMessages: () => openMessages(),
-    // Files loads its formats (and scrypt) on first use.
-    onFiles: screen(() => import("./screens/files.js"), "filesScreen"),
+    onFiles: () => go("files"),
     onApprovals: openApprovals,
+    // Its device ready (made, or unlocked): the session's binding moves to the device's key.
+    onDevice: () => keepSignedIn(session.account, session.token).catch(() => {}),
   });
 }
+
+// ---- Staying signed in (PROTOCOL §1.1): a reload, a new tab or a restart resumes the session by a
+// signature of the bound key; with the key gate on, after the one prompt that opens the keys.
+
+/** A new session from the saved binding, or null when the server says it ended (forgotten then). */
+async function resumed(saved, stale = null) {
+  try {
+    const body = await resume(saved);
+    if (body.account.id !== saved.accountId) throw new Error("The server resumed another account: refused.");
+    // A renewal whose page signed out (or in as someone else) meanwhile: this session is not the page's.
+    if (stale && session.token !== stale) {
+      signOut(body.token).catch(() => {});
+      return null;
+    }
+    // A renewal keeps the page's device session (its own token, not this one).
+    const device = session.account?.id === body.account.id ? session.device : null;
+    session.set(body, { resumed: true });
+    if (device) session.setDevice(device);
+    return body;
+  } catch (error) {
+    if (bindingEnded(error)) {
+      await forgetBinding(saved.id).catch(() => {});
+      return null;
+    }
+    throw error;
+  }
+}
+
+const ENDED_WORDS = "You were signed out here (from another tab, everywhere, by a password change, a lock, or " +
+  "after a long time unused). Sign in again.";
+
+async function start() {
+  let saved = null;
+  try {
+    saved = await savedBinding();
+  } catch {
+    // No storage (a private window that refuses IndexedDB): nothing to resume.
+  }
+  if (!saved) return showSignIn();
+  const enter = async (signedInByPasskey = null) => {
+    try {
+      // A passkey's unlock signed in afresh: a full authentication, kept signed in like any sign-in.
+      if (signedInByPasskey) {
+        session.set(signedInByPasskey);
+        return signedIn();
+      }
+      if (await resumed(saved)) return signedIn({ resumed: true });
+      showSignIn(ENDED_WORDS);
+    } catch (error) {
+      showSignIn(`Could not sign you back in: ${describeError(error)}`);
+    }
+  };
+  if (await needsUnlock(saved).catch(() => false)) {
+    const { lockedScreen } = await import("./screens/locked.js");
+    return lockedScreen(app, { saved, onUnlocked: (body) => enter(body), onSignOut: () => signedOut() });
+  }
+  await enter();
+}
+
+const describeError = (error) => error?.message || String(error);
+
+// A call found this page's session gone (idle or expired; api.js): renewed from the binding when that needs
+// no prompt, once at a time whatever the number of calls that found it.
+let renewing = null;
+// How the last renewal failed: "locked" (the key gate must open first: "Locked", not signed out), "unreached"
+// (the network, a refusal: the binding is kept, so a reload may still resume), or null.
+let renewalFailure = null;
+setSessionRenewer(() => {
+  renewing ??= (async () => {
+    renewalFailure = null;
+    const stale = session.token;
+    try {
+      const saved = await savedBinding();
+      if (!saved || saved.accountId !== session.account?.id) return null;
+      if (await needsUnlock(saved)) {
+        renewalFailure = "locked";
+        return null;
+      }
+      return (await resumed(saved, stale))?.token ?? null;
+    } catch {
+      renewalFailure = "unreached";
+      return null;
+    } finally {
+      setTimeout(() => (renewing = null), 0);
+    }
+  })();
+  return renewing;
+});
 
 // The account session ended elsewhere (signed out everywhere, the password changed, the account locked, or
 // it expired): found by the next call that used it (api.js), back to sign-in with the reason. A device
@@ -156,15 +326,26 @@ async function signedIn() {
 const SESSION_ENDED_WORDS =
   "Your session here has ended: you signed out everywhere, the password was changed, the account was locked, or it " +
     "expired. Sign in again.";
-on("session-ended", async () => {
+async function endHere(words) {
   if (!session.account) return;
+  const failure = renewalFailure;
+  renewalFailure = null;
   session.clear(); // first: another call's 401 finds nothing to end
   try {
     if (inboxWired) (await import("./inbox.js")).stopInbox();
   } finally {
-    signedOut(SESSION_ENDED_WORDS); // also locks the key gate's keys
+    // Idle with the key gate locked: "Locked" again, the binding kept (one unlock signs back in).
+    if (failure === "locked") {
+      authenticator?.stopAuthenticator();
+      privacy.reset();
+      wasSignedIn = false;
+      start();
+    } else {
+      signedOut(words, { keepBinding: failure === "unreached" }); // also locks the key gate's keys
+    }
   }
-});
+}
+on("session-ended", () => endHere(SESSION_ENDED_WORDS));
 
 // The key gate's failed-attempts limit wiped this browser's keys (js/gate.js): signed out, with its words.
 on("wiped", async (words) => {
@@ -173,4 +354,4 @@ on("wiped", async (words) => {
   signedOut(words);
 });
 
-signedOut();
+start();

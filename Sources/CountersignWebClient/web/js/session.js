@@ -1,5 +1,6 @@
 // The signed-in session and this browser's device session: in memory only (never localStorage or a cookie), so
-// closing the tab ends it and no other page or script on another origin can read it.
+// no other page or script on another origin can read it. A reload resumes it by a signature instead
+// (stay-signed-in.js).
 import { normalisedUsername } from "./rules.js";
 
 let current = null;
@@ -23,7 +24,7 @@ export const session = {
    * `passwordless`: a QR sign-in (an authenticator alone), which the server lets register no device and
    * change nothing sensitive until the password (and second factor) confirm it.
    */
-  set(signedIn, { username, passwordless = false } = {}) {
+  set(signedIn, { username, passwordless = false, resumed = false } = {}) {
     const asked = username === undefined ? undefined : normalisedUsername(username);
     if (asked !== undefined && (!asked || normalisedUsername(String(signedIn?.account?.username)) !== asked)) {
       throw new Error(`The server signed in ${signedIn?.account?.username} when ${username} was asked for: refused.`);
@@ -33,8 +34,9 @@ export const session = {
       account: signedIn.account,
       expiresAt: signedIn.expiresAt,
       device: null,
-      authenticatedAt: Date.now(),
-      passwordless,
+      // A resumed session (stay-signed-in.js) was last fully authenticated when the server says, not now.
+      authenticatedAt: resumed ? Date.parse(signedIn.authenticatedAt) || 0 : Date.now(),
+      passwordless: resumed ? Date.parse(signedIn.authenticatedAt) === 0 : passwordless,
     };
   },
   get passwordless() {

@@ -65,9 +65,16 @@ async function reauthWithPassword(container, password, say, { strict = false } =
  */
 export function unlockPrompt(
   container,
-  { heading = "This browser's keys are locked", purpose = "", cancellable = true } = {},
+  {
+    heading = "This browser's keys are locked",
+    purpose = "",
+    cancellable = true,
+    // Before a session exists (a reload of a locked browser: screens/locked.js), the saved binding's account;
+    // a passkey then signs in as it unlocks, and its Session is given to `onSignedIn`.
+    accountId = session.account.id,
+    onSignedIn = null,
+  } = {},
 ) {
-  const accountId = session.account.id;
   return new Promise((resolve, reject) => {
     const alert = el("p", { role: "alert", class: "alert" });
     const status = el("p", { role: "status", class: "status" });
@@ -122,12 +129,19 @@ export function unlockPrompt(
       }
     }
 
-    passkey.addEventListener("click", () => run(() => gate.unlockWithPasskey(accountId), "Waiting for your passkey…"));
+    passkey.addEventListener("click", () =>
+      run(async () => {
+        const signedIn = await gate.unlockWithPasskey(accountId, { signIn: !session.token });
+        if (signedIn) onSignedIn?.(signedIn);
+      }, "Waiting for your passkey…"),
+    );
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const typed = takeValue(password.input);
       run(async () => {
-        const due = gate.reauthDue();
+        // Without a session yet (a locked reload) there is nothing to re-authenticate: the resumed session
+        // brings its own last authentication.
+        const due = Boolean(session.token) && gate.reauthDue();
         await gate.unlockWithPassword(accountId, typed);
         if (!due) return;
         try {

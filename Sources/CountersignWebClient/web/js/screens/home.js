@@ -29,7 +29,7 @@ const pushWords = {
   elsewhere: "Messages arrive live in another tab of this browser.",
 };
 
-export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, onApprovals }) {
+export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, onApprovals, onDevice = () => {} }) {
   const account = session.account;
   const alert = el("p", { role: "alert", class: "alert" });
   const status = el("p", { role: "status", class: "status" });
@@ -131,6 +131,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
       el("dd", { class: "mono", "data-testid": "fingerprint" }, await fingerprint(device.record.signing.publicKey)),
     );
     status.textContent = status.textContent ? `${status.textContent}. Device ready.` : "Device ready.";
+    onDevice();
   }
   (async () => {
     try {

@@ -37,6 +37,30 @@ export const ENDPOINTS = [
   },
   { operationId: "signOut", method: "DELETE", path: "/v1/sessions/current", answer: null },
   {
+    operationId: "bindSession",
+    method: "PUT",
+    path: "/v1/sessions/current/binding",
+    sends: ["publicKey", "deviceId", "signature"],
+    answer: { 200: "SessionBinding" },
+    reads: { 200: ["id", "deviceId", "idleSeconds"] },
+  },
+  {
+    operationId: "sessionResumptionChallenge",
+    method: "POST",
+    path: "/v1/session-resumptions/challenges",
+    sends: ["bindingId"],
+    answer: { 201: "DeviceChallenge" },
+    reads: { 201: ["challenge"] },
+  },
+  {
+    operationId: "resumeSession",
+    method: "POST",
+    path: "/v1/session-resumptions",
+    sends: ["bindingId", "nonce", "signature"],
+    answer: { 201: "Session" },
+    reads: { 201: [...SESSION_READS, "authenticatedAt"] },
+  },
+  {
     operationId: "reauthenticate",
     method: "POST",
     path: "/v1/sessions/current/reauth",
@@ -75,4 +99,32 @@ export async function signOut(token = session.token) {
  */
 export function reauthenticate({ password, captcha, secondFactor }, token = session.token) {
   return call("POST", "/v1/sessions/current/reauth", { token, json: { password, captcha, secondFactor } });
+}
+
+/**
+ * Binds a key this browser holds to this page's session, so a reload can resume it (PROTOCOL §1.1).
+ * @param {{publicKey: string, deviceId?: string, signature: string}} request SessionBindingRequest (base64url)
+ * @param {string} [token] this page's account session by default
+ * @returns {Promise<{id: string, deviceId?: string, idleSeconds: number}>} the SessionBinding
+ */
+export async function bindSession({ publicKey, deviceId, signature }, token = session.token) {
+  return (await call("PUT", "/v1/sessions/current/binding", { token, json: { publicKey, deviceId, signature } })).body;
+}
+
+/**
+ * A nonce to resume a session with the bound key.
+ * @param {string} bindingId
+ * @returns {Promise<{challenge: string}>} a DeviceChallenge (base64url)
+ */
+export async function sessionResumptionChallenge(bindingId) {
+  return (await call("POST", "/v1/session-resumptions/challenges", { json: { bindingId } })).body;
+}
+
+/**
+ * Resumes an account session: the nonce signed by the bound key.
+ * @param {{bindingId: string, nonce: string, signature: string}} request SessionResumptionRequest
+ * @returns {Promise<{token: string, expiresAt: string, account: object}>} a Session
+ */
+export async function resumeSession({ bindingId, nonce, signature }) {
+  return (await call("POST", "/v1/session-resumptions", { json: { bindingId, nonce, signature } })).body;
 }

@@ -1,0 +1,141 @@
+"""Staying signed in (docs/PROTOCOL.md §1.1, issue 35 §1): a reload, a new tab, Back and Forward and a browser
+restart keep the session, by a signature of the key the session is bound to (no token in localStorage,
+sessionStorage, a cookie or IndexedDB); every screen has an address; signing out in one tab signs out every
+tab and the next reload asks to sign in; with the key gate on a reload shows "Locked" and one unlock signs
+back in."""
+import json
+import os
+import shutil
+import tempfile
+
+import support
+
+from support import PHONE, SLOW, Page, expect, page_function, sign_up
+from tests_gate import prompt, settings_gate
+
+READ_BINDING = page_function("storage.js", "bindingRecords")
+
+
+def home(page, username):
+    return page.get_by_role("heading", name=f"Signed in as {username}")
+
+
+def no_token_kept(page):
+    """Nothing a token could be read back from: web storage, cookies, and the binding's IndexedDB record."""
+    assert page.evaluate("localStorage.length + sessionStorage.length") == 0
+    assert page.context.cookies() == []
+    records = page.evaluate(READ_BINDING)
+    assert len(records) == 1, records
+    assert "cs_" not in json.dumps(records), records
+    return records[0]
+
+
+def test_a_reload_a_new_tab_back_and_forward_keep_you_signed_in(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    bodies = []
+    page.on("request", lambda r: r.post_data and bodies.append((r.url, r.post_data)))
+    sign_up(p, "stan")
+    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+    assert page.url.endswith("#/home"), page.url
+    # The binding moves to the device's key once the device is ready.
+    binding = no_token_kept(page)
+    for _ in range(50):
+        if binding.get("deviceId"):
+            break
+        page.wait_for_timeout(200)
+        binding = no_token_kept(page)
+    assert binding["deviceId"] and binding["privateKey"] is None, binding
+
+    page.get_by_role("button", name="Settings").click()
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+    assert page.url.endswith("#/settings"), page.url
+    page.reload()
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible(timeout=SLOW)
+    p.shot("reload-keeps-settings")
+    page.go_back()
+    expect(home(page, "stan")).to_be_visible()
+    page.go_forward()
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible()
+    page.get_by_role("button", name="Back").first.click()
+    expect(home(page, "stan")).to_be_visible()
+
+    # A new tab at an address: signed in there too, on that screen.
+    tab = p.context.new_page()
+    tab.goto(server.url + "/#/files")
+    expect(tab.get_by_role("heading", name="Files")).to_be_visible(timeout=SLOW)
+    # No request carried a session token in its body, and no body a private key.
+    assert not [u for u, b in bodies if "cs_" in b or "privateKey" in b], bodies
+
+    # Signing out in one tab signs out the other, and no reload signs back in.
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert "#" not in page.url, page.url
+    expect(tab.get_by_role("heading", name="Sign in")).to_be_visible(timeout=30_000)
+    expect(tab.get_by_role("status")).to_have_text("Signed out in another tab of this browser.")
+    assert page.evaluate(READ_BINDING) == []
+    page.reload()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible(timeout=SLOW)
+    tab.close()
+    p.close()
+
+
+def test_a_browser_restart_keeps_you_signed_in(server, browser):
+    """A persistent profile, closed and opened again: still signed in, at the screen it was on."""
+    profile = tempfile.mkdtemp(prefix="cs-profile-")
+    try:
+        for run in range(2):
+            context = browser.browser_type.launch_persistent_context(
+                profile, executable_path="/usr/bin/chromium", args=["--no-sandbox"], viewport=PHONE
+            )
+            try:
+                page = context.pages[0] if context.pages else context.new_page()
+                if run == 0:
+                    page.goto(server.url + "/")
+                    page.get_by_role("button", name="Sign up").click()
+                    page.get_by_label("Username").fill("rita")
+                    page.get_by_label("Password").fill("correct horse battery")
+                    page.get_by_label("Name", exact=True).fill("Rita")
+                    page.get_by_label("Last name").fill("Levi")
+                    page.get_by_role("button", name="Create account").click()
+                    expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+                    page.get_by_role("button", name="Messages", exact=True).first.click()
+                    expect(page.get_by_role("region", name="Messages")).to_be_visible()
+                    assert page.url.endswith("#/messages"), page.url
+                    page.wait_for_timeout(1_000)  # the binding moved to the device's key
+                else:
+                    page.goto(server.url + "/#/messages")
+                    expect(page.get_by_role("region", name="Messages")).to_be_visible(timeout=SLOW)
+                    page.screenshot(path=os.path.join(support.ARTIFACTS, "restart-keeps-messages-phone.png"))
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_with_the_key_gate_on_a_reload_is_locked_until_one_unlock(server, browser):
+    p = Page(browser, server)
+    page = p.page
+    sign_up(p, "gina")
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+    switch = settings_gate(page)
+    switch.click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(page.get_by_test_id("gate-no-prf")).to_contain_text("lock the keys with your password", timeout=60_000)
+    page.get_by_label("Account password").fill("correct horse battery")
+    page.get_by_role("button", name="Turn on with password").click()
+    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+    page.wait_for_timeout(1_000)
+    binding = no_token_kept(page)
+    assert binding["deviceId"] and binding["privateKey"] is None, binding
+
+    page.reload()
+    expect(page.get_by_role("heading", name="Locked", exact=True)).to_be_visible(timeout=SLOW)
+    expect(page.get_by_text("Signed in as gina.")).to_be_visible()
+    p.shot("locked-on-reload")
+    gate = prompt(page)
+    gate.get_by_label("Password", exact=True).fill("correct horse battery")
+    gate.get_by_role("button", name="Unlock with password").click()
+    # One unlock: the keys open and the session resumes, back on Settings where the reload happened.
+    expect(page.get_by_role("heading", name="Settings")).to_be_visible(timeout=SLOW)
+    p.close()
