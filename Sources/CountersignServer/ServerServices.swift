@@ -15,7 +15,7 @@ package struct ServerServices: Sendable {
     package let mfa: MFAService
     package let push: PushService
     package let passkeys: PasskeyService
-    package let bindings: SessionBindingService
+    let bindings: SessionBindingService
     let logger: Logger
 
     /// `signInStore`: the sign-in's store when it is not `storage` itself (tests wrap it to land a write
@@ -132,7 +132,8 @@ package struct ServerServices: Sendable {
             audit: audit,
             config: config,
             clock: clock,
-            random: random
+            random: random,
+            nonces: AddressThrottle(config.deviceNoncesPerAddress)
         )
         return ServerServices(
             storage: storage,

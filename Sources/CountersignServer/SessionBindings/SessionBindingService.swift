@@ -8,7 +8,8 @@ import Foundation
 /// by signing the server's nonce with that key. No token is kept by the browser; the binding lasts while it
 /// is used within its idle limit, and every ending of the account's sessions ends it. Clock and randomness
 /// are injected.
-public final class SessionBindingService: Sendable {
+/// A struct with the memberwise initialiser: `ServerServices.assemble` gives it its parts.
+struct SessionBindingService: Sendable {
     let store: any SessionBindingStore
     let sessions: SessionService
     let signIn: SignInService
@@ -16,6 +17,7 @@ public final class SessionBindingService: Sendable {
     let config: ServerConfiguration
     let clock: any WallClock
     let random: any RandomSource
+    /// Resumption nonces per client address (the device-session nonces' limit).
     let nonces: AddressThrottle
 
     static let resumeKind = "resume"
@@ -27,25 +29,6 @@ public final class SessionBindingService: Sendable {
     /// Bindings one account keeps (one per browser; the least recently used beyond end).
     static let bindingsPerAccount = 20
 
-    public init(
-        store: any SessionBindingStore,
-        sessions: SessionService,
-        signIn: SignInService,
-        audit: AuditLog,
-        config: ServerConfiguration,
-        clock: any WallClock,
-        random: any RandomSource
-    ) {
-        self.store = store
-        self.sessions = sessions
-        self.signIn = signIn
-        self.audit = audit
-        self.config = config
-        self.clock = clock
-        self.random = random
-        nonces = AddressThrottle(config.deviceNoncesPerAddress)
-    }
-
     func idle(_ binding: SessionBindingRecord) -> TimeInterval {
         binding.deviceID == nil ? config.bindingIdleWithoutDevice : config.bindingIdle
     }
@@ -54,7 +37,7 @@ public final class SessionBindingService: Sendable {
 
     /// Binds the key of `request` to the session `auth`. A session binds once, soon after it started or
     /// fully authenticated; a bound one may move its binding to its device's signing key, proven by it.
-    public func bind(
+    func bind(
         _ auth: Authenticated,
         _ request: SessionBindingRequest,
         origin: RequestOrigin
@@ -102,7 +85,7 @@ public final class SessionBindingService: Sendable {
 
     // MARK: Resuming
 
-    public func resumptionChallenge(bindingID: String, origin: RequestOrigin) async throws -> DeviceChallenge {
+    func resumptionChallenge(bindingID: String, origin: RequestOrigin) async throws -> DeviceChallenge {
         if let wait = nonces.take(origin.address, now: clock.now()) { throw RequestError.rateLimited(retryAfter: wait) }
         guard bindingID.utf8.count <= 64 else {
             throw RequestError.invalidField(
@@ -124,7 +107,7 @@ public final class SessionBindingService: Sendable {
 
     /// A new account session from the binding, proven by its key's signature over the nonce.
     /// The new session, and its last full authentication (the binding's; the epoch for a passwordless one).
-    public func resume(
+    func resume(
         _ request: SessionResumptionRequest,
         origin: RequestOrigin
     ) async throws -> (NewSession, authenticatedAt: Date) {
