@@ -68,14 +68,22 @@ import Testing
     }
 
     /// Resumes with `key`'s signature over a fresh nonce; the reply and the nonce used.
-    static func resume(_ api: API, bindingID: String, key: Identity) async throws -> (API.Reply, String) {
-        let challenge = try await api.call(.post, "/v1/session-resumptions/challenges", json: ["bindingId": bindingID])
-        #expect(challenge.status == 201, "\(challenge.status) \(String(decoding: challenge.body, as: UTF8.self))")
-        let nonce = try #require(challenge.json["challenge"] as? String)
-        let message = DeviceProof.resumptionMessage(
-            nonce: try #require(Base64URL(text: nonce)).bytes,
-            bindingID: bindingID
-        )
+    /// `nonce`: one already issued (a replay) instead of a fresh one; `statement`: what the key signs
+    /// (another context's message, to show it is refused).
+    static func resume(
+        _ api: API,
+        bindingID: String,
+        key: Identity,
+        nonce given: String? = nil,
+        statement: ([UInt8], String) -> [UInt8] = { DeviceProof.resumptionMessage(nonce: $0, bindingID: $1) }
+    ) async throws -> (API.Reply, String) {
+        var nonce = given ?? ""
+        if given == nil {
+            let issued = try await api.call(.post, "/v1/session-resumptions/challenges", json: ["bindingId": bindingID])
+            #expect(issued.status == 201, "\(issued.status) \(String(decoding: issued.body, as: UTF8.self))")
+            nonce = try #require(issued.json["challenge"] as? String)
+        }
+        let message = statement(try #require(Base64URL(text: nonce)).bytes, bindingID)
         let reply = try await api.call(
             .post,
             "/v1/session-resumptions",
@@ -135,21 +143,7 @@ import Testing
             #expect(try await api.call(.get, "/v1/me", token: token).status == 200)
 
             // The nonce is single use; another key, an unknown binding and a wrong-length nonce resume nothing.
-            let replay = try await api.call(
-                .post,
-                "/v1/session-resumptions",
-                json: [
-                    "bindingId": bindingID, "nonce": nonce,
-                    "signature": Base64URL(
-                        try key.signature(
-                            for: DeviceProof.resumptionMessage(
-                                nonce: try #require(Base64URL(text: nonce)).bytes,
-                                bindingID: bindingID
-                            )
-                        )
-                    ).text,
-                ]
-            )
+            let (replay, _) = try await Self.resume(api, bindingID: bindingID, key: key, nonce: nonce)
             #expect(replay.status == 400 && replay.code == "challenge-invalid", "\(replay.status) \(replay.json)")
             let (wrongKey, _) = try await Self.resume(api, bindingID: bindingID, key: stranger)
             #expect(wrongKey.status == 401 && wrongKey.code == "sign-in-ended" && wrongKey.isProblem)
@@ -163,27 +157,9 @@ import Testing
             )
             #expect(short.status == 400 && short.code == "challenge-invalid")
             // A signature made for a device session (another context) does not resume.
-            let challenge = try await api.call(
-                .post,
-                "/v1/session-resumptions/challenges",
-                json: ["bindingId": bindingID]
-            )
-            let n = try #require(challenge.json["challenge"] as? String)
-            let crossed = try await api.call(
-                .post,
-                "/v1/session-resumptions",
-                json: [
-                    "bindingId": bindingID, "nonce": n,
-                    "signature": Base64URL(
-                        try key.signature(
-                            for: DeviceProof.sessionMessage(
-                                nonce: try #require(Base64URL(text: n)).bytes,
-                                deviceID: bindingID
-                            )
-                        )
-                    ).text,
-                ]
-            )
+            let (crossed, _) = try await Self.resume(api, bindingID: bindingID, key: key) {
+                DeviceProof.sessionMessage(nonce: $0, deviceID: $1)
+            }
             #expect(crossed.status == 401 && crossed.code == "sign-in-ended")
 
             // Still good after all that; sign-out from any of its sessions ends the binding and every session
