@@ -50,25 +50,19 @@ public final class DeviceService: Sendable {
     static let registerKind = "register", sessionKind = "session"
 
     private func challenge(kind: String, subject: String) async throws -> DeviceChallenge {
-        let bytes = random.bytes(32)
-        let expires = clock.now().addingTimeInterval(config.challengeLifetime)
+        let nonce = SingleUseNonce(random: random, now: clock.now(), lifetime: config.challengeLifetime)
         try await store.createChallenge(
-            hash: Hex.encode(SHA256.hash(data: bytes)),
+            hash: nonce.hash,
             kind: kind,
             subject: subject,
-            expiresAt: expires
+            expiresAt: nonce.challenge.expiresAt
         )
-        return DeviceChallenge(challenge: Base64URL(bytes), expiresAt: expires)
+        return nonce.challenge
     }
 
     private func spend(_ challenge: Base64URL, kind: String, subject: String) async throws {
-        guard challenge.bytes.count == 32,
-            try await store.spendChallenge(
-                hash: Hex.encode(SHA256.hash(data: challenge.bytes)),
-                kind: kind,
-                subject: subject,
-                now: clock.now()
-            )
+        guard let hash = SingleUseNonce.storedHash(of: challenge),
+            try await store.spendChallenge(hash: hash, kind: kind, subject: subject, now: clock.now())
         else { throw DeviceError.challengeInvalid }
     }
 

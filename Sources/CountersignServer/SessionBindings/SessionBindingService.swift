@@ -94,15 +94,14 @@ struct SessionBindingService: Sendable {
             )
         }
         // Issued for any ID: whether a binding exists is learnt only by proving its key.
-        let bytes = random.bytes(32)
-        let expires = clock.now().addingTimeInterval(config.challengeLifetime)
+        let nonce = SingleUseNonce(random: random, now: clock.now(), lifetime: config.challengeLifetime)
         try await store.createChallenge(
-            hash: Hex.encode(SHA256.hash(data: bytes)),
+            hash: nonce.hash,
             kind: Self.resumeKind,
             subject: bindingID,
-            expiresAt: expires
+            expiresAt: nonce.challenge.expiresAt
         )
-        return DeviceChallenge(challenge: Base64URL(bytes), expiresAt: expires)
+        return nonce.challenge
     }
 
     /// A new account session from the binding, proven by its key's signature over the nonce.
@@ -111,9 +110,9 @@ struct SessionBindingService: Sendable {
         _ request: SessionResumptionRequest,
         origin: RequestOrigin
     ) async throws -> (NewSession, authenticatedAt: Date) {
-        guard request.nonce.bytes.count == 32,
+        guard let hash = SingleUseNonce.storedHash(of: request.nonce),
             try await store.spendChallenge(
-                hash: Hex.encode(SHA256.hash(data: request.nonce.bytes)),
+                hash: hash,
                 kind: Self.resumeKind,
                 subject: request.bindingId,
                 now: clock.now()
