@@ -17,7 +17,7 @@ export function lockedScreen(app, { saved, onUnlocked, onSignOut, notice = "" })
   showCard(
     app,
     { label: "Locked", heading: "Locked" },
-    el("p", {}, "Signed in as ", el("strong", {}, saved.username), ". This browser's keys are locked."),
+    el("p", {}, "Signed in as ", el("strong", {}, saved.username), "."),
     slot,
     alert,
     el("div", { class: "actions" }, signOut),
