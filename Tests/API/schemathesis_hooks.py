@@ -15,6 +15,7 @@
 - `status_code_listed`: the document gives every operation a `default` problem response, which would
   let any status conform; this check fails a status the operation does not list explicitly.
 """
+import ast
 import json
 import os
 import random
@@ -23,6 +24,20 @@ import threading
 import time
 
 import schemathesis
+
+# CPython 3.11's AST constructor keeps its recursion depth in state shared by threads, so two of
+# schemathesis's worker threads parsing at once (hypothesis describing a lambda) can fail with
+# "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905). One parse at a time.
+_ast_parse = ast.parse
+_ast_lock = threading.Lock()
+
+
+def _serialized_parse(*args, **kwargs):
+    with _ast_lock:
+        return _ast_parse(*args, **kwargs)
+
+
+ast.parse = _serialized_parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from countersign_api import API, b64url, load_key, new_key, registration_message, session_message, sign, spki, unb64url  # noqa: E402
