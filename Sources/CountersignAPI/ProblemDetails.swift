@@ -72,6 +72,10 @@ public struct ProblemDetails: Codable, Equatable, Sendable, CustomStringConverti
     public var field: String?
     public var retryAt: Date?
     public var locked: Bool?
+    /// With `invalid-credentials`: one more failure locks the account.
+    public var oneMoreLocks: Bool?
+    /// With `account-locked` (and the failure that locked): whom to ask to unlock it, if the server says.
+    public var contact: String?
     public var intervalMinutes: Int?
     /// 409 `device-mismatch`: what the envelope must add and drop.
     public var missingDevices: [DeviceKeyRef]?

@@ -27,7 +27,9 @@ public enum CountersignServer {
         // request, which they only do for a response, not for a thrown error.
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: MetricsMiddleware())
-        router.add(middleware: ProblemMiddleware(clock: clock, maxBody: config.maxBodyBytes))
+        router.add(
+            middleware: ProblemMiddleware(clock: clock, maxBody: config.maxBodyBytes, adminContact: config.adminContact)
+        )
         router.get("healthz") { _, _ in
             _ = try await storage.database.transaction { _ in () }
             return "ok\n"

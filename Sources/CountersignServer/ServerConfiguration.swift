@@ -25,6 +25,9 @@ public struct ServerConfiguration: Sendable {
     /// has a device, after `bindingIdleWithoutDevice`.
     public var bindingIdle: TimeInterval = 30 * 86_400
     public var bindingIdleWithoutDevice: TimeInterval = 12 * 60 * 60
+    /// Whom a locked-out user is told to ask to unlock the account (`COUNTERSIGN_ADMIN_CONTACT`), in the
+    /// refusal's words and its `contact` member; nil: "an administrator".
+    public var adminContact: String?
     public var hasher = PasswordHasher.owasp
     /// Password checks waiting for a core beyond this are refused with 503 (each holds 19 MiB while it runs).
     public var maxQueuedHashes = 16 * max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -93,6 +96,20 @@ public struct ServerConfiguration: Sendable {
             c.path.isEmpty || c.path == "/"
         else { return nil }
         return scheme + "://" + host + (c.port.map { ":\($0)" } ?? "")
+    }
+
+    /// `text` trimmed, when it can be shown as a contact: 1 to 200 characters, one line, no control or
+    /// direction-changing characters (it is printed inside a sentence, in the browser and the terminal).
+    public static func adminContact(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard (1...200).contains(trimmed.count) else { return nil }
+        let refused = CharacterSet.controlCharacters.union(
+            CharacterSet(
+                charactersIn: "\u{200E}\u{200F}\u{202A}\u{202B}\u{202C}\u{202D}\u{202E}\u{2066}\u{2067}\u{2068}\u{2069}"
+            )
+        )
+        guard trimmed.unicodeScalars.allSatisfy({ !refused.contains($0) }) else { return nil }
+        return trimmed
     }
 
     public init() {}

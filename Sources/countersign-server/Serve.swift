@@ -27,6 +27,7 @@ struct Serve: AsyncParsableCommand {
             envelopes) bound what one account sends and keeps (0: no limit);
             COUNTERSIGN_STAY_SIGNED_IN_DAYS (30; 0: never) and COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE (12)
             are how long a browser stays signed in unused, bound to its device's key or to a key of its own.
+            COUNTERSIGN_ADMIN_CONTACT (none) is whom a locked-out user is told to ask: "it@example.com", "the IT desk, 555-0100".
             The default database is sqlite:countersign.sqlite in the current directory, created on first start.
             Every variable but COUNTERSIGN_EXIT_WITH_PARENT can also be set in a JSON configuration file (--config FILE or
             $COUNTERSIGN_CONFIG) under its name without COUNTERSIGN_, in lower case with dashes:
@@ -311,6 +312,14 @@ struct Serve: AsyncParsableCommand {
                 )
             }
             config.bindingIdle = TimeInterval(n * 86_400)
+        }
+        if let contact = env["COUNTERSIGN_ADMIN_CONTACT"] {
+            guard let checked = ServerConfiguration.adminContact(contact) else {
+                throw ValidationError(
+                    "\(env.source("COUNTERSIGN_ADMIN_CONTACT")) takes 1 to 200 printable characters on one line: whom a locked-out user asks"
+                )
+            }
+            config.adminContact = checked
         }
         let withoutDevice = try number("COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE", 12)
         guard withoutDevice <= 24 * 400 else {

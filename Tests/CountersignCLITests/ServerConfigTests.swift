@@ -26,6 +26,7 @@ import Testing
             (#"{"port": 8080.5}"#, "not one JSON object of settings"),
             (#"{"port": 1, "captcha": "off", "p\u006frt": 2}"#, "sets port twice"),
             (#"{"log-level": "verbose"}"#, "log-level in \(t.path("bad.json")) must be trace"),
+            (#"{"admin-contact": "it\u0007desk"}"#, "admin-contact in \(t.path("bad.json")) takes 1 to 200 printable"),
             (#"{"stay-signed-in-days": 401}"#, "stay-signed-in-days in \(t.path("bad.json")) takes 0 to 400 days"),
             (
                 #"{"stay-signed-in-hours-without-device": 0}"#,

@@ -271,7 +271,8 @@ import Testing
         // ProblemDetails: its fields are the Problem schema's properties.
         let problem = try #require(schemas["Problem"]?["properties"] as? [String: Any])
         let problemFields = [
-            "type", "code", "title", "status", "detail", "field", "retryAt", "locked", "intervalMinutes",
+            "type", "code", "title", "status", "detail", "field", "retryAt", "locked", "oneMoreLocks", "contact",
+            "intervalMinutes",
             "missingDevices", "extraDevices",
             "pingOneError", "reason",
         ]

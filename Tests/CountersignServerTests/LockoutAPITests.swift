@@ -52,6 +52,12 @@ import Testing
             #expect(sequences[0][2].hasPrefix("401 invalid-credentials"))
             #expect(sequences[0][4].hasPrefix("401"), "the 4th failure after the delay is checked")
             #expect(sequences[0][5].hasPrefix("429 sign-in-delayed"))
+            // The 4th failure, and it alone, says that one more locks (for an unknown username too, above).
+            #expect(
+                sequences[0].enumerated().filter { $0.element.contains("oneMoreLocks") }.map(\.offset) == [4],
+                "\(sequences[0])"
+            )
+            #expect(!sequences[0].contains { $0.contains("contact") }, "no contact configured, none said")
         }
         // An administrator unlocks; a success resets the count.
         #expect(
@@ -75,6 +81,39 @@ import Testing
                 database: h.config.database,
                 logger: .init(label: "t")
             )
+        }
+    }
+
+    /// The administrator's contact, when configured, is in the failure that locks and in every refusal of
+    /// the locked account, words and member; the next-to-last failure's words say what one more does.
+    @Test(arguments: Backend.available)
+    func aLockedAccountSaysWhomToAsk(_ backend: Backend) async throws {
+        let contact = "the IT desk, 555-0100"
+        let h = try await Harness.make(backend) { $0.adminContact = contact }
+        try await h.run { api in
+            try await api.register("carol")
+            var replies: [API.Reply] = []
+            for _ in 0..<5 {
+                replies.append(try await api.signIn("carol", "wrong password"))
+                h.clock.advance(30 * 60)
+            }
+            let fourth = replies[3]
+            #expect(fourth.json["oneMoreLocks"] as? Bool == true)
+            #expect((fourth.json["detail"] as? String)?.contains("One more failure locks the account") == true)
+            let fifth = replies[4]
+            #expect(fifth.status == 401 && fifth.json["locked"] as? Bool == true && fifth.json["oneMoreLocks"] == nil)
+            #expect(fifth.json["contact"] as? String == contact)
+            #expect(
+                (fifth.json["detail"] as? String)?.hasSuffix("Ask \(contact) to unlock it.") == true,
+                "\(fifth.json)"
+            )
+            let locked = try await api.signIn("carol", "correct horse")
+            #expect(locked.status == 423 && locked.json["contact"] as? String == contact)
+            #expect((locked.json["detail"] as? String)?.contains("Ask \(contact) to unlock it.") == true)
+        }
+        #expect(ServerConfiguration.adminContact("  it@example.com ") == "it@example.com")
+        for refused in ["", "   ", "a\nb", "evil\u{202E}moc.elpmaxe", String(repeating: "x", count: 201)] {
+            #expect(ServerConfiguration.adminContact(refused) == nil, "\(refused.debugDescription)")
         }
     }
 

@@ -23,18 +23,34 @@ import Testing
         var s = LoginGuard()
         #expect(failOnce(&s, at: t0) == .counted(failures: 1))
         #expect(failOnce(&s, at: t0) == .counted(failures: 2))
-        #expect(failOnce(&s, at: t0) == .delayed(until: t0 + 1800))
+        #expect(failOnce(&s, at: t0) == .delayed(until: t0 + 1800, failures: 3))
         #expect(
             policy.reserve(&s, now: t0 + 1799) == .delayed(until: t0 + 1800),
             "refused without a check while delayed"
         )
         #expect(
-            failOnce(&s, at: t0 + 1800) == .delayed(until: t0 + 3600),
+            failOnce(&s, at: t0 + 1800) == .delayed(until: t0 + 3600, failures: 4),
             "after the delay a further failure delays again"
         )
         #expect(policy.reserve(&s, now: t0 + 3000) == .delayed(until: t0 + 3600))
         #expect(failOnce(&s, at: t0 + 3600) == .locked)
         #expect(policy.reserve(&s, now: t0 + 1_000_000) == .locked, "locked until an administrator unlocks")
+    }
+
+    /// Only the failure after which one more locks says so: the 4th of the default 5, whether it delayed
+    /// or not (with `delayAfter` = `lockAfter` it is merely counted).
+    @Test func oneMoreLocksIsTheNextToLastFailure() {
+        var s = LoginGuard()
+        var said: [Bool] = []
+        var t = t0
+        while let failure = failOnce(&s, at: t) {
+            said.append(policy.oneMoreLocks(failure))
+            if failure == .locked { break }
+            t += policy.delay
+        }
+        #expect(said == [false, false, false, true, false])
+        let even = LockoutPolicy(delayAfter: 3, delay: 10, lockAfter: 3)
+        #expect(even.oneMoreLocks(.counted(failures: 2)) && !even.oneMoreLocks(.counted(failures: 1)))
     }
 
     @Test func successResets() {
@@ -53,7 +69,7 @@ import Testing
         #expect(policy.reserve(&s, now: t0) == .busy, "a fourth check could not be counted before the delay")
         _ = fail(&s, now: t0)
         _ = fail(&s, now: t0)
-        #expect(fail(&s, now: t0) == .delayed(until: t0 + 1800))
+        #expect(fail(&s, now: t0) == .delayed(until: t0 + 1800, failures: 3))
         // After the delay, one check at a time: each failure must delay or lock before the next.
         #expect(policy.reserve(&s, now: t0 + 1800) == .proceed)
         #expect(policy.reserve(&s, now: t0 + 1800) == .busy)
@@ -70,7 +86,7 @@ import Testing
         #expect(policy.reserve(&s, now: t0) == .proceed)
         #expect(policy.reserve(&s, now: t0) == .proceed)
         #expect(fail(&s, now: t0) == .counted(failures: 2))
-        #expect(fail(&s, now: t0) == .delayed(until: t0 + 1800))
+        #expect(fail(&s, now: t0) == .delayed(until: t0 + 1800, failures: 3))
         var locked = LoginGuard(failures: 4, pending: 1, pendingExpiresAt: t0 + 60, locked: true)
         #expect(policy.finish(&locked, .passed, now: t0) == .succeeded(.locked))
         #expect(locked.failures == 4 && locked.locked)
@@ -111,7 +127,7 @@ import Testing
         let p = LockoutPolicy(delayAfter: 1, delay: 10, lockAfter: 2)
         var s = LoginGuard()
         _ = p.reserve(&s, now: t0)
-        #expect(p.finish(&s, .failed, now: t0) == .failed(.delayed(until: t0 + 10)))
+        #expect(p.finish(&s, .failed, now: t0) == .failed(.delayed(until: t0 + 10, failures: 1)))
         #expect(p.reserve(&s, now: t0 + 10) == .proceed)
         #expect(p.finish(&s, .failed, now: t0 + 10) == .failed(.locked))
     }
@@ -124,11 +140,11 @@ import Testing
         #expect(policy.finish(&s, .passedMoreToFollow, now: t0) == .succeeded(.proceed))
         #expect(s.failures == 2 && s.pending == 0)
         #expect(
-            policy.countFailure(&s, now: t0) == .delayed(until: t0 + 1800),
+            policy.countFailure(&s, now: t0) == .delayed(until: t0 + 1800, failures: 3),
             "a denied push counts without a reservation"
         )
         #expect(
-            policy.countFailure(&s, now: t0 + 5) == .delayed(until: t0 + 1800) && s.failures == 3,
+            policy.countFailure(&s, now: t0 + 5) == .delayed(until: t0 + 1800, failures: 3) && s.failures == 3,
             "while delayed, more denials count nothing (no walk from the delay to the lock in seconds)"
         )
         #expect(

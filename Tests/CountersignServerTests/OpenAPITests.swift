@@ -35,9 +35,9 @@ import Testing
             .invalidField(field: "x", reason: "y"), .rateLimited(retryAfter: 1), .unauthenticated, .serverBusy,
         ]
         let codes =
-            errors.map { Problem($0).code } + refusals.map { Problem($0, now: now).code }
+            errors.map { Problem($0).code } + refusals.map { Problem($0, now: now, contact: nil).code }
             + common.map { Problem($0).code } + sessionErrors.map { Problem($0).code }
-            + signInErrors.map { Problem($0).code }
+            + signInErrors.map { Problem($0, contact: nil).code }
             + captchaErrors.map { Problem($0).code } + [
                 Problem.malformed("x").code, Problem.notFound.code, Problem.tooLarge(1).code,
             ]

@@ -215,7 +215,7 @@ import Testing
         while case .counted = failure {
             failure = try await store.countSignInFailure(username: a.username, policy: policy, now: at)
         }
-        guard case .delayed(let until) = failure else {
+        guard case .delayed(let until, _) = failure else {
             Issue.record("not delayed: \(failure)")
             return
         }

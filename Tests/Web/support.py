@@ -137,6 +137,16 @@ def sign_in(p, username, password="correct horse battery"):
     page.get_by_role("button", name="Sign in", exact=True).click()
 
 
+def open_settings(page, section=None):
+    """Settings from the home screen, then one of its sections by name ("Devices", "Two-factor", …)."""
+    page.get_by_role("button", name="Settings").click()
+    expect(page.get_by_role("heading", name="Settings", exact=True)).to_be_visible()
+    if section:
+        link = page.get_by_role("navigation", name="Settings sections").get_by_role("link", name=section, exact=True)
+        link.click()
+        expect(link).to_have_attribute("aria-current", "page")
+
+
 def fetch(server, path, headers=None):
     request = urllib.request.Request(server.url + path, headers=headers or {})
     try:

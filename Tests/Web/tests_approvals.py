@@ -100,7 +100,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
         # A full authentication before the second factor exists, for the policy changes below.
         token = api_sign_in(server, "iona")
-        page.get_by_role("button", name="Settings").click()
+        support.open_settings(page, "Two-factor")
         # As the only second factor, a browser that answers only while signed in could lock iona out.
         page.get_by_role("button", name="Pair this browser as an authenticator").click()
         expect(page.get_by_text(re.compile("cannot be your only second factor")).first).to_be_visible(timeout=30_000)
@@ -119,7 +119,7 @@ def test_approvals_the_browser_pairs_and_answers_cli_sign_ins(server, browser):
         assert sorted(d["kind"] for d in devices) == ["authenticator", "messaging"], devices
         # Settings tells them apart too (after a return to the screen, which lists them afresh).
         page.get_by_role("button", name="Back").click()
-        page.get_by_role("button", name="Settings").click()
+        support.open_settings(page, "Devices")
         listed = page.get_by_role("list", name="Devices").get_by_role("listitem")
         expect(listed).to_have_count(2)
         expect(listed.filter(has_text="This browser")).to_contain_text("Messaging device")
@@ -372,7 +372,7 @@ def test_approvals_a_qr_sign_in_is_completed_from_the_browsers_approvals(server,
         expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
         token = api_sign_in(server, "rosa")
         assert server.api("POST", "/v1/me/mfa/recovery-codes", None, token)[0] == 201
-        page.get_by_role("button", name="Settings").click()
+        support.open_settings(page, "Two-factor")
         page.get_by_role("button", name="Pair this browser as an authenticator").click()
         expect(page.get_by_text(re.compile(r"^Paired\. Sign-in requests for rosa"))).to_be_visible(timeout=30_000)
         page.get_by_role("button", name="Back").click()
@@ -463,7 +463,7 @@ def test_approvals_a_wrong_number_while_confirming_it_is_you_offers_try_again(se
         expect(shown).to_have_text(re.compile(r"^\d{2}$"), timeout=SLOW)
         assert approve(shown.inner_text()) == "COMPLETED"
         expect(page.get_by_role("heading", name="Signed in as lex")).to_be_visible(timeout=30_000)
-        page.get_by_role("button", name="Settings").click()
+        support.open_settings(page, "Security")
         page.get_by_label("5 min").check()
         page.get_by_role("button", name="Save interval").click()
         expect(page.get_by_role("status").first).to_have_text("Re-authentication interval saved.")

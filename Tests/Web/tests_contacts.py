@@ -184,7 +184,7 @@ def pair(p, server, username):
     token = api_sign_in(server, username)
     status, codes, _ = server.api("POST", "/v1/me/mfa/recovery-codes", None, token)
     assert status == 201, (status, codes)
-    page.get_by_role("button", name="Settings").click()
+    support.open_settings(page, "Two-factor")
     page.get_by_role("button", name="Pair this browser as an authenticator").click()
     expect(page.get_by_text(re.compile(r"^Paired\. Sign-in requests for "))).to_be_visible(timeout=30_000)
     page.get_by_role("button", name="Back").click()
@@ -355,7 +355,7 @@ def test_a_name_with_bidi_controls_shows_them_escaped_in_contacts_and_settings(s
         assert "\u202e" not in page.evaluate("document.body.innerText")
 
         page.get_by_role("button", name="Back").click()
-        page.get_by_role("button", name="Settings").click()
+        support.open_settings(page, "Devices")
         devices = page.get_by_role("list", name="Devices")
         name = devices.locator("bdi.peer-name.escaped")
         expect(name).to_have_text("laptop <U+202E>evil<U+202C> 2", timeout=30_000)

@@ -4,6 +4,7 @@ both ways, with the refusals (tampered, truncated, wrong key, wrong passphrase) 
 import base64
 import hashlib
 import os
+import re
 import subprocess
 import tempfile
 
@@ -88,8 +89,9 @@ def test_files_cross_between_the_browser_and_the_cli_both_ways(server, browser):
     shown = keys.get_by_test_id("file-key-fingerprint").inner_text().replace("\u200b", "")
     spki = os.path.join(work, "fran.pem")
     flpem = os.path.join(work, "fran-filelock.pem")
-    assert save(page, lambda: keys.get_by_role("button", name="Download public key (SPKI PEM)").click(), spki) == "public_key.pem"
-    save(page, lambda: keys.get_by_role("button", name="Download public key (FileLock PEM)").click(), flpem)
+    stem = "fran-" + re.sub(r"[^0-9a-f]", "", shown)[:8]
+    assert save(page, lambda: keys.get_by_role("button", name="Download public key (SPKI PEM)").click(), spki) == f"{stem}.pem"
+    assert save(page, lambda: keys.get_by_role("button", name="Download public key (FileLock PEM)").click(), flpem) == f"{stem}-filelock.pem"
     assert spki_fingerprint(spki) == shown, (spki_fingerprint(spki), shown)
     assert cli("pubkey", spki).stdout == open(spki, "rb").read()
     assert cli("pubkey", "--format", "filelock", spki).stdout == open(flpem, "rb").read()
@@ -106,7 +108,7 @@ def test_files_cross_between_the_browser_and_the_cli_both_ways(server, browser):
     encrypt.get_by_label("Recipient's public key").set_input_files(f"{work}/cli.pem")
     encrypt.get_by_label("FileLock (the iOS app; one recipient, up to 256 MiB)").check()
     name = save(page, lambda: encrypt.get_by_role("button", name="Encrypt & Save File").click(), f"{work}/b.pkg")
-    assert name == "encrypted_file.pkg", name
+    assert name == "report.bin.pkg", name
     assert cli("open", "-i", f"{work}/cli.key", f"{work}/b.pkg").stdout == plain
     encrypt.get_by_label("Countersign (streamed, any size)").check()
     encrypt.get_by_label("Sign with my file key").check()

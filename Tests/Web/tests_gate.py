@@ -16,6 +16,7 @@ import time
 
 from cryptography.hazmat.primitives import serialization
 
+import support
 from support import SLOW, Page, api_account, api_sign_in, expect, page_function, page_script, sign_in, sign_up, totp
 from tests_messages import Cli, compose
 from tests_passkeys import NO_AUTOFILL, Ceremonies, add_passkey, open_passkeys
@@ -82,7 +83,7 @@ def audit(server, token):
 
 
 def settings_gate(page):
-    page.get_by_role("button", name="Settings").click()
+    support.open_settings(page, "Key gate")
     expect(page.get_by_role("heading", name="Settings")).to_be_visible()
     return page.get_by_role("switch", name="Biometric Enable")
 

@@ -558,7 +558,7 @@ def test_change_message_key_is_followed_and_old_messages_still_open(server, brow
         before = p.page.get_by_test_id("fingerprint")
         p.page.get_by_role("button", name="Back").click()
         old_fingerprint = before.inner_text()
-        p.page.get_by_role("button", name="Settings").click()
+        support.open_settings(p.page, "Security")
         # No wait: the directory's retiredAt has milliseconds, so a message signed in the same second as
         # the rotation (before it) still verifies for the CLI below (WireDate).
         p.page.get_by_role("button", name="Change message key").click()

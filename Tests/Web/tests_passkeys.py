@@ -114,7 +114,7 @@ class PasskeyPage:
 def open_passkeys(page):
     """Settings' Passkeys section, once the home screen has made this browser a device."""
     expect(page.get_by_role("status").first).to_contain_text("Device ready", timeout=60_000)
-    page.get_by_role("button", name="Settings").click()
+    support.open_settings(page, "Passkeys")
     section = page.get_by_role("region", name="Passkeys")
     expect(section.get_by_role("button", name="Add a passkey")).to_be_visible()
     return section
@@ -565,7 +565,7 @@ def test_passkey_rename_remove_and_the_authenticators_name(server, browser):
 
     page.route("**/v1/me/passkeys", lambda route: known(route) if route.request.method == "GET" else route.fallback())
     page.get_by_role("button", name="Back").click()
-    page.get_by_role("button", name="Settings").click()
+    support.open_settings(page, "Passkeys")
     expect(items.first).to_contain_text("Google Password Manager · Synced (backed up)")
     section.screenshot(path=os.path.join(support.ARTIFACTS, "passkeys-section-known.png"))
     page.unroute("**/v1/me/passkeys")

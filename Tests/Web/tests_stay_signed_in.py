@@ -139,3 +139,48 @@ def test_with_the_key_gate_on_a_reload_is_locked_until_one_unlock(server, browse
     # One unlock: the keys open and the session resumes, back on Settings where the reload happened.
     expect(page.get_by_role("heading", name="Settings")).to_be_visible(timeout=SLOW)
     p.close()
+
+
+def test_one_unlock_serves_every_tab_and_a_lock_locks_all(server, browser):
+    """SPEC §14.7: a tab opened while another holds the key gate open is not "Locked"; "Lock keys" in one tab
+    locks every tab; an unlock in one opens the others."""
+    p = Page(browser, server)
+    page = p.page
+    sign_up(p, "tina")
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+    settings_gate(page).click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(page.get_by_test_id("gate-no-prf")).to_contain_text("lock the keys with your password", timeout=60_000)
+    page.get_by_label("Account password").fill("correct horse battery")
+    page.get_by_role("button", name="Turn on with password").click()
+    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+    page.get_by_role("button", name="Back").first.click()
+    lock_keys = page.get_by_role("button", name="Lock keys")
+    expect(lock_keys).to_be_visible()
+
+    # A new tab: the open gate is handed over, so no "Locked" and no prompt.
+    tab = p.context.new_page()
+    tab.goto(server.url + "/#/home")
+    expect(home(tab, "tina")).to_be_visible(timeout=SLOW)
+    expect(tab.get_by_role("heading", name="Locked", exact=True)).to_have_count(0)
+    tab_lock = tab.get_by_role("button", name="Lock keys")
+    expect(tab_lock).to_be_visible()
+    expect(tab.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+
+    # "Lock keys" in the new tab locks the first one too.
+    tab_lock.click()
+    expect(tab.get_by_role("status")).to_contain_text("Keys locked in every tab of this browser")
+    expect(tab_lock).to_be_hidden()
+    expect(lock_keys).to_be_hidden(timeout=10_000)
+    tab.screenshot(path=os.path.join(support.ARTIFACTS, "lock-keys-every-tab-desktop.png"))
+
+    # One unlock (the first tab's reload: "Locked", the password) opens the new tab's keys as well.
+    page.reload()
+    expect(page.get_by_role("heading", name="Locked", exact=True)).to_be_visible(timeout=SLOW)
+    gate = prompt(page)
+    gate.get_by_label("Password", exact=True).fill("correct horse battery")
+    gate.get_by_role("button", name="Unlock with password").click()
+    expect(home(page, "tina")).to_be_visible(timeout=SLOW)
+    expect(tab_lock).to_be_visible(timeout=10_000)
+    tab.close()
+    p.close()

@@ -68,7 +68,7 @@ def other_code(secret):
 def open_settings(p, username):
     page = p.page
     expect(page.get_by_role("status").first).to_contain_text("Device ready", timeout=60_000)
-    page.get_by_role("button", name="Settings").click()
+    support.open_settings(page, "Two-factor")
     section = page.get_by_role("region", name="Two-factor sign-in")
     expect(section.get_by_text("Recovery codes left")).to_be_visible()
     return section
@@ -235,7 +235,7 @@ def test_two_factor_pairing_key_qr_pairs_the_cli_authenticator_and_number_matchi
         expect(page.get_by_role("status")).to_have_text("Number matching saved.")
         p.shot("two-factor-paired")
         page.get_by_role("button", name="Back").click()
-        page.get_by_role("button", name="Settings").click()
+        support.open_settings(page, "Two-factor")
         section = page.get_by_role("region", name="Two-factor sign-in")
         expect(section.get_by_label("Pick it among three")).to_be_checked()
         expect(section.get_by_label("6 digits")).to_be_checked()
@@ -309,7 +309,7 @@ def test_two_factor_qr_sign_in_completed_denied_and_expired(server, browser):
         expect(page.get_by_role("alert")).to_have_text("")
         p.shot("two-factor-qr-session")
         # Settings' two-factor changes ask for the password first too (withReauth); cancelling says so.
-        page.get_by_role("button", name="Settings").click()
+        support.open_settings(page, "Two-factor")
         section = page.get_by_role("region", name="Two-factor sign-in")
         section.get_by_role("button", name="Create recovery codes").click()
         expect(section.get_by_label("Password")).to_be_visible()

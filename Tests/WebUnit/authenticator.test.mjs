@@ -230,7 +230,7 @@ test("the authenticator names itself after the browser and the platform", () => 
   assert.equal(browserBrand("Mozilla/5.0 Version/18 Safari/605.1.15"), "Safari");
   assert.equal(browserBrand("curl/8"), "Browser");
   const name = authenticatorName({ userAgent: chrome, platform: "Linux x86_64" });
-  assert.equal(name, "Approvals in Chrome on Linux x86_64");
+  assert.equal(name, "Approvals in Chrome on Linux");
   assert.equal(authenticatorName({ userAgent: "", platform: "" }), "Approvals in Browser on the web");
-  assert.equal(authenticatorName({ userAgent: "", platform: "x".repeat(80) }).length, 64);
+  assert.equal(authenticatorName({ userAgent: "", platform: "Win32" }), "Approvals in Browser on Windows");
 });

@@ -43,11 +43,20 @@ public struct LockoutPolicy: Sendable, Equatable {
         case busy
     }
 
-    /// What a failed check led to.
+    /// What a failed check led to. `failures` is the count after it.
     public enum Failure: Equatable, Sendable {
         case counted(failures: Int)
-        case delayed(until: Date)
+        case delayed(until: Date, failures: Int)
         case locked
+    }
+
+    /// Whether the failure that came to `failure` leaves exactly one more before the lock: the one
+    /// refusal that says so (a user who knows stops and asks; a guesser learns nothing the rule hides).
+    public func oneMoreLocks(_ failure: Failure) -> Bool {
+        switch failure {
+        case .counted(let failures), .delayed(_, let failures): failures == lockAfter - 1
+        case .locked: false
+        }
     }
 
     public func reserve(_ state: inout LoginGuard, now: Date) -> Gate {
@@ -98,7 +107,7 @@ public struct LockoutPolicy: Sendable, Equatable {
     public func countFailure(_ state: inout LoginGuard, now: Date) -> Failure {
         expireReservations(&state, now: now)
         if state.locked { return .locked }
-        if let until = state.delayedUntil, until > now { return .delayed(until: until) }
+        if let until = state.delayedUntil, until > now { return .delayed(until: until, failures: state.failures) }
         return count(failures: 1, &state, now: now)
     }
 
@@ -134,7 +143,7 @@ public struct LockoutPolicy: Sendable, Equatable {
         if state.failures >= delayAfter {
             let until = now.addingTimeInterval(delay)
             state.delayedUntil = max(until, state.delayedUntil ?? until)
-            return .delayed(until: state.delayedUntil!)
+            return .delayed(until: state.delayedUntil!, failures: state.failures)
         }
         return .counted(failures: state.failures)
     }

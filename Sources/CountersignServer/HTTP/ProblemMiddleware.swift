@@ -14,6 +14,8 @@ struct ProblemMiddleware: RouterMiddleware {
     typealias Context = AppContext
     let clock: any WallClock
     let maxBody: Int
+    /// Whom a locked-out user asks (`ServerConfiguration.adminContact`).
+    let adminContact: String?
 
     func handle(
         _ request: Request,
@@ -39,9 +41,9 @@ struct ProblemMiddleware: RouterMiddleware {
         } catch let e as AccountError {
             throw Problem(e)
         } catch let e as SignInRefusal {
-            throw Problem(e, now: clock.now())
+            throw Problem(e, now: clock.now(), contact: adminContact)
         } catch let e as SignInError {
-            throw Problem(e)
+            throw Problem(e, contact: adminContact)
         } catch let e as CaptchaError {
             throw Problem(e)
         } catch let e as RequestError {

@@ -4,8 +4,8 @@ import Hummingbird
 
 /// How the lockout gate's refusals read as problems.
 extension Problem {
-    /// `now` is the server's clock, for `Retry-After`.
-    init(_ error: SignInRefusal, now: Date) {
+    /// `now` is the server's clock, for `Retry-After`; `contact`, whom a locked-out user asks.
+    init(_ error: SignInRefusal, now: Date, contact: String?) {
         let iso = ISO8601DateFormatter()
         switch error {
         case .delayed(let until):
@@ -22,7 +22,8 @@ extension Problem {
                 status: .init(code: 423, reasonPhrase: "Locked"),
                 code: .accountLocked,
                 title: "Account locked",
-                detail: "Too many failed sign-ins; an administrator must unlock the account."
+                detail: "Too many failed sign-ins locked the account. \(Self.unlockBy(contact))",
+                extra: contact.map { ["contact": .string($0)] } ?? [:]
             )
         case .busy:
             self.init(

@@ -90,12 +90,14 @@ public final class SignInService: Sendable {
             if let account { lockedOut(account.id) }
             try await audit.record(auditID, .signIn, .wrongPasswordLocked, origin)
             throw SignInError.invalidCredentials(delayedUntil: nil, locked: true)
-        case .failed(.delayed(let until)):
-            try await audit.record(auditID, .signIn, .wrongPasswordDelayed, origin)
-            throw SignInError.invalidCredentials(delayedUntil: until, locked: false)
-        case .failed(.counted):
+        case .failed(let failure):
+            let lastBeforeLock = config.lockout.oneMoreLocks(failure)
+            if case .delayed(let until, _) = failure {
+                try await audit.record(auditID, .signIn, .wrongPasswordDelayed, origin)
+                throw SignInError.invalidCredentials(delayedUntil: until, locked: false, oneMoreLocks: lastBeforeLock)
+            }
             try await audit.record(auditID, .signIn, .wrongPassword, origin)
-            throw SignInError.invalidCredentials(delayedUntil: nil, locked: false)
+            throw SignInError.invalidCredentials(delayedUntil: nil, locked: false, oneMoreLocks: lastBeforeLock)
         case .matched:
             break
         }

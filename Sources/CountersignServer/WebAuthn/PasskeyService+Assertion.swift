@@ -204,7 +204,7 @@ extension PasskeyService {
             try await auditIfCounter(error, accountID: accountID, kind: kind, origin: origin)
             switch failure {
             case .counted: throw error
-            case .delayed(let until): throw SignInRefusal.delayed(until: until)
+            case .delayed(let until, _): throw SignInRefusal.delayed(until: until)
             case .locked: throw SignInRefusal.locked
             }
         default:

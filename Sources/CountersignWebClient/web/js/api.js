@@ -4,6 +4,7 @@
 // layer (js/server/), built on `call`; nothing else names a URL.
 import { emit } from "./events.js";
 import { session } from "./session.js";
+import { durationWords, retryWords } from "./wait-words.js";
 
 export class ApiError extends Error {
   constructor(status, problem, retryAfter) {
@@ -83,14 +84,17 @@ export class SignedOutError extends Error {
 /** What to tell the user about a failed call: the server's words, with when to retry if it said so. */
 export function describe(error) {
   if (!(error instanceof ApiError)) return error?.message || String(error);
-  const retryAt = Date.parse(error.problem.retryAt ?? "");
+  const { problem } = error;
+  const retryAt = Date.parse(problem.retryAt ?? "");
   if (Number.isFinite(retryAt)) {
-    const seconds = Math.max(1, Math.ceil((retryAt - Date.now()) / 1000));
-    return `Too many failed sign-ins. You can try again at ${new Date(retryAt).toLocaleTimeString()} (in ${seconds} ` +
-      `seconds).`;
+    const lead = problem.code === "invalid-credentials"
+      ? "The username or password is wrong, and that was too many failures."
+      : "Too many failed sign-ins.";
+    const last = problem.oneMoreLocks ? " One more failure locks the account." : "";
+    return `${lead} ${retryWords(retryAt)}${last}`;
   }
   if (error.retryAfter && !/\d/.test(error.message)) {
-    return `${error.message} Try again in ${error.retryAfter} seconds.`;
+    return `${error.message} Try again in ${durationWords(error.retryAfter * 1000)}.`;
   }
   return error.message;
 }

@@ -8,10 +8,11 @@ import { fileKeys } from "./file-keys.js";
 import { LockedError, lock } from "./gate-keys.js";
 import { WIPED_WORDS } from "./gate-rules.js";
 import { keystore } from "./keystore.js";
-import { browserBrand } from "./user-agent.js";
+import { deviceName } from "./user-agent.js";
 import {
   deviceRegistrationChallenge,
   deviceSessionChallenge,
+  listDevices,
   openDeviceSession,
   registerDevice,
   revokeDevice,
@@ -19,12 +20,14 @@ import {
 } from "./server/devices.js";
 import { wipeDevice } from "./wipe.js";
 
-const browserName = () => `${browserBrand(navigator.userAgent)} on ${navigator.platform || "the web"}`.slice(0, 64);
-
 /** Registers the record's keys as a device of the signed-in account (the keys never leave). */
 async function register(accountSession, record) {
   const signingSpki = await spki(record.signing.publicKey);
   const encryptionSpki = await spki(record.encryption.publicKey);
+  // "Chrome on Linux", numbered when the account has one of that name already (a second profile, say).
+  const taken = await listDevices(accountSession)
+    .then(({ devices }) => devices.filter((d) => !d.revokedAt).map((d) => d.name))
+    .catch(() => []);
   const issued = await deviceRegistrationChallenge(accountSession);
   const signature = await signLowS(
     record.signing.privateKey,
@@ -32,7 +35,7 @@ async function register(accountSession, record) {
   );
   const device = await registerDevice(
     {
-      name: browserName(),
+      name: deviceName(navigator.userAgent, navigator.platform, taken),
       signingKey: base64url(signingSpki),
       encryptionKey: base64url(encryptionSpki),
       challenge: issued.challenge,

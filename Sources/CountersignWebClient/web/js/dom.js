@@ -41,6 +41,25 @@ export function showCard(container, { label, heading = label, className = "" }, 
   return replace(container, el("section", attributes, el("h1", {}, heading), ...children));
 }
 
+/**
+ * A part of a screen's feedback: a status and an alert, placed by its actions, that take focus when they
+ * come to say something (a screen reader reads it, the page shows it), unless the person is typing in a
+ * field then (a prompt that asks for a password keeps its focus).
+ */
+export function feedback() {
+  const status = el("p", { role: "status", class: "status", tabindex: "-1" });
+  const alert = el("p", { role: "alert", class: "alert", tabindex: "-1" });
+  for (const node of [status, alert]) {
+    new MutationObserver(() => {
+      if (!node.textContent || !node.isConnected) return;
+      if (document.activeElement?.matches("input, textarea, select, [contenteditable]")) return;
+      node.focus({ preventScroll: true });
+      node.scrollIntoView({ block: "nearest" });
+    }).observe(node, { childList: true, characterData: true, subtree: true });
+  }
+  return { status, alert };
+}
+
 /** A screen's "Back" button, calling `onBack`. */
 export const backButton = (onBack) => el("button", { type: "button", on: { click: onBack } }, "Back");
 

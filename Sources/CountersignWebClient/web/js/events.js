@@ -12,7 +12,7 @@ export const TOPICS = Object.freeze({
   /** The key gate's limit wiped this browser's keys: the words to sign in with. */
   wiped: "the words",
   /** A key gate opened or closed: { accountId, unlocked }. */
-  "gate-changed": "{ accountId, unlocked }",
+  "gate-changed": "{ accountId, unlocked, shared }",
   /** The page is hidden, or signed out: decrypted text must go. */
   "drop-decrypted": "nothing",
   /** The inbox: { kind: "message", entry } | { kind: "state", state, detail } | { kind: "moved-here" }. */

@@ -4,11 +4,15 @@
 // and `storable` when it writes, so the rest of the client keeps using `record.signing.privateKey`: a
 // CryptoKey when the gate is open (or off), null while it is locked.
 //
-// The gate closes (every key dropped) when the page is hidden, when the deadline given at `remember`
-// passes (the account's re-authentication interval), and on `lock`.
+// One unlock serves every tab of the profile (SPEC §14.7): a tab that opens a gate, or holds one open, hands
+// the gate key and the unwrapped keys (CryptoKeys, non-extractable, cloned within this origin) to the tabs
+// that ask over a BroadcastChannel; `lock` in one tab locks all. A tab drops its keys when the deadline given
+// at `remember` passes (the account's re-authentication interval), on `lock`, and 30 seconds after it was
+// hidden unless shown again (going from one tab to another carries the unlock; a profile left hidden for
+// longer is locked).
 import { hex, sha256 } from "./bytes.js";
 import { spki } from "./device-keys.js";
-import { emit } from "./events.js";
+import { emit, on } from "./events.js";
 import { unwrapPrivateKey, wrapPrivateKey } from "./gate-crypto.js";
 
 /** A private key was needed while the gate is locked; the screens answer it with the unlock prompt. */
@@ -22,22 +26,32 @@ export class LockedError extends Error {
 /** accountId → { gateKey, keys: Map(key ID hex → CryptoKey), until, timer } */
 const open = new Map();
 
-/** Every change is told as the signal "gate-changed" (events.js). */
-const tell = (accountId, unlocked) => emit("gate-changed", { accountId, unlocked });
+/** Every change is told as the signal "gate-changed" (events.js); `shared`: opened by another tab's unlock. */
+const tell = (accountId, unlocked, shared = false) => emit("gate-changed", { accountId, unlocked, shared });
 
 export async function keyIdHex(publicKey) {
   return hex((await sha256(await spki(publicKey))).subarray(0, 16));
 }
 
+/** How long a hidden tab keeps an open gate, for the tab shown next to ask for it. */
+export const HIDDEN_GRACE_MS = 30_000;
+
+const tabs =
+  typeof BroadcastChannel === "function" && typeof document !== "undefined"
+    ? new BroadcastChannel("countersign gate")
+    : null;
+/** The accounts this tab asked for: a gate another tab shares is taken only for one of them. */
+const wanted = new Set();
+
 /** Whether the account's gate is open now (its deadline not passed). */
 export function isUnlocked(accountId) {
   const entry = open.get(accountId);
-  if (entry && Date.now() >= entry.until) lock(accountId);
+  if (entry && Date.now() >= entry.until) drop(accountId);
   return open.has(accountId);
 }
 
-/** Drops the account's gate key and private keys from memory (every account's without an argument). */
-export function lock(accountId) {
+/** Drops the account's gate key and private keys from memory here (every account's without an argument). */
+function drop(accountId) {
   for (const id of accountId === undefined ? [...open.keys()] : [accountId]) {
     const entry = open.get(id);
     if (!entry) continue;
@@ -48,24 +62,85 @@ export function lock(accountId) {
   }
 }
 
-/**
- * Keeps an opened gate: its gate key and the private keys unwrapped with it (key ID hex → CryptoKey),
- * until `until` (a Date.now() value; Infinity for no deadline).
- */
-export function remember(accountId, gateKey, keys, until = Infinity) {
-  lock(accountId);
+/** Locks the account's gate (every account's without an argument) in this tab and in every other one. */
+export function lock(accountId) {
+  drop(accountId);
+  tabs?.postMessage({ kind: "lock", accountId });
+}
+
+/** Keeps an open gate here until `until`, without telling the other tabs. */
+function keep(accountId, gateKey, keys, until, shared = false) {
+  drop(accountId);
   const entry = { gateKey, keys, until, timer: null };
   // setTimeout's longest delay is 2^31 − 1 ms; a later deadline is checked at each use instead.
   const wait = until - Date.now();
-  if (Number.isFinite(wait) && wait < 2 ** 31 - 1) entry.timer = setTimeout(() => lock(accountId), Math.max(0, wait));
+  if (Number.isFinite(wait) && wait < 2 ** 31 - 1) entry.timer = setTimeout(() => drop(accountId), Math.max(0, wait));
   open.set(accountId, entry);
-  tell(accountId, true);
+  tell(accountId, true, shared);
 }
 
-// The page hidden: every gate closes at once (LockWhisper's overlay drops decrypted text likewise).
+/** Hands this tab's open gate of the account to the tabs that want it. */
+function share(accountId) {
+  if (!tabs || !isUnlocked(accountId)) return;
+  const { gateKey, keys, until } = open.get(accountId);
+  tabs.postMessage({ kind: "share", accountId, gateKey, keys: [...keys], until });
+}
+
+/**
+ * Keeps an opened gate: its gate key and the private keys unwrapped with it (key ID hex → CryptoKey),
+ * until `until` (a Date.now() value; Infinity for no deadline), and hands it to the profile's other tabs.
+ */
+export function remember(accountId, gateKey, keys, until = Infinity) {
+  keep(accountId, gateKey, keys, until);
+  share(accountId);
+}
+
+/** This tab shows `accountId`: it takes the gate another tab holds open for it, now and whenever one opens. */
+export function want(accountId) {
+  wanted.clear();
+  if (accountId === undefined || accountId === null) return;
+  wanted.add(accountId);
+  if (!isUnlocked(accountId)) tabs?.postMessage({ kind: "ask", accountId });
+}
+
+tabs?.addEventListener("message", ({ data }) => {
+  if (data?.kind === "lock") drop(data.accountId);
+  else if (data?.kind === "ask") share(data.accountId);
+  else if (
+    data?.kind === "share" &&
+    wanted.has(data.accountId) &&
+    data.until > Date.now() &&
+    document.visibilityState !== "hidden" // a hidden tab asks when it is shown
+  ) {
+    keep(data.accountId, data.gateKey, new Map(data.keys), data.until, true);
+  }
+});
+
+/** `want`, then waits up to `waitMs` for a tab to hand over the gate: true once it is open here. */
+export function askTabs(accountId, waitMs = 500) {
+  want(accountId);
+  if (!tabs || isUnlocked(accountId)) return Promise.resolve(isUnlocked(accountId));
+  return new Promise((resolve) => {
+    const finish = (opened) => {
+      stop();
+      clearTimeout(timer);
+      resolve(opened);
+    };
+    const stop = on("gate-changed", (change) => change.accountId === accountId && change.unlocked && finish(true));
+    const timer = setTimeout(() => finish(false), waitMs);
+  });
+}
+
+// Hidden: the keys go after the grace unless the page is shown again; shown: ask for a gate another tab holds.
+let hiddenTimer = null;
 if (typeof document !== "undefined") {
   document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "hidden") lock();
+    clearTimeout(hiddenTimer);
+    if (document.visibilityState === "hidden") {
+      hiddenTimer = setTimeout(() => drop(), HIDDEN_GRACE_MS);
+      return;
+    }
+    for (const accountId of wanted) if (!isUnlocked(accountId)) tabs?.postMessage({ kind: "ask", accountId });
   });
 }
 
@@ -123,6 +198,7 @@ export async function storable(record) {
       await keyIdHex(pair.publicKey),
       await unwrapPrivateKey(entry.gateKey, wrapped, context, pair.publicKey, role),
     );
+    share(record.accountId); // the other tabs get the new key too
     return { publicKey: pair.publicKey, wrapped };
   });
 }

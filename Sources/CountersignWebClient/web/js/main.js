@@ -3,6 +3,7 @@
 import { setSessionRenewer } from "./api.js";
 import { el, replace } from "./dom.js";
 import { emit, on } from "./events.js";
+import { askTabs, lock, want } from "./gate-keys.js";
 import { installPrivacyOverlay } from "./screens/privacy.js";
 import { signInScreen } from "./screens/signin.js";
 import { signOut } from "./server/sessions.js";
@@ -51,8 +52,9 @@ function signedOut(notice = "", { keepBinding = false } = {}) {
   privacy.reset();
   say("");
   tabNotice.hidden = true;
+  want(null);
   if (wasSignedIn) {
-    import("./gate-keys.js").then(({ lock }) => lock());
+    lock();
     if (!keepBinding) tabs?.postMessage({ kind: "signed-out", accountId });
   }
   wasSignedIn = false;
@@ -94,7 +96,7 @@ function screen(load, name, options = {}) {
 const ROUTES = {
   home: () => showHome(),
   messages: (id) => screen(() => import("./screens/messages.js"), "messagesScreen", id ? { open: id } : {})(),
-  settings: screen(() => import("./screens/settings.js"), "settingsScreen"),
+  settings: (id) => screen(() => import("./screens/settings.js"), "settingsScreen", { id })(),
   // Files loads its formats (and scrypt) on first use.
   files: screen(() => import("./screens/files.js"), "filesScreen"),
   approvals: screen(() => import("./screens/approvals.js"), "approvalsScreen"),
@@ -203,6 +205,7 @@ function wireApprovals() {
 async function signedIn({ resumed = false } = {}) {
   wasSignedIn = true;
   signedInAs = session.account.id;
+  want(session.account.id);
   await Promise.all([wireInbox(), wireApprovals()]);
   authenticator.startAuthenticator(session.account.id).catch(() => {});
   // What the key gate did before this session (a locked reload's attempts) reaches the audit log now.
@@ -283,6 +286,8 @@ async function start() {
       showSignIn(`Could not sign you back in: ${describeError(error)}`);
     }
   };
+  // Another tab of this browser may hold the key gate open: one unlock serves every tab (SPEC §14.7).
+  await askTabs(saved.accountId).catch(() => false);
   if (await needsUnlock(saved).catch(() => false)) {
     const { lockedScreen } = await import("./screens/locked.js");
     return lockedScreen(app, { saved, onUnlocked: (body) => enter(body), onSignOut: () => signedOut() });

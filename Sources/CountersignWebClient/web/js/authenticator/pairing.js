@@ -5,7 +5,7 @@ import { concat, fromBase64url, hex, lv, sha256, utf8 } from "../bytes.js";
 import { spki } from "../device-keys.js";
 import { open as openEnvelope } from "../envelope.js";
 import { rawPoint } from "../hpke.js";
-import { browserBrand } from "../user-agent.js";
+import { agentWords } from "../user-agent.js";
 
 const TOTP_CONTENT_TYPE = "application/x-countersign-totp-secret";
 const ECDSA = { name: "ECDSA", namedCurve: "P-256" };
@@ -21,7 +21,7 @@ export async function pairingMessage(pairingKey, signingSpki, encryptionSpki) {
 
 /** The authenticator's name on the account (64 characters at most). */
 export const authenticatorName = ({ userAgent, platform }) =>
-  `Approvals in ${browserBrand(userAgent)} on ${platform || "the web"}`.slice(0, 64);
+  `Approvals in ${agentWords(userAgent, platform)}`.slice(0, 64);
 
 /** Why the server's pairing answer is refused, or null: every authenticator paired, for this account, one
  *  device named. */

@@ -245,7 +245,8 @@ export function filesScreen(app, { onBack }) {
         enc.status.textContent = "Encrypting…";
         const sealedBytes = await enc.until(readBytes(file).then((bytes) => filelock.seal(bytes, recipients[0])));
         blob = new Blob([sealedBytes], { type: "application/octet-stream" });
-        name = "encrypted_file.pkg";
+        // The original name and extension kept (FileLock wrote encrypted_file.pkg, and decrypted to .jpg).
+        name = `${file.name}.pkg`;
       } else {
         writable = target ? new sealed.FileSink(await enc.until(target)) : null;
         blob = await enc.until(
@@ -513,7 +514,9 @@ export function filesScreen(app, { onBack }) {
 
   const pemDownload = (form) => () => {
     const text = publicPEM[form](key.point);
-    const name = form === "spki" ? "public_key.pem" : "public_key_filelock.pem";
+    // Named after the account and the key (FileLock's public_key.pem named every key alike).
+    const stem = `${session.account.username}-${hex(key.keyId).slice(0, 8)}`;
+    const name = form === "spki" ? `${stem}.pem` : `${stem}-filelock.pem`;
     cleanups.push(
       offer(downloadSlot, new Blob([text], { type: "application/x-pem-file" }), name, `Save ${name} again`),
     );

@@ -9,6 +9,7 @@ import { ensureDevice, removeDevice } from "../device.js";
 import { nameElement } from "../display-name.js";
 import { el, replace, showCard } from "../dom.js";
 import { on } from "../events.js";
+import { isUnlocked, lock } from "../gate-keys.js";
 import { pushState, startInbox, stopInbox } from "../inbox.js";
 import { withReauth } from "./reauth.js";
 import { signOut } from "../server/sessions.js";
@@ -35,6 +36,16 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
   const status = el("p", { role: "status", class: "status" });
   const deviceInfo = el("dl", { class: "facts", "aria-label": "This browser's device" });
   const signOutButton = el("button", { type: "button" }, "Sign out");
+  // With the key gate open: lock the keys in every tab of this browser, staying signed in (SPEC §14.7).
+  const lockKeys = el("button", { type: "button", hidden: !isUnlocked(account.id) }, "Lock keys");
+  lockKeys.addEventListener("click", () => {
+    lock(account.id);
+    status.textContent = "Keys locked in every tab of this browser. Opening a message asks to unlock them.";
+  });
+  const stopWatching = on("gate-changed", (change) => {
+    if (!lockKeys.isConnected) return stopWatching();
+    if (change.accountId === account.id) lockKeys.hidden = !change.unlocked;
+  });
   const settings = el("button", { type: "button", on: { click: onSettings } }, "Settings");
   const messages = el(
     "button",
@@ -103,7 +114,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     limits,
     status,
     push,
-    el("div", { class: "actions" }, messages, files, approvals, settings, signOutButton, remove),
+    el("div", { class: "actions" }, messages, files, approvals, settings, lockKeys, signOutButton, remove),
     slot,
     alert,
   );

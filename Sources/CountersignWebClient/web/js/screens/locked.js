@@ -3,6 +3,7 @@
 // back in. "Sign out" forgets the binding here (the server ends it after its idle limit).
 import { describe } from "../api.js";
 import { el, showCard } from "../dom.js";
+import { on } from "../events.js";
 import { NotUnlocked, unlockPrompt } from "./gate.js";
 
 /**
@@ -13,7 +14,7 @@ import { NotUnlocked, unlockPrompt } from "./gate.js";
 export function lockedScreen(app, { saved, onUnlocked, onSignOut, notice = "" }) {
   const slot = el("div");
   const alert = el("p", { role: "alert", class: "alert" }, notice);
-  const signOut = el("button", { type: "button", on: { click: onSignOut } }, "Sign out");
+  const signOut = el("button", { type: "button", on: { click: () => finish(undefined, onSignOut) } }, "Sign out");
   showCard(
     app,
     { label: "Locked", heading: "Locked" },
@@ -30,12 +31,24 @@ export function lockedScreen(app, { saved, onUnlocked, onSignOut, notice = "" })
   // A passkey signs in as it unlocks (its session is given on); the password unlocks here only, and the
   // session then resumes by the unlocked device key's signature.
   let signedIn = null;
+  let done = false;
+  const finish = (session, then = onUnlocked) => {
+    if (done) return;
+    done = true;
+    stop();
+    then(session);
+  };
+  // Unlocked in another tab of this browser meanwhile: that one unlock serves this tab too.
+  const stop = on("gate-changed", (change) => {
+    if (change.accountId === saved.accountId && change.unlocked && change.shared) finish(null);
+  });
   unlockPrompt(slot, {
     accountId: saved.accountId,
     purpose: "One unlock opens your keys and signs you back in.",
     cancellable: false,
     onSignedIn: (body) => (signedIn = body),
-  }).then(() => onUnlocked(signedIn), (error) => {
+  }).then(() => finish(signedIn), (error) => {
+    if (done) return;
     if (error instanceof NotUnlocked || error?.kind === "wiped") return;
     alert.textContent = describe(error);
   });

@@ -1,9 +1,12 @@
-// Settings (LockWhisper's re-authentication interval, cryptology-project's devices and keys): the
-// interval, this account's devices (rename, revoke), its passkeys, the password, and the audit log.
+// Settings (LockWhisper's re-authentication interval, cryptology-project's devices and keys), in sections a
+// person reads one at a time, each with its own address (#/settings/devices): the account and password,
+// security (the interval, the message key), devices, passkeys, two-factor, the key gate, the audit log.
+// What an action says appears beside it and takes focus (dom.js `feedback`).
 import { describe } from "../api.js";
+import { auditWords } from "../audit-words.js";
 import { groupedKeyId } from "../bytes.js";
 import { nameElement, visibleText } from "../display-name.js";
-import { backButton, el, field, replace, showCard } from "../dom.js";
+import { backButton, el, feedback, field, replace, showCard } from "../dom.js";
 import { rotateDeviceKeys } from "../device.js";
 import { withReauth } from "./reauth.js";
 import { REAUTH_CHOICES } from "../rules.js";
@@ -15,26 +18,133 @@ import { audit, changePassword, updateSettings } from "../server/accounts.js";
 import { listDevices, renameDevice, revokeDevice } from "../server/devices.js";
 import { session } from "../session.js";
 import { twoFactorSection } from "./two-factor.js";
+import { agentWords } from "../user-agent.js";
 
+/** Where an audited request came from: "Chrome on Linux", or the program's own name (the CLI's). */
+function from(userAgent) {
+  const words = agentWords(userAgent ?? "");
+  if (!userAgent) return "an unnamed program";
+  return words.startsWith("Browser ") ? visibleText(userAgent).slice(0, 60) : words;
+}
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
 
-export function settingsScreen(app, { onBack }) {
-  const alert = el("p", { role: "alert", class: "alert" });
-  const status = el("p", { role: "status", class: "status" });
-  const slot = el("div");
-  const guarded = async (action, done) => {
+/** The sections in their order: address, name. */
+const SETTINGS_SECTIONS = [
+  ["account", "Account"],
+  ["security", "Security"],
+  ["devices", "Devices"],
+  ["passkeys", "Passkeys"],
+  ["two-factor", "Two-factor"],
+  ["key-gate", "Key gate"],
+  ["audit", "Audit"],
+];
+
+/** `id`: the address's part after #/settings/ (Account for none or an unknown one). */
+export function settingsScreen(app, { onBack, id: requested }) {
+  const known = SETTINGS_SECTIONS.find(([id]) => id === requested) ?? SETTINGS_SECTIONS[0];
+  const [section] = known;
+  const said = feedback();
+  const nav = el(
+    "nav",
+    { "aria-label": "Settings sections", class: "sections" },
+    el(
+      "ul",
+      {},
+      SETTINGS_SECTIONS.map(([id, name]) =>
+        el("li", {}, el("a", { href: `#/settings/${id}`, "aria-current": id === section ? "page" : null }, name)),
+      ),
+    ),
+  );
+  const parts = SECTION_PARTS[section](said);
+  showCard(
+    app,
+    { label: "Settings" },
+    el("div", { class: "actions" }, backButton(onBack)),
+    nav,
+    // Not a region of its own: the passkeys, two-factor and key gate parts are named regions already.
+    el("div", { class: "settings-section", "data-section": section }, ...parts, said.status, said.alert),
+  );
+}
+
+/** Runs `action` after a re-authentication when the account's interval asks for one; says `done` or why not. */
+function guardedBy({ status, alert }, slot) {
+  return async (action, done) => {
     alert.textContent = "";
     status.textContent = "";
     try {
       await withReauth(slot, action);
-      status.textContent = done;
+      status.textContent = typeof done === "function" ? done() : done;
+      return true;
     } catch (error) {
       alert.textContent = describe(error);
+      return false;
     }
   };
+}
 
-  // Re-authentication interval
+const SECTION_PARTS = {
+  account: accountPart,
+  security: securityPart,
+  devices: devicesPart,
+  passkeys: (said) => [passkeySection(said)],
+  "two-factor": (said) => [twoFactorSection(said), el("h2", {}, "Authenticator"), authenticatorSettings()],
+  "key-gate": (said) => [gateSection(said)],
+  audit: auditPart,
+};
+
+function accountPart(said) {
+  const account = session.account;
+  const slot = el("div");
+  const guarded = guardedBy(said, slot);
+  const currentPassword = field("Current password", { type: "password", autocomplete: "current-password" });
+  const newPassword = field("New password", { type: "password", autocomplete: "new-password", minlength: 8 });
+  const passwordForm = el(
+    "form",
+    { "aria-label": "Change password" },
+    currentPassword.row,
+    newPassword.row,
+    el("button", { type: "submit" }, "Change password"),
+  );
+  passwordForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (newPassword.input.value.length < 8) {
+      said.status.textContent = "";
+      said.alert.textContent = "The new password must be at least 8 characters.";
+      return;
+    }
+    let keysFollow = true;
+    const changed = await guarded(async () => {
+      const passwords = [currentPassword.input.value, newPassword.input.value];
+      await changePassword({ currentPassword: passwords[0], newPassword: passwords[1] });
+      currentPassword.input.value = "";
+      newPassword.input.value = "";
+      // The key gate's password, when it has one, follows (SPEC §14.4).
+      keysFollow = await passwordChanged(account.id, ...passwords);
+    }, "Password changed. Your other sessions were signed out.");
+    if (changed && !keysFollow) {
+      said.status.textContent += " The key gate here still opens with the password it was locked with.";
+    }
+  });
+  return [
+    el("h2", {}, "Account"),
+    el(
+      "dl",
+      { class: "facts" },
+      el("dt", {}, "Username"),
+      el("dd", {}, account.username),
+      el("dt", {}, "Name"),
+      el("dd", {}, `${account.name} ${account.lastname}`),
+    ),
+    el("h2", {}, "Password"),
+    slot,
+    passwordForm,
+  ];
+}
+
+function securityPart(said) {
+  const slot = el("div");
+  const guarded = guardedBy(said, slot);
   const current = session.account.settings?.reauthIntervalMinutes ?? 0;
   const group = el(
     "fieldset",
@@ -60,91 +170,6 @@ export function settingsScreen(app, { onBack }) {
     }, "Re-authentication interval saved.");
   });
 
-  // Devices
-  const deviceList = el("ul", { class: "list", "aria-label": "Devices" });
-  async function loadDevices() {
-    const body = await listDevices();
-    const mine = session.deviceId;
-    replace(
-      deviceList,
-      body.devices
-        .filter((d) => !d.revokedAt)
-        .map((d) => {
-          // The name as shown: hidden and direction-changing characters written out (display-name.js).
-          const label = visibleText(d.name);
-          const rename = el("button", { type: "button", "aria-label": `Rename ${label}` }, "Rename");
-          // This browser's own device is removed from the home screen, keys and all.
-          const revoke = d.id === mine
-            ? null
-            : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${label}` }, "Revoke");
-          const item = el(
-            "li",
-            {},
-            el("strong", {}, nameElement(d.name)),
-            d.id === mine ? el("span", { class: "badge" }, "This browser") : null,
-            // An authenticator approves sign-ins and holds no messages (PROTOCOL §3).
-            el(
-              "div",
-              { class: "muted" },
-              d.kind === "authenticator" ? "Authenticator: approves sign-ins" : "Messaging device",
-            ),
-            el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
-            el("div", { class: "muted" }, `Last seen ${when(d.lastSeenAt)}`),
-            el("div", { class: "actions" }, rename, revoke),
-          );
-          rename.addEventListener("click", () => {
-            const name = field("New name", { value: d.name, maxlength: 64 });
-            const form = el("form", {}, name.row, el("button", { type: "submit" }, "Save name"));
-            form.addEventListener("submit", (event) => {
-              event.preventDefault();
-              guarded(async () => {
-                await renameDevice(d.id, { name: name.input.value });
-                await loadDevices();
-              }, "Device renamed.");
-            });
-            item.append(form);
-            name.input.focus();
-          });
-          revoke?.addEventListener("click", () =>
-            guarded(async () => {
-              await revokeDevice(d.id);
-              await loadDevices();
-            }, `${label} revoked.`),
-          );
-          return item;
-        }),
-    );
-  }
-
-  // Password
-  const currentPassword = field("Current password", { type: "password", autocomplete: "current-password" });
-  const newPassword = field("New password", { type: "password", autocomplete: "new-password", minlength: 8 });
-  const passwordForm = el(
-    "form",
-    {},
-    currentPassword.row,
-    newPassword.row,
-    el("button", { type: "submit" }, "Change password"),
-  );
-  passwordForm.addEventListener("submit", (event) => {
-    event.preventDefault();
-    if (newPassword.input.value.length < 8) {
-      alert.textContent = "The new password must be at least 8 characters.";
-      return;
-    }
-    let keysFollow = true;
-    guarded(async () => {
-      const passwords = [currentPassword.input.value, newPassword.input.value];
-      await changePassword({ currentPassword: passwords[0], newPassword: passwords[1] });
-      currentPassword.input.value = "";
-      newPassword.input.value = "";
-      // The key gate's password, when it has one, follows (SPEC §14.4).
-      keysFollow = await passwordChanged(session.account.id, ...passwords);
-    }, "Password changed. Your other sessions were signed out.").then(() => {
-      if (!keysFollow) status.textContent += " The key gate here still opens with the password it was locked with.";
-    });
-  });
-
   // Message key (cryptology-project's "change key"): this browser's device keys, rotated.
   const rotate = el("button", { type: "button" }, "Change message key");
   rotate.addEventListener("click", () =>
@@ -153,54 +178,110 @@ export function settingsScreen(app, { onBack }) {
         throw new Error("This browser is not a device yet: wait for “Device ready” on the home screen.");
       await unlockedRecord(slot, "Unlock them to change the message key.");
       await rotateDeviceKeys(session.deviceToken, session.account.id);
-      await loadDevices();
     }, "Message key changed. Your contacts follow the change: the old key signed for the new one."),
   );
-
-  // Audit log
-  const headings = ["When", "What", "Outcome", "From"].map((h) => el("th", { scope: "col" }, h));
-  const auditHead = el("thead", {}, el("tr", {}, headings));
-  const auditTable = el("table", { class: "audit", "aria-label": "Audit log" }, auditHead);
-  const auditBody = el("tbody");
-  auditTable.append(auditBody);
-  const more = el("button", { type: "button", hidden: true }, "More");
-  // The server's path of the next page, once a page said there is one.
-  let next = null;
-  async function loadAudit() {
-    const body = await audit({ limit: 20, next });
-    for (const e of body.events) {
-      auditBody.append(
-        el("tr", {}, el("td", {}, when(e.at)), el("td", {}, e.kind), el("td", {}, e.outcome), el("td", {}, e.address)),
-      );
-    }
-    next = body.next ?? null;
-    more.hidden = !next;
-  }
-  more.addEventListener("click", () => loadAudit().catch((error) => (alert.textContent = describe(error))));
-
-  showCard(
-    app,
-    { label: "Settings" },
-    el("div", { class: "actions" }, backButton(onBack)),
-    status,
-    alert,
+  return [
+    el("h2", {}, "Security"),
     slot,
     intervalForm,
-    el("h2", {}, "Devices"),
-    deviceList,
-    passkeySection({ status, alert }),
-    twoFactorSection({ status, alert }),
     el("h2", {}, "Message key"),
     el("p", { class: "muted" }, "New keys for this browser. Messages sent to the old key still open here."),
     rotate,
-    gateSection({ status, alert }),
-    el("h2", {}, "Authenticator"),
-    authenticatorSettings(),
-    el("h2", {}, "Password"),
-    passwordForm,
+  ];
+}
+
+function devicesPart(said) {
+  const slot = el("div");
+  const guarded = guardedBy(said, slot);
+  const deviceList = el("ul", { class: "list", "aria-label": "Devices" });
+  async function loadDevices() {
+    const body = await listDevices();
+    const mine = session.deviceId;
+    replace(
+      deviceList,
+      body.devices.filter((d) => !d.revokedAt).map((d) => deviceItem(d, d.id === mine)),
+    );
+  }
+  function deviceItem(d, isThisBrowser) {
+    // The name as shown: hidden and direction-changing characters written out (display-name.js).
+    const label = visibleText(d.name);
+    const rename = el("button", { type: "button", "aria-label": `Rename ${label}` }, "Rename");
+    // This browser's own device is removed from the home screen, keys and all.
+    const revoke = isThisBrowser
+      ? null
+      : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${label}` }, "Revoke");
+    const item = el(
+      "li",
+      {},
+      el("strong", {}, nameElement(d.name)),
+      isThisBrowser ? el("span", { class: "badge" }, "This browser") : null,
+      // An authenticator approves sign-ins and holds no messages (PROTOCOL §3).
+      el(
+        "div",
+        { class: "muted" },
+        d.kind === "authenticator" ? "Authenticator: approves sign-ins" : "Messaging device",
+      ),
+      el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
+      el("div", { class: "muted" }, `Last seen ${when(d.lastSeenAt)}`),
+      el("div", { class: "actions" }, rename, revoke),
+    );
+    rename.addEventListener("click", () => {
+      const name = field("New name", { value: d.name, maxlength: 64 });
+      const form = el("form", {}, name.row, el("button", { type: "submit" }, "Save name"));
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        guarded(async () => {
+          await renameDevice(d.id, { name: name.input.value });
+          await loadDevices();
+        }, "Device renamed.");
+      });
+      item.append(form);
+      name.input.focus();
+    });
+    revoke?.addEventListener("click", () =>
+      guarded(async () => {
+        await revokeDevice(d.id);
+        await loadDevices();
+      }, `${label} revoked.`),
+    );
+    return item;
+  }
+  loadDevices().catch((error) => (said.alert.textContent = describe(error)));
+  return [el("h2", {}, "Devices"), slot, deviceList];
+}
+
+function auditPart(said) {
+  const list = el("ol", { class: "audit", "aria-label": "Audit log" });
+  const more = el("button", { type: "button", hidden: true }, "More");
+  const refresh = el("button", { type: "button" }, "Refresh");
+  // The server's path of the next page, once a page said there is one.
+  let next = null;
+  function item(e) {
+    const { what, failed } = auditWords(e);
+    return el(
+      "li",
+      { class: failed ? "failed" : "" },
+      el("strong", {}, what),
+      el("time", { datetime: e.at }, when(e.at)),
+      el("span", { class: "muted" }, `From ${from(e.userAgent)}, ${e.address}`),
+    );
+  }
+  async function load(fresh) {
+    if (fresh) next = null;
+    const body = await audit({ limit: 20, next });
+    if (fresh) list.replaceChildren();
+    list.append(...body.events.map(item));
+    next = body.next ?? null;
+    more.hidden = !next;
+  }
+  const failed = (error) => (said.alert.textContent = describe(error));
+  more.addEventListener("click", () => load(false).catch(failed));
+  refresh.addEventListener("click", () => load(true).catch(failed));
+  load(true).catch(failed);
+  return [
     el("h2", {}, "Audit log"),
-    auditTable,
-    more,
-  );
-  Promise.all([loadDevices(), loadAudit()]).catch((error) => (alert.textContent = describe(error)));
+    el("p", { class: "muted" }, "What happened on this account, newest first."),
+    list,
+    el("div", { class: "actions" }, more, refresh),
+  ];
 }
