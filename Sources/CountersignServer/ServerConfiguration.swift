@@ -98,17 +98,16 @@ public struct ServerConfiguration: Sendable {
         return scheme + "://" + host + (c.port.map { ":\($0)" } ?? "")
     }
 
-    /// `text` trimmed, when it can be shown as a contact: 1 to 200 characters, one line, no control or
-    /// direction-changing characters (it is printed inside a sentence, in the browser and the terminal).
+    /// `text` trimmed, when it can be shown as a contact: 1 to 200 code points, one line, no control,
+    /// format (direction-changing, zero-width) or line-separating characters (it is printed inside a
+    /// sentence, in the browser and the terminal).
     public static func adminContact(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard (1...200).contains(trimmed.count) else { return nil }
-        let refused = CharacterSet.controlCharacters.union(
-            CharacterSet(
-                charactersIn: "\u{200E}\u{200F}\u{202A}\u{202B}\u{202C}\u{202D}\u{202E}\u{2066}\u{2067}\u{2068}\u{2069}"
-            )
-        )
-        guard trimmed.unicodeScalars.allSatisfy({ !refused.contains($0) }) else { return nil }
+        guard (1...200).contains(trimmed.unicodeScalars.count) else { return nil }
+        // Format (Cf) covers the direction marks and overrides, zero-width characters and soft hyphens.
+        let refused = CharacterSet.controlCharacters.union(CharacterSet(charactersIn: "\u{2028}\u{2029}"))
+        guard trimmed.unicodeScalars.allSatisfy({ !refused.contains($0) && $0.properties.generalCategory != .format })
+        else { return nil }
         return trimmed
     }
 

@@ -112,7 +112,11 @@ import Testing
             #expect((locked.json["detail"] as? String)?.contains("Ask \(contact) to unlock it.") == true)
         }
         #expect(ServerConfiguration.adminContact("  it@example.com ") == "it@example.com")
-        for refused in ["", "   ", "a\nb", "evil\u{202E}moc.elpmaxe", String(repeating: "x", count: 201)] {
+        let refusedContacts = [
+            "", "   ", "a\nb", "a\u{2028}b", "evil\u{202E}moc.elpmaxe", "zero\u{200B}width",
+            String(repeating: "x", count: 201), "a" + String(repeating: "\u{0301}", count: 200),
+        ]
+        for refused in refusedContacts {
             #expect(ServerConfiguration.adminContact(refused) == nil, "\(refused.debugDescription)")
         }
     }

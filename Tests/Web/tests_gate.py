@@ -34,6 +34,13 @@ FLIP_PRF_SALT = page_function("storage.js", "flipPrfSalt")
 
 UNLOCKED = page_function("gate.js", "isUnlockedNow")
 
+
+def hidden_past_the_grace(page):
+    """The page hidden for longer than gate-keys.js's grace (its clock moved on 31 s): the keys are dropped,
+    whether its timer ran or not (a sleeping machine, a frozen tab)."""
+    page.evaluate(SET_VISIBILITY, "hidden")
+    page.evaluate("() => { const real = Date.now.bind(Date); Date.now = () => real() + 31_000; }")
+
 # Registers a passkey through the API as the passkey screens do: the server's options parsed (they ask
 # whether the passkey has a PRF, `prf: {}`, and evaluate nothing: SPEC §14.7), create(), and toJSON() posted
 # without its extension outputs. Returns what the browser said of the PRF.
@@ -202,8 +209,12 @@ def test_key_gate_passkey_prf_locks_the_keys_and_unlocks_to_open_messages(server
         incoming.nth(1).click()
         expect(opened.get_by_role("alert")).to_contain_text("This message was refused", timeout=30_000)
 
-        # The page hidden: the keys are dropped; opening asks again.
+        # Hidden for a moment, the keys stay (going from one tab to another carries the unlock); hidden past
+        # the grace, they are dropped, and opening asks again.
         page.evaluate(SET_VISIBILITY, "hidden")
+        page.evaluate(SET_VISIBILITY, "visible")
+        assert page.evaluate(UNLOCKED) is True
+        hidden_past_the_grace(page)
         assert page.evaluate(UNLOCKED) is False
         page.evaluate(SET_VISIBILITY, "visible")
         incoming.first.click()
@@ -241,7 +252,7 @@ def test_key_gate_passkey_prf_locks_the_keys_and_unlocks_to_open_messages(server
 
         # Without user verification nothing is tried, nothing counted, nothing opened. (Last: Chromium's
         # virtual authenticator verifies no one again after a refusal.)
-        page.evaluate(SET_VISIBILITY, "hidden")
+        hidden_past_the_grace(page)
         page.evaluate(SET_VISIBILITY, "visible")
         page.get_by_role("button", name="Back").click()
         page.get_by_role("button", name="Messages", exact=True).click()
@@ -328,7 +339,7 @@ def test_key_gate_opens_with_each_of_several_passkeys_and_the_password(server, b
     assert page.evaluate(UNLOCKED) is True
     cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": second, "enabled": True})
     cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": first})
-    page.evaluate(SET_VISIBILITY, "hidden")
+    hidden_past_the_grace(page)
     page.evaluate(SET_VISIBILITY, "visible")
     assert page.evaluate(UNLOCKED) is False
     reopen(p, "wgsev")
@@ -634,7 +645,7 @@ def test_key_gate_remote_wipe_deletes_the_data_on_next_contact(server, browser):
     page.get_by_role("button", name="Back").click()
     expect(page.get_by_test_id("push-state")).to_have_text("Messages arrive live.", timeout=30_000)
     # Locked (the page was hidden): no key here can sign, and the device is revoked from elsewhere.
-    page.evaluate(SET_VISIBILITY, "hidden")
+    hidden_past_the_grace(page)
     page.evaluate(SET_VISIBILITY, "visible")
     assert page.evaluate(UNLOCKED) is False
     assert page.evaluate(COUNT_STORES)["devices"] == 1
@@ -690,7 +701,7 @@ def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verificat
         expect(page.get_by_role("status").first).to_have_text("Re-authentication interval saved.")
 
         # Locked (the page was hidden): sending asks for the passkey first, then sends.
-        page.evaluate(SET_VISIBILITY, "hidden")
+        hidden_past_the_grace(page)
         page.evaluate(SET_VISIBILITY, "visible")
         assert page.evaluate(UNLOCKED) is False
         page.get_by_role("button", name="Back").click()

@@ -77,7 +77,7 @@ struct SessionBindingService: Sendable {
             passkeyID: existing?.passkeyID ?? session.passkeyID
         )
         guard let id = try await store.bind(binding, sessionTokenHash: session.tokenHash, keep: Self.bindingsPerAccount)
-        else { throw SessionError.noAccountSession }  // the session ended meanwhile
+        else { throw RequestError.unauthenticated }  // the session ended meanwhile (401, as the session lookup)
         binding.id = id
         try await audit.record(auth.account.id, .sessionBound, .success, origin)
         return (binding, idle(binding))

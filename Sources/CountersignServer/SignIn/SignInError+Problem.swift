@@ -21,7 +21,7 @@ extension Problem {
             }
             if oneMoreLocks {
                 extra["oneMoreLocks"] = .bool(true)
-                detail += " One more failure locks the account until an administrator unlocks it."
+                detail += " One more failure locks the account."
             }
             self.init(
                 status: .unauthorized,

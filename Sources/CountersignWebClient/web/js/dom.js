@@ -50,8 +50,12 @@ export function feedback() {
   const status = el("p", { role: "status", class: "status", tabindex: "-1" });
   const alert = el("p", { role: "alert", class: "alert", tabindex: "-1" });
   for (const node of [status, alert]) {
+    // Only when it starts to say something: a progress line updated in place does not pull the focus again.
+    let said = "";
     new MutationObserver(() => {
-      if (!node.textContent || !node.isConnected) return;
+      const was = said;
+      said = node.textContent;
+      if (!said || was || !node.isConnected) return;
       if (document.activeElement?.matches("input, textarea, select, [contenteditable]")) return;
       node.focus({ preventScroll: true });
       node.scrollIntoView({ block: "nearest" });

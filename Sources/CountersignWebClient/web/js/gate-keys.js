@@ -42,11 +42,18 @@ const tabs =
     : null;
 /** The accounts this tab asked for: a gate another tab shares is taken only for one of them. */
 const wanted = new Set();
+/** When a lock last reached this tab, by account ("*": every account): a share of a gate opened before it
+ *  is refused (messages from different tabs may arrive in any order). */
+const lockedAt = new Map();
+/** When this page was hidden, null while it is shown: timers do not run in a sleeping machine or a frozen
+ *  tab, so the grace is also checked against the clock at each use. */
+let hiddenAt = null;
 
-/** Whether the account's gate is open now (its deadline not passed). */
+/** Whether the account's gate is open now (its deadline not passed, and not hidden past the grace). */
 export function isUnlocked(accountId) {
   const entry = open.get(accountId);
-  if (entry && Date.now() >= entry.until) drop(accountId);
+  if (hiddenAt !== null && Date.now() - hiddenAt >= HIDDEN_GRACE_MS) drop();
+  else if (entry && Date.now() >= entry.until) drop(accountId);
   return open.has(accountId);
 }
 
@@ -64,14 +71,19 @@ function drop(accountId) {
 
 /** Locks the account's gate (every account's without an argument) in this tab and in every other one. */
 export function lock(accountId) {
-  drop(accountId);
+  lockedHere(accountId);
   tabs?.postMessage({ kind: "lock", accountId });
 }
 
-/** Keeps an open gate here until `until`, without telling the other tabs. */
-function keep(accountId, gateKey, keys, until, shared = false) {
+function lockedHere(accountId) {
+  lockedAt.set(accountId ?? "*", Date.now());
   drop(accountId);
-  const entry = { gateKey, keys, until, timer: null };
+}
+
+/** Keeps an open gate here until `until`, without telling the other tabs; `openedAt`: when it was unlocked. */
+function keep(accountId, gateKey, keys, until, openedAt = Date.now(), shared = false) {
+  drop(accountId);
+  const entry = { gateKey, keys, until, openedAt, timer: null };
   // setTimeout's longest delay is 2^31 − 1 ms; a later deadline is checked at each use instead.
   const wait = until - Date.now();
   if (Number.isFinite(wait) && wait < 2 ** 31 - 1) entry.timer = setTimeout(() => drop(accountId), Math.max(0, wait));
@@ -82,8 +94,8 @@ function keep(accountId, gateKey, keys, until, shared = false) {
 /** Hands this tab's open gate of the account to the tabs that want it. */
 function share(accountId) {
   if (!tabs || !isUnlocked(accountId)) return;
-  const { gateKey, keys, until } = open.get(accountId);
-  tabs.postMessage({ kind: "share", accountId, gateKey, keys: [...keys], until });
+  const { gateKey, keys, until, openedAt } = open.get(accountId);
+  tabs.postMessage({ kind: "share", accountId, gateKey, keys: [...keys], until, openedAt });
 }
 
 /**
@@ -103,16 +115,23 @@ export function want(accountId) {
   if (!isUnlocked(accountId)) tabs?.postMessage({ kind: "ask", accountId });
 }
 
+/** Whether a share of `accountId`'s gate is one to keep here. */
+function admits({ accountId, until, openedAt }) {
+  const lastLock = Math.max(lockedAt.get(accountId) ?? -Infinity, lockedAt.get("*") ?? -Infinity);
+  return (
+    wanted.has(accountId) &&
+    until > Date.now() &&
+    openedAt > lastLock &&
+    // A hidden tab asks when it is shown; one still holding the gate takes the keys made since (a rotation).
+    (document.visibilityState !== "hidden" || open.has(accountId))
+  );
+}
+
 tabs?.addEventListener("message", ({ data }) => {
-  if (data?.kind === "lock") drop(data.accountId);
+  if (data?.kind === "lock") lockedHere(data.accountId);
   else if (data?.kind === "ask") share(data.accountId);
-  else if (
-    data?.kind === "share" &&
-    wanted.has(data.accountId) &&
-    data.until > Date.now() &&
-    document.visibilityState !== "hidden" // a hidden tab asks when it is shown
-  ) {
-    keep(data.accountId, data.gateKey, new Map(data.keys), data.until, true);
+  else if (data?.kind === "share" && admits(data)) {
+    keep(data.accountId, data.gateKey, new Map(data.keys), data.until, data.openedAt, true);
   }
 });
 
@@ -132,16 +151,22 @@ export function askTabs(accountId, waitMs = 500) {
 }
 
 // Hidden: the keys go after the grace unless the page is shown again; shown: ask for a gate another tab holds.
+// Left (a navigation, the back-forward cache) or frozen: they go at once.
 let hiddenTimer = null;
 if (typeof document !== "undefined") {
   document.addEventListener("visibilitychange", () => {
     clearTimeout(hiddenTimer);
     if (document.visibilityState === "hidden") {
+      hiddenAt = Date.now();
       hiddenTimer = setTimeout(() => drop(), HIDDEN_GRACE_MS);
       return;
     }
+    if (hiddenAt !== null && Date.now() - hiddenAt >= HIDDEN_GRACE_MS) drop(); // a timer that never ran
+    hiddenAt = null;
     for (const accountId of wanted) if (!isUnlocked(accountId)) tabs?.postMessage({ kind: "ask", accountId });
   });
+  document.addEventListener("freeze", () => drop());
+  window.addEventListener("pagehide", () => drop());
 }
 
 const ROLES = ["signing", "encryption"];

@@ -54,7 +54,7 @@ function signedOut(notice = "", { keepBinding = false } = {}) {
   tabNotice.hidden = true;
   want(null);
   if (wasSignedIn) {
-    lock();
+    lock(accountId);
     if (!keepBinding) tabs?.postMessage({ kind: "signed-out", accountId });
   }
   wasSignedIn = false;
@@ -71,7 +71,10 @@ const forgetSaved = (accountId) =>
   savedBinding()
     .then((saved) => saved && (!accountId || saved.accountId === accountId) && forgetBinding(saved.id))
     .catch(() => {});
-const showSignIn = (notice = "") => signInScreen(app, { onSignedIn: signedIn, notice });
+const showSignIn = (notice = "") => {
+  want(null); // a signed-out tab takes no other tab's open gate
+  signInScreen(app, { onSignedIn: signedIn, notice });
+};
 
 // The other tabs of this browser: one signing out signs them all out (the server ended their sessions).
 const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("countersign-session") : null;
@@ -287,8 +290,7 @@ async function start() {
     }
   };
   // Another tab of this browser may hold the key gate open: one unlock serves every tab (SPEC §14.7).
-  await askTabs(saved.accountId).catch(() => false);
-  if (await needsUnlock(saved).catch(() => false)) {
+  if ((await needsUnlock(saved).catch(() => false)) && !(await askTabs(saved.accountId))) {
     const { lockedScreen } = await import("./screens/locked.js");
     return lockedScreen(app, { saved, onUnlocked: (body) => enter(body), onSignOut: () => signedOut() });
   }

@@ -40,6 +40,7 @@ export function lockedScreen(app, { saved, onUnlocked, onSignOut, notice = "" })
   };
   // Unlocked in another tab of this browser meanwhile: that one unlock serves this tab too.
   const stop = on("gate-changed", (change) => {
+    if (!slot.isConnected) return stop(); // replaced meanwhile (a wipe, a sign-out elsewhere)
     if (change.accountId === saved.accountId && change.unlocked && change.shared) finish(null);
   });
   unlockPrompt(slot, {

@@ -20,11 +20,12 @@ import { session } from "../session.js";
 import { twoFactorSection } from "./two-factor.js";
 import { agentWords } from "../user-agent.js";
 
-/** Where an audited request came from: "Chrome on Linux", or the program's own name (the CLI's). */
+/** Where an audited request came from: "Chrome on Linux", or the program's own name (the CLI's), cut to 60
+ *  characters before its hidden characters are written out (display-name.js). */
 function from(userAgent) {
-  const words = agentWords(userAgent ?? "");
   if (!userAgent) return "an unnamed program";
-  return words.startsWith("Browser ") ? visibleText(userAgent).slice(0, 60) : words;
+  const words = agentWords(userAgent);
+  return words.startsWith("Browser ") ? nameElement(Array.from(userAgent).slice(0, 60).join("")) : words;
 }
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
@@ -254,8 +255,10 @@ function auditPart(said) {
   const list = el("ol", { class: "audit", "aria-label": "Audit log" });
   const more = el("button", { type: "button", hidden: true }, "More");
   const refresh = el("button", { type: "button" }, "Refresh");
-  // The server's path of the next page, once a page said there is one.
+  // The server's path of the next page, once a page said there is one; which load is the latest (a
+  // "Refresh" while "More" loads: only the latest answer is shown).
   let next = null;
+  let generation = 0;
   function item(e) {
     const { what, failed } = auditWords(e);
     return el(
@@ -263,12 +266,14 @@ function auditPart(said) {
       { class: failed ? "failed" : "" },
       el("strong", {}, what),
       el("time", { datetime: e.at }, when(e.at)),
-      el("span", { class: "muted" }, `From ${from(e.userAgent)}, ${e.address}`),
+      el("span", { class: "muted" }, "From ", from(e.userAgent), `, ${e.address}`),
     );
   }
   async function load(fresh) {
     if (fresh) next = null;
+    const mine = fresh ? ++generation : generation;
     const body = await audit({ limit: 20, next });
+    if (mine !== generation) return;
     if (fresh) list.replaceChildren();
     list.append(...body.events.map(item));
     next = body.next ?? null;
