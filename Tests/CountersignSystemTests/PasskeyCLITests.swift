@@ -23,13 +23,20 @@ import Testing
         name: String,
         synced: Bool = false
     ) async throws -> String {
-        let (added, summary) = try await Self.register(server, token, name: name, synced: synced)
+        let started = Date()
+        var (added, summary) = try await Self.register(server, token, name: name, synced: synced)
+        let took = Date().timeIntervalSince(started)
+        if added == 409, took >= 290 {
+            // A ceremony lives 5 minutes: on a machine so loaded that the options and the answer were that
+            // far apart, it expired (the server is right); once more, with new options.
+            (added, summary) = try await Self.register(server, token, name: name, synced: synced)
+        }
         if added != 201 {
             // Seen twice on a fresh clone at load 30–50 (409 passkey-ceremony-invalid): whether the passkey
             // was stored anyway tells a POST the HTTP client sent again (its first answer lost) from a refusal.
             let (_, list) = try await ServeTests.request("GET", server.url + "/v1/me/passkeys", token: token)
             let names = (list["passkeys"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
-            Issue.record("\(added) \(summary); the account's passkeys now: \(names)")
+            Issue.record("\(added) \(summary) after \(Int(took)) s; the account's passkeys now: \(names)")
         }
         try #require(added == 201)
         return try #require(summary["id"] as? String)
