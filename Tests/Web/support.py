@@ -147,6 +147,13 @@ def open_settings(page, section=None):
         expect(link).to_have_attribute("aria-current", "page")
 
 
+def settings_section(page, section):
+    """Another section of Settings, from Settings."""
+    link = page.get_by_role("navigation", name="Settings sections").get_by_role("link", name=section, exact=True)
+    link.click()
+    expect(link).to_have_attribute("aria-current", "page")
+
+
 def fetch(server, path, headers=None):
     request = urllib.request.Request(server.url + path, headers=headers or {})
     try:

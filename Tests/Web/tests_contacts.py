@@ -114,6 +114,7 @@ def test_files_import_asks_before_replacing_a_key(server, browser):
     open(f"{work}/new.pem", "wb").write(cli("pubkey", f"{work}/new.key").stdout)
     p = Page(browser, server)
     page = open_files(p, "kxfay")
+    page.get_by_role("tab", name="Keys").click()
     keys = page.get_by_role("region", name="Keys")
     fingerprint = keys.get_by_test_id("file-key-fingerprint")
     keys.get_by_role("button", name="Generate New Key Pair").click()
@@ -145,7 +146,7 @@ def test_files_import_asks_before_replacing_a_key(server, browser):
     expect(ask).to_have_count(0)
     # The same key again replaces nothing, so nothing is asked.
     save(page, lambda: keys.get_by_role("button", name="Download public key (SPKI PEM)").click(), f"{work}/again.pem")
-    expect(keys.get_by_role("status")).to_have_text("Public key saved as public_key.pem.")
+    expect(keys.get_by_role("status")).to_have_text(f"Public key saved as kxfay-{new.replace(':', '')[:8]}.pem.")
     keys.get_by_role("button", name="Import Key File").click()
     expect(keys.get_by_role("status")).to_have_text(f"Key file imported: {new}.", timeout=15_000)
     expect(ask).to_have_count(0)

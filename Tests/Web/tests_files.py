@@ -53,6 +53,28 @@ def spki_fingerprint(pem_path):
     return ":".join(h[i:i + 8] for i in range(0, 32, 8))
 
 
+class Panel:
+    """One of Files' tabs (FileLock's segments): each use of it selects its tab first, as a person would."""
+
+    def __init__(self, page, tab, locator):
+        self.page, self.tab, self.locator = page, tab, locator
+
+    def __getattr__(self, name):
+        tab = self.page.get_by_role("tab", name=self.tab, exact=True)
+        if tab.get_attribute("aria-selected") != "true":
+            tab.click()
+        return getattr(self.locator, name)
+
+
+def panels(page):
+    """The Encrypt, Decrypt and Keys panels."""
+    return (
+        Panel(page, "Encrypt", page.get_by_role("form", name="Encrypt File")),
+        Panel(page, "Decrypt", page.get_by_role("form", name="Decrypt File")),
+        Panel(page, "Keys", page.get_by_role("region", name="Keys")),
+    )
+
+
 def open_files(p, username):
     page = p.page
     sign_up(p, username)
@@ -73,9 +95,7 @@ def test_files_cross_between_the_browser_and_the_cli_both_ways(server, browser):
     work = tempfile.mkdtemp(prefix="cs-files-")
     p = Page(browser, server)
     page = open_files(p, "fran")
-    encrypt = page.get_by_role("form", name="Encrypt File")
-    decrypt = page.get_by_role("form", name="Decrypt File")
-    keys = page.get_by_role("region", name="Keys")
+    encrypt, decrypt, keys = panels(page)
     # Decrypting needs a key; encrypting needs both files (FileLock's words).
     decrypt.get_by_role("button", name="Decrypt & Save File").click()
     expect(decrypt.get_by_role("alert")).to_have_text("No File: Please select an encrypted file first.")
@@ -181,7 +201,7 @@ def test_files_import_a_countersign_keygen_key_file(server, browser):
     open(f"{work}/me.pem", "wb").write(result.stdout)
     p = Page(browser, server)
     page = open_files(p, "gil")
-    keys = page.get_by_role("region", name="Keys")
+    keys = panels(page)[2]
     keys.get_by_label("Key file", exact=True).set_input_files(f"{work}/me.key")
     keys.get_by_role("button", name="Import Key File").click()
     expect(keys.get_by_role("alert")).to_have_text("This key file is encrypted: enter its passphrase.")
@@ -199,7 +219,7 @@ def test_files_import_a_countersign_keygen_key_file(server, browser):
     assert extractable == [[False, False]], extractable
     open(f"{work}/note.txt", "wb").write(b"for gil\n")
     cli("seal", "-r", f"{work}/me.pem", "-o", f"{work}/note.txt.cs", f"{work}/note.txt")
-    decrypt = page.get_by_role("form", name="Decrypt File")
+    decrypt = panels(page)[1]
     decrypt.get_by_label("Encrypted file").set_input_files(f"{work}/note.txt.cs")
     name = save(page, lambda: decrypt.get_by_role("button", name="Decrypt & Save File").click(), f"{work}/out")
     assert name == "note.txt" and open(f"{work}/out", "rb").read() == b"for gil\n", name
@@ -251,7 +271,7 @@ def test_files_streamed_to_a_chosen_file_leave_nothing_when_refused(server, brow
 def files_with_a_key(p, username, work):
     """The Files screen with a file key made, its public key saved at `work`/me.pem."""
     page = open_files(p, username)
-    keys = page.get_by_role("region", name="Keys")
+    keys = panels(page)[2]
     keys.get_by_role("button", name="Generate New Key Pair").click()
     expect(keys.get_by_role("status")).to_contain_text("New key pair generated")
     save(page, lambda: keys.get_by_role("button", name="Download public key (SPKI PEM)").click(), f"{work}/me.pem")
@@ -269,8 +289,7 @@ def test_files_encrypt_and_decrypt_twenty_times_in_one_page(server, browser):
     work = tempfile.mkdtemp(prefix="cs-files-")
     p = Page(browser, server)
     page = files_with_a_key(p, "rhea", work)
-    encrypt = page.get_by_role("form", name="Encrypt File")
-    decrypt = page.get_by_role("form", name="Decrypt File")
+    encrypt, decrypt, _ = panels(page)
     plain = os.urandom(16 * 1024 * 1024 + 12_345)
     open(f"{work}/big.bin", "wb").write(plain)
     encrypt.get_by_label("File to encrypt").set_input_files(f"{work}/big.bin")
@@ -328,8 +347,7 @@ def test_files_cancel_stops_an_operation_and_offers_nothing(server, browser):
     work = tempfile.mkdtemp(prefix="cs-files-")
     p = Page(browser, server)
     page = files_with_a_key(p, "saul", work)
-    encrypt = page.get_by_role("form", name="Encrypt File")
-    decrypt = page.get_by_role("form", name="Decrypt File")
+    encrypt, decrypt, _ = panels(page)
     with open(f"{work}/huge.bin", "wb") as f:
         for _ in range(96):
             f.write(os.urandom(1024 * 1024))

@@ -235,7 +235,7 @@ def test_key_gate_passkey_prf_locks_the_keys_and_unlocks_to_open_messages(server
 
         # The interval run out: the overlay's return asks for the passkey, which unlocks too.
         page.get_by_role("button", name="Back").click()
-        settings_gate(page)
+        support.open_settings(page, "Security")
         page.get_by_label("5 min").check()
         page.get_by_role("button", name="Save interval").click()
         expect(page.get_by_role("status").first).to_have_text("Re-authentication interval saved.")
@@ -357,7 +357,7 @@ def test_key_gate_opens_with_each_of_several_passkeys_and_the_password(server, b
     assert page.evaluate(UNLOCKED) is True
 
     # Removing the first passkey from the account drops its entry here; the gate keeps the others.
-    settings_gate(page)
+    support.open_settings(page, "Passkeys")
     page.get_by_role("button", name="Remove passkey Phone key").click()
     page.get_by_role("button", name="Remove passkey", exact=True).click()
     expect(status).to_contain_text("Passkey Phone key removed", timeout=60_000)
@@ -373,6 +373,7 @@ def test_key_gate_opens_with_each_of_several_passkeys_and_the_password(server, b
     expect(status).to_contain_text("Your password no longer unlocks the keys here", timeout=SLOW)
     expect(ways.get_by_role("listitem")).to_have_count(1)
     assert [m["kind"] for m in record(page)["gate"]["methods"]] == ["prf"]
+    support.settings_section(page, "Passkeys")
     page.get_by_role("button", name="Remove passkey Laptop key").click()
     expect(page.get_by_text("Laptop key is the only way to unlock this browser's message keys")).to_be_visible()
     expect(page.get_by_role("button", name="Remove passkey", exact=True)).to_have_count(0)
@@ -696,6 +697,7 @@ def test_key_gate_asks_before_sending_closes_at_the_interval_and_wants_verificat
         switch.click()
         page.get_by_role("button", name="Turn on with passkey").click()
         expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your passkey", timeout=60_000)
+        support.settings_section(page, "Security")
         page.get_by_label("5 min").check()
         page.get_by_role("button", name="Save interval").click()
         expect(page.get_by_role("status").first).to_have_text("Re-authentication interval saved.")
@@ -864,7 +866,7 @@ def test_key_gate_no_request_of_a_passkey_and_gate_session_carries_a_prf_output(
             ("wgprf",),
         )
     db.close()
-    settings_gate(page)
+    support.open_settings(page, "Two-factor")
     two_factor = page.get_by_role("region", name="Two-factor sign-in")
     two_factor.get_by_role("button", name=re.compile("^(Create|Replace) recovery codes$")).click()
     two_factor.get_by_role("button", name="Confirm with a passkey").click()
@@ -873,8 +875,10 @@ def test_key_gate_no_request_of_a_passkey_and_gate_session_carries_a_prf_output(
     # A second passkey on a second authenticator (the first silent meanwhile), added to the gate: two prompts.
     _, second = authenticator(page, cdp=cdp, transport="usb")
     cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": first, "enabled": False})
+    support.settings_section(page, "Passkeys")
     add_passkey(page, page.get_by_role("region", name="Passkeys"), "Second key")
     cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": first, "enabled": True})
+    support.settings_section(page, "Key gate")
     page.get_by_role("button", name="Add a passkey to the gate").click()
     expect(page.get_by_role("status").first).to_contain_text("Passkey added: it unlocks the keys here too.", timeout=60_000)
     assert [m["kind"] for m in record(page)["gate"]["methods"]] == ["prf", "prf"]

@@ -529,7 +529,7 @@ def test_a_locked_account_signs_the_page_out_until_an_administrator_unlocks(serv
         expect(page.get_by_role("status")).to_have_text(re.compile(r"^Your session here has ended: .*the account was locked"))
         sign_in(p, "lena")
         expect(page.get_by_role("alert").first).to_contain_text(
-            "Too many failed sign-ins; an administrator must unlock the account.", timeout=SLOW
+            "Too many failed sign-ins locked the account. An administrator must unlock it.", timeout=SLOW
         )
         p.shot("sign-in-account-locked")
         unlocked = subprocess.run(

@@ -525,6 +525,7 @@ def test_passkey_re_authenticates_a_sensitive_action(server, browser):
             ("wpkdee",),
         )
     db.close()
+    support.settings_section(page, "Two-factor")
     two_factor = page.get_by_role("region", name="Two-factor sign-in")
     two_factor.get_by_role("button", name="Create recovery codes").click()
     confirm = two_factor.get_by_role("button", name="Confirm with a passkey")

@@ -10,8 +10,8 @@ import tempfile
 
 import support
 
-from support import PHONE, SLOW, Page, expect, page_function, sign_up
-from tests_gate import prompt, settings_gate
+from support import PHONE, SLOW, Page, api_sign_in, expect, page_function, sign_in, sign_up
+from tests_gate import prompt, record, settings_gate
 
 READ_BINDING = page_function("storage.js", "bindingRecords")
 
@@ -62,8 +62,16 @@ def test_a_reload_a_new_tab_back_and_forward_keep_you_signed_in(server, browser)
 
     # A new tab at an address: signed in there too, on that screen.
     tab = p.context.new_page()
-    tab.goto(server.url + "/#/files")
+    tab.goto(server.url + "/#/files/keys")
     expect(tab.get_by_role("heading", name="Files")).to_be_visible(timeout=SLOW)
+    # FileLock's segments as tabs, the one the address names selected.
+    expect(tab.get_by_role("tab")).to_have_text(["Encrypt", "Decrypt", "Keys"])
+    expect(tab.get_by_role("tab", name="Keys")).to_have_attribute("aria-selected", "true")
+    expect(tab.get_by_role("region", name="Keys")).to_be_visible()
+    expect(tab.get_by_role("form", name="Encrypt File")).to_be_hidden()
+    tab.get_by_role("tab", name="Keys").press("ArrowRight")
+    expect(tab.get_by_role("tab", name="Encrypt")).to_be_focused()
+    assert tab.url.endswith("#/files/encrypt"), tab.url
     # No request carried a session token in its body, and no body a private key.
     assert not [u for u, b in bodies if "cs_" in b or "privateKey" in b], bodies
 
@@ -146,7 +154,7 @@ def test_one_unlock_serves_every_tab_and_a_lock_locks_all(server, browser):
     locks every tab; an unlock in one opens the others."""
     p = Page(browser, server)
     page = p.page
-    sign_up(p, "tina")
+    sign_up(p, "tabby")
     expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
     settings_gate(page).click()
     page.get_by_role("button", name="Turn on with passkey").click()
@@ -161,7 +169,7 @@ def test_one_unlock_serves_every_tab_and_a_lock_locks_all(server, browser):
     # A new tab: the open gate is handed over, so no "Locked" and no prompt.
     tab = p.context.new_page()
     tab.goto(server.url + "/#/home")
-    expect(home(tab, "tina")).to_be_visible(timeout=SLOW)
+    expect(home(tab, "tabby")).to_be_visible(timeout=SLOW)
     expect(tab.get_by_role("heading", name="Locked", exact=True)).to_have_count(0)
     tab_lock = tab.get_by_role("button", name="Lock keys")
     expect(tab_lock).to_be_visible()
@@ -180,7 +188,54 @@ def test_one_unlock_serves_every_tab_and_a_lock_locks_all(server, browser):
     gate = prompt(page)
     gate.get_by_label("Password", exact=True).fill("correct horse battery")
     gate.get_by_role("button", name="Unlock with password").click()
-    expect(home(page, "tina")).to_be_visible(timeout=SLOW)
+    expect(home(page, "tabby")).to_be_visible(timeout=SLOW)
     expect(tab_lock).to_be_visible(timeout=10_000)
     tab.close()
+    p.close()
+
+
+def test_a_password_sign_in_opens_a_password_gate_in_one_prompt(server, browser):
+    """SPEC §14.7: the password the server has just accepted opens a gate with the password method, so signing
+    in is one prompt; a gate that keeps an older password (changed in another browser) is not opened, nothing
+    is counted against it, and the unlock prompt follows as before."""
+    p = Page(browser, server)
+    page = p.page
+    sign_up(p, "pam")
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+    settings_gate(page).click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(page.get_by_test_id("gate-no-prf")).to_contain_text("lock the keys with your password", timeout=60_000)
+    page.get_by_label("Account password").fill("correct horse battery")
+    page.get_by_role("button", name="Turn on with password").click()
+    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+    page.get_by_role("button", name="Back").first.click()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+    sign_in(p, "pam")
+    expect(home(page, "pam")).to_be_visible(timeout=SLOW)
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
+    expect(page.get_by_role("button", name="Lock keys")).to_be_visible()
+    expect(prompt(page)).to_have_count(0)
+    p.shot("password-sign-in-one-prompt")
+
+    # The password changed in another browser: the gate here still keeps the old one.
+    token = api_sign_in(server, "pam")
+    status, _, _ = server.api(
+        "PUT", "/v1/me/password", {"currentPassword": "correct horse battery", "newPassword": "a brand new password"},
+        token=token,
+    )
+    assert status == 204, status
+    # A reload finds the keys locked ("Locked"); signing out there leads to the sign-in form.
+    page.reload()
+    expect(page.get_by_role("heading", name="Locked", exact=True)).to_be_visible(timeout=SLOW)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    sign_in(p, "pam", "a brand new password")
+    expect(home(page, "pam")).to_be_visible(timeout=SLOW)
+    expect(prompt(page)).to_be_visible(timeout=SLOW)
+    assert record(page)["gate"]["failures"] == 0, record(page)["gate"]
+    prompt(page).get_by_label("Password", exact=True).fill("correct horse battery")
+    prompt(page).get_by_role("button", name="Unlock with password").click()
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
     p.close()

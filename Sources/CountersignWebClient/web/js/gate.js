@@ -243,6 +243,35 @@ export async function openWithPassword(accountId, password) {
   return { method, key };
 }
 
+/**
+ * One prompt for a password sign-in (SPEC §14.7): the password the server has just accepted opens a gate that
+ * has the password method. Counted while it is checked, as every attempt is; a wrong one is given back, as the
+ * server has just accepted this password (the gate keeps one changed in another browser): no guess. True when
+ * it opened; false when it did not apply or did not open (the unlock prompt follows, as before).
+ */
+export async function unlockWithSignInPassword(accountId, password) {
+  const record = await deviceRecord(accountId);
+  const method = record?.gate?.methods.find((m) => m.kind === "password");
+  if (!method || !password || isUnlocked(accountId) || g.attemptsLeft(record.gate) <= 0) return false;
+  if (!(await countAttempt(accountId))) return false;
+  const settle = checkingAttempt(accountId);
+  try {
+    const derive = () => g.passwordWrappingKey(password, method.salt, method.iterations);
+    const [gateKey, keys] = await check(record, method, derive).catch(() => []);
+    if (!gateKey) {
+      await uncountAttempt(accountId);
+      return false;
+    }
+    if (!(await changeGate(accountId, g.resetAttempts))) return false; // wiped by another window meanwhile
+    remember(accountId, gateKey, keys, deadline());
+    lastKind.set(accountId, method.kind);
+    await report("unlocked", method.kind, accountId);
+    return true;
+  } finally {
+    settle();
+  }
+}
+
 /** Unlocks with a passkey of the gate: one prompt re-authenticates the session and gives the PRF output.
  *  Without a session (`signIn`), the prompt signs in instead: resolves with that Session. */
 export async function unlockWithPasskey(accountId, { signIn = false } = {}) {

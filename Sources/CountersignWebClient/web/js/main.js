@@ -101,7 +101,7 @@ const ROUTES = {
   messages: (id) => screen(() => import("./screens/messages.js"), "messagesScreen", id ? { open: id } : {})(),
   settings: (id) => screen(() => import("./screens/settings.js"), "settingsScreen", { id })(),
   // Files loads its formats (and scrypt) on first use.
-  files: screen(() => import("./screens/files.js"), "filesScreen"),
+  files: (id) => screen(() => import("./screens/files.js"), "filesScreen", { id })(),
   approvals: screen(() => import("./screens/approvals.js"), "approvalsScreen"),
 };
 

@@ -1,4 +1,4 @@
-// Files (FileLock's three tabs in the seed's words): "Encrypt File" to a recipient's public key .pem,
+// Files (FileLock's three tabs in the seed's words and order): "Encrypt File" to a recipient's public key .pem,
 // "Decrypt File" with this account's file key, and "Keys" to make, import and hand out that key.
 // Countersign's sealed format is the default (streamed, any size); FileLock's package is offered for
 // the iOS app (held in memory, up to 256 MiB). Results are saved as Blob downloads.
@@ -129,7 +129,47 @@ function progressUI(label, cancelLabel) {
   };
 }
 
-export function filesScreen(app, { onBack }) {
+/** The tabs in FileLock's order (its segments: "Encrypt", "Decrypt", "Keys"): address, name. */
+const TABS = [
+  ["encrypt", "Encrypt"],
+  ["decrypt", "Decrypt"],
+  ["keys", "Keys"],
+];
+
+/**
+ * FileLock's segments as tabs (the WAI-ARIA pattern: arrow keys move between them), one panel shown; the
+ * address follows the tab (#/files/keys) without a history entry, so Back still leaves the screen.
+ */
+function tabbed(panels, selected) {
+  const tabs = [];
+  const wrappers = [];
+  const show = (index, focus = false) => {
+    tabs.forEach((tab, i) => {
+      tab.setAttribute("aria-selected", String(i === index));
+      tab.tabIndex = i === index ? 0 : -1;
+      wrappers[i].hidden = i !== index;
+    });
+    if (focus) tabs[index].focus();
+    history.replaceState(null, "", `#/files/${TABS[index][0]}`);
+  };
+  TABS.forEach(([id, name], index) => {
+    const attributes = { type: "button", role: "tab", id: `files-tab-${id}`, "aria-controls": `files-${id}` };
+    const tab = el("button", attributes, name);
+    tab.addEventListener("click", () => show(index));
+    tab.addEventListener("keydown", (event) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (step) show((index + step + TABS.length) % TABS.length, true);
+    });
+    tabs.push(tab);
+    wrappers.push(el("div", { role: "tabpanel", id: `files-${id}`, "aria-labelledby": tab.id }, panels[id]));
+  });
+  const start = Math.max(0, TABS.findIndex(([id]) => id === selected));
+  const list = el("div", { role: "tablist", "aria-label": "Files", class: "tabs" }, tabs);
+  // Shown once the screen is on the page (replaceState then names this screen's address).
+  return { list, wrappers, start: () => show(start) };
+}
+
+export function filesScreen(app, { onBack, id: selectedTab }) {
   const accountId = session.account.id;
   let key = null; // this account's file key, once loaded
   const cleanups = [];
@@ -626,14 +666,10 @@ export function filesScreen(app, { onBack }) {
     dropDecrypted?.();
     onBack();
   });
-  showCard(
-    app,
-    { label: "Files", className: "files" },
-    el("div", { class: "actions" }, back),
-    encryptForm,
-    decryptForm,
-    keysSection,
-  );
+  const tabs = tabbed({ encrypt: encryptForm, decrypt: decryptForm, keys: keysSection }, selectedTab);
+  const actions = el("div", { class: "actions" }, back);
+  showCard(app, { label: "Files", className: "files" }, actions, tabs.list, tabs.wrappers);
+  tabs.start();
   fileKeys
     .get(accountId)
     .then((stored) => {

@@ -20,6 +20,19 @@ import { session } from "../session.js";
 import { qrSignInScreen } from "./qr-signin.js";
 import { secondFactorScreen } from "./second-factor.js";
 
+/** With the key gate on and its password method here, the password just accepted opens it too: the sign-in
+ *  and the unlock are one prompt (SPEC §14.7). Otherwise, or when it does not open, the prompt follows. */
+async function openGateWith(password) {
+  const accountId = session.account?.id;
+  if (!accountId) return;
+  try {
+    const { unlockWithSignInPassword } = await import("../gate.js");
+    await unlockWithSignInPassword(accountId, password);
+  } catch {
+    // The unlock prompt follows, as it did before.
+  }
+}
+
 // The autofill's pending request (conditional mediation), whichever sign-in screen made it: the browser
 // runs one WebAuthn request at a time, so it is aborted before any other starts and when the user sends
 // the password.
@@ -190,12 +203,16 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
           );
           if (next === 202) return answer;
           session.set(answer, { username: credentials.username });
+          await openGateWith(credentials.password);
           onSignedIn();
           return null;
         };
         secondFactorScreen(app, {
           pending: body,
-          onSignedIn,
+          onSignedIn: async (...args) => {
+            await openGateWith(credentials.password);
+            onSignedIn(...args);
+          },
           back: () => signInScreen(app, { onSignedIn }),
           username: credentials.username,
           again,
@@ -203,6 +220,7 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
         return;
       }
       session.set(body, { username: credentials.username });
+      await openGateWith(credentials.password);
       onSignedIn();
     } catch (error) {
       status.textContent = "";
