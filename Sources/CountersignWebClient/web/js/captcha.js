@@ -17,7 +17,7 @@ export async function solveCaptcha(onProgress = () => {}) {
       const tried = new Array(count).fill(0);
       let finished = 0;
       for (let i = 0; i < count; i++) {
-        const worker = new Worker(workerURL("/js/captcha-worker.js"));
+        const worker = new Worker(workerURL("/js/captcha-worker.js"), { type: "module", name: "captcha" });
         workers.push(worker);
         worker.onerror = () => reject(new Error("The proof of work could not run in this browser."));
         worker.onmessage = ({ data }) => {

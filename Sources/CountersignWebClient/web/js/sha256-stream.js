@@ -11,15 +11,22 @@ const K = new Uint32Array([
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 
+const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+
 export class SHA256 {
   constructor() {
-    this.h = new Int32Array([
-      0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-    ]);
+    this.h = new Int32Array(8);
     this.w = new Int32Array(64);
     this.buffer = new Uint8Array(64);
+    this.reset();
+  }
+
+  /** Starts over: the captcha hashes a million short inputs with one instance. */
+  reset() {
+    this.h.set(IV);
     this.buffered = 0;
     this.length = 0;
+    return this;
   }
 
   block(b, at) {
