@@ -20,6 +20,16 @@ def home(page, username):
     return page.get_by_role("heading", name=f"Signed in as {username}")
 
 
+def gate_on_with_password(page):
+    """Settings → Key gate turned on with the account password (this Chromium's authenticator gives no PRF)."""
+    settings_gate(page).click()
+    page.get_by_role("button", name="Turn on with passkey").click()
+    expect(page.get_by_test_id("gate-no-prf")).to_contain_text("lock the keys with your password", timeout=60_000)
+    page.get_by_label("Account password").fill("correct horse battery")
+    page.get_by_role("button", name="Turn on with password").click()
+    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+
+
 def no_token_kept(page):
     """Nothing a token could be read back from: web storage, cookies, and the binding's IndexedDB record."""
     assert page.evaluate("localStorage.length + sessionStorage.length") == 0
@@ -126,13 +136,7 @@ def test_with_the_key_gate_on_a_reload_is_locked_until_one_unlock(server, browse
     page = p.page
     sign_up(p, "gina")
     expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
-    switch = settings_gate(page)
-    switch.click()
-    page.get_by_role("button", name="Turn on with passkey").click()
-    expect(page.get_by_test_id("gate-no-prf")).to_contain_text("lock the keys with your password", timeout=60_000)
-    page.get_by_label("Account password").fill("correct horse battery")
-    page.get_by_role("button", name="Turn on with password").click()
-    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+    gate_on_with_password(page)
     page.wait_for_timeout(1_000)
     binding = no_token_kept(page)
     assert binding["deviceId"] and binding["privateKey"] is None, binding
@@ -156,12 +160,7 @@ def test_one_unlock_serves_every_tab_and_a_lock_locks_all(server, browser):
     page = p.page
     sign_up(p, "tabby")
     expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
-    settings_gate(page).click()
-    page.get_by_role("button", name="Turn on with passkey").click()
-    expect(page.get_by_test_id("gate-no-prf")).to_contain_text("lock the keys with your password", timeout=60_000)
-    page.get_by_label("Account password").fill("correct horse battery")
-    page.get_by_role("button", name="Turn on with password").click()
-    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+    gate_on_with_password(page)
     page.get_by_role("button", name="Back").first.click()
     lock_keys = page.get_by_role("button", name="Lock keys")
     expect(lock_keys).to_be_visible()
@@ -202,12 +201,7 @@ def test_a_password_sign_in_opens_a_password_gate_in_one_prompt(server, browser)
     page = p.page
     sign_up(p, "pam")
     expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
-    settings_gate(page).click()
-    page.get_by_role("button", name="Turn on with passkey").click()
-    expect(page.get_by_test_id("gate-no-prf")).to_contain_text("lock the keys with your password", timeout=60_000)
-    page.get_by_label("Account password").fill("correct horse battery")
-    page.get_by_role("button", name="Turn on with password").click()
-    expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+    gate_on_with_password(page)
     page.get_by_role("button", name="Back").first.click()
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
