@@ -67,6 +67,22 @@ import Testing
         )
     }
 
+    /// A new account `username`, signed in, with a messaging device named `name` registered for it: its
+    /// session, its ID, the device's key and the device's ID.
+    static func accountWithDevice(
+        _ api: API,
+        _ username: String,
+        name: String
+    ) async throws -> (token: String, accountID: String, device: Identity, deviceID: String) {
+        try await api.register(username)
+        let token = try await api.token(username)
+        let accountID = try await Self.accountID(api, token)
+        let device = Identity.generate()
+        let registered = try await Self.registerDevice(api, token: token, accountID: accountID, key: device, name: name)
+        #expect(registered.status == 201, "\(registered.status) \(registered.json)")
+        return (token, accountID, device, try #require(registered.json["id"] as? String))
+    }
+
     /// Resumes with `key`'s signature over a fresh nonce; the reply and the nonce used.
     /// `nonce`: one already issued (a replay) instead of a fresh one; `statement`: what the key signs
     /// (another context's message, to show it is refused).
@@ -328,19 +344,7 @@ import Testing
     func aDeviceBindingFollowsTheDevice(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
         try await h.run { api in
-            try await api.register("binddev")
-            let token = try await api.token("binddev")
-            let accountID = try await Self.accountID(api, token)
-            let device = Identity.generate()
-            let registered = try await Self.registerDevice(
-                api,
-                token: token,
-                accountID: accountID,
-                key: device,
-                name: "Laptop"
-            )
-            #expect(registered.status == 201, "\(registered.status) \(registered.json)")
-            let deviceID = try #require(registered.json["id"] as? String)
+            let (token, accountID, device, deviceID) = try await Self.accountWithDevice(api, "binddev", name: "Laptop")
 
             // Another key named as the device's: refused.
             var r = try await Self.bind(api, token, Identity.generate(), accountID: accountID, deviceID: deviceID)
@@ -423,18 +427,7 @@ import Testing
     func revokingTheDeviceEndsItsBinding(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
         try await h.run { api in
-            try await api.register("bindrev")
-            let token = try await api.token("bindrev")
-            let accountID = try await Self.accountID(api, token)
-            let device = Identity.generate()
-            let registered = try await Self.registerDevice(
-                api,
-                token: token,
-                accountID: accountID,
-                key: device,
-                name: "Copied"
-            )
-            let deviceID = try #require(registered.json["id"] as? String)
+            let (token, accountID, device, deviceID) = try await Self.accountWithDevice(api, "bindrev", name: "Copied")
             let r = try await Self.bind(api, token, device, accountID: accountID, deviceID: deviceID)
             let bindingID = try #require(r.json["id"] as? String)
             let (copy, _) = try await Self.resume(api, bindingID: bindingID, key: device)

@@ -20,14 +20,20 @@ def home(page, username):
     return page.get_by_role("heading", name=f"Signed in as {username}")
 
 
-def gate_on_with_password(page):
-    """Settings → Key gate turned on with the account password (this Chromium's authenticator gives no PRF)."""
+def signed_up_with_the_gate_on(browser, server, username):
+    """A new account's page, its browser a device, the key gate turned on there with the account password (this
+    Chromium's authenticator gives no PRF); left on Settings → Key gate."""
+    p = Page(browser, server)
+    page = p.page
+    sign_up(p, username)
+    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
     settings_gate(page).click()
     page.get_by_role("button", name="Turn on with passkey").click()
     expect(page.get_by_test_id("gate-no-prf")).to_contain_text("lock the keys with your password", timeout=60_000)
     page.get_by_label("Account password").fill("correct horse battery")
     page.get_by_role("button", name="Turn on with password").click()
     expect(page.get_by_role("status").first).to_contain_text("Key gate on, with your password", timeout=SLOW)
+    return p
 
 
 def no_token_kept(page):
@@ -132,11 +138,8 @@ def test_a_browser_restart_keeps_you_signed_in(server, browser):
 
 
 def test_with_the_key_gate_on_a_reload_is_locked_until_one_unlock(server, browser):
-    p = Page(browser, server)
+    p = signed_up_with_the_gate_on(browser, server, "gina")
     page = p.page
-    sign_up(p, "gina")
-    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
-    gate_on_with_password(page)
     page.wait_for_timeout(1_000)
     binding = no_token_kept(page)
     assert binding["deviceId"] and binding["privateKey"] is None, binding
@@ -156,11 +159,8 @@ def test_with_the_key_gate_on_a_reload_is_locked_until_one_unlock(server, browse
 def test_one_unlock_serves_every_tab_and_a_lock_locks_all(server, browser):
     """SPEC §14.7: a tab opened while another holds the key gate open is not "Locked"; "Lock keys" in one tab
     locks every tab; an unlock in one opens the others."""
-    p = Page(browser, server)
+    p = signed_up_with_the_gate_on(browser, server, "tabby")
     page = p.page
-    sign_up(p, "tabby")
-    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
-    gate_on_with_password(page)
     page.get_by_role("button", name="Back").first.click()
     lock_keys = page.get_by_role("button", name="Lock keys")
     expect(lock_keys).to_be_visible()
@@ -197,11 +197,8 @@ def test_a_password_sign_in_opens_a_password_gate_in_one_prompt(server, browser)
     """SPEC §14.7: the password the server has just accepted opens a gate with the password method, so signing
     in is one prompt; a gate that keeps an older password (changed in another browser) is not opened, nothing
     is counted against it, and the unlock prompt follows as before."""
-    p = Page(browser, server)
+    p = signed_up_with_the_gate_on(browser, server, "pam")
     page = p.page
-    sign_up(p, "pam")
-    expect(page.get_by_test_id("fingerprint")).to_be_visible(timeout=SLOW)
-    gate_on_with_password(page)
     page.get_by_role("button", name="Back").first.click()
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
