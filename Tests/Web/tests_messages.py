@@ -55,7 +55,19 @@ def ready(p, username):
     expect(p.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
 
 
+def to_list(page):
+    """Messages' list of conversations, from a conversation or the list itself."""
+    back = page.get_by_role("button", name="All conversations")
+    if back.count():
+        back.click()
+    expect(page.get_by_role("heading", name="Messages", exact=True)).to_be_visible()
+
+
 def compose(page, to, text, delayed=False):
+    """A message from the list's "New message" (its "To" starts a conversation): sent, it opens the
+    conversation, whose composer shows the steps."""
+    to_list(page)
+    page.get_by_role("button", name="New message").click()
     page.get_by_label("To").fill(to)
     page.get_by_label("Message", exact=True).fill(text)
     if delayed:
@@ -67,11 +79,22 @@ def steps(page):
     return page.get_by_role("status", name="Steps")
 
 
-def open_first(page, listname, label):
-    item = page.get_by_role("list", name=listname).get_by_role("button", name=re.compile(label))
-    expect(item.first).to_be_visible(timeout=30_000)
-    item.first.click()
-    return page.get_by_role("region", name="Opened message")
+def open_conversation(page, name, accept=False):
+    """Opens the conversation with `name` from the list; `accept`: it is a request (a first message from
+    someone this account never wrote to), accepted first. Returns the thread's list of messages."""
+    to_list(page)
+    if accept:
+        page.get_by_role("region", name="Requests").get_by_role("button", name=f"Accept {name}").click(timeout=30_000)
+    link = page.get_by_role("list", name="Conversations").get_by_role("link", name=re.compile(f"^{re.escape(name)}\\b"))
+    expect(link).to_be_visible(timeout=30_000)
+    link.click()
+    return page.get_by_role("list", name=f"Messages with {name}")
+
+
+def details(item):
+    """A message's Details, opened: its steps and what the server sees."""
+    item.get_by_text("Details", exact=True).click()
+    return item.locator("details.details")
 
 
 def test_two_browsers_message_each_other_with_the_steps(server, browser):
@@ -87,31 +110,39 @@ def test_two_browsers_message_each_other_with_the_steps(server, browser):
     for words in ("Keypair created", "String encrypted", "String signed", "Sent."):
         expect(steps(alice.page)).to_contain_text(words, timeout=30_000)
     alice.shot("messages-sent")
-    # Bob's browser gets it live and opens it: verified, then decrypted, shown as text.
-    opened = open_first(bob.page, "Incoming", "^From alice, .*, unread$")
-    expect(opened.get_by_role("status", name="Opening")).to_contain_text("Signature verified")
-    expect(opened.get_by_role("status", name="Opening")).to_contain_text("String decrypted")
-    expect(opened.get_by_label("Message text")).to_have_text(secret)
-    assert opened.locator("b").count() == 0
-    # What the server sees: the envelope, not the text.
-    opened.get_by_text("What the server sees").click()
-    seen = opened.locator("details").inner_text()
+    # Bob's browser gets it live, unread, as a request (bob never wrote to alice): accepted, then opened:
+    # verified, then decrypted, shown as text.
+    link = bob.page.get_by_role("region", name="Requests").get_by_role("link", name=re.compile("^alice"))
+    expect(link.get_by_label("1 unread")).to_be_visible(timeout=30_000)
+    thread = open_conversation(bob.page, "alice", accept=True)
+    item = thread.get_by_role("listitem").last
+    expect(item.get_by_label("Message text")).to_have_text(secret, timeout=30_000)
+    assert thread.locator("b").count() == 0
+    opened = details(item)
+    expect(opened.get_by_role("list", name="Steps as they happened")).to_contain_text("Signature verified")
+    expect(opened.get_by_role("list", name="Steps as they happened")).to_contain_text("String decrypted")
+    # What the server sees: the envelope and its metadata, not the text.
+    opened.get_by_text("The envelope's bytes").click()
+    seen = opened.inner_text()
     assert "Ciphertext (hex)" in seen and "noon" not in seen, seen
     bob.shot("messages-opened")
-    expect(bob.page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From alice, .*, read$"))).to_be_visible()
-    # The sender's own browser keeps the outgoing copy and can open it too.
-    opened = open_first(alice.page, "Outgoing", "^To bob, ")
-    expect(opened.get_by_label("Message text")).to_have_text(secret)
-    # And back.
+    to_list(bob.page)
+    read = bob.page.get_by_role("list", name="Conversations").get_by_role("link", name=re.compile("^alice"))
+    expect(read).to_be_visible()
+    expect(read.get_by_label(re.compile("unread"))).to_have_count(0)
+    # The sender's own browser keeps the outgoing copy and opens it too.
+    mine = alice.page.get_by_role("list", name="Messages with bob")
+    expect(mine.get_by_label("Message text")).to_have_text([secret], timeout=30_000)
+    # And back, live into alice's open conversation.
     compose(bob.page, "alice", "Noon it is.")
     expect(steps(bob.page)).to_contain_text("Sent.", timeout=30_000)
-    opened = open_first(alice.page, "Incoming", "^From bob, ")
-    expect(opened.get_by_label("Message text")).to_have_text("Noon it is.")
+    expect(mine.get_by_label("Message text")).to_have_text([secret, "Noon it is."], timeout=30_000)
     # "Keypair created" is said on a device's first use only: not at the next send, nor at the first send
     # after the home screen was shown again (the keys it found were made before).
     compose(alice.page, "bob", "See you.")
     expect(steps(alice.page)).to_contain_text("Sent.", timeout=30_000)
     expect(steps(alice.page)).not_to_contain_text("Keypair created")
+    to_list(alice.page)
     alice.page.get_by_role("button", name="Back").click()
     expect(alice.page.get_by_role("status").first).to_have_text("Device ready.", timeout=30_000)
     alice.page.get_by_role("button", name="Messages", exact=True).click()
@@ -135,8 +166,8 @@ def test_the_cli_and_the_browser_message_each_other(server, browser):
         ready(p, "dave")
         p.page.get_by_role("button", name="Messages", exact=True).click()
         cli.run("send", "--to", "dave", "from the terminal")
-        opened = open_first(p.page, "Incoming", "^From carol, ")
-        expect(opened.get_by_label("Message text")).to_have_text("from the terminal")
+        thread = open_conversation(p.page, "carol", accept=True)
+        expect(thread.get_by_label("Message text")).to_have_text("from the terminal", timeout=30_000)
         compose(p.page, "carol", "from the browser ✓")
         expect(steps(p.page)).to_contain_text("Sent.", timeout=30_000)
         entries = [e for e in cli.inbox() if e["direction"] == "incoming"]
@@ -158,6 +189,7 @@ def test_a_long_text_is_counted_before_the_limit_and_refused_past_it_never_cut(s
         page = p.page
         ready(p, "judy")
         page.get_by_role("button", name="Messages", exact=True).click()
+        page.get_by_role("button", name="New message").click()
         message = page.get_by_label("Message", exact=True)
         size = page.get_by_test_id("message-size")
         message.fill("short")
@@ -175,6 +207,7 @@ def test_a_long_text_is_counted_before_the_limit_and_refused_past_it_never_cut(s
         page.get_by_label("To").fill("ivan")
         page.get_by_role("button", name="Send").click()
         expect(steps(page)).to_contain_text("Sent.", timeout=60_000)
+        # Sent, the conversation with ivan is open: its composer counts and refuses the same way.
         entries = [e for e in cli.inbox() if e["direction"] == "incoming"]
         assert len(entries) == 1, entries
         assert cli.run("read", entries[0]["id"]).stdout.rstrip("\n") == whole
@@ -198,9 +231,10 @@ def test_a_long_text_is_counted_before_the_limit_and_refused_past_it_never_cut(s
         long_text = "y" * 1_048_576
         sent = subprocess.run([support.BINARY, "send", "--to", "judy", "-"], input=long_text, env=cli.env, capture_output=True, text=True, timeout=120)
         assert sent.returncode == 0, sent.stderr
-        opened = open_first(page, "Incoming", "^From ivan, ")
-        expect(opened.get_by_label("Message text")).to_be_visible(timeout=30_000)
-        assert opened.get_by_label("Message text").evaluate("(e) => e.textContent.length") == 1_048_576
+        thread = page.get_by_role("list", name="Messages with ivan")
+        received = thread.locator("li.theirs").get_by_label("Message text")
+        expect(received).to_be_visible(timeout=30_000)
+        assert received.evaluate("(e) => e.textContent.length") == 1_048_576
         p.close()
     finally:
         cli.close()
@@ -228,7 +262,7 @@ def test_a_delayed_message_arrives_after_15_seconds_with_a_notification(server, 
     recipient.page.get_by_role("button", name="Messages", exact=True).click()
     sender.page.get_by_role("button", name="Messages", exact=True).click()
     notes = lambda: recipient.page.evaluate("window.__notes.map(n => [n.title, n.body])")  # noqa: E731
-    incoming = recipient.page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From erin"))
+    incoming = recipient.page.get_by_role("region", name="Requests").get_by_role("link", name=re.compile("^erin"))
     # In view: it is listed, and no notification.
     compose(sender.page, "fern", "you are looking")
     expect(incoming).to_have_count(1, timeout=30_000)
@@ -244,9 +278,10 @@ def test_a_delayed_message_arrives_after_15_seconds_with_a_notification(server, 
     notified(recipient.page, 1)
     assert time.time() - sent >= 13, time.time() - sent
     assert notes() == [["Encrypted Message Received", "Tap to decrypt and view the message"]], notes()
-    # The notification opens the message.
+    # The notification opens the message's conversation, at the conversation's address.
     recipient.page.evaluate("window.__notes[0].onclick()")
-    expect(recipient.page.get_by_label("Message text")).to_have_text("fifteen seconds later", timeout=15_000)
+    expect(recipient.page.get_by_label("Message text").last).to_have_text("fifteen seconds later", timeout=15_000)
+    expect(recipient.page).to_have_url(re.compile(r"#/messages/erin$"))
     # Messages shown but the page hidden: a notification.
     recipient.page.evaluate(page_function("page.js", "setVisibility"), "hidden")
     compose(sender.page, "fern", "while you were away")
@@ -423,9 +458,10 @@ def test_a_lying_server_gets_past_neither_pin_rule(server, browser):
         relabel = relabelled("mallory", "ivy")
         proxy.rewrite = relabel
         mallory.run("send", "--to", "jack", "this is ivy, honest")
-        opened = open_first(p.page, "Incoming", "^From ivy, ")
-        expect(opened.get_by_role("alert")).to_contain_text("not a key you pinned for ivy", timeout=15_000)
-        assert opened.get_by_label("Message text").count() == 0
+        thread = p.page.get_by_role("list", name="Messages with ivy")
+        refused = thread.locator("li.theirs")
+        expect(refused.get_by_role("alert")).to_contain_text("not a key you pinned for ivy", timeout=30_000)
+        assert refused.get_by_label("Message text").count() == 0
         p.shot("messages-refused")
 
         # 3. ivy's directory now lists mallory's device as ivy's: sending is blocked until "Trust".
@@ -452,17 +488,19 @@ def test_a_lying_server_gets_past_neither_pin_rule(server, browser):
         _, real_jack, _ = server.api("GET", "/v1/users/jack/devices", token=support.api_sign_in(server, "mallory"))
         forged_jack = dict(real_jack, devices=[dict(real_jack["devices"][0], signingKey=real_mallory["devices"][0]["signingKey"])])
         proxy.rewrite = lambda path, body: json.dumps(forged_jack).encode() if path.startswith("/v1/users/jack/devices") else body
-        opened = open_first(p.page, "Incoming", "^From ivy, ")
-        opened.get_by_role("button", name="Safety number with ivy").click()
+        open_conversation(p.page, "ivy")
+        p.page.get_by_role("button", name="Safety number with ivy").click()
         expect(p.page.get_by_label("Safety number", exact=True)).to_contain_text("REFUSED: the server lists this browser's device", timeout=30_000)
 
         # 5. A sender name that only looks like one (a zero-width space) is dropped, never shown.
         proxy.rewrite = relabelled("mallory", "ivy\u200b")
         mallory.run("send", "--to", "jack", "ivy, trust me")
         ivy.run("send", "--to", "jack", "the real ivy, after it")
-        incoming = p.page.get_by_role("list", name="Incoming").get_by_role("button")
+        incoming = p.page.get_by_role("list", name="Messages with ivy").locator("li.theirs")
         expect(incoming).to_have_count(2, timeout=30_000)
-        assert all("\u200b" not in label for label in incoming.all_inner_texts()), incoming.all_inner_texts()
+        labels = [incoming.nth(i).get_attribute("aria-label") for i in range(2)]
+        assert all("\u200b" not in label for label in labels), labels
+        assert "\u200b" not in p.page.evaluate("document.body.innerText")
         # The socket cannot pass this proxy: Chromium logs that, and the page polls instead.
         p.problems = [x for x in p.problems if "WebSocket connection" not in x]
         p.close()
@@ -554,8 +592,10 @@ def test_change_message_key_is_followed_and_old_messages_still_open(server, brow
         compose(p.page, "mike", "before the change")
         expect(steps(p.page)).to_contain_text("Sent.", timeout=30_000)
         cli.run("send", "--to", "lena", "sealed to the old key")
-        expect(p.page.get_by_role("list", name="Incoming").get_by_role("button", name=re.compile("^From mike"))).to_be_visible(timeout=30_000)
+        thread = p.page.get_by_role("list", name="Messages with mike")
+        expect(thread.get_by_label("Message text")).to_have_count(2, timeout=30_000)
         before = p.page.get_by_test_id("fingerprint")
+        to_list(p.page)
         p.page.get_by_role("button", name="Back").click()
         old_fingerprint = before.inner_text()
         support.open_settings(p.page, "Security")
@@ -571,8 +611,11 @@ def test_change_message_key_is_followed_and_old_messages_still_open(server, brow
         texts = [cli.run("read", e["id"]).stdout.strip() for e in cli.inbox() if e["direction"] == "incoming"]
         assert sorted(texts) == ["after the change", "before the change"], texts
         # What was sealed to the old key still opens here, and the new key is the one listed.
-        opened = open_first(p.page, "Incoming", "^From mike")
-        expect(opened.get_by_label("Message text")).to_have_text("sealed to the old key")
+        expect(thread.get_by_label("Message text")).to_have_text(
+            ["before the change", "sealed to the old key", "after the change"], timeout=30_000
+        )
+        expect(thread.get_by_role("alert")).to_have_count(0)
+        to_list(p.page)
         p.page.get_by_role("button", name="Back").click()
         expect(p.page.get_by_test_id("fingerprint")).not_to_have_text(old_fingerprint)
         p.close()

@@ -128,9 +128,11 @@ function promoted(record) {
  * for by the old signing key and by the new one. The new keys are stored (pending) before the server is
  * asked, so an answer lost on the way cannot leave the server with keys this browser no longer has. The
  * old private keys are kept, retired, so that messages sealed to them still open here; contacts who
- * pinned the old key follow the signed rotation.
+ * pinned the old key follow the signed rotation. `keepHistory(record, keys)`, when given, runs before
+ * the old private keys could be deleted (with the new keys made, and again once the server took them): it
+ * re-seals what the old keys open to the new ones (messages.js).
  */
-export function rotateDeviceKeys(deviceToken, accountId, { gate } = {}) {
+export function rotateDeviceKeys(deviceToken, accountId, { gate, keepHistory } = {}) {
   return exclusively(accountId, async () => {
     const record = await keystore.device(accountId);
     if (!record?.deviceId) throw new Error("This browser is not a device yet.");
@@ -141,6 +143,7 @@ export function rotateDeviceKeys(deviceToken, accountId, { gate } = {}) {
     const newSigning = await spki(keys.signing.publicKey);
     const newEncryption = await spki(keys.encryption.publicKey);
     const message = await rotationMessage(record.deviceId, oldSigning, newSigning, newEncryption);
+    await keepHistory?.(record, keys);
     await keystore.save({ ...record, ...(gate && { gate }), pending: keys });
     try {
       await rotateKeys(
@@ -157,7 +160,9 @@ export function rotateDeviceKeys(deviceToken, accountId, { gate } = {}) {
       if (error instanceof ApiError && error.status >= 400) await keystore.save(record);
       throw error;
     }
-    // Turning the gate on deletes the old private keys, retired ones included (SPEC §14.4).
+    // Turning the gate on deletes the old private keys, retired ones included (SPEC §14.4): what arrived
+    // since the first re-sealing is re-sealed first.
+    await keepHistory?.(record, keys);
     const promotedRecord = promoted({ ...record, pending: keys });
     const rotated = gate ? { ...promotedRecord, gate, previous: [] } : promotedRecord;
     await keystore.save(rotated);

@@ -21,6 +21,7 @@ import {
 } from "./gate-rules.js";
 import { changeGate, deviceRecord, saveWithoutGate } from "./gate-store.js";
 import { setDeviceRevocationToken } from "./server/devices.js";
+import { keepHistory } from "./messages.js";
 import { listPasskeys } from "./server/passkeys.js";
 import { session } from "./session.js";
 
@@ -42,7 +43,8 @@ async function turnOn(record, wrappingKey, method, limit) {
   // Open from the start: the new keys are wrapped under this gate key as they are stored.
   remember(accountId, gateKey, new Map(), deadline());
   try {
-    await rotateDeviceKeys(session.deviceToken, accountId, { gate });
+    // The old keys are deleted: what they open is re-sealed to the new ones first (nothing stops opening).
+    await rotateDeviceKeys(session.deviceToken, accountId, { gate, keepHistory });
   } catch (error) {
     lock(accountId);
     throw error;

@@ -1,14 +1,15 @@
 // Where the browser keeps its device: IndexedDB, one record per account (so another account signing in
 // on the same browser profile gets a device and a store of its own). The private keys are WebCrypto
 // CryptoKeys with extractable = false: the page can use them and never read them. Beside them, per
-// account: received messages still sealed, the key pins of contacts (trust on first use), and the
-// browser's authenticator (a device of its own, PROTOCOL §3) when it is paired for the account.
+// account: received messages still sealed, the key pins of contacts (trust on first use), whom it accepted
+// or blocked for message requests, and the browser's authenticator (a device of its own, PROTOCOL §3)
+// when it is paired for the account.
 // With the key gate on (SPEC §14), device records pass through gate-keys.js: private keys are stored only
 // wrapped, and read back from the page's memory while the gate is open.
 import { storable, usable } from "./gate-keys.js";
 
 const DB = "countersign";
-const VERSION = 4;
+const VERSION = 5;
 const STORES = {
   devices: { keyPath: "accountId" },
   messages: { keyPath: "key", index: "accountId" },
@@ -18,6 +19,8 @@ const STORES = {
   bindings: { keyPath: "slot" },
   // Key gate events from before a session existed (a locked reload, gate.js): sent at the next session.
   heldReports: { keyPath: "id", index: "accountId" },
+  // Whom the account accepted or blocked here, for message requests (peers.js).
+  peers: { keyPath: "key", index: "accountId" },
 };
 
 function open() {
@@ -100,8 +103,9 @@ export const keystore = {
     }
   },
   /**
-   * Forgets the account's device keys, its messages and its pins, in one transaction. `note`, when given,
-   * takes the device record's place (the key gate's wipe keeps what the device needs to revoke itself).
+   * Forgets the account's device keys, its messages, its pins and whom it accepted or blocked, in one
+   * transaction. `note`, when given, takes the device record's place (the key gate's wipe keeps what the
+   * device needs to revoke itself).
    */
   remove: async (accountId, note = null) => {
     const db = await open();
@@ -110,7 +114,7 @@ export const keystore = {
         const tx = db.transaction(Object.keys(STORES), "readwrite");
         if (note) tx.objectStore("devices").put({ ...note, accountId });
         else tx.objectStore("devices").delete(accountId);
-        for (const name of ["messages", "pins"]) {
+        for (const name of ["messages", "pins", "peers"]) {
           const store = tx.objectStore(name);
           store.index("accountId").getAllKeys(accountId).onsuccess = (event) => {
             for (const key of event.target.result) store.delete(key);

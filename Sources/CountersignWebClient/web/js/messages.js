@@ -7,6 +7,7 @@ import { spki } from "./device-keys.js";
 import { MAX_PLAINTEXT, open, parse, seal } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
 import { allFor, run } from "./keystore.js";
+import { keyIdHex, openCopy, sealCopy } from "./local-seal.js";
 import { checkBeforeSending, isUsername, normalise, signerKey } from "./pins.js";
 import { USERNAME_RULE } from "./rules.js";
 import { sendMessage } from "./server/messages.js";
@@ -182,18 +183,45 @@ export async function list() {
 
 export const get = (id) => run("messages", "readonly", (messages) => messages.get(recordKey(id)));
 
+/** This device's key pairs, current first, then the retired ones (newest first). */
+const pairsOf = (record) => [record, ...[...(record.previous ?? [])].reverse()];
+
+/** Marks a stored message read (its other fields as stored now: another tab may have changed them). */
+const markRead = (message) =>
+  run("messages", "readwrite", (messages) => {
+    const request = messages.get(message.key);
+    request.onsuccess = () => request.result && !request.result.read && messages.put({ ...request.result, read: true });
+    return null;
+  });
+
 /**
  * Verifies and decrypts a stored message: its signer must be a key pinned for the sender the server
  * names (this account for an outgoing one), and its ID the envelope's. `report` gets "Signature verified"
- * then "String decrypted". Returns the text and the parsed envelope.
+ * then "String decrypted". A message re-sealed here when the keys were replaced (`local`, local-seal.js)
+ * opens from that copy, which says what was verified and when. Returns the text, the parsed envelope, and
+ * `local` ({ sender, signerKeyId, signedAt, verifiedAt }) for a copy. `markAsRead: false` for a preview;
+ * `pinFirst: false` leaves a first contact unpinned.
  */
-export async function openMessage(record, message, report = () => {}) {
+export async function openMessage(record, message, report = () => {}, { markAsRead = true, pinFirst = true } = {}) {
   const bytes = fromBase64url(message.envelope);
   const header = parse(bytes);
   if (hex(header.messageId) !== message.id)
     throw new Error(
       `The server labelled this message ${message.id}, but its envelope is ${hex(header.messageId)}: refused.`,
     );
+  if (message.local) {
+    const local = await openCopy(message.local, {
+      accountId: message.accountId,
+      messageId: message.id,
+      pairs: pairsOf(record),
+    });
+    if (local) {
+      report(`Signature verified ${new Date(local.verifiedAt).toLocaleString()}, before this browser's keys changed`);
+      report("String decrypted from this browser's re-sealed copy");
+      if (markAsRead && !message.read) await markRead(message);
+      return { text: local.text, envelope: header, sender: local.sender, bytes, firstContact: false, local };
+    }
+  }
   const own = await ownIdentity(record);
   const sender = message.direction === "outgoing" ? own.username : message.from;
   const signer = await signerKey(sender, hex(header.senderKeyId), header.created, own);
@@ -212,13 +240,47 @@ export async function openMessage(record, message, report = () => {}) {
   });
   report("Signature verified");
   // A first contact is pinned only now that its key is known to have signed.
-  await signer.commit();
-  if (signer.firstContact)
+  if (pinFirst) await signer.commit();
+  if (signer.firstContact && pinFirst)
     report(
       `First message from ${sender}: their devices are now pinned. Compare the safety number with them to be sure.`,
     );
   const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);
   report("String decrypted");
-  if (!message.read) await run("messages", "readwrite", (messages) => messages.put({ ...message, read: true }));
-  return { text, envelope: opened, sender, bytes, firstContact: signer.firstContact };
+  if (markAsRead && !message.read) await markRead(message);
+  return { text, envelope: opened, sender, bytes, firstContact: signer.firstContact && pinFirst };
+}
+
+/**
+ * Before this device's keys are replaced and the old ones deleted (the key gate turned on): every stored
+ * message that opens under `record`'s keys gets a local copy sealed to `keys` (the new pairs), with what was
+ * verified, so nothing that opened before stops opening. One that does not open now (refused) is left as
+ * it is. Run again for messages that arrived meanwhile: a message with a copy for `keys` is skipped.
+ */
+export async function keepHistory(record, keys) {
+  const accountId = record.accountId;
+  const target = await keyIdHex(keys.encryption.publicKey);
+  for (const message of await allFor("messages", accountId)) {
+    if (message.local?.keyId === target) continue;
+    let opened;
+    try {
+      opened = await openMessage(record, message, () => {}, { markAsRead: false });
+    } catch {
+      continue; // refused before: it stays refused
+    }
+    const header = opened.envelope;
+    const content = opened.local ?? {
+      text: opened.text,
+      sender: opened.sender,
+      signerKeyId: hex(header.senderKeyId),
+      signedAt: header.created,
+      verifiedAt: Date.now(),
+    };
+    const local = await sealCopy({ accountId, messageId: message.id, content, ...keys });
+    await run("messages", "readwrite", (messages) => {
+      const request = messages.get(message.key);
+      request.onsuccess = () => request.result && messages.put({ ...request.result, local });
+      return null;
+    }, { durability: "strict" });
+  }
 }

@@ -464,8 +464,8 @@ export function gateSection({ status, alert }) {
       el(
         "p",
         { class: "warning" },
-        "Turning the gate on makes new message keys for this browser and deletes the old ones: messages sealed to " +
-          "the old keys will stop opening in this browser. Your contacts follow the new keys.",
+        "Turning the gate on makes new message keys for this browser and deletes the old ones. The messages kept " +
+          "here are re-sealed to the new keys first, so they still open. Your contacts follow the new keys.",
       ),
       el(
         "div",

@@ -5,16 +5,16 @@ import { unpair } from "../authenticator/runtime.js";
 import { pairedRecord } from "../authenticator/store.js";
 import { groupedKeyId, hex, sha256 } from "../bytes.js";
 import { spki } from "../device-keys.js";
-import { ensureDevice, removeDevice } from "../device.js";
+import { removeDevice } from "../device.js";
 import { nameElement } from "../display-name.js";
 import { el, replace, showCard } from "../dom.js";
 import { on } from "../events.js";
 import { isUnlocked, lock } from "../gate-keys.js";
-import { pushState, startInbox, stopInbox } from "../inbox.js";
+import { pushState, stopInbox } from "../inbox.js";
 import { withReauth } from "./reauth.js";
 import { signOut } from "../server/sessions.js";
 import { session } from "../session.js";
-import { gateBeforeDevice } from "./gate.js";
+import { deviceReady } from "./device-ready.js";
 import { needsFullSignIn, qrSessionLimits } from "./qr-signin.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
@@ -121,17 +121,9 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
 
   async function becomeDevice() {
     // With the key gate on: unlocked first (or this page's device session kept while it is locked).
-    const device = (await gateBeforeDevice(slot)) ?? (await ensureDevice(
-      session.token,
-      account,
-      (step) => (status.textContent = step),
-    ));
+    const device = await deviceReady(slot, (step) => (status.textContent = step));
     // Signed out (or in as someone else) meanwhile: this device session is not for the page any more.
-    if (session.account?.id !== account.id) return;
-    session.setDevice(device.deviceSession);
-    // Said once more at the first send, and only when this visit made the keys (for this account).
-    if (device.created) session.keypairCreated = account.id;
-    if (pushState().state === "closed") startInbox(account.id);
+    if (!device) return;
     messages.disabled = false;
     replace(
       deviceInfo,

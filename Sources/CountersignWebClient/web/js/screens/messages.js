@@ -1,339 +1,519 @@
-// Messages (PingIdentity's steps, cryptology-project's lists and its man in the middle): write to one or
-// more users, see each step, read what came in or went out, and trust a contact's new devices only after
-// comparing the safety number. Decrypted text is on the page only while a message is open and shown.
+// Messages as conversations (issue 35 §3): one per other party (a group for a message to several people),
+// newest first, with a preview decrypted here only while the keys are open and the unread count; first
+// messages from strangers under "Requests" (Accept, Block; blocked senders listed with Unblock); and a
+// conversation's thread, its messages in order, yours on the right, each with its "Details" (PingIdentity's
+// steps and what the server sees) and, for yours, its delivery from the server's acknowledgements. The
+// composer at the bottom sends on Enter. Addresses: #/messages and #/messages/<names> (main.js). Decrypted
+// text is on the page only while shown: the privacy overlay's signal drops it.
 import { describe } from "../api.js";
-import { groupedKeyId, hex } from "../bytes.js";
 import { nameElement, visibleText } from "../display-name.js";
-import { el, field, replace } from "../dom.js";
+import { el, feedback, field, replace } from "../dom.js";
 import { on } from "../events.js";
-import { keystore } from "../keystore.js";
-import { MAX_PLAINTEXT } from "../envelope.js";
 import {
-  DELAY_SECONDS,
-  get,
-  list,
-  openMessage,
-  ownIdentity,
-  send,
-  sizeWords,
-  textSize,
-  tooLongWords,
-} from "../messages.js";
-import { PinError } from "../pins.js";
+  conversationKey,
+  conversationTitle,
+  deliveryPending,
+  deliveryWords,
+  keyNames,
+  sortConversations,
+} from "../conversations.js";
+import { keystore } from "../keystore.js";
+import { get, list, openMessage, ownIdentity } from "../messages.js";
+import { peers, setPeers, unblock } from "../peers.js";
+import { isUsername, normalise } from "../pins.js";
+import { isKeyId } from "../rules.js";
+import { messageStatus } from "../server/messages.js";
 import { session } from "../session.js";
+import { composer, sentSteps, showSteps } from "./composer.js";
 import { contactsPanel } from "./contacts.js";
+import { deviceReady } from "./device-ready.js";
 import { NotUnlocked, unlockedRecord } from "./gate.js";
 import { showSafetyNumber } from "./safety.js";
+import { detailsOf } from "./message-details.js";
 
+const time = (iso) => {
+  const date = new Date(iso);
+  const today = new Date().toDateString() === date.toDateString();
+  return today
+    ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : date.toLocaleDateString([], { month: "short", day: "numeric" });
+};
 const when = (iso) => new Date(iso).toLocaleString();
 
-export function messagesScreen(app, { onBack, open: openId }) {
-  const to = field("To", {
-    autocomplete: "off",
-    autocapitalize: "none",
-    spellcheck: "false",
-    placeholder: "alice, bob",
-  });
-  const textId = "message-text-input";
-  // No maxlength: it would cut a pasted text without a word (and counts UTF-16, not the limit's bytes).
-  const text = el("textarea", {
-    id: textId,
-    rows: 4,
-    placeholder: "Please Enter Text",
-    "aria-describedby": "message-size",
-  });
-  const size = el("p", { id: "message-size", class: "muted", "data-testid": "message-size", hidden: true });
-  const showSize = () => {
-    const bytes = textSize(text.value);
-    const over = bytes !== null && bytes > MAX_PLAINTEXT;
-    size.hidden = bytes === null;
-    size.textContent = bytes === null ? "" : sizeWords(bytes);
-    size.classList.toggle("alert", over);
-    if (over) text.setAttribute("aria-invalid", "true");
-    else text.removeAttribute("aria-invalid");
-    // The refusal of a text that was too long is the counter's to say from here on: it goes as it is edited.
-    if (!over && alert.dataset.tooLong) {
-      alert.textContent = "";
-      delete alert.dataset.tooLong;
-    }
-    return bytes;
-  };
-  text.addEventListener("input", showSize);
-  const delayed = el("input", { type: "checkbox", role: "switch", id: "deliver-later" });
-  const sendButton = el("button", { type: "submit", class: "primary" }, "Send");
-  const steps = el("ul", { role: "status", class: "steps", "aria-label": "Steps" });
-  const alert = el("p", { role: "alert", class: "alert" });
-  const trustPanel = el("section", { class: "trust card", "aria-label": "Trust new devices", hidden: true });
-  const incoming = el("ul", { class: "list", "aria-label": "Incoming" });
-  const outgoing = el("ul", { class: "list", "aria-label": "Outgoing" });
-  const opened = el("section", { class: "opened card", "aria-label": "Opened message", hidden: true });
-  // The key gate's unlock prompt, when opening or sending needs the keys (screens/gate.js).
+/** A conversation's address. */
+const addressOf = (key) => (key ? `#/messages/${encodeURIComponent(key)}` : "#/messages");
+/** Goes to a conversation (or the list): a history entry, so Back returns. */
+const goTo = (key) => (location.hash = addressOf(key));
+
+/** What the next screen shown says first: the steps of a send from "New message", an action's result. */
+let carried = null;
+
+/** The first line of a text, short enough for a preview. */
+const previewOf = (text) => {
+  const line = text.split("\n").find((l) => l.trim()) ?? "";
+  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
+};
+
+const isOpen = (record) => Boolean(record?.encryption?.privateKey);
+
+export function messagesScreen(app, { onBack, open: address }) {
   const gateSlot = el("div");
-  const notifications = el(
-    "button",
-    { type: "button", hidden: !("Notification" in window) || Notification.permission !== "default" },
-    "Turn on notifications",
-  );
-  let record = null;
-  // Read again before each use: another tab may have rotated the keys.
-  const freshRecord = () => keystore.device(session.account.id);
-
-  const step = (words) => steps.append(el("li", {}, words));
-  const identity = async () => ownIdentity((record = await freshRecord()));
-  const contacts = contactsPanel({ identity });
-  const contactsButton = el("button", { type: "button", "aria-expanded": "false" }, "Contacts");
-  contactsButton.addEventListener("click", () => {
-    const open = contacts.section.hidden;
-    contacts.section.hidden = !open;
-    contactsButton.setAttribute("aria-expanded", String(open));
-    if (open) contacts.open();
-  });
-
-  const form = el(
-    "form",
-    { "aria-label": "New message" },
-    to.row,
-    el("div", { class: "field" }, el("label", { for: textId }, "Message"), text, size),
-    el(
-      "div",
-      { class: "choice" },
-      delayed,
-      el("label", { for: "deliver-later" }, `Deliver in ${DELAY_SECONDS} seconds`),
-    ),
-    sendButton,
-  );
-
-  /** The safety number of this account and `username`, and "Trust" when their devices changed. */
-  function showTrust(username, { changed }) {
-    trustPanel.hidden = false;
-    return showSafetyNumber(trustPanel, username, {
-      heading: `Compare the safety number with ${username}`,
-      intro: `Read it to ${username} in person or over a call, or scan each other's code. If it matches ` +
-        `theirs, ${changed ? "press Trust" : "the server gave each of you the other's real keys"}. If not, do not ` +
-        `send: someone may be reading along.`,
-      identity,
-      offerTrust: async () => changed,
-      onTrusted: (theirs) => {
-        trustPanel.hidden = true;
-        alert.textContent = "";
-        step(`${theirs.username}'s devices are trusted. Send again.`);
-        if (!contacts.section.hidden) contacts.refresh();
-      },
-      onError: (error) => (alert.textContent = describe(error)),
-    });
-  }
-
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    alert.textContent = "";
-    steps.replaceChildren();
-    trustPanel.hidden = true;
-    if (!text.value) {
-      alert.textContent = "Write something to send.";
-      text.focus();
-      return;
-    }
-    const bytes = showSize();
-    if (bytes !== null && bytes > MAX_PLAINTEXT) {
-      alert.textContent = tooLongWords(bytes);
-      alert.dataset.tooLong = "1";
-      text.focus();
-      return;
-    }
-    sendButton.disabled = true;
-    try {
-      if (session.keypairCreated && session.keypairCreated === session.account?.id) {
-        step("Keypair created");
-        session.keypairCreated = null;
-      }
-      record = await unlockedRecord(gateSlot, "Unlock them to send this message.");
-      await send(record, {
-        to: to.input.value.split(/[\s,]+/),
-        text: text.value,
-        delayed: delayed.checked,
-        report: step,
-      });
-      step(delayed.checked ? `Sent. It is delivered in ${DELAY_SECONDS} seconds.` : "Sent.");
-      text.value = "";
-      showSize();
-    } catch (error) {
-      alert.textContent = describe(error);
-      if (error instanceof PinError && error.changes.length) showTrust(error.username, { changed: true });
-    } finally {
-      sendButton.disabled = false;
-    }
-  });
-
-  notifications.addEventListener("click", async () => {
-    await Notification.requestPermission();
-    notifications.hidden = Notification.permission !== "default";
-  });
-
-  function entry(message) {
-    // Names as the server lists them: hidden and direction-changing characters written out (display-name.js).
-    const who = message.direction === "incoming"
-      ? `From ${visibleText(message.from)}`
-      : `To ${message.to.map(visibleText).join(", ")}`;
-    const unread = message.direction === "incoming" && !message.read;
-    const label = message.direction === "incoming"
-      ? `${who}, ${when(message.acceptedAt)}, ${unread ? "unread" : "read"}`
-      : `${who}, ${when(message.acceptedAt)}`;
-    return el(
-      "li",
-      { class: unread ? "unread" : "" },
-      el("button", { type: "button", class: "link", on: { click: () => show(message.id) } }, label),
-    );
-  }
-
-  async function refresh() {
-    const all = await list();
-    replace(incoming, ...all.filter((m) => m.direction === "incoming").map(entry));
-    replace(outgoing, ...all.filter((m) => m.direction === "outgoing").map(entry));
-    if (!incoming.children.length) incoming.append(el("li", { class: "muted" }, "Nothing yet."));
-    if (!outgoing.children.length) outgoing.append(el("li", { class: "muted" }, "Nothing yet."));
-  }
-
-  /** What the server holds of a message: the envelope's header fields and its ciphertext. */
-  function serverView(message, envelope, bytes) {
-    const rows = [
-      ["Message ID", hex(envelope.messageId)],
-      ["Signed by key", groupedKeyId(hex(envelope.senderKeyId))],
-      [
-        "Created (sender's clock)",
-        Number.isFinite(new Date(envelope.created).getTime())
-          ? new Date(envelope.created).toISOString()
-          : `${envelope.created} ms`,
-      ],
-      ["Content type", envelope.contentType],
-      ["Sealed to keys", envelope.stanzas.map((s) => groupedKeyId(hex(s.keyId))).join(", ")],
-      ["Ciphertext (hex)", hex(envelope.body)],
-      ["Signature (hex)", hex(envelope.signature)],
-      ["Envelope (base64url)", message.envelope],
-      ["Size", `${bytes.length} bytes`],
-    ];
-    return el(
-      "details",
-      { class: "server-view" },
-      el("summary", {}, "What the server sees"),
-      el(
-        "p",
-        { class: "muted" },
-        "The server stores and relays only these bytes. It cannot read the text: only the devices it was sealed to " +
-          "can.",
-      ),
-      el(
-        "dl",
-        { class: "facts" },
-        ...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { class: "mono" }, value)])
-      ),
-    );
-  }
-
-  // Only the latest message opened may fill the panel: an earlier one still verifying is dropped.
-  let generation = 0;
-  async function show(id) {
-    const mine = ++generation;
-    const message = await get(id);
-    if (!message || mine !== generation) return;
-    const openSteps = el("ul", { role: "status", class: "steps", "aria-label": "Opening" });
-    const openAlert = el("p", { role: "alert", class: "alert" });
-    const peer = message.direction === "incoming" ? message.from : null;
-    const names = peer ? [peer] : message.to;
-    const who = names.flatMap((name, i) => [i ? ", " : "", nameElement(name)]);
-    replace(
-      opened,
-      el("h2", {}, peer ? "From " : "To ", ...who),
-      el("p", { class: "muted" }, when(message.acceptedAt)),
-      openSteps,
-      openAlert,
-    );
-    opened.hidden = false;
-    const current = () => mine === generation && document.visibilityState === "visible" && opened.contains(openSteps);
-    try {
-      record = await unlockedRecord(gateSlot, "Unlock them to open this message.");
-      if (!current()) return;
-      const { text: plain, envelope, bytes } = await openMessage(
-        record,
-        message,
-        (words) => current() && openSteps.append(el("li", {}, words)),
-      );
-      if (!current()) return;
-      opened.append(
-        el("p", { class: "message-text", "aria-label": "Message text" }, plain),
-        serverView(message, envelope, bytes),
-      );
-    } catch (error) {
-      if (!current()) return;
-      openAlert.textContent = error instanceof NotUnlocked
-        ? error.message
-        : `This message was refused: ${describe(error)}`;
-    }
-    if (peer)
-      opened.append(
-        el(
-          "button",
-          { type: "button", on: { click: () => showTrust(peer, { changed: false }) } },
-          `Safety number with ${visibleText(peer)}`,
-        ),
-      );
-    opened.append(el("button", { type: "button", on: {
-            click: () => {
-              generation++;
-              opened.hidden = true;
-              opened.replaceChildren();
-            },
-          } }, "Close message"));
-    opened.scrollIntoView?.({ block: "nearest" });
-    refresh();
-  }
-
-  replace(
-    app,
-    el(
-      "section",
-      { "aria-label": "Messages", class: "card" },
-      el(
-        "div",
-        { class: "actions" },
-        el("button", { type: "button", on: { click: onBack } }, "Back"),
-        contactsButton,
-        notifications,
-      ),
-      el("h1", {}, "Messages"),
-      contacts.section,
-      gateSlot,
-      form,
-      steps,
-      alert,
-      trustPanel,
-      opened,
-      el("h2", {}, "Incoming"),
-      incoming,
-      el("h2", {}, "Outgoing"),
-      outgoing,
-    ),
-  );
-
-  // Decrypted text leaves the page when it is hidden (the privacy overlay).
-  const forget = on("drop-decrypted", () => {
-    generation++;
-    opened.hidden = true;
-    opened.replaceChildren();
-  });
-  const unsubscribe = on("inbox", (event) => {
-    if (!app.contains(incoming)) return (unsubscribe(), forget());
-    if (event.kind === "message") refresh();
-  });
+  const identity = async () => ownIdentity(await keystore.device(session.account.id));
+  const me = normalise(session.account.username) ?? String(session.account.username);
+  const section = el("section", { "aria-label": "Messages", class: "card messages" });
+  replace(app, section);
+  const stops = [];
+  const alive = () => app.contains(section);
+  const listen = (topic, listener) => stops.push(on(topic, (value) => (alive() ? listener(value) : stopAll())));
+  const stopAll = () => stops.splice(0).forEach((stop) => stop());
 
   (async () => {
-    record = await freshRecord();
+    // Opened straight from its address (a reload): this browser becomes the device here, not on Home.
+    if (!session.deviceToken) {
+      replace(section, el("h1", {}, "Messages"), gateSlot);
+      try {
+        await deviceReady(gateSlot);
+      } catch {
+        // Said below when it left no device; otherwise sending says what is missing.
+      }
+      if (!alive()) return;
+    }
+    const record = await keystore.device(session.account.id);
     if (!record?.deviceId) {
-      alert.textContent = "This browser is not set up as a device yet: go back and wait for “Device ready”.";
-      sendButton.disabled = true;
+      replace(
+        section,
+        el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back")),
+        el("h1", {}, "Messages"),
+        el("p", { role: "alert", class: "alert" },
+          "This browser is not set up as a device yet: go back and wait for “Device ready”."),
+      );
       return;
     }
-    await refresh();
-    if (openId) show(openId);
+    let key = address;
+    // A notification's address names the message: its conversation is shown, at the conversation's address.
+    if (key && isKeyId(key)) {
+      const message = await get(key);
+      if (message) {
+        key = conversationKey(message, me);
+        history.replaceState(null, "", addressOf(key));
+      }
+    }
+    if (key && keyNames(key, isUsername)) return thread(key);
+    return listView(key ? "There is no conversation at that address." : "");
   })();
-  to.input.focus();
+
+  // ---- The list: requests, conversations, blocked senders, and "New message".
+
+  async function listView(notice) {
+    const { status, alert } = feedback();
+    const to = field("To", {
+      autocomplete: "off",
+      autocapitalize: "none",
+      spellcheck: "false",
+      placeholder: "alice, bob",
+    });
+    const write = composer({
+      to,
+      gateSlot,
+      identity,
+      label: "New message",
+      onSent: ({ names, steps }) => {
+        const key = [...new Set(names.filter(Boolean).map(normalise))].filter((n) => n !== me).sort().join(",") || me;
+        carried = { key, steps };
+        goTo(key);
+      },
+    });
+    const newButton = el("button", { type: "button", class: "primary", "aria-expanded": "false" }, "New message");
+    const cancel = el("button", { type: "button", on: { click: () => showNew(false) } }, "Cancel");
+    const newPanel = el("div", { class: "new-message", hidden: true }, write.form, write.steps, write.alert,
+      write.trustPanel, cancel);
+    const showNew = (shown) => {
+      newPanel.hidden = !shown;
+      newButton.setAttribute("aria-expanded", String(shown));
+      if (shown) to.input.focus();
+      else newButton.focus();
+    };
+    newButton.addEventListener("click", () => showNew(true));
+    const contacts = contactsPanel({ identity });
+    const contactsButton = el("button", { type: "button", "aria-expanded": "false" }, "Contacts");
+    contactsButton.addEventListener("click", () => {
+      const opening = contacts.section.hidden;
+      contacts.section.hidden = !opening;
+      contactsButton.setAttribute("aria-expanded", String(opening));
+      if (opening) contacts.open();
+    });
+    const notifications = el(
+      "button",
+      { type: "button", hidden: !("Notification" in window) || Notification.permission !== "default" },
+      "Turn on notifications",
+    );
+    notifications.addEventListener("click", async () => {
+      await Notification.requestPermission();
+      notifications.hidden = Notification.permission !== "default";
+    });
+    const requestsPart = el("section", { "aria-label": "Requests", class: "message-requests", hidden: true });
+    const conversationList = el("ul", { class: "conversations", "aria-label": "Conversations" });
+    const blockedPart = el("details", { class: "blocked", hidden: true });
+
+    replace(
+      section,
+      el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back"), contactsButton,
+        notifications),
+      el("div", { class: "title-row" }, el("h1", {}, "Messages"), newButton),
+      contacts.section,
+      gateSlot,
+      newPanel,
+      status,
+      alert,
+      requestsPart,
+      el("h2", {}, "Conversations"),
+      conversationList,
+      blockedPart,
+    );
+    if (notice) alert.textContent = notice;
+    if (carried?.said) {
+      status.textContent = carried.said;
+      carried = null;
+    }
+
+    // Previews are decrypted one conversation at a time; a newer refresh drops what an older one still does.
+    let generation = 0;
+    async function refresh() {
+      const mine = ++generation;
+      const [messages, known] = await Promise.all([list(), peers()]);
+      if (mine !== generation || !alive()) return;
+      const { conversations, requests, blocked } = sortConversations(messages, me, known);
+      const previews = [];
+      replace(conversationList, ...conversations.map((c) => row(c, previews)));
+      if (!conversations.length)
+        conversationList.append(el("li", { class: "muted empty" }, "No conversations yet: press New message."));
+      showRequests(requests, previews);
+      showBlocked(blocked);
+      if (!conversations.length && !requests.length && !newPanel.dataset.offered) {
+        newPanel.dataset.offered = "1";
+        showNew(true);
+      }
+      const record = await keystore.device(session.account.id);
+      for (const [conversation, node] of previews) {
+        if (mine !== generation || !alive()) return;
+        await preview(record, conversation.latest, node);
+      }
+    }
+
+    /** One conversation's row: its names, when, the preview's place and the unread count. */
+    function row(c, previews) {
+      const preview = el("span", { class: "preview" }, "");
+      previews.push([c, preview]);
+      const title = c.names.length === 1 && c.names[0] === me
+        ? "Note to self"
+        : c.names.flatMap((name, i) => [i ? ", " : "", nameElement(name)]);
+      return el(
+        "li",
+        { class: c.unread ? "unread" : "" },
+        el(
+          "a",
+          { href: addressOf(c.key), class: "conversation" },
+          el("span", { class: "names" }, title),
+          el("time", { datetime: c.latest.acceptedAt, class: "when" }, time(c.latest.acceptedAt)),
+          preview,
+          c.unread ? el("span", { class: "badge", "aria-label": `${c.unread} unread` }, String(c.unread)) : null,
+        ),
+      );
+    }
+
+    /** The latest message's first line, decrypted here only while the keys are open. */
+    async function preview(record, message, node) {
+      if (!isOpen(record)) {
+        node.textContent = "Locked";
+        node.classList.add("muted");
+        return;
+      }
+      try {
+        const { text } = await openMessage(record, message, () => {}, { markAsRead: false, pinFirst: false });
+        node.textContent = `${message.direction === "outgoing" ? "You: " : ""}${previewOf(text)}`;
+      } catch {
+        node.textContent = "Could not be opened: open it to see why.";
+        node.classList.add("muted");
+      }
+    }
+
+    function showRequests(requests, previews) {
+      requestsPart.hidden = !requests.length;
+      if (!requests.length) return requestsPart.replaceChildren();
+      replace(
+        requestsPart,
+        el("h2", {}, `Requests (${requests.length})`),
+        el("p", { class: "muted" },
+          "First messages from people you have not written to. Accept moves one to your conversations; Block hides " +
+            "that sender's messages in this browser."),
+        el("ul", { class: "conversations", "aria-label": "Message requests" }, ...requests.map((c) => {
+          const item = row(c, previews);
+          const who = c.senders.map(visibleText).join(", ");
+          item.append(
+            el(
+              "div",
+              { class: "actions" },
+              el("button", { type: "button", on: { click: () => decide(c, "accepted") } }, `Accept ${who}`),
+              el("button", { type: "button", class: "danger", on: { click: () => decide(c, "blocked") } },
+                `Block ${who}`),
+            ),
+          );
+          return item;
+        })),
+      );
+    }
+
+    async function decide(c, state) {
+      try {
+        await setPeers(c.senders, state);
+        const who = c.senders.map(visibleText).join(", ");
+        status.textContent = state === "accepted"
+          ? `Accepted ${who}: the conversation is under Conversations.`
+          : `Blocked ${who}: their messages are hidden in this browser. To see them again, open Blocked below and ` +
+            `press Unblock.`;
+        await refresh();
+      } catch (error) {
+        alert.textContent = describe(error);
+      }
+    }
+
+    function showBlocked(blocked) {
+      blockedPart.hidden = !blocked.length;
+      replace(
+        blockedPart,
+        el("summary", {}, `Blocked (${blocked.length})`),
+        el("p", { class: "muted" },
+          "Their messages stay hidden in this browser (the server still delivers them). Unblock shows them again, as " +
+            "a request."),
+        el("ul", { class: "list", "aria-label": "Blocked senders" }, ...blocked.map(({ name, hidden }) =>
+          el("li", {},
+            nameElement(name),
+            ` (${hidden} hidden ${hidden === 1 ? "message" : "messages"}) `,
+            el("button", {
+              type: "button",
+              on: {
+                click: async () => {
+                  await unblock(name);
+                  status.textContent = `Unblocked ${visibleText(name)}: their messages show again, under Requests.`;
+                  await refresh();
+                },
+              },
+            }, `Unblock ${visibleText(name)}`)))),
+      );
+    }
+
+    listen("inbox", (event) => event.kind === "message" && refresh());
+    listen("gate-changed", (change) => change.accountId === session.account?.id && refresh());
+    listen("drop-decrypted", () => {
+      generation++;
+      for (const node of section.querySelectorAll(".preview")) node.textContent = "";
+    });
+    await refresh();
+    if (newPanel.hidden) newButton.focus();
+  }
+
+  // ---- One conversation: its messages in order, the composer at the bottom.
+
+  async function thread(key) {
+    const names = key.split(",");
+    const self = names.length === 1 && names[0] === me;
+    const title = conversationTitle(names, me);
+    const back = el("button", { type: "button", on: { click: () => goTo(null) } }, "All conversations");
+    const safety = el("section", { class: "trust card", "aria-label": "Compare the safety number", hidden: true });
+    const safetyButtons = self ? [] : names.map((name) =>
+      el("button", {
+        type: "button",
+        on: {
+          click: () => {
+            safety.hidden = false;
+            showSafetyNumber(safety, name, {
+              heading: `Compare the safety number with ${name}`,
+              intro: `Read it to ${name} in person or over a call, or scan each other's code. If it matches theirs, ` +
+                `the server gave each of you the other's real keys. If not, someone may be reading along.`,
+              identity,
+            });
+          },
+        },
+      }, `Safety number with ${visibleText(name)}`));
+    const { status, alert } = feedback();
+    const requestPart = el("div", { class: "request-banner", hidden: true });
+    const messagesList = el("ol", { class: "thread", "aria-label": `Messages with ${title}` });
+    const write = composer({
+      recipients: () => names,
+      gateSlot,
+      identity,
+      label: `Reply to ${title}`,
+    });
+    replace(
+      section,
+      el("div", { class: "actions" }, back, ...safetyButtons),
+      el("h1", {}, self ? "Note to self" : names.flatMap((name, i) => [i ? ", " : "", nameElement(name)])),
+      safety,
+      status,
+      alert,
+      requestPart,
+      gateSlot,
+      messagesList,
+      write.form,
+      write.steps,
+      write.alert,
+      write.trustPanel,
+    );
+    section.classList.add("in-thread");
+    if (carried?.key === key) showSteps(write.steps, carried.steps);
+    carried = null;
+    write.text.focus();
+
+    // The conversation shown afresh: the keys asked for again, every message opened again.
+    const again = () => messagesScreen(app, { onBack, open: key });
+    const shown = new Map(); // message ID → its list item
+    let record = null;
+    let locked = false;
+    const pending = new Set(); // outgoing messages whose delivery may still change
+
+    async function load() {
+      const [messages, known] = await Promise.all([list(), peers()]);
+      const sorted = sortConversations(messages, me, known);
+      const c = [...sorted.conversations, ...sorted.requests].find((x) => x.key === key);
+      const request = sorted.requests.some((x) => x.key === key);
+      showRequest(request ? c : null);
+      return c?.messages ?? [];
+    }
+
+    function showRequest(c) {
+      requestPart.hidden = !c;
+      if (!c) return requestPart.replaceChildren();
+      const who = c.senders.map(visibleText).join(", ");
+      replace(
+        requestPart,
+        el("p", {}, `${who} is not in your conversations: you have not written to them before.`),
+        el("div", { class: "actions" },
+          el("button", { type: "button", class: "primary", on: { click: async () => {
+            await setPeers(c.senders, "accepted");
+            requestPart.hidden = true;
+            status.textContent = `Accepted ${who}: this conversation is under Conversations now.`;
+          } } }, `Accept ${who}`),
+          el("button", { type: "button", class: "danger", on: { click: async () => {
+            await setPeers(c.senders, "blocked");
+            carried = { said: `Blocked ${who}: their messages are hidden in this browser. To see them again, open ` +
+              `Blocked below and press Unblock.` };
+            goTo(null);
+          } } }, `Block ${who}`)),
+      );
+    }
+
+    /** A message's place in the thread, its text filled when it opens. */
+    function bubble(message) {
+      const mine = message.direction === "outgoing";
+      const label = `${mine ? "You" : `From ${visibleText(message.from)}`}, ${when(message.acceptedAt)}`;
+      const textNode = el("p", { class: "message-text muted" }, locked ? "Locked" : "Opening…");
+      const meta = el("p", { class: "meta" }, el("time", { datetime: message.acceptedAt }, time(message.acceptedAt)));
+      const item = el(
+        "li",
+        { class: `bubble ${mine ? "mine" : "theirs"}`, "aria-label": label, "data-id": message.id },
+        !mine && names.length > 1 ? el("p", { class: "sender" }, nameElement(message.from)) : null,
+        textNode,
+        meta,
+      );
+      if (mine) {
+        const delivery = el("span", { class: "delivery", "data-testid": "delivery" }, "");
+        meta.append(" · ", delivery);
+        pending.add(message.id);
+      }
+      shown.set(message.id, item);
+      return item;
+    }
+
+    /** Opens a message into its bubble; `steps` gets what opening said, for its Details. */
+    async function fill(message) {
+      const item = shown.get(message.id);
+      const textNode = item.querySelector(".message-text");
+      const said = [...(sentSteps.get(message.id) ?? [])];
+      let opened = null;
+      try {
+        opened = await openMessage(record, message, (words) => said.push(words));
+        if (!item.isConnected) return;
+        replace(textNode, opened.text);
+        textNode.classList.remove("muted");
+        textNode.setAttribute("aria-label", "Message text");
+      } catch (error) {
+        if (!item.isConnected) return;
+        said.push(`Refused: ${describe(error)}`);
+        const refusal = `This message was refused: ${describe(error)}`;
+        textNode.replaceWith(el("p", { role: "alert", class: "alert" }, refusal));
+      }
+      item.append(detailsOf(message, {
+        opened,
+        steps: said,
+        status: () => (message.direction === "outgoing" ? statusOf(message.id) : Promise.resolve(null)),
+      }));
+    }
+
+    const statuses = new Map();
+    const statusOf = (id) => messageStatus(id, session.deviceToken).then((s) => (statuses.set(id, s), s));
+
+    /** Asks the server how far each outgoing message got, again while some are still on the way. */
+    let polls = 0;
+    async function deliveries() {
+      for (const id of [...pending].slice(-20)) {
+        const node = shown.get(id)?.querySelector(".delivery");
+        if (!node) continue;
+        try {
+          const s = await statusOf(id);
+          node.textContent = deliveryWords(s);
+          if (!deliveryPending(s)) pending.delete(id);
+        } catch (error) {
+          node.textContent = error?.status === 404 ? "The server no longer keeps its delivery state." : "";
+          pending.delete(id);
+        }
+      }
+      if (pending.size && alive() && polls++ < 60) setTimeout(() => alive() && deliveries(), 3_000);
+    }
+
+    async function openAll(messages) {
+      try {
+        record = await unlockedRecord(gateSlot, "Unlock them to read this conversation.");
+        locked = false;
+      } catch (error) {
+        locked = true;
+        for (const node of messagesList.querySelectorAll(".message-text")) node.textContent = "Locked";
+        alert.textContent = error instanceof NotUnlocked ? error.message : describe(error);
+        messagesList.after(el("button", { type: "button", on: { click: again } }, "Unlock to read"));
+        return;
+      }
+      // Newest first: the end of the thread, which is in view, fills first.
+      for (const message of [...messages].reverse()) {
+        if (!alive()) return;
+        await fill(message);
+      }
+    }
+
+    const messages = await load();
+    if (!messages.length) {
+      messagesList.append(el("li", { class: "muted empty" }, `No messages with ${title} yet: write the first below.`));
+    }
+    messagesList.append(...messages.map(bubble));
+    messagesList.lastElementChild?.scrollIntoView?.({ block: "end" });
+    deliveries();
+    await openAll(messages);
+
+    listen("inbox", async (event) => {
+      if (event.kind !== "message" || conversationKey(event.entry, me) !== key) return;
+      const message = await get(event.entry.id);
+      if (!message || shown.has(message.id) || !alive()) return;
+      messagesList.querySelector(".empty")?.remove();
+      messagesList.append(bubble(message));
+      if (message.direction === "outgoing") deliveries();
+      if (locked) return;
+      record = await keystore.device(session.account.id);
+      if (!isOpen(record)) return;
+      await fill(message);
+      shown.get(message.id)?.scrollIntoView?.({ block: "nearest" });
+    });
+    listen("drop-decrypted", () => {
+      replace(messagesList, el("li", { class: "muted" }, "The messages were hidden with the page. ",
+        el("button", { type: "button", on: { click: again } }, "Show them again")));
+      shown.clear();
+    });
+  }
 }

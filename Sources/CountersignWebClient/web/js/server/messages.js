@@ -1,5 +1,6 @@
-// The server layer: the message relay (docs/openapi.yaml, /v1/messages, /v1/devices/current/messages and
-// /acks), with a device session. The push channel that carries the same queue is push.js.
+// The server layer: the message relay (docs/openapi.yaml, /v1/messages, /v1/messages/{id},
+// /v1/devices/current/messages and /acks), with a device session. The push channel that carries the same
+// queue is push.js.
 import { call, query } from "../api.js";
 
 /** What this client reads of a QueuedMessage (../messages.js stores it, ../push.js acknowledges it). */
@@ -23,6 +24,13 @@ export const ENDPOINTS = [
     sends: ["to", "envelope", "deliverAfter"],
     answer: "SentMessage",
     reads: [],
+  },
+  {
+    operationId: "messageStatus",
+    method: "GET",
+    path: "/v1/messages/{id}",
+    answer: "MessageStatus",
+    reads: ["recipientDevices", "acknowledgedBy", "deliverAt", "cancelled"],
   },
   {
     operationId: "fetchMessages",
@@ -50,6 +58,18 @@ export const ENDPOINTS = [
  */
 export async function sendMessage({ to, envelope, deliverAfter }, deviceToken) {
   return (await call("POST", "/v1/messages", { token: deviceToken, json: { to, envelope, deliverAfter } })).body;
+}
+
+/**
+ * The delivery state of a message this account sent: how many recipient devices stored it (their
+ * acknowledgements; the sender's own devices are not counted).
+ * @param {string} id the message's ID (32 hex digits)
+ * @param {string} deviceToken a device session of the sending account
+ * @returns {Promise<object>} MessageStatus `{id, to, acceptedAt, deliverAt, recipientDevices, fetchedBy,
+ *   acknowledgedBy, cancelled}`
+ */
+export async function messageStatus(id, deviceToken) {
+  return (await call("GET", `/v1/messages/${encodeURIComponent(id)}`, { token: deviceToken })).body;
 }
 
 /**
