@@ -57,6 +57,9 @@ public struct Device: Codable, Equatable, Sendable {
     public var keysSince: Date
     public var lastSeenAt: Date?
     public var revokedAt: Date?
+    /// Another device of the account vouched for this one (docs/PROTOCOL.md §1); nil for the account's first
+    /// device, one added when every other was lost, and one still waiting to be approved.
+    public var vouch: DeviceVouch?
     public init(
         id: String,
         name: String,
@@ -68,11 +71,13 @@ public struct Device: Codable, Equatable, Sendable {
         createdAt: Date,
         keysSince: Date,
         lastSeenAt: Date?,
-        revokedAt: Date?
+        revokedAt: Date?,
+        vouch: DeviceVouch? = nil
     ) {
         self.id = id
         self.name = name
         self.kind = kind
+        self.vouch = vouch
         self.signingKey = signingKey
         self.signingKeyId = signingKeyId
         self.encryptionKey = encryptionKey
@@ -188,6 +193,9 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
     /// message (docs/PROTOCOL.md §1), so that a client that pinned the previous key can follow the rotation
     /// without trusting the server.
     public var rotationSignature: Base64URL?
+    /// On a key another device of the account vouched for when it was linked (docs/PROTOCOL.md §1), so that
+    /// contacts who pinned the voucher follow the new device without trusting the server.
+    public var vouch: DeviceVouch?
     public init(
         deviceId: String,
         signingKeyId: String,
@@ -197,8 +205,10 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
         retiredAt: Date?,
         retiredBecause: String?,
         encryptionKey: Base64URL? = nil,
-        rotationSignature: Base64URL? = nil
+        rotationSignature: Base64URL? = nil,
+        vouch: DeviceVouch? = nil
     ) {
+        self.vouch = vouch
         self.deviceId = deviceId
         self.signingKeyId = signingKeyId
         self.encryptionKeyId = encryptionKeyId
@@ -208,6 +218,34 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
         self.retiredBecause = retiredBecause
         self.encryptionKey = encryptionKey
         self.rotationSignature = rotationSignature
+    }
+}
+
+/// A device's vouch for a new device of its account: who vouched, when (whole seconds since 1970, as
+/// signed), and the signature over the vouch message (docs/PROTOCOL.md §1).
+public struct DeviceVouch: Codable, Equatable, Sendable {
+    /// The vouching device's ID.
+    public var deviceId: String
+    public var vouchedAt: Int64
+    public var signature: Base64URL
+    public init(deviceId: String, vouchedAt: Int64, signature: Base64URL) {
+        self.deviceId = deviceId
+        self.vouchedAt = vouchedAt
+        self.signature = signature
+    }
+}
+
+/// `POST /v1/devices/{id}/vouch`, from a device session of another device of the account: the key vouched
+/// for (the new device's current signing key ID, so that a key changed meanwhile is not vouched), the time
+/// and the signature by the vouching device's current signing key.
+public struct DeviceVouchRequest: Codable, Sendable {
+    public var signingKeyId: String
+    public var vouchedAt: Int64
+    public var signature: Base64URL
+    public init(signingKeyId: String, vouchedAt: Int64, signature: Base64URL) {
+        self.signingKeyId = signingKeyId
+        self.vouchedAt = vouchedAt
+        self.signature = signature
     }
 }
 

@@ -33,6 +33,7 @@ public enum ProblemCode: String, Codable, CaseIterable, Sendable {
     case deviceLimit = "device-limit"
     case deviceRevoked = "device-revoked"
     case keyInUse = "key-in-use"
+    case alreadyVouched = "already-vouched"
     case unknownRecipient = "unknown-recipient"
     case deviceMismatch = "device-mismatch"
     case messageIDReused = "message-id-reused"

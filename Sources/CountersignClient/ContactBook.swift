@@ -66,6 +66,7 @@ public struct ContactBook<Store: PinStore> {
         directory: UserDirectory?,
         ownUsername: String,
         ownDeviceID: String?,
+        ownKeyID: String? = nil,
         now: Date
     ) throws -> KeyPins.Signer {
         try pins.signer(
@@ -75,8 +76,15 @@ public struct ContactBook<Store: PinStore> {
             directory: directory,
             ownUsername: ownUsername,
             ownDeviceID: ownDeviceID,
+            ownKeyID: ownKeyID,
             now: now
         )
+    }
+
+    /// Marks `user` verified or not (`KeyPins.setVerified`); false when nothing is pinned for them.
+    @discardableResult
+    public mutating func setVerified(_ user: String, _ verified: Bool, now: Date) -> Bool {
+        pins.setVerified(user, verified, now: now)
     }
 
     /// Keeps the users this book changed, over the pins as the store holds them now (under its lock),

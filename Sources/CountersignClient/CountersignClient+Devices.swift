@@ -97,6 +97,58 @@ extension CountersignClient {
         return try await send("POST", "/v1/devices/current/keys", body: request, as: Device.self, credential: .device)
     }
 
+    /// Approves (links) a new device of this account (docs/PROTOCOL.md §1): this device, with `voucher` its
+    /// current signing key, vouches for `device`'s keys as the directory listed them, at `now`. Compare
+    /// `DeviceProof.linkCode` of those keys with the code the new device shows before calling this.
+    public func vouchDevice(
+        _ device: DirectoryDevice,
+        username: String,
+        voucherDeviceID: String,
+        voucher: Identity,
+        now: Date
+    ) async throws -> Device {
+        _ = try Self.segment(device.id)
+        let vouchedAt = Int64(now.timeIntervalSince1970.rounded(.down))
+        let message = DeviceProof.vouchMessage(
+            username: username.lowercased(),
+            voucherDeviceID: voucherDeviceID,
+            voucherSigningKey: voucher.publicKey,
+            deviceID: device.id,
+            signingKey: try PublicKey(spki: device.signingKey.bytes),
+            encryptionKey: try PublicKey(spki: device.encryptionKey.bytes),
+            vouchedAt: vouchedAt
+        )
+        let request = DeviceVouchRequest(
+            signingKeyId: Hex.encode(try PublicKey(spki: device.signingKey.bytes).fingerprint.bytes),
+            vouchedAt: vouchedAt,
+            signature: Base64URL(try voucher.signature(for: message))
+        )
+        return try await send(
+            "POST",
+            "/v1/devices/\(try Self.segment(device.id))/vouch",
+            body: request,
+            as: Device.self,
+            credential: .device
+        )
+    }
+
+    /// The link code of a device's keys as listed (`DeviceProof.linkCode`); nil when a key is not P-256.
+    public static func linkCode(of device: DirectoryDevice) -> String? {
+        guard let signing = try? PublicKey(spki: device.signingKey.bytes),
+            let encryption = try? PublicKey(spki: device.encryptionKey.bytes)
+        else { return nil }
+        return DeviceProof.linkCode(signingKey: signing, encryptionKey: encryption)
+    }
+
+    /// The devices of `directory` (the own account's) waiting to be linked as `deviceID` sees them: active,
+    /// not `deviceID`, added after it, and with no vouch on any of their keys. The account's first device
+    /// and one added when every other was lost wait for nobody: no older device is left to approve them.
+    public static func devicesAwaitingLink(_ directory: UserDirectory, seenBy deviceID: String) -> [DirectoryDevice] {
+        guard let me = directory.devices.first(where: { $0.id == deviceID }) else { return [] }
+        let vouched = Set(directory.history.filter { $0.vouch != nil }.map(\.deviceId))
+        return directory.devices.filter { $0.id != deviceID && $0.createdAt > me.createdAt && !vouched.contains($0.id) }
+    }
+
     /// A user's active devices and key history, with whichever session this client has.
     /// The key directory of `username` (compared in lower case, as the server stores names). An answer
     /// for any other name is refused: pins are looked up under the name asked, never the name answered.

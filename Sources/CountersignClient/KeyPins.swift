@@ -44,6 +44,12 @@ public struct PinnedContact: Codable, Equatable, Sendable {
     public var devices: [PinnedDevice]
     /// Keys pinned before and replaced since (absent in files written before it was kept).
     public var retired: [RetiredPin]?
+    /// When the pinned devices last changed without the user (a rotation, a link or a removal followed): the
+    /// safety number changed then, and a client says so.
+    public var changedAt: Date?
+    /// When the user marked the contact verified after comparing the safety number (Signal's "Mark as
+    /// verified"): from then on every change of their devices, signed or vouched or not, waits for `trust`.
+    public var verifiedAt: Date?
 }
 
 /// How a user's devices differ from the ones pinned.
@@ -67,6 +73,10 @@ public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
     case signerRetired(username: String, keyID: String, retiredAt: Date, signedAt: Date)
     /// Nothing is pinned for the sender and the directory could not be asked.
     case notPinned(username: String)
+    /// A message is signed by the current key of a device the directory lists for the sender that is not
+    /// pinned (added without a vouch the pins can check): its signature may be checked with that key and
+    /// the message shown as from the sender's new, unverified device, never as from the sender.
+    case unverifiedDevice(username: String, device: PinnedDevice)
 
     public var description: String {
         switch self {
@@ -88,6 +98,9 @@ public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "\(WireDate.format(retired)), before the message's signed time \(WireDate.format(signed))"
         case .notPinned(let user):
             return "nothing is pinned for \(user) on this device and the server could not be asked"
+        case .unverifiedDevice(let user, let device):
+            return "it is from \(user)'s new, unverified device \(device.id) (\"\(device.name)\") with key "
+                + "\(KeyPins.fingerprint(hex: device.signingKeyId)), which no device you pinned for \(user) approved"
         }
     }
 }
@@ -178,13 +191,25 @@ public struct KeyPins: Codable, Sendable {
                 RetiredPin(deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt: now)
             )
         }
+        // Trusting anew is not verifying: a verified contact whose devices changed is marked again by the user.
         contacts[user] = PinnedContact(
             username: user,
             firstSeen: old?.firstSeen ?? now,
             trustedAt: now,
             devices: devices,
-            retired: retired.isEmpty ? nil : retired
+            retired: retired.isEmpty ? nil : retired,
+            changedAt: old == nil ? nil : (old?.devices == devices ? old?.changedAt : now),
+            verifiedAt: old?.devices == devices ? old?.verifiedAt : nil
         )
+    }
+
+    /// Marks `user` verified (`verified`) or not: the user compared the safety number of the devices pinned
+    /// now. False when nothing is pinned for `user`.
+    @discardableResult
+    public mutating func setVerified(_ user: String, _ verified: Bool, now: Date) -> Bool {
+        guard contacts[user] != nil else { return false }
+        contacts[user]?.verifiedAt = verified ? now : nil
+        return true
     }
 
     /// A rotation followed: the device, its old and its new signing key ID.
@@ -204,7 +229,8 @@ public struct KeyPins: Codable, Sendable {
     /// the pinned fingerprint. Changes nothing else.
     @discardableResult
     public mutating func followRotations(_ directory: UserDirectory, now: Date) -> [FollowedRotation] {
-        guard var contact = contacts[directory.username] else { return [] }
+        // A verified contact's every change waits for the user: nothing is followed.
+        guard var contact = contacts[directory.username], contact.verifiedAt == nil else { return [] }
         var followed: [FollowedRotation] = []
         for (i, pinned) in contact.devices.enumerated() {
             if contact.devices[i].signingKey == nil,
@@ -238,8 +264,210 @@ public struct KeyPins: Codable, Sendable {
             )
             followed.append(FollowedRotation(deviceID: pinned.id, from: pinned.signingKeyId, to: currentSigning))
         }
+        if !followed.isEmpty { contact.changedAt = now }
         contacts[directory.username] = contact
         return followed
+    }
+
+    /// A device followed because a pinned device of the same account vouched for it (linked it).
+    public struct FollowedLink: Equatable, Sendable {
+        public var device: PinnedDevice
+        /// The vouching device's ID and name as pinned.
+        public var byDeviceID: String
+        public var byName: String
+        public init(device: PinnedDevice, byDeviceID: String, byName: String) {
+            self.device = device
+            self.byDeviceID = byDeviceID
+            self.byName = byName
+        }
+    }
+
+    /// Everything followed in one look at a directory: signed rotations, vouched new devices, and devices
+    /// the directory no longer lists.
+    public struct Followed: Equatable, Sendable {
+        public var rotations: [FollowedRotation] = []
+        public var links: [FollowedLink] = []
+        public var removals: [PinnedDevice] = []
+        public init(rotations: [FollowedRotation] = [], links: [FollowedLink] = [], removals: [PinnedDevice] = []) {
+            self.rotations = rotations
+            self.links = links
+            self.removals = removals
+        }
+        public var isEmpty: Bool { rotations.isEmpty && links.isEmpty && removals.isEmpty }
+    }
+
+    /// Follows what a pinned contact's devices may do without the user (docs/PROTOCOL.md §1.2): rotations
+    /// the pinned key signed, devices linked by a vouch from a pinned device (or, on the own account, from
+    /// this device), and devices no longer listed (no longer sealed to; their keys still verify what they
+    /// signed before). A verified contact follows nothing. `ownKeyID` lets this device's key vouch.
+    @discardableResult
+    public mutating func follow(
+        _ directory: UserDirectory,
+        ownUsername: String,
+        ownDeviceID: String?,
+        ownKeyID: String?,
+        now: Date
+    ) -> Followed {
+        var out = Followed()
+        out.rotations = followRotations(directory, now: now)
+        out.links = followLinks(
+            directory,
+            ownUsername: ownUsername,
+            ownDeviceID: ownDeviceID,
+            ownKeyID: ownKeyID,
+            now: now
+        )
+        out.removals = followRemovals(directory, ownDeviceID: ownDeviceID, now: now)
+        return out
+    }
+
+    /// Devices the directory no longer lists: moved to `retired` (retired when the directory says, and no
+    /// later than now) and no longer sealed to.
+    @discardableResult
+    public mutating func followRemovals(_ directory: UserDirectory, ownDeviceID: String? = nil, now: Date) -> [PinnedDevice] {
+        guard var contact = contacts[directory.username], contact.verifiedAt == nil else { return [] }
+        let listed = Set(directory.devices.map(\.id))
+        let gone = contact.devices.filter { !listed.contains($0.id) && $0.id != ownDeviceID }
+        guard !gone.isEmpty else { return [] }
+        for d in gone {
+            let said = directory.history.first { $0.deviceId == d.id && $0.signingKeyId == d.signingKeyId }?.retiredAt
+            contact.retired =
+                (contact.retired ?? [])
+                + [
+                    RetiredPin(
+                        deviceId: d.id,
+                        signingKeyId: d.signingKeyId,
+                        signingKey: d.signingKey,
+                        retiredAt: min(said ?? now, now)
+                    )
+                ]
+        }
+        contact.devices.removeAll { d in gone.contains { $0.id == d.id } }
+        contact.changedAt = now
+        contacts[directory.username] = contact
+        return gone
+    }
+
+    /// A vouch may be signed at most this far ahead of this device's clock.
+    static let vouchSkew: TimeInterval = 300
+
+    /// The keys trusted to vouch as `deviceID` of `contact` at `time`: its pinned key, a retired pin of it
+    /// retired after `time`, and this device's own key (`own`) when the device is this one.
+    static func voucherKeys(
+        _ contact: PinnedContact,
+        deviceID: String,
+        at time: Date,
+        own: (id: String, key: Base64URL)?
+    ) -> [PublicKey] {
+        var spkis: [Base64URL] = []
+        if let own, own.id == deviceID { spkis.append(own.key) }
+        for d in contact.devices where d.id == deviceID { if let k = d.signingKey { spkis.append(k) } }
+        for r in contact.retired ?? [] where r.deviceId == deviceID && time < r.retiredAt {
+            if let k = r.signingKey { spkis.append(k) }
+        }
+        return spkis.compactMap { try? PublicKey(spki: $0.bytes) }
+    }
+
+    /// Devices the directory lists that are not pinned but were vouched for by a trusted voucher
+    /// (`voucherKeys`), over the very keys the history names, with a signed rotation chain from those keys
+    /// to the listed ones. Repeats until nothing more is followed, so that a device linked by a device
+    /// linked in the same look is followed too.
+    @discardableResult
+    public mutating func followLinks(
+        _ directory: UserDirectory,
+        ownUsername: String,
+        ownDeviceID: String?,
+        ownKeyID: String?,
+        now: Date
+    ) -> [FollowedLink] {
+        let user = directory.username
+        guard var contact = contacts[user], contact.verifiedAt == nil else { return [] }
+        guard directory.history.count <= Self.maxHistory else { return [] }
+        let isOwn = user == ownUsername.lowercased()
+        var own: (id: String, key: Base64URL)?
+        if isOwn, let ownDeviceID, let ownKeyID,
+            let d = directory.devices.first(where: { $0.id == ownDeviceID }),
+            Self.keyID(spki: d.signingKey.bytes) == ownKeyID
+        {
+            own = (ownDeviceID, d.signingKey)
+        }
+        var linked: [FollowedLink] = []
+        var progress = true
+        while progress {
+            progress = false
+            for d in directory.devices
+            where !(isOwn && d.id == ownDeviceID) && !contact.devices.contains(where: { $0.id == d.id }) {
+                guard let currentSigning = Self.keyID(spki: d.signingKey.bytes),
+                    let currentEncryption = Self.keyID(spki: d.encryptionKey.bytes)
+                else { continue }
+                for entry in directory.history where entry.deviceId == d.id {
+                    guard let v = entry.vouch, let enc = entry.encryptionKey,
+                        let signing = try? PublicKey(spki: entry.signingKey.bytes),
+                        let encryption = try? PublicKey(spki: enc.bytes)
+                    else { continue }
+                    let time = Date(timeIntervalSince1970: TimeInterval(v.vouchedAt))
+                    guard time <= now + Self.vouchSkew else { continue }
+                    let message = { (voucher: PublicKey) in
+                        DeviceProof.vouchMessage(
+                            username: user,
+                            voucherDeviceID: v.deviceId,
+                            voucherSigningKey: voucher,
+                            deviceID: d.id,
+                            signingKey: signing,
+                            encryptionKey: encryption,
+                            vouchedAt: v.vouchedAt
+                        )
+                    }
+                    guard
+                        Self.voucherKeys(contact, deviceID: v.deviceId, at: time, own: own).contains(where: {
+                            $0.isValidSignature(v.signature.bytes, for: message($0))
+                        })
+                    else { continue }
+                    let start = PinnedDevice(
+                        id: d.id,
+                        name: d.name,
+                        signingKeyId: Hex.encode(signing.fingerprint.bytes),
+                        encryptionKeyId: Hex.encode(encryption.fingerprint.bytes),
+                        signingKey: Base64URL(signing.spkiDER)
+                    )
+                    var retired: [RetiredPin] = []
+                    if start.signingKeyId != currentSigning {
+                        guard
+                            let chain = Self.rotationChain(
+                                deviceID: d.id,
+                                from: start,
+                                to: currentSigning,
+                                in: directory.history,
+                                now: now
+                            ), chain.newKeys.last?.encryption == currentEncryption
+                        else { continue }
+                        retired = chain.retired
+                    } else if start.encryptionKeyId != currentEncryption {
+                        continue
+                    }
+                    let device = PinnedDevice(
+                        id: d.id,
+                        name: d.name,
+                        signingKeyId: currentSigning,
+                        encryptionKeyId: currentEncryption,
+                        signingKey: d.signingKey
+                    )
+                    contact.devices.append(device)
+                    if !retired.isEmpty { contact.retired = (contact.retired ?? []) + retired }
+                    let byName =
+                        contact.devices.first { $0.id == v.deviceId }?.name
+                        ?? directory.devices.first { $0.id == v.deviceId }?.name ?? v.deviceId
+                    linked.append(FollowedLink(device: device, byDeviceID: v.deviceId, byName: byName))
+                    progress = true
+                    break
+                }
+            }
+        }
+        guard !linked.isEmpty else { return [] }
+        contact.devices.sort { $0.id < $1.id }
+        contact.changedAt = now
+        contacts[user] = contact
+        return linked
     }
 
     /// The rotations from `pinned`'s key to `target`, each verified with the key before it; nil when the
@@ -314,8 +542,9 @@ public struct KeyPins: Codable, Sendable {
     public enum SendCheck: Equatable, Sendable {
         /// Nothing pinned yet: these devices are to be pinned once the message is sent.
         case firstContact([PinnedDevice])
-        /// As pinned, after following the rotations listed (each signed by the pinned key).
-        case pinned(followed: [FollowedRotation])
+        /// As pinned, after following the rotations listed (each signed by the pinned key), and the links and
+        /// removals listed.
+        case pinned(followed: [FollowedRotation], linked: [FollowedLink] = [], removed: [PinnedDevice] = [])
     }
 
     /// The check before sealing to `directory`'s devices: follows signed rotations, and throws
@@ -336,7 +565,7 @@ public struct KeyPins: Codable, Sendable {
             ownKeyID: ownKeyID
         )
         guard let pinned = contacts[user] else { return .firstContact(current) }
-        let followed = followRotations(directory, now: now)
+        let followed = follow(directory, ownUsername: ownUsername, ownDeviceID: ownDeviceID, ownKeyID: ownKeyID, now: now)
         let changes = Self.changes(from: contacts[user]?.devices ?? pinned.devices, to: current)
         guard changes.isEmpty else {
             throw PinError.changed(
@@ -346,7 +575,7 @@ public struct KeyPins: Codable, Sendable {
                 changes: changes
             )
         }
-        return .pinned(followed: followed)
+        return .pinned(followed: followed.rotations, linked: followed.links, removed: followed.removals)
     }
 
     /// A message's verified signer: the pinned key and its device.
@@ -359,6 +588,26 @@ public struct KeyPins: Codable, Sendable {
         public var firstContact: [PinnedDevice]?
         /// Rotations of the sender's devices followed now (each signed by the pinned key).
         public var followed: [FollowedRotation] = []
+        /// Devices of the sender linked (vouched for) or removed, followed now.
+        public var linked: [FollowedLink] = []
+        public var removed: [PinnedDevice] = []
+        public init(
+            key: PublicKey,
+            deviceID: String,
+            retiredAt: Date? = nil,
+            firstContact: [PinnedDevice]? = nil,
+            followed: [FollowedRotation] = [],
+            linked: [FollowedLink] = [],
+            removed: [PinnedDevice] = []
+        ) {
+            self.key = key
+            self.deviceID = deviceID
+            self.retiredAt = retiredAt
+            self.firstContact = firstContact
+            self.followed = followed
+            self.linked = linked
+            self.removed = removed
+        }
     }
 
     /// The key a message claiming to be from `sender`, signed by `keyID` at its signed time `signedAt`,
@@ -373,10 +622,11 @@ public struct KeyPins: Codable, Sendable {
         directory: UserDirectory?,
         ownUsername: String,
         ownDeviceID: String?,
+        ownKeyID: String? = nil,
         now: Date
     ) throws -> Signer {
         var firstContact: [PinnedDevice]?
-        var followed: [FollowedRotation] = []
+        var followed = Followed()
         if let directory {
             guard directory.username == sender else { throw PinError.notPinned(username: sender) }
             if contacts[sender] == nil {
@@ -389,7 +639,13 @@ public struct KeyPins: Codable, Sendable {
                 pin(sender, devices, now: now)
                 firstContact = devices
             } else {
-                followed = followRotations(directory, now: now)
+                followed = follow(
+                    directory,
+                    ownUsername: ownUsername,
+                    ownDeviceID: ownDeviceID,
+                    ownKeyID: ownKeyID,
+                    now: now
+                )
             }
         }
         guard let contact = contacts[sender] else { throw PinError.notPinned(username: sender) }
@@ -405,7 +661,9 @@ public struct KeyPins: Codable, Sendable {
                 deviceID: d.id,
                 retiredAt: retiredAt,
                 firstContact: firstContact,
-                followed: followed
+                followed: followed.rotations,
+                linked: followed.links,
+                removed: followed.removals
             )
         }
         if let r = contact.retired?.last(where: { $0.signingKeyId == keyID }) {
@@ -417,7 +675,26 @@ public struct KeyPins: Codable, Sendable {
                 deviceID: r.deviceId,
                 retiredAt: r.retiredAt,
                 firstContact: firstContact,
-                followed: followed
+                followed: followed.rotations,
+                linked: followed.links,
+                removed: followed.removals
+            )
+        }
+        // A device the directory lists for the sender, current key and all, that no pinned device approved:
+        // the caller may check the signature with it and say whose device it is not known to be.
+        if let d = directory?.devices.first(where: { Self.keyID(spki: $0.signingKey.bytes) == keyID }),
+            d.id != ownDeviceID || sender != ownUsername.lowercased(),
+            let encryption = Self.keyID(spki: d.encryptionKey.bytes)
+        {
+            throw PinError.unverifiedDevice(
+                username: sender,
+                device: PinnedDevice(
+                    id: d.id,
+                    name: d.name,
+                    signingKeyId: keyID,
+                    encryptionKeyId: encryption,
+                    signingKey: d.signingKey
+                )
             )
         }
         throw PinError.unpinnedSigner(username: sender, keyID: keyID, pinned: contact.devices.map(\.signingKeyId))

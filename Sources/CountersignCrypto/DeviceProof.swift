@@ -38,6 +38,39 @@ public enum DeviceProof {
         )
     }
 
+    /// An account's device vouching for a new device of the same account (docs/PROTOCOL.md §1): the voucher
+    /// names itself and its key, the account (by username, as contacts know it), the new device and both
+    /// its keys, and the time, so that contacts who pinned the voucher can follow the new device.
+    public static func vouchMessage(
+        username: String,
+        voucherDeviceID: String,
+        voucherSigningKey: PublicKey,
+        deviceID: String,
+        signingKey: PublicKey,
+        encryptionKey: PublicKey,
+        vouchedAt: Int64
+    ) -> [UInt8] {
+        let seconds = UInt64(bitPattern: vouchedAt)
+        let time = (0..<8).map { UInt8(truncatingIfNeeded: seconds >> (56 - 8 * $0)) }
+        return framed(
+            "countersign/v1 device vouch",
+            lv(Array(username.utf8)) + lv(Array(voucherDeviceID.utf8)) + lv(voucherSigningKey.spkiDER)
+                + lv(Array(deviceID.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER) + time
+        )
+    }
+
+    /// The code a new device shows while it waits to be linked, and its approver shows beside "Is this your
+    /// new device?" (docs/PROTOCOL.md §1): six groups of four digits from both of the new device's keys, so
+    /// that a server that swapped either key cannot keep the code the person compares.
+    public static func linkCode(signingKey: PublicKey, encryptionKey: PublicKey) -> String {
+        let digest = Array(SHA256.hash(data: framed("countersign/v1 link code", lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER))))
+        return (0..<6).map { i -> String in
+            let n = (Int(digest[3 * i]) << 16 | Int(digest[3 * i + 1]) << 8 | Int(digest[3 * i + 2])) % 10_000
+            let s = String(n)
+            return String(repeating: "0", count: 4 - s.count) + s
+        }.joined(separator: " ")
+    }
+
     /// A device setting the revocation token of its key gate (docs/SPEC.md §14.5): only the device itself,
     /// by its signing key, so that another session of the account cannot plant a token it knows.
     public static func revocationTokenMessage(deviceID: String, accountID: String, tokenHash: [UInt8]) -> [UInt8] {

@@ -32,12 +32,29 @@ enum Pins {
         }
     }
 
-    /// Says on standard error which signed rotations were followed.
-    static func announce(_ followed: [KeyPins.FollowedRotation], of user: String) {
+    /// Says on standard error which signed rotations, vouched links and removals were followed: each
+    /// changed the safety number, calmly.
+    static func announce(
+        _ followed: [KeyPins.FollowedRotation],
+        linked: [KeyPins.FollowedLink] = [],
+        removed: [PinnedDevice] = [],
+        of user: String
+    ) {
         for f in followed {
             Terminal.warn(
                 "\(user)'s device \(f.deviceID) rotated its key \(KeyPins.fingerprint(hex: f.from)) -> \(KeyPins.fingerprint(hex: f.to)), "
-                    + "signed by the key you pinned: now pinned"
+                    + "signed by the key you pinned: now pinned (safety number changed)"
+            )
+        }
+        for l in linked {
+            Terminal.warn(
+                "\(user) linked a new device, \"\(Terminal.printable(l.device.name))\" (key \(l.device.fingerprint)), approved by "
+                    + "\"\(Terminal.printable(l.byName))\", a device you pinned: now pinned (safety number changed)"
+            )
+        }
+        for d in removed {
+            Terminal.warn(
+                "\(user) removed the \(d.label): no longer sealed to; what it signed before still verifies (safety number changed)"
             )
         }
     }
@@ -96,7 +113,8 @@ enum Pins {
                 now: now
             ) {
             case .firstContact(let devices): firstContacts[directory.username] = devices
-            case .pinned(let followed): announce(followed, of: directory.username)
+            case .pinned(let followed, let linked, let removed):
+                announce(followed, linked: linked, removed: removed, of: directory.username)
             }
         } catch PinError.changed(let user, let own, let pinnedAt, let changes) {
             throw refusal(user, own: own, pinnedAt: pinnedAt, changes: changes)
@@ -127,6 +145,8 @@ struct ContactsCommand: ParsableCommand {
             print(
                 "\(who): \(count), first seen \(PrivateFiles.date(c.firstSeen)), trusted \(PrivateFiles.date(c.trustedAt))"
                     + (retired == 0 ? "" : ", \(retired) earlier key\(retired == 1 ? "" : "s")")
+                    + (c.changedAt.map { ", safety number changed \(PrivateFiles.date($0))" } ?? "")
+                    + (c.verifiedAt.map { ", verified \(PrivateFiles.date($0))" } ?? "")
             )
             for d in c.devices { print("  \(d.fingerprint)  \(d.id)  \(Terminal.printable(d.name))") }
         }

@@ -32,7 +32,7 @@ struct Countersign: AsyncParsableCommand {
             AccountCommand.self, AdminCommand.self,
             DeviceCommand.self, SendCommand.self, InboxCommand.self, OutboxCommand.self, ReadCommand.self,
             CancelCommand.self,
-            ContactsCommand.self, TrustCommand.self, SafetyNumberCommand.self, WatchCommand.self,
+            ContactsCommand.self, TrustCommand.self, VerifyCommand.self, SafetyNumberCommand.self, WatchCommand.self,
             AuthenticatorCommand.self,
             AgentCommand.self, VersionCommand.self,
         ]

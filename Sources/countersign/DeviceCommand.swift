@@ -13,7 +13,7 @@ struct DeviceCommand: AsyncParsableCommand {
             P-256 key in keys/ (encrypted PKCS#8, mode 0600), used both to sign what it sends and to open what \
             it receives. Several users share a machine by using one config directory each.
             """,
-        subcommands: [Init.self, List.self, Rename.self, Revoke.self, Rotate.self]
+        subcommands: [Init.self, List.self, Rename.self, Revoke.self, Rotate.self, Link.self, Approve.self]
     )
 
     /// The signed-in account session, or an error naming `account login`.

@@ -420,6 +420,7 @@ struct ReadCommand: AsyncParsableCommand {
         let signerDevice: String
         let retiredAt: Date?
         var pinsToSave: ContactBook<ConfigDirectory>?
+        var unverified: PinnedDevice?
         let ownKeyFiles = context.device.keyFiles
         if sender == me, let ownPath = DeviceKeys.keyring.keyFilePath(for: envelope.senderKeyID),
             ownKeyFiles.contains(where: { PrivateFiles.config.appendingPathComponent($0).path == ownPath })
@@ -466,8 +467,23 @@ struct ReadCommand: AsyncParsableCommand {
                     directory: directory,
                     ownUsername: me,
                     ownDeviceID: context.device.deviceId,
+                    ownKeyID: context.device.keyID,
                     now: Date()
                 )
+            } catch PinError.unverifiedDevice(let user, let device) {
+                // Signed by a device the server lists for the sender that none of their pinned devices
+                // approved: shown, checked under that key, as from their new, unverified device.
+                if known { try? book.save() }
+                guard let spki = device.signingKey, let key = try? PublicKey(spki: spki.bytes) else {
+                    throw CLIError.usage("REFUSED: message \(message.id) was not decrypted: the server lists a key that is not P-256")
+                }
+                unverified = device
+                Terminal.warn(
+                    "warning: this message is from \(user)'s new, unverified device \"\(Terminal.printable(device.name))\" "
+                        + "(key \(device.fingerprint)): no device you pinned for \(user) approved it. Compare "
+                        + "`countersign safety-number \(user)` with \(user), then `countersign trust \(user)` to verify it"
+                )
+                signer = KeyPins.Signer(key: key, deviceID: device.id)
             } catch let e as PinError {
                 // Rotations followed before the refusal stay followed; a first contact is not pinned by a refusal.
                 if known { try? book.save() }
@@ -475,8 +491,8 @@ struct ReadCommand: AsyncParsableCommand {
                     "REFUSED: message \(message.id) was not decrypted: \(Terminal.printable(e.description))"
                 )
             }
-            pinsToSave = book
-            Pins.announce(signer.followed, of: sender)
+            if unverified == nil { pinsToSave = book }
+            Pins.announce(signer.followed, linked: signer.linked, removed: signer.removed, of: sender)
             if let first = signer.firstContact {
                 Terminal.warn(
                     "first message from \(sender): pinned \(first.count) device\(first.count == 1 ? "" : "s") (trust on first use): "
@@ -494,7 +510,9 @@ struct ReadCommand: AsyncParsableCommand {
         if var pinsToSave { try pinsToSave.save() }
         if verbose {
             let retired = retiredAt.map { ", a key since retired \(PrivateFiles.date($0))" } ?? ""
-            Terminal.warn("from: \(sender), device \(signerDevice), key \(opened.sender) (pinned)\(retired)")
+            Terminal.warn(
+                "from: \(sender), device \(signerDevice), key \(opened.sender) (\(unverified == nil ? "pinned" : "NOT pinned: unverified device"))\(retired)"
+            )
             Terminal.warn(
                 "to: \(message.to.joined(separator: ", ")) (keys \(opened.recipients.map(\.description).joined(separator: ", ")))"
             )

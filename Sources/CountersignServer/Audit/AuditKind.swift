@@ -12,6 +12,7 @@ enum AuditKind: String, CaseIterable, Sendable {
     case deviceRename = "device-rename"
     case deviceRevoke = "device-revoke"
     case deviceRotate = "device-rotate"
+    case deviceVouch = "device-vouch"
     case mfa
     case mfaSettings = "mfa-settings"
     case mfaPairingKey = "mfa-pairing-key"

@@ -25,6 +25,13 @@ extension Problem {
                 title: "Device revoked",
                 detail: "This device was revoked; register new keys as a new device."
             )
+        case .alreadyVouched:
+            self.init(
+                status: .conflict,
+                code: .alreadyVouched,
+                title: "Already approved",
+                detail: "Another of your devices approved this device already; there is nothing to do."
+            )
         }
     }
 }

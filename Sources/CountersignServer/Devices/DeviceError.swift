@@ -14,4 +14,6 @@ public enum DeviceError: Error, Equatable, Sendable {
     case notFound
     /// The device was revoked; it cannot open sessions.
     case revoked
+    /// The device was vouched for already: a device is linked once.
+    case alreadyVouched
 }

@@ -34,6 +34,15 @@ public struct KeyHistoryRecord: Equatable, Sendable {
     public var encryptionKey: [UInt8]?
     /// On a key that replaced another: the old signing key's signature over the rotation (docs/PROTOCOL.md §1).
     public var rotationSignature: [UInt8]?
+    /// Another device of the account vouched for this key when the device was linked (docs/PROTOCOL.md §1).
+    public var vouch: KeyVouch? = nil
+}
+
+/// A vouch as stored: the vouching device, the signed time in whole seconds, and the signature.
+public struct KeyVouch: Equatable, Sendable {
+    public var deviceID: String
+    public var vouchedAt: Int64
+    public var signature: [UInt8]
 }
 
 /// What adding a device or new keys came to.
@@ -44,4 +53,6 @@ public enum DeviceWrite: Equatable, Sendable {
     case notFound
     /// The device's keys changed meanwhile (a concurrent rotation won).
     case changed
+    /// The device was vouched for already (by this or another device).
+    case alreadyVouched
 }

@@ -10,7 +10,11 @@ struct DeviceRoutes {
     let sessions: SessionService
     let maxBody: Int
 
-    static func device(_ d: DeviceRecord) -> Device {
+    static func vouch(_ v: KeyVouch) -> DeviceVouch {
+        DeviceVouch(deviceId: v.deviceID, vouchedAt: v.vouchedAt, signature: Base64URL(v.signature))
+    }
+
+    static func device(_ d: DeviceRecord, vouch: KeyVouch? = nil) -> Device {
         Device(
             id: d.id,
             name: d.name,
@@ -22,7 +26,8 @@ struct DeviceRoutes {
             createdAt: d.createdAt,
             keysSince: d.keysSince,
             lastSeenAt: d.lastSeenAt,
-            revokedAt: d.revokedAt
+            revokedAt: d.revokedAt,
+            vouch: vouch.map(Self.vouch)
         )
     }
 
@@ -48,7 +53,11 @@ struct DeviceRoutes {
             return try json(Self.device(device), status: .created, headers: [.location: "/v1/devices/\(device.id)"])
         }
         withAccount.get("devices") { request, context in
-            try json(DeviceList(devices: try await devices.list(try context.account()).map(Self.device)))
+            let auth = try context.account()
+            let vouches = try await devices.vouches(accountID: auth.account.id)
+            return try json(
+                DeviceList(devices: try await devices.list(auth).map { Self.device($0, vouch: vouches[$0.id]) })
+            )
         }
         withAccount.patch("devices/:id") { request, context in
             let auth = try context.account()
@@ -137,6 +146,17 @@ struct DeviceRoutes {
                 Self.device(try await devices.rotate(auth, body, origin: APIRoutes.origin(request, context)))
             )
         }
+        withMessagingDevice.post("devices/:id/vouch") { request, context in
+            let auth = try context.device()
+            let body = try await APIRoutes.decode(DeviceVouchRequest.self, request, maxBody: maxBody)
+            let (device, vouch) = try await devices.vouch(
+                auth,
+                deviceID: try context.parameters.require("id"),
+                body,
+                origin: APIRoutes.origin(request, context)
+            )
+            return try json(Self.device(device, vouch: vouch))
+        }
         withEither.get("users/:username/devices") { request, context in
             // Any signed-in account or device may read the directory (its middleware); anonymous callers
             // may not list users.
@@ -168,7 +188,8 @@ struct DeviceRoutes {
                             retiredAt: $0.retiredAt,
                             retiredBecause: $0.retiredBecause,
                             encryptionKey: $0.encryptionKey.map(Base64URL.init),
-                            rotationSignature: $0.rotationSignature.map(Base64URL.init)
+                            rotationSignature: $0.rotationSignature.map(Base64URL.init),
+                            vouch: $0.vouch.map(Self.vouch)
                         )
                     }
                 )

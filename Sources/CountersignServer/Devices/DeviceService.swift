@@ -130,7 +130,7 @@ public final class DeviceService: Sendable {
             throw DeviceError.keyInUse(
                 "a key of this device is already registered; make new keys (countersign device init)"
             )
-        case .notFound, .changed: throw RequestError.unauthenticated
+        case .notFound, .changed, .alreadyVouched: throw RequestError.unauthenticated
         }
         try await audit.record(auth.account.id, .deviceRegister, .success, origin)
         return device
@@ -293,12 +293,87 @@ public final class DeviceService: Sendable {
             throw DeviceError.keyInUse(
                 "this device's keys were rotated meanwhile by another request; open a new device session"
             )
-        case .notFound, .limitReached: throw DeviceError.revoked
+        case .notFound, .limitReached, .alreadyVouched: throw DeviceError.revoked
         }
         try await sessions.endOtherSessions(of: auth)
         try await audit.record(auth.account.id, .deviceRotate, .success, origin)
         guard let device = try await store.device(id: auth.device.id) else { throw DeviceError.notFound }
         return device
+    }
+
+    /// How far a vouch's signed time may be from the server's clock.
+    static let vouchSkew: TimeInterval = 300
+
+    /// Links a new device of the account: `auth`'s device vouches for it (docs/PROTOCOL.md §1).
+    public func vouch(
+        _ auth: DeviceAuthenticated,
+        deviceID: String,
+        _ request: DeviceVouchRequest,
+        origin: RequestOrigin
+    ) async throws -> (DeviceRecord, KeyVouch) {
+        guard deviceID != auth.device.id else {
+            throw RequestError.invalidField(
+                field: "id",
+                reason: "a device cannot approve itself: approve it from another device of the account"
+            )
+        }
+        let now = clock.now()
+        guard abs(TimeInterval(request.vouchedAt) - now.timeIntervalSince1970) <= Self.vouchSkew else {
+            throw RequestError.invalidField(
+                field: "vouchedAt",
+                reason: "the time signed, in whole seconds since 1970, within 5 minutes of the server's clock; check this device's clock"
+            )
+        }
+        guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,
+            target.isActive, target.kind == DeviceRecord.messaging
+        else { throw DeviceError.notFound }
+        guard target.signingKeyID == request.signingKeyId else {
+            throw DeviceError.keyInUse(
+                "the new device's keys changed since you looked; list the devices again and compare the new code"
+            )
+        }
+        let message = DeviceProof.vouchMessage(
+            username: auth.account.username,
+            voucherDeviceID: auth.device.id,
+            voucherSigningKey: try PublicKey(spki: auth.device.signingKey),
+            deviceID: target.id,
+            signingKey: try PublicKey(spki: target.signingKey),
+            encryptionKey: try PublicKey(spki: target.encryptionKey),
+            vouchedAt: request.vouchedAt
+        )
+        guard try PublicKey(spki: auth.device.signingKey).isValidSignature(request.signature.bytes, for: message)
+        else {
+            try await audit.record(auth.account.id, .deviceVouch, .badSignature, origin)
+            throw DeviceError.badSignature(
+                "the signature does not verify with this device's signing key over the vouch message (docs/PROTOCOL.md §1)"
+            )
+        }
+        let vouch = KeyVouch(deviceID: auth.device.id, vouchedAt: request.vouchedAt, signature: request.signature.bytes)
+        switch try await store.vouch(
+            deviceID: target.id,
+            accountID: auth.account.id,
+            signingKeyID: request.signingKeyId,
+            vouch: vouch
+        ) {
+        case .done: break
+        case .alreadyVouched: throw DeviceError.alreadyVouched
+        case .changed:
+            throw DeviceError.keyInUse(
+                "the new device's keys changed since you looked; list the devices again and compare the new code"
+            )
+        case .notFound, .limitReached, .keyInUse: throw DeviceError.notFound
+        }
+        try await audit.record(auth.account.id, .deviceVouch, .success, origin)
+        return (target, vouch)
+    }
+
+    /// Each device's vouch, if any of its keys has one.
+    public func vouches(accountID: String) async throws -> [String: KeyVouch] {
+        var out: [String: KeyVouch] = [:]
+        for entry in try await store.keyHistory(accountID: accountID) {
+            if let v = entry.vouch, out[entry.deviceID] == nil { out[entry.deviceID] = v }
+        }
+        return out
     }
 
     /// Revokes an authenticator's device for the MFA feature (unpairing, MFA turned off): false when it

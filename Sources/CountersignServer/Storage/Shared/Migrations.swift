@@ -12,7 +12,7 @@ enum Migrations {
             CreateDevices(), CreateDeviceKeys(), CreateDeviceChallenges(), CreateDeviceSessions(), CreateMessages(),
             CreateMessageQueue(), CreatePush(), CreateMFA(),
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
-            AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(),
+            AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
         ]
     }
 }
@@ -497,5 +497,24 @@ struct CreateSessionBindings: AsyncMigration {
         try await sql.raw("DROP INDEX sessions_binding").run()
         try await sql.raw("ALTER TABLE sessions DROP COLUMN binding_id").run()
         try await sql.raw("DROP TABLE session_bindings").run()
+    }
+}
+
+/// A device linked by another device of its account (docs/PROTOCOL.md §1): the vouch is kept on the key it
+/// names, beside the rotation signature, so that the directory's history carries it to contacts.
+struct AddKeyVouches: AsyncMigration {
+    var name: String { "2026-11-30-01-key-vouches" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        let bytes: SQLQueryString = sql.dialect.name == "postgresql" ? "BYTEA" : "BLOB"
+        try await sql.raw("ALTER TABLE device_keys ADD COLUMN vouched_by TEXT").run()
+        try await sql.raw("ALTER TABLE device_keys ADD COLUMN vouched_at BIGINT").run()
+        try await sql.raw("ALTER TABLE device_keys ADD COLUMN vouch_signature \(bytes)").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE device_keys DROP COLUMN vouch_signature").run()
+        try await sql.raw("ALTER TABLE device_keys DROP COLUMN vouched_at").run()
+        try await sql.raw("ALTER TABLE device_keys DROP COLUMN vouched_by").run()
     }
 }

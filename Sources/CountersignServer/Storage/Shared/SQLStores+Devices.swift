@@ -172,8 +172,46 @@ extension SQLStores {
                 retiredAt: try row.decode(column: "retired_at", as: Int64?.self).map(Date.init(ms:)),
                 retiredBecause: try row.decode(column: "retired_because", as: String?.self),
                 encryptionKey: try row.decode(column: "encryption_key", as: Data?.self).map { Array($0) },
-                rotationSignature: try row.decode(column: "rotation_signature", as: Data?.self).map { Array($0) }
+                rotationSignature: try row.decode(column: "rotation_signature", as: Data?.self).map { Array($0) },
+                vouch: try Self.vouch(row)
             )
+        }
+    }
+
+    static func vouch(_ row: any SQLRow) throws -> KeyVouch? {
+        guard let by = try row.decode(column: "vouched_by", as: String?.self),
+            let at = try row.decode(column: "vouched_at", as: Int64?.self),
+            let signature = try row.decode(column: "vouch_signature", as: Data?.self)
+        else { return nil }
+        return KeyVouch(deviceID: by, vouchedAt: at, signature: Array(signature))
+    }
+
+    package func vouch(deviceID: String, accountID: String, signingKeyID: String, vouch: KeyVouch) async throws
+        -> DeviceWrite
+    {
+        let dialect = self.dialect
+        return try await writeTransaction { sql in
+            // Serialised with rotations, registrations and revocations of this account.
+            guard try await sql.lockAccount(accountID, dialect),
+                let row = try await sql.raw(
+                    "SELECT * FROM devices WHERE id = \(bind: deviceID) AND account_id = \(bind: accountID)"
+                ).first()
+            else { return .notFound }
+            let device = try Self.device(row)
+            guard device.isActive, device.kind == DeviceRecord.messaging else { return .notFound }
+            guard device.signingKeyID == signingKeyID else { return .changed }
+            let vouched = try await sql.raw(
+                "SELECT 1 AS one FROM device_keys WHERE device_id = \(bind: deviceID) AND vouched_by IS NOT NULL"
+            ).first()
+            guard vouched == nil else { return .alreadyVouched }
+            try await sql.raw(
+                """
+                UPDATE device_keys SET vouched_by = \(bind: vouch.deviceID), vouched_at = \(bind: vouch.vouchedAt),
+                    vouch_signature = \(bind: Data(vouch.signature))
+                WHERE device_id = \(bind: deviceID) AND signing_key_id = \(bind: signingKeyID) AND retired_at IS NULL
+                """
+            ).run()
+            return .done
         }
     }
 

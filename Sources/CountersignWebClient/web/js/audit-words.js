@@ -16,6 +16,7 @@ const KINDS = {
   "device-rename": ["Device renamed", "Device rename"],
   "device-revoke": ["Device revoked", "Device revocation"],
   "device-rotate": ["Message key changed", "Message key change"],
+  "device-vouch": ["New device approved", "Device approval"],
   mfa: ["Second step passed", "Second step"],
   "mfa-settings": ["Two-factor settings changed", "Two-factor settings"],
   "mfa-pairing-key": ["Pairing key made", "Pairing key"],

@@ -64,6 +64,19 @@ export function feedback() {
   return { status, alert };
 }
 
+/**
+ * Feedback follows the action: a click or a submit inside `area` first moves `said` (a `feedback()`'s status
+ * and alert) to just after `anchor`, so what the action says appears where the person is looking. `anchor`
+ * must outlive what the action re-renders (a list, not one of its items).
+ */
+export function speakBeside(said, area, anchor = area) {
+  const move = () => {
+    if (anchor.isConnected && anchor.nextElementSibling !== said.status) anchor.after(said.status, said.alert);
+  };
+  area.addEventListener("click", move, true);
+  area.addEventListener("submit", move, true);
+}
+
 /** A screen's "Back" button, calling `onBack`. */
 export const backButton = (onBack) => el("button", { type: "button", on: { click: onBack } }, "Back");
 

@@ -8,7 +8,7 @@ import { passcode } from "../authenticator/passcode.js";
 import { answer, answerAuthCode, authenticatorStatus, claimAuthCode, unpair } from "../authenticator/runtime.js";
 import { pairedRecord } from "../authenticator/store.js";
 import { nameElement } from "../display-name.js";
-import { backButton, el, field, replace, showCard } from "../dom.js";
+import { backButton, el, feedback, field, replace, showCard, speakBeside } from "../dom.js";
 import { on } from "../events.js";
 import { withReauth } from "./reauth.js";
 import { session } from "../session.js";
@@ -349,6 +349,8 @@ function qrSignInPanel(accountId, { status, alert }) {
     form,
     request,
   );
+  // What a code or an answer here says appears under the request it is about.
+  speakBeside({ status, alert }, section, request);
   return { section, stop: stopCamera };
 }
 
@@ -468,12 +470,16 @@ export function authenticatorSettings({ onPaired = () => {} } = {}) {
 }
 
 export function approvalsScreen(app, { onBack }) {
-  const alert = el("p", { role: "alert", class: "alert" });
-  const status = el("p", { role: "status", class: "status" });
+  // One status and one alert, placed under the part whose button was pressed (speakBeside), at the top for
+  // what arrives by itself (unpaired elsewhere); they take the focus when they start to say something.
+  const said = feedback();
+  const { status, alert } = said;
   const channel = el("p", { class: "muted", "data-testid": "approvals-state" });
   const list = el("ul", { class: "list requests", "aria-label": "Sign-in requests" });
   const empty = el("p", { class: "muted" }, "No sign-in requests waiting. They appear here as they arrive.");
   const body = el("div", { class: "approvals" });
+  // An answer to a request: said under the list.
+  speakBeside(said, list, empty);
   const items = new Map();
   let otp = null;
   let qr = null;
@@ -524,6 +530,8 @@ export function approvalsScreen(app, { onBack }) {
     if (!record && removedFor === session.account.id) alert.textContent = removedWords;
     else if (shownFor) status.textContent = "Unpaired. This browser no longer approves sign-ins or shows passcodes.";
     shownFor = record?.deviceId ?? null;
+    // Home again before the body is rebuilt (they may be in it).
+    channel.after(status, alert);
     items.clear();
     list.replaceChildren();
     if (!record) {

@@ -5,7 +5,7 @@
 import { describe } from "../api.js";
 import { groupedKeyId, hex } from "../bytes.js";
 import { printable } from "../display-name.js";
-import { el, field, replace, showCard } from "../dom.js";
+import { el, feedback, field, replace, showCard, speakBeside } from "../dom.js";
 import { on } from "../events.js";
 import { fileKeys, generateIdentity, importIdentity } from "../file-keys.js";
 import * as filelock from "../filelock.js";
@@ -62,8 +62,9 @@ function offer(slot, blob, name, label) {
 /** A form's busy state: buttons disabled, a progress bar, a status line and a Cancel button. */
 function progressUI(label, cancelLabel) {
   const bar = el("progress", { max: 100, value: 0, "aria-label": label, hidden: true });
-  const status = el("p", { role: "status", class: "status" });
-  const alert = el("p", { role: "alert", class: "alert" });
+  // Under the form's buttons, taking the focus when they start to say something (the button is disabled
+  // while the work runs).
+  const { status, alert } = feedback();
   const result = el("div", { class: "result" });
   const cancel = el("button", { type: "button", hidden: true, "aria-label": cancelLabel }, "Cancel");
   let controller = null;
@@ -189,7 +190,8 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
     checked: true,
   });
   const formatFilelock = el("input", { type: "radio", name: "format", id: "format-filelock", value: "filelock" });
-  const sign = el("input", { type: "checkbox", id: "sign-as-me", disabled: true });
+  const sign = el("input", { type: "checkbox", id: "sign-as-me", disabled: true, "aria-describedby": "sign-as-me-hint" });
+  const signHint = el("p", { class: "muted", id: "sign-as-me-hint", hidden: true });
   const keepName = el("input", { type: "checkbox", id: "keep-name", checked: true });
   const encryptButton = el("button", { type: "submit", class: "primary" }, "Encrypt & Save File");
   const enc = progressUI("Encryption progress", "Cancel encryption");
@@ -225,6 +227,7 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
       el("label", { for: "keep-name" }, "Carry the file name inside the encryption"),
     ),
     el("div", { class: "choice" }, sign, el("label", { for: "sign-as-me" }, "Sign with my file key")),
+    signHint,
     el("div", { class: "actions" }, encryptButton, enc.cancel),
     enc.bar,
     enc.status,
@@ -236,6 +239,9 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
     keepName.disabled = fl;
     sign.disabled = fl || !key;
     if (sign.disabled) sign.checked = false;
+    // Why it cannot be ticked, when it cannot.
+    signHint.textContent = fl ? "FileLock files carry no signature." : key ? "" : "To sign, make or import a file key under Keys.";
+    signHint.hidden = !signHint.textContent;
   };
   encryptForm.addEventListener("change", () => (enc.alert.textContent = ""));
   formatCountersign.addEventListener("change", syncOptions);
@@ -463,8 +469,9 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
 
   // Keys
   const keyFacts = el("dl", { class: "facts", "aria-label": "Your file key" });
-  const keyStatus = el("p", { role: "status", class: "status" });
-  const keyAlert = el("p", { role: "alert", class: "alert" });
+  // One status and one alert for the keys, moved beside the buttons pressed last (speakBeside).
+  const keySaid = feedback();
+  const { status: keyStatus, alert: keyAlert } = keySaid;
   const generate = el("button", { type: "button", class: "primary" }, "Generate New Key Pair");
   const confirmSlot = el("div");
   const downloadSpki = el("button", { type: "button", disabled: true }, "Download public key (SPKI PEM)");
@@ -472,6 +479,9 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
   const keyFile = field("Key file", { type: "file", accept: ".pem,.key" });
   const passphrase = field("Passphrase", { type: "password", autocomplete: "off" });
   const importButton = el("button", { type: "submit" }, "Import Key File");
+  const importActions = el("div", { class: "actions" }, importButton);
+  // Asking whether an imported key may replace the one kept: under the import's own button.
+  const importConfirm = el("div");
   const importForm = el(
     "form",
     { "aria-label": "Import a key file", class: "panel" },
@@ -483,7 +493,8 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
     ),
     keyFile.row,
     passphrase.row,
-    el("div", { class: "actions" }, importButton),
+    importActions,
+    importConfirm,
   );
   const downloadSlot = el("div", { class: "result" });
 
@@ -514,6 +525,7 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
 
   async function makeKey() {
     replace(confirmSlot);
+    replace(importConfirm);
     keyAlert.textContent = "";
     generate.disabled = true;
     try {
@@ -575,7 +587,7 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
     const replaceButton = el("button", { type: "button", class: "danger" }, "Replace key");
     const cancel = el("button", { type: "button" }, "Cancel");
     replaceButton.addEventListener("click", async () => {
-      replace(confirmSlot);
+      replace(importConfirm);
       try {
         const now = await fileKeys.get(accountId);
         if (now && hex(now.keyId) !== hex(old.keyId)) return await importOrAsk(identity);
@@ -585,11 +597,11 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
       }
     });
     cancel.addEventListener("click", () => {
-      replace(confirmSlot);
+      replace(importConfirm);
       keyStatus.textContent = `Kept your file key ${fingerprintText(old.keyId)}; nothing was imported.`;
     });
     replace(
-      confirmSlot,
+      importConfirm,
       el(
         "div",
         { class: "confirm", role: "group", "aria-label": "Replace your file key with the imported one?" },
@@ -637,6 +649,7 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
     }
   });
 
+  const keyActions = el("div", { class: "actions" }, generate, downloadSpki, downloadFileLock);
   const keysSection = el(
     "section",
     { "aria-label": "Keys", class: "panel" },
@@ -649,13 +662,16 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
         "generating or importing replaces any existing key you have.",
     ),
     keyFacts,
-    el("div", { class: "actions" }, generate, downloadSpki, downloadFileLock),
+    keyActions,
     confirmSlot,
     keyStatus,
     keyAlert,
     downloadSlot,
     importForm,
   );
+  speakBeside(keySaid, keyActions, confirmSlot);
+  speakBeside(keySaid, confirmSlot);
+  speakBeside(keySaid, importForm, importConfirm);
 
   const back = el("button", { type: "button" }, "Back");
   back.addEventListener("click", () => {

@@ -7,7 +7,7 @@ import { describe } from "../api.js";
 import { fromBase64url } from "../bytes.js";
 import { authenticatorName } from "../aaguids.js";
 import { nameElement, visibleText } from "../display-name.js";
-import { el, field, replace } from "../dom.js";
+import { el, field, replace, speakBeside } from "../dom.js";
 import { isUnlocked } from "../gate-keys.js";
 import { passkeyInGate, removeMethod } from "../gate-setup.js";
 import { passkeyMessage, passkeysAvailable, registerPasskey } from "../passkeys.js";
@@ -27,7 +27,8 @@ function kind(p) {
  * The passkeys part of Settings: a section that loads the account's passkeys itself. It reports in the
  * host screen's `status` and `alert` regions (one of each per screen).
  */
-export function passkeySection({ status, alert }) {
+export function passkeySection(said) {
+  const { status, alert } = said;
   const slot = el("div"); // the re-authentication, when the server asks for it
   const list = el("ul", { class: "list", "aria-label": "Passkeys" });
   const none = el(
@@ -128,10 +129,11 @@ export function passkeySection({ status, alert }) {
           more,
           el(
             "p",
-            { class: "alert", role: "alert" },
+            { class: "alert", role: "alert", tabindex: "-1" },
             `Could not check this browser's key gate, so nothing was removed: ${describe(error)}`,
           ),
         );
+        more.firstChild.focus();
         return;
       }
       if (inGate === "only") {
@@ -139,11 +141,12 @@ export function passkeySection({ status, alert }) {
           more,
           el(
             "p",
-            { class: "warning", role: "alert" },
+            { class: "warning", role: "alert", tabindex: "-1" },
             `${label} is the only way to unlock this browser's message keys (Key gate, below). Add another passkey ` +
               `or your password to the key gate first, or turn the gate off; then remove it.`,
           ),
         );
+        more.firstChild.focus();
         return;
       }
       const yes = el("button", { type: "button", class: "danger" }, "Remove passkey");
@@ -215,6 +218,9 @@ export function passkeySection({ status, alert }) {
           "This browser cannot make passkeys here (it needs WebAuthn and a secure connection).",
         ),
   );
+  // What a passkey's Rename or Remove says appears under the list; what adding says, under its form.
+  speakBeside(said, list);
+  speakBeside(said, addForm);
   load().catch((error) => (alert.textContent = passkeyMessage(error)));
   return section;
 }

@@ -30,6 +30,20 @@ function from(userAgent) {
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "never");
 
+/** "Last seen 5 minutes ago (21:04)": when the server last saw the device use its session (to the minute:
+ *  it notes a session's use at most once a minute, and a push connection only when it opens). */
+function lastSeen(d, isThisBrowser) {
+  if (isThisBrowser) return "In use now";
+  if (!d.lastSeenAt) return "Not used since it was added";
+  const at = new Date(d.lastSeenAt);
+  const minutes = Math.floor((Date.now() - at.getTime()) / 60_000);
+  const clock = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  if (minutes < 2) return `Last seen just now (${clock})`;
+  if (minutes < 60) return `Last seen ${minutes} minutes ago (${clock})`;
+  if (minutes < 24 * 60) return `Last seen ${Math.floor(minutes / 60)} h ago (${clock})`;
+  return `Last seen ${at.toLocaleString()}`;
+}
+
 /** The sections in their order: address, name. */
 const SETTINGS_SECTIONS = [
   ["account", "Account"],
@@ -211,6 +225,7 @@ function devicesPart(said) {
     const revoke = isThisBrowser
       ? null
       : el("button", { type: "button", class: "danger", "aria-label": `Revoke ${label}` }, "Revoke");
+    const renameSlot = el("div");
     const item = el(
       "li",
       {},
@@ -223,12 +238,19 @@ function devicesPart(said) {
         d.kind === "authenticator" ? "Authenticator: approves sign-ins" : "Messaging device",
       ),
       el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
-      el("div", { class: "muted" }, `Last seen ${when(d.lastSeenAt)}`),
+      el("div", { class: "muted" }, lastSeen(d, isThisBrowser)),
       el("div", { class: "actions" }, rename, revoke),
+      renameSlot,
     );
     rename.addEventListener("click", () => {
       const name = field("New name", { value: d.name, maxlength: 64 });
-      const form = el("form", {}, name.row, el("button", { type: "submit" }, "Save name"));
+      const cancel = el("button", { type: "button", on: { click: () => renameSlot.replaceChildren() } }, "Cancel");
+      const form = el(
+        "form",
+        { "aria-label": `Rename ${label}` },
+        name.row,
+        el("div", { class: "actions" }, el("button", { type: "submit" }, "Save name"), cancel),
+      );
       form.addEventListener("submit", (event) => {
         event.preventDefault();
         guarded(async () => {
@@ -236,8 +258,9 @@ function devicesPart(said) {
           await loadDevices();
         }, "Device renamed.");
       });
-      item.append(form);
-      name.input.focus();
+      // One form at a time: a second press starts it again.
+      replace(renameSlot, form);
+      name.input.select();
     });
     revoke?.addEventListener("click", () =>
       guarded(async () => {

@@ -5,7 +5,7 @@
 // reauthentication-required asks for the password and second factor right here (withReauth).
 import { describe } from "../api.js";
 import { nameElement, visibleText } from "../display-name.js";
-import { el, field, replace } from "../dom.js";
+import { el, field, replace, speakBeside } from "../dom.js";
 import { qrCode } from "../qr.js";
 import { withReauth } from "./reauth.js";
 import { revokeDevice } from "../server/devices.js";
@@ -398,6 +398,9 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
     matchingArea,
     offArea,
   );
+  // What a part's button says appears under that part.
+  for (const area of [appArea, codesArea, pairingArea, authenticatorList, matchingArea, offArea])
+    speakBeside({ status, alert }, area);
   load().catch((error) => (alert.textContent = describe(error)));
   return section;
 }

@@ -1,0 +1,208 @@
+import ArgumentParser
+import CountersignAPI
+import CountersignClient
+import CountersignCrypto
+import Foundation
+
+/// Linking (docs/PROTOCOL.md §1): a new device shows its link code; another device of the account that a
+/// person holds compares it and vouches for the new device's keys, so that contacts follow it calmly.
+extension DeviceCommand {
+    /// This device as its own account's directory lists it, checked against the key it holds.
+    static func ownListing(_ context: DeviceContext) async throws -> (UserDirectory, DirectoryDevice) {
+        let directory = try await Directory.fetch(context, context.username.lowercased())
+        guard let me = directory.devices.first(where: { $0.id == context.device.deviceId }) else {
+            throw CLIError.usage(
+                "the server does not list this device (\(context.device.deviceId)) as active; run `countersign device list`"
+            )
+        }
+        guard KeyPins.keyID(spki: me.signingKey.bytes) == context.device.keyID else {
+            throw CLIError.usage(
+                "REFUSED: the server lists this device with key \(KeyPins.fingerprint(hex: me.signingKeyId)), but its key is "
+                    + "\(KeyPins.fingerprint(hex: context.device.keyID)); someone may have replaced this device's key on the server"
+            )
+        }
+        return (directory, me)
+    }
+
+    static func voucher(of device: String, in directory: UserDirectory) -> DeviceVouch? {
+        directory.history.first { $0.deviceId == device && $0.vouch != nil }?.vouch
+    }
+
+    struct Link: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show this device's link code and wait until another device of your account approves it.",
+            discussion: """
+                Run it on the new device after `countersign device init`. On a device of the account you already \
+                use, run `countersign device approve` (or open Settings, Devices in the web client), check that it \
+                shows the same code, and approve: it signs a vouch for this device's keys, and the people who \
+                pinned that device then follow this one without being asked to compare safety numbers again.
+                """
+        )
+        @Option(name: .long, help: "Seconds to wait for the approval; 0 shows the code and returns.") var wait = 300
+        @OptionGroup var keyOptions: PrivateKeyOptions
+
+        func validate() throws {
+            guard (0...3600).contains(wait) else { throw ValidationError("--wait takes 0 to 3600 seconds") }
+        }
+
+        func run() async throws {
+            let context = try DeviceContext(keyOptions: keyOptions)
+            var (directory, me) = try await DeviceCommand.ownListing(context)
+            if let v = DeviceCommand.voucher(of: me.id, in: directory) {
+                print("this device is linked already (approved by device \(Terminal.printable(v.deviceId)))")
+                return
+            }
+            guard let code = CountersignClient.linkCode(of: me) else {
+                throw CLIError.usage("the server lists this device with a key that is not P-256")
+            }
+            if !directory.devices.contains(where: { $0.id != me.id && $0.createdAt < me.createdAt }) {
+                print(
+                    "this is the oldest active device of \(context.username): no other device can approve it, and none needs to"
+                )
+                return
+            }
+            print("Link code: \(code)")
+            print(
+                "On another device of \(context.username), run `countersign device approve` or open Settings, Devices in the web client, "
+                    + "and approve this device only if it shows this code."
+            )
+            QRText.show("countersign://link?device=\(me.id)&code=\(code.filter(\.isNumber))")
+            guard wait > 0 else { return }
+            let deadline = Date().addingTimeInterval(TimeInterval(wait))
+            while Date() < deadline {
+                try await Task.sleep(for: .seconds(2))
+                (directory, me) = try await DeviceCommand.ownListing(context)
+                if let v = DeviceCommand.voucher(of: me.id, in: directory) {
+                    let by = directory.devices.first { $0.id == v.deviceId }?.name ?? v.deviceId
+                    print("linked: approved by \"\(Terminal.printable(by))\"")
+                    return
+                }
+            }
+            throw CLIError.usage(
+                "not approved within \(wait) s; run `countersign device link` again when the other device is at hand"
+            )
+        }
+    }
+
+    struct Approve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Approve a new device of your account after comparing its link code.",
+            discussion: """
+                Lists the devices of your account added after this one that no device approved yet, shows each \
+                one's name, fingerprint and link code, and asks "Is this your new device?". Approving signs a vouch \
+                (docs/PROTOCOL.md §1) with this device's key: people who pinned this device then follow the new one. \
+                Never approve a device whose code differs from the one the new device shows. Not at a terminal, \
+                pass --code with the code the new device shows, and --yes.
+                """
+        )
+        @Argument(help: "The new device's ID (see `countersign device list`); default: the one waiting.") var deviceID:
+            String?
+        @Option(name: .long, help: "The link code the new device shows; only a device with this code is approved.")
+        var code: String?
+        @Flag(name: .long, help: "Approve without asking (requires --code).") var yes = false
+        @OptionGroup var keyOptions: PrivateKeyOptions
+
+        func validate() throws {
+            if yes, code == nil { throw ValidationError("--yes needs --code: compare the code the new device shows") }
+            if let code, code.filter(\.isNumber).count != 24 || code.contains(where: { !$0.isNumber && $0 != " " && $0 != "-" }) {
+                throw ValidationError("--code takes the 24 digits the new device shows (spaces allowed)")
+            }
+        }
+
+        func run() async throws {
+            let context = try DeviceContext(keyOptions: keyOptions)
+            let (directory, me) = try await DeviceCommand.ownListing(context)
+            var waiting = CountersignClient.devicesAwaitingLink(directory, seenBy: me.id)
+            if let deviceID {
+                waiting = waiting.filter { $0.id == deviceID }
+                guard !waiting.isEmpty else {
+                    throw CLIError.usage(
+                        "device \(Terminal.printable(deviceID)) is not waiting to be linked by this device "
+                            + "(it is not active, was approved already, or is older than this device); see `countersign device list`"
+                    )
+                }
+            }
+            if let code {
+                let digits = code.filter(\.isNumber)
+                waiting = waiting.filter { CountersignClient.linkCode(of: $0)?.filter(\.isNumber) == digits }
+                guard !waiting.isEmpty else {
+                    throw CLIError.usage(
+                        "REFUSED: no device waiting to be linked has the code \(code); nothing was approved. Check the code "
+                            + "the new device shows; a different code means the server lists other keys than that device holds"
+                    )
+                }
+            }
+            guard !waiting.isEmpty else {
+                print("no device of \(context.username) is waiting to be linked")
+                return
+            }
+            guard waiting.count == 1, let target = waiting.first else {
+                print("devices waiting to be linked:")
+                for d in waiting {
+                    print("  \(d.id)  \"\(Terminal.printable(d.name))\"  code \(CountersignClient.linkCode(of: d) ?? "?")")
+                }
+                throw CLIError.usage("name one: `countersign device approve DEVICE-ID`")
+            }
+            let linkCode = CountersignClient.linkCode(of: target) ?? "?"
+            print("Is this your new device?")
+            print("  name:        \"\(Terminal.printable(target.name))\" (\(target.id)), added \(PrivateFiles.date(target.createdAt))")
+            print("  fingerprint: \(KeyPins.fingerprint(hex: KeyPins.keyID(spki: target.signingKey.bytes) ?? ""))")
+            print("  link code:   \(linkCode)")
+            if !(yes && code != nil) {
+                guard isatty(0) == 1 else {
+                    throw CLIError.usage(
+                        "not at a terminal: pass --code with the code the new device shows, and --yes"
+                    )
+                }
+                print("Approve it only if the new device shows this code. Type yes to approve: ", terminator: "")
+                fflush(nil)
+                guard (Swift.readLine() ?? "").trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
+                    print("not approved")
+                    return
+                }
+            }
+            let identity = try context.currentIdentity()
+            _ = try await context.withSession {
+                try await context.client.vouchDevice(
+                    target,
+                    username: context.username,
+                    voucherDeviceID: me.id,
+                    voucher: identity,
+                    now: Date()
+                )
+            }
+            print(
+                "approved \"\(Terminal.printable(target.name))\": people who pinned this device now follow it without a warning"
+            )
+        }
+    }
+}
+
+/// `countersign verify USER`: Signal's "Mark as verified".
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Mark a contact verified after comparing the safety number; any change of their devices then waits for you.",
+        discussion: """
+            Compare `countersign safety-number USER` with them first. A verified contact's devices are never followed \
+            on your behalf: a rotation, a linked device or a removed one blocks sending until you compare again, \
+            `countersign trust USER` and `countersign verify USER` again. --undo takes the mark away.
+            """
+    )
+    @Argument(help: "The username.") var user: String
+    @Flag(name: .long, help: "Remove the mark.") var undo = false
+
+    func validate() throws { try AccountCommand.validate(username: user.lowercased()) }
+
+    func run() throws {
+        var book = try Pins.book()
+        let name = user.lowercased()
+        guard book.setVerified(name, !undo, now: Date()) else {
+            throw CLIError.usage(
+                "nothing is pinned for \(name) yet: send them a message or `countersign trust \(name)` first"
+            )
+        }
+        try book.save()
+        print(undo ? "\(name) is no longer marked verified" : "\(name) is marked verified: any change of their devices now waits for you")
+    }
+}
