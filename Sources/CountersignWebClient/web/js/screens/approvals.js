@@ -12,6 +12,16 @@ import { backButton, el, feedback, field, replace, showCard, speakBeside } from 
 import { on } from "../events.js";
 import { withReauth } from "./reauth.js";
 import { session } from "../session.js";
+import { agentWords, browserBrand } from "../user-agent.js";
+
+/** The requester's user agent in words ("Chrome on Linux"), as the audit log shows it; one naming no known
+ *  browser (a program's own name, the CLI's) as given, cut to 60 characters, hidden characters written out.
+ *  Whoever asked chose it: it says what they claim to be. */
+function agent(userAgent) {
+  if (!userAgent) return "not given";
+  if (browserBrand(userAgent) !== "Browser") return agentWords(userAgent);
+  return nameElement(Array.from(userAgent).slice(0, 60).join(""));
+}
 
 const when = (ms) => new Date(ms).toLocaleString();
 const secondsLeft = (ms) => Math.max(0, Math.ceil((ms - Date.now()) / 1000));
@@ -127,7 +137,7 @@ function requestItem(request, { onAnswer }) {
       el("dt", {}, "From"),
       el("dd", { class: "mono" }, request.context.address),
       el("dt", {}, "Browser or app"),
-      el("dd", {}, request.context.userAgent || "not given"),
+      el("dd", {}, agent(request.context.userAgent)),
       el("dt", {}, "When"),
       el("dd", {}, when(request.context.time)),
       el("dt", {}, "Expires"),
@@ -248,7 +258,7 @@ function qrSignInPanel(accountId, { status, alert }) {
             el("dd", { class: "mono" }, from.address),
             el("dt", {}, "Browser or app"),
             // Whoever asked chose these words (the QR page is anonymous): shown with nothing hidden.
-            el("dd", {}, from.userAgent ? nameElement(from.userAgent) : "not given"),
+            el("dd", {}, agent(from.userAgent)),
             el("dt", {}, "When"),
             el("dd", {}, when(from.time)),
             el("dt", {}, "Signs in"),
