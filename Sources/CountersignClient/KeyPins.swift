@@ -324,7 +324,11 @@ public struct KeyPins: Codable, Sendable {
     /// Devices the directory no longer lists: moved to `retired` (retired when the directory says, and no
     /// later than now) and no longer sealed to.
     @discardableResult
-    public mutating func followRemovals(_ directory: UserDirectory, ownDeviceID: String? = nil, now: Date) -> [PinnedDevice] {
+    public mutating func followRemovals(
+        _ directory: UserDirectory,
+        ownDeviceID: String? = nil,
+        now: Date
+    ) -> [PinnedDevice] {
         guard var contact = contacts[directory.username], contact.verifiedAt == nil else { return [] }
         let listed = Set(directory.devices.map(\.id))
         let gone = contact.devices.filter { !listed.contains($0.id) && $0.id != ownDeviceID }
@@ -565,7 +569,13 @@ public struct KeyPins: Codable, Sendable {
             ownKeyID: ownKeyID
         )
         guard let pinned = contacts[user] else { return .firstContact(current) }
-        let followed = follow(directory, ownUsername: ownUsername, ownDeviceID: ownDeviceID, ownKeyID: ownKeyID, now: now)
+        let followed = follow(
+            directory,
+            ownUsername: ownUsername,
+            ownDeviceID: ownDeviceID,
+            ownKeyID: ownKeyID,
+            now: now
+        )
         let changes = Self.changes(from: contacts[user]?.devices ?? pinned.devices, to: current)
         guard changes.isEmpty else {
             throw PinError.changed(

@@ -63,7 +63,9 @@ public enum DeviceProof {
     /// new device?" (docs/PROTOCOL.md §1): six groups of four digits from both of the new device's keys, so
     /// that a server that swapped either key cannot keep the code the person compares.
     public static func linkCode(signingKey: PublicKey, encryptionKey: PublicKey) -> String {
-        let digest = Array(SHA256.hash(data: framed("countersign/v1 link code", lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER))))
+        let digest = Array(
+            SHA256.hash(data: framed("countersign/v1 link code", lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER)))
+        )
         return (0..<6).map { i -> String in
             let n = (Int(digest[3 * i]) << 16 | Int(digest[3 * i + 1]) << 8 | Int(digest[3 * i + 2])) % 10_000
             let s = String(n)

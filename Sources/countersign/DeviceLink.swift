@@ -104,7 +104,9 @@ extension DeviceCommand {
 
         func validate() throws {
             if yes, code == nil { throw ValidationError("--yes needs --code: compare the code the new device shows") }
-            if let code, code.filter(\.isNumber).count != 24 || code.contains(where: { !$0.isNumber && $0 != " " && $0 != "-" }) {
+            if let code,
+                code.filter(\.isNumber).count != 24 || code.contains(where: { !$0.isNumber && $0 != " " && $0 != "-" })
+            {
                 throw ValidationError("--code takes the 24 digits the new device shows (spaces allowed)")
             }
         }
@@ -139,13 +141,17 @@ extension DeviceCommand {
             guard waiting.count == 1, let target = waiting.first else {
                 print("devices waiting to be linked:")
                 for d in waiting {
-                    print("  \(d.id)  \"\(Terminal.printable(d.name))\"  code \(CountersignClient.linkCode(of: d) ?? "?")")
+                    print(
+                        "  \(d.id)  \"\(Terminal.printable(d.name))\"  code \(CountersignClient.linkCode(of: d) ?? "?")"
+                    )
                 }
                 throw CLIError.usage("name one: `countersign device approve DEVICE-ID`")
             }
             let linkCode = CountersignClient.linkCode(of: target) ?? "?"
             print("Is this your new device?")
-            print("  name:        \"\(Terminal.printable(target.name))\" (\(target.id)), added \(PrivateFiles.date(target.createdAt))")
+            print(
+                "  name:        \"\(Terminal.printable(target.name))\" (\(target.id)), added \(PrivateFiles.date(target.createdAt))"
+            )
             print("  fingerprint: \(KeyPins.fingerprint(hex: KeyPins.keyID(spki: target.signingKey.bytes) ?? ""))")
             print("  link code:   \(linkCode)")
             if !(yes && code != nil) {
@@ -182,7 +188,8 @@ extension DeviceCommand {
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Mark a contact verified after comparing the safety number; any change of their devices then waits for you.",
+        abstract:
+            "Mark a contact verified after comparing the safety number; any change of their devices then waits for you.",
         discussion: """
             Compare `countersign safety-number USER` with them first. A verified contact's devices are never followed \
             on your behalf: a rotation, a linked device or a removed one blocks sending until you compare again, \
@@ -203,6 +210,10 @@ struct VerifyCommand: ParsableCommand {
             )
         }
         try book.save()
-        print(undo ? "\(name) is no longer marked verified" : "\(name) is marked verified: any change of their devices now waits for you")
+        print(
+            undo
+                ? "\(name) is no longer marked verified"
+                : "\(name) is marked verified: any change of their devices now waits for you"
+        )
     }
 }

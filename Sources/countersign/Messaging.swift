@@ -475,7 +475,9 @@ struct ReadCommand: AsyncParsableCommand {
                 // approved: shown, checked under that key, as from their new, unverified device.
                 if known { try? book.save() }
                 guard let spki = device.signingKey, let key = try? PublicKey(spki: spki.bytes) else {
-                    throw CLIError.usage("REFUSED: message \(message.id) was not decrypted: the server lists a key that is not P-256")
+                    throw CLIError.usage(
+                        "REFUSED: message \(message.id) was not decrypted: the server lists a key that is not P-256"
+                    )
                 }
                 unverified = device
                 Terminal.warn(

@@ -297,6 +297,31 @@ import Testing
         #expect(throws: PinError.self) {
             try pins.checkBeforeSending(forged, ownUsername: "bob", ownDeviceID: nil, ownKeyID: nil, now: t0 + 200)
         }
+        // A message signed by the forged key: the directory lists it, so it is named as from alice's
+        // unverified device (never as from alice); without the directory, a key nobody pinned.
+        let listed = try #require(forged.devices.first)
+        #expect(
+            throws: PinError.unverifiedDevice(
+                username: "alice",
+                device: PinnedDevice(
+                    id: "a1",
+                    name: listed.name,
+                    signingKeyId: Self.id(k2.publicKey),
+                    encryptionKeyId: Self.id(k2.publicKey),
+                    signingKey: listed.signingKey
+                )
+            )
+        ) {
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(k2.publicKey),
+                signedAt: t0 + 150,
+                directory: forged,
+                ownUsername: "bob",
+                ownDeviceID: nil,
+                now: t0 + 200
+            )
+        }
         #expect(
             throws: PinError.unpinnedSigner(
                 username: "alice",
@@ -308,7 +333,7 @@ import Testing
                 sender: "alice",
                 keyID: Self.id(k2.publicKey),
                 signedAt: t0 + 150,
-                directory: forged,
+                directory: nil,
                 ownUsername: "bob",
                 ownDeviceID: nil,
                 now: t0 + 200

@@ -300,15 +300,53 @@ import Testing
             "\(fromBob.stderr)"
         )
 
-        // Bob revokes his phone from the laptop: alice is refused (removed), the phone finds out and clears itself.
+        // Bob revokes his phone from the laptop: alice follows (no longer sealed to it, said calmly), the phone
+        // finds out and clears itself.
         let phoneID = try #require(bob2.deviceID)
         let revoke = try bob.cs("device", "revoke", phoneID)
         #expect(revoke.status == 0, "\(revoke.stderr)")
         let removed = try alice.cs("send", "--to", "bob", "hi")
         #expect(
-            removed.status != 0 && removed.stderr.contains("removed") && removed.stderr.contains(newKey),
+            removed.status == 0 && removed.stderr.contains("bob removed the device") && removed.stderr.contains(newKey)
+                && removed.stderr.contains("safety number changed"),
             "\(removed.stderr)"
         )
+
+        // Bob links a tablet, approving it from the laptop after comparing the code: alice follows it with a
+        // notice and is not refused; a wrong code approves nothing.
+        let tablet = Device(t: t, name: "bob3")
+        try Self.login(tablet, "bob", server)
+        try Self.initDevice(tablet, name: "bob-tablet")
+        let shown = try tablet.cs("device", "link", "--wait", "0")
+        let code = try #require(
+            shown.text.split(separator: "\n").first { $0.hasPrefix("Link code: ") }.map { String($0.dropFirst(11)) },
+            "\(shown.text) \(shown.stderr)"
+        )
+        let wrong = try bob.cs(["device", "approve", "--code", "0000 0000 0000 0000 0000 0000", "--yes"] + pass)
+        #expect(wrong.status != 0 && wrong.stderr.contains("REFUSED"), "\(wrong.stderr)")
+        let approved = try bob.cs(["device", "approve", "--code", code, "--yes"] + pass)
+        #expect(approved.status == 0 && approved.text.contains("bob-tablet"), "\(approved.text) \(approved.stderr)")
+        let linked = try tablet.cs("device", "link", "--wait", "0")
+        #expect(linked.status == 0 && linked.text.contains("linked already"), "\(linked.text)")
+        let followed = try alice.cs("send", "--to", "bob", "to the tablet too")
+        #expect(
+            followed.status == 0 && followed.stderr.contains("bob linked a new device, \"bob-tablet\""),
+            "\(followed.stderr)"
+        )
+        // Marked verified, alice follows nothing: a new link waits for her.
+        #expect(try alice.cs("verify", "bob").status == 0)
+        let desk = Device(t: t, name: "bob4")
+        try Self.login(desk, "bob", server)
+        try Self.initDevice(desk, name: "bob-desk")
+        let deskCode = try #require(
+            try desk.cs("device", "link", "--wait", "0").text.split(separator: "\n").first {
+                $0.hasPrefix("Link code: ")
+            }
+            .map { String($0.dropFirst(11)) }
+        )
+        #expect(try bob.cs(["device", "approve", "--code", deskCode, "--yes"] + pass).status == 0)
+        let blocked = try alice.cs("send", "--to", "bob", "verified")
+        #expect(blocked.status != 0 && blocked.stderr.contains("added"), "\(blocked.stderr)")
         let gone = try bob2.cs("inbox")
         #expect(
             gone.status != 0 && gone.stderr.contains("has been revoked")

@@ -321,7 +321,8 @@ public final class DeviceService: Sendable {
         guard abs(TimeInterval(request.vouchedAt) - now.timeIntervalSince1970) <= Self.vouchSkew else {
             throw RequestError.invalidField(
                 field: "vouchedAt",
-                reason: "the time signed, in whole seconds since 1970, within 5 minutes of the server's clock; check this device's clock"
+                reason:
+                    "the time signed, in whole seconds since 1970, within 5 minutes of the server's clock; check this device's clock"
             )
         }
         guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,

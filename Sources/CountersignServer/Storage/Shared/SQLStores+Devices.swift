@@ -186,7 +186,12 @@ extension SQLStores {
         return KeyVouch(deviceID: by, vouchedAt: at, signature: Array(signature))
     }
 
-    package func vouch(deviceID: String, accountID: String, signingKeyID: String, vouch: KeyVouch) async throws
+    package func vouch(
+        deviceID: String,
+        accountID: String,
+        signingKeyID: String,
+        vouch: KeyVouch
+    ) async throws
         -> DeviceWrite
     {
         let dialect = self.dialect
