@@ -22,7 +22,7 @@ def test_conversations_a_thread_enter_sends_and_the_address_survives_a_reload(se
     compose(alice.page, "cvbob", "Hello <b>bob</b>")
     expect(steps(alice.page)).to_contain_text("Sent.", timeout=30_000)
     expect(alice.page).to_have_url(re.compile(r"#/messages/cvbob$"))
-    mine = thread_of(alice.page, "cvbob").get_by_role("listitem").filter(has_text="Hello <b>bob</b>")
+    mine = thread_of(alice.page, "cvbob").locator("li.bubble").filter(has_text="Hello <b>bob</b>")
     expect(mine).to_have_class(re.compile(r"\bmine\b"), timeout=30_000)
     # alice waits on the list (a message shown in an open conversation is read at once).
     alice.page.get_by_role("button", name="All conversations").click()
@@ -32,7 +32,7 @@ def test_conversations_a_thread_enter_sends_and_the_address_survives_a_reload(se
     thread = open_conversation(bob.page, "cvalice", accept=True)
     expect(thread.get_by_label("Message text").last).to_have_text("Hello <b>bob</b>", timeout=30_000)
     assert thread.locator("b").count() == 0, "markup in a message stays text"
-    theirs = thread.get_by_role("listitem").first
+    theirs = thread.locator("li.bubble").first
     expect(theirs).to_have_class(re.compile(r"\btheirs\b"))
     text = bob.page.get_by_label("Message", exact=True)
     text.fill("first line")
@@ -44,7 +44,7 @@ def test_conversations_a_thread_enter_sends_and_the_address_survives_a_reload(se
     expect(text).to_have_value("")
     expect(thread.get_by_label("Message text").last).to_have_text("first line\nsecond line", timeout=30_000)
     # Yours on one side, theirs on the other.
-    boxes = [item.bounding_box() for item in (thread.get_by_role("listitem").first, thread.get_by_role("listitem").last)]
+    boxes = [item.bounding_box() for item in (thread.locator("li.bubble").first, thread.locator("li.bubble").last)]
     assert boxes[1]["x"] + boxes[1]["width"] > boxes[0]["x"] + boxes[0]["width"] + 40, boxes
 
     # alice's list: the conversation, its preview and unread count; opening it reads it.
@@ -89,7 +89,7 @@ def test_details_tell_the_steps_and_everything_the_server_holds_and_delivery(ser
     compose(alice.page, "dtbob", "what does the server know")
     expect(steps(alice.page)).to_contain_text("Sent.", timeout=30_000)
     thread = thread_of(alice.page, "dtbob")
-    mine = thread.get_by_role("listitem").last
+    mine = thread.locator("li.bubble").last
     expect(mine.get_by_label("Message text")).to_have_text("what does the server know", timeout=30_000)
     # bob has not fetched it (not signed in here): sent, not delivered. bob's browser is signed out? It is
     # signed in but its push channel stores at once, so look before bob's page could: at least it says so
@@ -121,8 +121,9 @@ def test_details_tell_the_steps_and_everything_the_server_holds_and_delivery(ser
     assert "Ciphertext (hex)" in seen and "what does the server know" not in seen, seen
     alice.shot("conversations-details")
     # The recipient's Details: the same truth from its side.
+    bob.page.get_by_role("button", name="Messages", exact=True).click()
     thread = open_conversation(bob.page, "dtalice", accept=True)
-    theirs = thread.get_by_role("listitem").last
+    theirs = thread.locator("li.bubble").last
     expect(theirs.get_by_label("Message text")).to_have_text("what does the server know", timeout=30_000)
     theirs.get_by_text("Details", exact=True).click()
     expect(theirs.get_by_role("list", name="Steps as they happened")).to_contain_text("Signature verified")
@@ -219,7 +220,7 @@ def test_turning_the_key_gate_on_keeps_every_older_message_opening(server, brows
         thread = thread_of(page, "kgmike")
         expect(thread.get_by_label("Message text")).to_have_text(["mine, before the gate", "theirs, before the gate"], timeout=30_000)
         expect(thread.get_by_role("alert")).to_have_count(0)
-        theirs = thread.get_by_role("listitem").last
+        theirs = thread.locator("li.bubble").last
         theirs.get_by_text("Details", exact=True).click()
         expect(theirs.get_by_role("list", name="Steps as they happened")).to_contain_text("before this browser's keys changed")
         expect(theirs).to_contain_text(re.compile(r"Verified .+: signed by kgmike's key [0-9a-f:]+ at .+ re-sealed it to its new keys"))

@@ -115,7 +115,7 @@ def test_two_browsers_message_each_other_with_the_steps(server, browser):
     link = bob.page.get_by_role("region", name="Requests").get_by_role("link", name=re.compile("^alice"))
     expect(link.get_by_label("1 unread")).to_be_visible(timeout=30_000)
     thread = open_conversation(bob.page, "alice", accept=True)
-    item = thread.get_by_role("listitem").last
+    item = thread.locator("li.bubble").last
     expect(item.get_by_label("Message text")).to_have_text(secret, timeout=30_000)
     assert thread.locator("b").count() == 0
     opened = details(item)

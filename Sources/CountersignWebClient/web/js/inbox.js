@@ -4,6 +4,7 @@ import { SignedOutError } from "./api.js";
 import { emit } from "./events.js";
 import { renewWhenUnlocked } from "./gate.js";
 import { store } from "./messages.js";
+import { peers } from "./peers.js";
 import { openPushChannel } from "./push.js";
 import { requireAccountSession } from "./server/accounts.js";
 import { session } from "./session.js";
@@ -69,7 +70,9 @@ export function startInbox(accountId) {
       const added = await store(entry);
       if (added) {
         emit("inbox", { kind: "message", entry });
-        if (entry.direction === "incoming") notify(entry);
+        // A sender blocked here (Messages → Requests) is not announced either.
+        const blocked = (await peers().catch(() => null))?.blocked ?? new Set();
+        if (entry.direction === "incoming" && !blocked.has(entry.from)) notify(entry);
       }
     },
     onState: (name, detail = "") => {
