@@ -3,7 +3,7 @@
 // Attempts Limit"). Every state has its words: locked, wrong passkey, wrong password, attempts left, wiped.
 import { ApiError, describe } from "../api.js";
 import { withCaptcha } from "../captcha.js";
-import { el, field, replace, takeValue } from "../dom.js";
+import { el, feedback, field, replace, takeValue } from "../dom.js";
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from "../gate-crypto.js";
 import { isUnlocked, lock } from "../gate-keys.js";
 import * as gate from "../gate.js";
@@ -76,8 +76,9 @@ export function unlockPrompt(
   } = {},
 ) {
   return new Promise((resolve, reject) => {
-    const alert = el("p", { role: "alert", class: "alert" });
-    const status = el("p", { role: "status", class: "status" });
+    // Under the prompt's buttons, taking the focus when they start to say something (not from the password
+    // field while it is being typed in).
+    const { status, alert } = feedback();
     const attempts = el("p", { class: "muted", "data-testid": "gate-attempts" });
     const passkey = el("button", { type: "button", class: "primary", hidden: true }, "Unlock with passkey");
     const password = field("Password", { type: "password", autocomplete: "current-password" });
