@@ -9,6 +9,7 @@ import { concat, lv, utf8 } from "../../Sources/CountersignWebClient/web/js/byte
 import {
   bindingMessage,
   keyIdOf,
+  linkCode,
   makeDeviceKeys,
   Q,
   registrationMessage,
@@ -19,6 +20,7 @@ import {
   signLowS,
   spki,
   verifyLowS,
+  vouchMessage,
 } from "../../Sources/CountersignWebClient/web/js/device-keys.js";
 import { parsePEM } from "../../Sources/CountersignWebClient/web/js/pem.js";
 import { pattern, text, toHex } from "./support/vectors.mjs";
@@ -78,6 +80,48 @@ test("each statement is framed as DeviceProof.swift frames it", async () => {
   assert.notDeepEqual(await resumptionMessage(challenge, "dev-1"), await sessionMessage(challenge, "dev-1"));
   // Each statement has its own context: the same fields never make the same message twice.
   assert.notDeepEqual(await sessionMessage(utf8("dev-1"), ""), await rotationMessage("", new Uint8Array(0), a, b));
+});
+
+// DeviceProof.vouchMessage and DeviceProof.linkCode (linking, PROTOCOL §1). Both are also checked against Swift:
+// every vouch of key_pins.json verifies over vouchMessage (pins-vectors.test.mjs), and the browser tests approve
+// a browser's link code with `countersign device approve --code`, which refuses a code its own linkCode differs from.
+test("the vouch and the link code are framed as DeviceProof.swift frames them", async () => {
+  const [a, b, c] = [pattern(91, 1), pattern(91, 2), pattern(91, 3)];
+  // vouchedAt: 8 bytes, big-endian, two's complement (Swift's UInt64(bitPattern:) of an Int64).
+  const time = Uint8Array.of(0, 0, 0, 0, 0x6b, 0x49, 0xd2, 0x00);
+  assert.deepEqual(
+    await vouchMessage({
+      username: "bob",
+      voucherDeviceId: "d1",
+      voucherSigningSpki: a,
+      deviceId: "d2",
+      signingSpki: b,
+      encryptionSpki: c,
+      vouchedAt: 1_800_000_000,
+    }),
+    framed("countersign/v1 device vouch", lv(utf8("bob")), lv(utf8("d1")), lv(a), lv(utf8("d2")), lv(b), lv(c), time),
+  );
+  const before = await vouchMessage({
+    username: "bob",
+    voucherDeviceId: "d1",
+    voucherSigningSpki: a,
+    deviceId: "d2",
+    signingSpki: b,
+    encryptionSpki: c,
+    vouchedAt: -1,
+  });
+  assert.deepEqual(before.subarray(-32), framed("", lv(utf8("bob")), lv(utf8("d1")), lv(a), lv(utf8("d2")), lv(b),
+    lv(c), new Uint8Array(8).fill(0xff)).subarray(-32));
+  // Six groups of four digits: each the next 3 bytes of SHA-256(framed(...)) as a 24-bit number, mod 10,000.
+  const digest = createHash("sha256").update(framed("countersign/v1 link code", lv(b), lv(c))).digest();
+  const groups = [0, 1, 2, 3, 4, 5].map((i) => String(digest.readUIntBE(3 * i, 3) % 10_000).padStart(4, "0"));
+  const code = await linkCode(b, c);
+  assert.equal(code, groups.join(" "));
+  assert.match(code, /^\d{4}( \d{4}){5}$/);
+  // Either key changed changes the code; the keys' order matters.
+  assert.notEqual(await linkCode(b, a), code);
+  assert.notEqual(await linkCode(a, c), code);
+  assert.notEqual(await linkCode(c, b), code);
 });
 
 test("signLowS always gives a low S that verifies; its high-S twin is refused by verifyLowS", async () => {

@@ -11,7 +11,9 @@ import { installBrowser } from "./support/browser.mjs";
 const server = installBrowser();
 
 const { base64url, fromBase64url } = await import("../../Sources/CountersignWebClient/web/js/bytes.js");
-const { keyIdOf, rotationMessage, signLowS } = await import("../../Sources/CountersignWebClient/web/js/device-keys.js");
+const { keyIdOf, rotationMessage, signLowS, vouchMessage } = await import(
+  "../../Sources/CountersignWebClient/web/js/device-keys.js"
+);
 const pins = await import("../../Sources/CountersignWebClient/web/js/pins.js");
 const { session } = await import("../../Sources/CountersignWebClient/web/js/session.js");
 const { keyPair, text } = await import("./support/vectors.mjs");
@@ -185,10 +187,20 @@ test("a rotation the server forged, flipped or re-keyed is not followed", async 
   const forged = await directory(user, "a1", [k1, k2], [0, 100], { forged: 1, forger });
   serve(forged);
   assert.match(await refusal(pins.checkBeforeSending(user, own, at(200))), /changed since you pinned them/);
+  // A message signed by the forged key: the directory lists it, so it is named as from the user's unverified
+  // device (never as from the user); offline, a key nobody pinned (KeyPinsTests, the same test).
+  await assert.rejects(pins.signerKey(user, k2.signingId, at(150), own, at(200)), (e) => {
+    assert.ok(e instanceof pins.UnverifiedDevice);
+    assert.deepEqual([e.device.id, e.device.signingKeyId, e.signer.unverified.id], ["a1", k2.signingId, "a1"]);
+    assert.deepEqual(e.spki, k2.signing.spki);
+    return true;
+  });
+  server.offline = true;
   assert.match(
     await refusal(pins.signerKey(user, k2.signingId, at(150), own, at(200))),
     new RegExp(`signed by key ${k2.signingId.slice(0, 8)}.*not a key you pinned`),
   );
+  server.offline = false;
   // A bit flipped in a real rotation signature.
   const flipped = await directory(user, "a1", [k1, k2], [0, 100]);
   const signature = fromBase64url(flipped.history[1].rotationSignature);
@@ -339,4 +351,106 @@ test("a rotation is followed in a history of 101 entries, as KeyPins.maxHistory 
   const { user, k2, dir } = await rotationAmong(101);
   assert.deepEqual((await pins.pinState(dir, own, at(200))).changes, []);
   assert.deepEqual((await pinned(user)).devices.map((d) => d.signingKeyId), [k2.signingId]);
+});
+
+// ---- Linked devices (KeyPins.followLinks, followRemovals, setVerified; the cases both share are in
+// pins-vectors.test.mjs): what the vectors do not reach.
+
+/** A history entry of device `id` with keys `k`, vouched for by `voucher` (id and keys) at `seconds`. */
+async function vouched(user, id, k, voucher, seconds, { encryption = k } = {}) {
+  const vouchedAt = Math.floor(at(seconds) / 1000);
+  const message = await vouchMessage({
+    username: user,
+    voucherDeviceId: voucher.id,
+    voucherSigningSpki: voucher.keys.signing.spki,
+    deviceId: id,
+    signingSpki: k.signing.spki,
+    encryptionSpki: encryption.encryption.spki,
+    vouchedAt,
+  });
+  const entry = (await directory(user, id, [k], [seconds])).history[0];
+  entry.encryptionKey = base64url(encryption.encryption.spki);
+  const signature = base64url(await signLowS(voucher.keys.signing.privateKey, message));
+  return { ...entry, vouch: { deviceId: voucher.id, vouchedAt, signature } };
+}
+
+test("a chain of links is followed whatever order the directory lists the devices in", async () => {
+  const user = freshUser();
+  const [k1, k2, k3] = [await deviceKeys(), await deviceKeys(), await deviceKeys()];
+  const first = await directory(user, "a1", [k1], [0]);
+  await pins.trust(first, own, at(0));
+  const dir = structuredClone(first);
+  // a3 (vouched by a2) is listed before a2 (vouched by a1): a second look at the list follows it.
+  dir.devices.unshift((await directory(user, "a3", [k3], [0])).devices[0]);
+  dir.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  dir.history.push(await vouched(user, "a3", k3, { id: "a2", keys: k2 }, 20));
+  dir.history.push(await vouched(user, "a2", k2, { id: "a1", keys: k1 }, 10));
+  const state = await pins.pinState(dir, own, at(100));
+  assert.deepEqual(state.changes, []);
+  assert.deepEqual(state.followed.links.map((l) => [l.device.id, l.byName]), [["a2", "laptop"], ["a3", "laptop"]]);
+  const pin = await pinned(user);
+  assert.deepEqual(pin.devices.map((d) => d.id), ["a1", "a2", "a3"]);
+  assert.equal(pin.changedAt, at(100));
+  assert.deepEqual(pins.unseenNotices(pin).map((n) => [n.kind, n.deviceId]), [["linked", "a2"], ["linked", "a3"]]);
+  const words = pins.noticeWords(user, pins.unseenNotices(pin)[0]);
+  assert.equal(words, `${user} linked a new device, “laptop”, approved by “laptop”.`);
+  await pins.markNoticesSeen(user, at(200));
+  assert.deepEqual(pins.unseenNotices(await pinned(user)), []);
+});
+
+test("a vouch whose encryption key is not the one listed is not followed", async () => {
+  const user = freshUser();
+  const [k1, k2, other] = [await deviceKeys(), await deviceKeys(), await deviceKeys()];
+  const first = await directory(user, "a1", [k1], [0]);
+  await pins.trust(first, own, at(0));
+  const dir = structuredClone(first);
+  dir.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  // A real vouch, by the pinned device, over k2 and another encryption key than a2 is listed with.
+  dir.history.push(await vouched(user, "a2", k2, { id: "a1", keys: k1 }, 10, { encryption: other }));
+  const state = await pins.pinState(dir, own, at(100));
+  assert.equal(state.changes.length, 1);
+  assert.deepEqual((await pinned(user)).devices.map((d) => d.id), ["a1"]);
+});
+
+test("marked verified, nothing is followed; trusting anew is not verifying; a removal is followed", async () => {
+  const user = freshUser();
+  const [k1, k2] = [await deviceKeys(), await deviceKeys()];
+  const first = await directory(user, "a1", [k1], [0]);
+  assert.equal(await pins.setVerified(user, true, at(1)), false, "nothing pinned: nothing to mark");
+  await pins.trust(first, own, at(0));
+  assert.equal(await pins.setVerified(user, true, at(1)), true);
+  const dir = structuredClone(first);
+  dir.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  dir.history.push(await vouched(user, "a2", k2, { id: "a1", keys: k1 }, 10));
+  serve(dir);
+  await assert.rejects(pins.checkBeforeSending(user, own, at(100)), /You marked .* verified/);
+  assert.equal((await pinned(user)).verifiedAt, at(1));
+  await pins.trust(dir, own, at(150));
+  let pin = await pinned(user);
+  assert.deepEqual([pin.verifiedAt, pin.changedAt], [null, at(150)]);
+  // The device removed: followed, retired when the directory says (never later than now), a notice kept.
+  const removed = structuredClone(dir);
+  removed.devices = removed.devices.filter((d) => d.id !== "a2");
+  removed.history.find((h) => h.deviceId === "a2").retiredAt = iso(at(180));
+  serve(removed);
+  const check = await pins.checkBeforeSending(user, own, at(200));
+  assert.deepEqual(check.followed.removals.map((d) => d.id), ["a2"]);
+  pin = await pinned(user);
+  assert.deepEqual(pin.retired.map((r) => [r.deviceId, r.retiredAt]), [["a2", at(180)]]);
+  assert.equal(pin.changedAt, at(200));
+  assert.equal(pins.noticeWords(user, pins.unseenNotices(pin).at(-1)), `${user}'s device “laptop” was removed.`);
+  // A message a2 signed before its removal still verifies; one signed after is refused as retired.
+  assert.deepEqual((await pins.signerKey(user, k2.signingId, at(170), own, at(300))).spki, k2.signing.spki);
+  await assert.rejects(pins.signerKey(user, k2.signingId, at(190), own, at(300)), (e) => e.reason === "retired");
+});
+
+test("this browser's own device is never an unverified device of its own account", async () => {
+  const k2 = await deviceKeys();
+  const mine = await directory("bob", "b1", [bobKeys], [0]);
+  mine.devices.push((await directory("bob", "b2", [k2], [0])).devices[0]);
+  serve(mine);
+  // b2 unpinned and unvouched: a message from it is from bob's unverified device; this device's own key is its own.
+  await pins.trust(await directory("bob", "b1", [bobKeys], [0]), own, at(0));
+  await assert.rejects(pins.signerKey("bob", k2.signingId, at(5), own, at(10)), pins.UnverifiedDevice);
+  assert.deepEqual((await pins.signerKey("bob", bobKeys.signingId, at(5), own, at(10))).spki, bobKeys.signing.spki);
 });

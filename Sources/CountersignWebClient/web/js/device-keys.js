@@ -82,6 +82,52 @@ export async function rotationMessage(deviceId, oldSigningSpki, newSigningSpki, 
   );
 }
 
+/** Whole seconds since 1970 as 8 bytes, big-endian (two's complement, as DeviceProof's Int64). */
+function seconds64(seconds) {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigInt64(0, BigInt(Math.trunc(seconds)));
+  return out;
+}
+
+/** A device of the account vouching for a new one (linking, PROTOCOL §1): DeviceProof.vouchMessage. */
+export async function vouchMessage({
+  username,
+  voucherDeviceId,
+  voucherSigningSpki,
+  deviceId,
+  signingSpki,
+  encryptionSpki,
+  vouchedAt,
+}) {
+  return concat(
+    context("device vouch"),
+    await sha256(
+      concat(
+        lv(utf8(username)),
+        lv(utf8(voucherDeviceId)),
+        lv(voucherSigningSpki),
+        lv(utf8(deviceId)),
+        lv(signingSpki),
+        lv(encryptionSpki),
+        seconds64(vouchedAt),
+      ),
+    ),
+  );
+}
+
+/** The code a new device shows while it waits to be linked, and its approver beside "Is this your new
+ *  device?": DeviceProof.linkCode, six groups of four digits from both of the device's keys. */
+export async function linkCode(signingSpki, encryptionSpki) {
+  const framed = concat(context("link code"), await sha256(concat(lv(signingSpki), lv(encryptionSpki))));
+  const digest = await sha256(framed);
+  const groups = [];
+  for (let i = 0; i < 6; i++) {
+    const n = ((digest[3 * i] << 16) | (digest[3 * i + 1] << 8) | digest[3 * i + 2]) % 10_000;
+    groups.push(String(n).padStart(4, "0"));
+  }
+  return groups.join(" ");
+}
+
 /** Verifies a 64-byte r || s low-S signature (docs/SPEC.md §1) under a P-256 SPKI: high S is refused. */
 export async function verifyLowS(signerSpki, message, signature) {
   if (signature.length !== 64) return false;

@@ -1,12 +1,16 @@
 // Trust on first use, as the CLI does it (Sources/CountersignClient/KeyPins.swift): the first contact with
-// a user pins their active devices as the directory lists them; later, a rotation signed by the pinned key
-// is followed, and any other change blocks sending until the user compares the safety number and trusts
-// it. A message verifies only under a key pinned for its sender: a current one, or a retired one for a
-// message signed before it was retired. The directory is always the one asked for, by exact name, and
-// every update of one user's pins runs under a lock, so two tabs or two messages cannot interleave.
+// a user pins their active devices as the directory lists them; later, what a contact's devices may do without
+// the user is followed (PROTOCOL §1.2): a rotation signed by the pinned key, a new device vouched for (linked)
+// by a pinned device of the same account (or, on the own account, by this browser), and a device no longer
+// listed. Any other change blocks sending until the user compares the safety number and trusts it; a contact
+// marked verified follows nothing. A message verifies only under a key pinned for its sender: a current one,
+// or a retired one for a message signed before it was retired; one signed by the current key of a listed
+// device that no pinned device approved is from an "unverified device", never from the sender. The directory
+// is always the one asked for, by exact name, and every update of one user's pins runs under a lock, so two
+// tabs or two messages cannot interleave. Every change followed is kept as a notice until it is seen.
 import { ApiError } from "./api.js";
-import { fromBase64url } from "./bytes.js";
-import { keyIdOf, rotationMessage, verifyLowS } from "./device-keys.js";
+import { base64url, fromBase64url } from "./bytes.js";
+import { keyIdOf, rotationMessage, verifyLowS, vouchMessage } from "./device-keys.js";
 import { visibleText } from "./display-name.js";
 import { allFor, run } from "./keystore.js";
 import * as server from "./server/devices.js";
@@ -29,14 +33,45 @@ export const normalise = normalisedUsername;
 const shown = visibleText;
 
 
-/** Why a pin check refused; `changes` lists what differs from the pins, for the warning. */
+/** Why a pin check refused. `changes` lists what differs from the pins, for the warning; `reason` says which
+ *  rule refused: "changed" (sending blocked), "unpinned" (a signer pinned for nobody), "retired" (a key
+ *  retired before the message was signed), "unverified" (UnverifiedDevice), or "refused" (anything else). */
 export class PinError extends Error {
-  constructor(message, { username, changes = [] } = {}) {
+  constructor(message, { username, changes = [], reason = "refused" } = {}) {
     super(message);
     this.username = username;
     this.changes = changes;
+    this.reason = reason;
   }
 }
+
+/**
+ * A message signed by the current key of a device the directory lists for its sender, which no device pinned
+ * for the sender approved (KeyPins' PinError.unverifiedDevice). Its signature may be checked with `spki` and
+ * the message shown as from the sender's new, unverified device `device` ({id, name, signingKeyId}), with
+ * "Verify" beside it, never as from the sender: `signer` is what signerKey would have returned for it, with
+ * `unverified` set to the device and nothing to commit.
+ */
+export class UnverifiedDevice extends PinError {
+  constructor(username, device, spki) {
+    super(
+      `It is from ${username}'s new, unverified device “${shown(device.name)}” (${fp(device.signingKeyId)}), ` +
+        `which no device you pinned for ${username} approved. Compare the safety number with ${username} before ` +
+        `you trust it.`,
+      { username, reason: "unverified" },
+    );
+    this.device = device;
+    this.spki = spki;
+    this.signer = { spki, firstContact: false, commit: async () => {}, unverified: device, followed: none() };
+  }
+}
+
+/** The words for a message from an unverified device: "from bob's new, unverified device “Laptop”". */
+export const unverifiedWords = (username, device) =>
+  `from ${username}'s new, unverified device “${shown(device.name)}”`;
+
+/** Nothing followed. */
+const none = () => ({ rotations: [], links: [], removals: [] });
 
 /** The key directory of `username`, refused unless it is that user's. */
 export async function directory(username) {
@@ -80,7 +115,11 @@ export async function devicesOf(dir, own) {
         username: dir.username,
       });
     if (dir.username === own.username && d.id === own.deviceId) {
-      if (signingKeyId !== own.signingKeyId || encryptionKeyId !== own.encryptionKeyId) {
+      // Without a key of its own to compare (a test's identity), as KeyPins without ownKeyID: not checked.
+      const differs =
+        (own.signingKeyId && signingKeyId !== own.signingKeyId) ||
+        (own.encryptionKeyId && encryptionKeyId !== own.encryptionKeyId);
+      if (differs) {
         throw new PinError(
           `REFUSED: the server lists this browser's device with key ${fp(signingKeyId)}, but its key ` +
             `is ${fp(own.signingKeyId)}; someone may have replaced this device's key on the server.`,
@@ -132,12 +171,53 @@ function locked(username, body) {
   return navigator.locks ? navigator.locks.request(`countersign pins ${pinKey(username)}`, body) : body();
 }
 
+
+/** A time the server wrote (ISO 8601) in ms, or `fallback` when it wrote none or nothing readable. */
+const time = (iso, fallback) => (Number.isFinite(Date.parse(iso)) ? Date.parse(iso) : fallback);
+
+/** The bytes of a key the server sent, or null when they are not base64url. */
+function bytesOf(text) {
+  try {
+    return fromBase64url(String(text));
+  } catch {
+    return null;
+  }
+}
+
+/** A key the server sent, with its key ID computed here: null unless it is a P-256 SPKI. */
+async function keyOf(text) {
+  const spki = bytesOf(text);
+  const id = spki && (await keyIdOf(spki));
+  return id ? { spki, id } : null;
+}
+
+/** How many notices a contact keeps: the newest. */
+const NOTICES_KEPT = 20;
+
+/** What is kept of a device's pin: the keys as the directory gave them, their IDs computed here. */
+const pinOf = (id, name, signing, encryption) => ({
+  id: String(id),
+  name: String(name ?? ""),
+  signingKeyId: signing.id,
+  encryptionKeyId: encryption.id,
+  signingKey: base64url(signing.spki),
+  encryptionKey: base64url(encryption.spki),
+});
+
+const sameDevices = (a, b) => {
+  const form = (list) => JSON.stringify(list.map((d) => [d.id, d.name, d.signingKeyId, d.encryptionKeyId]));
+  return form(a) === form(b);
+};
+
+/** Pins `devices` as confirmed now (KeyPins.pin): keys replaced by this move to `retired` (retired now); the
+ *  safety number changed now when the devices did, and a contact marked verified is verified no more. */
 function pinned(username, devices, old, now) {
   const retired = [...(old?.retired ?? [])];
   for (const d of old?.devices ?? []) {
     if (!devices.some((n) => n.signingKeyId === d.signingKeyId))
       retired.push({ deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt: now });
   }
+  const same = old && sameDevices(old.devices, devices);
   return {
     key: pinKey(username),
     accountId: session.account.id,
@@ -146,76 +226,228 @@ function pinned(username, devices, old, now) {
     trustedAt: now,
     devices,
     retired,
+    changedAt: !old ? null : same ? (old.changedAt ?? null) : now,
+    verifiedAt: same ? (old.verifiedAt ?? null) : null,
+    notices: old?.notices ?? [],
+    seenAt: old?.seenAt ?? null,
   };
 }
 
-/** Follows each pinned device's rotations that the pinned key signed, one after another (PROTOCOL §1). */
-async function followRotations(pin, dir, now) {
-  let moved = false;
-  for (const [i, d] of pin.devices.entries()) {
-    const current = dir.devices.find((c) => c.id === d.id);
-    if (!current || current.signingKey === d.signingKey) continue;
-    // As KeyPins: a device's whole history is counted, and one longer than the limit is not followed.
-    const ofDevice = dir.history.filter((h) => h.deviceId === d.id);
-    if (ofDevice.length > PIN_HISTORY_LIMIT) continue;
-    const entries = ofDevice.filter((h) => h.rotationSignature && h.encryptionKey);
-    // Each entry's key ID once: the chain below tries every entry at each step.
-    const history = [];
-    for (const h of entries) {
-      const signing = fromBase64url(String(h.signingKey));
-      const id = await keyIdOf(signing);
-      if (id) history.push({ h, signing, id });
-    }
-    let key = d;
-    const seen = new Set([d.signingKeyId]);
-    const retired = [];
-    while (key.signingKey !== current.signingKey) {
-      const old = fromBase64url(key.signingKey);
-      const next = [];
-      for (const entry of history) {
-        if (seen.has(entry.id)) continue;
-        const message = await rotationMessage(d.id, old, entry.signing, fromBase64url(String(entry.h.encryptionKey)));
-        if (await verifyLowS(old, message, fromBase64url(String(entry.h.rotationSignature)))) next.push(entry);
-      }
-      // One successor only: a key that signed two was used by two parties; the user decides.
-      if (next.length !== 1) break;
-      const { h, id } = next[0];
-      // Retired no later than the directory says the old key was, than its successor arrived, and than now
-      // (KeyPins: min(oldEntry.retiredAt ?? now, next.addedAt, now)).
-      const oldEntry = ofDevice.find((e) => e.signingKeyId === key.signingKeyId);
-      const time = (iso) => (Number.isFinite(Date.parse(iso)) ? Date.parse(iso) : now);
-      const retiredAt = Math.min(oldEntry?.retiredAt ? time(oldEntry.retiredAt) : now, time(h.addedAt), now);
-      retired.push({ deviceId: d.id, signingKeyId: key.signingKeyId, signingKey: key.signingKey, retiredAt });
-      seen.add(id);
-      key = { ...d, signingKeyId: id, signingKey: h.signingKey, encryptionKey: h.encryptionKey };
-    }
-    if (key.signingKey !== current.signingKey || key.encryptionKey !== current.encryptionKey) continue;
-    const encryptionKeyId = await keyIdOf(fromBase64url(String(current.encryptionKey)));
-    if (!encryptionKeyId) continue;
-    pin.devices[i] = {
-      ...d,
-      name: String(current.name ?? ""),
-      signingKeyId: key.signingKeyId,
-      encryptionKeyId,
-      signingKey: current.signingKey,
-      encryptionKey: current.encryptionKey,
-    };
-    pin.retired = [...(pin.retired ?? []), ...retired];
-    moved = true;
+/**
+ * The rotations from `from`'s key ({signingKeyId, signingKey}) to the key ID `target`, each signed by the key
+ * before (KeyPins.rotationChain): `{ retired, newKeys }`, or null when the chain breaks (a missing or bad
+ * signature, a key that signed two successors, a history longer than PIN_HISTORY_LIMIT).
+ */
+async function rotationChain(deviceId, from, target, fullHistory, now) {
+  const history = fullHistory.filter((h) => h.deviceId === deviceId);
+  // As KeyPins: a device's whole history is counted, and one longer than the limit is not followed.
+  if (history.length > PIN_HISTORY_LIMIT) return null;
+  const start = await keyOf(from.signingKey);
+  if (!start || start.id !== from.signingKeyId) return null;
+  // Each signed entry's keys once: the chain below tries every entry at each step.
+  const candidates = [];
+  for (const h of history) {
+    if (!h.rotationSignature || !h.encryptionKey) continue;
+    const signing = await keyOf(h.signingKey);
+    const encryption = await keyOf(h.encryptionKey);
+    const signature = bytesOf(h.rotationSignature);
+    if (signing && encryption && signature) candidates.push({ h, signing, encryption, signature });
   }
-  return moved;
+  let key = start;
+  const seen = new Set([key.id]);
+  const retired = [];
+  const newKeys = [];
+  // Every step moves to a key not seen yet, so the chain ends.
+  while (key.id !== target) {
+    const next = [];
+    for (const c of candidates) {
+      if (seen.has(c.signing.id)) continue;
+      const message = await rotationMessage(deviceId, key.spki, c.signing.spki, c.encryption.spki);
+      if (await verifyLowS(key.spki, message, c.signature)) next.push(c);
+    }
+    // One successor only: a key that signed two was used by two parties; the user decides.
+    if (next.length !== 1) return null;
+    const [c] = next;
+    // Retired no later than the directory says the old key was, than its successor arrived, and than now
+    // (KeyPins: min(oldEntry.retiredAt ?? now, next.addedAt, now)).
+    const oldEntry = history.find((e) => e.signingKeyId === key.id);
+    const retiredAt = Math.min(time(oldEntry?.retiredAt, now), time(c.h.addedAt, now), now);
+    retired.push({ deviceId, signingKeyId: key.id, signingKey: base64url(key.spki), retiredAt });
+    key = c.signing;
+    seen.add(key.id);
+    newKeys.push({ signing: c.signing, encryption: c.encryption });
+  }
+  return { retired, newKeys };
 }
 
-/** The pins of `dir.username` against one directory answer, once the rotations their keys signed are
- *  followed (and saved); the caller holds that user's lock. `pin` is null for a user never pinned. */
+/** Follows each pinned device's rotations that the pinned key signed, one after another (PROTOCOL §1):
+ *  KeyPins.followRotations. Returns the rotations followed, `{deviceId, name, from, to}`. */
+async function followRotations(pin, dir, now) {
+  const followed = [];
+  for (const [i, d] of pin.devices.entries()) {
+    const current = dir.devices.find((c) => c.id === d.id);
+    if (!current) continue;
+    const signing = await keyOf(current.signingKey);
+    const encryption = await keyOf(current.encryptionKey);
+    if (!signing || !encryption || signing.id === d.signingKeyId) continue;
+    const chain = await rotationChain(d.id, d, signing.id, dir.history, now);
+    if (!chain || chain.newKeys.at(-1).encryption.id !== encryption.id) continue;
+    pin.devices[i] = pinOf(d.id, current.name, signing, encryption);
+    pin.retired = [...(pin.retired ?? []), ...chain.retired];
+    followed.push({ deviceId: d.id, name: pin.devices[i].name, from: d.signingKeyId, to: signing.id });
+  }
+  return followed;
+}
+
+/** A vouch may be signed at most this far ahead of this browser's clock (KeyPins.vouchSkew). */
+export const VOUCH_SKEW_MS = 300_000;
+
+/** The keys trusted to vouch as `deviceId` of `pin` at `at` (KeyPins.voucherKeys): its pinned key, a
+ *  retired pin of it retired after `at`, and this browser's own key (`own`) when the device is this one. */
+function voucherKeys(pin, deviceId, at, own) {
+  const out = [];
+  if (own && own.id === deviceId) out.push(own.spki);
+  for (const d of pin.devices) if (d.id === deviceId && d.signingKey) out.push(d.signingKey);
+  for (const r of pin.retired ?? [])
+    if (r.deviceId === deviceId && at < r.retiredAt && r.signingKey) out.push(r.signingKey);
+  return out.map((k) => (typeof k === "string" ? bytesOf(k) : k)).filter(Boolean);
+}
+
+/**
+ * Devices the directory lists that are not pinned but were vouched for by a trusted voucher (voucherKeys), over
+ * the very keys the history names, with a signed rotation chain from those keys to the listed ones
+ * (KeyPins.followLinks). Repeats until nothing more follows, so a device linked by a device linked in the same
+ * look is followed too. Returns the links followed, `{device, byDeviceId, byName}`.
+ */
+async function followLinks(pin, dir, own, now) {
+  if (dir.history.length > PIN_HISTORY_LIMIT) return [];
+  const isOwn = dir.username === own.username;
+  let ownVoucher = null;
+  if (isOwn && own.deviceId && own.signingKeyId) {
+    const listed = dir.devices.find((d) => d.id === own.deviceId);
+    const key = listed && (await keyOf(listed.signingKey));
+    if (key?.id === own.signingKeyId) ownVoucher = { id: own.deviceId, spki: key.spki };
+  }
+  const linked = [];
+  let progress = true;
+  while (progress) {
+    progress = false;
+    for (const d of dir.devices) {
+      if ((isOwn && d.id === own.deviceId) || pin.devices.some((p) => p.id === d.id)) continue;
+      const signing = await keyOf(d.signingKey);
+      const encryption = await keyOf(d.encryptionKey);
+      if (!signing || !encryption) continue;
+      for (const entry of dir.history) {
+        const v = entry.deviceId === d.id ? entry.vouch : null;
+        if (!v || !entry.encryptionKey || !Number.isSafeInteger(v.vouchedAt)) continue;
+        const vouchedSigning = await keyOf(entry.signingKey);
+        const vouchedEncryption = await keyOf(entry.encryptionKey);
+        const signature = bytesOf(v.signature);
+        if (!vouchedSigning || !vouchedEncryption || !signature) continue;
+        const at = v.vouchedAt * 1000;
+        if (at > now + VOUCH_SKEW_MS) continue;
+        let vouched = false;
+        for (const voucher of voucherKeys(pin, String(v.deviceId), at, ownVoucher)) {
+          const message = await vouchMessage({
+            username: dir.username,
+            voucherDeviceId: String(v.deviceId),
+            voucherSigningSpki: voucher,
+            deviceId: d.id,
+            signingSpki: vouchedSigning.spki,
+            encryptionSpki: vouchedEncryption.spki,
+            vouchedAt: v.vouchedAt,
+          });
+          if (await verifyLowS(voucher, message, signature)) {
+            vouched = true;
+            break;
+          }
+        }
+        if (!vouched) continue;
+        let retired = [];
+        if (vouchedSigning.id !== signing.id) {
+          const start = { signingKeyId: vouchedSigning.id, signingKey: entry.signingKey };
+          const chain = await rotationChain(d.id, start, signing.id, dir.history, now);
+          if (!chain || chain.newKeys.at(-1).encryption.id !== encryption.id) continue;
+          retired = chain.retired;
+        } else if (vouchedEncryption.id !== encryption.id) {
+          continue;
+        }
+        const device = pinOf(d.id, d.name, signing, encryption);
+        pin.devices.push(device);
+        pin.retired = [...(pin.retired ?? []), ...retired];
+        const by = String(v.deviceId);
+        const byName =
+          pin.devices.find((p) => p.id === by)?.name ?? dir.devices.find((x) => x.id === by)?.name ?? by;
+        linked.push({ device, byDeviceId: by, byName: String(byName) });
+        progress = true;
+        break;
+      }
+    }
+  }
+  if (linked.length) pin.devices.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return linked;
+}
+
+/** Devices the directory no longer lists (KeyPins.followRemovals): moved to `retired` (when the directory says,
+ *  and no later than now) and no longer sealed to. Returns the devices removed. */
+function followRemovals(pin, dir, own, now) {
+  const listed = new Set(dir.devices.map((d) => String(d.id)));
+  const gone = pin.devices.filter((d) => !listed.has(d.id) && d.id !== own.deviceId);
+  for (const d of gone) {
+    const said = dir.history.find((h) => h.deviceId === d.id && h.signingKeyId === d.signingKeyId)?.retiredAt;
+    const retiredAt = Math.min(time(said, now), now);
+    pin.retired = [
+      ...(pin.retired ?? []),
+      { deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt },
+    ];
+  }
+  pin.devices = pin.devices.filter((d) => !gone.includes(d));
+  return gone;
+}
+
+/**
+ * Follows what a pinned contact's devices may do without the user (KeyPins.follow): rotations, links, then
+ * removals; a verified contact follows nothing. When something was followed, the safety number changed now
+ * (`changedAt`) and each change is kept as a notice. Returns `{ rotations, links, removals }`; the caller saves.
+ */
+async function follow(pin, dir, own, now) {
+  if (!pin || pin.verifiedAt) return none();
+  const followed = {
+    rotations: await followRotations(pin, dir, now),
+    links: await followLinks(pin, dir, own, now),
+    removals: followRemovals(pin, dir, own, now),
+  };
+  const notices = [
+    ...followed.rotations.map((r) => ({ at: now, kind: "rotated", deviceId: r.deviceId, name: r.name })),
+    ...followed.links.map((l) => ({
+      at: now,
+      kind: "linked",
+      deviceId: l.device.id,
+      name: l.device.name,
+      by: l.byName,
+    })),
+    ...followed.removals.map((d) => ({ at: now, kind: "removed", deviceId: d.id, name: d.name })),
+  ];
+  if (notices.length) {
+    pin.changedAt = now;
+    pin.notices = [...(pin.notices ?? []), ...notices].slice(-NOTICES_KEPT);
+  }
+  return followed;
+}
+
+const anything = (followed) => followed.rotations.length + followed.links.length + followed.removals.length > 0;
+
+/** The pins of `dir.username` against one directory answer, once what may be followed is followed (and
+ *  saved); the caller holds that user's lock. `pin` is null for a user never pinned. */
 async function compared(dir, own, now) {
   const devices = await devicesOf(dir, own);
   const pin = (await load(dir.username)) ?? null;
-  if (pin && (await followRotations(pin, dir, now))) await save(pin);
-  return { pin, devices, changes: pin ? changes(pin.devices, devices) : [] };
+  const followed = await follow(pin, dir, own, now);
+  if (anything(followed)) await save(pin);
+  return { pin, devices, changes: pin ? changes(pin.devices, devices) : [], followed };
 }
 
-/** What sending to `dir.username` would meet, without sending: `{ pin, devices, changes }`, where a
+/** What sending to `dir.username` would meet, without sending: `{ pin, devices, changes, followed }`, where a
  *  non-empty `changes` blocks sending until the user trusts. Pins nothing new. */
 export function pinState(dir, own, now = Date.now()) {
   return locked(dir.username, () => compared(dir, own, now));
@@ -223,31 +455,39 @@ export function pinState(dir, own, now = Date.now()) {
 
 /**
  * The devices to seal to for `username`. Throws PinError when they changed since they were pinned, other
- * than by signed rotations. A first contact is pinned by `commit`, once the message is sent, as the CLI
- * does: a send that fails pins nothing.
+ * than by what may be followed. A first contact is pinned by `commit`, once the message is sent, as the CLI
+ * does: a send that fails pins nothing. `followed` says what was followed now ({ rotations, links, removals }).
  */
 export function checkBeforeSending(username, own, now = Date.now()) {
   return locked(normalise(username) ?? String(username), async () => {
     const dir = await directory(username);
-    const { pin, devices: current, changes: differ } = await compared(dir, own, now);
+    const { pin, devices: current, changes: differ, followed } = await compared(dir, own, now);
     if (!pin) {
       const first = pinned(dir.username, current, null, now);
       return {
         directory: dir,
         devices: current,
         firstContact: true,
+        followed,
         commit: () => locked(dir.username, async () => (await load(dir.username)) || save(first)),
       };
     }
     if (differ.length) {
       const whose = dir.username === own.username ? "Your own account's other devices" : `${dir.username}'s devices`;
-      throw new PinError(`${whose} changed since you pinned them: ${differ.join("; ")}. Compare the safety number ` +
-        `before you trust them.`, {
+      const verified = pin.verifiedAt
+        ? ` You marked ${dir.username} verified, so every change of their devices waits for you.`
+        : "";
+      const error = new PinError(`${whose} changed since you pinned them: ${differ.join("; ")}. Compare the safety ` +
+        `number before you trust them.${verified}`, {
         username: dir.username,
         changes: differ,
+        reason: "changed",
       });
+      // What was followed all the same (kept): a link followed beside a device added that waits.
+      error.followed = followed;
+      throw error;
     }
-    return { directory: dir, devices: current, firstContact: false, commit: async () => {} };
+    return { directory: dir, devices: current, firstContact: false, followed, commit: async () => {} };
   });
 }
 
@@ -257,25 +497,99 @@ export async function trust(dir, own, now = Date.now()) {
   await locked(dir.username, async () => save(pinned(dir.username, devices, await load(dir.username), now)));
 }
 
+/** Marks `username` verified (Signal's "Mark as verified": the user compared the safety number of the devices
+ *  pinned now) or not; from then on every change of their devices waits for "Trust". False when nothing is
+ *  pinned for them. */
+export function setVerified(username, verified, now = Date.now()) {
+  return locked(username, async () => {
+    const pin = await load(username);
+    if (!pin) return false;
+    pin.verifiedAt = verified ? now : null;
+    await save(pin);
+    return true;
+  });
+}
+
+/** The notices of `pin` not seen yet, oldest first. */
+export const unseenNotices = (pin) => (pin?.notices ?? []).filter((n) => !(n.at <= (pin.seenAt ?? -Infinity)));
+
+/** Marks every notice of `username` seen (up to `now`). */
+export function markNoticesSeen(username, now = Date.now()) {
+  return locked(username, async () => {
+    const pin = await load(username);
+    if (!pin) return;
+    pin.seenAt = Math.max(now, ...(pin.notices ?? []).map((n) => n.at));
+    await save(pin);
+  });
+}
+
+/** A notice in words: "bob linked a new device, “Laptop”, approved by “Phone”". `self` for the own account. */
+export function noticeWords(username, notice, self = false) {
+  const who = self ? "Your account" : username;
+  const name = `“${shown(notice.name || notice.deviceId)}”`;
+  if (notice.kind === "linked") return `${who} linked a new device, ${name}, approved by “${shown(notice.by)}”.`;
+  if (notice.kind === "rotated")
+    return `${self ? "Your device" : `${username}'s device`} ${name} changed its message key (signed by its old key).`;
+  if (notice.kind === "removed") return `${self ? "Your device" : `${username}'s device`} ${name} was removed.`;
+  return `${self ? "Your" : `${username}'s`} safety number changed.`;
+}
+
+/** What a message's signer lookup found in the pins, the directory given (KeyPins.signer after follow). */
+async function signerIn(pin, dir, name, keyIdHex, signedAt, own) {
+  const retiredWord = `It is signed by ${name}'s key ${fp(keyIdHex)}, which was retired before the message was ` +
+    `signed.`;
+  const device = pin.devices.find((d) => d.signingKeyId === keyIdHex);
+  if (device) {
+    // The server may say the key was retired (a revocation not confirmed here): a message signed after that
+    // is refused; one signed before still verifies.
+    const entry = dir?.history.find((h) => h.deviceId === device.id && h.signingKeyId === keyIdHex);
+    const retiredAt = time(entry?.retiredAt);
+    if (Number.isFinite(retiredAt) && retiredAt <= signedAt)
+      throw new PinError(retiredWord, { username: name, reason: "retired" });
+    return { spki: fromBase64url(device.signingKey), deviceId: device.id };
+  }
+  const retired = (pin.retired ?? []).findLast((r) => r.signingKeyId === keyIdHex);
+  if (retired) {
+    if (signedAt >= retired.retiredAt) throw new PinError(retiredWord, { username: name, reason: "retired" });
+    return { spki: fromBase64url(retired.signingKey), deviceId: retired.deviceId, retiredAt: retired.retiredAt };
+  }
+  // A device the directory lists for the sender, current key and all, that no pinned device approved.
+  for (const d of dir?.devices ?? []) {
+    if (name === own.username && d.id === own.deviceId) continue;
+    const signing = await keyOf(d.signingKey);
+    const encryption = signing?.id === keyIdHex ? await keyOf(d.encryptionKey) : null;
+    if (encryption) throw new UnverifiedDevice(name, pinOf(d.id, d.name, signing, encryption), signing.spki);
+  }
+  const known = pin.devices.map((d) => fp(d.signingKeyId)).join(", ") || "none";
+  throw new PinError(
+    `It claims to be from ${name}, but it is signed by key ${fp(keyIdHex)}, which is not a key you pinned ` +
+      `for ${name} (pinned: ${known}).`,
+    { username: name, reason: "unpinned" },
+  );
+}
+
 /**
  * The SPKI a message from `sender`, signed by key `keyIdHex` at `signedAt` (ms), verifies under: a key
  * pinned for the sender, current or retired after `signedAt`. A first contact takes the sender's devices
  * from the directory (asked by the sender's name); they are pinned by `commit`, which the caller runs
- * only once the signature holds. Returns `{ spki, firstContact, commit }`.
+ * only once the signature holds; for a contact pinned before, what may be followed is followed (and saved).
+ * Returns `{ spki, firstContact, commit, followed }`. Throws UnverifiedDevice for the current key of a listed
+ * device no pinned device approved (its `signer` lets the caller check the signature and say so), and
+ * PinError for any other key.
  */
 export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
   const name = normalise(sender) ?? String(sender);
-  const none = async () => {};
+  const nothing = async () => {};
   if (name === own.username && keyIdHex === own.signingKeyId)
-    return { spki: own.signingSpki, firstContact: false, commit: none };
+    return { spki: own.signingSpki, firstContact: false, commit: nothing, followed: none() };
   const ownRetired = name === own.username ? own.previous?.find((p) => p.keyId === keyIdHex) : null;
   if (ownRetired) {
     if (signedAt >= ownRetired.retiredAt)
       throw new PinError(
         `It is signed by this browser's key ${fp(keyIdHex)}, which was replaced before the message was signed.`,
-        { username: name },
+        { username: name, reason: "retired" },
       );
-    return { spki: ownRetired.spki, firstContact: false, commit: none };
+    return { spki: ownRetired.spki, firstContact: false, commit: nothing, followed: none() };
   }
   return locked(name, async () => {
     let pin = await load(name);
@@ -287,42 +601,29 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
       // Offline: only what is pinned counts.
     }
     let firstContact = false;
+    let followed = none();
     if (dir) {
       if (!pin) {
         pin = pinned(name, await devicesOf(dir, own), null, now);
         firstContact = true;
-      } else if (await followRotations(pin, dir, now)) {
-        await save(pin);
+      } else {
+        followed = await follow(pin, dir, own, now);
+        if (anything(followed)) await save(pin);
       }
     }
     if (!pin)
       throw new PinError(`Nothing is pinned for ${name} in this browser and the server could not be asked.`, {
         username: name,
+        reason: "unpinned",
       });
-    const retiredWord = `It is signed by ${name}'s key ${fp(keyIdHex)}, which was retired before the message was ` +
-      `signed.`;
-    const device = pin.devices.find((d) => d.signingKeyId === keyIdHex);
-    const commit = firstContact ? () => locked(name, async () => (await load(name)) || save(pin)) : none;
-    if (device) {
-      const retiredAt = Date.parse(
-        dir?.history.find((h) => h.deviceId === device.id && h.signingKeyId === keyIdHex)?.retiredAt ?? "",
-      );
-      if (Number.isFinite(retiredAt) && retiredAt <= signedAt) throw new PinError(retiredWord, { username: name });
-      return { spki: fromBase64url(device.signingKey), firstContact, commit };
-    }
-    const retired = (pin.retired ?? []).findLast((r) => r.signingKeyId === keyIdHex);
-    if (retired) {
-      if (signedAt >= retired.retiredAt) throw new PinError(retiredWord, { username: name });
-      return { spki: fromBase64url(retired.signingKey), firstContact, commit };
-    }
-    const known = pin.devices.map((d) => fp(d.signingKeyId)).join(", ") || "none";
-    throw new PinError(
-      `It claims to be from ${name}, but it is signed by key ${fp(keyIdHex)}, which is not a key you pinned ` +
-        `for ${name} (pinned: ${known}).`,
-      { username: name },
-    );
+    const found = await signerIn(pin, dir, name, keyIdHex, signedAt, own);
+    const commit = firstContact ? () => locked(name, async () => (await load(name)) || save(pin)) : nothing;
+    return { ...found, firstContact, commit, followed };
   });
 }
 
 /** Every contact pinned in this browser for the signed-in account. */
 export const contacts = () => allFor("pins", session.account.id);
+
+/** The pins of one user in this browser, or undefined. */
+export const pinOfUser = (username) => load(username);
