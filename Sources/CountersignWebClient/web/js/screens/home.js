@@ -15,6 +15,7 @@ import { withReauth } from "./reauth.js";
 import { signOut } from "../server/sessions.js";
 import { session } from "../session.js";
 import { deviceReady } from "./device-ready.js";
+import { linkDevicesPanel } from "./link-devices.js";
 import { needsFullSignIn, qrSessionLimits } from "./qr-signin.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
@@ -135,6 +136,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
     );
     status.textContent = status.textContent ? `${status.textContent}. Device ready.` : "Device ready.";
     onDevice();
+    deviceInfo.after(linkDevicesPanel());
   }
   (async () => {
     try {

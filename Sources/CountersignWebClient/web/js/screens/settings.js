@@ -14,6 +14,7 @@ import { passwordChanged } from "../gate-setup.js";
 import { authenticatorSettings } from "./approvals.js";
 import { passkeySection } from "./passkeys.js";
 import { gateSection, unlockedRecord } from "./gate.js";
+import { linkDevicesPanel } from "./link-devices.js";
 import { audit, changePassword, updateSettings } from "../server/accounts.js";
 import { listDevices, renameDevice, revokeDevice } from "../server/devices.js";
 import { session } from "../session.js";
@@ -271,7 +272,8 @@ function devicesPart(said) {
     return item;
   }
   loadDevices().catch((error) => (said.alert.textContent = describe(error)));
-  return [el("h2", {}, "Devices"), slot, deviceList];
+  const linking = linkDevicesPanel({ onChange: () => loadDevices().catch(() => {}) });
+  return [el("h2", {}, "Devices"), linking, slot, deviceList];
 }
 
 function auditPart(said) {

@@ -1,6 +1,6 @@
 // The server layer: devices (docs/openapi.yaml, /v1/devices, /v1/device-sessions, /v1/users/{username}/devices):
-// registering this browser's keys, device sessions, rotation, renaming and revoking, the key gate's
-// revocation token, and the key directory of a user.
+// registering this browser's keys, device sessions, rotation, renaming and revoking, linking (vouching for) a new
+// device of the account, the key gate's revocation token, and the key directory of a user.
 import { call } from "../api.js";
 import { session } from "../session.js";
 
@@ -71,6 +71,14 @@ export const ENDPOINTS = [
     reads: [],
   },
   {
+    operationId: "vouchDevice",
+    method: "POST",
+    path: "/v1/devices/{id}/vouch",
+    sends: ["signingKeyId", "vouchedAt", "signature"],
+    answer: "Device",
+    reads: [],
+  },
+  {
     operationId: "setDeviceRevocationToken",
     method: "PUT",
     path: "/v1/devices/{id}/revocation-token",
@@ -95,6 +103,7 @@ export const ENDPOINTS = [
       "devices[].name",
       "devices[].signingKey",
       "devices[].encryptionKey",
+      "devices[].createdAt",
       "history[].deviceId",
       "history[].signingKey",
       "history[].signingKeyId",
@@ -102,6 +111,9 @@ export const ENDPOINTS = [
       "history[].rotationSignature",
       "history[].addedAt",
       "history[].retiredAt",
+      "history[].vouch.deviceId",
+      "history[].vouch.vouchedAt",
+      "history[].vouch.signature",
     ],
   },
 ];
@@ -188,6 +200,20 @@ export async function rotateKeys({ signingKey, encryptionKey, oldKeySignature, n
 }
 
 /**
+ * Approves (links) a new device of the account (PROTOCOL §1): this device vouches for the device's keys as the
+ * directory lists them, signing DeviceProof.vouchMessage with its current signing key.
+ * @param {string} id the new device's id
+ * @param {{signingKeyId: string, vouchedAt: number, signature: string}} request DeviceVouchRequest: the key ID
+ *   of the device's current signing key (hex), whole seconds since 1970 as signed, r || s low S (base64url)
+ * @param {string} deviceToken this device's session (the voucher's)
+ * @returns {Promise<object>} Device, with its vouch (not read here)
+ */
+export async function vouchDevice(id, { signingKeyId, vouchedAt, signature }, deviceToken) {
+  const json = { signingKeyId, vouchedAt, signature };
+  return (await call("POST", `/v1/devices/${encodeURIComponent(id)}/vouch`, { token: deviceToken, json })).body;
+}
+
+/**
  * Keeps the hash of the token with which this device's browser may revoke it (the key gate, SPEC §14.5).
  * @param {string} id this device's id
  * @param {{token: string, signature: string}} request DeviceRevocationTokenSetting (base64url)
@@ -213,8 +239,9 @@ export async function selfRevokeDevice(id, { token }) {
  * The key directory of a user: active messaging devices with their keys, and every key's history.
  * @param {string} username as the server keeps it (lower case)
  * @param {string} token an account or a device session
- * @returns {Promise<object>} UserDirectory `{username, devices: [{id, name, signingKey, encryptionKey}],
- *   history: [{deviceId, signingKey, signingKeyId, encryptionKey?, rotationSignature?, addedAt, retiredAt?}]}`
+ * @returns {Promise<object>} UserDirectory `{username, devices: [{id, name, signingKey, encryptionKey, createdAt}],
+ *   history: [{deviceId, signingKey, signingKeyId, encryptionKey?, rotationSignature?, addedAt, retiredAt?,
+ *   vouch?: {deviceId, vouchedAt, signature}}]}`
  */
 export async function directory(username, token) {
   return (await call("GET", `/v1/users/${encodeURIComponent(username)}/devices`, { token })).body;

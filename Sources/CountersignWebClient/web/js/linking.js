@@ -1,0 +1,107 @@
+// Linking a new device of the account (PROTOCOL §1, as `countersign device link` and `device approve` do it):
+// a new device shows a link code made from both of its keys; a device of the account that a person already
+// uses lists the devices added after it that no device approved yet, shows each one's code beside "Is this
+// your new device?", and on "Yes" signs a vouch for the keys the directory lists (DeviceProof.vouchMessage).
+// Contacts who pinned the approving device then follow the new one without asking (pins.js). The codes are
+// computed here from the keys, never taken from the server: a server that swapped a key changes the code.
+import { base64url, fromBase64url, groupedKeyId } from "./bytes.js";
+import { keyIdOf, linkCode, signLowS, spki, vouchMessage } from "./device-keys.js";
+import { directory, normalise } from "./pins.js";
+import { fingerprint as fp } from "./rules.js";
+import { vouchDevice } from "./server/devices.js";
+import { session } from "./session.js";
+
+/** The text a QR code carries for a link code, as the CLI shows it. */
+export const linkUri = (deviceId, code) =>
+  `countersign://link?device=${encodeURIComponent(deviceId)}&code=${code.replaceAll(" ", "")}`;
+
+const vouchOf = (dir, deviceId) => dir.history.find((h) => h.deviceId === deviceId && h.vouch)?.vouch ?? null;
+const created = (d) => Date.parse(d.createdAt);
+
+/**
+ * The account's directory and this browser's device as it lists it, checked against the keys this browser
+ * holds (`record`): refused when the server lists this device with other keys.
+ */
+export async function ownListing(record) {
+  const dir = await directory(session.account.username);
+  const me = dir.devices.find((d) => d.id === record.deviceId);
+  if (!me) throw new Error("The server does not list this browser as an active device of your account.");
+  const held = await keyIdOf(await spki(record.signing.publicKey));
+  const listed = await keyIdOf(fromBase64url(String(me.signingKey)));
+  if (listed !== held)
+    throw new Error(
+      `REFUSED: the server lists this browser's device with key ${fp(listed)}, but its key is ${fp(held)}; ` +
+        `someone may have replaced this device's key on the server.`,
+    );
+  return { dir, me };
+}
+
+/**
+ * Whether this browser waits to be linked: `{ state, code, by }` where `state` is "linked" (approved by the
+ * device named `by`), "first" (the oldest active device of the account: nobody can approve it, and nobody
+ * needs to) or "waiting" (show `code`, the link code of the keys this browser holds).
+ */
+export async function linkState(record) {
+  const { dir, me } = await ownListing(record);
+  const code = await linkCode(await spki(record.signing.publicKey), await spki(record.encryption.publicKey));
+  const vouch = vouchOf(dir, me.id);
+  if (vouch) {
+    const by = dir.devices.find((d) => d.id === vouch.deviceId)?.name ?? String(vouch.deviceId);
+    return { state: "linked", code, by: String(by) };
+  }
+  const older = dir.devices.some((d) => d.id !== me.id && created(d) < created(me));
+  return { state: older ? "waiting" : "first", code, deviceId: me.id };
+}
+
+/**
+ * The devices waiting to be linked as this device sees them (CountersignClient.devicesAwaitingLink): active,
+ * not this one, added after it, and with no vouch on any of their keys; each with its link code and
+ * fingerprint computed here (`code`, `fingerprint`), or null for a key that is not P-256 (never approvable).
+ */
+export async function awaitingLink(record) {
+  const { dir, me } = await ownListing(record);
+  const vouched = new Set(dir.history.filter((h) => h.vouch).map((h) => h.deviceId));
+  const out = [];
+  for (const d of dir.devices) {
+    if (d.id === me.id || !(created(d) > created(me)) || vouched.has(d.id)) continue;
+    let signing;
+    let encryption;
+    try {
+      signing = fromBase64url(String(d.signingKey));
+      encryption = fromBase64url(String(d.encryptionKey));
+    } catch {
+      continue;
+    }
+    const keyId = await keyIdOf(signing);
+    if (!keyId || !(await keyIdOf(encryption))) continue;
+    out.push({
+      device: d,
+      keyId,
+      fingerprint: groupedKeyId(keyId),
+      code: await linkCode(signing, encryption),
+    });
+  }
+  return out;
+}
+
+/**
+ * Approves `waiting` (one of awaitingLink's): this device (`record`, its private signing key usable) vouches,
+ * now, for the device's keys as the directory listed them, over its device session.
+ */
+export async function approve(record, waiting, now = Date.now()) {
+  if (!record.signing.privateKey) throw new Error("Unlock this browser's keys to approve a device.");
+  if (!session.deviceToken) throw new Error("This browser is not a device yet: wait for “Device ready”.");
+  const d = waiting.device;
+  const vouchedAt = Math.floor(now / 1000);
+  const message = await vouchMessage({
+    username: normalise(session.account.username) ?? String(session.account.username),
+    voucherDeviceId: record.deviceId,
+    voucherSigningSpki: await spki(record.signing.publicKey),
+    deviceId: d.id,
+    signingSpki: fromBase64url(String(d.signingKey)),
+    encryptionSpki: fromBase64url(String(d.encryptionKey)),
+    vouchedAt,
+  });
+  const signature = base64url(await signLowS(record.signing.privateKey, message));
+  return vouchDevice(d.id, { signingKeyId: waiting.keyId, vouchedAt, signature }, session.deviceToken);
+}
