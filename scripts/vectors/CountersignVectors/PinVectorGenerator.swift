@@ -1,0 +1,400 @@
+import CountersignCrypto
+import Foundation
+
+/// `key_pins.json`: how a device's pins (trust on first use, docs/PROTOCOL.md §1.2) must treat what a key
+/// directory says, as cases both the SDK's `KeyPins` and the web client's `pins.js` run. Each case gives the
+/// pins before (or none), the directory as a server sends it, the clock, and what must come of the check
+/// before sending and of looking up a message's signer. The expectations are written here, from the rules,
+/// not read off either implementation. Keys come from fixed seeds; ECDSA signatures differ per run.
+package enum PinVectorGenerator {
+    static let t0 = 1_800_000_000.0  // 2027-01-15T08:00:00Z
+
+    struct Keys {
+        var signing: Identity
+        var encryption: Identity
+        init(_ seed: String) {
+            signing = Seeded.identity("pins \(seed) signing")
+            encryption = Seeded.identity("pins \(seed) encryption")
+        }
+        var signingID: String { Hex.encode(signing.publicKey.fingerprint.bytes) }
+        var encryptionID: String { Hex.encode(encryption.publicKey.fingerprint.bytes) }
+    }
+
+    static func b64(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func date(_ seconds: Double) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: Date(timeIntervalSince1970: t0 + seconds))
+    }
+
+    /// One key a device had, as the directory's history lists it.
+    struct Entry {
+        var device: String
+        var keys: Keys
+        var added: Double
+        var retired: Double? = nil
+        var because: String? = nil
+        var rotationSignature: [UInt8]? = nil
+        var vouch: [String: Any]? = nil
+
+        var json: [String: Any] {
+            var o: [String: Any] = [
+                "deviceId": device, "signingKeyId": keys.signingID, "encryptionKeyId": keys.encryptionID,
+                "signingKey": b64(keys.signing.publicKey.spkiDER), "encryptionKey": b64(keys.encryption.publicKey.spkiDER),
+                "addedAt": date(added),
+            ]
+            if let retired { o["retiredAt"] = date(retired) }
+            if let because { o["retiredBecause"] = because }
+            if let rotationSignature { o["rotationSignature"] = b64(rotationSignature) }
+            if let vouch { o["vouch"] = vouch }
+            return o
+        }
+    }
+
+    struct Listed {
+        var id: String
+        var name: String
+        var keys: Keys
+        var created: Double
+        var keysSince: Double
+        var json: [String: Any] {
+            [
+                "id": id, "name": name, "signingKey": b64(keys.signing.publicKey.spkiDER), "signingKeyId": keys.signingID,
+                "encryptionKey": b64(keys.encryption.publicKey.spkiDER), "encryptionKeyId": keys.encryptionID,
+                "createdAt": date(created), "keysSince": date(keysSince),
+            ]
+        }
+    }
+
+    static func directory(_ user: String, _ devices: [Listed], _ history: [Entry]) -> [String: Any] {
+        ["username": user, "devices": devices.map(\.json), "history": history.map(\.json)]
+    }
+
+    /// A vouch by `voucher` (its key `by`) for `device`'s keys `keys`, signed by `signer` (default `by`).
+    static func vouch(
+        user: String = "bob",
+        voucher: String,
+        by: Keys,
+        device: String,
+        keys: Keys,
+        at seconds: Double,
+        signer: Identity? = nil
+    ) throws -> [String: Any] {
+        let at = Int64(t0 + seconds)
+        let message = DeviceProof.vouchMessage(
+            username: user,
+            voucherDeviceID: voucher,
+            voucherSigningKey: by.signing.publicKey,
+            deviceID: device,
+            signingKey: keys.signing.publicKey,
+            encryptionKey: keys.encryption.publicKey,
+            vouchedAt: at
+        )
+        return ["deviceId": voucher, "vouchedAt": at, "signature": b64(try (signer ?? by.signing).signature(for: message))]
+    }
+
+    static func rotation(device: String, from old: Keys, to new: Keys) throws -> [UInt8] {
+        try old.signing.signature(
+            for: DeviceProof.rotationMessage(
+                deviceID: device,
+                oldSigningKey: old.signing.publicKey,
+                newSigningKey: new.signing.publicKey,
+                newEncryptionKey: new.encryption.publicKey
+            )
+        )
+    }
+
+    static func pinned(_ user: String, _ devices: [(String, String, Keys)], verified: Bool = false) -> [String: Any] {
+        [
+            "username": user, "verified": verified, "retired": [[String: Any]](),
+            "devices": devices.map { id, name, k in
+                [
+                    "id": id, "name": name, "signingKey": b64(k.signing.publicKey.spkiDER),
+                    "encryptionKey": b64(k.encryption.publicKey.spkiDER),
+                ]
+            },
+        ]
+    }
+
+    static func signer(_ keys: Keys, at seconds: Double, _ outcome: String) -> [String: Any] {
+        ["keyId": keys.signingID, "signedAt": date(seconds), "outcome": outcome]
+    }
+
+    static func send(
+        _ outcome: String,
+        devices: [String],
+        linked: [String] = [],
+        rotated: [String] = [],
+        removed: [String] = []
+    ) -> [String: Any] {
+        ["outcome": outcome, "devices": devices, "linked": linked, "rotated": rotated, "removed": removed]
+    }
+
+    package static func json() throws -> String {
+        let b1 = Keys("b1"), b2 = Keys("b2"), b3 = Keys("b3"), bx = Keys("bx"), thief = Keys("thief")
+        let b2r = Keys("b2 rotated"), b1r = Keys("b1 rotated"), c1 = Keys("c1")
+        let carol: [String: Any] = ["username": "carol", "deviceId": "c1", "signingKey": b64(c1.signing.publicKey.spkiDER)]
+        let laptop = Listed(id: "b1", name: "Laptop", keys: b1, created: 0, keysSince: 0)
+        let phone = Listed(id: "b2", name: "Phone", keys: b2, created: 100, keysSince: 100)
+        let e1 = Entry(device: "b1", keys: b1, added: 0)
+        let pinsB1 = pinned("bob", [("b1", "Laptop", b1)])
+        var cases: [[String: Any]] = []
+        func add(
+            _ name: String,
+            own: [String: Any] = carol,
+            pinned: [String: Any]?,
+            _ directory: [String: Any],
+            now: Double = 1_000,
+            send: [String: Any],
+            signers: [[String: Any]] = []
+        ) {
+            cases.append([
+                "name": name, "own": own, "pinned": pinned ?? NSNull(), "directory": directory, "now": date(now),
+                "send": send, "signers": signers,
+            ])
+        }
+
+        add(
+            "a first contact pins every listed device",
+            pinned: nil,
+            directory("bob", [laptop], [e1]),
+            send: send("first-contact", devices: ["b1"]),
+            signers: [signer(b1, at: 500, "pinned"), signer(bx, at: 500, "refused")]
+        )
+        let v2 = try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 100)
+        add(
+            "a device linked by a pinned device is followed",
+            pinned: pinsB1,
+            directory("bob", [laptop, phone], [e1, Entry(device: "b2", keys: b2, added: 100, vouch: v2)]),
+            send: send("pinned", devices: ["b1", "b2"], linked: ["b2"]),
+            signers: [signer(b2, at: 500, "pinned"), signer(b1, at: 500, "pinned")]
+        )
+        let tablet = Listed(id: "b3", name: "Tablet", keys: b3, created: 200, keysSince: 200)
+        add(
+            "a device linked by a device linked in the same look is followed",
+            pinned: pinsB1,
+            directory(
+                "bob",
+                [laptop, phone, tablet],
+                [
+                    e1, Entry(device: "b2", keys: b2, added: 100, vouch: v2),
+                    Entry(
+                        device: "b3",
+                        keys: b3,
+                        added: 200,
+                        vouch: try vouch(voucher: "b2", by: b2, device: "b3", keys: b3, at: 200)
+                    ),
+                ]
+            ),
+            send: send("pinned", devices: ["b1", "b2", "b3"], linked: ["b2", "b3"]),
+            signers: [signer(b3, at: 500, "pinned")]
+        )
+        let slipped = Listed(id: "bx", name: "Laptop", keys: bx, created: 150, keysSince: 150)
+        add(
+            "a device nobody pinned approved, and one it approved, wait for the user",
+            pinned: pinsB1,
+            directory(
+                "bob",
+                [laptop, slipped, tablet],
+                [
+                    e1, Entry(device: "bx", keys: bx, added: 150),
+                    Entry(
+                        device: "b3",
+                        keys: b3,
+                        added: 200,
+                        vouch: try vouch(voucher: "bx", by: bx, device: "b3", keys: b3, at: 200)
+                    ),
+                ]
+            ),
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(bx, at: 500, "unverified"), signer(b3, at: 500, "unverified"), signer(b1, at: 500, "pinned")]
+        )
+        add(
+            "a vouch claiming a pinned device but signed by another key is refused",
+            pinned: pinsB1,
+            directory(
+                "bob",
+                [laptop, phone],
+                [
+                    e1,
+                    Entry(
+                        device: "b2",
+                        keys: b2,
+                        added: 100,
+                        vouch: try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 100, signer: thief.signing)
+                    ),
+                ]
+            ),
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(b2, at: 500, "unverified")]
+        )
+        // The vouch covers b2's signing key with the thief's encryption key; the directory lists b2's own.
+        add(
+            "a vouch over other keys than the ones listed is refused",
+            pinned: pinsB1,
+            directory(
+                "bob",
+                [laptop, phone],
+                [
+                    e1,
+                    Entry(
+                        device: "b2",
+                        keys: b2,
+                        added: 100,
+                        vouch: try vouch(
+                            voucher: "b1",
+                            by: b1,
+                            device: "b2",
+                            keys: Keys.mixed(b2, thief),
+                            at: 100
+                        )
+                    ),
+                ]
+            ),
+            send: send("changed", devices: ["b1"])
+        )
+        add(
+            "a vouch made for another account is refused",
+            pinned: pinsB1,
+            directory(
+                "bob",
+                [laptop, phone],
+                [
+                    e1,
+                    Entry(
+                        device: "b2",
+                        keys: b2,
+                        added: 100,
+                        vouch: try vouch(user: "alice", voucher: "b1", by: b1, device: "b2", keys: b2, at: 100)
+                    ),
+                ]
+            ),
+            send: send("changed", devices: ["b1"])
+        )
+        add(
+            "a vouch signed more than five minutes ahead of the clock is refused",
+            pinned: pinsB1,
+            directory(
+                "bob",
+                [laptop, phone],
+                [e1, Entry(device: "b2", keys: b2, added: 100, vouch: try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 4_000))]
+            ),
+            send: send("changed", devices: ["b1"])
+        )
+        let phoneRotated = Listed(id: "b2", name: "Phone", keys: b2r, created: 100, keysSince: 300)
+        add(
+            "a linked device that rotated its key since is followed through the rotation",
+            pinned: pinsB1,
+            directory(
+                "bob",
+                [laptop, phoneRotated],
+                [
+                    e1, Entry(device: "b2", keys: b2, added: 100, retired: 300, because: "rotated", vouch: v2),
+                    Entry(device: "b2", keys: b2r, added: 300, rotationSignature: try rotation(device: "b2", from: b2, to: b2r)),
+                ]
+            ),
+            send: send("pinned", devices: ["b1", "b2"], linked: ["b2"]),
+            signers: [signer(b2r, at: 500, "pinned"), signer(b2, at: 200, "pinned"), signer(b2, at: 400, "retired")]
+        )
+        add(
+            "a device no longer listed is followed: no longer sealed to, and its key verifies only what it signed before",
+            pinned: pinned("bob", [("b1", "Laptop", b1), ("b2", "Phone", b2)]),
+            directory(
+                "bob",
+                [laptop],
+                [e1, Entry(device: "b2", keys: b2, added: 100, retired: 600, because: "revoked")]
+            ),
+            send: send("pinned", devices: ["b1"], removed: ["b2"]),
+            signers: [signer(b2, at: 500, "pinned"), signer(b2, at: 700, "retired")]
+        )
+        add(
+            "a verified contact's vouched device waits for the user",
+            pinned: pinned("bob", [("b1", "Laptop", b1)], verified: true),
+            directory("bob", [laptop, phone], [e1, Entry(device: "b2", keys: b2, added: 100, vouch: v2)]),
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(b2, at: 500, "unverified")]
+        )
+        let laptopRotated = Listed(id: "b1", name: "Laptop", keys: b1r, created: 0, keysSince: 300)
+        add(
+            "a verified contact's signed rotation waits for the user too",
+            pinned: pinned("bob", [("b1", "Laptop", b1)], verified: true),
+            directory(
+                "bob",
+                [laptopRotated],
+                [
+                    Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
+                    Entry(device: "b1", keys: b1r, added: 300, rotationSignature: try rotation(device: "b1", from: b1, to: b1r)),
+                ]
+            ),
+            send: send("changed", devices: ["b1"])
+        )
+        add(
+            "the same signed rotation of a contact not verified is followed",
+            pinned: pinsB1,
+            directory(
+                "bob",
+                [laptopRotated],
+                [
+                    Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
+                    Entry(device: "b1", keys: b1r, added: 300, rotationSignature: try rotation(device: "b1", from: b1, to: b1r)),
+                ]
+            ),
+            send: send("pinned", devices: ["b1"], rotated: ["b1"])
+        )
+        // Bob's own device b1 (a CLI device: one key signs and opens) reads its own account: a device it
+        // vouched for is simply his.
+        let cli = Keys.single(b1)
+        let ownLaptop = Listed(id: "b1", name: "Laptop", keys: cli, created: 0, keysSince: 0)
+        add(
+            "on the own account, a device this device linked is followed",
+            own: [
+                "username": "bob", "deviceId": "b1", "signingKey": b64(cli.signing.publicKey.spkiDER),
+                "encryptionKey": b64(cli.encryption.publicKey.spkiDER),
+            ],
+            pinned: pinned("bob", []),
+            directory(
+                "bob",
+                [ownLaptop, phone],
+                [
+                    Entry(device: "b1", keys: cli, added: 0),
+                    Entry(
+                        device: "b2",
+                        keys: b2,
+                        added: 100,
+                        vouch: try vouch(voucher: "b1", by: cli, device: "b2", keys: b2, at: 100)
+                    ),
+                ]
+            ),
+            send: send("pinned", devices: ["b2"], linked: ["b2"]),
+            signers: [signer(b2, at: 500, "pinned")]
+        )
+        let root: [String: Any] = [
+            "comment":
+                "Pins (docs/PROTOCOL.md §1.2) against what a directory says: generated by scripts/vectors/CountersignVectors/PinVectorGenerator.swift (countersign-vectors); the expectations are the rules', checked by Tests/CountersignCLITests/PinVectorTests.swift (KeyPins) and Tests/WebUnit/pins-vectors.test.mjs (pins.js). Each signer is looked up on a fresh copy of the pins before the send check, with the directory.",
+            "cases": cases,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}
+
+extension PinVectorGenerator.Keys {
+    /// `a`'s signing key with `b`'s encryption key.
+    static func mixed(_ a: Self, _ b: Self) -> Self {
+        var k = a
+        k.encryption = b.encryption
+        return k
+    }
+
+    /// `a`'s signing key for both, as a CLI device has it.
+    static func single(_ a: Self) -> Self {
+        var k = a
+        k.encryption = a.signing
+        return k
+    }
+}
