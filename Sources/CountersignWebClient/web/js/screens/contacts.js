@@ -1,14 +1,34 @@
 // Contacts, inside Messages: who is pinned in this browser (trust on first use, pins.js) and whether
 // their devices still match the pins, and a look-up to compare the safety number with anyone before
-// the first message, then "Trust" to pin them on that comparison rather than on first contact.
+// the first message, then "Trust" to pin them on that comparison rather than on first contact, and "Mark as
+// verified" (Signal's) once compared. Every change followed without the user (a rotation, a linked or removed
+// device) shows as "Safety number changed 12:15" and a calm notice kept until "OK".
 import { describe } from "../api.js";
 import { nameElement, visibleText } from "../display-name.js";
 import { el, field, replace } from "../dom.js";
-import { contacts, directory, normalise, pinState } from "../pins.js";
+import {
+  contacts,
+  directory,
+  markNoticesSeen,
+  normalise,
+  noticeWords,
+  pinOfUser,
+  pinState,
+  setVerified,
+  unseenNotices,
+} from "../pins.js";
 import { USERNAME_RULE } from "../rules.js";
+import { session } from "../session.js";
 import { showSafetyNumber } from "./safety.js";
 
 const when = (ms) => new Date(ms).toLocaleString();
+/** "12:15" today, "Nov 29, 12:15" another day. */
+function clock(ms) {
+  const at = new Date(ms);
+  const time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  if (at.toDateString() === new Date().toDateString()) return time;
+  return `${at.toLocaleDateString([], { month: "short", day: "numeric" })}, ${time}`;
+}
 const devicesWord = (n, self) => `${n} ${self ? "other " : ""}device${n === 1 ? "" : "s"}${self ? " of yours" : ""}`;
 
 /**
@@ -32,7 +52,9 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
   /** Whether `name`'s devices still match the pins: the same check as before a send, nothing pinned. */
   async function check(name, own, into) {
     try {
-      const { changes } = await pinState(await directory(name), own);
+      const { changes, followed } = await pinState(await directory(name), own);
+      // Something was followed now: the list shows its notice and the time the safety number changed.
+      if (followed.rotations.length + followed.links.length + followed.removals.length) return refresh();
       into.textContent = changes.length
         ? `Changed keys: ${changes.join("; ")}. Sending is blocked until you compare the safety number and trust them.`
         : "Keys as pinned.";
@@ -66,8 +88,16 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
         el(
           "li",
           { "aria-label": who },
-          el("strong", {}, nameElement(pin.username), self ? " (you)" : ""),
+          el(
+            "strong",
+            {},
+            nameElement(pin.username),
+            self ? " (you)" : "",
+            pin.verifiedAt ? el("span", { class: "badge" }, "Verified") : null,
+          ),
           el("p", {}, `${devicesWord(pin.devices.length, self)}, pinned since ${when(pin.firstSeen)}`),
+          pin.changedAt ? el("p", { class: "muted" }, `Safety number changed ${clock(pin.changedAt)}`) : null,
+          notices(pin, self, who),
           state,
           el(
             "button",
@@ -78,6 +108,67 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
       );
       check(pin.username, own, state);
     }
+  }
+
+  /** The changes followed for `pin` and not seen yet, calmly, until "OK". */
+  function notices(pin, self, who) {
+    const unseen = unseenNotices(pin);
+    if (!unseen.length) return null;
+    const box = el(
+      "div",
+      { class: "notice", role: "status" },
+      unseen.map((n) => el("p", {}, `${clock(n.at)}: ${noticeWords(pin.username, n, self)}`)),
+    );
+    const ok = el("button", { type: "button", "aria-label": `OK, seen the changes of ${who}` }, "OK");
+    ok.addEventListener("click", async () => {
+      await markNoticesSeen(pin.username);
+      box.remove();
+    });
+    box.append(ok);
+    return box;
+  }
+
+  /** "Mark as verified" under a compared safety number, or "Verified" with "Remove mark". */
+  function verifyControls(name, pin) {
+    const part = el("div", { class: "verify" });
+    const render = (verifiedAt) => {
+      const button = el("button", { type: "button" }, verifiedAt ? "Remove mark" : "Mark as verified");
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        try {
+          await setVerified(name, !verifiedAt);
+          const now = await pinOfUser(name);
+          render(now?.verifiedAt ?? null);
+          status.textContent = now?.verifiedAt
+            ? `${name} is marked verified: any change of their devices now waits for you.`
+            : `${name} is no longer marked verified.`;
+          refresh();
+        } catch (error) {
+          button.disabled = false;
+          alert.textContent = describe(error);
+        }
+      });
+      replace(
+        part,
+        verifiedAt
+          ? el(
+              "p",
+              {},
+              el("span", { class: "badge" }, "Verified"),
+              ` since ${when(verifiedAt)}. Any change of ${name}'s devices, linked or not, waits for you to compare ` +
+                `again.`,
+            )
+          : el(
+              "p",
+              { class: "muted" },
+              `Compared the number with ${name}? Mark them verified: then no change of their devices is followed ` +
+                `without you, not even one their own devices approved.`,
+            ),
+        el("div", { class: "actions" }, button),
+      );
+    };
+    render(pin.verifiedAt ?? null);
+    return part;
   }
 
   async function show(name) {
@@ -93,14 +184,20 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
       // "Trust" for a user not pinned yet, or whose devices changed; the same answer is compared and pinned.
       offerTrust: async (theirs, own) => {
         const { pin, changes } = await pinState(theirs, own);
-        if (pin && !changes.length)
+        if (pin && !changes.length) {
           result.append(
             el("p", { class: "muted" }, `Trusted since ${when(pin.trustedAt)}: these are the keys you pinned.`),
           );
+          // Nobody compares with themselves: the own account's devices are simply theirs.
+          if (theirs.username !== own.username) result.append(verifyControls(theirs.username, pin));
+        }
         return !pin || changes.length > 0;
       },
-      onTrusted: (theirs) => {
+      onTrusted: async (theirs) => {
         status.textContent = `${theirs.username}'s devices are trusted.`;
+        const pin = await pinOfUser(theirs.username);
+        const self = theirs.username === normalise(session.account.username);
+        if (pin && !self) result.append(verifyControls(theirs.username, pin));
         refresh();
         onTrusted(theirs);
       },
