@@ -454,8 +454,11 @@ export function messagesScreen(app, { onBack, open: address }) {
 
     /** Asks the server how far each outgoing message got, again while some are still on the way. */
     let polls = 0;
+    let pollTimer = null;
     async function deliveries() {
-      for (const id of [...pending].slice(-20)) {
+      // The latest 20 of yours are asked about; an older one's state is in its Details.
+      for (const id of [...pending].slice(0, -20)) pending.delete(id);
+      for (const id of [...pending]) {
         const node = shown.get(id)?.querySelector(".delivery");
         if (!node) continue;
         try {
@@ -467,7 +470,10 @@ export function messagesScreen(app, { onBack, open: address }) {
           pending.delete(id);
         }
       }
-      if (pending.size && alive() && polls++ < 60) setTimeout(() => alive() && deliveries(), 3_000);
+      // Asked again while some are on the way: soon at first, then less often, for about ten minutes.
+      clearTimeout(pollTimer);
+      if (!pending.size || !alive() || polls >= 30) return;
+      pollTimer = setTimeout(() => alive() && deliveries(), Math.min(3_000 * 1.2 ** polls++, 30_000));
     }
 
     async function openAll(messages) {
