@@ -13,7 +13,8 @@ per-address limits and the per-account send limit off (the seeding sends 1,000 m
    Beside it, the page's solveCaptcha() alone (the captcha's share).
 2. Reload to usable: a signed-in tab on #/home reloaded, from navigation start to "Signed in as …" (or
    "Locked") in the document. Goal: median <= 300 ms. Peer: the same page reloaded signed out (every file
-   the same, nothing to resume) to its sign-in form, interleaved.
+   the same, nothing to resume) to its sign-in form, interleaved. 2b: the same with the key gate on (turned
+   on with the password), to "Locked" with its password prompt shown.
 3. The message list with 1,000 stored messages (real envelopes: sent through the server by the page's own
    send(), received over the push channel and stored by the inbox): from the address change to the last
    DOM change of the screen (a MutationObserver, done after QUIET ms without one). Goal: median <= 100 ms.
@@ -40,11 +41,14 @@ from playwright.sync_api import sync_playwright
 
 # ---- What the screens are (switch here when the screens change) ----
 LIST_ROUTE = "#/messages"
-# Rows of the message list: one per message today, one per conversation once §3 lands.
-LIST_ROWS = '#app li'
+# Rows of the message list: one per conversation (issue 35 §3), or one per message (the screen before it).
+LIST_ROWS = ('#app [aria-label="Conversations"] > li, #app [aria-label="Message requests"] > li, '
+             '#app [aria-label="Incoming"] > li, #app [aria-label="Outgoing"] > li')
 THREAD_ROUTE = "#/messages/{contact}"
-# The messages of an open conversation; today's screen has none (its #/messages/ID opens one message).
-THREAD_ROWS = '#app [aria-label^="Conversation"] li, #app [aria-label="Messages with bob"] li'
+# The messages of an open conversation (the screen before §3 had none: its #/messages/ID opened one message).
+THREAD_ROWS = '#app ol.thread > li'
+# A message of the thread whose text is not shown yet ("Opening…").
+THREAD_PENDING = '#app ol.thread > li .message-text.muted'
 QUIET = 600  # ms without a DOM change that ends a render
 
 PASSWORD = "correct horse battery"
@@ -61,26 +65,30 @@ window.__watch = (name, selector) => {
   const check = () => {
     if (window.__seen[name] === undefined && document.querySelector(selector)) window.__seen[name] = performance.now();
   };
-  new MutationObserver(check).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled"] });
+  new MutationObserver(check).observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled", "hidden"] });
   check();
 };
 __watch("signedIn", %r);
 __watch("signInForm", %r);
 __watch("deviceReady", 'section[aria-label="Account"] button.primary:not([disabled])');
+__watch("lockedPrompt", 'section[aria-label="Locked"] form[aria-label="Unlock with password"]:not([hidden])');
 document.addEventListener("submit", () => { window.__submitted = performance.now(); }, true);
 // One render: `go()` changes the address; resolves with the time of the last DOM change after it, once
 // QUIET ms pass without one (and `rows` match at least `want` elements, when given).
-window.__render = (go, rows, want, quiet) => new Promise((resolve) => {
+window.__render = (go, rows, want, quiet, pending = null) => new Promise((resolve) => {
   const t0 = performance.now();
-  let last = t0, timer = null;
+  let last = t0, rowsAt = null, shownAt = null, timer = null;
   const count = () => (rows ? document.querySelectorAll(rows).length : 0);
   const finish = () => {
     if (rows && count() < want && performance.now() - t0 < 15000) return (timer = setTimeout(finish, quiet));
     observer.disconnect();
-    resolve({ ms: last - t0, rows: count() });
+    resolve({ ms: last - t0, rowsMs: rowsAt === null ? null : rowsAt - t0,
+              shownMs: shownAt === null ? null : shownAt - t0, rows: count() });
   };
   const observer = new MutationObserver(() => {
     last = performance.now();
+    if (rowsAt === null && rows && count() >= want) rowsAt = last;
+    if (rowsAt !== null && shownAt === null && pending && !document.querySelector(pending)) shownAt = last;
     clearTimeout(timer);
     timer = setTimeout(finish, quiet);
   });
@@ -308,6 +316,30 @@ def measure(browsers, url, binary, work, runs):
                f" device ready (Messages enabled) at a median {median(ready_ms):.0f} ms"
                f"   goal <= 300 ms: {'met' if median(reload_ms) <= 300 else 'NOT met'}")
 
+    # ---- 2b. Reload to usable with the key gate on: "Locked", its password prompt ready ----
+    say("2b. reload, key gate on ...")
+    gina = browsers.page()
+    sign_up(gina, "gina")
+    gina.evaluate("location.hash = '#/settings/key-gate'")
+    gina.get_by_role("switch", name="Biometric Enable").click()
+    gina.get_by_role("button", name="Turn on with passkey").click()
+    gina.get_by_test_id("gate-no-prf").filter(has_text="lock the keys with your password").wait_for(timeout=60_000)
+    gina.get_by_label("Account password").fill(PASSWORD)
+    gina.get_by_role("button", name="Turn on with password").click()
+    gina.get_by_role("status").filter(has_text="Key gate on, with your password").wait_for(timeout=180_000)
+    gina.wait_for_timeout(1_000)   # the binding moved to the device's key
+    locked_ms, peer_ms = [], []
+    for _ in range(runs):
+        gina.reload()
+        locked_ms.append(wait_for(gina, "() => window.__seen.lockedPrompt"))
+        signed_out.reload()
+        wait_for(signed_out, "() => window.__seen.signInForm !== undefined")
+        peer_ms.append(signed_out.evaluate("window.__seen.signInForm"))
+    out.append(f"2b. reload to usable with the key gate on (\"Locked\", its password prompt shown): {spread(locked_ms)};"
+               f" peer: the signed-out reload {spread(peer_ms)}; ratio {median(locked_ms) / median(peer_ms):.2f}x"
+               f"   goal <= 300 ms: {'met' if median(locked_ms) <= 300 else 'NOT met'}")
+    gina.context.close()
+
     # ---- Seeding: 1,000 real messages in alice's browser ----
     say("seeding 1,000 messages ...")
     pages = {}
@@ -342,25 +374,37 @@ def measure(browsers, url, binary, work, runs):
 
     # ---- 4. Opening a 200-message conversation ----
     say("4. conversation ...")
-    thread_ms, rows = [], 0
+    thread_ms, rows_ms, shown_ms, rows = [], [], [], 0
     thread = THREAD_ROUTE.format(contact="bob")
     for _ in range(runs):
         alice.evaluate(f"location.hash = {LIST_ROUTE!r}")
         alice.evaluate("([rows, quiet]) => __render(() => {}, rows, 1, quiet)", [LIST_ROWS, QUIET])
-        result = alice.evaluate("([route, rows, quiet]) => __render(() => { location.hash = route; }, rows, 200, quiet)",
-                                [thread, THREAD_ROWS, QUIET])
+        result = alice.evaluate(
+            "([route, rows, quiet, pending]) => __render(() => { location.hash = route; }, rows, 200, quiet, pending)",
+            [thread, THREAD_ROWS, QUIET, THREAD_PENDING])
         thread_ms.append(result["ms"])
         rows = result["rows"]
+        if result["rowsMs"] is not None:
+            rows_ms.append(result["rowsMs"])
+        if result["shownMs"] is not None:
+            shown_ms.append(result["shownMs"])
         if rows < 200:
             break   # no thread view: each try would wait 15 s for rows that never come
     opened = alice.evaluate(OPEN_ENVELOPES, {"contact": "bob", "runs": max(3, runs // 3)})
-    status = "met" if median(thread_ms) <= 200 else "NOT met"
+    # The figure held to the goal: every text shown (opened), else the last DOM change.
+    main_ms = shown_ms if len(shown_ms) == len(thread_ms) else thread_ms
+    status = "met" if median(main_ms) <= 200 else "NOT met"
     if rows < 200:
         status = f"not measured: {thread} showed {rows} conversation rows (no thread view matched THREAD_ROWS)"
-    out.append(f"4. opening the conversation with bob, {opened['count']} messages ({rows} rows rendered): {spread(thread_ms)};"
-               f" peer: its {opened['count']} envelopes opened in a loop (envelope.js) {spread(opened['times'])};"
-               f" ratio {median(thread_ms) / median(opened['times']):.2f}x   goal <= 200 ms: {status}")
-
+    parts = []
+    if rows_ms:
+        parts.append(f"all {rows} rows in the DOM (texts still opening) {spread(rows_ms)}")
+    if shown_ms:
+        parts.append(f"every text shown {spread(shown_ms)}")
+    parts.append(f"the screen's last DOM change {spread(thread_ms)}")
+    out.append(f"4. opening the conversation with bob, {opened['count']} messages: " + "; ".join(parts) +
+               f"; peer: its {opened['count']} envelopes opened in a loop (envelope.js) {spread(opened['times'])};"
+               f" ratio {median(main_ms) / median(opened['times']):.2f}x   goal <= 200 ms: {status}")
 
 if __name__ == "__main__":
     main()
