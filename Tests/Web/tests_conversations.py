@@ -243,3 +243,36 @@ def test_turning_the_key_gate_on_keeps_every_older_message_opening(server, brows
         p.close()
     finally:
         cli.close()
+
+
+def test_a_message_from_a_contacts_new_unapproved_device_says_so_with_verify(server, browser):
+    """Not refused, and not shown as the contact's either: "From uvgwen's new, unverified device" with
+    "Verify", whose safety number and "Trust" make the device one of hers here."""
+    first = Cli(server).register("uvgwen")
+    second = Cli(server)
+    try:
+        p = Page(browser, server)
+        page = p.page
+        ready(p, "uvhal")
+        page.get_by_role("button", name="Messages", exact=True).click()
+        compose(page, "uvgwen", "hello gwen")
+        expect(steps(page)).to_contain_text("Sent.", timeout=30_000)
+        second.device("uvgwen", name="second")
+        second.run("send", "--to", "uvhal", "from my new laptop")
+        thread = thread_of(page, "uvgwen")
+        theirs = thread.locator("li.bubble.theirs")
+        expect(theirs.get_by_label("Message text")).to_have_text("from my new laptop", timeout=30_000)
+        expect(theirs).to_contain_text("From uvgwen's new, unverified device “second”.")
+        expect(theirs.get_by_role("alert")).to_have_count(0)
+        p.shot("conversations-unverified-device")
+        theirs.get_by_role("button", name="Verify").click()
+        expect(page.get_by_label("Safety number", exact=True)).to_have_text(re.compile(r"^(\d{5} ){11}\d{5}$"), timeout=30_000)
+        page.get_by_role("button", name="Trust").click()
+        expect(thread_of(page, "uvgwen").locator("li.bubble.theirs").get_by_label("Message text")).to_have_text(
+            "from my new laptop", timeout=30_000
+        )
+        expect(thread_of(page, "uvgwen").locator("li.bubble.theirs")).not_to_contain_text("unverified")
+        p.close()
+    finally:
+        first.close()
+        second.close()

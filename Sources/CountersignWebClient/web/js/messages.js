@@ -8,7 +8,7 @@ import { MAX_PLAINTEXT, open, parse, seal } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
 import { allFor, run } from "./keystore.js";
 import { keyIdHex, openCopy, sealCopy } from "./local-seal.js";
-import { checkBeforeSending, isUsername, normalise, signerKey } from "./pins.js";
+import { checkBeforeSending, isUsername, normalise, signerKey, UnverifiedDevice, unverifiedWords } from "./pins.js";
 import { USERNAME_RULE } from "./rules.js";
 import { sendMessage } from "./server/messages.js";
 import { session } from "./session.js";
@@ -219,12 +219,28 @@ export async function openMessage(record, message, report = () => {}, { markAsRe
       report(`Signature verified ${new Date(local.verifiedAt).toLocaleString()}, before this browser's keys changed`);
       report("String decrypted from this browser's re-sealed copy");
       if (markAsRead && !message.read) await markRead(message);
-      return { text: local.text, envelope: header, sender: local.sender, bytes, firstContact: false, local };
+      return {
+        text: local.text,
+        envelope: header,
+        sender: local.sender,
+        bytes,
+        firstContact: false,
+        local,
+        unverified: local.unverified ?? null,
+      };
     }
   }
   const own = await ownIdentity(record);
   const sender = message.direction === "outgoing" ? own.username : message.from;
-  const signer = await signerKey(sender, hex(header.senderKeyId), header.created, own);
+  let signer;
+  try {
+    signer = await signerKey(sender, hex(header.senderKeyId), header.created, own);
+  } catch (error) {
+    // A device the directory lists for the sender that no pinned device approved: its signature is checked,
+    // and the message shown as from that new, unverified device (with "Verify"), never as from the sender.
+    if (!(error instanceof UnverifiedDevice)) throw error;
+    signer = error.signer;
+  }
   const senderSpki = signer.spki;
   // This device's current encryption key, or a retired one the message was sealed to before a rotation.
   const sealedTo = new Set(header.stanzas.map((s) => hex(s.keyId)));
@@ -238,7 +254,8 @@ export async function openMessage(record, message, report = () => {}, { markAsRe
     privateKey: mine.privateKey,
     point: await rawPoint(mine.publicKey),
   });
-  report("Signature verified");
+  const from = signer.unverified ? `, ${unverifiedWords(sender, signer.unverified)}` : "";
+  report(`Signature verified${from}`);
   // A first contact is pinned only now that its key is known to have signed.
   if (pinFirst) await signer.commit();
   if (signer.firstContact && pinFirst)
@@ -248,7 +265,14 @@ export async function openMessage(record, message, report = () => {}, { markAsRe
   const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);
   report("String decrypted");
   if (markAsRead && !message.read) await markRead(message);
-  return { text, envelope: opened, sender, bytes, firstContact: signer.firstContact && pinFirst };
+  return {
+    text,
+    envelope: opened,
+    sender,
+    bytes,
+    firstContact: signer.firstContact && pinFirst,
+    unverified: signer.unverified ?? null,
+  };
 }
 
 /**
@@ -275,6 +299,8 @@ export async function keepHistory(record, keys) {
       signerKeyId: hex(header.senderKeyId),
       signedAt: header.created,
       verifiedAt: Date.now(),
+      // From a new device nobody approved then: said so still, whatever is trusted later.
+      ...(opened.unverified && { unverified: opened.unverified }),
     };
     const local = await sealCopy({ accountId, messageId: message.id, content, ...keys });
     await run("messages", "readwrite", (messages) => {

@@ -20,7 +20,15 @@ import {
 import { keystore } from "../keystore.js";
 import { get, list, openMessage, ownIdentity } from "../messages.js";
 import { peers, setPeers, unblock } from "../peers.js";
-import { isUsername, normalise } from "../pins.js";
+import {
+  isUsername,
+  markNoticesSeen,
+  noticeWords,
+  normalise,
+  pinOfUser,
+  unseenNotices,
+  unverifiedWords,
+} from "../pins.js";
 import { isKeyId } from "../rules.js";
 import { messageStatus } from "../server/messages.js";
 import { session } from "../session.js";
@@ -320,21 +328,41 @@ export function messagesScreen(app, { onBack, open: address }) {
     const title = conversationTitle(names, me);
     const back = el("button", { type: "button", on: { click: () => goTo(null) } }, "All conversations");
     const safety = el("section", { class: "trust card", "aria-label": "Compare the safety number", hidden: true });
+    /** The safety number with `name`; `verify`: with "Trust" for a new device nobody approved yet. */
+    const compare = (name, verify = false) => {
+      safety.hidden = false;
+      showSafetyNumber(safety, name, {
+        heading: `Compare the safety number with ${name}`,
+        intro: `Read it to ${name} in person or over a call, or scan each other's code. If it matches theirs, ` +
+          (verify
+            ? "press Trust: their new device is then one of theirs here."
+            : "the server gave each of you the other's real keys.") +
+          " If not, someone may be reading along.",
+        identity,
+        offerTrust: async () => verify,
+        onTrusted: again,
+        onError: (error) => (alert.textContent = describe(error)),
+      });
+      safety.scrollIntoView?.({ block: "nearest" });
+    };
     const safetyButtons = self ? [] : names.map((name) =>
-      el("button", {
-        type: "button",
-        on: {
-          click: () => {
-            safety.hidden = false;
-            showSafetyNumber(safety, name, {
-              heading: `Compare the safety number with ${name}`,
-              intro: `Read it to ${name} in person or over a call, or scan each other's code. If it matches theirs, ` +
-                `the server gave each of you the other's real keys. If not, someone may be reading along.`,
-              identity,
-            });
-          },
-        },
-      }, `Safety number with ${visibleText(name)}`));
+      el("button", { type: "button", on: { click: () => compare(name) } }, `Safety number with ${visibleText(name)}`));
+    // What changed in the contacts' devices since last seen, calmly ("bob linked a new device …"), until "OK".
+    const notices = el("div", { class: "thread-notices" });
+    for (const name of self ? [] : names) {
+      pinOfUser(name).then((pin) => {
+        const unseen = unseenNotices(pin);
+        if (!unseen.length || !alive()) return;
+        const box = el("div", { class: "notice", role: "status" },
+          unseen.map((n) => el("p", {}, `${time(new Date(n.at).toISOString())}: ${noticeWords(name, n)}`)));
+        box.append(el("button", {
+          type: "button",
+          "aria-label": `OK, seen the changes of ${visibleText(name)}`,
+          on: { click: async () => (await markNoticesSeen(name), box.remove()) },
+        }, "OK"));
+        notices.append(box);
+      }).catch(() => {});
+    }
     const { status, alert } = feedback();
     const requestPart = el("div", { class: "request-banner", hidden: true });
     const messagesList = el("ol", { class: "thread", "aria-label": `Messages with ${title}` });
@@ -349,6 +377,7 @@ export function messagesScreen(app, { onBack, open: address }) {
       el("div", { class: "actions" }, back, ...safetyButtons),
       el("h1", {}, self ? "Note to self" : names.flatMap((name, i) => [i ? ", " : "", nameElement(name)])),
       safety,
+      notices,
       status,
       alert,
       requestPart,
@@ -436,6 +465,12 @@ export function messagesScreen(app, { onBack, open: address }) {
         replace(textNode, opened.text);
         textNode.classList.remove("muted");
         textNode.setAttribute("aria-label", "Message text");
+        if (opened.unverified) {
+          // "From bob's new, unverified device “Laptop”.", with "Verify" beside it: not refused, not bob's yet.
+          const words = unverifiedWords(visibleText(message.from), opened.unverified);
+          const verify = el("button", { type: "button", on: { click: () => compare(message.from, true) } }, "Verify");
+          textNode.before(el("p", { class: "unverified" }, `F${words.slice(1)}. `, verify));
+        }
       } catch (error) {
         if (!item.isConnected) return;
         said.push(`Refused: ${describe(error)}`);
