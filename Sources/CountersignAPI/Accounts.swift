@@ -10,12 +10,23 @@ public struct RegisterRequest: Codable, Sendable {
     public var name: String
     public var lastname: String
     public var captcha: String?
-    public init(username: String, password: String, name: String, lastname: String, captcha: String? = nil) {
+    /// True: the answer is the new account's first session (`SignedInSession`), so that signing up costs
+    /// one captcha, not two. Absent or false: the `Account`.
+    public var signIn: Bool?
+    public init(
+        username: String,
+        password: String,
+        name: String,
+        lastname: String,
+        captcha: String? = nil,
+        signIn: Bool? = nil
+    ) {
         self.username = username
         self.password = password
         self.name = name
         self.lastname = lastname
         self.captcha = captcha
+        self.signIn = signIn
     }
 }
 

@@ -12,6 +12,40 @@ enum PasswordHasherParameters {
 
 /// Registration, sign-in, sessions, re-authentication, settings and audit over HTTP, on SQLite and PostgreSQL.
 @Suite(.closesStorage) struct AccountAPITests {
+    /// Sign-up asking to be signed in answers with the first session (one captcha for both), audited as a
+    /// sign-in; a refused sign-up starts none.
+    @Test(arguments: Backend.available)
+    func aSignUpThatAsksToBeSignedInAnswersWithASession(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let body: [String: any Sendable] = [
+                "username": "grace", "password": "correct horse", "name": "Grace", "lastname": "Hopper",
+                "signIn": true,
+            ]
+            let r = try await api.call(.post, "/v1/accounts", json: body)
+            #expect(r.status == 201, "\(String(decoding: r.body, as: UTF8.self))")
+            let token = try #require(r.json["token"] as? String)
+            #expect((r.json["account"] as? [String: Any])?["username"] as? String == "grace")
+            let me = try await api.call(.get, "/v1/me", token: token)
+            #expect(me.status == 200 && me.json["username"] as? String == "grace")
+            let audit = try await api.call(.get, "/v1/me/audit", token: token)
+            let kinds = (audit.json["events"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+            #expect(kinds.contains("account-created") && kinds.contains("sign-in"), "\(kinds)")
+            // Taken: refused, and no session for anyone.
+            let again = try await api.call(.post, "/v1/accounts", json: body)
+            #expect(again.status == 409 && again.json["token"] == nil)
+            #expect(try await h.count("sessions") == 1)
+            // Without signIn, the Account as before.
+            var plain = body
+            plain["username"] = "ada"
+            plain["signIn"] = false
+            let account = try await api.call(.post, "/v1/accounts", json: plain)
+            #expect(
+                account.status == 201 && account.json["token"] == nil && account.json["username"] as? String == "ada"
+            )
+        }
+    }
+
     @Test(arguments: Backend.available)
     func registerSignInMeSignOut(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)

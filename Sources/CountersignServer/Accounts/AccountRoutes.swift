@@ -37,6 +37,14 @@ struct AccountRoutes {
                 captcha: body.captcha,
                 origin: origin(request, context)
             )
+            if body.signIn == true {
+                let s = try await signIn.signIn.startAfterRegistration(account, origin: origin(request, context))
+                return try json(
+                    SignedInSession(token: s.token, expiresAt: s.expiresAt, account: Self.account(s.account)),
+                    status: .created,
+                    headers: [.location: "/v1/me"]
+                )
+            }
             return try json(Self.account(account), status: .created, headers: [.location: "/v1/me"])
         }
         v1.post("sessions") { request, context in

@@ -143,6 +143,18 @@ public final class SignInService: Sendable {
         signInFailures.refund(verified.origin.address, now: clock.now())
         return session
     }
+    /// A sign-up that asked to be signed in (`RegisterRequest.signIn`) gets the new account's first session:
+    /// its password was set in the same request, and the account has no second factor yet. Audited as a
+    /// sign-in.
+    package func startAfterRegistration(_ account: AccountRecord, origin: RequestOrigin) async throws -> NewSession {
+        try await storeSession(
+            account,
+            origin: origin,
+            now: clock.now(),
+            outcome: .success,
+            superseded: RequestError.unauthenticated
+        )
+    }
     /// A verified re-authentication that needs no second factor marks its session as freshly
     /// authenticated; the lockout count is reset and this address's token given back.
     package func completeReauthentication(_ verified: VerifiedPassword) async throws {

@@ -179,15 +179,26 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     try {
       const credentials = { username: username.input.value, password: password.input.value };
       if (registering) {
-        await withCaptcha(
+        // One proof of work: the sign-up answers with the new account's first session.
+        const created = await withCaptcha(
           (captcha) =>
-            register({ ...credentials, name: name.input.value.trim(), lastname: lastname.input.value.trim(), captcha }),
+            register({
+              ...credentials,
+              name: name.input.value.trim(),
+              lastname: lastname.input.value.trim(),
+              captcha,
+              signIn: true,
+            }),
           say,
         );
         status.textContent = "Account created. Signing in…";
-      } else {
-        status.textContent = "Signing in…";
+        password.input.value = "";
+        session.set(created, { username: credentials.username });
+        await openGateWith(credentials.password);
+        onSignedIn();
+        return;
       }
+      status.textContent = "Signing in…";
       const { status: code, body } = await withCaptcha(
         (captcha) => signIn({ ...credentials, captcha }),
         say,

@@ -9,9 +9,9 @@ export const ENDPOINTS = [
     operationId: "register",
     method: "POST",
     path: "/v1/accounts",
-    sends: ["username", "password", "name", "lastname", "captcha"],
-    answer: "Account",
-    reads: [],
+    sends: ["username", "password", "name", "lastname", "captcha", "signIn"],
+    answer: "Account | Session",
+    reads: ["token", "expiresAt", "account.username"],
   },
   { operationId: "me", method: "GET", path: "/v1/me", answer: "Account", reads: [] },
   {
@@ -39,13 +39,14 @@ export const ENDPOINTS = [
 ];
 
 /**
- * Creates an account (no session: sign in next). The captcha when the server asks for one (withCaptcha).
- * @param {{username: string, password: string, name: string, lastname: string, captcha?: string}} request
- *   RegisterRequest
- * @returns {Promise<object>} Account `{id, username, name, lastname, settings, createdAt}` (not read here)
+ * Creates an account; with `signIn` the answer is its first session, so one captcha serves both. The captcha
+ * when the server asks for one (withCaptcha).
+ * @param {{username: string, password: string, name: string, lastname: string, captcha?: string,
+ *   signIn?: boolean}} request RegisterRequest
+ * @returns {Promise<object>} Account, or with `signIn` a Session `{token, expiresAt, account}`
  */
-export async function register({ username, password, name, lastname, captcha }) {
-  const json = { username, password, name, lastname, captcha };
+export async function register({ username, password, name, lastname, captcha, signIn = false }) {
+  const json = { username, password, name, lastname, captcha, ...(signIn ? { signIn: true } : {}) };
   return (await call("POST", "/v1/accounts", { json })).body;
 }
 
