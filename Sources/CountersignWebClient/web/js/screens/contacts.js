@@ -116,7 +116,7 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
     if (!unseen.length) return null;
     const box = el(
       "div",
-      { class: "notice", role: "status" },
+      { class: "notice", role: "note", "aria-label": `Changes of ${who}` },
       unseen.map((n) => el("p", {}, `${clock(n.at)}: ${noticeWords(pin.username, n, self)}`)),
     );
     const ok = el("button", { type: "button", "aria-label": `OK, seen the changes of ${who}` }, "OK");
@@ -190,6 +190,10 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
           );
           // Nobody compares with themselves: the own account's devices are simply theirs.
           if (theirs.username !== own.username) result.append(verifyControls(theirs.username, pin));
+        } else if (pin?.verifiedAt) {
+          // Marked verified and changed since: trusting anew takes the mark away; so may the user, to let what
+          // the devices may do alone (a vouched device, a signed rotation) be followed.
+          result.append(verifyControls(theirs.username, pin));
         }
         return !pin || changes.length > 0;
       },

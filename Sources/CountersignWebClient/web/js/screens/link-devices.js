@@ -34,8 +34,10 @@ export function linkDevicesPanel({ onChange = () => {} } = {}) {
   const prompts = el("div"); // the key gate's unlock, a re-authentication
   const mine = el("div"); // this browser, waiting to be linked
   const theirs = el("div"); // devices waiting for this browser's approval
+  // What an action says, placed beside the devices when one of their buttons is pressed (speakBeside): no
+  // empty status or alert sits on Home before then.
   const said = feedback();
-  panel.append(prompts, mine, theirs, said.status, said.alert);
+  panel.append(prompts, mine, theirs);
   speakBeside(said, theirs);
   let record = null;
   let waitingShown = ""; // the devices listed now, so a poll that finds the same ones leaves the page alone
@@ -67,7 +69,7 @@ export function linkDevicesPanel({ onChange = () => {} } = {}) {
               "Until then, people who pinned your account are asked to compare safety numbers before they write " +
                 "to you.",
             ),
-            el("p", { class: "muted", role: "status" }, "Waiting for approval…"),
+            el("p", { class: "muted" }, "Waiting for approval…"),
           ),
         );
       }
@@ -144,7 +146,7 @@ export function linkDevicesPanel({ onChange = () => {} } = {}) {
     said.status.textContent = "";
     try {
       said.status.textContent = await action();
-      waitingShown = "";
+      waitingShown = null;
       onChange();
       await refresh();
     } catch (error) {
@@ -161,6 +163,7 @@ export function linkDevicesPanel({ onChange = () => {} } = {}) {
       failedOnce = false;
     } catch (error) {
       // Said once; a poll that fails again (offline) says nothing more until one succeeds.
+      if (!said.alert.isConnected) panel.append(said.status, said.alert);
       if (!failedOnce) said.alert.textContent = `Linked devices could not be checked: ${describe(error)}`;
       failedOnce = true;
     }
@@ -186,7 +189,7 @@ export function linkDevicesPanel({ onChange = () => {} } = {}) {
       record = await keystore.device(accountId);
       if (!record?.deviceId || session.account?.id !== accountId) return;
     } catch (error) {
-      if (!(error instanceof NotUnlocked)) said.alert.textContent = describe(error);
+      if (!(error instanceof NotUnlocked)) panel.append(el("p", { role: "alert", class: "alert" }, describe(error)));
       return;
     }
     await refresh();
