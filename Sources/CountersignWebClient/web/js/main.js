@@ -105,6 +105,22 @@ const ROUTES = {
   approvals: screen(() => import("./screens/approvals.js"), "approvalsScreen"),
 };
 
+/** The modules of a signed-in page (the inbox's, the authenticator's, the screen the address names), loading
+ *  (once) before they are used: a resumed session's are fetched while the session resumes, not after it. */
+const SCREEN_MODULES = {
+  home: () => import("./screens/home.js"),
+  messages: () => import("./screens/messages.js"),
+  settings: () => import("./screens/settings.js"),
+  files: () => import("./screens/files.js"),
+  approvals: () => import("./screens/approvals.js"),
+};
+function preloadScreen() {
+  const [name] = location.hash.replace(/^#\/?/, "").split("/");
+  const screen = Object.hasOwn(SCREEN_MODULES, name) ? SCREEN_MODULES[name] : SCREEN_MODULES.home;
+  const wiring = [import("./inbox.js"), import("./gate-rules.js"), import("./authenticator/runtime.js")];
+  for (const loading of [...wiring, screen()]) loading.catch(() => {});
+}
+
 /** Shows the screen the address names (home for any other). */
 function render() {
   const [name, ...rest] = location.hash.replace(/^#\/?/, "").split("/");
@@ -206,6 +222,7 @@ function wireApprovals() {
 /** After any sign-in (or a resumed session): the inbox and authenticator wired, the session kept signed in
  *  across reloads, and the screen its address names (the home screen after a sign-in from the form). */
 async function signedIn({ resumed = false } = {}) {
+  preloadScreen(); // alongside the wiring's modules
   wasSignedIn = true;
   signedInAs = session.account.id;
   want(session.account.id);
@@ -276,6 +293,7 @@ async function start() {
     // No storage (a private window that refuses IndexedDB): nothing to resume.
   }
   if (!saved) return showSignIn();
+  preloadScreen();
   const enter = async (signedInByPasskey = null) => {
     try {
       // A passkey's unlock signed in afresh: a full authentication, kept signed in like any sign-in.

@@ -190,7 +190,12 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
     checked: true,
   });
   const formatFilelock = el("input", { type: "radio", name: "format", id: "format-filelock", value: "filelock" });
-  const sign = el("input", { type: "checkbox", id: "sign-as-me", disabled: true, "aria-describedby": "sign-as-me-hint" });
+  const sign = el("input", {
+    type: "checkbox",
+    id: "sign-as-me",
+    disabled: true,
+    "aria-describedby": "sign-as-me-hint",
+  });
   const signHint = el("p", { class: "muted", id: "sign-as-me-hint", hidden: true });
   const keepName = el("input", { type: "checkbox", id: "keep-name", checked: true });
   const encryptButton = el("button", { type: "submit", class: "primary" }, "Encrypt & Save File");
@@ -240,7 +245,11 @@ export function filesScreen(app, { onBack, id: selectedTab }) {
     sign.disabled = fl || !key;
     if (sign.disabled) sign.checked = false;
     // Why it cannot be ticked, when it cannot.
-    signHint.textContent = fl ? "FileLock files carry no signature." : key ? "" : "To sign, make or import a file key under Keys.";
+    signHint.textContent = fl
+      ? "FileLock files carry no signature."
+      : key
+        ? ""
+        : "To sign, make or import a file key under Keys.";
     signHint.hidden = !signHint.textContent;
   };
   encryptForm.addEventListener("change", () => (enc.alert.textContent = ""));
