@@ -121,14 +121,18 @@ def test_a_linked_browser_is_followed_calmly_and_an_unapproved_device_is_not(ser
         to_list(bob.page)
         bob.page.get_by_role("list", name="Conversations").get_by_role("link", name=re.compile(r"^lkalice\b")).click()
         thread = bob.page.get_by_role("list", name="Messages with lkalice")
-        expect(thread).to_contain_text("lkalice's new, unverified device “terminal”", timeout=30_000)
+        from_terminal = thread.get_by_role("listitem").filter(has_text="from the terminal")
+        expect(from_terminal).to_contain_text("From lkalice's new, unverified device “terminal”", timeout=30_000)
+        expect(from_terminal.get_by_role("alert")).to_have_count(0)  # not refused
         bob.shot("link-unverified-device")
-        compose(bob.page, "lkalice", "after the terminal")
-        expect(bob.page.get_by_label("Safety number", exact=True)).to_have_text(
+        # "Verify" beside it: the safety number, and Trust.
+        from_terminal.get_by_role("button", name="Verify").click()
+        compare = bob.page.get_by_role("region", name="Compare the safety number")
+        expect(compare.get_by_label("Safety number", exact=True)).to_have_text(
             re.compile(r"^(\d{5} ){11}\d{5}$"), timeout=30_000
         )
-        bob.page.get_by_role("button", name="Trust").click()
-        expect(steps(bob.page)).to_contain_text("lkalice's devices are trusted", timeout=15_000)
+        compare.get_by_role("button", name="Trust").click()
+        expect(from_terminal).not_to_contain_text("unverified", timeout=15_000)
         compose(bob.page, "lkalice", "after the terminal")
         expect(steps(bob.page)).to_contain_text("Sent.", timeout=30_000)
 

@@ -93,6 +93,7 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
             {},
             nameElement(pin.username),
             self ? " (you)" : "",
+            pin.verifiedAt ? " " : null,
             pin.verifiedAt ? el("span", { class: "badge" }, "Verified") : null,
           ),
           el("p", {}, `${devicesWord(pin.devices.length, self)}, pinned since ${when(pin.firstSeen)}`),

@@ -19,6 +19,12 @@ import { withReauth } from "./reauth.js";
 /** How often a shown panel asks the server again (ms). */
 const POLL_MS = 3_000;
 
+/** A link code in two halves of three groups, each kept on one line: read as "1234 5678 9012", "3456 …". */
+const codeParts = (code) => {
+  const groups = code.split(" ");
+  return [el("span", {}, groups.slice(0, 3).join(" ")), " ", el("span", {}, groups.slice(3).join(" "))];
+};
+
 const clock = (iso) => {
   const at = new Date(iso);
   return Number.isFinite(at.getTime()) ? at.toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "";
@@ -61,7 +67,11 @@ export function linkDevicesPanel({ onChange = () => {} } = {}) {
               "Approve this browser from a device of yours you already use: open Countersign there (Settings, " +
                 "Devices) or run “countersign device approve”, and check that it shows this code.",
             ),
-            el("p", { class: "link-code mono", "aria-label": "Link code", "data-testid": "link-code" }, state.code),
+            el(
+              "p",
+              { class: "link-code mono", "aria-label": "Link code", "data-testid": "link-code" },
+              codeParts(state.code),
+            ),
             qrCode(linkUri(state.deviceId, state.code), { label: "QR code of this browser's link code" }),
             el(
               "p",
@@ -128,9 +138,9 @@ export function linkDevicesPanel({ onChange = () => {} } = {}) {
       { "aria-label": label },
       el("strong", {}, nameElement(d.name)),
       el("div", { class: "muted" }, `Added ${clock(d.createdAt)}`),
-      el("div", { class: "mono" }, "Fingerprint ", w.fingerprint),
+      el("div", {}, "Fingerprint ", el("span", { class: "mono" }, w.fingerprint)),
       el("div", {}, "Link code"),
-      el("p", { class: "link-code mono", "data-testid": "link-code" }, w.code),
+      el("p", { class: "link-code mono", "data-testid": "link-code" }, codeParts(w.code)),
       el(
         "p",
         { class: "muted" },
