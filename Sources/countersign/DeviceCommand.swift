@@ -194,7 +194,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @Flag(
             name: .long,
             help:
-                "Print one JSON array (id, name, kind, fingerprint, createdAt, lastSeenAt, revokedAt, thisDevice)."
+                "Print one JSON array (id, name, kind, fingerprint, createdAt, lastSeenAt, revokedAt, thisDevice, approvedBy)."
         ) var json = false
 
         func run() async throws {
@@ -212,6 +212,7 @@ struct DeviceCommand: AsyncParsableCommand {
                         "lastSeenAt": d.lastSeenAt.map(PrivateFiles.date) ?? NSNull(),
                         "revokedAt": d.revokedAt.map(PrivateFiles.date) ?? NSNull(),
                         "thisDevice": d.id == mine?.deviceId,
+                        "approvedBy": d.vouch?.deviceId ?? NSNull(),
                     ]
                 }
                 try Terminal.printJSON(rows)
@@ -244,7 +245,10 @@ struct DeviceCommand: AsyncParsableCommand {
                     (d.lastSeenAt.map(PrivateFiles.date) ?? "never").padding(toLength: 20, withPad: " ", startingAt: 0),
                     d.revokedAt.map(PrivateFiles.date) ?? "-",
                 ]
-                print(columns.joined(separator: "  ") + (this ? "  (this device)" : ""))
+                let approvedBy = d.vouch.map { v in
+                    "  (approved by \(Terminal.printable(devices.first { $0.id == v.deviceId }?.name ?? v.deviceId)))"
+                }
+                print(columns.joined(separator: "  ") + (this ? "  (this device)" : "") + (approvedBy ?? ""))
             }
         }
     }

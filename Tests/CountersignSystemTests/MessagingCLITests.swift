@@ -326,6 +326,11 @@ import Testing
         #expect(wrong.status != 0 && wrong.stderr.contains("REFUSED"), "\(wrong.stderr)")
         let approved = try bob.cs(["device", "approve", "--code", code, "--yes"] + pass)
         #expect(approved.status == 0 && approved.text.contains("bob-tablet"), "\(approved.text) \(approved.stderr)")
+        let list = try bob.cs("device", "list").text
+        #expect(
+            list.split(separator: "\n").contains { $0.contains("bob-tablet") && $0.contains("(approved by ") },
+            "\(list)"
+        )
         let linked = try tablet.cs("device", "link", "--wait", "0")
         #expect(linked.status == 0 && linked.text.contains("linked already"), "\(linked.text)")
         let followed = try alice.cs("send", "--to", "bob", "to the tablet too")
