@@ -5,7 +5,7 @@ message is named as from an unverified device; a contact marked verified follows
 that the browser's link codes are the Swift code's. Every user here is named lk…."""
 import re
 
-from support import SLOW, Page, expect, sign_in
+from support import SLOW, Page, expect, open_settings, sign_in
 from tests_messages import Cli, compose, ready, steps, to_list
 
 CODE = re.compile(r"^\d{4}( \d{4}){5}$")
@@ -39,7 +39,7 @@ def cli_code(cli):
 
 def test_a_linked_browser_is_followed_calmly_and_an_unapproved_device_is_not(server, browser):
     first, bob, second = Page(browser, server), Page(browser, server), Page(browser, server)
-    terminal, pad = Cli(server), Cli(server)
+    terminal, pad, stray = Cli(server), Cli(server), Cli(server)
     try:
         # alice's first browser and bob's: each pins the other's account by a first message.
         ready(first, "lkalice")
@@ -164,8 +164,24 @@ def test_a_linked_browser_is_followed_calmly_and_an_unapproved_device_is_not(ser
         expect(steps(bob.page)).to_contain_text("Sent.", timeout=30_000)
         texts = [terminal.run("read", e["id"]).stdout.strip() for e in terminal.inbox() if e["direction"] == "incoming"]
         assert "after the terminal" in texts and "after the pad" in texts, texts
+
+        # Settings, Devices asks too; "No, remove it" revokes the device.
+        stray.device("lkalice", name="stray")
+        home(first.page)
+        open_settings(first.page, "Devices")
+        ask = first.page.get_by_role("region", name="Is this your new device?")
+        stray_item = ask.get_by_role("listitem", name="stray")
+        expect(stray_item).to_be_visible(timeout=30_000)
+        expect(ask.get_by_role("listitem", name="terminal")).to_be_visible()
+        first.shot("settings-devices-new-device")
+        stray_item.get_by_role("button", name="No, remove it").click()
+        expect(first.page.get_by_role("status").filter(has_text="Removed")).to_contain_text(
+            "“stray”: it can no longer read or send messages as you", timeout=30_000
+        )
+        expect(stray_item).to_have_count(0)
+        expect(first.page.get_by_role("list", name="Devices")).not_to_contain_text("stray")
         for p in (first, bob, second):
             p.close()
     finally:
-        terminal.close()
-        pad.close()
+        for cli in (terminal, pad, stray):
+            cli.close()
