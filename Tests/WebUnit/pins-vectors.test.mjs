@@ -65,17 +65,18 @@ async function freshPins(c) {
       retiredAt: ms(r.retiredAt),
     });
   }
-  const before = ms(c.now) - 86_400_000;
+  // When the pins were last trusted and changed, when the case says (else a day before its clock).
+  const trustedAt = c.pinned.trustedAt ? ms(c.pinned.trustedAt) : ms(c.now) - 86_400_000;
   const record = {
     key: `${accountId}/${c.pinned.username}`,
     accountId,
     username: c.pinned.username,
-    firstSeen: before,
-    trustedAt: before,
+    firstSeen: trustedAt,
+    trustedAt,
     devices,
     retired,
-    changedAt: null,
-    verifiedAt: c.pinned.verified ? before : null,
+    changedAt: c.pinned.changedAt ? ms(c.pinned.changedAt) : null,
+    verifiedAt: c.pinned.verified ? trustedAt : null,
   };
   await run("pins", "readwrite", (store) => store.put(record));
 }

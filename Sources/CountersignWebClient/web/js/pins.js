@@ -302,13 +302,15 @@ async function followRotations(pin, dir, now) {
 /** A vouch may be signed at most this far ahead of this browser's clock (KeyPins.vouchSkew). */
 export const VOUCH_SKEW_MS = 300_000;
 
-/** The keys trusted to vouch as `deviceId` of `pin` at `at` (KeyPins.voucherKeys): its pinned key, a
- *  retired pin of it retired after `at`, and this browser's own key (`own`) when the device is this one. */
-function voucherKeys(pin, deviceId, at, own) {
+/** The keys trusted to vouch as `deviceId` of `pin` at `at` (KeyPins.voucherKeys): its pinned key, a key of
+ *  it retired by a rotation followed in this same look (`justRetired`) after `at`, and this browser's own key
+ *  (`own`) when the device is this one. A key retired at an earlier look never vouches: its holder picks the
+ *  vouch's time. */
+function voucherKeys(pin, deviceId, at, own, justRetired) {
   const out = [];
   if (own && own.id === deviceId) out.push(own.spki);
   for (const d of pin.devices) if (d.id === deviceId && d.signingKey) out.push(d.signingKey);
-  for (const r of pin.retired ?? [])
+  for (const r of justRetired)
     if (r.deviceId === deviceId && at < r.retiredAt && r.signingKey) out.push(r.signingKey);
   return out.map((k) => (typeof k === "string" ? bytesOf(k) : k)).filter(Boolean);
 }
@@ -319,7 +321,7 @@ function voucherKeys(pin, deviceId, at, own) {
  * (KeyPins.followLinks). Repeats until nothing more follows, so a device linked by a device linked in the same
  * look is followed too. Returns the links followed, `{device, byDeviceId, byName}`.
  */
-async function followLinks(pin, dir, own, now) {
+async function followLinks(pin, dir, own, now, justRetired = []) {
   if (dir.history.length > PIN_HISTORY_LIMIT) return [];
   const isOwn = dir.username === own.username;
   let ownVoucher = null;
@@ -332,22 +334,26 @@ async function followLinks(pin, dir, own, now) {
   let progress = true;
   while (progress) {
     progress = false;
+    // A device (or key) once pinned and since removed comes back only when the user trusts it: its old vouch
+    // would otherwise let a server put a revoked device back.
+    const gone = new Set((pin.retired ?? []).map((r) => r.deviceId));
+    const retiredKeys = new Set((pin.retired ?? []).map((r) => r.signingKeyId));
     for (const d of dir.devices) {
-      if ((isOwn && d.id === own.deviceId) || pin.devices.some((p) => p.id === d.id)) continue;
+      if ((isOwn && d.id === own.deviceId) || pin.devices.some((p) => p.id === d.id) || gone.has(d.id)) continue;
       const signing = await keyOf(d.signingKey);
       const encryption = await keyOf(d.encryptionKey);
-      if (!signing || !encryption) continue;
+      if (!signing || !encryption || retiredKeys.has(signing.id)) continue;
       for (const entry of dir.history) {
         const v = entry.deviceId === d.id ? entry.vouch : null;
-        if (!v || !entry.encryptionKey || !Number.isSafeInteger(v.vouchedAt)) continue;
+        if (!v || String(v.deviceId) === d.id || !entry.encryptionKey || !Number.isSafeInteger(v.vouchedAt)) continue;
         const vouchedSigning = await keyOf(entry.signingKey);
         const vouchedEncryption = await keyOf(entry.encryptionKey);
         const signature = bytesOf(v.signature);
-        if (!vouchedSigning || !vouchedEncryption || !signature) continue;
+        if (!vouchedSigning || !vouchedEncryption || !signature || retiredKeys.has(vouchedSigning.id)) continue;
         const at = v.vouchedAt * 1000;
         if (at > now + VOUCH_SKEW_MS) continue;
         let vouched = false;
-        for (const voucher of voucherKeys(pin, String(v.deviceId), at, ownVoucher)) {
+        for (const voucher of voucherKeys(pin, String(v.deviceId), at, ownVoucher, justRetired)) {
           const message = await vouchMessage({
             username: dir.username,
             voucherDeviceId: String(v.deviceId),
@@ -388,14 +394,17 @@ async function followLinks(pin, dir, own, now) {
   return linked;
 }
 
-/** Devices the directory no longer lists (KeyPins.followRemovals): moved to `retired` (when the directory says,
- *  and no later than now) and no longer sealed to. Returns the devices removed. */
+/** Devices the directory no longer lists (KeyPins.followRemovals): moved to `retired` and no longer sealed to;
+ *  retired when the directory says, but no later than now and no earlier than a moment this browser knows it
+ *  was listed (its last trust or followed change): a server cannot void what it signed before that. Returns the
+ *  devices removed. */
 function followRemovals(pin, dir, own, now) {
   const listed = new Set(dir.devices.map((d) => String(d.id)));
   const gone = pin.devices.filter((d) => !listed.has(d.id) && d.id !== own.deviceId);
   for (const d of gone) {
     const said = dir.history.find((h) => h.deviceId === d.id && h.signingKeyId === d.signingKeyId)?.retiredAt;
-    const retiredAt = Math.min(time(said, now), now);
+    const known = pin.changedAt ?? pin.trustedAt;
+    const retiredAt = Math.min(Math.max(time(said, now), known ?? -Infinity), now);
     pin.retired = [
       ...(pin.retired ?? []),
       { deviceId: d.id, signingKeyId: d.signingKeyId, signingKey: d.signingKey, retiredAt },
@@ -412,11 +421,15 @@ function followRemovals(pin, dir, own, now) {
  */
 async function follow(pin, dir, own, now) {
   if (!pin || pin.verifiedAt) return none();
-  const followed = {
-    rotations: await followRotations(pin, dir, now),
-    links: await followLinks(pin, dir, own, now),
-    removals: followRemovals(pin, dir, own, now),
-  };
+  const retiredBefore = (pin.retired ?? []).length;
+  const rotations = await followRotations(pin, dir, now);
+  // Keys retired by the rotations just followed may still vouch for what they signed before them: an honest
+  // link made before a rotation this browser only now learns of.
+  const justRetired = (pin.retired ?? []).slice(retiredBefore);
+  const links = await followLinks(pin, dir, own, now, justRetired);
+  // As KeyPins: a change followed in this look is the latest moment the devices are known to be listed.
+  if (rotations.length || links.length) pin.changedAt = now;
+  const followed = { rotations, links, removals: followRemovals(pin, dir, own, now) };
   const notices = [
     ...followed.rotations.map((r) => ({ at: now, kind: "rotated", deviceId: r.deviceId, name: r.name })),
     ...followed.links.map((l) => ({
