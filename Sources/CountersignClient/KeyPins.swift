@@ -34,6 +34,12 @@ public struct RetiredPin: Codable, Equatable, Sendable {
     /// The earliest moment the key is known to be retired: the directory's time or when this device
     /// first saw it retired, whichever is earlier (a server cannot stretch a key's life past what we saw).
     public var retiredAt: Date
+    public init(deviceId: String, signingKeyId: String, signingKey: Base64URL?, retiredAt: Date) {
+        self.deviceId = deviceId
+        self.signingKeyId = signingKeyId
+        self.signingKey = signingKey
+        self.retiredAt = retiredAt
+    }
 }
 
 /// One user's pinned devices (trust on first use), as first seen or last confirmed with `trust`.
@@ -309,20 +315,27 @@ public struct KeyPins: Codable, Sendable {
         now: Date
     ) -> Followed {
         var out = Followed()
+        let retiredBefore = contacts[directory.username]?.retired?.count ?? 0
         out.rotations = followRotations(directory, now: now)
+        // Keys retired by the rotations just followed may still vouch for what they signed before them: an
+        // honest link made before a rotation this device is only now learning of. Keys retired earlier never
+        // vouch again (their holder picks the vouch's time).
+        let justRetired = Array((contacts[directory.username]?.retired ?? []).dropFirst(retiredBefore))
         out.links = followLinks(
             directory,
             ownUsername: ownUsername,
             ownDeviceID: ownDeviceID,
             ownKeyID: ownKeyID,
+            justRetired: justRetired,
             now: now
         )
         out.removals = followRemovals(directory, ownDeviceID: ownDeviceID, now: now)
         return out
     }
 
-    /// Devices the directory no longer lists: moved to `retired` (retired when the directory says, and no
-    /// later than now) and no longer sealed to.
+    /// Devices the directory no longer lists: moved to `retired` and no longer sealed to. Retired when the
+    /// directory says, but no later than now and no earlier than a moment this device knows it was listed
+    /// (its last trust or followed change): a server cannot void what the device signed before that.
     @discardableResult
     public mutating func followRemovals(
         _ directory: UserDirectory,
@@ -342,7 +355,7 @@ public struct KeyPins: Codable, Sendable {
                         deviceId: d.id,
                         signingKeyId: d.signingKeyId,
                         signingKey: d.signingKey,
-                        retiredAt: min(said ?? now, now)
+                        retiredAt: min(max(said ?? now, contact.changedAt ?? contact.trustedAt), now)
                     )
                 ]
         }
@@ -355,18 +368,20 @@ public struct KeyPins: Codable, Sendable {
     /// A vouch may be signed at most this far ahead of this device's clock.
     static let vouchSkew: TimeInterval = 300
 
-    /// The keys trusted to vouch as `deviceID` of `contact` at `time`: its pinned key, a retired pin of it
-    /// retired after `time`, and this device's own key (`own`) when the device is this one.
+    /// The keys trusted to vouch as `deviceID` of `contact` at `time`: its pinned key, a key of it retired by
+    /// a rotation followed in this same look (`justRetired`) after `time`, and this device's own key (`own`)
+    /// when the device is this one.
     static func voucherKeys(
         _ contact: PinnedContact,
         deviceID: String,
         at time: Date,
-        own: (id: String, key: Base64URL)?
+        own: (id: String, key: Base64URL)?,
+        justRetired: [RetiredPin] = []
     ) -> [PublicKey] {
         var spkis: [Base64URL] = []
         if let own, own.id == deviceID { spkis.append(own.key) }
         for d in contact.devices where d.id == deviceID { if let k = d.signingKey { spkis.append(k) } }
-        for r in contact.retired ?? [] where r.deviceId == deviceID && time < r.retiredAt {
+        for r in justRetired where r.deviceId == deviceID && time < r.retiredAt {
             if let k = r.signingKey { spkis.append(k) }
         }
         return spkis.compactMap { try? PublicKey(spki: $0.bytes) }
@@ -382,6 +397,7 @@ public struct KeyPins: Codable, Sendable {
         ownUsername: String,
         ownDeviceID: String?,
         ownKeyID: String?,
+        justRetired: [RetiredPin] = [],
         now: Date
     ) -> [FollowedLink] {
         let user = directory.username
@@ -399,15 +415,23 @@ public struct KeyPins: Codable, Sendable {
         var progress = true
         while progress {
             progress = false
+            // A device (or key) once pinned and since removed comes back only when the user trusts it: its
+            // old vouch would otherwise let a server put a revoked device back.
+            let gone = Set((contact.retired ?? []).map(\.deviceId))
+            let retiredKeys = Set((contact.retired ?? []).map(\.signingKeyId))
             for d in directory.devices
-            where !(isOwn && d.id == ownDeviceID) && !contact.devices.contains(where: { $0.id == d.id }) {
+            where !(isOwn && d.id == ownDeviceID) && !contact.devices.contains(where: { $0.id == d.id })
+                && !gone.contains(d.id)
+            {
                 guard let currentSigning = Self.keyID(spki: d.signingKey.bytes),
-                    let currentEncryption = Self.keyID(spki: d.encryptionKey.bytes)
+                    let currentEncryption = Self.keyID(spki: d.encryptionKey.bytes),
+                    !retiredKeys.contains(currentSigning)
                 else { continue }
                 for entry in directory.history where entry.deviceId == d.id {
-                    guard let v = entry.vouch, let enc = entry.encryptionKey,
+                    guard let v = entry.vouch, v.deviceId != d.id, let enc = entry.encryptionKey,
                         let signing = try? PublicKey(spki: entry.signingKey.bytes),
-                        let encryption = try? PublicKey(spki: enc.bytes)
+                        let encryption = try? PublicKey(spki: enc.bytes),
+                        !retiredKeys.contains(Hex.encode(signing.fingerprint.bytes))
                     else { continue }
                     let time = Date(timeIntervalSince1970: TimeInterval(v.vouchedAt))
                     guard time <= now + Self.vouchSkew else { continue }
@@ -423,9 +447,10 @@ public struct KeyPins: Codable, Sendable {
                         )
                     }
                     guard
-                        Self.voucherKeys(contact, deviceID: v.deviceId, at: time, own: own).contains(where: {
-                            $0.isValidSignature(v.signature.bytes, for: message($0))
-                        })
+                        Self.voucherKeys(contact, deviceID: v.deviceId, at: time, own: own, justRetired: justRetired)
+                            .contains(where: {
+                                $0.isValidSignature(v.signature.bytes, for: message($0))
+                            })
                     else { continue }
                     let start = PinnedDevice(
                         id: d.id,

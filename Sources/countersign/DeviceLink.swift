@@ -15,10 +15,12 @@ extension DeviceCommand {
                 "the server does not list this device (\(context.device.deviceId)) as active; run `countersign device list`"
             )
         }
-        guard KeyPins.keyID(spki: me.signingKey.bytes) == context.device.keyID else {
+        // Both keys: the link code is computed from the listing, and a CLI device's one key signs and opens.
+        let listed = [me.signingKey, me.encryptionKey].map { KeyPins.keyID(spki: $0.bytes) ?? "?" }
+        guard listed.allSatisfy({ $0 == context.device.keyID }) else {
             throw CLIError.usage(
-                "REFUSED: the server lists this device with key \(KeyPins.fingerprint(hex: me.signingKeyId)), but its key is "
-                    + "\(KeyPins.fingerprint(hex: context.device.keyID)); someone may have replaced this device's key on the server"
+                "REFUSED: the server lists this device with keys \(listed.map(KeyPins.fingerprint(hex:)).joined(separator: " and ")), "
+                    + "but its key is \(KeyPins.fingerprint(hex: context.device.keyID)); someone may have replaced this device's key on the server"
             )
         }
         return (directory, me)

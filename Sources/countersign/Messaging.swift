@@ -379,8 +379,11 @@ struct ReadCommand: AsyncParsableCommand {
         discussion: """
             ID is a message ID from `countersign inbox` or `outbox` (its first few digits will do). The signing \
             key must be one this device pinned for the claimed sender (the first message from someone pins their \
-            devices; a rotation their pinned key signed is followed); a key retired before the message was signed \
-            is refused; nothing is decrypted unless the signature holds. Works offline with the pinned keys. On a \
+            devices; a rotation their pinned key signed, and a device linked by a vouch from one you pinned, are \
+            followed); a key retired before the message was signed is refused; nothing is decrypted unless the \
+            signature holds. A message signed by a device the server lists for the sender but you have not pinned \
+            is printed on a terminal under a warning line that it is from their new, unverified device; into a pipe \
+            or a file it is refused unless --allow-unverified. Works offline with the pinned keys. On a \
             terminal, control characters in the text are shown escaped and a final newline is added when the text \
             has none; into a pipe or a file, the text is written byte for byte, as it was sent.
             """
@@ -388,6 +391,11 @@ struct ReadCommand: AsyncParsableCommand {
 
     @Argument(help: "The message ID.") var id: String
     @Flag(name: .long, help: "Report each step and the signed header on standard error.") var verbose = false
+    @Flag(
+        name: .long,
+        help:
+            "Print a message from a sender's device you have not pinned (an unverified device) into a pipe or file too."
+    ) var allowUnverified = false
     @OptionGroup var keyOptions: PrivateKeyOptions
 
     func validate() throws { try StoredMessage.checkPrefix(id) }
@@ -432,7 +440,8 @@ struct ReadCommand: AsyncParsableCommand {
             retiredAt = nil
         } else {
             // Only keys pinned for the sender count (KeyPins.signer): the server's directory is asked to
-            // pin a first contact and to follow rotations the pinned keys signed, never to vouch for a key.
+            // pin a first contact and to follow what pinned keys signed (rotations, links); a key it lists that
+            // nothing pinned vouches for is shown only as an unverified device's, never as the sender's.
             var book = try Pins.book()
             var directory: UserDirectory?
             if context.device.revokedAt != nil {
@@ -472,14 +481,37 @@ struct ReadCommand: AsyncParsableCommand {
                 )
             } catch PinError.unverifiedDevice(let user, let device) {
                 // Signed by a device the server lists for the sender that none of their pinned devices
-                // approved: shown, checked under that key, as from their new, unverified device.
+                // approved: shown, checked under that key, as from their new, unverified device; never into a
+                // pipe (a script cannot see the warning) unless asked, never for a contact marked verified.
                 if known { try? book.save() }
+                if book.contacts[user]?.verifiedAt != nil {
+                    throw CLIError.usage(
+                        "REFUSED: message \(message.id) is signed by a device of \(user) that you have not verified "
+                            + "(\(device.fingerprint)), and you marked \(user) verified; compare `countersign safety-number \(user)`, "
+                            + "then `countersign trust \(user)` and `countersign verify \(user)`"
+                    )
+                }
+                if isatty(1) != 1, !allowUnverified {
+                    throw CLIError.usage(
+                        "REFUSED: message \(message.id) is from \(user)'s new, unverified device (key \(device.fingerprint)); "
+                            + "not written into a pipe or file: pass --allow-unverified, or compare `countersign safety-number \(user)` "
+                            + "and `countersign trust \(user)` first"
+                    )
+                }
                 guard let spki = device.signingKey, let key = try? PublicKey(spki: spki.bytes) else {
                     throw CLIError.usage(
                         "REFUSED: message \(message.id) was not decrypted: the server lists a key that is not P-256"
                     )
                 }
                 unverified = device
+                let pinnedBefore = book.contacts[user]?.devices.contains { $0.id == device.id } == true
+                if isatty(1) == 1 {
+                    print(
+                        pinnedBefore
+                            ? "[UNVERIFIED: signed with a new key of \(user)'s device \"\(Terminal.printable(device.name))\", not one you pinned]"
+                            : "[UNVERIFIED: from \(user)'s new device \"\(Terminal.printable(device.name))\", which no device you pinned approved]"
+                    )
+                }
                 Terminal.warn(
                     "warning: this message is from \(user)'s new, unverified device \"\(Terminal.printable(device.name))\" "
                         + "(key \(device.fingerprint)): no device you pinned for \(user) approved it. Compare "

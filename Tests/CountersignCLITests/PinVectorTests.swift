@@ -25,7 +25,14 @@ import Testing
     struct Pinned: Decodable {
         var username: String
         var verified: Bool
+        var trustedAt: String
         var devices: [PinnedKeys]
+        var retired: [RetiredKey]
+    }
+    struct RetiredKey: Decodable {
+        var deviceId: String
+        var signingKey: Base64URL
+        var retiredAt: String
     }
     struct PinnedKeys: Decodable {
         var id: String
@@ -67,8 +74,19 @@ import Testing
                 signingKey: d.signingKey
             )
         }
-        pins.pin(p.username, devices, now: now.addingTimeInterval(-86_400))
-        if p.verified { pins.setVerified(p.username, true, now: now.addingTimeInterval(-3_600)) }
+        let trusted = try date(p.trustedAt)
+        pins.pin(p.username, devices, now: trusted)
+        if p.verified { pins.setVerified(p.username, true, now: trusted) }
+        if !p.retired.isEmpty {
+            pins.contacts[p.username]?.retired = try p.retired.map { r in
+                RetiredPin(
+                    deviceId: r.deviceId,
+                    signingKeyId: try #require(KeyPins.keyID(spki: r.signingKey.bytes)),
+                    signingKey: r.signingKey,
+                    retiredAt: try date(r.retiredAt)
+                )
+            }
+        }
         return pins
     }
 
@@ -76,7 +94,7 @@ import Testing
 
     @Test func theCasesAreThere() throws {
         let cases = try Self.load()
-        #expect(cases.count >= 14)
+        #expect(cases.count >= 18)
         #expect(Set(cases.map(\.send.outcome)) == ["first-contact", "pinned", "changed"])
         #expect(Set(cases.flatMap(\.signers).map(\.outcome)) == ["pinned", "unverified", "refused", "retired"])
     }

@@ -90,6 +90,12 @@ import Testing
             )
             #expect(
                 await problemCode {
+                    _ = try await Self.post(phone, laptop.device.id, try Self.vouch(phone, for: laptop.device, at: now))
+                } == .invalidField,
+                "a newer device approving an older one"
+            )
+            #expect(
+                await problemCode {
                     _ = try await Self.post(
                         laptop,
                         phone.device.id,

@@ -338,6 +338,25 @@ import Testing
             followed.status == 0 && followed.stderr.contains("bob linked a new device, \"bob-tablet\""),
             "\(followed.stderr)"
         )
+        // A device bob never approved writes to alice: its message is not refused but named as from bob's new,
+        // unverified device; into a pipe (as here) only with --allow-unverified.
+        let rogue = Device(t: t, name: "bob5")
+        try Self.login(rogue, "bob", server)
+        try Self.initDevice(rogue, name: "bob-rogue")
+        let rogueID = try Self.sentID(try rogue.cs("send", "--to", "alice", "from a device bob never approved"))
+        _ = try alice.cs("inbox")
+        let piped = try alice.cs("read", rogueID)
+        #expect(
+            piped.status != 0 && piped.stderr.contains("REFUSED") && piped.stderr.contains("unverified device")
+                && piped.text.isEmpty,
+            "\(piped.text) \(piped.stderr)"
+        )
+        let allowed = try alice.cs("read", rogueID, "--allow-unverified")
+        #expect(
+            allowed.status == 0 && allowed.text == "from a device bob never approved"
+                && allowed.stderr.contains("bob's new, unverified device"),
+            "\(allowed.text) \(allowed.stderr)"
+        )
         // Marked verified, alice follows nothing: a new link waits for her.
         #expect(try alice.cs("verify", "bob").status == 0)
         let desk = Device(t: t, name: "bob4")

@@ -328,6 +328,15 @@ public final class DeviceService: Sendable {
         guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,
             target.isActive, target.kind == DeviceRecord.messaging
         else { throw DeviceError.notFound }
+        // Only an older device approves a newer one: a device registered with a stolen password after the new
+        // one cannot approve it first and leave the person's own approval refused.
+        guard auth.device.createdAt < target.createdAt else {
+            throw RequestError.invalidField(
+                field: "id",
+                reason:
+                    "a device is approved by one of the account's devices added before it; approve it from an older device"
+            )
+        }
         guard target.signingKeyID == request.signingKeyId else {
             throw DeviceError.keyInUse(
                 "the new device's keys changed since you looked; list the devices again and compare the new code"
@@ -354,7 +363,8 @@ public final class DeviceService: Sendable {
             deviceID: target.id,
             accountID: auth.account.id,
             signingKeyID: request.signingKeyId,
-            vouch: vouch
+            vouch: vouch,
+            voucherSigningKeyID: auth.device.signingKeyID
         ) {
         case .done: break
         case .alreadyVouched: throw DeviceError.alreadyVouched

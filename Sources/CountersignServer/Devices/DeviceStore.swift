@@ -41,8 +41,15 @@ public protocol DeviceStore: Sendable {
         at: Date
     ) async throws -> DeviceWrite
     /// Keeps `vouch` on the device's current key if the device is the account's, active, a messaging device,
-    /// its signing key is still `signingKeyID`, and none of its keys was vouched for before.
-    func vouch(deviceID: String, accountID: String, signingKeyID: String, vouch: KeyVouch) async throws -> DeviceWrite
+    /// its signing key is still `signingKeyID`, none of its keys was vouched for before, and the vouching
+    /// device is still active with the signing key `voucherSigningKeyID` (else `.notFound`).
+    func vouch(
+        deviceID: String,
+        accountID: String,
+        signingKeyID: String,
+        vouch: KeyVouch,
+        voucherSigningKeyID: String
+    ) async throws -> DeviceWrite
     func touchDevice(id: String, at: Date) async throws
     /// Deletes expired challenges and device sessions.
     func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws

@@ -109,9 +109,18 @@ package enum PinVectorGenerator {
         )
     }
 
-    static func pinned(_ user: String, _ devices: [(String, String, Keys)], verified: Bool = false) -> [String: Any] {
+    static func pinned(
+        _ user: String,
+        _ devices: [(String, String, Keys)],
+        verified: Bool = false,
+        retired: [(String, Keys, Double)] = [],
+        trusted: Double = -86_400
+    ) -> [String: Any] {
         [
-            "username": user, "verified": verified, "retired": [[String: Any]](),
+            "username": user, "verified": verified, "trustedAt": date(trusted),
+            "retired": retired.map { id, k, at in
+                ["deviceId": id, "signingKey": b64(k.signing.publicKey.spkiDER), "retiredAt": date(at)] as [String: Any]
+            },
             "devices": devices.map { id, name, k in
                 [
                     "id": id, "name": name, "signingKey": b64(k.signing.publicKey.spkiDER),
@@ -345,6 +354,44 @@ package enum PinVectorGenerator {
                 ]
             ),
             send: send("pinned", devices: ["b1"], rotated: ["b1"])
+        )
+        // A vouch dated before a rotation, by the rotated-away key: followed when this look follows that
+        // rotation too; refused when the key was retired at an earlier look (its holder picks the date).
+        let rotatedThenLinked = directory(
+            "bob",
+            [laptopRotated, phone],
+            [
+                Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
+                Entry(device: "b1", keys: b1r, added: 300, rotationSignature: try rotation(device: "b1", from: b1, to: b1r)),
+                Entry(device: "b2", keys: b2, added: 100, vouch: try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 200)),
+            ]
+        )
+        add(
+            "a link by a key rotated away in the same look is followed",
+            pinned: pinsB1,
+            rotatedThenLinked,
+            send: send("pinned", devices: ["b1", "b2"], linked: ["b2"], rotated: ["b1"])
+        )
+        add(
+            "a key retired at an earlier look never vouches, whatever time it signs",
+            pinned: pinned("bob", [("b1", "Laptop", b1r)], retired: [("b1", b1, 300)]),
+            rotatedThenLinked,
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(b2, at: 500, "unverified"), signer(b1, at: 250, "pinned")]
+        )
+        add(
+            "a removed device listed again with its old vouch waits for the user",
+            pinned: pinned("bob", [("b1", "Laptop", b1)], retired: [("b2", b2, 600)]),
+            directory("bob", [laptop, phone], [e1, Entry(device: "b2", keys: b2, added: 100, vouch: v2)]),
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(b2, at: 500, "pinned"), signer(b2, at: 700, "retired")]
+        )
+        add(
+            "a removal cannot void what the device signed while it was known to be listed",
+            pinned: pinned("bob", [("b1", "Laptop", b1), ("b2", "Phone", b2)], trusted: 400),
+            directory("bob", [laptop], [e1, Entry(device: "b2", keys: b2, added: 100, retired: -1_000, because: "revoked")]),
+            send: send("pinned", devices: ["b1"], removed: ["b2"]),
+            signers: [signer(b2, at: 300, "pinned"), signer(b2, at: 450, "retired")]
         )
         // Bob's own device b1 (a CLI device: one key signs and opens) reads its own account: a device it
         // vouched for is simply his.

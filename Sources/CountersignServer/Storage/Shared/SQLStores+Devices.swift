@@ -190,7 +190,8 @@ extension SQLStores {
         deviceID: String,
         accountID: String,
         signingKeyID: String,
-        vouch: KeyVouch
+        vouch: KeyVouch,
+        voucherSigningKeyID: String
     ) async throws
         -> DeviceWrite
     {
@@ -204,6 +205,15 @@ extension SQLStores {
             else { return .notFound }
             let device = try Self.device(row)
             guard device.isActive, device.kind == DeviceRecord.messaging else { return .notFound }
+            // The vouching device, revoked or re-keyed meanwhile, vouches for nothing.
+            guard
+                try await sql.raw(
+                    """
+                    SELECT id FROM devices WHERE id = \(bind: vouch.deviceID) AND account_id = \(bind: accountID)
+                      AND revoked_at IS NULL AND signing_key_id = \(bind: voucherSigningKeyID)
+                    """
+                ).first() != nil
+            else { return .notFound }
             guard device.signingKeyID == signingKeyID else { return .changed }
             let vouched = try await sql.raw(
                 "SELECT 1 AS one FROM device_keys WHERE device_id = \(bind: deviceID) AND vouched_by IS NOT NULL"
