@@ -234,6 +234,8 @@ def test_a_long_text_is_counted_before_the_limit_and_refused_past_it_never_cut(s
         thread = page.get_by_role("list", name="Messages with ivan")
         received = thread.locator("li.theirs").get_by_label("Message text")
         expect(received).to_be_visible(timeout=30_000)
+        # Shown cut at first (a thread lays out 1,000 characters of it), and whole on asking.
+        thread.locator("li.theirs").get_by_role("button", name="Show all of it (1,024 KiB)").click()
         assert received.evaluate("(e) => e.textContent.length") == 1_048_576
         p.close()
     finally:

@@ -6,6 +6,7 @@
 // composer at the bottom sends on Enter. Addresses: #/messages and #/messages/<names> (main.js). Decrypted
 // text is on the page only while shown: the privacy overlay's signal drops it.
 import { describe } from "../api.js";
+import { utf8 } from "../bytes.js";
 import { nameElement, visibleText } from "../display-name.js";
 import { el, feedback, field, replace } from "../dom.js";
 import { on } from "../events.js";
@@ -63,6 +64,8 @@ const previewOf = (text) => {
 };
 
 const isOpen = (record) => Boolean(record?.encryption?.privateKey);
+/** How many characters of a message a thread shows before "Show all of it". */
+const LONG_TEXT = 1_000;
 
 export function messagesScreen(app, { onBack, open: address }) {
   const gateSlot = el("div");
@@ -229,8 +232,9 @@ export function messagesScreen(app, { onBack, open: address }) {
       );
     }
 
-    /** The latest message's first line, decrypted here only while the keys are open. */
+    /** The latest message's first line, decrypted here only while the keys are open and the page shown. */
     async function preview(record, message, node) {
+      if (document.visibilityState === "hidden") return;
       if (!isOpen(record)) {
         node.textContent = "Locked";
         node.classList.add("muted");
@@ -398,6 +402,8 @@ export function messagesScreen(app, { onBack, open: address }) {
     const shown = new Map(); // message ID → its list item
     let record = null;
     let locked = false;
+    // The page was hidden: the text went, and nothing is opened again until "Show them again".
+    let dropped = false;
     const pending = new Set(); // outgoing messages whose delivery may still change
 
     async function load() {
@@ -462,9 +468,18 @@ export function messagesScreen(app, { onBack, open: address }) {
       try {
         opened = await openMessage(record, message, (words) => said.push(words));
         if (!item.isConnected) return;
-        replace(textNode, opened.text);
         textNode.classList.remove("muted");
         textNode.setAttribute("aria-label", "Message text");
+        // A long text (up to 1 MiB) starts cut: laying out all of it at once would stall the thread.
+        if (opened.text.length > LONG_TEXT) {
+          replace(textNode, `${opened.text.slice(0, LONG_TEXT)}…`);
+          const kib = Math.ceil(utf8(opened.text).length / 1024).toLocaleString("en");
+          const all = el("button", { type: "button", class: "show-all" }, `Show all of it (${kib} KiB)`);
+          all.addEventListener("click", () => (replace(textNode, opened.text), all.remove()));
+          textNode.after(all);
+        } else {
+          replace(textNode, opened.text);
+        }
         if (opened.unverified) {
           // "From bob's new, unverified device “Laptop”.", with "Verify" beside it: not refused, not bob's yet.
           const words = unverifiedWords(visibleText(message.from), opened.unverified);
@@ -524,7 +539,7 @@ export function messagesScreen(app, { onBack, open: address }) {
       }
       // Newest first: the end of the thread, which is in view, fills first.
       for (const message of [...messages].reverse()) {
-        if (!alive()) return;
+        if (!alive() || dropped) return;
         await fill(message);
       }
     }
@@ -539,7 +554,7 @@ export function messagesScreen(app, { onBack, open: address }) {
     await openAll(messages);
 
     listen("inbox", async (event) => {
-      if (event.kind !== "message" || conversationKey(event.entry, me) !== key) return;
+      if (event.kind !== "message" || conversationKey(event.entry, me) !== key || dropped) return;
       const message = await get(event.entry.id);
       if (!message || shown.has(message.id) || !alive()) return;
       messagesList.querySelector(".empty")?.remove();
@@ -552,6 +567,7 @@ export function messagesScreen(app, { onBack, open: address }) {
       shown.get(message.id)?.scrollIntoView?.({ block: "nearest" });
     });
     listen("drop-decrypted", () => {
+      dropped = true;
       replace(messagesList, el("li", { class: "muted" }, "The messages were hidden with the page. ",
         el("button", { type: "button", on: { click: again } }, "Show them again")));
       shown.clear();
