@@ -63,6 +63,7 @@ function drop(accountId) {
     const entry = open.get(id);
     if (!entry) continue;
     clearTimeout(entry.timer);
+    entry.release();
     entry.keys.clear();
     open.delete(id);
     tell(id, false);
@@ -83,12 +84,37 @@ function lockedHere(accountId) {
 /** Keeps an open gate here until `until`, without telling the other tabs; `openedAt`: when it was unlocked. */
 function keep(accountId, gateKey, keys, until, openedAt = Date.now(), shared = false) {
   drop(accountId);
-  const entry = { gateKey, keys, until, openedAt, timer: null };
+  const entry = { gateKey, keys, until, openedAt, timer: null, release: holdOpen(accountId) };
   // setTimeout's longest delay is 2^31 − 1 ms; a later deadline is checked at each use instead.
   const wait = until - Date.now();
   if (Number.isFinite(wait) && wait < 2 ** 31 - 1) entry.timer = setTimeout(() => drop(accountId), Math.max(0, wait));
   open.set(accountId, entry);
   tell(accountId, true, shared);
+}
+
+// While a tab holds an account's gate open it holds a shared Web Lock named after it, so that a tab asking
+// for the gate waits for an answer only when some tab could give one (a lone locked reload does not wait).
+const locks = globalThis.navigator?.locks ?? null;
+const lockName = (accountId) => `countersign gate open ${accountId}`;
+
+/** Holds the account's "gate open" lock until the function it returns is called. */
+function holdOpen(accountId) {
+  if (!locks) return () => {};
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  locks.request(lockName(accountId), { mode: "shared" }, () => held).catch(() => {});
+  return release;
+}
+
+/** Whether a tab of this profile may hold the account's gate open (true when it cannot be known). */
+async function someTabHoldsOpen(accountId) {
+  if (!locks) return true;
+  try {
+    const { held = [] } = await locks.query();
+    return held.some((lock) => lock.name === lockName(accountId));
+  } catch {
+    return true;
+  }
 }
 
 /** Hands this tab's open gate of the account to the tabs that want it. */
@@ -135,7 +161,8 @@ tabs?.addEventListener("message", ({ data }) => {
   }
 });
 
-/** `want`, then waits up to `waitMs` for a tab to hand over the gate: true once it is open here. */
+/** `want`, then waits up to `waitMs` for a tab to hand over the gate (not at all when no tab holds it open):
+ *  true once it is open here. */
 export function askTabs(accountId, waitMs = 500) {
   want(accountId);
   if (!tabs || isUnlocked(accountId)) return Promise.resolve(isUnlocked(accountId));
@@ -147,6 +174,8 @@ export function askTabs(accountId, waitMs = 500) {
     };
     const stop = on("gate-changed", (change) => change.accountId === accountId && change.unlocked && finish(true));
     const timer = setTimeout(() => finish(false), waitMs);
+    // No tab holds it open: no answer is coming (one that opens it later still shares it: `want`).
+    someTabHoldsOpen(accountId).then((maybe) => maybe || finish(isUnlocked(accountId)));
   });
 }
 
