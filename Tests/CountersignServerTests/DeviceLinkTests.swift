@@ -43,6 +43,20 @@ import Testing
         )
     }
 
+    /// `voucher` approves `device` through the SDK, as the directory lists it.
+    static func approve(_ device: Person, by voucher: Person, at now: Date) async throws {
+        let listed = try await voucher.sdk.directory(username: voucher.username).devices.first {
+            $0.id == device.device.id
+        }
+        _ = try await voucher.sdk.vouchDevice(
+            try #require(listed),
+            username: voucher.username,
+            voucherDeviceID: voucher.device.id,
+            voucher: voucher.identity,
+            now: now
+        )
+    }
+
     @Test(arguments: Backend.available)
     func aVouchIsCheckedKeptOnceAndPublished(_ backend: Backend) async throws {
         try await withLiveServer(backend) { server, h in
@@ -176,15 +190,7 @@ import Testing
             // The phone links a tablet: followed through the phone, now pinned.
             h.clock.advance(60)
             let tablet = try await Person.addDevice("bob", sdk: laptop.sdk, name: "tablet")
-            _ = try await phone.sdk.vouchDevice(
-                try #require(
-                    try await phone.sdk.directory(username: "bob").devices.first { $0.id == tablet.device.id }
-                ),
-                username: "bob",
-                voucherDeviceID: phone.device.id,
-                voucher: phone.identity,
-                now: h.clock.now()
-            )
+            try await Self.approve(tablet, by: phone, at: h.clock.now())
             guard case .pinned(_, let again, _) = try await check() else {
                 Issue.record("the tablet vouched by the vouched phone was refused")
                 return
@@ -223,15 +229,7 @@ import Testing
             // A vouch by that unpinned device for yet another device is not followed either.
             h.clock.advance(60)
             let fourth = try await Person.addDevice("bob", sdk: laptop.sdk, name: "desk")
-            _ = try await slipped.sdk.vouchDevice(
-                try #require(
-                    try await slipped.sdk.directory(username: "bob").devices.first { $0.id == fourth.device.id }
-                ),
-                username: "bob",
-                voucherDeviceID: slipped.device.id,
-                voucher: slipped.identity,
-                now: h.clock.now()
-            )
+            try await Self.approve(fourth, by: slipped, at: h.clock.now())
             var copy = pins
             let links = copy.followLinks(
                 try await carol.sdk.directory(username: "bob"),
