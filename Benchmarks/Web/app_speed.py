@@ -215,6 +215,9 @@ def go_home(page):
 def main():
     binary = sys.argv[1]
     runs = max(11, int(sys.argv[2]) if len(sys.argv) > 2 else 11)
+    # `timeout` and Ctrl-C end through the finally blocks: the server and the browser stop with the script (the
+    # server also exits with its parent, COUNTERSIGN_EXIT_WITH_PARENT).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = tempfile.mkdtemp(prefix="cs-bench-app-")
     env = dict(
         os.environ,
