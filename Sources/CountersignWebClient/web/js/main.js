@@ -19,11 +19,14 @@ banner.after(tabNotice);
 const privacy = installPrivacyOverlay(app);
 
 /** What the banner says, with a button for what to do: set only when it changes, since an alert region
- *  is read out again at every change (a locked account's retries set it over and over). */
-function say(text, action = null) {
-  const key = action ? `${text}\n${action.label}` : text;
+ *  is read out again at every change (a locked account's retries set it over and over). `calm`: news, not a
+ *  problem (live updates moved to another tab), so neither red nor an alert. */
+function say(text, action = null, { calm = false } = {}) {
+  const key = `${calm ? "calm\n" : ""}${action ? `${text}\n${action.label}` : text}`;
   if (banner.dataset.said === key) return;
   banner.dataset.said = key;
+  banner.classList.toggle("calm", calm);
+  banner.setAttribute("role", calm ? "status" : "alert");
   if (!text) return banner.replaceChildren();
   const button = action && el("button", { type: "button", on: { click: action.run } }, action.label);
   replace(banner, text, action ? " " : null, button);
@@ -192,7 +195,7 @@ async function wireInbox() {
       say("Live updates moved to another tab of this browser: new messages show there, not here.", {
         label: "Get live updates here",
         run: () => session.account && startInbox(session.account.id),
-      });
+      }, { calm: true });
     } else {
       say("");
     }
