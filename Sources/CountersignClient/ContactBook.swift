@@ -81,6 +81,12 @@ public struct ContactBook<Store: PinStore> {
         )
     }
 
+    /// Pins a device of the own account this device approved (`KeyPins.pinApproved`).
+    @discardableResult
+    public mutating func pinApproved(_ user: String, _ device: PinnedDevice, now: Date) -> Bool {
+        pins.pinApproved(user, device, now: now)
+    }
+
     /// Marks `user` verified or not (`KeyPins.setVerified`); false when nothing is pinned for them.
     @discardableResult
     public mutating func setVerified(_ user: String, _ verified: Bool, now: Date) -> Bool {

@@ -209,6 +209,20 @@ public struct KeyPins: Codable, Sendable {
         )
     }
 
+    /// This device approved `device` of its own account `user` after the person compared its link code: the
+    /// pins take it at once, so nothing this device does later (a rotation of its own key) makes it ask about
+    /// a device it approved itself. Nothing happens while nothing is pinned for `user`, or when it is pinned.
+    @discardableResult
+    public mutating func pinApproved(_ user: String, _ device: PinnedDevice, now: Date) -> Bool {
+        guard var contact = contacts[user], !contact.devices.contains(where: { $0.id == device.id }) else {
+            return false
+        }
+        contact.devices = (contact.devices + [device]).sorted { $0.id < $1.id }
+        contact.changedAt = now
+        contacts[user] = contact
+        return true
+    }
+
     /// Marks `user` verified (`verified`) or not: the user compared the safety number of the devices pinned
     /// now. False when nothing is pinned for `user`.
     @discardableResult

@@ -179,6 +179,20 @@ extension DeviceCommand {
                     now: Date()
                 )
             }
+            // Approved here after the code was compared: this device's own pins take it at once.
+            if let signing = KeyPins.keyID(spki: target.signingKey.bytes),
+                let encryption = KeyPins.keyID(spki: target.encryptionKey.bytes)
+            {
+                var book = try Pins.book()
+                let device = PinnedDevice(
+                    id: target.id,
+                    name: target.name,
+                    signingKeyId: signing,
+                    encryptionKeyId: encryption,
+                    signingKey: target.signingKey
+                )
+                if book.pinApproved(context.username.lowercased(), device, now: Date()) { try book.save() }
+            }
             print(
                 "approved \"\(Terminal.printable(target.name))\": people who pinned this device now follow it without a warning"
             )

@@ -326,6 +326,9 @@ import Testing
         #expect(wrong.status != 0 && wrong.stderr.contains("REFUSED"), "\(wrong.stderr)")
         let approved = try bob.cs(["device", "approve", "--code", code, "--yes"] + pass)
         #expect(approved.status == 0 && approved.text.contains("bob-tablet"), "\(approved.text) \(approved.stderr)")
+        // What bob's laptop approved is in its own pins at once (never "compare with yourself" later).
+        let own = try bob.cs("contacts").text
+        #expect(own.contains("bob-tablet"), "\(own)")
         let list = try bob.cs("device", "list").text
         #expect(
             list.split(separator: "\n").contains { $0.contains("bob-tablet") && $0.contains("(approved by ") },

@@ -148,13 +148,6 @@ def test_a_day_in_the_life_has_no_red_until_something_is_really_wrong(server, br
         calm(a)
         alice.shot("day-thread-notice")
         day.append("Running 5 minutes late.")
-        # bob answers from his browser: his own approved laptop is simply his (no "compare with yourself").
-        b.goto(server.url + f"/#/messages/{ALICE}")
-        shows(b, ALICE, day)
-        say(b, ALICE, "No rush, I'm on the laptop too.")
-        calm(b)
-        day.append("No rush, I'm on the laptop too.")
-        shows(a, BOB, day)
 
         # 4. bob changes his message key; alice follows the rotation his pinned key signed.
         home(b)
@@ -165,11 +158,16 @@ def test_a_day_in_the_life_has_no_red_until_something_is_really_wrong(server, br
         say(a, BOB, "Ordered you a flat white.")
         calm(a)
         day.append("Ordered you a flat white.")
-        # bob's browser opens it with the new key. (bob does not write back here: a browser that approved a
-        # device and then changed its own message key is asked to compare the safety number with itself.)
+        # bob's browser opens it with the new key, and writes back for the first time since approving the
+        # laptop: the laptop it approved before changing its own key is simply his (pinned when approved),
+        # never "compare with yourself".
         b.goto(server.url + f"/#/messages/{ALICE}")
         shows(b, ALICE, day)
         calm(b)
+        say(b, ALICE, "No rush, I'm on the laptop too.")
+        calm(b)
+        day.append("No rush, I'm on the laptop too.")
+        shows(a, BOB, day)
 
         # 5. alice turns the key gate on (with her password); after a reload one unlock opens everything.
         home(a)

@@ -6,7 +6,7 @@
 // computed here from the keys, never taken from the server: a server that swapped a key changes the code.
 import { base64url, fromBase64url, groupedKeyId } from "./bytes.js";
 import { keyIdOf, linkCode, signLowS, spki, vouchMessage } from "./device-keys.js";
-import { directory, normalise } from "./pins.js";
+import { directory, normalise, pinApproved } from "./pins.js";
 import { fingerprint as fp } from "./rules.js";
 import { vouchDevice } from "./server/devices.js";
 import { session } from "./session.js";
@@ -103,5 +103,8 @@ export async function approve(record, waiting, now = Date.now()) {
     vouchedAt,
   });
   const signature = base64url(await signLowS(record.signing.privateKey, message));
-  return vouchDevice(d.id, { signingKeyId: waiting.keyId, vouchedAt, signature }, session.deviceToken);
+  const approved = await vouchDevice(d.id, { signingKeyId: waiting.keyId, vouchedAt, signature }, session.deviceToken);
+  // What this browser approved is its own account's device from now on, whatever its own key does later.
+  await pinApproved(normalise(session.account.username) ?? String(session.account.username), d, now);
+  return approved;
 }

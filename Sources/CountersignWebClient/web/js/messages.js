@@ -17,8 +17,16 @@ export const DELAY_SECONDS = 15;
 
 const keyIdBytes = async (spkiBytes) => (await sha256(spkiBytes)).subarray(0, 16);
 
+// A record's identity is the same for every message it opens: worked out once per record object.
+const identities = new WeakMap();
+
 /** This browser's identity for the pin rules, from its device record. */
-export async function ownIdentity(record) {
+export function ownIdentity(record) {
+  if (!identities.has(record)) identities.set(record, identityOf(record));
+  return identities.get(record);
+}
+
+async function identityOf(record) {
   const signingSpki = await spki(record.signing.publicKey);
   const previous = [];
   for (const old of record.previous ?? []) {
@@ -200,9 +208,15 @@ const markRead = (message) =>
  * then "String decrypted". A message re-sealed here when the keys were replaced (`local`, local-seal.js)
  * opens from that copy, which says what was verified and when. Returns the text, the parsed envelope, and
  * `local` ({ sender, signerKeyId, signedAt, verifiedAt }) for a copy. `markAsRead: false` for a preview;
- * `pinFirst: false` leaves a first contact unpinned.
+ * `pinFirst: false` leaves a first contact unpinned. `directories` (a Map) lets a batch ask the key
+ * directory once per sender (pins.js signerKey).
  */
-export async function openMessage(record, message, report = () => {}, { markAsRead = true, pinFirst = true } = {}) {
+export async function openMessage(
+  record,
+  message,
+  report = () => {},
+  { markAsRead = true, pinFirst = true, directories } = {},
+) {
   const bytes = fromBase64url(message.envelope);
   const header = parse(bytes);
   if (hex(header.messageId) !== message.id)
@@ -234,7 +248,7 @@ export async function openMessage(record, message, report = () => {}, { markAsRe
   const sender = message.direction === "outgoing" ? own.username : message.from;
   let signer;
   try {
-    signer = await signerKey(sender, hex(header.senderKeyId), header.created, own);
+    signer = await signerKey(sender, hex(header.senderKeyId), header.created, own, undefined, { directories });
   } catch (error) {
     // A device the directory lists for the sender that no pinned device approved: its signature is checked,
     // and the message shown as from that new, unverified device (with "Verify"), never as from the sender.
@@ -284,11 +298,12 @@ export async function openMessage(record, message, report = () => {}, { markAsRe
 export async function keepHistory(record, keys) {
   const accountId = record.accountId;
   const target = await keyIdHex(keys.encryption.publicKey);
+  const directories = new Map();
   for (const message of await allFor("messages", accountId)) {
     if (message.local?.keyId === target) continue;
     let opened;
     try {
-      opened = await openMessage(record, message, () => {}, { markAsRead: false });
+      opened = await openMessage(record, message, () => {}, { markAsRead: false, directories });
     } catch {
       continue; // refused before: it stays refused
     }

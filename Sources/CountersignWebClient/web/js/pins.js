@@ -510,6 +510,34 @@ export async function trust(dir, own, now = Date.now()) {
   await locked(dir.username, async () => save(pinned(dir.username, devices, await load(dir.username), now)));
 }
 
+/**
+ * This browser approved `device` (a DirectoryDevice of its own account) after the person compared its link
+ * code: its own pins for the account take it at once, so nothing this browser does later (a change of its own
+ * message key) makes it ask about a device it approved itself. Nothing happens while nothing is pinned for the
+ * account (the first look pins it with the rest) or when the device is pinned already.
+ */
+export function pinApproved(username, device, now = Date.now()) {
+  return locked(username, async () => {
+    const pin = await load(username);
+    if (!pin || pin.devices.some((d) => d.id === String(device.id))) return false;
+    const signingKeyId = await keyIdOf(fromBase64url(String(device.signingKey)));
+    const encryptionKeyId = await keyIdOf(fromBase64url(String(device.encryptionKey)));
+    if (!signingKeyId || !encryptionKeyId) return false;
+    const added = {
+      id: String(device.id),
+      name: String(device.name ?? ""),
+      signingKeyId,
+      encryptionKeyId,
+      signingKey: device.signingKey,
+      encryptionKey: device.encryptionKey,
+    };
+    pin.devices = [...pin.devices, added].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    pin.changedAt = now;
+    await save(pin);
+    return true;
+  });
+}
+
 /** Marks `username` verified (Signal's "Mark as verified": the user compared the safety number of the devices
  *  pinned now) or not; from then on every change of their devices waits for "Trust". False when nothing is
  *  pinned for them. */
@@ -586,11 +614,12 @@ async function signerIn(pin, dir, name, keyIdHex, signedAt, own) {
  * pinned for the sender, current or retired after `signedAt`. A first contact takes the sender's devices
  * from the directory (asked by the sender's name); they are pinned by `commit`, which the caller runs
  * only once the signature holds; for a contact pinned before, what may be followed is followed (and saved).
+ * `directories` (a Map, optional) shares one answer of the directory per sender across a batch of messages.
  * Returns `{ spki, firstContact, commit, followed }`. Throws UnverifiedDevice for the current key of a listed
  * device no pinned device approved (its `signer` lets the caller check the signature and say so), and
  * PinError for any other key.
  */
-export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
+export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now(), { directories } = {}) {
   const name = normalise(sender) ?? String(sender);
   const nothing = async () => {};
   if (name === own.username && keyIdHex === own.signingKeyId)
@@ -608,7 +637,9 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now()) {
     let pin = await load(name);
     let dir = null;
     try {
-      dir = await directory(name);
+      // A batch (a conversation opening its messages) asks the directory once per sender: `directories`.
+      if (directories && !directories.has(name)) directories.set(name, directory(name));
+      dir = await (directories ? directories.get(name) : directory(name));
     } catch (error) {
       if (error instanceof PinError) throw error;
       // Offline: only what is pinned counts.

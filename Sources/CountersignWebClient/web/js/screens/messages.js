@@ -459,6 +459,9 @@ export function messagesScreen(app, { onBack, open: address }) {
       return item;
     }
 
+    // The directory answers shared by one opening of the thread (a message arriving later asks afresh).
+    let directories;
+
     /** Opens a message into its bubble; `steps` gets what opening said, for its Details. */
     async function fill(message) {
       const item = shown.get(message.id);
@@ -466,7 +469,7 @@ export function messagesScreen(app, { onBack, open: address }) {
       const said = [...(sentSteps.get(message.id) ?? [])];
       let opened = null;
       try {
-        opened = await openMessage(record, message, (words) => said.push(words));
+        opened = await openMessage(record, message, (words) => said.push(words), { directories });
         if (!item.isConnected) return;
         textNode.classList.remove("muted");
         textNode.setAttribute("aria-label", "Message text");
@@ -537,7 +540,9 @@ export function messagesScreen(app, { onBack, open: address }) {
         messagesList.after(el("button", { type: "button", on: { click: again } }, "Unlock to read"));
         return;
       }
-      // Newest first: the end of the thread, which is in view, fills first.
+      // Newest first: the end of the thread, which is in view, fills first. One look at each sender's
+      // directory serves the whole opening.
+      directories = new Map();
       for (const message of [...messages].reverse()) {
         if (!alive() || dropped) return;
         await fill(message);
@@ -563,6 +568,7 @@ export function messagesScreen(app, { onBack, open: address }) {
       if (locked) return;
       record = await keystore.device(session.account.id);
       if (!isOpen(record)) return;
+      directories = undefined;
       await fill(message);
       shown.get(message.id)?.scrollIntoView?.({ block: "nearest" });
     });

@@ -192,13 +192,17 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
           say,
         );
         status.textContent = "Account created. Signing in…";
-        password.input.value = "";
-        session.set(created, { username: credentials.username });
-        await openGateWith(credentials.password);
-        onSignedIn();
-        return;
+        // A server from before sign-up signed in answers with the Account alone: sign in as before.
+        if (created?.token) {
+          password.input.value = "";
+          session.set(created, { username: credentials.username });
+          await openGateWith(credentials.password);
+          onSignedIn();
+          return;
+        }
+      } else {
+        status.textContent = "Signing in…";
       }
-      status.textContent = "Signing in…";
       const { status: code, body } = await withCaptcha(
         (captcha) => signIn({ ...credentials, captcha }),
         say,
