@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import tempfile
 
 import yaml
@@ -23,7 +24,7 @@ from countersign_api import b64url, load_key, session_message, sign, unb64url  #
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "openapi.yaml")
 METHODS = ("get", "post", "put", "patch", "delete")
 # Operations whose device session must be a messaging device's, and an authenticator's.
-MESSAGING_ONLY = re.compile(r"^/v1/(devices/current/(keys|messages|acks)|messages(/\{id\})?)$")
+MESSAGING_ONLY = re.compile(r"^/v1/(devices/current/(keys|messages|acks)|devices/\{id\}/vouch|messages(/\{id\})?)$")
 AUTHENTICATOR_ONLY = re.compile(r"^/v1/authenticator(/.*)?$")
 
 
@@ -92,6 +93,9 @@ BODIES = {
 
 def call(server, method, path, token, template=None):
     body = BODIES.get((method, template), {}) if method in ("POST", "PUT", "PATCH") else None
+    if (method, template) == ("POST", "/v1/devices/{id}/vouch"):
+        # Signed now, so that only whose device it is decides the answer.
+        body = {"signingKeyId": "0" * 32, "vouchedAt": int(time.time()), "signature": "A" * 86}
     status, answer, _ = server.api(method, path, body=body, token=token)
     return status, answer
 
@@ -147,7 +151,8 @@ def test_authorization_matrix_refuses_every_wrong_credential_and_changes_nothing
                 expect(method, path, m_authenticator, {403} & codes, "with an authenticator's session")
             # Another account's credentials on the victim's resources.
             if "{id}" in path and path.startswith("/v1/devices/"):
-                expect(method, path, m_session, {404} & codes, "with another account's session")
+                theirs = m_device if "deviceBearer" in kinds else m_session
+                expect(method, path, theirs, {404} & codes, "with another account's session")
             if "{id}" in path and path.startswith("/v1/messages/"):
                 expect(method, path, m_device, refusals, "with another account's device")
 
