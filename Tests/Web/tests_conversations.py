@@ -264,7 +264,13 @@ def test_a_message_from_a_contacts_new_unapproved_device_says_so_with_verify(ser
         expect(theirs.get_by_label("Message text")).to_have_text("from my new laptop", timeout=30_000)
         expect(theirs).to_contain_text("From uvgwen's new, unverified device “second”.")
         expect(theirs.get_by_role("alert")).to_have_count(0)
+        # Read out as the device's too, and so is the list's preview, never as uvgwen's own.
+        expect(theirs).to_have_attribute("aria-label", re.compile(r"^From uvgwen's new, unverified device “second”, "))
         p.shot("conversations-unverified-device")
+        page.get_by_role("button", name="All conversations").click()
+        row = page.get_by_role("list", name="Conversations").get_by_role("link", name=re.compile("^uvgwen"))
+        expect(row).to_contain_text("From uvgwen's new, unverified device “second”: from my new laptop", timeout=30_000)
+        row.click()
         theirs.get_by_role("button", name="Verify").click()
         expect(page.get_by_label("Safety number", exact=True)).to_have_text(re.compile(r"^(\d{5} ){11}\d{5}$"), timeout=30_000)
         page.get_by_role("button", name="Trust").click()

@@ -241,8 +241,11 @@ export function messagesScreen(app, { onBack, open: address }) {
         return;
       }
       try {
-        const { text } = await openMessage(record, message, () => {}, { markAsRead: false, pinFirst: false });
-        node.textContent = `${message.direction === "outgoing" ? "You: " : ""}${previewOf(text)}`;
+        const options = { markAsRead: false, pinFirst: false };
+        const { text, unverified } = await openMessage(record, message, () => {}, options);
+        // A contact's device nobody approved is named in the preview too, never passed off as the contact.
+        const who = unverified ? `F${unverifiedWords(visibleText(message.from), unverified).slice(1)}: ` : "";
+        node.textContent = `${message.direction === "outgoing" ? "You: " : who}${previewOf(text)}`;
       } catch {
         node.textContent = "Could not be opened: open it to see why.";
         node.classList.add("muted");
@@ -486,6 +489,7 @@ export function messagesScreen(app, { onBack, open: address }) {
         if (opened.unverified) {
           // "From bob's new, unverified device “Laptop”.", with "Verify" beside it: not refused, not bob's yet.
           const words = unverifiedWords(visibleText(message.from), opened.unverified);
+          item.setAttribute("aria-label", `F${words.slice(1)}, ${when(message.acceptedAt)}`);
           const verify = el("button", { type: "button", on: { click: () => compare(message.from, true) } }, "Verify");
           textNode.before(el("p", { class: "unverified" }, `F${words.slice(1)}. `, verify));
         }
