@@ -360,6 +360,8 @@ public struct KeyPins: Codable, Sendable {
         let listed = Set(directory.devices.map(\.id))
         let gone = contact.devices.filter { !listed.contains($0.id) && $0.id != ownDeviceID }
         guard !gone.isEmpty else { return [] }
+        // The latest moment the devices are known to have been listed as pinned: the last trust or followed change.
+        let known = max(contact.changedAt ?? contact.trustedAt, contact.trustedAt)
         for d in gone {
             let said = directory.history.first { $0.deviceId == d.id && $0.signingKeyId == d.signingKeyId }?.retiredAt
             contact.retired =
@@ -369,7 +371,7 @@ public struct KeyPins: Codable, Sendable {
                         deviceId: d.id,
                         signingKeyId: d.signingKeyId,
                         signingKey: d.signingKey,
-                        retiredAt: min(max(said ?? now, contact.changedAt ?? contact.trustedAt), now)
+                        retiredAt: min(max(said ?? now, known), now)
                     )
                 ]
         }

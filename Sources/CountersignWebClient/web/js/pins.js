@@ -403,7 +403,7 @@ function followRemovals(pin, dir, own, now) {
   const gone = pin.devices.filter((d) => !listed.has(d.id) && d.id !== own.deviceId);
   for (const d of gone) {
     const said = dir.history.find((h) => h.deviceId === d.id && h.signingKeyId === d.signingKeyId)?.retiredAt;
-    const known = pin.changedAt ?? pin.trustedAt;
+    const known = Math.max(pin.changedAt ?? -Infinity, pin.trustedAt ?? -Infinity);
     const retiredAt = Math.min(Math.max(time(said, now), known ?? -Infinity), now);
     pin.retired = [
       ...(pin.retired ?? []),
