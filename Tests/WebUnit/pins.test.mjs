@@ -454,3 +454,19 @@ test("this browser's own device is never an unverified device of its own account
   await assert.rejects(pins.signerKey("bob", k2.signingId, at(5), own, at(10)), pins.UnverifiedDevice);
   assert.deepEqual((await pins.signerKey("bob", bobKeys.signingId, at(5), own, at(10))).spki, bobKeys.signing.spki);
 });
+
+test("Mark as verified covers only the devices whose safety number was shown", async () => {
+  const user = freshUser();
+  const [k1, k2] = [await deviceKeys(), await deviceKeys()];
+  const first = await directory(user, "a1", [k1], [0]);
+  await pins.trust(first, own, at(0));
+  const shown = (await pinned(user)).devices;
+  // Meanwhile (another tab, a message opening) the pins took a second device.
+  const dir = structuredClone(first);
+  dir.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  await pins.trust(dir, own, at(10));
+  await assert.rejects(pins.setVerified(user, true, at(20), { compared: shown }), /changed since this safety number/);
+  assert.equal((await pinned(user)).verifiedAt, null);
+  assert.equal(await pins.setVerified(user, true, at(30), { compared: (await pinned(user)).devices }), true);
+  assert.equal((await pinned(user)).verifiedAt, at(30));
+});

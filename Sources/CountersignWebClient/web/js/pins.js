@@ -540,11 +540,19 @@ export function pinApproved(username, device, now = Date.now()) {
 
 /** Marks `username` verified (Signal's "Mark as verified": the user compared the safety number of the devices
  *  pinned now) or not; from then on every change of their devices waits for "Trust". False when nothing is
- *  pinned for them. */
-export function setVerified(username, verified, now = Date.now()) {
+ *  pinned for them. `compared`: the devices whose number was shown; marking is refused if the pins moved on
+ *  since (another tab or a message opening followed a change), so the mark covers only what was compared. */
+export function setVerified(username, verified, now = Date.now(), { compared } = {}) {
   return locked(username, async () => {
     const pin = await load(username);
     if (!pin) return false;
+    if (verified && compared && !sameDevices(pin.devices, compared)) {
+      throw new PinError(
+        `${username}'s devices changed since this safety number was shown. Compare the new number, then mark ` +
+          `them verified.`,
+        { username },
+      );
+    }
     pin.verifiedAt = verified ? now : null;
     await save(pin);
     return true;

@@ -137,7 +137,7 @@ export function contactsPanel({ identity, onTrusted = () => {} }) {
       button.addEventListener("click", async () => {
         button.disabled = true;
         try {
-          await setVerified(name, !verifiedAt);
+          await setVerified(name, !verifiedAt, undefined, { compared: pin?.devices });
           const now = await pinOfUser(name);
           render(now?.verifiedAt ?? null);
           status.textContent = now?.verifiedAt
