@@ -209,7 +209,7 @@ enum Setup {
                 device.createdAt = now
                 device.keysSince = now
                 device.lastSeenAt = nil
-                let written = try await deviceStore.addDevice(device, maxActive: maxActive)
+                let written = try await deviceStore.addDevice(device, proof: nil, maxActive: maxActive)
                 guard written == .done else { throw SetupError("adding device of \(r.username): \(written)") }
                 var session = firstSession
                 session.tokenHash = tokenHash(r.token)

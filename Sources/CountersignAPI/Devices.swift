@@ -196,6 +196,9 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
     /// On a key another device of the account vouched for when it was linked (docs/PROTOCOL.md §1), so that
     /// contacts who pinned the voucher follow the new device without trusting the server.
     public var vouch: DeviceVouch?
+    /// The key's own proof that it chose `encryptionKey` (docs/PROTOCOL.md §1.3): absent on keys registered
+    /// before servers kept it.
+    public var keyProof: KeyProof?
     public init(
         deviceId: String,
         signingKeyId: String,
@@ -206,9 +209,11 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
         retiredBecause: String?,
         encryptionKey: Base64URL? = nil,
         rotationSignature: Base64URL? = nil,
-        vouch: DeviceVouch? = nil
+        vouch: DeviceVouch? = nil,
+        keyProof: KeyProof? = nil
     ) {
         self.vouch = vouch
+        self.keyProof = keyProof
         self.deviceId = deviceId
         self.signingKeyId = signingKeyId
         self.encryptionKeyId = encryptionKeyId
@@ -218,6 +223,34 @@ public struct KeyHistoryEntry: Codable, Equatable, Sendable {
         self.retiredBecause = retiredBecause
         self.encryptionKey = encryptionKey
         self.rotationSignature = rotationSignature
+    }
+}
+
+/// A device key's signature over the statement that brought its key pair in (docs/PROTOCOL.md §1.3): its
+/// registration (`statement` "registration", with the server's challenge and the account ID it signed) or the
+/// rotation to it (`statement` "rotation", with the signing key it replaced; the new key's own signature).
+/// Both messages name the encryption key, so a client that checks this before it first seals to a device
+/// knows the device's signing key chose that encryption key: a server cannot pair a real signing key (the one
+/// a safety number covers) with an encryption key of its own.
+public struct KeyProof: Codable, Equatable, Sendable {
+    public static let registration = "registration", rotation = "rotation"
+    public var statement: String
+    public var challenge: Base64URL?
+    public var accountId: String?
+    public var previousSigningKey: Base64URL?
+    public var signature: Base64URL
+    public init(
+        statement: String,
+        challenge: Base64URL? = nil,
+        accountId: String? = nil,
+        previousSigningKey: Base64URL? = nil,
+        signature: Base64URL
+    ) {
+        self.statement = statement
+        self.challenge = challenge
+        self.accountId = accountId
+        self.previousSigningKey = previousSigningKey
+        self.signature = signature
     }
 }
 

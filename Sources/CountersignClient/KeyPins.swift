@@ -83,6 +83,9 @@ public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
     /// pinned (added without a vouch the pins can check): its signature may be checked with that key and
     /// the message shown as from the sender's new, unverified device, never as from the sender.
     case unverifiedDevice(username: String, device: PinnedDevice)
+    /// The directory lists a device whose encryption key its signing key never chose (no valid key proof,
+    /// docs/PROTOCOL.md §1.3): the server, or whoever controls it, may have put its own encryption key there.
+    case unprovenKeys(username: String, deviceID: String, signingKeyID: String)
 
     public var description: String {
         switch self {
@@ -104,6 +107,12 @@ public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "\(WireDate.format(retired)), before the message's signed time \(WireDate.format(signed))"
         case .notPinned(let user):
             return "nothing is pinned for \(user) on this device and the server could not be asked"
+        case .unprovenKeys(let user, let device, let key):
+            return
+                "REFUSED: the server lists \(user)'s device \(device) (key \(KeyPins.fingerprint(hex: key))) with an "
+                + "encryption key that device's signing key never signed; the server may be substituting keys. Nothing "
+                + "is sealed to \(user) until it is fixed: if the device was registered before key proofs were kept, "
+                + "\(user) changes its key once (countersign device rotate, or Settings → Change message key)"
         case .unverifiedDevice(let user, let device):
             return "it is from \(user)'s new, unverified device \(device.id) (\"\(device.name)\") with key "
                 + "\(KeyPins.fingerprint(hex: device.signingKeyId)), which no device you pinned for \(user) approved"
@@ -162,6 +171,9 @@ public struct KeyPins: Codable, Sendable {
                 }
                 continue
             }
+            guard keysProven(d, in: directory) else {
+                throw PinError.unprovenKeys(username: user, deviceID: d.id, signingKeyID: signing)
+            }
             out.append(
                 PinnedDevice(
                     id: d.id,
@@ -173,6 +185,46 @@ public struct KeyPins: Codable, Sendable {
             )
         }
         return out.sorted { $0.id < $1.id }
+    }
+
+    /// Whether `device`'s signing key chose its encryption key (docs/PROTOCOL.md §1.3): the same key for
+    /// both, or the history entry of its current signing key carries the key's own valid signature over its
+    /// registration (challenge and account as signed) or its rotation (the key it replaced as signed), each
+    /// naming this encryption key.
+    public static func keysProven(_ device: DirectoryDevice, in directory: UserDirectory) -> Bool {
+        guard let signing = try? PublicKey(spki: device.signingKey.bytes),
+            let encryption = try? PublicKey(spki: device.encryptionKey.bytes)
+        else { return false }
+        if signing.spkiDER == encryption.spkiDER { return true }
+        guard
+            let proof = directory.history.first(where: {
+                $0.deviceId == device.id && $0.signingKey.bytes == signing.spkiDER
+            })?.keyProof
+        else { return false }
+        let message: [UInt8]
+        switch proof.statement {
+        case KeyProof.registration:
+            guard let challenge = proof.challenge, let account = proof.accountId else { return false }
+            message = DeviceProof.registrationMessage(
+                challenge: challenge.bytes,
+                accountID: account,
+                signingKey: signing,
+                encryptionKey: encryption
+            )
+        case KeyProof.rotation:
+            guard let previous = proof.previousSigningKey.flatMap({ try? PublicKey(spki: $0.bytes) }) else {
+                return false
+            }
+            message = DeviceProof.rotationMessage(
+                deviceID: device.id,
+                oldSigningKey: previous,
+                newSigningKey: signing,
+                newEncryptionKey: encryption
+            )
+        default:
+            return false
+        }
+        return signing.isValidSignature(proof.signature.bytes, for: message)
     }
 
     /// What changed from `old` to `new`.

@@ -51,7 +51,8 @@ import Testing
                     retiredAt: i + 1 < device.keys.count ? times[i + 1] : nil,
                     retiredBecause: i + 1 < device.keys.count ? "rotated" : nil,
                     encryptionKey: Base64URL(enc.spkiDER),
-                    rotationSignature: signature
+                    rotationSignature: signature,
+                    keyProof: Self.keyProof(device, i)
                 )
             )
         }
@@ -67,6 +68,39 @@ import Testing
             keysSince: times[last]
         )
         return UserDirectory(username: user, devices: [current], history: history)
+    }
+
+    static let challenge = [UInt8](repeating: 7, count: 32)
+
+    /// Key `i`'s own proof (docs/PROTOCOL.md §1.3): the registration for the first, the rotation for the rest.
+    static func keyProof(_ device: FakeDevice, _ i: Int, signer: Identity? = nil) -> KeyProof {
+        let key = device.keys[i]
+        let enc = device.encryption[i].publicKey
+        if i == 0 {
+            let message = DeviceProof.registrationMessage(
+                challenge: challenge,
+                accountID: "acct",
+                signingKey: key.publicKey,
+                encryptionKey: enc
+            )
+            return KeyProof(
+                statement: KeyProof.registration,
+                challenge: Base64URL(challenge),
+                accountId: "acct",
+                signature: Base64URL(try! (signer ?? key).signature(for: message))
+            )
+        }
+        let message = DeviceProof.rotationMessage(
+            deviceID: device.id,
+            oldSigningKey: device.keys[i - 1].publicKey,
+            newSigningKey: key.publicKey,
+            newEncryptionKey: enc
+        )
+        return KeyProof(
+            statement: KeyProof.rotation,
+            previousSigningKey: Base64URL(device.keys[i - 1].publicKey.spkiDER),
+            signature: Base64URL(try! (signer ?? key).signature(for: message))
+        )
     }
 
     @Test func aKeyThatIsNotPinnedIsRefusedEvenWhenTheServerListsItInTheHistory() throws {
@@ -149,6 +183,82 @@ import Testing
                 ownDeviceID: "b1",
                 now: t0
             )
+        }
+    }
+
+    /// A server that keeps a device's real signing key (the one a safety number covers) but lists an
+    /// encryption key of its own is refused at first contact, in the safety number's keys and before a send,
+    /// whatever it does with the key's proof (docs/PROTOCOL.md §1.3).
+    @Test func anEncryptionKeyTheSigningKeyNeverChoseIsRefused() throws {
+        let k1 = Identity.generate()
+        let e1 = Identity.generate()
+        let k2 = Identity.generate()
+        let e2 = Identity.generate()
+        let server = Identity.generate()
+        let alice = FakeDevice(id: "a1", keys: [k1], encryption: [e1])
+        let rotated = FakeDevice(id: "a1", keys: [k1, k2], encryption: [e1, e2])
+        func listed(_ d: UserDirectory) throws -> [PinnedDevice] {
+            try KeyPins.devices(of: d, ownUsername: "bob", ownDeviceID: nil, ownKeyID: nil)
+        }
+        #expect(try listed(directory("alice", alice, at: [t0])).map(\.encryptionKeyId) == [Self.id(e1.publicKey)])
+        #expect(
+            try listed(directory("alice", rotated, at: [t0, t0 + 60])).map(\.encryptionKeyId) == [Self.id(e2.publicKey)]
+        )
+
+        let refused = PinError.unprovenKeys(username: "alice", deviceID: "a1", signingKeyID: Self.id(k1.publicKey))
+        // The encryption key swapped, the history's proof kept (it names e1).
+        var swapped = directory("alice", alice, at: [t0])
+        swapped.devices[0].encryptionKey = Base64URL(server.publicKey.spkiDER)
+        swapped.devices[0].encryptionKeyId = Self.id(server.publicKey)
+        swapped.history[0].encryptionKey = Base64URL(server.publicKey.spkiDER)
+        #expect(throws: refused) { try listed(swapped) }
+        // No proof at all, a proof signed by another key, a tampered signature, a truncated one, another
+        // account's challenge, an unknown statement.
+        var bare = directory("alice", alice, at: [t0])
+        bare.history[0].keyProof = nil
+        #expect(throws: refused) { try listed(bare) }
+        var forged = directory("alice", alice, at: [t0])
+        forged.history[0].keyProof = Self.keyProof(alice, 0, signer: server)
+        #expect(throws: refused) { try listed(forged) }
+        var tampered = directory("alice", alice, at: [t0])
+        var bytes = tampered.history[0].keyProof!.signature.bytes
+        bytes[5] ^= 1
+        tampered.history[0].keyProof!.signature = Base64URL(bytes)
+        #expect(throws: refused) { try listed(tampered) }
+        var truncated = directory("alice", alice, at: [t0])
+        truncated.history[0].keyProof!.signature = Base64URL(Array(bytes.prefix(63)))
+        #expect(throws: refused) { try listed(truncated) }
+        var otherAccount = directory("alice", alice, at: [t0])
+        otherAccount.history[0].keyProof!.accountId = "another"
+        #expect(throws: refused) { try listed(otherAccount) }
+        var unknown = directory("alice", alice, at: [t0])
+        unknown.history[0].keyProof!.statement = "vouch"
+        #expect(throws: refused) { try listed(unknown) }
+        // A rotation's proof from the key it replaced is not the new key's own.
+        var oldKeySigned = directory("alice", rotated, at: [t0, t0 + 60])
+        oldKeySigned.history[1].keyProof = Self.keyProof(rotated, 1, signer: k1)
+        #expect(
+            throws: PinError.unprovenKeys(username: "alice", deviceID: "a1", signingKeyID: Self.id(k2.publicKey))
+        ) { try listed(oldKeySigned) }
+
+        // The first message from the swapped directory is not read, and nothing is pinned.
+        var pins = KeyPins()
+        #expect(throws: refused) {
+            try pins.signer(
+                sender: "alice",
+                keyID: Self.id(k1.publicKey),
+                signedAt: t0,
+                directory: swapped,
+                ownUsername: "bob",
+                ownDeviceID: "b1",
+                now: t0
+            )
+        }
+        #expect(pins.contacts["alice"] == nil)
+        // Pinned from the honest directory, the swap is refused before a send too.
+        pins.pin("alice", try listed(directory("alice", alice, at: [t0])), now: t0)
+        #expect(throws: refused) {
+            try pins.checkBeforeSending(swapped, ownUsername: "bob", ownDeviceID: "b1", ownKeyID: nil, now: t0)
         }
     }
 

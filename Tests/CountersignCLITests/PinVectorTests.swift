@@ -95,7 +95,7 @@ import Testing
     @Test func theCasesAreThere() throws {
         let cases = try Self.load()
         #expect(cases.count >= 18)
-        #expect(Set(cases.map(\.send.outcome)) == ["first-contact", "pinned", "changed"])
+        #expect(Set(cases.map(\.send.outcome)) == ["first-contact", "pinned", "changed", "refused"])
         #expect(Set(cases.flatMap(\.signers).map(\.outcome)) == ["pinned", "unverified", "refused", "retired"])
     }
 
@@ -128,6 +128,8 @@ import Testing
             }
         } catch PinError.changed {
             outcome = "changed"
+        } catch PinError.unprovenKeys {
+            outcome = "refused"
         }
         #expect(outcome == c.send.outcome)
         #expect(linked == c.send.linked && rotated == c.send.rotated && removed == c.send.removed)
@@ -160,7 +162,7 @@ import Testing
             } catch PinError.unverifiedDevice(_, let device) {
                 #expect(device.signingKeyId == s.keyId)
                 outcome = "unverified"
-            } catch PinError.unpinnedSigner {
+            } catch PinError.unpinnedSigner, PinError.unprovenKeys {
                 outcome = "refused"
             } catch PinError.signerRetired {
                 outcome = "retired"

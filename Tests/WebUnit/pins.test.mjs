@@ -11,7 +11,7 @@ import { installBrowser } from "./support/browser.mjs";
 const server = installBrowser();
 
 const { base64url, fromBase64url } = await import("../../Sources/CountersignWebClient/web/js/bytes.js");
-const { keyIdOf, rotationMessage, signLowS, vouchMessage } = await import(
+const { keyIdOf, registrationMessage, rotationMessage, signLowS, vouchMessage } = await import(
   "../../Sources/CountersignWebClient/web/js/device-keys.js"
 );
 const pins = await import("../../Sources/CountersignWebClient/web/js/pins.js");
@@ -30,6 +30,28 @@ async function deviceKeys() {
   return { signing, encryption, signingId: await keyIdOf(signing.spki), encryptionId: await keyIdOf(encryption.spki) };
 }
 
+/** `dir` with the one device of `other` (a directory of the same user) added, its key history with it. */
+function addDevice(dir, other) {
+  dir.devices.push({ ...other.devices[0] });
+  dir.history.push(...other.history);
+  return dir;
+}
+
+/** Key `i`'s own proof (PROTOCOL §1.3), signed by `signer` (the key itself unless given): the registration for
+ *  the first key, the rotation from the one before for the rest. */
+async function keyProof(id, keys, i, signer = keys[i]) {
+  const k = keys[i];
+  if (i === 0) {
+    const challenge = new Uint8Array(32).fill(7);
+    const message = await registrationMessage(challenge, "acct", k.signing.spki, k.encryption.spki);
+    const signature = base64url(await signLowS(signer.signing.privateKey, message));
+    return { statement: "registration", challenge: base64url(challenge), accountId: "acct", signature };
+  }
+  const message = await rotationMessage(id, keys[i - 1].signing.spki, k.signing.spki, k.encryption.spki);
+  const signature = base64url(await signLowS(signer.signing.privateKey, message));
+  return { statement: "rotation", previousSigningKey: base64url(keys[i - 1].signing.spki), signature };
+}
+
 /** The directory of `username` with one device `id` whose keys went through `keys` at `times` (seconds),
  *  each rotation signed by the key before unless `forged` names a step signed by `forger`. */
 async function directory(username, id, keys, times, { forged = -1, forger = null } = {}) {
@@ -42,6 +64,7 @@ async function directory(username, id, keys, times, { forged = -1, forger = null
       rotationSignature = base64url(await signLowS(signer.signing.privateKey, message));
     }
     history.push({
+      keyProof: await keyProof(id, keys, i),
       deviceId: id,
       signingKeyId: k.signingId,
       encryptionKeyId: k.encryptionId,
@@ -114,7 +137,7 @@ test("the devices to pin: key IDs computed here, this device checked against its
   const user = freshUser();
   const [k1, k2] = [await deviceKeys(), await deviceKeys()];
   const dir = await directory(user, "a2", [k2], [0]);
-  dir.devices.push({ ...(await directory(user, "a1", [k1], [0])).devices[0] });
+  addDevice(dir, await directory(user, "a1", [k1], [0]));
   dir.devices[0].signingKeyId = "00".repeat(16); // the server's own key ID fields are never read
   const devices = await pins.devicesOf(dir, own);
   assert.deepEqual(devices.map((d) => [d.id, d.signingKeyId, d.encryptionKeyId]), [
@@ -127,7 +150,7 @@ test("the devices to pin: key IDs computed here, this device checked against its
   assert.match(await refusal(pins.devicesOf(p384, own)), /^PinError: .* not a P-256 public key/);
   // Bob's own directory: this device is left out, and refused if listed with another key.
   const mine = await directory("bob", "b1", [bobKeys], [0]);
-  mine.devices.push((await directory("bob", "b2", [k1], [0])).devices[0]);
+  addDevice(mine, await directory("bob", "b2", [k1], [0]));
   assert.deepEqual((await pins.devicesOf(mine, own)).map((d) => d.id), ["b2"]);
   assert.deepEqual(await pins.safetyKeys(mine, own), [own.signingSpki, k1.signing.spki]);
   const replaced = await directory("bob", "b1", [k2], [0]);
@@ -212,8 +235,7 @@ test("a rotation the server forged, flipped or re-keyed is not followed", async 
   const other = await deviceKeys();
   swapped.devices[0].encryptionKey = base64url(other.encryption.spki);
   swapped.history[1].encryptionKey = base64url(other.encryption.spki);
-  const swappedState = await pins.pinState(swapped, own, at(200));
-  assert.ok(swappedState.changes.length > 0, "a swapped encryption key is not followed");
+  await assert.rejects(pins.pinState(swapped, own, at(200)), /never signed/, "a swapped encryption key is refused");
   assert.deepEqual((await pinned(user)).devices.map((d) => d.signingKeyId), [k1.signingId]);
 });
 
@@ -297,7 +319,7 @@ test("a first contact before sending is pinned only once the message is sent (co
   // Another device added since: sending is refused until the user trusts.
   const k2 = await deviceKeys();
   const grown = await directory(user, "a1", [k1], [0]);
-  grown.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  addDevice(grown, await directory(user, "a2", [k2], [0]));
   serve(grown);
   await assert.rejects(pins.checkBeforeSending(user, own, at(10)), (e) => {
     assert.ok(e instanceof pins.PinError);
@@ -382,7 +404,7 @@ test("a chain of links is followed whatever order the directory lists the device
   const dir = structuredClone(first);
   // a3 (vouched by a2) is listed before a2 (vouched by a1): a second look at the list follows it.
   dir.devices.unshift((await directory(user, "a3", [k3], [0])).devices[0]);
-  dir.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  addDevice(dir, await directory(user, "a2", [k2], [0]));
   dir.history.push(await vouched(user, "a3", k3, { id: "a2", keys: k2 }, 20));
   dir.history.push(await vouched(user, "a2", k2, { id: "a1", keys: k1 }, 10));
   const state = await pins.pinState(dir, own, at(100));
@@ -404,7 +426,7 @@ test("a vouch whose encryption key is not the one listed is not followed", async
   const first = await directory(user, "a1", [k1], [0]);
   await pins.trust(first, own, at(0));
   const dir = structuredClone(first);
-  dir.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  addDevice(dir, await directory(user, "a2", [k2], [0]));
   // A real vouch, by the pinned device, over k2 and another encryption key than a2 is listed with.
   dir.history.push(await vouched(user, "a2", k2, { id: "a1", keys: k1 }, 10, { encryption: other }));
   const state = await pins.pinState(dir, own, at(100));
@@ -420,7 +442,7 @@ test("marked verified, nothing is followed; trusting anew is not verifying; a re
   await pins.trust(first, own, at(0));
   assert.equal(await pins.setVerified(user, true, at(1)), true);
   const dir = structuredClone(first);
-  dir.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  addDevice(dir, await directory(user, "a2", [k2], [0]));
   dir.history.push(await vouched(user, "a2", k2, { id: "a1", keys: k1 }, 10));
   serve(dir);
   await assert.rejects(pins.checkBeforeSending(user, own, at(100)), /You marked .* verified/);
@@ -447,7 +469,7 @@ test("marked verified, nothing is followed; trusting anew is not verifying; a re
 test("this browser's own device is never an unverified device of its own account", async () => {
   const k2 = await deviceKeys();
   const mine = await directory("bob", "b1", [bobKeys], [0]);
-  mine.devices.push((await directory("bob", "b2", [k2], [0])).devices[0]);
+  addDevice(mine, await directory("bob", "b2", [k2], [0]));
   serve(mine);
   // b2 unpinned and unvouched: a message from it is from bob's unverified device; this device's own key is its own.
   await pins.trust(await directory("bob", "b1", [bobKeys], [0]), own, at(0));
@@ -463,10 +485,50 @@ test("Mark as verified covers only the devices whose safety number was shown", a
   const shown = (await pinned(user)).devices;
   // Meanwhile (another tab, a message opening) the pins took a second device.
   const dir = structuredClone(first);
-  dir.devices.push((await directory(user, "a2", [k2], [0])).devices[0]);
+  addDevice(dir, await directory(user, "a2", [k2], [0]));
   await pins.trust(dir, own, at(10));
   await assert.rejects(pins.setVerified(user, true, at(20), { compared: shown }), /changed since this safety number/);
   assert.equal((await pinned(user)).verifiedAt, null);
   assert.equal(await pins.setVerified(user, true, at(30), { compared: (await pinned(user)).devices }), true);
   assert.equal((await pinned(user)).verifiedAt, at(30));
 });
+
+// KeyPinsTests.anEncryptionKeyTheSigningKeyNeverChoseIsRefused
+test("an encryption key the device's signing key never chose is refused, whatever the proof says", async () => {
+  const user = freshUser();
+  const [k1, k2, server] = [await deviceKeys(), await deviceKeys(), await deviceKeys()];
+  const listed = (dir) => pins.devicesOf(dir, own);
+  assert.deepEqual((await listed(await directory(user, "a1", [k1], [0]))).map((d) => d.encryptionKeyId), [
+    k1.encryptionId,
+  ]);
+  assert.deepEqual((await listed(await directory(user, "a1", [k1, k2], [0, 60]))).map((d) => d.encryptionKeyId), [
+    k2.encryptionId,
+  ]);
+  const refused = async (dir, why) => assert.rejects(listed(dir), /never signed/, why);
+  const swapped = await directory(user, "a1", [k1], [0]);
+  swapped.devices[0].encryptionKey = base64url(server.encryption.spki);
+  swapped.history[0].encryptionKey = base64url(server.encryption.spki);
+  await refused(swapped, "the encryption key swapped, the proof kept");
+  const variants = [
+    ["no proof", (p) => null],
+    ["signed by another key", async (p, dir) => keyProof("a1", [k1], 0, server)],
+    ["a bit flipped", (p) => ({ ...p, signature: base64url(flip(fromBase64url(p.signature))) })],
+    ["truncated", (p) => ({ ...p, signature: base64url(fromBase64url(p.signature).subarray(0, 63)) })],
+    ["another account", (p) => ({ ...p, accountId: "another" })],
+    ["an unknown statement", (p) => ({ ...p, statement: "vouch" })],
+  ];
+  for (const [why, change] of variants) {
+    const dir = await directory(user, "a1", [k1], [0]);
+    dir.history[0].keyProof = await change(dir.history[0].keyProof, dir);
+    await refused(dir, why);
+  }
+  const oldKeySigned = await directory(user, "a1", [k1, k2], [0, 60]);
+  oldKeySigned.history[1].keyProof = await keyProof("a1", [k1, k2], 1, k1);
+  await refused(oldKeySigned, "a rotation's proof by the key it replaced");
+});
+
+function flip(bytes) {
+  const out = new Uint8Array(bytes);
+  out[5] ^= 1;
+  return out;
+}

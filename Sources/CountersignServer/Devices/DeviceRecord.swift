@@ -36,6 +36,15 @@ public struct KeyHistoryRecord: Equatable, Sendable {
     public var rotationSignature: [UInt8]?
     /// Another device of the account vouched for this key when the device was linked (docs/PROTOCOL.md §1).
     public var vouch: KeyVouch? = nil
+    /// The key's own signature over its registration or rotation (docs/PROTOCOL.md §1.3).
+    public var proof: KeySelfProof? = nil
+}
+
+/// A key's own signature over the statement that brought it in, as stored: the registration (with the
+/// challenge it signed) or the rotation (the new key's signature; `challenge` nil).
+public struct KeySelfProof: Equatable, Sendable {
+    public var challenge: [UInt8]?
+    public var signature: [UInt8]
 }
 
 /// A vouch as stored: the vouching device, the signed time in whole seconds, and the signature.

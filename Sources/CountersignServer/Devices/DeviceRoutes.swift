@@ -14,6 +14,30 @@ struct DeviceRoutes {
         DeviceVouch(deviceId: v.deviceID, vouchedAt: v.vouchedAt, signature: Base64URL(v.signature))
     }
 
+    /// A key's proof as the directory shows it (docs/PROTOCOL.md §1.3): a registration with its challenge and
+    /// account, or a rotation with the key it replaced (the device's key listed just before it).
+    static func keyProof(
+        _ key: KeyHistoryRecord,
+        accountID: String,
+        before: ArraySlice<KeyHistoryRecord>
+    ) -> KeyProof? {
+        guard let proof = key.proof else { return nil }
+        if let challenge = proof.challenge {
+            return KeyProof(
+                statement: KeyProof.registration,
+                challenge: Base64URL(challenge),
+                accountId: accountID,
+                signature: Base64URL(proof.signature)
+            )
+        }
+        guard let previous = before.last(where: { $0.deviceID == key.deviceID }) else { return nil }
+        return KeyProof(
+            statement: KeyProof.rotation,
+            previousSigningKey: Base64URL(previous.signingKey),
+            signature: Base64URL(proof.signature)
+        )
+    }
+
     static func device(_ d: DeviceRecord, vouch: KeyVouch? = nil) -> Device {
         Device(
             id: d.id,
@@ -178,18 +202,19 @@ struct DeviceRoutes {
                             keysSince: $0.keysSince
                         )
                     },
-                    history: history.map {
+                    history: history.enumerated().map { i, key in
                         KeyHistoryEntry(
-                            deviceId: $0.deviceID,
-                            signingKeyId: $0.signingKeyID,
-                            encryptionKeyId: $0.encryptionKeyID,
-                            signingKey: Base64URL($0.signingKey),
-                            addedAt: $0.addedAt,
-                            retiredAt: $0.retiredAt,
-                            retiredBecause: $0.retiredBecause,
-                            encryptionKey: $0.encryptionKey.map(Base64URL.init),
-                            rotationSignature: $0.rotationSignature.map(Base64URL.init),
-                            vouch: $0.vouch.map(Self.vouch)
+                            deviceId: key.deviceID,
+                            signingKeyId: key.signingKeyID,
+                            encryptionKeyId: key.encryptionKeyID,
+                            signingKey: Base64URL(key.signingKey),
+                            addedAt: key.addedAt,
+                            retiredAt: key.retiredAt,
+                            retiredBecause: key.retiredBecause,
+                            encryptionKey: key.encryptionKey.map(Base64URL.init),
+                            rotationSignature: key.rotationSignature.map(Base64URL.init),
+                            vouch: key.vouch.map(Self.vouch),
+                            keyProof: Self.keyProof(key, accountID: account.id, before: history[..<i])
                         )
                     }
                 )

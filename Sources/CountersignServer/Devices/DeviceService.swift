@@ -123,7 +123,11 @@ public final class DeviceService: Sendable {
             lastSeenAt: nil,
             revokedAt: nil
         )
-        switch try await store.addDevice(device, maxActive: config.maxDevicesPerAccount) {
+        switch try await store.addDevice(
+            device,
+            proof: KeySelfProof(challenge: request.challenge.bytes, signature: request.signature.bytes),
+            maxActive: config.maxDevicesPerAccount
+        ) {
         case .done: break
         case .limitReached: throw DeviceError.deviceLimit(config.maxDevicesPerAccount)
         case .keyInUse:
@@ -285,6 +289,7 @@ public final class DeviceService: Sendable {
             encryptionKey: encryption.spkiDER,
             encryptionKeyID: Hex.encode(encryption.fingerprint.bytes),
             oldKeySignature: request.oldKeySignature.bytes,
+            newKeySignature: request.newKeySignature.bytes,
             at: now
         ) {
         case .done: break

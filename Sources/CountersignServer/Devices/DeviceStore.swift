@@ -7,9 +7,9 @@ public protocol DeviceStore: Sendable {
     /// Deletes the challenge and says whether it existed for this kind and subject and had not expired.
     func spendChallenge(hash: String, kind: String, subject: String, now: Date) async throws -> Bool
 
-    /// Inserts the device and its first key-history row, unless the account has `maxActive` active
-    /// devices or either key ID is known.
-    func addDevice(_ device: DeviceRecord, maxActive: Int) async throws -> DeviceWrite
+    /// Inserts the device and its first key-history row (with `proof`, the key's signature over its
+    /// registration), unless the account has `maxActive` active devices or either key ID is known.
+    func addDevice(_ device: DeviceRecord, proof: KeySelfProof?, maxActive: Int) async throws -> DeviceWrite
     func device(id: String) async throws -> DeviceRecord?
     /// The account's devices, oldest first; revoked ones included when asked.
     func devices(accountID: String, includeRevoked: Bool) async throws -> [DeviceRecord]
@@ -28,8 +28,9 @@ public protocol DeviceStore: Sendable {
     /// The device's account and revocation-token hash, if it is active and has one.
     func revocationTokenHash(deviceID: String) async throws -> (accountID: String, hash: [UInt8])?
     /// Replaces the device's keys (only if its signing key is still `expectedSigningKeyID`).
-    /// `oldKeySignature` (the old key vouching for the new, docs/PROTOCOL.md §1) is kept with the new key,
-    /// so that readers can follow the rotation without trusting the server.
+    /// `oldKeySignature` (the old key vouching for the new, docs/PROTOCOL.md §1) and `newKeySignature` (the
+    /// new key's own, §1.3) are kept with the new key, so that readers can follow the rotation, and check the
+    /// new key chose its encryption key, without trusting the server.
     func rotate(
         deviceID: String,
         expectedSigningKeyID: String,
@@ -38,6 +39,7 @@ public protocol DeviceStore: Sendable {
         encryptionKey: [UInt8],
         encryptionKeyID: String,
         oldKeySignature: [UInt8],
+        newKeySignature: [UInt8],
         at: Date
     ) async throws -> DeviceWrite
     /// Keeps `vouch` on the device's current key if the device is the account's, active, a messaging device,

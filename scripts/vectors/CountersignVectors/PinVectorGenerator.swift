@@ -41,11 +41,16 @@ package enum PinVectorGenerator {
         var because: String? = nil
         var rotationSignature: [UInt8]? = nil
         var vouch: [String: Any]? = nil
+        /// The keys the key's own proof (docs/PROTOCOL.md §1.3) was made over, when not `keys` (a server's
+        /// swap); `proof: false` lists none.
+        var proofKeys: Keys? = nil
+        var proof = true
 
         var json: [String: Any] {
             var o: [String: Any] = [
                 "deviceId": device, "signingKeyId": keys.signingID, "encryptionKeyId": keys.encryptionID,
-                "signingKey": b64(keys.signing.publicKey.spkiDER), "encryptionKey": b64(keys.encryption.publicKey.spkiDER),
+                "signingKey": b64(keys.signing.publicKey.spkiDER),
+                "encryptionKey": b64(keys.encryption.publicKey.spkiDER),
                 "addedAt": date(added),
             ]
             if let retired { o["retiredAt"] = date(retired) }
@@ -64,15 +69,51 @@ package enum PinVectorGenerator {
         var keysSince: Double
         var json: [String: Any] {
             [
-                "id": id, "name": name, "signingKey": b64(keys.signing.publicKey.spkiDER), "signingKeyId": keys.signingID,
+                "id": id, "name": name, "signingKey": b64(keys.signing.publicKey.spkiDER),
+                "signingKeyId": keys.signingID,
                 "encryptionKey": b64(keys.encryption.publicKey.spkiDER), "encryptionKeyId": keys.encryptionID,
                 "createdAt": date(created), "keysSince": date(keysSince),
             ]
         }
     }
 
+    static let challenge = [UInt8](repeating: 0x5c, count: 32)
+    static let accountID = "acct-1"
+
+    /// The directory as a server sends it; each key's own proof is a registration (the first key of its
+    /// device) or a rotation from the device's key listed before it, signed by the key itself.
     static func directory(_ user: String, _ devices: [Listed], _ history: [Entry]) -> [String: Any] {
-        ["username": user, "devices": devices.map(\.json), "history": history.map(\.json)]
+        var previous: [String: Keys] = [:]
+        let entries = history.map { e -> [String: Any] in
+            var o = e.json
+            let k = e.proofKeys ?? e.keys
+            if e.proof, let before = previous[e.device] {
+                let message = DeviceProof.rotationMessage(
+                    deviceID: e.device,
+                    oldSigningKey: before.signing.publicKey,
+                    newSigningKey: k.signing.publicKey,
+                    newEncryptionKey: k.encryption.publicKey
+                )
+                o["keyProof"] = [
+                    "statement": "rotation", "previousSigningKey": b64(before.signing.publicKey.spkiDER),
+                    "signature": b64(try! k.signing.signature(for: message)),
+                ]
+            } else if e.proof {
+                let message = DeviceProof.registrationMessage(
+                    challenge: challenge,
+                    accountID: accountID,
+                    signingKey: k.signing.publicKey,
+                    encryptionKey: k.encryption.publicKey
+                )
+                o["keyProof"] = [
+                    "statement": "registration", "challenge": b64(challenge), "accountId": accountID,
+                    "signature": b64(try! k.signing.signature(for: message)),
+                ]
+            }
+            previous[e.device] = e.keys
+            return o
+        }
+        return ["username": user, "devices": devices.map(\.json), "history": entries]
     }
 
     /// A vouch by `voucher` (its key `by`) for `device`'s keys `keys`, signed by `signer` (default `by`).
@@ -95,7 +136,9 @@ package enum PinVectorGenerator {
             encryptionKey: keys.encryption.publicKey,
             vouchedAt: at
         )
-        return ["deviceId": voucher, "vouchedAt": at, "signature": b64(try (signer ?? by.signing).signature(for: message))]
+        return [
+            "deviceId": voucher, "vouchedAt": at, "signature": b64(try (signer ?? by.signing).signature(for: message)),
+        ]
     }
 
     static func rotation(device: String, from old: Keys, to new: Keys) throws -> [UInt8] {
@@ -145,9 +188,17 @@ package enum PinVectorGenerator {
     }
 
     package static func json() throws -> String {
-        let b1 = Keys("b1"), b2 = Keys("b2"), b3 = Keys("b3"), bx = Keys("bx"), thief = Keys("thief")
-        let b2r = Keys("b2 rotated"), b1r = Keys("b1 rotated"), c1 = Keys("c1")
-        let carol: [String: Any] = ["username": "carol", "deviceId": "c1", "signingKey": b64(c1.signing.publicKey.spkiDER)]
+        let b1 = Keys("b1")
+        let b2 = Keys("b2")
+        let b3 = Keys("b3")
+        let bx = Keys("bx")
+        let thief = Keys("thief")
+        let b2r = Keys("b2 rotated")
+        let b1r = Keys("b1 rotated")
+        let c1 = Keys("c1")
+        let carol: [String: Any] = [
+            "username": "carol", "deviceId": "c1", "signingKey": b64(c1.signing.publicKey.spkiDER),
+        ]
         let laptop = Listed(id: "b1", name: "Laptop", keys: b1, created: 0, keysSince: 0)
         let phone = Listed(id: "b2", name: "Phone", keys: b2, created: 100, keysSince: 100)
         let e1 = Entry(device: "b1", keys: b1, added: 0)
@@ -221,7 +272,9 @@ package enum PinVectorGenerator {
                 ]
             ),
             send: send("changed", devices: ["b1"]),
-            signers: [signer(bx, at: 500, "unverified"), signer(b3, at: 500, "unverified"), signer(b1, at: 500, "pinned")]
+            signers: [
+                signer(bx, at: 500, "unverified"), signer(b3, at: 500, "unverified"), signer(b1, at: 500, "pinned"),
+            ]
         )
         add(
             "a vouch claiming a pinned device but signed by another key is refused",
@@ -291,7 +344,15 @@ package enum PinVectorGenerator {
             directory(
                 "bob",
                 [laptop, phone],
-                [e1, Entry(device: "b2", keys: b2, added: 100, vouch: try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 4_000))]
+                [
+                    e1,
+                    Entry(
+                        device: "b2",
+                        keys: b2,
+                        added: 100,
+                        vouch: try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 4_000)
+                    ),
+                ]
             ),
             send: send("changed", devices: ["b1"])
         )
@@ -304,7 +365,12 @@ package enum PinVectorGenerator {
                 [laptop, phoneRotated],
                 [
                     e1, Entry(device: "b2", keys: b2, added: 100, retired: 300, because: "rotated", vouch: v2),
-                    Entry(device: "b2", keys: b2r, added: 300, rotationSignature: try rotation(device: "b2", from: b2, to: b2r)),
+                    Entry(
+                        device: "b2",
+                        keys: b2r,
+                        added: 300,
+                        rotationSignature: try rotation(device: "b2", from: b2, to: b2r)
+                    ),
                 ]
             ),
             send: send("pinned", devices: ["b1", "b2"], linked: ["b2"]),
@@ -337,7 +403,12 @@ package enum PinVectorGenerator {
                 [laptopRotated],
                 [
                     Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
-                    Entry(device: "b1", keys: b1r, added: 300, rotationSignature: try rotation(device: "b1", from: b1, to: b1r)),
+                    Entry(
+                        device: "b1",
+                        keys: b1r,
+                        added: 300,
+                        rotationSignature: try rotation(device: "b1", from: b1, to: b1r)
+                    ),
                 ]
             ),
             send: send("changed", devices: ["b1"])
@@ -350,7 +421,12 @@ package enum PinVectorGenerator {
                 [laptopRotated],
                 [
                     Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
-                    Entry(device: "b1", keys: b1r, added: 300, rotationSignature: try rotation(device: "b1", from: b1, to: b1r)),
+                    Entry(
+                        device: "b1",
+                        keys: b1r,
+                        added: 300,
+                        rotationSignature: try rotation(device: "b1", from: b1, to: b1r)
+                    ),
                 ]
             ),
             send: send("pinned", devices: ["b1"], rotated: ["b1"])
@@ -362,8 +438,18 @@ package enum PinVectorGenerator {
             [laptopRotated, phone],
             [
                 Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
-                Entry(device: "b1", keys: b1r, added: 300, rotationSignature: try rotation(device: "b1", from: b1, to: b1r)),
-                Entry(device: "b2", keys: b2, added: 100, vouch: try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 200)),
+                Entry(
+                    device: "b1",
+                    keys: b1r,
+                    added: 300,
+                    rotationSignature: try rotation(device: "b1", from: b1, to: b1r)
+                ),
+                Entry(
+                    device: "b2",
+                    keys: b2,
+                    added: 100,
+                    vouch: try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 200)
+                ),
             ]
         )
         add(
@@ -389,9 +475,60 @@ package enum PinVectorGenerator {
         add(
             "a removal cannot void what the device signed while it was known to be listed",
             pinned: pinned("bob", [("b1", "Laptop", b1), ("b2", "Phone", b2)], trusted: 400),
-            directory("bob", [laptop], [e1, Entry(device: "b2", keys: b2, added: 100, retired: -1_000, because: "revoked")]),
+            directory(
+                "bob",
+                [laptop],
+                [e1, Entry(device: "b2", keys: b2, added: 100, retired: -1_000, because: "revoked")]
+            ),
             send: send("pinned", devices: ["b1"], removed: ["b2"]),
             signers: [signer(b2, at: 300, "pinned"), signer(b2, at: 450, "retired")]
+        )
+        // The server keeps b1's signing key (the one a safety number covers) and lists an encryption key of
+        // its own; the key's proof names b1's own. Refused at first contact, and once pinned.
+        let swapped = Keys.mixed(b1, thief)
+        let swappedLaptop = Listed(id: "b1", name: "Laptop", keys: swapped, created: 0, keysSince: 0)
+        let swappedDirectory = directory(
+            "bob",
+            [swappedLaptop],
+            [Entry(device: "b1", keys: swapped, added: 0, proofKeys: b1)]
+        )
+        add(
+            "an encryption key the device's signing key never chose is refused at first contact",
+            pinned: nil,
+            swappedDirectory,
+            send: send("refused", devices: []),
+            signers: [signer(b1, at: 500, "refused")]
+        )
+        add(
+            "an encryption key the device's signing key never chose is refused once pinned too",
+            pinned: pinsB1,
+            swappedDirectory,
+            send: send("refused", devices: ["b1"])
+        )
+        add(
+            "a device key listed without its own proof is refused",
+            pinned: nil,
+            directory("bob", [laptop], [Entry(device: "b1", keys: b1, added: 0, proof: false)]),
+            send: send("refused", devices: [])
+        )
+        add(
+            "a rotated key's proof is the new key's own signature naming its encryption key",
+            pinned: nil,
+            directory(
+                "bob",
+                [laptopRotated],
+                [
+                    Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
+                    Entry(
+                        device: "b1",
+                        keys: b1r,
+                        added: 300,
+                        rotationSignature: try rotation(device: "b1", from: b1, to: b1r)
+                    ),
+                ]
+            ),
+            send: send("first-contact", devices: ["b1"]),
+            signers: [signer(b1r, at: 500, "pinned")]
         )
         // Bob's own device b1 (a CLI device: one key signs and opens) reads its own account: a device it
         // vouched for is simply his.

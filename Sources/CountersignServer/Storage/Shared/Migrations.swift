@@ -13,6 +13,7 @@ enum Migrations {
             CreateMessageQueue(), CreatePush(), CreateMFA(),
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
             AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
+            AddKeyProofs(),
         ]
     }
 }
@@ -516,5 +517,23 @@ struct AddKeyVouches: AsyncMigration {
         try await sql.raw("ALTER TABLE device_keys DROP COLUMN vouch_signature").run()
         try await sql.raw("ALTER TABLE device_keys DROP COLUMN vouched_at").run()
         try await sql.raw("ALTER TABLE device_keys DROP COLUMN vouched_by").run()
+    }
+}
+
+/// A key's own signature over the registration or rotation that brought it in (docs/PROTOCOL.md §1.3), with
+/// a registration's challenge, so that the directory can show contacts that the signing key chose its
+/// encryption key. Keys registered before have none.
+struct AddKeyProofs: AsyncMigration {
+    var name: String { "2026-11-30-02-key-proofs" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        let bytes: SQLQueryString = sql.dialect.name == "postgresql" ? "BYTEA" : "BLOB"
+        try await sql.raw("ALTER TABLE device_keys ADD COLUMN key_signature \(bytes)").run()
+        try await sql.raw("ALTER TABLE device_keys ADD COLUMN registration_challenge \(bytes)").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE device_keys DROP COLUMN registration_challenge").run()
+        try await sql.raw("ALTER TABLE device_keys DROP COLUMN key_signature").run()
     }
 }

@@ -43,11 +43,11 @@ extension SQLStores {
         ).first() != nil
     }
 
-    package func addDevice(_ d: DeviceRecord, maxActive: Int) async throws -> DeviceWrite {
+    package func addDevice(_ d: DeviceRecord, proof: KeySelfProof?, maxActive: Int) async throws -> DeviceWrite {
         let dialect = self.dialect
         do {
             return try await writeTransaction { sql in
-                try await Self.insertDevice(sql, d, maxActive: maxActive, dialect: dialect)
+                try await Self.insertDevice(sql, d, proof: proof, maxActive: maxActive, dialect: dialect)
             }
         } catch let e where Self.isUniqueViolation(e) {
             return .keyInUse  // a concurrent registration took the key between the check and the insert
@@ -59,6 +59,7 @@ extension SQLStores {
     static func insertDevice(
         _ sql: any SQLDatabase,
         _ d: DeviceRecord,
+        proof: KeySelfProof? = nil,
         maxActive: Int,
         dialect: StorageDialect
     ) async throws -> DeviceWrite {
@@ -89,6 +90,7 @@ extension SQLStores {
             encryptionKey: d.encryptionKey,
             encryptionKeyID: d.encryptionKeyID,
             rotationSignature: nil,
+            proof: proof,
             at: d.createdAt
         )
         return .done
@@ -103,14 +105,16 @@ extension SQLStores {
         encryptionKey: [UInt8],
         encryptionKeyID: String,
         rotationSignature: [UInt8]?,
+        proof: KeySelfProof?,
         at: Date
     ) async throws {
         try await sql.raw(
             """
             INSERT INTO device_keys (device_id, account_id, signing_key, signing_key_id, encryption_key, encryption_key_id, rotation_signature,
-                                     added_at, retired_at, retired_because)
+                                     key_signature, registration_challenge, added_at, retired_at, retired_because)
             VALUES (\(bind: deviceID), \(bind: accountID), \(bind: Data(signingKey)), \(bind: signingKeyID), \(bind: Data(encryptionKey)),
-                    \(bind: encryptionKeyID), \(bind: rotationSignature.map { Data($0) }), \(bind: at.ms), NULL, NULL)
+                    \(bind: encryptionKeyID), \(bind: rotationSignature.map { Data($0) }), \(bind: proof.map { Data($0.signature) }),
+                    \(bind: proof?.challenge.map { Data($0) }), \(bind: at.ms), NULL, NULL)
             """
         ).run()
     }
@@ -173,7 +177,13 @@ extension SQLStores {
                 retiredBecause: try row.decode(column: "retired_because", as: String?.self),
                 encryptionKey: try row.decode(column: "encryption_key", as: Data?.self).map { Array($0) },
                 rotationSignature: try row.decode(column: "rotation_signature", as: Data?.self).map { Array($0) },
-                vouch: try Self.vouch(row)
+                vouch: try Self.vouch(row),
+                proof: try row.decode(column: "key_signature", as: Data?.self).map {
+                    KeySelfProof(
+                        challenge: try row.decode(column: "registration_challenge", as: Data?.self).map { Array($0) },
+                        signature: Array($0)
+                    )
+                }
             )
         }
     }
@@ -306,6 +316,7 @@ extension SQLStores {
         encryptionKey: [UInt8],
         encryptionKeyID: String,
         oldKeySignature: [UInt8],
+        newKeySignature: [UInt8],
         at: Date
     ) async throws -> DeviceWrite {
         let dialect = self.dialect
@@ -344,6 +355,7 @@ extension SQLStores {
                     encryptionKey: encryptionKey,
                     encryptionKeyID: encryptionKeyID,
                     rotationSignature: oldKeySignature,
+                    proof: KeySelfProof(challenge: nil, signature: newKeySignature),
                     at: at
                 )
                 return .done

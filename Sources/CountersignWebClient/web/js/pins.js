@@ -10,7 +10,7 @@
 // tabs or two messages cannot interleave. Every change followed is kept as a notice until it is seen.
 import { ApiError } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
-import { keyIdOf, rotationMessage, verifyLowS, vouchMessage } from "./device-keys.js";
+import { keyIdOf, registrationMessage, rotationMessage, verifyLowS, vouchMessage } from "./device-keys.js";
 import { visibleText } from "./display-name.js";
 import { allFor, run } from "./keystore.js";
 import * as server from "./server/devices.js";
@@ -128,6 +128,16 @@ export async function devicesOf(dir, own) {
       }
       continue;
     }
+    if (!(await keysProven(d, dir, signingKey, encryptionKey))) {
+      throw new PinError(
+        `REFUSED: the server lists ${shown(dir.username)}'s device ${shown(String(d.id))} (key ${fp(signingKeyId)}) ` +
+          "with an encryption key that device's signing key never signed; the server may be substituting keys. " +
+          `Nothing is sent to ${shown(dir.username)} until it is fixed: if the device was registered before key ` +
+          `proofs were kept, ${shown(dir.username)} changes its key once (Settings → Change message key, or ` +
+          "countersign device rotate).",
+        { username: dir.username },
+      );
+    }
     out.push({
       id: String(d.id),
       name: String(d.name ?? ""),
@@ -139,6 +149,36 @@ export async function devicesOf(dir, own) {
   }
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
+
+/** Whether a listed device's signing key chose its encryption key (PROTOCOL §1.3, KeyPins.keysProven): the
+ *  same key for both, or its current key's history entry carries the key's own valid signature over its
+ *  registration (challenge and account as signed) or its rotation (the key replaced as signed). */
+export async function keysProven(device, dir, signingKey, encryptionKey) {
+  if (equalBytes(signingKey, encryptionKey)) return true;
+  const entry = (dir.history ?? []).find(
+    (e) => String(e.deviceId) === String(device.id) && equalBytes(fromBase64url(String(e.signingKey)), signingKey),
+  );
+  const proof = entry?.keyProof;
+  if (!proof || typeof proof.signature !== "string") return false;
+  let message;
+  try {
+    const registration = typeof proof.challenge === "string" && typeof proof.accountId === "string";
+    if (proof.statement === "registration" && registration) {
+      message = await registrationMessage(fromBase64url(proof.challenge), proof.accountId, signingKey, encryptionKey);
+    } else if (proof.statement === "rotation" && typeof proof.previousSigningKey === "string") {
+      const previous = fromBase64url(proof.previousSigningKey);
+      if (!(await keyIdOf(previous))) return false;
+      message = await rotationMessage(String(device.id), previous, signingKey, encryptionKey);
+    } else {
+      return false;
+    }
+    return await verifyLowS(signingKey, message, fromBase64url(proof.signature));
+  } catch {
+    return false;
+  }
+}
+
+const equalBytes = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The signing keys of one side of a safety number: this browser's own key stands in for what the server
  *  lists for this device (refused if it differs), so the server cannot substitute it. */

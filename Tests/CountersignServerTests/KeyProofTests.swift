@@ -1,0 +1,70 @@
+import CountersignAPI
+import CountersignCrypto
+import Foundation
+import Testing
+
+@testable import CountersignClient
+@testable import CountersignServer
+
+/// Key proofs (docs/PROTOCOL.md §1.3): the directory publishes each key's own signature over the registration
+/// or rotation that brought it in, naming its encryption key, so that a contact checks the signing key chose
+/// the encryption key it seals to. On both backends.
+@Suite(.closesStorage) struct KeyProofTests {
+    @Test(arguments: Backend.available)
+    func registrationAndRotationProofsArePublishedAndCheck(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, h in
+            let sdk = CountersignClient(server: server)
+            try await sdk.register(username: "dana", password: "correct horse", name: "D", lastname: "E")
+            try await sdk.signIn(username: "dana", password: "correct horse")
+            let account = try await sdk.me()
+            // A browser's shape: one key signs, another (ECDH) opens.
+            let signing = Identity.generate()
+            let encryption = Identity.generate()
+            let device = try await sdk.registerDevice(
+                name: "browser",
+                signing: signing,
+                encryptionKey: encryption.publicKey
+            )
+            try await sdk.openDeviceSession(deviceID: device.id, signing: signing)
+            let reader = try await Person.make("erin", server: server)
+
+            let first = try await reader.sdk.directory(username: "dana")
+            let proof = try #require(first.history.first?.keyProof)
+            #expect(proof.statement == KeyProof.registration && proof.accountId == account.id)
+            #expect(proof.challenge?.bytes.count == 32 && proof.previousSigningKey == nil)
+            #expect(KeyPins.keysProven(first.devices[0], in: first))
+            #expect(
+                try KeyPins.devices(of: first, ownUsername: "erin", ownDeviceID: nil, ownKeyID: nil).map(
+                    \.encryptionKeyId
+                )
+                    == [Hex.encode(encryption.publicKey.fingerprint.bytes)]
+            )
+
+            h.clock.advance(60)
+            let signing2 = Identity.generate()
+            let encryption2 = Identity.generate()
+            _ = try await sdk.rotateKeys(
+                deviceID: device.id,
+                old: signing,
+                newSigning: signing2,
+                newEncryptionKey: encryption2.publicKey
+            )
+            try await sdk.openDeviceSession(deviceID: device.id, signing: signing2)
+            let rotated = try await reader.sdk.directory(username: "dana")
+            #expect(rotated.history.count == 2)
+            let second = try #require(rotated.history.last?.keyProof)
+            #expect(second.statement == KeyProof.rotation && second.challenge == nil && second.accountId == nil)
+            #expect(second.previousSigningKey?.bytes == signing.publicKey.spkiDER)
+            #expect(rotated.history.first?.keyProof == proof, "the first key keeps its registration proof")
+            #expect(KeyPins.keysProven(rotated.devices[0], in: rotated))
+
+            // What a server swapping the encryption key would publish is refused by the reader.
+            var swapped = rotated
+            swapped.devices[0].encryptionKey = Base64URL(Identity.generate().publicKey.spkiDER)
+            #expect(!KeyPins.keysProven(swapped.devices[0], in: swapped))
+            #expect(throws: PinError.self) {
+                try KeyPins.devices(of: swapped, ownUsername: "erin", ownDeviceID: nil, ownKeyID: nil)
+            }
+        }
+    }
+}
