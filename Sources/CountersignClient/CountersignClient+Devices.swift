@@ -163,6 +163,15 @@ extension CountersignClient {
         guard answer.username == asked else {
             throw ClientError.directoryMismatch(asked: asked, answered: answer.username)
         }
+        // IDs the server makes are short; a huge one is refused here, before any statement is built over it.
+        let ids =
+            answer.devices.map(\.id) + answer.history.map(\.deviceId) + answer.history.compactMap(\.vouch?.deviceId)
+        guard ids.allSatisfy({ $0.utf8.count <= KeyPins.maxIDBytes }) else {
+            throw ClientError.unexpectedResponse(
+                status: 200,
+                detail: "the key directory of \(asked) lists a device ID longer than \(KeyPins.maxIDBytes) bytes"
+            )
+        }
         return answer
     }
 

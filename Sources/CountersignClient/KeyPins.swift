@@ -137,6 +137,8 @@ public struct KeyPins: Codable, Sendable {
 
     /// The longest key history a rotation is followed through.
     static let maxHistory = 1_000
+    /// The longest device or account ID a statement is built over (the server's are UUIDs).
+    public static let maxIDBytes = 256
 
     /// The fingerprint display form of a hex key ID.
     public static func fingerprint(hex: String) -> String {
@@ -192,19 +194,26 @@ public struct KeyPins: Codable, Sendable {
     /// registration (challenge and account as signed) or its rotation (the key it replaced as signed), each
     /// naming this encryption key.
     public static func keysProven(_ device: DirectoryDevice, in directory: UserDirectory) -> Bool {
-        guard let signing = try? PublicKey(spki: device.signingKey.bytes),
+        guard device.id.utf8.count <= maxIDBytes, let signing = try? PublicKey(spki: device.signingKey.bytes),
             let encryption = try? PublicKey(spki: device.encryptionKey.bytes)
         else { return false }
-        if signing.spkiDER == encryption.spkiDER { return true }
-        guard
-            let proof = directory.history.first(where: {
-                $0.deviceId == device.id && $0.signingKey.bytes == signing.spkiDER
-            })?.keyProof
-        else { return false }
+        let entry = directory.history.first {
+            $0.deviceId == device.id && $0.signingKey.bytes == signing.spkiDER
+        }
+        // The history names the key's encryption key too: listed otherwise (say, a browser's signing key
+        // listed as its encryption key, which nobody could open), it is refused.
+        if let listed = entry?.encryptionKey, (try? PublicKey(spki: listed.bytes))?.spkiDER != encryption.spkiDER {
+            return false
+        }
+        // One key for both (a CLI device) binds itself; a proof, when listed, must still verify.
+        if signing.spkiDER == encryption.spkiDER, entry?.keyProof == nil { return true }
+        guard let proof = entry?.keyProof else { return false }
         let message: [UInt8]
         switch proof.statement {
         case KeyProof.registration:
-            guard let challenge = proof.challenge, let account = proof.accountId else { return false }
+            guard let challenge = proof.challenge, challenge.bytes.count == 32, let account = proof.accountId,
+                account.utf8.count <= maxIDBytes
+            else { return false }
             message = DeviceProof.registrationMessage(
                 challenge: challenge.bytes,
                 accountID: account,

@@ -223,7 +223,19 @@ struct SafetyNumberCommand: AsyncParsableCommand {
         let mine = try await Directory.fetch(context, me)
         let theirs = try await Directory.fetch(context, them)
         func keys(_ d: UserDirectory) throws -> [PublicKey] {
-            try d.devices.map { device in
+            // A number over a device whose encryption key its signing key never chose would match and still
+            // hide the swap (docs/PROTOCOL.md §1.3): refused.
+            for device in d.devices where !KeyPins.keysProven(device, in: d) {
+                throw CLIError.usage(
+                    "no safety number: "
+                        + PinError.unprovenKeys(
+                            username: d.username,
+                            deviceID: device.id,
+                            signingKeyID: KeyPins.keyID(spki: device.signingKey.bytes) ?? "?"
+                        ).description
+                )
+            }
+            return try d.devices.map { device in
                 do { return try PublicKey(spki: device.signingKey.bytes) } catch {
                     throw CLIError.usage(
                         "the server lists a device \(device.id) of \(d.username) whose key is not a P-256 public key"

@@ -231,6 +231,10 @@ import Testing
         var otherAccount = directory("alice", alice, at: [t0])
         otherAccount.history[0].keyProof!.accountId = "another"
         #expect(throws: refused) { try listed(otherAccount) }
+        // An account ID longer than any statement takes is refused, not a trap in the message builder.
+        var huge = directory("alice", alice, at: [t0])
+        huge.history[0].keyProof!.accountId = String(repeating: "a", count: 70_000)
+        #expect(throws: refused) { try listed(huge) }
         var unknown = directory("alice", alice, at: [t0])
         unknown.history[0].keyProof!.statement = "vouch"
         #expect(throws: refused) { try listed(unknown) }

@@ -45,6 +45,9 @@ package enum PinVectorGenerator {
         /// swap); `proof: false` lists none.
         var proofKeys: Keys? = nil
         var proof = true
+        /// A rotation proof over another device ID; a proof whose S is replaced by n − S (high S).
+        var proofDevice: String? = nil
+        var highS = false
 
         var json: [String: Any] {
             var o: [String: Any] = [
@@ -89,7 +92,7 @@ package enum PinVectorGenerator {
             let k = e.proofKeys ?? e.keys
             if e.proof, let before = previous[e.device] {
                 let message = DeviceProof.rotationMessage(
-                    deviceID: e.device,
+                    deviceID: e.proofDevice ?? e.device,
                     oldSigningKey: before.signing.publicKey,
                     newSigningKey: k.signing.publicKey,
                     newEncryptionKey: k.encryption.publicKey
@@ -105,9 +108,10 @@ package enum PinVectorGenerator {
                     signingKey: k.signing.publicKey,
                     encryptionKey: k.encryption.publicKey
                 )
+                let signature = try! k.signing.signature(for: message)
                 o["keyProof"] = [
                     "statement": "registration", "challenge": b64(challenge), "accountId": accountID,
-                    "signature": b64(try! k.signing.signature(for: message)),
+                    "signature": b64(e.highS ? Self.highS(signature) : signature),
                 ]
             }
             previous[e.device] = e.keys
@@ -139,6 +143,19 @@ package enum PinVectorGenerator {
         return [
             "deviceId": voucher, "vouchedAt": at, "signature": b64(try (signer ?? by.signing).signature(for: message)),
         ]
+    }
+
+    /// The same signature with S replaced by n − S: valid for plain ECDSA, refused by SPEC §1's low-S rule.
+    static func highS(_ signature: [UInt8]) -> [UInt8] {
+        let n: [UInt8] = Hex.decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!
+        var s = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for i in stride(from: 31, through: 0, by: -1) {
+            let d = Int(n[i]) - Int(signature[32 + i]) - borrow
+            s[i] = UInt8((d + 256) % 256)
+            borrow = d < 0 ? 1 : 0
+        }
+        return Array(signature[0..<32]) + s
     }
 
     static func rotation(device: String, from old: Keys, to new: Keys) throws -> [UInt8] {
@@ -529,6 +546,51 @@ package enum PinVectorGenerator {
             ),
             send: send("first-contact", devices: ["b1"]),
             signers: [signer(b1r, at: 500, "pinned")]
+        )
+        add(
+            "an encryption key swapped in the listing alone, the history and its proof left as they were, is refused",
+            pinned: nil,
+            directory("bob", [swappedLaptop], [e1]),
+            send: send("refused", devices: [])
+        )
+        let cliLaptop = Listed(id: "b1", name: "Laptop", keys: Keys.single(b1), created: 0, keysSince: 0)
+        add(
+            "a device with one key for both needs no proof",
+            pinned: nil,
+            directory("bob", [cliLaptop], [Entry(device: "b1", keys: Keys.single(b1), added: 0, proof: false)]),
+            send: send("first-contact", devices: ["b1"]),
+            signers: [signer(b1, at: 500, "pinned")]
+        )
+        add(
+            "a two-key device listed with its signing key for both (nobody could open it) is refused",
+            pinned: nil,
+            directory("bob", [cliLaptop], [Entry(device: "b1", keys: Keys.single(b1), added: 0, proofKeys: b1)]),
+            send: send("refused", devices: [])
+        )
+        add(
+            "a rotation proof made for another device is refused",
+            pinned: nil,
+            directory(
+                "bob",
+                [laptopRotated],
+                [
+                    Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
+                    Entry(
+                        device: "b1",
+                        keys: b1r,
+                        added: 300,
+                        rotationSignature: try rotation(device: "b1", from: b1, to: b1r),
+                        proofDevice: "b2"
+                    ),
+                ]
+            ),
+            send: send("refused", devices: [])
+        )
+        add(
+            "a key proof with a high S is refused",
+            pinned: nil,
+            directory("bob", [laptop], [Entry(device: "b1", keys: b1, added: 0, highS: true)]),
+            send: send("refused", devices: [])
         )
         // Bob's own device b1 (a CLI device: one key signs and opens) reads its own account: a device it
         // vouched for is simply his.

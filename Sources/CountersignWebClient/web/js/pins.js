@@ -154,17 +154,30 @@ export async function devicesOf(dir, own) {
  *  same key for both, or its current key's history entry carries the key's own valid signature over its
  *  registration (challenge and account as signed) or its rotation (the key replaced as signed). */
 export async function keysProven(device, dir, signingKey, encryptionKey) {
-  if (equalBytes(signingKey, encryptionKey)) return true;
-  const entry = (dir.history ?? []).find(
-    (e) => String(e.deviceId) === String(device.id) && equalBytes(fromBase64url(String(e.signingKey)), signingKey),
-  );
+  if (utf8Length(String(device.id)) > MAX_ID_BYTES) return false;
+  let entry;
+  try {
+    entry = (dir.history ?? []).find(
+      (e) => String(e.deviceId) === String(device.id) && equalBytes(fromBase64url(String(e.signingKey)), signingKey),
+    );
+    // The history names the key's encryption key too: listed otherwise, it is refused.
+    if (entry?.encryptionKey != null && !equalBytes(fromBase64url(String(entry.encryptionKey)), encryptionKey)) {
+      return false;
+    }
+  } catch {
+    return false;
+  }
   const proof = entry?.keyProof;
+  // One key for both (a CLI device) binds itself; a proof, when listed, must still verify.
+  if (equalBytes(signingKey, encryptionKey) && proof == null) return true;
   if (!proof || typeof proof.signature !== "string") return false;
   let message;
   try {
-    const registration = typeof proof.challenge === "string" && typeof proof.accountId === "string";
-    if (proof.statement === "registration" && registration) {
-      message = await registrationMessage(fromBase64url(proof.challenge), proof.accountId, signingKey, encryptionKey);
+    const registration = typeof proof.challenge === "string" && typeof proof.accountId === "string" &&
+      utf8Length(proof.accountId) <= MAX_ID_BYTES;
+    const challenge = registration ? fromBase64url(proof.challenge) : null;
+    if (proof.statement === "registration" && challenge?.length === 32) {
+      message = await registrationMessage(challenge, proof.accountId, signingKey, encryptionKey);
     } else if (proof.statement === "rotation" && typeof proof.previousSigningKey === "string") {
       const previous = fromBase64url(proof.previousSigningKey);
       if (!(await keyIdOf(previous))) return false;
@@ -179,6 +192,9 @@ export async function keysProven(device, dir, signingKey, encryptionKey) {
 }
 
 const equalBytes = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+const utf8Length = (text) => new TextEncoder().encode(text).length;
+/** The longest device or account ID a statement is built over (KeyPins.maxIDBytes). */
+const MAX_ID_BYTES = 256;
 
 /** The signing keys of one side of a safety number: this browser's own key stands in for what the server
  *  lists for this device (refused if it differs), so the server cannot substitute it. */

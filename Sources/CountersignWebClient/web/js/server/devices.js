@@ -114,6 +114,11 @@ export const ENDPOINTS = [
       "history[].vouch.deviceId",
       "history[].vouch.vouchedAt",
       "history[].vouch.signature",
+      "history[].keyProof.statement",
+      "history[].keyProof.challenge",
+      "history[].keyProof.accountId",
+      "history[].keyProof.previousSigningKey",
+      "history[].keyProof.signature",
     ],
   },
 ];
