@@ -107,11 +107,21 @@ public struct SignedInSession: Codable, Equatable, Sendable {
     /// A resumed session's last full authentication (docs/PROTOCOL.md §1.1); absent after a sign-in, which
     /// is one.
     public var authenticatedAt: Date?
-    public init(token: String, expiresAt: Date, account: Account, authenticatedAt: Date? = nil) {
+    /// A resumed session's binding: the nonce its next resumption may sign without asking for one
+    /// (docs/PROTOCOL.md §1.1).
+    public var nextNonce: DeviceChallenge?
+    public init(
+        token: String,
+        expiresAt: Date,
+        account: Account,
+        authenticatedAt: Date? = nil,
+        nextNonce: DeviceChallenge? = nil
+    ) {
         self.token = token
         self.expiresAt = expiresAt
         self.account = account
         self.authenticatedAt = authenticatedAt
+        self.nextNonce = nextNonce
     }
 }
 

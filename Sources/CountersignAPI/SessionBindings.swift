@@ -22,10 +22,13 @@ public struct SessionBinding: Codable, Equatable, Sendable {
     public var deviceId: String?
     /// How long the binding may go unused before it ends (the server's setting for its kind).
     public var idleSeconds: Int
-    public init(id: String, deviceId: String?, idleSeconds: Int) {
+    /// A nonce the next resumption may sign without asking for one (docs/PROTOCOL.md §1.1).
+    public var nextNonce: DeviceChallenge?
+    public init(id: String, deviceId: String?, idleSeconds: Int, nextNonce: DeviceChallenge? = nil) {
         self.id = id
         self.deviceId = deviceId
         self.idleSeconds = idleSeconds
+        self.nextNonce = nextNonce
     }
 }
 

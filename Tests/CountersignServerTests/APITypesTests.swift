@@ -114,6 +114,8 @@ import Testing
                 retiredBecause: nil
             )
         ),
+        ("KeyProof", KeyProof(statement: KeyProof.registration, signature: b)),
+        ("SessionBinding", SessionBinding(id: "i", deviceId: nil, idleSeconds: 1)),
         ("UserDirectory", UserDirectory(username: "u", devices: [], history: [])),
         ("DeviceKeyRef", DeviceKeyRef(username: nil, deviceId: nil, encryptionKeyId: "k")),
         ("SendMessageRequest", SendMessageRequest(to: ["u"], envelope: b)),

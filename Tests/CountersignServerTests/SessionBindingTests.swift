@@ -190,6 +190,49 @@ import Testing
         }
     }
 
+    /// The nonce a binding and each resumption give resumes in one request, once, for its own binding only,
+    /// until it expires (the binding's idle limit or 12 hours, whichever is shorter); a fresh one still works.
+    @Test(arguments: Backend.available)
+    func theNextNonceResumesInOneRequestOnceUntilItExpires(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            let a = try await Self.accountWithDevice(api, "nextnan", name: "browser")
+            var r = try await Self.bind(api, a.token, a.device, accountID: a.accountID, deviceID: a.deviceID)
+            #expect(r.status == 200, "\(r.status) \(r.json)")
+            #expect(r.headers[.cacheControl] == "no-store")
+            let bindingID = try #require(r.json["id"] as? String)
+            let given = try #require(r.json["nextNonce"] as? [String: Any])
+            let first = try #require(given["challenge"] as? String)
+            let expiresText = try #require(given["expiresAt"] as? String)
+            let expires = try #require(WireDate.parse(expiresText))
+            #expect(
+                abs(expires.timeIntervalSince(h.clock.now()) - SessionBindingService.nextNonceLifetime) < 1,
+                "a device binding (30 days idle): 12 hours"
+            )
+
+            let (resumed, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: first)
+            #expect(resumed.status == 201, "\(resumed.status) \(resumed.json)")
+            let next = try #require((resumed.json["nextNonce"] as? [String: Any])?["challenge"] as? String)
+            #expect(next != first)
+            let (replay, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: first)
+            #expect(replay.status == 400 && replay.code == "challenge-invalid", "single use")
+
+            // Another binding's next nonce is not this one's.
+            let b = try await Self.accountWithDevice(api, "nextnbo", name: "browser")
+            r = try await Self.bind(api, b.token, b.device, accountID: b.accountID, deviceID: b.deviceID)
+            let otherBinding = try #require(r.json["id"] as? String)
+            let (crossed, _) = try await Self.resume(api, bindingID: otherBinding, key: b.device, nonce: next)
+            #expect(crossed.status == 400 && crossed.code == "challenge-invalid", "\(crossed.status) \(crossed.json)")
+
+            // Past its lifetime it resumes nothing; a fresh nonce still does.
+            h.clock.advance(SessionBindingService.nextNonceLifetime + 1)
+            let (late, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: next)
+            #expect(late.status == 400 && late.code == "challenge-invalid", "\(late.status) \(late.json)")
+            let (fresh, _) = try await Self.resume(api, bindingID: bindingID, key: a.device)
+            #expect(fresh.status == 201, "\(fresh.status) \(fresh.json)")
+        }
+    }
+
     /// Only a fresh session binds, and the idle limits come from the configuration and the injected clock.
     @Test(arguments: Backend.available)
     func onlyAFreshSessionBindsAndAnIdleBindingEnds(_ backend: Backend) async throws {

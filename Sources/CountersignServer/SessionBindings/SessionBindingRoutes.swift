@@ -14,12 +14,15 @@ struct SessionBindingRoutes {
         let withAccount = v1.group().add(middleware: AccountSessionMiddleware(sessions: sessions))
         withAccount.put("sessions/current/binding") { request, context in
             let body = try await APIRoutes.decode(SessionBindingRequest.self, request, maxBody: maxBody)
-            let (binding, idle) = try await bindings.bind(
+            let (binding, idle, next) = try await bindings.bind(
                 try context.account(),
                 body,
                 origin: APIRoutes.origin(request, context)
             )
-            return try json(SessionBinding(id: binding.id, deviceId: binding.deviceID, idleSeconds: Int(idle)))
+            return try json(
+                SessionBinding(id: binding.id, deviceId: binding.deviceID, idleSeconds: Int(idle), nextNonce: next),
+                headers: [.cacheControl: "no-store"]
+            )
         }
         v1.post("session-resumptions/challenges") { request, context in
             let body = try await APIRoutes.decode(SessionResumptionChallengeRequest.self, request, maxBody: maxBody)
@@ -34,13 +37,14 @@ struct SessionBindingRoutes {
         }
         v1.post("session-resumptions") { request, context in
             let body = try await APIRoutes.decode(SessionResumptionRequest.self, request, maxBody: maxBody)
-            let (s, authenticatedAt) = try await bindings.resume(body, origin: APIRoutes.origin(request, context))
+            let (s, authenticatedAt, next) = try await bindings.resume(body, origin: APIRoutes.origin(request, context))
             return try json(
                 SignedInSession(
                     token: s.token,
                     expiresAt: s.expiresAt,
                     account: AccountRoutes.account(s.account),
-                    authenticatedAt: authenticatedAt
+                    authenticatedAt: authenticatedAt,
+                    nextNonce: next
                 ),
                 status: .created,
                 headers: [.cacheControl: "no-store"]

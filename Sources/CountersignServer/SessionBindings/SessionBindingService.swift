@@ -28,6 +28,10 @@ struct SessionBindingService: Sendable {
     static let sessionsPerBinding = 16
     /// Bindings one account keeps (one per browser; the least recently used beyond end).
     static let bindingsPerAccount = 20
+    /// The longest a binding's next nonce (given with a binding and with each resumption, so a reload signs
+    /// and resumes in one request) stays valid: a signature over it that leaked from the page is good once,
+    /// until then. Past it a reload asks for a fresh nonce first.
+    static let nextNonceLifetime: TimeInterval = 12 * 3600
 
     func idle(_ binding: SessionBindingRecord) -> TimeInterval {
         binding.deviceID == nil ? config.bindingIdleWithoutDevice : config.bindingIdle
@@ -41,7 +45,7 @@ struct SessionBindingService: Sendable {
         _ auth: Authenticated,
         _ request: SessionBindingRequest,
         origin: RequestOrigin
-    ) async throws -> (SessionBindingRecord, TimeInterval) {
+    ) async throws -> (SessionBindingRecord, TimeInterval, next: DeviceChallenge) {
         guard config.bindingIdle > 0 else { throw SessionBindingError.off }
         guard let key = try? PublicKey(spki: request.publicKey.bytes) else {
             throw RequestError.invalidField(field: "publicKey", reason: "a P-256 public key as SPKI DER (SPEC §2.3)")
@@ -80,7 +84,20 @@ struct SessionBindingService: Sendable {
         else { throw RequestError.unauthenticated }  // the session ended meanwhile (401, as the session lookup)
         binding.id = id
         try await audit.record(auth.account.id, .sessionBound, .success, origin)
-        return (binding, idle(binding))
+        return (binding, idle(binding), try await nextNonce(binding))
+    }
+
+    /// A nonce the binding's next resumption may sign without asking for one (single use, as any other).
+    private func nextNonce(_ binding: SessionBindingRecord) async throws -> DeviceChallenge {
+        let lifetime = min(idle(binding), Self.nextNonceLifetime)
+        let nonce = SingleUseNonce(random: random, now: clock.now(), lifetime: lifetime)
+        try await store.createChallenge(
+            hash: nonce.hash,
+            kind: Self.resumeKind,
+            subject: binding.id,
+            expiresAt: nonce.challenge.expiresAt
+        )
+        return nonce.challenge
     }
 
     // MARK: Resuming
@@ -109,7 +126,7 @@ struct SessionBindingService: Sendable {
     func resume(
         _ request: SessionResumptionRequest,
         origin: RequestOrigin
-    ) async throws -> (NewSession, authenticatedAt: Date) {
+    ) async throws -> (NewSession, authenticatedAt: Date, next: DeviceChallenge) {
         guard let hash = SingleUseNonce.storedHash(of: request.nonce),
             try await store.spendChallenge(
                 hash: hash,
@@ -137,7 +154,10 @@ struct SessionBindingService: Sendable {
         let (token, record) = sessions.resumedSession(binding: binding, origin: origin, now: now)
         guard try await store.resume(record, keep: Self.sessionsPerBinding) else { throw SessionBindingError.ended }
         try await audit.record(account.id, .sessionResumed, .success, origin)
-        return (NewSession(token: token, expiresAt: record.expiresAt, account: account), record.authenticatedAt)
+        return (
+            NewSession(token: token, expiresAt: record.expiresAt, account: account), record.authenticatedAt,
+            try await nextNonce(binding)
+        )
     }
 
     /// The key that proves the binding: its device's current signing key (the device rotates it) while

@@ -104,19 +104,19 @@ export class MemoryIndexedDB {
   }
 }
 
-/** The server's answers: `routes` maps "GET /v1/path" to a JSON body (or a function of nothing giving
- *  one, or [status, body]); `offline` makes every call fail as a network error does. */
+/** The server's answers: `routes` maps "GET /v1/path" to a JSON body (or a function of the request's JSON
+ *  body giving one, or [status, body]); `offline` makes every call fail as a network error does. */
 export class FakeServer {
   constructor() {
     this.routes = new Map();
     this.offline = false;
     this.calls = [];
   }
-  fetch = async (path, { method = "GET" } = {}) => {
+  fetch = async (path, { method = "GET", body: sent } = {}) => {
     this.calls.push(`${method} ${path}`);
     if (this.offline) throw new TypeError("fetch failed");
     let answer = this.routes.get(`${method} ${path}`);
-    if (typeof answer === "function") answer = answer();
+    if (typeof answer === "function") answer = answer(typeof sent === "string" ? JSON.parse(sent) : undefined);
     if (answer === undefined) answer = [404, { code: "not-found" }];
     const [status, body] = Array.isArray(answer) ? answer : [200, answer];
     return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });

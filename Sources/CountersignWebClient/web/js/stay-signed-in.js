@@ -1,5 +1,6 @@
 // Staying signed in (docs/PROTOCOL.md §1.1): the browser binds a key it holds to its account session and,
-// after a reload, in a new tab or after a restart, resumes a session by signing the server's nonce with it.
+// after a reload, in a new tab or after a restart, resumes a session by signing the server's nonce with it
+// (the one the last binding or resumption gave, kept for that: one request).
 // IndexedDB keeps the binding's ID and, before this browser has a device, a non-extractable key of its own;
 // never a token. Once the device exists the binding is its signing key, which the key gate guards: a copy
 // of a gated profile resumes nothing without the passkey or password.
@@ -97,10 +98,24 @@ async function bind(account, token, fresh) {
       deviceId: binding.deviceId ?? null,
       // A device binding signs with the device's key (the gate keeps it wrapped): nothing else is stored.
       privateKey: device ? null : privateKey,
+      nextNonce: binding.nextNonce ?? null,
     }),
   );
   return Boolean(device);
 }
+
+/** Keeps the nonce the binding's next resumption may sign (PROTOCOL §1.1), if the binding is still `id`. */
+const keepNextNonce = (id, nextNonce) =>
+  run("bindings", "readwrite", (store) => {
+    const request = store.get(SLOT);
+    request.onsuccess = () => {
+      if (request.result?.id === id) store.put({ ...request.result, nextNonce: nextNonce ?? null });
+    };
+  });
+
+/** A kept nonce still worth signing: not expired, with a margin for the clocks. */
+const usable = (nonce, now = Date.now()) =>
+  typeof nonce?.challenge === "string" && Date.parse(nonce.expiresAt) - 60_000 > now;
 
 /** Whether resuming `saved` needs the key gate opened first (its device key is locked). */
 export async function needsUnlock(saved) {
@@ -124,7 +139,21 @@ export async function resume(saved) {
     key = record.signing?.privateKey;
   }
   if (!key) throw new LockedError();
-  const { challenge } = await sessionResumptionChallenge(saved.id);
-  const signature = await signLowS(key, await resumptionMessage(fromBase64url(challenge), saved.id));
-  return resumeSession({ bindingId: saved.id, nonce: challenge, signature: base64url(signature) });
+  const signed = async (challenge) => {
+    const signature = await signLowS(key, await resumptionMessage(fromBase64url(challenge), saved.id));
+    return resumeSession({ bindingId: saved.id, nonce: challenge, signature: base64url(signature) });
+  };
+  let body = null;
+  // The nonce the last binding or resumption gave: one request, where asking for a nonce first costs two.
+  // Spent meanwhile (another tab resumed with it) or expired: a fresh one is asked for.
+  if (usable(saved.nextNonce)) {
+    await keepNextNonce(saved.id, null).catch(() => {}); // single use: never signed twice from here
+    body = await signed(saved.nextNonce.challenge).catch((error) => {
+      if (error instanceof ApiError && error.code === "challenge-invalid") return null;
+      throw error;
+    });
+  }
+  body ??= await signed((await sessionResumptionChallenge(saved.id)).challenge);
+  if (body.nextNonce) await keepNextNonce(saved.id, body.nextNonce).catch(() => {});
+  return body;
 }

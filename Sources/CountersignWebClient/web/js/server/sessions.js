@@ -42,7 +42,7 @@ export const ENDPOINTS = [
     path: "/v1/sessions/current/binding",
     sends: ["publicKey", "deviceId", "signature"],
     answer: { 200: "SessionBinding" },
-    reads: { 200: ["id", "deviceId", "idleSeconds"] },
+    reads: { 200: ["id", "deviceId", "idleSeconds", "nextNonce.challenge", "nextNonce.expiresAt"] },
   },
   {
     operationId: "sessionResumptionChallenge",
@@ -58,7 +58,7 @@ export const ENDPOINTS = [
     path: "/v1/session-resumptions",
     sends: ["bindingId", "nonce", "signature"],
     answer: { 201: "Session" },
-    reads: { 201: [...SESSION_READS, "authenticatedAt"] },
+    reads: { 201: [...SESSION_READS, "authenticatedAt", "nextNonce.challenge", "nextNonce.expiresAt"] },
   },
   {
     operationId: "reauthenticate",
