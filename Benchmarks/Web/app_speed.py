@@ -20,8 +20,10 @@ per-address limits and the per-account send limit off (the seeding sends 1,000 m
    DOM change of the screen (a MutationObserver, done after QUIET ms without one). Goal: median <= 100 ms.
    Peer: reading those 1,000 stored records from IndexedDB (messages.js's list()), the floor any list starts
    from.
-4. Opening a 200-message conversation (100 each way with bob) from the list, measured the same way. Goal:
-   median <= 200 ms. Peer: opening those 200 envelopes in a loop with envelope.js (verify and decrypt, the
+4. Opening a 200-message conversation (100 each way with bob) from the list, measured the same way: all rows
+   in the DOM, every text shown (none "Opening…"), and the texts of the rows in the window shown (those in
+   it when the rows came and those in it at the end; the thread opens them first). Goal: median <= 200 ms,
+   every text shown. Peer: opening those 200 envelopes in a loop with envelope.js (verify and decrypt, the
    key given), the crypto floor of showing their texts.
 
 What a screen is made of is being reworked (issue 35 §3); the routes and the selectors that check a
@@ -47,8 +49,9 @@ LIST_ROWS = ('#app [aria-label="Conversations"] > li, #app [aria-label="Message 
 THREAD_ROUTE = "#/messages/{contact}"
 # The messages of an open conversation (the screen before §3 had none: its #/messages/ID opened one message).
 THREAD_ROWS = '#app ol.thread > li'
-# A message of the thread whose text is not shown yet ("Opening…").
-THREAD_PENDING = '#app ol.thread > li .message-text.muted'
+# A message's text not shown yet ("Opening…"), within its row; and anywhere in the thread.
+THREAD_PENDING_TEXT = '.message-text.muted'
+THREAD_PENDING = f'{THREAD_ROWS} {THREAD_PENDING_TEXT}'
 QUIET = 600  # ms without a DOM change that ends a render
 
 PASSWORD = "correct horse battery"
@@ -75,19 +78,45 @@ __watch("lockedPrompt", 'section[aria-label="Locked"] form[aria-label="Unlock wi
 document.addEventListener("submit", () => { window.__submitted = performance.now(); }, true);
 // One render: `go()` changes the address; resolves with the time of the last DOM change after it, once
 // QUIET ms pass without one (and `rows` match at least `want` elements, when given).
-window.__render = (go, rows, want, quiet, pending = null) => new Promise((resolve) => {
+// With `pending` (a text not shown yet, anywhere) and `pendingText` (the same within a row), also when each row's
+// text was shown, and when those of the rows in the window were: the rows in it when all rows were first in the
+// DOM, and those in it at the end.
+window.__render = (go, rows, want, quiet, pending = null, pendingText = null) => new Promise((resolve) => {
   const t0 = performance.now();
   let last = t0, rowsAt = null, shownAt = null, timer = null;
   const count = () => (rows ? document.querySelectorAll(rows).length : 0);
+  const shownTimes = new Map(), inView = new Set();
+  const viewed = () => {
+    for (const row of document.querySelectorAll(rows)) {
+      const box = row.getBoundingClientRect();
+      if (box.bottom > 0 && box.top < innerHeight) inView.add(row);
+    }
+  };
   const finish = () => {
     if (rows && count() < want && performance.now() - t0 < 15000) return (timer = setTimeout(finish, quiet));
     observer.disconnect();
+    let viewMs = null;
+    if (pending && rowsAt !== null) {
+      viewed();
+      const times = [...inView].map((row) => shownTimes.get(row));
+      if (times.every((t) => t !== undefined)) viewMs = Math.max(...times) - t0;
+    }
     resolve({ ms: last - t0, rowsMs: rowsAt === null ? null : rowsAt - t0,
-              shownMs: shownAt === null ? null : shownAt - t0, rows: count() });
+              shownMs: shownAt === null ? null : shownAt - t0, viewMs, inView: inView.size, rows: count() });
   };
-  const observer = new MutationObserver(() => {
+  const observer = new MutationObserver((records) => {
     last = performance.now();
-    if (rowsAt === null && rows && count() >= want) rowsAt = last;
+    if (rowsAt === null && rows && count() >= want) {
+      rowsAt = last;
+      if (pending) viewed();
+    }
+    if (rowsAt !== null && pending) {
+      for (const record of records) {
+        const node = record.target.nodeType === 1 ? record.target : record.target.parentElement;
+        const row = node?.closest?.(rows);
+        if (row && !shownTimes.has(row) && !row.querySelector(pendingText)) shownTimes.set(row, last);
+      }
+    }
     if (rowsAt !== null && shownAt === null && pending && !document.querySelector(pending)) shownAt = last;
     clearTimeout(timer);
     timer = setTimeout(finish, quiet);
@@ -377,37 +406,48 @@ def measure(browsers, url, binary, work, runs):
 
     # ---- 4. Opening a 200-message conversation ----
     say("4. conversation ...")
-    thread_ms, rows_ms, shown_ms, rows = [], [], [], 0
+    thread_ms, rows_ms, shown_ms, view_ms, in_view, rows = [], [], [], [], [], 0
     thread = THREAD_ROUTE.format(contact="bob")
     for _ in range(runs):
         alice.evaluate(f"location.hash = {LIST_ROUTE!r}")
         alice.evaluate("([rows, quiet]) => __render(() => {}, rows, 1, quiet)", [LIST_ROWS, QUIET])
         result = alice.evaluate(
-            "([route, rows, quiet, pending]) => __render(() => { location.hash = route; }, rows, 200, quiet, pending)",
-            [thread, THREAD_ROWS, QUIET, THREAD_PENDING])
+            "([route, rows, quiet, pending, text]) =>"
+            " __render(() => { location.hash = route; }, rows, 200, quiet, pending, text)",
+            [thread, THREAD_ROWS, QUIET, THREAD_PENDING, THREAD_PENDING_TEXT])
         thread_ms.append(result["ms"])
         rows = result["rows"]
         if result["rowsMs"] is not None:
             rows_ms.append(result["rowsMs"])
         if result["shownMs"] is not None:
             shown_ms.append(result["shownMs"])
+        if result["viewMs"] is not None:
+            view_ms.append(result["viewMs"])
+            in_view.append(result["inView"])
         if rows < 200:
             break   # no thread view: each try would wait 15 s for rows that never come
     opened = alice.evaluate(OPEN_ENVELOPES, {"contact": "bob", "runs": max(3, runs // 3)})
-    # The figure held to the goal: every text shown (opened), else the last DOM change.
+    # The figure held to the goal: every text shown (opened), else the last DOM change. Beside it, the texts of
+    # the rows in the window (those there when the rows came, and those there at the end) all shown.
     main_ms = shown_ms if len(shown_ms) == len(thread_ms) else thread_ms
     status = "met" if median(main_ms) <= 200 else "NOT met"
+    if view_ms and len(view_ms) == len(thread_ms):
+        status += f"; in the window: {'met' if median(view_ms) <= 200 else 'NOT met'}"
     if rows < 200:
         status = f"not measured: {thread} showed {rows} conversation rows (no thread view matched THREAD_ROWS)"
     parts = []
     if rows_ms:
         parts.append(f"all {rows} rows in the DOM (texts still opening) {spread(rows_ms)}")
+    if view_ms:
+        parts.append(f"the texts of the {min(in_view)}-{max(in_view)} rows in the window shown {spread(view_ms)}")
     if shown_ms:
         parts.append(f"every text shown {spread(shown_ms)}")
     parts.append(f"the screen's last DOM change {spread(thread_ms)}")
+    peer = median(opened['times'])
+    view_ratio = f" (in the window {median(view_ms) / peer:.2f}x)" if view_ms else ""
     out.append(f"4. opening the conversation with bob, {opened['count']} messages: " + "; ".join(parts) +
                f"; peer: its {opened['count']} envelopes opened in a loop (envelope.js) {spread(opened['times'])};"
-               f" ratio {median(main_ms) / median(opened['times']):.2f}x   goal <= 200 ms: {status}")
+               f" ratio {median(main_ms) / peer:.2f}x{view_ratio}   goal <= 200 ms, every text shown: {status}")
 
 if __name__ == "__main__":
     main()

@@ -39,20 +39,56 @@ function open() {
   });
 }
 
-/** Runs `body(store)` in one transaction on `name`; resolves with the result of the request it returns. */
-export async function run(name, mode, body, options = {}) {
-  const db = await open();
-  try {
-    return await new Promise((resolve, reject) => {
-      const tx = db.transaction(name, mode, options);
-      const result = body(tx.objectStore(name));
-      tx.oncomplete = () => resolve(result?.result);
-      tx.onerror = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
-      tx.onabort = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
-    });
-  } finally {
-    db.close();
+// One connection serves every transaction of the page (opening one costs more than most transactions do). It
+// is let go when another page needs the database upgraded or deleted (versionchange) or the browser closes
+// it, and the next transaction opens a new one.
+let connection = null;
+
+function database() {
+  if (!connection) {
+    const opening = open().then(
+      (db) => {
+        const forget = () => {
+          if (connection === opening) connection = null;
+        };
+        db.onversionchange = () => (forget(), db.close());
+        db.onclose = forget;
+        return db;
+      },
+      (error) => {
+        connection = null;
+        throw error;
+      },
+    );
+    connection = opening;
   }
+  return connection;
+}
+
+/** `use(tx)` on a new transaction of the shared connection, called at once (a transaction left waiting commits
+ *  with nothing in it); a connection closed meanwhile is replaced once. */
+async function transaction(names, mode, options, use) {
+  let db = await database();
+  let tx;
+  try {
+    tx = db.transaction(names, mode, options);
+  } catch (error) {
+    if (error?.name !== "InvalidStateError") throw error;
+    if (connection && (await connection.catch(() => null)) === db) connection = null;
+    db = await database();
+    tx = db.transaction(names, mode, options);
+  }
+  return use(tx);
+}
+
+/** Runs `body(store)` in one transaction on `name`; resolves with the result of the request it returns. */
+export function run(name, mode, body, options = {}) {
+  return transaction(name, mode, options, (tx) => new Promise((resolve, reject) => {
+    const result = body(tx.objectStore(name));
+    tx.oncomplete = () => resolve(result?.result);
+    tx.onerror = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
+    tx.onabort = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
+  }));
 }
 
 /** Every record of `name` for an account. */
@@ -71,60 +107,47 @@ export const keystore = {
    * transaction, so it must not await; what it throws rejects the call and stores nothing. Resolves with the
    * gate as stored afterwards (null when there is none).
    */
-  updateGate: async (accountId, change) => {
-    const db = await open();
-    try {
-      return await new Promise((resolve, reject) => {
-        const tx = db.transaction("devices", "readwrite");
-        const store = tx.objectStore("devices");
-        let stored = null;
-        let thrown = null;
-        store.get(accountId).onsuccess = (event) => {
-          const record = event.target.result;
-          try {
-            const gate = change(record?.gate ?? null);
-            stored = record?.gate ?? null;
-            if (gate && record) {
-              store.put({ ...record, gate });
-              stored = gate;
-            }
-          } catch (error) {
-            thrown = error;
-            tx.abort();
+  updateGate: (accountId, change) =>
+    transaction("devices", "readwrite", {}, (tx) => new Promise((resolve, reject) => {
+      const store = tx.objectStore("devices");
+      let stored = null;
+      let thrown = null;
+      store.get(accountId).onsuccess = (event) => {
+        const record = event.target.result;
+        try {
+          const gate = change(record?.gate ?? null);
+          stored = record?.gate ?? null;
+          if (gate && record) {
+            store.put({ ...record, gate });
+            stored = gate;
           }
-        };
-        tx.oncomplete = () => resolve(stored);
-        tx.onerror = tx.onabort = () => reject(
-          thrown ?? new Error(`This browser's storage failed: ${tx.error?.message}`),
-        );
-      });
-    } finally {
-      db.close();
-    }
-  },
+        } catch (error) {
+          thrown = error;
+          tx.abort();
+        }
+      };
+      tx.oncomplete = () => resolve(stored);
+      tx.onerror = tx.onabort = () => reject(
+        thrown ?? new Error(`This browser's storage failed: ${tx.error?.message}`),
+      );
+    })),
   /**
    * Forgets the account's device keys, its messages, its pins and whom it accepted or blocked, in one
    * transaction. `note`, when given, takes the device record's place (the key gate's wipe keeps what the
    * device needs to revoke itself).
    */
   remove: async (accountId, note = null) => {
-    const db = await open();
-    try {
-      await new Promise((resolve, reject) => {
-        const tx = db.transaction(Object.keys(STORES), "readwrite");
-        if (note) tx.objectStore("devices").put({ ...note, accountId });
-        else tx.objectStore("devices").delete(accountId);
-        for (const name of ["messages", "pins", "peers"]) {
-          const store = tx.objectStore(name);
-          store.index("accountId").getAllKeys(accountId).onsuccess = (event) => {
-            for (const key of event.target.result) store.delete(key);
-          };
-        }
-        tx.oncomplete = resolve;
-        tx.onerror = tx.onabort = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
-      });
-    } finally {
-      db.close();
-    }
+    await transaction(Object.keys(STORES), "readwrite", {}, (tx) => new Promise((resolve, reject) => {
+      if (note) tx.objectStore("devices").put({ ...note, accountId });
+      else tx.objectStore("devices").delete(accountId);
+      for (const name of ["messages", "pins", "peers"]) {
+        const store = tx.objectStore(name);
+        store.index("accountId").getAllKeys(accountId).onsuccess = (event) => {
+          for (const key of event.target.result) store.delete(key);
+        };
+      }
+      tx.oncomplete = resolve;
+      tx.onerror = tx.onabort = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
+    }));
   },
 };

@@ -194,20 +194,44 @@ export const get = (id) => run("messages", "readonly", (messages) => messages.ge
 /** This device's key pairs, current first, then the retired ones (newest first). */
 const pairsOf = (record) => [record, ...[...(record.previous ?? [])].reverse()];
 
-/** Marks a stored message read (its other fields as stored now: another tab may have changed them). */
-const markRead = (message) =>
-  run("messages", "readwrite", (messages) => {
-    const request = messages.get(message.key);
-    request.onsuccess = () => request.result && !request.result.read && messages.put({ ...request.result, read: true });
+/** Marks stored messages read, in one transaction (each with its other fields as stored now: another tab may
+ *  have changed them). Those read already are left alone. */
+export function markRead(list) {
+  const unread = list.filter((message) => !message.read);
+  if (!unread.length) return Promise.resolve();
+  return run("messages", "readwrite", (messages) => {
+    for (const message of unread) {
+      const request = messages.get(message.key);
+      request.onsuccess = () =>
+        request.result && !request.result.read && messages.put({ ...request.result, read: true });
+    }
     return null;
   });
+}
+
+// A record's decryption keys, the same for every message it opens: worked out once per record object.
+const decryptionKeys = new WeakMap();
+
+/** This device's encryption key pairs, current first, then the retired ones as kept (oldest first), each with
+ *  its key ID and public point. */
+function keysOf(record) {
+  if (!decryptionKeys.has(record)) {
+    const pairs = [record.encryption, ...(record.previous ?? []).map((p) => p.encryption)];
+    decryptionKeys.set(record, Promise.all(pairs.map(async (pair) => {
+      const keyId = await keyIdBytes(await spki(pair.publicKey));
+      return { keyId, keyIdHex: hex(keyId), privateKey: pair.privateKey, point: await rawPoint(pair.publicKey) };
+    })));
+  }
+  return decryptionKeys.get(record);
+}
 
 /**
  * Verifies and decrypts a stored message: its signer must be a key pinned for the sender the server
  * names (this account for an outgoing one), and its ID the envelope's. `report` gets "Signature verified"
  * then "String decrypted". A message re-sealed here when the keys were replaced (`local`, local-seal.js)
  * opens from that copy, which says what was verified and when. Returns the text, the parsed envelope, and
- * `local` ({ sender, signerKeyId, signedAt, verifiedAt }) for a copy. `markAsRead: false` for a preview;
+ * `local` ({ sender, signerKeyId, signedAt, verifiedAt }) for a copy. `markAsRead: false` for a preview (and for
+ * a batch, which marks what opened with one `markRead`);
  * `pinFirst: false` leaves a first contact unpinned. `directories` (a Map) lets a batch ask the key
  * directory once per sender (pins.js signerKey).
  */
@@ -232,7 +256,7 @@ export async function openMessage(
     if (local) {
       report(`Signature verified ${new Date(local.verifiedAt).toLocaleString()}, before this browser's keys changed`);
       report("String decrypted from this browser's re-sealed copy");
-      if (markAsRead && !message.read) await markRead(message);
+      if (markAsRead) await markRead([message]);
       return {
         text: local.text,
         envelope: header,
@@ -258,16 +282,9 @@ export async function openMessage(
   const senderSpki = signer.spki;
   // This device's current encryption key, or a retired one the message was sealed to before a rotation.
   const sealedTo = new Set(header.stanzas.map((s) => hex(s.keyId)));
-  let mine = record.encryption;
-  for (const candidate of [record.encryption, ...(record.previous ?? []).map((p) => p.encryption)]) {
-    if (sealedTo.has(hex(await keyIdBytes(await spki(candidate.publicKey))))) mine = candidate;
-  }
-  const opened = await open(bytes, {
-    senderSpki,
-    keyId: await keyIdBytes(await spki(mine.publicKey)),
-    privateKey: mine.privateKey,
-    point: await rawPoint(mine.publicKey),
-  });
+  const keys = await keysOf(record);
+  const mine = keys.findLast((k) => sealedTo.has(k.keyIdHex)) ?? keys[0];
+  const opened = await open(bytes, { senderSpki, keyId: mine.keyId, privateKey: mine.privateKey, point: mine.point });
   const from = signer.unverified ? `, ${unverifiedWords(sender, signer.unverified)}` : "";
   report(`Signature verified${from}`);
   // A first contact is pinned only now that its key is known to have signed.
@@ -278,7 +295,7 @@ export async function openMessage(
     );
   const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);
   report("String decrypted");
-  if (markAsRead && !message.read) await markRead(message);
+  if (markAsRead) await markRead([message]);
   return {
     text,
     envelope: opened,

@@ -19,7 +19,8 @@ import {
   sortConversations,
 } from "../conversations.js";
 import { keystore } from "../keystore.js";
-import { get, list, openMessage, ownIdentity } from "../messages.js";
+import { get, list, markRead, openMessage, ownIdentity } from "../messages.js";
+import { openingOrder } from "../open-order.js";
 import { peers, setPeers, unblock } from "../peers.js";
 import {
   isUsername,
@@ -66,6 +67,8 @@ const previewOf = (text) => {
 const isOpen = (record) => Boolean(record?.encryption?.privateKey);
 /** How many characters of a message a thread shows before "Show all of it". */
 const LONG_TEXT = 1_000;
+/** How many messages a thread opens at once after those in view. */
+const CHUNK = 16;
 
 export function messagesScreen(app, { onBack, open: address }) {
   const gateSlot = el("div");
@@ -465,15 +468,41 @@ export function messagesScreen(app, { onBack, open: address }) {
     // The directory answers shared by one opening of the thread (a message arriving later asks afresh).
     let directories;
 
-    /** Opens a message into its bubble; `steps` gets what opening said, for its Details. */
-    async function fill(message) {
-      const item = shown.get(message.id);
-      const textNode = item.querySelector(".message-text");
+    /** Opens a message (verified and decrypted, or refused): `{ message, opened, error, said }`, where `said` is
+     *  what sending and opening said, for its Details. Touches no bubble: a chunk is shown at once (show). */
+    async function opening(message) {
       const said = [...(sentSteps.get(message.id) ?? [])];
-      let opened = null;
       try {
-        opened = await openMessage(record, message, (words) => said.push(words), { directories });
-        if (!item.isConnected) return;
+        const report = (words) => said.push(words);
+        const opened = await openMessage(record, message, report, { directories, markAsRead: false });
+        return { message, opened, error: null, said };
+      } catch (error) {
+        said.push(`Refused: ${describe(error)}`);
+        return { message, opened: null, error, said };
+      }
+    }
+
+    /** Opens a chunk: each sender's messages one after the other, in the chunk's order (so the first of a first
+     *  contact pins them, as when they were opened one by one), different senders' side by side. */
+    async function openingAll(chunk) {
+      const bySender = new Map();
+      for (const message of chunk) {
+        const sender = message.direction === "outgoing" ? me : message.from;
+        bySender.set(sender, [...(bySender.get(sender) ?? []), message]);
+      }
+      const found = new Map();
+      await Promise.all([...bySender.values()].map(async (mine) => {
+        for (const message of mine) found.set(message.id, await opening(message));
+      }));
+      return chunk.map((message) => found.get(message.id));
+    }
+
+    /** Shows what `opening` found in the message's bubble. True when it opened (the caller marks it read). */
+    function show({ message, opened, error, said }) {
+      const item = shown.get(message.id);
+      if (!item?.isConnected) return opened !== null;
+      const textNode = item.querySelector(".message-text");
+      if (opened) {
         textNode.classList.remove("muted");
         textNode.setAttribute("aria-label", "Message text");
         // A long text (up to 1 MiB) starts cut: laying out all of it at once would stall the thread.
@@ -493,9 +522,7 @@ export function messagesScreen(app, { onBack, open: address }) {
           const verify = el("button", { type: "button", on: { click: () => compare(message.from, true) } }, "Verify");
           textNode.before(el("p", { class: "unverified" }, `F${words.slice(1)}. `, verify));
         }
-      } catch (error) {
-        if (!item.isConnected) return;
-        said.push(`Refused: ${describe(error)}`);
+      } else {
         const refusal = `This message was refused: ${describe(error)}`;
         textNode.replaceWith(el("p", { role: "alert", class: "alert" }, refusal));
       }
@@ -504,6 +531,7 @@ export function messagesScreen(app, { onBack, open: address }) {
         steps: said,
         status: () => (message.direction === "outgoing" ? statusOf(message.id) : Promise.resolve(null)),
       }));
+      return opened !== null;
     }
 
     const statuses = new Map();
@@ -542,15 +570,46 @@ export function messagesScreen(app, { onBack, open: address }) {
         for (const node of messagesList.querySelectorAll(".message-text")) node.textContent = "Locked";
         alert.textContent = error instanceof NotUnlocked ? error.message : describe(error);
         messagesList.after(el("button", { type: "button", on: { click: again } }, "Unlock to read"));
+        deliveries();
         return;
       }
-      // Newest first: the end of the thread, which is in view, fills first. One look at each sender's
-      // directory serves the whole opening.
+      // The bubbles in view first (the end of the thread), then the rest newest first, a chunk at a time, a
+      // bubble scrolled to meanwhile next; each chunk's read marks in one transaction. One look at each
+      // sender's directory serves the whole opening.
       directories = new Map();
-      for (const message of [...messages].reverse()) {
-        if (!alive() || dropped) return;
-        await fill(message);
+      const order = openingOrder(messages.map((m) => m.id));
+      const byId = new Map(messages.map((m) => [m.id, m]));
+      const prefer = (entries) => entries.forEach((e) => e.isIntersecting && order.prefer(e.target.dataset.id));
+      const seen = "IntersectionObserver" in window ? new IntersectionObserver(prefer) : null;
+      for (const message of messages) seen?.observe(shown.get(message.id));
+      let size = inView();
+      let first = true;
+      while (order.size && alive() && !dropped) {
+        const chunk = order.next(size).map((id) => byId.get(id));
+        // Shown together once opened: one change of the page (one layout) a chunk, not one a message.
+        const opened = (await openingAll(chunk)).map(show);
+        // Shown, the texts in view grew: the newest is brought back into view.
+        if (first) messagesList.lastElementChild?.scrollIntoView?.({ block: "end" });
+        for (const message of chunk) if (shown.has(message.id)) seen?.unobserve(shown.get(message.id));
+        await markRead(chunk.filter((_, i) => opened[i])).catch(() => {});
+        // The server asked how far yours got once the texts in view are shown.
+        if (first) deliveries();
+        first = false;
+        size = CHUNK;
       }
+      seen?.disconnect();
+      if (first) deliveries();
+    }
+
+    /** How many bubbles, counted from the newest, the window shows now (at least one). */
+    function inView() {
+      let count = 0;
+      for (let item = messagesList.lastElementChild; item; item = item.previousElementSibling) {
+        const box = item.getBoundingClientRect();
+        if (box.bottom <= 0) break;
+        if (box.top < innerHeight) count++;
+      }
+      return Math.max(count, 1);
     }
 
     const messages = await load();
@@ -559,7 +618,6 @@ export function messagesScreen(app, { onBack, open: address }) {
     }
     messagesList.append(...messages.map(bubble));
     messagesList.lastElementChild?.scrollIntoView?.({ block: "end" });
-    deliveries();
     await openAll(messages);
 
     listen("inbox", async (event) => {
@@ -573,7 +631,7 @@ export function messagesScreen(app, { onBack, open: address }) {
       record = await keystore.device(session.account.id);
       if (!isOpen(record)) return;
       directories = undefined;
-      await fill(message);
+      if (show(await opening(message))) await markRead([message]).catch(() => {});
       shown.get(message.id)?.scrollIntoView?.({ block: "nearest" });
     });
     listen("drop-decrypted", () => {
