@@ -254,6 +254,18 @@ public struct KeyProof: Codable, Equatable, Sendable {
     }
 }
 
+/// `PUT /v1/devices/current/key-proof`, from a device session: the proof a device registered before servers
+/// kept proofs gives for its current keys (docs/PROTOCOL.md §1.3): the registration message over 32 bytes the
+/// device chose, signed by its current signing key.
+public struct KeyProofRequest: Codable, Sendable {
+    public var challenge: Base64URL
+    public var signature: Base64URL
+    public init(challenge: Base64URL, signature: Base64URL) {
+        self.challenge = challenge
+        self.signature = signature
+    }
+}
+
 /// A device's vouch for a new device of its account: who vouched, when (whole seconds since 1970, as
 /// signed), and the signature over the vouch message (docs/PROTOCOL.md §1).
 public struct DeviceVouch: Codable, Equatable, Sendable {

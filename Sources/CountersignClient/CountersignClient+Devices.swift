@@ -24,6 +24,26 @@ extension CountersignClient {
         return try await send("POST", "/v1/devices", body: request, as: Device.self, credential: .account)
     }
 
+    /// Gives this device's current keys the key proof it was registered without (docs/PROTOCOL.md §1.3):
+    /// the registration message over 32 random bytes, its account ID and its keys, signed by `signing`.
+    /// Needs the device session.
+    public func proveKeys(accountID: String, signing: Identity, encryptionKey: PublicKey) async throws {
+        var challenge = [UInt8](repeating: 0, count: 32)
+        var rng = SystemRandomNumberGenerator()
+        for i in challenge.indices { challenge[i] = UInt8.random(in: 0...255, using: &rng) }
+        let message = DeviceProof.registrationMessage(
+            challenge: challenge,
+            accountID: accountID,
+            signingKey: signing.publicKey,
+            encryptionKey: encryptionKey
+        )
+        let request = KeyProofRequest(
+            challenge: Base64URL(challenge),
+            signature: Base64URL(try signing.signature(for: message))
+        )
+        try await send("PUT", "/v1/devices/current/key-proof", body: request, credential: .device)
+    }
+
     /// Opens a device session by signing a fresh nonce with the device's signing key; later message
     /// calls use it.
     @discardableResult

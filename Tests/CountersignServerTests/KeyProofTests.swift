@@ -68,3 +68,88 @@ import Testing
         }
     }
 }
+
+extension KeyProofTests {
+    /// A device registered before servers kept proofs (its proof cleared here, as the migration leaves such
+    /// rows) is refused by readers until it gives one for its current keys; a wrong signature, another
+    /// account's statement or a short challenge gives none, and a key that has a proof keeps it.
+    @Test(arguments: Backend.available)
+    func aDeviceRegisteredWithoutAProofGivesOne(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, h in
+            let sdk = CountersignClient(server: server)
+            try await sdk.register(username: "olga", password: "correct horse", name: "O", lastname: "P")
+            try await sdk.signIn(username: "olga", password: "correct horse")
+            let account = try await sdk.me()
+            let signing = Identity.generate()
+            let encryption = Identity.generate()
+            let device = try await sdk.registerDevice(
+                name: "old",
+                signing: signing,
+                encryptionKey: encryption.publicKey
+            )
+            try await sdk.openDeviceSession(deviceID: device.id, signing: signing)
+            try await h.storage.writeTransaction { sql in
+                try await sql.raw(
+                    "UPDATE device_keys SET key_signature = NULL, registration_challenge = NULL WHERE device_id = \(bind: device.id)"
+                ).run()
+            }
+            let reader = try await Person.make("pavel", server: server)
+            func proven() async throws -> Bool {
+                let d = try await reader.sdk.directory(username: "olga")
+                return KeyPins.keysProven(d.devices[0], in: d)
+            }
+            #expect(try await !proven(), "a legacy key has no proof")
+            let challenge = [UInt8](repeating: 9, count: 32)
+            func put(_ body: KeyProofRequest) async throws -> Int {
+                do {
+                    try await sdk.send("PUT", "/v1/devices/current/key-proof", body: body, credential: .device)
+                    return 204
+                } catch ClientError.problem(let p) {
+                    return p.status
+                }
+            }
+            func sign(_ account: String, _ bytes: [UInt8], by key: Identity) throws -> Base64URL {
+                Base64URL(
+                    try key.signature(
+                        for: DeviceProof.registrationMessage(
+                            challenge: bytes,
+                            accountID: account,
+                            signingKey: signing.publicKey,
+                            encryptionKey: encryption.publicKey
+                        )
+                    )
+                )
+            }
+            let stranger = Identity.generate()
+            #expect(
+                try await put(
+                    KeyProofRequest(
+                        challenge: Base64URL(challenge),
+                        signature: sign(account.id, challenge, by: stranger)
+                    )
+                )
+                    == 422
+            )
+            #expect(
+                try await put(
+                    KeyProofRequest(challenge: Base64URL(challenge), signature: sign("another", challenge, by: signing))
+                )
+                    == 422
+            )
+            #expect(
+                try await put(
+                    KeyProofRequest(challenge: Base64URL([1, 2]), signature: sign(account.id, [1, 2], by: signing))
+                )
+                    == 422
+            )
+            #expect(try await !proven())
+
+            try await sdk.proveKeys(accountID: account.id, signing: signing, encryptionKey: encryption.publicKey)
+            #expect(try await proven())
+            let kept = try await reader.sdk.directory(username: "olga").history.first?.keyProof
+            // A second proof changes nothing.
+            try await sdk.proveKeys(accountID: account.id, signing: signing, encryptionKey: encryption.publicKey)
+            #expect(try await reader.sdk.directory(username: "olga").history.first?.keyProof == kept)
+        }
+    }
+}

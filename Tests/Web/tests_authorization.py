@@ -24,7 +24,7 @@ from countersign_api import b64url, load_key, session_message, sign, unb64url  #
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "openapi.yaml")
 METHODS = ("get", "post", "put", "patch", "delete")
 # Operations whose device session must be a messaging device's, and an authenticator's.
-MESSAGING_ONLY = re.compile(r"^/v1/(devices/current/(keys|messages|acks)|devices/\{id\}/vouch|messages(/\{id\})?)$")
+MESSAGING_ONLY = re.compile(r"^/v1/(devices/current/(keys|key-proof|messages|acks)|devices/\{id\}/vouch|messages(/\{id\})?)$")
 AUTHENTICATOR_ONLY = re.compile(r"^/v1/authenticator(/.*)?$")
 
 

@@ -170,6 +170,12 @@ struct DeviceRoutes {
                 Self.device(try await devices.rotate(auth, body, origin: APIRoutes.origin(request, context)))
             )
         }
+        withMessagingDevice.put("devices/current/key-proof") { request, context in
+            let auth = try context.device()
+            let body = try await APIRoutes.decode(KeyProofRequest.self, request, maxBody: maxBody)
+            try await devices.proveKeys(auth, body)
+            return Response(status: .noContent)
+        }
         withMessagingDevice.post("devices/:id/vouch") { request, context in
             let auth = try context.device()
             let body = try await APIRoutes.decode(DeviceVouchRequest.self, request, maxBody: maxBody)

@@ -257,6 +257,36 @@ public final class DeviceService: Sendable {
         try await audit.record(auth.account.id, .deviceRevoke, .success, origin)
     }
 
+    /// Keeps the proof a device registered before servers kept proofs gives for its current keys
+    /// (docs/PROTOCOL.md §1.3): the registration message over 32 bytes of its choosing, signed by its current
+    /// signing key. A key that has a proof keeps it.
+    public func proveKeys(_ auth: DeviceAuthenticated, _ request: KeyProofRequest) async throws {
+        guard request.challenge.bytes.count == 32 else {
+            throw RequestError.invalidField(field: "challenge", reason: "32 random bytes in unpadded base64url")
+        }
+        let signing = try PublicKey(spki: auth.device.signingKey)
+        let message = DeviceProof.registrationMessage(
+            challenge: request.challenge.bytes,
+            accountID: auth.account.id,
+            signingKey: signing,
+            encryptionKey: try PublicKey(spki: auth.device.encryptionKey)
+        )
+        guard signing.isValidSignature(request.signature.bytes, for: message) else {
+            throw DeviceError.badSignature(
+                "the signature does not verify with the device's current signing key over the registration message "
+                    + "for its current keys (docs/PROTOCOL.md §1.3)"
+            )
+        }
+        switch try await store.setKeyProof(
+            deviceID: auth.device.id,
+            signingKeyID: auth.device.signingKeyID,
+            proof: KeySelfProof(challenge: request.challenge.bytes, signature: request.signature.bytes)
+        ) {
+        case .done: return
+        default: throw DeviceError.revoked
+        }
+    }
+
     public func rotate(
         _ auth: DeviceAuthenticated,
         _ request: KeyRotationRequest,

@@ -52,6 +52,9 @@ public protocol DeviceStore: Sendable {
         vouch: KeyVouch,
         voucherSigningKeyID: String
     ) async throws -> DeviceWrite
+    /// Keeps `proof` on the device's current key if it is still `signingKeyID` and has none (`.done` then,
+    /// and when it had one already; `.notFound` when the key changed or the device is gone).
+    func setKeyProof(deviceID: String, signingKeyID: String, proof: KeySelfProof) async throws -> DeviceWrite
     func touchDevice(id: String, at: Date) async throws
     /// Deletes expired challenges and device sessions.
     func purgeExpiredDevices(now: Date, idle: TimeInterval) async throws

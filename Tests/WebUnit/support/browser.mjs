@@ -119,7 +119,8 @@ export class FakeServer {
     if (typeof answer === "function") answer = answer(typeof sent === "string" ? JSON.parse(sent) : undefined);
     if (answer === undefined) answer = [404, { code: "not-found" }];
     const [status, body] = Array.isArray(answer) ? answer : [200, answer];
-    return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+    const text = status === 204 || status === 304 ? null : JSON.stringify(body);
+    return new Response(text, { status, headers: { "Content-Type": "application/json" } });
   };
 }
 

@@ -365,6 +365,26 @@ extension SQLStores {
         }
     }
 
+    package func setKeyProof(deviceID: String, signingKeyID: String, proof: KeySelfProof) async throws -> DeviceWrite {
+        try await writeTransaction { sql in
+            try await sql.raw(
+                """
+                UPDATE device_keys SET key_signature = \(bind: Data(proof.signature)),
+                    registration_challenge = \(bind: proof.challenge.map { Data($0) })
+                WHERE device_id = \(bind: deviceID) AND signing_key_id = \(bind: signingKeyID) AND retired_at IS NULL
+                    AND key_signature IS NULL
+                """
+            ).run()
+            let current = try await sql.raw(
+                """
+                SELECT 1 AS one FROM device_keys
+                WHERE device_id = \(bind: deviceID) AND signing_key_id = \(bind: signingKeyID) AND retired_at IS NULL
+                """
+            ).first()
+            return current == nil ? .notFound : .done
+        }
+    }
+
     package func touchDevice(id: String, at: Date) async throws {
         try await sql.raw("UPDATE devices SET last_seen_at = \(bind: at.ms) WHERE id = \(bind: id)").run()
     }

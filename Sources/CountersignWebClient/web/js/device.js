@@ -12,8 +12,10 @@ import { deviceName } from "./user-agent.js";
 import {
   deviceRegistrationChallenge,
   deviceSessionChallenge,
+  directory,
   listDevices,
   openDeviceSession,
+  proveKeys,
   registerDevice,
   revokeDevice,
   rotateKeys,
@@ -94,10 +96,37 @@ export function ensureDevice(accountSession, account, report = () => {}) {
     }
     try {
       if (record.pending) return { ...(await settlePending(record)), created };
-      return { record, deviceSession: await openSession(record), created };
+      const deviceSession = await openSession(record);
+      if (!record.keysProven) proveKeysOnce(account, deviceSession.token).catch(() => {}); // not waited for
+      return { record, deviceSession, created };
     } catch (error) {
       throw await wipedIfRevoked(error, account.id);
     }
+  });
+}
+
+/**
+ * Once per browser: a device registered before servers kept key proofs gives one for its current keys
+ * (PROTOCOL §1.3), without which contacts refuse to seal to it. Its own directory says whether it has one.
+ */
+export function proveKeysOnce(account, deviceToken) {
+  return exclusively(account.id, async () => {
+    const record = await keystore.device(account.id);
+    if (!record?.deviceId || record.keysProven || record.pending || !record.signing?.privateKey) return;
+    const signingSpki = await spki(record.signing.publicKey);
+    const encryptionSpki = await spki(record.encryption.publicKey);
+    const listed = await directory(account.username, deviceToken);
+    const entry = (listed.history ?? []).find(
+      (e) => e.deviceId === record.deviceId && !e.retiredAt && e.signingKey === base64url(signingSpki),
+    );
+    if (!entry) return; // not (or no longer) the listed key: nothing to prove now
+    if (!entry.keyProof) {
+      const challenge = crypto.getRandomValues(new Uint8Array(32));
+      const message = await registrationMessage(challenge, account.id, signingSpki, encryptionSpki);
+      const signature = await signLowS(record.signing.privateKey, message);
+      await proveKeys({ challenge: base64url(challenge), signature: base64url(signature) }, deviceToken);
+    }
+    await keystore.save({ ...record, keysProven: true });
   });
 }
 

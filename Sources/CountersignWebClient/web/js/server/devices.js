@@ -71,6 +71,13 @@ export const ENDPOINTS = [
     reads: [],
   },
   {
+    operationId: "proveKeys",
+    method: "PUT",
+    path: "/v1/devices/current/key-proof",
+    sends: ["challenge", "signature"],
+    answer: null,
+  },
+  {
     operationId: "vouchDevice",
     method: "POST",
     path: "/v1/devices/{id}/vouch",
@@ -202,6 +209,17 @@ export async function openDeviceSession({ deviceId, nonce, signature }) {
 export async function rotateKeys({ signingKey, encryptionKey, oldKeySignature, newKeySignature }, deviceToken) {
   const json = { signingKey, encryptionKey, oldKeySignature, newKeySignature };
   return (await call("POST", "/v1/devices/current/keys", { token: deviceToken, json })).body;
+}
+
+/**
+ * Gives the device's current keys the key proof it was registered without (PROTOCOL §1.3): the registration
+ * message over 32 bytes of its choosing, signed by its current signing key.
+ * @param {{challenge: string, signature: string}} request KeyProofRequest (base64url)
+ * @param {string} deviceToken the device's session
+ * @returns {Promise<void>} 204
+ */
+export async function proveKeys({ challenge, signature }, deviceToken) {
+  await call("PUT", "/v1/devices/current/key-proof", { token: deviceToken, json: { challenge, signature } });
 }
 
 /**
