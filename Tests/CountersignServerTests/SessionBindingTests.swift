@@ -191,7 +191,8 @@ import Testing
     }
 
     /// The nonce a binding and each resumption give resumes in one request, once, for its own binding only,
-    /// until it expires (the binding's idle limit or 12 hours, whichever is shorter); a fresh one still works.
+    /// until the next one replaces it or it expires (the binding's idle limit or an hour, whichever is shorter);
+    /// a fresh nonce asked for meanwhile is not replaced, and a fresh one still works after.
     @Test(arguments: Backend.available)
     func theNextNonceResumesInOneRequestOnceUntilItExpires(_ backend: Backend) async throws {
         let h = try await Harness.make(backend)
@@ -207,7 +208,7 @@ import Testing
             let expires = try #require(WireDate.parse(expiresText))
             #expect(
                 abs(expires.timeIntervalSince(h.clock.now()) - SessionBindingService.nextNonceLifetime) < 1,
-                "a device binding (30 days idle): 12 hours"
+                "a device binding (30 days idle): an hour"
             )
 
             let (resumed, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: first)
@@ -224,9 +225,21 @@ import Testing
             let (crossed, _) = try await Self.resume(api, bindingID: otherBinding, key: b.device, nonce: next)
             #expect(crossed.status == 400 && crossed.code == "challenge-invalid", "\(crossed.status) \(crossed.json)")
 
+            // A fresh nonce asked for now outlives the next one's replacement; the replaced one resumes nothing.
+            let asked = try await api.call(.post, "/v1/session-resumptions/challenges", json: ["bindingId": bindingID])
+            let fresh0 = try #require(asked.json["challenge"] as? String)
+            let (viaFresh, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: fresh0)
+            #expect(viaFresh.status == 201, "\(viaFresh.status) \(viaFresh.json)")
+            let (replaced, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: next)
+            #expect(
+                replaced.status == 400 && replaced.code == "challenge-invalid",
+                "replaced by the resumption after it"
+            )
+            let latest = try #require((viaFresh.json["nextNonce"] as? [String: Any])?["challenge"] as? String)
+
             // Past its lifetime it resumes nothing; a fresh nonce still does.
             h.clock.advance(SessionBindingService.nextNonceLifetime + 1)
-            let (late, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: next)
+            let (late, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: latest)
             #expect(late.status == 400 && late.code == "challenge-invalid", "\(late.status) \(late.json)")
             let (fresh, _) = try await Self.resume(api, bindingID: bindingID, key: a.device)
             #expect(fresh.status == 201, "\(fresh.status) \(fresh.json)")

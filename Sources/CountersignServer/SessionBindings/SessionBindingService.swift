@@ -28,10 +28,12 @@ struct SessionBindingService: Sendable {
     static let sessionsPerBinding = 16
     /// Bindings one account keeps (one per browser; the least recently used beyond end).
     static let bindingsPerAccount = 20
-    /// The longest a binding's next nonce (given with a binding and with each resumption, so a reload signs
-    /// and resumes in one request) stays valid: a signature over it that leaked from the page is good once,
-    /// until then. Past it a reload asks for a fresh nonce first.
-    static let nextNonceLifetime: TimeInterval = 12 * 3600
+    /// A binding's next nonce (given with a binding and with each resumption, so a reload signs and resumes
+    /// in one request): one per binding at a time, each new one replacing the last, valid this long at most.
+    /// A signature over it that leaked from the page is good once, until the binding's next resumption or
+    /// this, whichever comes first. Past it a reload asks for a fresh nonce first.
+    static let nextKind = "resume-next"
+    static let nextNonceLifetime: TimeInterval = 3600
 
     func idle(_ binding: SessionBindingRecord) -> TimeInterval {
         binding.deviceID == nil ? config.bindingIdleWithoutDevice : config.bindingIdle
@@ -45,7 +47,7 @@ struct SessionBindingService: Sendable {
         _ auth: Authenticated,
         _ request: SessionBindingRequest,
         origin: RequestOrigin
-    ) async throws -> (SessionBindingRecord, TimeInterval, next: DeviceChallenge) {
+    ) async throws -> (SessionBindingRecord, TimeInterval, next: DeviceChallenge?) {
         guard config.bindingIdle > 0 else { throw SessionBindingError.off }
         guard let key = try? PublicKey(spki: request.publicKey.bytes) else {
             throw RequestError.invalidField(field: "publicKey", reason: "a P-256 public key as SPKI DER (SPEC §2.3)")
@@ -84,19 +86,24 @@ struct SessionBindingService: Sendable {
         else { throw RequestError.unauthenticated }  // the session ended meanwhile (401, as the session lookup)
         binding.id = id
         try await audit.record(auth.account.id, .sessionBound, .success, origin)
-        return (binding, idle(binding), try await nextNonce(binding))
+        return (binding, idle(binding), await nextNonce(binding))
     }
 
-    /// A nonce the binding's next resumption may sign without asking for one (single use, as any other).
-    private func nextNonce(_ binding: SessionBindingRecord) async throws -> DeviceChallenge {
+    /// A nonce the binding's next resumption may sign without asking for one (single use, as any other),
+    /// replacing the binding's last one. Nil when it could not be stored: the reload then asks for one.
+    private func nextNonce(_ binding: SessionBindingRecord) async -> DeviceChallenge? {
         let lifetime = min(idle(binding), Self.nextNonceLifetime)
         let nonce = SingleUseNonce(random: random, now: clock.now(), lifetime: lifetime)
-        try await store.createChallenge(
-            hash: nonce.hash,
-            kind: Self.resumeKind,
-            subject: binding.id,
-            expiresAt: nonce.challenge.expiresAt
-        )
+        do {
+            try await store.replaceChallenge(
+                hash: nonce.hash,
+                kind: Self.nextKind,
+                subject: binding.id,
+                expiresAt: nonce.challenge.expiresAt
+            )
+        } catch {
+            return nil
+        }
         return nonce.challenge
     }
 
@@ -126,11 +133,11 @@ struct SessionBindingService: Sendable {
     func resume(
         _ request: SessionResumptionRequest,
         origin: RequestOrigin
-    ) async throws -> (NewSession, authenticatedAt: Date, next: DeviceChallenge) {
+    ) async throws -> (NewSession, authenticatedAt: Date, next: DeviceChallenge?) {
         guard let hash = SingleUseNonce.storedHash(of: request.nonce),
             try await store.spendChallenge(
                 hash: hash,
-                kind: Self.resumeKind,
+                kinds: [Self.resumeKind, Self.nextKind],
                 subject: request.bindingId,
                 now: clock.now()
             )
@@ -156,7 +163,7 @@ struct SessionBindingService: Sendable {
         try await audit.record(account.id, .sessionResumed, .success, origin)
         return (
             NewSession(token: token, expiresAt: record.expiresAt, account: account), record.authenticatedAt,
-            try await nextNonce(binding)
+            await nextNonce(binding)
         )
     }
 

@@ -20,7 +20,10 @@ public protocol SessionBindingStore: Sendable {
     func purgeIdleBindings(now: Date, idle: TimeInterval, idleWithoutDevice: TimeInterval) async throws
 
     func createChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws
-    func spendChallenge(hash: String, kind: String, subject: String, now: Date) async throws -> Bool
+    /// Stores the challenge as the only one of its kind for `subject` (earlier ones deleted).
+    func replaceChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws
+    /// Deletes the challenge and says whether it existed for one of `kinds` and this subject, unexpired.
+    func spendChallenge(hash: String, kinds: Set<String>, subject: String, now: Date) async throws -> Bool
     func device(id: String) async throws -> DeviceRecord?
     func account(id: String) async throws -> AccountRecord?
 }
