@@ -532,3 +532,22 @@ function flip(bytes) {
   out[5] ^= 1;
   return out;
 }
+
+test("in a batch a sender's directory is followed once, and every message is still held to the pins", async () => {
+  const user = freshUser();
+  const [k1, k2, stranger] = [await deviceKeys(), await deviceKeys(), await deviceKeys()];
+  await pins.trust(await directory(user, "a1", [k1], [0]), own, at(0));
+  serve(await directory(user, "a1", [k1, k2], [0, 100]));
+  const directories = new Map();
+  const batch = (key, signed) => pins.signerKey(user, key.signingId, at(signed), own, at(300), { directories });
+  const first = await batch(k2, 200);
+  assert.deepEqual(first.spki, k2.signing.spki);
+  assert.deepEqual(first.followed.rotations.map((r) => r.deviceId), ["a1"], "followed with the first message");
+  const second = await batch(k2, 250);
+  assert.deepEqual(second.spki, k2.signing.spki);
+  assert.equal(second.followed.rotations.length, 0, "not followed again");
+  assert.deepEqual((await batch(k1, 50)).spki, k1.signing.spki, "the retired key, for what it signed before");
+  assert.match(await refusal(batch(k1, 150)), /which was retired before/);
+  assert.match(await refusal(batch(stranger, 250)), /not a key you pinned|not pinned|is not one/);
+  assert.equal(server.calls.filter((c) => c === `GET /v1/users/${user}/devices`).length, 1, "asked once");
+});

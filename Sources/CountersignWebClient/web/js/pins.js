@@ -710,13 +710,18 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now(), { d
     }
     let firstContact = false;
     let followed = none();
+    // In a batch, each sender's directory is read once, so what it says is checked once: its devices for a
+    // first contact, and what the pins follow (saved, and reported with the first message that saw it).
+    const seen = directories ? batchOf(directories, name) : {};
     if (dir) {
       if (!pin) {
-        pin = pinned(name, await devicesOf(dir, own), null, now);
+        seen.devices ??= await devicesOf(dir, own);
+        pin = pinned(name, structuredClone(seen.devices), null, now);
         firstContact = true;
-      } else {
+      } else if (!seen.followed) {
         followed = await follow(pin, dir, own, now);
         if (anything(followed)) await save(pin);
+        seen.followed = true;
       }
     }
     if (!pin)
@@ -728,6 +733,15 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now(), { d
     const commit = firstContact ? () => locked(name, async () => (await load(name)) || save(pin)) : nothing;
     return { ...found, firstContact, commit, followed };
   });
+}
+
+/** What a batch (its `directories` map) checked of one sender's directory already. */
+const batches = new WeakMap();
+function batchOf(directories, name) {
+  if (!batches.has(directories)) batches.set(directories, new Map());
+  const batch = batches.get(directories);
+  if (!batch.has(name)) batch.set(name, {});
+  return batch.get(name);
 }
 
 /** Every contact pinned in this browser for the signed-in account. */
