@@ -66,9 +66,13 @@ def test_a_reload_a_new_tab_back_and_forward_keep_you_signed_in(server, browser)
     page.get_by_role("button", name="Settings").click()
     expect(page.get_by_role("heading", name="Settings")).to_be_visible()
     assert page.url.endswith("#/settings"), page.url
+    resumptions = []
+    page.on("request", lambda r: "/v1/session-resumptions" in r.url and resumptions.append(r.url.split("/v1/")[1]))
     page.reload()
     expect(page.get_by_role("heading", name="Settings")).to_be_visible(timeout=SLOW)
     p.shot("reload-keeps-settings")
+    # The nonce the binding gave is signed at once: one request, no nonce asked for (PROTOCOL §1.1).
+    assert resumptions == ["session-resumptions"], resumptions
     page.go_back()
     expect(home(page, "stan")).to_be_visible()
     page.go_forward()
