@@ -4,6 +4,7 @@ import { setSessionRenewer } from "./api.js";
 import { el, replace } from "./dom.js";
 import { emit, on } from "./events.js";
 import { askTabs, lock, want } from "./gate-keys.js";
+import { LOCKED, modulesFor } from "./screen-modules.js";
 import { installPrivacyOverlay } from "./screens/privacy.js";
 import { signInScreen } from "./screens/signin.js";
 import { signOut } from "./server/sessions.js";
@@ -117,8 +118,16 @@ const SCREEN_MODULES = {
   files: () => import("./screens/files.js"),
   approvals: () => import("./screens/approvals.js"),
 };
+/** Asks for `paths` (under js/) at once, not one import level at a time. */
+const preload = (paths) => {
+  for (const path of paths) document.head.append(el("link", { rel: "modulepreload", href: `/js/${path}` }));
+};
+let preloaded = false;
 function preloadScreen() {
+  if (preloaded) return;
+  preloaded = true;
   const [name] = location.hash.replace(/^#\/?/, "").split("/");
+  preload(modulesFor(name));
   const screen = Object.hasOwn(SCREEN_MODULES, name) ? SCREEN_MODULES[name] : SCREEN_MODULES.home;
   const wiring = [import("./inbox.js"), import("./gate-rules.js"), import("./authenticator/runtime.js")];
   for (const loading of [...wiring, screen()]) loading.catch(() => {});
@@ -262,9 +271,9 @@ async function showHome() {
 // signature of the bound key; with the key gate on, after the one prompt that opens the keys.
 
 /** A new session from the saved binding, or null when the server says it ended (forgotten then). */
-async function resumed(saved, stale = null) {
+async function resumed(saved, stale = null, { sent } = {}) {
   try {
-    const body = await resume(saved);
+    const body = await resume(saved, { sent });
     if (body.account.id !== saved.accountId) throw new Error("The server resumed another account: refused.");
     // A renewal whose page signed out (or in as someone else) meanwhile: this session is not the page's.
     if (stale && session.token !== stale) {
@@ -296,7 +305,6 @@ async function start() {
     // No storage (a private window that refuses IndexedDB): nothing to resume.
   }
   if (!saved) return showSignIn();
-  preloadScreen();
   const enter = async (signedInByPasskey = null) => {
     try {
       // A passkey's unlock signed in afresh: a full authentication, kept signed in like any sign-in.
@@ -304,16 +312,21 @@ async function start() {
         session.set(signedInByPasskey);
         return signedIn();
       }
-      if (await resumed(saved)) return signedIn({ resumed: true });
+      // The screen's modules are asked for once the resumption is on its way, not ahead of it: the browser's
+      // few connections to the server would otherwise carry them first.
+      if (await resumed(saved, null, { sent: preloadScreen })) return signedIn({ resumed: true });
       showSignIn(ENDED_WORDS);
     } catch (error) {
       showSignIn(`Could not sign you back in: ${describeError(error)}`);
     }
   };
   // Another tab of this browser may hold the key gate open: one unlock serves every tab (SPEC §14.7).
-  if ((await needsUnlock(saved).catch(() => false)) && !(await askTabs(saved.accountId))) {
-    const { lockedScreen } = await import("./screens/locked.js");
-    return lockedScreen(app, { saved, onUnlocked: (body) => enter(body), onSignOut: () => signedOut() });
+  if (await needsUnlock(saved).catch(() => false)) {
+    preload(LOCKED); // while the tabs are asked
+    if (!(await askTabs(saved.accountId))) {
+      const { lockedScreen } = await import("./screens/locked.js");
+      return lockedScreen(app, { saved, onUnlocked: (body) => enter(body), onSignOut: () => signedOut() });
+    }
   }
   await enter();
 }

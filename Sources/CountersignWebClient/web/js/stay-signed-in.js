@@ -126,9 +126,10 @@ export async function needsUnlock(saved) {
 
 /**
  * A new session from the saved binding: the server's nonce signed with the bound key. Throws LockedError
- * when the device's key is locked (the gate asks first), and the server's ApiError (`bindingEnded`).
+ * when the device's key is locked (the gate asks first), and the server's ApiError (`bindingEnded`). `sent` is
+ * called once a resumption request is on its way.
  */
-export async function resume(saved) {
+export async function resume(saved, { sent } = {}) {
   let key = saved.privateKey;
   if (saved.deviceId) {
     const record = await keystore.device(saved.accountId);
@@ -141,7 +142,9 @@ export async function resume(saved) {
   if (!key) throw new LockedError();
   const signed = async (challenge) => {
     const signature = await signLowS(key, await resumptionMessage(fromBase64url(challenge), saved.id));
-    return resumeSession({ bindingId: saved.id, nonce: challenge, signature: base64url(signature) });
+    const answer = resumeSession({ bindingId: saved.id, nonce: challenge, signature: base64url(signature) });
+    sent?.(); // the request is on its way
+    return answer;
   };
   let body = null;
   // The nonce the last binding or resumption gave: one request, where asking for a nonce first costs two.
