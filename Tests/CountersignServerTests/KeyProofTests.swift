@@ -10,22 +10,33 @@ import Testing
 /// or rotation that brought it in, naming its encryption key, so that a contact checks the signing key chose
 /// the encryption key it seals to. On both backends.
 @Suite(.closesStorage) struct KeyProofTests {
+    /// A new account `username` with a device of a browser's shape (one key signs, another opens), its device
+    /// session open on the client returned.
+    static func browserDevice(
+        _ username: String,
+        server: URL
+    ) async throws -> (
+        sdk: CountersignClient, account: Account, signing: Identity, encryption: Identity, device: Device
+    ) {
+        let sdk = CountersignClient(server: server)
+        try await sdk.register(username: username, password: "correct horse", name: "D", lastname: "E")
+        try await sdk.signIn(username: username, password: "correct horse")
+        let account = try await sdk.me()
+        let signing = Identity.generate()
+        let encryption = Identity.generate()
+        let device = try await sdk.registerDevice(
+            name: "browser",
+            signing: signing,
+            encryptionKey: encryption.publicKey
+        )
+        try await sdk.openDeviceSession(deviceID: device.id, signing: signing)
+        return (sdk, account, signing, encryption, device)
+    }
+
     @Test(arguments: Backend.available)
     func registrationAndRotationProofsArePublishedAndCheck(_ backend: Backend) async throws {
         try await withLiveServer(backend) { server, h in
-            let sdk = CountersignClient(server: server)
-            try await sdk.register(username: "dana", password: "correct horse", name: "D", lastname: "E")
-            try await sdk.signIn(username: "dana", password: "correct horse")
-            let account = try await sdk.me()
-            // A browser's shape: one key signs, another (ECDH) opens.
-            let signing = Identity.generate()
-            let encryption = Identity.generate()
-            let device = try await sdk.registerDevice(
-                name: "browser",
-                signing: signing,
-                encryptionKey: encryption.publicKey
-            )
-            try await sdk.openDeviceSession(deviceID: device.id, signing: signing)
+            let (sdk, account, signing, encryption, device) = try await Self.browserDevice("dana", server: server)
             let reader = try await Person.make("erin", server: server)
 
             let first = try await reader.sdk.directory(username: "dana")
@@ -76,18 +87,7 @@ extension KeyProofTests {
     @Test(arguments: Backend.available)
     func aDeviceRegisteredWithoutAProofGivesOne(_ backend: Backend) async throws {
         try await withLiveServer(backend) { server, h in
-            let sdk = CountersignClient(server: server)
-            try await sdk.register(username: "olga", password: "correct horse", name: "O", lastname: "P")
-            try await sdk.signIn(username: "olga", password: "correct horse")
-            let account = try await sdk.me()
-            let signing = Identity.generate()
-            let encryption = Identity.generate()
-            let device = try await sdk.registerDevice(
-                name: "old",
-                signing: signing,
-                encryptionKey: encryption.publicKey
-            )
-            try await sdk.openDeviceSession(deviceID: device.id, signing: signing)
+            let (sdk, account, signing, encryption, device) = try await Self.browserDevice("olga", server: server)
             try await h.storage.writeTransaction { sql in
                 try await sql.raw(
                     "UPDATE device_keys SET key_signature = NULL, registration_challenge = NULL WHERE device_id = \(bind: device.id)"
