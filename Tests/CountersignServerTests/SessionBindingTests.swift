@@ -476,6 +476,39 @@ import Testing
         }
     }
 
+    /// A session resumed a minute after the account's last full authentication carries that authentication
+    /// but is not fresh: it moves the binding to no key of its own until it re-authenticates itself.
+    @Test(arguments: Backend.available)
+    func aSessionResumedSoonAfterASignInCannotTakeOverItsBinding(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend)
+        try await h.run { api in
+            try await api.register("bindsoon")
+            let token = try await api.token("bindsoon")
+            let accountID = try await Self.accountID(api, token)
+            let own = Identity.generate()
+            var r = try await Self.bind(api, token, own, accountID: accountID)
+            let bindingID = try #require(r.json["id"] as? String)
+            h.clock.advance(60)
+            let (resumed, _) = try await Self.resume(api, bindingID: bindingID, key: own)
+            let resumedToken = try #require(resumed.json["token"] as? String)
+            let thief = Identity.generate()
+            r = try await Self.bind(api, resumedToken, thief, accountID: accountID)
+            #expect(r.status == 403 && r.code == "binding-too-late", "\(r.status) \(r.json)")
+            let (notThief, _) = try await Self.resume(api, bindingID: bindingID, key: thief)
+            #expect(notThief.status == 401, "the binding is still the browser's key")
+            // Re-authenticated in that session, it may.
+            let reauth = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "correct horse"],
+                token: resumedToken
+            )
+            #expect(reauth.status == 204, "\(reauth.status) \(reauth.json)")
+            r = try await Self.bind(api, resumedToken, thief, accountID: accountID)
+            #expect(r.status == 200, "\(r.status) \(r.json)")
+        }
+    }
+
     /// Revoking the device a browser is bound to ends its binding at once: nothing resumes from it. The
     /// sessions already resumed go on to their own limits (idle, lifetime), so that the page learns of the
     /// revocation through one and wipes its data (SPEC §14.5).

@@ -72,6 +72,11 @@ struct SessionBindingService: Sendable {
         // bound from its start, so a reload never makes it fresh (its `createdAt` is the reload's).
         let since = session.bindingID == nil ? max(session.createdAt, session.authenticatedAt) : session.authenticatedAt
         guard now.timeIntervalSince(since) <= Self.bindWithin else { throw SessionBindingError.tooLate }
+        // A resumed session carries its binding's last full authentication, made before it started: only one
+        // of its own (a re-authentication in it) lets it move the binding, whenever the one it carries was.
+        guard session.bindingID == nil || session.authenticatedAt >= session.createdAt else {
+            throw SessionBindingError.tooLate
+        }
         var binding = SessionBindingRecord(
             id: existing?.id ?? "sb_" + Base64URL(random.bytes(18)).text,
             accountID: auth.account.id,
