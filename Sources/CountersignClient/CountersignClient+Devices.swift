@@ -27,10 +27,12 @@ extension CountersignClient {
     /// Gives this device's current keys the key proof it was registered without (docs/PROTOCOL.md §1.3):
     /// the registration message over 32 random bytes, its account ID and its keys, signed by `signing`.
     /// Needs the device session.
-    public func proveKeys(accountID: String, signing: Identity, encryptionKey: PublicKey) async throws {
-        var challenge = [UInt8](repeating: 0, count: 32)
-        var rng = SystemRandomNumberGenerator()
-        for i in challenge.indices { challenge[i] = UInt8.random(in: 0...255, using: &rng) }
+    public func proveKeys(
+        accountID: String,
+        signing: Identity,
+        encryptionKey: PublicKey,
+        challenge: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    ) async throws {
         let message = DeviceProof.registrationMessage(
             challenge: challenge,
             accountID: accountID,

@@ -33,19 +33,12 @@ extension CountersignClient {
             for user in users {
                 let directory = try await directory(username: user)
                 try check(directory)
+                // Whatever `check` does: an encryption key its device's signing key never chose is not sealed
+                // to (docs/PROTOCOL.md §1.3).
+                do { try KeyPins.requireKeysProven(directory) } catch let e as PinError {
+                    throw ClientError.untrustedDevices(username: user, detail: e.description)
+                }
                 for d in directory.devices {
-                    // Whatever `check` does: an encryption key its device's signing key never chose is not
-                    // sealed to (docs/PROTOCOL.md §1.3).
-                    guard KeyPins.keysProven(d, in: directory) else {
-                        throw ClientError.untrustedDevices(
-                            username: user,
-                            detail: PinError.unprovenKeys(
-                                username: user,
-                                deviceID: d.id,
-                                signingKeyID: KeyPins.keyID(spki: d.signingKey.bytes) ?? "?"
-                            ).description
-                        )
-                    }
                     do {
                         keys.append(try PublicKey(spki: d.encryptionKey.bytes))
                     } catch {

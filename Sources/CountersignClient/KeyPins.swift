@@ -111,8 +111,8 @@ public enum PinError: Error, Equatable, Sendable, CustomStringConvertible {
             return
                 "REFUSED: the server lists \(user)'s device \(device) (key \(KeyPins.fingerprint(hex: key))) with an "
                 + "encryption key that device's signing key never signed; the server may be substituting keys. Nothing "
-                + "is sealed to \(user) until it is fixed: if the device was registered before key proofs were kept, "
-                + "\(user) changes its key once (countersign device rotate, or Settings → Change message key)"
+                + "is sealed to \(user) until it is fixed: a device registered before key proofs were kept gives its "
+                + "proof the next time it is opened (or when it changes its key)"
         case .unverifiedDevice(let user, let device):
             return "it is from \(user)'s new, unverified device \(device.id) (\"\(device.name)\") with key "
                 + "\(KeyPins.fingerprint(hex: device.signingKeyId)), which no device you pinned for \(user) approved"
@@ -234,6 +234,17 @@ public struct KeyPins: Codable, Sendable {
             return false
         }
         return signing.isValidSignature(proof.signature.bytes, for: message)
+    }
+
+    /// Throws `PinError.unprovenKeys` for the first device of `directory` whose keys are not proven.
+    public static func requireKeysProven(_ directory: UserDirectory) throws {
+        for device in directory.devices where !keysProven(device, in: directory) {
+            throw PinError.unprovenKeys(
+                username: directory.username,
+                deviceID: device.id,
+                signingKeyID: keyID(spki: device.signingKey.bytes) ?? "?"
+            )
+        }
     }
 
     /// What changed from `old` to `new`.

@@ -225,15 +225,8 @@ struct SafetyNumberCommand: AsyncParsableCommand {
         func keys(_ d: UserDirectory) throws -> [PublicKey] {
             // A number over a device whose encryption key its signing key never chose would match and still
             // hide the swap (docs/PROTOCOL.md §1.3): refused.
-            for device in d.devices where !KeyPins.keysProven(device, in: d) {
-                throw CLIError.usage(
-                    "no safety number: "
-                        + PinError.unprovenKeys(
-                            username: d.username,
-                            deviceID: device.id,
-                            signingKeyID: KeyPins.keyID(spki: device.signingKey.bytes) ?? "?"
-                        ).description
-                )
+            do { try KeyPins.requireKeysProven(d) } catch let e as PinError {
+                throw CLIError.usage("no safety number: \(e)")
             }
             return try d.devices.map { device in
                 do { return try PublicKey(spki: device.signingKey.bytes) } catch {

@@ -115,6 +115,7 @@ import Testing
             )
         ),
         ("KeyProof", KeyProof(statement: KeyProof.registration, signature: b)),
+        ("KeyProofRequest", KeyProofRequest(challenge: b, signature: b)),
         ("SessionBinding", SessionBinding(id: "i", deviceId: nil, idleSeconds: 1)),
         ("UserDirectory", UserDirectory(username: "u", devices: [], history: [])),
         ("DeviceKeyRef", DeviceKeyRef(username: nil, deviceId: nil, encryptionKeyId: "k")),

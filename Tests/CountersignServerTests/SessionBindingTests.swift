@@ -218,24 +218,42 @@ import Testing
             let (replay, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: first)
             #expect(replay.status == 400 && replay.code == "challenge-invalid", "single use")
 
-            // Another binding's next nonce is not this one's.
-            let b = try await Self.accountWithDevice(api, "nextnbo", name: "browser")
-            r = try await Self.bind(api, b.token, b.device, accountID: b.accountID, deviceID: b.deviceID)
-            let otherBinding = try #require(r.json["id"] as? String)
-            let (crossed, _) = try await Self.resume(api, bindingID: otherBinding, key: b.device, nonce: next)
-            #expect(crossed.status == 400 && crossed.code == "challenge-invalid", "\(crossed.status) \(crossed.json)")
-
-            // A fresh nonce asked for now outlives the next one's replacement; the replaced one resumes nothing.
-            let asked = try await api.call(.post, "/v1/session-resumptions/challenges", json: ["bindingId": bindingID])
-            let fresh0 = try #require(asked.json["challenge"] as? String)
-            let (viaFresh, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: fresh0)
+            // A resumption replaces the binding's next nonce: `next`, never spent, resumes nothing after one.
+            func fresh() async throws -> String {
+                let asked = try await api.call(
+                    .post,
+                    "/v1/session-resumptions/challenges",
+                    json: ["bindingId": bindingID]
+                )
+                return try #require(asked.json["challenge"] as? String)
+            }
+            let (viaFresh, _) = try await Self.resume(
+                api,
+                bindingID: bindingID,
+                key: a.device,
+                nonce: try await fresh()
+            )
             #expect(viaFresh.status == 201, "\(viaFresh.status) \(viaFresh.json)")
             let (replaced, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: next)
             #expect(
                 replaced.status == 400 && replaced.code == "challenge-invalid",
                 "replaced by the resumption after it"
             )
-            let latest = try #require((viaFresh.json["nextNonce"] as? [String: Any])?["challenge"] as? String)
+            // A fresh nonce asked for before a replacement outlives it.
+            let third = try #require((viaFresh.json["nextNonce"] as? [String: Any])?["challenge"] as? String)
+            let early = try await fresh()
+            let (viaNext, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: third)
+            #expect(viaNext.status == 201, "\(viaNext.status) \(viaNext.json)")
+            let (viaEarly, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: early)
+            #expect(viaEarly.status == 201, "a fresh nonce is not replaced: \(viaEarly.status) \(viaEarly.json)")
+            let latest = try #require((viaEarly.json["nextNonce"] as? [String: Any])?["challenge"] as? String)
+
+            // Another binding's next nonce is not this one's.
+            let b = try await Self.accountWithDevice(api, "nextnbo", name: "browser")
+            r = try await Self.bind(api, b.token, b.device, accountID: b.accountID, deviceID: b.deviceID)
+            let bNext = try #require((r.json["nextNonce"] as? [String: Any])?["challenge"] as? String)
+            let (crossed, _) = try await Self.resume(api, bindingID: bindingID, key: a.device, nonce: bNext)
+            #expect(crossed.status == 400 && crossed.code == "challenge-invalid", "\(crossed.status) \(crossed.json)")
 
             // Past its lifetime it resumes nothing; a fresh nonce still does.
             h.clock.advance(SessionBindingService.nextNonceLifetime + 1)

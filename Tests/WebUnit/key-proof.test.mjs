@@ -50,7 +50,7 @@ test("a device without a proof gives one, over its account and keys, once", asyn
   assert.equal(challenge.length, 32);
   const message = await registrationMessage(challenge, account.id, signingSpki, encryptionSpki);
   assert.ok(await verifyLowS(signingSpki, message, fromBase64url(sent[0].signature)), "signed by the device key");
-  assert.equal((await keystore.device(account.id)).keysProven, true);
+  assert.equal((await keystore.device(account.id)).keysProven, entry.signingKey, "noted for this key");
   await proveKeysOnce(account, "csd_token");
   assert.deepEqual(server.calls, ["GET /v1/users/ada/devices", PUT], "asked once");
 });
@@ -62,7 +62,7 @@ test("a device whose key has a proof, or is not the one listed, gives none", asy
   server.routes.set("GET /v1/users/bea/devices", { username: "bea", devices: [], history: [entry] });
   await proveKeysOnce(account, "csd_token");
   assert.deepEqual(server.calls, ["GET /v1/users/bea/devices"]);
-  assert.equal((await keystore.device(account.id)).keysProven, true);
+  assert.equal((await keystore.device(account.id)).keysProven, entry.signingKey);
 
   const other = { id: "acct-3", username: "cai" };
   await device(other.id);
@@ -71,4 +71,19 @@ test("a device whose key has a proof, or is not the one listed, gives none", asy
   await proveKeysOnce(other, "csd_token");
   assert.deepEqual(server.calls, ["GET /v1/users/cai/devices"], "nothing to prove for a key not listed");
   assert.equal((await keystore.device(other.id)).keysProven, undefined, "asked again next time");
+});
+
+test("what changed in the record meanwhile (a gate, say) is kept when the proof is noted", async () => {
+  const account = { id: "acct-4", username: "dov" };
+  const { entry } = await device(account.id);
+  server.routes.set("GET /v1/users/dov/devices", { username: "dov", devices: [], history: [entry] });
+  server.routes.set(PUT, async () => {
+    // Another tab changes the record while the proof is on its way.
+    await keystore.updateGate(account.id, () => ({ kind: "password", attempts: 2 }));
+    return [204, null];
+  });
+  await proveKeysOnce(account, "csd_token");
+  const record = await keystore.device(account.id);
+  assert.equal(record.keysProven, entry.signingKey);
+  assert.deepEqual(record.gate, { kind: "password", attempts: 2 }, "not overwritten by the copy read before");
 });

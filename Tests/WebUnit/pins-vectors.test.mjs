@@ -93,9 +93,9 @@ async function sendCheck(c, own) {
     if (check.firstContact) return { outcome: "first-contact", followed: check.followed, devices: check.devices };
     return { outcome: "pinned", followed: check.followed, devices: (await pins.pinOfUser(user)).devices };
   } catch (error) {
-    if (!(error instanceof pins.PinError) || !["changed", "refused"].includes(error.reason)) throw error;
+    if (!(error instanceof pins.PinError) || !["changed", "unproven"].includes(error.reason)) throw error;
     const none = { rotations: [], links: [], removals: [] };
-    return { outcome: error.reason, followed: error.followed ?? none, devices: (await pins.pinOfUser(user))?.devices ?? [] };
+    return { outcome: error.reason === "unproven" ? "refused" : error.reason, followed: error.followed ?? none, devices: (await pins.pinOfUser(user))?.devices ?? [] };
   }
 }
 

@@ -550,4 +550,27 @@ test("in a batch a sender's directory is followed once, and every message is sti
   assert.match(await refusal(batch(k1, 150)), /which was retired before/);
   assert.match(await refusal(batch(stranger, 250)), /not a key you pinned|not pinned|is not one/);
   assert.equal(server.calls.filter((c) => c === `GET /v1/users/${user}/devices`).length, 1, "asked once");
+
+  // A first contact's devices (their key proofs checked) are worked out once per batch, not per message.
+  const other = freshUser();
+  const [e1, e2] = [await deviceKeys(), await deviceKeys()];
+  const listed = await directory(other, "b1", [e1], [0]);
+  addDevice(listed, await directory(other, "b2", [e2], [0]));
+  serve(listed);
+  const verify = crypto.subtle.verify.bind(crypto.subtle);
+  let verified = 0;
+  crypto.subtle.verify = (...args) => ((verified += 1), verify(...args));
+  try {
+    const lookups = new Map();
+    const look = () => pins.signerKey(other, e1.signingId, at(200), own, at(300), { directories: lookups });
+    assert.equal((await look()).firstContact, true);
+    const first = verified;
+    assert.ok(first >= 2, `the two devices' proofs were checked (${first})`);
+    assert.equal((await look()).firstContact, true, "nothing committed: still a first contact");
+    assert.equal(verified, first, "not checked again within the batch");
+    await pins.signerKey(other, e1.signingId, at(200), own, at(300));
+    assert.ok(verified > first, "outside a batch, checked again");
+  } finally {
+    crypto.subtle.verify = verify;
+  }
 });

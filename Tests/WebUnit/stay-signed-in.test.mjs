@@ -73,12 +73,18 @@ test("a kept nonce the server no longer takes (another tab spent it) falls back 
 
 test("a kept nonce is signed once: cleared before it is sent, so a failed reload does not send it again", async () => {
   const { binding } = await saved({ challenge: nonce(1), expiresAt: later(3_600_000) });
-  serve(() => {
-    throw new TypeError("fetch failed");
+  const keptWhenSent = [];
+  serve(async () => {
+    keptWhenSent.push((await savedBinding()).nextNonce);
+    return [503, { code: "unavailable" }];
   });
-  server.routes.set(RESUME, () => [503, { code: "unavailable" }]);
   await assert.rejects(resume(binding));
-  assert.equal((await savedBinding()).nextNonce, null);
+  assert.deepEqual(keptWhenSent, [null], "cleared before the request");
+  // The next reload reads the binding again: nothing kept, so it asks for a fresh nonce.
+  const seen = serve(() => resumed(undefined));
+  await resume(await savedBinding());
+  assert.deepEqual(server.calls, [CHALLENGES, RESUME]);
+  assert.equal(seen[0].nonce, nonce(3));
 });
 
 test("an expired or malformed kept nonce is not sent; an ended binding is not retried", async () => {

@@ -283,7 +283,8 @@ public final class DeviceService: Sendable {
             proof: KeySelfProof(challenge: request.challenge.bytes, signature: request.signature.bytes)
         ) {
         case .done: return
-        default: throw DeviceError.revoked
+        // The session's device is active: its key changed meanwhile (a rotation, which carries its own proof).
+        default: throw DeviceError.keyInUse("this device's keys changed meanwhile; open a new device session")
         }
     }
 

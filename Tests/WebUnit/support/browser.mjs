@@ -116,7 +116,7 @@ export class FakeServer {
     this.calls.push(`${method} ${path}`);
     if (this.offline) throw new TypeError("fetch failed");
     let answer = this.routes.get(`${method} ${path}`);
-    if (typeof answer === "function") answer = answer(typeof sent === "string" ? JSON.parse(sent) : undefined);
+    if (typeof answer === "function") answer = await answer(typeof sent === "string" ? JSON.parse(sent) : undefined);
     if (answer === undefined) answer = [404, { code: "not-found" }];
     const [status, body] = Array.isArray(answer) ? answer : [200, answer];
     const text = status === 204 || status === 304 ? null : JSON.stringify(body);

@@ -25,32 +25,6 @@ extension SQLStores {
         try await spendChallenge(hash: hash, kinds: [kind], subject: subject, now: now)
     }
 
-    package func spendChallenge(hash: String, kinds: Set<String>, subject: String, now: Date) async throws -> Bool {
-        let rows = try await sql.raw(
-            """
-            DELETE FROM device_challenges WHERE challenge_hash = \(bind: hash) RETURNING kind, subject, expires_at
-            """
-        ).all()
-        guard let row = rows.first else { return false }
-        return try kinds.contains(row.decode(column: "kind", as: String.self))
-            && row.decode(column: "subject", as: String.self) == subject
-            && row.decode(column: "expires_at", as: Int64.self) > now.ms
-    }
-
-    package func replaceChallenge(hash: String, kind: String, subject: String, expiresAt: Date) async throws {
-        try await writeTransaction { sql in
-            try await sql.raw(
-                "DELETE FROM device_challenges WHERE kind = \(bind: kind) AND subject = \(bind: subject)"
-            ).run()
-            try await sql.raw(
-                """
-                INSERT INTO device_challenges (challenge_hash, kind, subject, expires_at)
-                VALUES (\(bind: hash), \(bind: kind), \(bind: subject), \(bind: expiresAt.ms))
-                """
-            ).run()
-        }
-    }
-
     // MARK: Devices
 
     private static func keysKnown(_ sql: any SQLDatabase, _ ids: [String]) async throws -> Bool {

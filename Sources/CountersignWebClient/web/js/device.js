@@ -97,7 +97,7 @@ export function ensureDevice(accountSession, account, report = () => {}) {
     try {
       if (record.pending) return { ...(await settlePending(record)), created };
       const deviceSession = await openSession(record);
-      if (!record.keysProven) proveKeysOnce(account, deviceSession.token).catch(() => {}); // not waited for
+      proveKeysOnce(account, deviceSession.token).catch(() => {}); // not waited for; once per key
       return { record, deviceSession, created };
     } catch (error) {
       throw await wipedIfRevoked(error, account.id);
@@ -106,14 +106,15 @@ export function ensureDevice(accountSession, account, report = () => {}) {
 }
 
 /**
- * Once per browser: a device registered before servers kept key proofs gives one for its current keys
+ * Once per key: a device registered before servers kept key proofs gives one for its current keys
  * (PROTOCOL §1.3), without which contacts refuse to seal to it. Its own directory says whether it has one.
  */
 export function proveKeysOnce(account, deviceToken) {
   return exclusively(account.id, async () => {
     const record = await keystore.device(account.id);
-    if (!record?.deviceId || record.keysProven || record.pending || !record.signing?.privateKey) return;
+    if (!record?.deviceId || record.pending || !record.signing?.privateKey) return;
     const signingSpki = await spki(record.signing.publicKey);
+    if (record.keysProven === base64url(signingSpki)) return;
     const encryptionSpki = await spki(record.encryption.publicKey);
     const listed = await directory(account.username, deviceToken);
     const entry = (listed.history ?? []).find(
@@ -126,7 +127,7 @@ export function proveKeysOnce(account, deviceToken) {
       const signature = await signLowS(record.signing.privateKey, message);
       await proveKeys({ challenge: base64url(challenge), signature: base64url(signature) }, deviceToken);
     }
-    await keystore.save({ ...record, keysProven: true });
+    await keystore.markKeysProven(account.id, record.deviceId, base64url(signingSpki));
   });
 }
 

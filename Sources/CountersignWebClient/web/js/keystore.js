@@ -131,6 +131,18 @@ export const keystore = {
         thrown ?? new Error(`This browser's storage failed: ${tx.error?.message}`),
       );
     })),
+  /** Notes in one transaction that the device `deviceId`'s signing key `signingSpki` (base64url) has its key
+   *  proof (PROTOCOL §1.3): the record as stored then is kept, not a copy read before. */
+  markKeysProven: (accountId, deviceId, signingSpki) =>
+    transaction("devices", "readwrite", {}, (tx) => new Promise((resolve, reject) => {
+      const store = tx.objectStore("devices");
+      store.get(accountId).onsuccess = (event) => {
+        const record = event.target.result;
+        if (record?.deviceId === deviceId) store.put({ ...record, keysProven: signingSpki });
+      };
+      tx.oncomplete = () => resolve();
+      tx.onerror = tx.onabort = () => reject(new Error(`This browser's storage failed: ${tx.error?.message}`));
+    })),
   /**
    * Forgets the account's device keys, its messages, its pins and whom it accepted or blocked, in one
    * transaction. `note`, when given, takes the device record's place (the key gate's wipe keeps what the

@@ -35,7 +35,8 @@ const shown = visibleText;
 
 /** Why a pin check refused. `changes` lists what differs from the pins, for the warning; `reason` says which
  *  rule refused: "changed" (sending blocked), "unpinned" (a signer pinned for nobody), "retired" (a key
- *  retired before the message was signed), "unverified" (UnverifiedDevice), or "refused" (anything else). */
+ *  retired before the message was signed), "unverified" (UnverifiedDevice), "unproven" (a listed device whose
+ *  encryption key its signing key never chose, PROTOCOL §1.3), or "refused" (anything else). */
 export class PinError extends Error {
   constructor(message, { username, changes = [], reason = "refused" } = {}) {
     super(message);
@@ -91,10 +92,16 @@ export async function directory(username) {
       { username: asked },
     );
   }
-  if (!Array.isArray(body.devices) || !Array.isArray(body.history) || body.devices.length > DIRECTORY_DEVICE_LIMIT) {
+  // IDs the server makes are short (KeyPins.maxIDBytes): a longer one is refused before any statement is built.
+  const ids = Array.isArray(body.devices) && Array.isArray(body.history)
+    ? [...body.devices.map((d) => d?.id), ...body.history.flatMap((e) => [e?.deviceId, e?.vouch?.deviceId])]
+    : [];
+  const longId = ids.some((id) => id != null && utf8Length(String(id)) > MAX_ID_BYTES);
+  if (!Array.isArray(body.devices) || !Array.isArray(body.history) || body.devices.length > DIRECTORY_DEVICE_LIMIT ||
+    longId) {
     throw new PinError(
       `The server's key directory for ${asked} is not one this page accepts (more than ${DIRECTORY_DEVICE_LIMIT} ` +
-        `devices, or malformed).`,
+        `devices, a device ID longer than ${MAX_ID_BYTES} bytes, or malformed).`,
       { username: asked },
     );
   }
@@ -132,10 +139,9 @@ export async function devicesOf(dir, own) {
       throw new PinError(
         `REFUSED: the server lists ${shown(dir.username)}'s device ${shown(String(d.id))} (key ${fp(signingKeyId)}) ` +
           "with an encryption key that device's signing key never signed; the server may be substituting keys. " +
-          `Nothing is sent to ${shown(dir.username)} until it is fixed: if the device was registered before key ` +
-          `proofs were kept, ${shown(dir.username)} changes its key once (Settings → Change message key, or ` +
-          "countersign device rotate).",
-        { username: dir.username },
+          `Nothing is sent to ${shown(dir.username)} until it is fixed: a device registered before key proofs ` +
+          "were kept gives its proof the next time it is opened (or when it changes its key).",
+        { username: dir.username, reason: "unproven" },
       );
     }
     out.push({

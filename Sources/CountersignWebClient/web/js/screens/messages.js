@@ -598,7 +598,7 @@ export function messagesScreen(app, { onBack, open: address }) {
         size = CHUNK;
       }
       seen?.disconnect();
-      if (first) deliveries();
+      if (first && alive()) deliveries();
     }
 
     /** How many bubbles, counted from the newest, the window shows now (at least one). */
