@@ -168,8 +168,9 @@ def other_tab(p, server, resume=True):
     tab.page.on("pageerror", lambda e: tab.problems.append(f"page error (second tab): {e}"))
     if not resume:
         refused = {"type": "about:blank", "code": "rate-limited", "title": "Too many", "status": 429, "detail": "Wait."}
+        # Both ways to resume: asking for a nonce, and signing the one the binding gave (PROTOCOL §1.1).
         tab.page.route(
-            "**/v1/session-resumptions/challenges",
+            re.compile(r".*/v1/session-resumptions(/challenges)?$"),
             lambda route: route.fulfill(status=429, content_type="application/problem+json", body=json.dumps(refused)),
         )
     tab.page.goto(server.url + "/")
