@@ -412,21 +412,26 @@ package enum PinVectorGenerator {
             signers: [signer(b2, at: 500, "unverified")]
         )
         let laptopRotated = Listed(id: "b1", name: "Laptop", keys: b1r, created: 0, keysSince: 300)
+        // b1's history through its signed rotation to b1r at 300 (the new key's proof made for `proofDevice`).
+        func b1Rotated(proofDevice: String? = nil) throws -> [Entry] {
+            [
+                Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
+                Entry(
+                    device: "b1",
+                    keys: b1r,
+                    added: 300,
+                    rotationSignature: try rotation(device: "b1", from: b1, to: b1r),
+                    proofDevice: proofDevice
+                ),
+            ]
+        }
         add(
             "a verified contact's signed rotation waits for the user too",
             pinned: pinned("bob", [("b1", "Laptop", b1)], verified: true),
             directory(
                 "bob",
                 [laptopRotated],
-                [
-                    Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
-                    Entry(
-                        device: "b1",
-                        keys: b1r,
-                        added: 300,
-                        rotationSignature: try rotation(device: "b1", from: b1, to: b1r)
-                    ),
-                ]
+                try b1Rotated()
             ),
             send: send("changed", devices: ["b1"])
         )
@@ -436,15 +441,7 @@ package enum PinVectorGenerator {
             directory(
                 "bob",
                 [laptopRotated],
-                [
-                    Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
-                    Entry(
-                        device: "b1",
-                        keys: b1r,
-                        added: 300,
-                        rotationSignature: try rotation(device: "b1", from: b1, to: b1r)
-                    ),
-                ]
+                try b1Rotated()
             ),
             send: send("pinned", devices: ["b1"], rotated: ["b1"])
         )
@@ -453,20 +450,13 @@ package enum PinVectorGenerator {
         let rotatedThenLinked = directory(
             "bob",
             [laptopRotated, phone],
-            [
-                Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
-                Entry(
-                    device: "b1",
-                    keys: b1r,
-                    added: 300,
-                    rotationSignature: try rotation(device: "b1", from: b1, to: b1r)
-                ),
+            try b1Rotated() + [
                 Entry(
                     device: "b2",
                     keys: b2,
                     added: 100,
                     vouch: try vouch(voucher: "b1", by: b1, device: "b2", keys: b2, at: 200)
-                ),
+                )
             ]
         )
         add(
@@ -534,15 +524,7 @@ package enum PinVectorGenerator {
             directory(
                 "bob",
                 [laptopRotated],
-                [
-                    Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
-                    Entry(
-                        device: "b1",
-                        keys: b1r,
-                        added: 300,
-                        rotationSignature: try rotation(device: "b1", from: b1, to: b1r)
-                    ),
-                ]
+                try b1Rotated()
             ),
             send: send("first-contact", devices: ["b1"]),
             signers: [signer(b1r, at: 500, "pinned")]
@@ -573,16 +555,7 @@ package enum PinVectorGenerator {
             directory(
                 "bob",
                 [laptopRotated],
-                [
-                    Entry(device: "b1", keys: b1, added: 0, retired: 300, because: "rotated"),
-                    Entry(
-                        device: "b1",
-                        keys: b1r,
-                        added: 300,
-                        rotationSignature: try rotation(device: "b1", from: b1, to: b1r),
-                        proofDevice: "b2"
-                    ),
-                ]
+                try b1Rotated(proofDevice: "b2")
             ),
             send: send("refused", devices: [])
         )
