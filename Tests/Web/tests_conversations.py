@@ -128,6 +128,21 @@ def test_details_tell_the_steps_and_everything_the_server_holds_and_delivery(ser
     theirs.get_by_text("Details", exact=True).click()
     expect(theirs.get_by_role("list", name="Steps as they happened")).to_contain_text("Signature verified")
     expect(theirs.get_by_label("Metadata the server holds")).to_contain_text("dtalice")
+    # Opened again after a reload: from the copy the first opening kept (ciphertext only in storage), and the
+    # Details say so.
+    bob.page.reload()
+    thread = thread_of(bob.page, "dtalice")
+    theirs = thread.locator("li.bubble").last
+    expect(theirs.get_by_label("Message text")).to_have_text("what does the server know", timeout=30_000)
+    theirs.get_by_text("Details", exact=True).click()
+    again = theirs.get_by_role("list", name="Steps as they happened")
+    expect(again).to_contain_text(re.compile(r"Signature verified \(.+, when first opened here\)"))
+    expect(again).to_contain_text("String decrypted from this browser's opened copy")
+    kept = bob.page.evaluate("""async () => {
+      const { list } = await import("/js/messages.js");
+      return JSON.stringify(await list());
+    }""")
+    assert '"opened":{"v":1' in kept and "what does the server know" not in kept, kept[:400]
     alice.close()
     bob.close()
 

@@ -73,6 +73,12 @@ def test_a_reload_a_new_tab_back_and_forward_keep_you_signed_in(server, browser)
     p.shot("reload-keeps-settings")
     # The nonce the binding gave is signed at once: one request, no nonce asked for (PROTOCOL §1.1).
     assert resumptions == ["session-resumptions"], resumptions
+    # Only the page went over the network: its modules and stylesheets, named by version, came from the
+    # browser's cache (docs/WEB.md: versioned URLs are immutable).
+    fetched = page.evaluate("""() => performance.getEntriesByType("resource")
+      .filter((e) => /[.](js|css)[?]v=/.test(e.name))
+      .map((e) => [new URL(e.name).pathname, e.transferSize])""")
+    assert len(fetched) >= 20 and all(size == 0 for _, size in fetched), fetched
     page.go_back()
     expect(home(page, "stan")).to_be_visible()
     page.go_forward()

@@ -7,7 +7,9 @@ exits with its parent).
 
     python3 Tests/Web/web_tests.py BINARY ARTIFACTS [NAME_FILTER]
 """
+import base64
 import glob
+import hashlib
 import json
 import html.parser
 import importlib
@@ -46,11 +48,22 @@ class IndexParser(html.parser.HTMLParser):
 # ---------------------------------------------------------------------------------------------------------
 
 
+def import_map(page):
+    """The page's one import map (its JSON text, parsed) and the policy that must allow it by its hash."""
+    found = re.findall(r'<script type="importmap">(.*?)</script>', page, re.S)
+    assert len(found) == 1, found
+    digest = base64.b64encode(hashlib.sha256(found[0].encode()).digest()).decode()
+    return json.loads(found[0]), EXPECTED_CSP.replace("script-src 'self'", f"script-src 'self' 'sha256-{digest}'")
+
+
 def test_every_file_has_the_security_headers_and_a_strong_etag(server, browser):
+    page = fetch(server, "/")[1].decode()
+    mapped, page_csp = import_map(page)
     for path in ["/", "/app.css", "/js/main.js", "/js/captcha-worker.js", "/js/scrypt-worker.js"]:
         status, _, headers = fetch(server, path)
         assert status == 200, (path, status)
-        assert headers["Content-Security-Policy"] == EXPECTED_CSP, (path, headers["Content-Security-Policy"])
+        csp = page_csp if path == "/" else EXPECTED_CSP
+        assert headers["Content-Security-Policy"] == csp, (path, headers["Content-Security-Policy"])
         assert headers["X-Content-Type-Options"] == "nosniff", path
         assert headers["Referrer-Policy"] == "no-referrer", path
         assert headers["Cross-Origin-Opener-Policy"] == "same-origin", path
@@ -63,6 +76,18 @@ def test_every_file_has_the_security_headers_and_a_strong_etag(server, browser):
         assert other[0] == 200, path
         assert fetch(server, path, {"If-None-Match": f'"x", W/{etag}'})[0] == 304, path
         assert fetch(server, path, {"If-None-Match": "*"})[0] == 304, path
+    # The page names its files by versioned URLs, kept a year: the version is the bytes' SHA-256 (a reload asks
+    # only for the page); an old or made-up version is served as it is now, revalidated.
+    versioned = re.findall(r'(?:href|src)="(/[^"?]+)\?v=([0-9a-f]{32})"', page)
+    assert {"/app.css", "/js/main.js", "/js/api.js"} <= {path for path, _ in versioned}, versioned
+    assert mapped["imports"]["/js/messages.js"].startswith("/js/messages.js?v="), mapped
+    for path, version in versioned + [(p, u.split("=")[1]) for p, u in mapped["imports"].items()]:
+        status, body, headers = fetch(server, f"{path}?v={version}")
+        assert status == 200 and hashlib.sha256(body).hexdigest()[:32] == version, path
+        assert headers["Cache-Control"] == "public, max-age=31536000, immutable", path
+        assert headers["Content-Security-Policy"] == EXPECTED_CSP, path
+        stale = fetch(server, f"{path}?v={'0' * 32}")
+        assert stale[0] == 200 and stale[1] == body and stale[2]["Cache-Control"] == "no-cache", path
     # API answers and problems carry the headers that apply to them too.
     for path in ["/healthz", "/v1/me", "/nothing-here", "/openapi.yaml"]:
         status, _, headers = fetch(server, path)
@@ -76,8 +101,15 @@ def test_every_file_has_the_security_headers_and_a_strong_etag(server, browser):
 
 
 def test_no_inline_script_or_style(server, browser):
+    # The one inline script is the import map: JSON, allowed by its hash (checked above), mapping each module
+    # under /js/ to itself, versioned, and nothing else.
+    page = fetch(server, "/")[1].decode()
+    mapped, _ = import_map(page)
+    assert set(mapped) == {"imports"}, mapped
+    assert all(re.fullmatch(re.escape(k) + r"\?v=[0-9a-f]{32}", v) and k.startswith("/js/") and k.endswith(".js")
+               for k, v in mapped["imports"].items()), mapped
     parser = IndexParser()
-    parser.feed(fetch(server, "/")[1].decode())
+    parser.feed(re.sub(r'<script type="importmap">.*?</script>', "", page, flags=re.S))
     assert not parser.inline, parser.inline
 
 
@@ -86,7 +118,7 @@ def test_the_page_preloads_exactly_the_sign_in_paths_modules(server, browser):
     # them at once instead of one import level at a time; a module added to or dropped from that path
     # fails here until the list follows.
     page = fetch(server, "/")[1].decode()
-    preloaded = sorted(re.findall(r'<link rel="modulepreload" href="(/js/[^"]+)">', page))
+    preloaded = sorted(re.findall(r'<link rel="modulepreload" href="(/js/[^"?]+)\?v=[0-9a-f]{32}">', page))
     graph, stack = set(), ["/js/main.js"]
     while stack:
         path = stack.pop()

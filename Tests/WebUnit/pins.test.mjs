@@ -14,78 +14,11 @@ const { base64url, fromBase64url } = await import("../../Sources/CountersignWebC
 const { keyIdOf, registrationMessage, rotationMessage, signLowS, vouchMessage } = await import(
   "../../Sources/CountersignWebClient/web/js/device-keys.js"
 );
+const { T0, addDevice, at, deviceKeys, directory, iso, keyProof } = await import("./support/directories.mjs");
 const pins = await import("../../Sources/CountersignWebClient/web/js/pins.js");
 const { session } = await import("../../Sources/CountersignWebClient/web/js/session.js");
 const { keyPair, text } = await import("./support/vectors.mjs");
 const { parsePEM } = await import("../../Sources/CountersignWebClient/web/js/pem.js");
-
-const T0 = 1_800_000_000_000; // ms: KeyPinsTests' t0
-const at = (seconds) => T0 + seconds * 1000;
-const iso = (ms) => new Date(ms).toISOString();
-
-/** A device's keys: a signing pair and an encryption pair, with their SPKIs and key IDs. */
-async function deviceKeys() {
-  const signing = await keyPair("ECDSA");
-  const encryption = await keyPair("ECDH");
-  return { signing, encryption, signingId: await keyIdOf(signing.spki), encryptionId: await keyIdOf(encryption.spki) };
-}
-
-/** `dir` with the one device of `other` (a directory of the same user) added, its key history with it. */
-function addDevice(dir, other) {
-  dir.devices.push({ ...other.devices[0] });
-  dir.history.push(...other.history);
-  return dir;
-}
-
-/** Key `i`'s own proof (PROTOCOL §1.3), signed by `signer` (the key itself unless given): the registration for
- *  the first key, the rotation from the one before for the rest. */
-async function keyProof(id, keys, i, signer = keys[i]) {
-  const k = keys[i];
-  if (i === 0) {
-    const challenge = new Uint8Array(32).fill(7);
-    const message = await registrationMessage(challenge, "acct", k.signing.spki, k.encryption.spki);
-    const signature = base64url(await signLowS(signer.signing.privateKey, message));
-    return { statement: "registration", challenge: base64url(challenge), accountId: "acct", signature };
-  }
-  const message = await rotationMessage(id, keys[i - 1].signing.spki, k.signing.spki, k.encryption.spki);
-  const signature = base64url(await signLowS(signer.signing.privateKey, message));
-  return { statement: "rotation", previousSigningKey: base64url(keys[i - 1].signing.spki), signature };
-}
-
-/** The directory of `username` with one device `id` whose keys went through `keys` at `times` (seconds),
- *  each rotation signed by the key before unless `forged` names a step signed by `forger`. */
-async function directory(username, id, keys, times, { forged = -1, forger = null } = {}) {
-  const history = [];
-  for (const [i, k] of keys.entries()) {
-    let rotationSignature;
-    if (i > 0) {
-      const signer = i === forged ? forger : keys[i - 1];
-      const message = await rotationMessage(id, keys[i - 1].signing.spki, k.signing.spki, k.encryption.spki);
-      rotationSignature = base64url(await signLowS(signer.signing.privateKey, message));
-    }
-    history.push({
-      keyProof: await keyProof(id, keys, i),
-      deviceId: id,
-      signingKeyId: k.signingId,
-      encryptionKeyId: k.encryptionId,
-      signingKey: base64url(k.signing.spki),
-      encryptionKey: base64url(k.encryption.spki),
-      addedAt: iso(at(times[i])),
-      retiredAt: i + 1 < keys.length ? iso(at(times[i + 1])) : null,
-      rotationSignature,
-    });
-  }
-  const last = keys[keys.length - 1];
-  const device = {
-    id,
-    name: "laptop",
-    signingKey: base64url(last.signing.spki),
-    signingKeyId: last.signingId,
-    encryptionKey: base64url(last.encryption.spki),
-    encryptionKeyId: last.encryptionId,
-  };
-  return { username, devices: [device], history };
-}
 
 /** Serves `dir` as the server's answer for its user. */
 const serve = (dir) => server.routes.set(`GET /v1/users/${dir.username}/devices`, structuredClone(dir));
@@ -111,6 +44,25 @@ const refusal = async (promise) => {
     return error instanceof pins.PinError ? `PinError: ${error.message}` : `${error.name}: ${error.message}`;
   }
 };
+
+/** How many transactions on the pins `body` starts (support/browser.mjs's databases share one class). */
+async function countingPinReads(body) {
+  const request = indexedDB.open("countersign-probe");
+  await new Promise((resolve) => queueMicrotask(() => queueMicrotask(resolve)));
+  const proto = Object.getPrototypeOf(request.result);
+  const begin = proto.transaction;
+  let count = 0;
+  proto.transaction = function (names, ...rest) {
+    if ([names].flat().includes("pins")) count++;
+    return begin.call(this, names, ...rest);
+  };
+  try {
+    await body();
+  } finally {
+    proto.transaction = begin;
+  }
+  return count;
+}
 
 // Each test pins a user of its own, so the tests do not share pins.
 let users = 0;
@@ -550,6 +502,13 @@ test("in a batch a sender's directory is followed once, and every message is sti
   assert.match(await refusal(batch(k1, 150)), /which was retired before/);
   assert.match(await refusal(batch(stranger, 250)), /not a key you pinned|not pinned|is not one/);
   assert.equal(server.calls.filter((c) => c === `GET /v1/users/${user}/devices`).length, 1, "asked once");
+  // Nor are the pins read again: a batch's later messages start no transaction on them.
+  const reads = await countingPinReads(async () => {
+    assert.deepEqual((await batch(k2, 260)).spki, k2.signing.spki);
+    assert.match(await refusal(batch(k1, 150)), /which was retired before/, "still held to the pins read once");
+  });
+  assert.equal(reads, 0, "the pins read once in the batch");
+  assert.ok((await countingPinReads(() => pins.signerKey(user, k2.signingId, at(260), own, at(300)))) > 0);
 
   // A first contact's devices (their key proofs checked) are worked out once per batch, not per message.
   const other = freshUser();

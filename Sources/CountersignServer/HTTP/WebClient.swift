@@ -8,14 +8,21 @@ import NIOCore
 /// The web client's files (the `CountersignWebClient` target's `web/`: HTML, CSS and ES modules, no build
 /// step), read once at start and served from memory at `/` with the same security headers on every file.
 ///
-/// Caching: `no-cache` with a strong ETag (SHA-256 of the bytes), so a browser revalidates every file
-/// (a 304, no body, when unchanged) and never runs modules from two versions of the server together.
-/// Content-hashed names with long lifetimes would need a build step to rewrite the imports.
+/// Caching: the page (`/`) is `no-cache` with a strong ETag (SHA-256 of the bytes), revalidated at every
+/// load. It names every module, stylesheet and script by a versioned URL (`/js/api.js?v=<hash>`): its
+/// own tags are rewritten, and an import map written at start maps each module's plain path to its
+/// versioned one, so the imports inside the modules need no build step. A versioned URL whose version is the
+/// file's is `immutable` for a year: a reload fetches only the page, and a page never runs modules from two
+/// versions of the server together. Any other request (a worker's script, a stale version) is `no-cache`.
 struct WebClient: Sendable {
     struct File: Sendable {
         var bytes: ByteBuffer
         var contentType: String
         var etag: String
+        /// The query value (`?v=`) of the file's versioned URL: the first 16 bytes of its SHA-256, in hex.
+        var version: String
+        /// The page's own policy (its import map's hash added), else nil for the one every file has.
+        var contentSecurityPolicy: String? = nil
     }
     /// Files by URL path (`/`, `/app.css`, `/js/api.js`, …).
     let files: [String: File]
@@ -26,16 +33,21 @@ struct WebClient: Sendable {
         "webmanifest": "application/manifest+json",
     ]
 
-    /// One policy for every file: scripts and styles from this origin only, no inline code, no plugins,
+    /// One policy for every file: scripts and styles from this origin only (and the page's import map, by its
+    /// hash: JSON, not code), no other inline code, no plugins,
     /// no framing, no form ever submitted by the browser itself (scripts send every request), and Trusted
     /// Types (the only script URLs made are the workers', by policy `countersign`; no HTML is ever made
     /// from strings).
-    static let contentSecurityPolicy = [
-        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
-        "connect-src 'self'", "worker-src 'self'", "manifest-src 'self'", "frame-ancestors 'none'",
-        "base-uri 'none'", "form-action 'none'", "require-trusted-types-for 'script'",
-        "trusted-types countersign",
-    ].joined(separator: "; ")
+    static let contentSecurityPolicy = policy(scripts: "'self'")
+
+    static func policy(scripts: String) -> String {
+        [
+            "default-src 'none'", "script-src \(scripts)", "style-src 'self'", "img-src 'self' data:",
+            "connect-src 'self'", "worker-src 'self'", "manifest-src 'self'", "frame-ancestors 'none'",
+            "base-uri 'none'", "form-action 'none'", "require-trusted-types-for 'script'",
+            "trusted-types countersign",
+        ].joined(separator: "; ")
+    }
 
     static let securityHeaders: HTTPFields = [
         .contentSecurityPolicy: contentSecurityPolicy,
@@ -58,14 +70,40 @@ struct WebClient: Sendable {
             guard let type = Self.contentTypes[url.pathExtension],
                 (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
             else { continue }
-            let data = try Data(contentsOf: url)
-            let digest = SHA256.hash(data: data)
-            let etag = "\"" + Data(digest.prefix(16)).base64EncodedString() + "\""
             let path = relative == "index.html" ? "/" : "/" + relative
-            files[path] = File(bytes: ByteBuffer(bytes: data), contentType: type, etag: etag)
+            files[path] = File(Data(try Data(contentsOf: url)), contentType: type)
         }
-        guard files["/"] != nil else { throw ConfigurationError("the web client has no index.html (\(root))") }
+        guard let page = files["/"] else { throw ConfigurationError("the web client has no index.html (\(root))") }
+        files["/"] = try Self.versioned(page, files: files)
         self.files = files
+    }
+
+    /// The page with every file it names by a versioned URL and, before its first module is fetched, an import
+    /// map from each module's path to its versioned URL; its policy allows that map by its hash alone.
+    static func versioned(_ page: File, files: [String: File]) throws -> File {
+        guard var html = page.bytes.getString(at: 0, length: page.bytes.readableBytes) else {
+            throw ConfigurationError("the web client's index.html is not UTF-8")
+        }
+        let modules = files.filter { $0.key.hasPrefix("/js/") && $0.key.hasSuffix(".js") }
+        for (path, file) in files where path != "/" {
+            for attribute in ["href", "src"] {
+                html = html.replacingOccurrences(
+                    of: "\(attribute)=\"\(path)\"",
+                    with: "\(attribute)=\"\(path)?v=\(file.version)\""
+                )
+            }
+        }
+        let map = modules.keys.sorted().map { "\"\($0)\":\"\($0)?v=\(modules[$0]!.version)\"" }
+        let script = "{\"imports\":{" + map.joined(separator: ",") + "}}"
+        let tag = "<script type=\"importmap\">" + script + "</script>\n  "
+        let first = ["<script type=\"module\"", "<link rel=\"modulepreload\""]
+            .compactMap { html.range(of: $0)?.lowerBound }.min()
+        guard let first else { throw ConfigurationError("the web client's index.html loads no module") }
+        html.insert(contentsOf: tag, at: first)
+        let hash = Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString()
+        var file = File(Data(html.utf8), contentType: page.contentType)
+        file.contentSecurityPolicy = policy(scripts: "'self' 'sha256-\(hash)'")
+        return file
     }
 
     /// The files shipped with the server (`CountersignWebClient`'s `web` resource folder), read once; or, for
@@ -94,7 +132,9 @@ struct WebClient: Sendable {
 
     static func response(_ file: File, _ request: Request) -> Response {
         var headers = securityHeaders
-        headers[.cacheControl] = "no-cache"
+        if let policy = file.contentSecurityPolicy { headers[.contentSecurityPolicy] = policy }
+        let current = request.uri.queryParameters["v"].map { String($0) == file.version } ?? false
+        headers[.cacheControl] = current ? "public, max-age=31536000, immutable" : "no-cache"
         headers[.eTag] = file.etag
         // Weak comparison (RFC 9110 §13.1.2): a proxy that compresses marks the tag weak (W/).
         if let match = request.headers[.ifNoneMatch],
@@ -107,5 +147,17 @@ struct WebClient: Sendable {
         }
         headers[.contentType] = file.contentType
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: file.bytes))
+    }
+}
+
+extension WebClient.File {
+    init(_ data: Data, contentType: String) {
+        let digest = Data(SHA256.hash(data: data))
+        self.init(
+            bytes: ByteBuffer(bytes: data),
+            contentType: contentType,
+            etag: "\"" + digest.prefix(16).base64EncodedString() + "\"",
+            version: digest.prefix(16).map { String(format: "%02x", $0) }.joined()
+        )
     }
 }

@@ -118,9 +118,12 @@ const SCREEN_MODULES = {
   files: () => import("./screens/files.js"),
   approvals: () => import("./screens/approvals.js"),
 };
-/** Asks for `paths` (under js/) at once, not one import level at a time. */
+/** Asks for `paths` (under js/) at once, not one import level at a time, by the URLs the page's import map
+ *  gives them (the versioned ones the imports will ask for). */
 const preload = (paths) => {
-  for (const path of paths) document.head.append(el("link", { rel: "modulepreload", href: `/js/${path}` }));
+  for (const path of paths) {
+    document.head.append(el("link", { rel: "modulepreload", href: import.meta.resolve(`/js/${path}`) }));
+  }
 };
 let preloaded = false;
 function preloadScreen() {

@@ -8,6 +8,7 @@ import { MAX_PLAINTEXT, open, parse, seal } from "./envelope.js";
 import { rawPoint } from "./hpke.js";
 import { allFor, run } from "./keystore.js";
 import { keyIdHex, openCopy, sealCopy } from "./local-seal.js";
+import { makeCopy, readCopy } from "./opened-copy.js";
 import { checkBeforeSending, isUsername, normalise, signerKey, UnverifiedDevice, unverifiedWords } from "./pins.js";
 import { USERNAME_RULE } from "./rules.js";
 import { sendMessage } from "./server/messages.js";
@@ -194,16 +195,22 @@ export const get = (id) => run("messages", "readonly", (messages) => messages.ge
 /** This device's key pairs, current first, then the retired ones (newest first). */
 const pairsOf = (record) => [record, ...[...(record.previous ?? [])].reverse()];
 
-/** Marks stored messages read, in one transaction (each with its other fields as stored now: another tab may
- *  have changed them). Those read already are left alone. */
-export function markRead(list) {
-  const unread = list.filter((message) => !message.read);
-  if (!unread.length) return Promise.resolve();
+/** Marks stored messages read and keeps the opened copies in `copies` (message ID → copy, openMessage's
+ *  `copy`, for messages of `list` or others), in one transaction, each with its other fields as stored now
+ *  (another tab may have changed them). Those read already, without a new copy, are left alone. */
+export function markRead(list, { copies = new Map() } = {}) {
+  const unread = new Set(list.filter((message) => !message.read).map((message) => message.id));
+  const ids = new Set([...unread, ...copies.keys()]);
+  if (!ids.size) return Promise.resolve();
   return run("messages", "readwrite", (messages) => {
-    for (const message of unread) {
-      const request = messages.get(message.key);
-      request.onsuccess = () =>
-        request.result && !request.result.read && messages.put({ ...request.result, read: true });
+    for (const id of ids) {
+      const request = messages.get(recordKey(id));
+      request.onsuccess = () => {
+        const stored = request.result;
+        const copy = copies.get(id);
+        if (!stored || ((!unread.has(id) || stored.read) && !copy)) return;
+        messages.put({ ...stored, ...(unread.has(id) && { read: true }), ...(copy && { opened: copy }) });
+      };
     }
     return null;
   });
@@ -279,13 +286,31 @@ export async function openMessage(
     if (!(error instanceof UnverifiedDevice)) throw error;
     signer = error.signer;
   }
+  const from = signer.unverified ? `, ${unverifiedWords(sender, signer.unverified)}` : "";
+  const keys = await keysOf(record);
+  // Opened here before, under this device's current keys: the signature held then, under the key the pins
+  // name now (the copy says which key signed), so only the copy is decrypted (opened-copy.js).
+  const copied = await copyOf(message, header, keys[0]);
+  if (copied) {
+    report(`Signature verified${from} (${new Date(copied.verifiedAt).toLocaleString()}, when first opened here)`);
+    if (pinFirst) await signer.commit();
+    report("String decrypted from this browser's opened copy");
+    if (markAsRead) await markRead([message]);
+    return {
+      text: copied.text,
+      envelope: header,
+      sender,
+      bytes,
+      firstContact: signer.firstContact && pinFirst,
+      unverified: signer.unverified ?? null,
+      copied,
+    };
+  }
   const senderSpki = signer.spki;
   // This device's current encryption key, or a retired one the message was sealed to before a rotation.
   const sealedTo = new Set(header.stanzas.map((s) => hex(s.keyId)));
-  const keys = await keysOf(record);
   const mine = keys.findLast((k) => sealedTo.has(k.keyIdHex)) ?? keys[0];
   const opened = await open(bytes, { senderSpki, keyId: mine.keyId, privateKey: mine.privateKey, point: mine.point });
-  const from = signer.unverified ? `, ${unverifiedWords(sender, signer.unverified)}` : "";
   report(`Signature verified${from}`);
   // A first contact is pinned only now that its key is known to have signed.
   if (pinFirst) await signer.commit();
@@ -295,7 +320,15 @@ export async function openMessage(
     );
   const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);
   report("String decrypted");
-  if (markAsRead) await markRead([message]);
+  // What opening found, kept for the next showing: written by the caller with the read marks (markRead).
+  const copy = await makeCopy({
+    accountId: message.accountId,
+    messageId: message.id,
+    content: { text, signerKeyId: hex(header.senderKeyId), verifiedAt: Date.now() },
+    pair: keys[0],
+    keyId: keys[0].keyIdHex,
+  }).catch(() => null);
+  if (markAsRead) await markRead([message], { copies: new Map(copy ? [[message.id, copy]] : []) });
   return {
     text,
     envelope: opened,
@@ -303,7 +336,27 @@ export async function openMessage(
     bytes,
     firstContact: signer.firstContact && pinFirst,
     unverified: signer.unverified ?? null,
+    copy,
   };
+}
+
+/** The content of a message's opened copy for `current` (this device's current key pair) when it is one for
+ *  this envelope's signer; null when there is none, it is for other keys, or it does not open (altered: the
+ *  envelope is opened instead, and its copy written anew). */
+async function copyOf(message, header, current) {
+  if (!message.opened) return null;
+  try {
+    const content = await readCopy(message.opened, {
+      accountId: message.accountId,
+      messageId: message.id,
+      pair: current,
+      keyId: current.keyIdHex,
+    });
+    const fits = content && typeof content.text === "string" && content.signerKeyId === hex(header.senderKeyId);
+    return fits ? content : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -330,14 +383,19 @@ export async function keepHistory(record, keys) {
       sender: opened.sender,
       signerKeyId: hex(header.senderKeyId),
       signedAt: header.created,
-      verifiedAt: Date.now(),
+      verifiedAt: opened.copied?.verifiedAt ?? Date.now(),
       // From a new device nobody approved then: said so still, whatever is trusted later.
       ...(opened.unverified && { unverified: opened.unverified }),
     };
     const local = await sealCopy({ accountId, messageId: message.id, content, ...keys });
     await run("messages", "readwrite", (messages) => {
       const request = messages.get(message.key);
-      request.onsuccess = () => request.result && messages.put({ ...request.result, local });
+      // The opened copy, for the keys going, is of no use any more.
+      request.onsuccess = () => {
+        if (!request.result) return;
+        const { opened: _, ...kept } = request.result;
+        messages.put({ ...kept, local });
+      };
       return null;
     }, { durability: "strict" });
   }

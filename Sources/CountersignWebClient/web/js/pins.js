@@ -703,6 +703,17 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now(), { d
       );
     return { spki: ownRetired.spki, firstContact: false, commit: nothing, followed: none() };
   }
+  // In a batch, a sender whose pins were read (and followed) once is looked up in that reading: no lock, no
+  // storage read per message.
+  const read = directories ? batchOf(directories, name).read : null;
+  if (read) {
+    return signerIn(read.pin, read.dir, name, keyIdHex, signedAt, own).then((found) => ({
+      ...found,
+      firstContact: false,
+      commit: nothing,
+      followed: none(),
+    }));
+  }
   return locked(name, async () => {
     let pin = await load(name);
     let dir = null;
@@ -735,6 +746,7 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now(), { d
         username: name,
         reason: "unpinned",
       });
+    if (!firstContact && directories) seen.read = { pin, dir };
     const found = await signerIn(pin, dir, name, keyIdHex, signedAt, own);
     const commit = firstContact ? () => locked(name, async () => (await load(name)) || save(pin)) : nothing;
     return { ...found, firstContact, commit, followed };

@@ -7,7 +7,8 @@ export const WIRING = [
   "authenticator/auth-code.js", "authenticator/challenge.js", "authenticator/enrol.js", "authenticator/pairing.js",
   "authenticator/passcode.js", "authenticator/runtime.js", "authenticator/store.js", "der.js", "device.js",
   "display-name.js", "envelope.js", "file-keys.js", "gate-passkey.js", "gate-rules.js", "gate-store.js", "gate.js",
-  "hpke.js", "inbox.js", "local-seal.js", "messages.js", "peers.js", "pem.js", "pins.js", "pkcs8.js", "push.js",
+  "hpke.js", "inbox.js", "local-seal.js", "messages.js", "opened-copy.js", "peers.js", "pem.js", "pins.js", "pkcs8.js",
+  "push.js",
   "screens/approvals.js", "scrypt.js", "server/authenticator.js", "server/devices.js", "server/key-gate.js",
   "server/messages.js", "server/mfa.js", "server/push.js", "user-agent.js", "wipe.js",
 ];
@@ -38,9 +39,9 @@ export const SCREENS = {
 export const LOCKED = [
   "authenticator/challenge.js", "authenticator/runtime.js", "authenticator/store.js", "der.js", "device.js",
   "display-name.js", "envelope.js", "file-keys.js", "gate-passkey.js", "gate-rules.js", "gate-setup.js",
-  "gate-store.js", "gate.js", "hpke.js", "local-seal.js", "messages.js", "pem.js", "pins.js", "pkcs8.js", "push.js",
-  "screens/gate.js", "screens/locked.js", "scrypt.js", "server/authenticator.js", "server/devices.js",
-  "server/key-gate.js", "server/messages.js", "server/push.js", "user-agent.js", "wipe.js",
+  "gate-store.js", "gate.js", "hpke.js", "local-seal.js", "messages.js", "opened-copy.js", "pem.js", "pins.js",
+  "pkcs8.js", "push.js", "screens/gate.js", "screens/locked.js", "scrypt.js", "server/authenticator.js",
+  "server/devices.js", "server/key-gate.js", "server/messages.js", "server/push.js", "user-agent.js", "wipe.js",
 ];
 
 /** The modules to preload for the screen named `name` (home for any other), wiring included. */

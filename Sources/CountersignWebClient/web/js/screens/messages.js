@@ -245,7 +245,8 @@ export function messagesScreen(app, { onBack, open: address }) {
       }
       try {
         const options = { markAsRead: false, pinFirst: false };
-        const { text, unverified } = await openMessage(record, message, () => {}, options);
+        const { text, unverified, copy } = await openMessage(record, message, () => {}, options);
+        if (copy) markRead([], { copies: new Map([[message.id, copy]]) }).catch(() => {});
         // A contact's device nobody approved is named in the preview too, never passed off as the contact.
         const who = unverified ? `F${unverifiedWords(visibleText(message.from), unverified).slice(1)}: ` : "";
         node.textContent = `${message.direction === "outgoing" ? "You: " : who}${previewOf(text)}`;
@@ -482,8 +483,9 @@ export function messagesScreen(app, { onBack, open: address }) {
       }
     }
 
-    /** Opens a chunk: each sender's messages one after the other, in the chunk's order (so the first of a first
-     *  contact pins them, as when they were opened one by one), different senders' side by side. */
+    /** Opens a chunk: each sender's messages one after the other until one opens (the first of a first contact
+     *  pins them, as when they were opened one by one), then the rest of them side by side, as are different
+     *  senders'. */
     async function openingAll(chunk) {
       const bySender = new Map();
       for (const message of chunk) {
@@ -491,8 +493,15 @@ export function messagesScreen(app, { onBack, open: address }) {
         bySender.set(sender, [...(bySender.get(sender) ?? []), message]);
       }
       const found = new Map();
-      await Promise.all([...bySender.values()].map(async (mine) => {
-        for (const message of mine) found.set(message.id, await opening(message));
+      await Promise.all([...bySender.values()].map(async (theirs) => {
+        let next = 0;
+        while (next < theirs.length) {
+          const result = await opening(theirs[next++]);
+          found.set(result.message.id, result);
+          if (result.opened) break;
+        }
+        const rest = await Promise.all(theirs.slice(next).map(opening));
+        for (const result of rest) found.set(result.message.id, result);
       }));
       return chunk.map((message) => found.get(message.id));
     }
@@ -587,11 +596,13 @@ export function messagesScreen(app, { onBack, open: address }) {
       while (order.size && alive() && !dropped) {
         const chunk = order.next(size).map((id) => byId.get(id));
         // Shown together once opened: one change of the page (one layout) a chunk, not one a message.
-        const opened = (await openingAll(chunk)).map(show);
+        const results = await openingAll(chunk);
+        const opened = results.map(show);
+        const copies = new Map(results.filter((r) => r.opened?.copy).map((r) => [r.message.id, r.opened.copy]));
         // Shown, the texts in view grew: the newest is brought back into view.
         if (first) messagesList.lastElementChild?.scrollIntoView?.({ block: "end" });
         for (const message of chunk) if (shown.has(message.id)) seen?.unobserve(shown.get(message.id));
-        await markRead(chunk.filter((_, i) => opened[i])).catch(() => {});
+        await markRead(chunk.filter((_, i) => opened[i]), { copies }).catch(() => {});
         // The server asked how far yours got once the texts in view are shown.
         if (first) deliveries();
         first = false;
@@ -631,7 +642,9 @@ export function messagesScreen(app, { onBack, open: address }) {
       record = await keystore.device(session.account.id);
       if (!isOpen(record)) return;
       directories = undefined;
-      if (show(await opening(message))) await markRead([message]).catch(() => {});
+      const result = await opening(message);
+      const copies = new Map(result.opened?.copy ? [[message.id, result.opened.copy]] : []);
+      if (show(result)) await markRead([message], { copies }).catch(() => {});
       shown.get(message.id)?.scrollIntoView?.({ block: "nearest" });
     });
     listen("drop-decrypted", () => {

@@ -1,0 +1,122 @@
+// messages.js's openMessage with opened copies (opened-copy.js): the first showing verifies and decrypts the
+// envelope and hands back a copy, which markRead keeps with the read mark; the next showing decrypts only the
+// copy (no signature checked again) and says so in its steps, yet the pins still decide who signed: a key
+// retired before the message was signed refuses it, copy or not. An altered copy is passed over for the
+// envelope. Storage and server are support/browser.mjs's stand-ins.
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { installBrowser } from "./support/browser.mjs";
+
+const server = installBrowser();
+
+const { base64url, fromBase64url } = await import("../../Sources/CountersignWebClient/web/js/bytes.js");
+const { makeDeviceKeys } = await import("../../Sources/CountersignWebClient/web/js/device-keys.js");
+const { parse, seal } = await import("../../Sources/CountersignWebClient/web/js/envelope.js");
+const { rawPoint } = await import("../../Sources/CountersignWebClient/web/js/hpke.js");
+const messages = await import("../../Sources/CountersignWebClient/web/js/messages.js");
+const pins = await import("../../Sources/CountersignWebClient/web/js/pins.js");
+const { session } = await import("../../Sources/CountersignWebClient/web/js/session.js");
+const { at, deviceKeys, directory, iso } = await import("./support/directories.mjs");
+const { fromHex } = await import("./support/vectors.mjs");
+
+session.set({ token: "account-token", account: { id: "acc-bob", username: "bob" } });
+const record = { accountId: "acc-bob", deviceId: "b1", ...(await makeDeviceKeys()) };
+const own = await messages.ownIdentity(record);
+const alice = await deviceKeys();
+const listed = await directory("alice", "a1", [alice], [0]);
+const serve = (dir) => server.routes.set("GET /v1/users/alice/devices", structuredClone(dir));
+serve(listed);
+await pins.trust(listed, own, at(1));
+
+/** A message from alice to this device, signed at `signed` (seconds), stored as the inbox stores it. */
+async function received(text, signed = 10) {
+  const bytes = await seal({
+    plaintext: new TextEncoder().encode(text),
+    senderKeyId: fromHex(alice.signingId),
+    signingKey: alice.signing.privateKey,
+    recipients: [{ keyId: fromHex(own.encryptionKeyId), point: await rawPoint(record.encryption.publicKey) }],
+    created: at(signed),
+  });
+  const id = Buffer.from(parse(bytes).messageId).toString("hex");
+  const entry = { id, direction: "incoming", from: "alice", to: ["bob"], envelope: base64url(bytes), acceptedAt: iso(at(signed)) };
+  assert.equal(await messages.store(entry), true);
+  return messages.get(id);
+}
+
+/** openMessage's answer and its steps, with how many ECDSA signatures it checked. */
+async function opening(message, options = {}) {
+  const verify = crypto.subtle.verify;
+  let checked = 0;
+  crypto.subtle.verify = (...args) => ((checked += 1), verify.apply(crypto.subtle, args));
+  const steps = [];
+  try {
+    const opened = await messages.openMessage(record, message, (s) => steps.push(s), { markAsRead: false, ...options });
+    return { opened, steps, checked };
+  } finally {
+    crypto.subtle.verify = verify;
+  }
+}
+
+test("the second showing decrypts the copy kept with the read mark, and says so", async () => {
+  const message = await received("hello from alice");
+  const first = await opening(message);
+  assert.equal(first.opened.text, "hello from alice");
+  assert.equal(first.checked, 1, "the envelope's signature checked");
+  assert.deepEqual(first.steps, ["Signature verified", "String decrypted"]);
+  assert.ok(first.opened.copy, "a copy to keep");
+  await messages.markRead([message], { copies: new Map([[message.id, first.opened.copy]]) });
+  const kept = await messages.get(message.id);
+  assert.equal(kept.read, true);
+  assert.equal(JSON.stringify(kept).includes("hello from alice"), false, "the text is not stored in clear");
+
+  const second = await opening(kept);
+  assert.equal(second.opened.text, "hello from alice");
+  assert.equal(second.checked, 0, "no signature checked again");
+  assert.equal(second.opened.copy, undefined, "nothing new to keep");
+  assert.match(second.steps[0], /^Signature verified \(.+, when first opened here\)$/);
+  assert.equal(second.steps[1], "String decrypted from this browser's opened copy");
+});
+
+test("an altered copy, or one of another message, is passed over for the envelope", async () => {
+  const message = await received("the envelope decides");
+  const { opened } = await opening(message);
+  const ct = fromBase64url(opened.copy.ct);
+  ct[0] ^= 1;
+  const altered = await opening({ ...message, opened: { ...opened.copy, ct: base64url(ct) } });
+  assert.equal(altered.opened.text, "the envelope decides");
+  assert.equal(altered.checked, 1, "the envelope opened instead");
+  assert.ok(altered.opened.copy, "and a copy made anew");
+  const other = await received("another message");
+  const moved = await opening({ ...other, opened: opened.copy });
+  assert.equal(moved.opened.text, "another message", "a copy moved from another message is not used");
+  assert.equal(moved.checked, 1);
+});
+
+test("the pins still decide: a key retired before the message was signed refuses it, copy or not", async () => {
+  const message = await received("signed at 10 s", 10);
+  const { opened } = await opening(message);
+  const withCopy = { ...message, opened: opened.copy };
+  // The server now says alice's key was retired at 5 s, before the message: refused from the copy too.
+  const retired = structuredClone(listed);
+  retired.history[0].retiredAt = iso(at(5));
+  serve(retired);
+  try {
+    await assert.rejects(opening(withCopy), (error) => error instanceof pins.PinError && /retired before/.test(error.message));
+  } finally {
+    serve(listed);
+  }
+  assert.equal((await opening(withCopy)).opened.text, "signed at 10 s");
+});
+
+test("a copy is read only with the key pair it was made for", async () => {
+  const message = await received("for b1's keys");
+  const { opened } = await opening(message);
+  const otherRecord = { accountId: "acc-bob", deviceId: "b1", ...(await makeDeviceKeys()) };
+  // The device's keys replaced without the old pair kept: the copy is not for the new pair (it is not read),
+  // and the envelope is not sealed to it either.
+  await assert.rejects(
+    messages.openMessage(otherRecord, { ...message, opened: opened.copy }, () => {}, { markAsRead: false }),
+    /not for this key|sealed to/,
+  );
+});
