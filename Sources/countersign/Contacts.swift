@@ -220,7 +220,24 @@ struct SafetyNumberCommand: AsyncParsableCommand {
         let context = try DeviceContext(keyOptions: keyOptions)
         let me = context.username.lowercased()
         let them = user.lowercased()
-        let mine = try await Directory.fetch(context, me)
+        let (digits, theirs) = try await Self.number(context, with: them)
+        print(SafetyNumber.display(digits))
+        let book = try Pins.book()
+        if them != me, let pinned = book.contacts[them] {
+            let current = try Pins.devices(of: theirs, me: context.device, myKeyID: nil)
+            let changes = Pins.lines(KeyPins.changes(from: pinned.devices, to: current))
+            if !changes.isEmpty {
+                Terminal.warn(
+                    "note: \(them)'s devices differ from the ones you pinned:\n\(changes.joined(separator: "\n"))\nif the numbers match, run `countersign trust \(them)`"
+                )
+            }
+        }
+    }
+
+    /// The safety number with `them` from both accounts' directories as they are now (a directory with a key
+    /// its device never proved is refused), and their directory.
+    static func number(_ context: DeviceContext, with them: String) async throws -> (String, UserDirectory) {
+        let mine = try await Directory.fetch(context, context.username.lowercased())
         let theirs = try await Directory.fetch(context, them)
         func keys(_ d: UserDirectory) throws -> [PublicKey] {
             // A number over a device whose encryption key its signing key never chose would match and still
@@ -236,29 +253,18 @@ struct SafetyNumberCommand: AsyncParsableCommand {
                 }
             }
         }
-        let digits: String
         do {
-            digits = try SafetyNumber.compute(
+            let digits = try SafetyNumber.compute(
                 localUsername: mine.username,
                 localSigningKeys: try keys(mine),
                 remoteUsername: theirs.username,
                 remoteSigningKeys: try keys(theirs)
             )
+            return (digits, theirs)
         } catch let e as CLIError {
             throw e
         } catch {
             throw CLIError.usage("no safety number: \(error)")
-        }
-        print(SafetyNumber.display(digits))
-        let book = try Pins.book()
-        if them != me, let pinned = book.contacts[them] {
-            let current = try Pins.devices(of: theirs, me: context.device, myKeyID: nil)
-            let changes = Pins.lines(KeyPins.changes(from: pinned.devices, to: current))
-            if !changes.isEmpty {
-                Terminal.warn(
-                    "note: \(them)'s devices differ from the ones you pinned:\n\(changes.joined(separator: "\n"))\nif the numbers match, run `countersign trust \(them)`"
-                )
-            }
         }
     }
 }

@@ -200,36 +200,81 @@ extension DeviceCommand {
     }
 }
 
-/// `countersign verify USER`: Signal's "Mark as verified".
-struct VerifyCommand: ParsableCommand {
+/// `countersign verify USER --number DIGITS`: Signal's "Mark as verified", for the devices whose safety number
+/// was compared.
+struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract:
             "Mark a contact verified after comparing the safety number; any change of their devices then waits for you.",
         discussion: """
-            Compare `countersign safety-number USER` with them first. A verified contact's devices are never followed \
-            on your behalf: a rotation, a linked device or a removed one blocks sending until you compare again, \
-            `countersign trust USER` and `countersign verify USER` again. --undo takes the mark away.
+            Compare `countersign safety-number USER` with them first, then give the number you compared (`--number`, \
+            spaces allowed; on a terminal you are asked to confirm the number instead). The mark covers exactly \
+            the devices that number is over: it is refused if the server's list of their devices differs from the \
+            ones you pinned (`countersign trust USER` first) or from the number given. A verified contact's \
+            devices are never followed on your behalf: a rotation, a linked device or a removed one blocks sending \
+            until you compare again, `countersign trust USER` and `countersign verify USER` again. --undo takes the \
+            mark away.
             """
     )
     @Argument(help: "The username.") var user: String
+    @Option(name: .long, help: "The 60-digit safety number you compared with them.") var number: String?
     @Flag(name: .long, help: "Remove the mark.") var undo = false
+    @OptionGroup var keyOptions: PrivateKeyOptions
 
-    func validate() throws { try AccountCommand.validate(username: user.lowercased()) }
+    func validate() throws {
+        try AccountCommand.validate(username: user.lowercased())
+        if undo, number != nil { throw ValidationError("--undo takes no --number") }
+    }
 
-    func run() throws {
-        var book = try Pins.book()
+    func run() async throws {
         let name = user.lowercased()
-        guard book.setVerified(name, !undo, now: Date()) else {
+        let missing = CLIError.usage(
+            "nothing is pinned for \(name) yet: send them a message or `countersign trust \(name)` first"
+        )
+        if undo {
+            var book = try Pins.book()
+            guard book.setVerified(name, false, now: Date()) else { throw missing }
+            try book.save()
+            print("\(name) is no longer marked verified")
+            return
+        }
+        let context = try DeviceContext(keyOptions: keyOptions)
+        guard let pinned = try Pins.book().contacts[name] else { throw missing }
+        let (digits, theirs) = try await SafetyNumberCommand.number(context, with: name)
+        let current = try Pins.devices(of: theirs, me: context.device, myKeyID: nil)
+        let changes = Pins.lines(KeyPins.changes(from: pinned.devices, to: current))
+        guard changes.isEmpty else {
             throw CLIError.usage(
-                "nothing is pinned for \(name) yet: send them a message or `countersign trust \(name)` first"
+                "\(name)'s devices differ from the ones you pinned:\n\(changes.joined(separator: "\n"))\ncompare "
+                    + "`countersign safety-number \(name)` with them, run `countersign trust \(name)`, then verify"
             )
         }
+        if let number {
+            guard number.filter({ !$0.isWhitespace }) == digits else {
+                throw CLIError.usage(
+                    "that is not the safety number with \(name) now (\(SafetyNumber.display(digits))): nothing was "
+                        + "marked. If theirs is the one you gave, your devices or theirs changed: compare again"
+                )
+            }
+        } else {
+            guard Terminal.stdinIsTTY else {
+                throw CLIError.usage("give the number you compared: `countersign verify \(name) --number DIGITS`")
+            }
+            print("Safety number with \(name):\n\(SafetyNumber.display(digits))")
+            print("Is this the number \(name) sees? Type yes to mark them verified: ", terminator: "")
+            guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
+                throw CLIError.usage("not marked: \(name) is as before")
+            }
+        }
+        // Marked in the book as saved now, over the devices just compared (the pins of another run may have
+        // moved on meanwhile: then nothing is marked).
+        var book = try Pins.book()
+        guard let again = book.contacts[name], again.devices == pinned.devices else {
+            throw CLIError.usage("\(name)'s pins changed while this ran: nothing was marked; verify again")
+        }
+        book.setVerified(name, true, now: Date())
         try book.save()
-        print(
-            undo
-                ? "\(name) is no longer marked verified"
-                : "\(name) is marked verified: any change of their devices now waits for you"
-        )
+        print("\(name) is marked verified: any change of their devices now waits for you")
     }
 }

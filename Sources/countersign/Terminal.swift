@@ -7,6 +7,7 @@ import Glibc
 /// Passphrases and progress: the only places the tool talks to a terminal.
 enum Terminal {
     static var stderrIsTTY: Bool { isatty(2) == 1 }
+    static var stdinIsTTY: Bool { isatty(0) == 1 }
 
     static func warn(_ message: String) {
         FileHandle.standardError.write(Data((message + "\n").utf8))

@@ -360,8 +360,23 @@ import Testing
                 && allowed.stderr.contains("bob's new, unverified device"),
             "\(allowed.text) \(allowed.stderr)"
         )
+        // Marked verified only over the devices compared: while bob lists a device alice never pinned (the
+        // rogue), nothing is marked; a number that is not the one now, or none into a pipe, marks nothing.
+        let early = try alice.cs("verify", "bob", "--number", String(repeating: "1", count: 60))
+        #expect(
+            early.status != 0 && early.stderr.contains("differ from the ones you pinned"),
+            "\(early.stderr)"
+        )
+        #expect(try alice.cs("trust", "bob").status == 0)
+        let mismatched = try alice.cs("verify", "bob", "--number", String(repeating: "1", count: 60))
+        #expect(mismatched.status != 0 && mismatched.stderr.contains("not the safety number"), "\(mismatched.stderr)")
+        let unsaid = try alice.cs("verify", "bob")
+        #expect(unsaid.status != 0 && unsaid.stderr.contains("--number"), "\(unsaid.stderr)")
+        #expect(!(try alice.cs("contacts").text.contains(", verified ")))
         // Marked verified, alice follows nothing: a new link waits for her.
-        #expect(try alice.cs("verify", "bob").status == 0)
+        let number = try alice.cs("safety-number", "bob").text
+        let marked = try alice.cs("verify", "bob", "--number", number)
+        #expect(marked.status == 0 && marked.text.contains("marked verified"), "\(marked.stderr)")
         let desk = Device(t: t, name: "bob4")
         try Self.login(desk, "bob", server)
         try Self.initDevice(desk, name: "bob-desk")

@@ -120,3 +120,32 @@ test("a copy is read only with the key pair it was made for", async () => {
     /not for this key|sealed to/,
   );
 });
+
+test("keeping history when the keys change: a message not checked because the server was unreachable stops it", async () => {
+  // carol wrote first (a request) and is pinned nowhere here: her key can be checked only in the directory.
+  const carol = await deviceKeys();
+  server.routes.set("GET /v1/users/carol/devices", structuredClone(await directory("carol", "c1", [carol], [0])));
+  const bytes = await seal({
+    plaintext: new TextEncoder().encode("from a stranger"),
+    senderKeyId: fromHex(carol.signingId),
+    signingKey: carol.signing.privateKey,
+    recipients: [{ keyId: fromHex(own.encryptionKeyId), point: await rawPoint(record.encryption.publicKey) }],
+    created: at(20),
+  });
+  const id = Buffer.from(parse(bytes).messageId).toString("hex");
+  await messages.store({ id, direction: "incoming", from: "carol", to: ["bob"], envelope: base64url(bytes), acceptedAt: iso(at(20)) });
+  const keys = await makeDeviceKeys();
+  server.offline = true;
+  try {
+    await assert.rejects(messages.keepHistory(record, keys), /could not be checked now: the server could not be asked/);
+  } finally {
+    server.offline = false;
+  }
+  assert.equal((await messages.get(id)).local, undefined, "not re-sealed while unchecked");
+  await messages.keepHistory(record, keys);
+  const kept = await messages.get(id);
+  assert.ok(kept.local, "re-sealed once checked");
+  assert.equal((await pins.pinOfUser("carol")), undefined, "re-sealing a stranger's request does not pin them");
+  const reopened = await messages.openMessage({ ...record, ...keys, previous: [] }, kept, () => {}, { markAsRead: false });
+  assert.equal(reopened.text, "from a stranger");
+});

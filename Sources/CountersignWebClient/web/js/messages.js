@@ -9,7 +9,15 @@ import { rawPoint } from "./hpke.js";
 import { allFor, run } from "./keystore.js";
 import { keyIdHex, openCopy, sealCopy } from "./local-seal.js";
 import { makeCopy, readCopy } from "./opened-copy.js";
-import { checkBeforeSending, isUsername, normalise, signerKey, UnverifiedDevice, unverifiedWords } from "./pins.js";
+import {
+  checkBeforeSending,
+  isUsername,
+  normalise,
+  PinError,
+  signerKey,
+  UnverifiedDevice,
+  unverifiedWords,
+} from "./pins.js";
 import { USERNAME_RULE } from "./rules.js";
 import { sendMessage } from "./server/messages.js";
 import { session } from "./session.js";
@@ -359,23 +367,38 @@ async function copyOf(message, header, current) {
   }
 }
 
+/** Whether `error` (opening `message` in a batch) came from the sender's directory not answering: a pin
+ *  refusal for a sender whose directory request failed for a reason other than its content. */
+async function unreachable(error, message, directories) {
+  if (!(error instanceof PinError)) return false;
+  const asked = directories.get(normalise(message.from) ?? message.from);
+  return asked ? asked.then(() => false, (failure) => !(failure instanceof PinError)) : false;
+}
+
 /**
  * Before this device's keys are replaced and the old ones deleted (the key gate turned on): every stored
  * message that opens under `record`'s keys gets a local copy sealed to `keys` (the new pairs), with what was
  * verified, so nothing that opened before stops opening. One that does not open now (refused) is left as
- * it is. Run again for messages that arrived meanwhile: a message with a copy for `keys` is skipped.
+ * it is. Throws, once it has been through them all, when any could not be checked because its sender's
+ * directory did not answer: the caller keeps the old keys (device.js: before the server is asked, nothing
+ * changes; after, the rotation stays pending and is settled at the next start with the old keys retired, not
+ * deleted). Run again for messages that arrived meanwhile: a message with a copy for `keys` is skipped.
  */
 export async function keepHistory(record, keys) {
   const accountId = record.accountId;
   const target = await keyIdHex(keys.encryption.publicKey);
   const directories = new Map();
+  const unchecked = [];
   for (const message of await allFor("messages", accountId)) {
     if (message.local?.keyId === target) continue;
     let opened;
     try {
-      opened = await openMessage(record, message, () => {}, { markAsRead: false, directories });
-    } catch {
-      continue; // refused before: it stays refused
+      // A stranger's message is checked against the directory, not pinned: opening it here is not reading it.
+      opened = await openMessage(record, message, () => {}, { markAsRead: false, pinFirst: false, directories });
+    } catch (error) {
+      // Refused before: it stays refused. Not checked because the server could not be asked: not refused.
+      if (await unreachable(error, message, directories)) unchecked.push(message.id);
+      continue;
     }
     const header = opened.envelope;
     const content = opened.local ?? {
@@ -398,5 +421,12 @@ export async function keepHistory(record, keys) {
       };
       return null;
     }, { durability: "strict" });
+  }
+  if (unchecked.length) {
+    const count = unchecked.length === 1 ? "One stored message" : `${unchecked.length} stored messages`;
+    throw new Error(
+      `${count} could not be checked now: the server could not be asked whose keys signed them, and they would ` +
+        `not open once the old keys are deleted, so the old keys are kept. Try again when you are online.`,
+    );
   }
 }

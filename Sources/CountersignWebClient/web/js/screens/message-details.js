@@ -73,9 +73,13 @@ export function detailsOf(message, { opened, steps, status = () => Promise.resol
     const verified = local && el(
       "p",
       { class: "muted" },
-      `Verified ${when(local.verifiedAt)}: signed by ${visibleText(local.sender)}'s key ` +
-        `${fingerprint(local.signerKeyId)} at ${when(local.signedAt)}. This browser re-sealed it to its new keys ` +
-        `then, before the old ones were deleted.`,
+      `Verified ${when(local.verifiedAt)}: signed by ` +
+        (local.unverified
+          ? `the key ${fingerprint(local.signerKeyId)} of ${visibleText(local.sender)}'s new device ` +
+            `“${visibleText(local.unverified.name ?? "")}”, which no device of theirs had approved then,`
+          : `${visibleText(local.sender)}'s key ${fingerprint(local.signerKeyId)}`) +
+        ` at ${when(local.signedAt)}. This browser re-sealed it to its new keys then, before the old ones were ` +
+        `deleted.`,
     );
     const server = el("section", { class: "server-view", "aria-label": "What the server sees" },
       el("h3", {}, "What the server sees"));
