@@ -146,10 +146,14 @@ extension KeyProofTests {
 
             try await sdk.proveKeys(accountID: account.id, signing: signing, encryptionKey: encryption.publicKey)
             #expect(try await proven())
+            // Audited once, and only the proof that was kept.
+            let proofs = { try await sdk.audit().events.filter { $0.kind == "device-key-proof" } }
+            #expect(try await proofs().map(\.outcome) == ["success"])
             let kept = try await reader.sdk.directory(username: "olga").history.first?.keyProof
             // A second proof changes nothing.
             try await sdk.proveKeys(accountID: account.id, signing: signing, encryptionKey: encryption.publicKey)
             #expect(try await reader.sdk.directory(username: "olga").history.first?.keyProof == kept)
+            #expect(try await proofs().count == 1)
         }
     }
 }

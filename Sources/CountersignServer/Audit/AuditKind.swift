@@ -13,6 +13,7 @@ enum AuditKind: String, CaseIterable, Sendable {
     case deviceRevoke = "device-revoke"
     case deviceRotate = "device-rotate"
     case deviceVouch = "device-vouch"
+    case deviceKeyProof = "device-key-proof"
     case mfa
     case mfaSettings = "mfa-settings"
     case mfaPairingKey = "mfa-pairing-key"

@@ -64,4 +64,6 @@ public enum DeviceWrite: Equatable, Sendable {
     case changed
     /// The device was vouched for already (by this or another device).
     case alreadyVouched
+    /// Nothing to write: the key has what was to be kept already (a key proof).
+    case unchanged
 }

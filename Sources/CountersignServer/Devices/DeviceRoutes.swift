@@ -173,7 +173,7 @@ struct DeviceRoutes {
         withMessagingDevice.put("devices/current/key-proof") { request, context in
             let auth = try context.device()
             let body = try await APIRoutes.decode(KeyProofRequest.self, request, maxBody: maxBody)
-            try await devices.proveKeys(auth, body)
+            try await devices.proveKeys(auth, body, origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
         }
         withMessagingDevice.post("devices/:id/vouch") { request, context in

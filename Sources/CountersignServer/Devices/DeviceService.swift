@@ -134,7 +134,7 @@ public final class DeviceService: Sendable {
             throw DeviceError.keyInUse(
                 "a key of this device is already registered; make new keys (countersign device init)"
             )
-        case .notFound, .changed, .alreadyVouched: throw RequestError.unauthenticated
+        case .notFound, .changed, .alreadyVouched, .unchanged: throw RequestError.unauthenticated
         }
         try await audit.record(auth.account.id, .deviceRegister, .success, origin)
         return device
@@ -260,7 +260,7 @@ public final class DeviceService: Sendable {
     /// Keeps the proof a device registered before servers kept proofs gives for its current keys
     /// (docs/PROTOCOL.md §1.3): the registration message over 32 bytes of its choosing, signed by its current
     /// signing key. A key that has a proof keeps it.
-    public func proveKeys(_ auth: DeviceAuthenticated, _ request: KeyProofRequest) async throws {
+    public func proveKeys(_ auth: DeviceAuthenticated, _ request: KeyProofRequest, origin: RequestOrigin) async throws {
         guard request.challenge.bytes.count == 32 else {
             throw RequestError.invalidField(field: "challenge", reason: "32 random bytes in unpadded base64url")
         }
@@ -282,7 +282,8 @@ public final class DeviceService: Sendable {
             signingKeyID: auth.device.signingKeyID,
             proof: KeySelfProof(challenge: request.challenge.bytes, signature: request.signature.bytes)
         ) {
-        case .done: return
+        case .done: try await audit.record(auth.account.id, .deviceKeyProof, .success, origin)
+        case .unchanged: return
         // The session's device is active: its key changed meanwhile (a rotation, which carries its own proof).
         default: throw DeviceError.keyInUse("this device's keys changed meanwhile; open a new device session")
         }
@@ -329,7 +330,7 @@ public final class DeviceService: Sendable {
             throw DeviceError.keyInUse(
                 "this device's keys were rotated meanwhile by another request; open a new device session"
             )
-        case .notFound, .limitReached, .alreadyVouched: throw DeviceError.revoked
+        case .notFound, .limitReached, .alreadyVouched, .unchanged: throw DeviceError.revoked
         }
         try await sessions.endOtherSessions(of: auth)
         try await audit.record(auth.account.id, .deviceRotate, .success, origin)
@@ -408,7 +409,7 @@ public final class DeviceService: Sendable {
             throw DeviceError.keyInUse(
                 "the new device's keys changed since you looked; list the devices again and compare the new code"
             )
-        case .notFound, .limitReached, .keyInUse: throw DeviceError.notFound
+        case .notFound, .limitReached, .keyInUse, .unchanged: throw DeviceError.notFound
         }
         try await audit.record(auth.account.id, .deviceVouch, .success, origin)
         return (target, vouch)

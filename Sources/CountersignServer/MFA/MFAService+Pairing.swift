@@ -113,7 +113,8 @@ extension MFAService {
         case .refused(.limitReached): throw MFAError.deviceLimit(config.maxDevicesPerAccount)
         case .refused(.keyInUse):
             throw MFAError.keyInUse("a key of this device is already registered; make new keys")
-        case .refused(.done), .refused(.changed), .refused(.alreadyVouched): throw RequestError.unauthenticated
+        case .refused(.done), .refused(.changed), .refused(.alreadyVouched), .refused(.unchanged):
+            throw RequestError.unauthenticated
         }
         guard let account = try await accounts.account(id: accountID) else { throw MFAError.pairingKeyInvalid }
         let stored = try records(accountID)  // what the store wrote: `records` makes the same each time

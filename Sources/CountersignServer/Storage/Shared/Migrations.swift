@@ -13,7 +13,7 @@ enum Migrations {
             CreateMessageQueue(), CreatePush(), CreateMFA(),
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
             AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
-            AddKeyProofs(),
+            AddKeyProofs(), AddDeviceChallengeIndexes(),
         ]
     }
 }
@@ -535,5 +535,21 @@ struct AddKeyProofs: AsyncMigration {
         let sql = db as! any SQLDatabase
         try await sql.raw("ALTER TABLE device_keys DROP COLUMN registration_challenge").run()
         try await sql.raw("ALTER TABLE device_keys DROP COLUMN key_signature").run()
+    }
+}
+
+/// The purge of expired device challenges (every 10 minutes) and the one nonce per session binding
+/// (`kind`, `subject`) look them up by index rather than by scanning the table.
+struct AddDeviceChallengeIndexes: AsyncMigration {
+    var name: String { "2026-11-30-03-device-challenge-indexes" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("CREATE INDEX device_challenges_expiry ON device_challenges (expires_at)").run()
+        try await sql.raw("CREATE INDEX device_challenges_subject ON device_challenges (kind, subject)").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("DROP INDEX device_challenges_subject").run()
+        try await sql.raw("DROP INDEX device_challenges_expiry").run()
     }
 }

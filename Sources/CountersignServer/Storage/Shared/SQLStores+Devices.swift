@@ -359,6 +359,15 @@ extension SQLStores {
 
     package func setKeyProof(deviceID: String, signingKeyID: String, proof: KeySelfProof) async throws -> DeviceWrite {
         try await writeTransaction { sql in
+            guard
+                let current = try await sql.raw(
+                    """
+                    SELECT CASE WHEN key_signature IS NULL THEN 0 ELSE 1 END AS proven FROM device_keys
+                    WHERE device_id = \(bind: deviceID) AND signing_key_id = \(bind: signingKeyID) AND retired_at IS NULL
+                    """
+                ).first()
+            else { return .notFound }
+            if try current.decode(column: "proven", as: Int.self) == 1 { return .unchanged }
             try await sql.raw(
                 """
                 UPDATE device_keys SET key_signature = \(bind: Data(proof.signature)),
@@ -367,13 +376,7 @@ extension SQLStores {
                     AND key_signature IS NULL
                 """
             ).run()
-            let current = try await sql.raw(
-                """
-                SELECT 1 AS one FROM device_keys
-                WHERE device_id = \(bind: deviceID) AND signing_key_id = \(bind: signingKeyID) AND retired_at IS NULL
-                """
-            ).first()
-            return current == nil ? .notFound : .done
+            return .done
         }
     }
 
