@@ -60,6 +60,10 @@ struct WebClientTests {
         let hash = Data(SHA256.hash(data: Data(map.utf8))).base64EncodedString()
         #expect(page.contentSecurityPolicy == WebClient.policy(scripts: "'self' 'sha256-\(hash)'"))
         #expect(main.contentSecurityPolicy == nil)
+        // The page is revalidated whatever its URL says; the files it names may be kept by version.
+        #expect(!page.keptByVersion && main.keptByVersion)
+        // The page is revalidated whatever its URL says; the files it names may be kept by version.
+        #expect(!page.keptByVersion && main.keptByVersion)
         #expect(main.version.count == 32 && main.version.allSatisfy(\.isHexDigit))
     }
 }

@@ -88,6 +88,12 @@ def test_every_file_has_the_security_headers_and_a_strong_etag(server, browser):
         assert headers["Content-Security-Policy"] == EXPECTED_CSP, path
         stale = fetch(server, f"{path}?v={'0' * 32}")
         assert stale[0] == 200 and stale[1] == body and stale[2]["Cache-Control"] == "no-cache", path
+    # The page is revalidated whatever its URL says: a link to it with its own version must not freeze it.
+    page_version = hashlib.sha256(fetch(server, "/")[1]).hexdigest()[:32]
+    assert fetch(server, f"/?v={page_version}")[2]["Cache-Control"] == "no-cache"
+    # The page is revalidated whatever its URL says: a link to it with its own version must not freeze it.
+    page_version = hashlib.sha256(fetch(server, "/")[1]).hexdigest()[:32]
+    assert fetch(server, f"/?v={page_version}")[2]["Cache-Control"] == "no-cache"
     # API answers and problems carry the headers that apply to them too.
     for path in ["/healthz", "/v1/me", "/nothing-here", "/openapi.yaml"]:
         status, _, headers = fetch(server, path)

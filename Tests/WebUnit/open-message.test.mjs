@@ -10,9 +10,11 @@ import { installBrowser } from "./support/browser.mjs";
 
 const server = installBrowser();
 
-const { base64url, fromBase64url } = await import("../../Sources/CountersignWebClient/web/js/bytes.js");
+const { base64url, fromBase64url, sha256 } = await import("../../Sources/CountersignWebClient/web/js/bytes.js");
 const { makeDeviceKeys } = await import("../../Sources/CountersignWebClient/web/js/device-keys.js");
 const { parse, seal } = await import("../../Sources/CountersignWebClient/web/js/envelope.js");
+const { makeCopy } = await import("../../Sources/CountersignWebClient/web/js/opened-copy.js");
+const { run } = await import("../../Sources/CountersignWebClient/web/js/keystore.js");
 const { rawPoint } = await import("../../Sources/CountersignWebClient/web/js/hpke.js");
 const messages = await import("../../Sources/CountersignWebClient/web/js/messages.js");
 const pins = await import("../../Sources/CountersignWebClient/web/js/pins.js");
@@ -149,3 +151,51 @@ test("keeping history when the keys change: a message not checked because the se
   const reopened = await messages.openMessage({ ...record, ...keys, previous: [] }, kept, () => {}, { markAsRead: false });
   assert.equal(reopened.text, "from a stranger");
 });
+
+test("a copy is for its envelope and its signer: another envelope, or another signer named, opens the envelope", async () => {
+  const message = await received("signed at 10 s, by alice's key", 10);
+  const { opened } = await opening(message);
+  // The stored envelope's signed time rewritten (to slip under a retirement, say): the copy is bound to the
+  // bytes it was made for, so the rewritten envelope is opened itself, and its signature fails.
+  const bytes = fromBase64url(message.envelope);
+  const rewritten = Uint8Array.from(bytes);
+  rewritten[8 + 1 + 16 + 16 + 7] ^= 0x01; // the low byte of `created` (magic, version, key ID, message ID)
+  const moved = await refusedOrText(opening({ ...message, envelope: base64url(rewritten), opened: opened.copy }));
+  assert.match(moved, /signature/, "the rewritten envelope opened itself, and refused");
+  // A copy this device made (its key, this envelope) that names another signer key is not used.
+  const keys = { privateKey: record.encryption.privateKey, point: await rawPoint(record.encryption.publicKey) };
+  const other = await makeCopy({
+    accountId: message.accountId,
+    messageId: message.id,
+    envelopeHash: await sha256(bytes),
+    content: { text: "planted", signerKeyId: "00".repeat(16), verifiedAt: 1 },
+    pair: keys,
+    keyId: own.encryptionKeyId,
+  });
+  const signer = await opening({ ...message, opened: other });
+  assert.equal(signer.opened.text, "signed at 10 s, by alice's key");
+  assert.equal(signer.checked, 1, "the envelope opened instead");
+});
+
+test("markRead keeps a copy with what another tab changed meanwhile, and marks only those asked", async () => {
+  const a = await received("first");
+  const b = await received("second");
+  const copyA = (await opening(a)).opened.copy;
+  // Another tab re-sealed "a" meanwhile (a field this tab's object does not have).
+  await run("messages", "readwrite", (store) => store.put({ ...a, local: { keyId: "from another tab" } }));
+  await messages.markRead([b], { copies: new Map([[a.id, copyA]]) });
+  const [storedA, storedB] = [await messages.get(a.id), await messages.get(b.id)];
+  assert.deepEqual(storedA.local, { keyId: "from another tab" }, "the other tab's change is kept");
+  assert.deepEqual(storedA.opened, copyA);
+  assert.equal(storedA.read, false, "a copy alone does not mark read");
+  assert.equal(storedB.read, true);
+  assert.equal(storedB.opened, undefined);
+});
+
+async function refusedOrText(promise) {
+  try {
+    return (await promise).opened.text;
+  } catch (error) {
+    return `refused: ${error.message}`;
+  }
+}

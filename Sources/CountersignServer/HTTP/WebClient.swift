@@ -12,8 +12,8 @@ import NIOCore
 /// load. It names every module, stylesheet and script by a versioned URL (`/js/api.js?v=<hash>`): its
 /// own tags are rewritten, and an import map written at start maps each module's plain path to its
 /// versioned one, so the imports inside the modules need no build step. A versioned URL whose version is the
-/// file's is `immutable` for a year: a reload fetches only the page, and a page never runs modules from two
-/// versions of the server together. Any other request (a worker's script, a stale version) is `no-cache`.
+/// file's is `immutable` for a year: a reload fetches only the page, and what a page loads at its start is of
+/// one version. Any other request (the page, a worker's script, a stale version) is `no-cache`.
 struct WebClient: Sendable {
     struct File: Sendable {
         var bytes: ByteBuffer
@@ -23,6 +23,9 @@ struct WebClient: Sendable {
         var version: String
         /// The page's own policy (its import map's hash added), else nil for the one every file has.
         var contentSecurityPolicy: String? = nil
+        /// Whether its versioned URL may be kept for a year: not the page's, which names the others and is
+        /// revalidated at every load whatever its URL says.
+        var keptByVersion = true
     }
     /// Files by URL path (`/`, `/app.css`, `/js/api.js`, …).
     let files: [String: File]
@@ -93,8 +96,14 @@ struct WebClient: Sendable {
                 )
             }
         }
-        let map = modules.keys.sorted().map { "\"\($0)\":\"\($0)?v=\(modules[$0]!.version)\"" }
-        let script = "{\"imports\":{" + map.joined(separator: ",") + "}}"
+        let map = [
+            "imports": Dictionary(uniqueKeysWithValues: modules.map { ($0.key, "\($0.key)?v=\($0.value.version)") })
+        ]
+        // JSON, with "<" escaped so that no file name could end the script element.
+        let script = String(
+            decoding: try JSONSerialization.data(withJSONObject: map, options: [.sortedKeys, .withoutEscapingSlashes]),
+            as: UTF8.self
+        ).replacingOccurrences(of: "<", with: "\\u003c")
         let tag = "<script type=\"importmap\">" + script + "</script>\n  "
         let first = ["<script type=\"module\"", "<link rel=\"modulepreload\""]
             .compactMap { html.range(of: $0)?.lowerBound }.min()
@@ -103,6 +112,7 @@ struct WebClient: Sendable {
         let hash = Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString()
         var file = File(Data(html.utf8), contentType: page.contentType)
         file.contentSecurityPolicy = policy(scripts: "'self' 'sha256-\(hash)'")
+        file.keptByVersion = false
         return file
     }
 
@@ -133,7 +143,7 @@ struct WebClient: Sendable {
     static func response(_ file: File, _ request: Request) -> Response {
         var headers = securityHeaders
         if let policy = file.contentSecurityPolicy { headers[.contentSecurityPolicy] = policy }
-        let current = request.uri.queryParameters["v"].map { String($0) == file.version } ?? false
+        let current = file.keptByVersion && request.uri.queryParameters["v"].map { String($0) == file.version } == true
         headers[.cacheControl] = current ? "public, max-age=31536000, immutable" : "no-cache"
         headers[.eTag] = file.etag
         // Weak comparison (RFC 9110 §13.1.2): a proxy that compresses marks the tag weak (W/).

@@ -122,7 +122,9 @@ const SCREEN_MODULES = {
  *  gives them (the versioned ones the imports will ask for). */
 const preload = (paths) => {
   for (const path of paths) {
-    document.head.append(el("link", { rel: "modulepreload", href: import.meta.resolve(`/js/${path}`) }));
+    // Through the import map where the browser resolves with it (import.meta.resolve); the plain path elsewhere.
+    const href = import.meta.resolve?.(`/js/${path}`) ?? `/js/${path}`;
+    document.head.append(el("link", { rel: "modulepreload", href }));
   }
 };
 let preloaded = false;

@@ -298,10 +298,12 @@ export async function openMessage(
   const keys = await keysOf(record);
   // Opened here before, under this device's current keys: the signature held then, under the key the pins
   // name now (the copy says which key signed), so only the copy is decrypted (opened-copy.js).
-  const copied = await copyOf(message, header, keys[0]);
+  const envelopeHash = await sha256(bytes);
+  const copied = await copyOf(message, header, envelopeHash, keys[0]);
   if (copied) {
     report(`Signature verified${from} (${new Date(copied.verifiedAt).toLocaleString()}, when first opened here)`);
     if (pinFirst) await signer.commit();
+    if (signer.firstContact && pinFirst) report(firstContactWords(sender));
     report("String decrypted from this browser's opened copy");
     if (markAsRead) await markRead([message]);
     return {
@@ -322,16 +324,14 @@ export async function openMessage(
   report(`Signature verified${from}`);
   // A first contact is pinned only now that its key is known to have signed.
   if (pinFirst) await signer.commit();
-  if (signer.firstContact && pinFirst)
-    report(
-      `First message from ${sender}: their devices are now pinned. Compare the safety number with them to be sure.`,
-    );
+  if (signer.firstContact && pinFirst) report(firstContactWords(sender));
   const text = new TextDecoder("utf-8", { fatal: true }).decode(opened.plaintext);
   report("String decrypted");
   // What opening found, kept for the next showing: written by the caller with the read marks (markRead).
   const copy = await makeCopy({
     accountId: message.accountId,
     messageId: message.id,
+    envelopeHash,
     content: { text, signerKeyId: hex(header.senderKeyId), verifiedAt: Date.now() },
     pair: keys[0],
     keyId: keys[0].keyIdHex,
@@ -348,15 +348,19 @@ export async function openMessage(
   };
 }
 
+const firstContactWords = (sender) =>
+  `First message from ${sender}: their devices are now pinned. Compare the safety number with them to be sure.`;
+
 /** The content of a message's opened copy for `current` (this device's current key pair) when it is one for
  *  this envelope's signer; null when there is none, it is for other keys, or it does not open (altered: the
  *  envelope is opened instead, and its copy written anew). */
-async function copyOf(message, header, current) {
+async function copyOf(message, header, envelopeHash, current) {
   if (!message.opened) return null;
   try {
     const content = await readCopy(message.opened, {
       accountId: message.accountId,
       messageId: message.id,
+      envelopeHash,
       pair: current,
       keyId: current.keyIdHex,
     });

@@ -753,6 +753,12 @@ export function signerKey(sender, keyIdHex, signedAt, own, now = Date.now(), { d
   });
 }
 
+/** Lets a batch's next lookups read each sender's pins again (a chunk of a long opening done: a trust or a
+ *  change another tab made meanwhile is then seen); the directories' answers stay. */
+export function rereadPins(directories) {
+  for (const seen of batches.get(directories)?.values() ?? []) delete seen.read;
+}
+
 /** What a batch (its `directories` map) checked of one sender's directory already. */
 const batches = new WeakMap();
 function batchOf(directories, name) {

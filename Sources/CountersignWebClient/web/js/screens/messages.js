@@ -28,6 +28,7 @@ import {
   noticeWords,
   normalise,
   pinOfUser,
+  rereadPins,
   unseenNotices,
   unverifiedWords,
 } from "../pins.js";
@@ -498,7 +499,8 @@ export function messagesScreen(app, { onBack, open: address }) {
         while (next < theirs.length) {
           const result = await opening(theirs[next++]);
           found.set(result.message.id, result);
-          if (result.opened) break;
+          // Opened under the pins (not from a copy re-sealed before the keys changed, which consults none).
+          if (result.opened && !result.opened.local) break;
         }
         const rest = await Promise.all(theirs.slice(next).map(opening));
         for (const result of rest) found.set(result.message.id, result);
@@ -603,6 +605,7 @@ export function messagesScreen(app, { onBack, open: address }) {
         if (first) messagesList.lastElementChild?.scrollIntoView?.({ block: "end" });
         for (const message of chunk) if (shown.has(message.id)) seen?.unobserve(shown.get(message.id));
         await markRead(chunk.filter((_, i) => opened[i]), { copies }).catch(() => {});
+        rereadPins(directories);
         // The server asked how far yours got once the texts in view are shown.
         if (first) deliveries();
         first = false;
