@@ -145,6 +145,9 @@ def test_sign_up_sign_out_and_sign_in_with_the_captcha(server, browser):
     p.shot("sign-in")
     page.get_by_role("button", name="Sign up").click()
     expect(page.get_by_role("button", name="Create account")).to_be_visible()
+    # The rules are there before they are broken, read out with their fields.
+    expect(page.get_by_label("Username")).to_have_accessible_description(re.compile(r"^3 to 32 characters of a-z"))
+    expect(page.get_by_label("Password")).to_have_accessible_description(re.compile(r"^8 to 128 characters"))
     p.shot("sign-up")
     page.get_by_role("button", name="Back to sign in").click()
     sign_up(p, "ada")

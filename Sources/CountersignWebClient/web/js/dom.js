@@ -89,8 +89,10 @@ export function takeValue(input) {
 
 let ids = 0;
 /** A labelled input: the label names the control for screen readers and for tests. */
-export function field(label, attributes = {}) {
+export function field(label, attributes = {}, hint = null) {
   const id = `f${++ids}`;
-  const input = el("input", { id, ...attributes });
-  return { row: el("div", { class: "field" }, el("label", { for: id }, label), input), input };
+  // A rule shown before it is broken (the input's description, read out with it).
+  const said = hint ? el("p", { class: "muted hint", id: `${id}-hint` }, hint) : null;
+  const input = el("input", { id, ...attributes, ...(said && { "aria-describedby": said.id }) });
+  return { row: el("div", { class: "field" }, el("label", { for: id }, label), input, said), input };
 }

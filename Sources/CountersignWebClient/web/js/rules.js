@@ -6,6 +6,9 @@
 export const USERNAME_RULE =
   "3 to 32 characters of a-z, 0-9, '.', '_' and '-', starting and ending with a letter or digit";
 
+/** NewPassword's rule in words (the server counts Unicode code points). */
+export const PASSWORD_RULE = "8 to 128 characters; a passphrase of a few words is easiest to remember";
+
 /** UsernameRule.normalised: the name in lower case, or null when `raw` breaks the rule. Nothing is trimmed,
  *  and a name with any non-ASCII character is refused before it is lower-cased: toLowerCase() maps some
  *  (the Kelvin sign) to ASCII letters. */

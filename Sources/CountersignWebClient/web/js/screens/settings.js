@@ -104,7 +104,11 @@ const SECTION_PARTS = {
   security: securityPart,
   devices: devicesPart,
   passkeys: (said) => [passkeySection(said)],
-  "two-factor": (said) => [twoFactorSection(said), el("h2", {}, "Authenticator"), authenticatorSettings()],
+  "two-factor": (said) => [
+    twoFactorSection(said),
+    el("h2", {}, "This browser as an authenticator"),
+    authenticatorSettings(),
+  ],
   "key-gate": (said) => [gateSection(said)],
   audit: auditPart,
 };

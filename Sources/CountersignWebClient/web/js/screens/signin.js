@@ -12,7 +12,7 @@ import {
   passkeysAvailable,
   signInWithPasskey,
 } from "../passkeys.js";
-import { normalisedUsername, USERNAME_RULE } from "../rules.js";
+import { normalisedUsername, PASSWORD_RULE, USERNAME_RULE } from "../rules.js";
 import { register } from "../server/accounts.js";
 import { startPasskeySignIn } from "../server/passkeys.js";
 import { signIn } from "../server/sessions.js";
@@ -52,14 +52,14 @@ export function signInScreen(app, { onSignedIn, mode = "sign-in", notice = "" })
     required: true,
     autocapitalize: "none",
     spellcheck: "false",
-  });
+  }, registering ? `${USERNAME_RULE[0].toUpperCase()}${USERNAME_RULE.slice(1)}.` : null);
   const password = field("Password", {
     name: "password",
     type: "password",
     autocomplete: registering ? "new-password" : "current-password",
     required: true,
     minlength: registering ? 8 : undefined,
-  });
+  }, registering ? `${PASSWORD_RULE}.` : null);
   const name = registering ? field("Name", { name: "name", autocomplete: "given-name", required: true }) : null;
   const lastname = registering
     ? field("Last name", { name: "lastname", autocomplete: "family-name", required: true })

@@ -112,7 +112,9 @@ export function twoFactorSection({ status: hostStatus, alert: hostAlert } = {}) 
     if (!pairingArea.querySelector(".qr")) pairingStart();
     listAuthenticators(next.authenticators);
     // Built once: a poll must not undo a choice the user has not saved yet.
-    if (!matchingArea.firstChild) matchingForm();
+    // How a push approval asks for the number matters only once an authenticator is paired.
+    if (!next.authenticators.length) matchingArea.replaceChildren();
+    else if (!matchingArea.firstChild) matchingForm();
     offStart();
   }
 
