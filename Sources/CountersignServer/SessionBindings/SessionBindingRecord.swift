@@ -16,4 +16,6 @@ public struct SessionBindingRecord: Equatable, Sendable {
     public var authenticatedAt: Date
     /// The passkey the bound session signed in with: removing the passkey ends the binding.
     public var passkeyID: String?
+    /// How the bound session was authenticated (RFC 8176 `amr` values): resumed sessions carry them.
+    public var methods: [String] = SessionMethods.passwordOnly
 }

@@ -85,7 +85,8 @@ struct SessionBindingService: Sendable {
             createdAt: existing?.createdAt ?? now,
             lastUsedAt: now,
             authenticatedAt: max(existing?.authenticatedAt ?? session.authenticatedAt, session.authenticatedAt),
-            passkeyID: existing?.passkeyID ?? session.passkeyID
+            passkeyID: existing?.passkeyID ?? session.passkeyID,
+            methods: session.methods
         )
         guard let id = try await store.bind(binding, sessionTokenHash: session.tokenHash, keep: Self.bindingsPerAccount)
         else { throw RequestError.unauthenticated }  // the session ended meanwhile (401, as the session lookup)

@@ -14,4 +14,6 @@ public struct SessionRecord: Equatable, Sendable {
     public var passkeyID: String? = nil
     /// The binding this browser session was resumed from or bound to (docs/PROTOCOL.md §1.1).
     public var bindingID: String? = nil
+    /// How it was authenticated, as RFC 8176 `amr` values (`SessionMethods`): what an ID token says.
+    public var methods: [String] = SessionMethods.passwordOnly
 }

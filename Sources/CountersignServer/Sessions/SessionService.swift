@@ -42,7 +42,8 @@ public final class SessionService: Sendable {
         origin: RequestOrigin,
         now: Date,
         passwordless: Bool = false,
-        passkeyID: String? = nil
+        passkeyID: String? = nil,
+        methods: [String] = SessionMethods.passwordOnly
     ) -> (token: String, record: SessionRecord) {
         let token = "cs_" + Base64URL(random.bytes(32)).text
         let record = SessionRecord(
@@ -54,7 +55,8 @@ public final class SessionService: Sendable {
             expiresAt: now.addingTimeInterval(config.sessionLifetime),
             address: origin.address,
             userAgent: origin.userAgent,
-            passkeyID: passkeyID
+            passkeyID: passkeyID,
+            methods: methods
         )
         return (token, record)
     }
@@ -70,7 +72,8 @@ public final class SessionService: Sendable {
             accountID: binding.accountID,
             origin: origin,
             now: now,
-            passkeyID: binding.passkeyID
+            passkeyID: binding.passkeyID,
+            methods: binding.methods
         )
         record.authenticatedAt = binding.authenticatedAt
         record.bindingID = binding.id

@@ -92,7 +92,8 @@ extension SignInService {
             origin: origin,
             now: now,
             passwordless: passwordless,
-            passkeyID: passkeyID
+            passkeyID: passkeyID,
+            methods: SessionMethods.of(outcome, passwordless: passwordless, passkey: passkeyID != nil)
         )
         switch try await store.startSession(
             record,

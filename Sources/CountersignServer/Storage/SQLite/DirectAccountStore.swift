@@ -23,8 +23,8 @@ enum DirectAccountStore {
             pending_expires_at = excluded.pending_expires_at, delayed_until = excluded.delayed_until, locked = excluded.locked
         """
     static let insertSession = """
-        INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id, binding_id)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+        INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id, binding_id, amr)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
         """
     static let insertAudit = """
         INSERT INTO audit_events (account_id, at, kind, outcome, address, user_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -231,6 +231,7 @@ enum DirectAccountStore {
         s.bind(8, session.userAgent)
         s.bind(9, session.passkeyID)
         s.bind(10, session.bindingID)
+        s.bind(11, SessionMethods.text(session.methods))
         try s.run()
     }
 

@@ -13,7 +13,7 @@ enum Migrations {
             CreateMessageQueue(), CreatePush(), CreateMFA(),
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
             AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
-            AddKeyProofs(), AddDeviceChallengeIndexes(),
+            AddKeyProofs(), AddDeviceChallengeIndexes(), AddSessionMethods(),
         ]
     }
 }
@@ -551,5 +551,21 @@ struct AddDeviceChallengeIndexes: AsyncMigration {
         let sql = db as! any SQLDatabase
         try await sql.raw("DROP INDEX device_challenges_subject").run()
         try await sql.raw("DROP INDEX device_challenges_expiry").run()
+    }
+}
+
+/// How each account session (and each binding, for the sessions resumed from it) was authenticated: RFC 8176
+/// `amr` values, space-separated (`SessionMethods`). Sessions from before have none: read as the password.
+struct AddSessionMethods: AsyncMigration {
+    var name: String { "2026-11-30-04-session-methods" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE sessions ADD COLUMN amr TEXT").run()
+        try await sql.raw("ALTER TABLE session_bindings ADD COLUMN amr TEXT").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE session_bindings DROP COLUMN amr").run()
+        try await sql.raw("ALTER TABLE sessions DROP COLUMN amr").run()
     }
 }

@@ -82,10 +82,10 @@ extension SQLStores {
     static func insertSession(_ sql: any SQLDatabase, _ s: SessionRecord) async throws {
         try await sql.raw(
             """
-            INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id, binding_id)
+            INSERT INTO sessions (token_hash, account_id, created_at, last_used_at, authenticated_at, expires_at, address, user_agent, passkey_id, binding_id, amr)
             VALUES (\(bind: s.tokenHash), \(bind: s.accountID), \(bind: s.createdAt.ms), \(bind: s.lastUsedAt.ms),
                     \(bind: s.authenticatedAt.ms), \(bind: s.expiresAt.ms), \(bind: s.address), \(bind: s.userAgent),
-                    \(bind: s.passkeyID), \(bind: s.bindingID))
+                    \(bind: s.passkeyID), \(bind: s.bindingID), \(bind: SessionMethods.text(s.methods)))
             """
         ).run()
     }
@@ -102,7 +102,8 @@ extension SQLStores {
                 address: try row.decode(column: "address", as: String.self),
                 userAgent: try row.decode(column: "user_agent", as: String.self),
                 passkeyID: try row.decode(column: "passkey_id", as: String?.self),
-                bindingID: try row.decode(column: "binding_id", as: String?.self)
+                bindingID: try row.decode(column: "binding_id", as: String?.self),
+                methods: SessionMethods.parse(try row.decode(column: "amr", as: String?.self))
             )
         }
     }

@@ -42,9 +42,10 @@ extension SQLStores {
             try await sql.raw("DELETE FROM session_bindings WHERE id = \(bind: b.id)").run()
             try await sql.raw(
                 """
-                INSERT INTO session_bindings (id, account_id, public_key, device_id, created_at, last_used_at, authenticated_at, passkey_id)
+                INSERT INTO session_bindings (id, account_id, public_key, device_id, created_at, last_used_at, authenticated_at, passkey_id, amr)
                 VALUES (\(bind: b.id), \(bind: b.accountID), \(bind: Data(b.publicKey)), \(bind: b.deviceID),
-                        \(bind: b.createdAt.ms), \(bind: b.lastUsedAt.ms), \(bind: b.authenticatedAt.ms), \(bind: b.passkeyID))
+                        \(bind: b.createdAt.ms), \(bind: b.lastUsedAt.ms), \(bind: b.authenticatedAt.ms), \(bind: b.passkeyID),
+                        \(bind: SessionMethods.text(b.methods)))
                 """
             ).run()
             if b.id != given.id {
@@ -73,7 +74,8 @@ extension SQLStores {
                 createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
                 lastUsedAt: Date(ms: try row.decode(column: "last_used_at", as: Int64.self)),
                 authenticatedAt: Date(ms: try row.decode(column: "authenticated_at", as: Int64.self)),
-                passkeyID: try row.decode(column: "passkey_id", as: String?.self)
+                passkeyID: try row.decode(column: "passkey_id", as: String?.self),
+                methods: SessionMethods.parse(try row.decode(column: "amr", as: String?.self))
             )
         }
     }
