@@ -107,6 +107,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncKit", package: "async-kit"),
             ],
             resources: [.copy("openapi.yaml")]

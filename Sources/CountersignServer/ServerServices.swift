@@ -16,6 +16,7 @@ package struct ServerServices: Sendable {
     package let push: PushService
     package let passkeys: PasskeyService
     let bindings: SessionBindingService
+    let oidc: OIDCService
     let logger: Logger
 
     /// `signInStore`: the sign-in's store when it is not `storage` itself (tests wrap it to land a write
@@ -135,6 +136,25 @@ package struct ServerServices: Sendable {
             random: random,
             nonces: AddressThrottle(config.deviceNoncesPerAddress)
         )
+        let oidc = OIDCService(
+            store: storage,
+            accounts: storage,
+            audit: audit,
+            keys: OIDCKeyRing(
+                store: storage,
+                sealingKey: SymmetricKey(
+                    data: try await storage.serverSecret(name: "oidc-key-seal") { random.bytes(32) }
+                ),
+                clock: clock,
+                random: random
+            ),
+            issuer: config.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
+            clock: clock,
+            random: random,
+            pairwiseKey: SymmetricKey(
+                data: try await storage.serverSecret(name: "oidc-pairwise-key") { random.bytes(32) }
+            )
+        )
         return ServerServices(
             storage: storage,
             sessions: sessions,
@@ -146,6 +166,7 @@ package struct ServerServices: Sendable {
             push: push,
             passkeys: passkeys,
             bindings: bindings,
+            oidc: oidc,
             logger: logger
         )
     }

@@ -7,7 +7,9 @@ import Logging
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a Countersign database directly.",
-        subcommands: [Unlock.self, Messages.self, Backup.self, DemoUsers.self]
+        subcommands: [
+            Unlock.self, Messages.self, Backup.self, DemoUsers.self, OIDCClientCommand.self, OIDCKeysCommand.self,
+        ]
     )
 
     /// The server's database, which must exist: opening a SQLite path that is not there would create an

@@ -101,7 +101,11 @@ import Testing
         let paths = Self.document.split(separator: "\n").filter { $0.hasPrefix("  /") && $0.hasSuffix(":") }
             .map { String($0.dropFirst(2).dropLast()) }
         #expect(paths.count == APIRoutes.allowedMethods.count, "\(paths)")
-        let h = try await Harness.make(.sqlite) { $0.metricsToken = "metrics-token-0123456789" }
+        // With a public URL: the OpenID Connect provider's paths answer 404 on a server without one.
+        let h = try await Harness.make(.sqlite) {
+            $0.metricsToken = "metrics-token-0123456789"
+            $0.publicURL = "https://cs.example.com"
+        }
         try await h.run { api in
             for path in paths {
                 for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] {

@@ -27,4 +27,8 @@ enum AuditKind: String, CaseIterable, Sendable {
     case keyGate = "key-gate"
     case sessionBound = "session-bound"
     case sessionResumed = "session-resumed"
+    /// OpenID Connect: an authorization answered (a code, or a refusal), a consent, a token grant or reuse.
+    case oidcAuthorize = "oidc-authorize"
+    case oidcConsent = "oidc-consent"
+    case oidcToken = "oidc-token"
 }

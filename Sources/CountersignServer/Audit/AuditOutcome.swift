@@ -46,6 +46,8 @@ enum AuditOutcome: Sendable, Equatable {
     case disallowed
     /// New number-matching settings: `ENTER_MANUALLY-2`, `SELECT_NUMBER-3`, …
     case numberMatching(NumberMatching.Kind, digits: Int)
+    /// An OpenID Connect refusal or reuse, in the spec's words (`login_required`, `code-reused`, …).
+    case oidc(String)
     /// An authenticator's answer to an authentication code and the state it left: `claim-claimed`, …
     case authenticationCode(MFAService.AuthCodeAction, AuthenticationCode.Status)
 
@@ -75,6 +77,7 @@ enum AuditOutcome: Sendable, Equatable {
         case .selfRevoked: "self-revoked"
         case .revocationTokenSet: "revocation-token-set"
         case .gate(let event, let method): "\(event)-\(method)"
+        case .oidc(let words): words
         case .created: "created"
         case .disabled: "disabled"
         case .enrollStarted: "enroll-started"

@@ -134,9 +134,16 @@ struct WebClient: Sendable {
         }
     }()
 
+    /// Where the page is served besides `/`: the OpenID Connect provider's authorization endpoint is the web
+    /// client itself, answering the request it was opened with (docs/PROTOCOL.md §5.5).
+    static let pageAliases = ["/oauth2/authorize"]
+
     func register(on router: Router<AppContext>) {
         for (path, file) in files {
             router.get(RouterPath(path)) { request, _ in Self.response(file, request) }
+        }
+        if let page = files["/"] {
+            for path in Self.pageAliases { router.get(RouterPath(path)) { request, _ in Self.response(page, request) } }
         }
     }
 

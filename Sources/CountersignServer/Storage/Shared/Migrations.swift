@@ -14,6 +14,7 @@ enum Migrations {
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
             AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
             AddKeyProofs(), AddDeviceChallengeIndexes(), AddSessionMethods(),
+            CreateOIDC(),
         ]
     }
 }
@@ -567,5 +568,67 @@ struct AddSessionMethods: AsyncMigration {
         let sql = db as! any SQLDatabase
         try await sql.raw("ALTER TABLE session_bindings DROP COLUMN amr").run()
         try await sql.raw("ALTER TABLE sessions DROP COLUMN amr").run()
+    }
+}
+
+/// The OpenID Connect provider (docs/PROTOCOL.md §5): registered clients, its signing keys (private halves
+/// sealed), consents, and what a sign-in granted a client: the grant, its single-use code, its tokens (hashes).
+struct CreateOIDC: AsyncMigration {
+    var name: String { "2026-11-30-05-oidc" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        let bytes: SQLQueryString = sql.dialect.name == "postgresql" ? "BYTEA" : "BLOB"
+        try await sql.raw(
+            """
+            CREATE TABLE oidc_clients (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash TEXT,
+                redirect_uris TEXT NOT NULL, post_logout_redirect_uris TEXT NOT NULL, backchannel_logout_uri TEXT,
+                first_party BIGINT NOT NULL, policy TEXT NOT NULL, allowed_users TEXT NOT NULL,
+                offline_access BIGINT NOT NULL, id_token_alg TEXT NOT NULL, pairwise BIGINT NOT NULL,
+                created_at BIGINT NOT NULL)
+            """
+        ).run()
+        try await sql.raw(
+            """
+            CREATE TABLE oidc_signing_keys (kid TEXT PRIMARY KEY, alg TEXT NOT NULL, private_key \(bytes) NOT NULL,
+                created_at BIGINT NOT NULL, retired_at BIGINT, published_until BIGINT)
+            """
+        ).run()
+        try await sql.raw(
+            """
+            CREATE TABLE oidc_consents (account_id TEXT NOT NULL, client_id TEXT NOT NULL, scope TEXT NOT NULL,
+                granted_at BIGINT NOT NULL, PRIMARY KEY (account_id, client_id))
+            """
+        ).run()
+        try await sql.raw(
+            """
+            CREATE TABLE oidc_grants (id TEXT PRIMARY KEY, client_id TEXT NOT NULL, account_id TEXT NOT NULL,
+                scope TEXT NOT NULL, session_id TEXT NOT NULL, auth_time BIGINT NOT NULL, amr TEXT, nonce TEXT,
+                created_at BIGINT NOT NULL, revoked_at BIGINT)
+            """
+        ).run()
+        try await sql.raw("CREATE INDEX oidc_grants_account ON oidc_grants (account_id, client_id)").run()
+        try await sql.raw(
+            """
+            CREATE TABLE oidc_codes (code_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
+                code_challenge TEXT, expires_at BIGINT NOT NULL, redeemed_at BIGINT)
+            """
+        ).run()
+        try await sql.raw("CREATE INDEX oidc_codes_grant ON oidc_codes (grant_id)").run()
+        try await sql.raw("CREATE INDEX oidc_codes_expiry ON oidc_codes (expires_at)").run()
+        try await sql.raw(
+            """
+            CREATE TABLE oidc_tokens (token_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, kind TEXT NOT NULL,
+                expires_at BIGINT NOT NULL, created_at BIGINT NOT NULL, used_at BIGINT)
+            """
+        ).run()
+        try await sql.raw("CREATE INDEX oidc_tokens_grant ON oidc_tokens (grant_id)").run()
+        try await sql.raw("CREATE INDEX oidc_tokens_expiry ON oidc_tokens (expires_at)").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        for table in ["oidc_tokens", "oidc_codes", "oidc_grants", "oidc_consents", "oidc_signing_keys", "oidc_clients"]
+        {
+            try await sql.raw("DROP TABLE \(unsafeRaw: table)").run()
+        }
     }
 }

@@ -31,6 +31,9 @@ const KINDS = {
   "key-gate": ["Key gate changed", "Key gate"],
   "session-bound": ["This browser stays signed in", "Stay signed in"],
   "session-resumed": ["Signed in again after a reload", "Sign-in after a reload"],
+  "oidc-authorize": ["Signed in to an app", "Sign-in to an app"],
+  "oidc-consent": ["Allowed an app", "App permission"],
+  "oidc-token": ["An app collected its tokens", "An app's tokens"],
 };
 
 // How a second step was given: after "Signed in" / "approved".

@@ -1,0 +1,156 @@
+import CountersignAPI
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The OpenID Connect provider's endpoints (docs/PROTOCOL.md §5, docs/openapi.yaml): discovery and keys,
+/// the token, userinfo, revocation and introspection endpoints in the specs' own forms (form bodies, OAuth
+/// error objects), and the web client's `POST /v1/oidc/authorizations`, which answers the authorization
+/// request the page at `/oauth2/authorize` was opened with.
+struct OIDCRoutes {
+    let oidc: OIDCService
+    let sessions: SessionService
+    let maxBody: Int
+
+    func register(on router: Router<AppContext>) {
+        router.get(".well-known/openid-configuration") { _, _ in
+            try Self.answerNow { try json(try oidc.discovery(), headers: [.cacheControl: "public, max-age=300"]) }
+        }
+        router.get("oauth2/jwks") { _, _ in
+            try await Self.answer {
+                try json(["keys": try await oidc.keys.jwks()], headers: [.cacheControl: "public, max-age=300"])
+            }
+        }
+        router.post("oauth2/token") { request, context in
+            try await Self.answer {
+                let credentials = try await Self.credentials(request, maxBody: maxBody)
+                return try json(try await oidc.token(credentials, origin: APIRoutes.origin(request, context)))
+            }
+        }
+        for method in [HTTPRequest.Method.get, .post] {
+            router.on("oauth2/userinfo", method: method) { request, _ in
+                do {
+                    var token = APIRoutes.bearerToken(request.headers[.authorization])
+                    if token == nil, method == .post {
+                        token = try await Self.form(request, maxBody: maxBody)["access_token"]
+                    }
+                    return try json(try await oidc.userinfo(accessToken: token))
+                } catch let error as OIDCError {
+                    // RFC 6750 §3: the error in WWW-Authenticate, never a body a client could mistake for claims.
+                    var response = try Self.errorResponse(error)
+                    response.status = .unauthorized
+                    response.headers[.wwwAuthenticate] =
+                        "Bearer error=\"\(error.code.rawValue)\", error_description=\"\(error.description)\""
+                    return response
+                }
+            }
+        }
+        router.post("oauth2/revoke") { request, context in
+            try await Self.answer {
+                try await oidc.revoke(
+                    try await Self.credentials(request, maxBody: maxBody),
+                    origin: APIRoutes.origin(request, context)
+                )
+                return Response(status: .ok, headers: [.cacheControl: "no-store"])
+            }
+        }
+        router.post("oauth2/introspect") { request, _ in
+            try await Self.answer {
+                try json(try await oidc.introspect(try await Self.credentials(request, maxBody: maxBody)))
+            }
+        }
+        router.group("v1").post("oidc/authorizations") { request, context in
+            let body = try await APIRoutes.decode(OIDCAuthorizationRequest.self, request, maxBody: maxBody)
+            guard body.parameters.allSatisfy({ $0.count == 2 }) else {
+                throw Problem.malformed("each parameter is a [name, value] pair")
+            }
+            // Signed in or not: the request decides what an absent session means (login, or login_required).
+            let auth = try? await sessions.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
+            let answer = try await oidc.authorize(
+                body.parameters.map { ($0[0], $0[1]) },
+                auth: auth,
+                consent: body.consent,
+                signedInSince: body.signedInSince,
+                origin: APIRoutes.origin(request, context)
+            )
+            return try json(Self.answer(answer))
+        }
+    }
+
+    static func answer(_ outcome: OIDCService.Authorization) -> OIDCAuthorizationAnswer {
+        switch outcome {
+        case .redirect(let location): OIDCAuthorizationAnswer(action: .redirect, location: location)
+        case .shown(let error):
+            OIDCAuthorizationAnswer(action: .error, error: error.code.rawValue, errorDescription: error.description)
+        case .signIn(let reason, let need, let since):
+            OIDCAuthorizationAnswer(action: .signIn, reason: reason.rawValue, need: need.rawValue, since: since)
+        case .consent(let client, let scope):
+            OIDCAuthorizationAnswer(action: .consent, clientId: client.id, clientName: client.name, scope: scope)
+        }
+    }
+
+    /// Runs `body`, answering an `OIDCError` as the specs do: 400 (401 for `invalid_client`) with an OAuth
+    /// error object, never cached.
+    static func answer(_ body: () async throws -> Response) async throws -> Response {
+        do { return try await body() } catch let error as OIDCError { return try errorResponse(error) }
+    }
+
+    static func answerNow(_ body: () throws -> Response) throws -> Response {
+        do { return try body() } catch let error as OIDCError { return try errorResponse(error) }
+    }
+
+    static func errorResponse(_ error: OIDCError) throws -> Response {
+        var response = try json(
+            OIDCErrorResponse(error: error.code.rawValue, error_description: error.description),
+            status: error.code == .invalidClient ? .unauthorized : error.code == .serverError ? .notFound : .badRequest
+        )
+        if error.code == .invalidClient { response.headers[.wwwAuthenticate] = "Basic realm=\"countersign\"" }
+        response.headers[HTTPField.Name("Pragma")!] = "no-cache"
+        return response
+    }
+
+    /// The client's credentials: HTTP Basic (RFC 6749 §2.3.1: each part form-encoded) and the form body.
+    static func credentials(_ request: Request, maxBody: Int) async throws -> OIDCService.ClientCredentials {
+        let form = try await form(request, maxBody: maxBody)
+        var basic: (String, String)?
+        if let header = request.headers[.authorization] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "basic",
+                let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+                let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
+                let id = formDecoded(String(text[..<colon])),
+                let secret = formDecoded(String(text[text.index(after: colon)...]))
+            else { throw OIDCError(.invalidClient, "the Authorization header is not HTTP Basic with client_id:secret") }
+            basic = (id, secret)
+        }
+        return OIDCService.ClientCredentials(basic: basic, form: form)
+    }
+
+    /// An application/x-www-form-urlencoded body (a parameter given twice is refused, RFC 6749 §3.2).
+    static func form(_ request: Request, maxBody: Int) async throws -> [String: String] {
+        guard let type = request.headers[.contentType]?.lowercased(),
+            type.hasPrefix("application/x-www-form-urlencoded")
+        else { throw OIDCError(.invalidRequest, "send the parameters as application/x-www-form-urlencoded") }
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: maxBody) } catch is NIOTooManyBytesError {
+            throw OIDCError(.invalidRequest, "the body is larger than \(maxBody) bytes")
+        }
+        var form: [String: String] = [:]
+        for pair in String(buffer: buffer).split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = formDecoded(String(parts[0])),
+                let value = formDecoded(parts.count > 1 ? String(parts[1]) : "")
+            else { throw OIDCError(.invalidRequest, "the body is not valid form encoding") }
+            guard form[name] == nil else {
+                throw OIDCError(.invalidRequest, "the parameter \(name) is given more than once")
+            }
+            form[name] = value
+        }
+        return form
+    }
+
+    static func formDecoded(_ text: String) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

@@ -1,0 +1,380 @@
+import CountersignAPI
+import Crypto
+import Foundation
+import HTTPTypes
+import JWTKit
+import Testing
+
+@testable import CountersignServer
+
+/// The OpenID Connect provider end to end on both backends (docs/PROTOCOL.md §5): authorization with the web
+/// client's session, consent, code + PKCE exchanged once, an ID token checked against the JWKS, userinfo,
+/// refresh rotation, and what a second use of a code or a refresh token revokes.
+@Suite(.closesStorage) struct OIDCFlowTests {
+    static let issuer = "https://cs.example.com"
+    static let redirect = "https://app.example.com/cb"
+    static let verifier = String(repeating: "v", count: 20) + "-._~" + String(repeating: "K", count: 30)
+    static var challenge: String { Base64URL(Array(SHA256.hash(data: Array(verifier.utf8)))).text }
+
+    static func client(
+        _ id: String,
+        secret: String? = "s3cret",
+        policy: OIDCClient.Policy = .password,
+        firstParty: Bool = false
+    ) -> OIDCClient {
+        OIDCClient(
+            id: id,
+            name: "The \(id) app",
+            secretHash: secret.map(TokenHash.hex),
+            redirectURIs: [redirect, "http://127.0.0.1/native"],
+            postLogoutRedirectURIs: [],
+            backchannelLogoutURI: nil,
+            firstParty: firstParty,
+            policy: policy,
+            allowedUsers: [],
+            offlineAccess: false,
+            idTokenAlgorithm: .es256,
+            pairwise: false,
+            createdAt: Date()
+        )
+    }
+
+    static func parameters(_ client: String, _ extra: [String: String] = [:], pkce: Bool = true) -> [[String]] {
+        var p = [
+            "client_id": client, "redirect_uri": redirect, "response_type": "code",
+            "scope": "openid profile offline_access", "state": "st-1", "nonce": "n-1",
+        ]
+        if pkce {
+            p["code_challenge"] = challenge
+            p["code_challenge_method"] = "S256"
+        }
+        for (k, v) in extra { p[k] = v }
+        return p.filter { !$0.value.isEmpty }.map { [$0.key, $0.value] }
+    }
+
+    static func authorize(
+        _ api: API,
+        _ token: String?,
+        _ parameters: [[String]],
+        consent: Bool? = nil
+    ) async throws
+        -> OIDCAuthorizationAnswer
+    {
+        var body: [String: any Sendable] = ["parameters": parameters]
+        if let consent { body["consent"] = consent }
+        let reply = try await api.call(.post, "/v1/oidc/authorizations", json: body, token: token)
+        #expect(reply.status == 200, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        return try APICoding.decoder().decode(OIDCAuthorizationAnswer.self, from: reply.body)
+    }
+
+    static func query(_ location: String?) -> [String: String] {
+        let items = URLComponents(string: location ?? "")?.queryItems ?? []
+        return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+    }
+
+    static func form(
+        _ api: API,
+        _ path: String,
+        _ fields: [String: String],
+        basic: (String, String)? = nil
+    ) async throws
+        -> API.Reply
+    {
+        var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+        if let (id, secret) = basic {
+            headers[.authorization] = "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString()
+        }
+        let body = fields.map { "\(OIDCService.formEncoded($0.key))=\(OIDCService.formEncoded($0.value))" }
+            .joined(separator: "&")
+        return try await api.call(.post, path, raw: Data(body.utf8), headers: headers)
+    }
+
+    struct Claims: JWTPayload {
+        var iss: IssuerClaim
+        var sub: SubjectClaim
+        var aud: AudienceClaim
+        var exp: ExpirationClaim
+        var nonce: String?
+        var amr: [String]
+        var acr: String
+        var sid: String
+        var auth_time: Int
+        var preferred_username: String?
+        func verify(using algorithm: some JWTAlgorithm) throws { try exp.verifyNotExpired() }
+    }
+
+    @Test(arguments: Backend.available)
+    func aCodeBecomesTokensOnceAndTheIDTokenVerifiesAgainstTheJWKS(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.publicURL = Self.issuer }
+        try await h.run { api in
+            try await api.register("oidcalice")
+            let token = try await api.token("oidcalice")
+            #expect(try await h.storage.addOIDCClient(Self.client("app")))
+            // Not allowed yet: the consent screen, naming the client and what it will get.
+            let asked = try await Self.authorize(api, token, Self.parameters("app"))
+            #expect(asked.action == .consent && asked.clientName == "The app app", "\(asked)")
+            #expect(Set(asked.scope ?? []) == ["openid", "profile", "offline_access"])
+            let allowed = try await Self.authorize(api, token, Self.parameters("app"), consent: true)
+            #expect(allowed.action == .redirect)
+            let back = Self.query(allowed.location)
+            #expect(allowed.location?.hasPrefix(Self.redirect + "?") == true)
+            #expect(back["state"] == "st-1" && back["iss"] == Self.issuer, "\(back)")
+            let code = try #require(back["code"])
+
+            let exchange: [String: String] = [
+                "grant_type": "authorization_code", "code": code, "redirect_uri": Self.redirect,
+                "code_verifier": Self.verifier,
+            ]
+            let wrongVerifier = try await Self.form(
+                api,
+                "/oauth2/token",
+                exchange.merging(["code_verifier": Self.verifier + "x"]) { $1 },
+                basic: ("app", "s3cret")
+            )
+            #expect(wrongVerifier.status == 400 && wrongVerifier.json["error"] as? String == "invalid_grant")
+            // That attempt spent the code (the verifier is checked after): a second try is a reuse.
+            let again = try await Self.authorize(api, token, Self.parameters("app"))
+            #expect(again.action == .redirect, "consent remembered: \(again)")
+            let code2 = try #require(Self.query(again.location)["code"])
+            let wrongSecret = try await Self.form(
+                api,
+                "/oauth2/token",
+                exchange.merging(["code": code2]) { $1 },
+                basic: ("app", "nope")
+            )
+            #expect(wrongSecret.status == 401 && wrongSecret.json["error"] as? String == "invalid_client")
+            #expect(wrongSecret.headers[.wwwAuthenticate]?.hasPrefix("Basic") == true)
+            let tokens = try await Self.form(
+                api,
+                "/oauth2/token",
+                exchange.merging(["code": code2]) { $1 },
+                basic: ("app", "s3cret")
+            )
+            #expect(tokens.status == 200, "\(String(decoding: tokens.body, as: UTF8.self))")
+            #expect(tokens.headers[.cacheControl] == "no-store")
+            let answer = try JSONDecoder().decode(OIDCTokenResponse.self, from: tokens.body)
+            let idToken = try #require(answer.id_token)
+            let refresh = try #require(answer.refresh_token, "offline_access asked for")
+
+            // The ID token verifies against the published keys, and says who, for whom, how and when.
+            let jwks = try await api.call(.get, "/oauth2/jwks")
+            let keys = try await JWTKeyCollection().add(jwksJSON: String(decoding: jwks.body, as: UTF8.self))
+            let claims = try await keys.verify(idToken, as: Claims.self)
+            let accountID = try await SessionBindingTests.accountID(api, token)
+            #expect(claims.iss.value == Self.issuer && claims.aud.value == ["app"] && claims.sub.value == accountID)
+            #expect(claims.nonce == "n-1" && claims.amr == ["pwd"] && claims.acr == "urn:countersign:acr:password")
+            #expect(claims.preferred_username == "oidcalice")
+            // Tampered: refused.
+            var parts = idToken.split(separator: ".").map(String.init)
+            parts[1] = Base64URL(Array(#"{"sub":"someone else"}"#.utf8)).text
+            await #expect(throws: (any Error).self) {
+                try await keys.verify(parts.joined(separator: "."), as: Claims.self)
+            }
+
+            let info = try await api.call(.get, "/oauth2/userinfo", token: answer.access_token)
+            #expect(info.status == 200 && info.json["preferred_username"] as? String == "oidcalice", "\(info.json)")
+            #expect(info.json["sub"] as? String == accountID)
+
+            // Refresh: rotated; the old one used again revokes the whole family, the new access token too.
+            let rotated = try await Self.form(
+                api,
+                "/oauth2/token",
+                ["grant_type": "refresh_token", "refresh_token": refresh],
+                basic: ("app", "s3cret")
+            )
+            #expect(rotated.status == 200, "\(String(decoding: rotated.body, as: UTF8.self))")
+            let next = try JSONDecoder().decode(OIDCTokenResponse.self, from: rotated.body)
+            #expect(next.refresh_token != nil && next.refresh_token != refresh)
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: next.access_token).status == 200)
+            let reused = try await Self.form(
+                api,
+                "/oauth2/token",
+                ["grant_type": "refresh_token", "refresh_token": refresh],
+                basic: ("app", "s3cret")
+            )
+            #expect(reused.status == 400 && reused.json["error"] as? String == "invalid_grant")
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: next.access_token).status == 401)
+            let afterReuse = try await Self.form(
+                api,
+                "/oauth2/token",
+                ["grant_type": "refresh_token", "refresh_token": next.refresh_token ?? ""],
+                basic: ("app", "s3cret")
+            )
+            #expect(afterReuse.status == 400, "the successor is revoked with its family")
+
+            // A code exchanged, then presented again: refused, and what it gave is revoked (oidcc-codereuse).
+            let third = try #require(
+                Self.query(try await Self.authorize(api, token, Self.parameters("app")).location)["code"]
+            )
+            let first = try await Self.form(
+                api,
+                "/oauth2/token",
+                exchange.merging(["code": third]) { $1 },
+                basic: ("app", "s3cret")
+            )
+            let firstTokens = try JSONDecoder().decode(OIDCTokenResponse.self, from: first.body)
+            h.clock.advance(30)
+            let second = try await Self.form(
+                api,
+                "/oauth2/token",
+                exchange.merging(["code": third]) { $1 },
+                basic: ("app", "s3cret")
+            )
+            #expect(second.status == 400 && second.json["error"] as? String == "invalid_grant")
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: firstTokens.access_token).status == 401)
+            let audit = try await api.call(.get, "/v1/me/audit?limit=50", token: token)
+            let kinds = ((audit.json["events"] as? [[String: Any]]) ?? []).map {
+                "\($0["kind"] ?? "") \($0["outcome"] ?? "")"
+            }
+            #expect(kinds.contains("oidc-token code-reused") && kinds.contains("oidc-token refresh-reused"), "\(kinds)")
+            #expect(kinds.contains("oidc-consent allowed") && kinds.contains("oidc-authorize success"))
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func badRequestsAreShownOrRedirectedOnlyToARegisteredURI(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.publicURL = Self.issuer }
+        try await h.run { api in
+            try await api.register("oidcbob")
+            let token = try await api.token("oidcbob")
+            #expect(try await h.storage.addOIDCClient(Self.client("conf")))
+            #expect(try await h.storage.addOIDCClient(Self.client("native", secret: nil)))
+            #expect(try await h.storage.addOIDCClient(Self.client("strict", policy: .mfa, firstParty: true)))
+            // Shown, never redirected: an unknown client, a redirect URI not registered for it.
+            for (params, words) in [
+                (Self.parameters("nobody"), "no client"),
+                (
+                    Self.parameters("conf", ["redirect_uri": "https://app.example.com.evil.com/cb"]),
+                    "not one registered"
+                ),
+                (Self.parameters("conf", ["redirect_uri": "https://app.example.com/cb/longer"]), "not one registered"),
+                (Self.parameters("conf", ["redirect_uri": ""]), "missing"),
+                (Self.parameters("conf") + [["state", "twice"]], "more than once"),
+            ] {
+                let answer = try await Self.authorize(api, token, params)
+                #expect(answer.action == .error && answer.location == nil, "\(params)")
+                #expect(answer.errorDescription?.contains(words) == true, "\(answer)")
+            }
+            // Redirected with the spec's error, state and iss.
+            for (params, error, session) in [
+                (Self.parameters("conf", ["response_type": "token"]), "unsupported_response_type", true),
+                (Self.parameters("conf", ["scope": "profile"]), "invalid_scope", true),
+                (Self.parameters("conf", ["code_challenge_method": "plain"]), "invalid_request", true),
+                (Self.parameters("native", pkce: false), "invalid_request", true),
+                (Self.parameters("conf", ["request": "eyJ"]), "request_not_supported", true),
+                (Self.parameters("conf", ["prompt": "none"]), "login_required", false),
+                (Self.parameters("conf", ["prompt": "none"]), "consent_required", true),
+                (Self.parameters("strict", ["prompt": "none"]), "interaction_required", true),
+            ] {
+                let answer = try await Self.authorize(api, session ? token : nil, params)
+                let back = Self.query(answer.location)
+                #expect(answer.action == .redirect && back["error"] == error, "\(params): \(answer)")
+                #expect(back["state"] == "st-1" && back["iss"] == Self.issuer && back["code"] == nil)
+            }
+            // Without prompt=none: sign in, or step up to the client's policy.
+            let signedOut = try await Self.authorize(api, nil, Self.parameters("conf"))
+            #expect(signedOut.action == .signIn && signedOut.reason == "login")
+            let stepUp = try await Self.authorize(api, token, Self.parameters("strict"))
+            #expect(stepUp.action == .signIn && stepUp.reason == "step-up" && stepUp.need == "mfa", "\(stepUp)")
+            h.clock.advance(5)
+            let old = try await Self.authorize(api, token, Self.parameters("conf", ["max_age": "1"]))
+            #expect(old.action == .signIn && old.reason == "reauthenticate", "\(old)")
+            let recent = try await Self.authorize(
+                api,
+                token,
+                Self.parameters("conf", ["max_age": "10000"]),
+                consent: true
+            )
+            #expect(recent.action == .redirect && Self.query(recent.location)["code"] != nil, "oidcc-max-age-10000")
+            // prompt=login: a sign-in after the provider asked, however recent the last one (oidcc-prompt-login).
+            let login = try await Self.authorize(api, token, Self.parameters("conf", ["prompt": "login"]))
+            #expect(login.action == .signIn && login.reason == "reauthenticate", "prompt=login asks again")
+            let since = try #require(login.since)
+            let notYet = try await api.call(
+                .post,
+                "/v1/oidc/authorizations",
+                json: [
+                    "parameters": Self.parameters("conf", ["prompt": "login"]), "signedInSince": WireDate.format(since),
+                ],
+                token: token
+            )
+            #expect(try APICoding.decoder().decode(OIDCAuthorizationAnswer.self, from: notYet.body).action == .signIn)
+            h.clock.advance(1)
+            let reauth = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "correct horse"],
+                token: token
+            )
+            #expect(reauth.status == 200 || reauth.status == 204, "\(reauth.status) \(reauth.json)")
+            let fresh = try await api.call(
+                .post,
+                "/v1/oidc/authorizations",
+                json: [
+                    "parameters": Self.parameters("conf", ["prompt": "login"]), "signedInSince": WireDate.format(since),
+                ],
+                token: token
+            )
+            let answer = try APICoding.decoder().decode(OIDCAuthorizationAnswer.self, from: fresh.body)
+            #expect(answer.action == .redirect && Self.query(answer.location)["code"] != nil, "\(answer)")
+
+            // A native (public) client: any loopback port, PKCE, no secret; a verifier is then required.
+            let native = try await Self.authorize(
+                api,
+                token,
+                Self.parameters("native", ["redirect_uri": "http://127.0.0.1:51234/native"]),
+                consent: true
+            )
+            let code = try #require(Self.query(native.location)["code"], "\(native)")
+            let noVerifier = try await Self.form(
+                api,
+                "/oauth2/token",
+                [
+                    "grant_type": "authorization_code", "code": code, "redirect_uri": "http://127.0.0.1:51234/native",
+                    "client_id": "native",
+                ]
+            )
+            #expect(noVerifier.status == 400 && noVerifier.json["error"] as? String == "invalid_grant")
+            // A code issued without a challenge (a confidential client may omit PKCE): a verifier is refused.
+            let plain = try await Self.authorize(api, token, Self.parameters("conf", pkce: false), consent: true)
+            let plainCode = try #require(Self.query(plain.location)["code"])
+            let stray = try await Self.form(
+                api,
+                "/oauth2/token",
+                [
+                    "grant_type": "authorization_code", "code": plainCode, "redirect_uri": Self.redirect,
+                    "code_verifier": Self.verifier,
+                ],
+                basic: ("conf", "s3cret")
+            )
+            #expect(stray.status == 400 && stray.json["error"] as? String == "invalid_grant")
+            let wrongGrant = try await Self.form(
+                api,
+                "/oauth2/token",
+                ["grant_type": "password"],
+                basic: ("conf", "s3cret")
+            )
+            #expect(wrongGrant.json["error"] as? String == "unsupported_grant_type")
+            let both = try await Self.form(
+                api,
+                "/oauth2/token",
+                ["grant_type": "authorization_code", "client_secret": "s3cret"],
+                basic: ("conf", "s3cret")
+            )
+            #expect(both.json["error"] as? String == "invalid_request")
+            let json = try await api.call(.post, "/oauth2/token", json: ["grant_type": "authorization_code"])
+            #expect(json.status == 400 && json.json["error"] as? String == "invalid_request")
+        }
+    }
+
+    @Test func withoutAPublicURLTheProviderSaysWhyItIsOff() async throws {
+        let h = try await Harness.make(.sqlite) { $0.publicURL = nil }
+        try await h.run { api in
+            let discovery = try await api.call(.get, "/.well-known/openid-configuration")
+            #expect(
+                discovery.status == 404
+                    && (discovery.json["error_description"] as? String)?.contains("COUNTERSIGN_PUBLIC_URL") == true
+            )
+        }
+    }
+}
