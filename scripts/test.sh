@@ -48,6 +48,8 @@ python3 -c 'import openapi_spec_validator' 2>/dev/null || python3 -m pip install
 python3 -c 'import fido2, webauthn' 2>/dev/null || python3 -m pip install -q fido2==2.2.1 webauthn==3.0.1
 if [ "$fast" = 0 ]; then
   python3 -c 'import playwright' 2>/dev/null || python3 -m pip install -q playwright==1.65.2
+  # The OpenID Connect relying party nobody here wrote (Tests/Web/tests_oidc.py).
+  python3 -c 'import authlib, requests' 2>/dev/null || python3 -m pip install -q authlib==1.6.5 requests==2.32.5
   # The API phase (Tests/API): schemathesis over the whole OpenAPI document.
   python3 -c 'import schemathesis' 2>/dev/null || python3 -m pip install -q schemathesis==4.32.5
 fi

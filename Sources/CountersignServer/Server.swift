@@ -269,6 +269,8 @@ struct PurgeService: Service {
         try await storage.purgeExpiredMFA(now: now)
         try await storage.purgeExpiredCeremonies(now: now)
         try await storage.purgeExpiredTickets(now: now)
+        try await storage.purgeOIDC(now: now)
+        try await storage.purgeOIDCSigningKeys(now: now)
     }
 
     func run() async throws {

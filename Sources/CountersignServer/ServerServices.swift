@@ -40,6 +40,17 @@ package struct ServerServices: Sendable {
         let sessions = SessionService(store: storage, config: config, clock: clock, random: random) { ending in
             alsoTell(ending)
             bus.publish(.ended(ending))
+            // Every session of the account ended (sign out everywhere, a password change, a lock): so does what
+            // it granted other applications through the OpenID Connect provider.
+            if case .account(let accountID) = ending {
+                Task { [logger] in
+                    do {
+                        _ = try await storage.revokeOIDCGrants(accountID: accountID, now: clock.now())
+                    } catch {
+                        logger.error("could not revoke the account's OpenID Connect grants: \(error)")
+                    }
+                }
+            }
         }
         let audit = AuditLog(store: storage, clock: clock)
         let captcha = try await CaptchaGate(

@@ -276,6 +276,20 @@ import Testing
             #expect(signedOut.action == .signIn && signedOut.reason == "login")
             let stepUp = try await Self.authorize(api, token, Self.parameters("strict"))
             #expect(stepUp.action == .signIn && stepUp.reason == "step-up" && stepUp.need == "mfa", "\(stepUp)")
+            #expect(stepUp.clientName == "The strict app")
+            // Stepped up in the same session (as a passkey's re-authentication records it): the code comes.
+            try await h.services.sessions.markReauthenticated(
+                tokenHash: TokenHash.hex(token),
+                at: h.clock.now(),
+                methods: ["hwk", "user", "mfa"]
+            )
+            let stepped = try await Self.authorize(api, token, Self.parameters("strict"))
+            #expect(stepped.action == .redirect && Self.query(stepped.location)["code"] != nil, "\(stepped)")
+            try await h.services.sessions.markReauthenticated(
+                tokenHash: TokenHash.hex(token),
+                at: h.clock.now(),
+                methods: ["pwd"]
+            )
             h.clock.advance(5)
             let old = try await Self.authorize(api, token, Self.parameters("conf", ["max_age": "1"]))
             #expect(old.action == .signIn && old.reason == "reauthenticate", "\(old)")
@@ -364,6 +378,114 @@ import Testing
             #expect(both.json["error"] as? String == "invalid_request")
             let json = try await api.call(.post, "/oauth2/token", json: ["grant_type": "authorization_code"])
             #expect(json.status == 400 && json.json["error"] as? String == "invalid_request")
+        }
+    }
+
+    /// Token with refresh for `client` (consent given), for the account session `token`.
+    static func tokens(_ api: API, _ token: String, _ client: String) async throws -> OIDCTokenResponse {
+        let answer = try await authorize(api, token, parameters(client), consent: true)
+        let code = try #require(query(answer.location)["code"], "\(answer)")
+        let reply = try await form(
+            api,
+            "/oauth2/token",
+            [
+                "grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "code_verifier": verifier,
+            ],
+            basic: (client, "s3cret")
+        )
+        return try JSONDecoder().decode(OIDCTokenResponse.self, from: reply.body)
+    }
+
+    @Test(arguments: Backend.available)
+    func endingsAndTheClientsTermsAreKeptAfterTheCode(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.publicURL = Self.issuer }
+        try await h.run { api in
+            try await api.register("oidccarol")
+            let token = try await api.token("oidccarol")
+            #expect(try await h.storage.addOIDCClient(Self.client("one")))
+            #expect(try await h.storage.addOIDCClient(Self.client("two")))
+            let one = try await Self.tokens(api, token, "one")
+            let two = try await Self.tokens(api, token, "two")
+            // sid differs per client for the same browser session: the apps cannot join on it.
+            let keys = try await JWTKeyCollection().add(
+                jwksJSON: String(decoding: try await api.call(.get, "/oauth2/jwks").body, as: UTF8.self)
+            )
+            let sidOne = try await keys.verify(try #require(one.id_token), as: Claims.self).sid
+            let sidTwo = try await keys.verify(try #require(two.id_token), as: Claims.self).sid
+            #expect(sidOne != sidTwo && !sidOne.hasPrefix("sb_") && !sidOne.hasPrefix("s_"))
+
+            // An administrator narrows "two" to other users: what it was given ends, and it gets no more.
+            var narrowed = Self.client("two")
+            narrowed.allowedUsers = ["someone"]
+            #expect(try await h.storage.updateOIDCClient(narrowed))
+            try await h.storage.revokeOIDCGrants(clientID: "two", now: h.clock.now())
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: two.access_token).status == 401)
+            let denied = try await Self.authorize(api, token, Self.parameters("two"), consent: true)
+            let back = Self.query(denied.location)
+            #expect(back["error"] == "access_denied" && back["error_description"]?.contains("oidccarol") == false)
+
+            // Signing out everywhere ends the account's grants: the refresh token of "one" stops working.
+            #expect(try await api.call(.delete, "/v1/sessions", token: token).status == 204)
+            var refreshed = 0
+            for _ in 0..<50 {
+                refreshed = try await Self.form(
+                    api,
+                    "/oauth2/token",
+                    ["grant_type": "refresh_token", "refresh_token": one.refresh_token ?? ""],
+                    basic: ("one", "s3cret")
+                ).status
+                if refreshed == 400 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(refreshed == 400, "the grant outlived sign-out everywhere")
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func aLoopbackNativeAppIsConfirmedEachTimeAndACodeIsBoundToTheBrowser(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.publicURL = Self.issuer }
+        try await h.run { api in
+            try await api.register("oidcdave")
+            let token = try await api.token("oidcdave")
+            var native = Self.client("native", secret: nil)
+            native.firstParty = true
+            #expect(try await h.storage.addOIDCClient(native))
+            #expect(try await h.storage.addOIDCClient(Self.client("conf")))
+            let loopback = ["redirect_uri": "http://127.0.0.1:50000/native"]
+            let first = try await Self.authorize(api, token, Self.parameters("native", loopback), consent: true)
+            #expect(first.action == .redirect)
+            // Whoever listens on a loopback port could have started it (RFC 8252 §8.6): asked again, even first party.
+            let second = try await Self.authorize(api, token, Self.parameters("native", loopback))
+            #expect(second.action == .consent, "\(second)")
+            let silent = try await Self.authorize(
+                api,
+                token,
+                Self.parameters("native", loopback.merging(["prompt": "none"]) { $1 })
+            )
+            #expect(Self.query(silent.location)["error"] == "consent_required")
+            // A confidential client without PKCE must send a nonce (RFC 9700 §2.1.1).
+            let unbound = try await Self.authorize(
+                api,
+                token,
+                Self.parameters("conf", ["nonce": ""], pkce: false),
+                consent: true
+            )
+            #expect(Self.query(unbound.location)["error"] == "invalid_request", "\(unbound)")
+            // An empty parameter is one not sent: an empty prompt is no prompt.
+            let empty = try await Self.authorize(
+                api,
+                token,
+                Self.parameters("conf", ["prompt": ""]) + [["login_hint", ""]],
+                consent: true
+            )
+            #expect(empty.action == .redirect && Self.query(empty.location)["code"] != nil, "\(empty)")
+            // Too large a request is shown, not stored.
+            let big = try await Self.authorize(
+                api,
+                token,
+                Self.parameters("conf", ["state": String(repeating: "s", count: 600)])
+            )
+            #expect(big.action == .error, "\(big)")
         }
     }
 

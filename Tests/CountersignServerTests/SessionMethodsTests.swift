@@ -54,6 +54,18 @@ import Testing
             let (resumed, _) = try await SessionBindingTests.resume(api, bindingID: bindingID, key: key)
             let later = try #require(resumed.json["token"] as? String)
             #expect(try await h.storage.session(tokenHash: TokenHash.hex(later))?.methods == ["pwd", "otp", "mfa"])
+            // A re-authentication says how the session was last proven, on the session and its binding: here the
+            // password alone (the account has no second factor).
+            h.clock.advance(60)
+            let reauth = try await api.call(
+                .post,
+                "/v1/sessions/current/reauth",
+                json: ["password": "correct horse"],
+                token: later
+            )
+            #expect(reauth.status == 204, "\(reauth.status) \(reauth.json)")
+            #expect(try await h.storage.session(tokenHash: TokenHash.hex(later))?.methods == ["pwd"])
+            #expect(try await h.storage.binding(id: bindingID)?.methods == ["pwd"])
         }
     }
 }

@@ -35,8 +35,9 @@ EXPECTED_CSP = (
 
 
 class Server:
-    def __init__(self, **settings):
-        """`settings`: extra COUNTERSIGN_* environment for this server (a stricter lockout, say)."""
+    def __init__(self, port=0, **settings):
+        """`settings`: extra COUNTERSIGN_* environment for this server (a stricter lockout, say); `port`: a
+        chosen one (its public URL must be known before it starts: the OpenID Connect issuer)."""
         self.dir = tempfile.mkdtemp(prefix="cs-web-")
         # Every test's browsers and CLIs come from 127.0.0.1: the per-address limits are raised past what
         # the whole suite uses (the limits themselves are tested in the Swift suites).
@@ -51,7 +52,7 @@ class Server:
             **settings,
         )
         self.process = subprocess.Popen(
-            [BINARY, "serve", "--port", "0", "--captcha", "always", "--database", f"sqlite:{self.dir}/web.sqlite"],
+            [BINARY, "serve", "--port", str(port), "--captcha", "always", "--database", f"sqlite:{self.dir}/web.sqlite"],
             stdout=subprocess.PIPE, stderr=open(f"{self.dir}/serve.log", "w"), env=env, start_new_session=True,
         )
         line = self.process.stdout.readline().decode()

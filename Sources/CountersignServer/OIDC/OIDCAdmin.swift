@@ -65,6 +65,7 @@ public enum OIDCAdmin {
     ) async throws -> (OIDCClient, secret: String?) {
         try await with(database, logger) { storage in
             guard var client = try await storage.oidcClient(id: id) else { throw OIDCClientError.unknownClient(id) }
+            let before = client
             if let v = draft.name { client.name = v }
             if let v = draft.redirectURIs { client.redirectURIs = v }
             if let v = draft.postLogoutRedirectURIs { client.postLogoutRedirectURIs = v }
@@ -84,6 +85,14 @@ public enum OIDCAdmin {
             }
             guard try await storage.updateOIDCClient(try client.validated()) else {
                 throw OIDCClientError.unknownClient(id)
+            }
+            // What it was given under the old terms ends with them (a tighter policy, fewer users, a new
+            // secret, no offline access, another subject).
+            if before.policy != client.policy || before.allowedUsers != client.allowedUsers
+                || before.secretHash != client.secretHash || before.offlineAccess != client.offlineAccess
+                || before.pairwise != client.pairwise || before.redirectURIs != client.redirectURIs
+            {
+                try await storage.revokeOIDCGrants(clientID: id, now: Date())
             }
             return (client, secret)
         }

@@ -132,6 +132,12 @@ final class OIDCKeyRing: Sendable {
         try await loaded().keys.verify(token, as: Payload.self)
     }
 
-    /// The JSON Web Key Set: every key still published.
-    func jwks() async throws -> [[String: String]] { try await loaded().jwks }
+    /// The JSON Web Key Set: every key still published, read afresh (a key another node just made signs there
+    /// at once, so it must be here at once too; the signer cache is this node's alone).
+    func jwks() async throws -> [[String: String]] {
+        let now = clock.now()
+        let records = try await store.oidcSigningKeys().filter { ($0.publishedUntil ?? .distantFuture) > now }
+        if records.isEmpty { return try await loaded().jwks }
+        return try await load(records, at: now).jwks
+    }
 }

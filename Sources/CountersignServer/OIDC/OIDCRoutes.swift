@@ -83,8 +83,15 @@ struct OIDCRoutes {
         case .redirect(let location): OIDCAuthorizationAnswer(action: .redirect, location: location)
         case .shown(let error):
             OIDCAuthorizationAnswer(action: .error, error: error.code.rawValue, errorDescription: error.description)
-        case .signIn(let reason, let need, let since):
-            OIDCAuthorizationAnswer(action: .signIn, reason: reason.rawValue, need: need.rawValue, since: since)
+        case .signIn(let reason, let client, let since):
+            OIDCAuthorizationAnswer(
+                action: .signIn,
+                reason: reason.rawValue,
+                need: client.policy.rawValue,
+                since: since,
+                clientId: client.id,
+                clientName: client.name
+            )
         case .consent(let client, let scope):
             OIDCAuthorizationAnswer(action: .consent, clientId: client.id, clientName: client.name, scope: scope)
         }

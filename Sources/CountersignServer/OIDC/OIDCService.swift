@@ -15,7 +15,7 @@ public struct OIDCService: Sendable {
         case shown(OIDCError)
         /// The browser must sign in (`login`), re-authenticate (`login` for prompt=login or max_age) or step up
         /// to `need`, then ask again.
-        case signIn(reason: SignInReason, need: OIDCClient.Policy, since: Date)
+        case signIn(reason: SignInReason, client: OIDCClient, since: Date)
         /// The person must allow the client `scope` (the consent screen), then ask again with their answer.
         case consent(client: OIDCClient, scope: [String])
     }
@@ -29,6 +29,12 @@ public struct OIDCService: Sendable {
     static let accessTokenLifetime: TimeInterval = 600
     static let idTokenLifetime: TimeInterval = 600
     static let refreshTokenLifetime: TimeInterval = 30 * 86_400
+    /// How long a grant lasts however often its refresh token is used: then the person signs in to the app again.
+    static let grantLifetime: TimeInterval = 90 * 86_400
+    /// Bounds on what a request may make the server keep or repeat.
+    static let maxParameters = 50
+    static let maxValueLength = 2_000
+    static let maxEchoedLength = 512
     /// How long after the provider asked for a sign-in (`since`) the page may come back with it.
     static let signInWindow: TimeInterval = 600
 
@@ -56,12 +62,23 @@ public struct OIDCService: Sendable {
         origin: RequestOrigin
     ) async throws -> Authorization {
         guard let issuer else { return .shown(OIDCError(.serverError, Self.offWords)) }
+        guard parameters.count <= Self.maxParameters,
+            parameters.allSatisfy({ $0.0.utf8.count <= 100 && $0.1.utf8.count <= Self.maxValueLength })
+        else {
+            return .shown(
+                OIDCError(
+                    .invalidRequest,
+                    "the request is too large: at most \(Self.maxParameters) parameters of 2,000 bytes"
+                )
+            )
+        }
         var p: [String: String] = [:]
         for (name, value) in parameters {
             if p[name] != nil {
                 return .shown(OIDCError(.invalidRequest, "the parameter \(name) is given more than once"))
             }
-            p[name] = value
+            // A parameter sent without a value is treated as omitted (RFC 6749 §3.1).
+            if !value.isEmpty { p[name] = value }
         }
         guard let clientID = p["client_id"], !clientID.isEmpty else {
             return .shown(OIDCError(.invalidRequest, "client_id is missing"))
@@ -80,7 +97,11 @@ public struct OIDCService: Sendable {
                 )
             )
         }
+        guard (p["state"]?.utf8.count ?? 0) <= Self.maxEchoedLength else {
+            return .shown(OIDCError(.invalidRequest, "state is longer than \(Self.maxEchoedLength) bytes"))
+        }
         let state = p["state"]
+        let loopbackNative = client.isPublic && client.redirectURI(requested)?.isLoopback == true
         func fail(_ code: OIDCError.Code, _ words: String) async throws -> Authorization {
             if let auth { try await audit.record(auth.account.id, .oidcAuthorize, .oidc(code.rawValue), origin) }
             return .redirect(
@@ -89,6 +110,9 @@ public struct OIDCService: Sendable {
                     ["error": code.rawValue, "error_description": words, "state": state, "iss": issuer]
                 )
             )
+        }
+        if (p["nonce"]?.utf8.count ?? 0) > Self.maxEchoedLength {
+            return try await fail(.invalidRequest, "nonce is longer than \(Self.maxEchoedLength) bytes")
         }
         if p["request"] != nil { return try await fail(.requestNotSupported, "request objects are not supported") }
         if p["request_uri"] != nil {
@@ -113,6 +137,10 @@ public struct OIDCService: Sendable {
         case (nil, nil):
             if client.isPublic {
                 return try await fail(.invalidRequest, "a public client must send a PKCE code_challenge (S256)")
+            }
+            // RFC 9700 §2.1.1: a code must be bound to the browser that asked, by PKCE or by the nonce.
+            if p["nonce"] == nil {
+                return try await fail(.invalidRequest, "send a PKCE code_challenge (S256), or a nonce")
             }
         case (.some(let c), "S256"):
             guard Self.isPKCEValue(c) else {
@@ -143,7 +171,7 @@ public struct OIDCService: Sendable {
         guard let auth else {
             return none
                 ? try await fail(.loginRequired, "nobody is signed in to Countersign in this browser")
-                : .signIn(reason: .login, need: client.policy, since: now)
+                : .signIn(reason: .login, client: client, since: now)
         }
         let session = auth.session
         let age = now.timeIntervalSince(session.authenticatedAt)
@@ -155,10 +183,11 @@ public struct OIDCService: Sendable {
         if prompts.contains("login") && !loggedInAgain || maxAge.map({ age > $0 }) == true {
             return none
                 ? try await fail(.loginRequired, "the sign-in is older than max_age allows")
-                : .signIn(reason: .reauthenticate, need: client.policy, since: now)
+                : .signIn(reason: .reauthenticate, client: client, since: now)
         }
+        // The app learns no name: only that this account may not use it.
         if !client.allowedUsers.isEmpty && !client.allowedUsers.contains(auth.account.username) {
-            return try await fail(.accessDenied, "\(auth.account.username) may not use \(client.name)")
+            return try await fail(.accessDenied, "this account may not use the application")
         }
         if !Self.meets(session.methods, client.policy) {
             return none
@@ -166,11 +195,13 @@ public struct OIDCService: Sendable {
                     .interactionRequired,
                     "\(client.name) needs a stronger sign-in (\(client.policy.rawValue))"
                 )
-                : .signIn(reason: .stepUp, need: client.policy, since: now)
+                : .signIn(reason: .stepUp, client: client, since: now)
         }
-        if !client.firstParty {
+        // A native app on a loopback port is whoever listens there first (RFC 8252 §8.6): the person confirms
+        // each time, whatever was allowed before.
+        if !client.firstParty || loopbackNative {
             let remembered = try await store.oidcConsent(accountID: auth.account.id, clientID: client.id) ?? []
-            let covered = Set(granted).isSubset(of: remembered) && !prompts.contains("consent")
+            let covered = Set(granted).isSubset(of: remembered) && !prompts.contains("consent") && !loopbackNative
             switch consent {
             case false?:
                 return try await fail(.accessDenied, "the person did not allow \(client.name)")
@@ -196,7 +227,10 @@ public struct OIDCService: Sendable {
             accountID: auth.account.id,
             scope: granted,
             sessionID: Self.sessionID(session),
-            authTime: session.authenticatedAt,
+            // A QR sign-in (the authenticator alone) counts as never fully authenticated for re-authentication;
+            // for the app, it signed in when the session began.
+            authTime: session.authenticatedAt == SessionService.neverAuthenticated
+                ? session.createdAt : session.authenticatedAt,
             methods: session.methods,
             nonce: p["nonce"],
             createdAt: now
@@ -342,17 +376,34 @@ public struct OIDCService: Sendable {
                 throw OIDCError(.invalidRequest, "refresh_token is missing")
             }
             let tokens = TokenSet(random: random, now: now, grantID: "")
+            let offlineAllowed = client.offlineAccess
             let outcome = try await store.rotateOIDCRefreshToken(
                 hash: TokenHash.hex(refresh),
                 clientID: client.id,
                 now: now
-            ) { grant in tokens.records(grantID: grant.id, refresh: true) }
+            ) { grant in
+                // None after the grant's end, nor once the client may no longer have offline access.
+                let end = grant.createdAt.addingTimeInterval(Self.grantLifetime)
+                guard now < end, offlineAllowed || grant.scope.contains(OIDCScope.offlineAccess) else { return nil }
+                return tokens.records(grantID: grant.id, refresh: true, until: end)
+            }
             switch outcome {
             case .unknown: throw OIDCError(.invalidGrant, "the refresh token is unknown, expired or revoked")
             case .reused(let grant):
                 if let grant { try await audit.record(grant.accountID, .oidcToken, .oidc("refresh-reused"), origin) }
                 throw OIDCError(.invalidGrant, "the refresh token was used before: its whole family is revoked")
             case .redeemed(let grant, _):
+                // The client's terms are checked again at each refresh: allowed users, a lock (no session left).
+                guard let account = try await accounts.account(id: grant.accountID),
+                    client.allowedUsers.isEmpty || client.allowedUsers.contains(account.username)
+                else {
+                    _ = try await store.revokeOIDCToken(
+                        hash: TokenHash.hex(tokens.refresh),
+                        clientID: client.id,
+                        now: now
+                    )
+                    throw OIDCError(.invalidGrant, "the refresh token is no longer valid for this account")
+                }
                 return TokenResponse(
                     access_token: tokens.access,
                     expires_in: Int(Self.accessTokenLifetime),
@@ -380,7 +431,8 @@ public struct OIDCService: Sendable {
             refresh = "cso_rt_" + Base64URL(random.bytes(32)).text
             self.now = now
         }
-        func records(grantID: String, refresh withRefresh: Bool) -> [OIDCTokenRecord] {
+        func records(grantID: String, refresh withRefresh: Bool, until end: Date = .distantFuture) -> [OIDCTokenRecord]
+        {
             var records = [
                 OIDCTokenRecord(
                     tokenHash: TokenHash.hex(access),
@@ -396,7 +448,7 @@ public struct OIDCService: Sendable {
                         tokenHash: TokenHash.hex(refresh),
                         grantID: grantID,
                         kind: .refresh,
-                        expiresAt: now.addingTimeInterval(OIDCService.refreshTokenLifetime),
+                        expiresAt: min(now.addingTimeInterval(OIDCService.refreshTokenLifetime), end),
                         createdAt: now
                     )
                 )
@@ -454,7 +506,7 @@ public struct OIDCService: Sendable {
             iat: Int(now.timeIntervalSince1970),
             auth_time: Int(grant.authTime.timeIntervalSince1970),
             nonce: grant.nonce,
-            sid: grant.sessionID,
+            sid: sid(client, grant.sessionID),
             acr: Self.acr(grant.methods),
             amr: grant.methods,
             name: profile ? "\(account.name) \(account.lastname)" : nil,
@@ -470,6 +522,15 @@ public struct OIDCService: Sendable {
         let policy: OIDCClient.Policy =
             meets(methods, .phishingResistant) ? .phishingResistant : meets(methods, .mfa) ? .mfa : .password
         return "urn:countersign:acr:" + policy.rawValue
+    }
+
+    /// `sid` as one client sees it: two clients cannot join their users on it, nor learn the binding's ID.
+    func sid(_ client: OIDCClient, _ sessionID: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Array("sid\u{0}\(client.id)\u{0}\(sessionID)".utf8),
+            using: pairwiseKey
+        )
+        return Base64URL(Array(Data(mac).prefix(18))).text
     }
 
     /// `sub`: the account's opaque ID, or for a pairwise client an identifier only that client sees.

@@ -84,13 +84,13 @@ public protocol OIDCStore: Sendable {
     /// Spends a code of `clientID` once; a second time revokes its grant (`reused`).
     func redeemOIDCCode(hash: String, clientID: String, now: Date) async throws -> OIDCRedemption
     func storeOIDCTokens(_ tokens: [OIDCTokenRecord]) async throws
-    /// Spends a refresh token of `clientID` once and stores its successors in the same transaction; a second use
-    /// revokes the grant (`reused`).
+    /// Spends a refresh token of `clientID` once and stores its successors in the same transaction (none, and
+    /// `unknown`, when `successors` gives nil: the grant is over); a second use revokes the grant (`reused`).
     func rotateOIDCRefreshToken(
         hash: String,
         clientID: String,
         now: Date,
-        successors: @escaping @Sendable (OIDCGrant) -> [OIDCTokenRecord]
+        successors: @escaping @Sendable (OIDCGrant) -> [OIDCTokenRecord]?
     ) async throws -> OIDCRedemption
     /// The live token's record and grant (unexpired, grant not revoked).
     func oidcToken(hash: String, now: Date) async throws -> (OIDCTokenRecord, OIDCGrant)?
@@ -99,5 +99,7 @@ public protocol OIDCStore: Sendable {
     func revokeOIDCToken(hash: String, clientID: String, now: Date) async throws -> Bool
     /// Revokes every grant of the account (its sessions ended), returning them for back-channel logout.
     func revokeOIDCGrants(accountID: String, now: Date) async throws -> [OIDCGrant]
+    /// Revokes every grant to the client (an administrator changed what it may have).
+    func revokeOIDCGrants(clientID: String, now: Date) async throws
     func purgeOIDC(now: Date) async throws
 }

@@ -111,8 +111,10 @@ public final class SessionService: Sendable {
     }
 
     /// A full authentication (password and second factor) just completed on this session.
-    func markReauthenticated(tokenHash: String, at now: Date) async throws {
-        try await store.markReauthenticated(tokenHash: tokenHash, at: now)
+    /// The session counts as freshly authenticated, by `methods` (RFC 8176): a re-authentication says how the
+    /// session was last proven, stronger or weaker than its sign-in.
+    func markReauthenticated(tokenHash: String, at now: Date, methods: [String]) async throws {
+        try await store.markReauthenticated(tokenHash: tokenHash, at: now, methods: methods)
     }
 
     /// Ends every session of the account, this one and every device session included.

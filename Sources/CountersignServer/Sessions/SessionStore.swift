@@ -10,7 +10,7 @@ public protocol SessionStore: Sendable {
     /// The account a session belongs to.
     func account(id: String) async throws -> AccountRecord?
     func touchSession(tokenHash: String, at: Date) async throws
-    func markReauthenticated(tokenHash: String, at: Date) async throws
+    func markReauthenticated(tokenHash: String, at: Date, methods: [String]) async throws
     func deleteSession(tokenHash: String) async throws
     /// Ends a session and, when it is a browser's bound one, its binding and every session started from it
     /// (docs/PROTOCOL.md §1.1), in one transaction.

@@ -109,7 +109,11 @@ extension SignInService {
         try await requireSamePassword(account, passwordTag, .reauth, origin)
         try await complete(account, origin: origin)
         signInFailures.refund(origin.address, now: now)
-        try await sessions.markReauthenticated(tokenHash: tokenHash, at: now)
+        try await sessions.markReauthenticated(
+            tokenHash: tokenHash,
+            at: now,
+            methods: SessionMethods.of(.succeeded(via: method), passwordless: false, passkey: method == .passkey)
+        )
         try await audit.record(accountID, .reauth, .succeeded(via: method), origin)
     }
 }

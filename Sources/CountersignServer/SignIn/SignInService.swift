@@ -163,7 +163,11 @@ public final class SignInService: Sendable {
         }
         try await complete(verified.account, origin: verified.origin)
         signInFailures.refund(verified.origin.address, now: clock.now())
-        try await sessions.markReauthenticated(tokenHash: tokenHash, at: clock.now())
+        try await sessions.markReauthenticated(
+            tokenHash: tokenHash,
+            at: clock.now(),
+            methods: SessionMethods.passwordOnly
+        )
         try await audit.record(verified.account.id, .reauth, .success, verified.origin)
     }
     /// Names the password hash a sign-in began with, without keeping the hash itself in the transaction.

@@ -607,6 +607,7 @@ struct CreateOIDC: AsyncMigration {
             """
         ).run()
         try await sql.raw("CREATE INDEX oidc_grants_account ON oidc_grants (account_id, client_id)").run()
+        try await sql.raw("CREATE INDEX oidc_grants_client ON oidc_grants (client_id)").run()
         try await sql.raw(
             """
             CREATE TABLE oidc_codes (code_hash TEXT PRIMARY KEY, grant_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,

@@ -121,13 +121,17 @@ extension SQLStores {
     }
 
     /// The binding remembers it too, for the sessions resumed from it later.
-    package func markReauthenticated(tokenHash: String, at: Date) async throws {
+    package func markReauthenticated(tokenHash: String, at: Date, methods: [String]) async throws {
+        let amr = SessionMethods.text(methods)
         try await sql.raw(
-            "UPDATE sessions SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms) WHERE token_hash = \(bind: tokenHash)"
+            """
+            UPDATE sessions SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms), amr = \(bind: amr)
+            WHERE token_hash = \(bind: tokenHash)
+            """
         ).run()
         try await sql.raw(
             """
-            UPDATE session_bindings SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms)
+            UPDATE session_bindings SET authenticated_at = \(bind: at.ms), last_used_at = \(bind: at.ms), amr = \(bind: amr)
             WHERE id = (SELECT binding_id FROM sessions WHERE token_hash = \(bind: tokenHash))
             """
         ).run()

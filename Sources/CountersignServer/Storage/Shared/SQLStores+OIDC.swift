@@ -230,7 +230,7 @@ extension SQLStores {
         hash: String,
         clientID: String,
         now: Date,
-        successors: @escaping @Sendable (OIDCGrant) -> [OIDCTokenRecord]
+        successors: @escaping @Sendable (OIDCGrant) -> [OIDCTokenRecord]?
     ) async throws -> OIDCRedemption {
         try await writeTransaction { sql in
             guard
@@ -259,7 +259,8 @@ extension SQLStores {
             guard let grant = try await Self.grant(sql, id: grantID), grant.clientID == clientID,
                 grant.revokedAt == nil, Date(ms: try row.decode(column: "expires_at", as: Int64.self)) > now
             else { return .unknown }
-            try await Self.insert(sql, successors(grant))
+            guard let next = successors(grant) else { return .unknown }
+            try await Self.insert(sql, next)
             return .redeemed(grant, code: nil)
         }
     }
@@ -309,6 +310,14 @@ extension SQLStores {
             ).all()
             return try rows.map(Self.grant)
         }
+    }
+
+    package func revokeOIDCGrants(clientID: String, now: Date) async throws {
+        try await sql.raw(
+            """
+            UPDATE oidc_grants SET revoked_at = \(bind: now.ms) WHERE client_id = \(bind: clientID) AND revoked_at IS NULL
+            """
+        ).run()
     }
 
     package func purgeOIDC(now: Date) async throws {

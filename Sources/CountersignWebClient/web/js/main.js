@@ -12,6 +12,8 @@ import { session } from "./session.js";
 import { bindingEnded, forgetBinding, keepSignedIn, needsUnlock, resume, savedBinding } from "./stay-signed-in.js";
 
 const app = document.getElementById("app");
+// Opened by another application to sign in with Countersign (the provider's authorization endpoint).
+const authorizing = location.pathname === "/oauth2/authorize";
 const banner = document.getElementById("banner");
 // What the page tells in passing (not a problem): live updates moved to this tab. A live region without
 // the status role, so that a screen's own status stays the only one.
@@ -79,6 +81,14 @@ const showSignIn = (notice = "") => {
   want(null); // a signed-out tab takes no other tab's open gate
   signInScreen(app, { onSignedIn: signedIn, notice });
 };
+
+/** Answers the authorization request this page was opened with (screens/authorize.js). */
+async function runAuthorization() {
+  const { authorizeScreen } = await import("./screens/authorize.js");
+  return authorizeScreen(app, {
+    onSignIn: (answer) => showSignIn(`Sign in to continue to ${answer.clientName ?? "the application"}.`),
+  });
+}
 
 // The other tabs of this browser: one signing out signs them all out (the server ended their sessions).
 const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("countersign-session") : null;
@@ -251,8 +261,9 @@ async function signedIn({ resumed = false } = {}) {
     // A sign-in binds this session anew (not kept: a reload asks to sign in).
     keepSignedIn(session.account, session.token, { fresh: true }).catch(() => {});
     // The sign-in form's own address is replaced: Back from here leaves the app, not back to the form.
-    if (!location.hash) history.replaceState(null, "", "#/home");
+    if (!location.hash && !authorizing) history.replaceState(null, "", "#/home");
   }
+  if (authorizing) return runAuthorization();
   render();
 }
 
@@ -309,7 +320,7 @@ async function start() {
   } catch {
     // No storage (a private window that refuses IndexedDB): nothing to resume.
   }
-  if (!saved) return showSignIn();
+  if (!saved) return authorizing ? runAuthorization() : showSignIn();
   const enter = async (signedInByPasskey = null) => {
     try {
       // A passkey's unlock signed in afresh: a full authentication, kept signed in like any sign-in.

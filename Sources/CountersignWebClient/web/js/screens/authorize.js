@@ -1,0 +1,115 @@
+// Signing in to another application with Countersign (docs/PROTOCOL.md §5.5): the page at /oauth2/authorize
+// passes the request it was opened with to the server, with this browser's session, and does what the answer
+// says: go back to the application with a code (or its error), sign in again or step up in this screen,
+// ask for consent naming the application and what it will receive, or show why nothing was sent.
+import { describe } from "../api.js";
+import { visibleText } from "../display-name.js";
+import { el, replace } from "../dom.js";
+import { oidcAuthorize } from "../server/oidc.js";
+import { session } from "../session.js";
+import { confirmIdentity } from "./reauth.js";
+
+/** What each scope gives the application, in words. */
+export const SCOPE_WORDS = {
+  openid: "An identifier for your account (not your username), and when and how you signed in",
+  profile: "Your name and username",
+  offline_access: "Access while you are not using it (for up to 30 days after it last used it)",
+};
+
+/** The request this page was opened with: its query's parameters, in order. */
+export const requestParameters = (search = location.search) => [...new URLSearchParams(search)];
+
+// When the provider asked this page to sign in (its answer's `since`): the sign-in made since is the one it
+// asked for, also for a prompt=login, so the page that runs again after it sends it back.
+let askedSince;
+
+/**
+ * Runs the authorization in `app`. `onSignIn(answer)`: nobody is signed in here; the caller shows sign-in
+ * and runs this again once signed in.
+ */
+export async function authorizeScreen(app, { onSignIn }) {
+  const parameters = requestParameters();
+  let consent;
+  let signedInSince = askedSince;
+  let steppedUp = false;
+  const section = el("section", { class: "card authorize", "aria-label": "Sign in to an application" });
+  replace(app, section);
+  for (;;) {
+    replace(section, el("h1", {}, "Signing in…"), el("p", { role: "status", class: "status" }, "Asking Countersign…"));
+    let answer;
+    try {
+      answer = await oidcAuthorize({ parameters, consent, signedInSince }, session.token ?? null);
+    } catch (error) {
+      return shown(section, "Could not sign in to the application", describe(error));
+    }
+    const name = visibleText(answer.clientName ?? "The application");
+    switch (answer.action) {
+      case "redirect":
+        replace(section, el("h1", {}, "Back to the application…"));
+        location.replace(answer.location);
+        return;
+      case "error":
+        return shown(section, "Nothing was sent to the application", answer.errorDescription ?? answer.error);
+      case "consent":
+        consent = await askConsent(section, answer, name);
+        continue;
+      case "sign-in":
+        if (answer.reason === "login" || !session.token) {
+          askedSince = answer.since;
+          return onSignIn(answer);
+        }
+        if (answer.reason === "step-up" && steppedUp) return shown(section, `${name} needs a stronger sign-in`,
+          stepUpWords(name, answer.need) + " This account has none of these yet: add one under Settings (Two-factor " +
+            "or Passkeys), then sign in to the application again.");
+        steppedUp = answer.reason === "step-up";
+        await confirmIdentity(section, {
+          heading: answer.reason === "step-up" ? `${name} needs a stronger sign-in` : `Sign in again for ${name}`,
+          prompt: answer.reason === "step-up"
+            ? stepUpWords(name, answer.need)
+            : `${name} asks you to confirm it is you.`,
+          submitLabel: "Continue",
+        });
+        signedInSince = answer.since;
+        continue;
+      default:
+        return shown(section, "Could not sign in to the application", "The server's answer was not understood.");
+    }
+  }
+}
+
+const stepUpWords = (name, need) =>
+  need === "phishing-resistant"
+    ? `${name} accepts a passkey only: confirm with one of your passkeys.`
+    : `${name} needs your second factor or a passkey: confirm with one.`;
+
+/** How long the consent screen's buttons wait before they take a press: a click or key meant for the page
+ *  before (a double click, a held Enter) must not allow anything. */
+export const CONSENT_ARMING_MS = 600;
+
+/** The consent screen: resolves true for "Allow", false for "Deny". Nothing is focused and the buttons
+ *  take no press until the screen has been shown for CONSENT_ARMING_MS. */
+function askConsent(section, answer, name) {
+  return new Promise((resolve) => {
+    const allow = el("button", { type: "button", class: "primary", disabled: true, on: { click: () => resolve(true) } },
+      "Allow");
+    const deny = el("button", { type: "button", disabled: true, on: { click: () => resolve(false) } }, "Deny");
+    setTimeout(() => {
+      allow.disabled = false;
+      deny.disabled = false;
+    }, CONSENT_ARMING_MS);
+    const account = visibleText(session.account?.username ?? "");
+    replace(
+      section,
+      el("h1", {}, `Allow ${name}?`),
+      el("p", {}, `${name} asks to sign you in with your Countersign account ${account}. It will receive:`),
+      el("ul", { "aria-label": "What the application receives" },
+        ...(answer.scope ?? []).map((s) => el("li", {}, SCOPE_WORDS[s] ?? s))),
+      el("p", { class: "muted" }, `It never receives your password, your keys or your messages.`),
+      el("div", { class: "actions" }, allow, deny),
+    );
+  });
+}
+
+function shown(section, heading, words) {
+  replace(section, el("h1", {}, heading), el("p", { role: "alert", class: "alert" }, words));
+}

@@ -1,0 +1,159 @@
+"""Countersign as an OpenID Connect provider, with authlib (PyPI) as the relying party nobody here wrote: the
+browser signs in, sees the consent screen naming the app, allows it and is sent back with a code; authlib
+exchanges it with PKCE, verifies the ID token against the JWKS, reads userinfo, rotates the refresh token,
+and a reused refresh token revokes its family. A second sign-in to the app is single sign-on (no password,
+no consent). An unregistered redirect URI is shown on the provider's page and redirected nowhere."""
+import http.server
+import secrets
+import socket
+import subprocess
+import threading
+import urllib.parse
+
+import requests
+from authlib.integrations.requests_client import OAuth2Session
+from authlib.jose import JsonWebKey, jwt
+
+import support
+from support import SLOW, Page, Server, expect, sign_up
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Callback:
+    """The relying party's redirect URI: a loopback HTTP server that keeps every URL it was sent to."""
+
+    def __init__(self):
+        self.received = []
+        received = self.received
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if not self.path.startswith("/cb"):
+                    self.send_response(404)  # the browser's own requests (a favicon)
+                    self.end_headers()
+                    return
+                received.append(self.path)
+                body = b"<!doctype html><title>Test app</title><h1>Back at the test app</h1>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.uri = f"http://127.0.0.1:{self.port}/cb"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def register_client(server, client_id, redirect_uri, *extra):
+    out = subprocess.run(
+        [support.BINARY, "admin", "oidc-client", "add", client_id, "--name", "Test App", "--redirect-uri", redirect_uri,
+         "--database", f"sqlite:{server.dir}/web.sqlite", *extra],
+        capture_output=True, text=True, timeout=60, check=True)
+    return dict(line.split(": ", 1) for line in out.stdout.splitlines() if ": " in line).get("client_secret")
+
+
+def test_an_app_signs_in_with_authlib_through_consent_and_single_sign_on(server, browser):
+    port = free_port()
+    issuer = f"http://localhost:{port}"
+    provider = Server(port=port, COUNTERSIGN_PUBLIC_URL=issuer)
+    callback = Callback()
+    p = None
+    try:
+        secret = register_client(provider, "testapp", callback.uri, "--policy", "password")
+        assert secret and secret.startswith("cs_secret_"), secret
+        meta = requests.get(f"{issuer}/.well-known/openid-configuration", timeout=30).json()
+        assert meta["issuer"] == issuer and meta["code_challenge_methods_supported"] == ["S256"], meta
+        assert meta["authorization_response_iss_parameter_supported"] is True
+
+        p = Page(browser, provider)
+        sign_up(p, "oidcuser")
+        expect(p.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+        client = OAuth2Session("testapp", secret, scope="openid profile offline_access", redirect_uri=callback.uri,
+                               code_challenge_method="S256")
+        verifier, nonce = secrets.token_urlsafe(48), secrets.token_urlsafe(16)
+        url, state = client.create_authorization_url(meta["authorization_endpoint"], code_verifier=verifier, nonce=nonce)
+        p.page.goto(url)
+        # The consent screen names the app and what it receives.
+        expect(p.page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
+        received = p.page.get_by_role("list", name="What the application receives")
+        expect(received).to_contain_text("Your name and username")
+        expect(received).to_contain_text("Access while you are not using it")
+        p.shot("oidc-consent")
+        p.page.get_by_role("button", name="Allow").click()
+        expect(p.page.get_by_role("heading", name="Back at the test app")).to_be_visible(timeout=SLOW)
+        back = f"http://127.0.0.1:{callback.port}{callback.received[-1]}"
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(back).query))
+        assert query["state"] == state and query["iss"] == issuer, query  # RFC 9207
+
+        token = client.fetch_token(meta["token_endpoint"], authorization_response=back, code_verifier=verifier)
+        keys = JsonWebKey.import_key_set(requests.get(meta["jwks_uri"], timeout=30).json())
+        options = {"iss": {"essential": True, "value": issuer}, "aud": {"essential": True, "value": "testapp"},
+                   "nonce": {"essential": True, "value": nonce}}
+        claims = jwt.decode(token["id_token"], keys, claims_options=options)
+        claims.validate()
+        assert claims["amr"] == ["pwd"] and claims["acr"] == "urn:countersign:acr:password", claims
+        assert claims["preferred_username"] == "oidcuser" and claims["sub"] != "oidcuser", claims
+        info = client.get(meta["userinfo_endpoint"]).json()
+        assert info["sub"] == claims["sub"] and info["given_name"] == "Ada", info
+
+        # Refresh: rotated; the old one again revokes the family, the newest access token included.
+        old_refresh = token["refresh_token"]
+        fresh = client.refresh_token(meta["token_endpoint"], refresh_token=old_refresh)
+        assert fresh["refresh_token"] != old_refresh
+        reused = requests.post(meta["token_endpoint"], data={"grant_type": "refresh_token", "refresh_token": old_refresh},
+                               auth=("testapp", secret), timeout=30)
+        assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant", reused.text
+        dead = requests.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {fresh['access_token']}"},
+                            timeout=30)
+        assert dead.status_code == 401 and "invalid_token" in dead.headers["WWW-Authenticate"], dead.headers
+
+        # A key rotation in the middle: tokens signed by the old key still verify against the new set.
+        subprocess.run([support.BINARY, "admin", "oidc-keys", "rotate", "--database",
+                        f"sqlite:{provider.dir}/web.sqlite"], capture_output=True, timeout=60, check=True)
+        rotated = JsonWebKey.import_key_set(requests.get(meta["jwks_uri"], timeout=30).json())
+        assert len(rotated.keys) == 2
+        jwt.decode(token["id_token"], rotated, claims_options=options).validate(leeway=5)
+
+        # Single sign-on: a second sign-in to the app asks for nothing (consent remembered, session kept).
+        again = OAuth2Session("testapp", secret, scope="openid profile", redirect_uri=callback.uri,
+                              code_challenge_method="S256")
+        verifier2 = secrets.token_urlsafe(48)
+        url2, _ = again.create_authorization_url(meta["authorization_endpoint"], code_verifier=verifier2,
+                                                 nonce=secrets.token_urlsafe(8))
+        before = len(callback.received)
+        p.page.goto(url2)
+        expect(p.page.get_by_role("heading", name="Back at the test app")).to_be_visible(timeout=SLOW)
+        assert len(callback.received) == before + 1
+        second = again.fetch_token(meta["token_endpoint"], code_verifier=verifier2,
+                                   authorization_response=f"http://127.0.0.1:{callback.port}{callback.received[-1]}")
+        assert "id_token" in second and "refresh_token" not in second, second.keys()
+
+        # A redirect URI not registered: shown here, nothing sent anywhere.
+        evil = url2.replace(urllib.parse.quote(callback.uri, safe=""),
+                            urllib.parse.quote("http://127.0.0.1:1/steal", safe=""))
+        assert evil != url2
+        before = len(callback.received)
+        p.page.goto(evil)
+        expect(p.page.get_by_role("heading", name="Nothing was sent to the application")).to_be_visible(timeout=SLOW)
+        expect(p.page.get_by_role("alert")).to_contain_text("is not one registered for Test App")
+        p.shot("oidc-error")
+        assert len(callback.received) == before
+    finally:
+        if p:
+            p.close()
+        callback.close()
+        provider.stop()
