@@ -508,6 +508,9 @@ test("in a batch a sender's directory is followed once, and every message is sti
     assert.match(await refusal(batch(k1, 150)), /which was retired before/, "still held to the pins read once");
   });
   assert.equal(reads, 0, "the pins read once in the batch");
+  // A long opening reads them again when told to (another tab may have trusted or followed meanwhile).
+  pins.rereadPins(directories);
+  assert.ok((await countingPinReads(() => batch(k2, 270))) > 0, "read again after rereadPins");
   assert.ok((await countingPinReads(() => pins.signerKey(user, k2.signingId, at(260), own, at(300)))) > 0);
 
   // A first contact's devices (their key proofs checked) are worked out once per batch, not per message.
