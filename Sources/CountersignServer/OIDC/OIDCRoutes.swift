@@ -62,8 +62,11 @@ struct OIDCRoutes {
         }
         router.group("v1").post("oidc/authorizations") { request, context in
             let body = try await APIRoutes.decode(OIDCAuthorizationRequest.self, request, maxBody: maxBody)
-            guard body.parameters.allSatisfy({ $0.count == 2 }) else {
-                throw Problem.malformed("each parameter is a [name, value] pair")
+            // The document's bounds (what the provider then accepts is narrower, and said on the page).
+            guard body.parameters.count <= 100,
+                body.parameters.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.unicodeScalars.count <= 4_096 } })
+            else {
+                throw Problem.malformed("parameters: at most 100 [name, value] pairs of at most 4,096 characters each")
             }
             // Signed in or not: the request decides what an absent session means (login, or login_required).
             let auth = try? await sessions.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
