@@ -21,6 +21,7 @@ package struct ServerServices: Sendable {
 
     /// `signInStore`: the sign-in's store when it is not `storage` itself (tests wrap it to land a write
     /// mid-check). `alsoTell`: told of every session ending besides the push channel (tests).
+    /// `backChannelDeliver`: how logout tokens are posted (tests catch them; HTTP otherwise).
     package static func assemble(
         storage: any ServerStorage,
         config: ServerConfiguration,
@@ -28,7 +29,8 @@ package struct ServerServices: Sendable {
         random: any RandomSource,
         logger: Logger,
         signInStore: (any SignInStore)? = nil,
-        alsoTell: @escaping @Sendable (SessionEnding) -> Void = { _ in }
+        alsoTell: @escaping @Sendable (SessionEnding) -> Void = { _ in },
+        backChannelDeliver: BackChannelLogout.Deliver? = nil
     ) async throws -> ServerServices {
         // The push channel's signals: messages and MFA publish, this node's connections (the hub) receive.
         // Several nodes share a PostgreSQL database and hear of each other's sends through it; one process
@@ -37,6 +39,27 @@ package struct ServerServices: Sendable {
         ServerMetrics.bootstrap()
         let hub = PushHub()
         let bus = storage.pushBus(logger: logger) { hub.apply($0) }
+        let audit = AuditLog(store: storage, clock: clock)
+        let oidc = OIDCService(
+            store: storage,
+            accounts: storage,
+            audit: audit,
+            keys: OIDCKeyRing(
+                store: storage,
+                sealingKey: SymmetricKey(
+                    data: try await storage.serverSecret(name: "oidc-key-seal") { random.bytes(32) }
+                ),
+                clock: clock,
+                random: random
+            ),
+            issuer: config.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
+            clock: clock,
+            random: random,
+            pairwiseKey: SymmetricKey(
+                data: try await storage.serverSecret(name: "oidc-pairwise-key") { random.bytes(32) }
+            )
+        )
+        let logout = BackChannelLogout(oidc: oidc, deliver: backChannelDeliver ?? BackChannelLogout.http, logger: logger)
         let sessions = SessionService(store: storage, config: config, clock: clock, random: random) { ending in
             alsoTell(ending)
             bus.publish(.ended(ending))
@@ -45,14 +68,14 @@ package struct ServerServices: Sendable {
             if case .account(let accountID) = ending {
                 Task { [logger] in
                     do {
-                        _ = try await storage.revokeOIDCGrants(accountID: accountID, now: clock.now())
+                        let grants = try await storage.revokeOIDCGrants(accountID: accountID, now: clock.now())
+                        await logout.send(grants)
                     } catch {
                         logger.error("could not revoke the account's OpenID Connect grants: \(error)")
                     }
                 }
             }
         }
-        let audit = AuditLog(store: storage, clock: clock)
         let captcha = try await CaptchaGate(
             store: storage,
             maxNumber: config.captchaMaxNumber,
@@ -146,25 +169,6 @@ package struct ServerServices: Sendable {
             clock: clock,
             random: random,
             nonces: AddressThrottle(config.deviceNoncesPerAddress)
-        )
-        let oidc = OIDCService(
-            store: storage,
-            accounts: storage,
-            audit: audit,
-            keys: OIDCKeyRing(
-                store: storage,
-                sealingKey: SymmetricKey(
-                    data: try await storage.serverSecret(name: "oidc-key-seal") { random.bytes(32) }
-                ),
-                clock: clock,
-                random: random
-            ),
-            issuer: config.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
-            clock: clock,
-            random: random,
-            pairwiseKey: SymmetricKey(
-                data: try await storage.serverSecret(name: "oidc-pairwise-key") { random.bytes(32) }
-            )
         )
         return ServerServices(
             storage: storage,

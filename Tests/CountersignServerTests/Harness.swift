@@ -58,7 +58,8 @@ struct Harness: Sendable {
         location: DatabaseLocation? = nil,
         clock: ManualClock = ManualClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in },
-        wrapStore: (any ServerStorage) -> any SignInStore = { $0 }
+        wrapStore: (any ServerStorage) -> any SignInStore = { $0 },
+        backChannel: BackChannelLogout.Deliver? = nil
     ) async throws -> Harness {
         var config = ServerConfiguration()
         config.captcha = .off
@@ -77,7 +78,8 @@ struct Harness: Sendable {
             random: SystemRandomSource(),
             logger: logger,
             signInStore: wrapStore(storage),
-            alsoTell: { endings.tell($0) }
+            alsoTell: { endings.tell($0) },
+            backChannelDeliver: backChannel
         )
         return Harness(clock: clock, config: config, storage: storage, services: services, endings: endings)
     }

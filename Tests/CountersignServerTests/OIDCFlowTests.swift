@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import JWTKit
+import Synchronization
 import Testing
 
 @testable import CountersignServer
@@ -486,6 +487,56 @@ import Testing
                 Self.parameters("conf", ["state": String(repeating: "s", count: 600)])
             )
             #expect(big.action == .error, "\(big)")
+        }
+    }
+
+    /// What a back-channel logout receiver got: each POST's URI and logout token, and how it answered.
+    final class Receiver: Sendable {
+        let posts = Mutex<[(uri: String, token: String)]>([])
+        /// Answers 503 to the first post, 200 after: the sender must try again.
+        func deliver(_ uri: String, _ token: String) async throws -> Int {
+            posts.withLock { p in
+                p.append((uri, token))
+                return p.count == 1 ? 503 : 200
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func signingOutEverywhereSendsEachClientASignedLogoutToken(_ backend: Backend) async throws {
+        let receiver = Receiver()
+        let h = try await Harness.make(
+            backend,
+            configure: { $0.publicURL = Self.issuer },
+            backChannel: receiver.deliver
+        )
+        try await h.run { api in
+            try await api.register("oidcerin")
+            let token = try await api.token("oidcerin")
+            var client = Self.client("logs")
+            client.backchannelLogoutURI = "https://app.example.com/backchannel"
+            #expect(try await h.storage.addOIDCClient(client))
+            #expect(try await h.storage.addOIDCClient(Self.client("quiet")))
+            let tokens = try await Self.tokens(api, token, "logs")
+            _ = try await Self.tokens(api, token, "quiet")
+            #expect(try await api.call(.delete, "/v1/sessions", token: token).status == 204)
+            // The sign-out answered at once; the token follows, the first 503 tried again.
+            for _ in 0..<200 where receiver.posts.withLock({ $0.count }) < 2 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let posts = receiver.posts.withLock { $0 }
+            #expect(posts.count == 2, "one client with a back-channel URI, one retry: \(posts.count)")
+            #expect(posts.allSatisfy { $0.uri == "https://app.example.com/backchannel" })
+            let keys = try await JWTKeyCollection().add(
+                jwksJSON: String(decoding: try await api.call(.get, "/oauth2/jwks").body, as: UTF8.self)
+            )
+            let logout = try await keys.verify(try #require(posts.last?.token), as: BackChannelLogout.LogoutToken.self)
+            let id = try await keys.verify(try #require(tokens.id_token), as: Claims.self)
+            #expect(logout.iss == Self.issuer && logout.aud == "logs" && logout.sub == id.sub.value)
+            #expect(logout.sid == id.sid && logout.events.keys.sorted() == [BackChannelLogout.event])
+            let header = try #require(posts.last?.token.split(separator: ".").first)
+            let typ = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL(text: String(header))).bytes))
+            #expect((typ as? [String: Any])?["typ"] as? String == "logout+jwt")
         }
     }
 

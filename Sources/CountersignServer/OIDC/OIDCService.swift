@@ -630,6 +630,8 @@ public struct OIDCService: Sendable {
         var request_parameter_supported = false
         var request_uri_parameter_supported = false
         var claims_parameter_supported = false
+        var backchannel_logout_supported = true
+        var backchannel_logout_session_supported = true
     }
 
     public func discovery() throws -> Discovery {
