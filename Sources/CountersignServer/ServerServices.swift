@@ -59,7 +59,11 @@ package struct ServerServices: Sendable {
                 data: try await storage.serverSecret(name: "oidc-pairwise-key") { random.bytes(32) }
             )
         )
-        let logout = BackChannelLogout(oidc: oidc, deliver: backChannelDeliver ?? BackChannelLogout.http, logger: logger)
+        let logout = BackChannelLogout(
+            oidc: oidc,
+            deliver: backChannelDeliver ?? BackChannelLogout.http,
+            logger: logger
+        )
         let sessions = SessionService(store: storage, config: config, clock: clock, random: random) { ending in
             alsoTell(ending)
             bus.publish(.ended(ending))
