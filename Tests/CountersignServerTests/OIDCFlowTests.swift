@@ -275,6 +275,9 @@ import Testing
             // Without prompt=none: sign in, or step up to the client's policy.
             let signedOut = try await Self.authorize(api, nil, Self.parameters("conf"))
             #expect(signedOut.action == .signIn && signedOut.reason == "login")
+            // Cancel on the sign-in or step-up screen: the app hears access_denied, signed in or not.
+            let cancelled = try await Self.authorize(api, nil, Self.parameters("conf"), consent: false)
+            #expect(Self.query(cancelled.location)["error"] == "access_denied", "\(cancelled)")
             let stepUp = try await Self.authorize(api, token, Self.parameters("strict"))
             #expect(stepUp.action == .signIn && stepUp.reason == "step-up" && stepUp.need == "mfa", "\(stepUp)")
             #expect(stepUp.clientName == "The strict app")
@@ -524,8 +527,12 @@ import Testing
             for _ in 0..<200 where receiver.posts.withLock({ $0.count }) < 2 {
                 try await Task.sleep(for: .milliseconds(100))
             }
+            // No third post: the retry was answered 200.
+            try await Task.sleep(for: .milliseconds(300))
             let posts = receiver.posts.withLock { $0 }
             #expect(posts.count == 2, "one client with a back-channel URI, one retry: \(posts.count)")
+            // Each try is a token of its own (a fresh jti and exp).
+            #expect(posts.count == 2 && posts[0].token != posts[1].token)
             #expect(posts.allSatisfy { $0.uri == "https://app.example.com/backchannel" })
             let keys = try await JWTKeyCollection().add(
                 jwksJSON: String(decoding: try await api.call(.get, "/oauth2/jwks").body, as: UTF8.self)

@@ -35,7 +35,10 @@ def operations():
             if method not in METHODS:
                 continue
             security = op.get("security", doc.get("security")) or []
-            kinds = {name for requirement in security for name in requirement}
+            # An empty requirement ({}) lets anyone call it: what a credential changes is the route's own rule
+            # (the OpenID Connect authorization answers a signed-out browser too), not an authorization refusal.
+            anyone = any(not requirement for requirement in security)
+            kinds = set() if anyone else {name for requirement in security for name in requirement}
             yield method.upper(), path, kinds, set(op["responses"])
 
 

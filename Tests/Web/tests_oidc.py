@@ -91,9 +91,10 @@ def test_an_app_signs_in_with_authlib_through_consent_and_single_sign_on(server,
         expect(p.page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
         received = p.page.get_by_role("list", name="What the application receives")
         expect(received).to_contain_text("Your name and username")
-        expect(received).to_contain_text("Access while you are not using it")
+        expect(received).to_contain_text("Staying connected while you are not using it")
+        expect(p.page.get_by_role("button", name="Allow", exact=True)).to_be_enabled()
         p.shot("oidc-consent")
-        p.page.get_by_role("button", name="Allow").click()
+        p.page.get_by_role("button", name="Allow", exact=True).click()
         expect(p.page.get_by_role("heading", name="Back at the test app")).to_be_visible(timeout=SLOW)
         back = f"http://127.0.0.1:{callback.port}{callback.received[-1]}"
         query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(back).query))
@@ -148,10 +149,24 @@ def test_an_app_signs_in_with_authlib_through_consent_and_single_sign_on(server,
         assert evil != url2
         before = len(callback.received)
         p.page.goto(evil)
-        expect(p.page.get_by_role("heading", name="Nothing was sent to the application")).to_be_visible(timeout=SLOW)
-        expect(p.page.get_by_role("alert")).to_contain_text("is not one registered for Test App")
+        expect(p.page.get_by_role("heading", name="This sign-in link doesn't work")).to_be_visible(timeout=SLOW)
+        expect(p.page.get_by_role("alert")).to_contain_text("nothing was shared with it")
+        p.page.get_by_text("Technical details").click()
+        expect(p.page.get_by_text("is not one registered for Test App")).to_be_visible()
         p.shot("oidc-error")
         assert len(callback.received) == before
+
+        # "Don't allow" (consent asked again by prompt=consent): the app hears access_denied, and gets no code.
+        denied = OAuth2Session("testapp", secret, scope="openid", redirect_uri=callback.uri,
+                               code_challenge_method="S256")
+        url3, state3 = denied.create_authorization_url(meta["authorization_endpoint"],
+                                                       code_verifier=secrets.token_urlsafe(48), prompt="consent")
+        p.page.goto(url3)
+        expect(p.page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
+        p.page.get_by_role("button", name="Don't allow").click()
+        expect(p.page.get_by_role("heading", name="Back at the test app")).to_be_visible(timeout=SLOW)
+        refused = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(callback.received[-1]).query))
+        assert refused.get("error") == "access_denied" and refused.get("state") == state3 and "code" not in refused
     finally:
         if p:
             p.close()

@@ -1,11 +1,10 @@
+import AsyncHTTPClient
 import CountersignAPI
 import Foundation
 import JWTKit
 import Logging
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOPosix
 
 /// OpenID Connect Back-Channel Logout 1.0 (docs/PROTOCOL.md §6.8): when grants end because their account's
 /// sessions ended, each client that registered a `backchannel_logout_uri` is sent a signed logout token for
@@ -34,53 +33,85 @@ package struct BackChannelLogout: Sendable {
     let deliver: Deliver
     let logger: Logger
 
-    /// Sends the logout tokens for `grants` (revoked), one per client and session; returns when every one was
-    /// delivered or given up.
+    /// Sends the logout tokens for `grants` (revoked), one per client and session, the clients side by side;
+    /// returns when every one was delivered or given up.
     func send(_ grants: [OIDCGrant]) async {
         var seen = Set<String>()
+        var byClient: [String: [OIDCGrant]] = [:]
         for grant in grants where seen.insert(grant.clientID + "\u{0}" + grant.sessionID).inserted {
-            guard let client = try? await oidc.store.oidcClient(id: grant.clientID),
-                let uri = client.backchannelLogoutURI, let issuer = oidc.issuer
-            else { continue }
-            let now = oidc.clock.now()
-            let token = LogoutToken(
-                iss: issuer,
-                aud: client.id,
-                iat: Int(now.timeIntervalSince1970),
-                exp: Int(now.addingTimeInterval(120).timeIntervalSince1970),
-                jti: Base64URL(oidc.random.bytes(16)).text,
-                sub: oidc.subject(client, grant.accountID),
-                sid: oidc.sid(client, grant.sessionID),
-                events: [Self.event: [:]]
-            )
-            guard let signed = try? await oidc.keys.sign(token, algorithm: client.idTokenAlgorithm, type: "logout+jwt")
-            else { continue }
-            await post(signed, to: uri, client: client.id)
+            byClient[grant.clientID, default: []].append(grant)
         }
-    }
-
-    private func post(_ token: String, to uri: String, client: String) async {
-        for (attempt, wait) in ([Duration.zero] + Self.backoff).enumerated() {
-            if wait > .zero { try? await Task.sleep(for: wait) }
-            do {
-                let status = try await deliver(uri, token)
-                if (200..<300).contains(status) { return }
-                logger.warning("back-channel logout to \(client) answered \(status) (try \(attempt + 1))")
-            } catch {
-                logger.warning("back-channel logout to \(client) failed: \(error) (try \(attempt + 1))")
+        await withTaskGroup(of: Void.self) { group in
+            for (clientID, grants) in byClient {
+                group.addTask { await send(grants, clientID: clientID) }
             }
         }
-        logger.error("back-channel logout to \(client) at \(uri) given up after \(Self.backoff.count + 1) tries")
     }
 
-    /// The real delivery: an HTTP POST of the form `logout_token=…`, answered within 10 seconds.
-    package static let http: Deliver = { uri, token in
-        guard let url = URL(string: uri) else { return 0 }
-        var request = URLRequest(url: url, timeoutInterval: 10)
-        request.httpMethod = "POST"
-        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data("logout_token=\(OIDCService.formEncoded(token))".utf8)
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    private func send(_ grants: [OIDCGrant], clientID: String) async {
+        let client: OIDCClient?
+        do { client = try await oidc.store.oidcClient(id: clientID) } catch {
+            logger.error(
+                "back-channel logout to \(clientID) not sent: the client could not be read (\(type(of: error)))"
+            )
+            return
+        }
+        guard let client, let uri = client.backchannelLogoutURI, let issuer = oidc.issuer else { return }
+        let host = URL(string: uri)?.host() ?? "?"
+        for grant in grants {
+            for (attempt, wait) in ([Duration.zero] + Self.backoff).enumerated() {
+                if wait > .zero { try? await Task.sleep(for: wait) }
+                // A fresh token each try: its own jti, and an exp that is two minutes from when it is sent.
+                let now = oidc.clock.now()
+                let token = LogoutToken(
+                    iss: issuer,
+                    aud: client.id,
+                    iat: Int(now.timeIntervalSince1970),
+                    exp: Int(now.addingTimeInterval(120).timeIntervalSince1970),
+                    jti: Base64URL(oidc.random.bytes(16)).text,
+                    sub: oidc.subject(client, grant.accountID),
+                    sid: oidc.sid(client, grant.sessionID),
+                    events: [Self.event: [:]]
+                )
+                do {
+                    let signed = try await oidc.keys.sign(token, algorithm: client.idTokenAlgorithm, type: "logout+jwt")
+                    let status = try await deliver(uri, signed)
+                    if (200..<300).contains(status) { break }
+                    logger.warning(
+                        "back-channel logout to \(client.id) at \(host) answered \(status) (try \(attempt + 1))"
+                    )
+                    // The receiver refused this token: sending it again changes nothing.
+                    if (400..<500).contains(status) && status != 408 && status != 429 { break }
+                } catch {
+                    logger.warning(
+                        "back-channel logout to \(client.id) at \(host) failed: \(type(of: error)) (try \(attempt + 1))"
+                    )
+                }
+                if attempt == Self.backoff.count {
+                    logger.error("back-channel logout to \(client.id) at \(host) given up after \(attempt + 1) tries")
+                }
+            }
+        }
     }
+
+    /// The real delivery: an HTTP POST of the form `logout_token=…`; no redirect followed (a 3xx is a failure:
+    /// the receiver is the registered URI, nowhere else), 10 seconds at most, the answer's body not read.
+    package static let http: Deliver = { uri, token in
+        var request = HTTPClientRequest(url: uri)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: "logout_token=\(OIDCService.formEncoded(token))"))
+        let response = try await client.execute(request, deadline: .now() + .seconds(10))
+        return Int(response.status.code)
+    }
+
+    /// One client for every logout, for the life of the process (never shut down, never deinitialised).
+    private static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(5), read: .seconds(10))
+        )
+        configuration.httpVersion = .http1Only
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }()
 }

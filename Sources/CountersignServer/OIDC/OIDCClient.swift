@@ -56,7 +56,12 @@ public struct OIDCClient: Equatable, Sendable {
         else { throw .invalidName }
         guard !redirectURIs.isEmpty else { throw .noRedirectURI }
         for uri in redirectURIs + postLogoutRedirectURIs { _ = try RedirectURI(registering: uri) }
-        if let uri = backchannelLogoutURI { _ = try RedirectURI(registering: uri) }
+        if let uri = backchannelLogoutURI {
+            // The server posts there itself: https only, never its own loopback.
+            guard try !RedirectURI(registering: uri).isLoopback, uri.hasPrefix("https://") else {
+                throw .invalidRedirectURI(uri, "a back-channel logout URI is https (the server posts to it)")
+            }
+        }
         for user in allowedUsers where UsernameRule.normalised(user) != user { throw .invalidUser(user) }
         return self
     }

@@ -168,6 +168,8 @@ public struct OIDCService: Sendable {
         }
         let none = prompts.contains("none")
         let now = clock.now()
+        // The person declined on the page (Deny on the consent screen, or Cancel while signing in or stepping up).
+        if consent == false { return try await fail(.accessDenied, "the person did not allow \(client.name)") }
         guard let auth else {
             return none
                 ? try await fail(.loginRequired, "nobody is signed in to Countersign in this browser")
@@ -204,7 +206,7 @@ public struct OIDCService: Sendable {
             let covered = Set(granted).isSubset(of: remembered) && !prompts.contains("consent") && !loopbackNative
             switch consent {
             case false?:
-                return try await fail(.accessDenied, "the person did not allow \(client.name)")
+                return try await fail(.accessDenied, "the person did not allow \(client.name)")  // (declined above)
             case true?:
                 try await store.setOIDCConsent(
                     accountID: auth.account.id,

@@ -324,12 +324,13 @@ extension SQLStores {
         try await writeTransaction { sql in
             try await sql.raw("DELETE FROM oidc_codes WHERE expires_at <= \(bind: now.ms)").run()
             try await sql.raw("DELETE FROM oidc_tokens WHERE expires_at <= \(bind: now.ms)").run()
-            // A grant with no token and no code left ends with them.
+            // A grant is kept while it is live, even with no token left: its client is still signed in with that
+            // browser session and is told when it ends (back-channel logout). Revoked ones go after an hour, the
+            // rest at the end of their lifetime.
             try await sql.raw(
                 """
-                DELETE FROM oidc_grants WHERE NOT EXISTS (SELECT 1 FROM oidc_tokens t WHERE t.grant_id = oidc_grants.id)
-                    AND NOT EXISTS (SELECT 1 FROM oidc_codes c WHERE c.grant_id = oidc_grants.id)
-                    AND created_at <= \(bind: now.addingTimeInterval(-3600).ms)
+                DELETE FROM oidc_grants WHERE revoked_at <= \(bind: now.addingTimeInterval(-3600).ms)
+                    OR created_at <= \(bind: now.addingTimeInterval(-OIDCService.grantLifetime).ms)
                 """
             ).run()
         }

@@ -86,7 +86,7 @@ const showSignIn = (notice = "") => {
 async function runAuthorization() {
   const { authorizeScreen } = await import("./screens/authorize.js");
   return authorizeScreen(app, {
-    onSignIn: (answer) => showSignIn(`Sign in to continue to ${answer.clientName ?? "the application"}.`),
+    onSignIn: (words) => showSignIn(words),
   });
 }
 

@@ -13,7 +13,7 @@ import { confirmIdentity } from "./reauth.js";
 export const SCOPE_WORDS = {
   openid: "An identifier for your account (not your username), and when and how you signed in",
   profile: "Your name and username",
-  offline_access: "Access while you are not using it (for up to 30 days after it last used it)",
+  offline_access: "Staying connected while you are not using it (until 30 days without use, 90 days at most)",
 };
 
 /** The request this page was opened with: its query's parameters, in order. */
@@ -24,12 +24,13 @@ export const requestParameters = (search = location.search) => [...new URLSearch
 let askedSince;
 
 /**
- * Runs the authorization in `app`. `onSignIn(answer)`: nobody is signed in here; the caller shows sign-in
- * and runs this again once signed in.
+ * Runs the authorization in `app`. `onSignIn(words)`: nobody is signed in here; the caller shows sign-in with
+ * those words and runs this again once signed in.
  */
-export async function authorizeScreen(app, { onSignIn }) {
+export async function authorizeScreen(app, { onSignIn, declined = false }) {
   const parameters = requestParameters();
-  let consent;
+  // Declined while signing in or stepping up: the application is told (access_denied), as for Deny.
+  let consent = declined ? false : undefined;
   let signedInSince = askedSince;
   let steppedUp = false;
   const section = el("section", { class: "card authorize", "aria-label": "Sign in to an application" });
@@ -40,7 +41,7 @@ export async function authorizeScreen(app, { onSignIn }) {
     try {
       answer = await oidcAuthorize({ parameters, consent, signedInSince }, session.token ?? null);
     } catch (error) {
-      return shown(section, "Could not sign in to the application", describe(error));
+      return shown(section, "Could not reach Countersign", `${describe(error)}`, { retry: true });
     }
     const name = visibleText(answer.clientName ?? "The application");
     switch (answer.action) {
@@ -49,26 +50,43 @@ export async function authorizeScreen(app, { onSignIn }) {
         location.replace(answer.location);
         return;
       case "error":
-        return shown(section, "Nothing was sent to the application", answer.errorDescription ?? answer.error);
+        return shown(section, "This sign-in link doesn't work",
+          "The application sent you here with a request Countersign cannot accept, so you were not signed in and " +
+            "nothing was shared with it. Go back to the application and try again; if it keeps happening, tell " +
+            "whoever runs it.",
+          { details: answer.errorDescription ?? answer.error });
       case "consent":
         consent = await askConsent(section, answer, name);
         continue;
       case "sign-in":
         if (answer.reason === "login" || !session.token) {
           askedSince = answer.since;
-          return onSignIn(answer);
+          return onSignIn(`Sign in to continue to ${name}.`);
         }
-        if (answer.reason === "step-up" && steppedUp) return shown(section, `${name} needs a stronger sign-in`,
-          stepUpWords(name, answer.need) + " This account has none of these yet: add one under Settings (Two-factor " +
-            "or Passkeys), then sign in to the application again.");
+        if (answer.reason === "step-up" && steppedUp) {
+          const why = stepUpDeadEnd(name, answer.need);
+          return shown(section, `${name} needs a stronger sign-in`, why, { settings: true });
+        }
         steppedUp = answer.reason === "step-up";
-        await confirmIdentity(section, {
-          heading: answer.reason === "step-up" ? `${name} needs a stronger sign-in` : `Sign in again for ${name}`,
-          prompt: answer.reason === "step-up"
-            ? stepUpWords(name, answer.need)
-            : `${name} asks you to confirm it is you.`,
-          submitLabel: "Continue",
-        });
+        {
+          let declined = false;
+          await confirmIdentity(section, {
+            heading: answer.reason === "step-up" ? `${name} needs a stronger sign-in` : `Sign in again for ${name}`,
+            prompt: answer.reason === "step-up"
+              ? stepUpWords(name, answer.need)
+              : `${name} asks you to confirm it is you.`,
+            submitLabel: "Continue",
+            passkeyOnly: answer.need === "phishing-resistant",
+            noPasskey: stepUpDeadEnd(name, answer.need),
+            cancelLabel: `Cancel and return to ${name}`,
+            onCancel: () => {
+              declined = true;
+              consent = false;
+              authorizeScreen(app, { onSignIn, declined: true });
+            },
+          });
+          if (declined) return;
+        }
         signedInSince = answer.since;
         continue;
       default:
@@ -80,7 +98,14 @@ export async function authorizeScreen(app, { onSignIn }) {
 const stepUpWords = (name, need) =>
   need === "phishing-resistant"
     ? `${name} accepts a passkey only: confirm with one of your passkeys.`
-    : `${name} needs your second factor or a passkey: confirm with one.`;
+    : `${name} needs a stronger sign-in: enter your password, then your second factor, or use a passkey.`;
+
+const stepUpDeadEnd = (name, need) =>
+  need === "phishing-resistant"
+    ? `${name} accepts only a passkey, and this account has none this browser can use. Add one in Settings → ` +
+      `Passkeys, then return to ${name} and sign in again.`
+    : `${name} needs a second factor or a passkey, and this account has neither yet. Add one in Settings → ` +
+      `Two-factor or Passkeys, then return to ${name} and sign in again.`;
 
 /** How long the consent screen's buttons wait before they take a press: a click or key meant for the page
  *  before (a double click, a held Enter) must not allow anything. */
@@ -92,7 +117,7 @@ function askConsent(section, answer, name) {
   return new Promise((resolve) => {
     const allow = el("button", { type: "button", class: "primary", disabled: true, on: { click: () => resolve(true) } },
       "Allow");
-    const deny = el("button", { type: "button", disabled: true, on: { click: () => resolve(false) } }, "Deny");
+    const deny = el("button", { type: "button", disabled: true, on: { click: () => resolve(false) } }, "Don't allow");
     setTimeout(() => {
       allow.disabled = false;
       deny.disabled = false;
@@ -101,15 +126,26 @@ function askConsent(section, answer, name) {
     replace(
       section,
       el("h1", {}, `Allow ${name}?`),
-      el("p", {}, `${name} asks to sign you in with your Countersign account ${account}. It will receive:`),
+      el("p", {}, "You are signed in to Countersign as ", el("strong", {}, account), "."),
+      el("p", {}, `${name} asks to sign you in with this account. It will receive:`),
       el("ul", { "aria-label": "What the application receives" },
         ...(answer.scope ?? []).map((s) => el("li", {}, SCOPE_WORDS[s] ?? s))),
-      el("p", { class: "muted" }, `It never receives your password, your keys or your messages.`),
+      el("p", { class: "muted" }, "It never receives your password, your keys or your messages. Countersign " +
+        `remembers your answer; to take access away later, ask your administrator to remove ${name}.`),
       el("div", { class: "actions" }, allow, deny),
     );
   });
 }
 
-function shown(section, heading, words) {
-  replace(section, el("h1", {}, heading), el("p", { role: "alert", class: "alert" }, words));
+function shown(section, heading, words, { details, retry, settings } = {}) {
+  replace(
+    section,
+    el("h1", {}, heading),
+    el("p", { role: "alert", class: "alert" }, words),
+    details ? el("details", {}, el("summary", {}, "Technical details"), el("p", { class: "muted" }, details)) : null,
+    el("div", { class: "actions" },
+      retry ? el("button", { type: "button", on: { click: () => location.reload() } }, "Try again") : null,
+      settings ? el("a", { href: "/#/settings" }, "Open Settings") : null,
+      el("a", { href: "/" }, "Go to Countersign")),
+  );
 }

@@ -13,15 +13,18 @@ import { secondFactor } from "./second-factor.js";
 
 /**
  * Asks for the password in `container` and resolves once this session is freshly authenticated. A wrong
- * password says so and asks again; "Cancel" (when `onCancel` is given) gives up.
+ * password says so and asks again; "Cancel" (when `onCancel` is given) gives up. `passkeyOnly`: only a passkey
+ * will do (an application that accepts nothing else): no password form; `noPasskey` is said when the account
+ * has none or the browser cannot use one.
  */
 export function confirmIdentity(container, options) {
-  const { heading, prompt, submitLabel = "Confirm", onCancel } = options;
+  const { heading, prompt, submitLabel = "Confirm", onCancel, cancelLabel = "Cancel", passkeyOnly = false } = options;
+  const { noPasskey = "" } = options;
   return new Promise((resolve) => {
     const password = field("Password", { type: "password", autocomplete: "current-password" });
     const alert = el("p", { role: "alert", class: "alert" });
     const status = el("p", { role: "status", class: "status" });
-    const cancel = onCancel ? el("button", { type: "button", on: { click: onCancel } }, "Cancel") : null;
+    const cancel = onCancel ? el("button", { type: "button", on: { click: onCancel } }, cancelLabel) : null;
     // Shown once the account is known to have a passkey (GET /v1/me/passkeys).
     const passkey = el("button", { type: "button", class: "passkey", hidden: true }, `${submitLabel} with a passkey`);
     const promptText = el("p", {}, prompt);
@@ -90,6 +93,20 @@ export function confirmIdentity(container, options) {
       }
     });
     replace(container, form);
+    if (passkeyOnly) {
+      password.row.hidden = true;
+      form.querySelector("button[type=submit]").hidden = true;
+      passkey.hidden = false;
+      passkey.classList.add("primary");
+      const none = () => {
+        passkey.hidden = true;
+        alert.textContent = noPasskey;
+      };
+      if (!passkeysAvailable()) none();
+      else listPasskeys().then((body) => body?.passkeys?.length || none()).catch(() => {});
+      passkey.focus();
+      return;
+    }
     password.input.focus();
     if (passkeysAvailable()) {
       listPasskeys()
