@@ -89,7 +89,7 @@ public struct OIDCService: Sendable {
         guard let requested = p["redirect_uri"] else {
             return .shown(OIDCError(.invalidRequest, "redirect_uri is missing: OpenID Connect requires it"))
         }
-        guard client.redirectURI(requested) != nil else {
+        guard let registered = client.redirectURI(requested) else {
             return .shown(
                 OIDCError(
                     .invalidRequest,
@@ -101,7 +101,7 @@ public struct OIDCService: Sendable {
             return .shown(OIDCError(.invalidRequest, "state is longer than \(Self.maxEchoedLength) bytes"))
         }
         let state = p["state"]
-        let loopbackNative = client.isPublic && client.redirectURI(requested)?.isLoopback == true
+        let loopbackNative = client.isPublic && registered.isLoopback
         func fail(_ code: OIDCError.Code, _ words: String) async throws -> Authorization {
             if let auth { try await audit.record(auth.account.id, .oidcAuthorize, .oidc(code.rawValue), origin) }
             return .redirect(
@@ -275,7 +275,6 @@ public struct OIDCService: Sendable {
         for name in ["code", "error", "error_description", "state", "iss"] {
             if let value = parameters[name] ?? nil { items.append(URLQueryItem(name: name, value: value)) }
         }
-        components.queryItems = items
         // URLQueryItem leaves + and the like as they are; a strict form (RFC 3986 unreserved only) for values.
         components.percentEncodedQuery = items.map {
             "\(Self.formEncoded($0.name))=\(Self.formEncoded($0.value ?? ""))"
