@@ -46,6 +46,54 @@ def no_token_kept(page):
     return records[0]
 
 
+def test_a_reload_while_the_binding_moves_to_the_device_keeps_you_signed_in(server, browser):
+    """The server moves the binding to the device's key but the page leaves before storing the answer (a reload
+    right after sign-up): the next page resumes with the device's key. A move that never reached the server
+    resumes with the browser's own key."""
+    for reached in (True, False):
+        p = Page(browser, server)
+        page = p.page
+        moves = []
+
+        def hold(route):
+            body = json.loads(route.request.post_data or "{}")
+            if not body.get("deviceId"):
+                return route.continue_()
+            if reached:
+                route.fetch()  # the server moves the binding; the page never hears
+            moves.append(reached)
+            route.abort()
+
+        page.route("**/v1/sessions/current/binding", hold)
+        sign_up(p, f"mover{int(reached)}")
+        expect(page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+        for _ in range(100):
+            if moves:
+                break
+            page.wait_for_timeout(100)
+        assert moves == [reached], moves
+        page.unroute("**/v1/sessions/current/binding")
+        # The aborted request's own console line; nothing else may be there.
+        p.problems[:] = [line for line in p.problems if line != "console: Failed to load resource: net::ERR_FAILED"]
+        assert no_token_kept(page)["rebinding"], "the move is noted before it is sent"
+        page.reload()
+        expect(home(page, f"mover{int(reached)}")).to_be_visible(timeout=SLOW)
+        binding = no_token_kept(page)
+        for _ in range(50):  # the resumed page tries the move again and is refused (a resumed session moves nothing)
+            if not binding.get("rebinding"):
+                break
+            page.wait_for_timeout(100)
+            binding = no_token_kept(page)
+        if reached:
+            assert binding["deviceId"] and binding["privateKey"] is None and not binding["rebinding"], binding
+        else:
+            # Still the browser's own key (a resumed session moves nothing: the next sign-in will), tried first.
+            assert binding["deviceId"] is None and binding["privateKey"] and not binding["rebinding"], binding
+        page.reload()
+        expect(home(page, f"mover{int(reached)}")).to_be_visible(timeout=SLOW)
+        p.close()
+
+
 def test_a_reload_a_new_tab_back_and_forward_keep_you_signed_in(server, browser):
     p = Page(browser, server)
     page = p.page

@@ -100,3 +100,52 @@ test("an expired or malformed kept nonce is not sent; an ended binding is not re
   await assert.rejects(resume(binding), (error) => error.code === "sign-in-ended");
   assert.deepEqual(server.calls, [RESUME], "the binding ended: no second try");
 });
+
+/** A binding of this browser's own key whose move to the device `dev_1`'s key was sent but never stored
+ *  (the page left before the answer); the device's keys stored. The two keys' public SPKIs. */
+async function rebinding() {
+  const pair = () => crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"]);
+  const own = await pair();
+  const device = await pair();
+  await run("devices", "readwrite", (store) =>
+    store.put({ accountId: "acct", deviceId: "dev_1", signing: { privateKey: device.privateKey, publicKey: device.publicKey } }),
+  );
+  const record = { slot: "current", id: "sb_1", accountId: "acct", username: "alice", deviceId: null,
+    privateKey: own.privateKey, rebinding: "dev_1", nextNonce: { challenge: nonce(1), expiresAt: later(1e6) } };
+  await run("bindings", "readwrite", (store) => store.put(record));
+  return { binding: await savedBinding(), own: await spki(own.publicKey), device: await spki(device.publicKey) };
+}
+
+/** The server's side when it holds `key` for the binding: a resumption signed by another key has ended. */
+const holding = (key) => async (body) => {
+  const message = await resumptionMessage(fromBase64url(body.nonce), "sb_1");
+  return (await verifyLowS(key, message, fromBase64url(body.signature)))
+    ? resumed({ challenge: nonce(5), expiresAt: later(1e6) })
+    : [401, { code: "sign-in-ended" }];
+};
+
+test("a move to the device's key that reached the server resumes with the device's key and is then stored", async () => {
+  const { binding, device } = await rebinding();
+  const seen = serve(holding(device));
+  assert.equal((await resume(binding)).token, "cs_t");
+  assert.equal(seen.length, 1, "the device's key first");
+  const stored = await savedBinding();
+  assert.equal(stored.deviceId, "dev_1");
+  assert.equal(stored.privateKey, null, "the browser's own key is dropped");
+  assert.equal(stored.rebinding, null);
+  assert.equal(stored.nextNonce.challenge, nonce(5));
+});
+
+test("a move to the device's key that never reached the server resumes with the binding's own key", async () => {
+  const { binding, own } = await rebinding();
+  const seen = serve(holding(own));
+  assert.equal((await resume(binding)).token, "cs_t");
+  assert.equal(seen.length, 2, "the device's key refused, then the binding's own");
+  assert.deepEqual(server.calls, [CHALLENGES, RESUME, CHALLENGES, RESUME], "a fresh nonce for each key");
+  const stored = await savedBinding();
+  assert.equal(stored.deviceId, null, "still the browser's own binding");
+  assert.equal(stored.rebinding, null, "its own key first from now on");
+  // Both keys refused: the binding has ended, and that is what the caller hears.
+  serve(() => [401, { code: "sign-in-ended" }]);
+  await assert.rejects(resume(await rebinding().then((r) => r.binding)), (error) => error.code === "sign-in-ended");
+});

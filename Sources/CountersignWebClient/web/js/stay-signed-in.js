@@ -78,6 +78,10 @@ async function bind(account, token, fresh) {
     ({ privateKey, publicKey } = await crypto.subtle.generateKey(ECDSA, false, ["sign", "verify"]));
   }
   deferred = null;
+  // The binding moves from this browser's own key to the device's: said in storage first, so a page left
+  // (a reload, a navigation) after the server moved it and before the answer was stored still resumes.
+  const moving = device && saved?.accountId === account.id && !saved.deviceId;
+  if (moving) await markRebinding(saved.id, device.deviceId);
   const der = await spki(publicKey);
   const binding = await bindSession(
     {
@@ -86,7 +90,11 @@ async function bind(account, token, fresh) {
       signature: base64url(await signLowS(privateKey, await bindingMessage(account.id, der))),
     },
     token,
-  );
+  ).catch(async (error) => {
+    // Refused: nothing moved (a network failure leaves the note: the server may have moved it).
+    if (moving && error instanceof ApiError && error.status > 0) await keepRebound(saved.id, null).catch(() => {});
+    throw error;
+  });
   // Signed out (or in as someone else) meanwhile: nothing is kept for a session that ended.
   if (session.token !== token) return false;
   await run("bindings", "readwrite", (store) =>
@@ -103,6 +111,27 @@ async function bind(account, token, fresh) {
   );
   return Boolean(device);
 }
+
+/** Notes on the binding `id` that it is being moved to `deviceId`'s key (its own key kept until it is). */
+const markRebinding = (id, deviceId) =>
+  run("bindings", "readwrite", (store) => {
+    const request = store.get(SLOT);
+    request.onsuccess = () => {
+      if (request.result?.id === id) store.put({ ...request.result, rebinding: deviceId });
+    };
+  });
+
+/** Stores where the move of the binding `id` ended: on the device `deviceId`'s key, or (null) on its own. */
+const keepRebound = (id, deviceId) =>
+  run("bindings", "readwrite", (store) => {
+    const request = store.get(SLOT);
+    request.onsuccess = () => {
+      const record = request.result;
+      if (record?.id !== id) return;
+      store.put(deviceId ? { ...record, deviceId, privateKey: null, rebinding: null, nextNonce: null }
+        : { ...record, rebinding: null });
+    };
+  });
 
 /** Keeps the nonce the binding's next resumption may sign (PROTOCOL §1.1), if the binding is still `id`. */
 const keepNextNonce = (id, nextNonce) =>
@@ -130,6 +159,21 @@ export async function needsUnlock(saved) {
  * called once a resumption request is on its way.
  */
 export async function resume(saved, { sent } = {}) {
+  // A move to the device's key whose answer was never stored: the server has one of the two keys. The
+  // device's first (the request had been sent); the binding's own key if the server says it ended.
+  if (!saved.deviceId && saved.rebinding) {
+    try {
+      const body = await resume({ ...saved, deviceId: saved.rebinding, rebinding: null, nextNonce: null }, { sent });
+      await keepRebound(saved.id, saved.rebinding).catch(() => {});
+      if (body.nextNonce) await keepNextNonce(saved.id, body.nextNonce).catch(() => {});
+      return body;
+    } catch (error) {
+      if (!bindingEnded(error)) throw error;
+    }
+    // The server kept the binding's own key: tried first from now on, without the device's.
+    await keepRebound(saved.id, null).catch(() => {});
+    return resume({ ...saved, rebinding: null, nextNonce: null }, { sent });
+  }
   let key = saved.privateKey;
   if (saved.deviceId) {
     const record = await keystore.device(saved.accountId);
