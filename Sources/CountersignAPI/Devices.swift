@@ -60,6 +60,8 @@ public struct Device: Codable, Equatable, Sendable {
     /// Another device of the account vouched for this one (docs/PROTOCOL.md §1); nil for the account's first
     /// device, one added when every other was lost, and one still waiting to be approved.
     public var vouch: DeviceVouch?
+    /// On an authenticator endorsed to approve new devices (docs/PROTOCOL.md §1.2): by which device, when.
+    public var endorsement: ApproverEndorsement?
     public init(
         id: String,
         name: String,
@@ -72,12 +74,14 @@ public struct Device: Codable, Equatable, Sendable {
         keysSince: Date,
         lastSeenAt: Date?,
         revokedAt: Date?,
-        vouch: DeviceVouch? = nil
+        vouch: DeviceVouch? = nil,
+        endorsement: ApproverEndorsement? = nil
     ) {
         self.id = id
         self.name = name
         self.kind = kind
         self.vouch = vouch
+        self.endorsement = endorsement
         self.signingKey = signingKey
         self.signingKeyId = signingKeyId
         self.encryptionKey = encryptionKey
@@ -299,10 +303,72 @@ public struct UserDirectory: Codable, Equatable, Sendable {
     public var username: String
     public var devices: [DirectoryDevice]
     public var history: [KeyHistoryEntry]
-    public init(username: String, devices: [DirectoryDevice], history: [KeyHistoryEntry]) {
+    /// The account's authenticators endorsed as approvers of new devices (docs/PROTOCOL.md §1.2); absent
+    /// from servers before them.
+    public var approvers: [DirectoryApprover]?
+    public init(
+        username: String,
+        devices: [DirectoryDevice],
+        history: [KeyHistoryEntry],
+        approvers: [DirectoryApprover]? = nil
+    ) {
         self.username = username
         self.devices = devices
         self.history = history
+        self.approvers = approvers
+    }
+}
+
+/// An authenticator of the account that a messaging device endorsed to approve new devices: its current
+/// signing key and the endorsement over it (docs/PROTOCOL.md §1.2). Nothing is sealed to it.
+public struct DirectoryApprover: Codable, Equatable, Sendable {
+    public var id: String
+    public var name: String
+    public var signingKey: Base64URL
+    public var signingKeyId: String
+    public var createdAt: Date
+    public var endorsement: ApproverEndorsement
+    public init(
+        id: String,
+        name: String,
+        signingKey: Base64URL,
+        signingKeyId: String,
+        createdAt: Date,
+        endorsement: ApproverEndorsement
+    ) {
+        self.id = id
+        self.name = name
+        self.signingKey = signingKey
+        self.signingKeyId = signingKeyId
+        self.createdAt = createdAt
+        self.endorsement = endorsement
+    }
+}
+
+/// Who endorsed an approver, when (whole seconds since 1970, as signed), and the signature over the
+/// endorsement message (docs/PROTOCOL.md §1.2).
+public struct ApproverEndorsement: Codable, Equatable, Sendable {
+    /// The endorsing messaging device's ID.
+    public var deviceId: String
+    public var endorsedAt: Int64
+    public var signature: Base64URL
+    public init(deviceId: String, endorsedAt: Int64, signature: Base64URL) {
+        self.deviceId = deviceId
+        self.endorsedAt = endorsedAt
+        self.signature = signature
+    }
+}
+
+/// `POST /v1/devices/{id}/endorsement`, from a device session of a messaging device of the account added
+/// before the authenticator `id`: its current signing key ID, the time and the endorsing device's signature.
+public struct ApproverEndorsementRequest: Codable, Sendable {
+    public var signingKeyId: String
+    public var endorsedAt: Int64
+    public var signature: Base64URL
+    public init(signingKeyId: String, endorsedAt: Int64, signature: Base64URL) {
+        self.signingKeyId = signingKeyId
+        self.endorsedAt = endorsedAt
+        self.signature = signature
     }
 }
 

@@ -165,6 +165,37 @@ public final class CountersignAuthenticator: Sendable {
         )
     }
 
+    // MARK: Approving new devices (docs/PROTOCOL.md §1.2)
+
+    /// The code this authenticator shows so that a device of the account can endorse it as an approver of
+    /// new devices: the link code of its keys (one key for both).
+    public var approverCode: String {
+        DeviceProof.linkCode(signingKey: identity.publicKey, encryptionKey: identity.publicKey)
+    }
+
+    /// The account's key directory, as this authenticator reads it (its endorsement is in `approvers`).
+    public func directory() async throws -> UserDirectory {
+        try await client.directory(username: state.username)
+    }
+
+    /// Whether a device of the account endorsed this authenticator's current key, by that device's ID.
+    public static func endorsement(in directory: UserDirectory, of deviceID: String) -> ApproverEndorsement? {
+        directory.approvers?.first { $0.id == deviceID }?.endorsement
+    }
+
+    /// Approves (links) the new device `device` as the directory lists it, once endorsed: signs the vouch
+    /// with this authenticator's key at `now`. Compare `CountersignClient.linkCode(of:)` with the code the
+    /// new device shows first.
+    public func vouchDevice(_ device: DirectoryDevice, now: Date = Date()) async throws -> Device {
+        try await client.vouchDevice(
+            device,
+            username: state.username,
+            voucherDeviceID: state.deviceId,
+            voucher: identity,
+            now: now
+        )
+    }
+
     /// `state` with `token` (a renewed device session) as its session, sealed: the state to store next.
     public func state(withSessionToken token: String) throws -> State {
         var next = state

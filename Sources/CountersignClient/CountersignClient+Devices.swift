@@ -154,6 +154,48 @@ extension CountersignClient {
         )
     }
 
+    /// Endorses the authenticator `device` of this account as an approver of new devices (docs/PROTOCOL.md
+    /// §1.2): this device, with `endorser` its current signing key, signs over the authenticator's current
+    /// key, at `now`. Compare `approverCode(of:)` with the code the authenticator shows before calling this.
+    public func endorseApprover(
+        _ device: Device,
+        username: String,
+        endorserDeviceID: String,
+        endorser: Identity,
+        now: Date
+    ) async throws -> Device {
+        let endorsedAt = Int64(now.timeIntervalSince1970.rounded(.down))
+        let key = try PublicKey(spki: device.signingKey.bytes)
+        let message = DeviceProof.endorsementMessage(
+            username: username.lowercased(),
+            endorserDeviceID: endorserDeviceID,
+            endorserSigningKey: endorser.publicKey,
+            approverDeviceID: device.id,
+            approverSigningKey: key,
+            endorsedAt: endorsedAt
+        )
+        let request = ApproverEndorsementRequest(
+            signingKeyId: Hex.encode(key.fingerprint.bytes),
+            endorsedAt: endorsedAt,
+            signature: Base64URL(try endorser.signature(for: message))
+        )
+        return try await send(
+            "POST",
+            "/v1/devices/\(try Self.segment(device.id))/endorsement",
+            body: request,
+            as: Device.self,
+            credential: .device
+        )
+    }
+
+    /// The code an authenticator shows for its endorsement: the link code of its keys as listed.
+    public static func approverCode(of device: Device) -> String? {
+        guard let signing = try? PublicKey(spki: device.signingKey.bytes),
+            let encryption = try? PublicKey(spki: device.encryptionKey.bytes)
+        else { return nil }
+        return DeviceProof.linkCode(signingKey: signing, encryptionKey: encryption)
+    }
+
     /// The link code of a device's keys as listed (`DeviceProof.linkCode`); nil when a key is not P-256.
     public static func linkCode(of device: DirectoryDevice) -> String? {
         guard let signing = try? PublicKey(spki: device.signingKey.bytes),
@@ -162,13 +204,17 @@ extension CountersignClient {
         return DeviceProof.linkCode(signingKey: signing, encryptionKey: encryption)
     }
 
-    /// The devices of `directory` (the own account's) waiting to be linked as `deviceID` sees them: active,
-    /// not `deviceID`, added after it, and with no vouch on any of their keys. The account's first device
-    /// and one added when every other was lost wait for nobody: no older device is left to approve them.
+    /// The devices of `directory` (the own account's) waiting to be linked as `deviceID` (a messaging device,
+    /// or an endorsed approver) sees them: active, not `deviceID`, added after it, and with no vouch on any
+    /// of their keys. The account's first device and one added when every other was lost wait for nobody:
+    /// no older device is left to approve them.
     public static func devicesAwaitingLink(_ directory: UserDirectory, seenBy deviceID: String) -> [DirectoryDevice] {
-        guard let me = directory.devices.first(where: { $0.id == deviceID }) else { return [] }
+        guard
+            let since = directory.devices.first(where: { $0.id == deviceID })?.createdAt
+                ?? directory.approvers?.first(where: { $0.id == deviceID })?.createdAt
+        else { return [] }
         let vouched = Set(directory.history.filter { $0.vouch != nil }.map(\.deviceId))
-        return directory.devices.filter { $0.id != deviceID && $0.createdAt > me.createdAt && !vouched.contains($0.id) }
+        return directory.devices.filter { $0.id != deviceID && $0.createdAt > since && !vouched.contains($0.id) }
     }
 
     /// A user's active devices and key history, with whichever session this client has.
@@ -188,6 +234,7 @@ extension CountersignClient {
         // IDs the server makes are short; a huge one is refused here, before any statement is built over it.
         let ids =
             answer.devices.map(\.id) + answer.history.map(\.deviceId) + answer.history.compactMap(\.vouch?.deviceId)
+            + (answer.approvers ?? []).flatMap { [$0.id, $0.endorsement.deviceId] }
         guard ids.allSatisfy({ $0.utf8.count <= KeyPins.maxIDBytes }) else {
             throw ClientError.unexpectedResponse(
                 status: 200,

@@ -475,6 +475,40 @@ public struct KeyPins: Codable, Sendable {
         return spkis.compactMap { try? PublicKey(spki: $0.bytes) }
     }
 
+    /// The key of the approver `deviceID` the directory lists (an authenticator, docs/PROTOCOL.md §1.2), when
+    /// its endorsement verifies under a key `voucherKeys` trusts for the endorsing device and is not more than
+    /// `vouchSkew` ahead of `now`. Approvers are never pinned: the endorsement is checked at every look.
+    static func approverKeys(
+        _ contact: PinnedContact,
+        _ directory: UserDirectory,
+        deviceID: String,
+        own: (id: String, key: Base64URL)?,
+        justRetired: [RetiredPin],
+        now: Date
+    ) -> [PublicKey] {
+        guard let approver = directory.approvers?.first(where: { $0.id == deviceID }),
+            let key = try? PublicKey(spki: approver.signingKey.bytes)
+        else { return [] }
+        let e = approver.endorsement
+        let time = Date(timeIntervalSince1970: TimeInterval(e.endorsedAt))
+        guard e.deviceId != deviceID, time <= now + Self.vouchSkew else { return [] }
+        let endorsed = voucherKeys(contact, deviceID: e.deviceId, at: time, own: own, justRetired: justRetired)
+            .contains { endorser in
+                endorser.isValidSignature(
+                    e.signature.bytes,
+                    for: DeviceProof.endorsementMessage(
+                        username: directory.username,
+                        endorserDeviceID: e.deviceId,
+                        endorserSigningKey: endorser,
+                        approverDeviceID: approver.id,
+                        approverSigningKey: key,
+                        endorsedAt: e.endorsedAt
+                    )
+                )
+            }
+        return endorsed ? [key] : []
+    }
+
     /// Devices the directory lists that are not pinned but were vouched for by a trusted voucher
     /// (`voucherKeys`), over the very keys the history names, with a signed rotation chain from those keys
     /// to the listed ones. Repeats until nothing more is followed, so that a device linked by a device
@@ -534,11 +568,17 @@ public struct KeyPins: Codable, Sendable {
                             vouchedAt: v.vouchedAt
                         )
                     }
-                    guard
+                    let vouchers =
                         Self.voucherKeys(contact, deviceID: v.deviceId, at: time, own: own, justRetired: justRetired)
-                            .contains(where: {
-                                $0.isValidSignature(v.signature.bytes, for: message($0))
-                            })
+                        + Self.approverKeys(
+                            contact,
+                            directory,
+                            deviceID: v.deviceId,
+                            own: own,
+                            justRetired: justRetired,
+                            now: now
+                        )
+                    guard vouchers.contains(where: { $0.isValidSignature(v.signature.bytes, for: message($0)) })
                     else { continue }
                     let start = PinnedDevice(
                         id: d.id,
@@ -573,7 +613,8 @@ public struct KeyPins: Codable, Sendable {
                     if !retired.isEmpty { contact.retired = (contact.retired ?? []) + retired }
                     let byName =
                         contact.devices.first { $0.id == v.deviceId }?.name
-                        ?? directory.devices.first { $0.id == v.deviceId }?.name ?? v.deviceId
+                        ?? directory.devices.first { $0.id == v.deviceId }?.name
+                        ?? directory.approvers?.first { $0.id == v.deviceId }?.name ?? v.deviceId
                     linked.append(FollowedLink(device: device, byDeviceID: v.deviceId, byName: byName))
                     progress = true
                     break

@@ -50,12 +50,33 @@ public enum DeviceProof {
         encryptionKey: PublicKey,
         vouchedAt: Int64
     ) -> [UInt8] {
-        let seconds = UInt64(bitPattern: vouchedAt)
-        let time = (0..<8).map { UInt8(truncatingIfNeeded: seconds >> (56 - 8 * $0)) }
-        return framed(
+        framed(
             "countersign/v1 device vouch",
             lv(Array(username.utf8)) + lv(Array(voucherDeviceID.utf8)) + lv(voucherSigningKey.spkiDER)
-                + lv(Array(deviceID.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER) + time
+                + lv(Array(deviceID.utf8)) + lv(signingKey.spkiDER) + lv(encryptionKey.spkiDER) + u64(vouchedAt)
+        )
+    }
+
+    /// Whole seconds since 1970 as 8 bytes, big-endian.
+    private static func u64(_ seconds: Int64) -> [UInt8] {
+        let bits = UInt64(bitPattern: seconds)
+        return (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * $0)) }
+    }
+
+    /// A messaging device endorsing an authenticator of the same account as an approver of new devices
+    /// (docs/PROTOCOL.md §1.2): so that contacts who pinned the endorser follow what the authenticator vouches.
+    public static func endorsementMessage(
+        username: String,
+        endorserDeviceID: String,
+        endorserSigningKey: PublicKey,
+        approverDeviceID: String,
+        approverSigningKey: PublicKey,
+        endorsedAt: Int64
+    ) -> [UInt8] {
+        framed(
+            "countersign/v1 approver endorsement",
+            lv(Array(username.utf8)) + lv(Array(endorserDeviceID.utf8)) + lv(endorserSigningKey.spkiDER)
+                + lv(Array(approverDeviceID.utf8)) + lv(approverSigningKey.spkiDER) + u64(endorsedAt)
         )
     }
 

@@ -264,4 +264,125 @@ import Testing
             #expect(pins.contacts["bob"]?.retired?.contains { $0.deviceId == phone.device.id } == true)
         }
     }
+    /// The paired authenticator approves too (docs/PROTOCOL.md §1.2): once a messaging device added before it
+    /// endorses it, it vouches for a newer device, and a contact who pinned the endorser follows that device;
+    /// before the endorsement it may not, and each wrong endorsement is refused.
+    @Test(arguments: Backend.available)
+    func anEndorsedAuthenticatorApprovesANewDeviceAndContactsFollowIt(_ backend: Backend) async throws {
+        try await withLiveServer(backend) { server, h in
+            let laptop = try await Person.make("bob", server: server)
+            let carol = try await Person.make("carol", server: server)
+            var pins = KeyPins()
+            func check() async throws -> KeyPins.SendCheck {
+                try pins.checkBeforeSending(
+                    try await carol.sdk.directory(username: "bob"),
+                    ownUsername: "carol",
+                    ownDeviceID: carol.device.id,
+                    ownKeyID: Hex.encode(carol.identity.publicKey.fingerprint.bytes),
+                    now: h.clock.now()
+                )
+            }
+            guard case .firstContact(let first) = try await check() else {
+                Issue.record("not a first contact")
+                return
+            }
+            pins.pin("bob", first, now: h.clock.now())
+            h.clock.advance(60)
+            let phone = try await laptop.pairAuthenticator(server: server)
+            h.clock.advance(60)
+            let tablet = try await Person.addDevice("bob", sdk: laptop.sdk, name: "tablet")
+            let now = h.clock.now()
+
+            // Not endorsed yet: its vouch is refused, and the directory lists no approver.
+            let listedTablet = try #require(try await phone.directory().devices.first { $0.id == tablet.device.id })
+            #expect(await problemCode { _ = try await phone.vouchDevice(listedTablet, now: now) } == .invalidField)
+            #expect(try await carol.sdk.directory(username: "bob").approvers?.isEmpty == true)
+
+            // Wrong endorsements: another key's signature, a device newer than the authenticator, a messaging
+            // device endorsed as an approver.
+            let authenticator = try #require(try await laptop.sdk.devices().first { $0.id == phone.state.deviceId })
+            #expect(CountersignClient.approverCode(of: authenticator) == phone.approverCode)
+            #expect(
+                await problemCode {
+                    _ = try await laptop.sdk.endorseApprover(
+                        authenticator,
+                        username: "bob",
+                        endorserDeviceID: laptop.device.id,
+                        endorser: Identity.generate(),
+                        now: now
+                    )
+                } == .badSignature
+            )
+            #expect(
+                await problemCode {
+                    _ = try await tablet.sdk.endorseApprover(
+                        authenticator,
+                        username: "bob",
+                        endorserDeviceID: tablet.device.id,
+                        endorser: tablet.identity,
+                        now: now
+                    )
+                } == .invalidField,
+                "a device added after the authenticator"
+            )
+            #expect(
+                await problemCode {
+                    _ = try await laptop.sdk.endorseApprover(
+                        tablet.device,
+                        username: "bob",
+                        endorserDeviceID: laptop.device.id,
+                        endorser: laptop.identity,
+                        now: now
+                    )
+                } == .notFound,
+                "a messaging device is linked, not endorsed"
+            )
+
+            // The laptop endorses it, once; the directory and the device list say so.
+            let endorsed = try await laptop.sdk.endorseApprover(
+                authenticator,
+                username: "bob",
+                endorserDeviceID: laptop.device.id,
+                endorser: laptop.identity,
+                now: now
+            )
+            #expect(endorsed.endorsement?.deviceId == laptop.device.id)
+            #expect(
+                await problemCode {
+                    _ = try await laptop.sdk.endorseApprover(
+                        authenticator,
+                        username: "bob",
+                        endorserDeviceID: laptop.device.id,
+                        endorser: laptop.identity,
+                        now: now
+                    )
+                } == .alreadyVouched
+            )
+            let directory = try await carol.sdk.directory(username: "bob")
+            #expect(directory.approvers?.map(\.id) == [phone.state.deviceId])
+            #expect(!directory.devices.contains { $0.id == phone.state.deviceId }, "nothing is sealed to it")
+            #expect(
+                try await laptop.sdk.devices().first { $0.id == phone.state.deviceId }?.endorsement?.deviceId
+                    == laptop.device.id
+            )
+
+            // The authenticator sees the tablet waiting, approves it, and carol follows calmly.
+            let mine = try await phone.directory()
+            let own = CountersignAuthenticator.endorsement(in: mine, of: phone.state.deviceId)
+            #expect(own?.deviceId == laptop.device.id)
+            let waiting = CountersignClient.devicesAwaitingLink(mine, seenBy: phone.state.deviceId)
+            #expect(waiting.map(\.id) == [tablet.device.id])
+            let vouched = try await phone.vouchDevice(try #require(waiting.first), now: now)
+            #expect(vouched.vouch?.deviceId == phone.state.deviceId)
+            guard case .pinned(_, let linked, _) = try await check() else {
+                Issue.record("the device the endorsed authenticator approved was refused")
+                return
+            }
+            #expect(linked.map(\.device.id) == [tablet.device.id] && linked.first?.byName == "phone")
+
+            // Unpaired, it is no approver any more: the directory stops listing it.
+            try await laptop.sdk.revokeDevice(id: phone.state.deviceId)
+            #expect(try await carol.sdk.directory(username: "bob").approvers?.isEmpty == true)
+        }
+    }
 }

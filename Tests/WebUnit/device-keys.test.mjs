@@ -21,6 +21,7 @@ import {
   spki,
   verifyLowS,
   vouchMessage,
+  endorsementMessage,
 } from "../../Sources/CountersignWebClient/web/js/device-keys.js";
 import { parsePEM } from "../../Sources/CountersignWebClient/web/js/pem.js";
 import { pattern, text, toHex } from "./support/vectors.mjs";
@@ -112,6 +113,18 @@ test("the vouch and the link code are framed as DeviceProof.swift frames them", 
   });
   assert.deepEqual(before.subarray(-32), framed("", lv(utf8("bob")), lv(utf8("d1")), lv(a), lv(utf8("d2")), lv(b),
     lv(c), new Uint8Array(8).fill(0xff)).subarray(-32));
+  // The approver endorsement: its own context, the endorser and its key, the approver and its signing key.
+  assert.deepEqual(
+    await endorsementMessage({
+      username: "bob",
+      endorserDeviceId: "d1",
+      endorserSigningSpki: a,
+      approverDeviceId: "d2",
+      approverSigningSpki: b,
+      endorsedAt: 1_800_000_000,
+    }),
+    framed("countersign/v1 approver endorsement", lv(utf8("bob")), lv(utf8("d1")), lv(a), lv(utf8("d2")), lv(b), time),
+  );
   // Six groups of four digits: each the next 3 bytes of SHA-256(framed(...)) as a 24-bit number, mod 10,000.
   const digest = createHash("sha256").update(framed("countersign/v1 link code", lv(b), lv(c))).digest();
   const groups = [0, 1, 2, 3, 4, 5].map((i) => String(digest.readUIntBE(3 * i, 3) % 10_000).padStart(4, "0"));

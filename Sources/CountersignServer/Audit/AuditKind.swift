@@ -13,6 +13,7 @@ enum AuditKind: String, CaseIterable, Sendable {
     case deviceRevoke = "device-revoke"
     case deviceRotate = "device-rotate"
     case deviceVouch = "device-vouch"
+    case approverEndorse = "approver-endorse"
     case deviceKeyProof = "device-key-proof"
     case mfa
     case mfaSettings = "mfa-settings"

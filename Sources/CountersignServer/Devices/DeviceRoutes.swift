@@ -38,7 +38,11 @@ struct DeviceRoutes {
         )
     }
 
-    static func device(_ d: DeviceRecord, vouch: KeyVouch? = nil) -> Device {
+    static func endorsement(_ v: KeyVouch) -> ApproverEndorsement {
+        ApproverEndorsement(deviceId: v.deviceID, endorsedAt: v.vouchedAt, signature: Base64URL(v.signature))
+    }
+
+    static func device(_ d: DeviceRecord, vouch: KeyVouch? = nil, endorsement: KeyVouch? = nil) -> Device {
         Device(
             id: d.id,
             name: d.name,
@@ -51,7 +55,8 @@ struct DeviceRoutes {
             keysSince: d.keysSince,
             lastSeenAt: d.lastSeenAt,
             revokedAt: d.revokedAt,
-            vouch: vouch.map(Self.vouch)
+            vouch: vouch.map(Self.vouch),
+            endorsement: endorsement.map(Self.endorsement)
         )
     }
 
@@ -79,8 +84,16 @@ struct DeviceRoutes {
         withAccount.get("devices") { request, context in
             let auth = try context.account()
             let vouches = try await devices.vouches(accountID: auth.account.id)
+            let endorsed = Dictionary(
+                try await devices.approvers(accountID: auth.account.id).map { ($0.0.id, $0.1) },
+                uniquingKeysWith: { first, _ in first }
+            )
             return try json(
-                DeviceList(devices: try await devices.list(auth).map { Self.device($0, vouch: vouches[$0.id]) })
+                DeviceList(
+                    devices: try await devices.list(auth).map {
+                        Self.device($0, vouch: vouches[$0.id], endorsement: endorsed[$0.id])
+                    }
+                )
             )
         }
         withAccount.patch("devices/:id") { request, context in
@@ -176,7 +189,19 @@ struct DeviceRoutes {
             try await devices.proveKeys(auth, body, origin: APIRoutes.origin(request, context))
             return Response(status: .noContent)
         }
-        withMessagingDevice.post("devices/:id/vouch") { request, context in
+        withMessagingDevice.post("devices/:id/endorsement") { request, context in
+            let auth = try context.device()
+            let body = try await APIRoutes.decode(ApproverEndorsementRequest.self, request, maxBody: maxBody)
+            let (device, endorsement) = try await devices.endorse(
+                auth,
+                deviceID: try context.parameters.require("id"),
+                body,
+                origin: APIRoutes.origin(request, context)
+            )
+            return try json(Self.device(device, endorsement: endorsement))
+        }
+        // A messaging device, or an authenticator endorsed as an approver (the service checks which).
+        withDevice.post("devices/:id/vouch") { request, context in
             let auth = try context.device()
             let body = try await APIRoutes.decode(DeviceVouchRequest.self, request, maxBody: maxBody)
             let (device, vouch) = try await devices.vouch(
@@ -193,6 +218,7 @@ struct DeviceRoutes {
             let (account, active, history) = try await devices.directory(
                 username: try context.parameters.require("username")
             )
+            let approvers = try await devices.approvers(accountID: account.id)
             return try json(
                 UserDirectory(
                     username: account.username,
@@ -221,6 +247,16 @@ struct DeviceRoutes {
                             rotationSignature: key.rotationSignature.map(Base64URL.init),
                             vouch: key.vouch.map(Self.vouch),
                             keyProof: Self.keyProof(key, accountID: account.id, before: history[..<i])
+                        )
+                    },
+                    approvers: approvers.map { device, endorsement in
+                        DirectoryApprover(
+                            id: device.id,
+                            name: device.name,
+                            signingKey: Base64URL(device.signingKey),
+                            signingKeyId: device.signingKeyID,
+                            createdAt: device.createdAt,
+                            endorsement: Self.endorsement(endorsement)
                         )
                     }
                 )

@@ -354,13 +354,17 @@ public final class DeviceService: Sendable {
                 reason: "a device cannot approve itself: approve it from another device of the account"
             )
         }
-        let now = clock.now()
-        guard abs(TimeInterval(request.vouchedAt) - now.timeIntervalSince1970) <= Self.vouchSkew else {
-            throw RequestError.invalidField(
-                field: "vouchedAt",
-                reason:
-                    "the time signed, in whole seconds since 1970, within 5 minutes of the server's clock; check this device's clock"
-            )
+        try checkSignedTime(request.vouchedAt, field: "vouchedAt")
+        // An authenticator approves only once a messaging device endorsed its current key.
+        if auth.device.kind != DeviceRecord.messaging {
+            guard try await store.approvers(accountID: auth.account.id).contains(where: { $0.0.id == auth.device.id })
+            else {
+                throw RequestError.invalidField(
+                    field: "id",
+                    reason:
+                        "this authenticator is not endorsed to approve new devices; endorse it first from a device of the account (docs/PROTOCOL.md §1.2)"
+                )
+            }
         }
         guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,
             target.isActive, target.kind == DeviceRecord.messaging
@@ -399,6 +403,7 @@ public final class DeviceService: Sendable {
         switch try await store.vouch(
             deviceID: target.id,
             accountID: auth.account.id,
+            kind: DeviceRecord.messaging,
             signingKeyID: request.signingKeyId,
             vouch: vouch,
             voucherSigningKeyID: auth.device.signingKeyID
@@ -413,6 +418,86 @@ public final class DeviceService: Sendable {
         }
         try await audit.record(auth.account.id, .deviceVouch, .success, origin)
         return (target, vouch)
+    }
+
+    /// Endorses an authenticator of the account as an approver of new devices: `auth`'s messaging device
+    /// signs the endorsement over the authenticator's current key (docs/PROTOCOL.md §1.2).
+    public func endorse(
+        _ auth: DeviceAuthenticated,
+        deviceID: String,
+        _ request: ApproverEndorsementRequest,
+        origin: RequestOrigin
+    ) async throws -> (DeviceRecord, KeyVouch) {
+        try checkSignedTime(request.endorsedAt, field: "endorsedAt")
+        guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,
+            target.isActive, target.kind == DeviceRecord.authenticator
+        else { throw DeviceError.notFound }
+        guard auth.device.createdAt < target.createdAt else {
+            throw RequestError.invalidField(
+                field: "id",
+                reason:
+                    "an authenticator is endorsed by one of the account's devices added before it; endorse it from an older device"
+            )
+        }
+        guard target.signingKeyID == request.signingKeyId else {
+            throw DeviceError.keyInUse(
+                "the authenticator's key changed since you looked; list the devices again and compare the new code"
+            )
+        }
+        let message = DeviceProof.endorsementMessage(
+            username: auth.account.username,
+            endorserDeviceID: auth.device.id,
+            endorserSigningKey: try PublicKey(spki: auth.device.signingKey),
+            approverDeviceID: target.id,
+            approverSigningKey: try PublicKey(spki: target.signingKey),
+            endorsedAt: request.endorsedAt
+        )
+        guard try PublicKey(spki: auth.device.signingKey).isValidSignature(request.signature.bytes, for: message)
+        else {
+            try await audit.record(auth.account.id, .approverEndorse, .badSignature, origin)
+            throw DeviceError.badSignature(
+                "the signature does not verify with this device's signing key over the endorsement message (docs/PROTOCOL.md §1.2)"
+            )
+        }
+        let endorsement = KeyVouch(
+            deviceID: auth.device.id,
+            vouchedAt: request.endorsedAt,
+            signature: request.signature.bytes
+        )
+        switch try await store.vouch(
+            deviceID: target.id,
+            accountID: auth.account.id,
+            kind: DeviceRecord.authenticator,
+            signingKeyID: request.signingKeyId,
+            vouch: endorsement,
+            voucherSigningKeyID: auth.device.signingKeyID
+        ) {
+        case .done: break
+        case .alreadyVouched: throw DeviceError.alreadyVouched
+        case .changed:
+            throw DeviceError.keyInUse(
+                "the authenticator's key changed since you looked; list the devices again and compare the new code"
+            )
+        case .notFound, .limitReached, .keyInUse, .unchanged: throw DeviceError.notFound
+        }
+        try await audit.record(auth.account.id, .approverEndorse, .success, origin)
+        return (target, endorsement)
+    }
+
+    /// A signed time (whole seconds since 1970) within `vouchSkew` of the server's clock.
+    private func checkSignedTime(_ seconds: Int64, field: String) throws {
+        guard abs(TimeInterval(seconds) - clock.now().timeIntervalSince1970) <= Self.vouchSkew else {
+            throw RequestError.invalidField(
+                field: field,
+                reason:
+                    "the time signed, in whole seconds since 1970, within 5 minutes of the server's clock; check this device's clock"
+            )
+        }
+    }
+
+    /// The account's endorsed approvers (docs/PROTOCOL.md §1.2).
+    public func approvers(accountID: String) async throws -> [(DeviceRecord, KeyVouch)] {
+        try await store.approvers(accountID: accountID)
     }
 
     /// Each device's vouch, if any of its keys has one.

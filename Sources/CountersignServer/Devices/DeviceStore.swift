@@ -14,6 +14,9 @@ public protocol DeviceStore: Sendable {
     /// The account's devices, oldest first; revoked ones included when asked.
     func devices(accountID: String, includeRevoked: Bool) async throws -> [DeviceRecord]
     func keyHistory(accountID: String) async throws -> [KeyHistoryRecord]
+    /// The account's active authenticators whose current key carries an endorsement (docs/PROTOCOL.md §1.2),
+    /// oldest first.
+    func approvers(accountID: String) async throws -> [(DeviceRecord, KeyVouch)]
     func rename(deviceID: String, accountID: String, name: String) async throws -> DeviceWrite
     /// Marks the device revoked, retires its keys, ends its sessions and drops its undelivered queue.
     func revoke(deviceID: String, accountID: String, at: Date) async throws -> DeviceWrite
@@ -42,12 +45,14 @@ public protocol DeviceStore: Sendable {
         newKeySignature: [UInt8],
         at: Date
     ) async throws -> DeviceWrite
-    /// Keeps `vouch` on the device's current key if the device is the account's, active, a messaging device,
-    /// its signing key is still `signingKeyID`, none of its keys was vouched for before, and the vouching
-    /// device is still active with the signing key `voucherSigningKeyID` (else `.notFound`).
+    /// Keeps `vouch` on the device's current key if the device is the account's, active, of `kind` (a
+    /// messaging device vouched for, or an authenticator endorsed as an approver), its signing key is still
+    /// `signingKeyID`, none of its keys was vouched for before, and the vouching device is still active with
+    /// the signing key `voucherSigningKeyID` (else `.notFound`).
     func vouch(
         deviceID: String,
         accountID: String,
+        kind: String,
         signingKeyID: String,
         vouch: KeyVouch,
         voucherSigningKeyID: String

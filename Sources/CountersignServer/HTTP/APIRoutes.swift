@@ -38,6 +38,7 @@ enum APIRoutes {
         "/v1/mfa/transactions/{id}/passkey/options": ["POST"], "/v1/mfa/transactions/{id}/passkey": ["POST"],
         "/v1/devices/{id}/revocation-token": ["PUT"], "/v1/devices/{id}/self-revocation": ["POST"],
         "/v1/devices/{id}/vouch": ["POST"],
+        "/v1/devices/{id}/endorsement": ["POST"],
         "/v1/me/key-gate/events": ["POST"], "/v1/sessions/current/binding": ["PUT"],
         "/v1/session-resumptions/challenges": ["POST"], "/v1/session-resumptions": ["POST"],
         "/.well-known/openid-configuration": ["GET"], "/oauth2/jwks": ["GET"], "/oauth2/authorize": ["GET"],

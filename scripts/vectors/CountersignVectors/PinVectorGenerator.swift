@@ -145,6 +145,43 @@ package enum PinVectorGenerator {
         ]
     }
 
+    /// An authenticator `id` (keys `keys`) listed as an approver, endorsed by `endorser` (its key `by`) at
+    /// `seconds`; the endorsement made over `over`'s signing key when given (a server's swap).
+    static func approver(
+        _ id: String,
+        name: String,
+        keys: Keys,
+        created: Double,
+        endorser: String,
+        by: Keys,
+        at seconds: Double,
+        over: Keys? = nil
+    ) throws -> [String: Any] {
+        let at = Int64(t0 + seconds)
+        let message = DeviceProof.endorsementMessage(
+            username: "bob",
+            endorserDeviceID: endorser,
+            endorserSigningKey: by.signing.publicKey,
+            approverDeviceID: id,
+            approverSigningKey: (over ?? keys).signing.publicKey,
+            endorsedAt: at
+        )
+        return [
+            "id": id, "name": name, "signingKey": b64(keys.signing.publicKey.spkiDER),
+            "signingKeyId": keys.signingID, "createdAt": date(created),
+            "endorsement": [
+                "deviceId": endorser, "endorsedAt": at, "signature": b64(try by.signing.signature(for: message)),
+            ] as [String: Any],
+        ]
+    }
+
+    /// `directory` with `approvers` listed.
+    static func with(_ directory: [String: Any], approvers: [[String: Any]]) -> [String: Any] {
+        var d = directory
+        d["approvers"] = approvers
+        return d
+    }
+
     /// The same signature with S replaced by n − S: valid for plain ECDSA, refused by SPEC §1's low-S rule.
     static func highS(_ signature: [UInt8]) -> [UInt8] {
         let n: [UInt8] = Hex.decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!
@@ -591,6 +628,69 @@ package enum PinVectorGenerator {
             ),
             send: send("pinned", devices: ["b2"], linked: ["b2"]),
             signers: [signer(b2, at: 500, "pinned")]
+        )
+        // The paired authenticator approves too (docs/PROTOCOL.md §1.2): its vouch counts when a device the
+        // pins trust endorsed its listed key.
+        let a1 = Keys("a1")
+        let ax = Keys("ax")
+        let byApprover = Entry(
+            device: "b2",
+            keys: b2,
+            added: 100,
+            vouch: try vouch(voucher: "a1", by: a1, device: "b2", keys: b2, at: 100)
+        )
+        add(
+            "a device linked by an authenticator a pinned device endorsed is followed",
+            pinned: pinsB1,
+            with(
+                directory("bob", [laptop, phone], [e1, byApprover]),
+                approvers: [try approver("a1", name: "Pocket", keys: a1, created: 50, endorser: "b1", by: b1, at: 60)]
+            ),
+            send: send("pinned", devices: ["b1", "b2"], linked: ["b2"]),
+            signers: [signer(b2, at: 500, "pinned"), signer(a1, at: 500, "refused")]
+        )
+        add(
+            "a device linked by an authenticator that a device nobody pinned endorsed waits for the user",
+            pinned: pinsB1,
+            with(
+                directory(
+                    "bob",
+                    [laptop, Listed(id: "bx", name: "Laptop", keys: bx, created: 40, keysSince: 40), phone],
+                    [e1, Entry(device: "bx", keys: bx, added: 40), byApprover]
+                ),
+                approvers: [try approver("a1", name: "Pocket", keys: a1, created: 50, endorser: "bx", by: bx, at: 60)]
+            ),
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(b2, at: 500, "unverified"), signer(b1, at: 500, "pinned")]
+        )
+        add(
+            "an endorsement over another key than the approver's listed one is refused",
+            pinned: pinsB1,
+            with(
+                directory("bob", [laptop, phone], [e1, byApprover]),
+                approvers: [
+                    try approver("a1", name: "Pocket", keys: a1, created: 50, endorser: "b1", by: b1, at: 60, over: ax)
+                ]
+            ),
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(b2, at: 500, "unverified")]
+        )
+        add(
+            "a vouch by an authenticator the directory does not list as an approver is refused",
+            pinned: pinsB1,
+            with(directory("bob", [laptop, phone], [e1, byApprover]), approvers: []),
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(b2, at: 500, "unverified")]
+        )
+        add(
+            "an endorsement signed more than five minutes ahead of the clock is refused",
+            pinned: pinsB1,
+            with(
+                directory("bob", [laptop, phone], [e1, byApprover]),
+                approvers: [try approver("a1", name: "Pocket", keys: a1, created: 50, endorser: "b1", by: b1, at: 1_400)]
+            ),
+            send: send("changed", devices: ["b1"]),
+            signers: [signer(b2, at: 500, "unverified")]
         )
         let root: [String: Any] = [
             "comment":

@@ -188,9 +188,25 @@ extension SQLStores {
         return KeyVouch(deviceID: by, vouchedAt: at, signature: Array(signature))
     }
 
+    package func approvers(accountID: String) async throws -> [(DeviceRecord, KeyVouch)] {
+        try await sql.raw(
+            """
+            SELECT d.*, k.vouched_by, k.vouched_at, k.vouch_signature FROM devices d
+            JOIN device_keys k ON k.device_id = d.id AND k.signing_key_id = d.signing_key_id AND k.retired_at IS NULL
+            WHERE d.account_id = \(bind: accountID) AND d.kind = 'authenticator' AND d.revoked_at IS NULL
+              AND k.vouched_by IS NOT NULL
+            ORDER BY d.created_at, d.id
+            """
+        ).all().compactMap { row in
+            guard let endorsement = try Self.vouch(row) else { return nil }
+            return (try Self.device(row), endorsement)
+        }
+    }
+
     package func vouch(
         deviceID: String,
         accountID: String,
+        kind: String,
         signingKeyID: String,
         vouch: KeyVouch,
         voucherSigningKeyID: String
@@ -206,7 +222,7 @@ extension SQLStores {
                 ).first()
             else { return .notFound }
             let device = try Self.device(row)
-            guard device.isActive, device.kind == DeviceRecord.messaging else { return .notFound }
+            guard device.isActive, device.kind == kind else { return .notFound }
             // The vouching device, revoked or re-keyed meanwhile, vouches for nothing.
             guard
                 try await sql.raw(

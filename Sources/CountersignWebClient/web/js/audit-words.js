@@ -17,6 +17,7 @@ const KINDS = {
   "device-revoke": ["Device revoked", "Device revocation"],
   "device-rotate": ["Message key changed", "Message key change"],
   "device-vouch": ["New device approved", "Device approval"],
+  "approver-endorse": ["Authenticator allowed to approve new devices", "Authenticator endorsement"],
   "device-key-proof": ["Device keys proven (an older device)", "Device key proof"],
   mfa: ["Second step passed", "Second step"],
   "mfa-settings": ["Two-factor settings changed", "Two-factor settings"],

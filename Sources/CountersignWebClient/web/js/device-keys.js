@@ -115,6 +115,30 @@ export async function vouchMessage({
   );
 }
 
+/** A messaging device endorsing an authenticator as an approver (PROTOCOL §1.2): DeviceProof.endorsementMessage. */
+export async function endorsementMessage({
+  username,
+  endorserDeviceId,
+  endorserSigningSpki,
+  approverDeviceId,
+  approverSigningSpki,
+  endorsedAt,
+}) {
+  return concat(
+    context("approver endorsement"),
+    await sha256(
+      concat(
+        lv(utf8(username)),
+        lv(utf8(endorserDeviceId)),
+        lv(endorserSigningSpki),
+        lv(utf8(approverDeviceId)),
+        lv(approverSigningSpki),
+        seconds64(endorsedAt),
+      ),
+    ),
+  );
+}
+
 /** The code a new device shows while it waits to be linked, and its approver beside "Is this your new
  *  device?": DeviceProof.linkCode, six groups of four digits from both of the device's keys. */
 export async function linkCode(signingSpki, encryptionSpki) {

@@ -10,7 +10,14 @@
 // tabs or two messages cannot interleave. Every change followed is kept as a notice until it is seen.
 import { ApiError } from "./api.js";
 import { base64url, fromBase64url } from "./bytes.js";
-import { keyIdOf, registrationMessage, rotationMessage, verifyLowS, vouchMessage } from "./device-keys.js";
+import {
+  endorsementMessage,
+  keyIdOf,
+  registrationMessage,
+  rotationMessage,
+  verifyLowS,
+  vouchMessage,
+} from "./device-keys.js";
 import { visibleText } from "./display-name.js";
 import { allFor, run } from "./keystore.js";
 import * as server from "./server/devices.js";
@@ -94,7 +101,11 @@ export async function directory(username) {
   }
   // IDs the server makes are short (KeyPins.maxIDBytes): a longer one is refused before any statement is built.
   const ids = Array.isArray(body.devices) && Array.isArray(body.history)
-    ? [...body.devices.map((d) => d?.id), ...body.history.flatMap((e) => [e?.deviceId, e?.vouch?.deviceId])]
+    ? [
+      ...body.devices.map((d) => d?.id),
+      ...body.history.flatMap((e) => [e?.deviceId, e?.vouch?.deviceId]),
+      ...(Array.isArray(body.approvers) ? body.approvers.flatMap((a) => [a?.id, a?.endorsement?.deviceId]) : []),
+    ]
     : [];
   const longId = ids.some((id) => id != null && utf8Length(String(id)) > MAX_ID_BYTES);
   if (!Array.isArray(body.devices) || !Array.isArray(body.history) || body.devices.length > DIRECTORY_DEVICE_LIMIT ||
@@ -377,6 +388,31 @@ function voucherKeys(pin, deviceId, at, own, justRetired) {
   return out.map((k) => (typeof k === "string" ? bytesOf(k) : k)).filter(Boolean);
 }
 
+/** The key of the approver `deviceId` the directory lists (an authenticator, PROTOCOL §1.2), when its
+ *  endorsement verifies under a key voucherKeys trusts for the endorsing device and is not more than
+ *  VOUCH_SKEW_MS ahead of `now` (KeyPins.approverKeys). Approvers are never pinned: checked at every look. */
+async function approverKeys(pin, dir, deviceId, now, own, justRetired) {
+  const approver = (Array.isArray(dir.approvers) ? dir.approvers : []).find((a) => String(a?.id) === deviceId);
+  const e = approver?.endorsement;
+  const key = approver && (await keyOf(approver.signingKey));
+  const signature = e && bytesOf(e.signature);
+  if (!key || !signature || !Number.isSafeInteger(e.endorsedAt) || String(e.deviceId) === deviceId) return [];
+  const at = e.endorsedAt * 1000;
+  if (at > now + VOUCH_SKEW_MS) return [];
+  for (const endorser of voucherKeys(pin, String(e.deviceId), at, own, justRetired)) {
+    const message = await endorsementMessage({
+      username: dir.username,
+      endorserDeviceId: String(e.deviceId),
+      endorserSigningSpki: endorser,
+      approverDeviceId: deviceId,
+      approverSigningSpki: key.spki,
+      endorsedAt: e.endorsedAt,
+    });
+    if (await verifyLowS(endorser, message, signature)) return [key.spki];
+  }
+  return [];
+}
+
 /**
  * Devices the directory lists that are not pinned but were vouched for by a trusted voucher (voucherKeys), over
  * the very keys the history names, with a signed rotation chain from those keys to the listed ones
@@ -415,7 +451,11 @@ async function followLinks(pin, dir, own, now, justRetired = []) {
         const at = v.vouchedAt * 1000;
         if (at > now + VOUCH_SKEW_MS) continue;
         let vouched = false;
-        for (const voucher of voucherKeys(pin, String(v.deviceId), at, ownVoucher, justRetired)) {
+        const vouchers = [
+          ...voucherKeys(pin, String(v.deviceId), at, ownVoucher, justRetired),
+          ...(await approverKeys(pin, dir, String(v.deviceId), now, ownVoucher, justRetired)),
+        ];
+        for (const voucher of vouchers) {
           const message = await vouchMessage({
             username: dir.username,
             voucherDeviceId: String(v.deviceId),
@@ -445,7 +485,8 @@ async function followLinks(pin, dir, own, now, justRetired = []) {
         pin.retired = [...(pin.retired ?? []), ...retired];
         const by = String(v.deviceId);
         const byName =
-          pin.devices.find((p) => p.id === by)?.name ?? dir.devices.find((x) => x.id === by)?.name ?? by;
+          pin.devices.find((p) => p.id === by)?.name ?? dir.devices.find((x) => x.id === by)?.name ??
+          dir.approvers?.find((x) => String(x?.id) === by)?.name ?? by;
         linked.push({ device, byDeviceId: by, byName: String(byName) });
         progress = true;
         break;
