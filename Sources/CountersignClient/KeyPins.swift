@@ -486,7 +486,11 @@ public struct KeyPins: Codable, Sendable {
         justRetired: [RetiredPin],
         now: Date
     ) -> [PublicKey] {
+        // An ID that is, or was, a messaging device's is never an approver's (one name, one key).
         guard let approver = directory.approvers?.first(where: { $0.id == deviceID }),
+            !directory.devices.contains(where: { $0.id == deviceID }),
+            !contact.devices.contains(where: { $0.id == deviceID }),
+            !(contact.retired ?? []).contains(where: { $0.deviceId == deviceID }),
             let key = try? PublicKey(spki: approver.signingKey.bytes)
         else { return [] }
         let e = approver.endorsement

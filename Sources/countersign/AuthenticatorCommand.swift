@@ -14,7 +14,7 @@ struct AuthenticatorCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Pair.self, Status.self, Pending.self, Approve.self, Deny.self, Watch.self, OTP.self, Auth.self, Push.self,
-            Logs.self,
+            Logs.self, ApproveDevice.self,
             Unpair.self,
         ]
     )

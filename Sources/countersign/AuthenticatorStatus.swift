@@ -11,7 +11,7 @@ extension AuthenticatorCommand {
         @Flag(
             name: .long,
             help:
-                "Print one JSON object (deviceId, name, username, server, pairedAt, pushAllowed, keyFile, fingerprint)."
+                "Print one JSON object (deviceId, name, username, server, pairedAt, pushAllowed, keyFile, fingerprint, approverCode, endorsedBy)."
         )
         var json = false
         @OptionGroup var keyOptions: PrivateKeyOptions
@@ -19,6 +19,9 @@ extension AuthenticatorCommand {
         func run() async throws {
             let context = try AuthenticatorContext(keyOptions: keyOptions)
             let info = try await AuthenticatorCommand.run(context) { try await context.authenticator.status() }
+            let directory = try await AuthenticatorCommand.run(context) { try await context.authenticator.directory() }
+            let endorsement = CountersignAuthenticator.endorsement(in: directory, of: info.deviceId)
+            let endorser = endorsement.map { e in directory.devices.first { $0.id == e.deviceId }?.name ?? e.deviceId }
             let f = context.file
             if json {
                 let object: [String: Any] = [
@@ -27,6 +30,8 @@ extension AuthenticatorCommand {
                     "pairedAt": PrivateFiles.date(info.pairedAt), "pushAllowed": info.pushAllowed,
                     "keyFile": context.file.keyPath,
                     "fingerprint": context.identity.publicKey.fingerprint.description,
+                    "approverCode": context.authenticator.approverCode,
+                    "endorsedBy": endorsement?.deviceId ?? NSNull(),
                 ]
                 try Terminal.printJSON(object)
                 return
@@ -46,6 +51,15 @@ extension AuthenticatorCommand {
                     "key \(context.file.keyPath), fingerprint \(context.identity.publicKey.fingerprint); passcode secret sealed to it"
                 )
             )
+            if let endorser {
+                print(Terminal.printable("approves new devices (endorsed by \"\(endorser)\")"))
+            } else {
+                print(
+                    "approves no devices yet: to let it, run `countersign device endorse` on a device of the account "
+                        + "(or Settings, Devices in the web client) and compare this code:"
+                )
+            }
+            print("code \(context.authenticator.approverCode)")
         }
     }
 }

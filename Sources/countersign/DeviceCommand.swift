@@ -13,7 +13,9 @@ struct DeviceCommand: AsyncParsableCommand {
             P-256 key in keys/ (encrypted PKCS#8, mode 0600), used both to sign what it sends and to open what \
             it receives. Several users share a machine by using one config directory each.
             """,
-        subcommands: [Init.self, List.self, Rename.self, Revoke.self, Rotate.self, Link.self, Approve.self]
+        subcommands: [
+            Init.self, List.self, Rename.self, Revoke.self, Rotate.self, Link.self, Approve.self, Endorse.self,
+        ]
     )
 
     /// The signed-in account session, or an error naming `account login`.
@@ -194,7 +196,7 @@ struct DeviceCommand: AsyncParsableCommand {
         @Flag(
             name: .long,
             help:
-                "Print one JSON array (id, name, kind, fingerprint, createdAt, lastSeenAt, revokedAt, thisDevice, approvedBy)."
+                "Print one JSON array (id, name, kind, fingerprint, createdAt, lastSeenAt, revokedAt, thisDevice, approvedBy, endorsedBy)."
         ) var json = false
 
         func run() async throws {
@@ -213,6 +215,7 @@ struct DeviceCommand: AsyncParsableCommand {
                         "revokedAt": d.revokedAt.map(PrivateFiles.date) ?? NSNull(),
                         "thisDevice": d.id == mine?.deviceId,
                         "approvedBy": d.vouch?.deviceId ?? NSNull(),
+                        "endorsedBy": d.endorsement?.deviceId ?? NSNull(),
                     ]
                 }
                 try Terminal.printJSON(rows)
@@ -248,7 +251,13 @@ struct DeviceCommand: AsyncParsableCommand {
                 let approvedBy = d.vouch.map { v in
                     "  (approved by \(Terminal.printable(devices.first { $0.id == v.deviceId }?.name ?? v.deviceId)))"
                 }
-                print(columns.joined(separator: "  ") + (this ? "  (this device)" : "") + (approvedBy ?? ""))
+                let endorsedBy = d.endorsement.map { e in
+                    "  (approves new devices; endorsed by \(Terminal.printable(devices.first { $0.id == e.deviceId }?.name ?? e.deviceId)))"
+                }
+                print(
+                    columns.joined(separator: "  ") + (this ? "  (this device)" : "") + (approvedBy ?? "")
+                        + (endorsedBy ?? "")
+                )
             }
         }
     }

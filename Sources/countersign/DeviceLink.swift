@@ -104,14 +104,7 @@ extension DeviceCommand {
         @Flag(name: .long, help: "Approve without asking (requires --code).") var yes = false
         @OptionGroup var keyOptions: PrivateKeyOptions
 
-        func validate() throws {
-            if yes, code == nil { throw ValidationError("--yes needs --code: compare the code the new device shows") }
-            if let code,
-                code.filter(\.isNumber).count != 24 || code.contains(where: { !$0.isNumber && $0 != " " && $0 != "-" })
-            {
-                throw ValidationError("--code takes the 24 digits the new device shows (spaces allowed)")
-            }
-        }
+        func validate() throws { try DeviceCommand.validate(code: code, yes: yes, what: "the new device") }
 
         func run() async throws {
             let context = try DeviceContext(keyOptions: keyOptions)
@@ -156,18 +149,11 @@ extension DeviceCommand {
             )
             print("  fingerprint: \(KeyPins.fingerprint(hex: KeyPins.keyID(spki: target.signingKey.bytes) ?? ""))")
             print("  link code:   \(linkCode)")
-            if !(yes && code != nil) {
-                guard isatty(0) == 1 else {
-                    throw CLIError.usage(
-                        "not at a terminal: pass --code with the code the new device shows, and --yes"
-                    )
-                }
-                print("Approve it only if the new device shows this code. Type yes to approve: ", terminator: "")
-                fflush(nil)
-                guard (Swift.readLine() ?? "").trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
-                    print("not approved")
-                    return
-                }
+            guard
+                try DeviceCommand.confirm(yes: yes && code != nil, "Approve it only if the new device shows this code.")
+            else {
+                print("not approved")
+                return
             }
             let identity = try context.currentIdentity()
             _ = try await context.withSession {

@@ -287,6 +287,10 @@ import Testing
                 return
             }
             pins.pin("bob", first, now: h.clock.now())
+            // A second device, older than the authenticator, linked by the laptop.
+            h.clock.advance(60)
+            let spare = try await Person.addDevice("bob", sdk: laptop.sdk, name: "spare")
+            try await Self.approve(spare, by: laptop, at: h.clock.now())
             h.clock.advance(60)
             let phone = try await laptop.pairAuthenticator(server: server)
             h.clock.advance(60)
@@ -378,10 +382,47 @@ import Testing
                 Issue.record("the device the endorsed authenticator approved was refused")
                 return
             }
-            #expect(linked.map(\.device.id) == [tablet.device.id] && linked.first?.byName == "phone")
+            #expect(Set(linked.map(\.device.id)) == [spare.device.id, tablet.device.id])
+            #expect(linked.first { $0.device.id == tablet.device.id }?.byName == "phone")
+
+            // It approves only devices added after it, of its own account.
+            let carolsPhone = try await carol.pairAuthenticator(server: server)
+            #expect(
+                await problemCode { _ = try await carolsPhone.vouchDevice(listedTablet, now: now) } == .invalidField,
+                "carol's authenticator is not endorsed"
+            )
+            let older = try #require(mine.devices.first { $0.id == laptop.device.id })
+            #expect(await problemCode { _ = try await phone.vouchDevice(older, now: now) } == .invalidField)
+
+            // Its endorser gone, it is no approver (contacts could not check it either) until endorsed again.
+            try await spare.sdk.revokeDevice(id: laptop.device.id)
+            #expect(try await carol.sdk.directory(username: "bob").approvers?.isEmpty == true)
+            #expect(try await tablet.sdk.devices().first { $0.id == phone.state.deviceId }?.endorsement == nil)
+            let stillPaired = try #require(try await tablet.sdk.devices().first { $0.id == phone.state.deviceId })
+            #expect(
+                await problemCode {
+                    _ = try await tablet.sdk.endorseApprover(
+                        stillPaired,
+                        username: "bob",
+                        endorserDeviceID: tablet.device.id,
+                        endorser: tablet.identity,
+                        now: h.clock.now()
+                    )
+                } == .invalidField,
+                "the tablet was added after the authenticator"
+            )
+            let again = try await spare.sdk.endorseApprover(
+                stillPaired,
+                username: "bob",
+                endorserDeviceID: spare.device.id,
+                endorser: spare.identity,
+                now: h.clock.now()
+            )
+            #expect(again.endorsement?.deviceId == spare.device.id)
+            #expect(try await carol.sdk.directory(username: "bob").approvers?.map(\.id) == [phone.state.deviceId])
 
             // Unpaired, it is no approver any more: the directory stops listing it.
-            try await laptop.sdk.revokeDevice(id: phone.state.deviceId)
+            try await spare.sdk.revokeDevice(id: phone.state.deviceId)
             #expect(try await carol.sdk.directory(username: "bob").approvers?.isEmpty == true)
         }
     }

@@ -536,3 +536,21 @@ test("in a batch a sender's directory is followed once, and every message is sti
     crypto.subtle.verify = verify;
   }
 });
+
+// Approvers (PROTOCOL §1.2) as the SDK decodes them: one malformed entry refuses the whole answer there
+// (UserDirectory fails to decode), so pins.js refuses it too rather than reading around it.
+test("a directory whose approvers are malformed is refused, as the SDK refuses it", async () => {
+  const user = freshUser();
+  const dir = await directory(user, "a1", [await deviceKeys()], [0]);
+  const good = {
+    id: "p1", name: "Phone", signingKey: "AAAA", signingKeyId: "00", createdAt: "2027-01-15T08:00:00Z",
+    endorsement: { deviceId: "a1", endorsedAt: 1_800_000_000, signature: "AAAA" },
+  };
+  serve({ ...dir, approvers: [good] });
+  assert.equal((await pins.directory(user)).approvers.length, 1);
+  for (const approvers of [{}, [null], [{ ...good, endorsement: null }], [{ ...good, id: 7 }],
+    [{ ...good, endorsement: { ...good.endorsement, endorsedAt: "soon" } }]]) {
+    serve({ ...dir, approvers });
+    assert.match(await refusal(pins.directory(user)), /not one this page accepts/, JSON.stringify(approvers));
+  }
+});

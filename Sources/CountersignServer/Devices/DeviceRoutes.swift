@@ -85,7 +85,7 @@ struct DeviceRoutes {
             let auth = try context.account()
             let vouches = try await devices.vouches(accountID: auth.account.id)
             let endorsed = Dictionary(
-                try await devices.approvers(accountID: auth.account.id).map { ($0.0.id, $0.1) },
+                try await devices.approvers(account: auth.account).map { ($0.0.id, $0.1) },
                 uniquingKeysWith: { first, _ in first }
             )
             return try json(
@@ -218,7 +218,7 @@ struct DeviceRoutes {
             let (account, active, history) = try await devices.directory(
                 username: try context.parameters.require("username")
             )
-            let approvers = try await devices.approvers(accountID: account.id)
+            let approvers = try await devices.approvers(account: account)
             return try json(
                 UserDirectory(
                     username: account.username,

@@ -357,7 +357,7 @@ public final class DeviceService: Sendable {
         try checkSignedTime(request.vouchedAt, field: "vouchedAt")
         // An authenticator approves only once a messaging device endorsed its current key.
         if auth.device.kind != DeviceRecord.messaging {
-            guard try await store.approvers(accountID: auth.account.id).contains(where: { $0.0.id == auth.device.id })
+            guard try await approvers(account: auth.account).contains(where: { $0.0.id == auth.device.id })
             else {
                 throw RequestError.invalidField(
                     field: "id",
@@ -444,6 +444,10 @@ public final class DeviceService: Sendable {
                 "the authenticator's key changed since you looked; list the devices again and compare the new code"
             )
         }
+        // Endorsed once while that endorsement holds; again after its endorser re-keyed or went.
+        guard try await !approvers(account: auth.account).contains(where: { $0.0.id == target.id }) else {
+            throw DeviceError.alreadyVouched
+        }
         let message = DeviceProof.endorsementMessage(
             username: auth.account.username,
             endorserDeviceID: auth.device.id,
@@ -495,9 +499,31 @@ public final class DeviceService: Sendable {
         }
     }
 
-    /// The account's endorsed approvers (docs/PROTOCOL.md §1.2).
-    public func approvers(accountID: String) async throws -> [(DeviceRecord, KeyVouch)] {
-        try await store.approvers(accountID: accountID)
+    /// The account's approvers (docs/PROTOCOL.md §1.2): its authenticators whose endorsement verifies under
+    /// the current key of the messaging device that made it, still active. One whose endorser re-keyed or went
+    /// is no approver (contacts could not check it either) until a device endorses it again.
+    public func approvers(account: AccountRecord) async throws -> [(DeviceRecord, KeyVouch)] {
+        var out: [(DeviceRecord, KeyVouch)] = []
+        for (approver, endorsement) in try await store.approvers(accountID: account.id) {
+            guard let endorser = try await store.device(id: endorsement.deviceID),
+                endorser.accountID == account.id, endorser.isActive, endorser.kind == DeviceRecord.messaging,
+                let endorserKey = try? PublicKey(spki: endorser.signingKey),
+                let approverKey = try? PublicKey(spki: approver.signingKey),
+                endorserKey.isValidSignature(
+                    endorsement.signature,
+                    for: DeviceProof.endorsementMessage(
+                        username: account.username,
+                        endorserDeviceID: endorser.id,
+                        endorserSigningKey: endorserKey,
+                        approverDeviceID: approver.id,
+                        approverSigningKey: approverKey,
+                        endorsedAt: endorsement.vouchedAt
+                    )
+                )
+            else { continue }
+            out.append((approver, endorsement))
+        }
+        return out
     }
 
     /// Each device's vouch, if any of its keys has one.

@@ -47,8 +47,8 @@ public protocol DeviceStore: Sendable {
     ) async throws -> DeviceWrite
     /// Keeps `vouch` on the device's current key if the device is the account's, active, of `kind` (a
     /// messaging device vouched for, or an authenticator endorsed as an approver), its signing key is still
-    /// `signingKeyID`, none of its keys was vouched for before, and the vouching device is still active with
-    /// the signing key `voucherSigningKeyID` (else `.notFound`).
+    /// `signingKeyID`, none of its keys was vouched for before (an authenticator's endorsement is replaced),
+    /// and the vouching device is still active with the signing key `voucherSigningKeyID` (else `.notFound`).
     func vouch(
         deviceID: String,
         accountID: String,

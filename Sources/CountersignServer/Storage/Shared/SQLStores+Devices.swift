@@ -236,7 +236,9 @@ extension SQLStores {
             let vouched = try await sql.raw(
                 "SELECT 1 AS one FROM device_keys WHERE device_id = \(bind: deviceID) AND vouched_by IS NOT NULL"
             ).first()
-            guard vouched == nil else { return .alreadyVouched }
+            // A device is linked once; an authenticator's endorsement is replaced (the service refuses while
+            // the one it has still holds).
+            guard vouched == nil || kind == DeviceRecord.authenticator else { return .alreadyVouched }
             try await sql.raw(
                 """
                 UPDATE device_keys SET vouched_by = \(bind: vouch.deviceID), vouched_at = \(bind: vouch.vouchedAt),

@@ -108,8 +108,11 @@ export async function directory(username) {
     ]
     : [];
   const longId = ids.some((id) => id != null && utf8Length(String(id)) > MAX_ID_BYTES);
+  // Approvers as the SDK decodes them (UserDirectory): any malformed one refuses the whole answer.
+  const approversMalformed = body.approvers !== undefined && (!Array.isArray(body.approvers) ||
+    body.approvers.length > DIRECTORY_DEVICE_LIMIT || !body.approvers.every(wellFormedApprover));
   if (!Array.isArray(body.devices) || !Array.isArray(body.history) || body.devices.length > DIRECTORY_DEVICE_LIMIT ||
-    longId) {
+    longId || approversMalformed) {
     throw new PinError(
       `The server's key directory for ${asked} is not one this page accepts (more than ${DIRECTORY_DEVICE_LIMIT} ` +
         `devices, a device ID longer than ${MAX_ID_BYTES} bytes, or malformed).`,
@@ -118,6 +121,13 @@ export async function directory(username) {
   }
   return body;
 }
+
+/** An approver entry with every field the API declares, of its type (DirectoryApprover). */
+const wellFormedApprover = (a) =>
+  typeof a?.id === "string" && typeof a.name === "string" && typeof a.signingKey === "string" &&
+  typeof a.signingKeyId === "string" && typeof a.createdAt === "string" && typeof a.endorsement === "object" &&
+  a.endorsement !== null && typeof a.endorsement.deviceId === "string" &&
+  Number.isSafeInteger(a.endorsement.endorsedAt) && typeof a.endorsement.signature === "string";
 
 /** The devices of a directory to pin (keys checked to be P-256; key IDs computed here, never taken from
  *  the server's fields), without this browser's own device, whose listed keys must be the ones it holds. */
@@ -392,7 +402,11 @@ function voucherKeys(pin, deviceId, at, own, justRetired) {
  *  endorsement verifies under a key voucherKeys trusts for the endorsing device and is not more than
  *  VOUCH_SKEW_MS ahead of `now` (KeyPins.approverKeys). Approvers are never pinned: checked at every look. */
 async function approverKeys(pin, dir, deviceId, now, own, justRetired) {
-  const approver = (Array.isArray(dir.approvers) ? dir.approvers : []).find((a) => String(a?.id) === deviceId);
+  // An ID that is, or was, a messaging device's is never an approver's (one name, one key).
+  const taken = dir.devices.some((d) => String(d.id) === deviceId) || pin.devices.some((d) => d.id === deviceId) ||
+    (pin.retired ?? []).some((r) => r.deviceId === deviceId);
+  if (taken) return [];
+  const approver = (dir.approvers ?? []).find((a) => String(a.id) === deviceId);
   const e = approver?.endorsement;
   const key = approver && (await keyOf(approver.signingKey));
   const signature = e && bytesOf(e.signature);

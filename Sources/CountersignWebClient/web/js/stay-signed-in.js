@@ -91,8 +91,10 @@ async function bind(account, token, fresh) {
     },
     token,
   ).catch(async (error) => {
-    // Refused: nothing moved (a network failure leaves the note: the server may have moved it).
-    if (moving && error instanceof ApiError && error.status > 0) await keepRebound(saved.id, null).catch(() => {});
+    // Refused (4xx) on a first try: nothing moved. A network failure, a server error (it may have failed after
+    // moving it) and a retry's refusal (an earlier try may have moved it) leave the note: resume() sorts it out.
+    const refused = error instanceof ApiError && error.status >= 400 && error.status < 500;
+    if (moving && refused && !saved.rebinding) await keepRebound(saved.id, null).catch(() => {});
     throw error;
   });
   // Signed out (or in as someone else) meanwhile: nothing is kept for a session that ended.
@@ -148,9 +150,11 @@ const usable = (nonce, now = Date.now()) =>
 
 /** Whether resuming `saved` needs the key gate opened first (its device key is locked). */
 export async function needsUnlock(saved) {
-  if (!saved.deviceId) return false;
+  // A move to the device's key whose answer was never stored is tried with the device's key first.
+  const deviceId = saved.deviceId ?? saved.rebinding;
+  if (!deviceId) return false;
   const record = await keystore.device(saved.accountId).catch(() => null);
-  return Boolean(record?.deviceId === saved.deviceId && record.gate && !record.signing?.privateKey);
+  return Boolean(record?.deviceId === deviceId && record.gate && !record.signing?.privateKey);
 }
 
 /**
