@@ -5,7 +5,7 @@ message is named as from an unverified device; a contact marked verified follows
 that the browser's link codes are the Swift code's. Every user here is named lk…."""
 import re
 
-from support import SLOW, Page, expect, open_settings, sign_in
+from support import SLOW, Page, api_sign_in, expect, open_settings, sign_in
 from tests_messages import Cli, compose, ready, steps, to_list
 
 CODE = re.compile(r"^\d{4}( \d{4}){5}$")
@@ -185,3 +185,51 @@ def test_a_linked_browser_is_followed_calmly_and_an_unapproved_device_is_not(ser
     finally:
         for cli in (terminal, pad, stray):
             cli.close()
+
+
+def test_the_browser_lets_the_paired_authenticator_approve_and_it_links_a_new_device(server, browser):
+    """Settings, Devices: "Let it approve new devices" beside the CLI authenticator shows the code its `authenticator
+    status` shows; approved, the authenticator links a new CLI device, and the browser lists it as approved by the
+    authenticator, with no "Is this your new device?" left to answer."""
+    p = Page(browser, server)
+    phone, tablet = Cli(server), Cli(server)
+    try:
+        ready(p, "lkapal")
+        status, issued, _ = server.api("POST", "/v1/me/mfa/pairing-keys", None, api_sign_in(server, "lkapal"))
+        assert status == 201, (status, issued)
+        phone.run("authenticator", "pair", issued["key"], "--server", server.url, "--no-passphrase", "--name", "lk phone")
+        shown = phone.run("authenticator", "status").stdout
+        assert "approves no devices yet" in shown, shown
+        code = re.search(r"^code (\d{4}(?: \d{4}){5})$", shown, re.M).group(1)
+
+        open_settings(p.page, "Devices")
+        item = p.page.get_by_role("list", name="Devices").get_by_role("listitem").filter(has_text="lk phone")
+        item.get_by_role("button", name="Let lk phone approve new devices").click()
+        ask = item.get_by_role("region", name="Is this your authenticator?")
+        expect(ask.get_by_test_id("approver-code")).to_have_text(code)
+        p.shot("approver-is-this-your-authenticator")
+        ask.get_by_role("button", name="Yes, let it approve").click()
+        expect(p.page.get_by_role("status").filter(has_text="may now approve")).to_be_visible(timeout=30_000)
+        expect(item).to_contain_text("Approves your new devices (allowed by")
+        expect(item.get_by_role("button", name="Let lk phone approve new devices")).to_have_count(0)
+        assert "approves new devices (endorsed by" in phone.run("authenticator", "status").stdout
+
+        # A new device (its sign-in finished with the authenticator's passcode), approved by the authenticator.
+        otp = phone.run("authenticator", "otp").stdout.split()[0]
+        tablet.run("account", "login", "lkapal", "--password-file", tablet.password_file, "--otp", otp)
+        tablet.run("device", "init", "--no-passphrase", "--name", "lk tablet")
+        phone.run("authenticator", "approve-device", "--code", cli_code(tablet), "--yes")
+        p.page.reload()
+        tablet_item = p.page.get_by_role("list", name="Devices").get_by_role("listitem").filter(has_text="lk tablet")
+        expect(tablet_item).to_be_visible(timeout=30_000)
+        # After the reload too, this browser is named as such and offers no Revoke of itself.
+        this = p.page.get_by_role("list", name="Devices").get_by_role("listitem").filter(has_text="This browser")
+        expect(this).to_have_count(1)
+        expect(this.get_by_role("button", name=re.compile("^Revoke"))).to_have_count(0)
+        expect(p.page.get_by_role("region", name="Is this your new device?")).to_have_count(0)
+        p.shot("approver-endorsed")
+        no_alert(p.page)
+    finally:
+        p.close()
+        phone.close()
+        tablet.close()

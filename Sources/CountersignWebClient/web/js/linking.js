@@ -5,10 +5,10 @@
 // Contacts who pinned the approving device then follow the new one without asking (pins.js). The codes are
 // computed here from the keys, never taken from the server: a server that swapped a key changes the code.
 import { base64url, fromBase64url, groupedKeyId } from "./bytes.js";
-import { keyIdOf, linkCode, signLowS, spki, vouchMessage } from "./device-keys.js";
+import { endorsementMessage, keyIdOf, linkCode, signLowS, spki, vouchMessage } from "./device-keys.js";
 import { directory, normalise, pinApproved } from "./pins.js";
 import { fingerprint as fp } from "./rules.js";
-import { vouchDevice } from "./server/devices.js";
+import { endorseApprover, vouchDevice } from "./server/devices.js";
 import { session } from "./session.js";
 
 /** The text a QR code carries for a link code, as the CLI shows it. */
@@ -46,7 +46,8 @@ export async function linkState(record) {
   const code = await linkCode(await spki(record.signing.publicKey), await spki(record.encryption.publicKey));
   const vouch = vouchOf(dir, me.id);
   if (vouch) {
-    const by = dir.devices.find((d) => d.id === vouch.deviceId)?.name ?? String(vouch.deviceId);
+    const by = dir.devices.find((d) => d.id === vouch.deviceId)?.name ??
+      dir.approvers?.find((a) => a.id === vouch.deviceId)?.name ?? String(vouch.deviceId);
     return { state: "linked", code, by: String(by) };
   }
   const older = dir.devices.some((d) => d.id !== me.id && created(d) < created(me));
@@ -107,4 +108,52 @@ export async function approve(record, waiting, now = Date.now()) {
   // What this browser approved is its own account's device from now on, whatever its own key does later.
   await pinApproved(normalise(session.account.username) ?? String(session.account.username), d, now);
   return approved;
+}
+
+// ---- The paired authenticator as an approver (PROTOCOL §1.2): this device endorses its key, after the person
+// compared the code the authenticator shows (`countersign authenticator status`) with the one computed here.
+
+/**
+ * The account's authenticators this device may endorse (`devices`, GET /v1/devices): active, not endorsed, added
+ * after this device (`record`), and not this browser's own authenticator (`ownAuthenticatorId`: this browser
+ * approves as itself); each with its code and fingerprint computed here from the keys listed.
+ */
+export async function awaitingEndorsement(record, devices, ownAuthenticatorId = null) {
+  const me = devices.find((d) => d.id === record.deviceId);
+  if (!me) return [];
+  const out = [];
+  for (const d of devices) {
+    if (d.kind !== "authenticator" || d.revokedAt || d.endorsement || d.id === ownAuthenticatorId) continue;
+    if (!(created(d) > created(me))) continue;
+    let signing;
+    let encryption;
+    try {
+      signing = fromBase64url(String(d.signingKey));
+      encryption = fromBase64url(String(d.encryptionKey));
+    } catch {
+      continue;
+    }
+    const keyId = await keyIdOf(signing);
+    if (!keyId || !(await keyIdOf(encryption))) continue;
+    out.push({ device: d, keyId, fingerprint: groupedKeyId(keyId), code: await linkCode(signing, encryption) });
+  }
+  return out;
+}
+
+/** Endorses `waiting` (one of awaitingEndorsement's) as an approver: this device signs over its key, now. */
+export async function endorse(record, waiting, now = Date.now()) {
+  if (!record.signing.privateKey) throw new Error("Unlock this browser's keys to let an authenticator approve.");
+  if (!session.deviceToken) throw new Error("This browser is not a device yet: wait for “Device ready”.");
+  const endorsedAt = Math.floor(now / 1000);
+  const message = await endorsementMessage({
+    username: normalise(session.account.username) ?? String(session.account.username),
+    endorserDeviceId: record.deviceId,
+    endorserSigningSpki: await spki(record.signing.publicKey),
+    approverDeviceId: waiting.device.id,
+    approverSigningSpki: fromBase64url(String(waiting.device.signingKey)),
+    endorsedAt,
+  });
+  const signature = base64url(await signLowS(record.signing.privateKey, message));
+  const request = { signingKeyId: waiting.keyId, endorsedAt, signature };
+  return endorseApprover(waiting.device.id, request, session.deviceToken);
 }

@@ -65,7 +65,8 @@ export function linkDevicesPanel({ onChange = () => {} } = {}) {
               "p",
               {},
               "Approve this browser from a device of yours you already use: open Countersign there (Settings, " +
-                "Devices) or run “countersign device approve”, and check that it shows this code.",
+                "Devices), run “countersign device approve”, or on your authenticator “countersign authenticator " +
+                "approve-device”, and check that it shows this code.",
             ),
             el(
               "p",

@@ -15,6 +15,10 @@ import { authenticatorSettings } from "./approvals.js";
 import { passkeySection } from "./passkeys.js";
 import { gateSection, unlockedRecord } from "./gate.js";
 import { linkDevicesPanel } from "./link-devices.js";
+import { approverControls } from "./approver.js";
+import { keystore } from "../keystore.js";
+import { awaitingEndorsement } from "../linking.js";
+import { pairedRecord } from "../authenticator/store.js";
 import { audit, changePassword, updateSettings } from "../server/accounts.js";
 import { listDevices, renameDevice, revokeDevice } from "../server/devices.js";
 import { session } from "../session.js";
@@ -216,13 +220,19 @@ function devicesPart(said) {
   const deviceList = el("ul", { class: "list", "aria-label": "Devices" });
   async function loadDevices() {
     const body = await listDevices();
-    const mine = session.deviceId;
+    const accountId = session.account.id;
+    const record = await keystore.device(accountId).catch(() => null);
+    // This browser's device: its session may not be open yet after a reload, its record is.
+    const mine = session.deviceId ?? record?.deviceId;
+    // Authenticators this browser may let approve new devices (not its own: it approves as itself).
+    const ownAuthenticator = (await pairedRecord(accountId).catch(() => null))?.deviceId ?? null;
+    const waiting = record?.deviceId ? await awaitingEndorsement(record, body.devices, ownAuthenticator) : [];
     replace(
       deviceList,
-      body.devices.filter((d) => !d.revokedAt).map((d) => deviceItem(d, d.id === mine)),
+      body.devices.filter((d) => !d.revokedAt).map((d) => deviceItem(d, d.id === mine, body.devices, waiting)),
     );
   }
-  function deviceItem(d, isThisBrowser) {
+  function deviceItem(d, isThisBrowser, devices, waiting) {
     // The name as shown: hidden and direction-changing characters written out (display-name.js).
     const label = visibleText(d.name);
     const rename = el("button", { type: "button", "aria-label": `Rename ${label}` }, "Rename");
@@ -244,6 +254,7 @@ function devicesPart(said) {
       ),
       el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
       el("div", { class: "muted" }, lastSeen(d, isThisBrowser)),
+      d.kind === "authenticator" ? approverControls(d, devices, waiting, { guarded, done: loadDevices }) : null,
       el("div", { class: "actions" }, rename, revoke),
       renameSlot,
     );

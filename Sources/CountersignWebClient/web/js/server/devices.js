@@ -1,6 +1,7 @@
 // The server layer: devices (docs/openapi.yaml, /v1/devices, /v1/device-sessions, /v1/users/{username}/devices):
 // registering this browser's keys, device sessions, rotation, renaming and revoking, linking (vouching for) a new
-// device of the account, the key gate's revocation token, and the key directory of a user.
+// device of the account, endorsing an authenticator as an approver, the key gate's revocation token, and the key
+// directory of a user.
 import { call } from "../api.js";
 import { session } from "../session.js";
 
@@ -32,9 +33,13 @@ export const ENDPOINTS = [
       "devices[].id",
       "devices[].name",
       "devices[].kind",
+      "devices[].signingKey",
       "devices[].signingKeyId",
+      "devices[].encryptionKey",
+      "devices[].createdAt",
       "devices[].lastSeenAt",
       "devices[].revokedAt",
+      "devices[].endorsement.deviceId",
     ],
   },
   {
@@ -82,6 +87,14 @@ export const ENDPOINTS = [
     method: "POST",
     path: "/v1/devices/{id}/vouch",
     sends: ["signingKeyId", "vouchedAt", "signature"],
+    answer: "Device",
+    reads: [],
+  },
+  {
+    operationId: "endorseApprover",
+    method: "POST",
+    path: "/v1/devices/{id}/endorsement",
+    sends: ["signingKeyId", "endorsedAt", "signature"],
     answer: "Device",
     reads: [],
   },
@@ -234,6 +247,20 @@ export async function proveKeys({ challenge, signature }, deviceToken) {
 export async function vouchDevice(id, { signingKeyId, vouchedAt, signature }, deviceToken) {
   const json = { signingKeyId, vouchedAt, signature };
   return (await call("POST", `/v1/devices/${encodeURIComponent(id)}/vouch`, { token: deviceToken, json })).body;
+}
+
+/**
+ * Lets an authenticator of the account approve new devices (PROTOCOL §1.2): this device endorses its current
+ * key, signing DeviceProof.endorsementMessage with its own current signing key.
+ * @param {string} id the authenticator's id
+ * @param {{signingKeyId: string, endorsedAt: number, signature: string}} request ApproverEndorsementRequest:
+ *   the authenticator's current signing key ID (hex), whole seconds since 1970 as signed, r || s low S (base64url)
+ * @param {string} deviceToken this device's session (the endorser's)
+ * @returns {Promise<object>} Device, with its endorsement (not read here)
+ */
+export async function endorseApprover(id, { signingKeyId, endorsedAt, signature }, deviceToken) {
+  const json = { signingKeyId, endorsedAt, signature };
+  return (await call("POST", `/v1/devices/${encodeURIComponent(id)}/endorsement`, { token: deviceToken, json })).body;
 }
 
 /**
