@@ -199,3 +199,40 @@ async function refusedOrText(promise) {
     return `refused: ${error.message}`;
   }
 }
+
+test("what arrives is opened in the background once: its copy kept, nothing marked read, a refused one left", async () => {
+  const first = await received("arrived one", 30);
+  const second = await received("arrived two", 31);
+  const shown = await received("shown already", 32);
+  const { opened } = await opening(shown);
+  await messages.markRead([], { copies: new Map([[shown.id, opened.copy]]) });
+  const kept = (await messages.get(shown.id)).opened;
+  // A message from a sender whose directory lists no key that signed it: refused, left as it is.
+  const stranger = await deviceKeys();
+  const forged = await seal({
+    plaintext: new TextEncoder().encode("forged"),
+    senderKeyId: fromHex(stranger.signingId),
+    signingKey: stranger.signing.privateKey,
+    recipients: [{ keyId: fromHex(own.encryptionKeyId), point: await rawPoint(record.encryption.publicKey) }],
+    created: at(33),
+  });
+  const forgedId = Buffer.from(parse(forged).messageId).toString("hex");
+  const entry = { id: forgedId, direction: "incoming", from: "alice", to: ["bob"], envelope: base64url(forged),
+    acceptedAt: iso(at(33)) };
+  assert.equal(await messages.store(entry), true);
+
+  const ids = [first.id, second.id, shown.id, forgedId, "0".repeat(32)];
+  assert.equal(await messages.keepCopies(record, ids), 2, "the two new ones");
+  for (const id of [first.id, second.id]) {
+    const stored = await messages.get(id);
+    assert.ok(stored.opened, "copy kept");
+    assert.equal(stored.read, false, "not read: nobody saw it");
+    const again = await opening(stored);
+    assert.equal(again.checked, 0, "shown from the copy");
+    assert.match(again.opened.text, /^arrived /);
+  }
+  assert.deepEqual((await messages.get(shown.id)).opened, kept, "an existing copy is left as it is");
+  const refused = await messages.get(forgedId);
+  assert.equal(refused.opened, undefined);
+  await assert.rejects(opening(refused));
+});

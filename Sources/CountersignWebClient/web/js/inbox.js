@@ -3,7 +3,8 @@
 import { SignedOutError } from "./api.js";
 import { emit } from "./events.js";
 import { renewWhenUnlocked } from "./gate.js";
-import { store } from "./messages.js";
+import { keystore } from "./keystore.js";
+import { keepCopies, store } from "./messages.js";
 import { peers } from "./peers.js";
 import { openPushChannel } from "./push.js";
 import { requireAccountSession } from "./server/accounts.js";
@@ -53,6 +54,28 @@ function notify(entry) {
   };
 }
 
+// Messages that arrived, opened in the background a moment later, a batch at a time (one directory request per
+// sender), while the device's keys are open: a locked key gate leaves them sealed until they are shown.
+const arrived = new Set();
+let opening = null;
+const OPEN_AFTER_MS = 500;
+
+function openInBackground(accountId, id) {
+  arrived.add(id);
+  opening ??= (async () => {
+    await new Promise((resolve) => setTimeout(resolve, OPEN_AFTER_MS));
+    while (arrived.size && session.account?.id === accountId) {
+      const batch = [...arrived];
+      arrived.clear();
+      const record = await keystore.device(accountId).catch(() => null);
+      if (!record?.deviceId || !record.signing?.privateKey || !record.encryption?.privateKey) break;
+      await keepCopies(record, batch).catch(() => {});
+    }
+    arrived.clear();
+    opening = null;
+  })();
+}
+
 export function startInbox(accountId) {
   stopInbox();
   channelFor = accountId;
@@ -70,6 +93,7 @@ export function startInbox(accountId) {
       const added = await store(entry);
       if (added) {
         emit("inbox", { kind: "message", entry });
+        openInBackground(accountId, entry.id);
         // A sender blocked here (Messages → Requests) is not announced either.
         const blocked = (await peers().catch(() => null))?.blocked ?? new Set();
         if (entry.direction === "incoming" && !blocked.has(entry.from)) notify(entry);

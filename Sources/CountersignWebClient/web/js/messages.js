@@ -434,3 +434,28 @@ export async function keepHistory(record, keys) {
     );
   }
 }
+
+/**
+ * Opens, in the background, the stored messages of `ids` that have no opened copy yet, and keeps their copies
+ * (opened-copy.js) without marking anything read: what arrives while the keys are open is verified and
+ * decrypted once, as it comes, so the conversation shows it from the copy. A first contact is checked against
+ * the directory, not pinned; one that does not open (refused, or its sender's directory not answering) is left
+ * for the screen, which says why. The pins are asked again at every showing, copy or not.
+ */
+export async function keepCopies(record, ids) {
+  const directories = new Map();
+  const copies = new Map();
+  for (const id of ids) {
+    const message = await get(id).catch(() => null);
+    if (!message || message.opened || message.local) continue;
+    try {
+      const options = { markAsRead: false, pinFirst: false, directories };
+      const { copy } = await openMessage(record, message, () => {}, options);
+      if (copy) copies.set(id, copy);
+    } catch {
+      // Shown, with its reason, when the person opens it.
+    }
+  }
+  if (copies.size) await markRead([], { copies });
+  return copies.size;
+}
