@@ -102,3 +102,48 @@ public struct OIDCAuthorizationAnswer: Codable, Equatable, Sendable {
         self.errorDescription = errorDescription
     }
 }
+
+/// `POST /v1/oidc/logouts`: the logout request the page at `/oauth2/logout` was opened with (its query's
+/// `[name, value]` pairs), and whether the person chose to sign out of Countersign too (docs/PROTOCOL.md §6.9).
+public struct OIDCLogoutRequest: Codable, Sendable {
+    public var parameters: [[String]]
+    public var signOut: Bool?
+    public init(parameters: [[String]], signOut: Bool? = nil) {
+        self.parameters = parameters
+        self.signOut = signOut
+    }
+}
+
+/// What the logout page does next.
+public struct OIDCLogoutAnswer: Codable, Equatable, Sendable {
+    public enum Action: String, Codable, Sendable {
+        /// Ask whether to sign out of Countersign too (`otherAccount`: the application signed out another
+        /// account than the one signed in here).
+        case confirm
+        /// This browser's provider session ended: sign the page out, then go to `location` if there is one.
+        case signedOut = "signed-out"
+        /// Show `error` and `errorDescription` here: nothing is redirected.
+        case error
+    }
+    public var action: Action
+    public var location: String?
+    public var clientName: String?
+    public var otherAccount: Bool?
+    public var error: String?
+    public var errorDescription: String?
+    public init(
+        action: Action,
+        location: String? = nil,
+        clientName: String? = nil,
+        otherAccount: Bool? = nil,
+        error: String? = nil,
+        errorDescription: String? = nil
+    ) {
+        self.action = action
+        self.location = location
+        self.clientName = clientName
+        self.otherAccount = otherAccount
+        self.error = error
+        self.errorDescription = errorDescription
+    }
+}

@@ -78,7 +78,12 @@ public enum CountersignServer {
             .register(on: router)
         SessionBindingRoutes(bindings: services.bindings, sessions: sessions, maxBody: config.maxBodyBytes)
             .register(on: router)
-        OIDCRoutes(oidc: services.oidc, sessions: sessions, maxBody: config.maxBodyBytes).register(on: router)
+        OIDCRoutes(
+            oidc: services.oidc,
+            sessions: sessions,
+            backChannel: services.backChannel,
+            maxBody: config.maxBodyBytes
+        ).register(on: router)
         return router
     }
 

@@ -17,6 +17,7 @@ package struct ServerServices: Sendable {
     package let passkeys: PasskeyService
     let bindings: SessionBindingService
     let oidc: OIDCService
+    let backChannel: BackChannelLogout
     let logger: Logger
 
     /// `signInStore`: the sign-in's store when it is not `storage` itself (tests wrap it to land a write
@@ -186,6 +187,7 @@ package struct ServerServices: Sendable {
             passkeys: passkeys,
             bindings: bindings,
             oidc: oidc,
+            backChannel: logout,
             logger: logger
         )
     }

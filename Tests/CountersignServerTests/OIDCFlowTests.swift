@@ -547,6 +547,114 @@ import Testing
         }
     }
 
+    static func logout(
+        _ api: API,
+        _ token: String?,
+        _ parameters: [String: String],
+        signOut: Bool = false
+    )
+        async throws -> OIDCLogoutAnswer
+    {
+        let body: [String: any Sendable] = [
+            "parameters": parameters.map { [$0.key, $0.value] }, "signOut": signOut,
+        ]
+        let reply = try await api.call(.post, "/v1/oidc/logouts", json: body, token: token)
+        #expect(reply.status == 200, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        return try APICoding.decoder().decode(OIDCLogoutAnswer.self, from: reply.body)
+    }
+
+    /// RP-initiated logout (docs/PROTOCOL.md §6.9): the hint must be an ID token this provider signed for the
+    /// client; only a registered post-logout URI is gone to, with `state`; a confirmed sign-out revokes what
+    /// this browser session granted (its clients told by back-channel logout), not another session's.
+    @Test(arguments: Backend.available)
+    func rpInitiatedLogoutChecksTheHintAndTheURIAndEndsOnlyThisBrowsersGrants(_ backend: Backend) async throws {
+        let receiver = Receiver()
+        let h = try await Harness.make(
+            backend,
+            configure: { $0.publicURL = Self.issuer },
+            backChannel: receiver.deliver
+        )
+        try await h.run { api in
+            try await api.register("oidcfred")
+            try await api.register("oidcgina")
+            let token = try await api.token("oidcfred")
+            let elsewhere = try await api.token("oidcfred")  // another browser of the same account
+            let gina = try await api.token("oidcgina")
+            var client = Self.client("leave")
+            client.postLogoutRedirectURIs = ["https://app.example.com/bye"]
+            client.backchannelLogoutURI = "https://app.example.com/backchannel"
+            #expect(try await h.storage.addOIDCClient(client))
+            #expect(try await h.storage.addOIDCClient(Self.client("other")))
+            let mine = try await Self.tokens(api, token, "leave")
+            let theirs = try await Self.tokens(api, elsewhere, "leave")
+            let hint = try #require(mine.id_token)
+            let bye = "https://app.example.com/bye"
+
+            // Refused, shown, nothing redirected: a hint not signed here, alg none, HS256 with a public key, a
+            // hint for another client than client_id, an unregistered or look-alike URI, a URI with no client.
+            let parts = hint.split(separator: ".").map(String.init)
+            let none = Base64URL(Array(#"{"alg":"none","typ":"JWT"}"#.utf8)).text + "." + parts[1] + "."
+            let jwks = String(decoding: try await api.call(.get, "/oauth2/jwks").body, as: UTF8.self)
+            let hsInput = Base64URL(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8)).text + "." + parts[1]
+            let hs = HMAC<SHA256>.authenticationCode(
+                for: Array(hsInput.utf8),
+                using: SymmetricKey(data: Array(jwks.utf8))
+            )
+            let forged = hsInput + "." + Base64URL(Array(Data(hs))).text
+            var flipped = Array(parts[2])
+            flipped[5] = flipped[5] == "A" ? "B" : "A"
+            let tampered = parts[0] + "." + parts[1] + "." + String(flipped)
+            for bad in [
+                ["id_token_hint": none], ["id_token_hint": forged], ["id_token_hint": tampered],
+                ["id_token_hint": "not.a.token"],
+                ["id_token_hint": hint, "client_id": "other"],
+                ["id_token_hint": hint, "post_logout_redirect_uri": "https://app.example.com/bye/../evil"],
+                ["id_token_hint": hint, "post_logout_redirect_uri": "https://app.example.com.evil.com/bye"],
+                ["client_id": "leave", "post_logout_redirect_uri": "javascript:alert(1)"],
+                ["post_logout_redirect_uri": bye],
+                ["client_id": "nobody", "post_logout_redirect_uri": bye],
+            ] {
+                let answer = try await Self.logout(api, token, bad, signOut: true)
+                #expect(answer.action == .error && answer.location == nil, "\(bad.keys.sorted()): \(answer)")
+            }
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: mine.access_token).status == 200)
+
+            // Asked first: where it goes, that it is the same account; another account's hint is said.
+            let asked = try await Self.logout(
+                api,
+                token,
+                ["id_token_hint": hint, "post_logout_redirect_uri": bye, "state": "s-9"]
+            )
+            #expect(asked.action == .confirm && asked.clientName == "The leave app" && asked.otherAccount == false)
+            #expect(asked.location == bye + "?state=s-9")
+            #expect(try await Self.logout(api, gina, ["id_token_hint": hint]).otherAccount == true)
+
+            // Confirmed: this browser session's grant ends and its client hears of it; the other browser's not.
+            let done = try await Self.logout(
+                api,
+                token,
+                ["id_token_hint": hint, "post_logout_redirect_uri": bye, "state": "s-9"],
+                signOut: true
+            )
+            #expect(done.action == .signedOut && done.location == bye + "?state=s-9")
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: mine.access_token).status == 401)
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: theirs.access_token).status == 200)
+            for _ in 0..<200 where receiver.posts.withLock({ $0.count }) < 2 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let keys = try await JWTKeyCollection().add(jwksJSON: jwks)
+            let logoutToken = try await keys.verify(
+                try #require(receiver.posts.withLock { $0.last?.token }),
+                as: BackChannelLogout.LogoutToken.self
+            )
+            #expect(logoutToken.sid == (try await keys.verify(hint, as: Claims.self)).sid)
+            // An expired hint still names its client (the spec allows it); signed out already: no question.
+            h.clock.advance(3 * 3_600)
+            let later = try await Self.logout(api, nil, ["id_token_hint": hint, "post_logout_redirect_uri": bye])
+            #expect(later.action == .confirm && later.location == bye)
+        }
+    }
+
     @Test func withoutAPublicURLTheProviderSaysWhyItIsOff() async throws {
         let h = try await Harness.make(.sqlite) { $0.publicURL = nil }
         try await h.run { api in

@@ -73,7 +73,8 @@ def test_an_app_signs_in_with_authlib_through_consent_and_single_sign_on(server,
     callback = Callback()
     p = None
     try:
-        secret = register_client(provider, "testapp", callback.uri, "--policy", "password")
+        secret = register_client(provider, "testapp", callback.uri, "--policy", "password",
+                                 "--post-logout-redirect-uri", callback.uri + "/bye")
         assert secret and secret.startswith("cs_secret_"), secret
         meta = requests.get(f"{issuer}/.well-known/openid-configuration", timeout=30).json()
         assert meta["issuer"] == issuer and meta["code_challenge_methods_supported"] == ["S256"], meta
@@ -167,6 +168,31 @@ def test_an_app_signs_in_with_authlib_through_consent_and_single_sign_on(server,
         expect(p.page.get_by_role("heading", name="Back at the test app")).to_be_visible(timeout=SLOW)
         refused = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(callback.received[-1]).query))
         assert refused.get("error") == "access_denied" and refused.get("state") == state3 and "code" not in refused
+
+        # RP-initiated logout (end_session_endpoint): asked here, then signed out of Countersign in this browser
+        # and sent back to the registered post-logout URI with the state; the app's tokens end with it.
+        assert meta["end_session_endpoint"] == f"{issuer}/oauth2/logout", meta
+        bye = callback.uri + "/bye"
+        unregistered = f"{meta['end_session_endpoint']}?" + urllib.parse.urlencode(
+            {"id_token_hint": second["id_token"], "post_logout_redirect_uri": "http://127.0.0.1:1/steal"})
+        p.page.goto(unregistered)
+        expect(p.page.get_by_role("heading", name="This sign-out link doesn't work")).to_be_visible(timeout=SLOW)
+        before = len(callback.received)
+        logout = f"{meta['end_session_endpoint']}?" + urllib.parse.urlencode(
+            {"id_token_hint": second["id_token"], "post_logout_redirect_uri": bye, "state": "bye-state"})
+        p.page.goto(logout)
+        expect(p.page.get_by_role("heading", name="Test App signed you out")).to_be_visible(timeout=SLOW)
+        p.shot("oidc-logout")
+        p.page.get_by_role("button", name="Sign out of Countersign").click()
+        expect(p.page.get_by_role("heading", name="Back at the test app")).to_be_visible(timeout=SLOW)
+        assert len(callback.received) == before + 1
+        back = urllib.parse.urlsplit(callback.received[-1])
+        assert back.path == "/cb/bye" and dict(urllib.parse.parse_qsl(back.query)) == {"state": "bye-state"}, back
+        dead = requests.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {second['access_token']}"},
+                            timeout=30)
+        assert dead.status_code == 401, dead.status_code
+        p.page.goto(issuer + "/")
+        expect(p.page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=SLOW)
     finally:
         if p:
             p.close()

@@ -32,4 +32,5 @@ enum AuditKind: String, CaseIterable, Sendable {
     case oidcAuthorize = "oidc-authorize"
     case oidcConsent = "oidc-consent"
     case oidcToken = "oidc-token"
+    case oidcLogout = "oidc-logout"
 }

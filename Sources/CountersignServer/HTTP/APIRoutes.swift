@@ -42,8 +42,9 @@ enum APIRoutes {
         "/v1/me/key-gate/events": ["POST"], "/v1/sessions/current/binding": ["PUT"],
         "/v1/session-resumptions/challenges": ["POST"], "/v1/session-resumptions": ["POST"],
         "/.well-known/openid-configuration": ["GET"], "/oauth2/jwks": ["GET"], "/oauth2/authorize": ["GET"],
+        "/oauth2/logout": ["GET"],
         "/oauth2/token": ["POST"], "/oauth2/userinfo": ["GET", "POST"], "/oauth2/revoke": ["POST"],
-        "/oauth2/introspect": ["POST"], "/v1/oidc/authorizations": ["POST"],
+        "/oauth2/introspect": ["POST"], "/v1/oidc/authorizations": ["POST"], "/v1/oidc/logouts": ["POST"],
     ]
 
     /// The methods of the documented path that `path` is: itself, or a template whose `{…}` segments

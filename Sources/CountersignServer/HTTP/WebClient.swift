@@ -136,7 +136,7 @@ struct WebClient: Sendable {
 
     /// Where the page is served besides `/`: the OpenID Connect provider's authorization endpoint is the web
     /// client itself, answering the request it was opened with (docs/PROTOCOL.md §5.5).
-    static let pageAliases = ["/oauth2/authorize"]
+    static let pageAliases = ["/oauth2/authorize", "/oauth2/logout"]
 
     func register(on router: Router<AppContext>) {
         for (path, file) in files {

@@ -11,6 +11,7 @@ import NIOCore
 struct OIDCRoutes {
     let oidc: OIDCService
     let sessions: SessionService
+    let backChannel: BackChannelLogout
     let maxBody: Int
 
     func register(on router: Router<AppContext>) {
@@ -78,6 +79,37 @@ struct OIDCRoutes {
                 origin: APIRoutes.origin(request, context)
             )
             return try json(Self.answer(answer))
+        }
+        router.group("v1").post("oidc/logouts") { request, context in
+            let body = try await APIRoutes.decode(OIDCLogoutRequest.self, request, maxBody: maxBody)
+            guard body.parameters.count <= 100,
+                body.parameters.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.unicodeScalars.count <= 4_096 } })
+            else {
+                throw Problem.malformed("parameters: at most 100 [name, value] pairs of at most 4,096 characters each")
+            }
+            let auth = try? await sessions.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
+            let outcome = try await oidc.logout(
+                body.parameters.map { ($0[0], $0[1]) },
+                auth: auth,
+                signOut: body.signOut == true,
+                origin: APIRoutes.origin(request, context)
+            )
+            // The applications signed in through this browser session hear of it; the sign-out never waits.
+            if case .signedOut(_, _, let grants) = outcome, !grants.isEmpty {
+                Task { [backChannel] in await backChannel.send(grants) }
+            }
+            return try json(Self.answer(outcome))
+        }
+    }
+
+    static func answer(_ outcome: OIDCService.Logout) -> OIDCLogoutAnswer {
+        switch outcome {
+        case .shown(let error):
+            OIDCLogoutAnswer(action: .error, error: error.code.rawValue, errorDescription: error.description)
+        case .confirm(let client, let location, let otherAccount):
+            OIDCLogoutAnswer(action: .confirm, location: location, clientName: client?.name, otherAccount: otherAccount)
+        case .signedOut(let client, let location, _):
+            OIDCLogoutAnswer(action: .signedOut, location: location, clientName: client?.name)
         }
     }
 

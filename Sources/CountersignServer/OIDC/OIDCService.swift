@@ -611,6 +611,7 @@ public struct OIDCService: Sendable {
         var jwks_uri: String
         var revocation_endpoint: String
         var introspection_endpoint: String
+        var end_session_endpoint: String
         var response_types_supported = ["code"]
         var response_modes_supported = ["query"]
         var grant_types_supported = ["authorization_code", "refresh_token"]
@@ -644,7 +645,8 @@ public struct OIDCService: Sendable {
             userinfo_endpoint: issuer + "/oauth2/userinfo",
             jwks_uri: issuer + "/oauth2/jwks",
             revocation_endpoint: issuer + "/oauth2/revoke",
-            introspection_endpoint: issuer + "/oauth2/introspect"
+            introspection_endpoint: issuer + "/oauth2/introspect",
+            end_session_endpoint: issuer + "/oauth2/logout"
         )
     }
 }

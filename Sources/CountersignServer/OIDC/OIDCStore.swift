@@ -99,6 +99,9 @@ public protocol OIDCStore: Sendable {
     func revokeOIDCToken(hash: String, clientID: String, now: Date) async throws -> Bool
     /// Revokes every grant of the account (its sessions ended), returning them for back-channel logout.
     func revokeOIDCGrants(accountID: String, now: Date) async throws -> [OIDCGrant]
+    /// Revokes the account's grants made in the provider session `sessionID` (that browser signed out through
+    /// RP-initiated logout), returning them for back-channel logout.
+    func revokeOIDCGrants(accountID: String, sessionID: String, now: Date) async throws -> [OIDCGrant]
     /// Revokes every grant to the client (an administrator changed what it may have).
     func revokeOIDCGrants(clientID: String, now: Date) async throws
     func purgeOIDC(now: Date) async throws

@@ -312,6 +312,18 @@ extension SQLStores {
         }
     }
 
+    package func revokeOIDCGrants(accountID: String, sessionID: String, now: Date) async throws -> [OIDCGrant] {
+        try await writeTransaction { sql in
+            try await sql.raw(
+                """
+                UPDATE oidc_grants SET revoked_at = \(bind: now.ms)
+                WHERE account_id = \(bind: accountID) AND session_id = \(bind: sessionID) AND revoked_at IS NULL
+                RETURNING *
+                """
+            ).all().map(Self.grant)
+        }
+    }
+
     package func revokeOIDCGrants(clientID: String, now: Date) async throws {
         try await sql.raw(
             """

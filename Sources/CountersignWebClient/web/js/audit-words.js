@@ -35,6 +35,7 @@ const KINDS = {
   "oidc-authorize": ["Signed in to an app", "Sign-in to an app"],
   "oidc-consent": ["Allowed an app", "App permission"],
   "oidc-token": ["An app collected its tokens", "An app's tokens"],
+  "oidc-logout": ["Signed out from an app", "Sign-out from an app"],
 };
 
 // How a second step was given: after "Signed in" / "approved".

@@ -14,6 +14,8 @@ import { bindingEnded, forgetBinding, keepSignedIn, needsUnlock, resume, savedBi
 const app = document.getElementById("app");
 // Opened by another application to sign in with Countersign (the provider's authorization endpoint).
 const authorizing = location.pathname === "/oauth2/authorize";
+// Opened by another application that signs out (the provider's end_session_endpoint).
+const loggingOut = location.pathname === "/oauth2/logout";
 const banner = document.getElementById("banner");
 // What the page tells in passing (not a problem): live updates moved to this tab. A live region without
 // the status role, so that a screen's own status stays the only one.
@@ -87,6 +89,29 @@ async function runAuthorization() {
   const { authorizeScreen } = await import("./screens/authorize.js");
   return authorizeScreen(app, {
     onSignIn: (words) => showSignIn(words),
+  });
+}
+
+/** Answers the logout request this page was opened with (screens/logout.js). */
+async function runLogout() {
+  const { logoutScreen } = await import("./screens/logout.js");
+  return logoutScreen(app, {
+    endHere: async () => {
+      const accountId = session.account?.id;
+      if (inboxWired) (await import("./inbox.js")).stopInbox();
+      const token = session.token;
+      session.clear();
+      await signOut(token).catch(() => {}); // signed out here either way
+      authenticator?.stopAuthenticator();
+      privacy.reset();
+      want(null);
+      if (wasSignedIn) {
+        lock(accountId);
+        tabs?.postMessage({ kind: "signed-out", accountId });
+      }
+      wasSignedIn = false;
+      await forgetSaved(accountId);
+    },
   });
 }
 
@@ -264,6 +289,7 @@ async function signedIn({ resumed = false } = {}) {
     if (!location.hash && !authorizing) history.replaceState(null, "", "#/home");
   }
   if (authorizing) return runAuthorization();
+  if (loggingOut) return runLogout();
   render();
 }
 
@@ -320,7 +346,7 @@ async function start() {
   } catch {
     // No storage (a private window that refuses IndexedDB): nothing to resume.
   }
-  if (!saved) return authorizing ? runAuthorization() : showSignIn();
+  if (!saved) return authorizing ? runAuthorization() : loggingOut ? runLogout() : showSignIn();
   const enter = async (signedInByPasskey = null) => {
     try {
       // A passkey's unlock signed in afresh: a full authentication, kept signed in like any sign-in.
@@ -331,6 +357,7 @@ async function start() {
       // The screen's modules are asked for once the resumption is on its way, not ahead of it: the browser's
       // few connections to the server would otherwise carry them first.
       if (await resumed(saved, null, { sent: preloadScreen })) return signedIn({ resumed: true });
+      if (loggingOut) return runLogout();
       showSignIn(ENDED_WORDS);
     } catch (error) {
       showSignIn(`Could not sign you back in: ${describeError(error)}`);

@@ -1,5 +1,5 @@
-// The server layer: the OpenID Connect provider's answer to the authorization request this page was opened
-// with at /oauth2/authorize (docs/openapi.yaml, /v1/oidc; docs/PROTOCOL.md §5.5).
+// The server layer: the OpenID Connect provider's answers to the authorization and logout requests this page was
+// opened with at /oauth2/authorize and /oauth2/logout (docs/openapi.yaml, /v1/oidc; docs/PROTOCOL.md §6).
 import { call } from "../api.js";
 import { session } from "../session.js";
 
@@ -16,6 +16,14 @@ export const ENDPOINTS = [
       ],
     },
   },
+  {
+    operationId: "oidcLogout",
+    method: "POST",
+    path: "/v1/oidc/logouts",
+    sends: ["parameters", "signOut"],
+    answer: { 200: "OIDCLogoutAnswer" },
+    reads: { 200: ["action", "location", "clientName", "otherAccount", "error", "errorDescription"] },
+  },
 ];
 
 /**
@@ -28,4 +36,16 @@ export const ENDPOINTS = [
  */
 export async function oidcAuthorize({ parameters, consent, signedInSince }, token = session.token) {
   return (await call("POST", "/v1/oidc/authorizations", { token, json: { parameters, consent, signedInSince } })).body;
+}
+
+/**
+ * What to do with a logout request (RP-initiated logout): ask first (`confirm`), or, with `signOut`, end this
+ * browser's provider session (`signed-out`, then go to `location` if any); or show an error here (`error`).
+ * @param {{parameters: string[][], signOut?: boolean}} request the query's [name, value] pairs in order; whether
+ *   the person chose to sign out of Countersign too
+ * @param {string | null} [token] this page's account session, if it has one
+ * @returns {Promise<object>} an OIDCLogoutAnswer
+ */
+export async function oidcLogout({ parameters, signOut }, token = session.token) {
+  return (await call("POST", "/v1/oidc/logouts", { token, json: { parameters, signOut } })).body;
 }
