@@ -43,6 +43,10 @@ extension AuthenticatorCommand {
             if let code {
                 let digits = code.filter(\.isNumber)
                 waiting = waiting.filter { CountersignClient.linkCode(of: $0)?.filter(\.isNumber) == digits }
+                if waiting.isEmpty, let linked = DeviceCommand.alreadyLinked(digits, in: directory) {
+                    print(linked)
+                    return
+                }
                 guard !waiting.isEmpty else {
                     throw CLIError.usage(
                         "REFUSED: no device waiting to be linked has the code \(code); nothing was approved. Check the code "
@@ -70,7 +74,11 @@ extension AuthenticatorCommand {
             print("  fingerprint: \(KeyPins.fingerprint(hex: KeyPins.keyID(spki: target.signingKey.bytes) ?? ""))")
             print("  link code:   \(CountersignClient.linkCode(of: target) ?? "?")")
             guard
-                try DeviceCommand.confirm(yes: yes && code != nil, "Approve it only if the new device shows this code.")
+                try DeviceCommand.confirm(
+                    yes: yes && code != nil,
+                    "Approve it only if the new device shows this code.",
+                    what: "the new device"
+                )
             else {
                 print("not approved")
                 return
@@ -78,7 +86,7 @@ extension AuthenticatorCommand {
             _ = try await AuthenticatorCommand.run(context) { try await context.authenticator.vouchDevice(target) }
             AuthenticatorLog.append("approved the new device \(target.id)")
             print(
-                "approved \"\(Terminal.printable(target.name))\": people who pinned the device that endorsed this authenticator now follow it"
+                "approved \"\(Terminal.printable(target.name))\": your contacts accept it without a warning, as a device your own devices approved"
             )
         }
     }

@@ -52,7 +52,7 @@ extension AuthenticatorCommand {
                 )
             )
             if let endorser {
-                print(Terminal.printable("approves new devices (endorsed by \"\(endorser)\")"))
+                print(Terminal.printable("approves new devices (allowed by \"\(endorser)\")"))
             } else {
                 print(
                     "approves no devices yet: to let it, run `countersign device endorse` on a device of the account "

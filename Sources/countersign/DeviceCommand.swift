@@ -252,7 +252,7 @@ struct DeviceCommand: AsyncParsableCommand {
                     "  (approved by \(Terminal.printable(devices.first { $0.id == v.deviceId }?.name ?? v.deviceId)))"
                 }
                 let endorsedBy = d.endorsement.map { e in
-                    "  (approves new devices; endorsed by \(Terminal.printable(devices.first { $0.id == e.deviceId }?.name ?? e.deviceId)))"
+                    "  (approves new devices; allowed by \(Terminal.printable(devices.first { $0.id == e.deviceId }?.name ?? e.deviceId)))"
                 }
                 print(
                     columns.joined(separator: "  ") + (this ? "  (this device)" : "") + (approvedBy ?? "")

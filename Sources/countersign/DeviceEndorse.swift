@@ -78,7 +78,8 @@ extension DeviceCommand {
             guard
                 try DeviceCommand.confirm(
                     yes: yes && code != nil,
-                    "Endorse it only if the authenticator shows this code."
+                    "Endorse it only if the authenticator shows this code.",
+                    what: "the authenticator"
                 )
             else {
                 print("not endorsed")
@@ -95,7 +96,7 @@ extension DeviceCommand {
                 )
             }
             print(
-                "endorsed \"\(Terminal.printable(target.name))\": it may now approve your new devices (`countersign authenticator approve-device`)"
+                "allowed \"\(Terminal.printable(target.name))\" to approve your new devices (`countersign authenticator approve-device` on it)"
             )
         }
     }
@@ -111,10 +112,10 @@ extension DeviceCommand {
     }
 
     /// True when `yes`, else the person typed yes at the terminal after `advice`; refused off a terminal.
-    static func confirm(yes: Bool, _ advice: String) throws -> Bool {
+    static func confirm(yes: Bool, _ advice: String, what: String) throws -> Bool {
         if yes { return true }
         guard isatty(0) == 1 else {
-            throw CLIError.usage("not at a terminal: pass --code with the code shown, and --yes")
+            throw CLIError.usage("not at a terminal: pass --code with the code \(what) shows (not this one), and --yes")
         }
         print("\(advice) Type yes to go on: ", terminator: "")
         fflush(nil)

@@ -30,6 +30,22 @@ extension DeviceCommand {
         directory.history.first { $0.deviceId == device && $0.vouch != nil }?.vouch
     }
 
+    /// The name of the device or approver `id` of `directory`, else its ID.
+    static func name(of id: String, in directory: UserDirectory) -> String {
+        directory.devices.first { $0.id == id }?.name ?? directory.approvers?.first { $0.id == id }?.name ?? id
+    }
+
+    /// A device of `directory` with the link code `digits` that was linked already: said instead of a refusal
+    /// (approving it again changes nothing), with who approved it.
+    static func alreadyLinked(_ digits: String, in directory: UserDirectory) -> String? {
+        for d in directory.devices where CountersignClient.linkCode(of: d)?.filter(\.isNumber) == digits {
+            guard let v = voucher(of: d.id, in: directory) else { continue }
+            return
+                "\"\(Terminal.printable(d.name))\" is linked already (approved by \"\(Terminal.printable(name(of: v.deviceId, in: directory)))\"): nothing to do"
+        }
+        return nil
+    }
+
     struct Link: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show this device's link code and wait until another device of your account approves it.",
@@ -51,7 +67,9 @@ extension DeviceCommand {
             let context = try DeviceContext(keyOptions: keyOptions)
             var (directory, me) = try await DeviceCommand.ownListing(context)
             if let v = DeviceCommand.voucher(of: me.id, in: directory) {
-                print("this device is linked already (approved by device \(Terminal.printable(v.deviceId)))")
+                print(
+                    "this device is linked already (approved by \"\(Terminal.printable(DeviceCommand.name(of: v.deviceId, in: directory)))\")"
+                )
                 return
             }
             guard let code = CountersignClient.linkCode(of: me) else {
@@ -65,7 +83,8 @@ extension DeviceCommand {
             }
             print("Link code: \(code)")
             print(
-                "On another device of \(context.username), run `countersign device approve` or open Settings, Devices in the web client, "
+                "On another device of \(context.username), run `countersign device approve` or open Settings, Devices in the web client "
+                    + "(or on your paired authenticator, `countersign authenticator approve-device`), "
                     + "and approve this device only if it shows this code."
             )
             QRText.show("countersign://link?device=\(me.id)&code=\(code.filter(\.isNumber))")
@@ -75,8 +94,9 @@ extension DeviceCommand {
                 try await Task.sleep(for: .seconds(2))
                 (directory, me) = try await DeviceCommand.ownListing(context)
                 if let v = DeviceCommand.voucher(of: me.id, in: directory) {
-                    let by = directory.devices.first { $0.id == v.deviceId }?.name ?? v.deviceId
-                    print("linked: approved by \"\(Terminal.printable(by))\"")
+                    print(
+                        "linked: approved by \"\(Terminal.printable(DeviceCommand.name(of: v.deviceId, in: directory)))\""
+                    )
                     return
                 }
             }
@@ -122,6 +142,10 @@ extension DeviceCommand {
             if let code {
                 let digits = code.filter(\.isNumber)
                 waiting = waiting.filter { CountersignClient.linkCode(of: $0)?.filter(\.isNumber) == digits }
+                if waiting.isEmpty, let linked = DeviceCommand.alreadyLinked(digits, in: directory) {
+                    print(linked)
+                    return
+                }
                 guard !waiting.isEmpty else {
                     throw CLIError.usage(
                         "REFUSED: no device waiting to be linked has the code \(code); nothing was approved. Check the code "
@@ -150,7 +174,11 @@ extension DeviceCommand {
             print("  fingerprint: \(KeyPins.fingerprint(hex: KeyPins.keyID(spki: target.signingKey.bytes) ?? ""))")
             print("  link code:   \(linkCode)")
             guard
-                try DeviceCommand.confirm(yes: yes && code != nil, "Approve it only if the new device shows this code.")
+                try DeviceCommand.confirm(
+                    yes: yes && code != nil,
+                    "Approve it only if the new device shows this code.",
+                    what: "the new device"
+                )
             else {
                 print("not approved")
                 return

@@ -64,18 +64,18 @@ import Testing
         #expect(wrong.status != 0 && wrong.stderr.contains("REFUSED"), "\(wrong.stderr)")
         let endorsed = try bob.cs("device", "endorse", "--code", approverCode, "--yes")
         #expect(
-            endorsed.status == 0 && endorsed.text.contains("endorsed \"bob-phone\""),
+            endorsed.status == 0 && endorsed.text.contains("allowed \"bob-phone\""),
             "\(endorsed.text) \(endorsed.stderr)"
         )
         let list = try bob.cs("device", "list").text
         #expect(
             list.split(separator: "\n").contains {
-                $0.contains("bob-phone") && $0.contains("(approves new devices; endorsed by bob-laptop)")
+                $0.contains("bob-phone") && $0.contains("(approves new devices; allowed by bob-laptop)")
             },
             "\(list)"
         )
         #expect(
-            try phone.cs("authenticator", "status").text.contains("approves new devices (endorsed by \"bob-laptop\")")
+            try phone.cs("authenticator", "status").text.contains("approves new devices (allowed by \"bob-laptop\")")
         )
 
         // The authenticator approves the tablet (a wrong code approves nothing); alice follows it calmly.
@@ -87,10 +87,15 @@ import Testing
             "--yes"
         )
         #expect(mistaken.status != 0 && mistaken.stderr.contains("REFUSED"), "\(mistaken.stderr)")
+        let piped = try phone.cs("authenticator", "approve-device", "--code", linkCode)
+        #expect(piped.status != 0 && piped.stderr.contains("the code the new device shows"), "\(piped.stderr)")
         let approved = try phone.cs("authenticator", "approve-device", "--code", linkCode, "--yes")
         #expect(approved.status == 0 && approved.text.contains("approved \"bob-tablet\""), "\(approved.stderr)")
         let linked = try tablet.cs("device", "link", "--wait", "0")
-        #expect(linked.text.contains("linked already"), "\(linked.text)")
+        #expect(linked.text.contains("linked already (approved by \"bob-phone\")"), "\(linked.text)")
+        // Approving it again: said to be done, not refused as if the server had swapped keys.
+        let again = try phone.cs("authenticator", "approve-device", "--code", linkCode, "--yes")
+        #expect(again.status == 0 && again.text.contains("is linked already"), "\(again.text) \(again.stderr)")
         let followed = try alice.cs("send", "--to", "bob", "to the tablet too")
         #expect(
             followed.status == 0 && followed.stderr.contains("bob linked a new device, \"bob-tablet\"")

@@ -207,12 +207,21 @@ def test_the_browser_lets_the_paired_authenticator_approve_and_it_links_a_new_de
         item.get_by_role("button", name="Let lk phone approve new devices").click()
         ask = item.get_by_role("region", name="Is this your authenticator?")
         expect(ask.get_by_test_id("approver-code")).to_have_text(code)
+        # The question has the focus, not "Yes": Escape closes it and gives the focus back.
+        expect(ask.get_by_role("heading", name="Is this your authenticator?")).to_be_focused()
+        p.page.keyboard.press("Escape")
+        expect(ask).to_have_count(0)
+        opener = item.get_by_role("button", name="Let lk phone approve new devices")
+        expect(opener).to_be_focused()
+        opener.click()
+        expect(ask.get_by_role("heading", name="Is this your authenticator?")).to_be_focused()
         p.shot("approver-is-this-your-authenticator")
         ask.get_by_role("button", name="Yes, let it approve").click()
         expect(p.page.get_by_role("status").filter(has_text="may now approve")).to_be_visible(timeout=30_000)
-        expect(item).to_contain_text("Approves your new devices (allowed by")
+        expect(item).to_contain_text("Also approves your new devices (allowed by")
+        expect(item).to_contain_text("Authenticator: approves sign-ins and new devices")
         expect(item.get_by_role("button", name="Let lk phone approve new devices")).to_have_count(0)
-        assert "approves new devices (endorsed by" in phone.run("authenticator", "status").stdout
+        assert "approves new devices (allowed by" in phone.run("authenticator", "status").stdout
 
         # A new device (its sign-in finished with the authenticator's passcode), approved by the authenticator.
         otp = phone.run("authenticator", "otp").stdout.split()[0]

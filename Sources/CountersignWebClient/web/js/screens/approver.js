@@ -16,7 +16,7 @@ import { unlockedRecord } from "./gate.js";
 export function approverControls(d, devices, waiting, { guarded, done }) {
   if (d.endorsement) {
     const by = devices.find((x) => x.id === d.endorsement.deviceId)?.name ?? String(d.endorsement.deviceId);
-    return el("div", { class: "muted" }, "Approves your new devices (allowed by “", nameElement(by), "”)");
+    return el("div", { class: "muted" }, "Also approves your new devices (allowed by “", nameElement(by), "”)");
   }
   const w = waiting.find((x) => x.device.id === d.id);
   if (!w) return null;
@@ -27,49 +27,65 @@ export function approverControls(d, devices, waiting, { guarded, done }) {
     { type: "button", "aria-label": `Let ${label} approve new devices`, "aria-expanded": "false" },
     "Let it approve new devices",
   );
+  const close = () => {
+    slot.replaceChildren();
+    open.setAttribute("aria-expanded", "false");
+    open.focus();
+  };
   open.addEventListener("click", () => {
+    if (open.getAttribute("aria-expanded") === "true") return close();
     const yes = el("button", { type: "button", class: "primary" }, "Yes, let it approve");
     const cancel = el("button", { type: "button" }, "Cancel");
-    const close = () => {
-      slot.replaceChildren();
-      open.setAttribute("aria-expanded", "false");
-      open.focus();
-    };
     cancel.addEventListener("click", close);
     yes.addEventListener("click", () =>
       guarded(async () => {
         const record = await unlockedRecord(slot, "Unlock to let your authenticator approve new devices.");
         await endorse(record, w);
         await done();
-      }, `“${label}” may now approve your new devices. People who pinned this browser follow what it approves.`),
+      }, `“${label}” may now approve your new devices. Your contacts accept the devices it approves without a ` +
+        "warning, as they do for this browser's."),
     );
     const groups = w.code.split(" ");
-    replace(
-      slot,
+    // Focus goes to the question, not to "Yes": the code is read before anything is approved.
+    const heading = el("h3", { tabindex: "-1" }, "Is this your authenticator?");
+    const codeLabel = el("div", { id: `approver-code-${d.id}` }, "Authenticator code");
+    const panel = el(
+      "section",
+      { class: "notice", "aria-label": "Is this your authenticator?" },
+      heading,
+      el("div", {}, "Fingerprint ", el("span", { class: "mono" }, w.fingerprint)),
+      codeLabel,
       el(
-        "section",
-        { class: "notice", "aria-label": "Is this your authenticator?" },
-        el("h3", {}, "Is this your authenticator?"),
-        el("div", {}, "Fingerprint ", el("span", { class: "mono" }, w.fingerprint)),
-        el("div", {}, "Code"),
-        el(
-          "p",
-          { class: "link-code mono", "data-testid": "approver-code" },
-          el("span", {}, groups.slice(0, 3).join(" ")),
-          " ",
-          el("span", {}, groups.slice(3).join(" ")),
-        ),
-        el(
-          "p",
-          { class: "muted" },
-          "Say yes only if the authenticator shows this same code (“countersign authenticator status” on it). " +
-            "It can then approve devices you add later, as this browser can.",
-        ),
-        el("div", { class: "actions" }, yes, cancel),
+        "p",
+        { class: "link-code mono", "data-testid": "approver-code", "aria-labelledby": codeLabel.id },
+        el("span", {}, groups.slice(0, 3).join(" ")),
+        " ",
+        el("span", {}, groups.slice(3).join(" ")),
       ),
+      el(
+        "p",
+        { class: "muted" },
+        `Say yes only if ${label} shows this same code in its status (command line: “countersign ` +
+          "authenticator status”). It can then approve devices you add later, as this browser can.",
+      ),
+      el("div", { class: "actions" }, yes, cancel),
     );
+    panel.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") close();
+    });
+    replace(slot, panel);
     open.setAttribute("aria-expanded", "true");
-    yes.focus();
+    heading.focus();
   });
-  return el("div", {}, el("div", { class: "actions" }, open), slot);
+  return el(
+    "div",
+    {},
+    el(
+      "p",
+      { class: "muted" },
+      `${label} can also approve the new devices you sign in to, when this browser is not at hand.`,
+    ),
+    el("div", { class: "actions" }, open),
+    slot,
+  );
 }

@@ -250,7 +250,9 @@ function devicesPart(said) {
       el(
         "div",
         { class: "muted" },
-        d.kind === "authenticator" ? "Authenticator: approves sign-ins" : "Messaging device",
+        d.kind === "authenticator"
+          ? `Authenticator: approves sign-ins${d.endorsement ? " and new devices" : ""}`
+          : "Messaging device",
       ),
       el("div", { class: "mono" }, groupedKeyId(d.signingKeyId)),
       el("div", { class: "muted" }, lastSeen(d, isThisBrowser)),
