@@ -147,3 +147,23 @@ public struct OIDCLogoutAnswer: Codable, Equatable, Sendable {
         self.errorDescription = errorDescription
     }
 }
+
+/// An application the account allowed on the consent screen (`GET /v1/me/connected-apps`).
+public struct ConnectedApp: Codable, Equatable, Sendable {
+    public var clientId: String
+    public var name: String
+    /// What it may receive (the scopes allowed).
+    public var scope: [String]
+    public var connectedAt: Date
+    public init(clientId: String, name: String, scope: [String], connectedAt: Date) {
+        self.clientId = clientId
+        self.name = name
+        self.scope = scope
+        self.connectedAt = connectedAt
+    }
+}
+
+public struct ConnectedAppList: Codable, Equatable, Sendable {
+    public var apps: [ConnectedApp]
+    public init(apps: [ConnectedApp]) { self.apps = apps }
+}

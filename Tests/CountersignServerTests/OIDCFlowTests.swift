@@ -629,6 +629,19 @@ import Testing
             #expect(asked.location == bye + "?state=s-9")
             #expect(try await Self.logout(api, gina, ["id_token_hint": hint]).otherAccount == true)
 
+            // A sign-out asked with a session that ended is refused (the page renews it), not said to be done.
+            let dead = try await api.call(
+                .post,
+                "/v1/oidc/logouts",
+                json: ["parameters": [["id_token_hint", hint]], "signOut": true],
+                token: "cs_ended"
+            )
+            #expect(dead.status == 401)
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: mine.access_token).status == 200)
+            // Anonymous, with client_id alone: where it goes, not the client's name.
+            let anonymous = try await Self.logout(api, nil, ["client_id": "leave", "post_logout_redirect_uri": bye])
+            #expect(anonymous.action == .confirm && anonymous.clientName == nil && anonymous.location == bye)
+
             // Confirmed: this browser session's grant ends and its client hears of it; the other browser's not.
             let done = try await Self.logout(
                 api,
@@ -652,6 +665,53 @@ import Testing
             h.clock.advance(3 * 3_600)
             let later = try await Self.logout(api, nil, ["id_token_hint": hint, "post_logout_redirect_uri": bye])
             #expect(later.action == .confirm && later.location == bye)
+        }
+    }
+
+    /// "Connected apps" (docs/PROTOCOL.md §6.10): what the account allowed, by name; disconnecting forgets the
+    /// consent (asked again) and ends the application's tokens at once; another account's is not touched.
+    @Test(arguments: Backend.available)
+    func connectedAppsAreListedAndDisconnectingEndsTheirTokens(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.publicURL = Self.issuer }
+        try await h.run { api in
+            try await api.register("oidchal")
+            try await api.register("oidcivy")
+            let token = try await api.token("oidchal")
+            let ivy = try await api.token("oidcivy")
+            #expect(try await h.storage.addOIDCClient(Self.client("zeta")))
+            #expect(try await h.storage.addOIDCClient(Self.client("alpha")))
+            #expect(try await h.storage.addOIDCClient(Self.client("inhouse", firstParty: true)))
+            let zeta = try await Self.tokens(api, token, "zeta")
+            _ = try await Self.tokens(api, token, "alpha")
+            _ = try await Self.tokens(api, token, "inhouse")
+            let theirs = try await Self.tokens(api, ivy, "zeta")
+            func apps(_ token: String) async throws -> [ConnectedApp] {
+                let reply = try await api.call(.get, "/v1/me/connected-apps", token: token)
+                #expect(reply.status == 200)
+                return try APICoding.decoder().decode(ConnectedAppList.self, from: reply.body).apps
+            }
+            // By name; a first-party app asked no consent, so it is not listed.
+            let listed = try await apps(token)
+            #expect(listed.map(\.clientId) == ["alpha", "zeta"])
+            #expect(Set(listed.first?.scope ?? []) == ["openid", "profile", "offline_access"])
+            #expect(try await api.call(.get, "/v1/me/connected-apps").status == 401)
+
+            #expect(try await api.call(.delete, "/v1/me/connected-apps/zeta", token: token).status == 204)
+            #expect(try await api.call(.delete, "/v1/me/connected-apps/zeta", token: token).status == 404)
+            #expect(try await api.call(.delete, "/v1/me/connected-apps/nobody", token: token).status == 404)
+            #expect(try await apps(token).map(\.clientId) == ["alpha"])
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: zeta.access_token).status == 401)
+            let refreshed = try await Self.form(
+                api,
+                "/oauth2/token",
+                ["grant_type": "refresh_token", "refresh_token": zeta.refresh_token ?? ""],
+                basic: ("zeta", "s3cret")
+            )
+            #expect(refreshed.status == 400)
+            // Asked again next time; ivy's connection to the same app is hers and still works.
+            #expect(try await Self.authorize(api, token, Self.parameters("zeta")).action == .consent)
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: theirs.access_token).status == 200)
+            #expect(try await apps(ivy).map(\.clientId) == ["zeta"])
         }
     }
 

@@ -169,17 +169,42 @@ def test_an_app_signs_in_with_authlib_through_consent_and_single_sign_on(server,
         refused = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(callback.received[-1]).query))
         assert refused.get("error") == "access_denied" and refused.get("state") == state3 and "code" not in refused
 
+        # Settings → Connected apps lists it with what it receives; disconnecting signs it out at once.
+        p.page.goto(issuer + "/#/settings/apps")
+        apps = p.page.get_by_role("list", name="Connected apps")
+        app = apps.get_by_role("listitem", name="Test App")
+        expect(app).to_contain_text("Your name and username", timeout=SLOW)
+        p.shot("oidc-connected-apps")
+        assert requests.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {second['access_token']}"},
+                            timeout=30).status_code == 200
+        app.get_by_role("button", name="Disconnect Test App").click()
+        expect(p.page.get_by_role("status").filter(has_text="Disconnected Test App")).to_be_visible(timeout=SLOW)
+        expect(apps).to_contain_text("No application signs in with your Countersign account")
+        assert requests.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {second['access_token']}"},
+                            timeout=30).status_code == 401
+
         # RP-initiated logout (end_session_endpoint): asked here, then signed out of Countersign in this browser
         # and sent back to the registered post-logout URI with the state; the app's tokens end with it.
         assert meta["end_session_endpoint"] == f"{issuer}/oauth2/logout", meta
         bye = callback.uri + "/bye"
+        # Signed in to the app once more (consent asked again after the disconnection), for a live token to end.
+        last_session = OAuth2Session("testapp", secret, scope="openid", redirect_uri=callback.uri,
+                                     code_challenge_method="S256")
+        verifier4 = secrets.token_urlsafe(48)
+        url4, _ = last_session.create_authorization_url(meta["authorization_endpoint"], code_verifier=verifier4)
+        p.page.goto(url4)
+        expect(p.page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
+        p.page.get_by_role("button", name="Allow", exact=True).click()
+        expect(p.page.get_by_role("heading", name="Back at the test app")).to_be_visible(timeout=SLOW)
+        last = last_session.fetch_token(meta["token_endpoint"], code_verifier=verifier4,
+                                        authorization_response=f"http://127.0.0.1:{callback.port}{callback.received[-1]}")
         unregistered = f"{meta['end_session_endpoint']}?" + urllib.parse.urlencode(
             {"id_token_hint": second["id_token"], "post_logout_redirect_uri": "http://127.0.0.1:1/steal"})
         p.page.goto(unregistered)
         expect(p.page.get_by_role("heading", name="This sign-out link doesn't work")).to_be_visible(timeout=SLOW)
         before = len(callback.received)
         logout = f"{meta['end_session_endpoint']}?" + urllib.parse.urlencode(
-            {"id_token_hint": second["id_token"], "post_logout_redirect_uri": bye, "state": "bye-state"})
+            {"id_token_hint": last["id_token"], "post_logout_redirect_uri": bye, "state": "bye-state"})
         p.page.goto(logout)
         expect(p.page.get_by_role("heading", name="Test App signed you out")).to_be_visible(timeout=SLOW)
         p.shot("oidc-logout")
@@ -188,7 +213,7 @@ def test_an_app_signs_in_with_authlib_through_consent_and_single_sign_on(server,
         assert len(callback.received) == before + 1
         back = urllib.parse.urlsplit(callback.received[-1])
         assert back.path == "/cb/bye" and dict(urllib.parse.parse_qsl(back.query)) == {"state": "bye-state"}, back
-        dead = requests.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {second['access_token']}"},
+        dead = requests.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {last['access_token']}"},
                             timeout=30)
         assert dead.status_code == 401, dead.status_code
         p.page.goto(issuer + "/")

@@ -45,6 +45,7 @@ enum APIRoutes {
         "/oauth2/logout": ["GET"],
         "/oauth2/token": ["POST"], "/oauth2/userinfo": ["GET", "POST"], "/oauth2/revoke": ["POST"],
         "/oauth2/introspect": ["POST"], "/v1/oidc/authorizations": ["POST"], "/v1/oidc/logouts": ["POST"],
+        "/v1/me/connected-apps": ["GET"], "/v1/me/connected-apps/{clientId}": ["DELETE"],
     ]
 
     /// The methods of the documented path that `path` is: itself, or a template whose `{…}` segments

@@ -80,6 +80,27 @@ struct OIDCRoutes {
             )
             return try json(Self.answer(answer))
         }
+        let withAccount = router.group("v1").add(middleware: AccountSessionMiddleware(sessions: sessions))
+        withAccount.get("me/connected-apps") { _, context in
+            try json(ConnectedAppList(apps: try await oidc.connectedApps(accountID: try context.account().account.id)))
+        }
+        withAccount.delete("me/connected-apps/:clientId") { request, context in
+            guard
+                try await oidc.disconnect(
+                    try context.account(),
+                    clientID: try context.parameters.require("clientId"),
+                    origin: APIRoutes.origin(request, context)
+                )
+            else {
+                throw Problem(
+                    status: .notFound,
+                    code: .notFound,
+                    title: "Not a connected app",
+                    detail: "This account has not allowed that application; see GET /v1/me/connected-apps."
+                )
+            }
+            return Response(status: .noContent)
+        }
         router.group("v1").post("oidc/logouts") { request, context in
             let body = try await APIRoutes.decode(OIDCLogoutRequest.self, request, maxBody: maxBody)
             guard body.parameters.count <= 100,
@@ -87,7 +108,11 @@ struct OIDCRoutes {
             else {
                 throw Problem.malformed("parameters: at most 100 [name, value] pairs of at most 4,096 characters each")
             }
-            let auth = try? await sessions.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
+            let bearer = APIRoutes.bearerToken(request.headers[.authorization])
+            let auth = try? await sessions.authenticate(token: bearer)
+            // A sign-out asked with a session that ended is refused (401: the page renews it and asks again),
+            // never answered as done with nothing revoked.
+            if body.signOut == true, bearer != nil, auth == nil { throw RequestError.unauthenticated }
             let outcome = try await oidc.logout(
                 body.parameters.map { ($0[0], $0[1]) },
                 auth: auth,

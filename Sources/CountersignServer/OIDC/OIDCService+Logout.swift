@@ -91,14 +91,18 @@ extension OIDCService {
         }
         let otherAccount =
             if let auth, let hint, let client { hint.sub != subject(client, auth.account.id) } else { false }
+        // The client's name is said to a signed-in browser, or with a hint this provider signed; to anyone else
+        // only where the registered URI goes.
+        let named = auth != nil || hint != nil ? client : nil
         guard signOut, let auth else {
             return signOut
-                ? .signedOut(client: client, location: location, grants: [])
-                : .confirm(client: client, location: location, otherAccount: otherAccount)
+                ? .signedOut(client: named, location: location, grants: [])
+                : .confirm(client: named, location: location, otherAccount: otherAccount)
         }
         let grants = try await store.revokeOIDCGrants(
             accountID: auth.account.id,
-            sessionID: Self.sessionID(auth.session),
+            sessionID: "s_" + String(auth.session.tokenHash.prefix(24)),
+            bindingID: auth.session.bindingID,
             now: clock.now()
         )
         try await audit.record(auth.account.id, .oidcLogout, .success, origin)

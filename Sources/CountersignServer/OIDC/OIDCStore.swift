@@ -99,9 +99,12 @@ public protocol OIDCStore: Sendable {
     func revokeOIDCToken(hash: String, clientID: String, now: Date) async throws -> Bool
     /// Revokes every grant of the account (its sessions ended), returning them for back-channel logout.
     func revokeOIDCGrants(accountID: String, now: Date) async throws -> [OIDCGrant]
-    /// Revokes the account's grants made in the provider session `sessionID` (that browser signed out through
-    /// RP-initiated logout), returning them for back-channel logout.
-    func revokeOIDCGrants(accountID: String, sessionID: String, now: Date) async throws -> [OIDCGrant]
+    /// Revokes the account's grants made in one browser's provider session (it signed out through RP-initiated
+    /// logout): under `sessionID`, or under the session name (`OIDCService.sessionID`) of any session of the
+    /// binding `bindingID` (a grant made before the browser's session was bound is filed under its own name).
+    /// Returns them for back-channel logout.
+    func revokeOIDCGrants(accountID: String, sessionID: String, bindingID: String?, now: Date) async throws
+        -> [OIDCGrant]
     /// Revokes every grant to the client (an administrator changed what it may have).
     func revokeOIDCGrants(clientID: String, now: Date) async throws
     func purgeOIDC(now: Date) async throws

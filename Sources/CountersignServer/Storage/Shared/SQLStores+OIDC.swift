@@ -312,12 +312,17 @@ extension SQLStores {
         }
     }
 
-    package func revokeOIDCGrants(accountID: String, sessionID: String, now: Date) async throws -> [OIDCGrant] {
+    package func revokeOIDCGrants(accountID: String, sessionID: String, bindingID: String?, now: Date) async throws
+        -> [OIDCGrant]
+    {
         try await writeTransaction { sql in
             try await sql.raw(
                 """
                 UPDATE oidc_grants SET revoked_at = \(bind: now.ms)
-                WHERE account_id = \(bind: accountID) AND session_id = \(bind: sessionID) AND revoked_at IS NULL
+                WHERE account_id = \(bind: accountID) AND revoked_at IS NULL
+                  AND (session_id = \(bind: sessionID) OR session_id = \(bind: bindingID ?? sessionID)
+                       OR session_id IN (SELECT 's_' || substr(token_hash, 1, 24) FROM sessions
+                                         WHERE binding_id = \(bind: bindingID ?? "") AND account_id = \(bind: accountID)))
                 RETURNING *
                 """
             ).all().map(Self.grant)

@@ -2,6 +2,7 @@
 // before it is acknowledged, tells the screens, and shows a notification for a new incoming message.
 import { SignedOutError } from "./api.js";
 import { emit } from "./events.js";
+import { isUnlocked } from "./gate-keys.js";
 import { renewWhenUnlocked } from "./gate.js";
 import { keystore } from "./keystore.js";
 import { keepCopies, store } from "./messages.js";
@@ -59,17 +60,22 @@ function notify(entry) {
 const arrived = new Set();
 let opening = null;
 const OPEN_AFTER_MS = 500;
+// At most this many are waiting, and opened a batch at a time: a flood is opened when shown instead.
+const WAITING_AT_MOST = 1_000;
+const BATCH = 50;
 
 function openInBackground(accountId, id) {
+  if (arrived.size >= WAITING_AT_MOST) return;
   arrived.add(id);
   opening ??= (async () => {
     await new Promise((resolve) => setTimeout(resolve, OPEN_AFTER_MS));
     while (arrived.size && session.account?.id === accountId) {
-      const batch = [...arrived];
-      arrived.clear();
+      const batch = [...arrived].slice(0, BATCH);
+      for (const id of batch) arrived.delete(id);
       const record = await keystore.device(accountId).catch(() => null);
       if (!record?.deviceId || !record.signing?.privateKey || !record.encryption?.privateKey) break;
-      await keepCopies(record, batch).catch(() => {});
+      const usable = () => session.account?.id === accountId && (!record.gate || isUnlocked(accountId));
+      await keepCopies(record, batch, { usable }).catch(() => {});
     }
     arrived.clear();
     opening = null;
@@ -93,9 +99,9 @@ export function startInbox(accountId) {
       const added = await store(entry);
       if (added) {
         emit("inbox", { kind: "message", entry });
-        openInBackground(accountId, entry.id);
-        // A sender blocked here (Messages → Requests) is not announced either.
+        // A sender blocked here (Messages → Requests) is not announced, nor opened ahead.
         const blocked = (await peers().catch(() => null))?.blocked ?? new Set();
+        if (!blocked.has(entry.from)) openInBackground(accountId, entry.id);
         if (entry.direction === "incoming" && !blocked.has(entry.from)) notify(entry);
       }
     },
@@ -108,6 +114,7 @@ export function startInbox(accountId) {
 }
 
 export function stopInbox() {
+  arrived.clear(); // a batch under way stops at its next message (the account changed)
   channel?.close();
   channel = null;
   channelFor = null;

@@ -440,12 +440,15 @@ export async function keepHistory(record, keys) {
  * (opened-copy.js) without marking anything read: what arrives while the keys are open is verified and
  * decrypted once, as it comes, so the conversation shows it from the copy. A first contact is checked against
  * the directory, not pinned; one that does not open (refused, or its sender's directory not answering) is left
- * for the screen, which says why. The pins are asked again at every showing, copy or not.
+ * for the screen, which says why. The pins are asked again at every showing, copy or not. `usable()`, asked
+ * before each message and the write: whether the keys may still be used for this account.
  */
-export async function keepCopies(record, ids) {
+export async function keepCopies(record, ids, { usable = () => true } = {}) {
   const directories = new Map();
   const copies = new Map();
   for (const id of ids) {
+    // Stopped as soon as the keys lock or the page signs out (or in as someone else): nothing opens after.
+    if (!usable()) return 0;
     const message = await get(id).catch(() => null);
     if (!message || message.opened || message.local) continue;
     try {
@@ -456,6 +459,7 @@ export async function keepCopies(record, ids) {
       // Shown, with its reason, when the person opens it.
     }
   }
-  if (copies.size) await markRead([], { copies });
+  if (!copies.size || !usable()) return 0;
+  await markRead([], { copies });
   return copies.size;
 }

@@ -24,9 +24,9 @@ export const SCREENS = {
     "screens/messages.js", "screens/safety.js",
   ],
   settings: [
-    "aaguids.js", "audit-words.js", "gate-setup.js", "linking.js", "screens/approver.js", "screens/device-ready.js",
-    "screens/gate.js", "screens/link-devices.js", "screens/passkeys.js", "screens/settings.js",
-    "screens/two-factor.js",
+    "aaguids.js", "audit-words.js", "gate-setup.js", "linking.js", "screens/approver.js", "screens/authorize.js",
+    "screens/connected-apps.js", "screens/device-ready.js", "screens/gate.js", "screens/link-devices.js",
+    "screens/passkeys.js", "screens/settings.js", "screens/two-factor.js", "server/oidc.js",
   ],
   files: [
     "filelock.js", "screens/files.js", "seal-error.js", "sealed-file.js", "sha256-stream.js",

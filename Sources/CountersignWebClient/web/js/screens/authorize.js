@@ -131,7 +131,7 @@ function askConsent(section, answer, name) {
       el("ul", { "aria-label": "What the application receives" },
         ...(answer.scope ?? []).map((s) => el("li", {}, SCOPE_WORDS[s] ?? s))),
       el("p", { class: "muted" }, "It never receives your password, your keys or your messages. Countersign " +
-        `remembers your answer; to take access away later, ask your administrator to remove ${name}.`),
+        `remembers your answer; to take access away later, disconnect ${name} in Settings, Connected apps.`),
       el("div", { class: "actions" }, allow, deny),
     );
   });

@@ -8,7 +8,7 @@ import { visibleText } from "../display-name.js";
 import { el, replace } from "../dom.js";
 import { oidcLogout } from "../server/oidc.js";
 import { session } from "../session.js";
-import { requestParameters } from "./authorize.js";
+import { CONSENT_ARMING_MS, requestParameters } from "./authorize.js";
 
 /**
  * Runs the logout request in `app`. `endHere()` signs this page out (its session ended on the server, the
@@ -40,8 +40,14 @@ export async function logoutScreen(app, { endHere }) {
     if (answer.location) return location.replace(answer.location);
     return done(section, "You are signed out", "You are not signed in to Countersign in this browser.");
   }
-  const signOutButton = el("button", { type: "button", class: "primary" }, "Sign out of Countersign");
-  const stay = el("button", { type: "button" }, "Stay signed in");
+  // As the consent screen's: no press counts until the question has been shown a moment (a double click or a
+  // held Enter meant for the page before).
+  const signOutButton = el("button", { type: "button", class: "primary", disabled: true }, "Sign out of Countersign");
+  const stay = el("button", { type: "button", disabled: true }, "Stay signed in");
+  setTimeout(() => {
+    signOutButton.disabled = false;
+    stay.disabled = false;
+  }, CONSENT_ARMING_MS);
   const heading = el("h1", { tabindex: "-1" }, `${name} signed you out`);
   replace(
     section,

@@ -16,6 +16,7 @@ import { passkeySection } from "./passkeys.js";
 import { gateSection, unlockedRecord } from "./gate.js";
 import { linkDevicesPanel } from "./link-devices.js";
 import { approverControls } from "./approver.js";
+import { connectedAppsPart } from "./connected-apps.js";
 import { keystore } from "../keystore.js";
 import { awaitingEndorsement } from "../linking.js";
 import { pairedRecord } from "../authenticator/store.js";
@@ -57,6 +58,7 @@ const SETTINGS_SECTIONS = [
   ["passkeys", "Passkeys"],
   ["two-factor", "Two-factor"],
   ["key-gate", "Key gate"],
+  ["apps", "Connected apps"],
   ["audit", "Audit"],
 ];
 
@@ -114,6 +116,7 @@ const SECTION_PARTS = {
     authenticatorSettings(),
   ],
   "key-gate": (said) => [gateSection(said)],
+  apps: connectedAppsPart,
   audit: auditPart,
 };
 

@@ -24,6 +24,14 @@ export const ENDPOINTS = [
     answer: { 200: "OIDCLogoutAnswer" },
     reads: { 200: ["action", "location", "clientName", "otherAccount", "error", "errorDescription"] },
   },
+  {
+    operationId: "connectedApps",
+    method: "GET",
+    path: "/v1/me/connected-apps",
+    answer: "ConnectedAppList",
+    reads: ["apps[].clientId", "apps[].name", "apps[].scope", "apps[].connectedAt"],
+  },
+  { operationId: "disconnectApp", method: "DELETE", path: "/v1/me/connected-apps/{clientId}", answer: null },
 ];
 
 /**
@@ -48,4 +56,23 @@ export async function oidcAuthorize({ parameters, consent, signedInSince }, toke
  */
 export async function oidcLogout({ parameters, signOut }, token = session.token) {
   return (await call("POST", "/v1/oidc/logouts", { token, json: { parameters, signOut } })).body;
+}
+
+/**
+ * The applications this account allowed (Settings → Connected apps).
+ * @param {string} [token] this page's account session by default
+ * @returns {Promise<{apps: object[]}>} ConnectedAppList
+ */
+export async function connectedApps(token = session.token) {
+  return (await call("GET", "/v1/me/connected-apps", { token })).body;
+}
+
+/**
+ * Disconnects an application: its consent forgotten, its tokens ended.
+ * @param {string} clientId the application's client ID
+ * @param {string} [token] this page's account session by default
+ * @returns {Promise<void>} 204
+ */
+export async function disconnectApp(clientId, token = session.token) {
+  await call("DELETE", `/v1/me/connected-apps/${encodeURIComponent(clientId)}`, { token });
 }
