@@ -65,7 +65,30 @@ package struct ServerServices: Sendable {
             deliver: backChannelDeliver ?? BackChannelLogout.http,
             logger: logger
         )
-        let sessions = SessionService(store: storage, config: config, clock: clock, random: random) { ending in
+        // A browser that signs out ends its provider session too: the applications it signed in to through the
+        // OpenID Connect provider lose their grants and hear of it (back-channel logout).
+        let signedOut: @Sendable (SessionService.SignedOutBrowser) -> Void = { browser in
+            Task { [logger] in
+                do {
+                    let grants = try await storage.revokeOIDCGrants(
+                        accountID: browser.accountID,
+                        sessionID: browser.sessionName,
+                        bindingID: browser.bindingID,
+                        now: clock.now()
+                    )
+                    await logout.send(grants)
+                } catch {
+                    logger.error("could not revoke a signed-out browser's OpenID Connect grants: \(error)")
+                }
+            }
+        }
+        let sessions = SessionService(
+            store: storage,
+            config: config,
+            clock: clock,
+            random: random,
+            signedOut: signedOut
+        ) { ending in
             alsoTell(ending)
             bus.publish(.ended(ending))
             // Every session of the account ended (sign out everywhere, a password change, a lock): so does what

@@ -299,7 +299,9 @@ import Testing
 
             // Not endorsed yet: its vouch is refused, and the directory lists no approver.
             let listedTablet = try #require(try await phone.directory().devices.first { $0.id == tablet.device.id })
-            #expect(await problemCode { _ = try await phone.vouchDevice(listedTablet, now: now) } == .invalidField)
+            #expect(
+                await problemCode { _ = try await phone.vouchDevice(listedTablet, now: now) } == .notAMessagingDevice
+            )
             #expect(try await carol.sdk.directory(username: "bob").approvers?.isEmpty == true)
 
             // Wrong endorsements: another key's signature, a device newer than the authenticator, a messaging
@@ -388,7 +390,8 @@ import Testing
             // It approves only devices added after it, of its own account.
             let carolsPhone = try await carol.pairAuthenticator(server: server)
             #expect(
-                await problemCode { _ = try await carolsPhone.vouchDevice(listedTablet, now: now) } == .invalidField,
+                await problemCode { _ = try await carolsPhone.vouchDevice(listedTablet, now: now) }
+                    == .notAMessagingDevice,
                 "carol's authenticator is not endorsed"
             )
             let older = try #require(mine.devices.first { $0.id == laptop.device.id })

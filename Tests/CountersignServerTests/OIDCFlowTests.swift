@@ -715,6 +715,48 @@ import Testing
         }
     }
 
+    /// A browser's own sign-out (DELETE /v1/sessions/current, Home's "Sign out") ends the grants made in that
+    /// browser session and tells their clients; another session's grants stay.
+    @Test(arguments: Backend.available)
+    func aBrowsersSignOutEndsTheGrantsMadeInItAndTellsTheirClients(_ backend: Backend) async throws {
+        let receiver = Receiver()
+        let h = try await Harness.make(
+            backend,
+            configure: { $0.publicURL = Self.issuer },
+            backChannel: receiver.deliver
+        )
+        try await h.run { api in
+            try await api.register("oidcjay")
+            let token = try await api.token("oidcjay")
+            let elsewhere = try await api.token("oidcjay")
+            var client = Self.client("told")
+            client.backchannelLogoutURI = "https://app.example.com/backchannel"
+            #expect(try await h.storage.addOIDCClient(client))
+            let mine = try await Self.tokens(api, token, "told")
+            let theirs = try await Self.tokens(api, elsewhere, "told")
+            #expect(try await api.call(.delete, "/v1/sessions/current", token: token).status == 204)
+            var ended = 0
+            for _ in 0..<100 {
+                ended = try await api.call(.get, "/oauth2/userinfo", token: mine.access_token).status
+                if ended == 401 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(ended == 401, "the grant outlived the browser's sign-out")
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: theirs.access_token).status == 200)
+            for _ in 0..<200 where receiver.posts.withLock({ $0.count }) < 2 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let keys = try await JWTKeyCollection().add(
+                jwksJSON: String(decoding: try await api.call(.get, "/oauth2/jwks").body, as: UTF8.self)
+            )
+            let told = try await keys.verify(
+                try #require(receiver.posts.withLock { $0.last?.token }),
+                as: BackChannelLogout.LogoutToken.self
+            )
+            #expect(told.sid == (try await keys.verify(try #require(mine.id_token), as: Claims.self)).sid)
+        }
+    }
+
     @Test func withoutAPublicURLTheProviderSaysWhyItIsOff() async throws {
         let h = try await Harness.make(.sqlite) { $0.publicURL = nil }
         try await h.run { api in

@@ -24,7 +24,8 @@ from countersign_api import b64url, load_key, session_message, sign, unb64url  #
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "openapi.yaml")
 METHODS = ("get", "post", "put", "patch", "delete")
 # Operations whose device session must be a messaging device's, and an authenticator's.
-MESSAGING_ONLY = re.compile(r"^/v1/(devices/current/(keys|key-proof|messages|acks)|devices/\{id\}/vouch|messages(/\{id\})?)$")
+MESSAGING_ONLY = re.compile(
+    r"^/v1/(devices/current/(keys|key-proof|messages|acks)|devices/\{id\}/(vouch|endorsement)|messages(/\{id\})?)$")
 AUTHENTICATOR_ONLY = re.compile(r"^/v1/authenticator(/.*)?$")
 
 
@@ -99,6 +100,8 @@ def call(server, method, path, token, template=None):
     if (method, template) == ("POST", "/v1/devices/{id}/vouch"):
         # Signed now, so that only whose device it is decides the answer.
         body = {"signingKeyId": "0" * 32, "vouchedAt": int(time.time()), "signature": "A" * 86}
+    if (method, template) == ("POST", "/v1/devices/{id}/endorsement"):
+        body = {"signingKeyId": "0" * 32, "endorsedAt": int(time.time()), "signature": "A" * 86}
     status, answer, _ = server.api(method, path, body=body, token=token)
     return status, answer
 

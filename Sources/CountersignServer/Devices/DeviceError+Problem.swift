@@ -32,6 +32,14 @@ extension Problem {
                 title: "Already approved",
                 detail: "Another of your devices approved this device already; there is nothing to do."
             )
+        case .notAnApprover:
+            self.init(
+                status: .forbidden,
+                code: .notAMessagingDevice,
+                title: "Not allowed to approve devices",
+                detail:
+                    "This authenticator may not approve new devices yet: a device of the account added before it must endorse it first (countersign device endorse, or Settings, Devices in the web client)."
+            )
         }
     }
 }

@@ -16,4 +16,7 @@ public enum DeviceError: Error, Equatable, Sendable {
     case revoked
     /// The device was vouched for already: a device is linked once.
     case alreadyVouched
+    /// An authenticator that no device of the account endorsed as an approver (docs/PROTOCOL.md §1.2) tried
+    /// to approve a device.
+    case notAnApprover
 }

@@ -358,13 +358,7 @@ public final class DeviceService: Sendable {
         // An authenticator approves only once a messaging device endorsed its current key.
         if auth.device.kind != DeviceRecord.messaging {
             guard try await approvers(account: auth.account).contains(where: { $0.0.id == auth.device.id })
-            else {
-                throw RequestError.invalidField(
-                    field: "id",
-                    reason:
-                        "this authenticator is not endorsed to approve new devices; endorse it first from a device of the account (docs/PROTOCOL.md §1.2)"
-                )
-            }
+            else { throw DeviceError.notAnApprover }
         }
         guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,
             target.isActive, target.kind == DeviceRecord.messaging

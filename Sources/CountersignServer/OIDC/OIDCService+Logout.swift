@@ -101,7 +101,7 @@ extension OIDCService {
         }
         let grants = try await store.revokeOIDCGrants(
             accountID: auth.account.id,
-            sessionID: "s_" + String(auth.session.tokenHash.prefix(24)),
+            sessionID: "s_" + String(auth.session.tokenHash.prefix(24)),  // as SessionService.SignedOutBrowser
             bindingID: auth.session.bindingID,
             now: clock.now()
         )

@@ -103,7 +103,12 @@ public protocol OIDCStore: Sendable {
     /// logout): under `sessionID`, or under the session name (`OIDCService.sessionID`) of any session of the
     /// binding `bindingID` (a grant made before the browser's session was bound is filed under its own name).
     /// Returns them for back-channel logout.
-    func revokeOIDCGrants(accountID: String, sessionID: String, bindingID: String?, now: Date) async throws
+    func revokeOIDCGrants(
+        accountID: String,
+        sessionID: String,
+        bindingID: String?,
+        now: Date
+    ) async throws
         -> [OIDCGrant]
     /// Revokes every grant to the client (an administrator changed what it may have).
     func revokeOIDCGrants(clientID: String, now: Date) async throws

@@ -13,18 +13,31 @@ public final class SessionService: Sendable {
     let clock: any WallClock
     let random: any RandomSource
     private let tell: @Sendable (SessionEnding) -> Void
+    private let tellSignedOut: @Sendable (SignedOutBrowser) -> Void
 
+    /// A browser's account session that signed out (Home's "Sign out"): what else it started ends with it
+    /// (the OpenID Connect provider's grants made in it, docs/PROTOCOL.md §6.8).
+    public struct SignedOutBrowser: Sendable {
+        public var accountID: String
+        /// The session's own name for the provider (`OIDCService.sessionID` before it was bound).
+        public var sessionName: String
+        public var bindingID: String?
+    }
+
+    /// `signedOut`: told, after the database ended it, of an account session that signed out.
     public init(
         store: any SessionStore,
         config: ServerConfiguration,
         clock: any WallClock,
         random: any RandomSource,
+        signedOut: @escaping @Sendable (SignedOutBrowser) -> Void = { _ in },
         ended: @escaping @Sendable (SessionEnding) -> Void
     ) {
         self.store = store
         self.config = config
         self.clock = clock
         self.random = random
+        self.tellSignedOut = signedOut
         self.tell = ended
     }
 
@@ -126,6 +139,13 @@ public final class SessionService: Sendable {
     /// Ends the session; a browser's bound one ends with its binding and every tab's session from it.
     func signOut(_ auth: Authenticated) async throws {
         try await store.endSession(tokenHash: auth.session.tokenHash)
+        tellSignedOut(
+            SignedOutBrowser(
+                accountID: auth.account.id,
+                sessionName: "s_" + String(auth.session.tokenHash.prefix(24)),
+                bindingID: auth.session.bindingID
+            )
+        )
     }
 
     /// The longest a change to the second factors (pairing, authenticator app, recovery codes, turning

@@ -312,7 +312,12 @@ extension SQLStores {
         }
     }
 
-    package func revokeOIDCGrants(accountID: String, sessionID: String, bindingID: String?, now: Date) async throws
+    package func revokeOIDCGrants(
+        accountID: String,
+        sessionID: String,
+        bindingID: String?,
+        now: Date
+    ) async throws
         -> [OIDCGrant]
     {
         try await writeTransaction { sql in
