@@ -38,35 +38,16 @@ extension AuthenticatorCommand {
                         + "`countersign authenticator status` shows), or open Settings, Devices in the web client"
                 )
             }
-            var waiting = CountersignClient.devicesAwaitingLink(directory, seenBy: me)
-            if let deviceID { waiting = waiting.filter { $0.id == deviceID } }
-            if let code {
-                let digits = code.filter(\.isNumber)
-                waiting = waiting.filter { CountersignClient.linkCode(of: $0)?.filter(\.isNumber) == digits }
-                if waiting.isEmpty, let linked = DeviceCommand.alreadyLinked(digits, in: directory) {
-                    print(linked)
-                    return
-                }
-                guard !waiting.isEmpty else {
-                    throw CLIError.usage(
-                        "REFUSED: no device waiting to be linked has the code \(code); nothing was approved. Check the code "
-                            + "the new device shows; a different code means the server lists other keys than that device holds"
-                    )
-                }
-            }
-            guard !waiting.isEmpty else {
-                print("no device of \(context.username) added after this authenticator is waiting to be linked")
-                return
-            }
-            guard waiting.count == 1, let target = waiting.first else {
-                print("devices waiting to be linked:")
-                for d in waiting {
-                    print(
-                        "  \(d.id)  \"\(Terminal.printable(d.name))\"  code \(CountersignClient.linkCode(of: d) ?? "?")"
-                    )
-                }
-                throw CLIError.usage("name one: `countersign authenticator approve-device DEVICE-ID`")
-            }
+            guard
+                let target = try DeviceCommand.chooseWaiting(
+                    in: directory,
+                    seenBy: me,
+                    deviceID: deviceID,
+                    code: code,
+                    nothing: "no device of \(context.username) added after this authenticator is waiting to be linked",
+                    nameOne: "countersign authenticator approve-device DEVICE-ID"
+                )
+            else { return }
             print("Is this your new device?")
             print(
                 "  name:        \"\(Terminal.printable(target.name))\" (\(target.id)), added \(PrivateFiles.date(target.createdAt))"

@@ -35,6 +35,56 @@ extension DeviceCommand {
         directory.devices.first { $0.id == id }?.name ?? directory.approvers?.first { $0.id == id }?.name ?? id
     }
 
+    /// The one device waiting to be linked by `me` (`CountersignClient.devicesAwaitingLink`) that `deviceID`
+    /// and `code` name; nil when there is nothing to do (said: none waiting, or the coded one linked already).
+    /// Refused when `deviceID` names none waiting, when no waiting device has `code`, or when several wait and
+    /// none is named (they are listed, with `nameOne` to run).
+    static func chooseWaiting(
+        in directory: UserDirectory,
+        seenBy me: String,
+        deviceID: String?,
+        code: String?,
+        nothing: String,
+        nameOne: String
+    ) throws -> DirectoryDevice? {
+        var waiting = CountersignClient.devicesAwaitingLink(directory, seenBy: me)
+        if let deviceID {
+            waiting = waiting.filter { $0.id == deviceID }
+            guard !waiting.isEmpty else {
+                throw CLIError.usage(
+                    "device \(Terminal.printable(deviceID)) is not waiting to be linked by this device "
+                        + "(it is not active, was approved already, or is older than this device); see `countersign device list`"
+                )
+            }
+        }
+        if let code {
+            let digits = code.filter(\.isNumber)
+            waiting = waiting.filter { CountersignClient.linkCode(of: $0)?.filter(\.isNumber) == digits }
+            if waiting.isEmpty, let linked = alreadyLinked(digits, in: directory) {
+                print(linked)
+                return nil
+            }
+            guard !waiting.isEmpty else {
+                throw CLIError.usage(
+                    "REFUSED: no device waiting to be linked has the code \(code); nothing was approved. Check the code "
+                        + "the new device shows; a different code means the server lists other keys than that device holds"
+                )
+            }
+        }
+        guard !waiting.isEmpty else {
+            print(nothing)
+            return nil
+        }
+        guard waiting.count == 1, let target = waiting.first else {
+            print("devices waiting to be linked:")
+            for d in waiting {
+                print("  \(d.id)  \"\(Terminal.printable(d.name))\"  code \(CountersignClient.linkCode(of: d) ?? "?")")
+            }
+            throw CLIError.usage("name one: `\(nameOne)`")
+        }
+        return target
+    }
+
     /// A device of `directory` with the link code `digits` that was linked already: said instead of a refusal
     /// (approving it again changes nothing), with who approved it.
     static func alreadyLinked(_ digits: String, in directory: UserDirectory) -> String? {
@@ -129,43 +179,16 @@ extension DeviceCommand {
         func run() async throws {
             let context = try DeviceContext(keyOptions: keyOptions)
             let (directory, me) = try await DeviceCommand.ownListing(context)
-            var waiting = CountersignClient.devicesAwaitingLink(directory, seenBy: me.id)
-            if let deviceID {
-                waiting = waiting.filter { $0.id == deviceID }
-                guard !waiting.isEmpty else {
-                    throw CLIError.usage(
-                        "device \(Terminal.printable(deviceID)) is not waiting to be linked by this device "
-                            + "(it is not active, was approved already, or is older than this device); see `countersign device list`"
-                    )
-                }
-            }
-            if let code {
-                let digits = code.filter(\.isNumber)
-                waiting = waiting.filter { CountersignClient.linkCode(of: $0)?.filter(\.isNumber) == digits }
-                if waiting.isEmpty, let linked = DeviceCommand.alreadyLinked(digits, in: directory) {
-                    print(linked)
-                    return
-                }
-                guard !waiting.isEmpty else {
-                    throw CLIError.usage(
-                        "REFUSED: no device waiting to be linked has the code \(code); nothing was approved. Check the code "
-                            + "the new device shows; a different code means the server lists other keys than that device holds"
-                    )
-                }
-            }
-            guard !waiting.isEmpty else {
-                print("no device of \(context.username) is waiting to be linked")
-                return
-            }
-            guard waiting.count == 1, let target = waiting.first else {
-                print("devices waiting to be linked:")
-                for d in waiting {
-                    print(
-                        "  \(d.id)  \"\(Terminal.printable(d.name))\"  code \(CountersignClient.linkCode(of: d) ?? "?")"
-                    )
-                }
-                throw CLIError.usage("name one: `countersign device approve DEVICE-ID`")
-            }
+            guard
+                let target = try DeviceCommand.chooseWaiting(
+                    in: directory,
+                    seenBy: me.id,
+                    deviceID: deviceID,
+                    code: code,
+                    nothing: "no device of \(context.username) is waiting to be linked",
+                    nameOne: "countersign device approve DEVICE-ID"
+                )
+            else { return }
             let linkCode = CountersignClient.linkCode(of: target) ?? "?"
             print("Is this your new device?")
             print(

@@ -25,22 +25,10 @@ extension OIDCService {
         origin: RequestOrigin
     ) async throws -> Logout {
         guard let issuer else { return .shown(OIDCError(.serverError, Self.offWords)) }
-        guard parameters.count <= Self.maxParameters,
-            parameters.allSatisfy({ $0.0.utf8.count <= 100 && $0.1.utf8.count <= Self.maxValueLength })
-        else {
-            return .shown(
-                OIDCError(
-                    .invalidRequest,
-                    "the request is too large: at most \(Self.maxParameters) parameters of 2,000 bytes"
-                )
-            )
-        }
-        var p: [String: String] = [:]
-        for (name, value) in parameters {
-            if p[name] != nil {
-                return .shown(OIDCError(.invalidRequest, "the parameter \(name) is given more than once"))
-            }
-            if !value.isEmpty { p[name] = value }
+        let p: [String: String]
+        switch Self.requestParameters(parameters) {
+        case .success(let parsed): p = parsed
+        case .failure(let error): return .shown(error)
         }
         guard (p["state"]?.utf8.count ?? 0) <= Self.maxEchoedLength else {
             return .shown(OIDCError(.invalidRequest, "state is longer than \(Self.maxEchoedLength) bytes"))

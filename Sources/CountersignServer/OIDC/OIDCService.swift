@@ -62,23 +62,10 @@ public struct OIDCService: Sendable {
         origin: RequestOrigin
     ) async throws -> Authorization {
         guard let issuer else { return .shown(OIDCError(.serverError, Self.offWords)) }
-        guard parameters.count <= Self.maxParameters,
-            parameters.allSatisfy({ $0.0.utf8.count <= 100 && $0.1.utf8.count <= Self.maxValueLength })
-        else {
-            return .shown(
-                OIDCError(
-                    .invalidRequest,
-                    "the request is too large: at most \(Self.maxParameters) parameters of 2,000 bytes"
-                )
-            )
-        }
-        var p: [String: String] = [:]
-        for (name, value) in parameters {
-            if p[name] != nil {
-                return .shown(OIDCError(.invalidRequest, "the parameter \(name) is given more than once"))
-            }
-            // A parameter sent without a value is treated as omitted (RFC 6749 §3.1).
-            if !value.isEmpty { p[name] = value }
+        let p: [String: String]
+        switch Self.requestParameters(parameters) {
+        case .success(let parsed): p = parsed
+        case .failure(let error): return .shown(error)
         }
         guard let clientID = p["client_id"], !clientID.isEmpty else {
             return .shown(OIDCError(.invalidRequest, "client_id is missing"))
@@ -255,6 +242,29 @@ public struct OIDCService: Sendable {
         "this server is no OpenID Connect provider until its public URL is set (COUNTERSIGN_PUBLIC_URL): the issuer must be exact"
 
     /// Whether a session authenticated by `methods` meets `policy`.
+    /// A request's parameters by name, within the size bounds, none given twice; one sent without a value is
+    /// treated as omitted (RFC 6749 §3.1).
+    static func requestParameters(_ parameters: [(String, String)]) -> Result<[String: String], OIDCError> {
+        guard parameters.count <= Self.maxParameters,
+            parameters.allSatisfy({ $0.0.utf8.count <= 100 && $0.1.utf8.count <= Self.maxValueLength })
+        else {
+            return .failure(
+                OIDCError(
+                    .invalidRequest,
+                    "the request is too large: at most \(Self.maxParameters) parameters of 2,000 bytes"
+                )
+            )
+        }
+        var p: [String: String] = [:]
+        for (name, value) in parameters {
+            if p[name] != nil {
+                return .failure(OIDCError(.invalidRequest, "the parameter \(name) is given more than once"))
+            }
+            if !value.isEmpty { p[name] = value }
+        }
+        return .success(p)
+    }
+
     static func meets(_ methods: [String], _ policy: OIDCClient.Policy) -> Bool {
         switch policy {
         case .password: true

@@ -65,24 +65,26 @@ export async function awaitingLink(record) {
   const out = [];
   for (const d of dir.devices) {
     if (d.id === me.id || !(created(d) > created(me)) || vouched.has(d.id)) continue;
-    let signing;
-    let encryption;
-    try {
-      signing = fromBase64url(String(d.signingKey));
-      encryption = fromBase64url(String(d.encryptionKey));
-    } catch {
-      continue;
-    }
-    const keyId = await keyIdOf(signing);
-    if (!keyId || !(await keyIdOf(encryption))) continue;
-    out.push({
-      device: d,
-      keyId,
-      fingerprint: groupedKeyId(keyId),
-      code: await linkCode(signing, encryption),
-    });
+    const keys = await listedKeys(d);
+    if (keys) out.push({ device: d, ...keys });
   }
   return out;
+}
+
+/** A listed device's signing key ID, fingerprint and link code, computed here from both its keys; null when
+ *  either is not a P-256 SPKI (never approvable). */
+async function listedKeys(d) {
+  let signing;
+  let encryption;
+  try {
+    signing = fromBase64url(String(d.signingKey));
+    encryption = fromBase64url(String(d.encryptionKey));
+  } catch {
+    return null;
+  }
+  const keyId = await keyIdOf(signing);
+  if (!keyId || !(await keyIdOf(encryption))) return null;
+  return { keyId, fingerprint: groupedKeyId(keyId), code: await linkCode(signing, encryption) };
 }
 
 /**
@@ -125,17 +127,8 @@ export async function awaitingEndorsement(record, devices, ownAuthenticatorId = 
   for (const d of devices) {
     if (d.kind !== "authenticator" || d.revokedAt || d.endorsement || d.id === ownAuthenticatorId) continue;
     if (!(created(d) > created(me))) continue;
-    let signing;
-    let encryption;
-    try {
-      signing = fromBase64url(String(d.signingKey));
-      encryption = fromBase64url(String(d.encryptionKey));
-    } catch {
-      continue;
-    }
-    const keyId = await keyIdOf(signing);
-    if (!keyId || !(await keyIdOf(encryption))) continue;
-    out.push({ device: d, keyId, fingerprint: groupedKeyId(keyId), code: await linkCode(signing, encryption) });
+    const keys = await listedKeys(d);
+    if (keys) out.push({ device: d, ...keys });
   }
   return out;
 }
