@@ -35,6 +35,8 @@ command -v argon2 >/dev/null || need_apt+=(argon2)
 if [ "$fast" = 0 ]; then
   command -v chromium >/dev/null || need_apt+=(chromium)
   [ -d /usr/share/fonts/truetype/liberation ] || need_apt+=(fonts-liberation)
+  # The relying party the OpenID Connect browser test puts in front of a page (tests_apache.py).
+  [ -f /usr/lib/apache2/modules/mod_auth_openidc.so ] || need_apt+=(apache2 libapache2-mod-auth-openidc)
 fi
 command -v psql >/dev/null || need_apt+=(postgresql-client-15)
 command -v systemd-analyze >/dev/null || need_apt+=(systemd)

@@ -66,20 +66,19 @@ package struct ServerServices: Sendable {
             logger: logger
         )
         // A browser that signs out ends its provider session too: the applications it signed in to through the
-        // OpenID Connect provider lose their grants and hear of it (back-channel logout).
-        let signedOut: @Sendable (SessionService.SignedOutBrowser) -> Void = { browser in
-            Task { [logger] in
-                do {
-                    let grants = try await storage.revokeOIDCGrants(
-                        accountID: browser.accountID,
-                        sessionID: browser.sessionName,
-                        bindingID: browser.bindingID,
-                        now: clock.now()
-                    )
-                    await logout.send(grants)
-                } catch {
-                    logger.error("could not revoke a signed-out browser's OpenID Connect grants: \(error)")
-                }
+        // OpenID Connect provider lose their grants (before its sessions go, which name them) and hear of it
+        // (back-channel logout, never waited for).
+        let signingOut: @Sendable (SessionService.SignedOutBrowser) async -> Void = { browser in
+            do {
+                let grants = try await storage.revokeOIDCGrants(
+                    accountID: browser.accountID,
+                    sessionID: browser.sessionName,
+                    bindingID: browser.bindingID,
+                    now: clock.now()
+                )
+                if !grants.isEmpty { Task { await logout.send(grants) } }
+            } catch {
+                logger.error("could not revoke a signed-out browser's OpenID Connect grants: \(error)")
             }
         }
         let sessions = SessionService(
@@ -87,7 +86,7 @@ package struct ServerServices: Sendable {
             config: config,
             clock: clock,
             random: random,
-            signedOut: signedOut
+            signingOut: signingOut
         ) { ending in
             alsoTell(ending)
             bus.publish(.ended(ending))

@@ -683,7 +683,7 @@ import Testing
             #expect(try await h.storage.addOIDCClient(Self.client("inhouse", firstParty: true)))
             let zeta = try await Self.tokens(api, token, "zeta")
             _ = try await Self.tokens(api, token, "alpha")
-            _ = try await Self.tokens(api, token, "inhouse")
+            let inhouse = try await Self.tokens(api, token, "inhouse")
             let theirs = try await Self.tokens(api, ivy, "zeta")
             func apps(_ token: String) async throws -> [ConnectedApp] {
                 let reply = try await api.call(.get, "/v1/me/connected-apps", token: token)
@@ -699,6 +699,9 @@ import Testing
             #expect(try await api.call(.delete, "/v1/me/connected-apps/zeta", token: token).status == 204)
             #expect(try await api.call(.delete, "/v1/me/connected-apps/zeta", token: token).status == 404)
             #expect(try await api.call(.delete, "/v1/me/connected-apps/nobody", token: token).status == 404)
+            // A first-party app was never allowed on the consent screen: nothing to disconnect, nothing ended.
+            #expect(try await api.call(.delete, "/v1/me/connected-apps/inhouse", token: token).status == 404)
+            #expect(try await api.call(.get, "/oauth2/userinfo", token: inhouse.access_token).status == 200)
             #expect(try await apps(token).map(\.clientId) == ["alpha"])
             #expect(try await api.call(.get, "/oauth2/userinfo", token: zeta.access_token).status == 401)
             let refreshed = try await Self.form(

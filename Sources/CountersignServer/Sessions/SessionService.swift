@@ -13,7 +13,7 @@ public final class SessionService: Sendable {
     let clock: any WallClock
     let random: any RandomSource
     private let tell: @Sendable (SessionEnding) -> Void
-    private let tellSignedOut: @Sendable (SignedOutBrowser) -> Void
+    private let signingOut: @Sendable (SignedOutBrowser) async -> Void
 
     /// A browser's account session that signed out (Home's "Sign out"): what else it started ends with it
     /// (the OpenID Connect provider's grants made in it, docs/PROTOCOL.md §6.8).
@@ -24,20 +24,21 @@ public final class SessionService: Sendable {
         public var bindingID: String?
     }
 
-    /// `signedOut`: told, after the database ended it, of an account session that signed out.
+    /// `signingOut`: awaited before an account session that signs out is ended, while the sessions of its
+    /// binding (the browser's other tabs) still name what they started.
     public init(
         store: any SessionStore,
         config: ServerConfiguration,
         clock: any WallClock,
         random: any RandomSource,
-        signedOut: @escaping @Sendable (SignedOutBrowser) -> Void = { _ in },
+        signingOut: @escaping @Sendable (SignedOutBrowser) async -> Void = { _ in },
         ended: @escaping @Sendable (SessionEnding) -> Void
     ) {
         self.store = store
         self.config = config
         self.clock = clock
         self.random = random
-        self.tellSignedOut = signedOut
+        self.signingOut = signingOut
         self.tell = ended
     }
 
@@ -138,14 +139,14 @@ public final class SessionService: Sendable {
 
     /// Ends the session; a browser's bound one ends with its binding and every tab's session from it.
     func signOut(_ auth: Authenticated) async throws {
-        try await store.endSession(tokenHash: auth.session.tokenHash)
-        tellSignedOut(
+        await signingOut(
             SignedOutBrowser(
                 accountID: auth.account.id,
                 sessionName: "s_" + String(auth.session.tokenHash.prefix(24)),
                 bindingID: auth.session.bindingID
             )
         )
+        try await store.endSession(tokenHash: auth.session.tokenHash)
     }
 
     /// The longest a change to the second factors (pairing, authenticator app, recovery codes, turning

@@ -147,18 +147,22 @@ extension SQLStores {
 
     package func removeOIDCConsent(accountID: String, clientID: String, now: Date) async throws -> Bool {
         try await writeTransaction { sql in
+            // Only a consent that was there ends anything (a first-party client's grants are not touched).
+            guard
+                try await sql.raw(
+                    """
+                    DELETE FROM oidc_consents WHERE account_id = \(bind: accountID) AND client_id = \(bind: clientID)
+                    RETURNING client_id
+                    """
+                ).first() != nil
+            else { return false }
             try await sql.raw(
                 """
                 UPDATE oidc_grants SET revoked_at = \(bind: now.ms)
                 WHERE account_id = \(bind: accountID) AND client_id = \(bind: clientID) AND revoked_at IS NULL
                 """
             ).run()
-            return try await sql.raw(
-                """
-                DELETE FROM oidc_consents WHERE account_id = \(bind: accountID) AND client_id = \(bind: clientID)
-                RETURNING client_id
-                """
-            ).first() != nil
+            return true
         }
     }
 

@@ -59,6 +59,7 @@ function notify(entry) {
 // sender), while the device's keys are open: a locked key gate leaves them sealed until they are shown.
 const arrived = new Set();
 let opening = null;
+let openingFor = 0; // which loop is the current one: a loop of an earlier account leaves the next one's alone
 const OPEN_AFTER_MS = 500;
 // At most this many are waiting, and opened a batch at a time: a flood is opened when shown instead.
 const WAITING_AT_MOST = 1_000;
@@ -67,6 +68,7 @@ const BATCH = 50;
 function openInBackground(accountId, id) {
   if (arrived.size >= WAITING_AT_MOST) return;
   arrived.add(id);
+  const mine = openingFor;
   opening ??= (async () => {
     await new Promise((resolve) => setTimeout(resolve, OPEN_AFTER_MS));
     while (arrived.size && session.account?.id === accountId) {
@@ -77,6 +79,7 @@ function openInBackground(accountId, id) {
       const usable = () => session.account?.id === accountId && (!record.gate || isUnlocked(accountId));
       await keepCopies(record, batch, { usable }).catch(() => {});
     }
+    if (mine !== openingFor) return; // the inbox stopped meanwhile: the next loop is not this one's to end
     arrived.clear();
     opening = null;
   })();
@@ -114,7 +117,10 @@ export function startInbox(accountId) {
 }
 
 export function stopInbox() {
-  arrived.clear(); // a batch under way stops at its next message (the account changed)
+  // A batch under way stops at its next message (the account changed); a new loop starts with the next arrival.
+  arrived.clear();
+  opening = null;
+  openingFor += 1;
   channel?.close();
   channel = null;
   channelFor = null;

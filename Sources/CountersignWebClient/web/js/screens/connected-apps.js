@@ -32,7 +32,7 @@ export function connectedAppsPart(said) {
       disconnect.disabled = true;
       try {
         await disconnectApp(app.clientId);
-        said.status.textContent = `Disconnected ${label}: it is signed out, and asks again before it signs you in.`;
+        said.status.textContent = `Disconnected ${label}: its access ended, and it asks again before it signs you in.`;
         await load();
       } catch (error) {
         disconnect.disabled = false;
@@ -54,7 +54,7 @@ export function connectedAppsPart(said) {
     el(
       "p",
       { class: "muted" },
-      "Applications you allowed to sign you in with Countersign. Disconnecting one signs it out at once.",
+      "Applications you allowed to sign you in with Countersign. Disconnecting one ends its access at once.",
     ),
     list,
   ];

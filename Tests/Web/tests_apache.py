@@ -1,0 +1,155 @@
+"""Apache httpd with mod_auth_openidc (Debian's apache2 and libapache2-mod-auth-openidc, nobody here wrote them) as
+the relying party in front of a page: started on loopback as an unprivileged process with a generated
+configuration, it sends the browser to Countersign, which signs in and asks for consent; Apache exchanges the
+code, checks the ID token against the JWKS, and serves the protected page, which shows the `sub` and the `amr`
+the provider gave. RP-initiated logout through Apache ends its session and Countersign's in this browser."""
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+from support import SLOW, Page, Server, expect, sign_up
+from tests_oidc import free_port, register_client
+
+MODULES = "/usr/lib/apache2/modules"
+
+
+class Apache:
+    """apache2 in the foreground, as www-data, with a configuration of its own in a fresh directory; stopped (its
+    process group) by `stop`, and by the test's `finally` whatever happens."""
+
+    def __init__(self, issuer, secret, port):
+        self.dir = tempfile.mkdtemp(prefix="cs-apache-")
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        docs = os.path.join(self.dir, "htdocs", "protected")
+        os.makedirs(docs)
+        with open(os.path.join(docs, "index.html"), "w") as f:
+            f.write('<!doctype html><title>Protected</title><h1>Protected by Apache</h1>'
+                    '<p id="sub">sub=<!--#echo var="OIDC_CLAIM_sub" --></p>'
+                    '<p id="amr">amr=<!--#echo var="OIDC_CLAIM_amr" --></p>'
+                    '<p id="user">user=<!--#echo var="OIDC_CLAIM_preferred_username" --></p>')
+        modules = ["mpm_event", "authn_core", "authz_core", "authz_user", "auth_openidc", "include", "mime", "dir"]
+        config = "\n".join([
+            f"ServerRoot {self.dir}",
+            f"Listen 127.0.0.1:{port}",
+            f"PidFile {self.dir}/httpd.pid",
+            f"ErrorLog {self.dir}/error.log",
+            "LogLevel warn auth_openidc:info",
+            "ServerName 127.0.0.1",
+            f"DocumentRoot {self.dir}/htdocs",
+            *[f"LoadModule {m}_module {MODULES}/mod_{m}.so" for m in modules],
+            "TypesConfig /etc/mime.types",
+            "DirectoryIndex index.html",
+            f"OIDCProviderMetadataURL {issuer}/.well-known/openid-configuration",
+            "OIDCClientID apache",
+            f"OIDCClientSecret {secret}",
+            f"OIDCRedirectURI {self.url}/protected/redirect_uri",
+            f"OIDCCryptoPassphrase {secrets.token_hex(16)}",
+            'OIDCScope "openid profile"',
+            "OIDCPKCEMethod S256",
+            "OIDCPassClaimsAs environment",
+            f"OIDCDefaultLoggedOutURL {self.url}/",
+            "<Location /protected>",
+            "  AuthType openid-connect",
+            "  Require valid-user",
+            "  Options +Includes",
+            "  SetOutputFilter INCLUDES",
+            "</Location>",
+            "",
+        ])
+        self.config = os.path.join(self.dir, "httpd.conf")
+        with open(self.config, "w") as f:
+            f.write(config)
+        www = pwd.getpwnam("www-data")
+        for root, dirs, files in os.walk(self.dir):
+            for name in [root, *[os.path.join(root, n) for n in dirs + files]]:
+                os.chown(name, www.pw_uid, www.pw_gid)
+        self.process = subprocess.Popen(
+            ["runuser", "-u", "www-data", "--", "/usr/sbin/apache2", "-f", self.config, "-DFOREGROUND"],
+            start_new_session=True, stdout=open(os.path.join(self.dir, "stdout"), "w"), stderr=open(os.path.join(self.dir, "stderr"), "w"),
+            env=dict(os.environ, APACHE_RUN_DIR=self.dir, APACHE_LOCK_DIR=self.dir, APACHE_LOG_DIR=self.dir))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "/", timeout=5)
+                break
+            except urllib.error.HTTPError:
+                break  # it answers
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    said = self.log()
+                    self.stop()
+                    raise RuntimeError(f"apache2 did not start: {said}")
+                time.sleep(0.2)
+
+    def log(self):
+        out = []
+        for name in ("stdout", "stderr", "error.log"):
+            try:
+                with open(os.path.join(self.dir, name)) as f:
+                    out.append(f.read()[-3000:])
+            except OSError:
+                pass
+        return "\n".join(out)
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def test_apache_mod_auth_openidc_signs_in_through_countersign_and_shows_sub_and_amr(server, browser):
+    port = free_port()
+    issuer = f"http://localhost:{port}"
+    provider = Server(port=port, COUNTERSIGN_PUBLIC_URL=issuer)
+    apache_port = free_port()
+    apache = None
+    p = None
+    try:
+        secret = register_client(provider, "apache", f"http://127.0.0.1:{apache_port}/protected/redirect_uri",
+                                 "--policy", "password", "--post-logout-redirect-uri", f"http://127.0.0.1:{apache_port}/")
+        apache = Apache(issuer, secret, apache_port)
+        p = Page(browser, provider)
+        sign_up(p, "apacheuser")
+        expect(p.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+        p.page.goto(apache.url + "/protected/")
+        expect(p.page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
+        p.page.get_by_role("button", name="Allow", exact=True).click()
+        try:
+            expect(p.page.get_by_role("heading", name="Protected by Apache")).to_be_visible(timeout=SLOW)
+        except AssertionError:
+            raise AssertionError(f"Apache did not serve the page: {p.page.url}\n{apache.log()}")
+        sub = p.page.locator("#sub").inner_text()
+        assert sub.startswith("sub=") and len(sub) > 10 and "apacheuser" not in sub, sub
+        assert p.page.locator("#amr").inner_text() == "amr=pwd", p.page.locator("#amr").inner_text()
+        assert p.page.locator("#user").inner_text() == "user=apacheuser"
+        p.shot("apache-protected")
+
+        # Logout through Apache (its redirect URI's ?logout=): its session ends, it sends the browser to the
+        # provider's end_session_endpoint with the ID token as the hint, Countersign asks, signs this browser
+        # out, and returns to the registered address; the protected page then asks Countersign to sign in again.
+        back = urllib.parse.quote(apache.url + "/", safe="")
+        p.page.goto(f"{apache.url}/protected/redirect_uri?logout={back}")
+        expect(p.page.get_by_role("heading", name="Test App signed you out")).to_be_visible(timeout=SLOW)
+        p.page.get_by_role("button", name="Sign out of Countersign").click()
+        p.page.wait_for_url(apache.url + "/", timeout=SLOW)
+        p.page.goto(apache.url + "/protected/")
+        expect(p.page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=SLOW)
+    finally:
+        if p:
+            p.close()
+        if apache:
+            apache.stop()
+        provider.stop()
