@@ -2,9 +2,13 @@
 the relying party in front of a page: started on loopback as an unprivileged process with a generated
 configuration, it sends the browser to Countersign, which signs in and asks for consent; Apache exchanges the
 code, checks the ID token against the JWKS, and serves the protected page, which shows the `sub` and the `amr`
-the provider gave. RP-initiated logout through Apache ends its session and Countersign's in this browser."""
+the provider gave. RP-initiated logout through Apache ends its session and Countersign's in this browser. The
+same for a client whose policy is `mfa` (push approval with number matching on a paired CLI authenticator) and
+one that is `phishing-resistant` (a passkey on Chromium's virtual authenticator)."""
+import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -14,8 +18,10 @@ import time
 import urllib.parse
 import urllib.request
 
-from support import SLOW, Page, Server, expect, sign_up
+from support import SLOW, Page, Server, api_account, expect, sign_in, sign_up
+from tests_messages import Cli
 from tests_oidc import free_port, register_client
+from tests_passkeys import PasskeyPage, add_passkey, open_passkeys, sign_out
 
 MODULES = "/usr/lib/apache2/modules"
 
@@ -150,6 +156,100 @@ def test_apache_mod_auth_openidc_signs_in_through_countersign_and_shows_sub_and_
     finally:
         if p:
             p.close()
+        if apache:
+            apache.stop()
+        provider.stop()
+
+
+def test_apache_mod_auth_openidc_with_an_mfa_client_signs_in_by_push_approval_with_number_matching(server, browser):
+    """A client whose policy is `mfa`: the browser, not signed in, is asked to sign in on Countersign's page for
+    Test App; the password opens a push to the account's paired CLI authenticator, approved with the number the
+    page shows; the page goes on to consent and Apache, whose page shows the methods (`amr`: pwd swk mfa)."""
+    port = free_port()
+    issuer = f"http://localhost:{port}"
+    provider = Server(port=port, COUNTERSIGN_PUBLIC_URL=issuer)
+    apache_port = free_port()
+    apache = None
+    p = None
+    phone = Cli(provider)
+    try:
+        secret = register_client(provider, "apache", f"http://127.0.0.1:{apache_port}/protected/redirect_uri",
+                                 "--policy", "mfa")
+        apache = Apache(issuer, secret, apache_port)
+        token = api_account(provider, "apachemfa", password="correct horse battery")
+        status, issued, _ = provider.api("POST", "/v1/me/mfa/pairing-keys", None, token)
+        assert status == 201, (status, issued)
+        phone.run("authenticator", "pair", issued["key"], "--server", provider.url, "--no-passphrase", "--name", "phone")
+        p = Page(browser, provider)
+        p.page.goto(apache.url + "/protected/")
+        expect(p.page.get_by_text("Sign in to continue to Test App")).to_be_visible(timeout=SLOW)
+        sign_in(p, "apachemfa")
+        shown = p.page.locator(".number .digits")
+        expect(shown).to_have_text(re.compile(r"^\d{2,6}$"), timeout=SLOW)
+        number = shown.inner_text()
+        for _ in range(30):
+            pending = json.loads(phone.run("authenticator", "pending", "--json").stdout)
+            if pending:
+                break
+            time.sleep(1)
+        assert pending, "no push reached the authenticator"
+        approved = phone.run("authenticator", "approve", pending[0]["id"], "--number", number)
+        assert approved.stdout.strip() == "COMPLETED", approved.stdout
+        expect(p.page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
+        p.page.get_by_role("button", name="Allow", exact=True).click()
+        try:
+            expect(p.page.get_by_role("heading", name="Protected by Apache")).to_be_visible(timeout=SLOW)
+        except AssertionError:
+            raise AssertionError(f"Apache did not serve the page: {p.page.url}\n{apache.log()}")
+        amr = p.page.locator("#amr").inner_text()
+        assert amr.startswith("amr=") and set(amr[4:].split(",")) == {"pwd", "swk", "mfa"}, amr
+        assert p.page.locator("#user").inner_text() == "user=apachemfa"
+        p.shot("apache-protected-mfa")
+    finally:
+        if p:
+            p.close()
+        if apache:
+            apache.stop()
+        phone.close()
+        provider.stop()
+
+
+def test_apache_mod_auth_openidc_with_a_phishing_resistant_client_signs_in_by_passkey(server, browser):
+    """A client whose policy is `phishing-resistant`: signed out, the browser signs in on Countersign's page with a
+    passkey (Chromium's virtual authenticator, user verified); Apache's page shows `amr` hwk user mfa."""
+    port = free_port()
+    issuer = f"http://localhost:{port}"
+    provider = Server(port=port, COUNTERSIGN_PUBLIC_URL=issuer)
+    apache_port = free_port()
+    apache = None
+    b = None
+    try:
+        secret = register_client(provider, "apache", f"http://127.0.0.1:{apache_port}/protected/redirect_uri",
+                                 "--policy", "phishing-resistant")
+        apache = Apache(issuer, secret, apache_port)
+        api_account(provider, "apachepk")
+        b = PasskeyPage(browser, provider, autofill=False)
+        page = b.page
+        sign_in(b.p, "apachepk")
+        section = open_passkeys(page)
+        add_passkey(page, section, "laptop")
+        sign_out(page)
+        page.goto(apache.url + "/protected/")
+        expect(page.get_by_text("Sign in to continue to Test App")).to_be_visible(timeout=SLOW)
+        page.get_by_role("button", name="Sign in with a passkey").click()
+        expect(page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
+        page.get_by_role("button", name="Allow", exact=True).click()
+        try:
+            expect(page.get_by_role("heading", name="Protected by Apache")).to_be_visible(timeout=SLOW)
+        except AssertionError:
+            raise AssertionError(f"Apache did not serve the page: {page.url}\n{apache.log()}")
+        amr = page.locator("#amr").inner_text()
+        assert amr.startswith("amr=") and set(amr[4:].split(",")) == {"hwk", "user", "mfa"}, amr
+        b.p.shot("apache-protected-passkey")
+        b.ceremonies.verify(provider, registration=1, sign_in=1)
+    finally:
+        if b:
+            b.close()
         if apache:
             apache.stop()
         provider.stop()
