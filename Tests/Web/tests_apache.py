@@ -5,6 +5,7 @@ code, checks the ID token against the JWKS, and serves the protected page, which
 the provider gave. RP-initiated logout through Apache ends its session and Countersign's in this browser. The
 same for a client whose policy is `mfa` (push approval with number matching on a paired CLI authenticator) and
 one that is `phishing-resistant` (a passkey on Chromium's virtual authenticator)."""
+import contextlib
 import json
 import os
 import pwd
@@ -116,140 +117,129 @@ class Apache:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def test_apache_mod_auth_openidc_signs_in_through_countersign_and_shows_sub_and_amr(server, browser):
+@contextlib.contextmanager
+def behind_apache(policy, logged_out=False):
+    """A provider of its own (its issuer known before it starts) with the client `apache` registered under
+    `policy` (and Apache's root as its post-logout address when `logged_out`), and Apache protecting
+    /protected/ with it; both stopped however the test ends."""
     port = free_port()
     issuer = f"http://localhost:{port}"
     provider = Server(port=port, COUNTERSIGN_PUBLIC_URL=issuer)
     apache_port = free_port()
     apache = None
-    p = None
     try:
+        back = ["--post-logout-redirect-uri", f"http://127.0.0.1:{apache_port}/"] if logged_out else []
         secret = register_client(provider, "apache", f"http://127.0.0.1:{apache_port}/protected/redirect_uri",
-                                 "--policy", "password", "--post-logout-redirect-uri", f"http://127.0.0.1:{apache_port}/")
+                                 "--policy", policy, *back)
         apache = Apache(issuer, secret, apache_port)
-        p = Page(browser, provider)
-        sign_up(p, "apacheuser")
-        expect(p.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
-        p.page.goto(apache.url + "/protected/")
-        expect(p.page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
-        p.page.get_by_role("button", name="Allow", exact=True).click()
-        try:
-            expect(p.page.get_by_role("heading", name="Protected by Apache")).to_be_visible(timeout=SLOW)
-        except AssertionError:
-            raise AssertionError(f"Apache did not serve the page: {p.page.url}\n{apache.log()}")
-        sub = p.page.locator("#sub").inner_text()
-        assert sub.startswith("sub=") and len(sub) > 10 and "apacheuser" not in sub, sub
-        assert p.page.locator("#amr").inner_text() == "amr=pwd", p.page.locator("#amr").inner_text()
-        assert p.page.locator("#user").inner_text() == "user=apacheuser"
-        p.shot("apache-protected")
-
-        # Logout through Apache (its redirect URI's ?logout=): its session ends, it sends the browser to the
-        # provider's end_session_endpoint with the ID token as the hint, Countersign asks, signs this browser
-        # out, and returns to the registered address; the protected page then asks Countersign to sign in again.
-        back = urllib.parse.quote(apache.url + "/", safe="")
-        p.page.goto(f"{apache.url}/protected/redirect_uri?logout={back}")
-        expect(p.page.get_by_role("heading", name="Test App signed you out")).to_be_visible(timeout=SLOW)
-        p.page.get_by_role("button", name="Sign out of Countersign").click()
-        p.page.wait_for_url(apache.url + "/", timeout=SLOW)
-        p.page.goto(apache.url + "/protected/")
-        expect(p.page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=SLOW)
+        yield provider, apache
     finally:
-        if p:
-            p.close()
         if apache:
             apache.stop()
         provider.stop()
+
+
+def allow_and_see_the_page(page, apache):
+    """Allows Test App on the consent screen and waits for Apache's protected page (its log, if it never comes)."""
+    expect(page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
+    page.get_by_role("button", name="Allow", exact=True).click()
+    try:
+        expect(page.get_by_role("heading", name="Protected by Apache")).to_be_visible(timeout=SLOW)
+    except AssertionError:
+        raise AssertionError(f"Apache did not serve the page: {page.url}\n{apache.log()}")
+
+
+def amr(page):
+    """The methods the protected page shows (OIDC_CLAIM_amr, comma-separated)."""
+    text = page.locator("#amr").inner_text()
+    assert text.startswith("amr="), text
+    return set(text[4:].split(","))
+
+
+def test_apache_mod_auth_openidc_signs_in_through_countersign_and_shows_sub_and_amr(server, browser):
+    with behind_apache("password", logged_out=True) as (provider, apache):
+        p = Page(browser, provider)
+        try:
+            sign_up(p, "apacheuser")
+            expect(p.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+            p.page.goto(apache.url + "/protected/")
+            allow_and_see_the_page(p.page, apache)
+            sub = p.page.locator("#sub").inner_text()
+            assert sub.startswith("sub=") and len(sub) > 10 and "apacheuser" not in sub, sub
+            assert amr(p.page) == {"pwd"}
+            assert p.page.locator("#user").inner_text() == "user=apacheuser"
+            p.shot("apache-protected")
+
+            # Logout through Apache (its redirect URI's ?logout=): its session ends, it sends the browser to the
+            # provider's end_session_endpoint with the ID token as the hint, Countersign asks, signs this browser
+            # out and returns to the registered address; the protected page then asks Countersign to sign in.
+            back = urllib.parse.quote(apache.url + "/", safe="")
+            p.page.goto(f"{apache.url}/protected/redirect_uri?logout={back}")
+            expect(p.page.get_by_role("heading", name="Test App signed you out")).to_be_visible(timeout=SLOW)
+            p.page.get_by_role("button", name="Sign out of Countersign").click()
+            p.page.wait_for_url(apache.url + "/", timeout=SLOW)
+            p.page.goto(apache.url + "/protected/")
+            expect(p.page.get_by_role("heading", name="Sign in")).to_be_visible(timeout=SLOW)
+        finally:
+            p.close()
 
 
 def test_apache_mod_auth_openidc_with_an_mfa_client_signs_in_by_push_approval_with_number_matching(server, browser):
     """A client whose policy is `mfa`: the browser, not signed in, is asked to sign in on Countersign's page for
     Test App; the password opens a push to the account's paired CLI authenticator, approved with the number the
     page shows; the page goes on to consent and Apache, whose page shows the methods (`amr`: pwd swk mfa)."""
-    port = free_port()
-    issuer = f"http://localhost:{port}"
-    provider = Server(port=port, COUNTERSIGN_PUBLIC_URL=issuer)
-    apache_port = free_port()
-    apache = None
-    p = None
-    phone = Cli(provider)
-    try:
-        secret = register_client(provider, "apache", f"http://127.0.0.1:{apache_port}/protected/redirect_uri",
-                                 "--policy", "mfa")
-        apache = Apache(issuer, secret, apache_port)
-        token = api_account(provider, "apachemfa", password="correct horse battery")
-        status, issued, _ = provider.api("POST", "/v1/me/mfa/pairing-keys", None, token)
-        assert status == 201, (status, issued)
-        phone.run("authenticator", "pair", issued["key"], "--server", provider.url, "--no-passphrase", "--name", "phone")
-        p = Page(browser, provider)
-        p.page.goto(apache.url + "/protected/")
-        expect(p.page.get_by_text("Sign in to continue to Test App")).to_be_visible(timeout=SLOW)
-        sign_in(p, "apachemfa")
-        shown = p.page.locator(".number .digits")
-        expect(shown).to_have_text(re.compile(r"^\d{2,6}$"), timeout=SLOW)
-        number = shown.inner_text()
-        for _ in range(30):
-            pending = json.loads(phone.run("authenticator", "pending", "--json").stdout)
-            if pending:
-                break
-            time.sleep(1)
-        assert pending, "no push reached the authenticator"
-        approved = phone.run("authenticator", "approve", pending[0]["id"], "--number", number)
-        assert approved.stdout.strip() == "COMPLETED", approved.stdout
-        expect(p.page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
-        p.page.get_by_role("button", name="Allow", exact=True).click()
+    with behind_apache("mfa") as (provider, apache):
+        phone = Cli(provider)
+        p = None
         try:
-            expect(p.page.get_by_role("heading", name="Protected by Apache")).to_be_visible(timeout=SLOW)
-        except AssertionError:
-            raise AssertionError(f"Apache did not serve the page: {p.page.url}\n{apache.log()}")
-        amr = p.page.locator("#amr").inner_text()
-        assert amr.startswith("amr=") and set(amr[4:].split(",")) == {"pwd", "swk", "mfa"}, amr
-        assert p.page.locator("#user").inner_text() == "user=apachemfa"
-        p.shot("apache-protected-mfa")
-    finally:
-        if p:
-            p.close()
-        if apache:
-            apache.stop()
-        phone.close()
-        provider.stop()
+            token = api_account(provider, "apachemfa")
+            status, issued, _ = provider.api("POST", "/v1/me/mfa/pairing-keys", None, token)
+            assert status == 201, (status, issued)
+            phone.run("authenticator", "pair", issued["key"], "--server", provider.url, "--no-passphrase",
+                      "--name", "phone")
+            p = Page(browser, provider)
+            p.page.goto(apache.url + "/protected/")
+            expect(p.page.get_by_text("Sign in to continue to Test App")).to_be_visible(timeout=SLOW)
+            sign_in(p, "apachemfa")
+            shown = p.page.locator(".number .digits")
+            expect(shown).to_have_text(re.compile(r"^\d{2,6}$"), timeout=SLOW)
+            number = shown.inner_text()
+            pending = []
+            for _ in range(30):
+                pending = json.loads(phone.run("authenticator", "pending", "--json").stdout)
+                if pending:
+                    break
+                time.sleep(1)
+            assert pending, "no push reached the authenticator"
+            approved = phone.run("authenticator", "approve", pending[0]["id"], "--number", number)
+            assert approved.stdout.strip() == "COMPLETED", approved.stdout
+            allow_and_see_the_page(p.page, apache)
+            assert amr(p.page) == {"pwd", "swk", "mfa"}
+            assert p.page.locator("#user").inner_text() == "user=apachemfa"
+            p.shot("apache-protected-mfa")
+        finally:
+            if p:
+                p.close()
+            phone.close()
 
 
 def test_apache_mod_auth_openidc_with_a_phishing_resistant_client_signs_in_by_passkey(server, browser):
     """A client whose policy is `phishing-resistant`: signed out, the browser signs in on Countersign's page with a
     passkey (Chromium's virtual authenticator, user verified); Apache's page shows `amr` hwk user mfa."""
-    port = free_port()
-    issuer = f"http://localhost:{port}"
-    provider = Server(port=port, COUNTERSIGN_PUBLIC_URL=issuer)
-    apache_port = free_port()
-    apache = None
-    b = None
-    try:
-        secret = register_client(provider, "apache", f"http://127.0.0.1:{apache_port}/protected/redirect_uri",
-                                 "--policy", "phishing-resistant")
-        apache = Apache(issuer, secret, apache_port)
+    with behind_apache("phishing-resistant") as (provider, apache):
         api_account(provider, "apachepk")
         b = PasskeyPage(browser, provider, autofill=False)
-        page = b.page
-        sign_in(b.p, "apachepk")
-        section = open_passkeys(page)
-        add_passkey(page, section, "laptop")
-        sign_out(page)
-        page.goto(apache.url + "/protected/")
-        expect(page.get_by_text("Sign in to continue to Test App")).to_be_visible(timeout=SLOW)
-        page.get_by_role("button", name="Sign in with a passkey").click()
-        expect(page.get_by_role("heading", name="Allow Test App?")).to_be_visible(timeout=SLOW)
-        page.get_by_role("button", name="Allow", exact=True).click()
         try:
-            expect(page.get_by_role("heading", name="Protected by Apache")).to_be_visible(timeout=SLOW)
-        except AssertionError:
-            raise AssertionError(f"Apache did not serve the page: {page.url}\n{apache.log()}")
-        amr = page.locator("#amr").inner_text()
-        assert amr.startswith("amr=") and set(amr[4:].split(",")) == {"hwk", "user", "mfa"}, amr
-        b.p.shot("apache-protected-passkey")
-        b.ceremonies.verify(provider, registration=1, sign_in=1)
-    finally:
-        if b:
+            page = b.page
+            sign_in(b.p, "apachepk")
+            add_passkey(page, open_passkeys(page), "laptop")
+            sign_out(page)
+            page.goto(apache.url + "/protected/")
+            expect(page.get_by_text("Sign in to continue to Test App")).to_be_visible(timeout=SLOW)
+            page.get_by_role("button", name="Sign in with a passkey").click()
+            allow_and_see_the_page(page, apache)
+            assert amr(page) == {"hwk", "user", "mfa"}
+            b.p.shot("apache-protected-passkey")
+            b.ceremonies.verify(provider, registration=1, sign_in=1)
+        finally:
             b.close()
-        if apache:
-            apache.stop()
-        provider.stop()
