@@ -36,7 +36,8 @@ if [ "$fast" = 0 ]; then
   command -v chromium >/dev/null || need_apt+=(chromium)
   [ -d /usr/share/fonts/truetype/liberation ] || need_apt+=(fonts-liberation)
   # The relying party the OpenID Connect browser test puts in front of a page (tests_apache.py).
-  [ -f /usr/lib/apache2/modules/mod_auth_openidc.so ] || need_apt+=(apache2 libapache2-mod-auth-openidc)
+  [ -f /usr/lib/apache2/modules/mod_auth_openidc.so ] && [ -f /etc/mime.types ] ||
+    need_apt+=(apache2 libapache2-mod-auth-openidc media-types)
 fi
 command -v psql >/dev/null || need_apt+=(postgresql-client-15)
 command -v systemd-analyze >/dev/null || need_apt+=(systemd)
@@ -132,5 +133,5 @@ systemd-analyze security --offline=true --threshold=20 "$unit_dir/countersign.se
 rm -rf "$unit_dir"
 
 # The web client in a real browser (after the Swift tests, which leave the debug build of `countersign`):
-# about 24 minutes on 2 busy cores (67 tests), bounded at 40.
+# about 10 minutes on 2 cores, more when busy (87 tests), bounded at 40.
 timeout --kill-after=30 2400 python3 Tests/Web/web_tests.py "$(swift build --show-bin-path)/countersign" .build/web-artifacts
