@@ -360,23 +360,15 @@ public final class DeviceService: Sendable {
             guard try await approvers(account: auth.account).contains(where: { $0.0.id == auth.device.id })
             else { throw DeviceError.notAnApprover }
         }
-        guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,
-            target.isActive, target.kind == DeviceRecord.messaging
-        else { throw DeviceError.notFound }
-        // Only an older device approves a newer one: a device registered with a stolen password after the new
-        // one cannot approve it first and leave the person's own approval refused.
-        guard auth.device.createdAt < target.createdAt else {
-            throw RequestError.invalidField(
-                field: "id",
-                reason:
-                    "a device is approved by one of the account's devices added before it; approve it from an older device"
-            )
-        }
-        guard target.signingKeyID == request.signingKeyId else {
-            throw DeviceError.keyInUse(
-                "the new device's keys changed since you looked; list the devices again and compare the new code"
-            )
-        }
+        let target = try await approvalTarget(
+            deviceID,
+            kind: DeviceRecord.messaging,
+            of: auth,
+            signingKeyID: request.signingKeyId,
+            newer:
+                "a device is approved by one of the account's devices added before it; approve it from an older device",
+            changed: "the new device's keys changed since you looked; list the devices again and compare the new code"
+        )
         let message = DeviceProof.vouchMessage(
             username: auth.account.username,
             voucherDeviceID: auth.device.id,
@@ -423,21 +415,15 @@ public final class DeviceService: Sendable {
         origin: RequestOrigin
     ) async throws -> (DeviceRecord, KeyVouch) {
         try checkSignedTime(request.endorsedAt, field: "endorsedAt")
-        guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,
-            target.isActive, target.kind == DeviceRecord.authenticator
-        else { throw DeviceError.notFound }
-        guard auth.device.createdAt < target.createdAt else {
-            throw RequestError.invalidField(
-                field: "id",
-                reason:
-                    "an authenticator is endorsed by one of the account's devices added before it; endorse it from an older device"
-            )
-        }
-        guard target.signingKeyID == request.signingKeyId else {
-            throw DeviceError.keyInUse(
-                "the authenticator's key changed since you looked; list the devices again and compare the new code"
-            )
-        }
+        let target = try await approvalTarget(
+            deviceID,
+            kind: DeviceRecord.authenticator,
+            of: auth,
+            signingKeyID: request.signingKeyId,
+            newer:
+                "an authenticator is endorsed by one of the account's devices added before it; endorse it from an older device",
+            changed: "the authenticator's key changed since you looked; list the devices again and compare the new code"
+        )
         // Endorsed once while that endorsement holds; again after its endorser re-keyed or went.
         guard try await !approvers(account: auth.account).contains(where: { $0.0.id == target.id }) else {
             throw DeviceError.alreadyVouched
@@ -480,6 +466,27 @@ public final class DeviceService: Sendable {
         }
         try await audit.record(auth.account.id, .approverEndorse, .success, origin)
         return (target, endorsement)
+    }
+
+    /// The device `deviceID` that `auth`'s device vouches for or endorses: the account's, active, of `kind`
+    /// (else 404), added after `auth`'s device (only an older device approves a newer one: a device registered
+    /// with a stolen password after it cannot approve it first), and still with the signing key `signingKeyID`.
+    private func approvalTarget(
+        _ deviceID: String,
+        kind: String,
+        of auth: DeviceAuthenticated,
+        signingKeyID: String,
+        newer: String,
+        changed: String
+    ) async throws -> DeviceRecord {
+        guard let target = try await store.device(id: deviceID), target.accountID == auth.account.id,
+            target.isActive, target.kind == kind
+        else { throw DeviceError.notFound }
+        guard auth.device.createdAt < target.createdAt else {
+            throw RequestError.invalidField(field: "id", reason: newer)
+        }
+        guard target.signingKeyID == signingKeyID else { throw DeviceError.keyInUse(changed) }
+        return target
     }
 
     /// A signed time (whole seconds since 1970) within `vouchSkew` of the server's clock.

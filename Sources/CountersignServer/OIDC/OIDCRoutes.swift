@@ -63,12 +63,7 @@ struct OIDCRoutes {
         }
         router.group("v1").post("oidc/authorizations") { request, context in
             let body = try await APIRoutes.decode(OIDCAuthorizationRequest.self, request, maxBody: maxBody)
-            // The document's bounds (what the provider then accepts is narrower, and said on the page).
-            guard body.parameters.count <= 100,
-                body.parameters.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.unicodeScalars.count <= 4_096 } })
-            else {
-                throw Problem.malformed("parameters: at most 100 [name, value] pairs of at most 4,096 characters each")
-            }
+            try Self.checkBounds(body.parameters)
             // Signed in or not: the request decides what an absent session means (login, or login_required).
             let auth = try? await sessions.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
             let answer = try await oidc.authorize(
@@ -103,11 +98,7 @@ struct OIDCRoutes {
         }
         router.group("v1").post("oidc/logouts") { request, context in
             let body = try await APIRoutes.decode(OIDCLogoutRequest.self, request, maxBody: maxBody)
-            guard body.parameters.count <= 100,
-                body.parameters.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.unicodeScalars.count <= 4_096 } })
-            else {
-                throw Problem.malformed("parameters: at most 100 [name, value] pairs of at most 4,096 characters each")
-            }
+            try Self.checkBounds(body.parameters)
             let bearer = APIRoutes.bearerToken(request.headers[.authorization])
             let auth = try? await sessions.authenticate(token: bearer)
             // A sign-out asked with a session that ended is refused (401: the page renews it and asks again),
@@ -124,6 +115,16 @@ struct OIDCRoutes {
                 Task { [backChannel] in await backChannel.send(grants) }
             }
             return try json(Self.answer(outcome))
+        }
+    }
+
+    /// The document's bounds on a page's `[name, value]` pairs (what the provider then accepts is narrower, and
+    /// said on the page).
+    static func checkBounds(_ parameters: [[String]]) throws {
+        guard parameters.count <= 100,
+            parameters.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.unicodeScalars.count <= 4_096 } })
+        else {
+            throw Problem.malformed("parameters: at most 100 [name, value] pairs of at most 4,096 characters each")
         }
     }
 
