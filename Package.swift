@@ -123,6 +123,9 @@ let package = Package(
                 .product(name: "WSClient", package: "swift-websocket"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // The command-line tool. It links no server library: `countersign serve` and `countersign admin` run

@@ -113,6 +113,16 @@ public final class CountersignAuthenticator: Sendable {
         let key = keyText.uppercased().filter { $0 != "-" && $0 != " " }
         guard key.count == 12 else { throw PingOneError.pairingKey }
         guard let serverURL else { throw PingOneError.configureError }
+        return try await pair(normalizedKey: key, serverURL: serverURL, name: name, identity: identity)
+    }
+
+    /// Pairs with `key` as the server reads it: 12 symbols normalised, or a pairing grant (§6.11).
+    static func pair(
+        normalizedKey key: String,
+        serverURL: URL,
+        name: String,
+        identity: Identity
+    ) async throws -> (CountersignAuthenticator, PairingInfo) {
         let message = DeviceProof.pairingMessage(
             pairingKey: key,
             signingKey: identity.publicKey,

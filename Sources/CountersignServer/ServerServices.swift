@@ -41,6 +41,7 @@ package struct ServerServices: Sendable {
         let hub = PushHub()
         let bus = storage.pushBus(logger: logger) { hub.apply($0) }
         let audit = AuditLog(store: storage, clock: clock)
+        let pairingGrants = PairingGrantOpener()
         let oidc = OIDCService(
             store: storage,
             accounts: storage,
@@ -58,7 +59,8 @@ package struct ServerServices: Sendable {
             random: random,
             pairwiseKey: SymmetricKey(
                 data: try await storage.serverSecret(name: "oidc-pairwise-key") { random.bytes(32) }
-            )
+            ),
+            pairing: pairingGrants
         )
         let logout = BackChannelLogout(
             oidc: oidc,
@@ -160,6 +162,19 @@ package struct ServerServices: Sendable {
             clock: clock,
             random: random
         ) { signal in bus.publish(signal) }
+        pairingGrants.set { token, accountID, payload, key, origin in
+            switch try await mfa.openPairingGrant(
+                token: token,
+                accountID: accountID,
+                payload: payload,
+                signingKey: key,
+                origin: origin
+            ) {
+            case .opened: .opened
+            case .payloadUsed: .payloadUsed
+            case .tooMany: .tooMany
+            }
+        }
         let push = PushService(
             store: storage,
             sessions: sessions,

@@ -38,6 +38,8 @@ enum AuditOutcome: Sendable, Equatable {
     /// A key-gate event the browser reported (`KeyGateEvent`, values checked against closed sets).
     case gate(event: String, method: String)
     case created
+    /// A pairing grant declined by the device it was for (PingOne's `PairingObject.deny()`).
+    case declined
     case disabled
     case enrollStarted
     case enrolled
@@ -73,6 +75,7 @@ enum AuditOutcome: Sendable, Equatable {
         case .refused: "refused"
         case .passkeyCounterNotIncreasing: "passkey-counter-not-increasing"
         case .renamed: "renamed"
+        case .declined: "declined"
         case .removed: "removed"
         case .selfRevoked: "self-revoked"
         case .revocationTokenSet: "revocation-token-set"

@@ -166,6 +166,11 @@ struct MFARoutes {
             let body = try await APIRoutes.decode(PairingRequest.self, request, maxBody: maxBody)
             return try json(try await mfa.pair(body, origin: APIRoutes.origin(request, context)), status: .created)
         }
+        v1.post("authenticators/refusals") { request, context in
+            let body = try await APIRoutes.decode(PairingRefusal.self, request, maxBody: maxBody)
+            try await mfa.refusePairing(body, origin: APIRoutes.origin(request, context))
+            return Response(status: .noContent)
+        }
         withAuthenticator.get("authenticator/challenges") { request, context in
             try json(try await mfa.challenges(try context.device()))
         }

@@ -46,7 +46,9 @@ extension MFAService {
         let name = try DeviceName(parsing: request.name).text
         let signing = try DeviceService.publicKey("signingKey", request.signingKey)
         let encryption = try DeviceService.publicKey("encryptionKey", request.encryptionKey)
-        guard let key = PairingKey.parse(request.pairingKey) else { throw MFAError.pairingKeyInvalid }
+        guard let key = PairingKey.parse(request.pairingKey) ?? PairingKey.parseGrant(request.pairingKey) else {
+            throw MFAError.pairingKeyInvalid
+        }
         let keyHash = PairingKey.hash(key)
         guard
             signing.isValidSignature(
@@ -103,6 +105,7 @@ extension MFAService {
         let accountID: String
         switch try await pairingStore.pair(
             keyHash: keyHash,
+            signingKeyHash: PairingKey.boundKey(signing),
             now: now,
             maxDevices: config.maxDevicesPerAccount,
             records
@@ -110,6 +113,10 @@ extension MFAService {
         case .paired(let id): accountID = id
         case .keyInvalid, .refused(.notFound): throw MFAError.pairingKeyInvalid
         case .accountLocked: throw SignInRefusal.locked
+        case .otherKey:
+            throw MFAError.badSignature(
+                "this pairing grant is for another key: pair with the key the mobile payload named (docs/PROTOCOL.md §6.11)"
+            )
         case .refused(.limitReached): throw MFAError.deviceLimit(config.maxDevicesPerAccount)
         case .refused(.keyInUse):
             throw MFAError.keyInUse("a key of this device is already registered; make new keys")
@@ -135,5 +142,46 @@ extension MFAService {
             jwks: signer.jwks,
             totp: SealedTOTP(envelope: Base64URL(envelope.bytes), period: Self.totpPeriod)
         )
+    }
+}
+
+/// Pairing by OpenID Connect (docs/PROTOCOL.md §6.11): the grant an ID token carries, opened when the
+/// authorization with a mobile payload is granted, and declined by the device it was for.
+extension MFAService {
+    /// Opens a pairing grant (`token`, made by the provider) for `accountID`, bound to the payload's key; at
+    /// most once per payload and within the account's open pairing keys. Audited as a pairing key.
+    func openPairingGrant(
+        token: String,
+        accountID: String,
+        payload: MobilePayload,
+        signingKey: PublicKey,
+        origin: RequestOrigin
+    ) async throws -> PairingGrantWrite {
+        let now = clock.now()
+        let opened = try await pairingStore.openPairingGrant(
+            hash: PairingKey.hash(token),
+            accountID: accountID,
+            boundKey: PairingKey.boundKey(signingKey),
+            payloadHash: TokenHash.hex(payload.text),
+            expiresAt: now.addingTimeInterval(PairingKey.lifetime),
+            payloadExpiresAt: Date(timeIntervalSince1970: TimeInterval(payload.issuedAt))
+                .addingTimeInterval(MobilePayload.lifetime + 60),
+            maxOpen: PairingKey.maxOpenPerAccount,
+            now: now
+        )
+        if opened == .opened { try await audit.record(accountID, .mfaPairingKey, .created, origin) }
+        return opened
+    }
+
+    /// PingOne's `PairingObject.deny()`: the grant (or key) is spent, whoever sends it; the same answer
+    /// whether or not it was open, so it tells nothing.
+    public func refusePairing(_ refusal: PairingRefusal, origin: RequestOrigin) async throws {
+        if let wait = pairingAttempts.take(origin.address, now: clock.now()) {
+            throw RequestError.rateLimited(retryAfter: wait)
+        }
+        guard let key = PairingKey.parse(refusal.pairingKey) ?? PairingKey.parseGrant(refusal.pairingKey),
+            let accountID = try await pairingStore.spendPairingKey(hash: PairingKey.hash(key), now: clock.now())
+        else { return }
+        try await audit.record(accountID, .mfaPair, .declined, origin)
     }
 }

@@ -33,6 +33,21 @@ struct PairingKey: Equatable, Sendable {
     /// of a `countersign://pair?key=…` URI.
     static func parse(_ input: String) -> String? { HumanCode.extract(input, queryItem: "key", length: length) }
 
+    /// A pairing grant from an ID token (docs/PROTOCOL.md §6.11): `cso_pg_` and 43 base64url characters, as sent.
+    static func parseGrant(_ input: String) -> String? {
+        let text = input.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix(grantPrefix), text.utf8.count == grantPrefix.utf8.count + 43,
+            text.dropFirst(grantPrefix.count).allSatisfy({
+                $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_")
+            })
+        else { return nil }
+        return text
+    }
+    static let grantPrefix = "cso_pg_"
+
+    /// What a grant is bound to: SHA-256 hex of the signing key's SPKI DER.
+    static func boundKey(_ key: PublicKey) -> String { Hex.encode(SHA256.hash(data: key.spkiDER)) }
+
     func isOpen(at now: Date) -> Bool { !used && now < expiresAt }
 
     /// Spends the key; the account it pairs with, or nil (wrong account is impossible: the hash is the key).

@@ -16,6 +16,17 @@ public enum PairingWrite: Equatable, Sendable {
     case refused(DeviceWrite)
     /// The key is spent and nothing paired: its account is locked (a key issued just before the lock).
     case accountLocked
+    /// The key is spent and nothing paired: it is a grant bound to another signing key.
+    case otherKey
+}
+
+/// What `PairingStore.openPairingGrant` did.
+public enum PairingGrantWrite: Equatable, Sendable {
+    case opened
+    /// The mobile payload was used before (until it expires, a payload opens one grant).
+    case payloadUsed
+    /// The account already has as many open pairing keys as allowed.
+    case tooMany
 }
 
 /// The storage of pairing keys and of the pairing they are spent on.
@@ -29,6 +40,19 @@ public protocol PairingStore: Sendable {
         maxOpen: Int,
         now: Date
     ) async throws -> Bool
+    /// As `createPairingKey`, for a pairing grant (docs/PROTOCOL.md §6.11): bound to one signing key (`boundKey`,
+    /// SHA-256 hex of its SPKI), and only once per mobile payload (`payloadHash`, remembered until
+    /// `payloadExpiresAt`), in one write transaction.
+    func openPairingGrant(
+        hash: String,
+        accountID: String,
+        boundKey: String,
+        payloadHash: String,
+        expiresAt: Date,
+        payloadExpiresAt: Date,
+        maxOpen: Int,
+        now: Date
+    ) async throws -> PairingGrantWrite
     /// Deletes the key whatever its state and returns its account if it had not expired.
     func spendPairingKey(hash: String, now: Date) async throws -> String?
     /// Spends the key as `spendPairingKey` does and, if it was open, pairs in the same write transaction:
@@ -36,8 +60,11 @@ public protocol PairingStore: Sendable {
     /// its authenticator record and its first device session, as `records` makes them for the key's
     /// account. A pairing is stored whole or not at all, so that a crash never leaves a spent key without
     /// its authenticator, nor a device without its record.
+    /// A key bound to a signing key (a grant) pairs only a device whose signing key hashes to it
+    /// (`signingKeyHash`): any other is `otherKey`, and the grant spent.
     func pair(
         keyHash: String,
+        signingKeyHash: String,
         now: Date,
         maxDevices: Int,
         _ records: @escaping @Sendable (_ accountID: String) throws -> PairingRecords

@@ -47,6 +47,7 @@ public struct OIDCService: Sendable {
     let clock: any WallClock
     let random: any RandomSource
     let pairwiseKey: SymmetricKey
+    let pairing: PairingGrantOpener
 
     // MARK: Authorization (OpenID Connect Core §3.1.2)
 
@@ -155,6 +156,13 @@ public struct OIDCService: Sendable {
         }
         let none = prompts.contains("none")
         let now = clock.now()
+        var pairingPayload: CheckedPayload?
+        if let text = p["mobilePayload"] {
+            switch Self.checkPayload(text, now: now) {
+            case .success(let checked): pairingPayload = checked
+            case .failure(let error): return try await fail(error.code, error.description)
+            }
+        }
         // The person declined on the page (Deny on the consent screen, or Cancel while signing in or stepping up).
         if consent == false { return try await fail(.accessDenied, "the person did not allow \(client.name)") }
         guard let auth else {
@@ -169,7 +177,11 @@ public struct OIDCService: Sendable {
             signedInSince.map {
                 now.timeIntervalSince($0) <= Self.signInWindow && session.authenticatedAt >= $0
             } == true
-        if prompts.contains("login") && !loggedInAgain || maxAge.map({ age > $0 }) == true {
+        // Pairing an authenticator changes the account's second factors: as recent a sign-in as a pairing key needs.
+        let pairingTooOld =
+            pairingPayload != nil
+            && !SessionService.isRecentlyAuthenticated(auth, secondFactorChange: true, now: now) && !loggedInAgain
+        if prompts.contains("login") && !loggedInAgain || maxAge.map({ age > $0 }) == true || pairingTooOld {
             return none
                 ? try await fail(.loginRequired, "the sign-in is older than max_age allows")
                 : .signIn(reason: .reauthenticate, client: client, since: now)
@@ -210,7 +222,7 @@ public struct OIDCService: Sendable {
             }
         }
         let code = "cso_c_" + Base64URL(random.bytes(32)).text
-        let grant = OIDCGrant(
+        var grant = OIDCGrant(
             id: "og_" + Base64URL(random.bytes(18)).text,
             clientID: client.id,
             accountID: auth.account.id,
@@ -224,6 +236,30 @@ public struct OIDCService: Sendable {
             nonce: p["nonce"],
             createdAt: now
         )
+        if let checked = pairingPayload {
+            // Checked again: signing in may have taken longer than the payload lives.
+            if case .failure(let error) = Self.checkPayload(checked.payload.text, now: now) {
+                return try await fail(error.code, error.description)
+            }
+            switch try await pairing(
+                token: pairingGrant(grantID: grant.id),
+                accountID: auth.account.id,
+                payload: checked.payload,
+                key: checked.key,
+                origin: origin
+            ) {
+            case .opened: break
+            case .payloadUsed:
+                return try await fail(.invalidRequest, "this mobilePayload was used before: make a new one")
+            case .tooMany:
+                return try await fail(
+                    .invalidRequest,
+                    "the account has as many open pairings as allowed (3): use one, or wait ten minutes"
+                )
+            }
+            grant.pairingPayload = Base64URL(Array(SHA256.hash(data: Array(checked.payload.text.utf8)))).text
+            grant.pairingKey = Base64URL(Array(SHA256.hash(data: checked.key.spkiDER))).text
+        }
         try await store.createOIDCGrant(
             grant,
             code: OIDCCodeRecord(
@@ -476,7 +512,7 @@ public struct OIDCService: Sendable {
         return TokenResponse(
             access_token: tokens.access,
             expires_in: Int(Self.accessTokenLifetime),
-            id_token: idToken ? try await self.idToken(client, grant, now: now) : nil,
+            id_token: idToken ? try await self.idToken(client, grant, now: now, pairing: true) : nil,
             refresh_token: offline ? tokens.refresh : nil,
             scope: OIDCScope.text(grant.scope)
         )
@@ -500,10 +536,17 @@ public struct OIDCService: Sendable {
         var given_name: String?
         var family_name: String?
         var preferred_username: String?
+        var pairing: OIDCPairingClaim?
+        enum CodingKeys: String, CodingKey {
+            case iss, sub, aud, azp, exp, iat, auth_time, nonce, sid, acr, amr, name, given_name, family_name
+            case preferred_username
+            case pairing = "urn:countersign:pairing"
+        }
         func verify(using algorithm: some JWTAlgorithm) throws {}
     }
 
-    func idToken(_ client: OIDCClient, _ grant: OIDCGrant, now: Date) async throws -> String {
+    /// `pairing`: the code exchange's ID token, the only one to carry a pairing grant (§6.11).
+    func idToken(_ client: OIDCClient, _ grant: OIDCGrant, now: Date, pairing: Bool = false) async throws -> String {
         guard let issuer, let account = try await accounts.account(id: grant.accountID) else {
             throw OIDCError(.invalidGrant, "the account is gone")
         }
@@ -523,7 +566,8 @@ public struct OIDCService: Sendable {
             name: profile ? "\(account.name) \(account.lastname)" : nil,
             given_name: profile ? account.name : nil,
             family_name: profile ? account.lastname : nil,
-            preferred_username: profile ? account.username : nil
+            preferred_username: profile ? account.username : nil,
+            pairing: pairing ? pairingClaim(grant, username: account.username) : nil
         )
         return try await keys.sign(token, algorithm: client.idTokenAlgorithm)
     }

@@ -25,6 +25,10 @@ public struct OIDCGrant: Equatable, Sendable {
     public var nonce: String?
     public var createdAt: Date
     public var revokedAt: Date?
+    /// A grant whose request carried a mobile payload (docs/PROTOCOL.md §6.11): SHA-256 of the payload and of
+    /// the key it named, base64url, for the claim of its first ID token.
+    public var pairingPayload: String? = nil
+    public var pairingKey: String? = nil
 }
 
 /// An authorization code as stored (its SHA-256): single use, bound to its grant, redirect URI and PKCE challenge.

@@ -159,10 +159,7 @@ public final class SessionService: Sendable {
     /// Sensitive operations need a full authentication within the account's interval (0 = never asked
     /// again); changes to the second factors within `secondFactorChangeMinutes` whatever the interval.
     func requireRecentAuthentication(_ auth: Authenticated, secondFactorChange: Bool = false) throws {
-        var minutes = auth.account.reauthMinutes
-        if secondFactorChange {
-            minutes = minutes == 0 ? Self.secondFactorChangeMinutes : min(minutes, Self.secondFactorChangeMinutes)
-        }
+        let minutes = Self.recentMinutes(auth, secondFactorChange: secondFactorChange)
         // A passwordless (QR) session never had a full authentication: whatever the interval, "never"
         // included, it registers no device and changes nothing sensitive until it re-authenticates.
         if auth.session.authenticatedAt == Self.neverAuthenticated {
@@ -174,6 +171,20 @@ public final class SessionService: Sendable {
         if clock.now().timeIntervalSince(auth.session.authenticatedAt) > TimeInterval(minutes * 60) {
             throw SessionError.reauthenticationRequired(intervalMinutes: minutes)
         }
+    }
+
+    /// How recent a full authentication `requireRecentAuthentication` asks for (0: any).
+    static func recentMinutes(_ auth: Authenticated, secondFactorChange: Bool) -> Int {
+        let minutes = auth.account.reauthMinutes
+        guard secondFactorChange else { return minutes }
+        return minutes == 0 ? secondFactorChangeMinutes : min(minutes, secondFactorChangeMinutes)
+    }
+
+    /// Whether `requireRecentAuthentication` would let `auth` through at `now`.
+    static func isRecentlyAuthenticated(_ auth: Authenticated, secondFactorChange: Bool, now: Date) -> Bool {
+        guard auth.session.authenticatedAt != neverAuthenticated else { return false }
+        let minutes = recentMinutes(auth, secondFactorChange: secondFactorChange)
+        return minutes == 0 || now.timeIntervalSince(auth.session.authenticatedAt) <= TimeInterval(minutes * 60)
     }
 
     // MARK: Device sessions

@@ -14,7 +14,7 @@ enum Migrations {
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
             AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
             AddKeyProofs(), AddDeviceChallengeIndexes(), AddSessionMethods(),
-            CreateOIDC(),
+            CreateOIDC(), AddOIDCPairing(),
         ]
     }
 }
@@ -631,5 +631,26 @@ struct CreateOIDC: AsyncMigration {
         {
             try await sql.raw("DROP TABLE \(unsafeRaw: table)").run()
         }
+    }
+}
+
+/// PingOne's pairing by OpenID Connect (docs/PROTOCOL.md §6.11): a pairing key bound to the one signing key
+/// a mobile payload named, the payloads already used (until they expire), and the grant that carries one.
+struct AddOIDCPairing: AsyncMigration {
+    var name: String { "2026-12-01-01-oidc-pairing" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE pairing_keys ADD COLUMN bound_key TEXT").run()
+        try await sql.raw("CREATE TABLE pairing_payloads (payload_hash TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)")
+            .run()
+        try await sql.raw("ALTER TABLE oidc_grants ADD COLUMN pairing_payload TEXT").run()
+        try await sql.raw("ALTER TABLE oidc_grants ADD COLUMN pairing_key TEXT").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_key").run()
+        try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_payload").run()
+        try await sql.raw("DROP TABLE pairing_payloads").run()
+        try await sql.raw("ALTER TABLE pairing_keys DROP COLUMN bound_key").run()
     }
 }

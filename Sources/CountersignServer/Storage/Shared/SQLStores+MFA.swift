@@ -105,6 +105,44 @@ extension SQLStores {
         }
     }
 
+    package func openPairingGrant(
+        hash: String,
+        accountID: String,
+        boundKey: String,
+        payloadHash: String,
+        expiresAt: Date,
+        payloadExpiresAt: Date,
+        maxOpen: Int,
+        now: Date
+    ) async throws -> PairingGrantWrite {
+        let dialect = self.dialect
+        return try await writeTransaction { sql in
+            guard try await sql.lockAccount(accountID, dialect) else { return .tooMany }
+            let open =
+                try await sql.raw(
+                    """
+                    SELECT COUNT(*) AS n FROM pairing_keys WHERE account_id = \(bind: accountID) AND expires_at > \(bind: now.ms)
+                    """
+                ).first()?.decode(column: "n", as: Int64.self) ?? 0
+            guard open < maxOpen else { return .tooMany }
+            // A payload used before (and not yet expired) inserts nothing: refused before the key is.
+            let fresh = try await sql.raw(
+                """
+                INSERT INTO pairing_payloads (payload_hash, expires_at) VALUES (\(bind: payloadHash), \(bind: payloadExpiresAt.ms))
+                ON CONFLICT (payload_hash) DO NOTHING RETURNING payload_hash
+                """
+            ).first()
+            guard fresh != nil else { return .payloadUsed }
+            try await sql.raw(
+                """
+                INSERT INTO pairing_keys (key_hash, account_id, expires_at, bound_key)
+                VALUES (\(bind: hash), \(bind: accountID), \(bind: expiresAt.ms), \(bind: boundKey))
+                """
+            ).run()
+            return .opened
+        }
+    }
+
     /// Counts the account's unexpired rows of `table` and inserts only below `maxOpen`, in one write
     /// transaction that holds the account's row lock on PostgreSQL (SQLite has one writer), so that
     /// concurrent requests cannot each see room for one more. No account row, nothing to lock: refused.
@@ -133,21 +171,30 @@ extension SQLStores {
     }
 
     package func spendPairingKey(hash: String, now: Date) async throws -> String? {
-        try await Self.spendPairingKey(sql, hash: hash, now: now)
+        try await Self.spendPairingKey(sql, hash: hash, now: now)?.accountID
     }
 
-    private static func spendPairingKey(_ sql: any SQLDatabase, hash: String, now: Date) async throws -> String? {
+    /// Deletes the key whatever its state; its account and the key it is bound to, if it had not expired.
+    private static func spendPairingKey(
+        _ sql: any SQLDatabase,
+        hash: String,
+        now: Date
+    ) async throws -> (accountID: String, boundKey: String?)? {
         guard
             let row = try await sql.raw(
-                "DELETE FROM pairing_keys WHERE key_hash = \(bind: hash) RETURNING account_id, expires_at"
+                "DELETE FROM pairing_keys WHERE key_hash = \(bind: hash) RETURNING account_id, expires_at, bound_key"
             ).first(),
             try row.decode(column: "expires_at", as: Int64.self) > now.ms
         else { return nil }
-        return try row.decode(column: "account_id", as: String.self)
+        return (
+            try row.decode(column: "account_id", as: String.self),
+            try row.decode(column: "bound_key", as: String?.self)
+        )
     }
 
     package func pair(
         keyHash: String,
+        signingKeyHash: String,
         now: Date,
         maxDevices: Int,
         _ records: @escaping @Sendable (_ accountID: String) throws -> PairingRecords
@@ -155,9 +202,11 @@ extension SQLStores {
         let dialect = self.dialect
         do {
             return try await writeTransaction { sql in
-                guard let accountID = try await Self.spendPairingKey(sql, hash: keyHash, now: now) else {
+                guard let (accountID, bound) = try await Self.spendPairingKey(sql, hash: keyHash, now: now) else {
                     return .keyInvalid
                 }
+                // A grant from an ID token pairs only the key its mobile payload named (spent all the same).
+                if let bound, bound != signingKeyHash { return .otherKey }
                 // A lock deletes the account's pairing keys, but a key inserted by a request already past
                 // its session check can land after it. FOR SHARE waits for a lock in flight.
                 let locked = try await sql.raw(
@@ -327,6 +376,7 @@ extension SQLStores {
     package func purgeExpiredMFA(now: Date) async throws {
         let day = now.addingTimeInterval(-86_400).ms
         try await sql.raw("DELETE FROM pairing_keys WHERE expires_at <= \(bind: now.ms)").run()
+        try await sql.raw("DELETE FROM pairing_payloads WHERE expires_at <= \(bind: now.ms)").run()
         try await sql.raw("DELETE FROM mfa_challenges WHERE expires_at <= \(bind: now.ms)").run()
         // Kept a day after expiry: a late status poll still learns how it ended.
         try await sql.raw("DELETE FROM mfa_transactions WHERE expires_at <= \(bind: day)").run()

@@ -172,10 +172,11 @@ extension SQLStores {
         try await writeTransaction { sql in
             try await sql.raw(
                 """
-                INSERT INTO oidc_grants (id, client_id, account_id, scope, session_id, auth_time, amr, nonce, created_at)
+                INSERT INTO oidc_grants (id, client_id, account_id, scope, session_id, auth_time, amr, nonce, created_at,
+                    pairing_payload, pairing_key)
                 VALUES (\(bind: g.id), \(bind: g.clientID), \(bind: g.accountID), \(bind: OIDCScope.text(g.scope)),
                     \(bind: g.sessionID), \(bind: g.authTime.ms), \(bind: SessionMethods.text(g.methods)),
-                    \(bind: g.nonce), \(bind: g.createdAt.ms))
+                    \(bind: g.nonce), \(bind: g.createdAt.ms), \(bind: g.pairingPayload), \(bind: g.pairingKey))
                 """
             ).run()
             try await sql.raw(
@@ -383,7 +384,9 @@ extension SQLStores {
             methods: SessionMethods.parse(try row.decode(column: "amr", as: String?.self)),
             nonce: try row.decode(column: "nonce", as: String?.self),
             createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self)),
-            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(ms:))
+            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(ms:)),
+            pairingPayload: try row.decode(column: "pairing_payload", as: String?.self),
+            pairingKey: try row.decode(column: "pairing_key", as: String?.self)
         )
     }
 

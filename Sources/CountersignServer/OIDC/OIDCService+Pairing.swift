@@ -1,0 +1,109 @@
+import CountersignAPI
+import CountersignCrypto
+import Crypto
+import Foundation
+import Synchronization
+
+/// PingOne's pairing by OpenID Connect (docs/PROTOCOL.md §6.11): an authorization request with a
+/// `mobilePayload` makes the first ID token of its grant carry a single-use pairing grant for the key the
+/// payload named. The grant itself is the MFA feature's (a pairing key bound to that key), opened through
+/// `PairingGrantOpener`, given where the server is assembled.
+extension OIDCService {
+    /// What opening a pairing grant came to.
+    public enum PairingOpening: Sendable, Equatable {
+        case opened
+        case payloadUsed
+        case tooMany
+    }
+
+    /// A payload checked: its signing key verified its signature and its time is within the window.
+    struct CheckedPayload: Sendable {
+        let payload: MobilePayload
+        let key: PublicKey
+    }
+
+    /// The payload of `text`, or why it is refused (words for `invalid_request`).
+    static func checkPayload(_ text: String, now: Date) -> Result<CheckedPayload, OIDCError> {
+        guard let payload = MobilePayload(text: text), let key = try? PublicKey(spki: payload.signingKey.bytes),
+            key.isValidSignature(
+                payload.signature.bytes,
+                for: DeviceProof.mobilePayloadMessage(
+                    signingKey: key,
+                    issuedAt: payload.issuedAt,
+                    nonce: payload.nonce.bytes
+                )
+            )
+        else {
+            return .failure(
+                OIDCError(
+                    .invalidRequest,
+                    "mobilePayload is not a payload signed by the key it names (docs/PROTOCOL.md §6.11): make a new one"
+                )
+            )
+        }
+        let age = now.timeIntervalSince1970 - TimeInterval(payload.issuedAt)
+        guard age <= MobilePayload.lifetime, age >= -60 else {
+            return .failure(
+                OIDCError(
+                    .invalidRequest,
+                    age > 0
+                        ? "mobilePayload expired (it lives \(Int(MobilePayload.lifetime / 60)) minutes): make a new one"
+                        : "mobilePayload was made in the future: check the device's clock"
+                )
+            )
+        }
+        return .success(CheckedPayload(payload: payload, key: key))
+    }
+
+    /// The grant's pairing grant: derived from the grant's ID under a server key, so that the code exchange can
+    /// put it in the ID token while the store keeps only its hash.
+    func pairingGrant(grantID: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Array("countersign/v1 pairing grant\u{0}\(grantID)".utf8),
+            using: pairwiseKey
+        )
+        return "cso_pg_" + Base64URL(Array(Data(mac))).text
+    }
+
+    /// The claim of a grant's first ID token, when its request carried a payload.
+    func pairingClaim(_ grant: OIDCGrant, username: String) -> OIDCPairingClaim? {
+        guard let payload = grant.pairingPayload.flatMap({ Base64URL(text: $0) }),
+            let key = grant.pairingKey.flatMap({ Base64URL(text: $0) })
+        else { return nil }
+        return OIDCPairingClaim(
+            grant: pairingGrant(grantID: grant.id),
+            payload: payload,
+            key: key,
+            username: username,
+            exp: Int64(grant.createdAt.addingTimeInterval(Self.pairingGrantLifetime).timeIntervalSince1970)
+        )
+    }
+
+    /// As a pairing key's (the MFA feature opens it with the same lifetime).
+    static let pairingGrantLifetime: TimeInterval = 600
+}
+
+/// How the provider opens a pairing grant: the MFA feature's service, set once the server is assembled
+/// (the provider is made before it, since sessions tell the provider when they end).
+public final class PairingGrantOpener: Sendable {
+    public typealias Open =
+        @Sendable (
+            _ token: String, _ accountID: String, _ payload: MobilePayload, _ key: PublicKey, _ origin: RequestOrigin
+        ) async throws -> OIDCService.PairingOpening
+    private let open = Mutex<Open?>(nil)
+
+    public init() {}
+
+    func set(_ open: @escaping Open) { self.open.withLock { $0 = open } }
+
+    func callAsFunction(
+        token: String,
+        accountID: String,
+        payload: MobilePayload,
+        key: PublicKey,
+        origin: RequestOrigin
+    ) async throws -> OIDCService.PairingOpening {
+        guard let open = open.withLock({ $0 }) else { return .tooMany }
+        return try await open(token, accountID, payload, key, origin)
+    }
+}
