@@ -1,7 +1,7 @@
 import CountersignAPI
 import Foundation
 
-/// A relying party an administrator registered (docs/PROTOCOL.md §5.2): its redirect URIs compared exactly,
+/// A relying party an administrator registered (docs/PROTOCOL.md §6.2): its redirect URIs compared exactly,
 /// whether it is confidential (a secret the server made, kept as its SHA-256) or public (a native or browser
 /// app: PKCE required), and its policy: who may use it and what sign-in it needs.
 public struct OIDCClient: Equatable, Sendable {

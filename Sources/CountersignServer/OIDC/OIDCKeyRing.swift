@@ -5,7 +5,7 @@ import Foundation
 import JWTKit
 import Synchronization
 
-/// The provider's signing keys (docs/PROTOCOL.md §5.3): one signer per algorithm (ES256 for every client, RS256
+/// The provider's signing keys (docs/PROTOCOL.md §6.3): one signer per algorithm (ES256 for every client, RS256
 /// made when a client first needs it), their private halves sealed in the database under a server secret and
 /// bound to their `kid`. `admin oidc-keys rotate` adds new signers; a retired key stays in the JWKS until every
 /// token it signed has expired. Every node reads the keys again at most a minute after a rotation.

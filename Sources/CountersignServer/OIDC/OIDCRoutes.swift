@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The OpenID Connect provider's endpoints (docs/PROTOCOL.md §5, docs/openapi.yaml): discovery and keys,
+/// The OpenID Connect provider's endpoints (docs/PROTOCOL.md §6, docs/openapi.yaml): discovery and keys,
 /// the token, userinfo, revocation and introspection endpoints in the specs' own forms (form bodies, OAuth
 /// error objects), and the web client's `POST /v1/oidc/authorizations`, which answers the authorization
 /// request the page at `/oauth2/authorize` was opened with.

@@ -4,7 +4,7 @@ import Crypto
 import Foundation
 import JWTKit
 
-/// The OpenID Connect provider (docs/PROTOCOL.md §5): the authorization code flow with PKCE over the web
+/// The OpenID Connect provider (docs/PROTOCOL.md §6): the authorization code flow with PKCE over the web
 /// client's own session, tokens, userinfo, revocation and introspection. Its clock and randomness are given.
 public struct OIDCService: Sendable {
     /// What an authorization request came to.
@@ -572,7 +572,7 @@ public struct OIDCService: Sendable {
         return try await keys.sign(token, algorithm: client.idTokenAlgorithm)
     }
 
-    /// The strongest policy the methods meet, as an `acr` value (docs/PROTOCOL.md §5.6).
+    /// The strongest policy the methods meet, as an `acr` value (docs/PROTOCOL.md §6.6).
     static func acr(_ methods: [String]) -> String {
         let policy: OIDCClient.Policy =
             meets(methods, .phishingResistant) ? .phishingResistant : meets(methods, .mfa) ? .mfa : .password

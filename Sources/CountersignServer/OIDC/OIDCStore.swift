@@ -60,7 +60,7 @@ public enum OIDCRedemption: Equatable, Sendable {
     case reused(OIDCGrant?)
 }
 
-/// The provider's storage (docs/PROTOCOL.md §5): clients, signing keys, consents, grants, codes and tokens.
+/// The provider's storage (docs/PROTOCOL.md §6): clients, signing keys, consents, grants, codes and tokens.
 public protocol OIDCStore: Sendable {
     func oidcClients() async throws -> [OIDCClient]
     func oidcClient(id: String) async throws -> OIDCClient?

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A redirect URI (or post-logout redirect URI) as an administrator registers it for a client, and the one rule
-/// that compares a request's URI with it (docs/PROTOCOL.md §5.4): exact string equality (RFC 9700 §4.1.3),
+/// that compares a request's URI with it (docs/PROTOCOL.md §6.4): exact string equality (RFC 9700 §4.1.3),
 /// except that a loopback `http` URI of a public (native) client matches on any port (RFC 8252 §7.3).
 ///
 /// Registration refuses what peers' advisories were made of: schemes other than `https` (and `http` only

@@ -571,7 +571,7 @@ struct AddSessionMethods: AsyncMigration {
     }
 }
 
-/// The OpenID Connect provider (docs/PROTOCOL.md §5): registered clients, its signing keys (private halves
+/// The OpenID Connect provider (docs/PROTOCOL.md §6): registered clients, its signing keys (private halves
 /// sealed), consents, and what a sign-in granted a client: the grant, its single-use code, its tokens (hashes).
 struct CreateOIDC: AsyncMigration {
     var name: String { "2026-11-30-05-oidc" }
