@@ -21,6 +21,9 @@ import Foundation
 //     connects COUNT authenticators' push channels, then signs in RATE accounts per second for SECONDS:
 //     password (202 with the number) → challenge on the push channel (verified) → signed answer →
 //     long poll sees COMPLETED → session (MFARun). The last line is the summary the script prints last.
+//   countersign-bench-push oidc-run URL SERVER_PID CLIENT_ID SECRET ACCOUNTS CODES CONCURRENCY
+//     scripts/bench-oidc.sh's load: the ES256 signing rate, single sign-on round trips, then CODES codes made,
+//     exchanged and their refresh tokens used (OIDCRun). The last line is the summary the script prints last.
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("countersign-bench-push: \(message)\n".utf8))
@@ -57,6 +60,27 @@ case "run":
         ).run()
     } catch {
         fail("run failed: \(error)")
+    }
+case "oidc-run":
+    guard args.count == 8, let url = URL(string: args[1]), let host = url.host, let port = url.port,
+        let pid = Int32(args[2]), let accounts = Int(args[5]), accounts > 0, let codes = Int(args[6]), codes > 0,
+        let concurrency = Int(args[7]), concurrency > 0
+    else {
+        fail("usage: oidc-run URL SERVER_PID CLIENT_ID SECRET ACCOUNTS CODES CONCURRENCY")
+    }
+    do {
+        try await OIDCRun(
+            host: host,
+            port: port,
+            serverPID: pid,
+            clientID: args[3],
+            secret: args[4],
+            accounts: accounts,
+            codes: codes,
+            concurrency: concurrency
+        ).run()
+    } catch {
+        fail("oidc-run failed: \(error)")
     }
 case "mfa-setup":
     guard args.count == 4, let count = Int(args[2]), count > 0 else { fail("usage: mfa-setup DBPATH COUNT DIR") }

@@ -23,6 +23,18 @@ struct OIDCRoutes {
                 try json(["keys": try await oidc.keys.jwks()], headers: [.cacheControl: "public, max-age=300"])
             }
         }
+        // OpenID Connect Core §3.1.2.1 and RP-Initiated Logout §2: both endpoints take POST too. The pages read
+        // their request from the URL, so a form POST is sent to the same page as a query (303: GET).
+        for path in ["oauth2/authorize", "oauth2/logout"] {
+            router.post(RouterPath(path)) { request, _ in
+                try await Self.answer {
+                    Response(
+                        status: .seeOther,
+                        headers: [.location: "/\(path)?" + (try await Self.formQuery(request)), .cacheControl: "no-store"]
+                    )
+                }
+            }
+        }
         router.post("oauth2/token") { request, context in
             try await Self.answer {
                 let credentials = try await Self.credentials(request, maxBody: maxBody)
@@ -216,6 +228,27 @@ struct OIDCRoutes {
             form[name] = value
         }
         return form
+    }
+
+    /// A form body as the query it already is (the same encoding), checked: within 16 KiB, form-encoded
+    /// characters only, each pair decodable. Order and repeats are kept, for the page's own checks.
+    static func formQuery(_ request: Request) async throws -> String {
+        guard let type = request.headers[.contentType]?.lowercased(),
+            type.hasPrefix("application/x-www-form-urlencoded")
+        else { throw OIDCError(.invalidRequest, "send the parameters as application/x-www-form-urlencoded") }
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: 16_384) } catch is NIOTooManyBytesError {
+            throw OIDCError(.invalidRequest, "the body is larger than 16,384 bytes")
+        }
+        let text = String(buffer: buffer)
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%+=&*")
+        guard text.allSatisfy(allowed.contains),
+            text.split(separator: "&").allSatisfy({ pair in
+                pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    .allSatisfy { formDecoded(String($0)) != nil }
+            })
+        else { throw OIDCError(.invalidRequest, "the body is not valid form encoding") }
+        return text
     }
 
     static func formDecoded(_ text: String) -> String? {

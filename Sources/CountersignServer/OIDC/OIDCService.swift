@@ -156,6 +156,19 @@ public struct OIDCService: Sendable {
         }
         let none = prompts.contains("none")
         let now = clock.now()
+        // id_token_hint (Core §3.1.2.1): an ID token this provider issued to this client (expired ones too); with
+        // prompt=none it must name the account signed in here.
+        var hintSubject: String?
+        if let text = p["id_token_hint"] {
+            guard let token = try? await keys.verify(text, as: IDToken.self), token.iss == issuer, token.aud == client.id
+            else {
+                return try await fail(
+                    .invalidRequest,
+                    "id_token_hint is not an ID token this provider issued to \(client.name)"
+                )
+            }
+            hintSubject = token.sub
+        }
         var pairingPayload: CheckedPayload?
         if let text = p["mobilePayload"] {
             switch Self.checkPayload(text, now: now) {
@@ -169,6 +182,9 @@ public struct OIDCService: Sendable {
             return none
                 ? try await fail(.loginRequired, "nobody is signed in to Countersign in this browser")
                 : .signIn(reason: .login, client: client, since: now)
+        }
+        if none, let hintSubject, hintSubject != subject(client, auth.account.id) {
+            return try await fail(.loginRequired, "the account signed in here is not the one id_token_hint names")
         }
         let session = auth.session
         let age = now.timeIntervalSince(session.authenticatedAt)
