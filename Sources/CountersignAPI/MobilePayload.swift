@@ -32,6 +32,8 @@ public struct MobilePayload: Equatable, Sendable {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 4, parts[0].utf8.count <= 400, (1...12).contains(parts[1].utf8.count),
             parts[1].utf8.allSatisfy({ (0x30...0x39).contains($0) }), let issuedAt = Int64(parts[1]),
+            // One spelling per payload: "0123" is not "123" (each spelling would be another payload).
+            String(issuedAt) == parts[1],
             let key = Base64URL(text: parts[0]), let nonce = Base64URL(text: parts[2]),
             nonce.bytes.count == Self.nonceLength, let signature = Base64URL(text: parts[3]),
             signature.bytes.count == 64

@@ -76,6 +76,9 @@ public struct OIDCAuthorizationAnswer: Codable, Equatable, Sendable {
     public var clientId: String?
     public var clientName: String?
     public var scope: [String]?
+    /// With `consent`: the request also pairs a new authenticator (docs/PROTOCOL.md §6.11), whose key has this
+    /// fingerprint; the page says so, and asks every time.
+    public var pairingFingerprint: String?
     public var error: String?
     public var errorDescription: String?
     public init(
@@ -87,6 +90,7 @@ public struct OIDCAuthorizationAnswer: Codable, Equatable, Sendable {
         clientId: String? = nil,
         clientName: String? = nil,
         scope: [String]? = nil,
+        pairingFingerprint: String? = nil,
         error: String? = nil,
         errorDescription: String? = nil
     ) {
@@ -98,6 +102,7 @@ public struct OIDCAuthorizationAnswer: Codable, Equatable, Sendable {
         self.clientId = clientId
         self.clientName = clientName
         self.scope = scope
+        self.pairingFingerprint = pairingFingerprint
         self.error = error
         self.errorDescription = errorDescription
     }

@@ -4,8 +4,10 @@ import NIOHTTP1
 import NIOPosix
 
 /// A native app's redirect URI (RFC 8252 §7.3): an HTTP listener on 127.0.0.1 and a port the system chose,
-/// which takes the first request to `/callback`, answers the browser with a page saying it may close the
-/// tab, and hands over the query. Any other path is 404; it never follows anything it is sent.
+/// which takes the first request to `/callback` that carries this request's `state`, answers the browser with
+/// a page saying it may close the tab, and hands over the query. A callback with another state is answered
+/// 400 and waited past (another local process cannot end the flow); any other path is 404; it never follows
+/// anything it is sent, and a connection idle for 30 seconds is closed.
 public final class LoopbackRedirect: Sendable {
     public let port: Int
     /// `http://127.0.0.1:PORT/callback`.
@@ -13,19 +15,32 @@ public final class LoopbackRedirect: Sendable {
     private let channel: any Channel
     private let received: EventLoopPromise<[String: String]>
 
-    public static func start() async throws -> LoopbackRedirect {
+    public static func start(state: String) async throws -> LoopbackRedirect {
         let group = MultiThreadedEventLoopGroup.singleton
-        let promise = group.next().makePromise(of: [String: String].self)
+        let loop = group.next()
+        let box = PromiseBox()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 8)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(Handler(received: promise))
+                    channel.pipeline.addHandlers([
+                        IdleStateHandler(allTimeout: .seconds(30)), Handler(box: box, state: state),
+                    ])
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
+        // Made once bound: a promise dropped without an answer is a programming error NIO stops on.
+        let promise = loop.makePromise(of: [String: String].self)
+        box.set(promise)
         return LoopbackRedirect(channel: channel, received: promise, port: channel.localAddress?.port ?? 0)
+    }
+
+    /// The promise the handlers answer, set once the listener is bound (a request before that is refused).
+    final class PromiseBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var promise: EventLoopPromise<[String: String]>?
+        func set(_ p: EventLoopPromise<[String: String]>) { lock.withLock { promise = p } }
+        var value: EventLoopPromise<[String: String]>? { lock.withLock { promise } }
     }
 
     private init(channel: any Channel, received: EventLoopPromise<[String: String]>, port: Int) {
@@ -53,9 +68,18 @@ public final class LoopbackRedirect: Sendable {
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
-        let received: EventLoopPromise<[String: String]>
+        let box: PromiseBox
+        let state: String
         var head: HTTPRequestHead?
-        init(received: EventLoopPromise<[String: String]>) { self.received = received }
+        init(box: PromiseBox, state: String) {
+            self.box = box
+            self.state = state
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) }
+            context.fireUserInboundEventTriggered(event)
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
@@ -64,28 +88,27 @@ public final class LoopbackRedirect: Sendable {
             case .end:
                 guard let head else { return }
                 let components = URLComponents(string: head.uri)
-                let found = head.method == .GET && components?.path == "/callback"
-                if found {
-                    let items = components?.queryItems ?? []
-                    received.succeed(
-                        Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
-                    )
+                let query = Dictionary(
+                    (components?.queryItems ?? []).map { ($0.name, $0.value ?? "") },
+                    uniquingKeysWith: { first, _ in first }
+                )
+                let status: HTTPResponseStatus
+                let text: String
+                if head.method != .GET || components?.path != "/callback" {
+                    (status, text) = (.notFound, "Not found.\n")
+                } else if query["state"] != state || box.value == nil {
+                    (status, text) = (.badRequest, "Countersign: this is not the answer the terminal is waiting for.\n")
+                } else {
+                    box.value?.succeed(query)
+                    (status, text) = (.ok, "Countersign: you may close this tab and go back to the terminal.\n")
                 }
-                let text =
-                    found
-                    ? "Countersign: you may close this tab and go back to the terminal.\n"
-                    : "Not found.\n"
                 var headers = HTTPHeaders()
                 headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
                 headers.add(name: "Content-Length", value: "\(text.utf8.count)")
                 headers.add(name: "Cache-Control", value: "no-store")
                 headers.add(name: "Connection", value: "close")
                 context.write(
-                    wrapOutboundOut(
-                        .head(
-                            HTTPResponseHead(version: head.version, status: found ? .ok : .notFound, headers: headers)
-                        )
-                    ),
+                    wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
                     promise: nil
                 )
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil)

@@ -56,8 +56,13 @@ public struct OIDCProvider: Sendable {
     /// (OpenID Connect Discovery 1.0 §4.3).
     public static func discover(_ issuer: String) async throws -> OIDCProvider {
         let issuer = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
-        guard let base = URL(string: issuer), ["http", "https"].contains(base.scheme ?? ""), base.host != nil else {
-            throw OIDCPairingError.discovery("\(issuer) is not an http:// or https:// URL")
+        guard let base = URL(string: issuer), let host = base.host,
+            base.scheme == "https"
+                || (base.scheme == "http" && ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host))
+        else {
+            throw OIDCPairingError.discovery(
+                "\(issuer) is not an https:// URL (http:// only for a provider on this machine's loopback)"
+            )
         }
         let data = try await fetch(issuer + "/.well-known/openid-configuration")
         guard let m = try? JSONDecoder().decode(Metadata.self, from: Data(data)) else {
@@ -136,9 +141,9 @@ public final class OIDCNativeAuthorization: Sendable {
         scope: String = "openid",
         extra: [String: String] = [:]
     ) async throws -> OIDCNativeAuthorization {
-        let redirect = try await LoopbackRedirect.start()
         let verifier = Base64URL(Array(SystemRandomNumberGenerator.bytes(32))).text
         let state = Base64URL(Array(SystemRandomNumberGenerator.bytes(16))).text
+        let redirect = try await LoopbackRedirect.start(state: state)
         let nonce = Base64URL(Array(SystemRandomNumberGenerator.bytes(16))).text
         var c = URLComponents(url: provider.authorizationEndpoint, resolvingAgainstBaseURL: false) ?? URLComponents()
         var query: [String: String] = [
@@ -188,9 +193,9 @@ public final class OIDCNativeAuthorization: Sendable {
         guard q["state"] == state else {
             throw OIDCPairingError.mismatchedRedirect("its state is not this request's")
         }
-        // RFC 9207: a provider that sends `iss` must send its own.
-        if let iss = q["iss"], iss != provider.issuer {
-            throw OIDCPairingError.mismatchedRedirect("it comes from \(iss), not \(provider.issuer)")
+        // RFC 9207: this provider says it sends `iss` (as Countersign does): it must, and its own.
+        guard let iss = q["iss"], iss == provider.issuer else {
+            throw OIDCPairingError.mismatchedRedirect("it does not come from \(provider.issuer) (iss)")
         }
         if let error = q["error"] {
             throw OIDCPairingError.authorization(error: error, description: q["error_description"] ?? "")
@@ -258,12 +263,24 @@ public struct PairingObject: Sendable {
 
 extension CountersignAuthenticator {
     /// PingOne's `generateMobilePayload()`: a payload, valid five minutes, that names this device's new key
-    /// (`identity`) and proves it holds it. Sent as the `mobilePayload` parameter of an authorization
-    /// request, it makes the ID token carry a pairing grant for this key (docs/PROTOCOL.md §6.11).
-    public static func generateMobilePayload(identity: Identity, now: Date = Date()) throws -> String {
+    /// (`identity`) and proves it holds it, for one provider (`issuer`, exactly as its metadata says) and one
+    /// client. Sent as the `mobilePayload` parameter of an authorization request, it makes the ID token carry
+    /// a pairing grant for this key (docs/PROTOCOL.md §6.11).
+    public static func generateMobilePayload(
+        identity: Identity,
+        issuer: String,
+        clientID: String,
+        now: Date = Date()
+    ) throws -> String {
         let issuedAt = Int64(now.timeIntervalSince1970)
         let nonce = SystemRandomNumberGenerator.bytes(MobilePayload.nonceLength)
-        let message = DeviceProof.mobilePayloadMessage(signingKey: identity.publicKey, issuedAt: issuedAt, nonce: nonce)
+        let message = DeviceProof.mobilePayloadMessage(
+            signingKey: identity.publicKey,
+            issuedAt: issuedAt,
+            nonce: nonce,
+            issuer: issuer,
+            clientID: clientID
+        )
         return MobilePayload(
             signingKey: Base64URL(identity.publicKey.spkiDER),
             issuedAt: issuedAt,
@@ -309,7 +326,9 @@ extension CountersignAuthenticator {
         guard claims.iss == provider.issuer else {
             throw OIDCPairingError.idToken("it was issued by \(claims.iss), not \(provider.issuer)")
         }
-        guard claims.aud.value.contains(clientID), claims.aud.value.count == 1 || claims.azp == clientID else {
+        guard claims.aud.value.contains(clientID), claims.aud.value.count == 1 || claims.azp == clientID,
+            claims.azp.map({ $0 == clientID }) ?? true
+        else {
             throw OIDCPairingError.idToken("it is for \(claims.aud.value.joined(separator: ", ")), not \(clientID)")
         }
         guard now.timeIntervalSince1970 < claims.exp else { throw OIDCPairingError.idToken("it expired") }

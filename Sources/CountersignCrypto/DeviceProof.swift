@@ -123,10 +123,19 @@ public enum DeviceProof {
     }
 
     /// An authenticator's mobile payload for pairing by OpenID Connect (docs/PROTOCOL.md §6.11): it names the
-    /// authenticator's new key and proves it holds it, for a short time, so that an ID token can carry a
-    /// pairing grant for that key alone.
-    public static func mobilePayloadMessage(signingKey: PublicKey, issuedAt: Int64, nonce: [UInt8]) -> [UInt8] {
-        framed("countersign/v1 mobile payload", lv(signingKey.spkiDER) + u64(issuedAt) + lv(nonce))
+    /// authenticator's new key and proves it holds it, for a short time and for one provider (`issuer`) and
+    /// client, so that an ID token can carry a pairing grant for that key alone.
+    public static func mobilePayloadMessage(
+        signingKey: PublicKey,
+        issuedAt: Int64,
+        nonce: [UInt8],
+        issuer: String,
+        clientID: String
+    ) -> [UInt8] {
+        framed(
+            "countersign/v1 mobile payload",
+            lv(signingKey.spkiDER) + u64(issuedAt) + lv(nonce) + lv(Array(issuer.utf8)) + lv(Array(clientID.utf8))
+        )
     }
 
     static func lv(_ bytes: [UInt8]) -> [UInt8] {

@@ -93,10 +93,11 @@ package struct ServerServices: Sendable {
             alsoTell(ending)
             bus.publish(.ended(ending))
             // Every session of the account ended (sign out everywhere, a password change, a lock): so does what
-            // it granted other applications through the OpenID Connect provider.
+            // it granted other applications through the OpenID Connect provider, and the pairings it opened.
             if case .account(let accountID) = ending {
                 Task { [logger] in
                     do {
+                        try await storage.deletePairingKeys(accountID: accountID)
                         let grants = try await storage.revokeOIDCGrants(accountID: accountID, now: clock.now())
                         await logout.send(grants)
                     } catch {
@@ -162,12 +163,12 @@ package struct ServerServices: Sendable {
             clock: clock,
             random: random
         ) { signal in bus.publish(signal) }
-        pairingGrants.set { token, accountID, payload, key, origin in
+        pairingGrants.set { token, accountID, payloadHash, keyHash, origin in
             switch try await mfa.openPairingGrant(
                 token: token,
                 accountID: accountID,
-                payload: payload,
-                signingKey: key,
+                payloadHash: payloadHash,
+                keyHash: keyHash,
                 origin: origin
             ) {
             case .opened: .opened

@@ -44,6 +44,10 @@ struct OIDCClientCommand: AsyncParsableCommand {
         @Option(name: .customLong("id-token-alg"), help: "ES256 (default) or RS256, for apps that know only RS256.")
         var algorithm: String?
         @Option(help: "yes: a pairwise subject (sub differs per client).") var pairwise: Choice?
+        @Option(
+            help:
+                "yes: it may pair authenticators by OpenID Connect (a mobilePayload, docs/PROTOCOL.md §6.11); only for an authenticator app you trust."
+        ) var pairing: Choice?
 
         enum Choice: String, ExpressibleByArgument { case yes, no }
 
@@ -61,6 +65,7 @@ struct OIDCClientCommand: AsyncParsableCommand {
             d.offlineAccess = offlineAccess.map { $0 == .yes }
             d.algorithm = algorithm
             d.pairwise = pairwise.map { $0 == .yes }
+            d.pairing = pairing.map { $0 == .yes }
             return d
         }
     }

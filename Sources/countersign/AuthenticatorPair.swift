@@ -107,6 +107,11 @@ extension AuthenticatorCommand {
                     "name the server with --server URL, or pass the pairing URI (countersign://pair?key=…&server=…)"
                 )
             }
+            if oidc != nil, !yes, isatty(0) != 1 {
+                throw CLIError.usage(
+                    "not at a terminal to confirm the pairing: pass --yes once you know the account and the server"
+                )
+            }
             let deviceName = (name ?? DeviceContext.hostName()).trimmingCharacters(in: .whitespaces)
             let passphrase = try Terminal.newPassphrase(
                 file: passphraseFile,
@@ -116,25 +121,26 @@ extension AuthenticatorCommand {
                 unchanged: "nothing was changed"
             )
             let identity = Identity.generate()
+            // By OpenID Connect: the browser and the question first (minutes), the key written only then.
+            var pairing: PairingObject?
+            if let oidc, let clientId {
+                do {
+                    pairing = try await Self.oidcPairing(oidc, clientID: clientId, name: deviceName, identity: identity)
+                } catch let e as OIDCPairingError {
+                    throw CLIError.usage("pairing by OpenID Connect failed: \(e)")
+                }
+                if let pairing, !(try Self.confirm(pairing, yes: yes)) {
+                    try await pairing.deny()
+                    Terminal.warn("not paired: the pairing grant is declined and spent")
+                    throw ExitCode(1)
+                }
+            }
             let keyFile = try DeviceKeys.keyring.store(identity, passphrase: passphrase)
             let authenticator: CountersignAuthenticator
             let info: PairingInfo
             do {
-                if let oidc, let clientId {
-                    guard
-                        let paired = try await Self.pairByOIDC(
-                            oidc,
-                            clientID: clientId,
-                            name: deviceName,
-                            identity: identity,
-                            yes: yes
-                        )
-                    else {
-                        PrivateFiles.remove(PrivateFiles.config.appendingPathComponent(keyFile))
-                        Terminal.warn("not paired: the pairing grant is declined and spent")
-                        throw ExitCode(1)
-                    }
-                    (authenticator, info) = paired
+                if let pairing {
+                    (authenticator, info) = try await pairing.approve()
                 } else {
                     (authenticator, info) = try await CountersignAuthenticator.pair(
                         key ?? "",
@@ -143,12 +149,11 @@ extension AuthenticatorCommand {
                         identity: identity
                     )
                 }
-            } catch let exit as ExitCode {
-                throw exit
             } catch {
                 PrivateFiles.remove(PrivateFiles.config.appendingPathComponent(keyFile))
                 switch error {
-                case let e as OIDCPairingError: throw CLIError.usage("pairing by OpenID Connect failed: \(e)")
+                case PingOneError.pairingKey where pairing != nil:
+                    throw CLIError.usage("the pairing grant is used or expired (PingOne 10005 pairingKey); start again")
                 case PingOneError.pairingKey:
                     throw CLIError.usage(
                         "the pairing key is wrong, used or expired (PingOne 10005 pairingKey); make a new one with `countersign account mfa pairing-key`"
@@ -180,17 +185,19 @@ extension AuthenticatorCommand {
         }
 
         /// PingOne's pairing by OpenID Connect as a native app (RFC 8252): a mobile payload for `identity`, the
-        /// authorization in a browser with a loopback redirect, the ID token checked, then paired once the
-        /// person says so here (or `yes`); nil when they declined (the grant is spent).
-        static func pairByOIDC(
+        /// authorization in a browser with a loopback redirect, the ID token checked: what would be paired.
+        static func oidcPairing(
             _ issuer: String,
             clientID: String,
             name: String,
-            identity: Identity,
-            yes: Bool
-        ) async throws -> (CountersignAuthenticator, PairingInfo)? {
+            identity: Identity
+        ) async throws -> PairingObject {
             let provider = try await OIDCProvider.discover(issuer)
-            let payload = try CountersignAuthenticator.generateMobilePayload(identity: identity)
+            let payload = try CountersignAuthenticator.generateMobilePayload(
+                identity: identity,
+                issuer: provider.issuer,
+                clientID: clientID
+            )
             let flow = try await OIDCNativeAuthorization.start(
                 provider: provider,
                 clientID: clientID,
@@ -200,11 +207,11 @@ extension AuthenticatorCommand {
             print(flow.url.absoluteString)
             fflush(nil)
             Terminal.warn("waiting for the browser (at most \(Int(MobilePayload.lifetime / 60)) minutes)…")
-            let tokens = try await flow.tokens(timeout: .seconds(Int64(MobilePayload.lifetime)))
+            let tokens = try await flow.tokens(timeout: Duration.seconds(Int(MobilePayload.lifetime)))
             guard let idToken = tokens.id_token else {
                 throw OIDCPairingError.idToken("the token endpoint sent no ID token")
             }
-            let pairing = try await CountersignAuthenticator.processIdToken(
+            return try await CountersignAuthenticator.processIdToken(
                 idToken,
                 provider: provider,
                 clientID: clientID,
@@ -213,29 +220,23 @@ extension AuthenticatorCommand {
                 identity: identity,
                 name: name
             )
+        }
+
+        /// Whether the person pairs: asked at the terminal (yes to go on) unless `yes`; the account is said either way.
+        static func confirm(_ pairing: PairingObject, yes: Bool) throws -> Bool {
             let question = """
-                Pair this directory as authenticator "\(Terminal.printable(name))" of \(Terminal.printable(pairing.username)) on \(pairing.server.absoluteString) \
-                (key fingerprint \(pairing.fingerprint))?
+                Pair this directory as authenticator "\(Terminal.printable(pairing.deviceName))" of \(Terminal.printable(pairing.username)) \
+                on \(pairing.server.absoluteString) (key fingerprint \(pairing.fingerprint))?
                 """
-            let approved: Bool
             if yes {
-                approved = true
-            } else {
-                guard isatty(0) == 1 else {
-                    try? await pairing.deny()
-                    throw CLIError.usage(
-                        "not at a terminal to confirm the pairing: pass --yes (the grant is spent; start again)"
-                    )
-                }
-                print("\(question) Type yes to pair: ", terminator: "")
-                fflush(nil)
-                approved = (Swift.readLine() ?? "").trimmingCharacters(in: .whitespaces).lowercased() == "yes"
+                Terminal.warn(
+                    "pairing as an authenticator of \(Terminal.printable(pairing.username)) on \(pairing.server.absoluteString)"
+                )
+                return true
             }
-            guard approved else {
-                try await pairing.deny()
-                return nil
-            }
-            return try await pairing.approve()
+            print("\(question) Type yes to pair: ", terminator: "")
+            fflush(nil)
+            return (Swift.readLine() ?? "").trimmingCharacters(in: .whitespaces).lowercased() == "yes"
         }
     }
 }

@@ -25,6 +25,22 @@ import Testing
         return try claims(idToken)["urn:countersign:pairing"] as? [String: Any]
     }
 
+    /// The client `app`, allowed to pair (§6.11).
+    static func pairingClient(_ id: String = "app") -> OIDCClient {
+        var client = Flow.client(id)
+        client.pairing = true
+        return client
+    }
+
+    static func payload(_ identity: Identity, at now: Date, client: String = "app") throws -> String {
+        try CountersignAuthenticator.generateMobilePayload(
+            identity: identity,
+            issuer: Flow.issuer,
+            clientID: client,
+            now: now
+        )
+    }
+
     static func sha256(_ bytes: [UInt8]) -> String { Base64URL(Array(SHA256.hash(data: bytes))).text }
 
     /// The authorization's answer with `payload` as `mobilePayload` (consent given).
@@ -40,8 +56,14 @@ import Testing
     }
 
     static func idToken(_ api: API, _ answer: OIDCAuthorizationAnswer) async throws -> OIDCTokenResponse {
+        let reply = try await exchange(api, answer)
+        #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
+        return try JSONDecoder().decode(OIDCTokenResponse.self, from: reply.body)
+    }
+
+    static func exchange(_ api: API, _ answer: OIDCAuthorizationAnswer) async throws -> API.Reply {
         let code = try #require(Flow.query(answer.location)["code"], "\(answer)")
-        let reply = try await Flow.form(
+        return try await Flow.form(
             api,
             "/oauth2/token",
             [
@@ -50,8 +72,6 @@ import Testing
             ],
             basic: ("app", "s3cret")
         )
-        #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
-        return try JSONDecoder().decode(OIDCTokenResponse.self, from: reply.body)
     }
 
     /// The pairing grant of `payload`'s ID token.
@@ -95,13 +115,13 @@ import Testing
         try await h.run { api in
             try await api.register("pairalice")
             let token = try await api.token("pairalice")
-            #expect(try await h.storage.addOIDCClient(Flow.client("app")))
+            #expect(try await h.storage.addOIDCClient(Self.pairingClient()))
             // No payload, no claim.
             let plain = try await Self.idToken(api, try await Self.authorize(api, token, payload: nil))
             #expect(try Self.pairingClaim(plain) == nil)
 
             let phone = Identity.generate()
-            let payload = try CountersignAuthenticator.generateMobilePayload(identity: phone, now: h.clock.now())
+            let payload = try Self.payload(phone, at: h.clock.now())
             let tokens = try await Self.idToken(api, try await Self.authorize(api, token, payload: payload))
             let claim = try #require(try Self.pairingClaim(tokens))
             let grant = try #require(claim["grant"] as? String)
@@ -121,10 +141,10 @@ import Testing
             let again = try JSONDecoder().decode(OIDCTokenResponse.self, from: refreshed.body)
             #expect(try Self.pairingClaim(again) == nil)
 
-            // The same payload again: refused, and no second grant.
-            let replay = try await Self.authorize(api, token, payload: payload)
-            #expect(Self.error(replay).0 == "invalid_request", "\(replay)")
-            #expect(Self.error(replay).1?.contains("used before") == true)
+            // The same payload again: its code gives no tokens (the grant opens as the code is exchanged).
+            let replay = try await Self.exchange(api, try await Self.authorize(api, token, payload: payload))
+            #expect(replay.status == 400 && replay.json["error"] as? String == "invalid_grant")
+            #expect((replay.json["error_description"] as? String)?.contains("used before") == true)
 
             // Another key than the payload's: refused, and the grant is spent.
             let thief = Identity.generate()
@@ -136,7 +156,7 @@ import Testing
             let grant2 = try await Self.grant(
                 api,
                 token,
-                try CountersignAuthenticator.generateMobilePayload(identity: phone2, now: h.clock.now())
+                try Self.payload(phone2, at: h.clock.now())
             )
             #expect(
                 try await Self.pair(api, grant2, keys: phone2, signer: thief).json["code"] as? String == "bad-signature"
@@ -152,7 +172,7 @@ import Testing
             let grant3 = try await Self.grant(
                 api,
                 token,
-                try CountersignAuthenticator.generateMobilePayload(identity: phone3, now: h.clock.now())
+                try Self.payload(phone3, at: h.clock.now())
             )
             let paired = try await Self.pair(api, grant3, keys: phone3)
             #expect(paired.status == 201, "\(String(decoding: paired.body, as: UTF8.self))")
@@ -167,7 +187,7 @@ import Testing
             let grant4 = try await Self.grant(
                 api,
                 token,
-                try CountersignAuthenticator.generateMobilePayload(identity: phone4, now: h.clock.now())
+                try Self.payload(phone4, at: h.clock.now())
             )
             let declined = try await api.call(.post, "/v1/authenticators/refusals", json: ["pairingKey": grant4])
             #expect(declined.status == 204)
@@ -183,7 +203,7 @@ import Testing
             let grant5 = try await Self.grant(
                 api,
                 token,
-                try CountersignAuthenticator.generateMobilePayload(identity: phone5, now: h.clock.now())
+                try Self.payload(phone5, at: h.clock.now())
             )
             h.clock.advance(601)
             #expect(try await Self.pair(api, grant5, keys: phone5).json["code"] as? String == "pairing-key-invalid")
@@ -196,7 +216,7 @@ import Testing
         try await h.run { api in
             try await api.register("pairbob")
             let token = try await api.token("pairbob")
-            #expect(try await h.storage.addOIDCClient(Flow.client("app")))
+            #expect(try await h.storage.addOIDCClient(Self.pairingClient()))
             let phone = Identity.generate()
             let now = h.clock.now()
             func refused(
@@ -211,16 +231,57 @@ import Testing
                 #expect(error == "invalid_request", "\(answer)", sourceLocation: sourceLocation)
                 #expect(description?.contains(words) == true, "\(answer)", sourceLocation: sourceLocation)
             }
-            let stale = try CountersignAuthenticator.generateMobilePayload(identity: phone, now: now - 301)
+            let stale = try Self.payload(phone, at: now - 301)
             try await refused(stale, "expired")
-            let ahead = try CountersignAuthenticator.generateMobilePayload(identity: phone, now: now + 120)
+            let ahead = try Self.payload(phone, at: now + 120)
             try await refused(ahead, "future")
             // A minute of clock skew is allowed.
-            let skewed = try CountersignAuthenticator.generateMobilePayload(identity: phone, now: now + 50)
+            let skewed = try Self.payload(phone, at: now + 50)
             #expect(Flow.query(try await Self.authorize(api, token, payload: skewed).location)["code"] != nil)
 
+            // For another client or another provider: refused (a payload is bound to both).
+            try await refused(try Self.payload(phone, at: now, client: "other"), "not a payload signed")
+            try await refused(
+                try CountersignAuthenticator.generateMobilePayload(
+                    identity: phone,
+                    issuer: "https://evil.example.com",
+                    clientID: "app",
+                    now: now
+                ),
+                "not a payload signed"
+            )
+            // Only a client an administrator allowed to pair may send one.
+            #expect(try await h.storage.addOIDCClient(Flow.client("plain")))
+            let plain = try await Flow.authorize(
+                api,
+                token,
+                Flow.parameters("plain", ["mobilePayload": try Self.payload(phone, at: now, client: "plain")]),
+                consent: true
+            )
+            #expect(Self.error(plain).0 == "unauthorized_client", "\(plain)")
+            // Always confirmed on the page, naming the key, even with the consent remembered or first party.
+            var first = Self.pairingClient("mine")
+            first.firstParty = true
+            #expect(try await h.storage.addOIDCClient(first))
+            let confirming = try await Flow.authorize(
+                api,
+                token,
+                Flow.parameters("mine", ["mobilePayload": try Self.payload(phone, at: now, client: "mine")])
+            )
+            #expect(
+                confirming.action == .consent
+                    && confirming.pairingFingerprint == phone.publicKey.fingerprint.description
+            )
+            let remembered = try await Flow.authorize(
+                api,
+                token,
+                Flow.parameters("app", ["mobilePayload": try Self.payload(phone, at: now)])
+            )
+            #expect(remembered.action == .consent && remembered.pairingFingerprint != nil, "\(remembered)")
+            #expect(try await Flow.authorize(api, token, Flow.parameters("app")).action == .redirect)
+
             let good = try #require(
-                MobilePayload(text: try CountersignAuthenticator.generateMobilePayload(identity: phone, now: now))
+                MobilePayload(text: try Self.payload(phone, at: now))
             )
             var later = good
             later.issuedAt += 1
@@ -235,6 +296,12 @@ import Testing
             )
             try await refused(highS.text, "not a payload signed")
             try await refused("a.b.c.d", "not a payload signed")
+            // One spelling per payload: the same signature with a leading zero is not the same payload.
+            let parts = good.text.split(separator: ".").map(String.init)
+            try await refused(
+                [parts[0], "0" + parts[1], parts[2], parts[3]].joined(separator: "."),
+                "not a payload signed"
+            )
             try await refused(good.text + ".x", "not a payload signed")
             try await refused(String(good.text.dropLast(4)), "not a payload signed")
             // Nothing refused was spent: the good payload still opens a grant.
@@ -242,28 +309,45 @@ import Testing
 
             // Pairing changes the second factors: a sign-in older than ten minutes is asked for again.
             h.clock.advance(11 * 60)
-            let fresh = try CountersignAuthenticator.generateMobilePayload(identity: phone, now: h.clock.now())
+            let fresh = try Self.payload(phone, at: h.clock.now())
             let asked = try await Self.authorize(api, token, payload: fresh)
             #expect(asked.action == .signIn && asked.reason == "reauthenticate", "\(asked)")
             let silent = try await Self.authorize(api, token, payload: fresh, ["prompt": "none"])
-            #expect(Self.error(silent).0 == "login_required", "\(silent)")
+            #expect(Self.error(silent).0 == "interaction_required", "a pairing is always confirmed: \(silent)")
             // Without a payload the same session still gets its code.
             #expect(Flow.query(try await Self.authorize(api, token, payload: nil).location)["code"] != nil)
 
             // At most three open pairings per account (pairing keys and grants alike).
             let newer = try await api.token("pairbob")
-            var opened = 0
+            var opened: [(grant: String, key: Identity)] = []
             for _ in 0..<3 {
-                let p = try CountersignAuthenticator.generateMobilePayload(
-                    identity: Identity.generate(),
-                    now: h.clock.now()
+                let key = Identity.generate()
+                let reply = try await Self.exchange(
+                    api,
+                    try await Self.authorize(api, newer, payload: try Self.payload(key, at: h.clock.now()))
                 )
-                if Flow.query(try await Self.authorize(api, newer, payload: p).location)["code"] != nil { opened += 1 }
+                let tokens = try JSONDecoder().decode(OIDCTokenResponse.self, from: reply.body)
+                if let grant = try Self.pairingClaim(tokens)?["grant"] as? String { opened.append((grant, key)) }
             }
-            #expect(opened == 3, "those opened before the clock moved have expired: \(opened)")
-            let over = try CountersignAuthenticator.generateMobilePayload(identity: phone, now: h.clock.now())
-            let overAnswer = try await Self.authorize(api, newer, payload: over)
-            #expect(Self.error(overAnswer).1?.contains("open pairings") == true, "\(overAnswer)")
+            #expect(opened.count == 3)
+            let over = try Self.payload(phone, at: h.clock.now())
+            let overReply = try await Self.exchange(api, try await Self.authorize(api, newer, payload: over))
+            #expect((overReply.json["error_description"] as? String)?.contains("open pairings") == true)
+            // Signing out everywhere ends them (what a session opened goes with it).
+            let everywhere = try await api.call(.delete, "/v1/sessions", token: newer)
+            #expect(everywhere.status == 204, "\(everywhere.status)")
+            let bob = try #require(try await h.storage.account(username: "pairbob"))
+            var left = opened.count
+            for _ in 0..<100 where left > 0 {
+                try await Task.sleep(for: .milliseconds(50))
+                left =
+                    try await h.storage.sql.raw(
+                        "SELECT COUNT(*) AS n FROM pairing_keys WHERE account_id = \(bind: bob.id)"
+                    ).first()?.decode(column: "n", as: Int.self) ?? -1
+            }
+            #expect(left == 0)
+            let late = try await Self.pair(api, opened[0].grant, keys: opened[0].key)
+            #expect(late.json["code"] as? String == "pairing-key-invalid")
         }
     }
 }

@@ -35,6 +35,8 @@ import FoundationNetworking
             "--public",
             "--policy",
             "password",
+            "--pairing",
+            "yes",
             "--database",
             db
         )
@@ -83,19 +85,44 @@ import FoundationNetworking
         try await browser.signIn(username: "alice", password: "correct horse")
         let session = try #require(browser.token)
 
-        // Not at a terminal and no --yes: nothing is paired, the grant is declined.
+        // Not at a terminal and no --yes: refused before anything starts.
         let phone = Dir(t: t, name: "phone")
-        let unsure = try MFACLITests.Running(
-            phone,
-            ["authenticator", "pair", "--oidc", issuer, "--client-id", "authapp", "--name", "phone", "--no-passphrase"]
+        let unsure = try phone.cs(
+            "authenticator",
+            "pair",
+            "--oidc",
+            issuer,
+            "--client-id",
+            "authapp",
+            "--name",
+            "phone",
+            "--no-passphrase"
         )
-        let firstURL = try unsure.wait(for: "^(http://127\\.0\\.0\\.1:[0-9]+/oauth2/authorize\\?.*)$")
+        #expect(unsure.status != 0 && unsure.stderr.contains("pass --yes"), "\(unsure.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: phone.file("authenticator.json")))
+
+        // At a terminal, answered no: the grant is declined and nothing is kept.
+        let declining = try MFACLITests.Running(
+            phone,
+            [
+                "authenticator", "pair", "--oidc", issuer, "--client-id", "authapp", "--name", "phone",
+                "--no-passphrase",
+            ],
+            terminal: true
+        )
+        let firstURL = try declining.wait(for: "^(http://127\\.0\\.0\\.1:[0-9]+/oauth2/authorize\\?[^\\r]*)\\r?$")
         #expect(firstURL.contains("mobilePayload=") && firstURL.contains("code_challenge_method=S256"))
         let back = try await Self.browse(firstURL, issuer: issuer, session: session)
         #expect(back.status == 200 && back.body.contains("you may close this tab"), "\(back)")
-        let refused = unsure.finish()
-        #expect(refused.status != 0 && refused.stderr.contains("pass --yes"), "\(refused)")
+        _ = try declining.wait(for: "of alice on \(issuer).*Type yes to pair")
+        declining.type("no")
+        let declined = declining.finish()
+        #expect(declined.status != 0, "\(declined)")
+        #expect(declined.stdout.contains("declined") || declined.stderr.contains("declined"), "\(declined)")
         #expect(!FileManager.default.fileExists(atPath: phone.file("authenticator.json")))
+        // The key is written only once the pairing is confirmed.
+        let keys = (try? FileManager.default.contentsOfDirectory(atPath: phone.file("keys"))) ?? []
+        #expect(keys.isEmpty, "\(keys)")
 
         let pairing = try MFACLITests.Running(
             phone,
@@ -110,6 +137,7 @@ import FoundationNetworking
         #expect(paired.status == 0, "\(paired)")
         #expect(paired.stdout.contains("push: COMPLETED") && paired.stdout.contains("username: alice"), "\(paired)")
         #expect(paired.stderr.contains("paired authenticator"), "\(paired.stderr)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: phone.file("keys"))) ?? []).count == 1)
 
         // It approves a sign-in like any paired authenticator.
         let laptop = Dir(t: t, name: "laptop")
@@ -135,13 +163,17 @@ import FoundationNetworking
         #expect(provider.issuer == issuer)
 
         let identity = Identity.generate()
-        let payload = try CountersignAuthenticator.generateMobilePayload(identity: identity)
+        let payload = try CountersignAuthenticator.generateMobilePayload(
+            identity: identity,
+            issuer: issuer,
+            clientID: "authapp"
+        )
         let flow = try await OIDCNativeAuthorization.start(
             provider: provider,
             clientID: "authapp",
             extra: ["mobilePayload": payload]
         )
-        async let tokens = flow.tokens(timeout: .seconds(60))
+        async let tokens = flow.tokens(timeout: Duration.seconds(60))
         _ = try await Self.browse(flow.url.absoluteString, issuer: issuer, session: session)
         let idToken = try #require(try await tokens.id_token)
 
@@ -166,7 +198,13 @@ import FoundationNetworking
         await #expect(throws: OIDCPairingError.self) { try await process(nonce: "not-this-request") }
         let other = Identity.generate()
         await #expect(throws: OIDCPairingError.otherPayload) {
-            try await process(payload: try CountersignAuthenticator.generateMobilePayload(identity: other))
+            try await process(
+                payload: try CountersignAuthenticator.generateMobilePayload(
+                    identity: other,
+                    issuer: issuer,
+                    clientID: "authapp"
+                )
+            )
         }
         await #expect(throws: OIDCPairingError.otherPayload) { try await process(identity: other) }
         // A token whose signature does not verify (its payload altered).

@@ -27,7 +27,7 @@ enum APIRoutes {
         "/v1/mfa/transactions/{id}/recovery-code": ["POST"],
         "/v1/mfa/transactions/{id}/session": ["POST"],
         "/v1/auth-codes": ["POST"], "/v1/auth-codes/current": ["GET"], "/v1/auth-codes/current/session": ["POST"],
-        "/v1/authenticators": ["POST"], "/v1/authenticator": ["GET", "DELETE"], "/v1/authenticator/challenges": ["GET"],
+        "/v1/authenticators": ["POST"], "/v1/authenticators/refusals": ["POST"], "/v1/authenticator": ["GET", "DELETE"], "/v1/authenticator/challenges": ["GET"],
         "/v1/authenticator/answers": ["POST"],
         "/v1/authenticator/push": ["PUT"], "/v1/authenticator/logs": ["POST"], "/v1/authenticator/auth-codes": ["POST"],
         "/v1/authenticator/auth-codes/approve": ["POST"], "/v1/authenticator/auth-codes/deny": ["POST"],

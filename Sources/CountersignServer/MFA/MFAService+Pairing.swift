@@ -113,7 +113,8 @@ extension MFAService {
         case .paired(let id): accountID = id
         case .keyInvalid, .refused(.notFound): throw MFAError.pairingKeyInvalid
         case .accountLocked: throw SignInRefusal.locked
-        case .otherKey:
+        case .otherKey(let accountID):
+            try? await audit.record(accountID, .mfaPair, .badSignature, origin)
             throw MFAError.badSignature(
                 "this pairing grant is for another key: pair with the key the mobile payload named (docs/PROTOCOL.md §6.11)"
             )
@@ -148,24 +149,25 @@ extension MFAService {
 /// Pairing by OpenID Connect (docs/PROTOCOL.md §6.11): the grant an ID token carries, opened when the
 /// authorization with a mobile payload is granted, and declined by the device it was for.
 extension MFAService {
-    /// Opens a pairing grant (`token`, made by the provider) for `accountID`, bound to the payload's key; at
-    /// most once per payload and within the account's open pairing keys. Audited as a pairing key.
+    /// Opens a pairing grant (`token`, made by the provider) for `accountID`, bound to a key (`keyHash`: base64url
+    /// of SHA-256 of its SPKI DER); at most once per payload (`payloadHash`, remembered as long as a payload can
+    /// live) and within the account's open pairing keys. Audited as a pairing key.
     func openPairingGrant(
         token: String,
         accountID: String,
-        payload: MobilePayload,
-        signingKey: PublicKey,
+        payloadHash: String,
+        keyHash: String,
         origin: RequestOrigin
     ) async throws -> PairingGrantWrite {
         let now = clock.now()
+        guard let key = Base64URL(text: keyHash), key.bytes.count == 32 else { return .tooMany }
         let opened = try await pairingStore.openPairingGrant(
             hash: PairingKey.hash(token),
             accountID: accountID,
-            boundKey: PairingKey.boundKey(signingKey),
-            payloadHash: TokenHash.hex(payload.text),
+            boundKey: Hex.encode(key.bytes),
+            payloadHash: payloadHash,
             expiresAt: now.addingTimeInterval(PairingKey.lifetime),
-            payloadExpiresAt: Date(timeIntervalSince1970: TimeInterval(payload.issuedAt))
-                .addingTimeInterval(MobilePayload.lifetime + 60),
+            payloadExpiresAt: now.addingTimeInterval(MobilePayload.lifetime + 60),
             maxOpen: PairingKey.maxOpenPerAccount,
             now: now
         )

@@ -16,8 +16,8 @@ public enum PairingWrite: Equatable, Sendable {
     case refused(DeviceWrite)
     /// The key is spent and nothing paired: its account is locked (a key issued just before the lock).
     case accountLocked
-    /// The key is spent and nothing paired: it is a grant bound to another signing key.
-    case otherKey
+    /// The key is spent and nothing paired: it is a grant of `accountID` bound to another signing key.
+    case otherKey(accountID: String)
 }
 
 /// What `PairingStore.openPairingGrant` did.
@@ -53,6 +53,8 @@ public protocol PairingStore: Sendable {
         maxOpen: Int,
         now: Date
     ) async throws -> PairingGrantWrite
+    /// Deletes every pairing key and grant of the account.
+    func deletePairingKeys(accountID: String) async throws
     /// Deletes the key whatever its state and returns its account if it had not expired.
     func spendPairingKey(hash: String, now: Date) async throws -> String?
     /// Spends the key as `spendPairingKey` does and, if it was open, pairs in the same write transaction:

@@ -19,6 +19,7 @@ public enum OIDCAdmin {
         public var offlineAccess: Bool?
         public var algorithm: String?
         public var pairwise: Bool?
+        public var pairing: Bool?
         public init() {}
     }
 
@@ -43,6 +44,7 @@ public enum OIDCAdmin {
                 offlineAccess: draft.offlineAccess ?? false,
                 idTokenAlgorithm: try algorithm(draft.algorithm ?? "ES256"),
                 pairwise: draft.pairwise ?? false,
+                pairing: draft.pairing ?? false,
                 createdAt: Date()
             )
             let secret = draft.isPublic == true ? nil : newSecret()
@@ -76,6 +78,7 @@ public enum OIDCAdmin {
             if let v = draft.offlineAccess { client.offlineAccess = v }
             if let v = draft.algorithm { client.idTokenAlgorithm = try algorithm(v) }
             if let v = draft.pairwise { client.pairwise = v }
+            if let v = draft.pairing { client.pairing = v }
             var secret: String?
             if draft.isPublic == true {
                 client.secretHash = nil
@@ -91,6 +94,7 @@ public enum OIDCAdmin {
             if before.policy != client.policy || before.allowedUsers != client.allowedUsers
                 || before.secretHash != client.secretHash || before.offlineAccess != client.offlineAccess
                 || before.pairwise != client.pairwise || before.redirectURIs != client.redirectURIs
+                || before.pairing != client.pairing
             {
                 try await storage.revokeOIDCGrants(clientID: id, now: Date())
             }
@@ -145,6 +149,7 @@ public enum OIDCAdmin {
             "users: \(c.allowedUsers.isEmpty ? "every account" : c.allowedUsers.joined(separator: " "))",
             "refresh tokens without offline_access: \(c.offlineAccess ? "yes" : "no")",
             "ID token algorithm: \(c.idTokenAlgorithm.rawValue)", "pairwise subject: \(c.pairwise ? "yes" : "no")",
+            "pairs authenticators: \(c.pairing ? "yes" : "no")",
         ]
     }
 

@@ -36,6 +36,10 @@ public struct OIDCClient: Equatable, Sendable {
     public var idTokenAlgorithm: Algorithm
     /// `sub` differs per client (a pairwise identifier) instead of the account's one opaque ID.
     public var pairwise: Bool
+    /// May pair authenticators by OpenID Connect (docs/PROTOCOL.md §6.11): its authorization requests may carry
+    /// a `mobilePayload`. Off unless an administrator turns it on: a client that may pair can add an
+    /// authenticator it controls to any account that allows it.
+    public var pairing: Bool = false
     public var createdAt: Date
 
     public var isPublic: Bool { secretHash == nil }

@@ -30,7 +30,9 @@ struct OIDCRoutes {
                 try await Self.answer {
                     Response(
                         status: .seeOther,
-                        headers: [.location: "/\(path)?" + (try await Self.formQuery(request)), .cacheControl: "no-store"]
+                        headers: [
+                            .location: "/\(path)?" + (try await Self.formQuery(request)), .cacheControl: "no-store",
+                        ]
                     )
                 }
             }
@@ -165,8 +167,14 @@ struct OIDCRoutes {
                 clientId: client.id,
                 clientName: client.name
             )
-        case .consent(let client, let scope):
-            OIDCAuthorizationAnswer(action: .consent, clientId: client.id, clientName: client.name, scope: scope)
+        case .consent(let client, let scope, let pairing):
+            OIDCAuthorizationAnswer(
+                action: .consent,
+                clientId: client.id,
+                clientName: client.name,
+                scope: scope,
+                pairingFingerprint: pairing
+            )
         }
     }
 

@@ -14,6 +14,8 @@ extension OIDCService {
         case opened
         case payloadUsed
         case tooMany
+        /// Nothing to open it with (the server is not assembled with the MFA feature).
+        case unavailable
     }
 
     /// A payload checked: its signing key verified its signature and its time is within the window.
@@ -22,22 +24,29 @@ extension OIDCService {
         let key: PublicKey
     }
 
-    /// The payload of `text`, or why it is refused (words for `invalid_request`).
-    static func checkPayload(_ text: String, now: Date) -> Result<CheckedPayload, OIDCError> {
+    /// The payload of `text` for `client`, or why it is refused (words for `invalid_request`).
+    static func checkPayload(
+        _ text: String,
+        issuer: String,
+        clientID: String,
+        now: Date
+    ) -> Result<CheckedPayload, OIDCError> {
         guard let payload = MobilePayload(text: text), let key = try? PublicKey(spki: payload.signingKey.bytes),
             key.isValidSignature(
                 payload.signature.bytes,
                 for: DeviceProof.mobilePayloadMessage(
                     signingKey: key,
                     issuedAt: payload.issuedAt,
-                    nonce: payload.nonce.bytes
+                    nonce: payload.nonce.bytes,
+                    issuer: issuer,
+                    clientID: clientID
                 )
             )
         else {
             return .failure(
                 OIDCError(
                     .invalidRequest,
-                    "mobilePayload is not a payload signed by the key it names (docs/PROTOCOL.md §6.11): make a new one"
+                    "mobilePayload is not a payload signed by the key it names for this provider and client (docs/PROTOCOL.md §6.11): make a new one"
                 )
             )
         }
@@ -53,6 +62,31 @@ extension OIDCService {
             )
         }
         return .success(CheckedPayload(payload: payload, key: key))
+    }
+
+    /// Opens the pairing grant of `grant` (its request carried a payload), as the code is exchanged: the grant
+    /// is then the code's only. Throws `invalid_grant` when it cannot be opened.
+    func openPairing(_ grant: OIDCGrant, origin: RequestOrigin) async throws {
+        guard let payload = grant.pairingPayload, let key = grant.pairingKey else { return }
+        switch try await pairing(
+            token: pairingGrant(grantID: grant.id),
+            accountID: grant.accountID,
+            payloadHash: payload,
+            keyHash: key,
+            origin: origin
+        ) {
+        case .opened:
+            try await audit.record(grant.accountID, .oidcToken, .oidc("pairing-grant-\(grant.clientID)"), origin)
+        case .payloadUsed:
+            throw OIDCError(.invalidGrant, "this mobilePayload was used before: make a new one and start again")
+        case .tooMany:
+            throw OIDCError(
+                .invalidGrant,
+                "the account has as many open pairings as allowed: use one, or wait ten minutes"
+            )
+        case .unavailable:
+            throw OIDCError(.serverError, "pairing is not available on this server now")
+        }
     }
 
     /// The grant's pairing grant: derived from the grant's ID under a server key, so that the code exchange can
@@ -86,9 +120,10 @@ extension OIDCService {
 /// How the provider opens a pairing grant: the MFA feature's service, set once the server is assembled
 /// (the provider is made before it, since sessions tell the provider when they end).
 public final class PairingGrantOpener: Sendable {
+    /// `payloadHash` and `keyHash` base64url of SHA-256 of the payload's text and of its key's SPKI DER.
     public typealias Open =
         @Sendable (
-            _ token: String, _ accountID: String, _ payload: MobilePayload, _ key: PublicKey, _ origin: RequestOrigin
+            _ token: String, _ accountID: String, _ payloadHash: String, _ keyHash: String, _ origin: RequestOrigin
         ) async throws -> OIDCService.PairingOpening
     private let open = Mutex<Open?>(nil)
 
@@ -99,11 +134,11 @@ public final class PairingGrantOpener: Sendable {
     func callAsFunction(
         token: String,
         accountID: String,
-        payload: MobilePayload,
-        key: PublicKey,
+        payloadHash: String,
+        keyHash: String,
         origin: RequestOrigin
     ) async throws -> OIDCService.PairingOpening {
-        guard let open = open.withLock({ $0 }) else { return .tooMany }
-        return try await open(token, accountID, payload, key, origin)
+        guard let open = open.withLock({ $0 }) else { return .unavailable }
+        return try await open(token, accountID, payloadHash, keyHash, origin)
     }
 }

@@ -17,7 +17,8 @@ public struct OIDCService: Sendable {
         /// to `need`, then ask again.
         case signIn(reason: SignInReason, client: OIDCClient, since: Date)
         /// The person must allow the client `scope` (the consent screen), then ask again with their answer.
-        case consent(client: OIDCClient, scope: [String])
+        /// `pairing`: the fingerprint of the authenticator key the request would also pair (§6.11).
+        case consent(client: OIDCClient, scope: [String], pairing: String? = nil)
     }
     public enum SignInReason: String, Sendable {
         case login
@@ -160,7 +161,8 @@ public struct OIDCService: Sendable {
         // prompt=none it must name the account signed in here.
         var hintSubject: String?
         if let text = p["id_token_hint"] {
-            guard let token = try? await keys.verify(text, as: IDToken.self), token.iss == issuer, token.aud == client.id
+            guard let token = try? await keys.verify(text, as: IDToken.self), token.iss == issuer,
+                token.aud == client.id
             else {
                 return try await fail(
                     .invalidRequest,
@@ -171,7 +173,20 @@ public struct OIDCService: Sendable {
         }
         var pairingPayload: CheckedPayload?
         if let text = p["mobilePayload"] {
-            switch Self.checkPayload(text, now: now) {
+            guard client.pairing else {
+                return try await fail(
+                    .unauthorizedClient,
+                    "\(client.name) may not pair authenticators (docs/PROTOCOL.md §6.11): drop mobilePayload"
+                )
+            }
+            // A pairing is always confirmed on the provider's page.
+            if none {
+                return try await fail(
+                    .interactionRequired,
+                    "pairing an authenticator is confirmed on the page: no prompt=none"
+                )
+            }
+            switch Self.checkPayload(text, issuer: issuer, clientID: client.id, now: now) {
             case .success(let checked): pairingPayload = checked
             case .failure(let error): return try await fail(error.code, error.description)
             }
@@ -199,7 +214,11 @@ public struct OIDCService: Sendable {
             && !SessionService.isRecentlyAuthenticated(auth, secondFactorChange: true, now: now) && !loggedInAgain
         if prompts.contains("login") && !loggedInAgain || maxAge.map({ age > $0 }) == true || pairingTooOld {
             return none
-                ? try await fail(.loginRequired, "the sign-in is older than max_age allows")
+                ? try await fail(
+                    .loginRequired,
+                    pairingTooOld
+                        ? "a pairing needs a sign-in within ten minutes" : "the sign-in is older than max_age allows"
+                )
                 : .signIn(reason: .reauthenticate, client: client, since: now)
         }
         // The app learns no name: only that this account may not use it.
@@ -216,9 +235,11 @@ public struct OIDCService: Sendable {
         }
         // A native app on a loopback port is whoever listens there first (RFC 8252 §8.6): the person confirms
         // each time, whatever was allowed before.
-        if !client.firstParty || loopbackNative {
+        if !client.firstParty || loopbackNative || pairingPayload != nil {
             let remembered = try await store.oidcConsent(accountID: auth.account.id, clientID: client.id) ?? []
-            let covered = Set(granted).isSubset(of: remembered) && !prompts.contains("consent") && !loopbackNative
+            let covered =
+                Set(granted).isSubset(of: remembered) && !prompts.contains("consent") && !loopbackNative
+                && pairingPayload == nil
             switch consent {
             case false?:
                 return try await fail(.accessDenied, "the person did not allow \(client.name)")  // (declined above)
@@ -233,7 +254,7 @@ public struct OIDCService: Sendable {
             case nil where !covered:
                 return none
                     ? try await fail(.consentRequired, "the person has not allowed \(client.name) yet")
-                    : .consent(client: client, scope: granted)
+                    : .consent(client: client, scope: granted, pairing: pairingPayload?.key.fingerprint.description)
             case nil: break
             }
         }
@@ -253,25 +274,14 @@ public struct OIDCService: Sendable {
             createdAt: now
         )
         if let checked = pairingPayload {
-            // Checked again: signing in may have taken longer than the payload lives.
-            if case .failure(let error) = Self.checkPayload(checked.payload.text, now: now) {
-                return try await fail(error.code, error.description)
-            }
-            switch try await pairing(
-                token: pairingGrant(grantID: grant.id),
-                accountID: auth.account.id,
-                payload: checked.payload,
-                key: checked.key,
-                origin: origin
+            // Checked again: signing in may have taken longer than the payload lives. The grant opens with the code.
+            if case .failure(let error) = Self.checkPayload(
+                checked.payload.text,
+                issuer: issuer,
+                clientID: client.id,
+                now: now
             ) {
-            case .opened: break
-            case .payloadUsed:
-                return try await fail(.invalidRequest, "this mobilePayload was used before: make a new one")
-            case .tooMany:
-                return try await fail(
-                    .invalidRequest,
-                    "the account has as many open pairings as allowed (3): use one, or wait ten minutes"
-                )
+                return try await fail(error.code, error.description)
             }
             grant.pairingPayload = Base64URL(Array(SHA256.hash(data: Array(checked.payload.text.utf8)))).text
             grant.pairingKey = Base64URL(Array(SHA256.hash(data: checked.key.spkiDER))).text
@@ -429,6 +439,7 @@ public struct OIDCService: Sendable {
                     guard Self.isPKCEValue(verifier), ConstantTime.equal(Array(computed.utf8), Array(challenge.utf8))
                     else { throw OIDCError(.invalidGrant, "code_verifier does not match the code_challenge") }
                 }
+                try await openPairing(grant, origin: origin)
                 let response = try await issue(client, grant, now: now, idToken: true)
                 try await audit.record(grant.accountID, .oidcToken, .success, origin)
                 return response

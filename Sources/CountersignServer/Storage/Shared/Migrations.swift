@@ -645,9 +645,11 @@ struct AddOIDCPairing: AsyncMigration {
             .run()
         try await sql.raw("ALTER TABLE oidc_grants ADD COLUMN pairing_payload TEXT").run()
         try await sql.raw("ALTER TABLE oidc_grants ADD COLUMN pairing_key TEXT").run()
+        try await sql.raw("ALTER TABLE oidc_clients ADD COLUMN pairing BIGINT NOT NULL DEFAULT 0").run()
     }
     func revert(on db: any Database) async throws {
         let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE oidc_clients DROP COLUMN pairing").run()
         try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_key").run()
         try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_payload").run()
         try await sql.raw("DROP TABLE pairing_payloads").run()

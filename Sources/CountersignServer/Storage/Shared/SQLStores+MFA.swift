@@ -170,6 +170,10 @@ extension SQLStores {
         }
     }
 
+    package func deletePairingKeys(accountID: String) async throws {
+        try await sql.raw("DELETE FROM pairing_keys WHERE account_id = \(bind: accountID)").run()
+    }
+
     package func spendPairingKey(hash: String, now: Date) async throws -> String? {
         try await Self.spendPairingKey(sql, hash: hash, now: now)?.accountID
     }
@@ -206,7 +210,7 @@ extension SQLStores {
                     return .keyInvalid
                 }
                 // A grant from an ID token pairs only the key its mobile payload named (spent all the same).
-                if let bound, bound != signingKeyHash { return .otherKey }
+                if let bound, bound != signingKeyHash { return .otherKey(accountID: accountID) }
                 // A lock deletes the account's pairing keys, but a key inserted by a request already past
                 // its session check can land after it. FOR SHARE waits for a lock in flight.
                 let locked = try await sql.raw(

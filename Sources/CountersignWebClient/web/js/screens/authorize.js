@@ -123,10 +123,22 @@ function askConsent(section, answer, name) {
       deny.disabled = false;
     }, CONSENT_ARMING_MS);
     const account = visibleText(session.account?.username ?? "");
+    // A request that also pairs an authenticator (PROTOCOL §6.11) says so first: once allowed, that device
+    // approves this account's sign-ins. Asked every time, never remembered.
+    const pairing = answer.pairingFingerprint
+      ? [
+        el("p", { role: "alert", class: "alert" }, `${name} also asks to add a new authenticator to this account. `,
+          "Once added, it approves sign-ins to your account. Allow only if you are setting up that authenticator " +
+          "yourself, now."),
+        el("p", {}, "Its key fingerprint: ", el("code", { "aria-label": "Authenticator key fingerprint" },
+          visibleText(answer.pairingFingerprint))),
+      ]
+      : [];
     replace(
       section,
-      el("h1", {}, `Allow ${name}?`),
+      el("h1", {}, answer.pairingFingerprint ? `Allow ${name} and add an authenticator?` : `Allow ${name}?`),
       el("p", {}, "You are signed in to Countersign as ", el("strong", {}, account), "."),
+      ...pairing,
       el("p", {}, `${name} asks to sign you in with this account. It will receive:`),
       el("ul", { "aria-label": "What the application receives" },
         ...(answer.scope ?? []).map((s) => el("li", {}, SCOPE_WORDS[s] ?? s))),
