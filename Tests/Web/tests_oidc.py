@@ -4,9 +4,13 @@ exchanges it with PKCE, verifies the ID token against the JWKS, reads userinfo, 
 and a reused refresh token revokes its family. A second sign-in to the app is single sign-on (no password,
 no consent). An unregistered redirect URI is shown on the provider's page and redirected nowhere."""
 import http.server
+import os
 import secrets
+import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import urllib.parse
 
@@ -223,3 +227,57 @@ def test_an_app_signs_in_with_authlib_through_consent_and_single_sign_on(server,
             p.close()
         callback.close()
         provider.stop()
+
+
+def test_an_authenticator_pairs_by_openid_connect_once_the_person_confirms_it(server, browser):
+    """PingOne's pairing by OpenID Connect (PROTOCOL §6.11): `countersign authenticator pair --oidc` prints the
+    authorization URL; the signed-in browser opens it and the consent screen says an authenticator will be added,
+    with its key fingerprint; "Allow" sends the browser to the CLI's loopback listener, which pairs."""
+    port = free_port()
+    issuer = f"http://localhost:{port}"
+    provider = Server(port=port, COUNTERSIGN_PUBLIC_URL=issuer)
+    config = tempfile.mkdtemp(prefix="cs-oidc-pair-")
+    p = cli = None
+    try:
+        register_client(provider, "countersign-cli", "http://127.0.0.1/callback", "--public", "--policy", "password",
+                        "--pairing", "yes")
+        subprocess.run([support.BINARY, "admin", "oidc-client", "update", "countersign-cli", "--name",
+                        "Countersign CLI", "--database", f"sqlite:{provider.dir}/web.sqlite"],
+                       capture_output=True, text=True, timeout=60, check=True)
+        p = Page(browser, provider)
+        sign_up(p, "pairuser")
+        expect(p.page.get_by_role("status")).to_contain_text("Device ready", timeout=SLOW)
+        cli = subprocess.Popen(
+            [support.BINARY, "authenticator", "pair", "--oidc", issuer, "--client-id", "countersign-cli", "--name",
+             "cli-phone", "--no-passphrase", "--yes"],
+            env={**os.environ, "COUNTERSIGN_CONFIG_DIR": config}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True)
+        url = cli.stdout.readline().strip()  # the URL is the first line it prints
+        assert url.startswith(issuer + "/oauth2/authorize?") and "mobilePayload=" in url, url
+        p.page.goto(url)
+        expect(p.page.get_by_role("heading", name="Allow Countersign CLI and add an authenticator?")).to_be_visible(
+            timeout=SLOW)
+        expect(p.page.get_by_role("alert")).to_contain_text("approves sign-ins to your account")
+        fingerprint = p.page.get_by_label("Authenticator key fingerprint").inner_text()
+        assert len(fingerprint) > 20, fingerprint
+        expect(p.page.get_by_role("button", name="Allow", exact=True)).to_be_enabled()
+        p.shot("oidc-pairing-consent")
+        p.page.get_by_role("button", name="Allow", exact=True).click()
+        expect(p.page.get_by_text("you may close this tab")).to_be_visible(timeout=SLOW)
+        out, err = cli.communicate(timeout=120)
+        assert cli.returncode == 0, err
+        assert "push: COMPLETED" in out and "username: pairuser" in out, out
+        assert fingerprint in err, (fingerprint, err)  # the CLI printed the same key's fingerprint
+        # Settings → Devices lists it as an authenticator.
+        p.page.goto(issuer + "/")
+        support.open_settings(p.page, "Devices")
+        expect(p.page.get_by_role("list", name="Devices").get_by_role("listitem").filter(has_text="cli-phone")
+               ).to_be_visible(timeout=SLOW)
+    finally:
+        if cli and cli.poll() is None:
+            os.killpg(cli.pid, signal.SIGKILL)
+            cli.wait()
+        if p:
+            p.close()
+        provider.stop()
+        shutil.rmtree(config, ignore_errors=True)
