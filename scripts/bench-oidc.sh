@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The OpenID Connect provider's speed (docs/PROTOCOL.md §6; issue "OpenID Connect provider" §5).
-#   bash scripts/bench-oidc.sh [CODES]     (default 20000; OIDC_ACCOUNTS=8 (registrations are 10 per address), OIDC_CONCURRENCY=64)
+#   bash scripts/bench-oidc.sh [CODES]     (default 20000; OIDC_ACCOUNTS=8 (registrations are 10 per address), OIDC_CONCURRENCY=16)
 # Release build (scratch path .build-bench). The server runs on a fresh SQLite file with a public URL (the
 # issuer) and one confidential client registered by `countersign-server admin oidc-client add` (policy
 # password, refresh tokens). `countersign-bench-push oidc-run` measures, over keep-alive loopback HTTP/1.1:
@@ -12,7 +12,7 @@
 #   oidc: code exchanges E/s (p99 P ms), refresh grants R/s (p99 Q ms), es256 S/s (exchange/signing X), sso p99 Y ms, rss idle Z MiB
 set -euo pipefail
 cd "$(dirname "$0")/.."
-codes=${1:-20000}; accounts=${OIDC_ACCOUNTS:-8}; width=${OIDC_CONCURRENCY:-64}
+codes=${1:-20000}; accounts=${OIDC_ACCOUNTS:-8}; width=${OIDC_CONCURRENCY:-16}
 case $codes in ''|*[!0-9]*) echo "usage: bash scripts/bench-oidc.sh [CODES]" >&2; exit 2 ;; esac
 source scripts/lib/bench-server.sh
 bench_build countersign-bench-push
