@@ -133,5 +133,5 @@ systemd-analyze security --offline=true --threshold=20 "$unit_dir/countersign.se
 rm -rf "$unit_dir"
 
 # The web client in a real browser (after the Swift tests, which leave the debug build of `countersign`):
-# about 10 minutes on 2 cores, more when busy (87 tests), bounded at 40.
+# about 10 minutes on 2 cores, more when busy (88 tests), bounded at 40.
 timeout --kill-after=30 2400 python3 Tests/Web/web_tests.py "$(swift build --show-bin-path)/countersign" .build/web-artifacts

@@ -141,7 +141,8 @@ function askConsent(section, answer, name) {
       ...pairing,
       el("p", {}, `${name} asks to sign you in with this account. It will receive:`),
       el("ul", { "aria-label": "What the application receives" },
-        ...(answer.scope ?? []).map((s) => el("li", {}, SCOPE_WORDS[s] ?? s))),
+        ...(answer.scope ?? []).map((s) => el("li", {}, SCOPE_WORDS[s] ?? s)),
+        answer.pairingFingerprint ? el("li", {}, "Your username, for the new authenticator to show") : null),
       el("p", { class: "muted" }, "It never receives your password, your keys or your messages. Countersign " +
         `remembers your answer; to take access away later, disconnect ${name} in Settings, Connected apps.`),
       el("div", { class: "actions" }, allow, deny),
