@@ -127,6 +127,14 @@ public enum CountersignServer {
         }
         defer { withExtendedLifetime(serveLock) {} }
         do {
+            if let clients = config.oidcClients {
+                let applied = try await OIDCAdmin.apply(clients, storage: storage, now: clock.now())
+                if applied != OIDCAdmin.Applied() {
+                    logger.notice(
+                        "OpenID Connect clients from the configuration file: added \(applied.added), updated \(applied.updated), removed \(applied.removed)"
+                    )
+                }
+            }
             let services = try await ServerServices.assemble(
                 storage: storage,
                 config: config,

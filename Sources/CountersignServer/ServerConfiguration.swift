@@ -68,6 +68,9 @@ public struct ServerConfiguration: Sendable {
     public var messageQuotaBytes: Int64 = 1 << 30
     /// Sends written in one transaction at most (group commit); 1 writes each alone.
     public var sendBatch = 128
+    /// The OpenID Connect clients the configuration file defines (`oidc-clients`), applied at start; nil when
+    /// the file has no such key (the clients it defined before are then left as they are).
+    public var oidcClients: [OIDCAdmin.Configured]?
     /// The URL clients reach this server at (`https://auth.example.com`), put into the pairing and
     /// authentication-code URIs an authenticator scans. Unset: `http://` and the request's Host, which is
     /// right only when clients talk to this process directly over plain HTTP (behind a TLS proxy, set it).

@@ -8,7 +8,7 @@ struct OIDCClientCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "oidc-client",
         abstract: "Register the applications that sign in with Countersign (OpenID Connect clients).",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self]
+        subcommands: [Add.self, List.self, Show.self, Update.self, Remove.self, NewSecret.self]
     )
 
     /// What a client is: the options `add` and `update` share (on update, only those given change).
@@ -117,7 +117,10 @@ struct OIDCClientCommand: AsyncParsableCommand {
             let clients = try await OIDCAdmin.list(database: try Admin.existingDatabase(database), logger: logger())
             if clients.isEmpty { FileHandle.standardError.write(Data("no clients registered\n".utf8)) }
             for c in clients {
-                print("\(c.id)  \(c.name)  \(c.isPublic ? "public" : "confidential")  \(c.policy.rawValue)")
+                print(
+                    "\(c.id)  \(c.name)  \(c.isPublic ? "public" : "confidential")  \(c.policy.rawValue)"
+                        + (c.managed ? "  (configuration file)" : "")
+                )
             }
         }
     }
@@ -154,6 +157,25 @@ struct OIDCClientCommand: AsyncParsableCommand {
                 )
             }
             OIDCClientCommand.report(client, secret: secret)
+        }
+    }
+
+    struct NewSecret: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "new-secret",
+            abstract:
+                "Make a client secret for the configuration file: the secret for the app, its SHA-256 for the file."
+        )
+        func run() throws {
+            let (secret, hash) = OIDCAdmin.secretAndHash()
+            print("client_secret: \(secret)")
+            print("secret-sha256: \(hash)")
+            FileHandle.standardError.write(
+                Data(
+                    "give the application client_secret, and put secret-sha256 in the client's entry of oidc-clients; the secret is shown only now\n"
+                        .utf8
+                )
+            )
         }
     }
 

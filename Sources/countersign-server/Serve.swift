@@ -155,6 +155,7 @@ struct Serve: AsyncParsableCommand {
             environment: environment
         )
         var config = ServerConfiguration()
+        config.oidcClients = env.oidcClients
         config.host = host ?? env["COUNTERSIGN_HOST"] ?? config.host
         if let p = port ?? env["COUNTERSIGN_PORT"].flatMap({ Int($0) }) { config.port = p }
         if env["COUNTERSIGN_PORT"] != nil, port == nil, Int(env["COUNTERSIGN_PORT"]!) == nil {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CountersignServer
 import Foundation
 
 #if canImport(Glibc)
@@ -38,6 +39,8 @@ struct ServerSettings {
     let filePath: String?
     /// The file's values as the environment would give them, by variable name.
     private(set) var file: [String: String] = [:]
+    /// The file's `oidc-clients` (a list of objects, the one structured setting), if it has the key.
+    private(set) var oidcClients: [OIDCAdmin.Configured]?
 
     /// The value of a setting: the environment's, else the file's. An empty variable counts as unset (a
     /// leftover `COUNTERSIGN_TRUSTED_PROXIES=` must not empty the file's list).
@@ -63,7 +66,17 @@ struct ServerSettings {
     static func load(path: String?, environment: [String: String]) throws -> ServerSettings {
         var settings = ServerSettings(environment: environment, filePath: path)
         guard let path else { return settings }
-        let (data, readableByOthers) = try read(path)
+        var (data, readableByOthers) = try read(path)
+        if let twice = duplicateKey(in: data) {
+            throw ValidationError("the configuration file \(path) sets \(twice) twice; keep one")
+        }
+        // The one structured setting is read on its own; the rest are flat values.
+        if var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            let clients = object.removeValue(forKey: "oidc-clients")
+        {
+            settings.oidcClients = try OIDCClientSettings.parse(clients, path: path)
+            data = try JSONSerialization.data(withJSONObject: object)
+        }
         let values: [String: Value]
         do {
             values = try JSONDecoder().decode([String: Value].self, from: data)
@@ -75,16 +88,13 @@ struct ServerSettings {
                 """
             )
         }
-        if let twice = duplicateKey(in: data) {
-            throw ValidationError("the configuration file \(path) sets \(twice) twice; keep one")
-        }
         let byKey = Dictionary(uniqueKeysWithValues: kinds.keys.map { (key(of: $0), $0) })
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
             guard let name = byKey[key] else {
                 let near = byKey.keys.min { distance(key, $0) < distance(key, $1) }
                 let hint = near.map { distance(key, $0) <= 3 ? "did you mean \($0)? " : "" } ?? ""
                 throw ValidationError(
-                    "the configuration file \(path) has an unknown setting `\(key)`: \(hint)the settings are \(byKey.keys.sorted().joined(separator: ", "))"
+                    "the configuration file \(path) has an unknown setting `\(key)`: \(hint)the settings are \((byKey.keys + ["oidc-clients"]).sorted().joined(separator: ", "))"
                 )
             }
             settings.file[name] = try value.text(as: kinds[name]!, key: key, path: path)

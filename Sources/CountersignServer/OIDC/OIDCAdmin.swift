@@ -23,6 +23,104 @@ public enum OIDCAdmin {
         public init() {}
     }
 
+    /// A client as the configuration file defines it (`oidc-clients`): its draft, and for a confidential one
+    /// the SHA-256 of its secret (the file never holds the secret itself).
+    public struct Configured: Sendable {
+        public var id: String
+        public var draft: Draft
+        public var secretSHA256: String?
+        public init(id: String, draft: Draft, secretSHA256: String?) {
+            self.id = id
+            self.draft = draft
+            self.secretSHA256 = secretSHA256
+        }
+    }
+
+    /// What applying the configuration file's clients changed.
+    public struct Applied: Equatable, Sendable {
+        public var added: [String] = []
+        public var updated: [String] = []
+        public var removed: [String] = []
+    }
+
+    /// The client a `Draft` describes, as `add` makes it (not yet stored).
+    static func client(_ id: String, _ draft: Draft) throws -> OIDCClient {
+        OIDCClient(
+            id: id,
+            name: draft.name ?? id,
+            secretHash: nil,
+            redirectURIs: draft.redirectURIs ?? [],
+            postLogoutRedirectURIs: draft.postLogoutRedirectURIs ?? [],
+            backchannelLogoutURI: draft.backchannelLogoutURI ?? nil,
+            firstParty: draft.firstParty ?? false,
+            policy: try policy(draft.policy ?? "mfa"),
+            allowedUsers: draft.allowedUsers ?? [],
+            offlineAccess: draft.offlineAccess ?? false,
+            idTokenAlgorithm: try algorithm(draft.algorithm ?? "ES256"),
+            pairwise: draft.pairwise ?? false,
+            pairing: draft.pairing ?? false,
+            createdAt: Date()
+        )
+    }
+
+    /// Whether going from `before` to `after` changes what the client may have (and so revokes what it holds).
+    static func termsChanged(_ before: OIDCClient, _ after: OIDCClient) -> Bool {
+        before.policy != after.policy || before.allowedUsers != after.allowedUsers
+            || before.secretHash != after.secretHash || before.offlineAccess != after.offlineAccess
+            || before.pairwise != after.pairwise || before.redirectURIs != after.redirectURIs
+            || before.pairing != after.pairing
+    }
+
+    /// Makes the stored clients the configuration file defines exactly `configured`: new ones added, changed
+    /// ones updated (revoking what they hold when their terms changed, as `update` does), those no longer in
+    /// the file removed. Refuses, changing nothing, a file whose clients are invalid, defined twice, or named
+    /// like a client an administrator registered. Run at each start (`CountersignServer.run`).
+    public static func apply(_ configured: [Configured], storage: any OIDCStore, now: Date) async throws -> Applied {
+        var wanted: [OIDCClient] = []
+        for c in configured {
+            guard !wanted.contains(where: { $0.id == c.id }) else { throw OIDCClientError.definedTwice(c.id) }
+            var client = try client(c.id, c.draft)
+            switch (c.draft.isPublic == true, c.secretSHA256) {
+            case (true, nil): client.secretHash = nil
+            case (false, let hash?) where hash.count == 64 && hash.allSatisfy(\.isHexDigit):
+                client.secretHash = hash.lowercased()
+            default: throw OIDCClientError.invalidSecretHash(c.id)
+            }
+            client.managed = true
+            wanted.append(try client.validated())
+        }
+        var existing: [String: OIDCClient] = [:]
+        for c in try await storage.oidcClients() { existing[c.id] = c }
+        for c in wanted where existing[c.id].map({ !$0.managed }) == true {
+            throw OIDCClientError.registeredByAdmin(c.id)
+        }
+        var applied = Applied()
+        for var c in wanted {
+            if let before = existing[c.id] {
+                c.createdAt = before.createdAt
+                guard c != before else { continue }
+                _ = try await storage.updateOIDCClient(c)
+                if termsChanged(before, c) { try await storage.revokeOIDCGrants(clientID: c.id, now: now) }
+                applied.updated.append(c.id)
+            } else {
+                _ = try await storage.addOIDCClient(c)
+                applied.added.append(c.id)
+            }
+        }
+        for c in existing.values.sorted(by: { $0.id < $1.id })
+        where c.managed && !wanted.contains(where: { $0.id == c.id }) {
+            _ = try await storage.removeOIDCClient(id: c.id, now: now)
+            applied.removed.append(c.id)
+        }
+        return applied
+    }
+
+    /// A new client secret and its SHA-256 (hex), for a client the configuration file defines.
+    public static func secretAndHash() -> (secret: String, sha256: String) {
+        let secret = newSecret()
+        return (secret, TokenHash.hex(secret))
+    }
+
     /// Registers client `id`; returns it and its secret (shown once, kept only as its SHA-256) unless public.
     public static func add(
         _ id: String,
@@ -31,22 +129,7 @@ public enum OIDCAdmin {
         logger: Logger
     ) async throws -> (OIDCClient, secret: String?) {
         try await with(database, logger) { storage in
-            var client = OIDCClient(
-                id: id,
-                name: draft.name ?? id,
-                secretHash: nil,
-                redirectURIs: draft.redirectURIs ?? [],
-                postLogoutRedirectURIs: draft.postLogoutRedirectURIs ?? [],
-                backchannelLogoutURI: draft.backchannelLogoutURI ?? nil,
-                firstParty: draft.firstParty ?? false,
-                policy: try policy(draft.policy ?? "mfa"),
-                allowedUsers: draft.allowedUsers ?? [],
-                offlineAccess: draft.offlineAccess ?? false,
-                idTokenAlgorithm: try algorithm(draft.algorithm ?? "ES256"),
-                pairwise: draft.pairwise ?? false,
-                pairing: draft.pairing ?? false,
-                createdAt: Date()
-            )
+            var client = try client(id, draft)
             let secret = draft.isPublic == true ? nil : newSecret()
             client.secretHash = secret.map(TokenHash.hex)
             guard try await storage.addOIDCClient(try client.validated()) else {
@@ -67,6 +150,7 @@ public enum OIDCAdmin {
     ) async throws -> (OIDCClient, secret: String?) {
         try await with(database, logger) { storage in
             guard var client = try await storage.oidcClient(id: id) else { throw OIDCClientError.unknownClient(id) }
+            guard !client.managed else { throw OIDCClientError.managedByConfiguration(id) }
             let before = client
             if let v = draft.name { client.name = v }
             if let v = draft.redirectURIs { client.redirectURIs = v }
@@ -91,11 +175,7 @@ public enum OIDCAdmin {
             }
             // What it was given under the old terms ends with them (a tighter policy, fewer users, a new
             // secret, no offline access, another subject).
-            if before.policy != client.policy || before.allowedUsers != client.allowedUsers
-                || before.secretHash != client.secretHash || before.offlineAccess != client.offlineAccess
-                || before.pairwise != client.pairwise || before.redirectURIs != client.redirectURIs
-                || before.pairing != client.pairing
-            {
+            if termsChanged(before, client) {
                 try await storage.revokeOIDCGrants(clientID: id, now: Date())
             }
             return (client, secret)
@@ -116,6 +196,9 @@ public enum OIDCAdmin {
     /// Removes the client, its consents, and every token it was given.
     public static func remove(_ id: String, database: DatabaseLocation, logger: Logger) async throws {
         try await with(database, logger) { storage in
+            if try await storage.oidcClient(id: id)?.managed == true {
+                throw OIDCClientError.managedByConfiguration(id)
+            }
             guard try await storage.removeOIDCClient(id: id, now: Date()) else {
                 throw OIDCClientError.unknownClient(id)
             }
@@ -150,6 +233,7 @@ public enum OIDCAdmin {
             "refresh tokens without offline_access: \(c.offlineAccess ? "yes" : "no")",
             "ID token algorithm: \(c.idTokenAlgorithm.rawValue)", "pairwise subject: \(c.pairwise ? "yes" : "no")",
             "pairs authenticators: \(c.pairing ? "yes" : "no")",
+            "defined by: \(c.managed ? "the configuration file (oidc-clients)" : "admin oidc-client")",
         ]
     }
 

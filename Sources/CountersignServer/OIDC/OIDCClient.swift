@@ -40,6 +40,8 @@ public struct OIDCClient: Equatable, Sendable {
     /// a `mobilePayload`. Off unless an administrator turns it on: a client that may pair can add an
     /// authenticator it controls to any account that allows it.
     public var pairing: Bool = false
+    /// Defined in the server's configuration file (`oidc-clients`): applied at each start, changed only there.
+    public var managed: Bool = false
     public var createdAt: Date
 
     public var isPublic: Bool { secretHash == nil }

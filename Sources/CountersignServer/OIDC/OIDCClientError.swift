@@ -11,6 +11,14 @@ public enum OIDCClientError: Error, Equatable, Sendable, CustomStringConvertible
     case invalidPolicy(String)
     case invalidAlgorithm(String)
     case invalidUser(String)
+    /// The client is defined in the configuration file: it is changed there, not by `admin oidc-client`.
+    case managedByConfiguration(String)
+    /// The configuration file defines a client an administrator registered with `admin oidc-client add`.
+    case registeredByAdmin(String)
+    /// The configuration file defines the client twice.
+    case definedTwice(String)
+    /// `secret-sha256` is not 64 hexadecimal digits, or a confidential client has none (or a public one has one).
+    case invalidSecretHash(String)
 
     public var description: String {
         switch self {
@@ -25,6 +33,13 @@ public enum OIDCClientError: Error, Equatable, Sendable, CustomStringConvertible
             "\(text.debugDescription) is not a sign-in policy: password, mfa or phishing-resistant"
         case .invalidAlgorithm(let text): "\(text.debugDescription) is not an ID token algorithm: ES256 or RS256"
         case .invalidUser(let text): "\(text.debugDescription) is not a username"
+        case .managedByConfiguration(let id):
+            "\(id.debugDescription) is defined in the server's configuration file (oidc-clients): change it there and restart"
+        case .registeredByAdmin(let id):
+            "the configuration file defines \(id.debugDescription), which was registered with admin oidc-client add: remove it (admin oidc-client remove \(id)) or give the file's another ID"
+        case .definedTwice(let id): "the configuration file defines the client \(id.debugDescription) twice"
+        case .invalidSecretHash(let id):
+            "client \(id.debugDescription): a confidential client needs secret-sha256, the SHA-256 of its secret as 64 hexadecimal digits (admin oidc-client new-secret makes both); a public one has none"
         }
     }
 }

@@ -8,7 +8,7 @@ import Foundation
 enum DirectOIDCStore {
     static let clientColumns = """
         id, name, secret_hash, redirect_uris, post_logout_redirect_uris, backchannel_logout_uri, first_party, policy,
-        allowed_users, offline_access, id_token_alg, pairwise, pairing, created_at
+        allowed_users, offline_access, id_token_alg, pairwise, pairing, managed, created_at
         """
     static let clientByID = "SELECT \(clientColumns) FROM oidc_clients WHERE id = ?1"
     static let grantColumns = """
@@ -60,7 +60,8 @@ enum DirectOIDCStore {
                 idTokenAlgorithm: OIDCClient.Algorithm(rawValue: r.string(10)) ?? .es256,
                 pairwise: r.int64(11) != 0,
                 pairing: r.int64(12) != 0,
-                createdAt: Date(ms: r.int64(13))
+                managed: r.int64(13) != 0,
+                createdAt: Date(ms: r.int64(14))
             )
         }
         return found

@@ -635,7 +635,8 @@ struct CreateOIDC: AsyncMigration {
 }
 
 /// PingOne's pairing by OpenID Connect (docs/PROTOCOL.md §6.11): a pairing key bound to the one signing key
-/// a mobile payload named, the payloads already used (until they expire), and the grant that carries one.
+/// a mobile payload named, the payloads already used (until they expire), the grant that carries one, and
+/// which clients may pair; and which clients the configuration file defines (`managed`).
 struct AddOIDCPairing: AsyncMigration {
     var name: String { "2026-12-01-01-oidc-pairing" }
     func prepare(on db: any Database) async throws {
@@ -646,9 +647,11 @@ struct AddOIDCPairing: AsyncMigration {
         try await sql.raw("ALTER TABLE oidc_grants ADD COLUMN pairing_payload TEXT").run()
         try await sql.raw("ALTER TABLE oidc_grants ADD COLUMN pairing_key TEXT").run()
         try await sql.raw("ALTER TABLE oidc_clients ADD COLUMN pairing BIGINT NOT NULL DEFAULT 0").run()
+        try await sql.raw("ALTER TABLE oidc_clients ADD COLUMN managed BIGINT NOT NULL DEFAULT 0").run()
     }
     func revert(on db: any Database) async throws {
         let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE oidc_clients DROP COLUMN managed").run()
         try await sql.raw("ALTER TABLE oidc_clients DROP COLUMN pairing").run()
         try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_key").run()
         try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_payload").run()

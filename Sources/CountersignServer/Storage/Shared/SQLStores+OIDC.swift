@@ -20,12 +20,12 @@ extension SQLStores {
             """
             INSERT INTO oidc_clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris,
                 backchannel_logout_uri, first_party, policy, allowed_users, offline_access, id_token_alg, pairwise,
-                pairing, created_at)
+                pairing, managed, created_at)
             VALUES (\(bind: c.id), \(bind: c.name), \(bind: c.secretHash), \(bind: Self.lines(c.redirectURIs)),
                 \(bind: Self.lines(c.postLogoutRedirectURIs)), \(bind: c.backchannelLogoutURI),
                 \(bind: c.firstParty ? 1 : 0), \(bind: c.policy.rawValue), \(bind: Self.lines(c.allowedUsers)),
                 \(bind: c.offlineAccess ? 1 : 0), \(bind: c.idTokenAlgorithm.rawValue), \(bind: c.pairwise ? 1 : 0),
-                \(bind: c.pairing ? 1 : 0), \(bind: c.createdAt.ms))
+                \(bind: c.pairing ? 1 : 0), \(bind: c.managed ? 1 : 0), \(bind: c.createdAt.ms))
             ON CONFLICT (id) DO NOTHING RETURNING id
             """
         ).first() != nil
@@ -40,7 +40,8 @@ extension SQLStores {
                 backchannel_logout_uri = \(bind: c.backchannelLogoutURI), first_party = \(bind: c.firstParty ? 1 : 0),
                 policy = \(bind: c.policy.rawValue), allowed_users = \(bind: Self.lines(c.allowedUsers)),
                 offline_access = \(bind: c.offlineAccess ? 1 : 0), id_token_alg = \(bind: c.idTokenAlgorithm.rawValue),
-                pairwise = \(bind: c.pairwise ? 1 : 0), pairing = \(bind: c.pairing ? 1 : 0)
+                pairwise = \(bind: c.pairwise ? 1 : 0), pairing = \(bind: c.pairing ? 1 : 0),
+                managed = \(bind: c.managed ? 1 : 0)
             WHERE id = \(bind: c.id) RETURNING id
             """
         ).first() != nil
@@ -72,6 +73,7 @@ extension SQLStores {
                 ?? .es256,
             pairwise: try row.decode(column: "pairwise", as: Int64.self) != 0,
             pairing: try row.decode(column: "pairing", as: Int64.self) != 0,
+            managed: try row.decode(column: "managed", as: Int64.self) != 0,
             createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self))
         )
     }
