@@ -672,13 +672,20 @@ import Testing
     /// consent (asked again) and ends the application's tokens at once; another account's is not touched.
     @Test(arguments: Backend.available)
     func connectedAppsAreListedAndDisconnectingEndsTheirTokens(_ backend: Backend) async throws {
-        let h = try await Harness.make(backend) { $0.publicURL = Self.issuer }
+        let receiver = Receiver()
+        let h = try await Harness.make(
+            backend,
+            configure: { $0.publicURL = Self.issuer },
+            backChannel: receiver.deliver
+        )
         try await h.run { api in
             try await api.register("oidchal")
             try await api.register("oidcivy")
             let token = try await api.token("oidchal")
             let ivy = try await api.token("oidcivy")
-            #expect(try await h.storage.addOIDCClient(Self.client("zeta")))
+            var zetaClient = Self.client("zeta")
+            zetaClient.backchannelLogoutURI = "https://app.example.com/backchannel"
+            #expect(try await h.storage.addOIDCClient(zetaClient))
             #expect(try await h.storage.addOIDCClient(Self.client("alpha")))
             #expect(try await h.storage.addOIDCClient(Self.client("inhouse", firstParty: true)))
             let zeta = try await Self.tokens(api, token, "zeta")
@@ -704,6 +711,14 @@ import Testing
             #expect(try await api.call(.get, "/oauth2/userinfo", token: inhouse.access_token).status == 200)
             #expect(try await apps(token).map(\.clientId) == ["alpha"])
             #expect(try await api.call(.get, "/oauth2/userinfo", token: zeta.access_token).status == 401)
+            // The app hears of it by back-channel logout (its first try answered 503, then again).
+            for _ in 0..<200 where receiver.posts.withLock({ $0.count }) < 2 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(
+                receiver.posts.withLock { $0.map(\.uri) }
+                    == Array(repeating: "https://app.example.com/backchannel", count: 2)
+            )
             let refreshed = try await Self.form(
                 api,
                 "/oauth2/token",
@@ -715,6 +730,44 @@ import Testing
             #expect(try await Self.authorize(api, token, Self.parameters("zeta")).action == .consent)
             #expect(try await api.call(.get, "/oauth2/userinfo", token: theirs.access_token).status == 200)
             #expect(try await apps(ivy).map(\.clientId) == ["zeta"])
+        }
+    }
+
+    /// A grant stored just after its browser signed out (the sign-out's revocation already done) is revoked by
+    /// the authorization itself, which looks at the session again once the grant is stored.
+    @Test(arguments: Backend.available)
+    func anAuthorizationWhoseBrowserSignedOutMeanwhileGivesNoCode(_ backend: Backend) async throws {
+        let h = try await Harness.make(backend) { $0.publicURL = Self.issuer }
+        try await h.run { api in
+            try await api.register("oidcrace")
+            let token = try await api.token("oidcrace")
+            #expect(try await h.storage.addOIDCClient(Self.client("race", firstParty: true)))
+            let auth = try await h.services.sessions.authenticate(token: token)
+            let origin = RequestOrigin(address: "127.0.0.1", userAgent: "test")
+            let answer = try await h.services.oidc.authorize(
+                Self.parameters("race").map { ($0[0], $0[1]) },
+                auth: auth,
+                origin: origin,
+                stillSignedIn: { false }
+            )
+            guard case .redirect(let location) = answer else {
+                Issue.record("\(answer)")
+                return
+            }
+            #expect(Self.query(location)["error"] == "login_required" && Self.query(location)["code"] == nil)
+            let live = try await h.storage.sql.raw(
+                "SELECT COUNT(*) AS n FROM oidc_grants WHERE client_id = 'race' AND revoked_at IS NULL"
+            ).first()?.decode(column: "n", as: Int.self)
+            #expect(live == 0)
+            // Still signed in: the code, as always.
+            let fine = try await h.services.oidc.authorize(
+                Self.parameters("race").map { ($0[0], $0[1]) },
+                auth: auth,
+                origin: origin,
+                stillSignedIn: { true }
+            )
+            guard case .redirect(let code) = fine else { return }
+            #expect(Self.query(code)["code"] != nil)
         }
     }
 

@@ -80,12 +80,14 @@ struct OIDCRoutes {
             try Self.checkBounds(body.parameters)
             // Signed in or not: the request decides what an absent session means (login, or login_required).
             let auth = try? await sessions.authenticate(token: APIRoutes.bearerToken(request.headers[.authorization]))
+            let bearer = APIRoutes.bearerToken(request.headers[.authorization])
             let answer = try await oidc.authorize(
                 body.parameters.map { ($0[0], $0[1]) },
                 auth: auth,
                 consent: body.consent,
                 signedInSince: body.signedInSince,
-                origin: APIRoutes.origin(request, context)
+                origin: APIRoutes.origin(request, context),
+                stillSignedIn: { (try? await sessions.authenticate(token: bearer)) != nil }
             )
             return try json(Self.answer(answer))
         }
@@ -95,7 +97,7 @@ struct OIDCRoutes {
         }
         withAccount.delete("me/connected-apps/:clientId") { request, context in
             guard
-                try await oidc.disconnect(
+                let grants = try await oidc.disconnect(
                     try context.account(),
                     clientID: try context.parameters.require("clientId"),
                     origin: APIRoutes.origin(request, context)
@@ -108,6 +110,8 @@ struct OIDCRoutes {
                     detail: "This account has not allowed that application; see GET /v1/me/connected-apps."
                 )
             }
+            // The application's sessions end too: it hears of it by back-channel logout, never waited for.
+            if !grants.isEmpty { Task { [backChannel] in await backChannel.send(grants) } }
             return Response(status: .noContent)
         }
         router.group("v1").post("oidc/logouts") { request, context in

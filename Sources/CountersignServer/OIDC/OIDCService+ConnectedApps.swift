@@ -20,10 +20,21 @@ extension OIDCService {
 
     /// Forgets the account's consent to `clientID` and revokes what the client was granted. False when the
     /// account had no consent to it.
-    public func disconnect(_ auth: Authenticated, clientID: String, origin: RequestOrigin) async throws -> Bool {
-        guard try await store.removeOIDCConsent(accountID: auth.account.id, clientID: clientID, now: clock.now())
-        else { return false }
+    /// The grants it ended (their clients are told by back-channel logout), or nil when the account had not
+    /// allowed the client.
+    public func disconnect(
+        _ auth: Authenticated,
+        clientID: String,
+        origin: RequestOrigin
+    ) async throws -> [OIDCGrant]? {
+        guard
+            let grants = try await store.removeOIDCConsent(
+                accountID: auth.account.id,
+                clientID: clientID,
+                now: clock.now()
+            )
+        else { return nil }
         try await audit.record(auth.account.id, .oidcConsent, .oidc("disconnected"), origin)
-        return true
+        return grants
     }
 }

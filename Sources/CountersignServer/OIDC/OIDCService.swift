@@ -61,7 +61,8 @@ public struct OIDCService: Sendable {
         auth: Authenticated?,
         consent: Bool? = nil,
         signedInSince: Date? = nil,
-        origin: RequestOrigin
+        origin: RequestOrigin,
+        stillSignedIn: (@Sendable () async -> Bool)? = nil
     ) async throws -> Authorization {
         guard let issuer else { return .shown(OIDCError(.serverError, Self.offWords)) }
         let p: [String: String]
@@ -296,6 +297,12 @@ public struct OIDCService: Sendable {
                 expiresAt: now.addingTimeInterval(Self.codeLifetime)
             )
         )
+        // A sign-out of this browser revokes its grants after it ends the session: a grant stored after that
+        // revocation looked is caught here, since the session is then already gone.
+        if let stillSignedIn, !(await stillSignedIn()) {
+            try await store.revokeOIDCGrant(id: grant.id, now: now)
+            return try await fail(.loginRequired, "this browser signed out while the application was asking")
+        }
         try await audit.record(auth.account.id, .oidcAuthorize, .success, origin)
         return .redirect(Self.redirect(requested, ["code": code, "state": state, "iss": issuer]))
     }

@@ -80,8 +80,11 @@ public protocol OIDCStore: Sendable {
     func oidcConsent(accountID: String, clientID: String) async throws -> [String]?
     func setOIDCConsent(accountID: String, clientID: String, scope: [String], at: Date) async throws
     func oidcConsents(accountID: String) async throws -> [(clientID: String, scope: [String], at: Date)]
-    /// Forgets the consent and revokes the account's grants to the client.
-    func removeOIDCConsent(accountID: String, clientID: String, now: Date) async throws -> Bool
+    /// Forgets the consent and revokes the account's grants to the client; the grants it revoked, or nil when
+    /// there was no consent.
+    func removeOIDCConsent(accountID: String, clientID: String, now: Date) async throws -> [OIDCGrant]?
+    /// Revokes one grant (an authorization whose browser signed out while it was made).
+    func revokeOIDCGrant(id: String, now: Date) async throws
 
     /// Stores a grant with its code, in one transaction.
     func createOIDCGrant(_ grant: OIDCGrant, code: OIDCCodeRecord) async throws

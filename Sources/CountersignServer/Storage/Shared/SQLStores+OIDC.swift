@@ -148,7 +148,7 @@ extension SQLStores {
         }
     }
 
-    package func removeOIDCConsent(accountID: String, clientID: String, now: Date) async throws -> Bool {
+    package func removeOIDCConsent(accountID: String, clientID: String, now: Date) async throws -> [OIDCGrant]? {
         try await writeTransaction { sql in
             // Only a consent that was there ends anything (a first-party client's grants are not touched).
             guard
@@ -158,15 +158,19 @@ extension SQLStores {
                     RETURNING client_id
                     """
                 ).first() != nil
-            else { return false }
-            try await sql.raw(
+            else { return nil }
+            return try await sql.raw(
                 """
                 UPDATE oidc_grants SET revoked_at = \(bind: now.ms)
                 WHERE account_id = \(bind: accountID) AND client_id = \(bind: clientID) AND revoked_at IS NULL
+                RETURNING *
                 """
-            ).run()
-            return true
+            ).all().map(Self.grant)
         }
+    }
+
+    package func revokeOIDCGrant(id: String, now: Date) async throws {
+        try await Self.revokeGrant(sql, id, now: now)
     }
 
     // MARK: Grants, codes and tokens
