@@ -71,9 +71,14 @@ public struct OIDCProvider: Sendable {
         guard m.issuer == issuer else {
             throw OIDCPairingError.discovery("the metadata names issuer \(m.issuer), not \(issuer)")
         }
-        guard let a = URL(string: m.authorization_endpoint), let t = URL(string: m.token_endpoint),
-            let j = URL(string: m.jwks_uri)
-        else { throw OIDCPairingError.discovery("the metadata's endpoints are not URLs") }
+        // Every endpoint on the issuer's own origin: tokens and keys come from where the issuer is.
+        let endpoints = [m.authorization_endpoint, m.token_endpoint, m.jwks_uri].compactMap(URL.init(string:))
+        guard endpoints.count == 3,
+            endpoints.allSatisfy({ $0.scheme == base.scheme && $0.host == base.host && $0.port == base.port })
+        else {
+            throw OIDCPairingError.discovery("the metadata's endpoints are not URLs on \(issuer) itself")
+        }
+        let (a, t, j) = (endpoints[0], endpoints[1], endpoints[2])
         return OIDCProvider(issuer: issuer, authorizationEndpoint: a, tokenEndpoint: t, jwksURI: j)
     }
 

@@ -97,11 +97,14 @@ package struct ServerServices: Sendable {
             if case .account(let accountID) = ending {
                 Task { [logger] in
                     do {
-                        try await storage.deletePairingKeys(accountID: accountID)
                         let grants = try await storage.revokeOIDCGrants(accountID: accountID, now: clock.now())
                         await logout.send(grants)
                     } catch {
                         logger.error("could not revoke the account's OpenID Connect grants: \(error)")
+                    }
+                    // After the grants: a code exchange that opens a pairing then finds its grant revoked.
+                    do { try await storage.deletePairingKeys(accountID: accountID) } catch {
+                        logger.error("could not end the account's open pairings: \(error)")
                     }
                 }
             }
@@ -163,7 +166,12 @@ package struct ServerServices: Sendable {
             clock: clock,
             random: random
         ) { signal in bus.publish(signal) }
-        pairingGrants.set { token, accountID, payloadHash, keyHash, origin in
+        pairingGrants.set(spend: { token in try await mfa.spendPairingGrant(token) }) {
+            token,
+            accountID,
+            payloadHash,
+            keyHash,
+            origin in
             switch try await mfa.openPairingGrant(
                 token: token,
                 accountID: accountID,

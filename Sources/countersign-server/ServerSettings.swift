@@ -67,13 +67,13 @@ struct ServerSettings {
         var settings = ServerSettings(environment: environment, filePath: path)
         guard let path else { return settings }
         var (data, readableByOthers) = try read(path)
-        if let twice = duplicateKey(in: data) {
+        // Valid JSON first: the duplicate-key scan walks the text and assumes it.
+        let parsed = try? JSONSerialization.jsonObject(with: data)
+        if parsed != nil, let twice = duplicateKey(in: data) {
             throw ValidationError("the configuration file \(path) sets \(twice) twice; keep one")
         }
         // The one structured setting is read on its own; the rest are flat values.
-        if var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-            let clients = object.removeValue(forKey: "oidc-clients")
-        {
+        if var object = parsed as? [String: Any], let clients = object.removeValue(forKey: "oidc-clients") {
             settings.oidcClients = try OIDCClientSettings.parse(clients, path: path)
             data = try JSONSerialization.data(withJSONObject: object)
         }
@@ -146,26 +146,28 @@ struct ServerSettings {
         throw ValidationError("the configuration file \(path) is over 64 KiB: it is not a configuration file")
     }
 
-    /// The first key the top-level object names twice (JSONDecoder keeps one of them silently), decoded as
-    /// JSON decodes it so that `"port"` and `"\u0070ort"` are the same key. `data` is valid JSON.
+    /// The first key given twice in one object, at any depth (an `oidc-clients` entry too), as JSON decodes it
+    /// so that `"port"` and `"\u0070ort"` are the same key. `data` must be valid JSON.
     static func duplicateKey(in data: Data) -> String? {
-        var seen = Set<String>()
-        var depth = 0
+        var objects: [Set<String>?] = []  // one entry per open bracket: a set for an object, nil for a list
         var i = data.startIndex
         while i < data.endIndex {
             switch data[i] {
-            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            case UInt8(ascii: "{"): objects.append([])
+            case UInt8(ascii: "["): objects.append(nil)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): if !objects.isEmpty { objects.removeLast() }
             case UInt8(ascii: "\""):
                 let start = i
                 i += 1
-                while data[i] != UInt8(ascii: "\"") { i += data[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                while i < data.endIndex, data[i] != UInt8(ascii: "\"") { i += data[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                guard i < data.endIndex else { return nil }
                 var j = i + 1
                 while j < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[j]) { j += 1 }
-                if depth == 1, j < data.endIndex, data[j] == UInt8(ascii: ":"),
+                if j < data.endIndex, data[j] == UInt8(ascii: ":"), var keys = objects.last ?? nil,
                     let key = try? JSONDecoder().decode(String.self, from: data[start...i])
                 {
-                    if !seen.insert(key).inserted { return key }
+                    if !keys.insert(key).inserted { return key }
+                    objects[objects.count - 1] = keys
                 }
             default: break
             }

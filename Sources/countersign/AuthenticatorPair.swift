@@ -203,7 +203,12 @@ extension AuthenticatorCommand {
                 clientID: clientID,
                 extra: ["mobilePayload": payload]
             )
-            Terminal.warn("open this URL in a browser signed in to \(provider.issuer), and allow the pairing:")
+            Terminal.warn(
+                """
+                open this URL in a browser signed in to \(provider.issuer), and allow the pairing if the page shows \
+                this key fingerprint: \(identity.publicKey.fingerprint)
+                """
+            )
             print(flow.url.absoluteString)
             fflush(nil)
             Terminal.warn("waiting for the browser (at most \(Int(MobilePayload.lifetime / 60)) minutes)…")

@@ -136,6 +136,12 @@ import FoundationNetworking
                 "twice"
             ),
             (#"{"id": "bad6"}"#, "takes a list of clients"),
+            (
+                #"[{"id": "bad7", "redirect-uris": ["https://a.example.com/cb"], "secret-sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}]"#,
+                "secret-sha256"
+            ),
+            (#"[{"id": "bad8", "public": true, "public": false, "redirect-uris": ["http://127.0.0.1/cb"]}]"#, "twice"),
+            (#"[{"id": "bad9"#, "JSON"),
             (#"[{"name": "no id"}]"#, "has no \"id\""),
         ] {
             let refused = try Self.serve(t, try Self.write(t, clients, database: database))

@@ -175,6 +175,11 @@ extension MFAService {
         return opened
     }
 
+    /// Spends a pairing grant the provider opened and must take back (its OIDC grant was revoked meanwhile).
+    func spendPairingGrant(_ token: String) async throws {
+        _ = try await pairingStore.spendPairingKey(hash: PairingKey.hash(token), now: clock.now())
+    }
+
     /// PingOne's `PairingObject.deny()`: the grant (or key) is spent, whoever sends it; the same answer
     /// whether or not it was open, so it tells nothing.
     public func refusePairing(_ refusal: PairingRefusal, origin: RequestOrigin) async throws {

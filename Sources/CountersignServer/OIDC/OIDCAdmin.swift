@@ -68,7 +68,7 @@ public enum OIDCAdmin {
         before.policy != after.policy || before.allowedUsers != after.allowedUsers
             || before.secretHash != after.secretHash || before.offlineAccess != after.offlineAccess
             || before.pairwise != after.pairwise || before.redirectURIs != after.redirectURIs
-            || before.pairing != after.pairing
+            || before.pairing != after.pairing || (before.firstParty && !after.firstParty)
     }
 
     /// Makes the stored clients the configuration file defines exactly `configured`: new ones added, changed
@@ -82,7 +82,7 @@ public enum OIDCAdmin {
             var client = try client(c.id, c.draft)
             switch (c.draft.isPublic == true, c.secretSHA256) {
             case (true, nil): client.secretHash = nil
-            case (false, let hash?) where hash.count == 64 && hash.allSatisfy(\.isHexDigit):
+            case (false, let hash?) where Self.isSecretHash(hash):
                 client.secretHash = hash.lowercased()
             default: throw OIDCClientError.invalidSecretHash(c.id)
             }
@@ -113,6 +113,13 @@ public enum OIDCAdmin {
             applied.removed.append(c.id)
         }
         return applied
+    }
+
+    /// 64 ASCII hexadecimal digits, and not the hash of an empty secret.
+    static func isSecretHash(_ hash: String) -> Bool {
+        hash.utf8.count == 64
+            && hash.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0 | 0x20) }
+            && hash.lowercased() != TokenHash.hex("")
     }
 
     /// A new client secret and its SHA-256 (hex), for a client the configuration file defines.

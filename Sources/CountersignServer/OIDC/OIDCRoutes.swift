@@ -242,15 +242,16 @@ struct OIDCRoutes {
         return form
     }
 
-    /// A form body as the query it already is (the same encoding), checked: within 16 KiB, form-encoded
+    /// A form body as the query it already is (the same encoding), checked: within 8 KiB, form-encoded
     /// characters only, each pair decodable. Order and repeats are kept, for the page's own checks.
     static func formQuery(_ request: Request) async throws -> String {
         guard let type = request.headers[.contentType]?.lowercased(),
             type.hasPrefix("application/x-www-form-urlencoded")
         else { throw OIDCError(.invalidRequest, "send the parameters as application/x-www-form-urlencoded") }
         let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: 16_384) } catch is NIOTooManyBytesError {
-            throw OIDCError(.invalidRequest, "the body is larger than 16,384 bytes")
+        // The body becomes a URL: within what proxies take in a request line.
+        do { buffer = try await request.body.collect(upTo: 8_192) } catch is NIOTooManyBytesError {
+            throw OIDCError(.invalidRequest, "the body is larger than 8,192 bytes")
         }
         let text = String(buffer: buffer)
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%+=&*")

@@ -32,6 +32,8 @@ extension OIDCService {
         now: Date
     ) -> Result<CheckedPayload, OIDCError> {
         guard let payload = MobilePayload(text: text), let key = try? PublicKey(spki: payload.signingKey.bytes),
+            // One spelling per key too: a compressed point re-encoded would be another payload's text.
+            key.spkiDER == payload.signingKey.bytes,
             key.isValidSignature(
                 payload.signature.bytes,
                 for: DeviceProof.mobilePayloadMessage(
@@ -76,6 +78,11 @@ extension OIDCService {
             origin: origin
         ) {
         case .opened:
+            // Revoked meanwhile (the account's sessions all ended, the code reused): the pairing goes with it.
+            guard try await store.oidcGrant(id: grant.id)?.revokedAt == nil else {
+                try await pairing.spend(pairingGrant(grantID: grant.id))
+                throw OIDCError(.invalidGrant, "the grant was revoked while its code was exchanged")
+            }
             try await audit.record(grant.accountID, .oidcToken, .oidc("pairing-grant-\(grant.clientID)"), origin)
         case .payloadUsed:
             throw OIDCError(.invalidGrant, "this mobilePayload was used before: make a new one and start again")
@@ -125,11 +132,12 @@ public final class PairingGrantOpener: Sendable {
         @Sendable (
             _ token: String, _ accountID: String, _ payloadHash: String, _ keyHash: String, _ origin: RequestOrigin
         ) async throws -> OIDCService.PairingOpening
-    private let open = Mutex<Open?>(nil)
+    public typealias Spend = @Sendable (_ token: String) async throws -> Void
+    private let hooks = Mutex<(open: Open, spend: Spend)?>(nil)
 
     public init() {}
 
-    func set(_ open: @escaping Open) { self.open.withLock { $0 = open } }
+    func set(spend: @escaping Spend, open: @escaping Open) { hooks.withLock { $0 = (open, spend) } }
 
     func callAsFunction(
         token: String,
@@ -138,7 +146,10 @@ public final class PairingGrantOpener: Sendable {
         keyHash: String,
         origin: RequestOrigin
     ) async throws -> OIDCService.PairingOpening {
-        guard let open = open.withLock({ $0 }) else { return .unavailable }
+        guard let open = hooks.withLock({ $0?.open }) else { return .unavailable }
         return try await open(token, accountID, payloadHash, keyHash, origin)
     }
+
+    /// Takes back a grant just opened.
+    func spend(_ token: String) async throws { try await hooks.withLock({ $0?.spend })?(token) }
 }

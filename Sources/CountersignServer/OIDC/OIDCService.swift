@@ -160,17 +160,18 @@ public struct OIDCService: Sendable {
         let now = clock.now()
         // id_token_hint (Core §3.1.2.1): an ID token this provider issued to this client (expired ones too); with
         // prompt=none it must name the account signed in here.
+        // A hint that does not verify (another provider's, another client's, a key no longer published) is not used;
+        // only prompt=none, which relies on it, is refused.
         var hintSubject: String?
         if let text = p["id_token_hint"] {
-            guard let token = try? await keys.verify(text, as: IDToken.self), token.iss == issuer,
-                token.aud == client.id
-            else {
+            if let token = try? await keys.verify(text, as: IDToken.self), token.iss == issuer, token.aud == client.id {
+                hintSubject = token.sub
+            } else if none {
                 return try await fail(
                     .invalidRequest,
                     "id_token_hint is not an ID token this provider issued to \(client.name)"
                 )
             }
-            hintSubject = token.sub
         }
         var pairingPayload: CheckedPayload?
         if let text = p["mobilePayload"] {

@@ -83,6 +83,7 @@ public protocol OIDCStore: Sendable {
     /// Forgets the consent and revokes the account's grants to the client; the grants it revoked, or nil when
     /// there was no consent.
     func removeOIDCConsent(accountID: String, clientID: String, now: Date) async throws -> [OIDCGrant]?
+    func oidcGrant(id: String) async throws -> OIDCGrant?
     /// Revokes one grant (an authorization whose browser signed out while it was made).
     func revokeOIDCGrant(id: String, now: Date) async throws
 

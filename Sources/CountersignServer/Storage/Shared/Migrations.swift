@@ -14,7 +14,7 @@ enum Migrations {
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
             AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
             AddKeyProofs(), AddDeviceChallengeIndexes(), AddSessionMethods(),
-            CreateOIDC(), AddOIDCPairing(),
+            CreateOIDC(), AddOIDCPairing(), AddOIDCClientPairingAndManaged(),
         ]
     }
 }
@@ -635,8 +635,7 @@ struct CreateOIDC: AsyncMigration {
 }
 
 /// PingOne's pairing by OpenID Connect (docs/PROTOCOL.md §6.11): a pairing key bound to the one signing key
-/// a mobile payload named, the payloads already used (until they expire), the grant that carries one, and
-/// which clients may pair; and which clients the configuration file defines (`managed`).
+/// a mobile payload named, the payloads already used (until they expire), and the grant that carries one.
 struct AddOIDCPairing: AsyncMigration {
     var name: String { "2026-12-01-01-oidc-pairing" }
     func prepare(on db: any Database) async throws {
@@ -646,6 +645,22 @@ struct AddOIDCPairing: AsyncMigration {
             .run()
         try await sql.raw("ALTER TABLE oidc_grants ADD COLUMN pairing_payload TEXT").run()
         try await sql.raw("ALTER TABLE oidc_grants ADD COLUMN pairing_key TEXT").run()
+    }
+    func revert(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_key").run()
+        try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_payload").run()
+        try await sql.raw("DROP TABLE pairing_payloads").run()
+        try await sql.raw("ALTER TABLE pairing_keys DROP COLUMN bound_key").run()
+    }
+}
+
+/// Which clients may pair authenticators (docs/PROTOCOL.md §6.11), and which the configuration file defines
+/// (`oidc-clients`, applied at each start).
+struct AddOIDCClientPairingAndManaged: AsyncMigration {
+    var name: String { "2026-12-01-02-oidc-client-pairing-managed" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
         try await sql.raw("ALTER TABLE oidc_clients ADD COLUMN pairing BIGINT NOT NULL DEFAULT 0").run()
         try await sql.raw("ALTER TABLE oidc_clients ADD COLUMN managed BIGINT NOT NULL DEFAULT 0").run()
     }
@@ -653,9 +668,5 @@ struct AddOIDCPairing: AsyncMigration {
         let sql = db as! any SQLDatabase
         try await sql.raw("ALTER TABLE oidc_clients DROP COLUMN managed").run()
         try await sql.raw("ALTER TABLE oidc_clients DROP COLUMN pairing").run()
-        try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_key").run()
-        try await sql.raw("ALTER TABLE oidc_grants DROP COLUMN pairing_payload").run()
-        try await sql.raw("DROP TABLE pairing_payloads").run()
-        try await sql.raw("ALTER TABLE pairing_keys DROP COLUMN bound_key").run()
     }
 }

@@ -169,6 +169,10 @@ extension SQLStores {
         }
     }
 
+    package func oidcGrant(id: String) async throws -> OIDCGrant? {
+        try await Self.grant(sql, id: id)
+    }
+
     package func revokeOIDCGrant(id: String, now: Date) async throws {
         try await Self.revokeGrant(sql, id, now: now)
     }

@@ -143,8 +143,11 @@ function askConsent(section, answer, name) {
       el("ul", { "aria-label": "What the application receives" },
         ...(answer.scope ?? []).map((s) => el("li", {}, SCOPE_WORDS[s] ?? s)),
         answer.pairingFingerprint ? el("li", {}, "Your username, for the new authenticator to show") : null),
-      el("p", { class: "muted" }, "It never receives your password, your keys or your messages. Countersign " +
-        `remembers your answer; to take access away later, disconnect ${name} in Settings, Connected apps.`),
+      el("p", { class: "muted" }, answer.pairingFingerprint
+        ? "It never receives your password, your keys or your messages. This is asked each time; to remove the " +
+          "authenticator later, revoke it in Settings, Devices."
+        : "It never receives your password, your keys or your messages. Countersign " +
+          `remembers your answer; to take access away later, disconnect ${name} in Settings, Connected apps.`),
       el("div", { class: "actions" }, allow, deny),
     );
   });
