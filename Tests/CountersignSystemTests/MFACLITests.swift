@@ -100,6 +100,13 @@ import Testing
         let t = try CLI()
         let db = try ServeTests.database(kind, t)
         let server = try ServeTests.Server(database: db, in: t.dir)
+        let alice = try registerAlice(t, server)
+        try MessagingCLITests.login(alice, "alice", server)
+        return (t, server, alice, Dir(t: t, name: "laptop"))
+    }
+
+    /// alice registered on `server` from directory `alice`, her password in the file `pw`.
+    static func registerAlice(_ t: CLI, _ server: ServeTests.Server) throws -> Dir {
         try t.write("pw", Data("correct horse\n".utf8))
         let alice = Dir(t: t, name: "alice")
         let reg = try alice.cs(
@@ -116,8 +123,7 @@ import Testing
             server.url
         )
         try #require(reg.status == 0, "\(reg.stderr)")
-        try MessagingCLITests.login(alice, "alice", server)
-        return (t, server, alice, Dir(t: t, name: "laptop"))
+        return alice
     }
 
     /// A pairing key from alice's account: (first line, URI line).

@@ -41,22 +41,7 @@ import FoundationNetworking
             db
         )
         try #require(add.status == 0, "\(add.stderr)")
-        try t.write("pw", Data("correct horse\n".utf8))
-        let alice = Dir(t: t, name: "alice")
-        let reg = try alice.cs(
-            "account",
-            "register",
-            "alice",
-            "--name",
-            "Alice",
-            "--lastname",
-            "Liddell",
-            "--password-file",
-            t.path("pw"),
-            "--server",
-            server.url
-        )
-        try #require(reg.status == 0, "\(reg.stderr)")
+        _ = try MFACLITests.registerAlice(t, server)
         return (t, server, issuer)
     }
 
