@@ -86,7 +86,9 @@ import Testing
         // The sender's key not on the curve.
         var offCurve = body
         offCurve[21 + 64] ^= 0x01
-        #expect(throws: WebPushMessage.Failure.self) { try WebPushMessage.open(offCurve, privateKey: receiver, auth: auth) }
+        #expect(throws: WebPushMessage.Failure.self) {
+            try WebPushMessage.open(offCurve, privateKey: receiver, auth: auth)
+        }
         // Bad subscription keys and sizes are refused before anything is sealed.
         let key = Self.b64u(vector.ua_public)
         var notOnCurve = key
