@@ -49,6 +49,8 @@ python3 -c 'import altcha' 2>/dev/null || python3 -m pip install -q altcha==2.3.
 python3 -c 'import openapi_spec_validator' 2>/dev/null || python3 -m pip install -q openapi-spec-validator==0.9.0
 # WebAuthn peers (Tests/interop/webauthn_peer.py): python-fido2's CBOR/COSE encoders and py_webauthn's checks.
 python3 -c 'import fido2, webauthn' 2>/dev/null || python3 -m pip install -q fido2==2.2.1 webauthn==3.0.1
+# Web Push message encryption's peer (WebPushMessageTests): http_ece, the aes128gcm coding pywebpush uses.
+python3 -c 'import http_ece' 2>/dev/null || python3 -m pip install -q http_ece==1.2.1
 if [ "$fast" = 0 ]; then
   python3 -c 'import playwright' 2>/dev/null || python3 -m pip install -q playwright==1.65.2
   # The OpenID Connect relying party nobody here wrote (Tests/Web/tests_oidc.py).

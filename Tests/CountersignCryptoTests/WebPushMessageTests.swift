@@ -1,3 +1,4 @@
+import CountersignTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -107,5 +108,48 @@ import Testing
         #expect(throws: WebPushMessage.Failure.self) {
             try WebPushMessage.seal([1], p256dh: key, auth: auth, paddedSize: 5_000)
         }
+    }
+
+    /// http_ece (PyPI, the aes128gcm coding pywebpush uses) as the browser: it opens what `seal` made, and
+    /// `open` reads what it sealed, with keys Python made.
+    @Test func httpEceAgreesBothWays() throws {
+        let script = """
+            import base64, json, sys, http_ece
+            from cryptography.hazmat.primitives.asymmetric import ec
+            from cryptography.hazmat.primitives import serialization
+            b = lambda x: base64.urlsafe_b64encode(x).rstrip(b"=").decode()
+            d = lambda x: base64.urlsafe_b64decode(x + "=" * (-len(x) % 4))
+            mode = sys.argv[1]
+            if mode == "keys":
+                k = ec.generate_private_key(ec.SECP256R1())
+                pub = k.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+                raw = k.private_numbers().private_value.to_bytes(32, "big")
+                import os
+                print(json.dumps({"private": b(raw), "p256dh": b(pub), "auth": b(os.urandom(16))}))
+            elif mode == "open":
+                keys = json.loads(sys.argv[2])
+                k = ec.derive_private_key(int.from_bytes(d(keys["private"]), "big"), ec.SECP256R1())
+                print(b(http_ece.decrypt(sys.stdin.buffer.read(), private_key=k, auth_secret=d(keys["auth"]), version="aes128gcm")))
+            else:
+                keys = json.loads(sys.argv[2])
+                sender = ec.generate_private_key(ec.SECP256R1())
+                body = http_ece.encrypt(b"sealed by http_ece", private_key=sender, dh=d(keys["p256dh"]), auth_secret=d(keys["auth"]), version="aes128gcm")
+                sys.stdout.write(b(body))
+            """
+        func python(_ args: [String], stdin: Data = Data()) throws -> String {
+            let r = try Spawned.run("/usr/bin/env", ["python3", "-c", script] + args, stdin: stdin)
+            try #require(r.status == 0, "\(String(decoding: r.stderr, as: UTF8.self))")
+            return String(decoding: r.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let keysJSON = try python(["keys"])
+        let keys = try #require(try JSONSerialization.jsonObject(with: Data(keysJSON.utf8)) as? [String: String])
+        let p256dh = Self.b64u(try #require(keys["p256dh"]))
+        let auth = Self.b64u(try #require(keys["auth"]))
+        let message = Array(#"{"kind":"message","id":"m_42"}"#.utf8)
+        let body = try WebPushMessage.seal(message, p256dh: p256dh, auth: auth, paddedSize: 128)
+        #expect(Self.b64u(try python(["open", keysJSON], stdin: Data(body))) == message)
+        let theirs = Self.b64u(try python(["seal", keysJSON]))
+        let receiver = try P256.KeyAgreement.PrivateKey(rawRepresentation: Self.b64u(try #require(keys["private"])))
+        #expect(try WebPushMessage.open(theirs, privateKey: receiver, auth: auth) == Array("sealed by http_ece".utf8))
     }
 }
