@@ -103,3 +103,11 @@ public enum PushCloseCode: UInt16, Sendable, CaseIterable {
     /// The same device connected again; this connection was replaced.
     case replaced = 4409
 }
+
+/// `GET /v1/push/vapid-key`: the server's VAPID public key (RFC 8292), the `applicationServerKey` a browser
+/// subscribes to Web Push with (docs/PROTOCOL.md §2.1).
+public struct VAPIDPublicKey: Codable, Equatable, Sendable {
+    /// The uncompressed P-256 point, 65 bytes.
+    public var publicKey: Base64URL
+    public init(publicKey: Base64URL) { self.publicKey = publicKey }
+}

@@ -60,7 +60,7 @@ public enum CountersignServer {
         DeviceRoutes(accounts: services.accounts, devices: devices, sessions: sessions, maxBody: config.maxBodyBytes)
             .register(on: router)
         MessageRoutes(sessions: sessions, messages: services.messages, push: push).register(on: router)
-        PushRoutes(sessions: sessions, push: push).register(on: router)
+        PushRoutes(sessions: sessions, push: push, vapid: services.vapid).register(on: router)
         AccountRoutes(
             service: services.accounts,
             sessions: sessions,

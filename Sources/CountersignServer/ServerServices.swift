@@ -18,6 +18,7 @@ package struct ServerServices: Sendable {
     let bindings: SessionBindingService
     let oidc: OIDCService
     let backChannel: BackChannelLogout
+    let vapid: VAPIDKey
     let logger: Logger
 
     /// `signInStore`: the sign-in's store when it is not `storage` itself (tests wrap it to land a write
@@ -234,6 +235,7 @@ package struct ServerServices: Sendable {
             bindings: bindings,
             oidc: oidc,
             backChannel: logout,
+            vapid: try await VAPIDKey.load(store: storage, random: random),
             logger: logger
         )
     }

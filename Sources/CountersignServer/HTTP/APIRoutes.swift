@@ -18,7 +18,7 @@ enum APIRoutes {
         "/v1/devices/current/keys": ["POST"], "/v1/devices/current/key-proof": ["PUT"],
         "/v1/devices/current/messages": ["GET"],
         "/v1/devices/current/acks": ["POST"],
-        "/v1/devices/current/push-tickets": ["POST"], "/v1/push": ["GET"],
+        "/v1/devices/current/push-tickets": ["POST"], "/v1/push": ["GET"], "/v1/push/vapid-key": ["GET"],
         "/v1/users/{username}/devices": ["GET"], "/v1/messages": ["POST"], "/v1/messages/{id}": ["GET", "DELETE"],
         "/v1/me/mfa": ["GET", "DELETE"], "/v1/me/mfa/settings": ["PUT"], "/v1/me/mfa/pairing-keys": ["POST"],
         "/v1/me/mfa/totp": ["POST"],

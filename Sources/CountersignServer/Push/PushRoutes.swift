@@ -6,9 +6,17 @@ import Hummingbird
 struct PushRoutes {
     let sessions: SessionService
     let push: PushService
+    let vapid: VAPIDKey
 
     func register(on router: Router<AppContext>) {
         let v1 = router.group("v1")
+        // Public: what a browser subscribes with (PushManager.subscribe's applicationServerKey).
+        v1.get("push/vapid-key") { _, _ in
+            try json(
+                VAPIDPublicKey(publicKey: Base64URL(vapid.publicKey)),
+                headers: [.cacheControl: "public, max-age=300"]
+            )
+        }
         let withDevice = v1.group().add(middleware: DeviceSessionMiddleware(sessions: sessions))
         withDevice.post("devices/current/push-tickets") { _, context in
             try json(try await push.ticket(try context.device()), status: .created)
