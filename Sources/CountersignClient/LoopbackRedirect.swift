@@ -98,9 +98,15 @@ public final class LoopbackRedirect: Sendable {
                     (status, text) = (.notFound, "Not found.\n")
                 } else if query["state"] != state || box.value == nil {
                     (status, text) = (.badRequest, "Countersign: this is not the answer the terminal is waiting for.\n")
+                } else if let error = query["error"] {
+                    (status, text) = (
+                        .ok,
+                        "Countersign: nothing was paired (\(error.filter { $0.isLetter || $0 == "_" })). You may close this tab; the terminal says more.\n"
+                    )
                 } else {
-                    box.value?.succeed(query)
-                    (status, text) = (.ok, "Countersign: you may close this tab and go back to the terminal.\n")
+                    (status, text) = (
+                        .ok, "Countersign: go back to the terminal to confirm the pairing. You may close this tab.\n"
+                    )
                 }
                 var headers = HTTPHeaders()
                 headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
@@ -112,7 +118,13 @@ public final class LoopbackRedirect: Sendable {
                     promise: nil
                 )
                 context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+                // The answer is handed over once the page is on its way: a caller that exits at once (an error)
+                // must not leave the browser with a refused connection.
+                let answered = status == .ok ? box.value : nil
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+                    answered?.succeed(query)
+                    context.close(promise: nil)
+                }
             }
         }
     }

@@ -69,7 +69,9 @@ public struct OIDCProvider: Sendable {
             throw OIDCPairingError.discovery("\(issuer)/.well-known/openid-configuration is not provider metadata")
         }
         guard m.issuer == issuer else {
-            throw OIDCPairingError.discovery("the metadata names issuer \(m.issuer), not \(issuer)")
+            throw OIDCPairingError.discovery(
+                "the metadata names issuer \(m.issuer), not \(issuer): give \(m.issuer) exactly (--oidc \(m.issuer))"
+            )
         }
         // Every endpoint on the issuer's own origin: tokens and keys come from where the issuer is.
         let endpoints = [m.authorization_endpoint, m.token_endpoint, m.jwks_uri].compactMap(URL.init(string:))

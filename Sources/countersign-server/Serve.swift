@@ -370,6 +370,24 @@ struct Serve: AsyncParsableCommand {
         let publicURL = config.publicURL
         if environment["COUNTERSIGN_EXIT_WITH_PARENT"] == "1" { Self.exitWithParent() }
         Self.raiseFileLimit()
+        do {
+            try await serve(config, logger: logger, db: db, publicURL: publicURL)
+        } catch let e as OIDCClientError {
+            // Only the configuration file's clients are applied here (admin commands say their own).
+            throw ValidationError(
+                "oidc-clients in \(self.config ?? environment["COUNTERSIGN_CONFIG"] ?? "the configuration file"): \(e)"
+            )
+        }
+    }
+
+    private func serve(
+        _ config: ServerConfiguration,
+        logger: Logger,
+        db: DatabaseLocation,
+        publicURL: String?
+    )
+        async throws
+    {
         try await CountersignServer.run(config: config, logger: logger) { url in
             // Unbuffered: whoever started the server (a script, a test) reads this line at once.
             FileHandle.standardOutput.write(Data("countersign listening on \(url) (database \(db))\n".utf8))

@@ -129,10 +129,15 @@ extension AuthenticatorCommand {
                 } catch let e as OIDCPairingError {
                     throw CLIError.usage("pairing by OpenID Connect failed: \(e)")
                 }
-                if let pairing, !(try Self.confirm(pairing, yes: yes)) {
-                    try await pairing.deny()
-                    Terminal.warn("not paired: the pairing grant is declined and spent")
-                    throw ExitCode(1)
+                if let pairing {
+                    // Interrupted at the question: the grant is declined rather than left open for ten minutes.
+                    let interrupt = Self.declineOnInterrupt(pairing)
+                    defer { interrupt.cancel() }
+                    if !(try Self.confirm(pairing, yes: yes)) {
+                        try await pairing.deny()
+                        Terminal.warn("not paired: you declined, and this pairing can no longer be used")
+                        throw ExitCode(1)
+                    }
                 }
             }
             let keyFile = try DeviceKeys.keyring.store(identity, passphrase: passphrase)
@@ -169,6 +174,11 @@ extension AuthenticatorCommand {
                 pairedAt: Date()
             )
             try file.save()
+            if pairing != nil {
+                Terminal.warn(
+                    "sign-ins to \(Terminal.printable(info.username)) now ask this authenticator; keep a way back if you lose it: countersign account mfa recovery-codes"
+                )
+            }
             AuthenticatorLog.append(
                 "paired as \(info.deviceId) (\(deviceName)) for \(info.username) on \(authenticator.state.server)"
             )
@@ -211,8 +221,17 @@ extension AuthenticatorCommand {
             )
             print(flow.url.absoluteString)
             fflush(nil)
-            Terminal.warn("waiting for the browser (at most \(Int(MobilePayload.lifetime / 60)) minutes)…")
-            let tokens = try await flow.tokens(timeout: Duration.seconds(Int(MobilePayload.lifetime)))
+            Terminal.warn(
+                "waiting for the browser (at most \(Int(MobilePayload.lifetime / 60)) minutes; if the page shows an error, press Ctrl-C)…"
+            )
+            let tokens: OIDCTokenResponse
+            do {
+                tokens = try await flow.tokens(timeout: Duration.seconds(Int(MobilePayload.lifetime)))
+            } catch ClientError.timedOut {
+                throw CLIError.usage(
+                    "the browser did not finish within \(Int(MobilePayload.lifetime / 60)) minutes; run the command again for a new link"
+                )
+            }
             guard let idToken = tokens.id_token else {
                 throw OIDCPairingError.idToken("the token endpoint sent no ID token")
             }
@@ -227,6 +246,32 @@ extension AuthenticatorCommand {
             )
         }
 
+        /// Until cancelled, SIGINT, SIGTERM and SIGHUP decline `pairing` (best effort) and exit 130.
+        static func declineOnInterrupt(_ pairing: PairingObject) -> DispatchWorkItem {
+            let sources = [SIGINT, SIGTERM, SIGHUP].map { signalNumber in
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+                source.setEventHandler {
+                    let done = DispatchSemaphore(value: 0)
+                    Task {
+                        try? await pairing.deny()
+                        done.signal()
+                    }
+                    _ = done.wait(timeout: .now() + 5)
+                    Terminal.warn("\ninterrupted: not paired, and this pairing can no longer be used")
+                    Foundation.exit(130)
+                }
+                source.resume()
+                return (signalNumber, source)
+            }
+            return DispatchWorkItem {
+                for (signalNumber, source) in sources {
+                    source.cancel()
+                    signal(signalNumber, SIG_DFL)
+                }
+            }
+        }
+
         /// Whether the person pairs: asked at the terminal (yes to go on) unless `yes`; the account is said either way.
         static func confirm(_ pairing: PairingObject, yes: Bool) throws -> Bool {
             let question = """
@@ -239,9 +284,16 @@ extension AuthenticatorCommand {
                 )
                 return true
             }
-            print("\(question) Type yes to pair: ", terminator: "")
-            fflush(nil)
-            return (Swift.readLine() ?? "").trimmingCharacters(in: .whitespaces).lowercased() == "yes"
+            while true {
+                print("\(question) Type yes to pair or no to decline: ", terminator: "")
+                fflush(nil)
+                guard let line = Swift.readLine() else { return false }
+                switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "y", "yes": return true
+                case "n", "no": return false
+                default: continue
+                }
+            }
         }
     }
 }

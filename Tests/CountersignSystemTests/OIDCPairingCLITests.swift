@@ -47,14 +47,19 @@ import FoundationNetworking
 
     /// What the web client's `/oauth2/authorize` page does for a signed-in browser that allows the app: the
     /// query sent to `POST /v1/oidc/authorizations` with its session, then the browser sent to the answer.
-    static func browse(_ url: String, issuer: String, session: String) async throws -> (status: Int, body: String) {
+    static func browse(
+        _ url: String,
+        issuer: String,
+        session: String,
+        consent: Bool = true
+    ) async throws -> (status: Int, body: String) {
         let items = URLComponents(string: url)?.queryItems ?? []
         var request = URLRequest(url: URL(string: issuer + "/v1/oidc/authorizations")!)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Bearer \(session)", forHTTPHeaderField: "Authorization")
         request.httpBody = try JSONSerialization.data(withJSONObject: [
-            "parameters": items.map { [$0.name, $0.value ?? ""] }, "consent": true,
+            "parameters": items.map { [$0.name, $0.value ?? ""] }, "consent": consent,
         ])
         let (data, _) = try await URLSession.shared.data(for: request)
         let answer = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -86,6 +91,21 @@ import FoundationNetworking
         #expect(unsure.status != 0 && unsure.stderr.contains("pass --yes"), "\(unsure.stderr)")
         #expect(!FileManager.default.fileExists(atPath: phone.file("authenticator.json")))
 
+        // "Don't allow" in the browser: the page says nothing was paired (it is answered before the CLI exits).
+        let refusing = try MFACLITests.Running(
+            phone,
+            [
+                "authenticator", "pair", "--oidc", issuer, "--client-id", "authapp", "--name", "phone",
+                "--no-passphrase",
+            ],
+            terminal: true
+        )
+        let refusedURL = try refusing.wait(for: "^(http://127\\.0\\.0\\.1:[0-9]+/oauth2/authorize\\?[^\\r]*)\\r?$")
+        let denied = try await Self.browse(refusedURL, issuer: issuer, session: session, consent: false)
+        #expect(denied.status == 200 && denied.body.contains("nothing was paired (access_denied)"), "\(denied)")
+        let refusedRun = refusing.finish()
+        #expect(refusedRun.status != 0 && refusedRun.stdout.contains("access_denied"), "\(refusedRun)")
+
         // At a terminal, answered no: the grant is declined and nothing is kept.
         let declining = try MFACLITests.Running(
             phone,
@@ -98,7 +118,7 @@ import FoundationNetworking
         let firstURL = try declining.wait(for: "^(http://127\\.0\\.0\\.1:[0-9]+/oauth2/authorize\\?[^\\r]*)\\r?$")
         #expect(firstURL.contains("mobilePayload=") && firstURL.contains("code_challenge_method=S256"))
         let back = try await Self.browse(firstURL, issuer: issuer, session: session)
-        #expect(back.status == 200 && back.body.contains("you may close this tab"), "\(back)")
+        #expect(back.status == 200 && back.body.contains("You may close this tab"), "\(back)")
         _ = try declining.wait(for: "of alice on \(issuer).*Type yes to pair")
         declining.type("no")
         let declined = declining.finish()

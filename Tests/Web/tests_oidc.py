@@ -263,7 +263,7 @@ def test_an_authenticator_pairs_by_openid_connect_once_the_person_confirms_it(se
         expect(p.page.get_by_role("button", name="Allow", exact=True)).to_be_enabled()
         p.shot("oidc-pairing-consent")
         p.page.get_by_role("button", name="Allow", exact=True).click()
-        expect(p.page.get_by_text("you may close this tab")).to_be_visible(timeout=SLOW)
+        expect(p.page.get_by_text("go back to the terminal to confirm the pairing")).to_be_visible(timeout=SLOW)
         out, err = cli.communicate(timeout=120)
         assert cli.returncode == 0, err
         assert "push: COMPLETED" in out and "username: pairuser" in out, out

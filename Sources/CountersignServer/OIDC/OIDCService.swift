@@ -178,7 +178,7 @@ public struct OIDCService: Sendable {
             guard client.pairing else {
                 return try await fail(
                     .unauthorizedClient,
-                    "\(client.name) may not pair authenticators (docs/PROTOCOL.md §6.11): drop mobilePayload"
+                    "\(client.name) may not pair authenticators: an administrator allows it with admin oidc-client update \(client.id) --pairing yes"
                 )
             }
             // A pairing is always confirmed on the provider's page.
