@@ -83,7 +83,7 @@ extension OIDCService {
                 try await pairing.spend(pairingGrant(grantID: grant.id))
                 throw OIDCError(.invalidGrant, "the grant was revoked while its code was exchanged")
             }
-            try await audit.record(grant.accountID, .oidcToken, .oidc("pairing-grant-\(grant.clientID)"), origin)
+            try await audit.record(grant.accountID, .oidcToken, .oidc("pairing-grant"), origin)
         case .payloadUsed:
             throw OIDCError(.invalidGrant, "this mobilePayload was used before: make a new one and start again")
         case .tooMany:

@@ -81,6 +81,8 @@ const PLAIN = {
   "revocation-token-set": "revocation token set",
   "self-revoked": "revoked by its own key gate",
   "bad-signature": "refused: bad signature",
+  "pairing-grant": "with a pairing for a new authenticator",
+  declined: "declined",
   "passkey-counter-not-increasing": "refused: its counter did not increase (it may have been copied)",
 };
 const GATE_EVENTS = {
