@@ -82,6 +82,7 @@ public enum CountersignServer {
             oidc: services.oidc,
             sessions: sessions,
             backChannel: services.backChannel,
+            background: services.background,
             maxBody: config.maxBodyBytes
         ).register(on: router)
         return router
@@ -126,6 +127,8 @@ public enum CountersignServer {
             throw error
         }
         defer { withExtendedLifetime(serveLock) {} }
+        // What requests left running is waited for (or cancelled) before the storage closes.
+        let background = Mutex<BackgroundWork?>(nil)
         do {
             if let clients = config.oidcClients {
                 let applied = try await OIDCAdmin.apply(clients, storage: storage, now: clock.now())
@@ -142,6 +145,7 @@ public enum CountersignServer {
                 random: random,
                 logger: logger
             )
+            background.withLock { $0 = services.background }
             let purge = PurgeService(storage: storage, clock: clock, config: config, logger: logger)
             // A failed purge (a backlog, a busy database) is retried in 10 minutes; it does not stop the server.
             do { try await purge.purge() } catch {
@@ -164,6 +168,7 @@ public enum CountersignServer {
             running.addServices(purge, PushRunner(push: push))
             try await running.runService()
         } catch {
+            await background.withLock({ $0 })?.drain()
             await storage.close()
             if !listening.withLock({ $0 }) {
                 removeNewDatabase(createdFile)
@@ -174,6 +179,7 @@ public enum CountersignServer {
             }
             throw error
         }
+        await background.withLock({ $0 })?.drain()
         await storage.close()
     }
 

@@ -19,6 +19,8 @@ package struct ServerServices: Sendable {
     let oidc: OIDCService
     let backChannel: BackChannelLogout
     let vapid: VAPIDKey
+    /// What requests started and did not wait for: drained before the storage closes.
+    package let background: BackgroundWork
     let logger: Logger
 
     /// `signInStore`: the sign-in's store when it is not `storage` itself (tests wrap it to land a write
@@ -42,6 +44,7 @@ package struct ServerServices: Sendable {
         let hub = PushHub()
         let bus = storage.pushBus(logger: logger) { hub.apply($0) }
         let audit = AuditLog(store: storage, clock: clock)
+        let background = BackgroundWork()
         let pairingGrants = PairingGrantOpener()
         let oidc = OIDCService(
             store: storage,
@@ -79,7 +82,7 @@ package struct ServerServices: Sendable {
                     bindingID: browser.bindingID,
                     now: clock.now()
                 )
-                if !grants.isEmpty { Task { await logout.send(grants) } }
+                if !grants.isEmpty { background.run(cancellable: true) { await logout.send(grants) } }
             } catch {
                 logger.error("could not revoke a signed-out browser's OpenID Connect grants: \(error)")
             }
@@ -96,10 +99,10 @@ package struct ServerServices: Sendable {
             // Every session of the account ended (sign out everywhere, a password change, a lock): so does what
             // it granted other applications through the OpenID Connect provider, and the pairings it opened.
             if case .account(let accountID) = ending {
-                Task { [logger] in
+                background.run { [logger] in
                     do {
                         let grants = try await storage.revokeOIDCGrants(accountID: accountID, now: clock.now())
-                        await logout.send(grants)
+                        if !grants.isEmpty { background.run(cancellable: true) { await logout.send(grants) } }
                     } catch {
                         logger.error("could not revoke the account's OpenID Connect grants: \(error)")
                     }
@@ -236,6 +239,7 @@ package struct ServerServices: Sendable {
             oidc: oidc,
             backChannel: logout,
             vapid: try await VAPIDKey.load(store: storage, random: random),
+            background: background,
             logger: logger
         )
     }

@@ -94,9 +94,11 @@ struct Harness: Sendable {
         do {
             try await app.test(.router) { client in try await test(API(client: client)) }
         } catch {
+            await services.background.drain()
             await storage.close()
             throw error
         }
+        await services.background.drain()
         await storage.close()
     }
 }

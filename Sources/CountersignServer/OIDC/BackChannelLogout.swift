@@ -61,6 +61,8 @@ package struct BackChannelLogout: Sendable {
         for grant in grants {
             for (attempt, wait) in ([Duration.zero] + Self.backoff).enumerated() {
                 if wait > .zero { try? await Task.sleep(for: wait) }
+                // The server is stopping (BackgroundWork.drain): no more tries, nothing more read from the database.
+                if Task.isCancelled { return }
                 // A fresh token each try: its own jti, and an exp that is two minutes from when it is sent.
                 let now = oidc.clock.now()
                 let token = LogoutToken(

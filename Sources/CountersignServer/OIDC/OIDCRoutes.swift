@@ -12,6 +12,7 @@ struct OIDCRoutes {
     let oidc: OIDCService
     let sessions: SessionService
     let backChannel: BackChannelLogout
+    let background: BackgroundWork
     let maxBody: Int
 
     func register(on router: Router<AppContext>) {
@@ -111,7 +112,7 @@ struct OIDCRoutes {
                 )
             }
             // The application's sessions end too: it hears of it by back-channel logout, never waited for.
-            if !grants.isEmpty { Task { [backChannel] in await backChannel.send(grants) } }
+            if !grants.isEmpty { background.run(cancellable: true) { [backChannel] in await backChannel.send(grants) } }
             return Response(status: .noContent)
         }
         router.group("v1").post("oidc/logouts") { request, context in
@@ -130,7 +131,7 @@ struct OIDCRoutes {
             )
             // The applications signed in through this browser session hear of it; the sign-out never waits.
             if case .signedOut(_, _, let grants) = outcome, !grants.isEmpty {
-                Task { [backChannel] in await backChannel.send(grants) }
+                background.run(cancellable: true) { [backChannel] in await backChannel.send(grants) }
             }
             return try json(Self.answer(outcome))
         }
