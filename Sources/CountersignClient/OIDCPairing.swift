@@ -148,10 +148,10 @@ public final class OIDCNativeAuthorization: Sendable {
         scope: String = "openid",
         extra: [String: String] = [:]
     ) async throws -> OIDCNativeAuthorization {
-        let verifier = Base64URL(Array(SystemRandomNumberGenerator.bytes(32))).text
-        let state = Base64URL(Array(SystemRandomNumberGenerator.bytes(16))).text
+        let verifier = Base64URL(Array(systemRandomBytes(32))).text
+        let state = Base64URL(Array(systemRandomBytes(16))).text
         let redirect = try await LoopbackRedirect.start(state: state)
-        let nonce = Base64URL(Array(SystemRandomNumberGenerator.bytes(16))).text
+        let nonce = Base64URL(Array(systemRandomBytes(16))).text
         var c = URLComponents(url: provider.authorizationEndpoint, resolvingAgainstBaseURL: false) ?? URLComponents()
         var query: [String: String] = [
             "client_id": clientID, "redirect_uri": redirect.uri, "response_type": "code", "scope": scope,
@@ -227,11 +227,10 @@ public final class OIDCNativeAuthorization: Sendable {
     public func cancel() async { await redirect.close() }
 }
 
-extension SystemRandomNumberGenerator {
-    static func bytes(_ n: Int) -> [UInt8] {
-        var g = SystemRandomNumberGenerator()
-        return (0..<n).map { _ in UInt8.random(in: 0...255, using: &g) }
-    }
+/// Fresh bytes from the system's generator (CountersignCrypto's `RandomNumberGenerator.bytes`).
+func systemRandomBytes(_ n: Int) -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    return generator.bytes(n)
 }
 
 /// PingOne's `PairingObject`: a pairing grant checked, that pairs only when approved.
@@ -280,7 +279,7 @@ extension CountersignAuthenticator {
         now: Date = Date()
     ) throws -> String {
         let issuedAt = Int64(now.timeIntervalSince1970)
-        let nonce = SystemRandomNumberGenerator.bytes(MobilePayload.nonceLength)
+        let nonce = systemRandomBytes(MobilePayload.nonceLength)
         let message = DeviceProof.mobilePayloadMessage(
             signingKey: identity.publicKey,
             issuedAt: issuedAt,

@@ -33,6 +33,4 @@ extension SQLiteStorage {
     package func oidcToken(hash: String, now: Date) async throws -> (OIDCTokenRecord, OIDCGrant)? {
         try await quickRead { try DirectOIDCStore.token($0, hash: hash, now: now) }
     }
-
-    static func split(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
 }

@@ -78,8 +78,8 @@ extension SQLStores {
         )
     }
 
-    static func lines(_ values: [String]) -> String { values.joined(separator: "\n") }
-    static func split(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+    static func lines(_ values: [String]) -> String { OIDCClientLists.text(values) }
+    static func split(_ text: String) -> [String] { OIDCClientLists.values(text) }
 
     // MARK: Signing keys
 
@@ -412,4 +412,10 @@ extension SQLStores {
             ).run()
         }
     }
+}
+
+/// How a client's lists (redirect URIs, allowed users) are stored, one per line, on every backend and connection.
+enum OIDCClientLists {
+    static func text(_ values: [String]) -> String { values.joined(separator: "\n") }
+    static func values(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
 }
