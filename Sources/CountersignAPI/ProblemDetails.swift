@@ -60,6 +60,9 @@ public enum ProblemCode: String, Codable, CaseIterable, Sendable {
     case staySignedInOff = "stay-signed-in-off"
     case bindingTooLate = "binding-too-late"
     case signInEnded = "sign-in-ended"
+    // Notifications
+    case pushEndpointRefused = "push-endpoint-refused"
+    case apnsNotConfigured = "apns-not-configured"
 }
 
 /// A problem response as a client reads it. `code` is a string so that a newer server's codes still

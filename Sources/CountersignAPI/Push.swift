@@ -111,3 +111,54 @@ public struct VAPIDPublicKey: Codable, Equatable, Sendable {
     public var publicKey: Base64URL
     public init(publicKey: Base64URL) { self.publicKey = publicKey }
 }
+
+/// `PUT /v1/devices/current/push-subscription`: this browser's Web Push subscription for the device, as
+/// `PushSubscription.toJSON()` gives it (docs/PROTOCOL.md §2.2). `expirationTime` is accepted and ignored.
+public struct WebPushSubscription: Codable, Equatable, Sendable {
+    public struct Keys: Codable, Equatable, Sendable {
+        /// The browser's P-256 key, uncompressed (65 bytes), base64url.
+        public var p256dh: String
+        /// The 16-byte authentication secret, base64url.
+        public var auth: String
+        public init(p256dh: String, auth: String) {
+            self.p256dh = p256dh
+            self.auth = auth
+        }
+    }
+    public var endpoint: String
+    public var expirationTime: Double?
+    public var keys: Keys
+    public init(endpoint: String, keys: Keys, expirationTime: Double? = nil) {
+        self.endpoint = endpoint
+        self.keys = keys
+        self.expirationTime = expirationTime
+    }
+}
+
+/// `PUT /v1/devices/current/apns-token`: an iOS app's device token (PingOne's `setDeviceToken`) and which
+/// APNs environment issued it.
+public struct APNsDeviceToken: Codable, Equatable, Sendable {
+    /// The token's bytes, lower-case hex (32 bytes today; up to 100 accepted).
+    public var token: String
+    /// `production` or `sandbox` (PingOne's `APNSDeviceTokenType`).
+    public var environment: String
+    public init(token: String, environment: String) {
+        self.token = token
+        self.environment = environment
+    }
+}
+
+/// What a device's push target is: `webpush` with its push service's origin, or `apns` with its environment.
+public struct PushTargetInfo: Codable, Equatable, Sendable {
+    public var channel: String
+    /// Web Push: the push service's origin (`https://fcm.googleapis.com`); the endpoint itself is not shown back.
+    public var origin: String?
+    public var environment: String?
+    public var createdAt: Date
+    public init(channel: String, origin: String?, environment: String?, createdAt: Date) {
+        self.channel = channel
+        self.origin = origin
+        self.environment = environment
+        self.createdAt = createdAt
+    }
+}

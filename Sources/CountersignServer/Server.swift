@@ -61,6 +61,8 @@ public enum CountersignServer {
             .register(on: router)
         MessageRoutes(sessions: sessions, messages: services.messages, push: push).register(on: router)
         PushRoutes(sessions: sessions, push: push, vapid: services.vapid).register(on: router)
+        NotificationRoutes(sessions: sessions, notifications: services.notifications, maxBody: config.maxBodyBytes)
+            .register(on: router)
         AccountRoutes(
             service: services.accounts,
             sessions: sessions,

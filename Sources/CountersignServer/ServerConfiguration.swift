@@ -88,6 +88,12 @@ public struct ServerConfiguration: Sendable {
     /// The reverse proxies whose `Forwarded` / `X-Forwarded-For` name the client (`--trusted-proxy`):
     /// throttles, the captcha's risk rule and the audit then see the client, not the proxy.
     public var trustedProxies = TrustedProxies()
+    /// Push hosts sent to whatever their addresses, and over http too (`push-allowed-hosts`): a self-hosted
+    /// ntfy on the local network, a test's loopback push service. Others must be https and public.
+    public var pushAllowedHosts: [String] = []
+    /// The contact put in each VAPID token's `sub` (`mailto:` or `https:`), for push services to reach the
+    /// operator (`vapid-subject`); nil: none.
+    public var vapidSubject: String?
 
     /// A public URL as `--public-url` takes it: http or https, a host, no path beyond `/`, no query,
     /// no credentials; returned without a trailing slash.
@@ -112,6 +118,28 @@ public struct ServerConfiguration: Sendable {
         guard trimmed.unicodeScalars.allSatisfy({ !refused.contains($0) && $0.properties.generalCategory != .format })
         else { return nil }
         return trimmed
+    }
+
+    /// A `push-allowed-hosts` entry: a host name or an IP address, lower case, nothing else; nil otherwise.
+    public static func pushHost(_ text: String) -> String? {
+        let host = text.lowercased()
+        guard (1...253).contains(host.utf8.count) else { return nil }
+        if TrustedProxies.bytes(host) != nil { return host }
+        let label = #/^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$/#
+        return host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy {
+            $0.wholeMatch(of: label) != nil
+        }
+            ? host : nil
+    }
+
+    /// A `vapid-subject`: `mailto:` with an address, or an `https:` URL (RFC 8292 §2.1); nil otherwise.
+    public static func vapidSubject(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.utf8.count <= 200, trimmed.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+        else { return nil }
+        if trimmed.hasPrefix("mailto:"), trimmed.dropFirst(7).contains("@") { return trimmed }
+        if let c = URLComponents(string: trimmed), c.scheme == "https", c.host?.isEmpty == false { return trimmed }
+        return nil
     }
 
     public init() {}

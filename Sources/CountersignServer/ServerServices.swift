@@ -19,6 +19,7 @@ package struct ServerServices: Sendable {
     let oidc: OIDCService
     let backChannel: BackChannelLogout
     let vapid: VAPIDKey
+    package let notifications: NotificationService
     /// What requests started and did not wait for: drained before the storage closes.
     package let background: BackgroundWork
     let logger: Logger
@@ -34,7 +35,9 @@ package struct ServerServices: Sendable {
         logger: Logger,
         signInStore: (any SignInStore)? = nil,
         alsoTell: @escaping @Sendable (SessionEnding) -> Void = { _ in },
-        backChannelDeliver: BackChannelLogout.Deliver? = nil
+        backChannelDeliver: BackChannelLogout.Deliver? = nil,
+        pushTransport: WebPushSender.Transport? = nil,
+        pushResolver: WebPushSender.Resolver? = nil
     ) async throws -> ServerServices {
         // The push channel's signals: messages and MFA publish, this node's connections (the hub) receive.
         // Several nodes share a PostgreSQL database and hear of each other's sends through it; one process
@@ -45,6 +48,29 @@ package struct ServerServices: Sendable {
         let bus = storage.pushBus(logger: logger) { hub.apply($0) }
         let audit = AuditLog(store: storage, clock: clock)
         let background = BackgroundWork()
+        let vapid = try await VAPIDKey.load(store: storage, random: random)
+        let notificationMetrics = NotificationMetrics()
+        let pushPolicy = PushEndpointPolicy(allowedHosts: config.pushAllowedHosts)
+        let notifications = NotificationService(
+            store: storage,
+            policy: pushPolicy,
+            webPush: WebPushSender(
+                vapid: vapid,
+                subject: config.vapidSubject,
+                policy: pushPolicy,
+                store: storage,
+                metrics: notificationMetrics,
+                background: background,
+                clock: clock,
+                logger: logger,
+                transport: pushTransport,
+                resolver: pushResolver
+            ),
+            metrics: notificationMetrics,
+            background: background,
+            clock: clock,
+            logger: logger
+        )
         let pairingGrants = PairingGrantOpener()
         let oidc = OIDCService(
             store: storage,
@@ -156,7 +182,8 @@ package struct ServerServices: Sendable {
             accounts: accounts,
             config: config,
             clock: clock,
-            onDue: { accounts in bus.publish(.due(accounts: accounts)) }
+            onDue: { accounts in bus.publish(.due(accounts: accounts)) },
+            onQueued: { id in notifications.messageQueued(id: id) }
         )
         let mfa = try await MFAService(
             store: storage,
@@ -168,7 +195,10 @@ package struct ServerServices: Sendable {
             audit: audit,
             config: config,
             clock: clock,
-            random: random
+            random: random,
+            notify: { devices, transaction, expires in
+                notifications.approvalRequested(devices: devices, transactionID: transaction, expiresAt: expires)
+            }
         ) { signal in bus.publish(signal) }
         pairingGrants.set(spend: { token in try await mfa.spendPairingGrant(token) }) {
             token,
@@ -197,7 +227,8 @@ package struct ServerServices: Sendable {
             logger: logger,
             hub: hub,
             bus: bus,
-            pendingChallenges: { device in try await mfa.pendingChallenges(deviceID: device) }
+            pendingChallenges: { device in try await mfa.pendingChallenges(deviceID: device) },
+            cameDue: { id in notifications.messageQueued(id: id) }
         )
         let passkeys = PasskeyService(
             store: storage,
@@ -238,7 +269,8 @@ package struct ServerServices: Sendable {
             bindings: bindings,
             oidc: oidc,
             backChannel: logout,
-            vapid: try await VAPIDKey.load(store: storage, random: random),
+            vapid: vapid,
+            notifications: notifications,
             background: background,
             logger: logger
         )

@@ -28,6 +28,9 @@ struct Serve: AsyncParsableCommand {
             COUNTERSIGN_STAY_SIGNED_IN_DAYS (30; 0: never) and COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE (12)
             are how long a browser stays signed in unused, bound to its device's key or to a key of its own.
             COUNTERSIGN_ADMIN_CONTACT (none) is whom a locked-out user is told to ask: "it@example.com", "the IT desk, 555-0100".
+            COUNTERSIGN_VAPID_SUBJECT (none) is the mailto: or https: contact every Web Push token carries;
+            COUNTERSIGN_PUSH_ALLOWED_HOSTS (none; comma-separated) are push hosts sent to at any address and over http
+            (a self-hosted ntfy): others must be https and resolve to public addresses.
             The default database is sqlite:countersign.sqlite in the current directory, created on first start.
             Every variable but COUNTERSIGN_EXIT_WITH_PARENT can also be set in a JSON configuration file (--config FILE or
             $COUNTERSIGN_CONFIG) under its name without COUNTERSIGN_, in lower case with dashes:
@@ -321,6 +324,23 @@ struct Serve: AsyncParsableCommand {
                 )
             }
             config.adminContact = checked
+        }
+        for host in (env["COUNTERSIGN_PUSH_ALLOWED_HOSTS"] ?? "").split(separator: ",") {
+            let name = host.trimmingCharacters(in: .whitespaces).lowercased()
+            guard let checked = ServerConfiguration.pushHost(name) else {
+                throw ValidationError(
+                    "\(env.source("COUNTERSIGN_PUSH_ALLOWED_HOSTS")) takes host names or addresses, comma-separated, without scheme, port or path (e.g. ntfy.internal,127.0.0.1); \(name.debugDescription) is not one"
+                )
+            }
+            config.pushAllowedHosts.append(checked)
+        }
+        if let subject = env["COUNTERSIGN_VAPID_SUBJECT"] {
+            guard let checked = ServerConfiguration.vapidSubject(subject) else {
+                throw ValidationError(
+                    "\(env.source("COUNTERSIGN_VAPID_SUBJECT")) takes a mailto: or https: URL push services can reach the operator at, e.g. mailto:ops@example.com"
+                )
+            }
+            config.vapidSubject = checked
         }
         let withoutDevice = try number("COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE", 12)
         guard withoutDevice <= 24 * 400 else {

@@ -29,7 +29,8 @@ struct ServerSettings {
         "COUNTERSIGN_MESSAGE_QUOTA_MB": .number, "COUNTERSIGN_CONNECTIONS_PER_ADDRESS": .number,
         "COUNTERSIGN_AUTH_CODES_WITHOUT_APPROVAL": .flag, "COUNTERSIGN_METRICS_TOKEN_FILE": .text,
         "COUNTERSIGN_STAY_SIGNED_IN_DAYS": .number, "COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE": .number,
-        "COUNTERSIGN_ADMIN_CONTACT": .text,
+        "COUNTERSIGN_ADMIN_CONTACT": .text, "COUNTERSIGN_PUSH_ALLOWED_HOSTS": .list,
+        "COUNTERSIGN_VAPID_SUBJECT": .text,
     ]
 
     /// A file is a few hundred bytes; anything near this is not one.

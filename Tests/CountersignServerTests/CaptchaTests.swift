@@ -136,7 +136,7 @@ import Testing
                 origin: RequestOrigin(address: "::ffff:198.51.100.7", userAgent: "")
             )
         }
-        await h2.storage.close()
+        await h2.close()
     }
 
     /// One solution sent by 20 requests at once is accepted by exactly one of them.

@@ -84,7 +84,7 @@ import Testing
                 }
             }
         } catch {
-            await h.storage.close()
+            await h.close()
             throw error
         }
         let account = try #require(try await h.store.account(username: "mapped"))
@@ -92,6 +92,6 @@ import Testing
             try await h.store.auditEvents(accountID: account.id, before: nil, limit: 100).map(\.address)
         )
         #expect(addresses == ["127.0.0.1", "127.0.0.2"], "audit records IPv4, not ::ffff:…: \(addresses)")
-        await h.storage.close()
+        await h.close()
     }
 }

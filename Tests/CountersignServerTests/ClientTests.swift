@@ -16,10 +16,10 @@ import Testing
         do {
             try await exercise(app, h)
         } catch {
-            await h.storage.close()
+            await h.close()
             throw error
         }
-        await h.storage.close()
+        await h.close()
     }
 
     func exercise(_ app: some ApplicationProtocol, _ h: Harness) async throws {

@@ -158,7 +158,7 @@ import Testing
             try $0.decode(column: "id", as: String.self)
         }
         #expect(left == ["t-live", "t-recent"])
-        await h.storage.close()
+        await h.close()
     }
 
     /// A message delayed by the longest delay is kept for the whole retention period after it is due, not

@@ -81,6 +81,7 @@ struct Harness: Sendable {
             alsoTell: { endings.tell($0) },
             backChannelDeliver: backChannel
         )
+        OpenedStorages.track(services.background)
         return Harness(clock: clock, config: config, storage: storage, services: services, endings: endings)
     }
 
@@ -94,10 +95,14 @@ struct Harness: Sendable {
         do {
             try await app.test(.router) { client in try await test(API(client: client)) }
         } catch {
-            await services.background.drain()
-            await storage.close()
+            await close()
             throw error
         }
+        await close()
+    }
+
+    /// Waits for (or cancels) what requests left running, then closes the storage.
+    func close() async {
         await services.background.drain()
         await storage.close()
     }
@@ -123,6 +128,10 @@ final class OpenedStorages: Sendable {
     @TaskLocal static var current: OpenedStorages?
 
     private let opened = Mutex<[any ServerStorage]>([])
+    private let work = Mutex<[BackgroundWork]>([])
+
+    /// What the services over a storage of this test leave running: drained before the storages close.
+    static func track(_ background: BackgroundWork) { current?.work.withLock { $0.append(background) } }
 
     /// Opens the database at `location` and registers it with the running test's scope: a test outside
     /// one is refused rather than risk the abort.
@@ -139,6 +148,7 @@ final class OpenedStorages: Sendable {
 
     /// Closes what is still open (close is idempotent: tests may have closed some themselves).
     func closeAll() async {
+        for w in work.withLock({ $0 }) { await w.drain() }
         let all = opened.withLock { s in
             defer { s = [] }
             return s

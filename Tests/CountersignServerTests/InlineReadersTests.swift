@@ -9,7 +9,7 @@ import Testing
     static func file() async throws -> String {
         let h = try await Harness.make(.sqlite)
         guard case .sqlite(let path) = h.config.database else { throw ConfigurationError("not SQLite") }
-        await h.storage.close()
+        await h.close()
         return path
     }
 

@@ -56,20 +56,21 @@ struct Person {
 /// Runs `body` against a live server (real sockets) over `backend`.
 func withLiveServer(
     _ backend: Backend,
+    clock: ManualClock = ManualClock(),
     configure: (inout ServerConfiguration) -> Void = { _ in },
     wrapStore: (any ServerStorage) -> any SignInStore = { $0 },
     _ body: @Sendable (URL, Harness) async throws -> Void
 ) async throws {
-    let h = try await Harness.make(backend, configure: configure, wrapStore: wrapStore)
+    let h = try await Harness.make(backend, clock: clock, configure: configure, wrapStore: wrapStore)
     let router = try h.router()
     let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     do {
         try await app.test(.live) { client in try await body(URL(string: "http://127.0.0.1:\(client.port!)")!, h) }
     } catch {
-        await h.storage.close()
+        await h.close()
         throw error
     }
-    await h.storage.close()
+    await h.close()
 }
 
 @Suite(.closesStorage) struct MessagingTests {

@@ -257,7 +257,7 @@ import Testing
             )
             #expect(clean.reply.status == 201, "\(clean.reply.json)")
         }
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -301,7 +301,7 @@ import Testing
             #expect(try await api.call(.get, "/v1/me", token: session).status == 401)
             #expect(try await api.call(.get, "/v1/me", token: token).status == 200)
         }
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -369,7 +369,7 @@ import Testing
             let anonymous = try await h.storage.auditEvents(accountID: "", before: nil, limit: 50)
             #expect(anonymous.contains { $0.kind == "sign-in" && $0.outcome == "wrong-passkey" })
         }
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -417,7 +417,7 @@ import Testing
                 #expect(r.reply.status == 201, "\(r.reply.json)")
             }
         }
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -535,7 +535,7 @@ import Testing
             #expect(audit.contains("passkey renamed") && audit.contains("passkey removed"))
             _ = summary
         }
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -608,7 +608,7 @@ import Testing
             )
             #expect(unverified.reply.status != 201 && unverified.reply.json["token"] == nil, "\(unverified.reply.json)")
         }
-        await h.storage.close()
+        await h.close()
     }
 
     /// A ceremony is answered within five minutes of its options or not at all.
@@ -639,6 +639,6 @@ import Testing
             )
             #expect(inTime.reply.status == 201, "\(inTime.reply.json)")
         }
-        await h.storage.close()
+        await h.close()
     }
 }

@@ -246,7 +246,7 @@ import Testing
             let replayed = try await api.call(.post, "/v1/sessions/passkey", raw: body, headers: json)
             #expect(replayed.status == 409 && replayed.code == "passkey-ceremony-invalid", "\(replayed.json)")
         }
-        await h.storage.close()
+        await h.close()
     }
 
     @Test func theSwiftTestAuthenticatorsBytesPassPyWebauthn() throws {

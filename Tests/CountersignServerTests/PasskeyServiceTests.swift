@@ -108,7 +108,7 @@ import Testing
         )
         let c = try await f.service.startRegistration(f.auth)
         #expect(c.publicKey.excludeCredentials.map(\.id.bytes) == [auth.credentialID])
-        await f.h.storage.close()
+        await f.h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -137,7 +137,7 @@ import Testing
         // The refused answers whose ceremony existed are audited: the taken credential, the other session.
         let events = try await f.h.storage.auditEvents(accountID: f.auth.account.id, before: nil, limit: 20)
         #expect(events.filter { $0.kind == "passkey" && $0.outcome == "refused" }.count == 2)
-        await f.h.storage.close()
+        await f.h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -164,6 +164,6 @@ import Testing
         // The clock stands still here, so all ten share a creation time: compare as a set.
         #expect(Set(try await f.service.list(f.auth).map(\.name)) == Set((0..<10).map { "Key \($0)" }))
         await #expect(throws: PasskeyError.tooManyPasskeys) { try await f.service.startRegistration(f.auth) }
-        await f.h.storage.close()
+        await f.h.close()
     }
 }

@@ -72,7 +72,7 @@ import Testing
         #expect(try await !store.spendCeremony(id: "s1.carried", expiresAt: now.addingTimeInterval(300), now: now))
         try await store.purgeExpiredCeremonies(now: now.addingTimeInterval(300))
         #expect(try await store.spendCeremony(id: "s1.carried", expiresAt: now.addingTimeInterval(600), now: now))
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -90,7 +90,7 @@ import Testing
         let second = try await h.storage.setPRFSaltIfMissing(id: "s2", salt: Array(repeating: 2, count: 32))
         #expect(first == Array(repeating: 1, count: 32) && second == first)
         #expect(try await h.storage.setPRFSaltIfMissing(id: "s1", salt: [9]) == Array(repeating: 7, count: 32))
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -102,7 +102,7 @@ import Testing
         #expect(first == Array(repeating: 1, count: 16) && again == first)
         #expect(try await h.storage.account(userHandle: first) == a)
         #expect(try await h.storage.account(userHandle: Array(repeating: 2, count: 16)) == nil)
-        await h.storage.close()
+        await h.close()
     }
 
     /// A registration spends its ceremony in the transaction that stores its passkey: of concurrent answers
@@ -155,7 +155,7 @@ import Testing
         )
         #expect(try await store.passkey(credentialID: [7, 1]) == nil)
         #expect(try await store.passkey(credentialID: [6, 6]) == nil)
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -249,7 +249,7 @@ import Testing
                 == .accountNotFound
         )
         #expect(try await store.passkey(credentialID: [9, 9]) == nil)
-        await h.storage.close()
+        await h.close()
     }
 
     @Test(arguments: Backend.available)
@@ -289,6 +289,6 @@ import Testing
         )
         #expect(try await store.recordPasskeyUse(id: "z", expectedCount: 0, newCount: 0, backedUp: false, at: now))
         #expect(try await !store.recordPasskeyUse(id: "p", expectedCount: 0, newCount: 7, backedUp: false, at: now))
-        await h.storage.close()
+        await h.close()
     }
 }

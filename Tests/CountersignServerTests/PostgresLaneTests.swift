@@ -46,10 +46,10 @@ struct PostgresLaneTests {
                 #expect(!reads || plan.contains("Index Scan"), "\(name) reads no index:\n\(plan)")
             }
         } catch {
-            await h.storage.close()
+            await h.close()
             throw error
         }
-        await h.storage.close()
+        await h.close()
     }
 
     /// The PostgreSQL lanes (their own connections for send batches and session reads) open again after
@@ -102,10 +102,10 @@ struct PostgresLaneTests {
             #expect(units.count == 20 && units.allSatisfy { $0.count == 2 && $0[0] == $0[1] })
             #expect(Set(units.map { $0[0] }).count == 20, "two units shared a transaction")
         } catch {
-            await h.storage.close()
+            await h.close()
             throw error
         }
-        await h.storage.close()
+        await h.close()
         await #expect(throws: PostgresLane.Closed.self) { try await lane.run { _, _ in 1 } }
     }
 
@@ -134,9 +134,9 @@ struct PostgresLaneTests {
             #expect(waited >= .seconds(8) && waited < .seconds(26), "\(waited)")
             await #expect(throws: PostgresLane.DeadlineExceeded.self) { try await stalled.value }
         } catch {
-            await h.storage.close()
+            await h.close()
             throw error
         }
-        await h.storage.close()
+        await h.close()
     }
 }

@@ -30,7 +30,7 @@ import Testing
         #expect(try await store.spendTicket(hash: "t2", now: now.addingTimeInterval(60)) == nil, "expired at 60 s")
         #expect(try await store.spendTicket(hash: "t2", now: now) == nil, "a failed attempt spends it too")
         #expect(try await store.spendTicket(hash: "nope", now: now) == nil)
-        await h.storage.close()
+        await h.close()
     }
 
     /// 200 due delayed messages, 8 claimers at once (as 8 nodes would): every message claimed exactly
@@ -64,26 +64,28 @@ import Testing
             )
         }
         let store = h.storage
-        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+        let claims = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    var n = 0
+                    var ids: [String] = []
                     while true {
                         let (claimed, _) = try await store.claimDue(now: now, limit: 7)
-                        n += claimed
-                        if claimed == 0 { return n }
+                        ids += claimed
+                        if claimed.isEmpty { return ids }
                     }
                 }
             }
-            return try await group.reduce(into: [Int]()) { $0.append($1) }
+            return try await group.reduce(into: [[String]]()) { $0.append($1) }
         }
+        let counts = claims.map(\.count)
         #expect(counts.reduce(0, +) == 200, "\(counts)")
+        #expect(Set(claims.joined()).count == 200, "each message claimed once, by one caller")
         #expect(
-            try await store.claimDue(now: now.addingTimeInterval(61), limit: 100).messages == 10,
+            try await store.claimDue(now: now.addingTimeInterval(61), limit: 100).messages.count == 10,
             "the later ones, when due, once"
         )
-        #expect(try await store.claimDue(now: now.addingTimeInterval(61), limit: 100).messages == 0)
-        await h.storage.close()
+        #expect(try await store.claimDue(now: now.addingTimeInterval(61), limit: 100).messages.isEmpty)
+        await h.close()
     }
 
     @Test func signalsRoundTripAndSplit() {

@@ -158,7 +158,7 @@ import Testing
         #expect(try await h.storage.session(tokenHash: TokenHash.hex("cs_pk")) == nil, "swept")
         #expect(try await Self.start(h, a, "cs_pk2", at: now, passkeyID: "pk1") == .superseded)
         #expect(try await Self.count(h, "sessions", a.id) == 0)
-        await h.storage.close()
+        await h.close()
     }
 
     /// A password change is one transaction: the new hash, every other session and every device session
@@ -391,7 +391,7 @@ import Testing
             try await Self.audited(h, byPassword, "sign-in") == ["success", "refused-locked"],
             "its first session, then this"
         )
-        await h.storage.close()
+        await h.close()
     }
 
     /// Leaves `account` one failure short of the lock, the delay over.
@@ -452,7 +452,7 @@ import Testing
             #expect(try await Self.count(h, table, locked.id) == 0, "\(table)")
             #expect(try await Self.count(h, table, open.id) == 1, "\(table)")
         }
-        await h.storage.close()
+        await h.close()
     }
 
     /// The same lock reached from a step with no reservation of its own (a QR sign-in's gate) ends them
@@ -506,7 +506,7 @@ import Testing
         ).all().map { try $0.decode(column: "outcome", as: String.self) }
         #expect(outcomes == ["refused-locked"], "\(outcomes)")
         #expect(ended.all == [.account(a.id)], "\(ended.all)")
-        await h.storage.close()
+        await h.close()
     }
 
     /// The `kind` outcomes audited for `account`, oldest first.
@@ -604,6 +604,6 @@ import Testing
         let marked = try await sql.raw("SELECT authenticated_at FROM sessions WHERE token_hash = \(bind: tokenHash)")
             .first()?.decode(column: "authenticated_at", as: Int64.self)
         #expect(marked == 0 || marked == nil, "not marked fresh")
-        await h.storage.close()
+        await h.close()
     }
 }

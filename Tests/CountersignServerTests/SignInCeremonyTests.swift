@@ -107,6 +107,6 @@ import Testing
         let rowsAfter = try await f.h.store.sql.raw("SELECT COUNT(*) AS n FROM passkey_ceremonies").first()?
             .decode(column: "n", as: Int64.self)
         #expect(rowsAfter == 1, "only the answered one")
-        await f.h.storage.close()
+        await f.h.close()
     }
 }

@@ -108,9 +108,9 @@ import Testing
                 #expect(r.hasPrefix("HTTP/1.1 200"), "a normal client is unaffected")
             }
         } catch {
-            await h.storage.close()
+            await h.close()
             throw error
         }
-        await h.storage.close()
+        await h.close()
     }
 }

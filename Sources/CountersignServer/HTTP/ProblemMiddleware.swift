@@ -60,6 +60,8 @@ struct ProblemMiddleware: RouterMiddleware {
             throw Problem(e)
         } catch let e as RelayError {
             throw Problem(e)
+        } catch let e as NotificationError {
+            throw Problem(e)
         } catch is ConnectionPoolTimeoutError {
             // Every pooled database connection stayed busy for the pool's whole wait: overload, not a fault.
             context.logger.warning("database connection pool exhausted", metadata: ["path": "\(request.uri.path)"])

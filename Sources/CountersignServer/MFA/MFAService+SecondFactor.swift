@@ -123,6 +123,7 @@ extension MFAService {
             try await transactionStore.addChallenges(challenges, expiresAt: tx.expiresAt)
             try await update(account.id) { $0.fatigue.pushed() }
             publish(.challenge(devices: pushTargets.map(\.deviceID)))
+            notify(pushTargets.map(\.deviceID), id, tx.expiresAt)
         }
         return MFARequired(transaction: view(stored, now: now), binding: binding)
     }

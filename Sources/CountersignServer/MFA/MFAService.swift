@@ -34,6 +34,9 @@ public final class MFAService: Sendable {
     let issuer: String
     /// Tells every node's push channel: devices that have a new challenge, transactions that changed.
     let publish: @Sendable (PushSignal) -> Void
+    /// Tells these authenticators of a new challenge while nothing of them is connected (their push
+    /// targets, docs/PROTOCOL.md §2.2), from this node only.
+    let notify: @Sendable (_ devices: [String], _ transactionID: String, _ expiresAt: Date) -> Void
     let pairingAttempts = AddressThrottle(.init(capacity: 10, window: 600))
     let authCodeRequests = AddressThrottle(.init(capacity: 30, window: 600))
     /// Confirming an authenticator app guesses a 6-digit code: 5 tries per 10 minutes per account.
@@ -59,6 +62,11 @@ public final class MFAService: Sendable {
         config: ServerConfiguration,
         clock: any WallClock,
         random: any RandomSource,
+        notify: @escaping @Sendable (_ devices: [String], _ transactionID: String, _ expiresAt: Date) -> Void = {
+            _,
+            _,
+            _ in
+        },
         publish: @escaping @Sendable (PushSignal) -> Void
     ) async throws {
         stateStore = store
@@ -77,6 +85,7 @@ public final class MFAService: Sendable {
         self.clock = clock
         self.random = random
         self.publish = publish
+        self.notify = notify
         signer = try await ChallengeSigner(
             privateScalar: try await store.serverSecret(name: "mfa-challenge-key") {
                 Identity.generate().privateScalar

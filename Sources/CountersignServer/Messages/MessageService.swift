@@ -17,6 +17,8 @@ public final class MessageService: Sendable {
 
     /// Called with the accounts whose devices have a new entry due now (the push channel's wake-up).
     let onDue: @Sendable ([String]) -> Void
+    /// Called with a message stored and due now (its devices' notifications).
+    let onQueued: @Sendable (_ messageID: String) -> Void
 
     public static let maxDeliverAfter = 30 * 86_400
     /// How far ahead of the server's clock an envelope's `created` may be (the sender's clock may be fast,
@@ -29,10 +31,12 @@ public final class MessageService: Sendable {
         accounts: AccountService,
         config: ServerConfiguration,
         clock: any WallClock,
-        onDue: @escaping @Sendable ([String]) -> Void = { _ in }
+        onDue: @escaping @Sendable ([String]) -> Void = { _ in },
+        onQueued: @escaping @Sendable (_ messageID: String) -> Void = { _ in }
     ) {
         self.store = store
         self.onDue = onDue
+        self.onQueued = onQueued
         self.accounts = accounts
         self.config = config
         self.clock = clock
@@ -187,7 +191,10 @@ public final class MessageService: Sendable {
         switch outcome {
         case .stored(let n, let accounts):
             // Due now: wake the devices of every account involved (delayed ones are the scheduler's).
-            if record.deliverAt <= record.acceptedAt { onDue(accounts) }
+            if record.deliverAt <= record.acceptedAt {
+                onDue(accounts)
+                onQueued(record.id)
+            }
             return (
                 SentMessage(
                     id: record.id,

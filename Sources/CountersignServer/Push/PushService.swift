@@ -20,6 +20,8 @@ public final class PushService: Sendable {
     let bus: any PushBus
     /// A device's pending MFA challenges, sent when it connects.
     let pendingChallenges: @Sendable (_ deviceID: String) async throws -> [String]
+    /// A delayed message this node claimed as due (its devices' notifications).
+    let cameDue: @Sendable (_ messageID: String) -> Void
 
     static let ticketLifetime: TimeInterval = 60
     /// Tickets per device: 30 a minute.
@@ -40,7 +42,8 @@ public final class PushService: Sendable {
         logger: Logger,
         hub: PushHub,
         bus: any PushBus,
-        pendingChallenges: @escaping @Sendable (_ deviceID: String) async throws -> [String]
+        pendingChallenges: @escaping @Sendable (_ deviceID: String) async throws -> [String],
+        cameDue: @escaping @Sendable (_ messageID: String) -> Void = { _ in }
     ) {
         self.store = store
         self.sessions = sessions
@@ -51,6 +54,7 @@ public final class PushService: Sendable {
         self.hub = hub
         self.bus = bus
         self.pendingChallenges = pendingChallenges
+        self.cameDue = cameDue
     }
 
     public func ticket(_ auth: DeviceAuthenticated) async throws -> PushTicket {
@@ -122,10 +126,12 @@ public final class PushService: Sendable {
     func fireDue() async throws -> Int {
         var total = 0
         while true {
-            let (n, accounts) = try await store.claimDue(now: clock.now(), limit: 500)
-            total += n
+            let (claimed, accounts) = try await store.claimDue(now: clock.now(), limit: 500)
+            total += claimed.count
             if !accounts.isEmpty { bus.publish(.due(accounts: accounts)) }
-            if n < 500 { break }
+            // Claimed here, so told from here: one notification per message whatever the number of nodes.
+            for id in claimed { cameDue(id) }
+            if claimed.count < 500 { break }
         }
         if total > 0 { hub.metrics.dueFired.increment(by: Int64(total)) }
         return total

@@ -6,8 +6,8 @@ public protocol PushStore: Sendable {
     /// Deletes the ticket and returns its device session's token hash if it had not expired.
     func spendTicket(hash: String, now: Date) async throws -> String?
     /// Marks up to `limit` delayed messages that are due and not yet announced as announced, and returns
-    /// the accounts with queue entries for them. Each message is claimed by exactly one caller, however
+    /// their ids and the accounts with queue entries for them. Each message is claimed by exactly one caller, however
     /// many nodes ask at once (PostgreSQL: `FOR UPDATE SKIP LOCKED`).
-    func claimDue(now: Date, limit: Int) async throws -> (messages: Int, accounts: [String])
+    func claimDue(now: Date, limit: Int) async throws -> (messages: [String], accounts: [String])
     func purgeExpiredTickets(now: Date) async throws
 }

@@ -6,7 +6,7 @@ import NIOCore
 /// every feature's store in full, the shared SQL (`SQLStores`) and its own hot paths. `serve`, the admin
 /// commands, tests and benchmarks all open it with `ServerDatabase.open`.
 package protocol ServerStorage: SQLStores, AccountStore, AuditStore, DeviceStore, MessageStore, MFAStore, PasskeyStore,
-    PushStore, SessionStore, SessionBindingStore, SignInStore, CaptchaStore, OIDCStore
+    PushStore, SessionStore, SessionBindingStore, SignInStore, CaptchaStore, OIDCStore, NotificationStore
 {
     var location: DatabaseLocation { get }
     /// The push signals' bus between the nodes serving this database (PostgreSQL: LISTEN/NOTIFY; a

@@ -14,7 +14,7 @@ enum Migrations {
             AddKeyRotationProofs(), AddTransactionFinished(), AddQuotaAndExpiryIndexes(), CreatePasskeys(),
             AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
             AddKeyProofs(), AddDeviceChallengeIndexes(), AddSessionMethods(),
-            CreateOIDC(), AddOIDCPairing(), AddOIDCClientPairingAndManaged(),
+            CreateOIDC(), AddOIDCPairing(), AddOIDCClientPairingAndManaged(), AddPushTargets(),
         ]
     }
 }
@@ -668,5 +668,25 @@ struct AddOIDCClientPairingAndManaged: AsyncMigration {
         let sql = db as! any SQLDatabase
         try await sql.raw("ALTER TABLE oidc_clients DROP COLUMN managed").run()
         try await sql.raw("ALTER TABLE oidc_clients DROP COLUMN pairing").run()
+    }
+}
+
+/// Where a device is told of events while nothing of it is connected (docs/PROTOCOL.md §2.2): a Web Push
+/// subscription or an APNs device token, one per device.
+struct AddPushTargets: AsyncMigration {
+    var name: String { "2026-12-02-01-push-targets" }
+    func prepare(on db: any Database) async throws {
+        let sql = db as! any SQLDatabase
+        try await sql.raw(
+            """
+            CREATE TABLE push_targets (device_id TEXT PRIMARY KEY, account_id TEXT NOT NULL, channel TEXT NOT NULL,
+                address TEXT NOT NULL, p256dh TEXT NOT NULL, auth TEXT NOT NULL, environment TEXT,
+                created_at BIGINT NOT NULL)
+            """
+        ).run()
+        try await sql.raw("CREATE INDEX push_targets_address ON push_targets (address)").run()
+    }
+    func revert(on db: any Database) async throws {
+        try await (db as! any SQLDatabase).raw("DROP TABLE push_targets").run()
     }
 }

@@ -279,6 +279,8 @@ extension SQLStores {
             ).run()
             try await sql.raw("DELETE FROM device_sessions WHERE device_id = \(bind: deviceID)").run()
             try await sql.raw("DELETE FROM message_queue WHERE device_id = \(bind: deviceID)").run()
+            // Its push service is told nothing more (PROTOCOL §2.2).
+            try await sql.raw("DELETE FROM push_targets WHERE device_id = \(bind: deviceID)").run()
             // The browser bound to it stays signed in no longer (PROTOCOL §1.1). Its sessions go on to their own
             // limits: the page learns of the revocation through one, and wipes its data (SPEC §14.5).
             try await sql.raw("DELETE FROM session_bindings WHERE device_id = \(bind: deviceID)").run()

@@ -25,7 +25,7 @@ extension SQLStores {
         return try row.decode(column: "session_hash", as: String.self)
     }
 
-    package func claimDue(now: Date, limit: Int) async throws -> (messages: Int, accounts: [String]) {
+    package func claimDue(now: Date, limit: Int) async throws -> (messages: [String], accounts: [String]) {
         let dialect = self.dialect
         return try await database.transaction { tx in
             let sql = tx as! any SQLDatabase
@@ -38,13 +38,13 @@ extension SQLStores {
                 RETURNING id
                 """
             ).all().map { try $0.decode(column: "id", as: String.self) }
-            guard !claimed.isEmpty else { return (0, []) }
+            guard !claimed.isEmpty else { return ([], []) }
             let accounts = try await sql.raw(
                 """
                 SELECT DISTINCT d.account_id FROM message_queue q JOIN devices d ON d.id = q.device_id WHERE q.message_id IN (\(binds: claimed))
                 """
             ).all().map { try $0.decode(column: "account_id", as: String.self) }
-            return (claimed.count, accounts)
+            return (claimed, accounts)
         }
     }
 

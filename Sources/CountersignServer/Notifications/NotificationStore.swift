@@ -1,0 +1,19 @@
+import Foundation
+
+/// The storage the notifications need. Each backend's storage implements it; a device's revocation deletes
+/// its target in the same transaction (`DeviceStore.revoke`).
+public protocol NotificationStore: Sendable {
+    /// Stores the device's target, replacing the one it had; false when the device is not active.
+    func savePushTarget(_ target: PushTarget) async throws -> Bool
+    func pushTarget(deviceID: String) async throws -> PushTarget?
+    /// False when the device had none.
+    func deletePushTarget(deviceID: String) async throws -> Bool
+    /// Deletes every device's target at `address`: its push service said it is gone (404, 410). A browser's
+    /// one subscription serves each of its devices; one registered since has another address and stays.
+    func deletePushTargets(address: String) async throws
+    /// The targets of the active devices `messageID` is queued for, but the sender's (their copies of
+    /// what they sent are not news).
+    func pushTargets(messageID: String) async throws -> [PushTarget]
+    /// The targets of these devices, the active ones.
+    func pushTargets(deviceIDs: [String]) async throws -> [PushTarget]
+}

@@ -1,0 +1,185 @@
+import AsyncHTTPClient
+import CountersignAPI
+import CountersignClient
+import CountersignCrypto
+import CountersignTestSupport
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import CountersignServer
+
+/// Web Push from a live server to Tests/interop/fake_push_service.py (docs/PROTOCOL.md §2.2), on both backends:
+/// PyJWT checks each push's VAPID token, http_ece opens each body with keys Python made; 404 and 410 remove
+/// the subscription, 429 is tried again, a hanging push service holds up nobody else.
+@Suite(.closesStorage) struct WebPushDeliveryTests {
+    /// What the fake push service recorded of one push.
+    struct Received: Decodable {
+        let name: String
+        let status: Int?
+        let payload: [String: String]?
+        let length: Int
+        let ttl: String?
+        let urgency: String?
+        let topic: String?
+        let encoding: String?
+        let claims: Claims?
+        let token: String?
+        let error: String?
+        struct Claims: Decodable {
+            let aud: String
+            let exp: Int
+            let sub: String?
+        }
+    }
+
+    static let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+
+    static func get(_ url: String) async throws -> Data {
+        let response = try await http.execute(HTTPClientRequest(url: url), deadline: .now() + .seconds(10))
+        return Data(buffer: try await response.body.collect(upTo: 1 << 22))
+    }
+
+    /// A subscription of the fake service at `port`, as a browser's `PushSubscription.toJSON()`.
+    static func subscription(_ port: Int, _ name: String) async throws -> WebPushSubscription {
+        let body = try await get("http://127.0.0.1:\(port)/subscription?name=\(name)")
+        let s = try JSONDecoder().decode([String: String].self, from: body)
+        return WebPushSubscription(endpoint: s["endpoint"]!, keys: .init(p256dh: s["p256dh"]!, auth: s["auth"]!))
+    }
+
+    static func log(_ port: Int) async throws -> [Received] {
+        try JSONDecoder().decode([Received].self, from: try await get("http://127.0.0.1:\(port)/log"))
+    }
+
+    /// Polls the service's log until `done` holds, for up to `seconds`.
+    static func waitFor(
+        _ port: Int,
+        seconds: Double = 30,
+        _ done: ([Received]) -> Bool
+    ) async throws -> [Received] {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let entries = try await log(port)
+            if done(entries) || ContinuousClock.now > deadline { return entries }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func messagesReachThePushServiceSealedSignedAndOfOneLength(_ backend: Backend) async throws {
+        let service = try InteropScript(script: "fake_push_service.py", [])
+        defer { withExtendedLifetime(service) {} }
+        let port = service.port
+        // The push service checks exp against its own clock: the server's is the real time here.
+        try await withLiveServer(
+            backend,
+            clock: ManualClock(Date()),
+            configure: {
+                $0.pushAllowedHosts = ["127.0.0.1"]
+                $0.vapidSubject = "mailto:ops@example.com"
+            }
+        ) { server, h in
+            let alice = try await Person.make("alice", server: server)
+            let bob = try await Person.make("bob", server: server)
+            let bobPhone = try await Person.addDevice("bob", sdk: bob.sdk, name: "phone")
+            let info = try await bob.sdk.setWebPushSubscription(try await Self.subscription(port, "bob-laptop"))
+            #expect(info.channel == "webpush" && info.origin == "http://127.0.0.1:\(port)")
+            try await bobPhone.sdk.setWebPushSubscription(try await Self.subscription(port, "bob-phone"))
+            // Alice's own device is subscribed too: her copy of what she sends is not news to her.
+            try await alice.sdk.setWebPushSubscription(try await Self.subscription(port, "alice"))
+
+            let short = try await alice.send("hi", to: ["bob"])
+            let long = try await alice.send(String(repeating: "a long message ", count: 500), to: ["bob"])
+            let entries = try await Self.waitFor(port) { $0.count >= 4 }
+            try await Task.sleep(for: .milliseconds(500))
+            let all = try await Self.log(port)
+            #expect(all.count == 4, "one push per message per recipient device, none to the sender: \(all.map(\.name))")
+            #expect(entries.allSatisfy { $0.error == nil }, "\(entries.compactMap(\.error))")
+            #expect(Set(all.map(\.name)) == ["bob-laptop", "bob-phone"])
+            let payloads = Set(all.compactMap(\.payload))
+            #expect(payloads == [["kind": "message", "id": short.id], ["kind": "message", "id": long.id]])
+            // The length says nothing: every body is one record padded to the same size.
+            #expect(Set(all.map(\.length)).count == 1, "\(all.map(\.length))")
+            for e in all {
+                #expect(e.encoding == "aes128gcm" && e.urgency == "normal" && e.ttl == "86400" && e.topic == nil)
+                let claims = try #require(e.claims)
+                #expect(claims.aud == "http://127.0.0.1:\(port)" && claims.sub == "mailto:ops@example.com")
+                let now = Int(h.clock.now().timeIntervalSince1970)
+                #expect(claims.exp == now + 12 * 3600 || claims.exp == now + 12 * 3600 - 1)
+            }
+            // The VAPID token is made once for the push service, not per push.
+            #expect(Set(all.compactMap(\.token)).count == 1)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func goneAndMissingSubscriptionsAreDroppedAndBusyOnesTriedAgain(_ backend: Backend) async throws {
+        let service = try InteropScript(script: "fake_push_service.py", [])
+        defer { withExtendedLifetime(service) {} }
+        let port = service.port
+        try await withLiveServer(
+            backend,
+            clock: ManualClock(Date()),
+            configure: { $0.pushAllowedHosts = ["127.0.0.1"] }
+        ) { server, h in
+            let alice = try await Person.make("alice", server: server)
+            let bob = try await Person.make("bob", server: server)
+            let phone = try await Person.addDevice("bob", sdk: bob.sdk, name: "phone")
+            let tablet = try await Person.addDevice("bob", sdk: bob.sdk, name: "tablet")
+            try await bob.sdk.setWebPushSubscription(try await Self.subscription(port, "gone-laptop"))
+            try await phone.sdk.setWebPushSubscription(try await Self.subscription(port, "missing-phone"))
+            try await tablet.sdk.setWebPushSubscription(try await Self.subscription(port, "flaky-tablet"))
+
+            _ = try await alice.send("one", to: ["bob"])
+            // 410 and 404 once each; 429 (Retry-After: 1) then 201.
+            let entries = try await Self.waitFor(port) { e in e.filter { $0.name == "flaky-tablet" }.count >= 2 }
+            #expect(entries.filter { $0.name == "flaky-tablet" }.map(\.status) == [429, 201])
+            // The subscriptions the push service said are gone are deleted; the busy one stays.
+            var left: [PushTargetInfo?] = []
+            for _ in 0..<50 {
+                left = [try await bob.sdk.pushTarget(), try await phone.sdk.pushTarget()]
+                if left.allSatisfy({ $0 == nil }) { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(left.allSatisfy { $0 == nil })
+            #expect(try await tablet.sdk.pushTarget() != nil)
+
+            _ = try await alice.send("two", to: ["bob"])
+            let after = try await Self.waitFor(port) { e in e.filter { $0.name == "flaky-tablet" }.count >= 3 }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(after.filter { $0.name == "gone-laptop" }.count == 1, "nothing more sent to a gone subscription")
+            #expect(after.filter { $0.name == "missing-phone" }.count == 1)
+            #expect(try await Self.log(port).filter { $0.name == "flaky-tablet" }.map(\.status) == [429, 201, 201])
+            _ = h
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func aHangingPushServiceHoldsUpNoSendAndNoOtherService(_ backend: Backend) async throws {
+        let hanging = try InteropScript(script: "fake_push_service.py", [])
+        let healthy = try InteropScript(script: "fake_push_service.py", [])
+        defer { withExtendedLifetime((hanging, healthy)) {} }
+        let (hangingPort, healthyPort) = (hanging.port, healthy.port)
+        try await withLiveServer(
+            backend,
+            clock: ManualClock(Date()),
+            configure: { $0.pushAllowedHosts = ["127.0.0.1"] }
+        ) { server, _ in
+            let alice = try await Person.make("alice", server: server)
+            let bob = try await Person.make("bob", server: server)
+            let carol = try await Person.make("carol", server: server)
+            try await bob.sdk.setWebPushSubscription(try await Self.subscription(hangingPort, "hang-bob"))
+            try await carol.sdk.setWebPushSubscription(try await Self.subscription(healthyPort, "carol"))
+            for i in 0..<40 {
+                let started = ContinuousClock.now
+                _ = try await alice.send("to bob \(i)", to: ["bob"])
+                // A send never waits for a push: bounded by the test's patience, not the push service's 60 s.
+                #expect(ContinuousClock.now - started < .seconds(20))
+            }
+            _ = try await alice.send("to carol", to: ["carol"])
+            let got = try await Self.waitFor(healthyPort, seconds: 20) { !$0.isEmpty }
+            #expect(got.map(\.name) == ["carol"], "the healthy push service is told while the other hangs")
+        }
+    }
+}
