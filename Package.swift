@@ -53,6 +53,8 @@ let package = Package(
         // The SDK's HTTP client: URLSession on Linux (libcurl) spun a core while a server did not answer
         // (issue 19.12) and gave no hold on response size; this one streams, over SwiftNIO, with deadlines.
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        // APNs over HTTP/2 (docs/PROTOCOL.md §2.3): its TLS trust roots (the version async-http-client resolves).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", exact: "2.37.6"),
         // `swift package generate-documentation --target CountersignClient`: the SDK's DocC (no code of ours links it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", exact: "1.5.0"),
     ],
@@ -110,6 +112,7 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "AsyncKit", package: "async-kit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             resources: [.copy("openapi.yaml")]
         ),

@@ -53,6 +53,8 @@ python3 -c 'import fido2, webauthn' 2>/dev/null || python3 -m pip install -q fid
 python3 -c 'import http_ece' 2>/dev/null || python3 -m pip install -q http_ece==1.2.1
 # The fake push service's VAPID check (Tests/interop/fake_push_service.py, WebPushDeliveryTests).
 python3 -c 'import jwt' 2>/dev/null || python3 -m pip install -q PyJWT==2.15.1
+# The fake APNs's HTTP/2 (Tests/interop/fake_apns.py, APNsDeliveryTests).
+python3 -c 'import h2' 2>/dev/null || python3 -m pip install -q h2==4.4.1
 if [ "$fast" = 0 ]; then
   python3 -c 'import playwright' 2>/dev/null || python3 -m pip install -q playwright==1.65.2
   # The OpenID Connect relying party nobody here wrote (Tests/Web/tests_oidc.py).

@@ -94,6 +94,8 @@ public struct ServerConfiguration: Sendable {
     /// The contact put in each VAPID token's `sub` (`mailto:` or `https:`), for push services to reach the
     /// operator (`vapid-subject`); nil: none.
     public var vapidSubject: String?
+    /// APNs for iOS apps built on the SDK (`apns-key-file` and the rest); nil: device tokens are refused.
+    public var apns: APNsSettings?
 
     /// A public URL as `--public-url` takes it: http or https, a host, no path beyond `/`, no query,
     /// no credentials; returned without a trailing slash.
@@ -120,16 +122,26 @@ public struct ServerConfiguration: Sendable {
         return trimmed
     }
 
-    /// A `push-allowed-hosts` entry: a host name or an IP address, lower case, nothing else; nil otherwise.
+    /// A `push-allowed-hosts` entry, lower case: a host name or an IP address (any port), or either with a port
+    /// (`ntfy.internal:8080`, `[::1]:8080`); nil otherwise.
     public static func pushHost(_ text: String) -> String? {
-        let host = text.lowercased()
-        guard (1...253).contains(host.utf8.count) else { return nil }
-        if TrustedProxies.bytes(host) != nil { return host }
-        let label = #/^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$/#
-        return host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy {
-            $0.wholeMatch(of: label) != nil
+        let entry = text.lowercased()
+        if let m = entry.wholeMatch(of: #/\[([0-9a-f:.]+)\]:([0-9]{1,5})/#) {
+            guard PushEndpointPolicy.ipv6(String(m.1)) != nil, let port = Int(m.2), (1...65535).contains(port)
+            else { return nil }
+            return entry
         }
-            ? host : nil
+        if TrustedProxies.bytes(entry) != nil { return entry }
+        var host = entry
+        if let colon = entry.lastIndex(of: ":") {
+            guard let port = Int(entry[entry.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+            host = String(entry[..<colon])
+            if TrustedProxies.bytes(host)?.count == 4 { return entry }
+        }
+        guard (1...253).contains(host.utf8.count) else { return nil }
+        let label = #/[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?/#
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.allSatisfy { $0.wholeMatch(of: label) != nil } ? entry : nil
     }
 
     /// A `vapid-subject`: `mailto:` with an address, or an `https:` URL (RFC 8292 §2.1); nil otherwise.

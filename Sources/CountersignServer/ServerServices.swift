@@ -37,7 +37,8 @@ package struct ServerServices: Sendable {
         alsoTell: @escaping @Sendable (SessionEnding) -> Void = { _ in },
         backChannelDeliver: BackChannelLogout.Deliver? = nil,
         pushTransport: WebPushSender.Transport? = nil,
-        pushResolver: WebPushSender.Resolver? = nil
+        pushResolver: WebPushSender.Resolver? = nil,
+        apnsTransport: APNsSender.Transport? = nil
     ) async throws -> ServerServices {
         // The push channel's signals: messages and MFA publish, this node's connections (the hub) receive.
         // Several nodes share a PostgreSQL database and hear of each other's sends through it; one process
@@ -66,6 +67,17 @@ package struct ServerServices: Sendable {
                 transport: pushTransport,
                 resolver: pushResolver
             ),
+            apns: config.apns.map {
+                APNsSender(
+                    settings: $0,
+                    store: storage,
+                    metrics: notificationMetrics,
+                    background: background,
+                    clock: clock,
+                    logger: logger,
+                    transport: apnsTransport
+                )
+            },
             metrics: notificationMetrics,
             background: background,
             clock: clock,

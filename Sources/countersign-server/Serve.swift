@@ -31,6 +31,9 @@ struct Serve: AsyncParsableCommand {
             COUNTERSIGN_VAPID_SUBJECT (none) is the mailto: or https: contact every Web Push token carries;
             COUNTERSIGN_PUSH_ALLOWED_HOSTS (none; comma-separated) are push hosts sent to at any address and over http
             (a self-hosted ntfy): others must be https and resolve to public addresses.
+            APNs, for iOS apps built on the SDK: COUNTERSIGN_APNS_KEY_FILE (the .p8 key), COUNTERSIGN_APNS_KEY_ID,
+            COUNTERSIGN_APNS_TEAM_ID and COUNTERSIGN_APNS_TOPIC (the app's bundle ID), all four or none;
+            COUNTERSIGN_APNS_TIME_SENSITIVE=0 sends sign-in requests as active, not time-sensitive.
             The default database is sqlite:countersign.sqlite in the current directory, created on first start.
             Every variable but COUNTERSIGN_EXIT_WITH_PARENT can also be set in a JSON configuration file (--config FILE or
             $COUNTERSIGN_CONFIG) under its name without COUNTERSIGN_, in lower case with dashes:
@@ -342,6 +345,7 @@ struct Serve: AsyncParsableCommand {
             }
             config.vapidSubject = checked
         }
+        config.apns = try APNsSettingsReader.read(env)
         let withoutDevice = try number("COUNTERSIGN_STAY_SIGNED_IN_HOURS_WITHOUT_DEVICE", 12)
         guard withoutDevice <= 24 * 400 else {
             throw ValidationError(

@@ -59,7 +59,9 @@ struct Harness: Sendable {
         clock: ManualClock = ManualClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in },
         wrapStore: (any ServerStorage) -> any SignInStore = { $0 },
-        backChannel: BackChannelLogout.Deliver? = nil
+        backChannel: BackChannelLogout.Deliver? = nil,
+        pushTransport: WebPushSender.Transport? = nil,
+        pushResolver: WebPushSender.Resolver? = nil
     ) async throws -> Harness {
         var config = ServerConfiguration()
         config.captcha = .off
@@ -79,7 +81,9 @@ struct Harness: Sendable {
             logger: logger,
             signInStore: wrapStore(storage),
             alsoTell: { endings.tell($0) },
-            backChannelDeliver: backChannel
+            backChannelDeliver: backChannel,
+            pushTransport: pushTransport,
+            pushResolver: pushResolver
         )
         OpenedStorages.track(services.background)
         return Harness(clock: clock, config: config, storage: storage, services: services, endings: endings)

@@ -59,9 +59,18 @@ func withLiveServer(
     clock: ManualClock = ManualClock(),
     configure: (inout ServerConfiguration) -> Void = { _ in },
     wrapStore: (any ServerStorage) -> any SignInStore = { $0 },
+    pushTransport: WebPushSender.Transport? = nil,
+    pushResolver: WebPushSender.Resolver? = nil,
     _ body: @Sendable (URL, Harness) async throws -> Void
 ) async throws {
-    let h = try await Harness.make(backend, clock: clock, configure: configure, wrapStore: wrapStore)
+    let h = try await Harness.make(
+        backend,
+        clock: clock,
+        configure: configure,
+        wrapStore: wrapStore,
+        pushTransport: pushTransport,
+        pushResolver: pushResolver
+    )
     let router = try h.router()
     let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     do {

@@ -38,21 +38,28 @@ import Testing
             var raw = in6_addr()
             let asResolved = inet_pton(AF_INET6, v.address, &raw) == 1 ? withUnsafeBytes(of: &raw) { Array($0) } : bytes
             #expect(PushEndpointPolicy.isPublic(asResolved) == v.public, "\(v.address)")
-            let policy = PushEndpointPolicy()
-            #expect((policy.refusal(addresses: [asResolved], host: "h") == nil) == v.public, "\(v.address)")
+            #expect((PushEndpointPolicy().refusal(addresses: [asResolved]) == nil) == v.public, "\(v.address)")
         }
         // Every address must be public, not just one: a name with a public and a private address is refused.
         let mixed = [TrustedProxies.bytes("8.8.8.8")!, TrustedProxies.bytes("10.0.0.1")!]
-        #expect(PushEndpointPolicy().refusal(addresses: mixed, host: "mixed.example") != nil)
-        #expect(PushEndpointPolicy().refusal(addresses: [], host: "nowhere.example") != nil)
-        // A host allowed by name is sent to whatever its addresses.
-        let allowed = PushEndpointPolicy(allowedHosts: ["NTFY.internal"])
-        #expect(allowed.refusal(addresses: [TrustedProxies.bytes("10.0.0.1")!], host: "ntfy.internal") == nil)
-        #expect(allowed.refusal(addresses: [TrustedProxies.bytes("10.0.0.1")!], host: "ntfy.internal.evil") != nil)
+        #expect(PushEndpointPolicy().refusal(addresses: mixed) != nil)
+        #expect(PushEndpointPolicy().refusal(addresses: []) != nil)
+        // Allowed hosts: a name on any port, or on one port.
+        let allowed = PushEndpointPolicy(allowedHosts: ["NTFY.internal", "127.0.0.1:8080", "[::1]:9090"])
+        #expect(allowed.allows(host: "ntfy.internal", port: 443) && allowed.allows(host: "ntfy.internal", port: 1))
+        #expect(!allowed.allows(host: "ntfy.internal.evil", port: 443))
+        #expect(allowed.allows(host: "127.0.0.1", port: 8080) && !allowed.allows(host: "127.0.0.1", port: 8081))
+        #expect(allowed.allows(host: "[::1]", port: 9090) && !allowed.allows(host: "[::1]", port: 22))
     }
 
     @Test func endpointsAreCheckedForTheirForm() throws {
         let policy = PushEndpointPolicy(allowedHosts: ["ntfy.internal", "127.0.0.1", "::1"])
+        // Stored and requested in one spelling: scheme and host in lower case, the path as given.
+        let upper = try policy.check(endpoint: "HTTPS://FCM.GoogleAPIs.com:8443/fcm/Send/AbC?x=Y")
+        #expect(upper.text == "https://fcm.googleapis.com:8443/fcm/Send/AbC?x=Y")
+        #expect(upper.origin == "https://fcm.googleapis.com:8443" && upper.port == 8443 && !upper.isAddress)
+        let v6 = try policy.check(endpoint: "https://[2001:4860::1]/x")
+        #expect(v6.origin == "https://[2001:4860::1]" && v6.isAddress && v6.host == "[2001:4860::1]")
         for v in Self.vectors.endpoints {
             let endpoint = v.repeat.map { v.endpoint + String(repeating: "a", count: $0) } ?? v.endpoint
             do {
@@ -69,7 +76,13 @@ import Testing
         #expect(ServerConfiguration.pushHost("ntfy.internal") == "ntfy.internal")
         #expect(ServerConfiguration.pushHost("127.0.0.1") == "127.0.0.1")
         #expect(ServerConfiguration.pushHost("::1") == "::1")
-        for bad in ["https://ntfy.internal", "ntfy.internal:8080", "ntfy.internal/x", "", "a..b", "-a.b", "a b"] {
+        #expect(ServerConfiguration.pushHost("ntfy.internal:8080") == "ntfy.internal:8080")
+        #expect(ServerConfiguration.pushHost("127.0.0.1:8080") == "127.0.0.1:8080")
+        #expect(ServerConfiguration.pushHost("[::1]:8080") == "[::1]:8080")
+        for bad in [
+            "https://ntfy.internal", "ntfy.internal:0", "ntfy.internal:99999", "ntfy.internal/x", "", "a..b", "-a.b",
+            "a b", "[::1]", "[nope]:80", "ntfy.internal:",
+        ] {
             #expect(ServerConfiguration.pushHost(bad) == nil, "\(bad)")
         }
         #expect(ServerConfiguration.vapidSubject("mailto:ops@example.com") == "mailto:ops@example.com")

@@ -34,7 +34,7 @@ import Testing
             #expect(key == served.withLock { $0 }, "the same key after a restart")
             let now = Date(timeIntervalSince1970: 1_900_000_000)
             let header = try second.services.vapid.authorization(
-                endpoint: URL(string: "https://push.example.net:8443/wpush/v2/abc?x=1")!,
+                audience: "https://push.example.net:8443",
                 subject: "mailto:ops@example.com",
                 now: now
             )

@@ -6,6 +6,7 @@ import CountersignTestSupport
 import Foundation
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 
 @testable import CountersignServer
@@ -76,7 +77,7 @@ import Testing
             backend,
             clock: ManualClock(Date()),
             configure: {
-                $0.pushAllowedHosts = ["127.0.0.1"]
+                $0.pushAllowedHosts = ["127.0.0.1:\(port)"]
                 $0.vapidSubject = "mailto:ops@example.com"
             }
         ) { server, h in
@@ -95,7 +96,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(500))
             let all = try await Self.log(port)
             #expect(all.count == 4, "one push per message per recipient device, none to the sender: \(all.map(\.name))")
-            #expect(entries.allSatisfy { $0.error == nil }, "\(entries.compactMap(\.error))")
+            #expect(all.allSatisfy { $0.error == nil }, "\(all.compactMap(\.error))")
             #expect(Set(all.map(\.name)) == ["bob-laptop", "bob-phone"])
             let payloads = Set(all.compactMap(\.payload))
             #expect(payloads == [["kind": "message", "id": short.id], ["kind": "message", "id": long.id]])
@@ -121,7 +122,7 @@ import Testing
         try await withLiveServer(
             backend,
             clock: ManualClock(Date()),
-            configure: { $0.pushAllowedHosts = ["127.0.0.1"] }
+            configure: { $0.pushAllowedHosts = ["127.0.0.1:\(port)"] }
         ) { server, h in
             let alice = try await Person.make("alice", server: server)
             let bob = try await Person.make("bob", server: server)
@@ -164,7 +165,7 @@ import Testing
         try await withLiveServer(
             backend,
             clock: ManualClock(Date()),
-            configure: { $0.pushAllowedHosts = ["127.0.0.1"] }
+            configure: { $0.pushAllowedHosts = ["127.0.0.1:\(hangingPort)", "127.0.0.1:\(healthyPort)"] }
         ) { server, _ in
             let alice = try await Person.make("alice", server: server)
             let bob = try await Person.make("bob", server: server)
@@ -174,12 +175,47 @@ import Testing
             for i in 0..<40 {
                 let started = ContinuousClock.now
                 _ = try await alice.send("to bob \(i)", to: ["bob"])
-                // A send never waits for a push: bounded by the test's patience, not the push service's 60 s.
-                #expect(ContinuousClock.now - started < .seconds(20))
+                // A send never waits for a push: well under the push's own 15-second deadline.
+                #expect(ContinuousClock.now - started < .seconds(5))
             }
             _ = try await alice.send("to carol", to: ["carol"])
             let got = try await Self.waitFor(healthyPort, seconds: 20) { !$0.isEmpty }
             #expect(got.map(\.name) == ["carol"], "the healthy push service is told while the other hangs")
+        }
+    }
+
+    /// The SSRF rule at send time: the connection goes to the address the name was checked at (`pinned`), and a
+    /// name that resolves to a private address by the time of the send is not requested at all.
+    @Test(arguments: Backend.available)
+    func theServerConnectsToTheAddressItCheckedAndNotToOneThatTurnedPrivate(_ backend: Backend) async throws {
+        let answers = Mutex<[String: [[UInt8]]]>([
+            "push.example.net": [TrustedProxies.bytes("8.8.4.4")!, TrustedProxies.bytes("8.8.8.8")!],
+            "rebind.example.net": [TrustedProxies.bytes("1.1.1.1")!],
+        ])
+        let requests = Mutex<[WebPushSender.Request]>([])
+        try await withLiveServer(
+            backend,
+            pushTransport: { request in
+                requests.withLock { $0.append(request) }
+                return .init(status: 201)
+            },
+            pushResolver: { host in answers.withLock { $0[host] ?? [] } }
+        ) { server, _ in
+            let alice = try await Person.make("alice", server: server)
+            let bob = try await Person.make("bob", server: server)
+            let carol = try await Person.make("carol", server: server)
+            try await bob.sdk.setWebPushSubscription(PushTargetTests.subscription("https://push.example.net/bob"))
+            try await carol.sdk.setWebPushSubscription(PushTargetTests.subscription("https://rebind.example.net/c"))
+            // Between the check and the send, the name turns to a private address (DNS rebinding).
+            answers.withLock { $0["rebind.example.net"] = [TrustedProxies.bytes("10.0.0.5")!] }
+            _ = try await alice.send("to bob", to: ["bob"])
+            _ = try await alice.send("to carol", to: ["carol"])
+            for _ in 0..<100 where requests.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(50)) }
+            try await Task.sleep(for: .milliseconds(500))
+            let sent = requests.withLock { $0 }
+            #expect(sent.map(\.host) == ["push.example.net"], "nothing to the name that turned private")
+            #expect(sent.first?.pinned == "8.8.4.4", "connected to the address checked, not the name")
+            #expect(sent.first?.url.absoluteString == "https://push.example.net/bob")
         }
     }
 }

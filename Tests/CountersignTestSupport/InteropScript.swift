@@ -1,10 +1,11 @@
 import Foundation
 
-/// One of Tests/interop's Python servers (hostile proxy, broken server, CONNECT proxy), each of which
-/// prints its port first; stopped even when the test fails.
+/// One of Tests/interop's Python servers (hostile proxy, broken server, CONNECT proxy, fake push services), each
+/// of which prints its port (or ports, space-separated) first; stopped even when the test fails.
 public final class InteropScript {
     public let process: Spawned
     public let port: Int
+    public let ports: [Int]
 
     public init(script name: String, _ arguments: [String]) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -16,13 +17,14 @@ public final class InteropScript {
             if chunk.isEmpty { break }
             line += chunk
         }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
+        let ports = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard let port = ports.first else {
             process.signal(SIGKILL)
             process.wait()
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "\(name) printed no port"])
         }
         self.port = port
+        self.ports = ports
     }
 
     deinit {

@@ -256,7 +256,7 @@ def test_settings_interval_devices_password_and_audit(server, browser):
     support.open_settings(page)
     assert page.url.endswith("#/settings"), page.url
     nav = page.get_by_role("navigation", name="Settings sections")
-    names = ["Account", "Security", "Devices", "Passkeys", "Two-factor", "Key gate", "Connected apps", "Audit"]
+    names = ["Account", "Security", "Devices", "Notifications", "Passkeys", "Two-factor", "Key gate", "Connected apps", "Audit"]
     expect(nav.get_by_role("link")).to_have_text(names)
     expect(nav.get_by_role("link", name="Account")).to_have_attribute("aria-current", "page")
     # Each section is short at phone width (the one long Settings page was 3,400 px).

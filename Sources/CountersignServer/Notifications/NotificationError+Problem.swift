@@ -7,13 +7,13 @@ extension Problem {
         switch error {
         case .invalidSubscription(let field, let reason):
             self.init(RequestError.invalidField(field: field, reason: reason))
-        case .endpointNotPublic(let why):
+        case .endpointNotPublic(let host):
             self.init(
                 status: .unprocessableContent,
                 code: .pushEndpointRefused,
                 title: "Push endpoint refused",
                 detail:
-                    "\(why): this server sends pushes only to public push services. An administrator can allow a self-hosted one by name (push-allowed-hosts, docs/SERVER.md).",
+                    "\(host) is not a public push service (not every address of it is public, or it has none): this server sends pushes only to those. An administrator can allow a self-hosted one by name (push-allowed-hosts, docs/SERVER.md).",
                 extra: ["field": .string("endpoint")]
             )
         case .apnsOff:

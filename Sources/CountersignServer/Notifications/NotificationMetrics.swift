@@ -2,8 +2,8 @@ import Metrics
 
 /// Notifications on /metrics, per channel (`webpush`, `apns`): sent (accepted by the push service), failed
 /// (refused, or given up after the retries), dropped (its push service's queue was full), retried, gone
-/// (the push service said the subscription or token no longer exists, and it was deleted), suppressed (the
-/// device was connected and heard it there), and the jobs waiting in the queues.
+/// (the push service said the subscription or token no longer exists, and it was deleted), and the jobs
+/// waiting in the queues.
 struct NotificationMetrics: Sendable {
     private struct PerChannel: Sendable {
         let sent: Counter
@@ -11,7 +11,6 @@ struct NotificationMetrics: Sendable {
         let dropped: Counter
         let retried: Counter
         let gone: Counter
-        let suppressed: Counter
         let queued: Meter
 
         init(_ channel: PushTarget.Channel) {
@@ -21,7 +20,6 @@ struct NotificationMetrics: Sendable {
             dropped = Counter(label: "countersign_notifications_dropped_total", dimensions: d)
             retried = Counter(label: "countersign_notifications_retried_total", dimensions: d)
             gone = Counter(label: "countersign_notifications_gone_total", dimensions: d)
-            suppressed = Counter(label: "countersign_notifications_suppressed_total", dimensions: d)
             queued = Meter(label: "countersign_notifications_queued", dimensions: d)
         }
     }
@@ -41,7 +39,6 @@ struct NotificationMetrics: Sendable {
     func dropped(_ c: PushTarget.Channel) { of(c).dropped.increment() }
     func retried(_ c: PushTarget.Channel) { of(c).retried.increment() }
     func gone(_ c: PushTarget.Channel) { of(c).gone.increment() }
-    func suppressed(_ c: PushTarget.Channel) { of(c).suppressed.increment() }
     func queued(_ c: PushTarget.Channel, by n: Int) {
         if n >= 0 { of(c).queued.increment(by: Double(n)) } else { of(c).queued.decrement(by: Double(-n)) }
     }

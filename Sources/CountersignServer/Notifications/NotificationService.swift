@@ -3,49 +3,61 @@ import CountersignCrypto
 import Crypto
 import Foundation
 import Logging
+import Synchronization
 
-/// Telling devices of events while nothing of them is connected (docs/PROTOCOL.md §2.2): each device's push
+/// Telling devices of events while nothing of them is connected (docs/PROTOCOL.md §2.2–2.3): each device's push
 /// target (a Web Push subscription, an APNs token), and a notification per event per device, sent by the node
 /// that committed the event (so once, however many nodes there are). A push says only what happened and its
-/// id: `{"kind":"message","id":…}` or `{"kind":"approval","id":TRANSACTION,"device":…}`, sealed to the browser
-/// and padded to one size; the device fetches the rest over its own session.
+/// id: `{"kind":"message","id":…}` or `{"kind":"approval","id":TRANSACTION,"device":…}`; the device fetches the
+/// rest over its own session.
 public final class NotificationService: Sendable {
     let store: any NotificationStore
     let policy: PushEndpointPolicy
     let webPush: WebPushSender
+    let apns: APNsSender?
     let metrics: NotificationMetrics
     let background: BackgroundWork
     let clock: any WallClock
     let logger: Logger
-    /// Whether APNs is configured (a `.p8` key): without it a device token is refused.
-    let apnsConfigured: Bool
-    /// How long a message push is kept by its push service for an offline browser.
+    /// Target changes per device: 10 per 10 minutes (each may look a name up).
+    let changes = AddressThrottle(.init(capacity: 10, window: 600))
+    /// How long a message push is kept by its push service for an offline device.
     static let messageTTL = 24 * 3600
+    /// Messages queued and not yet looked up, read together (one query for many under load).
+    private let queued = Mutex<(ids: [String], reading: Bool)>(([], false))
+    static let readAtOnce = 500
+    static let waitingAtMost = 100_000
 
     init(
         store: any NotificationStore,
         policy: PushEndpointPolicy,
         webPush: WebPushSender,
+        apns: APNsSender?,
         metrics: NotificationMetrics,
         background: BackgroundWork,
         clock: any WallClock,
-        logger: Logger,
-        apnsConfigured: Bool = false
+        logger: Logger
     ) {
         self.store = store
         self.policy = policy
         self.webPush = webPush
+        self.apns = apns
         self.metrics = metrics
         self.background = background
         self.clock = clock
         self.logger = logger
-        self.apnsConfigured = apnsConfigured
     }
 
     // MARK: Targets
 
+    private func admit(_ auth: DeviceAuthenticated) throws {
+        if let wait = changes.take("device " + auth.device.id, now: clock.now()) {
+            throw RequestError.rateLimited(retryAfter: wait)
+        }
+    }
+
     /// Stores the browser's subscription as the device's target, once checked: an https endpoint (or http to
-    /// a host allowed by name) of at most 1 KiB whose host resolves only to public addresses, a P-256 key on the
+    /// a host allowed) of at most 1 KiB whose host resolves only to public addresses, a P-256 key on the
     /// curve, a 16-byte secret.
     public func subscribe(
         _ auth: DeviceAuthenticated,
@@ -53,7 +65,7 @@ public final class NotificationService: Sendable {
     ) async throws
         -> PushTargetInfo
     {
-        let url = try policy.check(endpoint: subscription.endpoint)
+        let endpoint = try policy.check(endpoint: subscription.endpoint)
         let p256dh = try Self.bytes(subscription.keys.p256dh, field: "keys.p256dh")
         do { _ = try WebPushMessage.subscriptionKey(p256dh) } catch {
             throw NotificationError.invalidSubscription(
@@ -65,36 +77,42 @@ public final class NotificationService: Sendable {
         guard secret.count == 16 else {
             throw NotificationError.invalidSubscription(field: "keys.auth", reason: "16 bytes, base64url")
         }
-        if let host = url.host, !policy.allows(host: host) {
-            let addresses = await webPush.resolver(host)
-            if let why = policy.refusal(addresses: addresses, host: host) {
-                throw NotificationError.endpointNotPublic(why)
+        try admit(auth)
+        if !endpoint.allowed {
+            let addresses = await webPush.resolver(PushEndpointPolicy.bare(endpoint.host))
+            if let why = policy.refusal(addresses: addresses) {
+                logger.debug("a push subscription at \(endpoint.origin) was refused: \(why)")
+                throw NotificationError.endpointNotPublic(endpoint.host)
             }
         }
         let target = PushTarget(
             deviceID: auth.device.id,
             accountID: auth.account.id,
             channel: .webPush,
-            address: subscription.endpoint,
+            address: endpoint.text,
             p256dh: p256dh,
             auth: secret,
             environment: nil,
             createdAt: clock.now()
         )
         guard try await store.savePushTarget(target) else { throw NotificationError.none }
-        return Self.info(target)
+        return info(target)
     }
 
     /// Stores an iOS app's device token as the device's target.
     public func register(_ auth: DeviceAuthenticated, _ token: APNsDeviceToken) async throws -> PushTargetInfo {
-        guard apnsConfigured else { throw NotificationError.apnsOff }
+        guard apns != nil else { throw NotificationError.apnsOff }
         let hex = token.token.lowercased()
-        guard (16...200).contains(hex.utf8.count), hex.utf8.count % 2 == 0, Hex.decode(hex) != nil else {
-            throw NotificationError.invalidSubscription(field: "token", reason: "the device token's bytes in hex")
+        guard (16...200).contains(hex.utf8.count), Hex.decode(hex) != nil else {
+            throw NotificationError.invalidSubscription(
+                field: "token",
+                reason: "the device token's bytes in hex (8 to 100 bytes)"
+            )
         }
         guard ["production", "sandbox"].contains(token.environment) else {
             throw NotificationError.invalidSubscription(field: "environment", reason: "production or sandbox")
         }
+        try admit(auth)
         let target = PushTarget(
             deviceID: auth.device.id,
             accountID: auth.account.id,
@@ -106,12 +124,12 @@ public final class NotificationService: Sendable {
             createdAt: clock.now()
         )
         guard try await store.savePushTarget(target) else { throw NotificationError.none }
-        return Self.info(target)
+        return info(target)
     }
 
     public func target(_ auth: DeviceAuthenticated) async throws -> PushTargetInfo {
         guard let t = try await store.pushTarget(deviceID: auth.device.id) else { throw NotificationError.none }
-        return Self.info(t)
+        return info(t)
     }
 
     /// Turning notifications off: idempotent.
@@ -119,10 +137,10 @@ public final class NotificationService: Sendable {
         _ = try await store.deletePushTarget(deviceID: auth.device.id)
     }
 
-    static func info(_ t: PushTarget) -> PushTargetInfo {
+    func info(_ t: PushTarget) -> PushTargetInfo {
         PushTargetInfo(
             channel: t.channel.rawValue,
-            origin: t.channel == .webPush ? URL(string: t.address).flatMap(WebPushSender.origin) : nil,
+            origin: t.channel == .webPush ? (try? policy.check(endpoint: t.address))?.origin : nil,
             environment: t.environment,
             createdAt: t.createdAt
         )
@@ -141,41 +159,45 @@ public final class NotificationService: Sendable {
     // MARK: Events
 
     /// A message was queued (due now, or come due): each of its devices with a target is told, after the
-    /// commit and without holding up the send.
+    /// commit and without holding up the send. Messages queued meanwhile are looked up together, one reader
+    /// at a time.
     func messageQueued(id: String) {
-        background.run { [self] in
+        let start = queued.withLock { q -> Bool in
+            guard q.ids.count < Self.waitingAtMost else { return false }
+            q.ids.append(id)
+            if q.reading { return false }
+            q.reading = true
+            return true
+        }
+        if start { background.run { [self] in await readQueued() } }
+    }
+
+    private func readQueued() async {
+        while true {
+            let ids = queued.withLock { q -> [String] in
+                let batch = Array(q.ids.prefix(Self.readAtOnce))
+                q.ids.removeFirst(batch.count)
+                if batch.isEmpty { q.reading = false }
+                return batch
+            }
+            if ids.isEmpty { return }
             do {
-                let targets = try await store.pushTargets(messageID: id)
-                for t in targets {
-                    deliver(
-                        t,
-                        payload: ["kind": "message", "id": id],
-                        ttl: Self.messageTTL,
-                        urgency: .normal,
-                        topic: nil
-                    )
+                for t in try await store.pushTargets(messageIDs: ids) {
+                    deliver(t.target, kind: "message", id: t.messageID, expires: nil)
                 }
             } catch {
-                logger.warning("the devices of message \(id) could not be told of it: \(type(of: error))")
+                logger.warning("the devices of \(ids.count) messages could not be told of them: \(type(of: error))")
             }
         }
     }
 
     /// A sign-in asks these authenticators to approve: each is told, for as long as the request lives; a
-    /// second push for the same request replaces the first at the push service (its topic).
+    /// second push for the same request replaces the first at the push service.
     func approvalRequested(devices: [String], transactionID: String, expiresAt: Date) {
-        let ttl = max(1, Int(expiresAt.timeIntervalSince(clock.now()).rounded(.down)))
-        let topic = String(Base64URL(Array(SHA256.hash(data: Array(transactionID.utf8)))).text.prefix(32))
         background.run { [self] in
             do {
                 for t in try await store.pushTargets(deviceIDs: devices) {
-                    deliver(
-                        t,
-                        payload: ["kind": "approval", "id": transactionID, "device": t.deviceID],
-                        ttl: ttl,
-                        urgency: .high,
-                        topic: topic
-                    )
+                    deliver(t, kind: "approval", id: transactionID, expires: expiresAt)
                 }
             } catch {
                 logger.warning("the authenticators could not be told of a sign-in request: \(type(of: error))")
@@ -183,19 +205,44 @@ public final class NotificationService: Sendable {
         }
     }
 
-    private func deliver(
-        _ t: PushTarget,
-        payload: [String: String],
-        ttl: Int,
-        urgency: WebPushSender.Urgency,
-        topic: String?
-    ) {
+    private func deliver(_ t: PushTarget, kind: String, id: String, expires: Date?) {
+        let now = clock.now()
+        let approval = kind == "approval"
+        let ttl = expires.map { max(1, Int($0.timeIntervalSince(now).rounded(.down))) } ?? Self.messageTTL
+        // A collapse key: the first 32 characters of base64url(SHA-256(id)), fit for both channels.
+        let collapse = approval ? String(Base64URL(Array(SHA256.hash(data: Array(id.utf8)))).text.prefix(32)) : nil
         switch t.channel {
         case .webPush:
-            webPush.enqueue(.init(target: t, payload: Self.encode(payload), ttl: ttl, urgency: urgency, topic: topic))
+            var payload = ["kind": kind, "id": id]
+            if approval { payload["device"] = t.deviceID }
+            webPush.enqueue(
+                .init(
+                    target: t,
+                    payload: Self.encode(payload),
+                    ttl: ttl,
+                    urgency: approval ? .high : .normal,
+                    topic: collapse
+                )
+            )
         case .apns:
-            // Sent by the APNs provider once it is configured (issue 37 §3); counted until then.
-            metrics.failed(.apns)
+            guard let apns else {
+                metrics.failed(.apns)  // a token stored while APNs was configured, and it is no longer
+                return
+            }
+            apns.enqueue(
+                .init(
+                    target: t,
+                    payload: APNsPayload.encode(
+                        kind: kind,
+                        id: id,
+                        device: t.deviceID,
+                        timeSensitive: apns.settings.timeSensitive
+                    ),
+                    priority: approval ? 10 : 5,
+                    expiration: Int(now.timeIntervalSince1970) + ttl,
+                    collapseID: collapse
+                )
+            )
         }
     }
 

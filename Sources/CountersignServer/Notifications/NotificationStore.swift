@@ -11,9 +11,9 @@ public protocol NotificationStore: Sendable {
     /// Deletes every device's target at `address`: its push service said it is gone (404, 410). A browser's
     /// one subscription serves each of its devices; one registered since has another address and stays.
     func deletePushTargets(address: String) async throws
-    /// The targets of the active devices `messageID` is queued for, but the sender's (their copies of
-    /// what they sent are not news).
-    func pushTargets(messageID: String) async throws -> [PushTarget]
+    /// The targets of the active devices these messages are queued for, with the message each is for, but the
+    /// senders' (their copies of what they sent are not news).
+    func pushTargets(messageIDs: [String]) async throws -> [(target: PushTarget, messageID: String)]
     /// The targets of these devices, the active ones.
     func pushTargets(deviceIDs: [String]) async throws -> [PushTarget]
 }

@@ -6,11 +6,12 @@ import Glibc
 
 /// Where the server may send a push (docs/PROTOCOL.md §2.2): a subscription names a URL the server will
 /// request, so without this rule anyone with a device could make the server reach its own network (SSRF).
-/// An endpoint is `https`, with a host whose every address is public (not loopback, private, link-local,
-/// shared, documentation, multicast or reserved, RFC 6890); a host the administrator allows by name
-/// (`push-allowed-hosts`: a self-hosted ntfy, a test's loopback service) may have any address, and `http`.
+/// An endpoint is `https`, its host a plain name (letters, digits, dots, hyphens) or an IP literal, its port 1 to
+/// 65535, and every address of the host public (not loopback, private, link-local, shared, documentation,
+/// multicast or reserved, RFC 6890). A host the administrator allows (`push-allowed-hosts`: `HOST` for any port,
+/// `HOST:PORT` for one; a self-hosted ntfy, a test's loopback service) may have any address, and `http`.
 struct PushEndpointPolicy: Sendable, Equatable {
-    /// Host names (lower case) whose addresses are not checked.
+    /// `host` or `host:port` entries, lower case (IPv6 with a port bracketed: `[::1]:8080`).
     let allowedHosts: Set<String>
 
     /// Real endpoints are under 500 bytes (FCM, Mozilla, Apple, Windows, ntfy); this bounds what is stored.
@@ -20,38 +21,96 @@ struct PushEndpointPolicy: Sendable, Equatable {
         self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
     }
 
+    /// A checked endpoint: the URL as it is stored and requested (scheme and host in lower case), its origin
+    /// (the push service: queues, the VAPID audience), its host as requested, and whether that is an IP literal.
+    struct Endpoint: Sendable, Equatable {
+        let url: URL
+        let text: String
+        let origin: String
+        /// The host as the URL spells it (an IPv6 literal with its brackets).
+        let host: String
+        let port: Int
+        let isAddress: Bool
+        let allowed: Bool
+    }
+
     /// The endpoint, checked for its form and the scheme its host may use; whether its addresses are public
-    /// is `refusal(addresses:host:)`'s, after resolving.
-    func check(endpoint text: String) throws(NotificationError) -> URL {
+    /// is `refusal(addresses:)`'s, after resolving.
+    func check(endpoint text: String) throws(NotificationError) -> Endpoint {
         guard text.utf8.count <= Self.maxEndpointBytes else {
             throw .invalidSubscription(field: "endpoint", reason: "at most \(Self.maxEndpointBytes) bytes")
         }
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-            let host = components.host?.lowercased(), !host.isEmpty, let url = components.url
-        else {
-            throw .invalidSubscription(field: "endpoint", reason: "an absolute https:// URL")
-        }
-        guard components.user == nil, components.password == nil, components.fragment == nil else {
+        let absolute = NotificationError.invalidSubscription(field: "endpoint", reason: "an absolute https:// URL")
+        guard let c = URLComponents(string: text), let scheme = c.scheme?.lowercased(),
+            let rawHost = c.percentEncodedHost?.lowercased(), !rawHost.isEmpty
+        else { throw absolute }
+        guard c.user == nil, c.password == nil, c.fragment == nil else {
             throw .invalidSubscription(field: "endpoint", reason: "a URL without credentials or fragment")
         }
-        let allowed = allowedHosts.contains(Self.bare(host))
-        guard scheme == "https" || (scheme == "http" && allowed) else {
+        guard scheme == "https" || scheme == "http" else {
             throw .invalidSubscription(field: "endpoint", reason: "an https:// URL")
         }
-        return url
+        // A name, or an address; nothing percent-encoded (a host that reads one way here and another way to
+        // the HTTP client would not be the host that was checked).
+        let isAddress: Bool
+        if rawHost.hasPrefix("[") && rawHost.hasSuffix("]") {
+            guard Self.ipv6(String(rawHost.dropFirst().dropLast())) != nil else {
+                throw .invalidSubscription(field: "endpoint", reason: "a host name or an IP address")
+            }
+            isAddress = true
+        } else {
+            guard rawHost.wholeMatch(of: #/[a-z0-9-]+(\.[a-z0-9-]+)*/#) != nil else {
+                throw .invalidSubscription(field: "endpoint", reason: "a host name or an IP address")
+            }
+            isAddress = TrustedProxies.bytes(rawHost) != nil
+        }
+        if let port = c.port, !(1...65535).contains(port) {
+            throw .invalidSubscription(field: "endpoint", reason: "a port from 1 to 65535")
+        }
+        let port = c.port ?? (scheme == "https" ? 443 : 80)
+        let allowed = allows(host: rawHost, port: port)
+        guard scheme == "https" || allowed else {
+            throw .invalidSubscription(field: "endpoint", reason: "an https:// URL")
+        }
+        let origin = "\(scheme)://\(rawHost)" + (c.port.map { ":\($0)" } ?? "")
+        let rest = c.percentEncodedPath + (c.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let canonical = origin + (rest.hasPrefix("/") || rest.isEmpty ? rest : "/" + rest)
+        guard let url = URL(string: canonical) else { throw absolute }
+        return Endpoint(
+            url: url,
+            text: canonical,
+            origin: origin,
+            host: rawHost,
+            port: port,
+            isAddress: isAddress,
+            allowed: allowed
+        )
     }
 
-    func allows(host: String) -> Bool { allowedHosts.contains(Self.bare(host.lowercased())) }
+    /// Whether the administrator allowed this host, on any port or on this one.
+    func allows(host: String, port: Int) -> Bool {
+        let h = host.lowercased()
+        let bare = Self.bare(h)
+        let bracketed = bare.contains(":") ? "[\(bare)]" : bare
+        return allowedHosts.contains(bare) || allowedHosts.contains("\(bracketed):\(port)")
+    }
 
-    /// Why these addresses of `host` may not be sent to, or nil: every one must be public unless the host
-    /// is allowed by name. No address at all is a refusal too.
-    func refusal(addresses: [[UInt8]], host: String) -> String? {
-        if allows(host: host) { return nil }
-        if addresses.isEmpty { return "\(host) has no address" }
+    /// Why these addresses of a host may not be sent to, or nil: every one must be public. No address at all
+    /// is a refusal too. Said to whoever subscribed without the addresses (which would tell them what this
+    /// server's DNS says of internal names); the log has them.
+    func refusal(addresses: [[UInt8]]) -> String? {
+        if addresses.isEmpty { return "it has no address" }
         for a in addresses where !Self.isPublic(a) {
-            return "\(host) resolves to \(Self.text(a)), not a public address"
+            return "it resolves to \(Self.text(a)), not a public address"
         }
         return nil
+    }
+
+    /// An IPv6 address's 16 bytes (an IPv4-mapped one too), or nil.
+    static func ipv6(_ text: String) -> [UInt8]? {
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+        return withUnsafeBytes(of: &v6) { Array($0) }
     }
 
     /// `[::1]` is spelt with brackets in a URL and without in the setting.
@@ -101,6 +160,7 @@ struct PushEndpointPolicy: Sendable, Equatable {
             if first == 0xFE && address[1] & 0xC0 == 0xC0 { return false }  // site local fec0::/10
             if first == 0xFF { return false }  // multicast
             if address[0..<4] == [0x20, 0x01, 0x0D, 0xB8] { return false }  // documentation
+            if address[0] == 0x3F && address[1] == 0xFF && address[2] & 0xF0 == 0 { return false }  // doc. 3fff::/20
             if address[0..<2] == [0x20, 0x01] && address[2] < 0x02 { return false }  // 2001::/23 (Teredo, ORCHID…)
             if address[0..<2] == [0x01, 0x00] && address[2..<8].allSatisfy({ $0 == 0 }) { return false }  // discard
             return first & 0xE0 == 0x20  // only global unicast 2000::/3 is routed

@@ -8,9 +8,10 @@ import Synchronization
 
 /// Sends Web Push notifications (RFC 8030, docs/PROTOCOL.md §2.2): the payload sealed to the subscription
 /// (RFC 8291, padded to one size), the VAPID JWT (RFC 8292) made once per push service an hour, one bounded
-/// queue per push service (a slow or failing one fills only its own), bounded retries on 429, 5xx and
-/// network failures, and a 404 or 410 removing the subscription. Nothing waits for it: `enqueue` returns
-/// at once.
+/// queue per push service (a slow or failing one fills only its own; `DeliveryQueues`), bounded retries on
+/// 429, 5xx and network failures, and a 404 or 410 removing the subscription. A host name is resolved before
+/// each connection (at most once a minute) and the connection made to the address checked. Nothing waits for
+/// it: `enqueue` returns at once.
 package final class WebPushSender: Sendable {
     struct Job: Sendable {
         let target: PushTarget
@@ -27,9 +28,10 @@ package final class WebPushSender: Sendable {
 
     /// One POST, as the transport sends it. `pinned`: the address the host was checked at, connected to
     /// instead of resolving again (a name that changes its address between the check and the connection
-    /// must not reach an internal one); nil for a host allowed by name.
+    /// must not reach an internal one); nil for an IP literal (itself checked) or a host allowed by name.
     package struct Request: Sendable {
         package let url: URL
+        package let host: String
         package let headers: [(String, String)]
         package let body: [UInt8]
         package let pinned: String?
@@ -47,12 +49,13 @@ package final class WebPushSender: Sendable {
     package typealias Transport = @Sendable (Request) async throws -> Answer
     package typealias Resolver = @Sendable (_ host: String) async -> [[UInt8]]
 
-    /// Every payload is sealed padded to this many bytes: a push's length says nothing of its kind.
+    /// Every payload is sealed padded to this many bytes: a push's length says nothing of what it is.
     static let paddedSize = 256
-    /// Jobs waiting per push service; more are dropped (counted).
+    /// Jobs waiting per push service and in all, push services at once, and POSTs in flight per push service.
     static let queueCapacity = 4096
-    /// POSTs in flight per push service.
-    static let inFlight = 32
+    static let totalCapacity = 16384
+    static let maxServices = 64
+    static let inFlight = 16
     /// Waits before each try after the first (a `Retry-After` of up to a minute is honoured instead).
     static let backoff: [Duration] = [.seconds(1), .seconds(5), .seconds(20)]
     /// How long a host's checked addresses are used before it is resolved again.
@@ -65,15 +68,14 @@ package final class WebPushSender: Sendable {
     let policy: PushEndpointPolicy
     let store: any NotificationStore
     let metrics: NotificationMetrics
-    let background: BackgroundWork
     let clock: any WallClock
     let logger: Logger
     let transport: Transport
     let resolver: Resolver
-
-    private let queues = Mutex<[String: AsyncStream<Job>.Continuation]>([:])
+    private let queues: DeliveryQueues<Job>
+    private let said = LogLimiter()
     private let tokens = Mutex<[String: (header: String, made: Date)]>([:])
-    private let resolved = Mutex<[String: (addresses: [[UInt8]], at: ContinuousClock.Instant)]>([:])
+    private let resolved = Mutex<[String: (addresses: [[UInt8]], pinned: [UInt8], at: ContinuousClock.Instant)]>([:])
 
     init(
         vapid: VAPIDKey,
@@ -92,66 +94,48 @@ package final class WebPushSender: Sendable {
         self.policy = policy
         self.store = store
         self.metrics = metrics
-        self.background = background
         self.clock = clock
         self.logger = logger
         self.transport = transport ?? PushHTTPClients.webPush
         self.resolver = resolver ?? { host in await PushHTTPClients.resolve(host) }
+        queues = DeliveryQueues(
+            capacity: Self.queueCapacity,
+            totalCapacity: Self.totalCapacity,
+            maxServices: Self.maxServices,
+            inFlight: Self.inFlight,
+            background: background
+        ) { metrics.queued(.webPush, by: -1) }
     }
 
-    /// Queues `job` on its push service's queue (made, with its worker, on first use); counted as dropped
-    /// when that queue is full.
+    /// Queues `job` on its push service's queue; counted as dropped when the queues are full.
     func enqueue(_ job: Job) {
-        guard let url = URL(string: job.target.address), let origin = Self.origin(url) else {
+        // Checked again: a row stored before a rule changed, or altered, is not requested.
+        guard let endpoint = try? policy.check(endpoint: job.target.address) else {
             metrics.failed(.webPush)
             return
         }
-        let continuation = queues.withLock { queues -> AsyncStream<Job>.Continuation in
-            if let c = queues[origin] { return c }
-            let (stream, c) = AsyncStream<Job>.makeStream(bufferingPolicy: .bufferingOldest(Self.queueCapacity))
-            queues[origin] = c
-            background.run(cancellable: true) { [self] in await work(stream, origin: origin) }
-            return c
-        }
-        switch continuation.yield(job) {
-        case .enqueued: metrics.queued(.webPush, by: 1)
-        case .dropped, .terminated:
+        switch queues.enqueue(job, service: endpoint.origin, send: { [self] job in await send(job, endpoint) }) {
+        case .queued: metrics.queued(.webPush, by: 1)
+        case .dropped:
             metrics.dropped(.webPush)
-            logger.warning("a push to \(origin) was dropped: \(Self.queueCapacity) are already waiting for it")
-        @unknown default: metrics.dropped(.webPush)
-        }
-    }
-
-    private func work(_ stream: AsyncStream<Job>, origin: String) async {
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for await job in stream {
-                metrics.queued(.webPush, by: -1)
-                if running >= Self.inFlight {
-                    await group.next()
-                    running -= 1
-                }
-                running += 1
-                group.addTask { [self] in await send(job, origin: origin) }
+            if said.allows("dropped " + endpoint.origin) {
+                logger.warning("pushes to \(endpoint.origin) are being dropped: the push queues are full")
             }
         }
-        // Cancelled (the server stops): what is left is not sent.
-        _ = queues.withLock { $0.removeValue(forKey: origin) }
     }
 
-    private func send(_ job: Job, origin: String) async {
-        guard let url = URL(string: job.target.address), let host = url.host else { return }
-        let pinned: String?
-        if policy.allows(host: host) {
-            pinned = nil
-        } else {
-            let addresses = await addresses(host)
-            if let why = policy.refusal(addresses: addresses, host: host) {
+    private func send(_ job: Job, _ endpoint: PushEndpointPolicy.Endpoint) async {
+        let origin = endpoint.origin
+        var pinned: String?
+        if !endpoint.allowed {
+            let bare = PushEndpointPolicy.bare(endpoint.host)
+            let (addresses, pin) = await addresses(bare)
+            if let why = policy.refusal(addresses: addresses) {
                 metrics.failed(.webPush)
-                logger.warning("a push to \(origin) was not sent: \(why)")
+                if said.allows("refused " + origin) { logger.warning("pushes to \(origin) are not sent: \(why)") }
                 return
             }
-            pinned = PushEndpointPolicy.text(addresses[0])
+            if !endpoint.isAddress { pinned = PushEndpointPolicy.text(pin) }
         }
         let answer: Answer
         do {
@@ -162,14 +146,15 @@ package final class WebPushSender: Sendable {
                 paddedSize: Self.paddedSize
             )
             var headers: [(String, String)] = [
-                ("Authorization", try authorization(url, origin: origin)),
+                ("Authorization", try authorization(origin)),
                 ("TTL", String(job.ttl)),
                 ("Content-Encoding", "aes128gcm"),
                 ("Content-Type", "application/octet-stream"),
                 ("Urgency", job.urgency.rawValue),
             ]
             if let topic = job.topic { headers.append(("Topic", topic)) }
-            answer = try await transport(Request(url: url, headers: headers, body: body, pinned: pinned))
+            let request = Request(url: endpoint.url, host: endpoint.host, headers: headers, body: body, pinned: pinned)
+            answer = try await transport(request)
         } catch is WebPushMessage.Failure {
             // The keys were checked when stored: only a row altered since gets here.
             metrics.failed(.webPush)
@@ -194,16 +179,21 @@ package final class WebPushSender: Sendable {
         default:
             // 400 (bad headers), 401/403 (the VAPID token refused), 413: sending it again changes nothing.
             metrics.failed(.webPush)
-            logger.warning(
-                "a push to \(origin) was refused with HTTP \(answer.status)\(answer.status == 401 || answer.status == 403 ? ": the push service did not accept the VAPID token (is the subscription for another server's key?)" : "")"
-            )
+            if said.allows("status \(answer.status) " + origin) {
+                let vapidWords =
+                    answer.status == 401 || answer.status == 403
+                    ? ": it did not accept the VAPID token (a subscription made with another server's key?)" : ""
+                logger.warning("a push to \(origin) was refused with HTTP \(answer.status)\(vapidWords)")
+            }
         }
     }
 
     private func retry(_ job: Job, origin: String, after: TimeInterval?, why: String) {
         guard job.attempt < Self.backoff.count else {
             metrics.failed(.webPush)
-            logger.warning("a push to \(origin) was given up after \(job.attempt + 1) tries (\(why))")
+            if said.allows("given up " + origin) {
+                logger.warning("a push to \(origin) was given up after \(job.attempt + 1) tries (\(why))")
+            }
             return
         }
         metrics.retried(.webPush)
@@ -211,38 +201,37 @@ package final class WebPushSender: Sendable {
         again.attempt += 1
         let next = again
         let wait = after.map { Duration.seconds(min(60, max(1, $0))) } ?? Self.backoff[job.attempt]
-        background.run(cancellable: true) { [self] in
-            try? await Task.sleep(for: wait)
-            if Task.isCancelled { return }
-            enqueue(next)
-        }
+        queues.later(wait) { [self] in enqueue(next) }
     }
 
     /// The push service's VAPID header, made again after an hour; made under the lock, so pushes to a
     /// service that start together share one.
-    private func authorization(_ url: URL, origin: String) throws -> String {
+    private func authorization(_ origin: String) throws -> String {
         let now = clock.now()
         return try tokens.withLock { tokens in
             if let cached = tokens[origin], now.timeIntervalSince(cached.made) < Self.vapidRefresh, now >= cached.made {
                 return cached.header
             }
-            let header = try vapid.authorization(endpoint: url, subject: subject, now: now)
+            let header = try vapid.authorization(audience: origin, subject: subject, now: now)
             metrics.vapidTokens.increment()
+            if tokens.count >= 4 * Self.maxServices { tokens.removeAll() }
             tokens[origin] = (header, now)
             return header
         }
     }
 
-    private func addresses(_ host: String) async -> [[UInt8]] {
+    /// The host's addresses, and the one to connect to: the one used before while the host still has it (a
+    /// name that rotates its addresses does not change connections each minute).
+    private func addresses(_ host: String) async -> (all: [[UInt8]], pinned: [UInt8]) {
         let now = ContinuousClock.now
-        if let cached = resolved.withLock({ $0[host] }), now - cached.at < Self.resolveFor { return cached.addresses }
+        let cached = resolved.withLock { $0[host] }
+        if let cached, now - cached.at < Self.resolveFor { return (cached.addresses, cached.pinned) }
         let addresses = await resolver(host)
-        resolved.withLock { $0[host] = (addresses, now) }
-        return addresses
-    }
-
-    static func origin(_ url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        let pinned = cached.map(\.pinned).flatMap { addresses.contains($0) ? $0 : nil } ?? addresses.first ?? []
+        resolved.withLock {
+            if $0.count >= 4 * Self.maxServices { $0.removeAll() }
+            $0[host] = (addresses, pinned, now)
+        }
+        return (addresses, pinned)
     }
 }

@@ -35,13 +35,10 @@ public struct VAPIDKey: Sendable {
         return VAPIDKey(privateKey: key)
     }
 
-    /// `Authorization: vapid t=JWT, k=KEY` (RFC 8292 §3) for a push to `endpoint`: `aud` its origin, `exp`
-    /// 12 hours after `now`, `sub` the contact (`vapid-subject`) when there is one.
-    func authorization(endpoint: URL, subject: String?, now: Date) throws -> String {
-        guard let scheme = endpoint.scheme, let host = endpoint.host else {
-            throw ConfigurationError("a push endpoint has no origin: \(endpoint)")
-        }
-        let origin = "\(scheme)://\(host)" + (endpoint.port.map { ":\($0)" } ?? "")
+    /// `Authorization: vapid t=JWT, k=KEY` (RFC 8292 §3) for a push to a push service: `aud` its origin as
+    /// `PushEndpointPolicy` writes it, `exp` 12 hours after `now`, `sub` the contact (`vapid-subject`) when
+    /// there is one.
+    func authorization(audience origin: String, subject: String?, now: Date) throws -> String {
         var claims: [String: Any] = [
             "aud": origin, "exp": Int(now.addingTimeInterval(Self.tokenLifetime).timeIntervalSince1970),
         ]

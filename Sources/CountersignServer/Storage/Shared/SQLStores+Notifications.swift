@@ -39,14 +39,16 @@ extension SQLStores {
         try await sql.raw("DELETE FROM push_targets WHERE address = \(bind: address)").run()
     }
 
-    package func pushTargets(messageID: String) async throws -> [PushTarget] {
-        try await pushTargets(
+    package func pushTargets(messageIDs: [String]) async throws -> [(target: PushTarget, messageID: String)] {
+        guard !messageIDs.isEmpty else { return [] }
+        let rows = try await sql.raw(
             """
-            SELECT t.* FROM message_queue q JOIN push_targets t ON t.device_id = q.device_id
+            SELECT t.*, q.message_id FROM message_queue q JOIN push_targets t ON t.device_id = q.device_id
             JOIN devices d ON d.id = t.device_id JOIN messages m ON m.id = q.message_id
-            WHERE q.message_id = \(bind: messageID) AND d.revoked_at IS NULL AND t.account_id <> m.sender_account
+            WHERE q.message_id IN (\(binds: messageIDs)) AND d.revoked_at IS NULL AND t.account_id <> m.sender_account
             """
-        )
+        ).all()
+        return try rows.map { (try Self.pushTarget($0), try $0.decode(column: "message_id", as: String.self)) }
     }
 
     package func pushTargets(deviceIDs: [String]) async throws -> [PushTarget] {
@@ -60,17 +62,19 @@ extension SQLStores {
     }
 
     private func pushTargets(_ query: SQLQueryString) async throws -> [PushTarget] {
-        try await sql.raw(query).all().map { row in
-            PushTarget(
-                deviceID: try row.decode(column: "device_id", as: String.self),
-                accountID: try row.decode(column: "account_id", as: String.self),
-                channel: PushTarget.Channel(rawValue: try row.decode(column: "channel", as: String.self)) ?? .webPush,
-                address: try row.decode(column: "address", as: String.self),
-                p256dh: Base64URL(text: try row.decode(column: "p256dh", as: String.self))?.bytes ?? [],
-                auth: Base64URL(text: try row.decode(column: "auth", as: String.self))?.bytes ?? [],
-                environment: try row.decode(column: "environment", as: String?.self),
-                createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self))
-            )
-        }
+        try await sql.raw(query).all().map(Self.pushTarget)
+    }
+
+    private static func pushTarget(_ row: any SQLRow) throws -> PushTarget {
+        PushTarget(
+            deviceID: try row.decode(column: "device_id", as: String.self),
+            accountID: try row.decode(column: "account_id", as: String.self),
+            channel: PushTarget.Channel(rawValue: try row.decode(column: "channel", as: String.self)) ?? .webPush,
+            address: try row.decode(column: "address", as: String.self),
+            p256dh: Base64URL(text: try row.decode(column: "p256dh", as: String.self))?.bytes ?? [],
+            auth: Base64URL(text: try row.decode(column: "auth", as: String.self))?.bytes ?? [],
+            environment: try row.decode(column: "environment", as: String?.self),
+            createdAt: Date(ms: try row.decode(column: "created_at", as: Int64.self))
+        )
     }
 }

@@ -10,6 +10,7 @@ import { peers } from "./peers.js";
 import { openPushChannel } from "./push.js";
 import { requireAccountSession } from "./server/accounts.js";
 import { session } from "./session.js";
+import { keepRegistered, pushOn } from "./web-push.js";
 
 let channel = null;
 let channelFor = null;
@@ -43,6 +44,8 @@ function notify(entry) {
   // Messages open and in view: the new message is in its list already; a notification only when the page
   // is hidden or another screen is shown.
   if (document.visibilityState === "visible" && messagesShown()) return;
+  // Hidden, with pushes reaching this browser: the service worker shows it (one event, one notification).
+  if (document.visibilityState !== "visible" && pushOn()) return;
   // PingIdentity's words; nothing of the message (not even the sender) is in it.
   const notification = new Notification("Encrypted Message Received", {
     body: "Tap to decrypt and view the message",
@@ -88,6 +91,8 @@ function openInBackground(accountId, id) {
 export function startInbox(accountId) {
   stopInbox();
   channelFor = accountId;
+  // This browser's subscription, when notifications are on, goes to the device (new since, say).
+  keepRegistered(session.deviceToken).catch(() => {});
   channel = openPushChannel({
     deviceToken: () => session.deviceToken,
     // With the key gate locked, the new session waits for the next unlock (or finds the device revoked).
@@ -96,6 +101,7 @@ export function startInbox(accountId) {
       const device = await renewWhenUnlocked(accountId);
       if (session.account?.id !== accountId) throw new SignedOutError();
       session.setDevice(device);
+      keepRegistered(session.deviceToken).catch(() => {});
     },
     onMessage: async (entry) => {
       if (session.account?.id !== accountId) throw new Error("signed out");

@@ -438,4 +438,20 @@ on("wiped", async (words) => {
   signedOut(words);
 });
 
+// The service worker (../sw.js), registered at every load so that a push reaches this browser with every page
+// of it closed; a tap on its notification while a window is open brings that window to the message, or to
+// Approvals (shown after the sign-in when signed out).
+const ROUTED_FROM_WORKER = /^#\/(approvals|messages\/[A-Za-z0-9_-]{1,128})$/;
+import("./web-push.js")
+  .then(async (webPush) => {
+    if (!webPush.supported()) return;
+    navigator.serviceWorker.addEventListener("message", (event) => {
+      const route = event.data?.type === "open" ? String(event.data.route) : "";
+      if (ROUTED_FROM_WORKER.test(route)) location.hash = route;
+    });
+    await webPush.worker();
+    await webPush.refreshPushOn();
+  })
+  .catch(() => {});
+
 start();

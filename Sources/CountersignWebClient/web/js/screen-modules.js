@@ -10,7 +10,8 @@ export const WIRING = [
   "hpke.js", "inbox.js", "local-seal.js", "messages.js", "opened-copy.js", "peers.js", "pem.js", "pins.js", "pkcs8.js",
   "push.js",
   "screens/approvals.js", "scrypt.js", "server/authenticator.js", "server/devices.js", "server/key-gate.js",
-  "server/messages.js", "server/mfa.js", "server/push.js", "user-agent.js", "wipe.js",
+  "server/messages.js", "server/mfa.js", "server/notifications.js", "server/push.js", "user-agent.js", "web-push.js",
+  "wipe.js",
 ];
 
 export const SCREENS = {
@@ -21,12 +22,13 @@ export const SCREENS = {
   messages: [
     "conversations.js", "gate-setup.js", "open-order.js", "safety-number.js", "screens/composer.js",
     "screens/contacts.js", "screens/device-ready.js", "screens/gate.js", "screens/message-details.js",
-    "screens/messages.js", "screens/safety.js",
+    "screens/messages.js", "screens/notifications.js", "screens/safety.js",
   ],
   settings: [
     "aaguids.js", "audit-words.js", "gate-setup.js", "linking.js", "screens/approver.js", "screens/authorize.js",
     "screens/connected-apps.js", "screens/device-ready.js", "screens/gate.js", "screens/link-devices.js",
-    "screens/passkeys.js", "screens/settings.js", "screens/two-factor.js", "server/oidc.js",
+    "screens/notifications.js", "screens/passkeys.js", "screens/settings.js", "screens/two-factor.js",
+    "server/oidc.js",
   ],
   files: [
     "filelock.js", "screens/files.js", "seal-error.js", "sealed-file.js", "sha256-stream.js",
@@ -42,7 +44,8 @@ export const LOCKED = [
   "display-name.js", "envelope.js", "file-keys.js", "gate-passkey.js", "gate-rules.js", "gate-setup.js",
   "gate-store.js", "gate.js", "hpke.js", "local-seal.js", "messages.js", "opened-copy.js", "pem.js", "pins.js",
   "pkcs8.js", "push.js", "screens/gate.js", "screens/locked.js", "scrypt.js", "server/authenticator.js",
-  "server/devices.js", "server/key-gate.js", "server/messages.js", "server/push.js", "user-agent.js", "wipe.js",
+  "server/devices.js", "server/key-gate.js", "server/messages.js", "server/notifications.js", "server/push.js",
+  "user-agent.js", "web-push.js", "wipe.js",
 ];
 
 /** The modules to preload for the screen named `name` (home for any other), wiring included. */

@@ -1,6 +1,6 @@
 // Trusted Types (the page's policy requires them for script URLs): the only script URLs this client
-// makes are its own workers', by name.
-const workers = new Set(["/js/captcha-worker.js", "/js/scrypt-worker.js"]);
+// makes are its own workers', by name (the service worker's too).
+const workers = new Set(["/js/captcha-worker.js", "/js/scrypt-worker.js", "/sw.js"]);
 
 const policy = globalThis.trustedTypes?.createPolicy("countersign", {
   createScriptURL(url) {

@@ -9,6 +9,7 @@ import { ApiError } from "../api.js";
 import { openSession } from "../device.js";
 import { emit } from "../events.js";
 import { openPushChannel } from "../push.js";
+import { keepRegistered, pushOn } from "../web-push.js";
 import { requireAccountSession } from "../server/accounts.js";
 import {
   answerChallenge,
@@ -39,6 +40,16 @@ export function authenticatorStatus() {
   };
 }
 
+/** `request(token)` with the account's authenticator's device session (this browser's push subscription is
+ *  registered so): the running one's, or one opened for this; nothing when this browser is not paired. */
+export async function withAuthenticatorSession(accountId, request) {
+  const me = current;
+  if (me && me.accountId === accountId && me.token) return withSession(me, request);
+  const record = await pairedRecord(accountId);
+  if (!record) return undefined;
+  return request((await openSession(record)).token);
+}
+
 /** `request(token)` with the authenticator's device session, opening a new one once if it ended. */
 async function withSession(me, request) {
   try {
@@ -58,6 +69,7 @@ async function renew(me) {
   await requireAccountSession();
   try {
     me.token = (await openSession(me.record)).token;
+    keepRegistered(me.token).catch(() => {});
     return me.token;
   } catch (error) {
     if (error instanceof ApiError && error.code === "device-revoked") await removed(me);
@@ -86,7 +98,8 @@ async function removed(me) {
 
 function notify(request) {
   const shown = document.visibilityState === "visible";
-  if (!("Notification" in window) || Notification.permission !== "granted" || shown) return;
+  // Hidden, with pushes reaching this browser: the service worker shows it (one request, one notification).
+  if (!("Notification" in window) || Notification.permission !== "granted" || shown || pushOn()) return;
   const notification = new Notification("Sign-in request", {
     body: `${request.username} from ${request.context.address}: open Countersign to approve or deny.`,
     tag: request.txn,

@@ -41,6 +41,7 @@ import { deviceReady } from "./device-ready.js";
 import { NotUnlocked, unlockedRecord } from "./gate.js";
 import { showSafetyNumber } from "./safety.js";
 import { detailsOf } from "./message-details.js";
+import { turnOnHere } from "./notifications.js";
 
 const time = (iso) => {
   const date = new Date(iso);
@@ -72,6 +73,28 @@ const LONG_TEXT = 1_000;
 const CHUNK = 48;
 /** How long a long opening trusts its one reading of each sender's pins before reading them again. */
 const PINS_REREAD_MS = 1_000;
+
+/** The stored message `id`, waiting up to `ms` for the inbox to store it (a notification's tap opens the app
+ *  before its push channel has fetched what is new); undefined when it does not come. */
+function arrived(id, ms) {
+  return new Promise((resolve) => {
+    let timer = null;
+    const stop = on("inbox", (event) => event.kind === "message" && event.entry.id === id && done());
+    function done() {
+      stop();
+      clearTimeout(timer);
+      get(id).then(resolve, () => resolve(undefined));
+    }
+    get(id).then(
+      (message) => {
+        if (!message) return void (timer = setTimeout(done, ms));
+        stop();
+        resolve(message);
+      },
+      () => done(),
+    );
+  });
+}
 
 export function messagesScreen(app, { onBack, open: address }) {
   const gateSlot = el("div");
@@ -108,8 +131,9 @@ export function messagesScreen(app, { onBack, open: address }) {
     }
     let key = address;
     // A notification's address names the message: its conversation is shown, at the conversation's address.
+    // Opened from a notification with the app closed, the message may still be on its way from the server.
     if (key && isKeyId(key)) {
-      const message = await get(key);
+      const message = await arrived(key, 15_000);
       if (message) {
         key = conversationKey(message, me);
         history.replaceState(null, "", addressOf(key));
@@ -159,13 +183,20 @@ export function messagesScreen(app, { onBack, open: address }) {
       contactsButton.setAttribute("aria-expanded", String(opening));
       if (opening) contacts.open();
     });
+    // Offered until this browser has decided: on, it is told of messages while Countersign is closed too.
     const notifications = el(
       "button",
       { type: "button", hidden: !("Notification" in window) || Notification.permission !== "default" },
       "Turn on notifications",
     );
     notifications.addEventListener("click", async () => {
-      await Notification.requestPermission();
+      alert.textContent = "";
+      try {
+        await turnOnHere();
+        status.textContent = "Notifications are on: this browser is told of new messages while Countersign is closed.";
+      } catch (error) {
+        alert.textContent = describe(error);
+      }
       notifications.hidden = Notification.permission !== "default";
     });
     const requestsPart = el("section", { "aria-label": "Requests", class: "message-requests", hidden: true });

@@ -24,6 +24,7 @@ import { audit, changePassword, updateSettings } from "../server/accounts.js";
 import { listDevices, renameDevice, revokeDevice } from "../server/devices.js";
 import { session } from "../session.js";
 import { twoFactorSection } from "./two-factor.js";
+import { notificationsPart } from "./notifications.js";
 import { agentWords } from "../user-agent.js";
 
 /** Where an audited request came from: "Chrome on Linux", or the program's own name (the CLI's), cut to 60
@@ -55,6 +56,7 @@ const SETTINGS_SECTIONS = [
   ["account", "Account"],
   ["security", "Security"],
   ["devices", "Devices"],
+  ["notifications", "Notifications"],
   ["passkeys", "Passkeys"],
   ["two-factor", "Two-factor"],
   ["key-gate", "Key gate"],
@@ -109,6 +111,7 @@ const SECTION_PARTS = {
   account: accountPart,
   security: securityPart,
   devices: devicesPart,
+  notifications: notificationsPart,
   passkeys: (said) => [passkeySection(said)],
   "two-factor": (said) => [
     twoFactorSection(said),
