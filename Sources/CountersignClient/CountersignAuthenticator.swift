@@ -438,9 +438,20 @@ public enum PingOneError: Int, Error, Sendable, CustomStringConvertible {
         case .trustFailed: "\(rawValue) trustFailed: the server's keys could not be checked"
         case .configureError: "\(rawValue) configureError: no server to talk to"
         case .deviceIsNotPaired: "\(rawValue) deviceIsNotPaired"
-        default: "\(rawValue) \(self)"
+        case .unrecognizedRemoteNotification:
+            "\(rawValue) unrecognizedRemoteNotification: the notification is not a sign-in request of Countersign's for this device"
+        // Named from the table, not "\(self)": that is this very description, and recursed until the stack ran out.
+        default: "\(rawValue) \(Self.names[rawValue - 10000])"
         }
     }
+
+    private static let names = [
+        "internalError", "deviceTokenIsMissing", "unrecognizedRemoteNotification", "serverError", "noConnectivity",
+        "pairingKey", "bundleId", "pairingKeyDataCenterMismatch", "deviceIsNotPaired", "pushConfirmationTimeout",
+        "passcodeNotValid", "authCodeInvalid", "failedPolicyRequirements", "pairingAlreadyRunning",
+        "migrationAlreadyRunning", "migrationNotNeeded", "testPushAlreadyRunning", "trustFailed", "configureError",
+        "cantUpdateGeo", "authCanceled",
+    ]
 }
 
 /// Claims as a jwt-kit payload with the same JSON; times are checked by the caller.

@@ -58,6 +58,12 @@ enum APNsSettingsReader {
             apply(&settings, url)
         }
         if let ca = env["COUNTERSIGN_APNS_CA_FILE"] {
+            // Trusting another CA for Apple's own hosts would let whoever holds it read every push.
+            guard env["COUNTERSIGN_APNS_ENDPOINT"] != nil || env["COUNTERSIGN_APNS_SANDBOX_ENDPOINT"] != nil else {
+                throw ValidationError(
+                    "\(env.source("COUNTERSIGN_APNS_CA_FILE")) is for a test's APNs: set COUNTERSIGN_APNS_ENDPOINT (or the sandbox's) with it; Apple's own endpoints are checked against the system's CAs"
+                )
+            }
             guard FileManager.default.isReadableFile(atPath: ca) else {
                 throw ValidationError("\(env.source("COUNTERSIGN_APNS_CA_FILE")): \(ca) cannot be read")
             }

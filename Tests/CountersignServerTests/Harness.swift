@@ -61,7 +61,8 @@ struct Harness: Sendable {
         wrapStore: (any ServerStorage) -> any SignInStore = { $0 },
         backChannel: BackChannelLogout.Deliver? = nil,
         pushTransport: WebPushSender.Transport? = nil,
-        pushResolver: WebPushSender.Resolver? = nil
+        pushResolver: WebPushSender.Resolver? = nil,
+        apnsTransport: APNsSender.Transport? = nil
     ) async throws -> Harness {
         var config = ServerConfiguration()
         config.captcha = .off
@@ -83,7 +84,8 @@ struct Harness: Sendable {
             alsoTell: { endings.tell($0) },
             backChannelDeliver: backChannel,
             pushTransport: pushTransport,
-            pushResolver: pushResolver
+            pushResolver: pushResolver,
+            apnsTransport: apnsTransport
         )
         OpenedStorages.track(services.background)
         return Harness(clock: clock, config: config, storage: storage, services: services, endings: endings)

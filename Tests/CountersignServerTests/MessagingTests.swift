@@ -61,6 +61,7 @@ func withLiveServer(
     wrapStore: (any ServerStorage) -> any SignInStore = { $0 },
     pushTransport: WebPushSender.Transport? = nil,
     pushResolver: WebPushSender.Resolver? = nil,
+    apnsTransport: APNsSender.Transport? = nil,
     _ body: @Sendable (URL, Harness) async throws -> Void
 ) async throws {
     let h = try await Harness.make(
@@ -69,7 +70,8 @@ func withLiveServer(
         configure: configure,
         wrapStore: wrapStore,
         pushTransport: pushTransport,
-        pushResolver: pushResolver
+        pushResolver: pushResolver,
+        apnsTransport: apnsTransport
     )
     let router = try h.router()
     let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))

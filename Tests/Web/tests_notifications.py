@@ -196,7 +196,7 @@ def test_notifications_reach_a_closed_app_and_deny_from_the_notification(_server
         p.shot("notifications-off")
         page.get_by_role("button", name="Turn on notifications").click()
         expect(page.get_by_role("status")).to_contain_text("Notifications turned on for this browser.", timeout=30_000)
-        expect(section).to_contain_text("On: this browser is told of new messages and sign-in requests")
+        expect(section).to_contain_text("On: this browser is told of new messages (and sign-in requests")
         expect(page.get_by_role("button", name="Turn off notifications")).to_be_visible()
         p.shot("notifications-on")
         vapid = server.api("GET", "/v1/push/vapid-key")[1]["publicKey"]
@@ -239,6 +239,16 @@ def test_notifications_reach_a_closed_app_and_deny_from_the_notification(_server
         expect(opened_steps).to_contain_text("String decrypted")
         app.screenshot(path=os.path.join(support.ARTIFACTS, "notifications-opened-message-desktop.png"), full_page=True)
         app.close()
+
+        # A notification for a message that never comes: said so, not taken for a conversation.
+        worker.deliver({"kind": "message", "id": "0123456789abcdef0123456789abcdef"})
+        assert [n["tag"] for n in worker.shown()] == ["0123456789abcdef0123456789abcdef"]
+        assert worker.click("0123456789abcdef0123456789abcdef") == ["/#/messages/0123456789abcdef0123456789abcdef"]
+        missing = p.context.new_page()
+        missing.goto(server.url + "/#/messages/0123456789abcdef0123456789abcdef")
+        expect(missing.get_by_text("That message is not here")).to_be_visible(timeout=60_000)
+        expect(missing).to_have_url(re.compile(r"#/messages$"))
+        missing.close()
 
         # A sign-in request: pushed to the browser's authenticator, shown once it verifies under the pinned key.
         login = Login(cli, "nia")

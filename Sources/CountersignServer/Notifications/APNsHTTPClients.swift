@@ -37,9 +37,11 @@ enum APNsHTTPClients {
             let response = try await client(caFile: caFile).execute(r, deadline: .now() + .seconds(30))
             let body = (try? await response.body.collect(upTo: 4096)) ?? ByteBuffer()
             let reason = (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["reason"]
+            // Apple's reasons are single words; anything else is not repeated into the log.
+            let word = (reason as? String).flatMap { $0.wholeMatch(of: #/[A-Za-z]{1,64}/#) != nil ? $0 : nil }
             return APNsSender.Answer(
                 status: Int(response.status.code),
-                reason: reason as? String,
+                reason: word,
                 retryAfter: response.headers.first(name: "retry-after").flatMap { TimeInterval($0) }
             )
         }

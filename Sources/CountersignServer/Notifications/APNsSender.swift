@@ -44,6 +44,7 @@ package final class APNsSender: Sendable {
     package typealias Transport = @Sendable (Request) async throws -> Answer
 
     static let tokenLifetime: TimeInterval = 40 * 60
+    static let minimumTokenAge: TimeInterval = 20 * 60
     static let queueCapacity = 4096
     static let inFlight = 64
     static let backoff: [Duration] = [.seconds(1), .seconds(5), .seconds(20)]
@@ -90,15 +91,25 @@ package final class APNsSender: Sendable {
         case .queued: metrics.queued(.apns, by: 1)
         case .dropped:
             metrics.dropped(.apns)
-            logger.warning("an APNs push was dropped: \(Self.queueCapacity) are already waiting for \(environment)")
+            if said.allows("dropped") {
+                logger.warning(
+                    "APNs pushes are being dropped: \(Self.queueCapacity) are already waiting for \(environment)"
+                )
+            }
         }
     }
 
-    /// The provider token, made again after 40 minutes, or at once when APNs said it expired (`renew`).
-    func providerToken(renew: Bool = false) throws -> String {
+    /// The provider token, made again after 40 minutes, or when APNs said `expired` was (the one still kept,
+    /// and at least 20 minutes old: APNs refuses fresh ones more often than that, and pushes in flight that all
+    /// heard "expired" renew it once).
+    func providerToken(expired: String? = nil) throws -> String {
         let now = clock.now()
         return try token.withLock { token in
-            if !renew, let t = token, now >= t.made, now.timeIntervalSince(t.made) < Self.tokenLifetime { return t.jwt }
+            if let t = token, now >= t.made {
+                let age = now.timeIntervalSince(t.made)
+                let renew = expired == t.jwt && age >= Self.minimumTokenAge
+                if age < Self.tokenLifetime && !renew { return t.jwt }
+            }
             let header = #"{"alg":"ES256","kid":"\#(settings.keyID)"}"#
             let claims = #"{"iss":"\#(settings.teamID)","iat":\#(Int(now.timeIntervalSince1970))}"#
             let input = Base64URL(Array(header.utf8)).text + "." + Base64URL(Array(claims.utf8)).text
@@ -114,9 +125,11 @@ package final class APNsSender: Sendable {
         let environment = job.target.environment ?? "production"
         let url = settings.endpoint(environment).appendingPathComponent("3/device/\(job.target.address)")
         let answer: Answer
+        let provider: String
         do {
+            provider = try providerToken()
             var headers: [(String, String)] = [
-                ("authorization", "bearer \(try providerToken())"),
+                ("authorization", "bearer \(provider)"),
                 ("apns-topic", settings.topic),
                 ("apns-push-type", "alert"),
                 ("apns-priority", String(job.priority)),
@@ -138,12 +151,12 @@ package final class APNsSender: Sendable {
         case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"):
             // The app was removed, or the token is not one (another app's, another environment's).
             metrics.gone(.apns)
-            do { try await store.deletePushTargets(address: job.target.address) } catch {
+            do { try await store.deletePushTarget(deviceID: job.target.deviceID, address: job.target.address) } catch {
                 logger.error("an APNs token Apple said is gone could not be deleted: \(type(of: error))")
             }
         case (403, "ExpiredProviderToken") where job.attempt == 0:
             // Made again now, and tried once more with it (a clock that is off makes the next one expire too).
-            _ = try? providerToken(renew: true)
+            _ = try? providerToken(expired: provider)
             retry(job, after: 0, why: "ExpiredProviderToken")
         case (403, let reason):
             metrics.failed(.apns)

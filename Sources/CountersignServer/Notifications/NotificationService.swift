@@ -77,6 +77,12 @@ public final class NotificationService: Sendable {
         guard secret.count == 16 else {
             throw NotificationError.invalidSubscription(field: "keys.auth", reason: "16 bytes, base64url")
         }
+        // The same subscription again (each session of the device registers it): nothing to do, nothing looked up.
+        if let kept = try await store.pushTarget(deviceID: auth.device.id), kept.channel == .webPush,
+            kept.address == endpoint.text, kept.p256dh == p256dh, kept.auth == secret
+        {
+            return info(kept)
+        }
         try admit(auth)
         if !endpoint.allowed {
             let addresses = await webPush.resolver(PushEndpointPolicy.bare(endpoint.host))

@@ -11,6 +11,10 @@ public protocol NotificationStore: Sendable {
     /// Deletes every device's target at `address`: its push service said it is gone (404, 410). A browser's
     /// one subscription serves each of its devices; one registered since has another address and stays.
     func deletePushTargets(address: String) async throws
+    /// Deletes the device's target only while it is still `address` (APNs's refusal of a token is about the
+    /// device that registered it: another device that claims the same token keeps its own).
+    func deletePushTarget(deviceID: String, address: String) async throws
+
     /// The targets of the active devices these messages are queued for, with the message each is for, but the
     /// senders' (their copies of what they sent are not news).
     func pushTargets(messageIDs: [String]) async throws -> [(target: PushTarget, messageID: String)]

@@ -72,7 +72,9 @@ struct PushEndpointPolicy: Sendable, Equatable {
         guard scheme == "https" || allowed else {
             throw .invalidSubscription(field: "endpoint", reason: "an https:// URL")
         }
-        let origin = "\(scheme)://\(rawHost)" + (c.port.map { ":\($0)" } ?? "")
+        // The default port is not written: one push service, one origin (its queue, its VAPID audience).
+        let explicit = c.port.flatMap { $0 == (scheme == "https" ? 443 : 80) ? nil : $0 }
+        let origin = "\(scheme)://\(rawHost)" + (explicit.map { ":\($0)" } ?? "")
         let rest = c.percentEncodedPath + (c.percentEncodedQuery.map { "?" + $0 } ?? "")
         let canonical = origin + (rest.hasPrefix("/") || rest.isEmpty ? rest : "/" + rest)
         guard let url = URL(string: canonical) else { throw absolute }

@@ -52,7 +52,7 @@ package final class WebPushSender: Sendable {
     /// Every payload is sealed padded to this many bytes: a push's length says nothing of what it is.
     static let paddedSize = 256
     /// Jobs waiting per push service and in all, push services at once, and POSTs in flight per push service.
-    static let queueCapacity = 4096
+    static let queueCapacity = 1024
     static let totalCapacity = 16384
     static let maxServices = 64
     static let inFlight = 16
@@ -60,6 +60,10 @@ package final class WebPushSender: Sendable {
     static let backoff: [Duration] = [.seconds(1), .seconds(5), .seconds(20)]
     /// How long a host's checked addresses are used before it is resolved again.
     static let resolveFor: Duration = .seconds(60)
+    /// A push service that failed this many times in a row (no answer, 429, 5xx) is paused: its pushes are
+    /// dropped for `pauseFor`, so that one that hangs cannot hold the queues' room.
+    static let failuresBeforePause = 5
+    static let pauseFor: Duration = .seconds(60)
     /// A VAPID JWT is valid 12 hours; one is made per push service per hour.
     static let vapidRefresh: TimeInterval = 3600
 
@@ -74,6 +78,7 @@ package final class WebPushSender: Sendable {
     let resolver: Resolver
     private let queues: DeliveryQueues<Job>
     private let said = LogLimiter()
+    private let failing = Mutex<[String: (count: Int, pausedUntil: ContinuousClock.Instant?)]>([:])
     private let tokens = Mutex<[String: (header: String, made: Date)]>([:])
     private let resolved = Mutex<[String: (addresses: [[UInt8]], pinned: [UInt8], at: ContinuousClock.Instant)]>([:])
 
@@ -114,6 +119,10 @@ package final class WebPushSender: Sendable {
             metrics.failed(.webPush)
             return
         }
+        if paused(endpoint.origin) {
+            metrics.dropped(.webPush)
+            return
+        }
         switch queues.enqueue(job, service: endpoint.origin, send: { [self] job in await send(job, endpoint) }) {
         case .queued: metrics.queued(.webPush, by: 1)
         case .dropped:
@@ -130,6 +139,12 @@ package final class WebPushSender: Sendable {
         if !endpoint.allowed {
             let bare = PushEndpointPolicy.bare(endpoint.host)
             let (addresses, pin) = await addresses(bare)
+            if addresses.isEmpty {
+                // No answer from the name servers (or none yet): tried again, as a push service that did not answer.
+                failed(origin)
+                retry(job, origin: origin, after: nil, why: "no address for its host")
+                return
+            }
             if let why = policy.refusal(addresses: addresses) {
                 metrics.failed(.webPush)
                 if said.allows("refused " + origin) { logger.warning("pushes to \(origin) are not sent: \(why)") }
@@ -162,9 +177,11 @@ package final class WebPushSender: Sendable {
             return
         } catch {
             if Task.isCancelled { return }
+            failed(origin)
             retry(job, origin: origin, after: nil, why: "\(type(of: error))")
             return
         }
+        if answer.status == 429 || answer.status >= 500 { failed(origin) } else { succeeded(origin) }
         switch answer.status {
         case 200..<300:
             metrics.sent(.webPush)
@@ -186,6 +203,32 @@ package final class WebPushSender: Sendable {
                 logger.warning("a push to \(origin) was refused with HTTP \(answer.status)\(vapidWords)")
             }
         }
+    }
+
+    private func paused(_ origin: String) -> Bool {
+        failing.withLock { $0[origin]?.pausedUntil.map { ContinuousClock.now < $0 } ?? false }
+    }
+
+    private func failed(_ origin: String) {
+        let pausedNow = failing.withLock { failing -> Bool in
+            if failing.count >= 4 * Self.maxServices { failing.removeAll() }
+            var entry = failing[origin] ?? (0, nil)
+            if let until = entry.pausedUntil, ContinuousClock.now < until { return false }
+            entry.count += 1
+            let pause = entry.count >= Self.failuresBeforePause
+            entry = pause ? (0, ContinuousClock.now + Self.pauseFor) : (entry.count, nil)
+            failing[origin] = entry
+            return pause
+        }
+        if pausedNow && said.allows("paused " + origin) {
+            logger.warning(
+                "\(origin) failed \(Self.failuresBeforePause) times in a row: its pushes are dropped for \(Self.pauseFor)"
+            )
+        }
+    }
+
+    private func succeeded(_ origin: String) {
+        if failing.withLock({ $0[origin] != nil }) { failing.withLock { _ = $0.removeValue(forKey: origin) } }
     }
 
     private func retry(_ job: Job, origin: String, after: TimeInterval?, why: String) {
@@ -228,6 +271,8 @@ package final class WebPushSender: Sendable {
         if let cached, now - cached.at < Self.resolveFor { return (cached.addresses, cached.pinned) }
         let addresses = await resolver(host)
         let pinned = cached.map(\.pinned).flatMap { addresses.contains($0) ? $0 : nil } ?? addresses.first ?? []
+        // Nothing (the name servers did not answer) is not kept: the next push asks again.
+        guard !addresses.isEmpty else { return ([], []) }
         resolved.withLock {
             if $0.count >= 4 * Self.maxServices { $0.removeAll() }
             $0[host] = (addresses, pinned, now)

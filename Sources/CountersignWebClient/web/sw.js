@@ -57,6 +57,7 @@ async function received(data) {
   if (push.kind === "message") {
     await self.registration.showNotification("Encrypted Message Received", {
       body: "Tap to decrypt and view the message",
+      icon: "/icons/icon-192.png",
       tag: push.id,
       data: { kind: "message", id: push.id },
     });
@@ -66,6 +67,7 @@ async function received(data) {
   if (!found) return closeTagged(push.id);
   await self.registration.showNotification("New Authentication", {
     body: "You have a new authentication request.",
+    icon: "/icons/icon-192.png",
     tag: push.id,
     requireInteraction: true,
     actions: [

@@ -35,6 +35,12 @@ extension SQLStores {
             .isEmpty)
     }
 
+    package func deletePushTarget(deviceID: String, address: String) async throws {
+        try await sql.raw(
+            "DELETE FROM push_targets WHERE device_id = \(bind: deviceID) AND address = \(bind: address)"
+        ).run()
+    }
+
     package func deletePushTargets(address: String) async throws {
         try await sql.raw("DELETE FROM push_targets WHERE address = \(bind: address)").run()
     }

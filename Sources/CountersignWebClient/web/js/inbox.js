@@ -92,7 +92,7 @@ export function startInbox(accountId) {
   stopInbox();
   channelFor = accountId;
   // This browser's subscription, when notifications are on, goes to the device (new since, say).
-  keepRegistered(session.deviceToken).catch(() => {});
+  keepRegistered(accountId, session.deviceToken).catch(() => {});
   channel = openPushChannel({
     deviceToken: () => session.deviceToken,
     // With the key gate locked, the new session waits for the next unlock (or finds the device revoked).
@@ -101,7 +101,7 @@ export function startInbox(accountId) {
       const device = await renewWhenUnlocked(accountId);
       if (session.account?.id !== accountId) throw new SignedOutError();
       session.setDevice(device);
-      keepRegistered(session.deviceToken).catch(() => {});
+      keepRegistered(accountId, session.deviceToken).catch(() => {});
     },
     onMessage: async (entry) => {
       if (session.account?.id !== accountId) throw new Error("signed out");

@@ -450,7 +450,6 @@ import("./web-push.js")
       if (ROUTED_FROM_WORKER.test(route)) location.hash = route;
     });
     await webPush.worker();
-    await webPush.refreshPushOn();
   })
   .catch(() => {});
 

@@ -17,7 +17,7 @@ export const WIRING = [
 export const SCREENS = {
   home: [
     "gate-setup.js", "linking.js", "screens/device-ready.js", "screens/gate.js", "screens/home.js",
-    "screens/link-devices.js",
+    "screens/link-devices.js", "screens/notifications.js",
   ],
   messages: [
     "conversations.js", "gate-setup.js", "open-order.js", "safety-number.js", "screens/composer.js",

@@ -69,7 +69,7 @@ async function renew(me) {
   await requireAccountSession();
   try {
     me.token = (await openSession(me.record)).token;
-    keepRegistered(me.token).catch(() => {});
+    keepRegistered(me.accountId, me.token).catch(() => {});
     return me.token;
   } catch (error) {
     if (error instanceof ApiError && error.code === "device-revoked") await removed(me);
@@ -100,8 +100,9 @@ function notify(request) {
   const shown = document.visibilityState === "visible";
   // Hidden, with pushes reaching this browser: the service worker shows it (one request, one notification).
   if (!("Notification" in window) || Notification.permission !== "granted" || shown || pushOn()) return;
-  const notification = new Notification("Sign-in request", {
-    body: `${request.username} from ${request.context.address}: open Countersign to approve or deny.`,
+  // PingOne's words, as the service worker's: where a sign-in comes from is shown in Approvals, not here.
+  const notification = new Notification("New Authentication", {
+    body: "You have a new authentication request.",
     tag: request.txn,
   });
   notification.onclick = () => {

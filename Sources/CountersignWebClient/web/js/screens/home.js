@@ -16,6 +16,7 @@ import { signOut } from "../server/sessions.js";
 import { session } from "../session.js";
 import { deviceReady } from "./device-ready.js";
 import { linkDevicesPanel } from "./link-devices.js";
+import { signingOutHere } from "./notifications.js";
 import { needsFullSignIn, qrSessionLimits } from "./qr-signin.js";
 
 /** docs/SPEC.md §2.4: SHA-256 of the SPKI, first 16 bytes, in four groups of 8 hex digits. */
@@ -76,6 +77,7 @@ export function homeScreen(app, { onSignedOut, onSettings, onMessages, onFiles, 
   // What a QR sign-in's session may not do yet, when the server refuses this browser a device.
   const limits = el("div");
   async function endSession() {
+    await signingOutHere().catch(() => {});
     stopInbox();
     // Ended here first, so the server's answer (a 401 if it had already ended) is this sign-out's alone.
     const token = session.token;

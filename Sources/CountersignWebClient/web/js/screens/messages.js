@@ -132,12 +132,22 @@ export function messagesScreen(app, { onBack, open: address }) {
     let key = address;
     // A notification's address names the message: its conversation is shown, at the conversation's address.
     // Opened from a notification with the app closed, the message may still be on its way from the server.
+    // An ID that does not come is said so, and never taken for a username (32 hex digits are one).
     if (key && isKeyId(key)) {
+      replace(
+        section,
+        el("div", { class: "actions" }, el("button", { type: "button", on: { click: onBack } }, "Back")),
+        el("h1", {}, "Messages"),
+        el("p", { role: "status", class: "status" }, "Getting the message…"),
+      );
       const message = await arrived(key, 15_000);
-      if (message) {
-        key = conversationKey(message, me);
-        history.replaceState(null, "", addressOf(key));
+      if (!alive()) return;
+      if (!message) {
+        history.replaceState(null, "", addressOf(""));
+        return listView("That message is not here: it expired, was removed, or this browser's data was wiped.");
       }
+      key = conversationKey(message, me);
+      history.replaceState(null, "", addressOf(key));
     }
     if (key && keyNames(key, isUsername)) return thread(key);
     return listView(key ? "There is no conversation at that address." : "");
@@ -191,13 +201,19 @@ export function messagesScreen(app, { onBack, open: address }) {
     );
     notifications.addEventListener("click", async () => {
       alert.textContent = "";
+      status.textContent = "Turning on notifications…";
+      notifications.disabled = true;
       try {
         await turnOnHere();
         status.textContent = "Notifications are on: this browser is told of new messages while Countersign is closed.";
+        notifications.hidden = true;
       } catch (error) {
-        alert.textContent = describe(error);
+        status.textContent = "";
+        alert.textContent = `${describe(error)} Settings → Notifications shows where it stands.`;
+        notifications.hidden = Notification.permission === "denied";
+      } finally {
+        notifications.disabled = false;
       }
-      notifications.hidden = Notification.permission !== "default";
     });
     const requestsPart = el("section", { "aria-label": "Requests", class: "message-requests", hidden: true });
     const conversationList = el("ul", { class: "conversations", "aria-label": "Conversations" });

@@ -6,7 +6,7 @@ import { openSession } from "../device.js";
 import { el } from "../dom.js";
 import { keystore } from "../keystore.js";
 import { session } from "../session.js";
-import { notificationState, refreshPushOn, turnOff, turnOn } from "../web-push.js";
+import { notificationState, signingOut, turnOff, turnOn } from "../web-push.js";
 
 /** `request(token)` with this browser's messaging device's session: the page's, or (before the inbox has
  *  opened it) one opened for this. Nothing when the browser has no device of the account yet. */
@@ -25,24 +25,31 @@ export const browserDevices = () => [
 ];
 
 const WORDS = {
-  on: "On: this browser is told of new messages and sign-in requests while Countersign is closed.",
+  on:
+    "On: this browser is told of new messages (and sign-in requests, when it approves them) while Countersign " +
+    "is closed.",
   off: "Off: this browser hears of new messages and sign-in requests only while Countersign is open.",
   denied:
-    "Blocked: this browser's settings block notifications from this site. Allow them there (the icon beside the " +
-    "address), then turn them on here.",
+    "Blocked: this browser's settings block notifications from this site. Allow them in the browser's site " +
+    "settings, then turn them on here.",
   unsupported: "This browser cannot show notifications while Countersign is closed.",
 };
 
-/** Turns notifications on for this browser: resolves with "on", or throws an Error saying what to do. */
-export async function turnOnHere() {
-  await turnOn(browserDevices());
-  return "on";
-}
+/** Turns notifications on for this browser and account; throws an Error saying what to do. */
+export const turnOnHere = () => turnOn(session.account.id, browserDevices());
+
+/** Signing out here: the account's devices are told nothing more through this browser. */
+export const signingOutHere = () => signingOut(session.account.id, browserDevices());
 
 /** The Settings section: what notifications say, whether they are on here, and the button that changes it. */
 export function notificationsPart(said) {
-  const state = el("p", {}, "Looking…");
-  const toggle = el("button", { type: "button", hidden: true }, "Turn on notifications");
+  const accountId = session.account.id;
+  const state = el("p", { id: "notifications-state" }, "Looking…");
+  const toggle = el(
+    "button",
+    { type: "button", hidden: true, "aria-describedby": "notifications-state" },
+    "Turn on notifications",
+  );
   let current = "off";
   const show = (name) => {
     current = name;
@@ -50,25 +57,33 @@ export function notificationsPart(said) {
     toggle.hidden = name === "unsupported" || name === "denied";
     toggle.textContent = name === "on" ? "Turn off notifications" : "Turn on notifications";
   };
-  notificationState().then(show, () => show("unsupported"));
+  const look = () => notificationState(accountId).then(show, () => show("unsupported"));
+  look();
+  // Allowed or blocked in the browser's settings meanwhile: said at once.
+  navigator.permissions
+    ?.query({ name: "notifications" })
+    .then((status) => (status.onchange = look))
+    .catch(() => {});
   toggle.addEventListener("click", async () => {
-    said.status.textContent = "";
+    said.status.textContent = current === "on" ? "Turning off…" : "Turning on…";
     said.alert.textContent = "";
     toggle.disabled = true;
     try {
       if (current === "on") {
-        await turnOff(browserDevices());
+        await turnOff(accountId, browserDevices());
         said.status.textContent = "Notifications turned off for this browser.";
       } else {
-        await turnOn(browserDevices());
+        await turnOn(accountId, browserDevices());
         said.status.textContent = "Notifications turned on for this browser.";
       }
     } catch (error) {
-      said.alert.textContent = describe(error);
+      said.status.textContent = "";
+      // The state line says it already when the browser blocks them.
+      if (Notification.permission !== "denied") said.alert.textContent = describe(error);
     } finally {
       toggle.disabled = false;
-      await refreshPushOn().catch(() => {});
-      show(await notificationState().catch(() => "unsupported"));
+      await look();
+      toggle.focus();
     }
   });
   return [
@@ -77,7 +92,7 @@ export function notificationsPart(said) {
       "p",
       {},
       "A notification says only that something arrived: never a message's text, its sender or where a sign-in " +
-        "comes from. A tap opens Countersign, which shows the message here (after the key gate, when it is on).",
+        "comes from. Tapping it opens Countersign at the message (after the key gate, when it is on).",
     ),
     state,
     toggle,
