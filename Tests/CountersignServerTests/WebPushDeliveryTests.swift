@@ -4,6 +4,8 @@ import CountersignClient
 import CountersignCrypto
 import CountersignTestSupport
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -217,5 +219,58 @@ import Testing
             #expect(sent.first?.pinned == "8.8.4.4", "connected to the address checked, not the name")
             #expect(sent.first?.url.absoluteString == "https://push.example.net/bob")
         }
+    }
+}
+
+/// Two nodes over one PostgreSQL database (docs/PROTOCOL.md §2.2): a message committed on one node is pushed by
+/// that node alone, and a delayed one, come due while both look for due messages at once, by the one that
+/// claimed it: one event, one notification, however many nodes.
+@Suite(.closesStorage) struct TwoNodePushTests {
+    @Test func oneEventIsOneNotificationAcrossTwoNodes() async throws {
+        guard Backend.available.contains(.postgres) else { return }
+        let location = try Backend.postgres.freshLocation()
+        let pushes = Mutex<[(node: String, request: WebPushSender.Request)]>([])
+        let resolver: WebPushSender.Resolver = { _ in [TrustedProxies.bytes("8.8.4.4")!] }
+        func node(_ name: String) -> WebPushSender.Transport {
+            { request in
+                pushes.withLock { $0.append((name, request)) }
+                return .init(status: 201)
+            }
+        }
+        let a = try await Harness.make(.postgres, location: location, pushTransport: node("A"), pushResolver: resolver)
+        let b = try await Harness.make(.postgres, location: location, pushTransport: node("B"), pushResolver: resolver)
+        let appA = Application(router: try a.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        let appB = Application(router: try b.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await appA.test(.live) { clientA in
+            try await appB.test(.live) { clientB in
+                let serverA = URL(string: "http://127.0.0.1:\(clientA.port!)")!
+                let serverB = URL(string: "http://127.0.0.1:\(clientB.port!)")!
+                let alice = try await Person.make("alice", server: serverA)
+                let bob = try await Person.make("bob", server: serverB)
+                try await bob.sdk.setWebPushSubscription(PushTargetTests.subscription("https://push.example.net/bob"))
+
+                let now = try await alice.send("now", to: ["bob"])
+                for _ in 0..<100 where pushes.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(50)) }
+                try await Task.sleep(for: .seconds(1))
+                #expect(pushes.withLock { $0.map(\.node) } == ["A"], "pushed by the node that committed it, once")
+                _ = now
+
+                _ = try await alice.send("later", to: ["bob"], after: 60)
+                a.clock.advance(120)
+                b.clock.advance(120)
+                // Both nodes look for due messages at the same moment.
+                async let fromA = a.services.push.fireDue()
+                async let fromB = b.services.push.fireDue()
+                let fired = try await fromA + fromB
+                #expect(fired == 1, "claimed by one node")
+                for _ in 0..<100 where pushes.withLock({ $0.count < 2 }) {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try await Task.sleep(for: .seconds(1))
+                #expect(pushes.withLock { $0.count } == 2, "one notification for the delayed message")
+            }
+        }
+        await b.close()
+        await a.close()
     }
 }
