@@ -1,9 +1,7 @@
 import CountersignAPI
 import CountersignCrypto
-import Crypto
 import Foundation
 import Logging
-import NIOPosix
 import Synchronization
 
 /// Sends Web Push notifications (RFC 8030, docs/PROTOCOL.md §2.2): the payload sealed to the subscription
