@@ -113,6 +113,23 @@ import Testing
             }
             // The VAPID token is made once for the push service, not per push.
             #expect(Set(all.compactMap(\.token)).count == 1)
+
+            // A burst: the service's workers take turns, and each push still goes to its own subscription (a
+            // worker once posted every job it took to the address of the first it started with).
+            let burst = try await withThrowingTaskGroup(of: String.self) { tasks in
+                for i in 0..<24 { tasks.addTask { try await alice.send("burst \(i)", to: ["bob"]).id } }
+                return try await tasks.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            let after = try await Self.waitFor(port) { $0.count >= 4 + 48 }
+            #expect(after.count == 4 + 48)
+            #expect(
+                after.allSatisfy { $0.error == nil },
+                "pushes that do not open at their address: \(after.compactMap(\.error))"
+            )
+            for name in ["bob-laptop", "bob-phone"] {
+                let ids = Set(after.dropFirst(4).filter { $0.name == name }.compactMap { $0.payload?["id"] })
+                #expect(ids == burst, "\(name) got \(ids.count) of the 24")
+            }
         }
     }
 

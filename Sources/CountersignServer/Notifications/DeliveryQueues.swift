@@ -9,13 +9,20 @@ import Synchronization
 final class DeliveryQueues<Job: Sendable>: Sendable {
     enum Outcome { case queued, dropped }
 
+    /// A job with the closure that posts it: each job keeps its own, since a worker posts whatever job of its
+    /// service comes next (one worker using its first job's closure for the rest sent them to that job's address).
+    private struct Entry {
+        let job: Job
+        let send: @Sendable (Job) async -> Void
+    }
+
     private struct Queue {
-        var jobs: [Job] = []
+        var jobs: [Entry] = []
         var head = 0
         var running = 0
         var count: Int { jobs.count - head }
 
-        mutating func pop() -> Job? {
+        mutating func pop() -> Entry? {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
             head += 1
@@ -53,14 +60,14 @@ final class DeliveryQueues<Job: Sendable>: Sendable {
         self.onTaken = onTaken
     }
 
-    /// Queues `job` for `service`, posted by `send`; a new task starts when fewer than `inFlight` run for it.
+    /// Queues `job` for `service`, posted by `send` (this job's own); a new task starts when fewer than `inFlight` run for it.
     func enqueue(_ job: Job, service: String, send: @escaping @Sendable (Job) async -> Void) -> Outcome {
         let start = state.withLock { s -> Bool? in
             guard s.queued < totalCapacity else { return nil }
             guard var queue = s.queues[service] ?? (s.queues.count < maxServices ? Queue() : nil),
                 queue.count < capacity
             else { return nil }
-            queue.jobs.append(job)
+            queue.jobs.append(Entry(job: job, send: send))
             s.queued += 1
             let start = queue.running < inFlight
             if start { queue.running += 1 }
@@ -68,7 +75,7 @@ final class DeliveryQueues<Job: Sendable>: Sendable {
             return start
         }
         guard let start else { return .dropped }
-        if start { background.run(cancellable: true) { [self] in await drain(service, send: send) } }
+        if start { background.run(cancellable: true) { [self] in await drain(service) } }
         return .queued
     }
 
@@ -85,9 +92,9 @@ final class DeliveryQueues<Job: Sendable>: Sendable {
     var queued: Int { state.withLock { $0.queued } }
     var services: Int { state.withLock { $0.queues.count } }
 
-    private func drain(_ service: String, send: @Sendable (Job) async -> Void) async {
+    private func drain(_ service: String) async {
         while !Task.isCancelled {
-            let job = state.withLock { s -> Job? in
+            let entry = state.withLock { s -> Entry? in
                 guard var queue = s.queues[service] else { return nil }
                 guard let job = queue.pop() else {
                     queue.running -= 1
@@ -98,9 +105,9 @@ final class DeliveryQueues<Job: Sendable>: Sendable {
                 s.queues[service] = queue
                 return job
             }
-            guard let job else { return }
+            guard let entry else { return }
             onTaken()
-            await send(job)
+            await entry.send(entry.job)
         }
     }
 }
