@@ -271,11 +271,14 @@ extension CountersignServer {
 /// usernames, device challenges and sessions, undelivered queue entries and messages past retention,
 /// pairing keys, MFA challenges, transactions and authentication codes (a day after expiry),
 /// authenticator logs (30 days) and push tickets.
-struct PurgeService: Service {
+struct PurgeService: Service, CustomStringConvertible {
     let storage: any ServerStorage
     let clock: any WallClock
     let config: ServerConfiguration
     let logger: Logger
+
+    /// ServiceLifecycle logs it: the name alone.
+    var description: String { "PurgeService" }
 
     func purge() async throws {
         let now = clock.now()

@@ -213,3 +213,9 @@ public struct ConfigurationError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }
+
+extension ServerConfiguration: CustomStringConvertible {
+    /// What a log may show: no metrics token, APNs key or database password. ServiceLifecycle logs its services'
+    /// descriptions at debug level, and the purge service holds the configuration.
+    public var description: String { "ServerConfiguration(\(host):\(port), database: \(database))" }
+}

@@ -51,3 +51,8 @@ public struct APNsSettings: Sendable {
     /// The endpoint for a device token of `environment` (`production` or `sandbox`).
     func endpoint(_ environment: String?) -> URL { environment == "sandbox" ? sandbox : production }
 }
+
+extension APNsSettings: CustomStringConvertible {
+    /// Without the key: what a log may show.
+    public var description: String { "APNsSettings(key ID \(keyID), team \(teamID), topic \(topic))" }
+}
