@@ -30,11 +30,16 @@ public enum PushFrame: Codable, Equatable, Sendable {
     case ack(seqs: [Int64])
     /// Server → authenticator: a signed push challenge (docs/PROTOCOL.md §3), not acknowledged; it expires.
     case mfaChallenge(jwt: String)
+    /// Client → server: whether someone sees this connection's events (a browser tab shown or hidden). A
+    /// connection is taken as seen until it says otherwise; while seen, its device gets no push notification.
+    case visibility(visible: Bool)
     case unknown(type: String)
 
     public static let maxClientFrame = 64 * 1024
 
-    private enum Key: String, CodingKey { case type, ticket, deviceId, window, pingInterval, seq, message, seqs, jwt }
+    private enum Key: String, CodingKey {
+        case type, ticket, deviceId, window, pingInterval, seq, message, seqs, jwt, visible
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
@@ -55,6 +60,7 @@ public enum PushFrame: Codable, Equatable, Sendable {
         case "queueEmpty": self = .queueEmpty
         case "ack": self = .ack(seqs: try c.decode([Int64].self, forKey: .seqs))
         case "mfaChallenge": self = .mfaChallenge(jwt: try c.decode(String.self, forKey: .jwt))
+        case "visibility": self = .visibility(visible: try c.decode(Bool.self, forKey: .visible))
         default: self = .unknown(type: type)
         }
     }
@@ -82,6 +88,9 @@ public enum PushFrame: Codable, Equatable, Sendable {
         case .mfaChallenge(let jwt):
             try c.encode("mfaChallenge", forKey: .type)
             try c.encode(jwt, forKey: .jwt)
+        case .visibility(let visible):
+            try c.encode("visibility", forKey: .type)
+            try c.encode(visible, forKey: .visible)
         case .unknown(let type):
             try c.encode(type, forKey: .type)
         }

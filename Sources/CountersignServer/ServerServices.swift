@@ -240,7 +240,8 @@ package struct ServerServices: Sendable {
             hub: hub,
             bus: bus,
             pendingChallenges: { device in try await mfa.pendingChallenges(deviceID: device) },
-            cameDue: { id in notifications.messageQueued(id: id) }
+            cameDue: { id in notifications.messageQueued(id: id) },
+            presence: { device, seen in notifications.connection(device, seen: seen) }
         )
         let passkeys = PasskeyService(
             store: storage,

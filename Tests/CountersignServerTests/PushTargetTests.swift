@@ -190,7 +190,10 @@ import Testing
             try await bob.sdk.revokeDevice(id: phone.device.id)
             #expect(try await h.storage.pushTarget(deviceID: phone.device.id) == nil)
             #expect(try await h.storage.pushTarget(deviceID: bob.device.id) != nil)
-            #expect(try await h.storage.pushTargets(deviceIDs: [phone.device.id, bob.device.id]).count == 1)
+            #expect(
+                try await h.storage.pushTargets(deviceIDs: [phone.device.id, bob.device.id], now: h.clock.now()).count
+                    == 1
+            )
             // The push service's 410 for the subscription removes it from every device it served.
             try await h.storage.deletePushTargets(address: shared.endpoint)
             #expect(try await bob.sdk.pushTarget() == nil)

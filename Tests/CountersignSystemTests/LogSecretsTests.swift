@@ -39,6 +39,11 @@ import Testing
         #expect(server.signal(SIGTERM) == 0)
 
         var secrets: Set<String> = ["correct horse", "device pass", "wrong horse battery", text, pairingKey]
+        // The metrics token: ServiceLifecycle once logged the whole configuration, token included, at debug level.
+        let metricsToken = try String(contentsOfFile: server.metricsTokenFile, encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(metricsToken.count >= 32)
+        secrets.insert(metricsToken)
         for name in ["alice", "bob", "phone"] { secrets.formUnion(try Self.secrets(under: t.path(name))) }
         // Each CLI's session token, bob's device session and key, the authenticator's token at least.
         #expect(secrets.count >= 10, "\(secrets.count) secrets found in the CLIs' files")

@@ -19,6 +19,8 @@ public final class NotificationService: Sendable {
     let background: BackgroundWork
     let clock: any WallClock
     let logger: Logger
+    /// Devices someone looks at through a live connection: no push for them.
+    let presence: LivePresence
     /// Target changes per device: 10 per 10 minutes (each may look a name up).
     let changes = AddressThrottle(.init(capacity: 10, window: 600))
     /// How long a message push is kept by its push service for an offline device.
@@ -46,7 +48,11 @@ public final class NotificationService: Sendable {
         self.background = background
         self.clock = clock
         self.logger = logger
+        presence = LivePresence(store: store, background: background, clock: clock, logger: logger)
     }
+
+    /// A device's push connection here is seen (connected, or its page shown) or no longer (closed, hidden).
+    func connection(_ deviceID: String, seen: Bool) { presence.changed(deviceID, seen: seen) }
 
     // MARK: Targets
 
@@ -101,7 +107,7 @@ public final class NotificationService: Sendable {
             environment: nil,
             createdAt: clock.now()
         )
-        guard try await store.savePushTarget(target) else { throw NotificationError.none }
+        try await save(target)
         return info(target)
     }
 
@@ -129,8 +135,14 @@ public final class NotificationService: Sendable {
             environment: token.environment,
             createdAt: clock.now()
         )
-        guard try await store.savePushTarget(target) else { throw NotificationError.none }
+        try await save(target)
         return info(target)
+    }
+
+    /// A new target starts unmarked: marked at once when its device is seen through a connection here.
+    private func save(_ target: PushTarget) async throws {
+        guard try await store.savePushTarget(target) else { throw NotificationError.none }
+        if presence.isSeen(target.deviceID) { presence.changed(target.deviceID, seen: true) }
     }
 
     public func target(_ auth: DeviceAuthenticated) async throws -> PushTargetInfo {
@@ -188,7 +200,7 @@ public final class NotificationService: Sendable {
             }
             if ids.isEmpty { return }
             do {
-                for t in try await store.pushTargets(messageIDs: ids) {
+                for t in try await store.pushTargets(messageIDs: ids, now: clock.now()) {
                     deliver(t.target, kind: "message", id: t.messageID, expires: nil)
                 }
             } catch {
@@ -202,7 +214,7 @@ public final class NotificationService: Sendable {
     func approvalRequested(devices: [String], transactionID: String, expiresAt: Date) {
         background.run { [self] in
             do {
-                for t in try await store.pushTargets(deviceIDs: devices) {
+                for t in try await store.pushTargets(deviceIDs: devices, now: clock.now()) {
                     deliver(t, kind: "approval", id: transactionID, expires: expiresAt)
                 }
             } catch {

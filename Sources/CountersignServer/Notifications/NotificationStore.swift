@@ -16,8 +16,11 @@ public protocol NotificationStore: Sendable {
     func deletePushTarget(deviceID: String, address: String) async throws
 
     /// The targets of the active devices these messages are queued for, with the message each is for, but the
-    /// senders' (their copies of what they sent are not news).
-    func pushTargets(messageIDs: [String]) async throws -> [(target: PushTarget, messageID: String)]
-    /// The targets of these devices, the active ones.
-    func pushTargets(deviceIDs: [String]) async throws -> [PushTarget]
+    /// senders' (their copies of what they sent are not news) and those of devices seen live after `now`.
+    func pushTargets(messageIDs: [String], now: Date) async throws -> [(target: PushTarget, messageID: String)]
+    /// The targets of these devices, the active ones not seen live after `now`.
+    func pushTargets(deviceIDs: [String], now: Date) async throws -> [PushTarget]
+    /// Marks these devices' targets as seen live until `until` (nil: not live). A device without a target is
+    /// not changed.
+    func setLive(deviceIDs: [String], until: Date?) async throws
 }

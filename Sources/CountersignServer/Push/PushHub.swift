@@ -134,7 +134,9 @@ final class PushHub: Sendable {
         return ok
     }
 
-    func detach(_ c: PushConnection) {
+    /// False when it was not attached, or another connection of its device has replaced it.
+    @discardableResult
+    func detach(_ c: PushConnection) -> Bool {
         let removed = state.withLock { s -> Bool in
             guard s.byDevice[c.deviceID] === c else { return false }
             s.byDevice[c.deviceID] = nil
@@ -143,6 +145,7 @@ final class PushHub: Sendable {
             return true
         }
         if removed { metrics.connections.decrement() }
+        return removed
     }
 
     var connectionCount: Int { state.withLock { $0.byDevice.count } }

@@ -22,6 +22,9 @@ public final class PushService: Sendable {
     let pendingChallenges: @Sendable (_ deviceID: String) async throws -> [String]
     /// A delayed message this node claimed as due (its devices' notifications).
     let cameDue: @Sendable (_ messageID: String) -> Void
+    /// A device's connection here is seen (connected, or shown again) or no longer (hidden, closed): a seen
+    /// device gets its events over the connection and no push notification.
+    let presence: @Sendable (_ deviceID: String, _ seen: Bool) -> Void
 
     static let ticketLifetime: TimeInterval = 60
     /// Tickets per device: 30 a minute.
@@ -43,7 +46,8 @@ public final class PushService: Sendable {
         hub: PushHub,
         bus: any PushBus,
         pendingChallenges: @escaping @Sendable (_ deviceID: String) async throws -> [String],
-        cameDue: @escaping @Sendable (_ messageID: String) -> Void = { _ in }
+        cameDue: @escaping @Sendable (_ messageID: String) -> Void = { _ in },
+        presence: @escaping @Sendable (_ deviceID: String, _ seen: Bool) -> Void = { _, _ in }
     ) {
         self.store = store
         self.sessions = sessions
@@ -55,6 +59,7 @@ public final class PushService: Sendable {
         self.bus = bus
         self.pendingChallenges = pendingChallenges
         self.cameDue = cameDue
+        self.presence = presence
     }
 
     public func ticket(_ auth: DeviceAuthenticated) async throws -> PushTicket {

@@ -18,6 +18,8 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var context: ChannelHandlerContext?
     private var phase = Phase.awaitingHello
     private(set) var connection: PushConnection?
+    /// Whether the client says someone sees it (`visibility`; true from the start).
+    private var seen = false
     /// A text message arriving in fragments.
     private var partial: ByteBuffer?
     /// Sent and not yet acknowledged (at most `PushService.window`).
@@ -154,6 +156,10 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
             writeAcks()
+        case (.open, .visibility(let visible)):
+            guard let connection, visible != seen else { return }
+            seen = visible
+            service.presence(connection.deviceID, visible)
         case (.open, .unknown), (.authenticating, .unknown):
             break  // a client newer than this server: ignored, as PROTOCOL §2 says
         case (.closed, _):
@@ -219,6 +225,8 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         phase = .open
         slot?.release()
         service.bus.publish(.connected(deviceID: c.deviceID, connectionID: c.id))
+        seen = true
+        service.presence(c.deviceID, true)
         write(.ready(deviceId: auth.device.id, window: PushService.window, pingInterval: PushService.pingInterval))
         context.flush()
         let interval = TimeAmount.seconds(Int64(PushService.pingInterval))
@@ -359,7 +367,8 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         helloTimer?.cancel()
         pinger?.cancel()
         pinger = nil
-        if let connection { service.hub.detach(connection) }
+        // Replaced by a newer connection of the device here, it is the newer one's to say.
+        if let connection, service.hub.detach(connection), seen { service.presence(connection.deviceID, false) }
         connection = nil
     }
 }

@@ -15,6 +15,7 @@ enum Migrations {
             AddKeyGate(), AddSessionPasskey(), EndLockedAccountsSessions(), CreateSessionBindings(), AddKeyVouches(),
             AddKeyProofs(), AddDeviceChallengeIndexes(), AddSessionMethods(),
             CreateOIDC(), AddOIDCPairing(), AddOIDCClientPairingAndManaged(), AddPushTargets(),
+            AddPushTargetLiveUntil(),
         ]
     }
 }
@@ -688,5 +689,19 @@ struct AddPushTargets: AsyncMigration {
     }
     func revert(on db: any Database) async throws {
         try await (db as! any SQLDatabase).raw("DROP TABLE push_targets").run()
+    }
+}
+
+/// When a device's connection is seen until (ms; 0: not live): its events go over the connection, not as pushes.
+struct AddPushTargetLiveUntil: AsyncMigration {
+    var name: String { "2026-12-02-02-push-targets-live-until" }
+    func prepare(on db: any Database) async throws {
+        try await (db as! any SQLDatabase).raw(
+            "ALTER TABLE push_targets ADD COLUMN live_until BIGINT NOT NULL DEFAULT 0"
+        )
+        .run()
+    }
+    func revert(on db: any Database) async throws {
+        try await (db as! any SQLDatabase).raw("ALTER TABLE push_targets DROP COLUMN live_until").run()
     }
 }

@@ -45,26 +45,35 @@ extension SQLStores {
         try await sql.raw("DELETE FROM push_targets WHERE address = \(bind: address)").run()
     }
 
-    package func pushTargets(messageIDs: [String]) async throws -> [(target: PushTarget, messageID: String)] {
+    package func pushTargets(messageIDs: [String], now: Date) async throws -> [(target: PushTarget, messageID: String)]
+    {
         guard !messageIDs.isEmpty else { return [] }
         let rows = try await sql.raw(
             """
             SELECT t.*, q.message_id FROM message_queue q JOIN push_targets t ON t.device_id = q.device_id
             JOIN devices d ON d.id = t.device_id JOIN messages m ON m.id = q.message_id
             WHERE q.message_id IN (\(binds: messageIDs)) AND d.revoked_at IS NULL AND t.account_id <> m.sender_account
+                AND t.live_until <= \(bind: now.ms)
             """
         ).all()
         return try rows.map { (try Self.pushTarget($0), try $0.decode(column: "message_id", as: String.self)) }
     }
 
-    package func pushTargets(deviceIDs: [String]) async throws -> [PushTarget] {
+    package func pushTargets(deviceIDs: [String], now: Date) async throws -> [PushTarget] {
         guard !deviceIDs.isEmpty else { return [] }
         return try await pushTargets(
             """
             SELECT t.* FROM push_targets t JOIN devices d ON d.id = t.device_id
-            WHERE t.device_id IN (\(binds: deviceIDs)) AND d.revoked_at IS NULL
+            WHERE t.device_id IN (\(binds: deviceIDs)) AND d.revoked_at IS NULL AND t.live_until <= \(bind: now.ms)
             """
         )
+    }
+
+    package func setLive(deviceIDs: [String], until: Date?) async throws {
+        guard !deviceIDs.isEmpty else { return }
+        try await sql.raw(
+            "UPDATE push_targets SET live_until = \(bind: until?.ms ?? 0) WHERE device_id IN (\(binds: deviceIDs))"
+        ).run()
     }
 
     private func pushTargets(_ query: SQLQueryString) async throws -> [PushTarget] {

@@ -6,6 +6,10 @@ import { acknowledgeMessages, fetchMessages } from "./server/messages.js";
 import { createPushTicket, pushChannel } from "./server/push.js";
 
 const reconnectable = new Set([1001, 1006, 4401, 4408]);
+// Whether someone sees this page: the server sends no push notification for a device whose page is shown
+// (PROTOCOL §2.2), and one again while it is hidden, for the service worker to show.
+const shown = () => globalThis.document?.visibilityState !== "hidden";
+const visibilityFrame = () => JSON.stringify({ type: "visibility", visible: shown() });
 const backoff = (attempt) => Math.min(30_000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
 
 /**
@@ -31,11 +35,18 @@ export function openPushChannel({
   let socket = null;
   let failures = 0;
   let timer = null;
+  // The socket that is ready, told of the page being shown or hidden.
+  let live = null;
+  const onVisibility = () => {
+    if (live?.readyState === WebSocket.OPEN) live.send(visibilityFrame());
+  };
+  globalThis.document?.addEventListener("visibilitychange", onVisibility);
 
   function stop(state, detail) {
     if (closed) return;
     closed = true;
     clearTimeout(timer);
+    globalThis.document?.removeEventListener("visibilitychange", onVisibility);
     socket?.close(1000);
     onState(state, detail);
   }
@@ -99,6 +110,9 @@ export function openPushChannel({
       if (frame?.type === "ready") {
         ready = true;
         failures = 0;
+        live = ws;
+        // A connection is taken as seen until it says otherwise.
+        if (!shown()) ws.send(visibilityFrame());
         onState("live");
       } else if (frame?.type === "message" && frame.message) {
         storing = storing.then(async () => {
@@ -115,6 +129,7 @@ export function openPushChannel({
       }
     };
     ws.onclose = (event) => {
+      if (live === ws) live = null;
       if (socket !== ws || closed) return;
       socket = null;
       if (event.code === 4403) return renewOrStop();

@@ -1,0 +1,103 @@
+import CountersignAPI
+import CountersignClient
+import CountersignCrypto
+import CountersignTestSupport
+import Foundation
+import NIOWebSocket
+import Testing
+import WSClient
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The push channel's `visibility` frame through a real `countersign serve` and the fake Web Push service
+/// (docs/PROTOCOL.md §2.2): while bob's laptop holds a connection someone sees, its events go over the connection
+/// and no push is sent for it; hidden, or closed, it is pushed again. Bob's phone, told of the same messages by the
+/// same lookup, is the clock: when its push has come, the laptop's would have.
+@Suite struct LivePushTests {
+    struct Received: Decodable {
+        let name: String
+        let payload: [String: String]?
+    }
+
+    static func get(_ url: String) async throws -> Data {
+        try await URLSession.shared.data(from: URL(string: url)!).0
+    }
+
+    static func subscription(_ port: Int, _ name: String) async throws -> WebPushSubscription {
+        let s = try JSONDecoder().decode(
+            [String: String].self,
+            from: try await get("http://127.0.0.1:\(port)/subscription?name=\(name)")
+        )
+        return WebPushSubscription(endpoint: s["endpoint"]!, keys: .init(p256dh: s["p256dh"]!, auth: s["auth"]!))
+    }
+
+    @Test func aSeenConnectionHoldsBackItsDevicesPushesAndAHiddenOrClosedOneDoesNot() async throws {
+        let service = try InteropScript(script: "fake_push_service.py", [])
+        let port = service.port
+        let t = try CLI()
+        let server = try ServeTests.Server(
+            database: "sqlite:" + t.path("live.sqlite"),
+            in: t.dir,
+            environment: ["COUNTERSIGN_PUSH_ALLOWED_HOSTS": "127.0.0.1:\(port)"]
+        )
+        let alice = try await PushTests.Person("alice", server: server.url)
+        let bob = try await PushTests.Person("bob", server: server.url)
+        let phone = CountersignClient(server: URL(string: server.url)!)
+        try await phone.signIn(username: "bob", password: "correct horse")
+        let phoneKey = Identity.generate()
+        let phoneID = try await phone.registerDevice(
+            name: "bob-2",
+            signing: phoneKey,
+            encryptionKey: phoneKey.publicKey
+        ).id
+        try await phone.openDeviceSession(deviceID: phoneID, signing: phoneKey)
+        try await bob.sdk.setWebPushSubscription(try await Self.subscription(port, "laptop"))
+        try await phone.setWebPushSubscription(try await Self.subscription(port, "phone"))
+
+        /// Sends messages until one reaches the phone's push with (or without) one for the laptop; marks are
+        /// written a moment after a frame, so the first tries may see the state before.
+        @Sendable func laptopPushed(_ want: Bool) async throws -> Bool {
+            for i in 0..<40 {
+                let id = try await alice.send("probe \(i)", to: ["bob"])
+                let deadline = ContinuousClock.now + .seconds(20)
+                var log: [Received] = []
+                while ContinuousClock.now < deadline {
+                    log = try JSONDecoder().decode(
+                        [Received].self,
+                        from: try await Self.get("http://127.0.0.1:\(port)/log")
+                    )
+                    if log.contains(where: { $0.name == "phone" && $0.payload?["id"] == id }) { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                log = try JSONDecoder().decode(
+                    [Received].self,
+                    from: try await Self.get("http://127.0.0.1:\(port)/log")
+                )
+                #expect(log.contains { $0.name == "phone" && $0.payload?["id"] == id }, "the phone is always pushed")
+                if log.contains(where: { $0.name == "laptop" && $0.payload?["id"] == id }) == want { return true }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            return false
+        }
+
+        #expect(try await laptopPushed(true), "no connection: pushed")
+        let steps = try await PushTests.raw(
+            server.url,
+            first: PushTests.hello(try await bob.sdk.pushTicket().ticket),
+            readFor: .seconds(240)
+        ) { out in
+            #expect(try await laptopPushed(false), "connected, and seen: no push")
+            try await out.write(.text(#"{"type":"visibility","visible":false}"#))
+            #expect(try await laptopPushed(true), "hidden: pushed, for its service worker to show")
+            try await out.write(.text(#"{"type":"visibility","visible":true}"#))
+            #expect(try await laptopPushed(false), "shown again: no push")
+            try await out.close(.normalClosure, reason: nil)
+        }
+        #expect(steps.frames.first?.contains("\"ready\"") == true)
+        #expect(try await laptopPushed(true), "closed: pushed again")
+        withExtendedLifetime(service) {}
+    }
+}
