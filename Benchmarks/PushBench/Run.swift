@@ -71,7 +71,7 @@ struct Run {
         "anon \(serverStatus("RssAnon")) KiB, file \(serverStatus("RssFile")) KiB, threads \(serverStatus("Threads"))"
     }
 
-    func loadDevices() throws -> [Device] {
+    static func loadDevices(dir: URL) throws -> [Device] {
         let text = try String(contentsOf: dir.appendingPathComponent("devices.tsv"), encoding: .utf8)
         return try text.split(separator: "\n").enumerated().map { i, line in
             let f = line.split(separator: "\t").map(String.init)
@@ -82,7 +82,7 @@ struct Run {
         }
     }
 
-    func loadSenders() throws -> [Sender] {
+    static func loadSenders(dir: URL) throws -> [Sender] {
         let text = try String(contentsOf: dir.appendingPathComponent("senders.tsv"), encoding: .utf8)
         return try text.split(separator: "\n").map { line in
             let f = line.split(separator: "\t").map(String.init)
@@ -99,8 +99,8 @@ struct Run {
 
     func run() async throws {
         let fileLimit = Self.raiseFileLimit()
-        let devices = Array(try loadDevices().prefix(conns))
-        let senders = try loadSenders()
+        let devices = Array(try Self.loadDevices(dir: dir).prefix(conns))
+        let senders = try Self.loadSenders(dir: dir)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, System.coreCount))
         let recorder = Recorder()
         let hostHeader = "\(host):\(port)"
@@ -169,7 +169,7 @@ struct Run {
         let count = Int(rate * seconds)
         let sealStart = ContinuousClock.now
         let targets = (0..<count).map { _ in connected.randomElement() ?? 0 }
-        let sealed = try await seal(
+        let sealed = try await Self.seal(
             count: count,
             targets: targets,
             devices: devices,
@@ -364,7 +364,7 @@ struct Run {
         let request: HTTPRequest
     }
 
-    func seal(
+    static func seal(
         count: Int,
         targets: [Int],
         devices: [Device],

@@ -21,6 +21,11 @@ import Foundation
 //     connects COUNT authenticators' push channels, then signs in RATE accounts per second for SECONDS:
 //     password (202 with the number) → challenge on the push channel (verified) → signed answer →
 //     long poll sees COMPLETED → session (MFARun). The last line is the summary the script prints last.
+//   countersign-bench-push notify-run URL SERVER_PID DIR NOTIFICATIONS RATE BACKGROUND SIGNIN_SECONDS TOKEN_FILE
+//     scripts/bench-notify.sh's load: Web Push subscriptions for half of setup's devices, pointing at a push
+//     service of its own (PushReceiver); the raw sealing rate, NOTIFICATIONS pushes at RATE timed from send
+//     to receipt, sends with and without subscriptions, sign-ins alone and beside BACKGROUND messages/s
+//     (NotifyRun). The last line is the summary the script prints last.
 //   countersign-bench-push oidc-run URL SERVER_PID CLIENT_ID SECRET ACCOUNTS CODES CONCURRENCY
 //     scripts/bench-oidc.sh's load: the ES256 signing rate, single sign-on round trips, then CODES codes made,
 //     exchanged and their refresh tokens used (OIDCRun). The last line is the summary the script prints last.
@@ -60,6 +65,31 @@ case "run":
         ).run()
     } catch {
         fail("run failed: \(error)")
+    }
+case "notify-run":
+    guard args.count == 9, let url = URL(string: args[1]), let host = url.host, let port = url.port,
+        let pid = Int32(args[2]), let count = Int(args[4]), count > 0, let rate = Double(args[5]), rate > 0,
+        let background = Double(args[6]), background > 0, let signInSeconds = Double(args[7]), signInSeconds > 0
+    else {
+        fail("usage: notify-run URL SERVER_PID DIR NOTIFICATIONS RATE BACKGROUND SIGNIN_SECONDS METRICS_TOKEN_FILE")
+    }
+    do {
+        let token = try? String(contentsOfFile: args[8], encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
+        try await NotifyRun(
+            host: host,
+            port: port,
+            serverPID: pid,
+            dir: URL(fileURLWithPath: args[3]),
+            notifications: count,
+            rate: rate,
+            background: background,
+            signInSeconds: signInSeconds,
+            metricsToken: token
+        ).run()
+    } catch {
+        fail("notify-run failed: \(error)")
     }
 case "oidc-run":
     guard args.count == 8, let url = URL(string: args[1]), let host = url.host, let port = url.port,
