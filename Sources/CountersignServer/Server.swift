@@ -131,6 +131,8 @@ public enum CountersignServer {
         defer { withExtendedLifetime(serveLock) {} }
         // What requests left running is waited for (or cancelled) before the storage closes.
         let background = Mutex<BackgroundWork?>(nil)
+        // This node's live-connection marks, cleared before the storage closes.
+        let presence = Mutex<LivePresence?>(nil)
         do {
             if let clients = config.oidcClients {
                 let applied = try await OIDCAdmin.apply(clients, storage: storage, now: clock.now())
@@ -148,6 +150,7 @@ public enum CountersignServer {
                 logger: logger
             )
             background.withLock { $0 = services.background }
+            presence.withLock { $0 = services.notifications.presence }
             let purge = PurgeService(storage: storage, clock: clock, config: config, logger: logger)
             // A failed purge (a backlog, a busy database) is retried in 10 minutes; it does not stop the server.
             do { try await purge.purge() } catch {
@@ -170,6 +173,7 @@ public enum CountersignServer {
             running.addServices(purge, PushRunner(push: push))
             try await running.runService()
         } catch {
+            await presence.withLock({ $0 })?.clearAll()
             await background.withLock({ $0 })?.drain()
             await storage.close()
             if !listening.withLock({ $0 }) {
@@ -181,6 +185,7 @@ public enum CountersignServer {
             }
             throw error
         }
+        await presence.withLock({ $0 })?.clearAll()
         await background.withLock({ $0 })?.drain()
         await storage.close()
     }

@@ -29,7 +29,9 @@ import Testing
             #expect(outcome == .queued)
         }
         // drain() cancels queue work: wait for the posts first.
-        try await eventually { posted.pairs.withLock { $0.count } == 300 }
+        try await eventually {
+            posted.pairs.withLock { $0.count } == 300 && queues.queued == 0 && queues.services == 0
+        }
         await background.drain()
         let pairs = posted.pairs.withLock { $0 }
         #expect(pairs.count == 300)

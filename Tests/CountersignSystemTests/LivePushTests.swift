@@ -4,6 +4,7 @@ import CountersignCrypto
 import CountersignTestSupport
 import Foundation
 import NIOWebSocket
+import Synchronization
 import Testing
 import WSClient
 
@@ -16,6 +17,18 @@ import FoundationNetworking
 /// and no push is sent for it; hidden, or closed, it is pushed again. Bob's phone, told of the same messages by the
 /// same lookup, is the clock: when its push has come, the laptop's would have.
 @Suite struct LivePushTests {
+    final class Counter: Sendable {
+        private let state = Mutex((n: 0, done: false))
+        func next() -> Int {
+            state.withLock { s in
+                defer { s.n += 1 }
+                return s.n
+            }
+        }
+        func finished() { state.withLock { $0.done = true } }
+        var done: Bool { state.withLock { $0.done } }
+    }
+
     struct Received: Decodable {
         let name: String
         let payload: [String: String]?
@@ -56,29 +69,36 @@ import FoundationNetworking
         try await bob.sdk.setWebPushSubscription(try await Self.subscription(port, "laptop"))
         try await phone.setWebPushSubscription(try await Self.subscription(port, "phone"))
 
-        /// Sends messages until one reaches the phone's push with (or without) one for the laptop; marks are
-        /// written a moment after a frame, so the first tries may see the state before.
-        @Sendable func laptopPushed(_ want: Bool) async throws -> Bool {
-            for i in 0..<40 {
-                let id = try await alice.send("probe \(i)", to: ["bob"])
-                let deadline = ContinuousClock.now + .seconds(20)
-                var log: [Received] = []
-                while ContinuousClock.now < deadline {
-                    log = try JSONDecoder().decode(
-                        [Received].self,
-                        from: try await Self.get("http://127.0.0.1:\(port)/log")
-                    )
-                    if log.contains(where: { $0.name == "phone" && $0.payload?["id"] == id }) { break }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-                try await Task.sleep(for: .milliseconds(300))
-                log = try JSONDecoder().decode(
+        /// Sends one message to bob; when the phone's push for it has come, whether the laptop's came too (given
+        /// a second more).
+        @Sendable func probe(_ i: Int) async throws -> Bool {
+            let id = try await alice.send("probe \(i)", to: ["bob"])
+            func got(_ name: String) async throws -> Bool {
+                let log = try JSONDecoder().decode(
                     [Received].self,
                     from: try await Self.get("http://127.0.0.1:\(port)/log")
                 )
-                #expect(log.contains { $0.name == "phone" && $0.payload?["id"] == id }, "the phone is always pushed")
-                if log.contains(where: { $0.name == "laptop" && $0.payload?["id"] == id }) == want { return true }
-                try await Task.sleep(for: .milliseconds(200))
+                return log.contains { $0.name == name && $0.payload?["id"] == id }
+            }
+            var deadline = ContinuousClock.now + .seconds(20)
+            while try await !got("phone"), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await got("phone"), "the phone is always pushed")
+            deadline = ContinuousClock.now + .seconds(1)
+            while try await !got("laptop"), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return try await got("laptop")
+        }
+        let probes = Counter()
+        /// Probes until two in a row agree with `want`: marks are written a moment after a frame, so the first
+        /// probes may see the state before; two agreeing say it holds.
+        @Sendable func laptopPushed(_ want: Bool) async throws -> Bool {
+            var agreeing = 0
+            for _ in 0..<40 {
+                agreeing = try await probe(probes.next()) == want ? agreeing + 1 : 0
+                if agreeing == 2 { return true }
             }
             return false
         }
@@ -95,7 +115,9 @@ import FoundationNetworking
             try await out.write(.text(#"{"type":"visibility","visible":true}"#))
             #expect(try await laptopPushed(false), "shown again: no push")
             try await out.close(.normalClosure, reason: nil)
+            probes.finished()
         }
+        #expect(probes.done, "the steps ran to their end within the connection's 240 s")
         #expect(steps.frames.first?.contains("\"ready\"") == true)
         #expect(try await laptopPushed(true), "closed: pushed again")
         withExtendedLifetime(service) {}

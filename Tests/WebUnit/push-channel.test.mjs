@@ -42,6 +42,12 @@ function installPage(visibilityState) {
   globalThis.location = { href: "https://cs.example/" };
   const document = new EventTarget();
   document.visibilityState = visibilityState;
+  // Listeners counted: a closed channel must leave none behind.
+  document.listening = 0;
+  const add = document.addEventListener.bind(document);
+  const remove = document.removeEventListener.bind(document);
+  document.addEventListener = (...args) => (document.listening++, add(...args));
+  document.removeEventListener = (...args) => (document.listening--, remove(...args));
   globalThis.document = document;
   return document;
 }
@@ -80,7 +86,9 @@ test("a shown page says nothing; hidden and shown again it says so, only while t
     { type: "visibility", visible: false },
     { type: "visibility", visible: true },
   ]);
+  assert.equal(document.listening, 1);
   channel.close();
+  assert.equal(document.listening, 0, "a closed channel leaves no listener");
   document.visibilityState = "hidden";
   document.dispatchEvent(new Event("visibilitychange"));
   assert.equal(ws.sent.length, 3, "a closed channel listens no more");

@@ -3,16 +3,21 @@ import Logging
 import Synchronization
 
 /// Which devices someone is looking at through a live connection (docs/PROTOCOL.md §2.2): their events arrive
-/// over it, so they get no push notification. The mark is kept on the device's push target in the database,
-/// so that the node that commits an event knows of connections held by every node: set `markFor` ahead when a
-/// device connects here or says it is shown again, renewed every `renewEvery` while it stays so, cleared when
-/// it closes or says it is hidden. A node that stops without clearing leaves marks that run out by themselves.
-/// Changes are written in batches, one writer at a time: a thousand connections arriving at once cost a few
-/// statements, not a thousand.
+/// over it, so they get no push notification. The mark is kept on the device's push target in the database, so
+/// that the node that commits an event knows of connections held by every node: set `markFor` ahead when a
+/// device connects here or says it is shown again, renewed every `renewEvery` while it stays so, cleared when it
+/// closes or says it is hidden. Each mark names the node that made it and only that node clears it: a device that
+/// reconnects to another node keeps the new node's mark when the old one lets go. A node that stops clears its
+/// own; one that dies leaves marks that run out by themselves. Changes are written in batches, at most one pass
+/// a second, so a thousand connections arriving at once, or a client toggling its visibility in a loop, cost a
+/// few statements.
 final class LivePresence: Sendable {
     static let markFor: TimeInterval = 150
     static let renewEvery: Duration = .seconds(60)
     static let batch = 500
+    /// Between two writing passes, and after a failed one.
+    static let pause: Duration = .seconds(1)
+    static let pauseAfterFailure: Duration = .seconds(5)
 
     private struct State {
         /// Seen here now.
@@ -28,13 +33,16 @@ final class LivePresence: Sendable {
     let background: BackgroundWork
     let clock: any WallClock
     let logger: Logger
+    /// This node, as its marks name it.
+    let node: String
     private let state = Mutex(State())
 
-    init(store: any NotificationStore, background: BackgroundWork, clock: any WallClock, logger: Logger) {
+    init(store: any NotificationStore, background: BackgroundWork, clock: any WallClock, logger: Logger, node: String) {
         self.store = store
         self.background = background
         self.clock = clock
         self.logger = logger
+        self.node = node
     }
 
     /// The device's connection here is seen now, or no longer.
@@ -59,8 +67,19 @@ final class LivePresence: Sendable {
         if renew { background.run(cancellable: true) { [self] in await self.renew() } }
     }
 
-    /// Whether the device is seen through a connection to this node (a target it registers now is marked).
+    /// Whether the device is seen through a connection to this node.
     func isSeen(_ deviceID: String) -> Bool { state.withLock { $0.seen.contains(deviceID) } }
+
+    /// Shutting down: this node's marks are cleared in one statement (its connections close after).
+    func clearAll() async {
+        state.withLock { s in
+            s.seen.removeAll()
+            s.mark.removeAll()
+        }
+        do { try await store.clearLive(by: node) } catch {
+            logger.warning("this node's connected devices could not be cleared: \(type(of: error)); they run out")
+        }
+    }
 
     private func write() async {
         while true {
@@ -76,20 +95,22 @@ final class LivePresence: Sendable {
             let until = clock.now().addingTimeInterval(Self.markFor)
             do {
                 for part in stride(from: 0, to: mark.count, by: Self.batch) {
-                    try await store.setLive(
-                        deviceIDs: Array(mark[part..<min(mark.count, part + Self.batch)]),
-                        until: until
-                    )
+                    let ids = Array(mark[part..<min(mark.count, part + Self.batch)])
+                    try await store.setLive(deviceIDs: ids, until: until, by: node)
                 }
                 for part in stride(from: 0, to: clear.count, by: Self.batch) {
-                    try await store.setLive(
-                        deviceIDs: Array(clear[part..<min(clear.count, part + Self.batch)]),
-                        until: nil
-                    )
+                    let ids = Array(clear[part..<min(clear.count, part + Self.batch)])
+                    try await store.setLive(deviceIDs: ids, until: nil, by: node)
                 }
+                try? await Task.sleep(for: Self.pause)
             } catch {
-                // Pushes go to these devices meanwhile (a duplicate at worst), or stop until the mark runs out.
+                // Tried again, but only what no later change replaced: a mark while still seen, a clear while not.
                 logger.warning("which devices are connected could not be written: \(type(of: error))")
+                state.withLock { s in
+                    s.mark.formUnion(mark.filter { s.seen.contains($0) && !s.clear.contains($0) })
+                    s.clear.formUnion(clear.filter { !s.seen.contains($0) && !s.mark.contains($0) })
+                }
+                try? await Task.sleep(for: Self.pauseAfterFailure)
             }
         }
     }

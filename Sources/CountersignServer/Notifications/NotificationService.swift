@@ -48,7 +48,13 @@ public final class NotificationService: Sendable {
         self.background = background
         self.clock = clock
         self.logger = logger
-        presence = LivePresence(store: store, background: background, clock: clock, logger: logger)
+        presence = LivePresence(
+            store: store,
+            background: background,
+            clock: clock,
+            logger: logger,
+            node: UUID().uuidString
+        )
     }
 
     /// A device's push connection here is seen (connected, or its page shown) or no longer (closed, hidden).
@@ -139,7 +145,8 @@ public final class NotificationService: Sendable {
         return info(target)
     }
 
-    /// A new target starts unmarked: marked at once when its device is seen through a connection here.
+    /// A target replacing another keeps its device's mark; a first one is marked at once when its device is seen
+    /// through a connection here (another node's connection marks it at its next renewal).
     private func save(_ target: PushTarget) async throws {
         guard try await store.savePushTarget(target) else { throw NotificationError.none }
         if presence.isSeen(target.deviceID) { presence.changed(target.deviceID, seen: true) }

@@ -20,7 +20,9 @@ public protocol NotificationStore: Sendable {
     func pushTargets(messageIDs: [String], now: Date) async throws -> [(target: PushTarget, messageID: String)]
     /// The targets of these devices, the active ones not seen live after `now`.
     func pushTargets(deviceIDs: [String], now: Date) async throws -> [PushTarget]
-    /// Marks these devices' targets as seen live until `until` (nil: not live). A device without a target is
-    /// not changed.
-    func setLive(deviceIDs: [String], until: Date?) async throws
+    /// Marks these devices' targets as seen live until `until`, by `node`; nil clears the marks `node` made (not
+    /// another node's: the device may have connected there since). A device without a target is not changed.
+    func setLive(deviceIDs: [String], until: Date?, by node: String) async throws
+    /// Clears every mark `node` made.
+    func clearLive(by node: String) async throws
 }

@@ -150,6 +150,9 @@ final class PushHub: Sendable {
 
     var connectionCount: Int { state.withLock { $0.byDevice.count } }
 
+    /// Whether `c` is still its device's connection here.
+    func holds(_ c: PushConnection) -> Bool { state.withLock { $0.byDevice[c.deviceID] === c } }
+
     /// Shutting down: long polls answer what they have instead of waiting (a wait would return at once).
     var isClosed: Bool { state.withLock { $0.closed } }
 

@@ -157,7 +157,8 @@ final class PushSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             writeAcks()
         case (.open, .visibility(let visible)):
-            guard let connection, visible != seen else { return }
+            // A connection replaced (its close on its way) says nothing more of its device.
+            guard let connection, visible != seen, service.hub.holds(connection) else { return }
             seen = visible
             service.presence(connection.deviceID, visible)
         case (.open, .unknown), (.authenticating, .unknown):

@@ -692,16 +692,18 @@ struct AddPushTargets: AsyncMigration {
     }
 }
 
-/// When a device's connection is seen until (ms; 0: not live): its events go over the connection, not as pushes.
+/// Until when a device is seen through a live connection (ms; 0: not live), and which node's connection: its
+/// events go over the connection, not as pushes.
 struct AddPushTargetLiveUntil: AsyncMigration {
     var name: String { "2026-12-02-02-push-targets-live-until" }
     func prepare(on db: any Database) async throws {
-        try await (db as! any SQLDatabase).raw(
-            "ALTER TABLE push_targets ADD COLUMN live_until BIGINT NOT NULL DEFAULT 0"
-        )
-        .run()
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE push_targets ADD COLUMN live_until BIGINT NOT NULL DEFAULT 0").run()
+        try await sql.raw("ALTER TABLE push_targets ADD COLUMN live_by TEXT").run()
     }
     func revert(on db: any Database) async throws {
-        try await (db as! any SQLDatabase).raw("ALTER TABLE push_targets DROP COLUMN live_until").run()
+        let sql = db as! any SQLDatabase
+        try await sql.raw("ALTER TABLE push_targets DROP COLUMN live_by").run()
+        try await sql.raw("ALTER TABLE push_targets DROP COLUMN live_until").run()
     }
 }

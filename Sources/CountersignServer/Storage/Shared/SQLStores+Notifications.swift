@@ -11,13 +11,20 @@ extension SQLStores {
                     "SELECT id FROM devices WHERE id = \(bind: t.deviceID) AND account_id = \(bind: t.accountID) AND revoked_at IS NULL"
                 ).first() != nil
             else { return false }
+            // A device seen through a connection stays marked (by whichever node holds it) under its new target.
+            let kept = try await sql.raw(
+                "SELECT live_until, live_by FROM push_targets WHERE device_id = \(bind: t.deviceID)"
+            ).first()
+            let liveUntil = try kept?.decode(column: "live_until", as: Int64.self) ?? 0
+            let liveBy = try kept?.decode(column: "live_by", as: String?.self) ?? nil
             try await sql.raw("DELETE FROM push_targets WHERE device_id = \(bind: t.deviceID)").run()
             try await sql.raw(
                 """
-                INSERT INTO push_targets (device_id, account_id, channel, address, p256dh, auth, environment, created_at)
+                INSERT INTO push_targets (device_id, account_id, channel, address, p256dh, auth, environment, created_at,
+                    live_until, live_by)
                 VALUES (\(bind: t.deviceID), \(bind: t.accountID), \(bind: t.channel.rawValue), \(bind: t.address),
                         \(bind: Base64URL(t.p256dh).text), \(bind: Base64URL(t.auth).text), \(bind: t.environment),
-                        \(bind: t.createdAt.ms))
+                        \(bind: t.createdAt.ms), \(bind: liveUntil), \(bind: liveBy))
                 """
             ).run()
             return true
@@ -69,11 +76,27 @@ extension SQLStores {
         )
     }
 
-    package func setLive(deviceIDs: [String], until: Date?) async throws {
+    package func setLive(deviceIDs: [String], until: Date?, by node: String) async throws {
         guard !deviceIDs.isEmpty else { return }
-        try await sql.raw(
-            "UPDATE push_targets SET live_until = \(bind: until?.ms ?? 0) WHERE device_id IN (\(binds: deviceIDs))"
-        ).run()
+        if let until {
+            try await sql.raw(
+                """
+                UPDATE push_targets SET live_until = \(bind: until.ms), live_by = \(bind: node)
+                WHERE device_id IN (\(binds: deviceIDs))
+                """
+            ).run()
+        } else {
+            try await sql.raw(
+                """
+                UPDATE push_targets SET live_until = 0, live_by = NULL
+                WHERE device_id IN (\(binds: deviceIDs)) AND live_by = \(bind: node)
+                """
+            ).run()
+        }
+    }
+
+    package func clearLive(by node: String) async throws {
+        try await sql.raw("UPDATE push_targets SET live_until = 0, live_by = NULL WHERE live_by = \(bind: node)").run()
     }
 
     private func pushTargets(_ query: SQLQueryString) async throws -> [PushTarget] {
