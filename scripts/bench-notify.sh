@@ -13,11 +13,12 @@
 # - sends NOTIFICATIONS messages to those devices at NOTIFY_RATE/s, timing each from just before its POST is
 #   written to its push's arrival, every body opened with the subscription's keys and matched by the id inside;
 # - sends NOTIFICATIONS as fast as 64 in flight allow to devices without a subscription, with one, without again;
-# - signs in for NOTIFY_SIGNIN_SECONDS alone, then beside NOTIFY_BACKGROUND messages/s to subscribed devices.
+# - signs in for NOTIFY_SIGNIN_SECONDS alone, beside NOTIFY_BACKGROUND messages/s to devices without a subscription,
+#   and beside as many to subscribed ones (the last two's ratio: what the pushes cost sign-ins).
 # Goals (issue 37 §6), 2 cores: >= 2,000 notifications/s, p99 <= 250 ms, sends and sign-ins within 5%. The last
 # line is
 #   notify: N notifications at R/s offered, X/s received, p50 A ms, p99 B ms send→receipt; raw Y/s (ratio Z);
-#   sends with/without pushes S; sign-ins beside/alone I; lost L
+#   sends with/without pushes S; sign-ins beside pushes/sends I; lost L
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-10000}; rate=${NOTIFY_RATE:-2500}; devices=${NOTIFY_DEVICES:-2000}

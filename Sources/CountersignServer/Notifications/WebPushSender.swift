@@ -78,6 +78,8 @@ package final class WebPushSender: Sendable {
     private let said = LogLimiter()
     private let failing = Mutex<[String: (count: Int, pausedUntil: ContinuousClock.Instant?)]>([:])
     private let tokens = Mutex<[String: (header: String, made: Date)]>([:])
+    private let checked = Mutex<[String: PushEndpointPolicy.Endpoint]>([:])
+    static let checkedKept = 4096
     private let resolved = Mutex<[String: (addresses: [[UInt8]], pinned: [UInt8], at: ContinuousClock.Instant)]>([:])
 
     init(
@@ -113,7 +115,7 @@ package final class WebPushSender: Sendable {
     /// Queues `job` on its push service's queue; counted as dropped when the queues are full.
     func enqueue(_ job: Job) {
         // Checked again: a row stored before a rule changed, or altered, is not requested.
-        guard let endpoint = try? policy.check(endpoint: job.target.address) else {
+        guard let endpoint = checkedEndpoint(job.target.address) else {
             metrics.failed(.webPush)
             return
         }
@@ -201,6 +203,18 @@ package final class WebPushSender: Sendable {
                 logger.warning("a push to \(origin) was refused with HTTP \(answer.status)\(vapidWords)")
             }
         }
+    }
+
+    /// The policy's verdict on a stored address, kept: parsing it again for every push cost more than sealing the
+    /// push (the rule does not change while the server runs).
+    private func checkedEndpoint(_ address: String) -> PushEndpointPolicy.Endpoint? {
+        if let known = checked.withLock({ $0[address] }) { return known }
+        guard let endpoint = try? policy.check(endpoint: address) else { return nil }
+        checked.withLock {
+            if $0.count >= Self.checkedKept { $0.removeAll() }
+            $0[address] = endpoint
+        }
+        return endpoint
     }
 
     private func paused(_ origin: String) -> Bool {
