@@ -37,6 +37,7 @@ public struct PushEvents: AsyncSequence, Sendable {
     let renewSession: (@Sendable () async throws -> Void)?
     let onStatus: @Sendable (PushStatus) -> Void
     let backoff: ClosedRange<Double>
+    let visibility: PushVisibility?
 
     public func makeAsyncIterator() -> Iterator { Iterator(self) }
 
@@ -81,12 +82,23 @@ extension CountersignClient {
     /// idle, or ended by a password change or a sign-out everywhere), to open a new one; an error it throws
     /// ends the sequence, except failures to reach the server, which are retried. Without it an ended
     /// session ends the sequence with the server's error.
+    ///
+    /// `visibility`: an app whose connection may stay open while no one sees it (in the background) says so
+    /// through it, and the server then sends its push notifications (APNs, Web Push) again; without it the
+    /// connection counts as seen, and the device gets its events over it alone (docs/PROTOCOL.md §2.2).
     public func events(
         renewSession: (@Sendable () async throws -> Void)? = nil,
         backoff: ClosedRange<Double> = 0.5...30,
+        visibility: PushVisibility? = nil,
         onStatus: @escaping @Sendable (PushStatus) -> Void = { _ in }
     ) -> PushEvents {
-        PushEvents(client: self, renewSession: renewSession, onStatus: onStatus, backoff: backoff)
+        PushEvents(
+            client: self,
+            renewSession: renewSession,
+            onStatus: onStatus,
+            backoff: backoff,
+            visibility: visibility
+        )
     }
 
     /// The WebSocket URL of the push channel: the server's URL with ws/wss.
@@ -103,11 +115,39 @@ extension CountersignClient {
     }
 }
 
+/// Whether someone sees the app that holds a push channel (`events(visibility:)`): set it to false when the app
+/// goes to the background with its connection still open, and to true when it comes back. The live connection
+/// is told at once, and each new one on its `ready`.
+public final class PushVisibility: Sendable {
+    private let state: Mutex<(visible: Bool, listener: (@Sendable (Bool) -> Void)?)>
+
+    public init(visible: Bool = true) { state = Mutex((visible, nil)) }
+
+    public var isVisible: Bool { state.withLock { $0.visible } }
+
+    public func set(_ visible: Bool) {
+        let listener = state.withLock { s -> (@Sendable (Bool) -> Void)? in
+            guard s.visible != visible else { return nil }
+            s.visible = visible
+            return s.listener
+        }
+        listener?(visible)
+    }
+
+    /// The connection of the moment listens (nil: none); returns whether someone sees the app now.
+    func listen(_ listener: (@Sendable (Bool) -> Void)?) -> Bool {
+        state.withLock { s in
+            s.listener = listener
+            return s.visible
+        }
+    }
+}
+
 /// Between the consumer and the connection of the moment: acknowledgements go to the live connection
 /// (or are dropped when there is none: the server resends, and the ID is then known to be done).
 final class PushLink: Sendable {
     private struct State {
-        var acks: AsyncStream<[Int64]>.Continuation?
+        var acks: AsyncStream<PushFrame>.Continuation?
         /// Handed to the consumer and not yet acknowledged by it: a resend is ignored.
         var handedOut: [String: Int64] = [:]
         /// Consumed: a resend is acknowledged at once and not handed out again. Bounded.
@@ -118,7 +158,7 @@ final class PushLink: Sendable {
     static let rememberDone = 10_000
 
     func consumed(_ m: QueuedMessage) {
-        let acks = state.withLock { s -> AsyncStream<[Int64]>.Continuation? in
+        let acks = state.withLock { s -> AsyncStream<PushFrame>.Continuation? in
             s.handedOut[m.id] = nil
             if s.done.insert(m.id).inserted {
                 s.doneOrder.append(m.id)
@@ -126,7 +166,7 @@ final class PushLink: Sendable {
             }
             return s.acks
         }
-        acks?.yield([m.seq])
+        acks?.yield(.ack(seqs: [m.seq]))
     }
 
     enum Arrival { case new, ackNow, ignore }
@@ -140,7 +180,7 @@ final class PushLink: Sendable {
         }
     }
 
-    func attach(_ acks: AsyncStream<[Int64]>.Continuation?) { state.withLock { $0.acks = acks } }
+    func attach(_ acks: AsyncStream<PushFrame>.Continuation?) { state.withLock { $0.acks = acks } }
 
     /// The connection loop: ticket, connect, hello, read; on loss, back off and again.
     static func run(
@@ -182,20 +222,19 @@ final class PushLink: Sendable {
                     logger: logger
                 ) { inbound, outbound, _ in
                     try await outbound.write(.text(hello))
-                    let (acks, ackContinuation) = AsyncStream<[Int64]>.makeStream()
+                    // What this side sends after hello: acknowledgements, and visibility once ready.
+                    let (frames, ackContinuation) = AsyncStream<PushFrame>.makeStream()
                     link.attach(ackContinuation)
                     defer {
                         link.attach(nil)
+                        _ = events.visibility?.listen(nil)
                         ackContinuation.finish()
                     }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
-                            for await seqs in acks {
-                                let frame = String(
-                                    decoding: try APICoding.encoder().encode(PushFrame.ack(seqs: seqs)),
-                                    as: UTF8.self
-                                )
-                                try await outbound.write(.text(frame))
+                            for await frame in frames {
+                                let text = String(decoding: try APICoding.encoder().encode(frame), as: UTF8.self)
+                                try await outbound.write(.text(text))
                             }
                         }
                         group.addTask {
@@ -206,11 +245,18 @@ final class PushLink: Sendable {
                                 switch frame {
                                 case .ready:
                                     ready.set()
+                                    if let visibility = events.visibility {
+                                        let visible = visibility.listen { visible in
+                                            ackContinuation.yield(.visibility(visible: visible))
+                                        }
+                                        // A connection counts as seen until it says otherwise.
+                                        if !visible { ackContinuation.yield(.visibility(visible: false)) }
+                                    }
                                     events.onStatus(.connected)
                                 case .message(let seq, let m):
                                     switch link.arrived(m) {
                                     case .new: output.yield(.message(m))
-                                    case .ackNow: ackContinuation.yield([seq])
+                                    case .ackNow: ackContinuation.yield(.ack(seqs: [seq]))
                                     case .ignore: break
                                     }
                                 case .queueEmpty:

@@ -120,6 +120,18 @@ import FoundationNetworking
         #expect(probes.done, "the steps ran to their end within the connection's 240 s")
         #expect(steps.frames.first?.contains("\"ready\"") == true)
         #expect(try await laptopPushed(true), "closed: pushed again")
+
+        // The SDK's channel says the same through PushVisibility: an app gone to the background with its socket
+        // open is pushed; one that starts hidden says so on `ready`.
+        let visibility = PushVisibility(visible: false)
+        let channel = PushTests.Collector(bob.sdk.events(backoff: 0.1...0.5, visibility: visibility))
+        #expect(await channel.wait { channel.caughtUp })
+        #expect(try await laptopPushed(true), "the SDK's channel, started hidden: pushed")
+        visibility.set(true)
+        #expect(try await laptopPushed(false), "the app in the foreground: no push")
+        visibility.set(false)
+        #expect(try await laptopPushed(true), "the app in the background, its socket open: pushed")
+        channel.stop()
         withExtendedLifetime(service) {}
     }
 }
