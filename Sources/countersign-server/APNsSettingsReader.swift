@@ -27,11 +27,16 @@ enum APNsSettingsReader {
             )
         }
         let path = env["COUNTERSIGN_APNS_KEY_FILE"]!
-        guard let data = FileManager.default.contents(atPath: path), data.count < 16 << 10,
-            let pem = String(data: data, encoding: .utf8)
-        else {
+        let pem: String
+        do {
+            // The provider key signs every push to every device: kept as the metrics token is.
+            pem = String(
+                decoding: try SecretFile.read(path, what: "the APNs key file", maximum: 16 << 10),
+                as: UTF8.self
+            )
+        } catch let error as ValidationError {
             throw ValidationError(
-                "\(env.source("COUNTERSIGN_APNS_KEY_FILE")): \(path) cannot be read (the .p8 file from Apple Developer → Keys)"
+                "\(env.source("COUNTERSIGN_APNS_KEY_FILE")): \(error.message) (the .p8 file from Apple Developer → Keys)"
             )
         }
         var settings: APNsSettings

@@ -45,7 +45,8 @@ enum MetricsTokenFile {
                 "cannot create the metrics token file \(path): \(String(cString: strerror(errno))); name a file in a directory this user may write, or one that exists"
             )
         }
-        let token = String(decoding: try read(path), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let bytes = try SecretFile.read(path, what: "the metrics token file", maximum: maximumLength + 2)
+        let token = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard token.count >= minimumLength, token.count <= maximumLength,
             token.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) })
         else {
@@ -54,30 +55,5 @@ enum MetricsTokenFile {
             )
         }
         return token
-    }
-
-    /// The file's bytes through one descriptor: not through a symbolic link, a regular file only (a FIFO
-    /// would hang the start), never more than the longest token.
-    private static func read(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            throw ValidationError(
-                "cannot read the metrics token file \(path): \(String(cString: strerror(errno))) (a symbolic link is refused: name the file itself)"
-            )
-        }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            throw ValidationError("the metrics token file \(path) is not a regular file")
-        }
-        guard status.st_mode & 0o077 == 0 else {
-            throw ValidationError("the metrics token file \(path) may be read by other users; chmod 600 \(path)")
-        }
-        var buffer = [UInt8](repeating: 0, count: maximumLength + 3)
-        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard n >= 0, n <= maximumLength + 2 else {
-            throw ValidationError("cannot read the metrics token file \(path), or it is over \(maximumLength) bytes")
-        }
-        return Array(buffer.prefix(n))
     }
 }

@@ -67,6 +67,51 @@ import Testing
         #expect(!t.exists("never.sqlite"))
     }
 
+    /// APNs takes its four settings together, its key from a file kept as a secret is (not a link, not readable by
+    /// others, a regular file), and its test-only settings only beside an APNs of a test's own.
+    @Test func apnsSettingsAreAllOrNoneAndItsKeyFileIsKeptPrivate() throws {
+        let t = try CLI()
+        let database = "sqlite:" + t.path("never.sqlite")
+        let key = t.path("AuthKey.p8")
+        let made = try t.run(
+            "/usr/bin/openssl",
+            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
+        )
+        #expect(made.status == 0, "\(made.stderr)")
+        chmod(key, 0o600)
+        let all = [
+            "COUNTERSIGN_APNS_KEY_FILE=\(key)", "COUNTERSIGN_APNS_KEY_ID=ABCDE12345",
+            "COUNTERSIGN_APNS_TEAM_ID=TEAM123456",
+            "COUNTERSIGN_APNS_TOPIC=com.example.app",
+        ]
+        func serve(_ environment: [String]) throws -> CLI.Output {
+            try t.run("/usr/bin/env", environment + [Self.server, "serve", "--database", database, "--port", "0"])
+        }
+        try t.write("open.p8", try Data(contentsOf: URL(fileURLWithPath: key)))
+        chmod(t.path("open.p8"), 0o644)
+        symlink(key, t.path("link.p8"))
+        try t.write("junk.p8", Data("not a key".utf8))
+        chmod(t.path("junk.p8"), 0o600)
+        func with(_ file: String) -> [String] { ["COUNTERSIGN_APNS_KEY_FILE=\(file)"] + all.dropFirst() }
+        let cases: [([String], String)] = [
+            (["COUNTERSIGN_APNS_KEY_ID=ABCDE12345"], "APNs needs all of"),
+            (with(t.path("none.p8")), "cannot read the APNs key file"),
+            (with(t.path("open.p8")), "may be read by other users; chmod 600"),
+            (with(t.path("link.p8")), "a symbolic link is refused"),
+            (with(t.dir.path), "is not a regular file"),
+            (with(t.path("junk.p8")), "APNs: "),
+            (all + ["COUNTERSIGN_APNS_CA_FILE=\(key)"], "is for a test's APNs"),
+            (["COUNTERSIGN_APNS_ENDPOINT=https://localhost:1"], "is set, but APNs is not"),
+            (all + ["COUNTERSIGN_APNS_ENDPOINT=http://localhost:1"], "takes an https:// origin"),
+            (all + ["COUNTERSIGN_APNS_TIME_SENSITIVE=yes"], "takes 1"),
+        ]
+        for (environment, words) in cases {
+            let r = try serve(environment)
+            #expect(r.status == 64 && r.stderr.contains(words) && r.stdout.isEmpty, "\(environment): \(r.stderr)")
+        }
+        #expect(!t.exists("never.sqlite"))
+    }
+
     /// `admin` finds the database the same way, and names where it looked.
     @Test func adminReadsTheDatabaseFromTheFile() throws {
         let t = try CLI()

@@ -85,6 +85,27 @@ import FoundationNetworking
 
     /// Issue 33: `/metrics` is behind a bearer token read from a file; a missing file gets a new random
     /// token, private to the server's user; a file that cannot be a token is refused before anything starts.
+    /// A server with an APNs key from a private file starts (its refusals: CountersignCLITests).
+    @Test func aServerWithAnAPNsKeyStarts() throws {
+        let t = try CLI()
+        let key = t.path("AuthKey.p8")
+        let made = try t.run(
+            "/usr/bin/openssl",
+            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
+        )
+        #expect(made.status == 0, "\(made.stderr)")
+        chmod(key, 0o600)
+        let printed = try Self.start(
+            t,
+            ["--port", "0", "--captcha", "off", "--database", "sqlite:" + t.path("apns.sqlite")],
+            environment: [
+                "COUNTERSIGN_APNS_KEY_FILE": key, "COUNTERSIGN_APNS_KEY_ID": "ABCDE12345",
+                "COUNTERSIGN_APNS_TEAM_ID": "TEAM123456", "COUNTERSIGN_APNS_TOPIC": "com.example.app",
+            ]
+        )
+        #expect(printed.contains("countersign listening on http://"), "\(printed)")
+    }
+
     @Test func theMetricsTokenFileIsMadeOrRead() async throws {
         let t = try CLI()
         let path = t.path("metrics.token")
