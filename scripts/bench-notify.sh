@@ -12,6 +12,7 @@
 #   (HTTP/1.1 on loopback, answering 201);
 # - sends NOTIFICATIONS messages to those devices at NOTIFY_RATE/s, timing each from just before its POST is
 #   written to its push's arrival, every body opened with the subscription's keys and matched by the id inside;
+# - sends 5 s of messages at NOTIFY_COMPARE_RATE/s (default 1000) without subscriptions, then with: their answers;
 # - sends NOTIFICATIONS as fast as 64 in flight allow to devices without a subscription, with one, without again;
 # - signs in for NOTIFY_SIGNIN_SECONDS alone, beside NOTIFY_BACKGROUND messages/s to devices without a subscription,
 #   and beside as many to subscribed ones (the last two's ratio: what the pushes cost sign-ins).

@@ -28,6 +28,8 @@ struct NotifyRun {
     let dir: URL
     let notifications: Int
     let rate: Double
+    /// Paced sends compared with and without a push each, below saturation.
+    let compareRate: Double
     let background: Double
     let signInSeconds: Double
     let metricsToken: String?
@@ -139,6 +141,42 @@ struct NotifyRun {
         let pacedTimes = await issue(paced.map(\.request), pool: pool, rate: rate, window: 4 * Self.window)
         await settle(receiver, expecting: notifications)
         let pacedReport = report(paced, pacedTimes, receiver.take(), subscribers, label: "paced")
+
+        // 2b. Below saturation: the same paced sends' own answers, with a push each and without.
+        func pacedAnswers(_ to: [Device], label: String) async throws -> (p50: Double, p99: Double) {
+            let count = Int(compareRate * 5)
+            let sealed = try await Run.seal(
+                count: count,
+                targets: (0..<count).map { _ in to.randomElement()!.index },
+                devices: devices,
+                senders: senders,
+                hostHeader: hostHeader
+            )
+            let times = await issue(sealed.map(\.request), pool: pool, rate: compareRate, window: 4 * Self.window)
+            if to.first?.index == subscribed.first?.index { await settle(receiver, expecting: count) }
+            _ = receiver.take()
+            let answers = times.answerMilliseconds()
+            say(
+                String(
+                    format: "%@ at %.0f/s: POST answer ms p50 %.2f, p99 %.2f (%@)",
+                    label,
+                    compareRate,
+                    pct(answers, 50),
+                    pct(answers, 99),
+                    times.statusSummary()
+                )
+            )
+            return (pct(answers, 50), pct(answers, 99))
+        }
+        let answersWithout = try await pacedAnswers(plain, label: "sends without subscriptions")
+        let answersWith = try await pacedAnswers(subscribed, label: "sends with a push each")
+        say(
+            String(
+                format: "below saturation, a send's answer with a push / without: p50 %.2f, p99 %.2f",
+                answersWith.p50 / answersWithout.p50,
+                answersWith.p99 / answersWithout.p99
+            )
+        )
 
         // 3. Sends as fast as they go, without and with subscriptions.
         func closedLoop(_ to: [Device], label: String) async throws -> (rate: Double, report: Report?) {
@@ -524,6 +562,14 @@ final class Timings: Sendable {
             $0.answered[i] = t
             $0.status[i] = status
         }
+    }
+
+    /// Each answered request's time from its write to its answer, sorted.
+    func answerMilliseconds() -> [Double] {
+        let s = state.withLock { $0 }
+        return s.sent.indices.compactMap { i in
+            s.sent[i] == 0 || s.answered[i] == 0 ? nil : Double(Int64(s.answered[i]) - Int64(s.sent[i])) / 1e6
+        }.sorted()
     }
 
     /// Answers per second, from the first write to the last answer.

@@ -84,6 +84,7 @@ case "notify-run":
             dir: URL(fileURLWithPath: args[3]),
             notifications: count,
             rate: rate,
+            compareRate: Double(ProcessInfo.processInfo.environment["NOTIFY_COMPARE_RATE"] ?? "") ?? 1000,
             background: background,
             signInSeconds: signInSeconds,
             metricsToken: token
