@@ -299,6 +299,27 @@ def test_notifications_reach_a_closed_app_and_deny_from_the_notification(_server
         assert [n["title"] for n in worker.shown()] == ["New Authentication"]
         assert worker.click(again["payload"]["id"], "approve") == ["/#/approvals"]
 
+        # The push service replaces the subscription (pushsubscriptionchange): the worker subscribes again and moves
+        # both devices to the new one, the old one's secret as the proof; later pushes go there.
+        renewed = push.subscription("nia-renewed")
+        worker.worker().evaluate(
+            """async ([old, fresh]) => {
+              const wrap = (json) => ({ endpoint: json.endpoint, toJSON: () => json, options: {} });
+              self.registration.pushManager.subscribe = async () => wrap(fresh);
+              const event = new ExtendableEvent("pushsubscriptionchange");
+              Object.defineProperty(event, "oldSubscription", { value: wrap(old) });
+              const waiting = [];
+              event.waitUntil = (promise) => waiting.push(promise);
+              self.dispatchEvent(event);
+              await Promise.all(waiting);
+            }""",
+            [subscription, renewed],
+        )
+        before = len(push.get("/log"))
+        bob.run("send", "--to", "nia", "after the push service renewed")
+        log = push.wait_for(lambda log: any(e["name"] == "nia-renewed" for e in log[before:]))
+        assert all(e["name"] == "nia-renewed" and e["error"] is None for e in log[before:]), log[before:]
+
         # A push that is not Countersign's shape shows nothing.
         for junk in ("not json", {"kind": "message"}, {"kind": "message", "id": "x" * 200}, {"kind": "approval", "id": "t"}):
             worker.deliver(junk)

@@ -15,6 +15,7 @@ import { sessionMessage, signLowS } from "./js/device-keys.js";
 import { run } from "./js/keystore.js";
 import { answerChallenge, authenticatorChallenges } from "./js/server/authenticator.js";
 import { deviceSessionChallenge, openDeviceSession } from "./js/server/devices.js";
+import { resubscribePush, vapidKey } from "./js/server/notifications.js";
 
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -23,6 +24,22 @@ self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
 
 self.addEventListener("push", (event) => event.waitUntil(received(event.data)));
+
+// The push service replaced this browser's subscription (Firefox does, now and then): subscribe again and move
+// every device registered with the old one to the new, the old one's secret as the proof. Without the old one
+// (a browser that does not say it) nothing can be moved: a page of the app registers the new one when it opens.
+self.addEventListener("pushsubscriptionchange", (event) => event.waitUntil(resubscribed(event)));
+
+async function resubscribed(event) {
+  const old = event.oldSubscription?.toJSON?.();
+  if (!old?.endpoint || !old?.keys?.auth) return;
+  let fresh = event.newSubscription;
+  if (!fresh) {
+    const key = event.oldSubscription.options?.applicationServerKey ?? fromBase64url((await vapidKey()).publicKey);
+    fresh = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
+  }
+  await resubscribePush(old, fresh.toJSON());
+}
 
 self.addEventListener("notificationclick", (event) => {
   event.notification.close();
