@@ -144,35 +144,6 @@ public struct WebPushSubscription: Codable, Equatable, Sendable {
     }
 }
 
-/// `POST /v1/push/resubscriptions`: the browser's push service replaced its subscription (the service worker's
-/// `pushsubscriptionchange`), and every device registered with the old one moves to the new. No session (the
-/// worker has none): the old subscription's `auth` secret, which only the browser and this server know, is the
-/// proof (docs/PROTOCOL.md §2.2).
-public struct WebPushResubscription: Codable, Equatable, Sendable {
-    public struct Old: Codable, Equatable, Sendable {
-        public var endpoint: String
-        /// The old subscription's 16-byte authentication secret, base64url.
-        public var auth: String
-        public init(endpoint: String, auth: String) {
-            self.endpoint = endpoint
-            self.auth = auth
-        }
-    }
-    public var old: Old
-    public var subscription: WebPushSubscription
-    public init(old: Old, subscription: WebPushSubscription) {
-        self.old = old
-        self.subscription = subscription
-    }
-}
-
-/// What `POST /v1/push/resubscriptions` moved.
-public struct WebPushResubscribed: Codable, Equatable, Sendable {
-    /// The devices now told through the new subscription.
-    public var devices: Int
-    public init(devices: Int) { self.devices = devices }
-}
-
 /// `PUT /v1/devices/current/apns-token`: an iOS app's device token (PingOne's `setDeviceToken`) and which
 /// APNs environment issued it.
 public struct APNsDeviceToken: Codable, Equatable, Sendable {

@@ -1,11 +1,8 @@
-import AsyncHTTPClient
 import CountersignAPI
 import CountersignClient
 import CountersignCrypto
 import Crypto
 import Foundation
-import NIOCore
-import NIOPosix
 import Testing
 
 @testable import CountersignServer
@@ -200,86 +197,6 @@ import Testing
             // The push service's 410 for the subscription removes it from every device it served.
             try await h.storage.deletePushTargets(address: shared.endpoint)
             #expect(try await bob.sdk.pushTarget() == nil)
-        }
-    }
-}
-
-/// `POST /v1/push/resubscriptions` (docs/PROTOCOL.md §2.2): a subscription its push service replaced moves every
-/// device registered with it to the new one, proven by the old one's secret and nothing else.
-@Suite(.closesStorage) struct ResubscriptionTests {
-    static let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
-
-    static func post(_ server: URL, _ body: WebPushResubscription) async throws -> (Int, Data) {
-        var request = HTTPClientRequest(url: server.appendingPathComponent("v1/push/resubscriptions").absoluteString)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(body)))
-        let response = try await http.execute(request, deadline: .now() + .seconds(10))
-        return (Int(response.status.code), Data(buffer: try await response.body.collect(upTo: 1 << 20)))
-    }
-
-    @Test(arguments: Backend.available)
-    func aReplacedSubscriptionMovesItsDevicesOnlyWithTheOldSecret(_ backend: Backend) async throws {
-        // Names are public here; an address is itself.
-        let resolver: WebPushSender.Resolver = { host in
-            [TrustedProxies.bytes(host) ?? TrustedProxies.bytes("142.250.74.10")!]
-        }
-        try await withLiveServer(backend, pushResolver: resolver) { server, h in
-            let bob = try await Person.make("bob", server: server)
-            let phone = try await Person.addDevice("bob", sdk: bob.sdk, name: "phone")
-            let alice = try await Person.make("alice", server: server)
-            let shared = PushTargetTests.subscription("https://push.example.net/shared")
-            try await bob.sdk.setWebPushSubscription(shared)
-            try await phone.sdk.setWebPushSubscription(shared)
-            let alices = PushTargetTests.subscription("https://push.example.net/alice")
-            try await alice.sdk.setWebPushSubscription(alices)
-            let fresh = PushTargetTests.subscription("https://push.example.net/renewed")
-
-            // The endpoint alone (it travels through the push service) or another subscription's secret: nothing.
-            for auth in [Base64URL([UInt8](repeating: 7, count: 16)).text, alices.keys.auth] {
-                let (status, _) = try await Self.post(
-                    server,
-                    .init(old: .init(endpoint: shared.endpoint, auth: auth), subscription: fresh)
-                )
-                #expect(status == 404)
-            }
-            // A new endpoint the server would not request: refused, nothing moved.
-            var inside = fresh
-            inside.endpoint = "https://10.0.0.7/push"
-            let (refused, _) = try await Self.post(
-                server,
-                .init(old: .init(endpoint: shared.endpoint, auth: shared.keys.auth), subscription: inside)
-            )
-            #expect(refused == 422)
-            #expect(try await bob.sdk.pushTarget()?.origin == "https://push.example.net")
-
-            let (status, body) = try await Self.post(
-                server,
-                .init(old: .init(endpoint: shared.endpoint, auth: shared.keys.auth), subscription: fresh)
-            )
-            #expect(status == 200 && (try? JSONDecoder().decode(WebPushResubscribed.self, from: body).devices) == 2)
-            for device in [bob.device.id, phone.device.id] {
-                let t = try #require(try await h.storage.pushTarget(deviceID: device))
-                #expect(t.address == fresh.endpoint && Base64URL(t.auth).text == fresh.keys.auth)
-            }
-            #expect(try await h.storage.pushTarget(deviceID: alice.device.id)?.address == alices.endpoint)
-            // Moved once: the old one is no one's now.
-            let (again, _) = try await Self.post(
-                server,
-                .init(old: .init(endpoint: shared.endpoint, auth: shared.keys.auth), subscription: fresh)
-            )
-            #expect(again == 404)
-            // No session, so bounded per client address: 10 in 10 minutes.
-            var statuses: [Int] = []
-            for _ in 0..<8 {
-                statuses.append(
-                    try await Self.post(
-                        server,
-                        .init(old: .init(endpoint: shared.endpoint, auth: shared.keys.auth), subscription: fresh)
-                    ).0
-                )
-            }
-            #expect(statuses.contains(429), "\(statuses)")
         }
     }
 }

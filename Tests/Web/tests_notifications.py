@@ -299,8 +299,9 @@ def test_notifications_reach_a_closed_app_and_deny_from_the_notification(_server
         assert [n["title"] for n in worker.shown()] == ["New Authentication"]
         assert worker.click(again["payload"]["id"], "approve") == ["/#/approvals"]
 
-        # The push service replaces the subscription (pushsubscriptionchange): the worker subscribes again and moves
-        # both devices to the new one, the old one's secret as the proof; later pushes go there.
+        # The push service replaces the subscription (pushsubscriptionchange): the worker subscribes again and
+        # registers the new one for both devices of this browser, each with its own device session (opened with
+        # its key); later pushes go there.
         renewed = push.subscription("nia-renewed")
         worker.worker().evaluate(
             """async ([old, fresh]) => {
@@ -319,6 +320,15 @@ def test_notifications_reach_a_closed_app_and_deny_from_the_notification(_server
         bob.run("send", "--to", "nia", "after the push service renewed")
         log = push.wait_for(lambda log: any(e["name"] == "nia-renewed" for e in log[before:]))
         assert all(e["name"] == "nia-renewed" and e["error"] is None for e in log[before:]), log[before:]
+        # The authenticator's target moved too: a sign-in request is pushed there.
+        third = Login(cli, "nia")
+        logins.append(third)
+        third.number()
+        log = push.wait_for(
+            lambda log: any(e["payload"] and e["payload"]["kind"] == "approval" for e in log[before:]), timeout=60
+        )
+        approvals = [e for e in log[before:] if e["payload"] and e["payload"]["kind"] == "approval"]
+        assert approvals and all(e["name"] == "nia-renewed" for e in approvals), approvals
 
         # A push that is not Countersign's shape shows nothing.
         for junk in ("not json", {"kind": "message"}, {"kind": "message", "id": "x" * 200}, {"kind": "approval", "id": "t"}):

@@ -19,7 +19,6 @@ enum APIRoutes {
         "/v1/devices/current/messages": ["GET"],
         "/v1/devices/current/acks": ["POST"],
         "/v1/devices/current/push-tickets": ["POST"], "/v1/push": ["GET"], "/v1/push/vapid-key": ["GET"],
-        "/v1/push/resubscriptions": ["POST"],
         "/v1/devices/current/push-subscription": ["PUT"], "/v1/devices/current/apns-token": ["PUT"],
         "/v1/devices/current/push-target": ["GET", "DELETE"],
         "/v1/users/{username}/devices": ["GET"], "/v1/messages": ["POST"], "/v1/messages/{id}": ["GET", "DELETE"],

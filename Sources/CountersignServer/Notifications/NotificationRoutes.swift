@@ -8,11 +8,6 @@ struct NotificationRoutes {
     let maxBody: Int
 
     func register(on router: Router<AppContext>) {
-        // The service worker's, after its push service replaced the subscription: proven by the old one's secret.
-        router.group("v1").post("push/resubscriptions") { request, context in
-            let body = try await APIRoutes.decode(WebPushResubscription.self, request, maxBody: maxBody)
-            return try json(try await notifications.resubscribe(body, origin: APIRoutes.origin(request, context)))
-        }
         let withDevice = router.group("v1").add(middleware: DeviceSessionMiddleware(sessions: sessions))
         withDevice.put("devices/current/push-subscription") { request, context in
             let body = try await APIRoutes.decode(WebPushSubscription.self, request, maxBody: maxBody)

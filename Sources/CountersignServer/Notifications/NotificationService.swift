@@ -77,34 +77,6 @@ public final class NotificationService: Sendable {
     ) async throws
         -> PushTargetInfo
     {
-        let (endpoint, p256dh, secret) = try parsed(subscription)
-        // The same subscription again (each session of the device registers it): nothing to do, nothing looked up.
-        if let kept = try await store.pushTarget(deviceID: auth.device.id), kept.channel == .webPush,
-            kept.address == endpoint.text, kept.p256dh == p256dh, kept.auth == secret
-        {
-            return info(kept)
-        }
-        try admit(auth)
-        try await resolvesPublic(endpoint)
-        let target = PushTarget(
-            deviceID: auth.device.id,
-            accountID: auth.account.id,
-            channel: .webPush,
-            address: endpoint.text,
-            p256dh: p256dh,
-            auth: secret,
-            environment: nil,
-            createdAt: clock.now()
-        )
-        try await save(target)
-        return info(target)
-    }
-
-    /// A subscription's endpoint as checked and its keys: an https endpoint (or http to a host allowed) of at most
-    /// 1 KiB, a P-256 key on the curve, a 16-byte secret.
-    private func parsed(
-        _ subscription: WebPushSubscription
-    ) throws -> (PushEndpointPolicy.Endpoint, [UInt8], [UInt8]) {
         let endpoint = try policy.check(endpoint: subscription.endpoint)
         let p256dh = try Self.bytes(subscription.keys.p256dh, field: "keys.p256dh")
         do { _ = try WebPushMessage.subscriptionKey(p256dh) } catch {
@@ -117,43 +89,32 @@ public final class NotificationService: Sendable {
         guard secret.count == 16 else {
             throw NotificationError.invalidSubscription(field: "keys.auth", reason: "16 bytes, base64url")
         }
-        return (endpoint, p256dh, secret)
-    }
-
-    /// Every address of the endpoint's host public, unless the administrator allowed the host.
-    private func resolvesPublic(_ endpoint: PushEndpointPolicy.Endpoint) async throws {
-        guard !endpoint.allowed else { return }
-        let addresses = await webPush.resolver(PushEndpointPolicy.bare(endpoint.host))
-        if let why = policy.refusal(addresses: addresses) {
-            logger.debug("a push subscription at \(endpoint.origin) was refused: \(why)")
-            throw NotificationError.endpointNotPublic(endpoint.host)
+        // The same subscription again (each session of the device registers it): nothing to do, nothing looked up.
+        if let kept = try await store.pushTarget(deviceID: auth.device.id), kept.channel == .webPush,
+            kept.address == endpoint.text, kept.p256dh == p256dh, kept.auth == secret
+        {
+            return info(kept)
         }
-    }
-
-    /// The browser's push service replaced its subscription: the devices registered with the old one (proven by
-    /// its `auth` secret, compared in constant time) move to the new one, which is checked as any subscription
-    /// is. Limited per client address, as it needs no session: 10 per 10 minutes.
-    public func resubscribe(_ body: WebPushResubscription, origin: RequestOrigin) async throws -> WebPushResubscribed {
-        if let wait = changes.take("address " + origin.address, now: clock.now()) {
-            throw RequestError.rateLimited(retryAfter: wait)
+        try admit(auth)
+        if !endpoint.allowed {
+            let addresses = await webPush.resolver(PushEndpointPolicy.bare(endpoint.host))
+            if let why = policy.refusal(addresses: addresses) {
+                logger.debug("a push subscription at \(endpoint.origin) was refused: \(why)")
+                throw NotificationError.endpointNotPublic(endpoint.host)
+            }
         }
-        let oldAuth = try Self.bytes(body.old.auth, field: "old.auth")
-        let (endpoint, p256dh, secret) = try parsed(body.subscription)
-        // An old endpoint the policy refuses was never stored: nothing is registered with it.
-        guard let old = try? policy.check(endpoint: body.old.endpoint) else { throw NotificationError.none }
-        let holders = try await store.pushTargets(address: old.text).filter {
-            ConstantTime.equal($0.auth, oldAuth)
-        }
-        guard !holders.isEmpty else { throw NotificationError.none }
-        try await resolvesPublic(endpoint)
-        let moved = try await store.movePushTargets(
-            deviceIDs: holders.map(\.deviceID),
-            to: endpoint.text,
+        let target = PushTarget(
+            deviceID: auth.device.id,
+            accountID: auth.account.id,
+            channel: .webPush,
+            address: endpoint.text,
             p256dh: p256dh,
             auth: secret,
-            at: clock.now()
+            environment: nil,
+            createdAt: clock.now()
         )
-        return WebPushResubscribed(devices: moved)
+        try await save(target)
+        return info(target)
     }
 
     /// Stores an iOS app's device token as the device's target.

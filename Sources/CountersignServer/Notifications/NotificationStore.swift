@@ -15,18 +15,6 @@ public protocol NotificationStore: Sendable {
     /// device that registered it: another device that claims the same token keeps its own).
     func deletePushTarget(deviceID: String, address: String) async throws
 
-    /// The Web Push targets at `address` (a browser's one subscription serves each of its devices).
-    func pushTargets(address: String) async throws -> [PushTarget]
-    /// Moves these devices' Web Push targets to a new subscription, keeping their live marks; the number moved.
-    func movePushTargets(
-        deviceIDs: [String],
-        to address: String,
-        p256dh: [UInt8],
-        auth: [UInt8],
-        at: Date
-    ) async throws
-        -> Int
-
     /// The targets of the active devices these messages are queued for, with the message each is for, but the
     /// senders' (their copies of what they sent are not news) and those of devices seen live after `now`.
     func pushTargets(messageIDs: [String], now: Date) async throws -> [(target: PushTarget, messageID: String)]

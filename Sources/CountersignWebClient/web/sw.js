@@ -15,7 +15,7 @@ import { sessionMessage, signLowS } from "./js/device-keys.js";
 import { run } from "./js/keystore.js";
 import { answerChallenge, authenticatorChallenges } from "./js/server/authenticator.js";
 import { deviceSessionChallenge, openDeviceSession } from "./js/server/devices.js";
-import { resubscribePush, vapidKey } from "./js/server/notifications.js";
+import { pushTarget, setPushSubscription, vapidKey } from "./js/server/notifications.js";
 
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -25,20 +25,36 @@ self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim(
 
 self.addEventListener("push", (event) => event.waitUntil(received(event.data)));
 
-// The push service replaced this browser's subscription (Firefox does, now and then): subscribe again and move
-// every device registered with the old one to the new, the old one's secret as the proof. Without the old one
-// (a browser that does not say it) nothing can be moved: a page of the app registers the new one when it opens.
+// The push service replaced this browser's subscription (Firefox does, now and then): subscribe again and register
+// the new one for each device of this browser that had one (an account that turned notifications on), each with
+// its own device session opened with its key. A device whose key the key gate keeps wrapped cannot sign here:
+// a page of the app registers it when it opens (js/web-push.js).
 self.addEventListener("pushsubscriptionchange", (event) => event.waitUntil(resubscribed(event)));
 
 async function resubscribed(event) {
-  const old = event.oldSubscription?.toJSON?.();
-  if (!old?.endpoint || !old?.keys?.auth) return;
   let fresh = event.newSubscription;
   if (!fresh) {
-    const key = event.oldSubscription.options?.applicationServerKey ?? fromBase64url((await vapidKey()).publicKey);
+    const key = event.oldSubscription?.options?.applicationServerKey ?? fromBase64url((await vapidKey()).publicKey);
     fresh = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
   }
-  await resubscribePush(old, fresh.toJSON());
+  const json = fresh.toJSON();
+  const records = [
+    ...((await run("devices", "readonly", (store) => store.getAll())) ?? []),
+    ...((await run("authenticators", "readonly", (store) => store.getAll())) ?? []),
+  ].filter((r) => r.deviceId && !r.pending && r.signing?.privateKey && !r.signing.wrapped);
+  await Promise.allSettled(
+    records.map((record) =>
+      withSession(record, async (token) => {
+        try {
+          await pushTarget(token);
+        } catch (error) {
+          if (error?.status === 404) return; // this device's account did not turn notifications on
+          throw error;
+        }
+        await setPushSubscription(json, token);
+      }),
+    ),
+  );
 }
 
 self.addEventListener("notificationclick", (event) => {

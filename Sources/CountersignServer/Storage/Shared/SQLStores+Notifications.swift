@@ -76,32 +76,6 @@ extension SQLStores {
         )
     }
 
-    package func pushTargets(address: String) async throws -> [PushTarget] {
-        try await pushTargets(
-            """
-            SELECT t.* FROM push_targets t JOIN devices d ON d.id = t.device_id
-            WHERE t.address = \(bind: address) AND t.channel = 'webpush' AND d.revoked_at IS NULL
-            """
-        )
-    }
-
-    package func movePushTargets(
-        deviceIDs: [String],
-        to address: String,
-        p256dh: [UInt8],
-        auth: [UInt8],
-        at: Date
-    ) async throws -> Int {
-        guard !deviceIDs.isEmpty else { return 0 }
-        return try await sql.raw(
-            """
-            UPDATE push_targets SET address = \(bind: address), p256dh = \(bind: Base64URL(p256dh).text),
-                auth = \(bind: Base64URL(auth).text), created_at = \(bind: at.ms)
-            WHERE device_id IN (\(binds: deviceIDs)) AND channel = 'webpush' RETURNING device_id
-            """
-        ).all().count
-    }
-
     package func setLive(deviceIDs: [String], until: Date?, by node: String) async throws {
         guard !deviceIDs.isEmpty else { return }
         if let until {

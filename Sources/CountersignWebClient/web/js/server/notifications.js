@@ -28,14 +28,6 @@ export const ENDPOINTS = [
     reads: ["channel", "origin"],
   },
   { operationId: "removePushTarget", method: "DELETE", path: "/v1/devices/current/push-target", answer: null },
-  {
-    operationId: "resubscribePush",
-    method: "POST",
-    path: "/v1/push/resubscriptions",
-    sends: ["old", "subscription"],
-    answer: "WebPushResubscribed",
-    reads: ["devices"],
-  },
 ];
 
 /**
@@ -74,19 +66,4 @@ export async function pushTarget(deviceToken) {
  */
 export async function removePushTarget(deviceToken) {
   await call("DELETE", "/v1/devices/current/push-target", { token: deviceToken });
-}
-
-/**
- * Moves the devices registered with a subscription the push service replaced to the new one (no session: the
- * old subscription's `auth` secret is the proof).
- * @param {{endpoint: string, keys: {auth: string}}} old the replaced subscription, as toJSON() gave it
- * @param {{endpoint: string, keys: {p256dh: string, auth: string}}} subscription the new one
- * @returns {Promise<object>} WebPushResubscribed `{devices}` (404 when no device had the old one)
- */
-export async function resubscribePush(old, { endpoint, keys }) {
-  const json = {
-    old: { endpoint: old.endpoint, auth: old.keys.auth },
-    subscription: { endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } },
-  };
-  return (await call("POST", "/v1/push/resubscriptions", { json })).body;
 }
