@@ -119,28 +119,38 @@ extension CountersignClient {
 /// goes to the background with its connection still open, and to true when it comes back. The live connection
 /// is told at once, and each new one on its `ready`.
 public final class PushVisibility: Sendable {
-    private let state: Mutex<(visible: Bool, listener: (@Sendable (Bool) -> Void)?)>
+    private struct State {
+        var visible: Bool
+        var listeners: [UInt64: @Sendable (Bool) -> Void] = [:]
+        var next: UInt64 = 0
+    }
+    private let state: Mutex<State>
 
-    public init(visible: Bool = true) { state = Mutex((visible, nil)) }
+    public init(visible: Bool = true) { state = Mutex(State(visible: visible)) }
 
     public var isVisible: Bool { state.withLock { $0.visible } }
 
+    /// Each connection listening is told under the lock, so that two changes at once reach it in their order.
     public func set(_ visible: Bool) {
-        let listener = state.withLock { s -> (@Sendable (Bool) -> Void)? in
-            guard s.visible != visible else { return nil }
+        state.withLock { s in
+            guard s.visible != visible else { return }
             s.visible = visible
-            return s.listener
+            for listener in s.listeners.values { listener(visible) }
         }
-        listener?(visible)
     }
 
-    /// The connection of the moment listens (nil: none); returns whether someone sees the app now.
-    func listen(_ listener: (@Sendable (Bool) -> Void)?) -> Bool {
+    /// A connection listens from its `ready`: told now when no one sees the app (a connection counts as seen until
+    /// it says otherwise), then of each change. Returns the token that `stopListening` takes.
+    func listen(_ listener: @escaping @Sendable (Bool) -> Void) -> UInt64 {
         state.withLock { s in
-            s.listener = listener
-            return s.visible
+            s.next += 1
+            s.listeners[s.next] = listener
+            if !s.visible { listener(false) }
+            return s.next
         }
     }
+
+    func stopListening(_ token: UInt64) { state.withLock { _ = $0.listeners.removeValue(forKey: token) } }
 }
 
 /// Between the consumer and the connection of the moment: acknowledgements go to the live connection
@@ -225,9 +235,10 @@ final class PushLink: Sendable {
                     // What this side sends after hello: acknowledgements, and visibility once ready.
                     let (frames, ackContinuation) = AsyncStream<PushFrame>.makeStream()
                     link.attach(ackContinuation)
+                    let listening = ListeningToken()
                     defer {
                         link.attach(nil)
-                        _ = events.visibility?.listen(nil)
+                        if let token = listening.value.withLock({ $0 }) { events.visibility?.stopListening(token) }
                         ackContinuation.finish()
                     }
                     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -246,11 +257,10 @@ final class PushLink: Sendable {
                                 case .ready:
                                     ready.set()
                                     if let visibility = events.visibility {
-                                        let visible = visibility.listen { visible in
+                                        let token = visibility.listen { visible in
                                             ackContinuation.yield(.visibility(visible: visible))
                                         }
-                                        // A connection counts as seen until it says otherwise.
-                                        if !visible { ackContinuation.yield(.visibility(visible: false)) }
+                                        listening.value.withLock { $0 = token }
                                     }
                                     events.onStatus(.connected)
                                 case .message(let seq, let m):
@@ -341,6 +351,11 @@ extension PushLink {
             throw RenewalFailed(error: error)
         }
     }
+}
+
+/// The connection's place among a PushVisibility's listeners, given back when it closes.
+final class ListeningToken: Sendable {
+    let value = Mutex<UInt64?>(nil)
 }
 
 final class Flag: Sendable {

@@ -30,10 +30,11 @@ enum APNsSettingsReader {
         let pem: String
         do {
             // The provider key signs every push to every device: kept as the metrics token is.
-            pem = String(
-                decoding: try SecretFile.read(path, what: "the APNs key file", maximum: 16 << 10),
-                as: UTF8.self
-            )
+            let bytes = try SecretFile.read(path, what: "the APNs key file", maximum: 16 << 10)
+            guard let text = String(bytes: bytes, encoding: .utf8) else {
+                throw ValidationError("the APNs key file \(path) is not text (a .p8 file is PEM)")
+            }
+            pem = text
         } catch let error as ValidationError {
             throw ValidationError(
                 "\(env.source("COUNTERSIGN_APNS_KEY_FILE")): \(error.message) (the .p8 file from Apple Developer → Keys)"

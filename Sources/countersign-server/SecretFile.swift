@@ -12,9 +12,8 @@ enum SecretFile {
     static func read(_ path: String, what: String, maximum: Int) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
-            throw ValidationError(
-                "cannot read \(what) \(path): \(String(cString: strerror(errno))) (a symbolic link is refused: name the file itself)"
-            )
+            let link = errno == ELOOP ? " (a symbolic link is refused: name the file itself)" : ""
+            throw ValidationError("cannot read \(what) \(path): \(String(cString: strerror(errno)))\(link)")
         }
         defer { close(fd) }
         var status = stat()
@@ -28,6 +27,7 @@ enum SecretFile {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while bytes.count <= maximum {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
             guard n >= 0 else {
                 throw ValidationError("cannot read \(what) \(path): \(String(cString: strerror(errno)))")
             }

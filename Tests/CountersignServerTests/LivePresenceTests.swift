@@ -34,10 +34,10 @@ import Testing
     }
 
     static func until(_ what: String, _ done: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(90)
         while try await !done() {
             guard ContinuousClock.now < deadline else {
-                Issue.record("\(what): not within 30 s")
+                Issue.record("\(what): not within 90 s")
                 return
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -55,7 +55,7 @@ import Testing
         try await send()
         try await until("the phone's push") { pushes.count("/phone") > phone }
         if expected {
-            let deadline = ContinuousClock.now + .seconds(30)
+            let deadline = ContinuousClock.now + .seconds(90)
             while pushes.count("/laptop") == laptop, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
