@@ -118,6 +118,16 @@ struct NotifyRun {
         say("subscribed \(subscribers.count) devices in \(secs(ContinuousClock.now - subscribeStart)) s")
 
         // Warm both paths (and the push service's connections) before anything is timed.
+        /// `count` envelopes, each to one of `to` at random, from the senders in turn, as ready requests.
+        func sealed(_ count: Int, to: [Device]) async throws -> [Run.Sealed] {
+            try await Run.seal(
+                count: count,
+                targets: (0..<count).map { _ in to.randomElement()!.index },
+                devices: devices,
+                senders: senders,
+                hostHeader: hostHeader
+            )
+        }
         let warm = try await Run.seal(
             count: 200,
             targets: (0..<200).map { subscribed[$0 % subscribed.count].index },
@@ -130,13 +140,7 @@ struct NotifyRun {
         _ = receiver.take()
 
         // 2. Paced: send→receipt.
-        let paced = try await Run.seal(
-            count: notifications,
-            targets: (0..<notifications).map { _ in subscribed.randomElement()!.index },
-            devices: devices,
-            senders: senders,
-            hostHeader: hostHeader
-        )
+        let paced = try await sealed(notifications, to: subscribed)
         say(String(format: "sealed %d envelopes; sending them at %.0f/s", paced.count, rate))
         let pacedTimes = await issue(paced.map(\.request), pool: pool, rate: rate, window: 4 * Self.window)
         await settle(receiver, expecting: notifications)
@@ -145,14 +149,8 @@ struct NotifyRun {
         // 2b. Below saturation: the same paced sends' own answers, with a push each and without.
         func pacedAnswers(_ to: [Device], label: String) async throws -> (p50: Double, p99: Double) {
             let count = Int(compareRate * 5)
-            let sealed = try await Run.seal(
-                count: count,
-                targets: (0..<count).map { _ in to.randomElement()!.index },
-                devices: devices,
-                senders: senders,
-                hostHeader: hostHeader
-            )
-            let times = await issue(sealed.map(\.request), pool: pool, rate: compareRate, window: 4 * Self.window)
+            let batch = try await sealed(count, to: to)
+            let times = await issue(batch.map(\.request), pool: pool, rate: compareRate, window: 4 * Self.window)
             if to.first?.index == subscribed.first?.index { await settle(receiver, expecting: count) }
             _ = receiver.take()
             let answers = times.answerMilliseconds()
@@ -180,19 +178,13 @@ struct NotifyRun {
 
         // 3. Sends as fast as they go, without and with subscriptions.
         func closedLoop(_ to: [Device], label: String) async throws -> (rate: Double, report: Report?) {
-            let sealed = try await Run.seal(
-                count: notifications,
-                targets: (0..<notifications).map { _ in to.randomElement()!.index },
-                devices: devices,
-                senders: senders,
-                hostHeader: hostHeader
-            )
-            let times = await issue(sealed.map(\.request), pool: pool, rate: nil, window: Self.window)
+            let batch = try await sealed(notifications, to: to)
+            let times = await issue(batch.map(\.request), pool: pool, rate: nil, window: Self.window)
             let r = times.rate()
             say(String(format: "%@: %.0f sends/s (%@)", label, r, times.statusSummary()))
             if to.first?.index == subscribed.first?.index {
                 await settle(receiver, expecting: notifications)
-                return (r, report(sealed, times, receiver.take(), subscribers, label: label))
+                return (r, report(batch, times, receiver.take(), subscribers, label: label))
             }
             return (r, nil)
         }
@@ -206,13 +198,7 @@ struct NotifyRun {
         let signInsAlone = await signIns(plain, pool: pool, hostHeader: hostHeader)
         func beside(_ to: [Device], label: String) async throws -> Double {
             let count = Int(background * signInSeconds)
-            let stream = try await Run.seal(
-                count: count,
-                targets: (0..<count).map { _ in to.randomElement()!.index },
-                devices: devices,
-                senders: senders,
-                hostHeader: hostHeader
-            )
+            let stream = try await sealed(count, to: to)
             async let streamed = issue(stream.map(\.request), pool: pool, rate: background, window: 4 * Self.window)
             let rate = await signIns(plain, pool: pool, hostHeader: hostHeader)
             let times = await streamed

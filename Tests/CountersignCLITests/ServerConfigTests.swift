@@ -72,13 +72,7 @@ import Testing
     @Test func apnsSettingsAreAllOrNoneAndItsKeyFileIsKeptPrivate() throws {
         let t = try CLI()
         let database = "sqlite:" + t.path("never.sqlite")
-        let key = t.path("AuthKey.p8")
-        let made = try t.run(
-            "/usr/bin/openssl",
-            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
-        )
-        #expect(made.status == 0, "\(made.stderr)")
-        chmod(key, 0o600)
+        let key = try t.p256KeyFile("AuthKey.p8")
         let all = [
             "COUNTERSIGN_APNS_KEY_FILE=\(key)", "COUNTERSIGN_APNS_KEY_ID=ABCDE12345",
             "COUNTERSIGN_APNS_TEAM_ID=TEAM123456",

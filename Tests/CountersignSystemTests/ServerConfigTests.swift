@@ -88,13 +88,7 @@ import FoundationNetworking
     /// A server with an APNs key from a private file starts (its refusals: CountersignCLITests).
     @Test func aServerWithAnAPNsKeyStarts() throws {
         let t = try CLI()
-        let key = t.path("AuthKey.p8")
-        let made = try t.run(
-            "/usr/bin/openssl",
-            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key]
-        )
-        #expect(made.status == 0, "\(made.stderr)")
-        chmod(key, 0o600)
+        let key = try t.p256KeyFile("AuthKey.p8")
         let printed = try Self.start(
             t,
             ["--port", "0", "--captcha", "off", "--database", "sqlite:" + t.path("apns.sqlite")],

@@ -85,6 +85,21 @@ public struct CLI: Sendable {
 
     public func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
     public func write(_ name: String, _ data: Data) throws { try data.write(to: dir.appendingPathComponent(name)) }
+
+    /// A P-256 private key in PKCS#8 PEM, as Apple's APNs `.p8` files are, made by OpenSSL as `name` here with
+    /// mode 0600; its path.
+    public func p256KeyFile(_ name: String) throws -> String {
+        let path = self.path(name)
+        let made = try run(
+            "/usr/bin/openssl",
+            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", path]
+        )
+        guard made.status == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "openssl: \(made.stderr)"])
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        return path
+    }
     public func read(_ name: String) -> Data? { FileManager.default.contents(atPath: path(name)) }
     public func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: path(name)) }
     /// Files in the scratch directory, to prove no temporary was left behind.
